@@ -1,0 +1,110 @@
+/*
+ * numaplace/placement.h - from a task's CPUs and a requested policy to a memory policy.
+ *
+ * Pure computation (np_place) is separate from the system call (np_placement_apply) so the
+ * decision is unit-tested on topologies we do not have, and the plugin stays a thin shim.
+ */
+#ifndef NUMAPLACE_PLACEMENT_H
+#define NUMAPLACE_PLACEMENT_H
+
+#include <stdbool.h>
+
+#include <hwloc.h>
+
+#include "numaplace/common.h"
+#include "numaplace/topology.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What a user or site asks for. */
+enum np_policy {
+    NP_POLICY_NONE = 0,       /**< "none": kernel default, Slurm's --mem-bind left alone */
+    NP_POLICY_LOCAL,          /**< "local": prefer the nodes of the task's CPUs, fall back */
+    NP_POLICY_LOCAL_STRICT,   /**< "local-strict": bind to the nodes of the task's CPUs */
+    NP_POLICY_INTERLEAVE,     /**< "interleave": over the nodes of the step's CPUs here */
+    NP_POLICY_INTERLEAVE_ALL, /**< "interleave-all": over every memory node the cpuset allows */
+};
+#define NP_POLICY_COUNT 5
+
+/** Canonical name of a policy ("local", ...). Borrowed, static. */
+NP_API const char *np_policy_name(enum np_policy policy);
+
+/**
+ * Parse a policy name. Accepts exactly the canonical names.
+ * @return 0, or -EINVAL with @p err naming @p text and listing the accepted names
+ */
+NP_API int np_policy_from_name(const char *text, enum np_policy *out, struct np_err *err);
+
+/** Comma-separated list of every policy name, for messages and help. Borrowed, static. */
+NP_API const char *np_policy_names(void);
+
+/** One-line description of a policy for `--numa-policy=help`. Borrowed, static. */
+NP_API const char *np_policy_help(enum np_policy policy);
+
+/** The kernel memory policy numaplace applies. */
+enum np_mode {
+    NP_MODE_DEFAULT = 0,    /**< MPOL_DEFAULT: nothing applied */
+    NP_MODE_PREFERRED,      /**< MPOL_PREFERRED: one node, falls back */
+    NP_MODE_PREFERRED_MANY, /**< MPOL_PREFERRED_MANY (Linux >= 5.15): several, falls back */
+    NP_MODE_BIND,           /**< MPOL_BIND: only these nodes */
+    NP_MODE_INTERLEAVE,     /**< MPOL_INTERLEAVE: round-robin over these nodes */
+};
+
+/** Name of a mode ("default", "preferred", "preferred-many", "bind", "interleave"). */
+NP_API const char *np_mode_name(enum np_mode mode);
+
+/** Inputs of a placement decision. All sets are borrowed. */
+struct np_place_input {
+    enum np_policy policy;
+    hwloc_const_cpuset_t task_cpus;    /**< the task's real affinity (after Slurm's binding) */
+    hwloc_const_cpuset_t step_cpus;    /**< the step's CPUs on this host; NULL = task_cpus */
+    hwloc_const_nodeset_t mems_allowed; /**< cpuset.mems of the task; NULL = every node */
+    bool include_cpuless;              /**< let CPU-less memory nodes in (site opt-in) */
+    bool have_preferred_many;          /**< the kernel supports MPOL_PREFERRED_MANY */
+};
+
+/** The decision. Initialise with np_placement_init, release with np_placement_fini. */
+struct np_placement {
+    enum np_policy policy;  /**< what was asked */
+    enum np_mode mode;      /**< what to apply; DEFAULT when nothing is to be done */
+    hwloc_nodeset_t nodes;  /**< owned; empty for DEFAULT */
+    char reason[256];       /**< one line saying why, for logs and verbose output */
+};
+
+/** @return 0 or -ENOMEM. */
+NP_API int np_placement_init(struct np_placement *placement);
+/** Free what the placement owns. Accepts NULL. */
+NP_API void np_placement_fini(struct np_placement *placement);
+
+/**
+ * Decide the memory policy. Never fails for lack of a sensible answer: when the nodes the
+ * policy wants and the allowed nodes do not meet, the result is NP_MODE_DEFAULT with the
+ * reason saying so.
+ * @return 0, or -EINVAL (NULL arguments), -ENOMEM
+ */
+NP_API int np_place(const struct np_topology *topo, const struct np_place_input *input,
+                    struct np_placement *out);
+
+/**
+ * Apply a placement to the calling thread with set_mempolicy (MPOL_DEFAULT resets). The
+ * policy survives exec and is inherited by children.
+ * @return 0, or a negative errno from set_mempolicy with @p err saying which call failed
+ */
+NP_API int np_placement_apply(const struct np_placement *placement, struct np_err *err);
+
+/**
+ * Read the calling thread's current memory policy (get_mempolicy).
+ * @param nodes caller-allocated, overwritten
+ */
+NP_API int np_mempolicy_get(enum np_mode *mode, hwloc_nodeset_t nodes, struct np_err *err);
+
+/** Whether the running kernel accepts MPOL_PREFERRED_MANY. */
+NP_API bool np_kernel_has_preferred_many(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_PLACEMENT_H */

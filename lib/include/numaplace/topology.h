@@ -1,0 +1,107 @@
+/*
+ * numaplace/topology.h - the machine's NUMA nodes, on hwloc.
+ *
+ * A topology is loaded once (live machine, a site's cached hwloc XML, or a synthetic
+ * description for tests) and is then read-only: every query is safe from several threads.
+ * Node numbers are OS indexes (what set_mempolicy and /sys use), CPU numbers are OS
+ * processor indexes (what sched_getaffinity uses). Sets are hwloc bitmaps indexed that way.
+ */
+#ifndef NUMAPLACE_TOPOLOGY_H
+#define NUMAPLACE_TOPOLOGY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <hwloc.h>
+
+#include "numaplace/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum np_topology_source_kind {
+    NP_TOPOLOGY_LIVE,      /**< this machine; `arg` is a filesystem root or NULL for "/" */
+    NP_TOPOLOGY_XML,       /**< `arg` is the path of an hwloc XML export (lstopo foo.xml) */
+    NP_TOPOLOGY_SYNTHETIC, /**< `arg` is an hwloc synthetic description ("pack:2 numa:2 ...") */
+};
+
+struct np_topology;
+
+/** One NUMA node. Borrowed from its topology. */
+struct np_numa_node {
+    unsigned os_index;        /**< node number as the kernel knows it */
+    hwloc_const_cpuset_t cpus; /**< online CPUs local to the node; empty for a CPU-less node */
+    uint64_t memory_bytes;    /**< local memory; 0 for a memory-less node */
+    bool cpuless;             /**< memory without CPUs (HBM, CXL, NVDIMM): opt-in only */
+    const char *subtype;      /**< hwloc's memory subtype ("HBM", "NVM", ...) or NULL */
+};
+
+/**
+ * Load a topology.
+ * @param out   receives a new topology (free with np_topology_free) on success
+ * @param kind  where to read it from
+ * @param arg   see enum np_topology_source_kind
+ * @param err   optional explanation on failure
+ * @return 0, or -EINVAL (bad XML/synthetic text), -ENOENT (file missing), -ENOMEM, -EIO
+ */
+NP_API int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind,
+                            const char *arg, struct np_err *err);
+
+/** Free a topology. Accepts NULL. */
+NP_API void np_topology_free(struct np_topology *topo);
+
+/** The underlying hwloc topology. Borrowed; do not modify or destroy it. */
+NP_API hwloc_topology_t np_topology_hwloc(const struct np_topology *topo);
+
+/** Number of NUMA nodes (with or without CPUs or memory). */
+NP_API unsigned np_topology_node_count(const struct np_topology *topo);
+
+/** The @p i-th node in OS-index order (0 <= i < count), or NULL. Borrowed. */
+NP_API const struct np_numa_node *np_topology_node(const struct np_topology *topo, unsigned i);
+
+/** The node with OS index @p os_index, or NULL. Borrowed. */
+NP_API const struct np_numa_node *np_topology_node_by_os_index(const struct np_topology *topo,
+                                                             unsigned os_index);
+
+/**
+ * ACPI SLIT-style distance from node @p from to node @p to (10 = local), as hwloc reports the
+ * relative latency matrix; -ENOENT when the topology has no distance information, -EINVAL for
+ * an unknown node.
+ */
+NP_API int np_topology_distance(const struct np_topology *topo, unsigned from, unsigned to);
+
+/** The set of all online CPUs. Borrowed. */
+NP_API hwloc_const_cpuset_t np_topology_cpus(const struct np_topology *topo);
+
+/**
+ * The NUMA nodes local to the CPUs in @p cpus (CPU-less nodes are never local to a CPU).
+ * @param nodes  caller-allocated bitmap, overwritten with OS node indexes
+ * @return the number of nodes (0 when @p cpus holds no known CPU), or a negative errno
+ */
+NP_API int np_topology_cpus_to_nodes(const struct np_topology *topo, hwloc_const_cpuset_t cpus,
+                                     hwloc_nodeset_t nodes);
+
+/**
+ * Nodes that have memory. With @p include_cpuless false, CPU-less memory nodes are left out
+ * (the default for every policy: HBM/CXL memory is opt-in).
+ * @param nodes caller-allocated bitmap, overwritten
+ * @return the number of nodes
+ */
+NP_API int np_topology_memory_nodes(const struct np_topology *topo, bool include_cpuless,
+                                    hwloc_nodeset_t nodes);
+
+/**
+ * Map Slurm's abstract core numbers (as in S_STEP_ALLOC_CORES: "0-3,8") to OS CPUs: core k is
+ * the k-th core in hwloc's logical order, all of its hardware threads included.
+ * @param cpus  caller-allocated bitmap, overwritten
+ * @return 0, -EINVAL (malformed list, named in @p err), -ERANGE (core beyond the machine)
+ */
+NP_API int np_topology_cores_to_cpus(const struct np_topology *topo, const char *core_list,
+                                     hwloc_cpuset_t cpus, struct np_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_TOPOLOGY_H */

@@ -1,0 +1,55 @@
+/* Error and log plumbing shared by every module (see numaplace/common.h). */
+#include "numaplace/common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int np_err_set(struct np_err *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        err->code = code;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+const char *np_strerror(int code)
+{
+    if (code == 0)
+        return "success";
+    /* strerrordesc_np is thread-safe and returns static text (glibc >= 2.32). */
+    const char *text = strerrordesc_np(code < 0 ? -code : code);
+    return text ? text : "unknown error";
+}
+
+void np_logf(const struct np_log *log, enum np_log_level level, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+
+    if (!log || !log->fn)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    log->fn(level, line, log->arg);
+}
+
+const char *np_log_level_name(enum np_log_level level)
+{
+    switch (level) {
+    case NP_LOG_ERROR:
+        return "error";
+    case NP_LOG_WARNING:
+        return "warning";
+    case NP_LOG_INFO:
+        return "info";
+    case NP_LOG_DEBUG:
+        return "debug";
+    }
+    return "unknown";
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install everything numaplace needs to build, test and demo on Debian 12, as root.
+# Idempotent: packages already present are skipped by apt.
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake pkg-config clang clang-format clang-tidy cppcheck
+  libhwloc-dev libjansson-dev libnuma-dev libpfm4-dev check libslurm-dev
+  # run: Slurm, munge, tools the tests and demo drive
+  slurm-wlm slurm-client slurmd slurmctld munge hwloc numactl stress-ng
+  util-linux procps iproute2 python3
+  # multi-NUMA guest: QEMU, a Debian kernel, a static busybox for the initramfs
+  qemu-system-x86 busybox-static cpio zstd
+)
+
+if [ "$(id -u)" != 0 ]; then
+  echo "install-deps: must run as root (apt-get install)" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# Debian's slurm and munge packages try to start services; in containers without systemd that
+# fails harmlessly, and tests start their own daemons in temporary directories anyway.
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
