@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #if defined(__GNUC__)
-#define NP_API __attribute__((visibility("default")))
+#define NP_API               __attribute__((visibility("default")))
 #define NP_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #else
 #define NP_API

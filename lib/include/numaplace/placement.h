@@ -58,19 +58,19 @@ NP_API const char *np_mode_name(enum np_mode mode);
 /** Inputs of a placement decision. All sets are borrowed. */
 struct np_place_input {
     enum np_policy policy;
-    hwloc_const_cpuset_t task_cpus;    /**< the task's real affinity (after Slurm's binding) */
-    hwloc_const_cpuset_t step_cpus;    /**< the step's CPUs on this host; NULL = task_cpus */
+    hwloc_const_cpuset_t task_cpus;     /**< the task's real affinity (after Slurm's binding) */
+    hwloc_const_cpuset_t step_cpus;     /**< the step's CPUs on this host; NULL = task_cpus */
     hwloc_const_nodeset_t mems_allowed; /**< cpuset.mems of the task; NULL = every node */
-    bool include_cpuless;              /**< let CPU-less memory nodes in (site opt-in) */
-    bool have_preferred_many;          /**< the kernel supports MPOL_PREFERRED_MANY */
+    bool include_cpuless;               /**< let CPU-less memory nodes in (site opt-in) */
+    bool have_preferred_many;           /**< the kernel supports MPOL_PREFERRED_MANY */
 };
 
 /** The decision. Initialise with np_placement_init, release with np_placement_fini. */
 struct np_placement {
-    enum np_policy policy;  /**< what was asked */
-    enum np_mode mode;      /**< what to apply; DEFAULT when nothing is to be done */
-    hwloc_nodeset_t nodes;  /**< owned; empty for DEFAULT */
-    char reason[256];       /**< one line saying why, for logs and verbose output */
+    enum np_policy policy; /**< what was asked */
+    enum np_mode mode;     /**< what to apply; DEFAULT when nothing is to be done */
+    hwloc_nodeset_t nodes; /**< owned; empty for DEFAULT */
+    char reason[256];      /**< one line saying why, for logs and verbose output */
 };
 
 /** @return 0 or -ENOMEM. */

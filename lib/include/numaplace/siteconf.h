@@ -23,14 +23,13 @@ enum np_sensitivity {
 
 NP_API const char *np_sensitivity_name(enum np_sensitivity s);
 /** Accepts "high" and "low". @return 0 or -EINVAL naming @p text and the accepted values. */
-NP_API int np_sensitivity_from_name(const char *text, enum np_sensitivity *out,
-                                    struct np_err *err);
+NP_API int np_sensitivity_from_name(const char *text, enum np_sensitivity *out, struct np_err *err);
 
 /** A parsed --numa-policy value: "[verbose,]POLICY" or "help" (also "verbose" alone). */
 struct np_policy_request {
-    bool help;            /**< print the choices and exit 0 */
-    bool verbose;         /**< one line per task saying what it got */
-    bool policy_given;    /**< false for "verbose" alone: the site default applies */
+    bool help;         /**< print the choices and exit 0 */
+    bool verbose;      /**< one line per task saying what it got */
+    bool policy_given; /**< false for "verbose" alone: the site default applies */
     enum np_policy policy;
 };
 
@@ -46,18 +45,18 @@ enum np_high_unauthorized {
 
 /** Site configuration from plugstack.conf arguments. Owns its strings. */
 struct np_site_config {
-    enum np_policy default_policy;        /**< default_policy=  (none) */
-    unsigned allowed_policies;            /**< allowed_policies= bit (1u << policy); all */
-    enum np_sensitivity default_sensitivity; /**< default_sensitivity= (low) */
-    char **high_users;                    /**< high_users=a,b (NULL-terminated or NULL) */
-    char **high_groups;                   /**< high_groups=g,h */
+    enum np_policy default_policy;               /**< default_policy=  (none) */
+    unsigned allowed_policies;                   /**< allowed_policies= bit (1u << policy); all */
+    enum np_sensitivity default_sensitivity;     /**< default_sensitivity= (low) */
+    char **high_users;                           /**< high_users=a,b (NULL-terminated or NULL) */
+    char **high_groups;                          /**< high_groups=g,h */
     enum np_high_unauthorized high_unauthorized; /**< high_unauthorized=downgrade|refuse */
-    char *topology_xml;                   /**< topology_xml=PATH or NULL (live discovery) */
-    bool include_cpuless;                 /**< cpuless_nodes=include|exclude (exclude) */
-    bool fail_on_error;                   /**< on_error=ignore|fail (ignore) */
-    bool verbose;                         /**< verbose=yes|no: verbose for every job (no) */
-    char *helper_socket;                  /**< helper_socket=PATH (the helper's default) */
-    unsigned helper_timeout_ms;           /**< helper_timeout_ms=N (100) */
+    char *topology_xml;                          /**< topology_xml=PATH or NULL (live discovery) */
+    bool include_cpuless;                        /**< cpuless_nodes=include|exclude (exclude) */
+    bool fail_on_error;                          /**< on_error=ignore|fail (ignore) */
+    bool verbose;                                /**< verbose=yes|no: verbose for every job (no) */
+    char *helper_socket;                         /**< helper_socket=PATH (the helper's default) */
+    unsigned helper_timeout_ms;                  /**< helper_timeout_ms=N (100) */
 };
 
 /** Fill @p cfg with the defaults above. @return 0 or -ENOMEM. */
@@ -78,20 +77,18 @@ NP_API int np_site_config_parse(struct np_site_config *cfg, int argc, char *cons
 NP_API bool np_site_config_allows(const struct np_site_config *cfg, enum np_policy policy);
 
 /** The allowed policies as "a,b,c" into @p buf. @return @p buf. */
-NP_API char *np_site_config_allowed_names(const struct np_site_config *cfg, char *buf,
-                                          size_t len);
+NP_API char *np_site_config_allowed_names(const struct np_site_config *cfg, char *buf, size_t len);
 
 /**
  * May the user claim high sensitivity? root always may; when neither high_users nor
  * high_groups is set, everyone may; otherwise the user must be listed or be in a listed group
  * (primary or supplementary, looked up with getgrouplist).
  */
-NP_API bool np_site_config_may_claim_high(const struct np_site_config *cfg, uid_t uid,
-                                          gid_t gid);
+NP_API bool np_site_config_may_claim_high(const struct np_site_config *cfg, uid_t uid, gid_t gid);
 
 /** The same decision from names, for tests and callers that already resolved them. */
-NP_API bool np_site_config_may_claim_high_names(const struct np_site_config *cfg,
-                                                const char *user, const char *const groups[]);
+NP_API bool np_site_config_may_claim_high_names(const struct np_site_config *cfg, const char *user,
+                                                const char *const groups[]);
 
 #ifdef __cplusplus
 }

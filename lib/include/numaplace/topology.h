@@ -30,11 +30,11 @@ struct np_topology;
 
 /** One NUMA node. Borrowed from its topology. */
 struct np_numa_node {
-    unsigned os_index;        /**< node number as the kernel knows it */
+    unsigned os_index;         /**< node number as the kernel knows it */
     hwloc_const_cpuset_t cpus; /**< online CPUs local to the node; empty for a CPU-less node */
-    uint64_t memory_bytes;    /**< local memory; 0 for a memory-less node */
-    bool cpuless;             /**< memory without CPUs (HBM, CXL, NVDIMM): opt-in only */
-    const char *subtype;      /**< hwloc's memory subtype ("HBM", "NVM", ...) or NULL */
+    uint64_t memory_bytes;     /**< local memory; 0 for a memory-less node */
+    bool cpuless;              /**< memory without CPUs (HBM, CXL, NVDIMM): opt-in only */
+    const char *subtype;       /**< hwloc's memory subtype ("HBM", "NVM", ...) or NULL */
 };
 
 /**
@@ -62,7 +62,7 @@ NP_API const struct np_numa_node *np_topology_node(const struct np_topology *top
 
 /** The node with OS index @p os_index, or NULL. Borrowed. */
 NP_API const struct np_numa_node *np_topology_node_by_os_index(const struct np_topology *topo,
-                                                             unsigned os_index);
+                                                               unsigned os_index);
 
 /**
  * ACPI SLIT-style distance from node @p from to node @p to (10 = local), as hwloc reports the

@@ -1,0 +1,199 @@
+/*
+ * The model's migration orders (model.md, section 2), one ops entry each in one static table.
+ *
+ * best:       L by bandwidth, highest first; then O and R together, lowest first.
+ * best-plus:  L highest first, then O lowest first, then R lowest first (the default: ahead of
+ *             best in the thesis' runs, both clearly ahead of random).
+ * random:     a seeded shuffle, the baseline for "migration without a model".
+ * worst, worst-plus: the exact reverse of best and best-plus, the bound on a blind choice.
+ *
+ * Ties are broken by id so every order is deterministic for a given input set.
+ */
+#include "numaplace/order.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum np_move_group np_move_group_of(uint64_t cpu_nodes_mask, unsigned src, unsigned dst)
+{
+    const bool on_src = src < 64 && (cpu_nodes_mask >> src & 1u);
+    const bool on_dst = dst < 64 && (cpu_nodes_mask >> dst & 1u);
+
+    if (on_dst && !on_src)
+        return NP_GROUP_GAIN;
+    if (on_src && !on_dst)
+        return NP_GROUP_LOSE;
+    return NP_GROUP_NEUTRAL;
+}
+
+static double bandwidth_key(const struct np_candidate *c)
+{
+    /* A missing figure sorts as zero rather than poisoning the comparison. */
+    return isnan(c->bandwidth) ? 0.0 : c->bandwidth;
+}
+
+static int by_id(const struct np_candidate *a, const struct np_candidate *b)
+{
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+static int by_bandwidth(const struct np_candidate *a, const struct np_candidate *b, bool descending)
+{
+    const double x = bandwidth_key(a), y = bandwidth_key(b);
+    const int cmp = (x > y) - (x < y);
+    if (cmp)
+        return descending ? -cmp : cmp;
+    return by_id(a, b);
+}
+
+/* best: the gainers first (highest bandwidth first), then everyone else (lowest first). */
+static int compare_best(const void *pa, const void *pb)
+{
+    const struct np_candidate *a = pa, *b = pb;
+    const int ga = a->group != NP_GROUP_GAIN, gb = b->group != NP_GROUP_GAIN;
+
+    if (ga != gb)
+        return ga - gb;
+    return by_bandwidth(a, b, ga == 0);
+}
+
+/* best-plus: gainers (highest first), then neutral (lowest first), then losers (lowest). */
+static int compare_best_plus(const void *pa, const void *pb)
+{
+    const struct np_candidate *a = pa, *b = pb;
+
+    if (a->group != b->group)
+        return (int)a->group - (int)b->group;
+    return by_bandwidth(a, b, a->group == NP_GROUP_GAIN);
+}
+
+static void reverse(struct np_candidate *cands, size_t count)
+{
+    for (size_t i = 0; i < count / 2; i++) {
+        struct np_candidate tmp = cands[i];
+        cands[i] = cands[count - 1 - i];
+        cands[count - 1 - i] = tmp;
+    }
+}
+
+static void sort_best(struct np_candidate *cands, size_t count, uint64_t seed)
+{
+    (void)seed;
+    qsort(cands, count, sizeof(*cands), compare_best);
+}
+
+static void sort_best_plus(struct np_candidate *cands, size_t count, uint64_t seed)
+{
+    (void)seed;
+    qsort(cands, count, sizeof(*cands), compare_best_plus);
+}
+
+static void sort_worst(struct np_candidate *cands, size_t count, uint64_t seed)
+{
+    sort_best(cands, count, seed);
+    reverse(cands, count);
+}
+
+static void sort_worst_plus(struct np_candidate *cands, size_t count, uint64_t seed)
+{
+    sort_best_plus(cands, count, seed);
+    reverse(cands, count);
+}
+
+static int compare_id(const void *pa, const void *pb)
+{
+    return by_id(pa, pb);
+}
+
+/* splitmix64: tiny, well-distributed, and the same sequence on every platform. */
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void sort_random(struct np_candidate *cands, size_t count, uint64_t seed)
+{
+    uint64_t state = seed;
+
+    /* Start from a canonical order so the shuffle depends on the seed, not on input order. */
+    qsort(cands, count, sizeof(*cands), compare_id);
+    for (size_t i = count; i > 1; i--) {
+        const size_t j = (size_t)(splitmix64(&state) % i);
+        struct np_candidate tmp = cands[i - 1];
+        cands[i - 1] = cands[j];
+        cands[j] = tmp;
+    }
+}
+
+static const struct np_order_ops orders[] = {
+    {"best-plus",
+     "gainers by bandwidth high to low, then neutral low to high, then losers low "
+     "to high",
+     sort_best_plus},
+    {"best", "gainers by bandwidth high to low, then all others low to high", sort_best},
+    {"random", "a seeded random order (the baseline without a model)", sort_random},
+    {"worst", "the reverse of best", sort_worst},
+    {"worst-plus", "the reverse of best-plus", sort_worst_plus},
+};
+
+const struct np_order_ops *np_order_at(size_t i)
+{
+    return i < sizeof(orders) / sizeof(orders[0]) ? &orders[i] : NULL;
+}
+
+const struct np_order_ops *np_order_default(void)
+{
+    return &orders[0];
+}
+
+const struct np_order_ops *np_order_lookup(const char *name)
+{
+    for (size_t i = 0; name && np_order_at(i); i++)
+        if (strcmp(orders[i].name, name) == 0)
+            return &orders[i];
+    return NULL;
+}
+
+int np_order_find(const char *name, const struct np_order_ops **out, struct np_err *err)
+{
+    const struct np_order_ops *ops = np_order_lookup(name);
+    char names[128] = "";
+
+    if (!ops) {
+        for (size_t i = 0; np_order_at(i); i++) {
+            if (i)
+                strncat(names, ", ", sizeof(names) - strlen(names) - 1);
+            strncat(names, orders[i].name, sizeof(names) - strlen(names) - 1);
+        }
+        return np_err_set(err, -EINVAL, "unknown migration order '%s': accepted values are %s",
+                          name ? name : "(null)", names);
+    }
+    *out = ops;
+    return 0;
+}
+
+uint64_t np_plan_request(const struct np_candidate *cands, size_t count, uint64_t pages_wanted,
+                         struct np_plan_step *steps, size_t *nsteps)
+{
+    uint64_t planned = 0;
+    size_t n = 0;
+
+    for (size_t i = 0; i < count && planned < pages_wanted; i++) {
+        const uint64_t left = pages_wanted - planned;
+        const uint64_t take = cands[i].pages_on_src < left ? cands[i].pages_on_src : left;
+
+        if (take == 0)
+            continue;
+        steps[n].index = i;
+        steps[n].pages = take;
+        n++;
+        planned += take;
+    }
+    *nsteps = n;
+    return planned;
+}
