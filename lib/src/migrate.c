@@ -1,0 +1,324 @@
+/* Moving a process's memory between nodes, rate-limited (see numaplace/migrate.h). */
+#include "numaplace/migrate.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <numaif.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_BATCH_PAGES 1024u
+#define NODEMASK_WORDS      16 /* 1024 nodes: far beyond any machine this runs on */
+
+uint64_t np_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void np_rate_limiter_init(struct np_rate_limiter *rl, double bytes_per_s)
+{
+    rl->bytes_per_s = bytes_per_s > 0 ? bytes_per_s : 0;
+    /* A quarter second of rate: smooth enough to honour the rate within a few percent over a
+     * second, deep enough that one default batch (4 MiB) always fits at >= 16 MB/s. */
+    rl->burst_bytes = rl->bytes_per_s / 4;
+    rl->tokens = 0; /* start empty: the first batch waits, so short moves honour the rate too */
+    rl->last_ns = np_now_ns();
+}
+
+uint64_t np_rate_limiter_take(struct np_rate_limiter *rl, uint64_t bytes)
+{
+    uint64_t slept = 0;
+
+    if (!rl || rl->bytes_per_s <= 0)
+        return 0;
+    for (;;) {
+        const uint64_t now = np_now_ns();
+        double deficit;
+
+        rl->tokens += (double)(now - rl->last_ns) * rl->bytes_per_s / 1e9;
+        rl->last_ns = now;
+        /* A batch larger than the bucket may still pass once the bucket is full. */
+        if (rl->tokens > rl->burst_bytes && rl->tokens > (double)bytes)
+            rl->tokens = rl->burst_bytes > (double)bytes ? rl->burst_bytes : (double)bytes;
+        if (rl->tokens >= (double)bytes) {
+            rl->tokens -= (double)bytes;
+            return slept;
+        }
+        deficit = (double)bytes - rl->tokens;
+        {
+            const double wait_ns = deficit / rl->bytes_per_s * 1e9;
+            struct timespec ts = {.tv_sec = (time_t)(wait_ns / 1e9),
+                                  .tv_nsec = (long)((uint64_t)wait_ns % 1000000000ull)};
+            const uint64_t before = np_now_ns();
+            nanosleep(&ts, NULL);
+            slept += np_now_ns() - before;
+        }
+    }
+}
+
+const char *np_move_failure_name(enum np_move_failure f)
+{
+    switch (f) {
+    case NP_MOVE_FAIL_BUSY:
+        return "busy";
+    case NP_MOVE_FAIL_NOMEM:
+        return "no-memory-on-destination";
+    case NP_MOVE_FAIL_ACCESS:
+        return "shared";
+    case NP_MOVE_FAIL_OTHER:
+    case NP_MOVE_FAIL_COUNT:
+        break;
+    }
+    return "other";
+}
+
+void np_move_result_add(struct np_move_result *total, const struct np_move_result *add)
+{
+    total->pages_moved += add->pages_moved;
+    total->bytes_moved += add->bytes_moved;
+    for (int i = 0; i < NP_MOVE_FAIL_COUNT; i++)
+        total->pages_failed[i] += add->pages_failed[i];
+    total->pages_examined += add->pages_examined;
+    total->ns_moving += add->ns_moving;
+    total->ns_throttled += add->ns_throttled;
+    total->process_gone |= add->process_gone;
+    total->whole |= add->whole;
+}
+
+static void count_failure(struct np_move_result *result, int status)
+{
+    switch (-status) {
+    case EBUSY:
+        result->pages_failed[NP_MOVE_FAIL_BUSY]++;
+        break;
+    case ENOMEM:
+        result->pages_failed[NP_MOVE_FAIL_NOMEM]++;
+        break;
+    case EACCES:
+        result->pages_failed[NP_MOVE_FAIL_ACCESS]++;
+        break;
+    default:
+        result->pages_failed[NP_MOVE_FAIL_OTHER]++;
+        break;
+    }
+}
+
+/* The work of a page-by-page move, shared between batches and mappings. */
+struct partial_move {
+    pid_t pid;
+    int src, dst;
+    uint64_t budget;  /* pages still to move */
+    unsigned batch;   /* addresses per call */
+    size_t page_size; /* base page */
+    bool dry_run;
+    struct np_rate_limiter *rl;
+    struct np_move_result *result;
+    void **addrs;  /* batch addresses */
+    void **on_src; /* the subset found on S */
+    int *status;
+    int *nodes;
+};
+
+/* Query one batch of addresses and move the ones on S. Returns 0, or -ESRCH when gone. */
+static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, struct np_err *err)
+{
+    unsigned found = 0;
+    long rc;
+
+    for (unsigned i = 0; i < count; i++)
+        m->addrs[i] = (void *)(start + (uintptr_t)i * m->page_size);
+    /* nodes == NULL: only ask where each page is; unmapped addresses report -EFAULT/-ENOENT. */
+    rc = move_pages(m->pid, count, m->addrs, NULL, m->status, 0);
+    if (rc < 0)
+        return errno == ESRCH ? -ESRCH
+                              : np_err_set(err, -errno, "move_pages(query, pid %d): %s",
+                                           (int)m->pid, strerror(errno));
+    m->result->pages_examined += count;
+    for (unsigned i = 0; i < count && found < m->budget; i++)
+        if (m->status[i] == m->src)
+            m->on_src[found++] = m->addrs[i];
+    if (found == 0)
+        return 0;
+    if (m->dry_run) {
+        m->result->pages_moved += found; /* "would move" in a dry run */
+        m->budget -= found;
+        return 0;
+    }
+    m->result->ns_throttled += np_rate_limiter_take(m->rl, (uint64_t)found * m->page_size);
+    for (unsigned i = 0; i < found; i++)
+        m->nodes[i] = m->dst;
+    {
+        const uint64_t t0 = np_now_ns();
+        rc = move_pages(m->pid, found, m->on_src, m->nodes, m->status, MPOL_MF_MOVE);
+        m->result->ns_moving += np_now_ns() - t0;
+    }
+    if (rc < 0) {
+        if (errno == ESRCH)
+            return -ESRCH;
+        if (errno != ENOENT && errno != ENOMEM && errno != E2BIG)
+            return np_err_set(err, -errno, "move_pages(pid %d, node %d -> %d): %s", (int)m->pid,
+                              m->src, m->dst, strerror(errno));
+        /* Per-page statuses still say what happened to each page. */
+    }
+    for (unsigned i = 0; i < found; i++) {
+        if (m->status[i] == m->dst) {
+            m->result->pages_moved++;
+            m->budget--;
+        } else if (m->status[i] < 0) {
+            count_failure(m->result, m->status[i]);
+        } else {
+            m->result->pages_failed[NP_MOVE_FAIL_OTHER]++;
+        }
+    }
+    return 0;
+}
+
+/* Walk /proc/<pid>/maps and move batch by batch until the budget is spent. */
+static int move_partial(struct partial_move *m, const char *root, struct np_err *err)
+{
+    char path[4096], line[4608];
+    FILE *maps;
+    int rc = 0;
+
+    snprintf(path, sizeof(path), "%s/proc/%d/maps", root && *root ? root : "", (int)m->pid);
+    maps = fopen(path, "re");
+    if (!maps) {
+        if (errno == ENOENT || errno == ESRCH)
+            return -ESRCH;
+        return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    }
+    while (rc == 0 && m->budget > 0 && fgets(line, sizeof(line), maps)) {
+        uintptr_t start, end;
+        char perms[8];
+
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &start, &end, perms) != 3)
+            continue;
+        /* Guard pages and the legacy vsyscall page hold nothing movable. */
+        if (perms[0] != 'r' && perms[1] != 'w' && perms[2] != 'x')
+            continue;
+        if (strstr(line, "[vsyscall]"))
+            continue;
+        for (uintptr_t a = start; rc == 0 && a < end && m->budget > 0;) {
+            const uintptr_t left = (end - a) / m->page_size;
+            const unsigned count = left < m->batch ? (unsigned)left : m->batch;
+            rc = move_batch(m, a, count, err);
+            a += (uintptr_t)count * m->page_size;
+        }
+    }
+    fclose(maps);
+    return rc;
+}
+
+static void nodemask_of(unsigned node, unsigned long *mask)
+{
+    memset(mask, 0, NODEMASK_WORDS * sizeof(*mask));
+    mask[node / (8 * sizeof(*mask))] |= 1ul << (node % (8 * sizeof(*mask)));
+}
+
+/* Count the pages a process has on @p src (a query pass: nothing moves). */
+static int count_on_node(pid_t pid, unsigned src, const struct np_move_options *options,
+                         uint64_t *pages, struct np_err *err)
+{
+    struct np_move_result probe = {0};
+    struct np_move_options dry = *options;
+    int rc;
+
+    dry.dry_run = true;
+    rc = np_move_process_pages(pid, src, src == 0 ? 1 : 0, UINT64_MAX - 1, &dry, NULL, &probe, err);
+    *pages = probe.pages_moved;
+    return rc;
+}
+
+static int move_whole(pid_t pid, unsigned src, unsigned dst, const struct np_move_options *options,
+                      struct np_move_result *result, struct np_err *err)
+{
+    unsigned long from[NODEMASK_WORDS], to[NODEMASK_WORDS];
+    uint64_t before = 0;
+    uint64_t t0;
+    long left;
+    int rc = count_on_node(pid, src, options, &before, err);
+
+    if (rc < 0)
+        return rc;
+    result->whole = true;
+    result->pages_examined = before;
+    if (options->dry_run) {
+        result->pages_moved = before;
+        return 0;
+    }
+    nodemask_of(src, from);
+    nodemask_of(dst, to);
+    t0 = np_now_ns();
+    left = migrate_pages(pid, NODEMASK_WORDS * 8 * sizeof(unsigned long), from, to);
+    result->ns_moving = np_now_ns() - t0;
+    if (left < 0) {
+        if (errno == ESRCH) {
+            result->process_gone = true;
+            return 0;
+        }
+        return np_err_set(err, -errno, "migrate_pages(pid %d, node %u -> %u): %s", (int)pid, src,
+                          dst, strerror(errno));
+    }
+    /* migrate_pages only says how many pages stayed; it cannot say why. */
+    result->pages_failed[NP_MOVE_FAIL_OTHER] = (uint64_t)left;
+    result->pages_moved = before > (uint64_t)left ? before - (uint64_t)left : 0;
+    return 0;
+}
+
+int np_move_process_pages(pid_t pid, unsigned src, unsigned dst, uint64_t max_pages,
+                          const struct np_move_options *options, struct np_rate_limiter *rl,
+                          struct np_move_result *result, struct np_err *err)
+{
+    static const struct np_move_options defaults = {0};
+    struct partial_move m = {0};
+    int rc;
+
+    if (!result)
+        return np_err_set(err, -EINVAL, "np_move_process_pages: result is NULL");
+    memset(result, 0, sizeof(*result));
+    if (!options)
+        options = &defaults;
+    if (pid <= 0 || src == dst || src >= NODEMASK_WORDS * 64 || dst >= NODEMASK_WORDS * 64)
+        return np_err_set(err, -EINVAL, "invalid move: pid %d, node %u -> %u", (int)pid, src, dst);
+    /* Everything on S, no rate limit: one migrate_pages call does it fastest, in the kernel. */
+    if (max_pages == UINT64_MAX && (!rl || rl->bytes_per_s <= 0)) {
+        rc = move_whole(pid, src, dst, options, result, err);
+        result->bytes_moved = result->pages_moved * (uint64_t)sysconf(_SC_PAGESIZE);
+        return rc;
+    }
+
+    m.pid = pid;
+    m.src = (int)src;
+    m.dst = (int)dst;
+    m.budget = max_pages;
+    m.batch = options->batch_pages ? options->batch_pages : DEFAULT_BATCH_PAGES;
+    m.page_size = (size_t)sysconf(_SC_PAGESIZE);
+    m.dry_run = options->dry_run;
+    m.rl = rl;
+    m.result = result;
+    m.addrs = calloc(m.batch, sizeof(*m.addrs));
+    m.on_src = calloc(m.batch, sizeof(*m.on_src));
+    m.status = calloc(m.batch, sizeof(*m.status));
+    m.nodes = calloc(m.batch, sizeof(*m.nodes));
+    if (!m.addrs || !m.on_src || !m.status || !m.nodes) {
+        rc = np_err_set(err, -ENOMEM, "out of memory for a %u-page batch", m.batch);
+    } else {
+        rc = move_partial(&m, options->root, err);
+        if (rc == -ESRCH) {
+            result->process_gone = true;
+            rc = 0;
+        }
+    }
+    result->bytes_moved = result->pages_moved * m.page_size;
+    free(m.addrs);
+    free(m.on_src);
+    free(m.status);
+    free(m.nodes);
+    return rc;
+}
