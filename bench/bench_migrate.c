@@ -1,0 +1,180 @@
+/*
+ * Migration throughput: numaplace's mover (the code numaplaced runs) against the raw system
+ * call moving the same memory between the same nodes, alternated round by round in one run.
+ *
+ *   bench_migrate [--mib N] [--rounds R] [--from S] [--to D]
+ *
+ * Each round moves an N MiB buffer S -> D and back D -> S, once with the raw call and once with
+ * np_move_process_pages, in alternating order so drift hits both. Two pairs are measured:
+ *   partial: move_pages(2) over exactly the buffer's pages   vs  the mover with a page budget
+ *   whole:   migrate_pages(2) of the process S -> D           vs  the mover with no budget
+ * Reported: median MB/s of each, the ratio mover/raw (target >= 0.95 with no rate limit), and the
+ * mover's time from call to first page moved. Needs a machine (or guest) with >= 2 nodes.
+ */
+#include <errno.h>
+#include <numa.h>
+#include <numaif.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "numaplace/migrate.h"
+
+static int compare_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), compare_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Raw move_pages of exactly the buffer to node @p dst. */
+static uint64_t raw_move_pages(char *buf, size_t pages, size_t page, int dst)
+{
+    void **addrs = malloc(pages * sizeof(*addrs));
+    int *nodes = malloc(pages * sizeof(*nodes)), *status = malloc(pages * sizeof(*status));
+    uint64_t t0, t1;
+
+    for (size_t i = 0; i < pages; i++) {
+        addrs[i] = buf + i * page;
+        nodes[i] = dst;
+    }
+    t0 = np_now_ns();
+    if (move_pages(0, pages, addrs, nodes, status, MPOL_MF_MOVE) < 0)
+        perror("move_pages");
+    t1 = np_now_ns();
+    free(addrs);
+    free(nodes);
+    free(status);
+    return t1 - t0;
+}
+
+static uint64_t raw_migrate_pages(int src, int dst)
+{
+    unsigned long from = 1ul << src, to = 1ul << dst;
+    const uint64_t t0 = np_now_ns();
+
+    if (migrate_pages(0, 8 * sizeof(unsigned long), &from, &to) < 0)
+        perror("migrate_pages");
+    return np_now_ns() - t0;
+}
+
+static uint64_t mover(int src, int dst, uint64_t budget, uint64_t *moved)
+{
+    struct np_move_result res;
+    struct np_err err = {0};
+    const uint64_t t0 = np_now_ns();
+
+    if (np_move_process_pages(getpid(), (unsigned)src, (unsigned)dst, budget, NULL, NULL, &res,
+                              &err) < 0)
+        fprintf(stderr, "mover: %s\n", err.msg);
+    *moved = res.pages_moved;
+    return np_now_ns() - t0;
+}
+
+static int pages_on(char *buf, size_t pages, size_t page, int node)
+{
+    int count = 0, status;
+
+    for (size_t i = 0; i < pages; i++) {
+        void *a = buf + i * page;
+        if (move_pages(0, 1, &a, NULL, &status, 0) == 0 && status == node)
+            count++;
+    }
+    return count;
+}
+
+int main(int argc, char **argv)
+{
+    size_t mib = 256;
+    int rounds = 5, src = 1, dst = 2;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--mib"))
+            mib = strtoul(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--rounds"))
+            rounds = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--from"))
+            src = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--to"))
+            dst = atoi(argv[i + 1]);
+        else {
+            fprintf(stderr,
+                    "bench_migrate: unknown option '%s' (accepted: --mib, --rounds, "
+                    "--from, --to)\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    if (numa_available() < 0 || numa_max_node() < (src > dst ? src : dst)) {
+        fprintf(stderr, "bench_migrate: needs NUMA nodes %d and %d; this machine has 0-%d\n", src,
+                dst, numa_available() < 0 ? 0 : numa_max_node());
+        return 77;
+    }
+
+    const size_t pages = mib * 1024 * 1024 / page;
+    char *buf =
+        mmap(NULL, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned long srcmask = 1ul << src;
+    double raw_p[64], np_p[64], raw_w[64], np_w[64], first[64];
+    uint64_t moved;
+
+    if (buf == MAP_FAILED || rounds < 1 || rounds > 64) {
+        fprintf(stderr, "bench_migrate: bad size or rounds (1-64)\n");
+        return 2;
+    }
+    /* The buffer lives on S; everything else of this process is elsewhere or tiny. */
+    mbind(buf, pages * page, MPOL_BIND, &srcmask, 8 * sizeof(srcmask), 0);
+    memset(buf, 1, pages * page);
+    mbind(buf, pages * page, MPOL_DEFAULT, NULL, 0, 0);
+    printf("bench_migrate: %zu MiB (%zu pages), node %d <-> %d, %d rounds; on node %d: %d pages\n",
+           mib, pages, src, dst, rounds, src, pages_on(buf, pages, page, src));
+
+    for (int r = 0; r < rounds; r++) {
+        const double mb = (double)(pages * page) / 1e6;
+        /* Alternate which goes first each round. */
+        if (r % 2 == 0) {
+            raw_p[r] = mb / (raw_move_pages(buf, pages, page, dst) / 1e9);
+            raw_move_pages(buf, pages, page, src);
+            np_p[r] = mb / (mover(src, dst, pages, &moved) / 1e9);
+            raw_move_pages(buf, pages, page, src);
+        } else {
+            np_p[r] = mb / (mover(src, dst, pages, &moved) / 1e9);
+            raw_move_pages(buf, pages, page, src);
+            raw_p[r] = mb / (raw_move_pages(buf, pages, page, dst) / 1e9);
+            raw_move_pages(buf, pages, page, src);
+        }
+        if (r % 2 == 0) {
+            raw_w[r] = mb / (raw_migrate_pages(src, dst) / 1e9);
+            raw_migrate_pages(dst, src);
+            np_w[r] = mb / (mover(src, dst, UINT64_MAX, &moved) / 1e9);
+            raw_migrate_pages(dst, src);
+        } else {
+            np_w[r] = mb / (mover(src, dst, UINT64_MAX, &moved) / 1e9);
+            raw_migrate_pages(dst, src);
+            raw_w[r] = mb / (raw_migrate_pages(src, dst) / 1e9);
+            raw_migrate_pages(dst, src);
+        }
+        /* Latency to the first page: a one-page budget, the mover's fixed cost. */
+        first[r] = mover(src, dst, 1, &moved) / 1e3;
+        raw_move_pages(buf, pages, page, src);
+    }
+    {
+        const double rp = median(raw_p, rounds), npp = median(np_p, rounds);
+        const double rw = median(raw_w, rounds), npw = median(np_w, rounds);
+        printf("| pair | raw MB/s | numaplace MB/s | ratio |\n|---|---|---|---|\n");
+        printf("| partial (move_pages) | %.0f | %.0f | %.3f |\n", rp, npp, npp / rp);
+        printf("| whole (migrate_pages) | %.0f | %.0f | %.3f |\n", rw, npw, npw / rw);
+        printf("time from call to first page moved (median): %.0f us\n", median(first, rounds));
+    }
+    munmap(buf, pages * page);
+    return 0;
+}
