@@ -1,0 +1,52 @@
+/*
+ * numaplace/sim.h - replaying migration requests over modelled jobs.
+ *
+ * The simulator runs the daemon's own order and planner code (order.h) over jobs whose slowdown
+ * comes from the measured model (model.h), so an order can be scored before it moves anything:
+ * the thesis' experiment (same mix, same requests, each order in turn) in a few microseconds.
+ */
+#ifndef NUMAPLACE_SIM_H
+#define NUMAPLACE_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "numaplace/engine.h"
+#include "numaplace/model.h"
+#include "numaplace/order.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A modelled job: a measured benchmark, its CPUs' node, its pages per node. */
+struct np_sim_job {
+    const struct np_model_row *row; /**< borrowed from the model */
+    unsigned cpu_node;
+    enum np_class job_class;
+    uint64_t pages[NP_MAX_NODES];
+};
+
+/** Share of the job's pages not on its CPUs' node. */
+NP_API double np_sim_remote_share(const struct np_sim_job *job, unsigned nnodes);
+
+/** The job's modelled slowdown at its current placement. */
+NP_API double np_sim_slowdown(const struct np_sim_job *job, unsigned nnodes);
+
+/** Node throughput: the sum over jobs of 1 / slowdown (jobs' worth of full-speed work). */
+NP_API double np_sim_throughput(const struct np_sim_job *jobs, size_t count, unsigned nnodes);
+
+/**
+ * Carry out "move at least @p pages from @p src to @p dst" over the LOW jobs with the given
+ * order (bandwidth = the benchmark's measured local bandwidth), updating the jobs' pages.
+ * @return the pages moved (less than asked when candidates ran out), or -EINVAL / -ENOMEM
+ */
+NP_API long long np_sim_request(struct np_sim_job *jobs, size_t count, unsigned nnodes,
+                                const struct np_order_ops *order, uint64_t seed, unsigned src,
+                                unsigned dst, uint64_t pages);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_SIM_H */

@@ -1,0 +1,159 @@
+/* The measured slowdown model (see numaplace/model.h). */
+#include "numaplace/model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum column {
+    COL_BENCH,
+    COL_INPUT,
+    COL_IPC,
+    COL_LLC,
+    COL_BW,
+    COL_REMOTE,
+    COL_INTERLEAVE,
+    COL_SENS,
+    COL_COUNT
+};
+static const char *const column_names[COL_COUNT] = {"benchmark",      "input",      "ipc",
+                                                    "llc_mpki",       "bw_mbps",    "remote_pct",
+                                                    "interleave_pct", "sensitivity"};
+
+/* Split @p line at commas in place; fields beyond @p max are dropped. */
+static int split(char *line, char **fields, int max)
+{
+    int n = 0;
+    char *p = line;
+
+    line[strcspn(line, "\r\n")] = '\0';
+    while (n < max) {
+        fields[n++] = p;
+        p = strchr(p, ',');
+        if (!p)
+            break;
+        *p++ = '\0';
+    }
+    return n;
+}
+
+static int parse_number(const char *text, double *out)
+{
+    char *end;
+
+    if (!*text) {
+        *out = NAN;
+        return 0;
+    }
+    *out = strtod(text, &end);
+    return *end == '\0' ? 0 : -1;
+}
+
+int np_model_load(const char *path, struct np_model *model, struct np_err *err)
+{
+    FILE *f = fopen(path, "re");
+    char line[1024];
+    int index[COL_COUNT];
+    bool have_header = false;
+    size_t cap = 0;
+    int lineno = 0, rc = 0;
+
+    memset(model, 0, sizeof(*model));
+    if (!f)
+        return np_err_set(err, -errno, "cannot open model data '%s': %s", path, strerror(errno));
+    while (rc == 0 && fgets(line, sizeof(line), f)) {
+        char *fields[32];
+        int n;
+
+        lineno++;
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        n = split(line, fields, 32);
+        if (!have_header) {
+            for (int c = 0; c < COL_COUNT && rc == 0; c++) {
+                index[c] = -1;
+                for (int i = 0; i < n; i++)
+                    if (strcmp(fields[i], column_names[c]) == 0)
+                        index[c] = i;
+                if (index[c] < 0)
+                    rc = np_err_set(err, -EINVAL, "%s:%d: header lacks column '%s'", path, lineno,
+                                    column_names[c]);
+            }
+            have_header = true;
+            continue;
+        }
+        if (model->count == cap) {
+            struct np_model_row *grown;
+            cap = cap ? cap * 2 : 64;
+            grown = realloc(model->rows, cap * sizeof(*grown));
+            if (!grown) {
+                rc = np_err_set(err, -ENOMEM, "out of memory reading '%s'", path);
+                break;
+            }
+            model->rows = grown;
+        }
+        {
+            struct np_model_row *row = &model->rows[model->count];
+            double *numbers[] = {NULL,          NULL,         &row->ipc,        &row->llc_mpki,
+                                 &row->bw_mbps, &row->remote, &row->interleave, NULL};
+            memset(row, 0, sizeof(*row));
+            for (int c = 0; c < COL_COUNT && rc == 0; c++) {
+                const char *value = index[c] < n ? fields[index[c]] : "";
+                if (numbers[c] && parse_number(value, numbers[c]) < 0)
+                    rc = np_err_set(err, -EINVAL, "%s:%d: column '%s' is not a number: '%s'", path,
+                                    lineno, column_names[c], value);
+            }
+            if (rc)
+                break;
+            snprintf(row->benchmark, sizeof(row->benchmark), "%s", fields[index[COL_BENCH]]);
+            snprintf(row->input, sizeof(row->input), "%s",
+                     index[COL_INPUT] < n ? fields[index[COL_INPUT]] : "");
+            snprintf(row->sensitivity, sizeof(row->sensitivity), "%s",
+                     index[COL_SENS] < n ? fields[index[COL_SENS]] : "");
+            if (isnan(row->remote) || isnan(row->interleave)) {
+                rc = np_err_set(err, -EINVAL, "%s:%d: %s lacks its remote or interleave figure",
+                                path, lineno, row->benchmark);
+                break;
+            }
+            row->remote /= 100.0;
+            row->interleave /= 100.0;
+            model->count++;
+        }
+    }
+    fclose(f);
+    if (rc == 0 && model->count == 0)
+        rc = np_err_set(err, -EINVAL, "%s: no data rows", path);
+    if (rc)
+        np_model_free(model);
+    return rc;
+}
+
+void np_model_free(struct np_model *model)
+{
+    if (!model)
+        return;
+    free(model->rows);
+    model->rows = NULL;
+    model->count = 0;
+}
+
+const struct np_model_row *np_model_find(const struct np_model *model, const char *benchmark,
+                                         const char *input)
+{
+    for (size_t i = 0; i < model->count; i++)
+        if (strcmp(model->rows[i].benchmark, benchmark) == 0 &&
+            (!input || strcmp(model->rows[i].input, input) == 0))
+            return &model->rows[i];
+    return NULL;
+}
+
+double np_model_slowdown(const struct np_model_row *row, double remote_share)
+{
+    const double x = remote_share < 0 ? 0 : remote_share > 1 ? 1 : remote_share;
+
+    if (x <= 0.5)
+        return 1.0 + (row->interleave - 1.0) * (x / 0.5);
+    return row->interleave + (row->remote - row->interleave) * ((x - 0.5) / 0.5);
+}
