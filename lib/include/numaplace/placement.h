@@ -70,7 +70,7 @@ struct np_placement {
     enum np_policy policy; /**< what was asked */
     enum np_mode mode;     /**< what to apply; DEFAULT when nothing is to be done */
     hwloc_nodeset_t nodes; /**< owned; empty for DEFAULT */
-    char reason[256];      /**< one line saying why, for logs and verbose output */
+    char reason[512];      /**< one line saying why, for logs and verbose output */
 };
 
 /** @return 0 or -ENOMEM. */

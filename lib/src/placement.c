@@ -1,0 +1,335 @@
+/* From a task's CPUs and a requested policy to a memory policy (see numaplace/placement.h). */
+#include "numaplace/placement.h"
+
+#include <errno.h>
+#include <numa.h>
+#include <numaif.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    const char *help;
+} policies[NP_POLICY_COUNT] = {
+    [NP_POLICY_NONE] = {"none", "leave the kernel default and Slurm's --mem-bind alone"},
+    [NP_POLICY_LOCAL] = {"local", "prefer the NUMA node(s) of the task's CPUs; fall back to "
+                                  "other nodes when they are full"},
+    [NP_POLICY_LOCAL_STRICT] = {"local-strict",
+                                "bind memory to the node(s) of the task's CPUs; never remote"},
+    [NP_POLICY_INTERLEAVE] = {"interleave",
+                              "interleave pages over the nodes of the step's CPUs on this host"},
+    [NP_POLICY_INTERLEAVE_ALL] = {"interleave-all",
+                                  "interleave pages over every memory node the job may use"},
+};
+
+const char *np_policy_name(enum np_policy policy)
+{
+    return (unsigned)policy < NP_POLICY_COUNT ? policies[policy].name : "unknown";
+}
+
+const char *np_policy_help(enum np_policy policy)
+{
+    return (unsigned)policy < NP_POLICY_COUNT ? policies[policy].help : "";
+}
+
+const char *np_policy_names(void)
+{
+    return "none, local, local-strict, interleave, interleave-all";
+}
+
+int np_policy_from_name(const char *text, enum np_policy *out, struct np_err *err)
+{
+    for (unsigned p = 0; text && p < NP_POLICY_COUNT; p++)
+        if (strcmp(text, policies[p].name) == 0) {
+            *out = (enum np_policy)p;
+            return 0;
+        }
+    return np_err_set(err, -EINVAL, "invalid NUMA policy '%s': accepted values are %s",
+                      text ? text : "(null)", np_policy_names());
+}
+
+const char *np_mode_name(enum np_mode mode)
+{
+    switch (mode) {
+    case NP_MODE_DEFAULT:
+        return "default";
+    case NP_MODE_PREFERRED:
+        return "preferred";
+    case NP_MODE_PREFERRED_MANY:
+        return "preferred-many";
+    case NP_MODE_BIND:
+        return "bind";
+    case NP_MODE_INTERLEAVE:
+        return "interleave";
+    }
+    return "unknown";
+}
+
+int np_placement_init(struct np_placement *placement)
+{
+    memset(placement, 0, sizeof(*placement));
+    placement->nodes = hwloc_bitmap_alloc();
+    return placement->nodes ? 0 : -ENOMEM;
+}
+
+void np_placement_fini(struct np_placement *placement)
+{
+    if (!placement)
+        return;
+    hwloc_bitmap_free(placement->nodes);
+    placement->nodes = NULL;
+}
+
+static void list(char *buf, size_t len, hwloc_const_bitmap_t set)
+{
+    if (hwloc_bitmap_iszero(set))
+        snprintf(buf, len, "none");
+    else
+        hwloc_bitmap_list_snprintf(buf, len, set);
+}
+
+/* The node holding most of @p cpus (lowest index on ties). */
+static unsigned busiest_node(const struct np_topology *topo, hwloc_const_bitmap_t nodes,
+                             hwloc_const_cpuset_t cpus)
+{
+    hwloc_bitmap_t both = hwloc_bitmap_alloc();
+    unsigned best = (unsigned)hwloc_bitmap_first(nodes);
+    int best_count = -1, n;
+
+    hwloc_bitmap_foreach_begin(n, nodes)
+    {
+        const struct np_numa_node *node = np_topology_node_by_os_index(topo, (unsigned)n);
+        int count;
+        hwloc_bitmap_and(both, node->cpus, cpus);
+        count = hwloc_bitmap_weight(both);
+        if (count > best_count) {
+            best_count = count;
+            best = (unsigned)n;
+        }
+    }
+    hwloc_bitmap_foreach_end();
+    hwloc_bitmap_free(both);
+    return best;
+}
+
+int np_place(const struct np_topology *topo, const struct np_place_input *in,
+             struct np_placement *out)
+{
+    hwloc_bitmap_t wanted, allowed;
+    char cpus_text[96], wanted_text[96], allowed_text[96], nodes_text[96];
+    const char *name;
+
+    if (!topo || !in || !out || !out->nodes)
+        return -EINVAL;
+    out->policy = in->policy;
+    out->mode = NP_MODE_DEFAULT;
+    hwloc_bitmap_zero(out->nodes);
+    out->reason[0] = '\0';
+    name = np_policy_name(in->policy);
+    if (in->policy == NP_POLICY_NONE) {
+        snprintf(out->reason, sizeof(out->reason),
+                 "none: kernel default and Slurm's --mem-bind left alone");
+        return 0;
+    }
+    if ((unsigned)in->policy >= NP_POLICY_COUNT)
+        return -EINVAL;
+    wanted = hwloc_bitmap_alloc();
+    allowed = hwloc_bitmap_alloc();
+    if (!wanted || !allowed) {
+        hwloc_bitmap_free(wanted);
+        hwloc_bitmap_free(allowed);
+        return -ENOMEM;
+    }
+    list(cpus_text, sizeof(cpus_text), in->task_cpus ? in->task_cpus : wanted);
+
+    switch (in->policy) {
+    case NP_POLICY_LOCAL:
+    case NP_POLICY_LOCAL_STRICT:
+        if (in->task_cpus)
+            np_topology_cpus_to_nodes(topo, in->task_cpus, wanted);
+        break;
+    case NP_POLICY_INTERLEAVE:
+        np_topology_cpus_to_nodes(topo, in->step_cpus ? in->step_cpus : in->task_cpus, wanted);
+        break;
+    case NP_POLICY_INTERLEAVE_ALL:
+        np_topology_memory_nodes(topo, in->include_cpuless, wanted);
+        break;
+    case NP_POLICY_NONE:
+        break;
+    }
+    /* Nodes without memory cannot take pages. */
+    for (unsigned i = 0; i < np_topology_node_count(topo); i++) {
+        const struct np_numa_node *node = np_topology_node(topo, i);
+        if (node->memory_bytes == 0)
+            hwloc_bitmap_clr(wanted, node->os_index);
+    }
+    list(wanted_text, sizeof(wanted_text), wanted);
+    if (hwloc_bitmap_iszero(wanted)) {
+        snprintf(out->reason, sizeof(out->reason),
+                 "%s: no memory node matches CPUs %s: left the kernel default", name, cpus_text);
+        goto done;
+    }
+    if (in->mems_allowed)
+        hwloc_bitmap_copy(allowed, in->mems_allowed);
+    else
+        hwloc_bitmap_fill(allowed);
+    list(allowed_text, sizeof(allowed_text), allowed);
+    hwloc_bitmap_and(out->nodes, wanted, allowed);
+    if (hwloc_bitmap_iszero(out->nodes)) {
+        snprintf(out->reason, sizeof(out->reason),
+                 "%s wants node%s %s but the cpuset allows %s: left the kernel default", name,
+                 hwloc_bitmap_weight(wanted) > 1 ? "s" : "", wanted_text, allowed_text);
+        goto done;
+    }
+    list(nodes_text, sizeof(nodes_text), out->nodes);
+
+    switch (in->policy) {
+    case NP_POLICY_LOCAL:
+        if (hwloc_bitmap_weight(out->nodes) == 1) {
+            out->mode = NP_MODE_PREFERRED;
+            snprintf(out->reason, sizeof(out->reason), "local: preferred node %s (CPUs %s)",
+                     nodes_text, cpus_text);
+        } else if (in->have_preferred_many) {
+            out->mode = NP_MODE_PREFERRED_MANY;
+            snprintf(out->reason, sizeof(out->reason),
+                     "local: preferred nodes %s (CPUs %s span them)", nodes_text, cpus_text);
+        } else {
+            const unsigned node = busiest_node(topo, out->nodes, in->task_cpus);
+            hwloc_bitmap_only(out->nodes, node);
+            out->mode = NP_MODE_PREFERRED;
+            snprintf(out->reason, sizeof(out->reason),
+                     "local: preferred node %u, which holds most of CPUs %s (this kernel has no "
+                     "MPOL_PREFERRED_MANY for %s)",
+                     node, cpus_text, nodes_text);
+        }
+        break;
+    case NP_POLICY_LOCAL_STRICT:
+        out->mode = NP_MODE_BIND;
+        snprintf(out->reason, sizeof(out->reason), "local-strict: bound to node%s %s (CPUs %s)",
+                 hwloc_bitmap_weight(out->nodes) > 1 ? "s" : "", nodes_text, cpus_text);
+        break;
+    case NP_POLICY_INTERLEAVE:
+        out->mode = NP_MODE_INTERLEAVE;
+        snprintf(out->reason, sizeof(out->reason), "interleave over node%s %s%s",
+                 hwloc_bitmap_weight(out->nodes) > 1 ? "s" : "", nodes_text,
+                 hwloc_bitmap_weight(out->nodes) > 1
+                     ? " (the nodes of the step's CPUs)"
+                     : " (a single node: the step's CPUs are all on it)");
+        break;
+    case NP_POLICY_INTERLEAVE_ALL:
+        out->mode = NP_MODE_INTERLEAVE;
+        snprintf(out->reason, sizeof(out->reason),
+                 "interleave-all over node%s %s (every memory node the job may use%s)",
+                 hwloc_bitmap_weight(out->nodes) > 1 ? "s" : "", nodes_text,
+                 in->include_cpuless ? ", CPU-less ones included" : "");
+        break;
+    case NP_POLICY_NONE:
+        break;
+    }
+done:
+    hwloc_bitmap_free(wanted);
+    hwloc_bitmap_free(allowed);
+    return 0;
+}
+
+/* Mode flags get_mempolicy may report (linux/mempolicy.h; numaif.h lacks them). */
+#ifndef MPOL_F_STATIC_NODES
+#define MPOL_F_STATIC_NODES (1 << 15)
+#endif
+#ifndef MPOL_F_RELATIVE_NODES
+#define MPOL_F_RELATIVE_NODES (1 << 14)
+#endif
+
+/* The kernel's nodemask: an array of longs covering node 0 .. max. */
+#define MASK_WORDS 16 /* 1024 nodes */
+
+static int to_mask(hwloc_const_bitmap_t nodes, unsigned long *mask, unsigned long *maxnode)
+{
+    int n, last = hwloc_bitmap_last(nodes);
+
+    memset(mask, 0, MASK_WORDS * sizeof(*mask));
+    if (last >= MASK_WORDS * 64)
+        return -ERANGE;
+    hwloc_bitmap_foreach_begin(n, nodes)
+    {
+        mask[n / 64] |= 1ul << (n % 64);
+    }
+    hwloc_bitmap_foreach_end();
+    *maxnode = (unsigned long)last + 2; /* the kernel reads maxnode - 1 bits */
+    return 0;
+}
+
+static int kernel_mode(enum np_mode mode)
+{
+    switch (mode) {
+    case NP_MODE_PREFERRED:
+        return MPOL_PREFERRED;
+    case NP_MODE_PREFERRED_MANY:
+        return MPOL_PREFERRED_MANY;
+    case NP_MODE_BIND:
+        return MPOL_BIND;
+    case NP_MODE_INTERLEAVE:
+        return MPOL_INTERLEAVE;
+    case NP_MODE_DEFAULT:
+        break;
+    }
+    return MPOL_DEFAULT;
+}
+
+int np_placement_apply(const struct np_placement *placement, struct np_err *err)
+{
+    unsigned long mask[MASK_WORDS], maxnode = 0;
+    char nodes_text[128];
+
+    if (placement->mode == NP_MODE_DEFAULT) {
+        if (set_mempolicy(MPOL_DEFAULT, NULL, 0) < 0)
+            return np_err_set(err, -errno, "set_mempolicy(MPOL_DEFAULT): %s", strerror(errno));
+        return 0;
+    }
+    list(nodes_text, sizeof(nodes_text), placement->nodes);
+    if (to_mask(placement->nodes, mask, &maxnode) < 0)
+        return np_err_set(err, -ERANGE, "node set %s is beyond %d nodes", nodes_text,
+                          MASK_WORDS * 64);
+    if (set_mempolicy(kernel_mode(placement->mode), mask, maxnode) < 0)
+        return np_err_set(err, -errno, "set_mempolicy(%s, nodes %s): %s",
+                          np_mode_name(placement->mode), nodes_text, strerror(errno));
+    return 0;
+}
+
+int np_mempolicy_get(enum np_mode *mode, hwloc_nodeset_t nodes, struct np_err *err)
+{
+    unsigned long mask[MASK_WORDS];
+    int kmode = 0;
+
+    memset(mask, 0, sizeof(mask));
+    if (get_mempolicy(&kmode, mask, MASK_WORDS * 64, NULL, 0) < 0)
+        return np_err_set(err, -errno, "get_mempolicy: %s", strerror(errno));
+    hwloc_bitmap_zero(nodes);
+    for (unsigned n = 0; n < MASK_WORDS * 64; n++)
+        if (mask[n / 64] >> (n % 64) & 1ul)
+            hwloc_bitmap_set(nodes, n);
+    switch (kmode & ~(MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES)) {
+    case MPOL_PREFERRED:
+        *mode = NP_MODE_PREFERRED;
+        break;
+    case MPOL_PREFERRED_MANY:
+        *mode = NP_MODE_PREFERRED_MANY;
+        break;
+    case MPOL_BIND:
+        *mode = NP_MODE_BIND;
+        break;
+    case MPOL_INTERLEAVE:
+        *mode = NP_MODE_INTERLEAVE;
+        break;
+    default:
+        *mode = NP_MODE_DEFAULT;
+        break;
+    }
+    return 0;
+}
+
+bool np_kernel_has_preferred_many(void)
+{
+    return numa_available() >= 0 && numa_has_preferred_many() > 0;
+}

@@ -1,0 +1,349 @@
+/* NUMA topology on hwloc (see numaplace/topology.h). */
+#include "numaplace/topology.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct np_topology {
+    hwloc_topology_t hwloc;
+    struct np_numa_node *nodes; /* OS-index order */
+    hwloc_cpuset_t *node_cpus;  /* owned cpusets behind nodes[i].cpus */
+    unsigned count;
+    hwloc_cpuset_t online;
+    struct hwloc_distances_s *distances; /* NULL when the topology has none */
+};
+
+static int compare_os_index(const void *a, const void *b)
+{
+    const struct np_numa_node *x = a, *y = b;
+    return (x->os_index > y->os_index) - (x->os_index < y->os_index);
+}
+
+/*
+ * hwloc gives every NUMA node the cpuset of the object it hangs under, so a memory-only node
+ * (HBM, CXL, NVDIMM) looks local to CPUs it has none of. It is CPU-less when hwloc typed its
+ * memory (subtype other than DRAM), when it is a later memory child of an object whose first
+ * plain node owns the CPUs, or when it hangs off the whole machine while other nodes have
+ * narrower locality (a CXL expander).
+ */
+static bool is_cpuless(hwloc_topology_t t, hwloc_obj_t obj)
+{
+    hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(t);
+
+    if (!obj->cpuset || hwloc_bitmap_iszero(obj->cpuset))
+        return true;
+    if (obj->subtype && strcmp(obj->subtype, "DRAM") != 0)
+        return true;
+    for (hwloc_obj_t sib = obj->prev_sibling; sib; sib = sib->prev_sibling)
+        if (sib->type == HWLOC_OBJ_NUMANODE && !sib->subtype)
+            return true;
+    if (hwloc_bitmap_isequal(obj->cpuset, all)) {
+        const int n = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
+        for (int i = 0; i < n; i++) {
+            hwloc_obj_t other = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, (unsigned)i);
+            if (other != obj && other->cpuset && !hwloc_bitmap_isequal(other->cpuset, all))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Build the node table once, so every later query is a read of plain memory. */
+static int build_nodes(struct np_topology *topo, struct np_err *err)
+{
+    const int depth = HWLOC_TYPE_DEPTH_NUMANODE;
+    const int n = hwloc_get_nbobjs_by_depth(topo->hwloc, depth);
+    hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(topo->hwloc);
+
+    topo->online =
+        hwloc_bitmap_dup(allowed ? allowed : hwloc_topology_get_topology_cpuset(topo->hwloc));
+    if (n <= 0)
+        return np_err_set(err, -EINVAL, "topology has no NUMA node");
+    topo->nodes = calloc((size_t)n, sizeof(*topo->nodes));
+    topo->node_cpus = calloc((size_t)n, sizeof(*topo->node_cpus));
+    if (!topo->nodes || !topo->node_cpus || !topo->online)
+        return np_err_set(err, -ENOMEM, "out of memory building the node table");
+    for (int i = 0; i < n; i++) {
+        hwloc_obj_t obj = hwloc_get_obj_by_depth(topo->hwloc, depth, (unsigned)i);
+        struct np_numa_node *node = &topo->nodes[i];
+
+        topo->node_cpus[i] = hwloc_bitmap_alloc();
+        if (!topo->node_cpus[i])
+            return np_err_set(err, -ENOMEM, "out of memory building the node table");
+        /* Online CPUs only: offline ones cannot run a task. */
+        if (!is_cpuless(topo->hwloc, obj))
+            hwloc_bitmap_and(topo->node_cpus[i], obj->cpuset, topo->online);
+        node->os_index = obj->os_index;
+        node->memory_bytes = obj->attr ? obj->attr->numanode.local_memory : 0;
+        node->cpuless = hwloc_bitmap_iszero(topo->node_cpus[i]);
+        node->subtype = obj->subtype;
+        topo->count++;
+    }
+    /* Keep each node paired with its cpuset while sorting by OS index. */
+    for (unsigned i = 0; i < topo->count; i++)
+        topo->nodes[i].cpus = topo->node_cpus[i];
+    qsort(topo->nodes, topo->count, sizeof(*topo->nodes), compare_os_index);
+    return 0;
+}
+
+static void load_distances(struct np_topology *topo)
+{
+    unsigned nr = 1;
+    struct hwloc_distances_s *dist[1];
+
+    /* The OS's SLIT (relative latency) is what the model's 10/21/30 figures are. */
+    if (hwloc_distances_get_by_type(topo->hwloc, HWLOC_OBJ_NUMANODE, &nr, dist,
+                                    HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) == 0 &&
+        nr >= 1)
+        topo->distances = dist[0];
+}
+
+int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind, const char *arg,
+                     struct np_err *err)
+{
+    struct np_topology *topo;
+    int rc = 0;
+
+    *out = NULL;
+    topo = calloc(1, sizeof(*topo));
+    if (!topo || hwloc_topology_init(&topo->hwloc) < 0) {
+        free(topo);
+        return np_err_set(err, -ENOMEM, "cannot initialise hwloc");
+    }
+    /* Memory-side caches and I/O objects are not needed: keep discovery as cheap as possible. */
+    hwloc_topology_set_io_types_filter(topo->hwloc, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_cache_types_filter(topo->hwloc, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_icache_types_filter(topo->hwloc, HWLOC_TYPE_FILTER_KEEP_NONE);
+
+    switch (kind) {
+    case NP_TOPOLOGY_XML: {
+        struct stat st;
+        if (!arg || stat(arg, &st) < 0) {
+            rc = np_err_set(err, -ENOENT, "cannot load topology XML '%s': %s", arg ? arg : "(null)",
+                            strerror(arg ? errno : EINVAL));
+            goto fail;
+        }
+        if (hwloc_topology_set_xml(topo->hwloc, arg) < 0) {
+            rc = np_err_set(err, -EINVAL, "cannot load topology XML '%s': not an hwloc XML file",
+                            arg);
+            goto fail;
+        }
+        /* A site's cached XML describes this very machine: binding through it is valid. */
+        hwloc_topology_set_flags(topo->hwloc, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
+        break;
+    }
+    case NP_TOPOLOGY_SYNTHETIC:
+        if (!arg || hwloc_topology_set_synthetic(topo->hwloc, arg) < 0) {
+            rc = np_err_set(err, -EINVAL,
+                            "invalid synthetic topology '%s' (hwloc syntax, e.g. "
+                            "\"pack:2 numa:2 core:4 pu:2\")",
+                            arg ? arg : "(null)");
+            goto fail;
+        }
+        break;
+    case NP_TOPOLOGY_LIVE:
+        /* hwloc reads a filesystem root only from HWLOC_FSROOT, at load time. */
+        if (arg && *arg && strcmp(arg, "/") != 0) {
+            const char *old = getenv("HWLOC_FSROOT");
+            char *saved = old ? strdup(old) : NULL;
+            setenv("HWLOC_FSROOT", arg, 1);
+            rc = hwloc_topology_load(topo->hwloc);
+            if (saved) {
+                setenv("HWLOC_FSROOT", saved, 1);
+                free(saved);
+            } else {
+                unsetenv("HWLOC_FSROOT");
+            }
+            if (rc < 0) {
+                rc = np_err_set(err, -EIO, "cannot discover the topology under '%s': %s", arg,
+                                strerror(errno));
+                goto fail;
+            }
+            goto loaded;
+        }
+        break;
+    default:
+        rc = np_err_set(err, -EINVAL, "unknown topology source %d", (int)kind);
+        goto fail;
+    }
+    if (hwloc_topology_load(topo->hwloc) < 0) {
+        rc = np_err_set(err, -EIO, "cannot load the topology%s%s: %s", arg ? " from " : "",
+                        arg ? arg : "", strerror(errno));
+        goto fail;
+    }
+loaded:
+    rc = build_nodes(topo, err);
+    if (rc < 0)
+        goto fail;
+    load_distances(topo);
+    *out = topo;
+    return 0;
+fail:
+    np_topology_free(topo);
+    return rc;
+}
+
+void np_topology_free(struct np_topology *topo)
+{
+    if (!topo)
+        return;
+    if (topo->distances)
+        hwloc_distances_release(topo->hwloc, topo->distances);
+    for (unsigned i = 0; topo->node_cpus && i < topo->count; i++)
+        hwloc_bitmap_free(topo->node_cpus[i]);
+    free(topo->node_cpus);
+    free(topo->nodes);
+    hwloc_bitmap_free(topo->online);
+    hwloc_topology_destroy(topo->hwloc);
+    free(topo);
+}
+
+hwloc_topology_t np_topology_hwloc(const struct np_topology *topo)
+{
+    return topo->hwloc;
+}
+
+unsigned np_topology_node_count(const struct np_topology *topo)
+{
+    return topo->count;
+}
+
+const struct np_numa_node *np_topology_node(const struct np_topology *topo, unsigned i)
+{
+    return i < topo->count ? &topo->nodes[i] : NULL;
+}
+
+const struct np_numa_node *np_topology_node_by_os_index(const struct np_topology *topo,
+                                                        unsigned os_index)
+{
+    for (unsigned i = 0; i < topo->count; i++)
+        if (topo->nodes[i].os_index == os_index)
+            return &topo->nodes[i];
+    return NULL;
+}
+
+int np_topology_distance(const struct np_topology *topo, unsigned from, unsigned to)
+{
+    const struct hwloc_distances_s *d = topo->distances;
+    int a = -1, b = -1;
+
+    if (!np_topology_node_by_os_index(topo, from) || !np_topology_node_by_os_index(topo, to))
+        return -EINVAL;
+    if (!d)
+        return -ENOENT;
+    for (unsigned i = 0; i < d->nbobjs; i++) {
+        if (d->objs[i]->os_index == from)
+            a = (int)i;
+        if (d->objs[i]->os_index == to)
+            b = (int)i;
+    }
+    if (a < 0 || b < 0)
+        return -ENOENT;
+    return (int)d->values[(unsigned)a * d->nbobjs + (unsigned)b];
+}
+
+hwloc_const_cpuset_t np_topology_cpus(const struct np_topology *topo)
+{
+    return topo->online;
+}
+
+int np_topology_cpus_to_nodes(const struct np_topology *topo, hwloc_const_cpuset_t cpus,
+                              hwloc_nodeset_t nodes)
+{
+    int count = 0;
+
+    if (!cpus || !nodes)
+        return -EINVAL;
+    hwloc_bitmap_zero(nodes);
+    for (unsigned i = 0; i < topo->count; i++)
+        if (!topo->nodes[i].cpuless && hwloc_bitmap_intersects(topo->nodes[i].cpus, cpus)) {
+            hwloc_bitmap_set(nodes, topo->nodes[i].os_index);
+            count++;
+        }
+    return count;
+}
+
+int np_topology_memory_nodes(const struct np_topology *topo, bool include_cpuless,
+                             hwloc_nodeset_t nodes)
+{
+    int count = 0;
+
+    hwloc_bitmap_zero(nodes);
+    for (unsigned i = 0; i < topo->count; i++) {
+        const struct np_numa_node *node = &topo->nodes[i];
+        if (node->memory_bytes == 0 || (node->cpuless && !include_cpuless))
+            continue;
+        hwloc_bitmap_set(nodes, node->os_index);
+        count++;
+    }
+    return count;
+}
+
+/* Strict parse of a Slurm list ("0-3,8"): digits, '-', ','; ranges ascending. */
+static int parse_list(const char *list, hwloc_bitmap_t set, struct np_err *err)
+{
+    const char *p = list;
+
+    hwloc_bitmap_zero(set);
+    while (*p) {
+        char *end;
+        unsigned long first, last;
+
+        if (*p < '0' || *p > '9')
+            goto bad;
+        first = strtoul(p, &end, 10);
+        last = first;
+        p = end;
+        if (*p == '-') {
+            p++;
+            if (*p < '0' || *p > '9')
+                goto bad;
+            last = strtoul(p, &end, 10);
+            p = end;
+        }
+        if (last < first || last > 65535)
+            goto bad;
+        hwloc_bitmap_set_range(set, (unsigned)first, (int)last);
+        if (*p == ',' && p[1])
+            p++;
+        else if (*p)
+            goto bad;
+    }
+    return 0;
+bad:
+    return np_err_set(err, -EINVAL,
+                      "invalid core list '%s' at '%s': expected numbers and ascending ranges like "
+                      "\"0-3,8\"",
+                      list, p);
+}
+
+int np_topology_cores_to_cpus(const struct np_topology *topo, const char *core_list,
+                              hwloc_cpuset_t cpus, struct np_err *err)
+{
+    hwloc_bitmap_t cores = hwloc_bitmap_alloc();
+    const int ncores = hwloc_get_nbobjs_by_type(topo->hwloc, HWLOC_OBJ_CORE);
+    int rc, core;
+
+    if (!cores)
+        return np_err_set(err, -ENOMEM, "out of memory");
+    rc = parse_list(core_list ? core_list : "", cores, err);
+    hwloc_bitmap_zero(cpus);
+    if (rc == 0) {
+        hwloc_bitmap_foreach_begin(core, cores)
+        {
+            hwloc_obj_t obj = hwloc_get_obj_by_type(topo->hwloc, HWLOC_OBJ_CORE, (unsigned)core);
+            if (!obj) {
+                rc = np_err_set(err, -ERANGE, "core %d in '%s' is beyond this machine's %d cores",
+                                core, core_list, ncores);
+                break;
+            }
+            hwloc_bitmap_or(cpus, cpus, obj->cpuset);
+        }
+        hwloc_bitmap_foreach_end();
+        hwloc_bitmap_and(cpus, cpus, topo->online);
+    }
+    hwloc_bitmap_free(cores);
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* Small helpers shared by the unit tests: fixture paths and hwloc bitmaps from list strings. */
+#ifndef NP_TEST_H
+#define NP_TEST_H
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <hwloc.h>
+
+/* Path of a fixture under $NUMAPLACE_FIXTURES (set by CTest). Static buffer: use it at once. */
+static inline const char *np_test_fixture(const char *relative)
+{
+    static char path[4096];
+    const char *root = getenv("NUMAPLACE_FIXTURES");
+
+    ck_assert_msg(root != NULL, "NUMAPLACE_FIXTURES is not set (run the tests through ctest)");
+    snprintf(path, sizeof(path), "%s/%s", root, relative);
+    return path;
+}
+
+/* A new bitmap from "0-3,8" ("" = empty, NULL = NULL). Free with hwloc_bitmap_free. */
+static inline hwloc_bitmap_t np_test_set(const char *list)
+{
+    hwloc_bitmap_t set;
+
+    if (!list)
+        return NULL;
+    set = hwloc_bitmap_alloc();
+    if (*list)
+        ck_assert_int_eq(hwloc_bitmap_list_sscanf(set, list), 0);
+    return set;
+}
+
+/* "0-3,8" of a bitmap ("" when empty) into a static buffer. */
+static inline const char *np_test_list(hwloc_const_bitmap_t set)
+{
+    static char text[256];
+
+    text[0] = '\0';
+    if (set && !hwloc_bitmap_iszero(set))
+        hwloc_bitmap_list_snprintf(text, sizeof(text), set);
+    return text;
+}
+
+/* Run one suite and turn its result into an exit status. */
+static inline int np_test_run(Suite *suite)
+{
+    SRunner *runner = srunner_create(suite);
+    int failed;
+
+    srunner_run_all(runner, CK_ENV);
+    failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+#endif /* NP_TEST_H */

@@ -1,0 +1,203 @@
+/* Placement decisions over the fixture machines, every policy and variant, plus a real apply. */
+#include <errno.h>
+#include <string.h>
+
+#include "np_test.h"
+#include "numaplace/placement.h"
+
+static const struct {
+    const char *fixture;
+    enum np_policy policy;
+    const char *task, *step, *allowed; /* lists; NULL step/allowed = not given */
+    bool include_cpuless, preferred_many;
+    enum np_mode mode;
+    const char *nodes, *reason;
+} cases[] = {
+    /* local: one node, SMT siblings, spanning two nodes with and without PREFERRED_MANY */
+    {"sandman", NP_POLICY_LOCAL, "0-1", NULL, NULL, false, true, NP_MODE_PREFERRED, "0",
+     "local: preferred node 0 (CPUs 0-1)"},
+    {"sandman", NP_POLICY_LOCAL, "33", NULL, NULL, false, true, NP_MODE_PREFERRED, "2",
+     "preferred node 2"},
+    {"sandman", NP_POLICY_LOCAL, "14-17", NULL, NULL, false, true, NP_MODE_PREFERRED_MANY, "0-1",
+     "preferred nodes 0-1 (CPUs 14-17 span them)"},
+    {"sandman", NP_POLICY_LOCAL, "15-19", NULL, NULL, false, false, NP_MODE_PREFERRED, "1",
+     "preferred node 1, which holds most of CPUs 15-19 (this kernel has no MPOL_PREFERRED_MANY"},
+    {"sandman", NP_POLICY_LOCAL, "14-17", NULL, NULL, false, false, NP_MODE_PREFERRED, "0",
+     "holds most"}, /* a tie goes to the lower node */
+    /* local-strict binds */
+    {"sandman", NP_POLICY_LOCAL_STRICT, "32-33", NULL, NULL, false, true, NP_MODE_BIND, "2",
+     "local-strict: bound to node 2"},
+    {"sandman", NP_POLICY_LOCAL_STRICT, "15-16", NULL, NULL, false, true, NP_MODE_BIND, "0-1",
+     "bound to nodes 0-1"},
+    /* interleave: over the step's nodes, or the task's when the step is unknown */
+    {"sandman", NP_POLICY_INTERLEAVE, "0", "0-31", NULL, false, true, NP_MODE_INTERLEAVE, "0-1",
+     "interleave over nodes 0-1 (the nodes of the step's CPUs)"},
+    {"sandman", NP_POLICY_INTERLEAVE, "40", NULL, NULL, false, true, NP_MODE_INTERLEAVE, "2",
+     "a single node"},
+    {"sandman", NP_POLICY_INTERLEAVE, "16", "16-47", "1-2", false, true, NP_MODE_INTERLEAVE, "1-2",
+     "interleave over nodes 1-2"},
+    {"sandman", NP_POLICY_INTERLEAVE_ALL, "0", NULL, NULL, false, true, NP_MODE_INTERLEAVE, "0-3",
+     "interleave-all over nodes 0-3"},
+    {"sandman", NP_POLICY_INTERLEAVE_ALL, "0", NULL, "1,3", false, true, NP_MODE_INTERLEAVE, "1,3",
+     "interleave-all over nodes 1,3"},
+    /* the allowed set: partly, wholly or entirely disjoint */
+    {"sandman", NP_POLICY_LOCAL, "0", NULL, "1-3", false, true, NP_MODE_DEFAULT, "",
+     "local wants node 0 but the cpuset allows 1-3: left the kernel default"},
+    {"sandman", NP_POLICY_INTERLEAVE, "0", "0-31", "", false, true, NP_MODE_DEFAULT, "",
+     "but the cpuset allows none"},
+    {"sandman", NP_POLICY_LOCAL, "14-17", NULL, "1", false, true, NP_MODE_PREFERRED, "1",
+     "preferred node 1"},
+    /* none, unknown CPUs */
+    {"sandman", NP_POLICY_NONE, "0", NULL, NULL, false, true, NP_MODE_DEFAULT, "",
+     "none: kernel default and Slurm's --mem-bind left alone"},
+    {"sandman", NP_POLICY_LOCAL, "500", NULL, NULL, false, true, NP_MODE_DEFAULT, "",
+     "no memory node matches CPUs 500"},
+    {"sandman", NP_POLICY_LOCAL, "", NULL, NULL, false, true, NP_MODE_DEFAULT, "",
+     "no memory node matches CPUs none"},
+    /* the CPU-less memory node: excluded unless opted in */
+    {"cpuless", NP_POLICY_INTERLEAVE_ALL, "0", NULL, NULL, false, true, NP_MODE_INTERLEAVE, "0-1",
+     "interleave-all over nodes 0-1"},
+    {"cpuless", NP_POLICY_INTERLEAVE_ALL, "0", NULL, NULL, true, true, NP_MODE_INTERLEAVE, "0-2",
+     "CPU-less ones included"},
+    {"cpuless", NP_POLICY_LOCAL, "0-15", NULL, NULL, true, true, NP_MODE_PREFERRED_MANY, "0-1",
+     "preferred nodes 0-1"},
+    {"cpuless", NP_POLICY_INTERLEAVE, "8-15", NULL, NULL, true, true, NP_MODE_INTERLEAVE, "1",
+     "a single node"},
+    /* other machines */
+    {"snc", NP_POLICY_LOCAL, "6-9", NULL, NULL, false, true, NP_MODE_PREFERRED_MANY, "0-1",
+     "preferred nodes 0-1"},
+    {"snc", NP_POLICY_INTERLEAVE, "0", "0-31", NULL, false, true, NP_MODE_INTERLEAVE, "0-3",
+     "nodes 0-3"},
+    {"epyc8", NP_POLICY_LOCAL, "40", NULL, NULL, false, true, NP_MODE_PREFERRED, "5",
+     "preferred node 5"},
+    {"epyc8", NP_POLICY_INTERLEAVE, "0", "0-15", "0-7", false, true, NP_MODE_INTERLEAVE, "0-1",
+     "nodes 0-1"},
+    {"single", NP_POLICY_LOCAL, "3", NULL, "0", false, true, NP_MODE_PREFERRED, "0",
+     "preferred node 0"},
+    {"single", NP_POLICY_INTERLEAVE_ALL, "3", NULL, NULL, false, true, NP_MODE_INTERLEAVE, "0",
+     "interleave-all over node 0"},
+};
+
+START_TEST(test_place)
+{
+    char rel[64];
+    struct np_topology *topo = NULL;
+    struct np_placement out;
+    hwloc_bitmap_t task = np_test_set(cases[_i].task), step = np_test_set(cases[_i].step);
+    hwloc_bitmap_t allowed = np_test_set(cases[_i].allowed);
+    struct np_place_input in = {
+        .policy = cases[_i].policy,
+        .task_cpus = task,
+        .step_cpus = step,
+        .mems_allowed = allowed,
+        .include_cpuless = cases[_i].include_cpuless,
+        .have_preferred_many = cases[_i].preferred_many,
+    };
+
+    snprintf(rel, sizeof(rel), "topology/%s.xml", cases[_i].fixture);
+    ck_assert_int_eq(np_topology_load(&topo, NP_TOPOLOGY_XML, np_test_fixture(rel), NULL), 0);
+    ck_assert_int_eq(np_placement_init(&out), 0);
+    ck_assert_int_eq(np_place(topo, &in, &out), 0);
+    ck_assert_msg(out.mode == cases[_i].mode, "mode %s, expected %s (%s)", np_mode_name(out.mode),
+                  np_mode_name(cases[_i].mode), out.reason);
+    ck_assert_str_eq(np_test_list(out.nodes), cases[_i].nodes);
+    ck_assert_msg(strstr(out.reason, cases[_i].reason), "reason '%s' lacks '%s'", out.reason,
+                  cases[_i].reason);
+    ck_assert_ptr_null(strchr(out.reason, '\n'));
+    np_placement_fini(&out);
+    np_placement_fini(NULL);
+    hwloc_bitmap_free(task);
+    hwloc_bitmap_free(step);
+    hwloc_bitmap_free(allowed);
+    np_topology_free(topo);
+}
+END_TEST
+
+static const struct {
+    const char *text;
+    int rc;
+    enum np_policy policy;
+} name_cases[] = {
+    {"none", 0, NP_POLICY_NONE},
+    {"local", 0, NP_POLICY_LOCAL},
+    {"local-strict", 0, NP_POLICY_LOCAL_STRICT},
+    {"interleave", 0, NP_POLICY_INTERLEAVE},
+    {"interleave-all", 0, NP_POLICY_INTERLEAVE_ALL},
+    {"Local", -EINVAL, 0},
+    {"interleaf", -EINVAL, 0},
+    {"", -EINVAL, 0},
+    {NULL, -EINVAL, 0},
+};
+
+START_TEST(test_policy_names)
+{
+    enum np_policy p = NP_POLICY_COUNT;
+    struct np_err err = {0};
+
+    ck_assert_int_eq(np_policy_from_name(name_cases[_i].text, &p, &err), name_cases[_i].rc);
+    if (name_cases[_i].rc == 0) {
+        ck_assert_int_eq(p, name_cases[_i].policy);
+        ck_assert_str_eq(np_policy_name(p), name_cases[_i].text);
+        ck_assert_str_ne(np_policy_help(p), "");
+    } else {
+        ck_assert_ptr_nonnull(strstr(err.msg, "accepted values are none, local, local-strict, "
+                                              "interleave, interleave-all"));
+        if (name_cases[_i].text)
+            ck_assert_ptr_nonnull(strstr(err.msg, name_cases[_i].text));
+    }
+}
+END_TEST
+
+/* This machine's kernel, for real: apply and read back with get_mempolicy. */
+static const struct {
+    enum np_mode mode;
+} apply_cases[] = {{NP_MODE_PREFERRED}, {NP_MODE_BIND}, {NP_MODE_INTERLEAVE}, {NP_MODE_DEFAULT}};
+
+START_TEST(test_apply_on_this_kernel)
+{
+    struct np_placement pl;
+    hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+    enum np_mode mode = NP_MODE_INTERLEAVE;
+    struct np_err err = {0};
+
+    ck_assert_int_eq(np_placement_init(&pl), 0);
+    pl.mode = apply_cases[_i].mode;
+    if (pl.mode != NP_MODE_DEFAULT)
+        hwloc_bitmap_only(pl.nodes, 0);
+    ck_assert_msg(np_placement_apply(&pl, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(np_mempolicy_get(&mode, nodes, &err), 0);
+    ck_assert_str_eq(np_mode_name(mode), np_mode_name(apply_cases[_i].mode));
+    ck_assert_str_eq(np_test_list(nodes), pl.mode == NP_MODE_DEFAULT ? "" : "0");
+    np_placement_fini(&pl);
+    hwloc_bitmap_free(nodes);
+}
+END_TEST
+
+START_TEST(test_apply_refused_node)
+{
+    struct np_placement pl;
+    struct np_err err = {0};
+
+    /* Node 40 does not exist here: the kernel refuses, the error names the call and nodes. */
+    ck_assert_int_eq(np_placement_init(&pl), 0);
+    pl.mode = NP_MODE_BIND;
+    hwloc_bitmap_only(pl.nodes, 40);
+    ck_assert_int_lt(np_placement_apply(&pl, &err), 0);
+    ck_assert_ptr_nonnull(strstr(err.msg, "set_mempolicy(bind, nodes 40)"));
+    np_placement_fini(&pl);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("placement");
+    TCase *tc = tcase_create("placement");
+
+    tcase_add_loop_test(tc, test_place, 0, sizeof(cases) / sizeof(cases[0]));
+    tcase_add_loop_test(tc, test_policy_names, 0, sizeof(name_cases) / sizeof(name_cases[0]));
+    tcase_add_loop_test(tc, test_apply_on_this_kernel, 0,
+                        sizeof(apply_cases) / sizeof(apply_cases[0]));
+    tcase_add_test(tc, test_apply_refused_node);
+    suite_add_tcase(s, tc);
+    return np_test_run(s);
+}
