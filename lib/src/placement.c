@@ -260,6 +260,14 @@ static int to_mask(hwloc_const_bitmap_t nodes, unsigned long *mask, unsigned lon
     return 0;
 }
 
+static void from_mask(const unsigned long *mask, hwloc_nodeset_t nodes)
+{
+    hwloc_bitmap_zero(nodes);
+    for (unsigned n = 0; n < MASK_WORDS * 64; n++)
+        if (mask[n / 64] >> (n % 64) & 1ul)
+            hwloc_bitmap_set(nodes, n);
+}
+
 static int kernel_mode(enum np_mode mode)
 {
     switch (mode) {
@@ -305,10 +313,7 @@ int np_mempolicy_get(enum np_mode *mode, hwloc_nodeset_t nodes, struct np_err *e
     memset(mask, 0, sizeof(mask));
     if (get_mempolicy(&kmode, mask, MASK_WORDS * 64, NULL, 0) < 0)
         return np_err_set(err, -errno, "get_mempolicy: %s", strerror(errno));
-    hwloc_bitmap_zero(nodes);
-    for (unsigned n = 0; n < MASK_WORDS * 64; n++)
-        if (mask[n / 64] >> (n % 64) & 1ul)
-            hwloc_bitmap_set(nodes, n);
+    from_mask(mask, nodes);
     switch (kmode & ~(MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES)) {
     case MPOL_PREFERRED:
         *mode = NP_MODE_PREFERRED;
@@ -326,6 +331,17 @@ int np_mempolicy_get(enum np_mode *mode, hwloc_nodeset_t nodes, struct np_err *e
         *mode = NP_MODE_DEFAULT;
         break;
     }
+    return 0;
+}
+
+int np_mems_allowed(hwloc_nodeset_t nodes, struct np_err *err)
+{
+    unsigned long mask[MASK_WORDS];
+
+    memset(mask, 0, sizeof(mask));
+    if (get_mempolicy(NULL, mask, MASK_WORDS * 64, NULL, MPOL_F_MEMS_ALLOWED) < 0)
+        return np_err_set(err, -errno, "get_mempolicy(MPOL_F_MEMS_ALLOWED): %s", strerror(errno));
+    from_mask(mask, nodes);
     return 0;
 }
 

@@ -100,6 +100,12 @@ NP_API int np_placement_apply(const struct np_placement *placement, struct np_er
  */
 NP_API int np_mempolicy_get(enum np_mode *mode, hwloc_nodeset_t nodes, struct np_err *err);
 
+/**
+ * The memory nodes the calling task's cpuset allows (get_mempolicy with MPOL_F_MEMS_ALLOWED).
+ * @param nodes caller-allocated, overwritten
+ */
+NP_API int np_mems_allowed(hwloc_nodeset_t nodes, struct np_err *err);
+
 /** Whether the running kernel accepts MPOL_PREFERRED_MANY. */
 NP_API bool np_kernel_has_preferred_many(void);
 
