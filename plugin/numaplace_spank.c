@@ -236,7 +236,11 @@ static bool user_mem_bind(spank_t sp)
     return false;
 }
 
-/* Decide the task's class; may refuse the task (returns -1). */
+/*
+ * Decide the task's class. Returns 1 when the site wants the task refused: the class is then
+ * already downgraded to low, so the task is safe even where Slurm ignores the refusal (it only
+ * honours errors from plugins marked `required` in plugstack.conf).
+ */
 static int resolve_sensitivity(spank_t sp, enum np_sensitivity *out, bool *downgraded)
 {
     uid_t uid = 0;
@@ -257,7 +261,9 @@ static int resolve_sensitivity(spank_t sp, enum np_sensitivity *out, bool *downg
                 "this cluster (plugstack high_users/high_groups, high_unauthorized=refuse)\n",
                 (unsigned)uid);
         slurm_error("numaplace: refused uid %u claiming --numa-sensitivity=high", (unsigned)uid);
-        return -1;
+        *out = NP_SENSITIVITY_LOW;
+        *downgraded = true;
+        return 1;
     }
     fprintf(stderr,
             "numaplace: warning: user %u may not claim --numa-sensitivity=high on this cluster; "
@@ -282,7 +288,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     char nodes_text[128] = "", cpus_text[128] = "", host[64] = "?", note[2 * NP_ERR_MSG_MAX] = "";
     char *cores = NULL;
     const bool verbose = site.verbose || (request_given && request.verbose);
-    bool downgraded;
+    bool downgraded, refuse = false;
     int taskid = -1, rc = 0;
 
     (void)ac;
@@ -294,19 +300,21 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
         rc = site.fail_on_error ? -1 : 0;
         goto out;
     }
-    if (resolve_sensitivity(sp, &sens, &downgraded) < 0) {
-        rc = -1;
-        goto out;
-    }
+    refuse = resolve_sensitivity(sp, &sens, &downgraded) > 0;
     export(sp, "NUMAPLACE_SENSITIVITY", np_sensitivity_name(sens));
 
     in.policy = request_given && request.policy_given ? request.policy : site.default_policy;
     if (!np_site_config_allows(&site, in.policy)) {
-        /* The local side refuses this; a job submitted around it is refused here too. */
-        fprintf(stderr, "numaplace: refusing this task: --numa-policy=%s is not allowed here\n",
+        /* The local side refuses this; a job submitted around it is refused here too, and runs
+         * with the site default where Slurm ignores the refusal (an `optional` plugin). */
+        fprintf(stderr,
+                "numaplace: refusing this task: --numa-policy=%s is not allowed on this "
+                "cluster\n",
                 np_policy_name(in.policy));
-        rc = -1;
-        goto out;
+        slurm_error("numaplace: refused --numa-policy=%s (not in allowed_policies)",
+                    np_policy_name(in.policy));
+        in.policy = site.default_policy;
+        refuse = true;
     }
     if (in.policy != NP_POLICY_NONE && user_mem_bind(sp)) {
         if (!(request_given && request.policy_given)) {
@@ -380,7 +388,7 @@ out:
     hwloc_bitmap_free(cpus);
     hwloc_bitmap_free(step);
     hwloc_bitmap_free(allowed);
-    return rc;
+    return refuse ? -1 : rc;
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
