@@ -92,7 +92,6 @@ static void print_help(void)
 static int policy_option(int val, const char *optarg, int remote)
 {
     struct np_err err = {0};
-    char allowed[128];
 
     (void)val;
     if (np_policy_request_parse(optarg, &request, &err) < 0) {
@@ -107,6 +106,7 @@ static int policy_option(int val, const char *optarg, int remote)
         return 0;
     }
     if (request.policy_given && !np_site_config_allows(&site, request.policy)) {
+        char allowed[128];
         slurm_error("numaplace: --numa-policy=%s is not allowed on this cluster; allowed: %s",
                     np_policy_name(request.policy),
                     np_site_config_allowed_names(&site, allowed, sizeof(allowed)));

@@ -162,9 +162,9 @@ const struct np_order_ops *np_order_lookup(const char *name)
 int np_order_find(const char *name, const struct np_order_ops **out, struct np_err *err)
 {
     const struct np_order_ops *ops = np_order_lookup(name);
-    char names[128] = "";
 
     if (!ops) {
+        char names[128] = "";
         for (size_t i = 0; np_order_at(i); i++) {
             if (i)
                 strncat(names, ", ", sizeof(names) - strlen(names) - 1);

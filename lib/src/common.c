@@ -7,13 +7,14 @@
 
 int np_err_set(struct np_err *err, int code, const char *fmt, ...)
 {
+    va_list ap;
+
+    va_start(ap, fmt);
     if (err) {
-        va_list ap;
         err->code = code;
-        va_start(ap, fmt);
         vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-        va_end(ap);
     }
+    va_end(ap);
     return code;
 }
 

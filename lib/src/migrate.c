@@ -255,7 +255,7 @@ static int move_whole(pid_t pid, unsigned src, unsigned dst, const struct np_mov
     nodemask_of(src, from);
     nodemask_of(dst, to);
     t0 = np_now_ns();
-    left = migrate_pages(pid, NODEMASK_WORDS * 8 * sizeof(unsigned long), from, to);
+    left = migrate_pages(pid, NODEMASK_WORDS * 8ul * sizeof(unsigned long), from, to);
     result->ns_moving = np_now_ns() - t0;
     if (left < 0) {
         if (errno == ESRCH) {

@@ -242,14 +242,14 @@ done:
 #endif
 
 /* The kernel's nodemask: an array of longs covering node 0 .. max. */
-#define MASK_WORDS 16 /* 1024 nodes */
+#define MASK_WORDS 16ul /* 1024 nodes */
 
 static int to_mask(hwloc_const_bitmap_t nodes, unsigned long *mask, unsigned long *maxnode)
 {
     int n, last = hwloc_bitmap_last(nodes);
 
     memset(mask, 0, MASK_WORDS * sizeof(*mask));
-    if (last >= MASK_WORDS * 64)
+    if (last >= (int)(MASK_WORDS * 64))
         return -ERANGE;
     hwloc_bitmap_foreach_begin(n, nodes)
     {
@@ -297,7 +297,7 @@ int np_placement_apply(const struct np_placement *placement, struct np_err *err)
     }
     list(nodes_text, sizeof(nodes_text), placement->nodes);
     if (to_mask(placement->nodes, mask, &maxnode) < 0)
-        return np_err_set(err, -ERANGE, "node set %s is beyond %d nodes", nodes_text,
+        return np_err_set(err, -ERANGE, "node set %s is beyond %lu nodes", nodes_text,
                           MASK_WORDS * 64);
     if (set_mempolicy(kernel_mode(placement->mode), mask, maxnode) < 0)
         return np_err_set(err, -errno, "set_mempolicy(%s, nodes %s): %s",

@@ -181,7 +181,7 @@ static int apply_one(struct np_site_config *cfg, const char *arg, const struct n
     value = eq + 1;
 
     if (strcmp(key, "default_policy") == 0) {
-        enum np_policy p;
+        enum np_policy p = NP_POLICY_NONE;
         if (np_policy_from_name(value, &p, NULL) < 0)
             goto bad_policy;
         cfg->default_policy = p;
@@ -190,7 +190,7 @@ static int apply_one(struct np_site_config *cfg, const char *arg, const struct n
         unsigned mask = 0;
         rc = split_list(value, &names);
         for (size_t i = 0; rc == 0 && names[i]; i++) {
-            enum np_policy p;
+            enum np_policy p = NP_POLICY_NONE;
             if (np_policy_from_name(names[i], &p, NULL) < 0)
                 rc = -EINVAL;
             else
@@ -203,7 +203,7 @@ static int apply_one(struct np_site_config *cfg, const char *arg, const struct n
             goto bad_policy;
         cfg->allowed_policies = mask;
     } else if (strcmp(key, "default_sensitivity") == 0) {
-        enum np_sensitivity s;
+        enum np_sensitivity s = NP_SENSITIVITY_LOW;
         if (np_sensitivity_from_name(value, &s, NULL) < 0) {
             accepted = "high, low";
             goto bad_value;

@@ -62,7 +62,7 @@ static int build_nodes(struct np_topology *topo, struct np_err *err)
     if (n <= 0)
         return np_err_set(err, -EINVAL, "topology has no NUMA node");
     topo->nodes = calloc((size_t)n, sizeof(*topo->nodes));
-    topo->node_cpus = calloc((size_t)n, sizeof(*topo->node_cpus));
+    topo->node_cpus = calloc((size_t)n, sizeof(hwloc_cpuset_t));
     if (!topo->nodes || !topo->node_cpus || !topo->online)
         return np_err_set(err, -ENOMEM, "out of memory building the node table");
     for (int i = 0; i < n; i++) {
@@ -324,13 +324,14 @@ int np_topology_cores_to_cpus(const struct np_topology *topo, const char *core_l
 {
     hwloc_bitmap_t cores = hwloc_bitmap_alloc();
     const int ncores = hwloc_get_nbobjs_by_type(topo->hwloc, HWLOC_OBJ_CORE);
-    int rc, core;
+    int rc;
 
     if (!cores)
         return np_err_set(err, -ENOMEM, "out of memory");
     rc = parse_list(core_list ? core_list : "", cores, err);
     hwloc_bitmap_zero(cpus);
     if (rc == 0) {
+        int core;
         hwloc_bitmap_foreach_begin(core, cores)
         {
             hwloc_obj_t obj = hwloc_get_obj_by_type(topo->hwloc, HWLOC_OBJ_CORE, (unsigned)core);
