@@ -38,8 +38,8 @@ static bool sensitivity_given;
 static struct np_topology *topology; /* loaded in user_init, inherited by tasks */
 static char topology_error[NP_ERR_MSG_MAX];
 
-static int policy_option(int val, const char *optarg, int remote);
-static int sensitivity_option(int val, const char *optarg, int remote);
+static int policy_option(int val, const char *value, int remote);
+static int sensitivity_option(int val, const char *value, int remote);
 
 static struct spank_option options[] = {
     {"numa-policy", "[verbose,]POLICY",
@@ -89,12 +89,12 @@ static void print_help(void)
            np_sensitivity_name(site.default_sensitivity));
 }
 
-static int policy_option(int val, const char *optarg, int remote)
+static int policy_option(int val, const char *value, int remote)
 {
     struct np_err err = {0};
 
     (void)val;
-    if (np_policy_request_parse(optarg, &request, &err) < 0) {
+    if (np_policy_request_parse(value, &request, &err) < 0) {
         slurm_error("numaplace: %s", err.msg);
         return -1;
     }
@@ -131,12 +131,12 @@ static int check_high_locally(void)
     return 0;
 }
 
-static int sensitivity_option(int val, const char *optarg, int remote)
+static int sensitivity_option(int val, const char *value, int remote)
 {
     struct np_err err = {0};
 
     (void)val;
-    if (np_sensitivity_from_name(optarg, &sensitivity, &err) < 0) {
+    if (np_sensitivity_from_name(value, &sensitivity, &err) < 0) {
         slurm_error("numaplace: %s", err.msg);
         return -1;
     }
