@@ -123,6 +123,7 @@ struct partial_move {
     void **on_src; /* the subset found on S */
     int *status;
     int *nodes;
+    uint64_t seen_on_src; /* pages found on S so far (moved or not) */
 };
 
 /* Query one batch of addresses and move the ones on S. Returns 0, or -ESRCH when gone. */
@@ -143,6 +144,7 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, s
     for (unsigned i = 0; i < count && found < m->budget; i++)
         if (m->status[i] == m->src)
             m->on_src[found++] = m->addrs[i];
+    m->seen_on_src += found;
     if (found == 0)
         return 0;
     if (m->dry_run) {
@@ -179,39 +181,122 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, s
     return 0;
 }
 
-/* Walk /proc/<pid>/maps and move batch by batch until the budget is spent. */
-static int move_partial(struct partial_move *m, const char *root, struct np_err *err)
-{
-    char path[4096], line[4608];
-    FILE *maps;
-    int rc = 0;
+/* A mapping with pages on S: where it is, and how many base pages numa_maps counted there. */
+struct vma {
+    uintptr_t start, end;
+    uint64_t on_src;
+};
 
-    snprintf(path, sizeof(path), "%s/proc/%d/maps", root && *root ? root : "", (int)m->pid);
-    maps = fopen(path, "re");
-    if (!maps) {
+/*
+ * The mappings that hold pages on @p src: numa_maps says which (and how many), maps says where
+ * they end. Walking only these, and each only until its pages are found, keeps a move cheap in
+ * processes with huge sparse reservations (a JVM heap, ASan's shadow: terabytes mapped, little
+ * present). @return the count, or -ESRCH (gone) / -ENOMEM / -errno.
+ */
+static long find_vmas(pid_t pid, const char *root, int src, size_t base_page, struct vma **out,
+                      struct np_err *err)
+{
+    char path[4096], line[8192];
+    struct vma *vmas = NULL;
+    size_t n = 0, cap = 0;
+    FILE *f;
+
+    *out = NULL;
+    snprintf(path, sizeof(path), "%s/proc/%d/numa_maps", root && *root ? root : "", (int)pid);
+    f = fopen(path, "re");
+    if (!f) {
         if (errno == ENOENT || errno == ESRCH)
             return -ESRCH;
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     }
-    while (rc == 0 && m->budget > 0 && fgets(line, sizeof(line), maps)) {
-        uintptr_t start, end;
-        char perms[8];
+    while (fgets(line, sizeof(line), f)) {
+        uintptr_t start;
+        unsigned long long pages = 0, kpage_kb = base_page / 1024;
+        char *save = NULL;
 
-        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &start, &end, perms) != 3)
+        if (sscanf(line, "%" SCNxPTR, &start) != 1)
             continue;
-        /* Guard pages and the legacy vsyscall page hold nothing movable. */
-        if (perms[0] != 'r' && perms[1] != 'w' && perms[2] != 'x')
+        for (char *tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+            unsigned node;
+            unsigned long long count;
+            if (sscanf(tok, "N%u=%llu", &node, &count) == 2 && (int)node == src)
+                pages = count;
+            else
+                sscanf(tok, "kernelpagesize_kB=%llu", &kpage_kb);
+        }
+        if (pages == 0)
             continue;
-        if (strstr(line, "[vsyscall]"))
+        if (n == cap) {
+            struct vma *grown = realloc(vmas, (cap = cap ? cap * 2 : 64) * sizeof(*vmas));
+            if (!grown) {
+                free(vmas);
+                fclose(f);
+                return np_err_set(err, -ENOMEM, "out of memory listing mappings");
+            }
+            vmas = grown;
+        }
+        /* numa_maps counts pages of the mapping's own size (huge pages for hugetlbfs). */
+        vmas[n++] = (struct vma){start, 0, pages * (kpage_kb * 1024 / base_page)};
+    }
+    fclose(f);
+
+    snprintf(path, sizeof(path), "%s/proc/%d/maps", root && *root ? root : "", (int)pid);
+    f = fopen(path, "re");
+    if (!f) {
+        free(vmas);
+        return errno == ENOENT || errno == ESRCH
+                   ? -ESRCH
+                   : np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    }
+    while (fgets(line, sizeof(line), f)) {
+        uintptr_t start, end;
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR, &start, &end) != 2)
             continue;
-        for (uintptr_t a = start; rc == 0 && a < end && m->budget > 0;) {
-            const uintptr_t left = (end - a) / m->page_size;
+        for (size_t i = 0; i < n; i++)
+            if (vmas[i].start == start)
+                vmas[i].end = end;
+    }
+    fclose(f);
+    *out = vmas;
+    return (long)n;
+}
+
+static double density(const struct vma *v)
+{
+    return v->end > v->start ? (double)v->on_src / (double)(v->end - v->start) : 0.0;
+}
+
+static int by_density(const void *pa, const void *pb)
+{
+    const double a = density(pa), b = density(pb);
+    return (a < b) - (a > b);
+}
+
+/*
+ * Move batch by batch over the mappings with pages on S until the budget is spent, densest
+ * first: a partial move then finds its pages in the fewest calls and rarely reaches the sparse
+ * giants (a mapping is walked address by address up to its last page on S).
+ */
+static int move_partial(struct partial_move *m, const char *root, struct np_err *err)
+{
+    struct vma *vmas = NULL;
+    const long n = find_vmas(m->pid, root, m->src, m->page_size, &vmas, err);
+    int rc = 0;
+
+    if (n < 0)
+        return (int)n;
+    qsort(vmas, (size_t)n, sizeof(*vmas), by_density);
+    for (long v = 0; rc == 0 && v < n && m->budget > 0; v++) {
+        const uint64_t seen_before = m->seen_on_src;
+        for (uintptr_t a = vmas[v].start; rc == 0 && a < vmas[v].end && m->budget > 0 &&
+                                          m->seen_on_src - seen_before < vmas[v].on_src;) {
+            const uintptr_t left = (vmas[v].end - a) / m->page_size;
             const unsigned count = left < m->batch ? (unsigned)left : m->batch;
             rc = move_batch(m, a, count, err);
             a += (uintptr_t)count * m->page_size;
         }
     }
-    fclose(maps);
+    free(vmas);
     return rc;
 }
 
@@ -221,18 +306,19 @@ static void nodemask_of(unsigned node, unsigned long *mask)
     mask[node / (8 * sizeof(*mask))] |= 1ul << (node % (8 * sizeof(*mask)));
 }
 
-/* Count the pages a process has on @p src (a query pass: nothing moves). */
+/* The base pages a process has on @p src, by numa_maps (nothing is walked or moved). */
 static int count_on_node(pid_t pid, unsigned src, const struct np_move_options *options,
                          uint64_t *pages, struct np_err *err)
 {
-    struct np_move_result probe = {0};
-    struct np_move_options dry = *options;
-    int rc;
+    struct vma *vmas = NULL;
+    const long n =
+        find_vmas(pid, options->root, (int)src, (size_t)sysconf(_SC_PAGESIZE), &vmas, err);
 
-    dry.dry_run = true;
-    rc = np_move_process_pages(pid, src, src == 0 ? 1 : 0, UINT64_MAX - 1, &dry, NULL, &probe, err);
-    *pages = probe.pages_moved;
-    return rc;
+    *pages = 0;
+    for (long v = 0; v < n; v++)
+        *pages += vmas[v].on_src;
+    free(vmas);
+    return n < 0 ? (int)n : 0;
 }
 
 static int move_whole(pid_t pid, unsigned src, unsigned dst, const struct np_move_options *options,
@@ -244,6 +330,10 @@ static int move_whole(pid_t pid, unsigned src, unsigned dst, const struct np_mov
     long left;
     int rc = count_on_node(pid, src, options, &before, err);
 
+    if (rc == -ESRCH) {
+        result->process_gone = true;
+        return 0;
+    }
     if (rc < 0)
         return rc;
     result->whole = true;
