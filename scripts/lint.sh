@@ -7,7 +7,7 @@ build=${1:?usage: lint.sh BUILD_DIR}
 cd "$top"
 
 mapfile -t c_files < <(git ls-files '*.c' '*.h' 2>/dev/null || find lib plugin helper policies test bench -name '*.[ch]')
-mapfile -t sh_files < <(git ls-files '*.sh' .ci/run test/run-all test/vm/run 2>/dev/null | sort -u)
+mapfile -t sh_files < <(git ls-files '*.sh' .ci/run test/run-all test/vm/run test/vm/init scripts/main-job 2>/dev/null | sort -u)
 status=0
 
 echo "lint: clang-format (${#c_files[@]} files)"

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Multi-NUMA cases, run INSIDE the guest (test/vm/run) on a real local Slurm:
+#   numa_cases.sh 4node     Slurm binds a task to node 2's CPUs: local = preferred 2, local-strict
+#                           = bind 2, and 64 MiB touched stay >= 95% on node 2; a step whose CPUs
+#                           span nodes 1 and 2 interleaves over exactly {1,2}, evenly within 10%;
+#                           interleave-all covers {0,1,2,3}
+#   numa_cases.sh cpuless   the CPU-less node 2 is left out of interleave-all unless the site
+#                           opts in with cpuless_nodes=include
+set -u
+# shellcheck source=test/integration/lib.sh
+source "$(dirname "$0")/../integration/lib.sh"
+layout=${1:?usage: numa_cases.sh 4node|cpuless}
+
+probe_line() { grep '^rank=' <<<"$np_out" | head -1; }
+field() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
+
+# share_on NODE PAGES: the percentage of the touched pages on NODE ("0:10,2:90" -> 90 for 2).
+share_on() {
+  awk -v node="$1" -v pages="$2" 'BEGIN {
+    n = split(pages, parts, ","); total = 0; mine = 0
+    for (i = 1; i <= n; i++) { split(parts[i], kv, ":"); total += kv[2]; if (kv[1] == node) mine = kv[2] }
+    printf "%d", total ? 100 * mine / total : 0 }'
+}
+
+np_cluster_start "optional $NP_PLUGIN"
+
+# hold CORES: a job that occupies the first CORES cores, so the next step gets the ones after.
+hold() {
+  holder=$(sbatch --parsable -n1 -c"$1" --wrap "sleep 300")
+  np_wait_for 60 bash -c "squeue -h -j $holder -o %T | grep -q RUNNING" || np_fail "holder job did not start"
+}
+
+if [ "$layout" = 4node ]; then
+  hold 4 # cores 0-3 (nodes 0 and 1) taken: Slurm gives the next two-core step CPUs 4-5, node 2
+  for policy in local local-strict; do
+    np_case "a task Slurm binds to node 2's CPUs gets $policy = node 2, memory stays there"
+    np_run srun -n1 -c2 --numa-policy="verbose,$policy" "$NP_PROBE" --touch 64
+    np_expect_rc 0
+    line=$(probe_line)
+    np_expect_eq "$(field cpus "$line")" 4-5 "task CPUs"
+    np_expect_eq "$(field mode "$line")" "$([ $policy = local ] && echo preferred || echo bind)" "mode"
+    np_expect_eq "$(field nodes "$line")" 2 "nodes"
+    share=$(share_on 2 "$(field pages "$line")")
+    [ "$share" -ge 95 ] || np_fail "only $share% of the touched pages are on node 2 ($(field pages "$line"))"
+    np_end_case
+  done
+  scancel "$holder"
+  np_wait_for 60 np_node_idle || true
+
+  hold 2 # cores 0-1 (node 0) taken: the next four-core step gets CPUs 2-5, nodes 1 and 2
+  np_case "a step whose CPUs span nodes 1 and 2 interleaves over exactly {1,2}, evenly"
+  np_run srun -n1 -c4 --numa-policy=verbose,interleave "$NP_PROBE" --touch 64
+  np_expect_rc 0
+  line=$(probe_line)
+  np_expect_eq "$(field cpus "$line")" 2-5 "step CPUs"
+  np_expect_eq "$(field mode "$line")" interleave "mode"
+  np_expect_eq "$(field nodes "$line")" 1-2 "interleave nodes"
+  for node in 1 2; do
+    share=$(share_on "$node" "$(field pages "$line")")
+    if [ "$share" -lt 45 ] || [ "$share" -gt 55 ]; then
+      np_fail "node $node holds $share% of the pages, not 50 +/- 5 ($(field pages "$line"))"
+    fi
+  done
+  np_end_case
+
+  np_case "interleave-all covers every node with memory: {0,1,2,3}"
+  np_run srun -n1 -c4 --numa-policy=verbose,interleave-all "$NP_PROBE" --touch 64
+  np_expect_rc 0
+  line=$(probe_line)
+  np_expect_eq "$(field nodes "$line")" 0-3 "interleave-all nodes"
+  for node in 0 1 2 3; do
+    share=$(share_on "$node" "$(field pages "$line")")
+    if [ "$share" -lt 22 ] || [ "$share" -gt 28 ]; then
+      np_fail "node $node holds $share% of the pages, not 25 +/- 2.5 ($(field pages "$line"))"
+    fi
+  done
+  np_end_case
+  scancel "$holder"
+fi
+
+if [ "$layout" = cpuless ]; then
+  np_case "the CPU-less memory node is left out of interleave-all by default"
+  np_run srun -n1 --numa-policy=verbose,interleave-all "$NP_PROBE" --touch 32
+  np_expect_rc 0
+  np_expect_eq "$(field nodes "$(probe_line)")" 0-1 "interleave-all nodes"
+  np_expect_eq "$(share_on 2 "$(field pages "$(probe_line)")")" 0 "share on the CPU-less node"
+  np_end_case
+
+  np_cluster_set_plugstack "optional $NP_PLUGIN cpuless_nodes=include"
+  np_case "cpuless_nodes=include lets interleave-all use the CPU-less node"
+  np_run srun -n1 --numa-policy=verbose,interleave-all "$NP_PROBE" --touch 32
+  np_expect_rc 0
+  np_expect_eq "$(field nodes "$(probe_line)")" 0-2 "interleave-all nodes"
+  share=$(share_on 2 "$(field pages "$(probe_line)")")
+  if [ "$share" -lt 30 ] || [ "$share" -gt 37 ]; then
+    np_fail "the CPU-less node holds $share% of the pages, not a third within 10%"
+  fi
+  np_end_case
+
+  np_case "local never picks the CPU-less node, even when included"
+  np_run srun -n1 --numa-policy=verbose,local "$NP_PROBE"
+  np_expect_rc 0
+  np_expect_match "mode=preferred nodes=0 "
+  np_end_case
+fi
+
+np_cluster_stop
+np_finish
