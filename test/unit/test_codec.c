@@ -7,6 +7,7 @@
 
 #include <zlib.h>
 
+#include "np_test.h"
 #include "numaplace/codec.h"
 
 START_TEST(test_round_trip)
@@ -137,18 +138,11 @@ int main(void)
 {
     Suite *s = suite_create("codec");
     TCase *tc = tcase_create("codec");
-    SRunner *sr;
-    int failed;
-
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_large_summary_compresses);
     tcase_add_loop_test(tc, test_corrupt_input, 0,
                         sizeof(corrupt_cases) / sizeof(corrupt_cases[0]));
     tcase_add_test(tc, test_null_input);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return np_test_run(s);
 }

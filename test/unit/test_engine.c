@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "np_test.h"
 #include "numaplace/engine.h"
 
 #define MiB (1024ull * 1024ull)
@@ -294,9 +295,6 @@ int main(void)
 {
     Suite *s = suite_create("engine");
     TCase *tc = tcase_create("engine");
-    SRunner *sr;
-    int failed;
-
     tcase_add_loop_test(tc, test_request_plans_in_order, 0,
                         sizeof(request_cases) / sizeof(request_cases[0]));
     tcase_add_loop_test(tc, test_bad_request, 0, sizeof(bad_requests) / sizeof(bad_requests[0]));
@@ -309,9 +307,5 @@ int main(void)
     tcase_add_test(tc, test_bandwidth_trigger);
     tcase_add_test(tc, test_class_names);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return np_test_run(s);
 }

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "np_test.h"
 #include "numaplace/migrate.h"
 
 START_TEST(test_dry_run_finds_touched_pages)
@@ -145,9 +146,6 @@ int main(void)
 {
     Suite *s = suite_create("migrate");
     TCase *tc = tcase_create("migrate");
-    SRunner *sr;
-    int failed;
-
     tcase_add_test(tc, test_dry_run_finds_touched_pages);
     tcase_add_loop_test(tc, test_bad_arguments, 0, sizeof(bad_moves) / sizeof(bad_moves[0]));
     tcase_add_loop_test(tc, test_gone_process_ends_cleanly, 0, 2);
@@ -155,9 +153,5 @@ int main(void)
     tcase_add_test(tc, test_rate_limiter_unlimited_and_accounting);
     tcase_add_test(tc, test_rate_limiter_holds_back);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return np_test_run(s);
 }

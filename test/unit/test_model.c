@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "np_test.h"
 #include "numaplace/sim.h"
 
 static struct np_model model;
@@ -155,9 +156,6 @@ int main(void)
 {
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("model");
-    SRunner *sr;
-    int failed;
-
     tcase_add_test(tc, test_load_real_data);
     tcase_add_loop_test(tc, test_slowdown_interpolation, 0,
                         sizeof(slowdown_cases) / sizeof(slowdown_cases[0]));
@@ -165,9 +163,5 @@ int main(void)
     tcase_add_test(tc, test_orders_rank_as_measured);
     tcase_add_test(tc, test_sim_request_bounds);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return np_test_run(s);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "np_test.h"
 #include "numaplace/order.h"
 
 /* Six low-priority jobs, request S = node 0 -> D = node 1 on a 4-node machine. */
@@ -194,9 +195,6 @@ int main(void)
 {
     Suite *s = suite_create("orders");
     TCase *tc = tcase_create("orders");
-    SRunner *sr;
-    int failed;
-
     tcase_add_loop_test(tc, test_order_sequence, 0, sizeof(order_cases) / sizeof(order_cases[0]));
     tcase_add_loop_test(tc, test_move_group, 0, sizeof(group_cases) / sizeof(group_cases[0]));
     tcase_add_loop_test(tc, test_plan_request, 0, sizeof(plan_cases) / sizeof(plan_cases[0]));
@@ -204,9 +202,5 @@ int main(void)
     tcase_add_test(tc, test_order_lookup);
     tcase_add_test(tc, test_missing_bandwidth_sorts_as_zero);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return np_test_run(s);
 }

@@ -8,6 +8,7 @@
 
 #include <cairo.h>
 
+#include "np_test.h"
 #include "numaplace/plot.h"
 
 static struct np_timeline_point points[30];
@@ -117,16 +118,9 @@ int main(void)
 {
     Suite *s = suite_create("plot");
     TCase *tc = tcase_create("plot");
-    SRunner *sr;
-    int failed;
-
     tcase_add_loop_test(tc, test_png_is_a_valid_image, 0, 2);
     tcase_add_test(tc, test_svg_is_written);
     tcase_add_loop_test(tc, test_bad_plot, 0, sizeof(bad_plots) / sizeof(bad_plots[0]));
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return np_test_run(s);
 }

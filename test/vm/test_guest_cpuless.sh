@@ -2,14 +2,8 @@
 # Host side: the guest with a CPU-less memory node (and the 8-node layout's self-check): the
 # CPU-less node stays out of every policy unless the site opts in.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-build=${NUMAPLACE_BUILD:-$top/build}
-if ! command -v qemu-system-x86_64 >/dev/null; then
-  echo "!!!! SKIPPED: qemu-system-x86_64 is not installed, the multi-NUMA guest cannot run here !!!!"
-  exit 77
-fi
-cd "$top" || exit 1
+# shellcheck source=test/vm/guest_suite.sh
+source "$(dirname "$0")/guest_suite.sh"
 status=0
 # shellcheck disable=SC2016 # expanded inside the guest
 "$here/run" --layout cpuless --timeout 600 -- env NUMAPLACE_BUILD="$build" bash -c '

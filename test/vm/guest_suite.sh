@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Shared by the host-side guest suites: where things are, and a loud skip when QEMU is missing.
+# shellcheck disable=SC2034 # used by the scripts that source this
+here=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+build=${NUMAPLACE_BUILD:-$top/build}
+if ! command -v qemu-system-x86_64 >/dev/null; then
+  echo "!!!! SKIPPED: qemu-system-x86_64 is not installed, the multi-NUMA guest cannot run here !!!!"
+  exit 77
+fi
+cd "$top" || exit 1
