@@ -12,4 +12,14 @@ status=0
   bash test/vm/numa_cases.sh cpuless || status=1
   exit $status' || status=1
 "$here/run" --layout 8node --timeout 300 -- bash test/vm/selfcheck.sh 8node || status=1
+
+# The harness itself: a hung guest is killed at the timeout, says so, and leaves nothing behind.
+out=$("$here/run" --timeout 15 -- sleep 600 2>&1)
+rc=$?
+if [ "$rc" = 124 ] && grep -q "guest timed out after 15 s" <<<"$out" && ! pgrep -f "qemu-system-x86_64.*build-vm-cache" >/dev/null; then
+  echo "PASS a hung guest is killed after --timeout (exit 124, nothing left running)"
+else
+  echo "FAIL a hung guest: exit $rc, output: $out"
+  status=1
+fi
 exit $status
