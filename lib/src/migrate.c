@@ -283,8 +283,8 @@ static int move_partial(struct partial_move *m, const char *root, struct np_err 
     const long n = find_vmas(m->pid, root, m->src, m->page_size, &vmas, err);
     int rc = 0;
 
-    if (n < 0)
-        return (int)n;
+    if (n <= 0 || !vmas)
+        return n < 0 ? (int)n : 0;
     qsort(vmas, (size_t)n, sizeof(*vmas), by_density);
     for (long v = 0; rc == 0 && v < n && m->budget > 0; v++) {
         const uint64_t seen_before = m->seen_on_src;
@@ -315,7 +315,7 @@ static int count_on_node(pid_t pid, unsigned src, const struct np_move_options *
         find_vmas(pid, options->root, (int)src, (size_t)sysconf(_SC_PAGESIZE), &vmas, err);
 
     *pages = 0;
-    for (long v = 0; v < n; v++)
+    for (long v = 0; vmas && v < n; v++)
         *pages += vmas[v].on_src;
     free(vmas);
     return n < 0 ? (int)n : 0;

@@ -55,10 +55,14 @@ static int build_nodes(struct np_topology *topo, struct np_err *err)
 {
     const int depth = HWLOC_TYPE_DEPTH_NUMANODE;
     const int n = hwloc_get_nbobjs_by_depth(topo->hwloc, depth);
-    hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(topo->hwloc);
 
-    topo->online =
-        hwloc_bitmap_dup(allowed ? allowed : hwloc_topology_get_topology_cpuset(topo->hwloc));
+    /*
+     * The topology cpuset is every online CPU (offline ones only appear in complete_cpuset).
+     * Loaded with INCLUDE_DISALLOWED, it is not narrowed to the caller's cgroup: a node whose
+     * CPUs the cgroup excludes keeps them (and stays a CPU node), and core numbers stay the
+     * machine's, as Slurm counts them.
+     */
+    topo->online = hwloc_bitmap_dup(hwloc_topology_get_topology_cpuset(topo->hwloc));
     if (n <= 0)
         return np_err_set(err, -EINVAL, "topology has no NUMA node");
     topo->nodes = calloc((size_t)n, sizeof(*topo->nodes));
@@ -107,7 +111,7 @@ static void load_distances(struct np_topology *topo)
  * duration of the init (hwloc reads the variable only there).
  */
 #define SKIPPED_HWLOC_PLUGINS                                                                      \
-    "hwloc_pci,hwloc_opencl,hwloc_gl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero,"             \
+    "hwloc_pci,hwloc_opencl,hwloc_gl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero,"            \
     "hwloc_xml_libxml"
 
 static int init_hwloc(hwloc_topology_t *t)
@@ -121,6 +125,35 @@ static int init_hwloc(hwloc_topology_t *t)
     if (ours)
         unsetenv("HWLOC_PLUGINS_BLACKLIST");
     return rc;
+}
+
+/* A filesystem root must be a directory holding a Linux sysfs CPU tree (a captured one). */
+static int check_fsroot(const char *root, struct np_err *err)
+{
+    char path[4096];
+    struct stat st;
+
+    if (stat(root, &st) < 0)
+        return np_err_set(err, -ENOENT, "cannot discover the topology under '%s': %s", root,
+                          strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return np_err_set(err, -ENOENT, "cannot discover the topology under '%s': not a directory",
+                          root);
+    snprintf(path, sizeof(path), "%s/sys/devices/system/cpu", root);
+    if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+        return np_err_set(err, -ENOENT,
+                          "cannot discover the topology under '%s': no sys/devices/system/cpu "
+                          "there (not a Linux filesystem root)",
+                          root);
+    return 0;
+}
+
+/* Whether hwloc's Linux backend built the topology (it records itself in the root's infos). */
+static bool loaded_by_linux(hwloc_topology_t t)
+{
+    const char *backend = hwloc_obj_get_info_by_name(hwloc_get_root_obj(t), "Backend");
+
+    return backend && strcmp(backend, "Linux") == 0;
 }
 
 int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind, const char *arg,
@@ -140,6 +173,13 @@ int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind
     hwloc_topology_set_cache_types_filter(topo->hwloc, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_icache_types_filter(topo->hwloc, HWLOC_TYPE_FILTER_KEEP_NONE);
 
+    /*
+     * The whole machine, not only what the caller's cgroup allows: slurmstepd runs inside the
+     * step's cpuset, yet Slurm's core numbers and the nodes' CPUs are the machine's. What a task
+     * may use comes in separately (its affinity, cpuset.mems).
+     */
+    hwloc_topology_set_flags(topo->hwloc, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+
     switch (kind) {
     case NP_TOPOLOGY_XML: {
         struct stat st;
@@ -154,7 +194,8 @@ int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind
             goto fail;
         }
         /* A site's cached XML describes this very machine: binding through it is valid. */
-        hwloc_topology_set_flags(topo->hwloc, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
+        hwloc_topology_set_flags(topo->hwloc, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED |
+                                                  HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
         break;
     }
     case NP_TOPOLOGY_SYNTHETIC:
@@ -167,10 +208,20 @@ int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind
         }
         break;
     case NP_TOPOLOGY_LIVE:
-        /* hwloc reads a filesystem root only from HWLOC_FSROOT, at load time. */
+        /*
+         * hwloc 2.x has no API for a filesystem root (1.x's hwloc_topology_set_fsroot is gone):
+         * its Linux backend reads HWLOC_FSROOT when the load instantiates it, so the variable is
+         * set around the load only, and the caller's own value is put back.
+         */
         if (arg && *arg && strcmp(arg, "/") != 0) {
             const char *old = getenv("HWLOC_FSROOT");
             char *saved = old ? strdup(old) : NULL;
+
+            rc = check_fsroot(arg, err);
+            if (rc < 0) {
+                free(saved);
+                goto fail;
+            }
             setenv("HWLOC_FSROOT", arg, 1);
             rc = hwloc_topology_load(topo->hwloc);
             if (saved) {
@@ -182,6 +233,14 @@ int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind
             if (rc < 0) {
                 rc = np_err_set(err, -EIO, "cannot discover the topology under '%s': %s", arg,
                                 strerror(errno));
+                goto fail;
+            }
+            /* hwloc falls back to describing the running machine when the tree is unusable. */
+            if (!loaded_by_linux(topo->hwloc)) {
+                rc = np_err_set(err, -EIO,
+                                "cannot discover the topology under '%s': hwloc's Linux backend "
+                                "did not accept the tree",
+                                arg);
                 goto fail;
             }
             goto loaded;
