@@ -1,47 +1,96 @@
 #!/usr/bin/env bash
 # The demo behind scripts/main-job: a throwaway local Slurm cluster with numaplace's plugin,
 # a short job under each policy, what every task got, and everything stopped at the end.
-# Expects NUMAPLACE_PLUGIN (the installed numaplace.so) and NUMAPLACE_BUILD (for the probe).
+# Environment:
+#   NUMAPLACE_PLUGIN   the installed numaplace.so (main-job sets <prefix>/lib/slurm/numaplace.so)
+#   NUMAPLACE_BUILD    the build tree, for test/numa_probe (or NUMAPLACE_PROBE)
+#   NUMAPLACE_DEMO_PLUGIN=0   run the cluster parts only: empty plugstack, no --numa-policy
+#                      (for checking the demo itself without the plugin; says so loudly)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=test/integration/lib.sh
 source "$top/test/integration/lib.sh"
 
+use_plugin=${NUMAPLACE_DEMO_PLUGIN:-1}
 section() { printf '\n=== %s ===\n' "$*"; }
+
+[ -x "$NP_PROBE" ] || np_die "the probe is not built: $NP_PROBE (set NUMAPLACE_BUILD or NUMAPLACE_PROBE)"
+if [ "$use_plugin" = 1 ]; then
+  [ -f "$NP_PLUGIN" ] || np_die "the plugin is not there: $NP_PLUGIN (set NUMAPLACE_PLUGIN)"
+else
+  echo "!!!! NUMAPLACE_DEMO_PLUGIN=0: running WITHOUT the numaplace plugin (cluster parts only) !!!!"
+fi
+
+# policy_opt POLICY: the srun option selecting POLICY, or nothing without the plugin.
+policy_opt() {
+  if [ "$use_plugin" = 1 ]; then printf -- '--numa-policy=verbose,%s\n' "$1"; fi
+}
+
+# show_tasks: the probe's lines, one task per line, in rank order; anything else (the plugin's
+# verbose lines, warnings) after them, indented.
+show_tasks() {
+  local out
+  out=$(cat)
+  grep '^rank=' <<<"$out" | sort -t= -k2,2n | sed 's/^rank=\([^ ]*\) /  task \1: /' || true
+  grep -v '^rank=' <<<"$out" | sed 's/^/    /' || true
+}
+
+# ---- HOOK(job report): the per-job report from the helper (numaplaced) goes here. Called with
+# the job id of the last demo job; prints what the helper recorded for it.
+demo_job_report() {
+  local job=$1
+  section "job report (job $job)"
+  echo "Per-job reports come from the per-node helper numaplaced, which is not part of this"
+  echo "demo yet; above, each task's line shows the policy it got and the pages it touched."
+}
+# ---- end HOOK(job report)
 
 section "machine"
 numactl --hardware | sed -n '1,3p'
-echo "plugin: $NP_PLUGIN"
-
-np_cluster_start "optional $NP_PLUGIN default_policy=local"
+if [ "$use_plugin" = 1 ]; then
+  echo "plugin: $NP_PLUGIN"
+  np_cluster_start "optional $NP_PLUGIN default_policy=local"
+else
+  np_cluster_start
+fi
+echo "slurm: $(srun --version)" # after the start: without a slurm.conf srun tries DNS SRV
 section "site configuration (plugstack.conf)"
 cat "$np_dir/plugstack.conf"
 
-section "srun --numa-policy=help"
-srun -n1 --numa-policy=help true
+if [ "$use_plugin" = 1 ]; then
+  section "srun --numa-policy=help"
+  srun -n1 --numa-policy=help true
+fi
 
 for policy in none local local-strict interleave interleave-all; do
-  section "srun -n2 --numa-policy=verbose,$policy"
-  srun -n2 --numa-policy="verbose,$policy" "$NP_PROBE" --touch 16 2>&1 | sort
+  opt=$(policy_opt "$policy")
+  section "$policy: srun -n2 ${opt:-(plugin off, no option)} numa_probe --touch 16"
+  # shellcheck disable=SC2086 # $opt is one option or nothing
+  srun -n2 $opt "$NP_PROBE" --touch 16 2>&1 | show_tasks
 done
 
-section "no option: the site default (local) applies"
-srun -n2 "$NP_PROBE" | sort
+if [ "$use_plugin" = 1 ]; then
+  section "no option: the site default (local) applies"
+else
+  section "no option"
+fi
+srun -n2 "$NP_PROBE" 2>&1 | show_tasks
 
-section "sbatch --numa-policy=interleave --numa-sensitivity=high"
-out=$(mktemp)
-job=$(sbatch --parsable -n2 --numa-policy=verbose,interleave --numa-sensitivity=high -o "$out" \
-  --wrap "srun $NP_PROBE")
-np_wait_for 60 bash -c "scontrol show job $job | grep -qE 'JobState=(COMPLETED|FAILED)'" || true
-sort "$out"
-rm -f "$out"
+sbatch_opts=(-n2)
+[ "$use_plugin" = 0 ] || sbatch_opts+=("--numa-policy=verbose,interleave" --numa-sensitivity=high)
+section "sbatch ${sbatch_opts[*]}"
+out="$np_dir/demo-sbatch.out"
+job=$(sbatch --parsable "${sbatch_opts[@]}" -o "$out" --wrap "srun $NP_PROBE")
+np_wait_for 60 bash -c "scontrol show job $job | grep -qE 'JobState=(COMPLETED|FAILED|CANCELLED)'" ||
+  echo "(job $job did not finish within 60 s)"
+show_tasks <"$out"
 
-section "an invalid value is refused before submission"
-srun -n1 --numa-policy=interleaf true || echo "(srun exited with $?)"
+if [ "$use_plugin" = 1 ]; then
+  section "an invalid value is refused before submission"
+  srun -n1 --numa-policy=interleaf true || echo "(srun exited with $?)"
+fi
 
-section "job report"
-echo "Per-job reports come from the per-node helper numaplaced, which is not part of this"
-echo "version yet; above, each task's line shows the policy it got and the pages it touched."
+demo_job_report "$job"
 
 np_cluster_stop
 echo

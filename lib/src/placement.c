@@ -97,6 +97,8 @@ static unsigned busiest_node(const struct np_topology *topo, hwloc_const_bitmap_
     unsigned best = (unsigned)hwloc_bitmap_first(nodes);
     int best_count = -1, n;
 
+    if (!both)
+        return best; /* out of memory: the lowest node is still a valid answer */
     hwloc_bitmap_foreach_begin(n, nodes)
     {
         const struct np_numa_node *node = np_topology_node_by_os_index(topo, (unsigned)n);
@@ -211,11 +213,11 @@ int np_place(const struct np_topology *topo, const struct np_place_input *in,
         break;
     case NP_POLICY_INTERLEAVE:
         out->mode = NP_MODE_INTERLEAVE;
-        snprintf(out->reason, sizeof(out->reason), "interleave over node%s %s%s",
+        snprintf(out->reason, sizeof(out->reason), "interleave over node%s %s (%s%s CPUs%s)",
                  hwloc_bitmap_weight(out->nodes) > 1 ? "s" : "", nodes_text,
-                 hwloc_bitmap_weight(out->nodes) > 1
-                     ? " (the nodes of the step's CPUs)"
-                     : " (a single node: the step's CPUs are all on it)");
+                 hwloc_bitmap_weight(out->nodes) > 1 ? "the nodes of the " : "a single node: the ",
+                 in->step_cpus ? "step's" : "task's (step unknown)",
+                 hwloc_bitmap_weight(out->nodes) > 1 ? "" : " are all on it");
         break;
     case NP_POLICY_INTERLEAVE_ALL:
         out->mode = NP_MODE_INTERLEAVE;
@@ -299,9 +301,18 @@ int np_placement_apply(const struct np_placement *placement, struct np_err *err)
     if (to_mask(placement->nodes, mask, &maxnode) < 0)
         return np_err_set(err, -ERANGE, "node set %s is beyond %lu nodes", nodes_text,
                           MASK_WORDS * 64);
-    if (set_mempolicy(kernel_mode(placement->mode), mask, maxnode) < 0)
-        return np_err_set(err, -errno, "set_mempolicy(%s, nodes %s): %s",
-                          np_mode_name(placement->mode), nodes_text, strerror(errno));
+    if (set_mempolicy(kernel_mode(placement->mode), mask, maxnode) < 0) {
+        const int saved = errno;
+
+        /* Not retried as MPOL_PREFERRED behind the caller's back: it decides (and says so). */
+        if (placement->mode == NP_MODE_PREFERRED_MANY && saved == EINVAL)
+            return np_err_set(err, -EINVAL,
+                              "set_mempolicy(preferred-many, nodes %s): %s (this kernel may lack "
+                              "MPOL_PREFERRED_MANY, Linux >= 5.15; place again without it)",
+                              nodes_text, strerror(saved));
+        return np_err_set(err, -saved, "set_mempolicy(%s, nodes %s): %s",
+                          np_mode_name(placement->mode), nodes_text, strerror(saved));
+    }
     return 0;
 }
 

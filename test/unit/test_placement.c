@@ -33,7 +33,11 @@ static const struct {
     {"sandman", NP_POLICY_INTERLEAVE, "0", "0-31", NULL, false, true, NP_MODE_INTERLEAVE, "0-1",
      "interleave over nodes 0-1 (the nodes of the step's CPUs)"},
     {"sandman", NP_POLICY_INTERLEAVE, "40", NULL, NULL, false, true, NP_MODE_INTERLEAVE, "2",
-     "a single node"},
+     "interleave over node 2 (a single node: the task's (step unknown) CPUs are all on it)"},
+    {"sandman", NP_POLICY_INTERLEAVE, "40-41", "40-47", NULL, false, true, NP_MODE_INTERLEAVE, "2",
+     "interleave over node 2 (a single node: the step's CPUs are all on it)"},
+    {"sandman", NP_POLICY_INTERLEAVE, "0", "60", NULL, false, true, NP_MODE_INTERLEAVE, "3",
+     "the step's CPUs"}, /* the step decides, not the task */
     {"sandman", NP_POLICY_INTERLEAVE, "16", "16-47", "1-2", false, true, NP_MODE_INTERLEAVE, "1-2",
      "interleave over nodes 1-2"},
     {"sandman", NP_POLICY_INTERLEAVE_ALL, "0", NULL, NULL, false, true, NP_MODE_INTERLEAVE, "0-3",
@@ -54,6 +58,14 @@ static const struct {
      "no memory node matches CPUs 500"},
     {"sandman", NP_POLICY_LOCAL, "", NULL, NULL, false, true, NP_MODE_DEFAULT, "",
      "no memory node matches CPUs none"},
+    {"sandman", NP_POLICY_LOCAL_STRICT, NULL, NULL, NULL, false, true, NP_MODE_DEFAULT, "",
+     "local-strict: no memory node matches CPUs none"}, /* task CPUs unknown */
+    {"sandman", NP_POLICY_INTERLEAVE, NULL, NULL, NULL, false, true, NP_MODE_DEFAULT, "",
+     "interleave: no memory node matches"},
+    {"sandman", NP_POLICY_LOCAL_STRICT, "0-1", NULL, "1-3", false, true, NP_MODE_DEFAULT, "",
+     "local-strict wants node 0 but the cpuset allows 1-3"},
+    {"sandman", NP_POLICY_INTERLEAVE_ALL, "0", NULL, "5-6", false, true, NP_MODE_DEFAULT, "",
+     "interleave-all wants nodes 0-3 but the cpuset allows 5-6"},
     /* the CPU-less memory node: excluded unless opted in */
     {"cpuless", NP_POLICY_INTERLEAVE_ALL, "0", NULL, NULL, false, true, NP_MODE_INTERLEAVE, "0-1",
      "interleave-all over nodes 0-1"},
@@ -63,6 +75,12 @@ static const struct {
      "preferred nodes 0-1"},
     {"cpuless", NP_POLICY_INTERLEAVE, "8-15", NULL, NULL, true, true, NP_MODE_INTERLEAVE, "1",
      "a single node"},
+    {"cpuless", NP_POLICY_LOCAL_STRICT, "0-15", NULL, NULL, true, true, NP_MODE_BIND, "0-1",
+     "bound to nodes 0-1"},
+    {"cpuless", NP_POLICY_INTERLEAVE_ALL, "0", NULL, "2", true, true, NP_MODE_INTERLEAVE, "2",
+     "interleave-all over node 2"}, /* only the CPU-less node allowed, and opted in */
+    {"cpuless", NP_POLICY_INTERLEAVE_ALL, "0", NULL, "2", false, true, NP_MODE_DEFAULT, "",
+     "interleave-all wants nodes 0-1 but the cpuset allows 2"},
     /* other machines */
     {"snc", NP_POLICY_LOCAL, "6-9", NULL, NULL, false, true, NP_MODE_PREFERRED_MANY, "0-1",
      "preferred nodes 0-1"},
@@ -76,6 +94,13 @@ static const struct {
      "preferred node 0"},
     {"single", NP_POLICY_INTERLEAVE_ALL, "3", NULL, NULL, false, true, NP_MODE_INTERLEAVE, "0",
      "interleave-all over node 0"},
+    {"single", NP_POLICY_LOCAL_STRICT, "0-7", NULL, NULL, false, false, NP_MODE_BIND, "0",
+     "local-strict: bound to node 0 (CPUs 0-7)"},
+    {"single", NP_POLICY_NONE, "0-7", NULL, "0", false, false, NP_MODE_DEFAULT, "", "none:"},
+    {"epyc8", NP_POLICY_LOCAL, "6-9", NULL, NULL, false, false, NP_MODE_PREFERRED, "0",
+     "preferred node 0, which holds most"}, /* tie 2-2: the lower node */
+    {"epyc8", NP_POLICY_LOCAL, "7-9", NULL, NULL, false, false, NP_MODE_PREFERRED, "1",
+     "preferred node 1, which holds most"},
 };
 
 START_TEST(test_place)
@@ -109,6 +134,27 @@ START_TEST(test_place)
     hwloc_bitmap_free(task);
     hwloc_bitmap_free(step);
     hwloc_bitmap_free(allowed);
+    np_topology_free(topo);
+}
+END_TEST
+
+START_TEST(test_place_errors)
+{
+    struct np_topology *topo = NULL;
+    struct np_placement out;
+    struct np_place_input in = {.policy = NP_POLICY_LOCAL};
+
+    ck_assert_int_eq(
+        np_topology_load(&topo, NP_TOPOLOGY_XML, np_test_fixture("topology/single.xml"), NULL), 0);
+    ck_assert_int_eq(np_placement_init(&out), 0);
+    ck_assert_int_eq(np_place(NULL, &in, &out), -EINVAL);
+    ck_assert_int_eq(np_place(topo, NULL, &out), -EINVAL);
+    ck_assert_int_eq(np_place(topo, &in, NULL), -EINVAL);
+    in.policy = (enum np_policy)NP_POLICY_COUNT;
+    ck_assert_int_eq(np_place(topo, &in, &out), -EINVAL);
+    ck_assert_str_eq(np_policy_name(in.policy), "unknown");
+    ck_assert_str_eq(np_mode_name((enum np_mode)99), "unknown");
+    np_placement_fini(&out);
     np_topology_free(topo);
 }
 END_TEST
@@ -173,6 +219,90 @@ START_TEST(test_apply_on_this_kernel)
 }
 END_TEST
 
+/* MPOL_PREFERRED_MANY where the kernel has it; a clear -EINVAL, never a substitute, where not. */
+START_TEST(test_apply_preferred_many)
+{
+    struct np_placement pl;
+    hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+    enum np_mode mode = NP_MODE_DEFAULT;
+    struct np_err err = {0};
+    int rc;
+
+    ck_assert_int_eq(np_placement_init(&pl), 0);
+    pl.mode = NP_MODE_PREFERRED_MANY;
+    hwloc_bitmap_only(pl.nodes, 0);
+    rc = np_placement_apply(&pl, &err);
+    ck_assert_int_eq(np_mempolicy_get(&mode, nodes, NULL), 0);
+    if (np_kernel_has_preferred_many()) {
+        ck_assert_msg(rc == 0, "%s", err.msg);
+        ck_assert_str_eq(np_mode_name(mode), "preferred-many");
+        ck_assert_str_eq(np_test_list(nodes), "0");
+    } else {
+        ck_assert_int_eq(rc, -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err.msg, "this kernel may lack MPOL_PREFERRED_MANY"));
+        ck_assert_str_eq(np_mode_name(mode), "default");
+    }
+    np_placement_fini(&pl);
+    hwloc_bitmap_free(nodes);
+}
+END_TEST
+
+/*
+ * End to end on this machine: its live topology, this process's affinity and cpuset.mems,
+ * np_place, set_mempolicy, and get_mempolicy reading back what was decided.
+ */
+static const struct {
+    enum np_policy policy;
+    enum np_mode mode; /* with the calling CPUs on one node, as on a one-node machine */
+} live_cases[] = {
+    {NP_POLICY_LOCAL, NP_MODE_PREFERRED},
+    {NP_POLICY_LOCAL_STRICT, NP_MODE_BIND},
+    {NP_POLICY_INTERLEAVE, NP_MODE_INTERLEAVE},
+    {NP_POLICY_NONE, NP_MODE_DEFAULT},
+};
+
+START_TEST(test_live_place_and_apply)
+{
+    struct np_topology *topo = NULL;
+    struct np_placement pl;
+    struct np_err err = {0};
+    hwloc_bitmap_t cpus = hwloc_bitmap_alloc(), allowed = hwloc_bitmap_alloc();
+    hwloc_bitmap_t nodes = hwloc_bitmap_alloc(), expected = hwloc_bitmap_alloc();
+    struct np_place_input in = {.policy = live_cases[_i].policy};
+    enum np_mode mode = NP_MODE_DEFAULT;
+
+    ck_assert_msg(np_topology_load(&topo, NP_TOPOLOGY_LIVE, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(hwloc_get_cpubind(np_topology_hwloc(topo), cpus, HWLOC_CPUBIND_PROCESS), 0);
+    /* One CPU, so that local is a single node on any machine. */
+    hwloc_bitmap_only(cpus, (unsigned)hwloc_bitmap_first(cpus));
+    ck_assert_msg(np_mems_allowed(allowed, &err) == 0, "%s", err.msg);
+    ck_assert(hwloc_bitmap_isset(allowed, 0));
+    in.task_cpus = cpus;
+    in.mems_allowed = allowed;
+    in.have_preferred_many = np_kernel_has_preferred_many();
+    ck_assert_int_eq(np_placement_init(&pl), 0);
+    ck_assert_int_eq(np_place(topo, &in, &pl), 0);
+    ck_assert_msg(pl.mode == live_cases[_i].mode, "%s: %s", np_mode_name(pl.mode), pl.reason);
+    if (pl.mode != NP_MODE_DEFAULT) {
+        np_topology_cpus_to_nodes(topo, cpus, expected);
+        ck_assert_msg(hwloc_bitmap_isequal(pl.nodes, expected), "nodes %s: %s",
+                      np_test_list(pl.nodes), pl.reason);
+        if (np_topology_node_count(topo) == 1) /* this machine: node 0 */
+            ck_assert_str_eq(np_test_list(pl.nodes), "0");
+    }
+    ck_assert_msg(np_placement_apply(&pl, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(np_mempolicy_get(&mode, nodes, &err), 0);
+    ck_assert_str_eq(np_mode_name(mode), np_mode_name(live_cases[_i].mode));
+    ck_assert_str_eq(np_test_list(nodes), np_test_list(pl.nodes));
+    np_placement_fini(&pl);
+    hwloc_bitmap_free(cpus);
+    hwloc_bitmap_free(allowed);
+    hwloc_bitmap_free(nodes);
+    hwloc_bitmap_free(expected);
+    np_topology_free(topo);
+}
+END_TEST
+
 START_TEST(test_apply_refused_node)
 {
     struct np_placement pl;
@@ -194,9 +324,13 @@ int main(void)
     TCase *tc = tcase_create("placement");
 
     tcase_add_loop_test(tc, test_place, 0, sizeof(cases) / sizeof(cases[0]));
+    tcase_add_test(tc, test_place_errors);
     tcase_add_loop_test(tc, test_policy_names, 0, sizeof(name_cases) / sizeof(name_cases[0]));
     tcase_add_loop_test(tc, test_apply_on_this_kernel, 0,
                         sizeof(apply_cases) / sizeof(apply_cases[0]));
+    tcase_add_test(tc, test_apply_preferred_many);
+    tcase_add_loop_test(tc, test_live_place_and_apply, 0,
+                        sizeof(live_cases) / sizeof(live_cases[0]));
     tcase_add_test(tc, test_apply_refused_node);
     suite_add_tcase(s, tc);
     return np_test_run(s);

@@ -1,6 +1,10 @@
 /* Topology over hwloc fixtures of machines we do not have (test/fixtures/topology/). */
 #include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "np_test.h"
 #include "numaplace/topology.h"
@@ -91,6 +95,24 @@ START_TEST(test_distances)
 }
 END_TEST
 
+/* The model's machine (design/model.md): 10 local, 21 near, 30 far, in OS-index order. */
+static const int sandman_matrix[4][4] = {
+    {10, 21, 21, 30},
+    {21, 10, 30, 21},
+    {21, 30, 10, 21},
+    {30, 21, 21, 10},
+};
+
+START_TEST(test_sandman_matrix)
+{
+    struct np_topology *topo = load("sandman");
+    const unsigned from = (unsigned)_i / 4, to = (unsigned)_i % 4;
+
+    ck_assert_int_eq(np_topology_distance(topo, from, to), sandman_matrix[from][to]);
+    np_topology_free(topo);
+}
+END_TEST
+
 static const struct {
     const char *fixture, *cpus, *nodes;
     int count;
@@ -157,15 +179,15 @@ END_TEST
 
 static const struct {
     enum np_topology_source_kind kind;
-    const char *arg;
     int rc;
-    const char *message;
+    const char *arg, *message;
 } load_error_cases[] = {
-    {NP_TOPOLOGY_XML, "/nonexistent/topo.xml", -ENOENT,
-     "cannot load topology XML '/nonexistent/topo.xml'"},
-    {NP_TOPOLOGY_XML, NULL, -ENOENT, "cannot load topology XML"},
-    {NP_TOPOLOGY_SYNTHETIC, "pack:two", -EINVAL, "invalid synthetic topology 'pack:two'"},
-    {NP_TOPOLOGY_SYNTHETIC, NULL, -EINVAL, "invalid synthetic topology"},
+    {NP_TOPOLOGY_XML, -ENOENT, "/nonexistent/topo.xml",
+     "cannot load topology XML '/nonexistent/topo.xml': No such file or directory"},
+    {NP_TOPOLOGY_XML, -ENOENT, NULL, "cannot load topology XML"},
+    {NP_TOPOLOGY_SYNTHETIC, -EINVAL, "pack:two", "invalid synthetic topology 'pack:two'"},
+    {NP_TOPOLOGY_SYNTHETIC, -EINVAL, NULL, "invalid synthetic topology"},
+    {(enum np_topology_source_kind)7, -EINVAL, "x", "unknown topology source 7"},
 };
 
 START_TEST(test_load_errors)
@@ -215,6 +237,154 @@ START_TEST(test_live_and_synthetic)
 }
 END_TEST
 
+/*
+ * A captured Linux tree, written at run time: 2 packages x 2 cores x 2 threads, one node per
+ * package, SLIT 10/21, and a cgroup v2 cpuset that allows only node 0's CPUs (as slurmstepd
+ * sees the machine from inside a step on node 0). Files are what hwloc 2.9's Linux backend reads.
+ */
+static void put(const char *root, const char *path, const char *fmt, ...) NP_PRINTF(3, 4);
+static void put(const char *root, const char *path, const char *fmt, ...)
+{
+    char full[512];
+    va_list ap;
+    FILE *f;
+
+    snprintf(full, sizeof(full), "%s/%s", root, path);
+    for (char *slash = strchr(full + strlen(root) + 1, '/'); slash;
+         slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        mkdir(full, 0755); /* exists already, mostly */
+        *slash = '/';
+    }
+    f = fopen(full, "w");
+    ck_assert_msg(f != NULL, "cannot write %s", full);
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fclose(f);
+}
+
+static void make_linux_tree(const char *root)
+{
+    char path[128];
+
+    put(root, "sys/devices/system/cpu/online", "0-7\n");
+    put(root, "sys/devices/system/cpu/possible", "0-7\n");
+    put(root, "sys/devices/system/cpu/present", "0-7\n");
+    for (unsigned cpu = 0; cpu < 8; cpu++) {
+        const unsigned core = cpu / 2, pack = cpu / 4;
+#define CPU_FILE(name)                                                                             \
+    (snprintf(path, sizeof(path), "sys/devices/system/cpu/cpu%u/%s", cpu, name), path)
+        put(root, CPU_FILE("online"), "1\n");
+        put(root, CPU_FILE("topology/core_id"), "%u\n", core % 2);
+        put(root, CPU_FILE("topology/physical_package_id"), "%u\n", pack);
+        put(root, CPU_FILE("topology/thread_siblings"), "%x\n", 3u << (core * 2));
+        put(root, CPU_FILE("topology/core_siblings"), "%x\n", 15u << (pack * 4));
+#undef CPU_FILE
+    }
+    put(root, "sys/devices/system/node/online", "0-1\n");
+    put(root, "sys/devices/system/node/possible", "0-1\n");
+    put(root, "sys/devices/system/node/has_memory", "0-1\n");
+    put(root, "sys/devices/system/node/has_cpu", "0-1\n");
+    for (unsigned node = 0; node < 2; node++) {
+        snprintf(path, sizeof(path), "sys/devices/system/node/node%u/cpumap", node);
+        put(root, path, "%x\n", 15u << (node * 4));
+        snprintf(path, sizeof(path), "sys/devices/system/node/node%u/meminfo", node);
+        put(root, path, "Node %u MemTotal:       4194304 kB\n", node);
+        snprintf(path, sizeof(path), "sys/devices/system/node/node%u/distance", node);
+        put(root, path, node == 0 ? "10 21\n" : "21 10\n");
+    }
+    put(root, "proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec 0 0\n");
+    put(root, "proc/self/cgroup", "0::/step\n");
+    put(root, "proc/self/cpuset", "/step\n");
+    put(root, "sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+    put(root, "sys/fs/cgroup/step/cpuset.cpus.effective", "0-3\n");
+    put(root, "sys/fs/cgroup/step/cpuset.mems.effective", "0-1\n");
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void remove_tree(const char *root)
+{
+    nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+START_TEST(test_fsroot)
+{
+    char root[] = "/tmp/np-topo-XXXXXX";
+    struct np_topology *topo = NULL;
+    struct np_err err = {0};
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    make_linux_tree(root);
+    setenv("HWLOC_FSROOT", "/callers-own", 1);
+    ck_assert_msg(np_topology_load(&topo, NP_TOPOLOGY_LIVE, root, &err) == 0, "%s", err.msg);
+    ck_assert_str_eq(getenv("HWLOC_FSROOT"), "/callers-own"); /* put back */
+    unsetenv("HWLOC_FSROOT");
+
+    /* The whole machine although the cgroup allows CPUs 0-3 only. */
+    ck_assert_uint_eq(np_topology_node_count(topo), 2);
+    ck_assert_str_eq(np_test_list(np_topology_cpus(topo)), "0-7");
+    ck_assert_str_eq(np_test_list(np_topology_node(topo, 0)->cpus), "0-3");
+    ck_assert_str_eq(np_test_list(np_topology_node(topo, 1)->cpus), "4-7");
+    ck_assert(!np_topology_node(topo, 1)->cpuless);
+    ck_assert_uint_eq(np_topology_node(topo, 1)->memory_bytes, 4294967296ull);
+    ck_assert_int_eq(np_topology_memory_nodes(topo, false, set), 2);
+    /* Slurm's core numbers are the machine's: core 2 is the first core of package 1. */
+    ck_assert_int_eq(np_topology_cores_to_cpus(topo, "2-3", set, &err), 0);
+    ck_assert_str_eq(np_test_list(set), "4-7");
+    ck_assert_int_eq(np_topology_distance(topo, 0, 1), 21);
+    ck_assert_int_eq(np_topology_distance(topo, 1, 1), 10);
+    np_topology_free(topo);
+    hwloc_bitmap_free(set);
+    remove_tree(root);
+}
+END_TEST
+
+/* Roots that are not Linux trees fail, naming the root, instead of describing this machine. */
+static const struct {
+    const char *make; /* "missing", "empty", "file", "bare" (an empty sys/devices/system/cpu) */
+    int rc;
+    const char *message;
+} fsroot_error_cases[] = {
+    {"missing", -ENOENT, "No such file or directory"},
+    {"empty", -ENOENT, "no sys/devices/system/cpu there (not a Linux filesystem root)"},
+    {"file", -ENOENT, "not a directory"},
+    {"bare", -EIO, "hwloc's Linux backend did not accept the tree"},
+};
+
+START_TEST(test_fsroot_errors)
+{
+    char dir[] = "/tmp/np-topo-XXXXXX", root[64];
+    struct np_topology *topo = (struct np_topology *)1;
+    struct np_err err = {0};
+    const char *make = fsroot_error_cases[_i].make;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(root, sizeof(root), "%s/root", dir);
+    if (!strcmp(make, "empty") || !strcmp(make, "bare"))
+        ck_assert_int_eq(mkdir(root, 0755), 0);
+    if (!strcmp(make, "file"))
+        put(dir, "root", "not a tree\n");
+    else if (!strcmp(make, "bare"))
+        put(root, "sys/devices/system/cpu/online", "0\n");
+    ck_assert_int_eq(np_topology_load(&topo, NP_TOPOLOGY_LIVE, root, &err),
+                     fsroot_error_cases[_i].rc);
+    ck_assert_ptr_null(topo);
+    ck_assert_msg(strstr(err.msg, root) && strstr(err.msg, fsroot_error_cases[_i].message),
+                  "'%s' lacks '%s' or the root", err.msg, fsroot_error_cases[_i].message);
+    ck_assert_ptr_null(getenv("HWLOC_FSROOT"));
+    remove_tree(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("topology");
@@ -222,6 +392,7 @@ int main(void)
 
     tcase_add_loop_test(tc, test_machines, 0, sizeof(machine_cases) / sizeof(machine_cases[0]));
     tcase_add_loop_test(tc, test_distances, 0, sizeof(distance_cases) / sizeof(distance_cases[0]));
+    tcase_add_loop_test(tc, test_sandman_matrix, 0, 16);
     tcase_add_loop_test(tc, test_cpus_to_nodes, 0,
                         sizeof(cpus_to_nodes_cases) / sizeof(cpus_to_nodes_cases[0]));
     tcase_add_loop_test(tc, test_cores_to_cpus, 0, sizeof(cores_cases) / sizeof(cores_cases[0]));
@@ -229,6 +400,9 @@ int main(void)
                         sizeof(load_error_cases) / sizeof(load_error_cases[0]));
     tcase_add_test(tc, test_not_xml);
     tcase_add_test(tc, test_live_and_synthetic);
+    tcase_add_test(tc, test_fsroot);
+    tcase_add_loop_test(tc, test_fsroot_errors, 0,
+                        sizeof(fsroot_error_cases) / sizeof(fsroot_error_cases[0]));
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

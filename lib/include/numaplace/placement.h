@@ -61,7 +61,7 @@ struct np_place_input {
     hwloc_const_cpuset_t task_cpus;     /**< the task's real affinity (after Slurm's binding) */
     hwloc_const_cpuset_t step_cpus;     /**< the step's CPUs on this host; NULL = task_cpus */
     hwloc_const_nodeset_t mems_allowed; /**< cpuset.mems of the task; NULL = every node */
-    bool include_cpuless;               /**< let CPU-less memory nodes in (site opt-in) */
+    bool include_cpuless;               /**< CPU-less nodes in interleave-all (site opt-in) */
     bool have_preferred_many;           /**< the kernel supports MPOL_PREFERRED_MANY */
 };
 
@@ -81,7 +81,9 @@ NP_API void np_placement_fini(struct np_placement *placement);
 /**
  * Decide the memory policy. Never fails for lack of a sensible answer: when the nodes the
  * policy wants and the allowed nodes do not meet, the result is NP_MODE_DEFAULT with the
- * reason saying so.
+ * reason saying so. CPU-less memory nodes are never local to a CPU, so local, local-strict and
+ * interleave (the nodes of the CPUs) never use them; include_cpuless adds them to
+ * interleave-all only. Nodes without memory are never chosen.
  * @return 0, or -EINVAL (NULL arguments), -ENOMEM
  */
 NP_API int np_place(const struct np_topology *topo, const struct np_place_input *input,
@@ -89,7 +91,9 @@ NP_API int np_place(const struct np_topology *topo, const struct np_place_input 
 
 /**
  * Apply a placement to the calling thread with set_mempolicy (MPOL_DEFAULT resets). The
- * policy survives exec and is inherited by children.
+ * policy survives exec and is inherited by children. Nothing is substituted silently: when
+ * the kernel refuses MPOL_PREFERRED_MANY (EINVAL before Linux 5.15) the result is -EINVAL with
+ * @p err saying so, and the caller may place again with have_preferred_many false.
  * @return 0, or a negative errno from set_mempolicy with @p err saying which call failed
  */
 NP_API int np_placement_apply(const struct np_placement *placement, struct np_err *err);

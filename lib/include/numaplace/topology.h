@@ -5,6 +5,8 @@
  * description for tests) and is then read-only: every query is safe from several threads.
  * Node numbers are OS indexes (what set_mempolicy and /sys use), CPU numbers are OS
  * processor indexes (what sched_getaffinity uses). Sets are hwloc bitmaps indexed that way.
+ * It is the whole machine, not narrowed to the caller's cgroup (slurmstepd runs inside the
+ * step's cpuset): what a task may use comes separately, from its affinity and cpuset.mems.
  */
 #ifndef NUMAPLACE_TOPOLOGY_H
 #define NUMAPLACE_TOPOLOGY_H
@@ -21,7 +23,11 @@ extern "C" {
 #endif
 
 enum np_topology_source_kind {
-    NP_TOPOLOGY_LIVE,      /**< this machine; `arg` is a filesystem root or NULL for "/" */
+    /** this machine; `arg` is a filesystem root (a captured tree) or NULL/""/"/" for the real
+     *  one. hwloc 2.x reads a root only from the environment, so HWLOC_FSROOT is set for the
+     *  duration of the load: do not load a rooted topology while another thread reads the
+     *  environment. A root that is not a Linux /sys tree fails (-ENOENT, -EIO). */
+    NP_TOPOLOGY_LIVE,
     NP_TOPOLOGY_XML,       /**< `arg` is the path of an hwloc XML export (lstopo foo.xml) */
     NP_TOPOLOGY_SYNTHETIC, /**< `arg` is an hwloc synthetic description ("pack:2 numa:2 ...") */
 };
