@@ -62,11 +62,14 @@ if [ "$use_plugin" = 1 ]; then
   srun -n1 --numa-policy=help true
 fi
 
+# The step's shape: two one-CPU tasks here; in the 4-node guest, one two-CPU task per node
+# (scripts/main-job sets NUMAPLACE_DEMO_STEP="-n4 -c2"), where the policies visibly differ.
+read -r -a step_shape <<<"${NUMAPLACE_DEMO_STEP:--n2}"
 for policy in none local local-strict interleave interleave-all; do
   opt=$(policy_opt "$policy")
-  section "$policy: srun -n2 ${opt:-(plugin off, no option)} numa_probe --touch 16"
+  section "$policy: srun ${step_shape[*]} ${opt:-(plugin off, no option)} numa_probe --touch 16"
   # shellcheck disable=SC2086 # $opt is one option or nothing
-  srun -n2 $opt "$NP_PROBE" --touch 16 2>&1 | show_tasks
+  srun "${step_shape[@]}" $opt "$NP_PROBE" --touch 16 2>&1 | show_tasks
 done
 
 if [ "$use_plugin" = 1 ]; then
