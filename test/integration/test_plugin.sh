@@ -82,6 +82,16 @@ job_count() {
   scontrol -o show jobs 2>/dev/null | grep -c JobId
 }
 
+np_case "the module exports only the SPANK entry points and plugin identification"
+exported=$(nm -D --defined-only "$NP_PLUGIN" | awk '{ print $3 }' | sort)
+np_out=$exported
+np_expect_match "^slurm_spank_task_init$"
+np_expect_match "^plugin_name$"
+np_expect_no_match "^np_|^hwloc_|^json_"
+others=$(grep -vE '^(slurm_spank_|plugin_)' <<<"$exported" | tr '\n' ' ')
+[ -z "${others// /}" ] || np_fail "other symbols exported: $others"
+np_end_case
+
 np_cluster_start "optional $NP_PLUGIN"
 
 for policy in none local local-strict interleave interleave-all; do
