@@ -1,5 +1,6 @@
 /* Moving a process's memory between nodes, rate-limited (see numaplace/migrate.h). */
 #include "numaplace/migrate.h"
+#include "numaplace/numa_maps.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -187,6 +188,31 @@ struct vma {
     uint64_t on_src;
 };
 
+struct vma_list {
+    struct vma *vmas;
+    size_t n, cap;
+    int src;
+    size_t base_page;
+};
+
+static int collect_vma(const struct np_numa_mapping *m, void *arg)
+{
+    struct vma_list *l = arg;
+    const unsigned long long pages = l->src < NP_NUMA_MAPS_MAX_NODES ? m->pages[l->src] : 0;
+
+    if (pages == 0)
+        return 0;
+    if (l->n == l->cap) {
+        struct vma *grown = realloc(l->vmas, (l->cap = l->cap ? l->cap * 2 : 64) * sizeof(*grown));
+        if (!grown)
+            return -ENOMEM;
+        l->vmas = grown;
+    }
+    /* numa_maps counts pages of the mapping's own size (huge pages for hugetlbfs). */
+    l->vmas[l->n++] = (struct vma){m->start, 0, pages * (m->page_kb * 1024 / l->base_page)};
+    return 0;
+}
+
 /*
  * The mappings that hold pages on @p src: numa_maps says which (and how many), maps says where
  * they end. Walking only these, and each only until its pages are found, keeps a move cheap in
@@ -197,53 +223,20 @@ static long find_vmas(pid_t pid, const char *root, int src, size_t base_page, st
                       struct np_err *err)
 {
     char path[4096], line[8192];
-    struct vma *vmas = NULL;
-    size_t n = 0, cap = 0;
+    struct vma_list l = {.src = src, .base_page = base_page};
     FILE *f;
+    int rc = np_numa_maps_each(root, pid, collect_vma, &l, NULL, err);
 
     *out = NULL;
-    snprintf(path, sizeof(path), "%s/proc/%d/numa_maps", root && *root ? root : "", (int)pid);
-    f = fopen(path, "re");
-    if (!f) {
-        if (errno == ENOENT || errno == ESRCH)
-            return -ESRCH;
-        return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    if (rc < 0) {
+        free(l.vmas);
+        return rc == -ENOMEM ? np_err_set(err, rc, "out of memory listing mappings") : rc;
     }
-    while (fgets(line, sizeof(line), f)) {
-        uintptr_t start;
-        unsigned long long pages = 0, kpage_kb = base_page / 1024;
-        char *save = NULL;
-
-        if (sscanf(line, "%" SCNxPTR, &start) != 1)
-            continue;
-        for (char *tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-            unsigned node;
-            unsigned long long count;
-            if (sscanf(tok, "N%u=%llu", &node, &count) == 2 && (int)node == src)
-                pages = count;
-            else
-                sscanf(tok, "kernelpagesize_kB=%llu", &kpage_kb);
-        }
-        if (pages == 0)
-            continue;
-        if (n == cap) {
-            struct vma *grown = realloc(vmas, (cap = cap ? cap * 2 : 64) * sizeof(*vmas));
-            if (!grown) {
-                free(vmas);
-                fclose(f);
-                return np_err_set(err, -ENOMEM, "out of memory listing mappings");
-            }
-            vmas = grown;
-        }
-        /* numa_maps counts pages of the mapping's own size (huge pages for hugetlbfs). */
-        vmas[n++] = (struct vma){start, 0, pages * (kpage_kb * 1024 / base_page)};
-    }
-    fclose(f);
-
+    /* numa_maps has no end addresses: maps does. */
     snprintf(path, sizeof(path), "%s/proc/%d/maps", root && *root ? root : "", (int)pid);
     f = fopen(path, "re");
     if (!f) {
-        free(vmas);
+        free(l.vmas);
         return errno == ENOENT || errno == ESRCH
                    ? -ESRCH
                    : np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
@@ -252,13 +245,13 @@ static long find_vmas(pid_t pid, const char *root, int src, size_t base_page, st
         uintptr_t start, end;
         if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR, &start, &end) != 2)
             continue;
-        for (size_t i = 0; i < n; i++)
-            if (vmas[i].start == start)
-                vmas[i].end = end;
+        for (size_t i = 0; i < l.n; i++)
+            if (l.vmas[i].start == start)
+                l.vmas[i].end = end;
     }
     fclose(f);
-    *out = vmas;
-    return (long)n;
+    *out = l.vmas;
+    return (long)l.n;
 }
 
 static double density(const struct vma *v)
