@@ -1,0 +1,60 @@
+/*
+ * numaplace/procfs.h - per-process figures from /proc/<pid>/stat and /proc/<pid>/status.
+ *
+ * Every reader takes a filesystem root (NULL or "" = "/"), so tests read captured trees. A
+ * process that vanishes between calls is -ESRCH, never a crash.
+ */
+#ifndef NUMAPLACE_PROCFS_H
+#define NUMAPLACE_PROCFS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "numaplace/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** From /proc/<pid>/stat (see proc(5)). CPU times in clock ticks (sysconf(_SC_CLK_TCK)). */
+struct np_proc_stat {
+    pid_t pid, ppid;
+    char comm[64]; /**< the name between the first '(' and the last ')', truncated */
+    char state;
+    uint64_t minflt, majflt;
+    uint64_t utime_ticks, stime_ticks;
+    long num_threads;
+    uint64_t starttime_ticks;
+    uint64_t rss_pages;
+    int processor; /**< the CPU it last ran on */
+};
+
+/**
+ * Parse one stat line (the comm may hold spaces and parentheses: it ends at the LAST ')').
+ * @return 0, or -EINVAL naming what was wrong
+ */
+NP_API int np_proc_stat_parse(const char *line, struct np_proc_stat *out, struct np_err *err);
+
+/** Read /proc/<pid>/stat under @p root. @return 0, -ESRCH, -EINVAL, -errno */
+NP_API int np_proc_stat_read(const char *root, pid_t pid, struct np_proc_stat *out,
+                             struct np_err *err);
+
+/** From /proc/<pid>/status: the fields the helper needs. Missing fields stay 0 / "". */
+struct np_proc_status {
+    pid_t tgid, ppid;
+    uid_t uid; /**< real uid */
+    uint64_t vm_rss_kb;
+    uint64_t voluntary_ctxt_switches, nonvoluntary_ctxt_switches;
+    char cpus_allowed_list[256];
+    char mems_allowed_list[256];
+};
+
+/** Read /proc/<pid>/status under @p root. @return 0, -ESRCH, -errno */
+NP_API int np_proc_status_read(const char *root, pid_t pid, struct np_proc_status *out,
+                               struct np_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_PROCFS_H */

@@ -1,0 +1,117 @@
+/* Per-process figures from /proc (see numaplace/procfs.h). */
+#include "numaplace/procfs.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int np_proc_stat_parse(const char *line, struct np_proc_stat *out, struct np_err *err)
+{
+    const char *open = strchr(line, '(');
+    const char *close = strrchr(line, ')');
+    long pid;
+
+    memset(out, 0, sizeof(*out));
+    if (!open || !close || close < open || sscanf(line, "%ld", &pid) != 1)
+        return np_err_set(err, -EINVAL, "malformed /proc stat line: no '(comm)' after the pid");
+    out->pid = (pid_t)pid;
+    snprintf(out->comm, sizeof(out->comm), "%.*s", (int)(close - open - 1), open + 1);
+    /* Fields 3.. after the comm: state ppid pgrp session tty tpgid flags minflt cminflt majflt
+     * cmajflt utime stime cutime cstime priority nice num_threads itrealvalue starttime vsize
+     * rss ... processor (39th field). */
+    {
+        int ppid = 0;
+        unsigned long long minflt = 0, majflt = 0, utime = 0, stime = 0, start = 0, rss = 0;
+        long threads = 0;
+        int processor = -1;
+        const int n =
+            sscanf(close + 1,
+                   " %c %d %*d %*d %*d %*d %*u %llu %*u %llu %*u %llu %llu %*d %*d %*d %*d %ld "
+                   "%*d %llu %*u %llu %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*d %d",
+                   &out->state, &ppid, &minflt, &majflt, &utime, &stime, &threads, &start, &rss,
+                   &processor);
+        if (n < 9)
+            return np_err_set(err, -EINVAL,
+                              "malformed /proc stat line for pid %ld: %d of the fields after "
+                              "the comm parsed",
+                              pid, n);
+        out->ppid = (pid_t)ppid;
+        out->minflt = minflt;
+        out->majflt = majflt;
+        out->utime_ticks = utime;
+        out->stime_ticks = stime;
+        out->num_threads = threads;
+        out->starttime_ticks = start;
+        out->rss_pages = rss;
+        out->processor = n >= 10 ? processor : -1;
+    }
+    return 0;
+}
+
+static FILE *open_proc(const char *root, pid_t pid, const char *file, char *path, size_t len,
+                       int *rc, struct np_err *err)
+{
+    FILE *f;
+
+    snprintf(path, len, "%s/proc/%d/%s", root && *root ? root : "", (int)pid, file);
+    f = fopen(path, "re");
+    if (!f)
+        *rc = errno == ENOENT || errno == ESRCH
+                  ? np_err_set(err, -ESRCH, "no process %d (%s)", (int)pid, path)
+                  : np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    return f;
+}
+
+int np_proc_stat_read(const char *root, pid_t pid, struct np_proc_stat *out, struct np_err *err)
+{
+    char path[4096], line[2048];
+    int rc = 0;
+    FILE *f = open_proc(root, pid, "stat", path, sizeof(path), &rc, err);
+
+    if (!f)
+        return rc;
+    if (!fgets(line, sizeof(line), f))
+        rc = np_err_set(err, -EINVAL, "%s is empty", path);
+    else
+        rc = np_proc_stat_parse(line, out, err);
+    fclose(f);
+    return rc;
+}
+
+int np_proc_status_read(const char *root, pid_t pid, struct np_proc_status *out, struct np_err *err)
+{
+    char path[4096], line[1024];
+    int rc = 0;
+    FILE *f = open_proc(root, pid, "status", path, sizeof(path), &rc, err);
+
+    memset(out, 0, sizeof(*out));
+    if (!f)
+        return rc;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long long v;
+        long id;
+        line[strcspn(line, "\n")] = '\0';
+        if (sscanf(line, "Tgid: %ld", &id) == 1)
+            out->tgid = (pid_t)id;
+        else if (sscanf(line, "PPid: %ld", &id) == 1)
+            out->ppid = (pid_t)id;
+        else if (sscanf(line, "Uid: %ld", &id) == 1)
+            out->uid = (uid_t)id;
+        else if (sscanf(line, "VmRSS: %llu", &v) == 1)
+            out->vm_rss_kb = v;
+        else if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
+            out->voluntary_ctxt_switches = v;
+        else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+            out->nonvoluntary_ctxt_switches = v;
+        else if (strncmp(line, "Cpus_allowed_list:", 18) == 0)
+            snprintf(out->cpus_allowed_list, sizeof(out->cpus_allowed_list), "%s",
+                     line + 18 + strspn(line + 18, " \t"));
+        else if (strncmp(line, "Mems_allowed_list:", 18) == 0)
+            snprintf(out->mems_allowed_list, sizeof(out->mems_allowed_list), "%s",
+                     line + 18 + strspn(line + 18, " \t"));
+    }
+    fclose(f);
+    return 0;
+}

@@ -1,0 +1,90 @@
+/* /proc/<pid>/stat and status over fixtures and this process. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "np_test.h"
+#include "numaplace/procfs.h"
+
+static const struct {
+    const char *line;
+    int rc;
+    const char *comm;
+    char state;
+    uint64_t utime, stime;
+    long threads;
+    int processor;
+} stat_cases[] = {
+    {"300 (my (odd) name) R 1 300 300 0 -1 4194560 1234 0 5 0 250 75 0 0 20 0 3 0 987654 "
+     "10000000 2048 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0",
+     0, "my (odd) name", 'R', 250, 75, 3, 1},
+    {"42 (a b) S 1 42 42 0 -1 0 1 0 0 0 7 3 0 0 20 0 1 0 5 100 9 18446744073709551615 1 1 0 0 "
+     "0 0 0 0 0 0 0 0 17 0",
+     0, "a b", 'S', 7, 3, 1, 0},
+    {"7 ()) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0", 0, ")", 'Z', 0, 0, 1, -1},
+    {"9 (x) R 1 9", -EINVAL, "", 0, 0, 0, 0, 0},   /* truncated */
+    {"9 x R 1 9 9 0", -EINVAL, "", 0, 0, 0, 0, 0}, /* no comm */
+    {"", -EINVAL, "", 0, 0, 0, 0, 0},
+};
+
+START_TEST(test_stat_parse)
+{
+    struct np_proc_stat st;
+    struct np_err err = {0};
+
+    ck_assert_int_eq(np_proc_stat_parse(stat_cases[_i].line, &st, &err), stat_cases[_i].rc);
+    if (stat_cases[_i].rc) {
+        ck_assert_ptr_nonnull(strstr(err.msg, "malformed /proc stat line"));
+        return;
+    }
+    ck_assert_str_eq(st.comm, stat_cases[_i].comm);
+    ck_assert_int_eq(st.state, stat_cases[_i].state);
+    ck_assert_uint_eq(st.utime_ticks, stat_cases[_i].utime);
+    ck_assert_uint_eq(st.stime_ticks, stat_cases[_i].stime);
+    ck_assert_int_eq(st.num_threads, stat_cases[_i].threads);
+    ck_assert_int_eq(st.processor, stat_cases[_i].processor);
+}
+END_TEST
+
+START_TEST(test_read_fixture_and_self)
+{
+    struct np_proc_stat st;
+    struct np_proc_status ps;
+    struct np_err err = {0};
+    char root[4096];
+
+    snprintf(root, sizeof(root), "%s", np_test_fixture(""));
+    ck_assert_msg(np_proc_stat_read(root, 300, &st, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(st.minflt, 1234);
+    ck_assert_uint_eq(st.majflt, 5);
+    ck_assert_uint_eq(st.rss_pages, 2048);
+    ck_assert_uint_eq(st.starttime_ticks, 987654);
+    ck_assert_msg(np_proc_status_read(root, 300, &ps, &err) == 0, "%s", err.msg);
+    ck_assert_str_ne(ps.cpus_allowed_list, "");
+    ck_assert_str_ne(ps.mems_allowed_list, "");
+    ck_assert_uint_gt(ps.vm_rss_kb, 0);
+
+    ck_assert_int_eq(np_proc_stat_read(root, 99999, &st, &err), -ESRCH);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no process 99999"));
+    ck_assert_int_eq(np_proc_status_read(root, 99999, &ps, &err), -ESRCH);
+
+    ck_assert_int_eq(np_proc_stat_read(NULL, getpid(), &st, &err), 0);
+    ck_assert_int_eq(st.pid, getpid());
+    ck_assert_int_eq(st.ppid, getppid());
+    ck_assert_int_eq(np_proc_status_read(NULL, getpid(), &ps, &err), 0);
+    ck_assert_int_eq(ps.tgid, getpid());
+    ck_assert_uint_eq(ps.uid, getuid());
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("procfs");
+    TCase *tc = tcase_create("procfs");
+
+    tcase_add_loop_test(tc, test_stat_parse, 0, sizeof(stat_cases) / sizeof(stat_cases[0]));
+    tcase_add_test(tc, test_read_fixture_and_self);
+    suite_add_tcase(s, tc);
+    return np_test_run(s);
+}
