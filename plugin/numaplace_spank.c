@@ -35,8 +35,11 @@ static struct np_policy_request request; /* the user's --numa-policy, if given *
 static bool request_given;
 static enum np_sensitivity sensitivity; /* the user's --numa-sensitivity, if given */
 static bool sensitivity_given;
-static struct np_topology *topology; /* loaded in user_init, inherited by tasks */
+/* Per-step facts, found once in slurmstepd (user_init) and inherited by every task's fork. */
+static struct np_topology *topology;
 static char topology_error[NP_ERR_MSG_MAX];
+static hwloc_bitmap_t step_cpus; /* the step's CPUs on this host, NULL when unknown */
+static bool have_preferred_many; /* the kernel takes MPOL_PREFERRED_MANY */
 
 static int policy_option(int val, const char *value, int remote);
 static int sensitivity_option(int val, const char *value, int remote);
@@ -174,7 +177,6 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     struct np_err err = {0};
     int rc;
 
-    (void)sp;
     (void)ac;
     (void)av;
     if (topology)
@@ -185,6 +187,20 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
         snprintf(topology_error, sizeof(topology_error), "%s", err.msg);
         slurm_error("numaplace: %s; tasks keep the kernel default memory policy", err.msg);
         return site.fail_on_error ? ESPANK_ERROR : ESPANK_SUCCESS;
+    }
+    /* libnuma's probe sets and restores a policy: once per step, not once per task. */
+    have_preferred_many = np_kernel_has_preferred_many();
+    {
+        char *cores = NULL;
+        step_cpus = hwloc_bitmap_alloc();
+        if (step_cpus &&
+            (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores ||
+             np_topology_cores_to_cpus(topology, cores, step_cpus, &err) < 0)) {
+            if (cores)
+                slurm_info("numaplace: %s; interleave uses each task's CPUs", err.msg);
+            hwloc_bitmap_free(step_cpus);
+            step_cpus = NULL;
+        }
     }
     return ESPANK_SUCCESS;
 }
@@ -283,10 +299,9 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     struct np_placement placement;
     struct np_err err = {0};
     enum np_sensitivity sens;
-    hwloc_bitmap_t cpus = hwloc_bitmap_alloc(), step = hwloc_bitmap_alloc();
+    hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
     hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
     char nodes_text[128] = "", cpus_text[128] = "", host[64] = "?", note[2 * NP_ERR_MSG_MAX] = "";
-    char *cores = NULL;
     const bool verbose = site.verbose || (request_given && request.verbose);
     bool downgraded, refuse = false;
     int taskid = -1, rc = 0;
@@ -295,7 +310,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     (void)av;
     spank_get_item(sp, S_TASK_GLOBAL_ID, &taskid);
     gethostname(host, sizeof(host) - 1);
-    if (np_placement_init(&placement) < 0 || !cpus || !step || !allowed) {
+    if (np_placement_init(&placement) < 0 || !cpus || !allowed) {
         slurm_error("numaplace: out of memory");
         rc = site.fail_on_error ? -1 : 0;
         goto out;
@@ -344,14 +359,12 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
         goto out;
     }
     in.task_cpus = cpus;
-    if (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) == ESPANK_SUCCESS && cores && topology &&
-        np_topology_cores_to_cpus(topology, cores, step, NULL) == 0 &&
-        hwloc_bitmap_intersects(step, cpus))
-        in.step_cpus = step;
+    if (step_cpus && hwloc_bitmap_intersects(step_cpus, cpus))
+        in.step_cpus = step_cpus;
     if (np_mems_allowed(allowed, NULL) == 0)
         in.mems_allowed = allowed;
     in.include_cpuless = site.include_cpuless;
-    in.have_preferred_many = np_kernel_has_preferred_many();
+    in.have_preferred_many = have_preferred_many;
 
     if (in.policy == NP_POLICY_NONE) {
         np_place(topology, &in, &placement); /* explains itself; applies nothing */
@@ -386,7 +399,6 @@ report:
 out:
     np_placement_fini(&placement);
     hwloc_bitmap_free(cpus);
-    hwloc_bitmap_free(step);
     hwloc_bitmap_free(allowed);
     return refuse ? -1 : rc;
 }
@@ -398,6 +410,8 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     (void)av;
     np_topology_free(topology);
     topology = NULL;
+    hwloc_bitmap_free(step_cpus);
+    step_cpus = NULL;
     np_site_config_fini(&site);
     site_ready = false;
     return 0;
