@@ -115,3 +115,63 @@ int np_proc_status_read(const char *root, pid_t pid, struct np_proc_status *out,
     fclose(f);
     return 0;
 }
+
+int np_proc_cpu_counters(const char *root, const char *file, uint64_t *per_cpu, unsigned max_cpus,
+                         struct np_err *err)
+{
+    char path[4096];
+    char *line = NULL;
+    size_t cap = 0;
+    int columns[1024], ncols = 0, top = 0;
+    FILE *f;
+
+    memset(per_cpu, 0, max_cpus * sizeof(*per_cpu));
+    snprintf(path, sizeof(path), "%s/proc/%s", root && *root ? root : "", file);
+    f = fopen(path, "re");
+    if (!f)
+        return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    if (getline(&line, &cap, f) < 0) {
+        free(line);
+        fclose(f);
+        return np_err_set(err, -EINVAL, "%s is empty", path);
+    }
+    for (char *save = NULL, *tok = strtok_r(line, " \t\n", &save); tok && ncols < 1024;
+         tok = strtok_r(NULL, " \t\n", &save)) {
+        int cpu;
+        if (sscanf(tok, "CPU%d", &cpu) == 1 && cpu >= 0)
+            columns[ncols++] = cpu;
+    }
+    if (ncols == 0) {
+        free(line);
+        fclose(f);
+        return np_err_set(err, -EINVAL, "%s: no CPU columns in its header", path);
+    }
+    while (getline(&line, &cap, f) >= 0) {
+        char *p = strchr(line, ':');
+        uint64_t values[1024];
+        int n = 0;
+
+        if (!p)
+            continue;
+        for (p++; n < ncols; n++) {
+            char *end;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            if (*p < '0' || *p > '9')
+                break;
+            values[n] = strtoull(p, &end, 10);
+            p = end;
+        }
+        if (n < ncols)
+            continue; /* a global count (ERR, MIS), not one per CPU */
+        for (int c = 0; c < ncols; c++) {
+            if ((unsigned)columns[c] < max_cpus)
+                per_cpu[columns[c]] += values[c];
+            if (columns[c] + 1 > top)
+                top = columns[c] + 1;
+        }
+    }
+    free(line);
+    fclose(f);
+    return top;
+}

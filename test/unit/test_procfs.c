@@ -78,6 +78,37 @@ START_TEST(test_read_fixture_and_self)
 }
 END_TEST
 
+START_TEST(test_cpu_counters)
+{
+    uint64_t per_cpu[8];
+    struct np_err err = {0};
+    char root[4096];
+
+    /* Four online CPUs, 2 offline: columns map by the header, ERR/MIS are not per-CPU. */
+    snprintf(root, sizeof(root), "%s", np_test_fixture("irq4"));
+    ck_assert_int_eq(np_proc_cpu_counters(root, "interrupts", per_cpu, 8, &err), 5);
+    ck_assert_uint_eq(per_cpu[0], 36 + 1 + 100 + 0 + 1000);
+    ck_assert_uint_eq(per_cpu[1], 0 + 2 + 200 + 0 + 2000);
+    ck_assert_uint_eq(per_cpu[2], 0);
+    ck_assert_uint_eq(per_cpu[3], 3 + 300 + 3000);
+    ck_assert_uint_eq(per_cpu[4], 4 + 400 + 4000);
+    ck_assert_int_eq(np_proc_cpu_counters(root, "softirqs", per_cpu, 8, &err), 5);
+    ck_assert_uint_eq(per_cpu[0], 16);
+    ck_assert_uint_eq(per_cpu[4], 45);
+    /* A table smaller than the machine: CPUs past it are not written. */
+    ck_assert_int_eq(np_proc_cpu_counters(root, "softirqs", per_cpu, 2, &err), 5);
+    ck_assert_uint_eq(per_cpu[1], 25);
+
+    /* Captured from a two-CPU machine, and the live files. */
+    snprintf(root, sizeof(root), "%s", np_test_fixture(""));
+    ck_assert_int_eq(np_proc_cpu_counters(root, "interrupts", per_cpu, 8, &err), 2);
+    ck_assert_uint_gt(per_cpu[0] + per_cpu[1], 0);
+    ck_assert_int_ge(np_proc_cpu_counters(NULL, "softirqs", per_cpu, 8, &err), 1);
+    ck_assert_int_lt(np_proc_cpu_counters(root, "nonexistent", per_cpu, 8, &err), 0);
+    ck_assert_ptr_nonnull(strstr(err.msg, "cannot read"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("procfs");
@@ -85,6 +116,7 @@ int main(void)
 
     tcase_add_loop_test(tc, test_stat_parse, 0, sizeof(stat_cases) / sizeof(stat_cases[0]));
     tcase_add_test(tc, test_read_fixture_and_self);
+    tcase_add_test(tc, test_cpu_counters);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

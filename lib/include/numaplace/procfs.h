@@ -53,6 +53,17 @@ struct np_proc_status {
 NP_API int np_proc_status_read(const char *root, pid_t pid, struct np_proc_status *out,
                                struct np_err *err);
 
+/**
+ * Per-CPU totals of /proc/interrupts or /proc/softirqs (@p file: "interrupts" or "softirqs")
+ * under @p root: every per-CPU line summed, columns mapped by the "CPUn" header (offline CPUs
+ * leave gaps). Lines without a count per CPU (ERR, MIS) are not per-CPU and are left out.
+ * The OS-interference figure of a job is the delta of these over its CPUs.
+ * @param per_cpu caller array of @p max_cpus counters, zeroed and filled by CPU number
+ * @return the highest CPU number seen + 1, or -ENOENT / -EINVAL / -errno with @p err
+ */
+NP_API int np_proc_cpu_counters(const char *root, const char *file, uint64_t *per_cpu,
+                                unsigned max_cpus, struct np_err *err);
+
 #ifdef __cplusplus
 }
 #endif
