@@ -9,6 +9,10 @@
  *   remote (slurmstepd): user_init loads the topology once per step (tasks inherit it across
  *     fork); task_init, in each task after Slurm's CPU and memory binding and before exec, reads
  *     the task's real CPUs, decides, applies set_mempolicy, and exports what was applied.
+ *   helper (numaplaced, docs/protocol.md): slurmstepd registers each task after fork (root, so
+ *     trusted), the task reports what it got before exec, and slurmstepd ends the step at exit.
+ *     Every call has a short bounded timeout; a helper that is down or slow costs one log line
+ *     per step and never holds up or fails the launch.
  * Own trouble (no topology, a refused system call) is logged and the task runs with the kernel
  * default, unless the site set on_error=fail. The node is never drained over it.
  */
@@ -24,6 +28,7 @@
 #include <slurm/spank.h>
 
 #include "numaplace/placement.h"
+#include "numaplace/protocol.h"
 #include "numaplace/siteconf.h"
 #include "numaplace/topology.h"
 
@@ -40,6 +45,8 @@ static struct np_topology *topology;
 static char topology_error[NP_ERR_MSG_MAX];
 static hwloc_bitmap_t step_cpus; /* the step's CPUs on this host, NULL when unknown */
 static bool have_preferred_many; /* the kernel takes MPOL_PREFERRED_MANY */
+static bool helper_registered;   /* slurmstepd registered at least one task of this step */
+static bool helper_warned;       /* the one log line per step about an unreachable helper */
 
 static int policy_option(int val, const char *value, int remote);
 static int sensitivity_option(int val, const char *value, int remote);
@@ -292,6 +299,101 @@ static int resolve_sensitivity(spank_t sp, enum np_sensitivity *out, bool *downg
     return 0;
 }
 
+static bool helper_enabled(void)
+{
+    return site_ready && site.helper_socket && strcmp(site.helper_socket, "none") != 0;
+}
+
+/* One request to numaplaced, bounded by helper_timeout_ms. @return 0 or -errno. */
+static int helper_call(const struct np_request *req, struct np_err *err)
+{
+    char *line = np_proto_encode(req);
+    json_t *reply = NULL;
+    int rc;
+
+    if (!line)
+        return np_err_set(err, -ENOMEM, "out of memory");
+    rc = np_proto_call(site.helper_socket, line, site.helper_timeout_ms, &reply, err);
+    free(line);
+    json_decref(reply);
+    return rc;
+}
+
+/* The step's class without telling the user (task_init does that): for the helper. */
+static enum np_sensitivity quiet_sensitivity(spank_t sp)
+{
+    uid_t uid = 0;
+    gid_t gid = 0;
+    enum np_sensitivity sens = sensitivity_given ? sensitivity : site.default_sensitivity;
+
+    if (sens != NP_SENSITIVITY_HIGH || !sensitivity_given)
+        return sens;
+    if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS ||
+        !np_site_config_may_claim_high(&site, uid, gid))
+        return NP_SENSITIVITY_LOW;
+    return sens;
+}
+
+/* In slurmstepd (root) after each task's fork, before it may exec: register it with the helper
+ * so its counters start with the task. */
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+    struct np_request req = {.op = NP_OP_REGISTER};
+    struct np_err err = {0};
+    uint32_t job = 0, step = 0;
+    pid_t pid = 0;
+
+    (void)ac;
+    (void)av;
+    if (spank_context() != S_CTX_REMOTE || !helper_enabled())
+        return 0;
+    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_UID, &req.reg.uid) != ESPANK_SUCCESS)
+        return 0;
+    spank_get_item(sp, S_JOB_GID, &req.reg.gid);
+    spank_get_item(sp, S_TASK_GLOBAL_ID, &req.reg.task_id);
+    req.reg.job_id = job;
+    req.reg.step_id = step;
+    req.reg.pid = pid;
+    if (step_cpus)
+        hwloc_bitmap_list_snprintf(req.reg.cpus, sizeof(req.reg.cpus), step_cpus);
+    snprintf(req.reg.policy_requested, sizeof(req.reg.policy_requested), "%s",
+             np_policy_name(request_given && request.policy_given ? request.policy
+                                                                  : site.default_policy));
+    snprintf(req.reg.sensitivity, sizeof(req.reg.sensitivity), "%s",
+             np_sensitivity_name(quiet_sensitivity(sp)));
+    if (helper_call(&req, &err) == 0) {
+        helper_registered = true;
+    } else if (!helper_warned) {
+        helper_warned = true;
+        slurm_info("numaplace: job %u step %u: helper not reached (%s); placement applies, the "
+                   "step is not monitored",
+                   job, step, err.msg);
+    }
+    return 0;
+}
+
+/* In the task, before exec: tell the helper what this task got (it may speak for itself only). */
+static void helper_applied(spank_t sp, const char *policy, const char *mode, const char *nodes,
+                           const char *cpus)
+{
+    struct np_request req = {.op = NP_OP_APPLIED};
+    struct np_err err = {0};
+
+    if (!helper_enabled() || spank_get_item(sp, S_JOB_ID, &req.applied.job_id) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_STEPID, &req.applied.step_id) != ESPANK_SUCCESS)
+        return;
+    req.applied.pid = getpid();
+    snprintf(req.applied.policy, sizeof(req.applied.policy), "%s", policy);
+    snprintf(req.applied.mode, sizeof(req.applied.mode), "%s", mode);
+    snprintf(req.applied.nodes, sizeof(req.applied.nodes), "%s", nodes);
+    snprintf(req.applied.cpus, sizeof(req.applied.cpus), "%s", cpus);
+    helper_call(&req, &err); /* slurmstepd already logged an unreachable helper */
+}
+
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
     const uint64_t start = now_us();
@@ -385,6 +487,12 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
                               : in.policy));
     export(sp, "NUMAPLACE_MODE", np_mode_name(placement.mode));
     export(sp, "NUMAPLACE_NODES", nodes_text);
+    hwloc_bitmap_list_snprintf(cpus_text, sizeof(cpus_text), cpus);
+    helper_applied(sp,
+                   np_policy_name(placement.mode == NP_MODE_DEFAULT && in.policy != NP_POLICY_NONE
+                                      ? NP_POLICY_NONE
+                                      : in.policy),
+                   np_mode_name(placement.mode), nodes_text, cpus_text);
 report:
     if (verbose) {
         hwloc_bitmap_list_snprintf(cpus_text, sizeof(cpus_text), cpus);
@@ -405,9 +513,20 @@ out:
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
-    (void)sp;
     (void)ac;
     (void)av;
+    if (spank_context() == S_CTX_REMOTE && helper_registered && helper_enabled()) {
+        /* slurmstepd at the step's end: the helper writes the step's report now. */
+        struct np_request req = {.op = NP_OP_STEP_END};
+        struct np_err err = {0};
+        if (spank_get_item(sp, S_JOB_ID, &req.job_id) == ESPANK_SUCCESS &&
+            spank_get_item(sp, S_JOB_STEPID, &req.step_id) == ESPANK_SUCCESS &&
+            helper_call(&req, &err) < 0)
+            slurm_info("numaplace: job %u step %u: could not tell the helper the step ended "
+                       "(%s); it ends the step itself when the tasks are gone",
+                       req.job_id, req.step_id, err.msg);
+        helper_registered = false;
+    }
     np_topology_free(topology);
     topology = NULL;
     hwloc_bitmap_free(step_cpus);

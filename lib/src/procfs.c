@@ -1,6 +1,7 @@
 /* Per-process figures from /proc (see numaplace/procfs.h). */
 #include "numaplace/procfs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -174,4 +175,109 @@ int np_proc_cpu_counters(const char *root, const char *file, uint64_t *per_cpu, 
     free(line);
     fclose(f);
     return top;
+}
+
+int np_proc_cpu_busy(const char *root, uint64_t *busy_ticks, unsigned max_cpus, struct np_err *err)
+{
+    char path[4096], line[512];
+    int top = 0;
+    FILE *f;
+
+    memset(busy_ticks, 0, max_cpus * sizeof(*busy_ticks));
+    snprintf(path, sizeof(path), "%s/proc/stat", root && *root ? root : "");
+    f = fopen(path, "re");
+    if (!f)
+        return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long long user, nice, sys, idle, iowait, irq, softirq;
+        unsigned cpu;
+
+        if (strncmp(line, "cpu", 3) != 0 || line[3] < '0' || line[3] > '9')
+            continue;
+        if (sscanf(line + 3, "%u %llu %llu %llu %llu %llu %llu %llu", &cpu, &user, &nice, &sys,
+                   &idle, &iowait, &irq, &softirq) != 8) {
+            fclose(f);
+            return np_err_set(err, -EINVAL, "%s: malformed line \"%.40s\"", path, line);
+        }
+        if (cpu < max_cpus)
+            busy_ticks[cpu] = user + nice + sys + irq + softirq;
+        if ((int)cpu + 1 > top)
+            top = (int)cpu + 1;
+    }
+    fclose(f);
+    if (top == 0)
+        return np_err_set(err, -EINVAL, "%s has no per-CPU lines", path);
+    return top;
+}
+
+int np_proc_children(const char *root, pid_t pid, pid_t *out, unsigned max, struct np_err *err)
+{
+    char path[4096];
+    struct dirent *de;
+    unsigned found = 0;
+    DIR *dir;
+
+    snprintf(path, sizeof(path), "%s/proc/%d/task", root && *root ? root : "", (int)pid);
+    dir = opendir(path);
+    if (!dir)
+        return errno == ENOENT
+                   ? np_err_set(err, -ESRCH, "no process %d (%s)", (int)pid, path)
+                   : np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    while ((de = readdir(dir))) {
+        char file[4400];
+        long child;
+        FILE *f;
+
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        snprintf(file, sizeof(file), "%s/%s/children", path, de->d_name);
+        f = fopen(file, "re");
+        if (!f)
+            continue; /* the thread ended meanwhile */
+        while (fscanf(f, "%ld", &child) == 1) {
+            if (found < max)
+                out[found] = (pid_t)child;
+            found++;
+        }
+        fclose(f);
+    }
+    closedir(dir);
+    return (int)found;
+}
+
+int np_proc_ctxt_switches(const char *root, pid_t pid, uint64_t *voluntary, uint64_t *involuntary,
+                          struct np_err *err)
+{
+    char path[4096];
+    struct dirent *de;
+    DIR *dir;
+
+    *voluntary = *involuntary = 0;
+    snprintf(path, sizeof(path), "%s/proc/%d/task", root && *root ? root : "", (int)pid);
+    dir = opendir(path);
+    if (!dir)
+        return errno == ENOENT
+                   ? np_err_set(err, -ESRCH, "no process %d (%s)", (int)pid, path)
+                   : np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    while ((de = readdir(dir))) {
+        char file[4400], line[256];
+        FILE *f;
+
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        snprintf(file, sizeof(file), "%s/%s/status", path, de->d_name);
+        f = fopen(file, "re");
+        if (!f)
+            continue; /* the thread ended meanwhile */
+        while (fgets(line, sizeof(line), f)) {
+            unsigned long long v;
+            if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
+                *voluntary += v;
+            else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+                *involuntary += v;
+        }
+        fclose(f);
+    }
+    closedir(dir);
+    return 0;
 }

@@ -254,8 +254,8 @@ static int apply_one(struct np_site_config *cfg, const char *arg, const struct n
             goto bad_value;
         }
     } else if (strcmp(key, "helper_socket") == 0) {
-        if (value[0] != '/') {
-            accepted = "an absolute path to the helper's Unix socket";
+        if (value[0] != '/' && strcmp(value, "none") != 0) {
+            accepted = "an absolute path to the helper's Unix socket, or none";
             goto bad_value;
         }
         return replace_string(&cfg->helper_socket, value);

@@ -15,6 +15,11 @@
 #   np_at_exit CMD                        run CMD (eval'd) at exit, before the cluster stops
 #   np_node_idle                          true when the node is idle
 #   np_wait_for SECONDS CMD...            poll CMD until it succeeds, at most SECONDS
+# Helper (numaplaced, every path in $np_dir/helper; the cluster's stop stops it too):
+#   np_helper_start [--KEY=VALUE...]     start numaplaced in the foreground, wait until it answers
+#   np_helper_stop                        SIGTERM it and wait (bounded)
+#   np_helper_plugstack [ARG...]          the plugstack line that loads the plugin talking to it
+#   np_numaplace ARGS...                  the numaplace command pointed at this helper
 # Users:
 #   np_test_user_ensure NAME              create an unprivileged user (idempotent)
 #   np_run_as NAME CMD...                 run CMD as NAME with the cluster's SLURM_CONF
@@ -42,7 +47,11 @@ NUMAPLACE_BUILD=${NUMAPLACE_BUILD:-$NUMAPLACE_SOURCE/build}
 export NUMAPLACE_SOURCE NUMAPLACE_BUILD
 NP_PLUGIN=${NUMAPLACE_PLUGIN:-$NUMAPLACE_BUILD/plugin/numaplace.so}
 NP_PROBE=${NUMAPLACE_PROBE:-$NUMAPLACE_BUILD/test/numa_probe}
-export NP_PLUGIN NP_PROBE
+NP_WORKLOAD=${NUMAPLACE_WORKLOAD:-$NUMAPLACE_BUILD/test/np_workload}
+NP_HELPER=${NUMAPLACE_HELPER:-$NUMAPLACE_BUILD/helper/numaplaced}
+NP_CLI=${NUMAPLACE_CLI:-$NUMAPLACE_BUILD/helper/numaplace}
+export NP_PLUGIN NP_PROBE NP_WORKLOAD NP_HELPER NP_CLI
+np_helper_pid=""
 np_passed=0
 np_failed=0
 np_dir=""
@@ -236,6 +245,7 @@ np_kill_wait() { # np_kill_wait PID...: TERM, up to 5 s, then KILL
 }
 
 np_cluster_restart_slurmd() {
+  np_helper_stop
   np_kill_wait "$(cat "$np_dir/slurmd.pid" 2>/dev/null)" "$np_slurmd_pid"
   np_slurmd_start
 }
@@ -262,6 +272,39 @@ np_cluster_pids() {
   { pgrep -f -- "$np_dir/" || true; np_step_pids; } | sort -un
 }
 
+np_helper_plugstack() {
+  echo "optional $NP_PLUGIN helper_socket=$np_dir/helper/numaplaced.sock helper_timeout_ms=500 $*"
+}
+
+np_numaplace() {
+  "$NP_CLI" --socket "$np_dir/helper/numaplaced.sock" --spool "$np_dir/helper/spool" "$@"
+}
+
+np_helper_answers() {
+  "$NP_CLI" --socket "$np_dir/helper/numaplaced.sock" ping
+}
+
+np_helper_start() {
+  [ -n "$np_dir" ] || np_die "no cluster: call np_cluster_start first"
+  [ -x "$NP_HELPER" ] || np_die "numaplaced not built at $NP_HELPER"
+  mkdir -p "$np_dir/helper"
+  [ -e "$np_dir/helper/numaplaced.conf" ] || echo "# flags from test/integration/lib.sh" >"$np_dir/helper/numaplaced.conf"
+  "$NP_HELPER" --config="$np_dir/helper/numaplaced.conf" --socket="$np_dir/helper/numaplaced.sock" \
+    --state_dir="$np_dir/helper/state" --spool_dir="$np_dir/helper/spool" \
+    --pid_file="$np_dir/helper/numaplaced.pid" --log="$np_dir/helper/numaplaced.log" \
+    --log_level=debug --housekeeping_cpus=none "$@" >>"$np_dir/helper/numaplaced.out" 2>&1 &
+  np_helper_pid=$!
+  np_wait_for 15 np_helper_answers ||
+    np_die "numaplaced did not answer within 15 s: $(tail -20 "$np_dir/helper/numaplaced.log" "$np_dir/helper/numaplaced.out" 2>/dev/null)"
+}
+
+np_helper_stop() {
+  [ -n "$np_helper_pid" ] || return 0
+  np_kill_wait "$np_helper_pid"
+  wait "$np_helper_pid" 2>/dev/null || true
+  np_helper_pid=""
+}
+
 np_no_jobs() {
   [ -z "$(squeue -h -o %i 2>/dev/null)" ]
 }
@@ -280,6 +323,7 @@ np_cluster_stop() {
       np_wait_for 10 np_no_jobs || true
     fi
   fi
+  np_helper_stop
   np_kill_wait "$(cat "$np_dir/slurmd.pid" 2>/dev/null)" "$np_slurmd_pid"
   np_kill_wait "$(cat "$np_dir/slurmctld.pid" 2>/dev/null)" "$np_ctld_pid"
   np_kill_wait "$(cat "$np_dir/munge/munged.pid" 2>/dev/null)"

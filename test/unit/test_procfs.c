@@ -1,5 +1,8 @@
 /* /proc/<pid>/stat and status over fixtures and this process. */
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -109,6 +112,61 @@ START_TEST(test_cpu_counters)
 }
 END_TEST
 
+START_TEST(test_cpu_busy_children_switches)
+{
+    uint64_t busy[8];
+    struct np_err err = {0};
+    char root[4096];
+    pid_t kids[4], found[8];
+    uint64_t vol = 0, invol = 0;
+    int n;
+
+    /* user + nice + system + irq + softirq; offline cpu2 stays 0; global line skipped */
+    snprintf(root, sizeof(root), "%s", np_test_fixture(""));
+    ck_assert_int_eq(np_proc_cpu_busy(root, busy, 8, &err), 4);
+    ck_assert_uint_eq(busy[0], 10651 + 5 + 2546 + 7 + 16);
+    ck_assert_uint_eq(busy[1], 12931 + 3565 + 48);
+    ck_assert_uint_eq(busy[2], 0);
+    ck_assert_uint_eq(busy[3], 100 + 50 + 1 + 2);
+    ck_assert_int_eq(np_proc_cpu_busy("/nonexistent", busy, 8, &err), -ENOENT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/proc/stat"));
+
+    /* Live: our children are found through /proc/<pid>/task/<tid>/children. */
+    for (int i = 0; i < 3; i++) {
+        kids[i] = fork();
+        ck_assert_int_ge(kids[i], 0);
+        if (kids[i] == 0) {
+            pause();
+            _exit(0);
+        }
+    }
+    n = np_proc_children(NULL, getpid(), found, 8, &err);
+    ck_assert_int_eq(n, 3);
+    for (int i = 0; i < 3; i++) {
+        bool seen = false;
+        for (int k = 0; k < n; k++)
+            seen = seen || found[k] == kids[i];
+        ck_assert_msg(seen, "child %d not listed", (int)kids[i]);
+    }
+    ck_assert_int_eq(np_proc_children(NULL, getpid(), found, 1, &err), 3); /* cut, but counted */
+    for (int i = 0; i < 3; i++) {
+        kill(kids[i], SIGKILL);
+        waitpid(kids[i], NULL, 0);
+    }
+    ck_assert_int_eq(np_proc_children(NULL, kids[0], found, 8, &err), -ESRCH);
+
+    /* Context switches summed over threads: sleeping voluntarily adds at least one. */
+    ck_assert_int_eq(np_proc_ctxt_switches(NULL, getpid(), &vol, &invol, &err), 0);
+    usleep(1000);
+    {
+        uint64_t vol2 = 0, invol2 = 0;
+        ck_assert_int_eq(np_proc_ctxt_switches(NULL, getpid(), &vol2, &invol2, &err), 0);
+        ck_assert_uint_gt(vol2, vol);
+    }
+    ck_assert_int_eq(np_proc_ctxt_switches(NULL, kids[0], &vol, &invol, &err), -ESRCH);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("procfs");
@@ -117,6 +175,7 @@ int main(void)
     tcase_add_loop_test(tc, test_stat_parse, 0, sizeof(stat_cases) / sizeof(stat_cases[0]));
     tcase_add_test(tc, test_read_fixture_and_self);
     tcase_add_test(tc, test_cpu_counters);
+    tcase_add_test(tc, test_cpu_busy_children_switches);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

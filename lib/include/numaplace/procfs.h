@@ -64,6 +64,31 @@ NP_API int np_proc_status_read(const char *root, pid_t pid, struct np_proc_statu
 NP_API int np_proc_cpu_counters(const char *root, const char *file, uint64_t *per_cpu,
                                 unsigned max_cpus, struct np_err *err);
 
+/**
+ * Per-CPU busy time from /proc/stat under @p root: user + nice + system + irq + softirq, in
+ * clock ticks (idle, iowait and steal are not work done on the CPU).
+ * @param busy_ticks caller array of @p max_cpus counters, zeroed and filled by CPU number
+ * @return the highest CPU number seen + 1, or -errno / -EINVAL with @p err
+ */
+NP_API int np_proc_cpu_busy(const char *root, uint64_t *busy_ticks, unsigned max_cpus,
+                            struct np_err *err);
+
+/**
+ * The children of every thread of @p pid (/proc/<pid>/task/<tid>/children, which lists the
+ * processes a thread forked), appended to @p out up to @p max.
+ * @return the number found (more than @p max when cut), -ESRCH (gone), or -errno with @p err
+ */
+NP_API int np_proc_children(const char *root, pid_t pid, pid_t *out, unsigned max,
+                            struct np_err *err);
+
+/**
+ * Voluntary and involuntary context switches of every thread of @p pid, summed
+ * (/proc/<pid>/task/<tid>/status; /proc/<pid>/status counts the main thread only).
+ * @return 0, -ESRCH, or -errno with @p err
+ */
+NP_API int np_proc_ctxt_switches(const char *root, pid_t pid, uint64_t *voluntary,
+                                 uint64_t *involuntary, struct np_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -55,8 +55,8 @@ struct np_site_config {
     bool include_cpuless;                        /**< cpuless_nodes=include|exclude (exclude) */
     bool fail_on_error;                          /**< on_error=ignore|fail (ignore) */
     bool verbose;                                /**< verbose=yes|no: verbose for every job (no) */
-    char *helper_socket;                         /**< helper_socket=PATH (the helper's default) */
-    unsigned helper_timeout_ms;                  /**< helper_timeout_ms=N (100) */
+    char *helper_socket;        /**< helper_socket=PATH|none (the helper's default) */
+    unsigned helper_timeout_ms; /**< helper_timeout_ms=N (100) */
 };
 
 /** Fill @p cfg with the defaults above. @return 0 or -ENOMEM. */

@@ -1,0 +1,62 @@
+/*
+ * numaplace/helperconf.h - numaplaced's configuration (etc/numaplaced.conf, numaplaced(8)).
+ *
+ * A file of `key = value` lines ('#' starts a comment); every key can also be given as a
+ * command-line flag --key=value, which wins over the file (and survives SIGHUP reloads).
+ */
+#ifndef NUMAPLACE_HELPERCONF_H
+#define NUMAPLACE_HELPERCONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "numaplace/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NP_HELPER_DEFAULT_SOCKET "/run/numaplace/numaplaced.sock"
+#define NP_HELPER_DEFAULT_CONFIG "/etc/numaplace/numaplaced.conf"
+
+struct np_helper_config {
+    char socket[108];                     /**< socket: the Unix socket (sun_path size) */
+    char state_dir[1024];                 /**< state_dir: the registry survives restarts here */
+    char spool_dir[1024];                 /**< spool_dir: job reports */
+    char pid_file[1024];                  /**< pid_file: "" for none */
+    char log[1024];                       /**< log: "syslog", "stderr" or a file path */
+    int log_level;                        /**< log_level: enum np_log_level */
+    unsigned interval_ms;                 /**< interval_ms: sampling interval */
+    unsigned numa_maps_interval_ms;       /**< numa_maps_interval_ms: pages per node, small jobs */
+    unsigned numa_maps_large_interval_ms; /**< numa_maps_large_interval_ms: jobs over ... */
+    uint64_t numa_maps_large_bytes;       /**< numa_maps_large_bytes: ... this RSS */
+    bool perf;                            /**< backends: "perf,proc" or "proc" */
+    char housekeeping_cpus[256];          /**< housekeeping_cpus: "auto", "none" or a list */
+    char record[1024];                    /**< record: trace file of every sample, "" for none */
+    char proc_root[1024];                 /**< proc_root: "/" (tests point it elsewhere) */
+    unsigned max_jobs;                    /**< max_jobs: steps tracked at once */
+};
+
+/** The defaults (documented in numaplaced(8)). */
+NP_API void np_helper_config_defaults(struct np_helper_config *cfg);
+
+/**
+ * Set one key. @return 0, or -EINVAL with @p err naming the key, the value and what is accepted
+ * (an unknown key lists the known ones).
+ */
+NP_API int np_helper_config_set(struct np_helper_config *cfg, const char *key, const char *value,
+                                struct np_err *err);
+
+/**
+ * Read a config file over @p cfg. Every bad line is reported through @p log with its file and
+ * line number; the first is also returned.
+ * @return 0, -ENOENT (no such file), -EINVAL (bad lines; good ones are applied) or -errno
+ */
+NP_API int np_helper_config_load(struct np_helper_config *cfg, const char *path,
+                                 const struct np_log *log, struct np_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_HELPERCONF_H */

@@ -1,0 +1,121 @@
+/*
+ * numaplace/perf.h - perf_event counters on one process, its threads and its children.
+ *
+ * Events are named as libpfm4 names them and encoded by libpfm4 (never by hand), so the same
+ * names work on every PMU libpfm4 knows. Each event is its own fd opened with inherit=1:
+ * threads and children created after the open count too, and PERF_FORMAT_GROUP cannot be
+ * combined with inherit on the kernels we run on.
+ *
+ * A missing counter is a normal state, not an error: virtual machines often expose no
+ * hardware PMU, and perf_event_paranoid may forbid counting. Each event that cannot be opened
+ * keeps a one-line reason in its struct np_perf_counters, for the report to show instead of a
+ * number.
+ */
+#ifndef NUMAPLACE_PERF_H
+#define NUMAPLACE_PERF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "numaplace/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The events numaplace counts. Hardware ones first, then the kernel's software ones. */
+enum np_perf_event {
+    NP_PERF_CYCLES,
+    NP_PERF_INSTRUCTIONS,
+    NP_PERF_LLC_LOAD_MISSES,
+    NP_PERF_LLC_STORE_MISSES,
+    NP_PERF_TASK_CLOCK,
+    NP_PERF_CONTEXT_SWITCHES,
+    NP_PERF_PAGE_FAULTS,
+    NP_PERF_NEVENTS
+};
+
+/** Masks of (1u << event) bits for np_perf_open(). Hardware events need a PMU. */
+#define NP_PERF_HARDWARE_MASK                                                                      \
+    ((1u << NP_PERF_CYCLES) | (1u << NP_PERF_INSTRUCTIONS) | (1u << NP_PERF_LLC_LOAD_MISSES) |     \
+     (1u << NP_PERF_LLC_STORE_MISSES))
+#define NP_PERF_SOFTWARE_MASK                                                                      \
+    ((1u << NP_PERF_TASK_CLOCK) | (1u << NP_PERF_CONTEXT_SWITCHES) | (1u << NP_PERF_PAGE_FAULTS))
+#define NP_PERF_ALL_MASK (NP_PERF_HARDWARE_MASK | NP_PERF_SOFTWARE_MASK)
+
+/** Room for one event's reason, NUL included. */
+#define NP_PERF_REASON_MAX 160
+
+/**
+ * The libpfm4 name of @p ev ("perf::CYCLES", ...), or NULL when @p ev is out of range.
+ * Borrowed, static storage.
+ */
+NP_API const char *np_perf_event_name(enum np_perf_event ev);
+
+/**
+ * A short JSON-friendly label of @p ev ("cycles", "task_clock_ns", ...), or NULL when @p ev is
+ * out of range. Borrowed, static storage.
+ */
+NP_API const char *np_perf_event_label(enum np_perf_event ev);
+
+/** The counters of one monitored process (and, by inheritance, its threads and children). */
+struct np_perf_counters {
+    pid_t pid;
+    int fd[NP_PERF_NEVENTS];                          /**< -1 when not open */
+    char reason[NP_PERF_NEVENTS][NP_PERF_REASON_MAX]; /**< why not open; "" when open */
+};
+
+/**
+ * Initialise libpfm4 (once per process; later calls return the first result). Thread-safe.
+ * np_perf_open() calls it, so calling it first only serves to report a broken libpfm4 early.
+ * @return 0, or a negative errno with @p err naming the libpfm4 error
+ */
+NP_API int np_perf_init(struct np_err *err);
+
+/** Set every fd to -1 and every reason to "" (nothing open, nothing to close). */
+NP_API void np_perf_counters_init(struct np_perf_counters *c);
+
+/**
+ * Open the events of @p event_mask on @p pid (0 = the calling process) on any CPU, counting
+ * user and kernel mode from now on, with inherit=1 so threads and children created later are
+ * counted. Each event that cannot be encoded or opened stays at fd -1 with a reason naming the
+ * event, the call, the errno text and a hint (no hardware PMU, perf_event_paranoid, ...);
+ * events outside the mask get the reason "not requested".
+ * @param c reset first: close any counters it holds before (np_perf_close()). The fds it
+ *          receives are owned by @p c until np_perf_close(); they are O_CLOEXEC.
+ * @return the number of events opened (0 when none could be: see the reasons), -ESRCH when
+ *         the process does not exist (nothing left open), -EINVAL for a bad pid or mask bits
+ *         outside NP_PERF_ALL_MASK, or the negative errno of np_perf_init(), each with @p err
+ */
+NP_API int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_mask,
+                        struct np_err *err);
+
+/** One reading of one event. */
+struct np_perf_value {
+    bool available;
+    /** raw scaled by time_enabled/time_running when the kernel multiplexed the counter (an
+     * estimate then); equal to raw otherwise, 0 if the counter never ran */
+    uint64_t value;
+    uint64_t raw, time_enabled_ns, time_running_ns;
+    /** when !available: why; borrowed from @p c (or static storage), else NULL */
+    const char *reason;
+};
+
+/**
+ * Read @p ev of @p c: the total since the open over the process, its threads and its children
+ * (children that exited are folded in by the kernel). Safe on a closed or never opened counter.
+ * @return 0, or a negative errno with @p out->available false and @p out->reason set:
+ *         -EINVAL (bad @p c or @p ev), -EBADF (not open), -errno or -EIO (the read failed)
+ */
+NP_API int np_perf_read(const struct np_perf_counters *c, enum np_perf_event ev,
+                        struct np_perf_value *out);
+
+/** Close every open fd of @p c and set it to -1 (its reason becomes "closed"). NULL is fine. */
+NP_API void np_perf_close(struct np_perf_counters *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_PERF_H */

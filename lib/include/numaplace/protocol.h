@@ -1,0 +1,111 @@
+/*
+ * numaplace/protocol.h - the plugin <-> numaplaced protocol (docs/protocol.md).
+ *
+ * One request and one reply per connection over a Unix stream socket, each a single JSON object
+ * on one line (terminated by '\n'), at most NP_PROTO_MAX_MSG bytes. Every message carries
+ * "v": NP_PROTO_VERSION; a peer speaking another version gets an error naming both. Requests:
+ *
+ *   register  slurmstepd (root) registers one task before it execs
+ *   applied   the task itself (its own pid only) says which memory policy it got
+ *   step_end  slurmstepd (root) says a step ended on this node
+ *   status    anyone: the jobs the helper tracks (users see their own jobs only)
+ *   ping      anyone: is the helper alive, which version
+ *
+ * Replies: {"v":1,"ok":true,...} or {"v":1,"ok":false,"error":"one line"}.
+ */
+#ifndef NUMAPLACE_PROTOCOL_H
+#define NUMAPLACE_PROTOCOL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "numaplace/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NP_PROTO_VERSION 1
+#define NP_PROTO_MAX_MSG (64 * 1024)
+
+enum np_proto_op {
+    NP_OP_REGISTER,
+    NP_OP_APPLIED,
+    NP_OP_STEP_END,
+    NP_OP_STATUS,
+    NP_OP_PING,
+};
+
+/** Name of an op as it appears on the wire ("register", ...). Borrowed. */
+NP_API const char *np_proto_op_name(enum np_proto_op op);
+
+/** One task, registered by slurmstepd. Strings are NUL-terminated, cut to fit. */
+struct np_task_reg {
+    uint32_t job_id, step_id;
+    uid_t uid;
+    gid_t gid;
+    pid_t pid;
+    int task_id;               /**< global task id, -1 when unknown */
+    char cpus[256];            /**< the step's CPUs on this node, list form ("0-3,8") or "" */
+    char policy_requested[32]; /**< what the user (or site default) asked for */
+    char sensitivity[8];       /**< "high" or "low" */
+};
+
+/** What a task got, reported by the task itself before exec. */
+struct np_task_applied {
+    uint32_t job_id, step_id;
+    pid_t pid;
+    char policy[32], mode[32], nodes[128], cpus[256];
+};
+
+/** A decoded request. Only the member of the request's op is filled. */
+struct np_request {
+    int version;
+    enum np_proto_op op;
+    struct np_task_reg reg;         /**< NP_OP_REGISTER */
+    struct np_task_applied applied; /**< NP_OP_APPLIED */
+    uint32_t job_id, step_id;       /**< NP_OP_STEP_END; NP_OP_STATUS (job_id 0 = all) */
+};
+
+/**
+ * Decode and validate one request of @p len bytes (a trailing newline is allowed).
+ * @return 0, or -EMSGSIZE (too long), -EPROTO (wrong version), -EINVAL (not JSON, unknown op,
+ *         missing or mistyped field) with @p err naming the field and what is accepted
+ */
+NP_API int np_proto_decode(const char *buf, size_t len, struct np_request *out, struct np_err *err);
+
+/**
+ * Encode a request as one line with its newline. @return a new string (free()), or NULL on
+ * out-of-memory.
+ */
+NP_API char *np_proto_encode(const struct np_request *req);
+
+/** A new reply {"v":1,"ok":true}; the caller adds members. New reference. */
+NP_API json_t *np_proto_reply_ok(void);
+
+/** A new reply {"v":1,"ok":false,"error":...}. New reference. */
+NP_API json_t *np_proto_reply_error(const char *fmt, ...) NP_PRINTF(1, 2);
+
+/**
+ * Check a reply: version, and "ok". @return 0 when ok; -EPROTO (wrong version or malformed);
+ * -EREMOTEIO when the helper refused, with its error line in @p err. @p reply is borrowed.
+ */
+NP_API int np_proto_reply_check(json_t *reply, struct np_err *err);
+
+/**
+ * Send @p line (one encoded request) to the helper at @p socket_path and read its reply, never
+ * taking longer than @p timeout_ms in all (connect, send, receive).
+ * @param reply receives a new reference on success
+ * @return 0, -ENOENT / -ECONNREFUSED (helper not running), -ETIMEDOUT, -EPROTO (bad reply),
+ *         -EREMOTEIO (the helper refused; its reason in @p err) or -errno, always with @p err
+ */
+NP_API int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms,
+                         json_t **reply, struct np_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_PROTOCOL_H */

@@ -1,0 +1,132 @@
+/*
+ * numaplace/report.h - from samples to a job report (schema: docs/report-schema.md).
+ *
+ * np_jobstats accumulates one job's samples (np_sample, from any backend); np_report_new turns
+ * it into the versioned JSON report numaplaced writes to its spool at the end of each step on
+ * each node; np_report_print renders a report as text for `numaplace report`. The trace functions
+ * write and replay the same samples, so a recorded run gives the same report offline.
+ */
+#ifndef NUMAPLACE_REPORT_H
+#define NUMAPLACE_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "numaplace/common.h"
+#include "numaplace/sample.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NP_REPORT_SCHEMA "numaplace.report/1"
+#define NP_TRACE_SCHEMA  "numaplace.trace/1"
+
+/** Slurm's special step ids (slurm.h), named in reports. */
+#define NP_STEP_BATCH       0xfffffffbu
+#define NP_STEP_EXTERN      0xfffffffcu
+#define NP_STEP_INTERACTIVE 0xfffffffau
+
+/** What is known of a job (one step on one node) besides its samples. */
+struct np_job_meta {
+    uint32_t job_id, step_id;
+    uid_t uid;
+    char node[64];
+    double start_epoch, end_epoch; /**< wall clock; end 0 while running */
+    double interval_s;
+    char policy_requested[32];
+    char sensitivity[8];
+    char cpus[256];    /**< the step's CPUs on this node */
+    char backends[64]; /**< "perf,proc", "replay", ... */
+    json_t *tasks;     /**< borrowed, may be NULL: [{task, pid, policy, mode, nodes, cpus}] */
+};
+
+/** "0", "batch", "extern", "interactive": the step as Slurm prints it. Static buffer. */
+NP_API const char *np_step_name(uint32_t step_id);
+
+/** One job's accumulated figures. Initialise with np_jobstats_init, free with _fini. */
+struct np_jobstats {
+    unsigned samples;
+    struct np_sample first, prev, last;
+    /* /proc figures vanish with the processes: keep the first and last samples that had them */
+    unsigned proc_samples;
+    struct np_sample first_proc, last_proc;
+    /* interrupts and busy time of the job's CPUs: first and last readings */
+    unsigned irq_samples, busy_samples;
+    double irq_t[2], busy_t[2], busy_s[2], own_s[2];
+    uint64_t interrupts[2], softirqs[2];
+    /* pages: the first sample that read numa_maps is the start */
+    unsigned page_samples;
+    uint64_t pages_start[NP_SAMPLE_MAX_NODES], pages_end[NP_SAMPLE_MAX_NODES];
+    uint64_t pages_peak[NP_SAMPLE_MAX_NODES], pages_peak_total;
+    /* per-interval CPI (cycles / instructions) */
+    double *cpi;
+    size_t ncpi, cpi_cap;
+    /* per-interval bandwidth estimate per node: LLC misses x 64 B / interval */
+    unsigned bw_intervals;
+    double bw_sum[NP_SAMPLE_MAX_NODES], bw_peak[NP_SAMPLE_MAX_NODES];
+    double bw_total_sum, bw_total_peak;
+    /* pages the helper moved, by node (migration) */
+    uint64_t pages_in[NP_SAMPLE_MAX_NODES], pages_out[NP_SAMPLE_MAX_NODES];
+    bool migration_enabled;
+    double helper_cpu_s; /**< the helper's own CPU time spent on this job */
+};
+
+/** @return 0 (cannot fail; returns int for symmetry) */
+NP_API int np_jobstats_init(struct np_jobstats *js);
+
+/** Free what @p js holds; accepts NULL. */
+NP_API void np_jobstats_fini(struct np_jobstats *js);
+
+/**
+ * Fold in one sample (its t must not go backwards; an older one is ignored with -EINVAL).
+ * @return 0, -EINVAL, -ENOMEM
+ */
+NP_API int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s);
+
+/**
+ * The latest figures (for `numaplace status`): pages per node, CPU use and CPI over the last
+ * interval, each with its source or "unavailable". New reference.
+ */
+NP_API json_t *np_jobstats_latest(const struct np_jobstats *js);
+
+/**
+ * The job report (schema NP_REPORT_SCHEMA). @p complete says the step ended (false: the helper
+ * stopped first or the trace ends early). New reference, NULL on out-of-memory.
+ */
+NP_API json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *js,
+                             bool complete);
+
+/** Check a loaded report's schema. @return 0 or -EINVAL / -EPROTO with @p err. */
+NP_API int np_report_check(json_t *report, struct np_err *err);
+
+/** Print a report as text (borrowed). @return 0 or -EIO. */
+NP_API int np_report_print(FILE *out, json_t *report);
+
+/* ---- trace (the replay backend) ---- */
+
+/** Trace lines. Each a new reference; write with json_dumpf(..., JSON_COMPACT) and a '\n'. */
+NP_API json_t *np_trace_job_line(const struct np_job_meta *meta);
+NP_API json_t *np_trace_sample_line(uint32_t job_id, uint32_t step_id, const struct np_sample *s,
+                                    double helper_cpu_s);
+NP_API json_t *np_trace_end_line(uint32_t job_id, uint32_t step_id, double end_epoch);
+
+/** Called with each report a replay produces (borrowed); non-zero stops the replay. */
+typedef int np_report_fn(json_t *report, void *arg);
+
+/**
+ * Replay a trace: every job in it through np_jobstats, one report per job (at its end line, or
+ * at the end of the trace marked incomplete). Malformed lines are an error naming the line.
+ * @return the number of reports, or -EINVAL / -ENOMEM with @p err
+ */
+NP_API int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *arg,
+                           struct np_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_REPORT_H */

@@ -1,0 +1,85 @@
+/*
+ * numaplace/sample.h - one job's figures at one instant, from whichever backend measured them.
+ *
+ * Backends (docs/report-schema.md):
+ *   proc    always available: CPU time, context switches, faults, RSS and pages per NUMA node of
+ *           the job's processes (its tasks and their descendants), plus interrupts, softirqs and
+ *           busy time of the job's CPUs;
+ *   perf    perf_event counters opened on each task with inheritance (numaplace/perf.h);
+ *   replay  a trace recorded by numaplaced (np_trace_*), fed to the same code downstream.
+ *
+ * Every figure is cumulative (since the job was registered, or since the process started for
+ * /proc CPU times), so rates come from differences of two samples; each group carries whether it
+ * is available and, when not, why.
+ */
+#ifndef NUMAPLACE_SAMPLE_H
+#define NUMAPLACE_SAMPLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "numaplace/common.h"
+#include "numaplace/numa_maps.h"
+#include "numaplace/perf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NP_SAMPLE_MAX_NODES NP_NUMA_MAPS_MAX_NODES
+#define NP_REASON_MAX       NP_ERR_MSG_MAX
+
+/** One job (one step on one node) at time t. Zero-initialise, or use np_sample_init. */
+struct np_sample {
+    double t; /**< seconds since the job was registered (CLOCK_MONOTONIC) */
+    unsigned processes;
+
+    bool have_proc; /**< /proc/<pid>/stat and status of every process */
+    double utime_s, stime_s;
+    uint64_t minflt, majflt, voluntary_cs, involuntary_cs, rss_bytes;
+    char proc_reason[NP_REASON_MAX];
+
+    bool have_pages; /**< /proc/<pid>/numa_maps (not read every interval for large jobs) */
+    uint64_t node_bytes[NP_SAMPLE_MAX_NODES];
+    char pages_reason[NP_REASON_MAX];
+
+    bool have_irq; /**< /proc/interrupts and /proc/softirqs summed over the job's CPUs */
+    uint64_t interrupts, softirqs;
+    char irq_reason[NP_REASON_MAX];
+
+    bool have_cpu_busy; /**< /proc/stat busy time of the job's CPUs */
+    double cpus_busy_s;
+    char cpu_busy_reason[NP_REASON_MAX];
+
+    bool have_perf[NP_PERF_NEVENTS]; /**< per event, summed over the tasks */
+    uint64_t perf[NP_PERF_NEVENTS];
+    char perf_reason[NP_PERF_NEVENTS][NP_REASON_MAX];
+    /** LLC misses (load + store) attributed to the NUMA node of the CPUs the tasks ran on */
+    bool have_misses_by_node;
+    uint64_t misses_by_node[NP_SAMPLE_MAX_NODES];
+};
+
+/** Clear @p s and mark every figure "not sampled". */
+NP_API void np_sample_init(struct np_sample *s);
+
+/**
+ * The sample as a JSON object (the trace format, docs/report-schema.md). New reference, NULL on
+ * out-of-memory.
+ */
+NP_API json_t *np_sample_to_json(const struct np_sample *s);
+
+/**
+ * Read a sample back from np_sample_to_json's form (@p obj borrowed).
+ * @return 0, or -EINVAL naming the bad member
+ */
+NP_API int np_sample_from_json(json_t *obj, struct np_sample *s, struct np_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_SAMPLE_H */

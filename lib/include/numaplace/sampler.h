@@ -1,0 +1,106 @@
+/*
+ * numaplace/sampler.h - the live backends (proc and perf) for one job on this node.
+ *
+ * A sampler follows a job's tasks (registered pids) and their descendants (found through
+ * /proc/<pid>/task/<tid>/children each interval) and fills one np_sample per call. perf counters
+ * are opened on each task when it is added, with inheritance, so threads and children count
+ * from the start. Figures that depend on the node as a whole (interrupts, softirqs, CPU busy
+ * time) are read once per interval for all jobs (np_node_counters) and summed over the job's
+ * CPUs. Every reader takes a filesystem root.
+ */
+#ifndef NUMAPLACE_SAMPLER_H
+#define NUMAPLACE_SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <hwloc.h>
+
+#include "numaplace/common.h"
+#include "numaplace/perf.h"
+#include "numaplace/sample.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NP_SAMPLER_MAX_PROCESSES 4096 /**< per job and interval; more are left out and said */
+
+/** Node-wide per-CPU counters, read once per interval. */
+struct np_node_counters {
+    unsigned max_cpus;
+    uint64_t *interrupts, *softirqs, *busy_ticks; /**< by CPU number */
+    bool have_irq, have_busy;
+    char irq_reason[NP_REASON_MAX], busy_reason[NP_REASON_MAX];
+};
+
+/** @return 0 or -ENOMEM. Free with np_node_counters_fini (accepts NULL). */
+NP_API int np_node_counters_init(struct np_node_counters *nc, unsigned max_cpus);
+NP_API void np_node_counters_fini(struct np_node_counters *nc);
+
+/** Read /proc/interrupts, /proc/softirqs and /proc/stat under @p root. Failures are recorded
+ * as reasons in @p nc, never returned. */
+NP_API void np_node_counters_read(struct np_node_counters *nc, const char *root);
+
+struct np_sampler_task {
+    pid_t pid;
+    uint64_t starttime_ticks; /**< to tell the task from a later process with its pid */
+    bool gone;
+    int last_node;        /**< NUMA node of the CPU it last ran on, -1 unknown */
+    uint64_t misses_seen; /**< LLC misses already attributed to a node */
+    struct np_perf_counters perf;
+};
+
+struct np_sampler {
+    char root[1024];
+    unsigned perf_mask; /**< events to open on each task (0: perf backend off) */
+    char perf_off_reason[NP_REASON_MAX];
+    const int *cpu_node; /**< borrowed: NUMA node of each CPU number, -1 unknown */
+    unsigned ncpu_node;
+    hwloc_bitmap_t cpus; /**< owned: the job's CPUs (interrupts, busy time) */
+    struct np_sampler_task *tasks;
+    unsigned ntasks, cap;
+    uint64_t misses_by_node[NP_SAMPLE_MAX_NODES];
+    double t0; /**< CLOCK_MONOTONIC seconds at init */
+};
+
+/**
+ * @param root filesystem root of /proc (NULL = "/")
+ * @param perf_mask events to open on each task (NP_PERF_*_MASK), 0 for none
+ * @param perf_off_reason why perf is off (reported per event) when @p perf_mask is 0, or NULL
+ * @param cpu_node borrowed array mapping CPU number to NUMA node (may be NULL)
+ * @param cpus the job's CPUs as a list ("0-3,8"); "" or NULL: the tasks' affinity at add time
+ * @return 0, -EINVAL (bad @p cpus) or -ENOMEM, with @p err
+ */
+NP_API int np_sampler_init(struct np_sampler *s, const char *root, unsigned perf_mask,
+                           const char *perf_off_reason, const int *cpu_node, unsigned ncpu_node,
+                           const char *cpus, struct np_err *err);
+
+/** Free everything (closes perf counters); accepts NULL. */
+NP_API void np_sampler_fini(struct np_sampler *s);
+
+/**
+ * Follow one more task: remember its start time and open its perf counters (their failures are
+ * kept as per-event reasons, not returned). Adding a pid twice is a no-op.
+ * @return 0, -ESRCH (no such process), -ENOMEM, with @p err
+ */
+NP_API int np_sampler_add_task(struct np_sampler *s, pid_t pid, struct np_err *err);
+
+/**
+ * One sample of the job at @p now (CLOCK_MONOTONIC seconds).
+ * @param nc node-wide counters of this interval (may be NULL: those figures unavailable)
+ * @param read_pages walk numa_maps this time (large jobs are read less often)
+ * @return the number of live processes found (0: the job has ended on this node)
+ */
+NP_API int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_counters *nc,
+                             bool read_pages, struct np_sample *out);
+
+/** CLOCK_MONOTONIC in seconds. */
+NP_API double np_monotonic_s(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_SAMPLER_H */

@@ -1,0 +1,207 @@
+/* numaplaced's configuration: key = value lines, every key also a flag. */
+#include "numaplace/helperconf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hwloc.h>
+
+#define KEYS                                                                                       \
+    "socket, state_dir, spool_dir, pid_file, log, log_level, interval_ms, "                        \
+    "numa_maps_interval_ms, numa_maps_large_interval_ms, numa_maps_large_bytes, backends, "        \
+    "housekeeping_cpus, record, proc_root, max_jobs"
+
+void np_helper_config_defaults(struct np_helper_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    snprintf(cfg->socket, sizeof(cfg->socket), "%s", NP_HELPER_DEFAULT_SOCKET);
+    snprintf(cfg->state_dir, sizeof(cfg->state_dir), "/var/lib/numaplace");
+    snprintf(cfg->spool_dir, sizeof(cfg->spool_dir), "/var/spool/numaplace");
+    snprintf(cfg->pid_file, sizeof(cfg->pid_file), "/run/numaplace/numaplaced.pid");
+    snprintf(cfg->log, sizeof(cfg->log), "syslog");
+    cfg->log_level = NP_LOG_INFO;
+    cfg->interval_ms = 1000;
+    cfg->numa_maps_interval_ms = 1000;
+    cfg->numa_maps_large_interval_ms = 10000;
+    cfg->numa_maps_large_bytes = 1ull << 30;
+    cfg->perf = true;
+    snprintf(cfg->housekeeping_cpus, sizeof(cfg->housekeeping_cpus), "auto");
+    snprintf(cfg->proc_root, sizeof(cfg->proc_root), "/");
+    cfg->max_jobs = 1024;
+}
+
+static int set_path(char *dst, size_t size, const char *key, const char *value, bool may_be_empty,
+                    struct np_err *err)
+{
+    if (!*value && may_be_empty) {
+        dst[0] = '\0';
+        return 0;
+    }
+    if (value[0] != '/')
+        return np_err_set(err, -EINVAL, "%s=\"%s\": an absolute path is required%s", key, value,
+                          may_be_empty ? " (or nothing, to turn it off)" : "");
+    if (strlen(value) >= size)
+        return np_err_set(err, -EINVAL, "%s: path longer than %zu bytes", key, size - 1);
+    snprintf(dst, size, "%s", value);
+    return 0;
+}
+
+static int set_uint(uint64_t *out, const char *key, const char *value, uint64_t min, uint64_t max,
+                    struct np_err *err)
+{
+    char *end;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull(value, &end, 10);
+    if (!isdigit((unsigned char)value[0]) || *end || errno || v < min || v > max)
+        return np_err_set(err, -EINVAL, "%s=\"%s\": an integer from %llu to %llu is required", key,
+                          value, (unsigned long long)min, (unsigned long long)max);
+    *out = v;
+    return 0;
+}
+
+int np_helper_config_set(struct np_helper_config *cfg, const char *key, const char *value,
+                         struct np_err *err)
+{
+    uint64_t v;
+    int rc;
+
+    if (strcmp(key, "socket") == 0)
+        return set_path(cfg->socket, sizeof(cfg->socket), key, value, false, err);
+    if (strcmp(key, "state_dir") == 0)
+        return set_path(cfg->state_dir, sizeof(cfg->state_dir), key, value, false, err);
+    if (strcmp(key, "spool_dir") == 0)
+        return set_path(cfg->spool_dir, sizeof(cfg->spool_dir), key, value, false, err);
+    if (strcmp(key, "pid_file") == 0)
+        return set_path(cfg->pid_file, sizeof(cfg->pid_file), key, value, true, err);
+    if (strcmp(key, "record") == 0)
+        return set_path(cfg->record, sizeof(cfg->record), key, value, true, err);
+    if (strcmp(key, "proc_root") == 0)
+        return set_path(cfg->proc_root, sizeof(cfg->proc_root), key, value, false, err);
+    if (strcmp(key, "log") == 0) {
+        if (strcmp(value, "syslog") == 0 || strcmp(value, "stderr") == 0) {
+            snprintf(cfg->log, sizeof(cfg->log), "%s", value);
+            return 0;
+        }
+        if (value[0] != '/')
+            return np_err_set(err, -EINVAL,
+                              "log=\"%s\": accepted: syslog, stderr or an absolute file path",
+                              value);
+        return set_path(cfg->log, sizeof(cfg->log), key, value, false, err);
+    }
+    if (strcmp(key, "log_level") == 0) {
+        for (int l = NP_LOG_ERROR; l <= NP_LOG_DEBUG; l++)
+            if (strcmp(value, np_log_level_name((enum np_log_level)l)) == 0) {
+                cfg->log_level = l;
+                return 0;
+            }
+        return np_err_set(err, -EINVAL, "log_level=\"%s\": accepted: error, warning, info, debug",
+                          value);
+    }
+    if (strcmp(key, "interval_ms") == 0) {
+        if ((rc = set_uint(&v, key, value, 100, 3600000, err)) == 0)
+            cfg->interval_ms = (unsigned)v;
+        return rc;
+    }
+    if (strcmp(key, "numa_maps_interval_ms") == 0) {
+        if ((rc = set_uint(&v, key, value, 100, 3600000, err)) == 0)
+            cfg->numa_maps_interval_ms = (unsigned)v;
+        return rc;
+    }
+    if (strcmp(key, "numa_maps_large_interval_ms") == 0) {
+        if ((rc = set_uint(&v, key, value, 100, 3600000, err)) == 0)
+            cfg->numa_maps_large_interval_ms = (unsigned)v;
+        return rc;
+    }
+    if (strcmp(key, "numa_maps_large_bytes") == 0)
+        return set_uint(&cfg->numa_maps_large_bytes, key, value, 0, UINT64_MAX, err);
+    if (strcmp(key, "max_jobs") == 0) {
+        if ((rc = set_uint(&v, key, value, 1, 65536, err)) == 0)
+            cfg->max_jobs = (unsigned)v;
+        return rc;
+    }
+    if (strcmp(key, "backends") == 0) {
+        if (strcmp(value, "perf,proc") == 0 || strcmp(value, "proc,perf") == 0) {
+            cfg->perf = true;
+            return 0;
+        }
+        if (strcmp(value, "proc") == 0) {
+            cfg->perf = false;
+            return 0;
+        }
+        return np_err_set(err, -EINVAL,
+                          "backends=\"%s\": accepted: perf,proc or proc (proc is always on; "
+                          "replay is the `numaplace replay` command)",
+                          value);
+    }
+    if (strcmp(key, "housekeeping_cpus") == 0) {
+        hwloc_bitmap_t set;
+        if (strcmp(value, "auto") != 0 && strcmp(value, "none") != 0) {
+            set = hwloc_bitmap_alloc();
+            rc = set && hwloc_bitmap_list_sscanf(set, value) == 0 && !hwloc_bitmap_iszero(set);
+            hwloc_bitmap_free(set);
+            if (!rc || strlen(value) >= sizeof(cfg->housekeeping_cpus))
+                return np_err_set(err, -EINVAL,
+                                  "housekeeping_cpus=\"%s\": accepted: auto (Slurm's "
+                                  "CpuSpecList), none, or a CPU list like 0,1 or 0-3",
+                                  value);
+        }
+        snprintf(cfg->housekeeping_cpus, sizeof(cfg->housekeeping_cpus), "%s", value);
+        return 0;
+    }
+    return np_err_set(err, -EINVAL, "unknown key \"%s\"; accepted: " KEYS, key);
+}
+
+static char *trim(char *s)
+{
+    char *end;
+
+    while (isspace((unsigned char)*s))
+        s++;
+    end = s + strlen(s);
+    while (end > s && isspace((unsigned char)end[-1]))
+        *--end = '\0';
+    return s;
+}
+
+int np_helper_config_load(struct np_helper_config *cfg, const char *path, const struct np_log *log,
+                          struct np_err *err)
+{
+    char line[2048];
+    unsigned lineno = 0;
+    int first = 0;
+    FILE *f = fopen(path, "re");
+
+    if (!f)
+        return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    while (fgets(line, sizeof(line), f)) {
+        struct np_err lerr = {0};
+        char *hash = strchr(line, '#'), *eq, *key, *value;
+
+        lineno++;
+        if (hash)
+            *hash = '\0';
+        key = trim(line);
+        if (!*key)
+            continue;
+        eq = strchr(key, '=');
+        if (!eq) {
+            np_err_set(&lerr, -EINVAL, "\"%s\" is not key = value", key);
+        } else {
+            *eq = '\0';
+            value = trim(eq + 1);
+            np_helper_config_set(cfg, trim(key), value, &lerr);
+        }
+        if (lerr.code) {
+            np_logf(log, NP_LOG_ERROR, "%s:%u: %s", path, lineno, lerr.msg);
+            if (!first)
+                first = np_err_set(err, -EINVAL, "%s:%u: %s", path, lineno, lerr.msg);
+        }
+    }
+    fclose(f);
+    return first;
+}

@@ -1,0 +1,277 @@
+/* perf_event counters encoded by libpfm4 (see numaplace/perf.h). */
+#include "numaplace/perf.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <perfmon/pfmlib_perf_event.h>
+
+static const struct {
+    const char *name, *label;
+} events[NP_PERF_NEVENTS] = {
+    [NP_PERF_CYCLES] = {"perf::CYCLES", "cycles"},
+    [NP_PERF_INSTRUCTIONS] = {"perf::INSTRUCTIONS", "instructions"},
+    [NP_PERF_LLC_LOAD_MISSES] = {"perf::LLC-LOAD-MISSES", "llc_load_misses"},
+    [NP_PERF_LLC_STORE_MISSES] = {"perf::LLC-STORE-MISSES", "llc_store_misses"},
+    [NP_PERF_TASK_CLOCK] = {"perf::TASK-CLOCK", "task_clock_ns"},
+    [NP_PERF_CONTEXT_SWITCHES] = {"perf::CONTEXT-SWITCHES", "context_switches"},
+    [NP_PERF_PAGE_FAULTS] = {"perf::PAGE-FAULTS", "page_faults"},
+};
+
+/* libpfm4 is initialised and every event encoded once: the encodings do not change while the
+ * process lives, and doing it under pthread_once keeps np_perf_open() thread-safe without
+ * relying on libpfm4's own locking. */
+static pthread_once_t pfm_once = PTHREAD_ONCE_INIT;
+static int pfm_rc;
+static char pfm_msg[NP_ERR_MSG_MAX];
+static struct perf_event_attr pfm_attr[NP_PERF_NEVENTS];
+static int pfm_flags[NP_PERF_NEVENTS];
+static char pfm_encode_error[NP_PERF_NEVENTS][NP_PERF_REASON_MAX]; /* "" when encoded */
+
+const char *np_perf_event_name(enum np_perf_event ev)
+{
+    return (unsigned)ev < NP_PERF_NEVENTS ? events[ev].name : NULL;
+}
+
+const char *np_perf_event_label(enum np_perf_event ev)
+{
+    return (unsigned)ev < NP_PERF_NEVENTS ? events[ev].label : NULL;
+}
+
+static int pfm_errno(int pfm_code)
+{
+    switch (pfm_code) {
+    case PFM_ERR_NOMEM:
+        return -ENOMEM;
+    case PFM_ERR_NOTSUPP:
+        return -EOPNOTSUPP;
+    case PFM_ERR_NOTFOUND:
+        return -ENOENT;
+    case PFM_ERR_NOINIT:
+        return -ENODEV;
+    default:
+        return -EINVAL;
+    }
+}
+
+static void pfm_setup(void)
+{
+    const int rc = pfm_initialize();
+
+    if (rc != PFM_SUCCESS) {
+        pfm_rc = pfm_errno(rc);
+        snprintf(pfm_msg, sizeof(pfm_msg), "libpfm4 cannot initialise: pfm_initialize: %s",
+                 pfm_strerror(rc));
+        return;
+    }
+    for (int e = 0; e < NP_PERF_NEVENTS; e++) {
+        pfm_perf_encode_arg_t arg;
+        int erc;
+
+        memset(&arg, 0, sizeof(arg));
+        arg.attr = &pfm_attr[e];
+        arg.size = sizeof(arg);
+        /* PLM0|PLM3: kernel and user time both belong to the job. */
+        erc = pfm_get_os_event_encoding(events[e].name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT,
+                                        &arg);
+        if (erc != PFM_SUCCESS)
+            snprintf(pfm_encode_error[e], sizeof(pfm_encode_error[e]),
+                     "%s: pfm_get_os_event_encoding: %s", events[e].name, pfm_strerror(erc));
+        else
+            pfm_flags[e] = arg.flags;
+    }
+}
+
+int np_perf_init(struct np_err *err)
+{
+    pthread_once(&pfm_once, pfm_setup);
+    return pfm_rc ? np_err_set(err, pfm_rc, "%s", pfm_msg) : 0;
+}
+
+void np_perf_counters_init(struct np_perf_counters *c)
+{
+    memset(c, 0, sizeof(*c));
+    for (int e = 0; e < NP_PERF_NEVENTS; e++)
+        c->fd[e] = -1;
+}
+
+static void close_all(struct np_perf_counters *c, const char *why)
+{
+    for (int e = 0; e < NP_PERF_NEVENTS; e++) {
+        if (c->fd[e] < 0)
+            continue;
+        close(c->fd[e]);
+        c->fd[e] = -1;
+        snprintf(c->reason[e], sizeof(c->reason[e]), "%s", why);
+    }
+}
+
+/* Give every requested event the same reason, for the calls that fail as a whole. */
+static void requested_reason(struct np_perf_counters *c, unsigned mask, const char *fmt, ...)
+    NP_PRINTF(3, 4);
+
+static void requested_reason(struct np_perf_counters *c, unsigned mask, const char *fmt, ...)
+{
+    for (int e = 0; e < NP_PERF_NEVENTS; e++) {
+        va_list ap;
+
+        if (!(mask & (1u << e)))
+            continue;
+        va_start(ap, fmt);
+        vsnprintf(c->reason[e], sizeof(c->reason[e]), fmt, ap);
+        va_end(ap);
+    }
+}
+
+/* What an errno of perf_event_open() usually means, so the report says what to change. */
+static const char *open_hint(enum np_perf_event ev, int e, bool pmu_counts)
+{
+    const bool hardware = (NP_PERF_HARDWARE_MASK >> ev) & 1u;
+
+    switch (e) {
+    case ENOENT:
+    case EOPNOTSUPP:
+    case ENODEV:
+        if (!hardware)
+            return "";
+        /* With cycles counting, the PMU is there but lacks this generic event. */
+        return pmu_counts ? "the hardware PMU does not provide this generic event"
+                          : "no hardware PMU available to this kernel (virtual machine or PMU "
+                            "not exposed)";
+    case EACCES:
+    case EPERM:
+        return "not permitted by /proc/sys/kernel/perf_event_paranoid (lower it, or grant "
+               "CAP_PERFMON)";
+    case ESRCH:
+        return "the process is gone";
+    case EMFILE:
+    case ENFILE:
+        return "out of file descriptors";
+    default:
+        return "";
+    }
+}
+
+int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_mask, struct np_err *err)
+{
+    int opened = 0, rc;
+    bool pmu_counts = false;
+
+    np_perf_counters_init(c);
+    c->pid = pid;
+    for (int e = 0; e < NP_PERF_NEVENTS; e++)
+        if (!(event_mask & (1u << e)))
+            snprintf(c->reason[e], sizeof(c->reason[e]), "not requested");
+    if (event_mask & ~(unsigned)NP_PERF_ALL_MASK) {
+        requested_reason(c, event_mask, "bad perf event mask 0x%x", event_mask);
+        return np_err_set(err, -EINVAL, "perf event mask 0x%x has bits outside 0x%x", event_mask,
+                          (unsigned)NP_PERF_ALL_MASK);
+    }
+    if (pid < 0) {
+        requested_reason(c, event_mask, "bad pid %d", (int)pid);
+        return np_err_set(err, -EINVAL, "perf: bad pid %d (a process id, or 0 for this process)",
+                          (int)pid);
+    }
+    rc = np_perf_init(err);
+    if (rc < 0) {
+        requested_reason(c, event_mask, "%s", pfm_msg);
+        return rc;
+    }
+    /* Checked first so a vanished process is -ESRCH even when no event would open anyway. */
+    if (pid > 0 && kill(pid, 0) < 0 && errno == ESRCH) {
+        requested_reason(c, event_mask, "process %d is gone", (int)pid);
+        return np_err_set(err, -ESRCH, "perf: no process %d", (int)pid);
+    }
+
+    for (int e = 0; e < NP_PERF_NEVENTS; e++) {
+        struct perf_event_attr attr;
+        const char *hint;
+        int fd, errnum;
+
+        if (!(event_mask & (1u << e)))
+            continue;
+        if (pfm_encode_error[e][0]) {
+            snprintf(c->reason[e], sizeof(c->reason[e]), "%s", pfm_encode_error[e]);
+            continue;
+        }
+        attr = pfm_attr[e];
+        attr.size = sizeof(attr);
+        attr.disabled = 0; /* counting starts at the open: no enable race with the task */
+        attr.inherit = 1;  /* threads and children created from now on are counted too */
+        /* Each its own fd: PERF_FORMAT_GROUP is refused with inherit. The times tell whether the
+         * kernel multiplexed the counter, so the read can scale it. */
+        attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+        fd = (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1,
+                          (unsigned long)pfm_flags[e] | PERF_FLAG_FD_CLOEXEC);
+        if (fd >= 0) {
+            c->fd[e] = fd;
+            c->reason[e][0] = '\0';
+            opened++;
+            if (e == NP_PERF_CYCLES || e == NP_PERF_INSTRUCTIONS)
+                pmu_counts = true;
+            continue;
+        }
+        errnum = errno;
+        if (errnum == ESRCH) {
+            close_all(c, "");
+            requested_reason(c, event_mask, "process %d is gone", (int)pid);
+            return np_err_set(err, -ESRCH, "perf: no process %d (perf_event_open: %s)", (int)pid,
+                              strerror(errnum));
+        }
+        hint = open_hint((enum np_perf_event)e, errnum, pmu_counts);
+        snprintf(c->reason[e], sizeof(c->reason[e]), "%s: perf_event_open: %s%s%s", events[e].name,
+                 strerror(errnum), *hint ? "; " : "", hint);
+    }
+    return opened;
+}
+
+int np_perf_read(const struct np_perf_counters *c, enum np_perf_event ev, struct np_perf_value *out)
+{
+    uint64_t buf[3]; /* value, time_enabled, time_running: the read_format set at the open */
+    ssize_t n;
+
+    memset(out, 0, sizeof(*out));
+    if (!c || (unsigned)ev >= NP_PERF_NEVENTS) {
+        out->reason = "no such perf counter";
+        return -EINVAL;
+    }
+    if (c->fd[ev] < 0) {
+        out->reason = c->reason[ev][0] ? c->reason[ev] : "perf counter not open";
+        return -EBADF;
+    }
+    do
+        n = read(c->fd[ev], buf, sizeof(buf));
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        const int errnum = errno;
+        out->reason = "reading the perf counter failed";
+        return -errnum;
+    }
+    if (n != (ssize_t)sizeof(buf)) {
+        out->reason = "short read from the perf counter";
+        return -EIO;
+    }
+    out->available = true;
+    out->raw = buf[0];
+    out->time_enabled_ns = buf[1];
+    out->time_running_ns = buf[2];
+    if (buf[2] == 0)
+        out->value = 0; /* never scheduled: nothing to scale */
+    else if (buf[2] >= buf[1])
+        out->value = buf[0];
+    else /* multiplexed: an estimate, in floating point so raw x enabled cannot overflow */
+        out->value = (uint64_t)((double)buf[0] * (double)buf[1] / (double)buf[2]);
+    return 0;
+}
+
+void np_perf_close(struct np_perf_counters *c)
+{
+    if (c)
+        close_all(c, "closed");
+}

@@ -1,0 +1,422 @@
+/* The plugin <-> numaplaced wire format: one JSON object per line, validated field by field. */
+#include "numaplace/protocol.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const op_names[] = {
+    [NP_OP_REGISTER] = "register", [NP_OP_APPLIED] = "applied", [NP_OP_STEP_END] = "step_end",
+    [NP_OP_STATUS] = "status",     [NP_OP_PING] = "ping",
+};
+#define N_OPS   (sizeof(op_names) / sizeof(op_names[0]))
+#define OP_LIST "register, applied, step_end, status, ping"
+
+const char *np_proto_op_name(enum np_proto_op op)
+{
+    return (unsigned)op < N_OPS ? op_names[op] : "?";
+}
+
+/* An unsigned integer member in [0, max]. Missing is an error unless @p optional. */
+static int get_uint(json_t *obj, const char *key, uint64_t max, bool optional, uint64_t *out,
+                    struct np_err *err)
+{
+    json_t *v = json_object_get(obj, key);
+
+    if (!v) {
+        if (optional)
+            return 0;
+        return np_err_set(err, -EINVAL, "request has no \"%s\" (an integer is required)", key);
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) > max)
+        return np_err_set(err, -EINVAL, "request field \"%s\" must be an integer from 0 to %llu",
+                          key, (unsigned long long)max);
+    *out = (uint64_t)json_integer_value(v);
+    return 0;
+}
+
+static int get_int(json_t *obj, const char *key, int *out, struct np_err *err)
+{
+    json_t *v = json_object_get(obj, key);
+
+    if (!v)
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < -1 || json_integer_value(v) > INT32_MAX)
+        return np_err_set(err, -EINVAL, "request field \"%s\" must be an integer from -1 to %d",
+                          key, INT32_MAX);
+    *out = (int)json_integer_value(v);
+    return 0;
+}
+
+/* A string member copied into @p dst; too long is an error, not a silent cut. */
+static int get_string(json_t *obj, const char *key, bool optional, char *dst, size_t size,
+                      struct np_err *err)
+{
+    json_t *v = json_object_get(obj, key);
+
+    dst[0] = '\0';
+    if (!v) {
+        if (optional)
+            return 0;
+        return np_err_set(err, -EINVAL, "request has no \"%s\" (a string is required)", key);
+    }
+    if (!json_is_string(v))
+        return np_err_set(err, -EINVAL, "request field \"%s\" must be a string", key);
+    if (json_string_length(v) >= size)
+        return np_err_set(err, -EINVAL, "request field \"%s\" is longer than %zu bytes", key,
+                          size - 1);
+    memcpy(dst, json_string_value(v), json_string_length(v) + 1);
+    return 0;
+}
+
+static int decode_ids(json_t *obj, uint32_t *job, uint32_t *step, bool job_optional,
+                      struct np_err *err)
+{
+    uint64_t j = 0, s = 0;
+    int rc;
+
+    if ((rc = get_uint(obj, "job", UINT32_MAX, job_optional, &j, err)) < 0 ||
+        (rc = get_uint(obj, "step", UINT32_MAX, job_optional, &s, err)) < 0)
+        return rc;
+    *job = (uint32_t)j;
+    *step = (uint32_t)s;
+    return 0;
+}
+
+static int decode_register(json_t *obj, struct np_task_reg *reg, struct np_err *err)
+{
+    uint64_t uid = 0, gid = 0, pid = 0;
+    int rc;
+
+    reg->task_id = -1;
+    if ((rc = decode_ids(obj, &reg->job_id, &reg->step_id, false, err)) < 0 ||
+        (rc = get_uint(obj, "uid", UINT32_MAX - 1, false, &uid, err)) < 0 ||
+        (rc = get_uint(obj, "gid", UINT32_MAX - 1, true, &gid, err)) < 0 ||
+        (rc = get_uint(obj, "pid", INT32_MAX, false, &pid, err)) < 0 ||
+        (rc = get_int(obj, "task", &reg->task_id, err)) < 0 ||
+        (rc = get_string(obj, "cpus", true, reg->cpus, sizeof(reg->cpus), err)) < 0 ||
+        (rc = get_string(obj, "policy", true, reg->policy_requested, sizeof(reg->policy_requested),
+                         err)) < 0 ||
+        (rc = get_string(obj, "sensitivity", false, reg->sensitivity, sizeof(reg->sensitivity),
+                         err)) < 0)
+        return rc;
+    if (pid == 0)
+        return np_err_set(err, -EINVAL, "request field \"pid\" must be a process id above 0");
+    if (strcmp(reg->sensitivity, "high") != 0 && strcmp(reg->sensitivity, "low") != 0)
+        return np_err_set(err, -EINVAL,
+                          "request field \"sensitivity\" is \"%s\"; accepted: high, low",
+                          reg->sensitivity);
+    reg->uid = (uid_t)uid;
+    reg->gid = (gid_t)gid;
+    reg->pid = (pid_t)pid;
+    return 0;
+}
+
+static int decode_applied(json_t *obj, struct np_task_applied *ap, struct np_err *err)
+{
+    uint64_t pid = 0;
+    int rc;
+
+    if ((rc = decode_ids(obj, &ap->job_id, &ap->step_id, false, err)) < 0 ||
+        (rc = get_uint(obj, "pid", INT32_MAX, false, &pid, err)) < 0 ||
+        (rc = get_string(obj, "policy", false, ap->policy, sizeof(ap->policy), err)) < 0 ||
+        (rc = get_string(obj, "mode", true, ap->mode, sizeof(ap->mode), err)) < 0 ||
+        (rc = get_string(obj, "nodes", true, ap->nodes, sizeof(ap->nodes), err)) < 0 ||
+        (rc = get_string(obj, "cpus", true, ap->cpus, sizeof(ap->cpus), err)) < 0)
+        return rc;
+    if (pid == 0)
+        return np_err_set(err, -EINVAL, "request field \"pid\" must be a process id above 0");
+    ap->pid = (pid_t)pid;
+    return 0;
+}
+
+int np_proto_decode(const char *buf, size_t len, struct np_request *out, struct np_err *err)
+{
+    json_error_t jerr;
+    json_t *obj, *v;
+    const char *op;
+    size_t i;
+    int rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (len > NP_PROTO_MAX_MSG)
+        return np_err_set(err, -EMSGSIZE, "request of %zu bytes is over the limit of %d", len,
+                          NP_PROTO_MAX_MSG);
+    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+        len--;
+    obj = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!obj)
+        return np_err_set(err, -EINVAL, "request is not valid JSON: %s (at byte %d)", jerr.text,
+                          jerr.position);
+    if (!json_is_object(obj)) {
+        rc = np_err_set(err, -EINVAL, "request must be a JSON object");
+        goto out;
+    }
+    v = json_object_get(obj, "v");
+    if (!json_is_integer(v)) {
+        rc = np_err_set(err, -EPROTO,
+                        "request has no protocol version \"v\" (this helper "
+                        "speaks version %d)",
+                        NP_PROTO_VERSION);
+        goto out;
+    }
+    out->version = (int)json_integer_value(v);
+    if (out->version != NP_PROTO_VERSION) {
+        rc = np_err_set(err, -EPROTO, "request speaks protocol version %lld; this side speaks %d",
+                        (long long)json_integer_value(v), NP_PROTO_VERSION);
+        goto out;
+    }
+    op = json_string_value(json_object_get(obj, "op"));
+    if (!op) {
+        rc = np_err_set(err, -EINVAL, "request has no \"op\"; accepted: " OP_LIST);
+        goto out;
+    }
+    for (i = 0; i < N_OPS && strcmp(op, op_names[i]) != 0; i++)
+        ;
+    if (i == N_OPS) {
+        rc = np_err_set(err, -EINVAL, "unknown op \"%.64s\"; accepted: " OP_LIST, op);
+        goto out;
+    }
+    out->op = (enum np_proto_op)i;
+    switch (out->op) {
+    case NP_OP_REGISTER:
+        rc = decode_register(obj, &out->reg, err);
+        break;
+    case NP_OP_APPLIED:
+        rc = decode_applied(obj, &out->applied, err);
+        break;
+    case NP_OP_STEP_END:
+        rc = decode_ids(obj, &out->job_id, &out->step_id, false, err);
+        break;
+    case NP_OP_STATUS:
+        rc = decode_ids(obj, &out->job_id, &out->step_id, true, err);
+        break;
+    case NP_OP_PING:
+        break;
+    }
+out:
+    json_decref(obj);
+    return rc;
+}
+
+char *np_proto_encode(const struct np_request *req)
+{
+    json_t *obj = json_pack("{s:i, s:s}", "v", NP_PROTO_VERSION, "op", np_proto_op_name(req->op));
+    char *text = NULL, *line = NULL;
+    int rc = 0;
+
+    if (!obj)
+        return NULL;
+    switch (req->op) {
+    case NP_OP_REGISTER: {
+        const struct np_task_reg *r = &req->reg;
+        json_t *more =
+            json_pack("{s:I, s:I, s:I, s:I, s:I, s:i, s:s, s:s, s:s}", "job", (json_int_t)r->job_id,
+                      "step", (json_int_t)r->step_id, "uid", (json_int_t)r->uid, "gid",
+                      (json_int_t)r->gid, "pid", (json_int_t)r->pid, "task", r->task_id, "cpus",
+                      r->cpus, "policy", r->policy_requested, "sensitivity", r->sensitivity);
+        rc = json_object_update(obj, more);
+        json_decref(more);
+        break;
+    }
+    case NP_OP_APPLIED: {
+        const struct np_task_applied *a = &req->applied;
+        json_t *more =
+            json_pack("{s:I, s:I, s:I, s:s, s:s, s:s, s:s}", "job", (json_int_t)a->job_id, "step",
+                      (json_int_t)a->step_id, "pid", (json_int_t)a->pid, "policy", a->policy,
+                      "mode", a->mode, "nodes", a->nodes, "cpus", a->cpus);
+        rc = json_object_update(obj, more);
+        json_decref(more);
+        break;
+    }
+    case NP_OP_STEP_END:
+    case NP_OP_STATUS:
+        if (req->op == NP_OP_STEP_END || req->job_id) {
+            rc = json_object_set_new(obj, "job", json_integer(req->job_id));
+            if (rc == 0)
+                rc = json_object_set_new(obj, "step", json_integer(req->step_id));
+        }
+        break;
+    case NP_OP_PING:
+        break;
+    }
+    if (rc == 0)
+        text = json_dumps(obj, JSON_COMPACT);
+    json_decref(obj);
+    if (!text)
+        return NULL;
+    line = malloc(strlen(text) + 2);
+    if (line)
+        sprintf(line, "%s\n", text);
+    free(text);
+    return line;
+}
+
+json_t *np_proto_reply_ok(void)
+{
+    return json_pack("{s:i, s:b}", "v", NP_PROTO_VERSION, "ok", 1);
+}
+
+json_t *np_proto_reply_error(const char *fmt, ...)
+{
+    char msg[NP_ERR_MSG_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return json_pack("{s:i, s:b, s:s}", "v", NP_PROTO_VERSION, "ok", 0, "error", msg);
+}
+
+int np_proto_reply_check(json_t *reply, struct np_err *err)
+{
+    json_t *v = json_object_get(reply, "v"), *ok = json_object_get(reply, "ok");
+
+    if (!json_is_integer(v) || json_integer_value(v) != NP_PROTO_VERSION)
+        return np_err_set(err, -EPROTO,
+                          "the helper replied in protocol version %lld; this side "
+                          "speaks %d",
+                          json_is_integer(v) ? (long long)json_integer_value(v) : -1LL,
+                          NP_PROTO_VERSION);
+    if (!json_is_boolean(ok))
+        return np_err_set(err, -EPROTO, "the helper's reply has no \"ok\"");
+    if (!json_is_true(ok)) {
+        const char *why = json_string_value(json_object_get(reply, "error"));
+        return np_err_set(err, -EREMOTEIO, "the helper refused: %s", why ? why : "no reason");
+    }
+    return 0;
+}
+
+static long remaining_ms(const struct timespec *deadline)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+}
+
+/* Wait for @p events on @p fd until the deadline. 0, -ETIMEDOUT or -errno. */
+static int wait_fd(int fd, short events, const struct timespec *deadline)
+{
+    struct pollfd pfd = {.fd = fd, .events = events};
+
+    for (;;) {
+        long ms = remaining_ms(deadline);
+        int n;
+
+        if (ms <= 0)
+            return -ETIMEDOUT;
+        n = poll(&pfd, 1, (int)ms);
+        if (n > 0)
+            return 0;
+        if (n == 0)
+            return -ETIMEDOUT;
+        if (errno != EINTR)
+            return -errno;
+    }
+}
+
+int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms, json_t **reply,
+                  struct np_err *err)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    struct timespec deadline;
+    size_t len = strlen(line), sent = 0, got = 0;
+    char *buf = NULL;
+    json_error_t jerr;
+    int fd, rc;
+
+    *reply = NULL;
+    if (strlen(socket_path) >= sizeof(addr.sun_path))
+        return np_err_set(err, -ENAMETOOLONG, "helper socket path %s is too long", socket_path);
+    strcpy(addr.sun_path, socket_path);
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return np_err_set(err, -errno, "socket: %s", strerror(errno));
+    if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+        /* A Unix connect only waits when the listen backlog is full. */
+        if (errno != EAGAIN && errno != EINPROGRESS) {
+            rc = np_err_set(err, -errno, "cannot reach the helper at %s: %s", socket_path,
+                            strerror(errno));
+            goto out;
+        }
+        if ((rc = wait_fd(fd, POLLOUT, &deadline)) < 0) {
+            np_err_set(err, rc, "the helper at %s did not accept within %u ms", socket_path,
+                       timeout_ms);
+            goto out;
+        }
+    }
+    while (sent < len) {
+        ssize_t n = send(fd, line + sent, len - sent, MSG_NOSIGNAL);
+        if (n > 0) {
+            sent += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN && (rc = wait_fd(fd, POLLOUT, &deadline)) == 0)
+            continue;
+        rc = np_err_set(err, n < 0 && errno != EAGAIN ? -errno : -ETIMEDOUT,
+                        "cannot send to the helper at %s: %s", socket_path,
+                        n < 0 && errno != EAGAIN ? strerror(errno) : "timed out");
+        goto out;
+    }
+    buf = malloc(NP_PROTO_MAX_MSG + 1);
+    if (!buf) {
+        rc = np_err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    for (;;) {
+        ssize_t n = recv(fd, buf + got, NP_PROTO_MAX_MSG - got, 0);
+        if (n > 0) {
+            got += (size_t)n;
+            if (memchr(buf + got - (size_t)n, '\n', (size_t)n))
+                break;
+            if (got == NP_PROTO_MAX_MSG) {
+                rc = np_err_set(err, -EPROTO, "the helper's reply is over %d bytes",
+                                NP_PROTO_MAX_MSG);
+                goto out;
+            }
+            continue;
+        }
+        if (n == 0)
+            break; /* closed: parse what came */
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN && (rc = wait_fd(fd, POLLIN, &deadline)) == 0)
+            continue;
+        rc = np_err_set(err, errno == EAGAIN ? -ETIMEDOUT : -errno,
+                        "no reply from the helper at %s within %u ms", socket_path, timeout_ms);
+        goto out;
+    }
+    *reply = json_loadb(buf, got, 0, &jerr);
+    if (!*reply) {
+        rc = np_err_set(err, -EPROTO, "the helper's reply is not JSON: %s", jerr.text);
+        goto out;
+    }
+    rc = np_proto_reply_check(*reply, err);
+    if (rc < 0) {
+        json_decref(*reply);
+        *reply = NULL;
+    }
+out:
+    free(buf);
+    close(fd);
+    return rc;
+}

@@ -1,0 +1,313 @@
+/* The proc and perf backends for one job (see numaplace/sampler.h). */
+#include "numaplace/sampler.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "numaplace/numa_maps.h"
+#include "numaplace/procfs.h"
+
+double np_monotonic_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int np_node_counters_init(struct np_node_counters *nc, unsigned max_cpus)
+{
+    memset(nc, 0, sizeof(*nc));
+    nc->max_cpus = max_cpus;
+    nc->interrupts = calloc(max_cpus, sizeof(uint64_t));
+    nc->softirqs = calloc(max_cpus, sizeof(uint64_t));
+    nc->busy_ticks = calloc(max_cpus, sizeof(uint64_t));
+    if (!nc->interrupts || !nc->softirqs || !nc->busy_ticks) {
+        np_node_counters_fini(nc);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+void np_node_counters_fini(struct np_node_counters *nc)
+{
+    if (!nc)
+        return;
+    free(nc->interrupts);
+    free(nc->softirqs);
+    free(nc->busy_ticks);
+    nc->interrupts = nc->softirqs = nc->busy_ticks = NULL;
+}
+
+void np_node_counters_read(struct np_node_counters *nc, const char *root)
+{
+    struct np_err err = {0};
+
+    nc->have_irq =
+        np_proc_cpu_counters(root, "interrupts", nc->interrupts, nc->max_cpus, &err) >= 0 &&
+        np_proc_cpu_counters(root, "softirqs", nc->softirqs, nc->max_cpus, &err) >= 0;
+    snprintf(nc->irq_reason, sizeof(nc->irq_reason), "%s", nc->have_irq ? "" : err.msg);
+    err.msg[0] = '\0';
+    nc->have_busy = np_proc_cpu_busy(root, nc->busy_ticks, nc->max_cpus, &err) >= 0;
+    snprintf(nc->busy_reason, sizeof(nc->busy_reason), "%s", nc->have_busy ? "" : err.msg);
+}
+
+int np_sampler_init(struct np_sampler *s, const char *root, unsigned perf_mask,
+                    const char *perf_off_reason, const int *cpu_node, unsigned ncpu_node,
+                    const char *cpus, struct np_err *err)
+{
+    memset(s, 0, sizeof(*s));
+    snprintf(s->root, sizeof(s->root), "%s", root ? root : "");
+    s->perf_mask = perf_mask;
+    snprintf(s->perf_off_reason, sizeof(s->perf_off_reason), "%s",
+             perf_off_reason && *perf_off_reason ? perf_off_reason : "perf backend not enabled");
+    s->cpu_node = cpu_node;
+    s->ncpu_node = cpu_node ? ncpu_node : 0;
+    s->cpus = hwloc_bitmap_alloc();
+    if (!s->cpus)
+        return np_err_set(err, -ENOMEM, "out of memory");
+    if (cpus && *cpus && hwloc_bitmap_list_sscanf(s->cpus, cpus) < 0) {
+        hwloc_bitmap_free(s->cpus);
+        s->cpus = NULL;
+        return np_err_set(err, -EINVAL, "job CPU list \"%s\" is not a CPU list like 0-3,8", cpus);
+    }
+    s->t0 = np_monotonic_s();
+    return 0;
+}
+
+void np_sampler_fini(struct np_sampler *s)
+{
+    if (!s)
+        return;
+    for (unsigned i = 0; i < s->ntasks; i++)
+        np_perf_close(&s->tasks[i].perf);
+    free(s->tasks);
+    s->tasks = NULL;
+    s->ntasks = s->cap = 0;
+    hwloc_bitmap_free(s->cpus);
+    s->cpus = NULL;
+}
+
+int np_sampler_add_task(struct np_sampler *s, pid_t pid, struct np_err *err)
+{
+    struct np_proc_stat st;
+    struct np_sampler_task *t;
+    int rc;
+
+    for (unsigned i = 0; i < s->ntasks; i++)
+        if (s->tasks[i].pid == pid && !s->tasks[i].gone)
+            return 0;
+    if ((rc = np_proc_stat_read(s->root, pid, &st, err)) < 0)
+        return rc;
+    if (s->ntasks == s->cap) {
+        unsigned cap = s->cap ? s->cap * 2 : 8;
+        struct np_sampler_task *grown = realloc(s->tasks, cap * sizeof(*grown));
+        if (!grown)
+            return np_err_set(err, -ENOMEM, "out of memory");
+        s->tasks = grown;
+        s->cap = cap;
+    }
+    t = &s->tasks[s->ntasks++];
+    memset(t, 0, sizeof(*t));
+    t->pid = pid;
+    t->starttime_ticks = st.starttime_ticks;
+    t->last_node = -1;
+    np_perf_counters_init(&t->perf);
+    if (s->perf_mask) {
+        struct np_err perr = {0};
+        np_perf_open(&t->perf, pid, s->perf_mask, &perr); /* per-event reasons kept in t->perf */
+    }
+    if (hwloc_bitmap_iszero(s->cpus)) {
+        /* No step CPUs registered: the tasks' affinity is the job's CPU set. */
+        struct np_proc_status ps;
+        hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+        if (mine && np_proc_status_read(s->root, pid, &ps, NULL) == 0 &&
+            hwloc_bitmap_list_sscanf(mine, ps.cpus_allowed_list) == 0)
+            hwloc_bitmap_or(s->cpus, s->cpus, mine);
+        hwloc_bitmap_free(mine);
+    }
+    return 0;
+}
+
+static int node_of_cpu(const struct np_sampler *s, int cpu)
+{
+    return cpu >= 0 && (unsigned)cpu < s->ncpu_node ? s->cpu_node[cpu] : -1;
+}
+
+/* Per-process /proc figures added into @p out. Returns 0 or -ESRCH when it vanished. */
+static int add_process(struct np_sampler *s, pid_t pid, bool read_pages, struct np_sample *out,
+                       int *processor)
+{
+    const double tick = (double)sysconf(_SC_CLK_TCK);
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    struct np_proc_stat st;
+    struct np_err err = {0};
+    uint64_t vol = 0, invol = 0;
+    int rc;
+
+    if ((rc = np_proc_stat_read(s->root, pid, &st, &err)) < 0)
+        return rc;
+    *processor = st.processor;
+    out->utime_s += (double)st.utime_ticks / tick;
+    out->stime_s += (double)st.stime_ticks / tick;
+    out->minflt += st.minflt;
+    out->majflt += st.majflt;
+    out->rss_bytes += st.rss_pages * page;
+    if (np_proc_ctxt_switches(s->root, pid, &vol, &invol, &err) == 0) {
+        out->voluntary_cs += vol;
+        out->involuntary_cs += invol;
+    }
+    if (read_pages && out->have_pages) {
+        struct np_numa_usage usage;
+        if (np_numa_maps_usage(s->root, pid, &usage, &err) == 0) {
+            for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++)
+                out->node_bytes[n] += usage.anon_bytes[n] + usage.file_bytes[n];
+        } else if (err.code != -ESRCH) {
+            out->have_pages = false;
+            snprintf(out->pages_reason, sizeof(out->pages_reason), "%s", err.msg);
+        }
+    }
+    return 0;
+}
+
+static void read_perf(struct np_sampler *s, struct np_sample *out)
+{
+    bool any[NP_PERF_NEVENTS] = {false};
+
+    for (unsigned i = 0; i < s->ntasks; i++) {
+        struct np_sampler_task *t = &s->tasks[i];
+        struct np_perf_value v[NP_PERF_NEVENTS];
+        bool ok[NP_PERF_NEVENTS];
+
+        for (int e = 0; e < NP_PERF_NEVENTS; e++) {
+            ok[e] = np_perf_read(&t->perf, (enum np_perf_event)e, &v[e]) == 0;
+            if (ok[e]) {
+                out->perf[e] += v[e].value;
+                any[e] = true;
+            } else if (!out->perf_reason[e][0]) {
+                snprintf(out->perf_reason[e], sizeof(out->perf_reason[e]), "%s",
+                         v[e].reason ? v[e].reason : "not opened");
+            }
+        }
+        /* Misses since the last look go to the node of the CPU the task last ran on. */
+        if (ok[NP_PERF_LLC_LOAD_MISSES] && ok[NP_PERF_LLC_STORE_MISSES]) {
+            uint64_t misses = v[NP_PERF_LLC_LOAD_MISSES].value + v[NP_PERF_LLC_STORE_MISSES].value;
+            if (misses >= t->misses_seen && t->last_node >= 0 &&
+                t->last_node < NP_SAMPLE_MAX_NODES) {
+                s->misses_by_node[t->last_node] += misses - t->misses_seen;
+                t->misses_seen = misses;
+            }
+        }
+    }
+    for (int e = 0; e < NP_PERF_NEVENTS; e++) {
+        out->have_perf[e] = any[e];
+        if (any[e])
+            out->perf_reason[e][0] = '\0';
+    }
+    out->have_misses_by_node =
+        out->have_perf[NP_PERF_LLC_LOAD_MISSES] && out->have_perf[NP_PERF_LLC_STORE_MISSES];
+    memcpy(out->misses_by_node, s->misses_by_node, sizeof(out->misses_by_node));
+}
+
+int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_counters *nc,
+                      bool read_pages, struct np_sample *out)
+{
+    pid_t *queue = malloc(NP_SAMPLER_MAX_PROCESSES * sizeof(pid_t));
+    unsigned head = 0, tail = 0, seen = 0;
+    bool cut = false;
+
+    np_sample_init(out);
+    out->t = now - s->t0;
+    if (!queue) {
+        snprintf(out->proc_reason, sizeof(out->proc_reason), "out of memory");
+        return 0;
+    }
+    out->have_proc = true;
+    out->have_pages = read_pages;
+    for (unsigned i = 0; i < s->ntasks; i++) {
+        struct np_sampler_task *t = &s->tasks[i];
+        struct np_proc_stat st;
+        int processor = -1;
+
+        if (t->gone)
+            continue;
+        if (np_proc_stat_read(s->root, t->pid, &st, NULL) < 0 ||
+            st.starttime_ticks != t->starttime_ticks || st.state == 'Z') {
+            t->gone = true; /* exited, or its pid now belongs to someone else */
+            continue;
+        }
+        if (add_process(s, t->pid, read_pages, out, &processor) == 0) {
+            t->last_node = node_of_cpu(s, processor);
+            seen++;
+            if (tail < NP_SAMPLER_MAX_PROCESSES)
+                queue[tail++] = t->pid;
+        }
+    }
+    /* Descendants, breadth first; each process is a child of one parent, so no duplicates. */
+    while (head < tail) {
+        pid_t children[256];
+        int n = np_proc_children(s->root, queue[head++], children, 256, NULL);
+        for (int c = 0; c < n && c < 256; c++) {
+            int processor;
+            if (tail >= NP_SAMPLER_MAX_PROCESSES) {
+                cut = true;
+                break;
+            }
+            if (add_process(s, children[c], read_pages, out, &processor) == 0) {
+                queue[tail++] = children[c];
+                seen++;
+            }
+        }
+    }
+    free(queue);
+    out->processes = seen;
+    if (seen == 0) {
+        /* Nothing left to read: zeros would look like a job that used nothing. */
+        out->have_proc = false;
+        read_pages = false;
+        snprintf(out->proc_reason, sizeof(out->proc_reason),
+                 "no live process (the step's tasks have exited)");
+        snprintf(out->pages_reason, sizeof(out->pages_reason),
+                 "no live process (the step's tasks have exited)");
+    }
+    if (cut)
+        snprintf(out->proc_reason, sizeof(out->proc_reason),
+                 "more than %d processes: the rest are left out", NP_SAMPLER_MAX_PROCESSES);
+    if (!read_pages)
+        out->have_pages = false;
+
+    if (s->perf_mask) {
+        read_perf(s, out);
+    } else {
+        for (int e = 0; e < NP_PERF_NEVENTS; e++)
+            snprintf(out->perf_reason[e], sizeof(out->perf_reason[e]), "%s", s->perf_off_reason);
+    }
+
+    if (!nc) {
+        snprintf(out->irq_reason, sizeof(out->irq_reason), "node counters not read");
+        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "node counters not read");
+    } else if (hwloc_bitmap_iszero(s->cpus)) {
+        snprintf(out->irq_reason, sizeof(out->irq_reason), "the job's CPUs are unknown");
+        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "the job's CPUs are unknown");
+    } else {
+        const double tick = (double)sysconf(_SC_CLK_TCK);
+        int cpu;
+        out->have_irq = nc->have_irq;
+        out->have_cpu_busy = nc->have_busy;
+        snprintf(out->irq_reason, sizeof(out->irq_reason), "%s", nc->irq_reason);
+        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "%s", nc->busy_reason);
+        hwloc_bitmap_foreach_begin(cpu, s->cpus)
+        {
+            if ((unsigned)cpu >= nc->max_cpus)
+                break;
+            out->interrupts += nc->interrupts[cpu];
+            out->softirqs += nc->softirqs[cpu];
+            out->cpus_busy_s += (double)nc->busy_ticks[cpu] / tick;
+        }
+        hwloc_bitmap_foreach_end();
+    }
+    return (int)seen;
+}

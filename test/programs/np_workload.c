@@ -1,0 +1,93 @@
+/*
+ * np_workload: a job with known figures, for the helper's tests and the demo.
+ *
+ *   np_workload [--mb N] [--busy SECONDS] [--idle SECONDS] [--threads N]
+ *
+ * Allocates N MiB (default 64) and writes every page, then keeps re-writing it on N threads
+ * (default 1) for --busy seconds of wall time (default 8), then sleeps --idle seconds (default
+ * 2) so a sampler catches its final CPU time, and prints one JSON line measured by the kernel
+ * for the whole process: {"mb", "user_s", "system_s", "pid"} (getrusage RUSAGE_SELF).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static unsigned char *buffer;
+static size_t buffer_len;
+static double busy_s = 8;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *burn(void *arg)
+{
+    const double end = now_s() + busy_s;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char v = (unsigned char)(size_t)arg;
+
+    while (now_s() < end)
+        for (size_t off = 0; off < buffer_len && now_s() < end; off += page * 64)
+            for (size_t o = off; o < off + page * 64 && o < buffer_len; o += page)
+                buffer[o] = v++;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    double idle_s = 2;
+    long mb = 64, threads = 1;
+    pthread_t tid[64];
+    struct rusage ru;
+
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--mb") == 0)
+            mb = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--busy") == 0)
+            busy_s = atof(argv[i + 1]);
+        else if (strcmp(argv[i], "--idle") == 0)
+            idle_s = atof(argv[i + 1]);
+        else if (strcmp(argv[i], "--threads") == 0)
+            threads = atol(argv[i + 1]);
+        else {
+            fprintf(stderr, "np_workload: unknown option %s (--mb, --busy, --idle, --threads)\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    if (mb < 1 || threads < 1 || threads > 64) {
+        fprintf(stderr, "np_workload: --mb must be >= 1 and --threads 1..64\n");
+        return 2;
+    }
+    buffer_len = (size_t)mb << 20;
+    buffer = mmap(NULL, buffer_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buffer == MAP_FAILED) {
+        perror("np_workload: mmap");
+        return 1;
+    }
+    memset(buffer, 1, buffer_len);
+    for (long t = 1; t < threads; t++)
+        pthread_create(&tid[t], NULL, burn, (void *)(size_t)t);
+    burn(NULL);
+    for (long t = 1; t < threads; t++)
+        pthread_join(tid[t], NULL);
+    getrusage(RUSAGE_SELF, &ru);
+    usleep((useconds_t)(idle_s * 1e6));
+    printf("{\"mb\": %ld, \"user_s\": %.3f, \"system_s\": %.3f, \"pid\": %d}\n", mb,
+           (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, (int)getpid());
+    fflush(stdout);
+    munmap(buffer, buffer_len);
+    return 0;
+}

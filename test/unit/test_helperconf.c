@@ -1,0 +1,114 @@
+/* numaplaced's configuration: every key, good and bad values, and a file with bad lines. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "np_test.h"
+#include "numaplace/helperconf.h"
+
+static const struct {
+    const char *key, *value;
+    int rc;
+    const char *msg; /* in the error, or "" */
+} cases[] = {
+    {"socket", "/tmp/x.sock", 0, ""},
+    {"socket", "relative.sock", -EINVAL, "socket=\"relative.sock\": an absolute path is required"},
+    {"state_dir", "/var/lib/np", 0, ""},
+    {"spool_dir", "", -EINVAL, "an absolute path is required"},
+    {"pid_file", "", 0, ""},
+    {"record", "", 0, ""},
+    {"record", "trace", -EINVAL, "(or nothing, to turn it off)"},
+    {"log", "stderr", 0, ""},
+    {"log", "/var/log/numaplaced.log", 0, ""},
+    {"log", "journal", -EINVAL, "accepted: syslog, stderr or an absolute file path"},
+    {"log_level", "debug", 0, ""},
+    {"log_level", "loud", -EINVAL, "accepted: error, warning, info, debug"},
+    {"interval_ms", "250", 0, ""},
+    {"interval_ms", "10", -EINVAL, "interval_ms=\"10\": an integer from 100 to 3600000"},
+    {"interval_ms", "1s", -EINVAL, "an integer from 100"},
+    {"interval_ms", "-5", -EINVAL, "an integer from 100"},
+    {"numa_maps_large_bytes", "8589934592", 0, ""},
+    {"max_jobs", "0", -EINVAL, "from 1 to 65536"},
+    {"backends", "proc", 0, ""},
+    {"backends", "perf,proc", 0, ""},
+    {"backends", "pcm", -EINVAL, "accepted: perf,proc or proc"},
+    {"housekeeping_cpus", "auto", 0, ""},
+    {"housekeeping_cpus", "0,32", 0, ""},
+    {"housekeeping_cpus", "zero", -EINVAL, "accepted: auto (Slurm's CpuSpecList), none, or a CPU"},
+    {"colour", "blue", -EINVAL, "unknown key \"colour\"; accepted: socket, state_dir"},
+};
+
+START_TEST(test_set)
+{
+    struct np_helper_config cfg;
+    struct np_err err = {0};
+
+    np_helper_config_defaults(&cfg);
+    ck_assert_int_eq(np_helper_config_set(&cfg, cases[_i].key, cases[_i].value, &err),
+                     cases[_i].rc);
+    ck_assert_msg(strstr(err.msg, cases[_i].msg), "case %d: \"%s\"", _i, err.msg);
+}
+END_TEST
+
+static int logged;
+static void count_log(enum np_log_level level, const char *msg, void *arg)
+{
+    (void)level;
+    (void)arg;
+    ck_assert_ptr_nonnull(strstr(msg, ".conf:"));
+    logged++;
+}
+
+START_TEST(test_load_file)
+{
+    char path[] = "/tmp/np-helperconf-XXXXXX.conf";
+    struct np_helper_config cfg;
+    struct np_err err = {0};
+    struct np_log log = {count_log, NULL};
+    int fd = mkstemps(path, 5);
+    FILE *f = fdopen(fd, "w");
+
+    ck_assert_ptr_nonnull(f);
+    fputs("# comment\n\n  interval_ms = 500  # half a second\nbackends=proc\n"
+          "nonsense line\nlog_level = chatty\nspool_dir = /srv/np\n",
+          f);
+    fclose(f);
+    np_helper_config_defaults(&cfg);
+    logged = 0;
+    ck_assert_int_eq(np_helper_config_load(&cfg, path, &log, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, ":5: \"nonsense line\" is not key = value"));
+    ck_assert_int_eq(logged, 2); /* both bad lines reported, not just the first */
+    ck_assert_uint_eq(cfg.interval_ms, 500);
+    ck_assert(!cfg.perf);
+    ck_assert_str_eq(cfg.spool_dir, "/srv/np"); /* good lines after bad ones still apply */
+    unlink(path);
+    ck_assert_int_eq(np_helper_config_load(&cfg, path, NULL, &err), -ENOENT);
+}
+END_TEST
+
+START_TEST(test_defaults)
+{
+    struct np_helper_config cfg;
+
+    np_helper_config_defaults(&cfg);
+    ck_assert_str_eq(cfg.socket, NP_HELPER_DEFAULT_SOCKET);
+    ck_assert_uint_eq(cfg.interval_ms, 1000);
+    ck_assert(cfg.perf);
+    ck_assert_str_eq(cfg.housekeeping_cpus, "auto");
+    ck_assert_str_eq(cfg.log, "syslog");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("helperconf");
+    TCase *tc = tcase_create("helperconf");
+
+    tcase_add_loop_test(tc, test_set, 0, (int)(sizeof(cases) / sizeof(cases[0])));
+    tcase_add_test(tc, test_load_file);
+    tcase_add_test(tc, test_defaults);
+    suite_add_tcase(s, tc);
+    return np_test_run(s);
+}

@@ -1,0 +1,259 @@
+/* The helper protocol: decoding of good and bad requests, encoding round trips, and the client's
+ * bounded timeout against real Unix-socket servers in child processes. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "np_test.h"
+#include "numaplace/protocol.h"
+
+static const struct {
+    const char *text;
+    int rc;
+    const char *msg; /* expected in the error line */
+} bad_cases[] = {
+    {"", -EINVAL, "not valid JSON"},
+    {"{\"v\":1,\"op\":\"ping\"", -EINVAL, "not valid JSON"},
+    {"[1,2]", -EINVAL, "must be a JSON object"},
+    {"{\"op\":\"ping\"}", -EPROTO, "no protocol version"},
+    {"{\"v\":2,\"op\":\"ping\"}", -EPROTO, "version 2; this side speaks 1"},
+    {"{\"v\":1}", -EINVAL, "accepted: register, applied"},
+    {"{\"v\":1,\"op\":\"reboot\"}", -EINVAL, "unknown op \"reboot\""},
+    {"{\"v\":1,\"op\":\"ping\",\"v\":1}", -EINVAL, "not valid JSON"}, /* duplicate key */
+    {"{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":0,\"pid\":5}", -EINVAL,
+     "no \"sensitivity\""},
+    {"{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":0,\"pid\":0,\"sensitivity\":"
+     "\"low\"}",
+     -EINVAL, "above 0"},
+    {"{\"v\":1,\"op\":\"register\",\"job\":-1,\"step\":0,\"uid\":0,\"pid\":5,\"sensitivity\":"
+     "\"low\"}",
+     -EINVAL, "\"job\" must be an integer from 0 to 4294967295"},
+    {"{\"v\":1,\"op\":\"register\",\"job\":\"7\",\"step\":0,\"uid\":0,\"pid\":5,"
+     "\"sensitivity\":\"low\"}",
+     -EINVAL, "\"job\" must be an integer"},
+    {"{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":0,\"pid\":5,\"sensitivity\":"
+     "\"urgent\"}",
+     -EINVAL, "accepted: high, low"},
+    {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5}", -EINVAL, "no \"policy\""},
+    {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":7}", -EINVAL,
+     "\"policy\" must be a string"},
+    {"{\"v\":1,\"op\":\"step_end\",\"job\":1}", -EINVAL, "no \"step\""},
+};
+
+START_TEST(test_decode_bad)
+{
+    struct np_request req;
+    struct np_err err = {0};
+    const char *text = bad_cases[_i].text;
+
+    ck_assert_int_eq(np_proto_decode(text, strlen(text), &req, &err), bad_cases[_i].rc);
+    ck_assert_msg(strstr(err.msg, bad_cases[_i].msg), "case %d: \"%s\" lacks \"%s\"", _i, err.msg,
+                  bad_cases[_i].msg);
+}
+END_TEST
+
+START_TEST(test_decode_oversized_and_long_field)
+{
+    struct np_request req;
+    struct np_err err = {0};
+    size_t n = NP_PROTO_MAX_MSG + 10;
+    char *big = malloc(n + 1);
+    char line[1024];
+
+    ck_assert_ptr_nonnull(big);
+    memset(big, ' ', n);
+    big[n] = '\0';
+    ck_assert_int_eq(np_proto_decode(big, n, &req, &err), -EMSGSIZE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "over the limit"));
+    free(big);
+
+    snprintf(line, sizeof(line),
+             "{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"%0200d\"}",
+             0);
+    ck_assert_int_eq(np_proto_decode(line, strlen(line), &req, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "longer than 31 bytes"));
+}
+END_TEST
+
+START_TEST(test_round_trip)
+{
+    struct np_request in = {.op = NP_OP_REGISTER}, out;
+    struct np_err err = {0};
+    char *line;
+
+    in.reg = (struct np_task_reg){.job_id = 4294967000u,
+                                  .step_id = 0xfffffffbu,
+                                  .uid = 1000,
+                                  .gid = 100,
+                                  .pid = 4242,
+                                  .task_id = 3,
+                                  .cpus = "0-3,8",
+                                  .policy_requested = "interleave",
+                                  .sensitivity = "high"};
+    line = np_proto_encode(&in);
+    ck_assert_ptr_nonnull(line);
+    ck_assert_int_eq(line[strlen(line) - 1], '\n');
+    ck_assert_msg(np_proto_decode(line, strlen(line), &out, &err) == 0, "%s", err.msg);
+    free(line);
+    ck_assert_int_eq(out.op, NP_OP_REGISTER);
+    ck_assert_uint_eq(out.reg.job_id, 4294967000u);
+    ck_assert_uint_eq(out.reg.step_id, 0xfffffffbu);
+    ck_assert_int_eq(out.reg.pid, 4242);
+    ck_assert_int_eq(out.reg.task_id, 3);
+    ck_assert_str_eq(out.reg.cpus, "0-3,8");
+    ck_assert_str_eq(out.reg.sensitivity, "high");
+
+    in = (struct np_request){.op = NP_OP_APPLIED};
+    in.applied = (struct np_task_applied){.job_id = 7,
+                                          .step_id = 1,
+                                          .pid = 9,
+                                          .policy = "local",
+                                          .mode = "preferred-many",
+                                          .nodes = "2"};
+    line = np_proto_encode(&in);
+    ck_assert_int_eq(np_proto_decode(line, strlen(line), &out, &err), 0);
+    free(line);
+    ck_assert_str_eq(out.applied.mode, "preferred-many");
+    ck_assert_str_eq(out.applied.nodes, "2");
+
+    in = (struct np_request){.op = NP_OP_STATUS};
+    line = np_proto_encode(&in);
+    ck_assert_int_eq(np_proto_decode(line, strlen(line), &out, &err), 0);
+    free(line);
+    ck_assert_int_eq(out.op, NP_OP_STATUS);
+    ck_assert_uint_eq(out.job_id, 0);
+}
+END_TEST
+
+/* A one-shot server in a child: how it answers is the case. */
+enum server_mode { SERVE_OK, SERVE_SILENT, SERVE_OLD_VERSION, SERVE_REFUSE, SERVE_GARBAGE };
+
+static pid_t start_server(const char *path, enum server_mode mode)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    pid_t pid;
+
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+    unlink(path);
+    ck_assert_int_ge(lfd, 0);
+    ck_assert_int_eq(bind(lfd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    ck_assert_int_eq(listen(lfd, 4), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        static const char *const replies[] = {
+            [SERVE_OK] = "{\"v\":1,\"ok\":true,\"version\":1}\n",
+            [SERVE_OLD_VERSION] = "{\"v\":0,\"ok\":true}\n",
+            [SERVE_REFUSE] = "{\"v\":1,\"ok\":false,\"error\":\"not yours\"}\n",
+            [SERVE_GARBAGE] = "<html>\n",
+        };
+        char buf[4096];
+        int cfd = accept(lfd, NULL, NULL);
+
+        if (cfd < 0)
+            _exit(1);
+        if (read(cfd, buf, sizeof(buf)) <= 0)
+            _exit(1);
+        if (mode == SERVE_SILENT) {
+            sleep(5);
+            _exit(0);
+        }
+        if (write(cfd, replies[mode], strlen(replies[mode])) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    close(lfd);
+    return pid;
+}
+
+static const struct {
+    enum server_mode mode;
+    int rc;
+    const char *msg;
+} call_cases[] = {
+    {SERVE_OK, 0, ""},
+    {SERVE_SILENT, -ETIMEDOUT, "within 200 ms"},
+    {SERVE_OLD_VERSION, -EPROTO, "version 0"},
+    {SERVE_REFUSE, -EREMOTEIO, "not yours"},
+    {SERVE_GARBAGE, -EPROTO, "not JSON"},
+};
+
+START_TEST(test_call)
+{
+    char path[108];
+    struct np_err err = {0};
+    json_t *reply = NULL;
+    struct timespec t0, t1;
+    pid_t server;
+    long ms;
+    int rc;
+
+    snprintf(path, sizeof(path), "/tmp/np-proto-%d-%d.sock", (int)getpid(), _i);
+    server = start_server(path, call_cases[_i].mode);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = np_proto_call(path, "{\"v\":1,\"op\":\"ping\"}\n", 200, &reply, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    ck_assert_msg(rc == call_cases[_i].rc, "case %d: rc %d (%s)", _i, rc, err.msg);
+    ck_assert_msg(strstr(err.msg, call_cases[_i].msg), "case %d: \"%s\"", _i, err.msg);
+    ck_assert_int_lt(ms, 1000); /* bounded, whatever the server does */
+    if (rc == 0) {
+        ck_assert_ptr_nonnull(reply);
+        ck_assert_int_eq(json_integer_value(json_object_get(reply, "version")), 1);
+    } else {
+        ck_assert_ptr_null(reply);
+    }
+    json_decref(reply);
+    kill(server, SIGKILL);
+    waitpid(server, NULL, 0);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_call_nobody_listening)
+{
+    struct np_err err = {0};
+    json_t *reply = NULL;
+
+    ck_assert_int_eq(np_proto_call("/tmp/np-proto-nonexistent.sock", "{}\n", 100, &reply, &err),
+                     -ENOENT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "cannot reach the helper at /tmp/np-proto-nonexistent"));
+}
+END_TEST
+
+START_TEST(test_reply_builders)
+{
+    json_t *ok = np_proto_reply_ok(), *bad = np_proto_reply_error("job %d is not yours", 5);
+    struct np_err err = {0};
+
+    ck_assert_int_eq(np_proto_reply_check(ok, &err), 0);
+    ck_assert_int_eq(np_proto_reply_check(bad, &err), -EREMOTEIO);
+    ck_assert_str_eq(err.msg, "the helper refused: job 5 is not yours");
+    json_decref(ok);
+    json_decref(bad);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("protocol");
+    TCase *tc = tcase_create("protocol");
+
+    tcase_set_timeout(tc, 30);
+    tcase_add_loop_test(tc, test_decode_bad, 0, (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
+    tcase_add_test(tc, test_decode_oversized_and_long_field);
+    tcase_add_test(tc, test_round_trip);
+    tcase_add_loop_test(tc, test_call, 0, (int)(sizeof(call_cases) / sizeof(call_cases[0])));
+    tcase_add_test(tc, test_call_nobody_listening);
+    tcase_add_test(tc, test_reply_builders);
+    suite_add_tcase(s, tc);
+    return np_test_run(s);
+}

@@ -1,0 +1,260 @@
+/* From samples to reports: the arithmetic over a recorded trace (a machine with a PMU), the
+ * trace format's round trip, and malformed traces. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "np_test.h"
+#include "numaplace/report.h"
+
+#define MiB (1024.0 * 1024.0)
+
+struct collected {
+    json_t *reports[4];
+    int n;
+};
+
+static int collect(json_t *report, void *arg)
+{
+    struct collected *c = arg;
+    if (c->n < 4)
+        c->reports[c->n++] = json_incref(report);
+    return 0;
+}
+
+static double num(json_t *obj, const char *path)
+{
+    char copy[256], *save = NULL;
+    json_t *v = obj;
+
+    snprintf(copy, sizeof(copy), "%s", path);
+    for (char *key = strtok_r(copy, ".", &save); key; key = strtok_r(NULL, ".", &save))
+        v = json_is_array(v) ? json_array_get(v, strtoul(key, NULL, 10)) : json_object_get(v, key);
+    ck_assert_msg(json_is_number(v), "%s is not a number", path);
+    return json_number_value(v);
+}
+
+static const char *text(json_t *obj, const char *path)
+{
+    char copy[256], *save = NULL;
+    json_t *v = obj;
+
+    snprintf(copy, sizeof(copy), "%s", path);
+    for (char *key = strtok_r(copy, ".", &save); key; key = strtok_r(NULL, ".", &save))
+        v = json_is_array(v) ? json_array_get(v, strtoul(key, NULL, 10)) : json_object_get(v, key);
+    ck_assert_msg(json_is_string(v), "%s is not a string", path);
+    return json_string_value(v);
+}
+
+START_TEST(test_replay_hw_trace)
+{
+    struct collected c = {0};
+    struct np_err err = {0};
+    FILE *in = fopen(np_test_fixture("trace/hw.jsonl"), "r");
+    json_t *r;
+    char *printed = NULL;
+    size_t len = 0;
+    FILE *out;
+
+    ck_assert_ptr_nonnull(in);
+    ck_assert_msg(np_trace_replay(in, "hw.jsonl", collect, &c, &err) == 2, "%s", err.msg);
+    fclose(in);
+    ck_assert_int_eq(c.n, 2);
+
+    r = c.reports[0]; /* step 0 ended: complete */
+    ck_assert_int_eq(np_report_check(r, &err), 0);
+    ck_assert(json_is_true(json_object_get(r, "complete")));
+    ck_assert_str_eq(text(r, "step"), "0");
+    ck_assert_double_eq_tol(num(r, "duration_s"), 4.5, 1e-9);
+    ck_assert_int_eq((int)num(r, "sampling.count"), 5);
+    /* per-interval CPI 1, 2, 3, 4 */
+    ck_assert_double_eq_tol(num(r, "cpi.mean"), 2.5, 1e-9);
+    ck_assert_double_eq_tol(num(r, "cpi.median"), 2.0, 1e-9);
+    ck_assert_double_eq_tol(num(r, "cpi.p95"), 4.0, 1e-9);
+    /* misses x 64 B / s: node 0 steady 100/s; node 1 one burst of 1000 */
+    ck_assert_double_eq_tol(num(r, "bandwidth.per_node.0.mean_bytes_per_s"), 6400, 1e-6);
+    ck_assert_double_eq_tol(num(r, "bandwidth.per_node.1.mean_bytes_per_s"), 16000, 1e-6);
+    ck_assert_double_eq_tol(num(r, "bandwidth.per_node.1.peak_bytes_per_s"), 64000, 1e-6);
+    ck_assert_double_eq_tol(num(r, "bandwidth.peak_bytes_per_s"), 70400, 1e-6);
+    /* pages: one reading skipped (large job), peak per node */
+    ck_assert_int_eq((int)num(r, "pages.samples"), 4);
+    ck_assert_double_eq_tol(num(r, "pages.start_bytes.0"), 4096, 0.5);
+    ck_assert_double_eq_tol(num(r, "pages.end_bytes.0"), MiB, 0.5);
+    ck_assert_ptr_null(
+        json_object_get(json_object_get(json_object_get(r, "pages"), "end_bytes"), "1"));
+    ck_assert_double_eq_tol(num(r, "pages.peak_bytes.0"), 2 * MiB, 0.5);
+    ck_assert_double_eq_tol(num(r, "pages.peak_bytes.1"), MiB, 0.5);
+    ck_assert_double_eq_tol(num(r, "pages.peak_total_bytes"), 3 * MiB, 0.5);
+    /* OS interference */
+    ck_assert_double_eq_tol(num(r, "os_interference.kernel_time_share.value"), 0.2, 1e-9);
+    ck_assert_double_eq_tol(num(r, "os_interference.involuntary_cs_per_s.value"), 10, 1e-9);
+    ck_assert_int_eq((int)num(r, "os_interference.interrupts_on_cpus.count"), 400);
+    ck_assert_double_eq_tol(num(r, "os_interference.softirqs_on_cpus.per_s"), 100, 1e-9);
+    ck_assert_double_eq_tol(num(r, "os_interference.other_cpu_time_s.value"), 1.0, 1e-9);
+    ck_assert_double_eq_tol(num(r, "cpu.user_s"), 4, 1e-9);
+    ck_assert_double_eq_tol(num(r, "perf_counts.task_clock_ns.value"), 4e9, 1);
+    ck_assert_double_eq_tol(num(r, "helper.cpu_time_s"), 0.005, 1e-9);
+    ck_assert_str_eq(text(r, "policy.tasks.0.nodes"), "0-1");
+    ck_assert_str_eq(text(r, "sampling.backends"), "replay of perf,proc");
+
+    r = c.reports[1]; /* step 1: no end line, one sample, no PMU */
+    ck_assert(json_is_false(json_object_get(r, "complete")));
+    ck_assert_ptr_nonnull(strstr(text(r, "cpi.unavailable"), "no hardware PMU"));
+    ck_assert_ptr_nonnull(strstr(text(r, "pages.unavailable"), "Permission denied"));
+    ck_assert_ptr_nonnull(strstr(text(r, "os_interference.interrupts_on_cpus.unavailable"),
+                                 "fewer than two samples"));
+    ck_assert_str_eq(text(r, "sensitivity"), "high");
+
+    /* The text form says unavailable with the reason, and carries the figures. */
+    out = open_memstream(&printed, &len);
+    ck_assert_int_eq(np_report_print(out, c.reports[0]), 0);
+    ck_assert_int_eq(np_report_print(out, c.reports[1]), 0);
+    fclose(out);
+    ck_assert_ptr_nonnull(strstr(printed, "mean 2.500, median 2.000, p95 4.000"));
+    ck_assert_ptr_nonnull(strstr(printed, "peak     node0=2.0 MiB node1=1.0 MiB"));
+    ck_assert_ptr_nonnull(strstr(printed, "CPI                    unavailable (perf::CYCLES"));
+    ck_assert_ptr_nonnull(strstr(printed, "[incomplete"));
+    free(printed);
+    for (int i = 0; i < c.n; i++)
+        json_decref(c.reports[i]);
+}
+END_TEST
+
+static const struct {
+    const char *trace;
+    const char *msg;
+} bad_traces[] = {
+    {"not json\n", "bad.jsonl:1: not a trace line"},
+    {"{\"no\":\"event\"}\n", "bad.jsonl:1: not a trace line (no \"event\")"},
+    {"{\"event\":\"sample\",\"job\":1,\"step\":0,\"sample\":{\"t\":0,\"processes\":1}}\n",
+     "bad.jsonl:1: sample for a job with no \"job\" line"},
+    {"{\"event\":\"job\",\"schema\":\"numaplace.trace/9\",\"job\":1,\"step\":0}\n",
+     "trace schema numaplace.trace/9; this numaplace reads numaplace.trace/1"},
+    {"{\"event\":\"job\",\"schema\":\"numaplace.trace/1\",\"job\":1,\"step\":0}\n\n"
+     "{\"event\":\"sample\",\"job\":1,\"step\":0,\"sample\":{\"t\":-1,\"processes\":1}}\n",
+     "bad.jsonl:3: sample member \"t\" must be a non-negative number"},
+    {"{\"event\":\"job\",\"schema\":\"numaplace.trace/1\",\"job\":1,\"step\":0}\n"
+     "{\"event\":\"sample\",\"job\":1,\"step\":0,\"sample\":{\"t\":1,\"processes\":1,\"pages\":"
+     "{\"node_bytes\":{\"x\":1}}}}\n",
+     "\"x\" must be a node number from 0 to 63"},
+    {"{\"event\":\"job\",\"schema\":\"numaplace.trace/1\",\"job\":1,\"step\":0}\n"
+     "{\"event\":\"sample\",\"job\":1,\"step\":0,\"sample\":{\"t\":2,\"processes\":1}}\n"
+     "{\"event\":\"sample\",\"job\":1,\"step\":0,\"sample\":{\"t\":1,\"processes\":1}}\n",
+     "bad.jsonl:3: sample goes back in time"},
+    {"{\"event\":\"reboot\"}\n", "unknown event \"reboot\"; accepted: job, sample, end"},
+    {"{\"event\":\"job\",\"schema\":\"numaplace.trace/1\",\"job\":1,\"step\":0}\n"
+     "{\"event\":\"sample\",\"job\":1,\"step\":0,\"sample\":{\"t\":1,\"processes\":1,\"perf\":"
+     "{\"cycles\":\"many\"}}}\n",
+     "\"perf.cycles\" must be a count"},
+};
+
+START_TEST(test_replay_bad)
+{
+    struct np_err err = {0};
+    FILE *in = fmemopen((void *)bad_traces[_i].trace, strlen(bad_traces[_i].trace), "r");
+
+    ck_assert_int_eq(np_trace_replay(in, "bad.jsonl", NULL, NULL, &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, bad_traces[_i].msg), "case %d: \"%s\"", _i, err.msg);
+    fclose(in);
+}
+END_TEST
+
+START_TEST(test_sample_round_trip)
+{
+    struct np_sample s, back;
+    struct np_err err = {0};
+    json_t *obj;
+
+    np_sample_init(&s);
+    s.t = 3.5;
+    s.processes = 4;
+    s.have_proc = true;
+    s.utime_s = 1.25;
+    s.involuntary_cs = 99;
+    s.have_pages = true;
+    s.node_bytes[3] = 12345;
+    snprintf(s.irq_reason, sizeof(s.irq_reason), "cannot read /proc/interrupts");
+    s.have_perf[NP_PERF_TASK_CLOCK] = true;
+    s.perf[NP_PERF_TASK_CLOCK] = 777;
+    snprintf(s.perf_reason[NP_PERF_CYCLES], sizeof(s.perf_reason[0]), "no PMU");
+    obj = np_sample_to_json(&s);
+    ck_assert_msg(np_sample_from_json(obj, &back, &err) == 0, "%s", err.msg);
+    json_decref(obj);
+    ck_assert_double_eq(back.t, 3.5);
+    ck_assert(back.have_proc && back.have_pages && !back.have_irq && !back.have_cpu_busy);
+    ck_assert_uint_eq(back.node_bytes[3], 12345);
+    ck_assert_uint_eq(back.involuntary_cs, 99);
+    ck_assert_str_eq(back.irq_reason, "cannot read /proc/interrupts");
+    ck_assert(back.have_perf[NP_PERF_TASK_CLOCK]);
+    ck_assert_uint_eq(back.perf[NP_PERF_TASK_CLOCK], 777);
+    ck_assert(!back.have_perf[NP_PERF_CYCLES]);
+    ck_assert_str_eq(back.perf_reason[NP_PERF_CYCLES], "no PMU");
+}
+END_TEST
+
+/* The processes are gone at the final sample: CPU figures come from the last sample that saw
+ * them, and are not zeroed. */
+START_TEST(test_exited_processes_keep_figures)
+{
+    struct np_jobstats js;
+    struct np_job_meta meta = {.job_id = 1, .interval_s = 1, .sensitivity = "low"};
+    struct np_sample s;
+    json_t *r;
+
+    np_jobstats_init(&js);
+    for (int i = 0; i < 3; i++) {
+        np_sample_init(&s);
+        s.t = i;
+        s.processes = 1;
+        s.have_proc = true;
+        s.utime_s = 2.0 * i;
+        s.stime_s = 0.5 * i;
+        ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+    }
+    np_sample_init(&s);
+    s.t = 3;
+    snprintf(s.proc_reason, sizeof(s.proc_reason), "no live process");
+    ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+    s.t = 1; /* time does not go back */
+    ck_assert_int_eq(np_jobstats_add(&js, &s), -EINVAL);
+    r = np_report_new(&meta, &js, true);
+    ck_assert_double_eq_tol(num(r, "cpu.user_s"), 4.0, 1e-9);
+    ck_assert_double_eq_tol(num(r, "os_interference.kernel_time_share.value"), 0.2, 1e-9);
+    ck_assert_int_eq((int)num(r, "sampling.count"), 4);
+    json_decref(r);
+    np_jobstats_fini(&js);
+    np_jobstats_fini(NULL);
+}
+END_TEST
+
+START_TEST(test_report_check)
+{
+    struct np_err err = {0};
+    json_t *other = json_pack("{s:s}", "schema", "numaplace.report/2");
+    json_t *none = json_object();
+
+    ck_assert_int_eq(np_report_check(other, &err), -EPROTO);
+    ck_assert_ptr_nonnull(strstr(err.msg, "report schema numaplace.report/2"));
+    ck_assert_int_eq(np_report_check(none, &err), -EINVAL);
+    json_decref(other);
+    json_decref(none);
+    ck_assert_str_eq(np_step_name(NP_STEP_BATCH), "batch");
+    ck_assert_str_eq(np_step_name(7), "7");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("report");
+
+    tcase_add_test(tc, test_replay_hw_trace);
+    tcase_add_loop_test(tc, test_replay_bad, 0, (int)(sizeof(bad_traces) / sizeof(bad_traces[0])));
+    tcase_add_test(tc, test_sample_round_trip);
+    tcase_add_test(tc, test_exited_processes_keep_figures);
+    tcase_add_test(tc, test_report_check);
+    suite_add_tcase(s, tc);
+    return np_test_run(s);
+}
