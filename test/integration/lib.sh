@@ -272,7 +272,9 @@ np_cluster_pids() {
   { pgrep -f -- "$np_dir/" || true; np_step_pids; } | sort -un
 }
 
+# shellcheck disable=SC2120 # extra plugstack arguments are optional
 np_helper_plugstack() {
+  [ -n "$np_dir" ] || np_die "np_helper_plugstack: start the cluster first (the socket lives in it)"
   echo "optional $NP_PLUGIN helper_socket=$np_dir/helper/numaplaced.sock helper_timeout_ms=500 $*"
 }
 
@@ -284,6 +286,7 @@ np_helper_answers() {
   "$NP_CLI" --socket "$np_dir/helper/numaplaced.sock" ping
 }
 
+# shellcheck disable=SC2120 # extra flags are optional
 np_helper_start() {
   [ -n "$np_dir" ] || np_die "no cluster: call np_cluster_start first"
   [ -x "$NP_HELPER" ] || np_die "numaplaced not built at $NP_HELPER"
