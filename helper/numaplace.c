@@ -126,7 +126,9 @@ static int cmd_status(int argc, char **argv)
         if (json_object_get(pages, "unavailable"))
             printf("unavailable");
         json_object_foreach(json_object_get(pages, "node_bytes"), key, v)
+        {
             printf("node%s=%.1fMiB ", key, (double)json_integer_value(v) / 1048576.0);
+        }
         putchar('\n');
     }
     json_decref(reply);
@@ -166,9 +168,7 @@ static int cmd_report(int argc, char **argv)
                 argv[1]);
         return 2;
     }
-    snprintf(prefix, sizeof(prefix), "%s%s", argv[1], *end ? "." : ".");
-    if (!*end)
-        snprintf(prefix, sizeof(prefix), "%lu.", id);
+    snprintf(prefix, sizeof(prefix), "%s.", argv[1]); /* 42. or 42.batch. */
     n = scandir(spool_dir, &names, NULL, alphasort);
     if (n < 0) {
         fprintf(stderr, "numaplace: cannot read the spool %s: %s\n", spool_dir, strerror(errno));
@@ -274,11 +274,12 @@ static int cmd_ping(void)
 int main(int argc, char **argv)
 {
     int i = 1;
+    const char *env_socket = getenv("NUMAPLACE_SOCKET"), *env_spool = getenv("NUMAPLACE_SPOOL");
 
-    if (getenv("NUMAPLACE_SOCKET"))
-        socket_path = getenv("NUMAPLACE_SOCKET");
-    if (getenv("NUMAPLACE_SPOOL"))
-        spool_dir = getenv("NUMAPLACE_SPOOL");
+    if (env_socket && *env_socket)
+        socket_path = env_socket;
+    if (env_spool && *env_spool)
+        spool_dir = env_spool;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             as_json = true;

@@ -235,7 +235,6 @@ static void pin_housekeeping(void)
     const char *why;
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
     cpu_set_t mask;
-    int cpu;
 
     if (!set)
         return;
@@ -249,6 +248,7 @@ static void pin_housekeeping(void)
         why = NULL;
     }
     if (list[0] && hwloc_bitmap_list_sscanf(set, list) == 0 && !hwloc_bitmap_iszero(set)) {
+        int cpu;
         CPU_ZERO(&mask);
         hwloc_bitmap_foreach_begin(cpu, set)
         {
@@ -538,7 +538,9 @@ static void load_state(void)
             j->tasks = json_incref(json_object_get(entry, "tasks"));
         }
         json_array_foreach(json_object_get(entry, "pids"), k, pid)
+        {
             np_sampler_add_task(&j->sampler, (pid_t)json_integer_value(pid), NULL);
+        }
         if (j->sampler.ntasks) {
             restored++;
         } else {
@@ -621,8 +623,11 @@ static json_t *task_entry(struct job *j, pid_t pid)
     json_t *t;
     size_t i;
 
-    json_array_foreach(j->tasks, i,
-                       t) if (json_integer_value(json_object_get(t, "pid")) == pid) return t;
+    json_array_foreach(j->tasks, i, t)
+    {
+        if (json_integer_value(json_object_get(t, "pid")) == pid)
+            return t;
+    }
     return NULL;
 }
 
@@ -1070,7 +1075,7 @@ int main(int argc, char **argv)
     }
     if (write_pid_file() < 0 || open_socket() < 0 || d.signal_fd < 0 || d.timer_fd < 0)
         return 1;
-    d.jobs = calloc(65536, sizeof(*d.jobs)); /* max_jobs' ceiling: reloads may raise it */
+    d.jobs = calloc(65536, sizeof(struct job *)); /* max_jobs' ceiling: reloads may raise it */
     if (!d.jobs || np_node_counters_init(&d.counters, 4096) < 0) {
         LOG(ERROR, "out of memory");
         return 1;

@@ -382,6 +382,7 @@ static void helper_applied(spank_t sp, const char *policy, const char *mode, con
 {
     struct np_request req = {.op = NP_OP_APPLIED};
     struct np_err err = {0};
+    char *line;
 
     if (!helper_enabled() || spank_get_item(sp, S_JOB_ID, &req.applied.job_id) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_STEPID, &req.applied.step_id) != ESPANK_SUCCESS)
@@ -391,7 +392,10 @@ static void helper_applied(spank_t sp, const char *policy, const char *mode, con
     snprintf(req.applied.mode, sizeof(req.applied.mode), "%s", mode);
     snprintf(req.applied.nodes, sizeof(req.applied.nodes), "%s", nodes);
     snprintf(req.applied.cpus, sizeof(req.applied.cpus), "%s", cpus);
-    helper_call(&req, &err); /* slurmstepd already logged an unreachable helper */
+    line = np_proto_encode(&req);
+    if (line) /* no wait for the reply; slurmstepd already logged an unreachable helper */
+        np_proto_send(site.helper_socket, line, site.helper_timeout_ms, &err);
+    free(line);
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)

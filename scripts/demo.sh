@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The demo behind scripts/main-job: a throwaway local Slurm cluster with numaplace's plugin,
-# a short job under each policy, what every task got, and everything stopped at the end.
+# The demo behind scripts/main-job: a throwaway local Slurm cluster with numaplace's plugin and
+# its per-node helper numaplaced, a short job under each policy, what every task got, a monitored
+# job with `numaplace status` while it runs, its job report, and everything stopped at the end.
 # Environment:
 #   NUMAPLACE_PLUGIN   the installed numaplace.so (main-job sets <prefix>/lib/slurm/numaplace.so)
+#   NUMAPLACE_HELPER, NUMAPLACE_CLI   the installed numaplaced and numaplace (default: build tree)
 #   NUMAPLACE_BUILD    the build tree, for test/numa_probe (or NUMAPLACE_PROBE)
 #   NUMAPLACE_DEMO_PLUGIN=0   run the cluster parts only: empty plugstack, no --numa-policy
 #                      (for checking the demo itself without the plugin; says so loudly)
@@ -35,21 +37,24 @@ show_tasks() {
   grep -v '^rank=' <<<"$out" | sed 's/^/    /' || true
 }
 
-# ---- HOOK(job report): the per-job report from the helper (numaplaced) goes here. Called with
-# the job id of the last demo job; prints what the helper recorded for it.
+# demo_job_report JOB: what numaplaced recorded for the job's steps on this node.
 demo_job_report() {
   local job=$1
-  section "job report (job $job)"
-  echo "Per-job reports come from the per-node helper numaplaced, which is not part of this"
-  echo "demo yet; above, each task's line shows the policy it got and the pages it touched."
+  section "job report: numaplace report $job"
+  np_wait_for 15 bash -c "ls '$np_dir/helper/spool/$job.'* >/dev/null 2>&1" || true
+  np_numaplace report "$job" || echo "(no report for job $job)"
 }
-# ---- end HOOK(job report)
 
 section "machine"
 numactl --hardware | sed -n '1,3p'
 if [ "$use_plugin" = 1 ]; then
   echo "plugin: $NP_PLUGIN"
-  np_cluster_start "optional $NP_PLUGIN default_policy=local"
+  echo "helper: $NP_HELPER"
+  np_cluster_start
+  np_cluster_set_plugstack "$(np_helper_plugstack default_policy=local)"
+  np_helper_start
+  section "numaplaced start-up (its log)"
+  sed 's/^[^ ]* numaplaced: /  /' "$np_dir/helper/numaplaced.log"
 else
   np_cluster_start
 fi
@@ -93,7 +98,17 @@ if [ "$use_plugin" = 1 ]; then
   srun -n1 --numa-policy=interleaf true || echo "(srun exited with $?)"
 fi
 
-demo_job_report "$job"
+if [ "$use_plugin" = 1 ]; then
+  section "a monitored job: srun --numa-policy=interleave np_workload --mb 64 (5 s busy)"
+  srun -n1 --numa-policy=verbose,interleave "$NP_WORKLOAD" --mb 64 --busy 5 --idle 2 &
+  srun_pid=$!
+  sleep 4
+  job=$(squeue -h -o %i | tail -1)
+  section "numaplace status (while job $job runs)"
+  np_numaplace status || true
+  wait "$srun_pid" || true
+  demo_job_report "$job"
+fi
 
 np_cluster_stop
 echo

@@ -67,7 +67,7 @@ static int set_uint(uint64_t *out, const char *key, const char *value, uint64_t 
 int np_helper_config_set(struct np_helper_config *cfg, const char *key, const char *value,
                          struct np_err *err)
 {
-    uint64_t v;
+    uint64_t v = 0;
     int rc;
 
     if (strcmp(key, "socket") == 0)
@@ -180,7 +180,7 @@ int np_helper_config_load(struct np_helper_config *cfg, const char *path, const 
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     while (fgets(line, sizeof(line), f)) {
         struct np_err lerr = {0};
-        char *hash = strchr(line, '#'), *eq, *key, *value;
+        char *hash = strchr(line, '#'), *eq, *key;
 
         lineno++;
         if (hash)
@@ -193,8 +193,7 @@ int np_helper_config_load(struct np_helper_config *cfg, const char *path, const 
             np_err_set(&lerr, -EINVAL, "\"%s\" is not key = value", key);
         } else {
             *eq = '\0';
-            value = trim(eq + 1);
-            np_helper_config_set(cfg, trim(key), value, &lerr);
+            np_helper_config_set(cfg, trim(key), trim(eq + 1), &lerr);
         }
         if (lerr.code) {
             np_logf(log, NP_LOG_ERROR, "%s:%u: %s", path, lineno, lerr.msg);

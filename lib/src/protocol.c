@@ -325,27 +325,17 @@ static int wait_fd(int fd, short events, const struct timespec *deadline)
     }
 }
 
-int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms, json_t **reply,
-                  struct np_err *err)
+/* Connect and send @p line, all before @p deadline. @return the socket, or -errno with err. */
+static int connect_and_send(const char *socket_path, const char *line, unsigned timeout_ms,
+                            const struct timespec *deadline, struct np_err *err)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    struct timespec deadline;
-    size_t len = strlen(line), sent = 0, got = 0;
-    char *buf = NULL;
-    json_error_t jerr;
+    size_t len = strlen(line), sent = 0;
     int fd, rc;
 
-    *reply = NULL;
     if (strlen(socket_path) >= sizeof(addr.sun_path))
         return np_err_set(err, -ENAMETOOLONG, "helper socket path %s is too long", socket_path);
-    strcpy(addr.sun_path, socket_path);
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    memcpy(addr.sun_path, socket_path, strlen(socket_path) + 1);
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return np_err_set(err, -errno, "socket: %s", strerror(errno));
@@ -354,12 +344,14 @@ int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms
         if (errno != EAGAIN && errno != EINPROGRESS) {
             rc = np_err_set(err, -errno, "cannot reach the helper at %s: %s", socket_path,
                             strerror(errno));
-            goto out;
+            close(fd);
+            return rc;
         }
-        if ((rc = wait_fd(fd, POLLOUT, &deadline)) < 0) {
+        if ((rc = wait_fd(fd, POLLOUT, deadline)) < 0) {
             np_err_set(err, rc, "the helper at %s did not accept within %u ms", socket_path,
                        timeout_ms);
-            goto out;
+            close(fd);
+            return rc;
         }
     }
     while (sent < len) {
@@ -370,13 +362,61 @@ int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms
         }
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 && errno == EAGAIN && (rc = wait_fd(fd, POLLOUT, &deadline)) == 0)
-            continue;
-        rc = np_err_set(err, n < 0 && errno != EAGAIN ? -errno : -ETIMEDOUT,
-                        "cannot send to the helper at %s: %s", socket_path,
-                        n < 0 && errno != EAGAIN ? strerror(errno) : "timed out");
-        goto out;
+        if (n < 0 && errno == EAGAIN) {
+            const int waited = wait_fd(fd, POLLOUT, deadline);
+            if (waited == 0)
+                continue;
+            rc = np_err_set(err, waited, "cannot send to the helper at %s: %s", socket_path,
+                            np_strerror(waited));
+        } else {
+            rc = np_err_set(err, n < 0 ? -errno : -EIO, "cannot send to the helper at %s: %s",
+                            socket_path, n < 0 ? strerror(errno) : "nothing sent");
+        }
+        close(fd);
+        return rc;
     }
+    return fd;
+}
+
+static void deadline_in(unsigned timeout_ms, struct timespec *deadline)
+{
+    clock_gettime(CLOCK_MONOTONIC, deadline);
+    deadline->tv_sec += timeout_ms / 1000;
+    deadline->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline->tv_nsec >= 1000000000L) {
+        deadline->tv_sec++;
+        deadline->tv_nsec -= 1000000000L;
+    }
+}
+
+int np_proto_send(const char *socket_path, const char *line, unsigned timeout_ms,
+                  struct np_err *err)
+{
+    struct timespec deadline;
+    int fd;
+
+    deadline_in(timeout_ms, &deadline);
+    fd = connect_and_send(socket_path, line, timeout_ms, &deadline, err);
+    if (fd < 0)
+        return fd;
+    close(fd);
+    return 0;
+}
+
+int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms, json_t **reply,
+                  struct np_err *err)
+{
+    struct timespec deadline;
+    size_t got = 0;
+    char *buf = NULL;
+    json_error_t jerr;
+    int fd, rc;
+
+    *reply = NULL;
+    deadline_in(timeout_ms, &deadline);
+    fd = connect_and_send(socket_path, line, timeout_ms, &deadline, err);
+    if (fd < 0)
+        return fd;
     buf = malloc(NP_PROTO_MAX_MSG + 1);
     if (!buf) {
         rc = np_err_set(err, -ENOMEM, "out of memory");
@@ -399,10 +439,16 @@ int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms
             break; /* closed: parse what came */
         if (errno == EINTR)
             continue;
-        if (errno == EAGAIN && (rc = wait_fd(fd, POLLIN, &deadline)) == 0)
-            continue;
-        rc = np_err_set(err, errno == EAGAIN ? -ETIMEDOUT : -errno,
-                        "no reply from the helper at %s within %u ms", socket_path, timeout_ms);
+        if (errno == EAGAIN) {
+            const int waited = wait_fd(fd, POLLIN, &deadline);
+            if (waited == 0)
+                continue;
+            rc = np_err_set(err, waited, "no reply from the helper at %s within %u ms", socket_path,
+                            timeout_ms);
+            goto out;
+        }
+        rc = np_err_set(err, -errno, "cannot read the helper's reply at %s: %s", socket_path,
+                        strerror(errno));
         goto out;
     }
     *reply = json_loadb(buf, got, 0, &jerr);

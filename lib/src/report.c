@@ -532,9 +532,11 @@ int np_report_print(FILE *out, json_t *r)
                 json_number_value(json_object_get(bw, "mean_bytes_per_s")) / 1e6,
                 json_number_value(json_object_get(bw, "peak_bytes_per_s")) / 1e6);
         json_object_foreach(json_object_get(bw, "per_node"), key, fig)
+        {
             fprintf(out, "    node%s mean %.1f MB/s, peak %.1f MB/s\n", key,
                     json_number_value(json_object_get(fig, "mean_bytes_per_s")) / 1e6,
                     json_number_value(json_object_get(fig, "peak_bytes_per_s")) / 1e6);
+        }
     }
     if ((why = json_string_value(json_object_get(cpu, "unavailable"))))
         fprintf(out, "  %-22s unavailable (%s)\n", "CPU time", why);

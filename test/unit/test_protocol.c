@@ -229,6 +229,28 @@ START_TEST(test_call_nobody_listening)
 }
 END_TEST
 
+START_TEST(test_send_without_reply)
+{
+    char path[108];
+    struct np_err err = {0};
+    struct timespec t0, t1;
+    pid_t server;
+
+    snprintf(path, sizeof(path), "/tmp/np-proto-send-%d.sock", (int)getpid());
+    server = start_server(path, SERVE_SILENT);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ck_assert_msg(np_proto_send(path, "{\"v\":1,\"op\":\"ping\"}\n", 200, &err) == 0, "%s",
+                  err.msg);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* a server that never answers costs the sender nothing */
+    ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 100);
+    kill(server, SIGKILL);
+    waitpid(server, NULL, 0);
+    unlink(path);
+    ck_assert_int_eq(np_proto_send(path, "{}\n", 100, &err), -ENOENT);
+}
+END_TEST
+
 START_TEST(test_reply_builders)
 {
     json_t *ok = np_proto_reply_ok(), *bad = np_proto_reply_error("job %d is not yours", 5);
@@ -253,6 +275,7 @@ int main(void)
     tcase_add_test(tc, test_round_trip);
     tcase_add_loop_test(tc, test_call, 0, (int)(sizeof(call_cases) / sizeof(call_cases[0])));
     tcase_add_test(tc, test_call_nobody_listening);
+    tcase_add_test(tc, test_send_without_reply);
     tcase_add_test(tc, test_reply_builders);
     suite_add_tcase(s, tc);
     return np_test_run(s);

@@ -3,7 +3,8 @@
 #   numa_cases.sh 4node     Slurm binds a task to node 2's CPUs: local = preferred 2, local-strict
 #                           = bind 2, and 64 MiB touched stay >= 95% on node 2; a step whose CPUs
 #                           span nodes 1 and 2 interleaves over exactly {1,2}, evenly within 10%;
-#                           interleave-all covers {0,1,2,3}
+#                           interleave-all covers {0,1,2,3}; numaplaced's report of an
+#                           interleaved job shows its pages on nodes 1 and 2
 #   numa_cases.sh cpuless   the CPU-less node 2 is left out of interleave-all unless the site
 #                           opts in with cpuless_nodes=include
 set -u
@@ -74,6 +75,33 @@ if [ "$layout" = 4node ]; then
       np_fail "node $node holds $share% of the pages, not 25 +/- 2.5 ($(field pages "$line"))"
     fi
   done
+  np_end_case
+
+  np_case "numaplaced sees a job's memory on two nodes: the report's pages per node"
+  np_cluster_set_plugstack "$(np_helper_plugstack)"
+  np_helper_start
+  # shellcheck disable=SC2016 # expanded by the task's shell
+  np_run srun -n1 -c4 --numa-policy=interleave -o "$np_dir/workload.out" \
+    bash -c 'echo "job=$SLURM_JOB_ID" >&2; exec "$0" --mb 64 --busy 2 --idle 2.5' "$NP_WORKLOAD"
+  np_expect_rc 0
+  job=$(sed -n 's/^job=//p' <<<"$np_out" | head -1)
+  report="$np_dir/helper/spool/$job.0.$(hostname).json"
+  np_wait_for 20 test -s "$report" || np_fail "no report for job $job"
+  # Interleaved over nodes 1 and 2: 32 MiB on each within 10%, and (next to nothing) elsewhere.
+  np_out=$(python3 - "$report" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+peak = d["pages"]["peak_bytes"]
+print(" ".join(f"node{k}={v}" for k, v in sorted(peak.items())))
+ok = all(abs(peak.get(n, 0) - (32 << 20)) <= 0.1 * (32 << 20) for n in ("1", "2"))
+print("interleaved-ok" if ok else "interleaved-wrong")
+PY
+)
+  np_expect_match "interleaved-ok"
+  np_run np_numaplace report "$job"
+  np_expect_match "peak .*node1=3[0-9]\.[0-9] MiB node2=3[0-9]\.[0-9] MiB"
+  np_helper_stop
+  np_cluster_set_plugstack "optional $NP_PLUGIN"
   np_end_case
   scancel "$holder"
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Host side: boot the model's 4-node guest once and run, inside it, the guest self-check, the
-# plugin's whole Slurm integration suite and the multi-NUMA cases.
+# plugin's and the helper's whole Slurm integration suites and the multi-NUMA cases.
 set -u
 # shellcheck source=test/vm/guest_suite.sh
 source "$(dirname "$0")/guest_suite.sh"
@@ -9,5 +9,6 @@ source "$(dirname "$0")/guest_suite.sh"
   status=0
   bash test/vm/selfcheck.sh 4node || status=1
   bash test/integration/test_plugin.sh || status=1
+  bash test/integration/test_helper.sh || status=1
   bash test/vm/numa_cases.sh 4node || status=1
   exit $status'

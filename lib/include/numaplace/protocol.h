@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define NP_PROTO_VERSION 1
-#define NP_PROTO_MAX_MSG (64 * 1024)
+#define NP_PROTO_MAX_MSG 65536
 
 enum np_proto_op {
     NP_OP_REGISTER,
@@ -103,6 +103,16 @@ NP_API int np_proto_reply_check(json_t *reply, struct np_err *err);
  */
 NP_API int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms,
                          json_t **reply, struct np_err *err);
+
+/**
+ * Send @p line without waiting for the reply (the helper's answer to a note nobody waits for is
+ * dropped): for a task just before exec, where every microsecond is launch time. Bounded by
+ * @p timeout_ms like np_proto_call.
+ * @return 0 once the whole line is in the socket, or the errors of np_proto_call's connect and
+ *         send, with @p err
+ */
+NP_API int np_proto_send(const char *socket_path, const char *line, unsigned timeout_ms,
+                         struct np_err *err);
 
 #ifdef __cplusplus
 }

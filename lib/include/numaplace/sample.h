@@ -38,29 +38,29 @@ struct np_sample {
     double t; /**< seconds since the job was registered (CLOCK_MONOTONIC) */
     unsigned processes;
 
-    bool have_proc; /**< /proc/<pid>/stat and status of every process */
+    /* proc: /proc/<pid>/stat and status of every process (have_proc) */
     double utime_s, stime_s;
     uint64_t minflt, majflt, voluntary_cs, involuntary_cs, rss_bytes;
-    char proc_reason[NP_REASON_MAX];
-
-    bool have_pages; /**< /proc/<pid>/numa_maps (not read every interval for large jobs) */
+    /* proc: /proc/<pid>/numa_maps, not read every interval for large jobs (have_pages) */
     uint64_t node_bytes[NP_SAMPLE_MAX_NODES];
-    char pages_reason[NP_REASON_MAX];
-
-    bool have_irq; /**< /proc/interrupts and /proc/softirqs summed over the job's CPUs */
+    /* proc: /proc/interrupts and /proc/softirqs summed over the job's CPUs (have_irq) */
     uint64_t interrupts, softirqs;
-    char irq_reason[NP_REASON_MAX];
-
-    bool have_cpu_busy; /**< /proc/stat busy time of the job's CPUs */
+    /* proc: /proc/stat busy time of the job's CPUs (have_cpu_busy) */
     double cpus_busy_s;
-    char cpu_busy_reason[NP_REASON_MAX];
-
-    bool have_perf[NP_PERF_NEVENTS]; /**< per event, summed over the tasks */
+    /* perf: per event, summed over the tasks (have_perf) */
     uint64_t perf[NP_PERF_NEVENTS];
-    char perf_reason[NP_PERF_NEVENTS][NP_REASON_MAX];
     /** LLC misses (load + store) attributed to the NUMA node of the CPUs the tasks ran on */
-    bool have_misses_by_node;
     uint64_t misses_by_node[NP_SAMPLE_MAX_NODES];
+
+    /* why a group is unavailable ("" when it is, or when it was not read this time) */
+    char proc_reason[NP_REASON_MAX];
+    char pages_reason[NP_REASON_MAX];
+    char irq_reason[NP_REASON_MAX];
+    char cpu_busy_reason[NP_REASON_MAX];
+    char perf_reason[NP_PERF_NEVENTS][NP_REASON_MAX];
+
+    bool have_proc, have_pages, have_irq, have_cpu_busy, have_misses_by_node;
+    bool have_perf[NP_PERF_NEVENTS];
 };
 
 /** Clear @p s and mark every figure "not sampled". */
