@@ -112,11 +112,15 @@ static double helper_percent(const char *numaplaced, const char *backends, int n
         procs[i] = sleeper(mb, true);
     usleep(300000); /* let them touch their memory */
     for (int i = 0; i < nproc; i++) {
-        struct np_request req = {.op = NP_OP_REGISTER};
+        struct np_proto_request req = {.op = NP_OP_REGISTER};
         json_t *reply = NULL;
         char *line;
-        req.reg = (struct np_task_reg){.job_id = 1, .step_id = 0, .uid = 0, .pid = procs[i],
-                                       .task_id = i, .sensitivity = "low"};
+        req.reg = (struct np_task_reg){.job_id = 1,
+                                       .step_id = 0,
+                                       .uid = 0,
+                                       .pid = procs[i],
+                                       .task_id = i,
+                                       .sensitivity = "low"};
         line = np_proto_encode(&req);
         if (np_proto_call(sock, line, 1000, &reply, NULL) < 0)
             fprintf(stderr, "helper_cost: registering pid %d failed\n", (int)procs[i]);

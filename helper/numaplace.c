@@ -41,7 +41,7 @@ static void usage(FILE *out)
             DEFAULT_SPOOL);
 }
 
-static int call(const struct np_request *req, json_t **reply)
+static int call(const struct np_proto_request *req, json_t **reply)
 {
     struct np_err err = {0};
     char *line = np_proto_encode(req);
@@ -74,7 +74,7 @@ static void print_figure_short(json_t *fig, int precision, int width)
 
 static int cmd_status(int argc, char **argv)
 {
-    struct np_request req = {.op = NP_OP_STATUS};
+    struct np_proto_request req = {.op = NP_OP_STATUS};
     json_t *reply = NULL, *jobs, *job, *helper;
     size_t i;
 
@@ -260,7 +260,7 @@ static int cmd_replay(int argc, char **argv)
 
 static int cmd_ping(void)
 {
-    struct np_request req = {.op = NP_OP_PING};
+    struct np_proto_request req = {.op = NP_OP_PING};
     json_t *reply = NULL;
 
     if (call(&req, &reply) < 0)

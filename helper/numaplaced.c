@@ -53,7 +53,7 @@ struct job {
     struct np_jobstats stats;
     json_t *tasks; /* [{task, pid, policy, mode, nodes, cpus}] */
     double registered_mono;
-    double last_pages_mono;
+    double last_pages_mono, last_detail_mono;
     bool traced, ended;
 };
 
@@ -412,14 +412,14 @@ static void write_report(struct job *j, bool complete)
     json_decref(report);
 }
 
-static void sample_job(struct job *j, double now, bool node_counters_read);
+static void sample_job(struct job *j, double now, bool node_counters_read, bool final);
 
 static void finish_job(struct job *j, bool complete)
 {
     if (!j->ended) {
         /* The final figures: perf totals include every exited thread and child. */
         np_node_counters_read(&d.counters, d.cfg.proc_root);
-        sample_job(j, np_monotonic_s(), true);
+        sample_job(j, np_monotonic_s(), true, true);
         j->ended = true;
     }
     write_report(j, complete);
@@ -492,7 +492,7 @@ static struct job *new_job(uint32_t job_id, uint32_t step_id, uid_t uid, const c
     snprintf(j->meta.sensitivity, sizeof(j->meta.sensitivity), "%s", sensitivity);
     snprintf(j->meta.backends, sizeof(j->meta.backends), "%s", d.perf_mask ? "perf,proc" : "proc");
     j->registered_mono = np_monotonic_s();
-    j->last_pages_mono = -1e9;
+    j->last_pages_mono = j->last_detail_mono = -1e9;
     d.jobs[d.njobs++] = j;
     return j;
 }
@@ -560,22 +560,24 @@ static void load_state(void)
 
 /* ---- sampling ---- */
 
-static void sample_job(struct job *j, double now, bool node_counters_read)
+static void sample_job(struct job *j, double now, bool node_counters_read, bool final)
 {
     const double cpu0 = thread_cpu_s();
-    const double since_pages = now - j->last_pages_mono;
+    const double half = d.cfg.interval_ms / 2.0;
     const bool large = j->stats.last.rss_bytes >= d.cfg.numa_maps_large_bytes;
-    const bool read_pages = since_pages * 1000.0 >= (large ? d.cfg.numa_maps_large_interval_ms
-                                                           : d.cfg.numa_maps_interval_ms) -
-                                                        d.cfg.interval_ms / 2.0;
+    const bool pages_due =
+        (now - j->last_pages_mono) * 1000.0 >=
+        (large ? d.cfg.numa_maps_large_interval_ms : d.cfg.numa_maps_interval_ms) - half;
+    const bool detail_due =
+        final || (now - j->last_detail_mono) * 1000.0 >= d.cfg.detail_interval_ms - half;
     struct np_sample s;
-    int live;
 
-    live = np_sampler_sample(&j->sampler, now, node_counters_read ? &d.counters : NULL, read_pages,
-                             &s);
-    if (read_pages)
+    np_sampler_sample(&j->sampler, now, node_counters_read ? &d.counters : NULL, pages_due,
+                      detail_due, &s);
+    if (s.have_pages)
         j->last_pages_mono = now;
-    (void)live;
+    if (detail_due)
+        j->last_detail_mono = now;
     if (np_jobstats_add(&j->stats, &s) < 0)
         LOG(ERROR, "job %u: out of memory", j->meta.job_id);
     if (d.trace) {
@@ -602,7 +604,7 @@ static void tick(void)
     np_node_counters_read(&d.counters, d.cfg.proc_root);
     for (unsigned i = 0; i < d.njobs;) {
         struct job *j = d.jobs[i];
-        sample_job(j, now, true);
+        sample_job(j, now, true, false);
         /* Tasks all gone and no step_end came: the plugin's message was lost; end it anyway. */
         if (j->stats.last.processes == 0 &&
             now - j->registered_mono > 2.0 * d.cfg.interval_ms / 1000.0) {
@@ -758,7 +760,7 @@ static json_t *do_status(const struct client *c, uint32_t job_id)
 
 static json_t *handle(const struct client *c, const char *buf, size_t len)
 {
-    struct np_request req;
+    struct np_proto_request req;
     struct np_err err = {0};
 
     if (np_proto_decode(buf, len, &req, &err) < 0) {

@@ -305,7 +305,7 @@ static bool helper_enabled(void)
 }
 
 /* One request to numaplaced, bounded by helper_timeout_ms. @return 0 or -errno. */
-static int helper_call(const struct np_request *req, struct np_err *err)
+static int helper_call(const struct np_proto_request *req, struct np_err *err)
 {
     char *line = np_proto_encode(req);
     json_t *reply = NULL;
@@ -339,7 +339,7 @@ static enum np_sensitivity quiet_sensitivity(spank_t sp)
  * so its counters start with the task. */
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 {
-    struct np_request req = {.op = NP_OP_REGISTER};
+    struct np_proto_request req = {.op = NP_OP_REGISTER};
     struct np_err err = {0};
     uint32_t job = 0, step = 0;
     pid_t pid = 0;
@@ -380,7 +380,7 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 static void helper_applied(spank_t sp, const char *policy, const char *mode, const char *nodes,
                            const char *cpus)
 {
-    struct np_request req = {.op = NP_OP_APPLIED};
+    struct np_proto_request req = {.op = NP_OP_APPLIED};
     struct np_err err = {0};
     char *line;
 
@@ -521,7 +521,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     (void)av;
     if (spank_context() == S_CTX_REMOTE && helper_registered && helper_enabled()) {
         /* slurmstepd at the step's end: the helper writes the step's report now. */
-        struct np_request req = {.op = NP_OP_STEP_END};
+        struct np_proto_request req = {.op = NP_OP_STEP_END};
         struct np_err err = {0};
         if (spank_get_item(sp, S_JOB_ID, &req.job_id) == ESPANK_SUCCESS &&
             spank_get_item(sp, S_JOB_STEPID, &req.step_id) == ESPANK_SUCCESS &&

@@ -11,8 +11,8 @@
 
 #define KEYS                                                                                       \
     "socket, state_dir, spool_dir, pid_file, log, log_level, interval_ms, "                        \
-    "numa_maps_interval_ms, numa_maps_large_interval_ms, numa_maps_large_bytes, backends, "        \
-    "housekeeping_cpus, record, proc_root, max_jobs"
+    "numa_maps_interval_ms, numa_maps_large_interval_ms, numa_maps_large_bytes, "                  \
+    "detail_interval_ms, backends, housekeeping_cpus, record, proc_root, max_jobs"
 
 void np_helper_config_defaults(struct np_helper_config *cfg)
 {
@@ -24,8 +24,9 @@ void np_helper_config_defaults(struct np_helper_config *cfg)
     snprintf(cfg->log, sizeof(cfg->log), "syslog");
     cfg->log_level = NP_LOG_INFO;
     cfg->interval_ms = 1000;
-    cfg->numa_maps_interval_ms = 1000;
-    cfg->numa_maps_large_interval_ms = 10000;
+    cfg->numa_maps_interval_ms = 30000;
+    cfg->numa_maps_large_interval_ms = 60000;
+    cfg->detail_interval_ms = 10000;
     cfg->numa_maps_large_bytes = 1ull << 30;
     cfg->perf = true;
     snprintf(cfg->housekeeping_cpus, sizeof(cfg->housekeeping_cpus), "auto");
@@ -110,6 +111,11 @@ int np_helper_config_set(struct np_helper_config *cfg, const char *key, const ch
     if (strcmp(key, "numa_maps_interval_ms") == 0) {
         if ((rc = set_uint(&v, key, value, 100, 3600000, err)) == 0)
             cfg->numa_maps_interval_ms = (unsigned)v;
+        return rc;
+    }
+    if (strcmp(key, "detail_interval_ms") == 0) {
+        if ((rc = set_uint(&v, key, value, 100, 3600000, err)) == 0)
+            cfg->detail_interval_ms = (unsigned)v;
         return rc;
     }
     if (strcmp(key, "numa_maps_large_interval_ms") == 0) {

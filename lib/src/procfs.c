@@ -3,10 +3,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int np_proc_stat_parse(const char *line, struct np_proc_stat *out, struct np_err *err)
 {
@@ -65,20 +67,30 @@ static FILE *open_proc(const char *root, pid_t pid, const char *file, char *path
     return f;
 }
 
+/* The helper reads this for every process every interval: plain read(2), no stdio buffer. */
 int np_proc_stat_read(const char *root, pid_t pid, struct np_proc_stat *out, struct np_err *err)
 {
     char path[4096], line[2048];
-    int rc = 0;
-    FILE *f = open_proc(root, pid, "stat", path, sizeof(path), &rc, err);
+    ssize_t n;
+    int fd;
 
-    if (!f)
-        return rc;
-    if (!fgets(line, sizeof(line), f))
-        rc = np_err_set(err, -EINVAL, "%s is empty", path);
-    else
-        rc = np_proc_stat_parse(line, out, err);
-    fclose(f);
-    return rc;
+    snprintf(path, sizeof(path), "%s/proc/%d/stat", root && *root ? root : "", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ESRCH
+                   ? np_err_set(err, -ESRCH, "no process %d (%s)", (int)pid, path)
+                   : np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    n = read(fd, line, sizeof(line) - 1);
+    close(fd);
+    if (n < 0)
+        return errno == ESRCH
+                   ? np_err_set(err, -ESRCH, "no process %d (%s)", (int)pid, path)
+                   : np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    if (n == 0)
+        return np_err_set(err, -EINVAL, "%s is empty", path);
+    line[n] = '\0';
+    line[strcspn(line, "\n")] = '\0';
+    return np_proc_stat_parse(line, out, err);
 }
 
 int np_proc_status_read(const char *root, pid_t pid, struct np_proc_status *out, struct np_err *err)
@@ -210,7 +222,39 @@ int np_proc_cpu_busy(const char *root, uint64_t *busy_ticks, unsigned max_cpus, 
     return top;
 }
 
-int np_proc_children(const char *root, pid_t pid, pid_t *out, unsigned max, struct np_err *err)
+/* Read every interval for every process, and almost always empty: plain read(2), no stdio. */
+static int read_children(const char *file, pid_t *out, unsigned max, unsigned *found)
+{
+    char buf[4096], *p, *end;
+    ssize_t n;
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return -errno;
+    while ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+        /* A read ends at a pid boundary only by chance: keep a cut number for the next one. */
+        buf[n] = '\0';
+        for (p = buf;; p = end) {
+            long child = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            if (*end == '\0' && n == (ssize_t)sizeof(buf) - 1) {
+                /* possibly cut: rewind to re-read it */
+                if (lseek(fd, -(off_t)(end - p), SEEK_CUR) < 0)
+                    break;
+                break;
+            }
+            if (*found < max)
+                out[*found] = (pid_t)child;
+            (*found)++;
+        }
+    }
+    close(fd);
+    return 0;
+}
+
+int np_proc_children(const char *root, pid_t pid, long threads, pid_t *out, unsigned max,
+                     struct np_err *err)
 {
     char path[4096];
     struct dirent *de;
@@ -218,6 +262,13 @@ int np_proc_children(const char *root, pid_t pid, pid_t *out, unsigned max, stru
     DIR *dir;
 
     snprintf(path, sizeof(path), "%s/proc/%d/task", root && *root ? root : "", (int)pid);
+    if (threads == 1) {
+        char file[4400];
+        snprintf(file, sizeof(file), "%s/%d/children", path, (int)pid);
+        if (read_children(file, out, max, &found) == 0)
+            return (int)found;
+        found = 0; /* the main thread is gone or the list changed: walk the threads */
+    }
     dir = opendir(path);
     if (!dir)
         return errno == ENOENT
@@ -225,34 +276,33 @@ int np_proc_children(const char *root, pid_t pid, pid_t *out, unsigned max, stru
                    : np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     while ((de = readdir(dir))) {
         char file[4400];
-        long child;
-        FILE *f;
 
         if (de->d_name[0] < '0' || de->d_name[0] > '9')
             continue;
         snprintf(file, sizeof(file), "%s/%s/children", path, de->d_name);
-        f = fopen(file, "re");
-        if (!f)
-            continue; /* the thread ended meanwhile */
-        while (fscanf(f, "%ld", &child) == 1) {
-            if (found < max)
-                out[found] = (pid_t)child;
-            found++;
-        }
-        fclose(f);
+        read_children(file, out, max, &found); /* a thread that ended meanwhile has none */
     }
     closedir(dir);
     return (int)found;
 }
 
-int np_proc_ctxt_switches(const char *root, pid_t pid, uint64_t *voluntary, uint64_t *involuntary,
-                          struct np_err *err)
+int np_proc_ctxt_switches(const char *root, pid_t pid, long threads, uint64_t *voluntary,
+                          uint64_t *involuntary, struct np_err *err)
 {
     char path[4096];
     struct dirent *de;
     DIR *dir;
 
     *voluntary = *involuntary = 0;
+    if (threads == 1) {
+        struct np_proc_status ps;
+        int rc = np_proc_status_read(root, pid, &ps, err);
+        if (rc == 0) {
+            *voluntary = ps.voluntary_ctxt_switches;
+            *involuntary = ps.nonvoluntary_ctxt_switches;
+        }
+        return rc;
+    }
     snprintf(path, sizeof(path), "%s/proc/%d/task", root && *root ? root : "", (int)pid);
     dir = opendir(path);
     if (!dir)
@@ -280,4 +330,49 @@ int np_proc_ctxt_switches(const char *root, pid_t pid, uint64_t *voluntary, uint
     }
     closedir(dir);
     return 0;
+}
+
+int np_proc_numa_balancing(const char *root, pid_t pid, uint64_t *pages_migrated, uint64_t *faults,
+                           struct np_err *err)
+{
+    char path[4096], line[256];
+    int rc = 0, found = 0;
+    FILE *f = open_proc(root, pid, "sched", path, sizeof(path), &rc, err);
+
+    *pages_migrated = *faults = 0;
+    if (!f)
+        return rc;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long long v;
+        if (sscanf(line, "numa_pages_migrated : %llu", &v) == 1) {
+            *pages_migrated = v;
+            found++;
+        } else if (sscanf(line, "total_numa_faults : %llu", &v) == 1) {
+            *faults = v;
+            found++;
+        }
+    }
+    fclose(f);
+    if (found < 2)
+        return np_err_set(err, -ENOENT,
+                          "%s has no numa_pages_migrated / total_numa_faults (no "
+                          "NUMA balancing in this kernel)",
+                          path);
+    return 0;
+}
+
+int np_numa_balancing_enabled(const char *root, struct np_err *err)
+{
+    char path[4096];
+    int value = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/proc/sys/kernel/numa_balancing", root && *root ? root : "");
+    f = fopen(path, "re");
+    if (!f)
+        return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    if (fscanf(f, "%d", &value) != 1)
+        value = 0;
+    fclose(f);
+    return value != 0;
 }

@@ -139,7 +139,7 @@ static int decode_applied(json_t *obj, struct np_task_applied *ap, struct np_err
     return 0;
 }
 
-int np_proto_decode(const char *buf, size_t len, struct np_request *out, struct np_err *err)
+int np_proto_decode(const char *buf, size_t len, struct np_proto_request *out, struct np_err *err)
 {
     json_error_t jerr;
     json_t *obj, *v;
@@ -208,7 +208,7 @@ out:
     return rc;
 }
 
-char *np_proto_encode(const struct np_request *req)
+char *np_proto_encode(const struct np_proto_request *req)
 {
     json_t *obj = json_pack("{s:i, s:s}", "v", NP_PROTO_VERSION, "op", np_proto_op_name(req->op));
     char *text = NULL, *line = NULL;

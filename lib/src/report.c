@@ -14,7 +14,10 @@
 #define SRC_NUMA_MAPS "proc: /proc/<pid>/numa_maps (anonymous and file-backed, page size honoured)"
 #define SRC_IRQ       "proc: /proc/interrupts and /proc/softirqs, delta over the job's CPUs"
 #define SRC_OTHER_CPU "proc: /proc/stat busy time of the job's CPUs minus the job's own CPU time"
-#define SRC_CPI       "perf: perf::CYCLES / perf::INSTRUCTIONS per interval, tasks and children"
+#define SRC_BALANCING                                                                              \
+    "proc: /proc/<pid>/sched numa_pages_migrated and total_numa_faults (main threads) at the "     \
+    "last sample"
+#define SRC_CPI "perf: perf::CYCLES / perf::INSTRUCTIONS per interval, tasks and children"
 #define SRC_BANDWIDTH                                                                              \
     "perf: (perf::LLC-LOAD-MISSES + perf::LLC-STORE-MISSES) x 64 B / interval, attributed to "     \
     "the node of the CPUs each task ran on"
@@ -119,6 +122,15 @@ int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s)
             js->first_proc = *s;
         js->last_proc = *s;
     }
+    if (s->have_proc && s->have_cs && s->processes > 0) {
+        const int k = js->cs_samples++ ? 1 : 0;
+        js->cs_t[k] = s->t;
+        js->involuntary_cs[k] = s->involuntary_cs;
+        if (k == 0) {
+            js->cs_t[1] = s->t;
+            js->involuntary_cs[1] = s->involuntary_cs;
+        }
+    }
     if (s->have_irq) {
         const int k = js->irq_samples++ ? 1 : 0;
         js->irq_t[k] = s->t;
@@ -140,6 +152,11 @@ int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s)
             js->busy_s[1] = s->cpus_busy_s;
             js->own_s[1] = js->own_s[0];
         }
+    }
+    if (s->have_balancing) {
+        js->balancing_samples++;
+        js->balancing_pages_migrated = s->balancing_pages_migrated;
+        js->balancing_faults = s->balancing_faults;
     }
     if (js->samples)
         js->prev = js->last;
@@ -268,8 +285,7 @@ static json_t *perf_counts(const struct np_jobstats *js)
 
 static json_t *os_interference(const struct np_jobstats *js)
 {
-    const struct np_sample *f = &js->first_proc, *l = &js->last_proc;
-    const double span = l->t - f->t;
+    const struct np_sample *l = &js->last_proc;
     const double irq_span = js->irq_t[1] - js->irq_t[0];
     const double busy_span = js->busy_t[1] - js->busy_t[0];
     json_t *obj = json_object();
@@ -285,17 +301,19 @@ static json_t *os_interference(const struct np_jobstats *js)
         json_object_set_new(obj, "kernel_time_share",
                             missing(js->proc_samples ? "no CPU time used yet" : proc_why,
                                     "proc: stime / (utime + stime)"));
-    if (js->proc_samples >= 2 && span > 0)
+    if (js->cs_samples >= 2 && js->cs_t[1] > js->cs_t[0])
         json_object_set_new(obj, "involuntary_cs_per_s",
-                            figure((double)(l->involuntary_cs >= f->involuntary_cs
-                                                ? l->involuntary_cs - f->involuntary_cs
+                            figure((double)(js->involuntary_cs[1] >= js->involuntary_cs[0]
+                                                ? js->involuntary_cs[1] - js->involuntary_cs[0]
                                                 : 0) /
-                                       span,
+                                       (js->cs_t[1] - js->cs_t[0]),
                                    "1/s", SRC_PROC_CS));
     else
-        json_object_set_new(
-            obj, "involuntary_cs_per_s",
-            missing(js->proc_samples ? "fewer than two samples" : proc_why, SRC_PROC_CS));
+        json_object_set_new(obj, "involuntary_cs_per_s",
+                            missing(js->proc_samples ? "fewer than two readings of the context "
+                                                       "switches (read every detail interval)"
+                                                     : proc_why,
+                                    SRC_PROC_CS));
     if (js->irq_samples >= 2 && irq_span > 0) {
         uint64_t irq = js->interrupts[1] - js->interrupts[0];
         uint64_t soft = js->softirqs[1] - js->softirqs[0];
@@ -420,6 +438,12 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *
                                            : "numaplaced: migration not enabled on this node");
     json_object_set_new(rep, "migrations", migr);
     json_object_set_new(rep, "os_interference", os_interference(js));
+    json_object_set_new(rep, "numa_balancing",
+                        js->balancing_samples
+                            ? json_pack("{s:I, s:I, s:s}", "pages_migrated",
+                                        (json_int_t)js->balancing_pages_migrated, "faults",
+                                        (json_int_t)js->balancing_faults, "source", SRC_BALANCING)
+                            : missing(js->last.balancing_reason, SRC_BALANCING));
     json_object_set_new(rep, "helper",
                         json_pack("{s:f, s:s}", "cpu_time_s", js->helper_cpu_s, "source",
                                   "numaplaced: CLOCK_THREAD_CPUTIME_ID around this job's work"));
@@ -576,6 +600,13 @@ int np_report_print(FILE *out, json_t *r)
                 (long long)json_integer_value(
                     json_object_get(json_object_get(os, "softirqs_on_cpus"), "count")));
     print_figure(out, "  other CPU time", json_object_get(os, "other_cpu_time_s"), 1, "s");
+    fig = json_object_get(r, "numa_balancing");
+    if ((why = json_string_value(json_object_get(fig, "unavailable"))))
+        fprintf(out, "  %-22s unavailable (%s)\n", "kernel NUMA balancing", why);
+    else if (fig)
+        fprintf(out, "  %-22s %lld pages migrated, %lld NUMA faults\n", "kernel NUMA balancing",
+                (long long)json_integer_value(json_object_get(fig, "pages_migrated")),
+                (long long)json_integer_value(json_object_get(fig, "faults")));
     fprintf(out, "  %-22s %.4f s CPU\n", "helper cost",
             json_number_value(json_object_get(json_object_get(r, "helper"), "cpu_time_s")));
     return ferror(out) ? -EIO : 0;

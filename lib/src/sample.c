@@ -36,14 +36,17 @@ json_t *np_sample_to_json(const struct np_sample *s)
 
     if (!obj)
         return NULL;
-    if (s->have_proc)
-        json_object_set_new(
-            obj, "proc",
-            json_pack("{s:f, s:f, s:I, s:I, s:I, s:I, s:I}", "utime_s", s->utime_s, "stime_s",
-                      s->stime_s, "minflt", (json_int_t)s->minflt, "majflt", (json_int_t)s->majflt,
-                      "voluntary_cs", (json_int_t)s->voluntary_cs, "involuntary_cs",
-                      (json_int_t)s->involuntary_cs, "rss_bytes", (json_int_t)s->rss_bytes));
-    else if (s->proc_reason[0])
+    if (s->have_proc) {
+        json_t *proc = json_pack("{s:f, s:f, s:I, s:I, s:I}", "utime_s", s->utime_s, "stime_s",
+                                 s->stime_s, "minflt", (json_int_t)s->minflt, "majflt",
+                                 (json_int_t)s->majflt, "rss_bytes", (json_int_t)s->rss_bytes);
+        if (proc && s->have_cs) {
+            json_object_set_new(proc, "voluntary_cs", json_integer((json_int_t)s->voluntary_cs));
+            json_object_set_new(proc, "involuntary_cs",
+                                json_integer((json_int_t)s->involuntary_cs));
+        }
+        json_object_set_new(obj, "proc", proc);
+    } else if (s->proc_reason[0])
         json_object_set_new(obj, "proc", unavailable(s->proc_reason));
     if (s->have_pages)
         json_object_set_new(obj, "pages",
@@ -60,6 +63,13 @@ json_t *np_sample_to_json(const struct np_sample *s)
         json_object_set_new(obj, "cpu_busy", json_pack("{s:f}", "busy_s", s->cpus_busy_s));
     else if (s->cpu_busy_reason[0])
         json_object_set_new(obj, "cpu_busy", unavailable(s->cpu_busy_reason));
+    if (s->have_balancing)
+        json_object_set_new(obj, "numa_balancing",
+                            json_pack("{s:I, s:I}", "pages_migrated",
+                                      (json_int_t)s->balancing_pages_migrated, "faults",
+                                      (json_int_t)s->balancing_faults));
+    else if (s->balancing_reason[0])
+        json_object_set_new(obj, "numa_balancing", unavailable(s->balancing_reason));
     perf = json_object();
     for (int e = 0; perf && e < NP_PERF_NEVENTS; e++) {
         const char *label = np_perf_event_label((enum np_perf_event)e);
@@ -157,10 +167,14 @@ int np_sample_from_json(json_t *obj, struct np_sample *s, struct np_err *err)
          (rc = get_real(g, "stime_s", &s->stime_s, err)) < 0 ||
          (rc = get_u64(g, "minflt", &s->minflt, err)) < 0 ||
          (rc = get_u64(g, "majflt", &s->majflt, err)) < 0 ||
-         (rc = get_u64(g, "voluntary_cs", &s->voluntary_cs, err)) < 0 ||
-         (rc = get_u64(g, "involuntary_cs", &s->involuntary_cs, err)) < 0 ||
          (rc = get_u64(g, "rss_bytes", &s->rss_bytes, err)) < 0))
         return rc;
+    if (g && json_object_get(g, "involuntary_cs")) {
+        if ((rc = get_u64(g, "voluntary_cs", &s->voluntary_cs, err)) < 0 ||
+            (rc = get_u64(g, "involuntary_cs", &s->involuntary_cs, err)) < 0)
+            return rc;
+        s->have_cs = true;
+    }
     if ((g = group(obj, "pages", &s->have_pages, s->pages_reason, sizeof(s->pages_reason))) &&
         (rc = get_node_map(json_object_get(g, "node_bytes"), "pages.node_bytes", s->node_bytes,
                            err)) < 0)
@@ -172,6 +186,11 @@ int np_sample_from_json(json_t *obj, struct np_sample *s, struct np_err *err)
     if ((g = group(obj, "cpu_busy", &s->have_cpu_busy, s->cpu_busy_reason,
                    sizeof(s->cpu_busy_reason))) &&
         (rc = get_real(g, "busy_s", &s->cpus_busy_s, err)) < 0)
+        return rc;
+    if ((g = group(obj, "numa_balancing", &s->have_balancing, s->balancing_reason,
+                   sizeof(s->balancing_reason))) &&
+        ((rc = get_u64(g, "pages_migrated", &s->balancing_pages_migrated, err)) < 0 ||
+         (rc = get_u64(g, "faults", &s->balancing_faults, err)) < 0))
         return rc;
     perf = json_object_get(obj, "perf");
     for (int e = 0; json_is_object(perf) && e < NP_PERF_NEVENTS; e++) {

@@ -53,6 +53,22 @@ void np_node_counters_read(struct np_node_counters *nc, const char *root)
     err.msg[0] = '\0';
     nc->have_busy = np_proc_cpu_busy(root, nc->busy_ticks, nc->max_cpus, &err) >= 0;
     snprintf(nc->busy_reason, sizeof(nc->busy_reason), "%s", nc->have_busy ? "" : err.msg);
+    err.msg[0] = '\0';
+    switch (np_numa_balancing_enabled(root, &err)) {
+    case 1:
+        nc->balancing = true;
+        nc->balancing_reason[0] = '\0';
+        break;
+    case 0:
+        nc->balancing = false;
+        snprintf(nc->balancing_reason, sizeof(nc->balancing_reason),
+                 "the kernel's NUMA balancing is off (/proc/sys/kernel/numa_balancing = 0)");
+        break;
+    default:
+        nc->balancing = false;
+        snprintf(nc->balancing_reason, sizeof(nc->balancing_reason),
+                 "no NUMA balancing in this kernel (%.400s)", err.msg);
+    }
 }
 
 int np_sampler_init(struct np_sampler *s, const char *root, unsigned perf_mask,
@@ -137,40 +153,63 @@ static int node_of_cpu(const struct np_sampler *s, int cpu)
     return cpu >= 0 && (unsigned)cpu < s->ncpu_node ? s->cpu_node[cpu] : -1;
 }
 
-/* Per-process /proc figures added into @p out. Returns 0 or -ESRCH when it vanished. */
-static int add_process(struct np_sampler *s, pid_t pid, bool read_pages, struct np_sample *out,
-                       int *processor)
+/* One process found this interval: what pass 1 read, for the passes after it. */
+struct seen_process {
+    pid_t pid;
+    long threads;
+};
+
+/* Pass 1, every interval: /proc/<pid>/stat only (one read), added into @p out. */
+static void add_stat(const struct np_proc_stat *st, struct np_sample *out)
 {
     const double tick = (double)sysconf(_SC_CLK_TCK);
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    struct np_proc_stat st;
+
+    out->utime_s += (double)st->utime_ticks / tick;
+    out->stime_s += (double)st->stime_ticks / tick;
+    out->minflt += st->minflt;
+    out->majflt += st->majflt;
+    out->rss_bytes += st->rss_pages * page;
+}
+
+/* Pass 2, every detail interval: context switches of every thread and NUMA balancing. */
+static void add_detail(const struct np_sampler *s, const struct seen_process *p, bool balancing,
+                       struct np_sample *out)
+{
     struct np_err err = {0};
     uint64_t vol = 0, invol = 0;
-    int rc;
 
-    if ((rc = np_proc_stat_read(s->root, pid, &st, &err)) < 0)
-        return rc;
-    *processor = st.processor;
-    out->utime_s += (double)st.utime_ticks / tick;
-    out->stime_s += (double)st.stime_ticks / tick;
-    out->minflt += st.minflt;
-    out->majflt += st.majflt;
-    out->rss_bytes += st.rss_pages * page;
-    if (np_proc_ctxt_switches(s->root, pid, &vol, &invol, &err) == 0) {
+    if (np_proc_ctxt_switches(s->root, p->pid, p->threads, &vol, &invol, &err) == 0) {
         out->voluntary_cs += vol;
         out->involuntary_cs += invol;
     }
-    if (read_pages && out->have_pages) {
-        struct np_numa_usage usage;
-        if (np_numa_maps_usage(s->root, pid, &usage, &err) == 0) {
-            for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++)
-                out->node_bytes[n] += usage.anon_bytes[n] + usage.file_bytes[n];
+    if (balancing && out->have_balancing) {
+        uint64_t migrated = 0, faults = 0;
+        if (np_proc_numa_balancing(s->root, p->pid, &migrated, &faults, &err) == 0) {
+            out->balancing_pages_migrated += migrated;
+            out->balancing_faults += faults;
         } else if (err.code != -ESRCH) {
-            out->have_pages = false;
-            snprintf(out->pages_reason, sizeof(out->pages_reason), "%s", err.msg);
+            out->have_balancing = false;
+            snprintf(out->balancing_reason, sizeof(out->balancing_reason), "%s", err.msg);
         }
     }
-    return 0;
+}
+
+/* Pass 3, when pages are due: numa_maps, which walks the page tables (the costly read). */
+static void add_pages(const struct np_sampler *s, pid_t pid, struct np_sample *out)
+{
+    struct np_numa_usage usage;
+    struct np_err err = {0};
+
+    if (!out->have_pages)
+        return;
+    if (np_numa_maps_usage(s->root, pid, &usage, &err) == 0) {
+        for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++)
+            out->node_bytes[n] += usage.anon_bytes[n] + usage.file_bytes[n];
+    } else if (err.code != -ESRCH) {
+        out->have_pages = false;
+        snprintf(out->pages_reason, sizeof(out->pages_reason), "%s", err.msg);
+    }
 }
 
 static void read_perf(struct np_sampler *s, struct np_sample *out)
@@ -213,24 +252,26 @@ static void read_perf(struct np_sampler *s, struct np_sample *out)
 }
 
 int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_counters *nc,
-                      bool read_pages, struct np_sample *out)
+                      bool pages_due, bool detail_due, struct np_sample *out)
 {
-    pid_t *queue = malloc(NP_SAMPLER_MAX_PROCESSES * sizeof(pid_t));
-    unsigned head = 0, tail = 0, seen = 0;
-    bool cut = false;
+    struct seen_process *procs = malloc(NP_SAMPLER_MAX_PROCESSES * sizeof(*procs));
+    const bool balancing = nc && nc->balancing;
+    unsigned head = 0, tail = 0;
+    bool cut = false, read_pages;
 
     np_sample_init(out);
     out->t = now - s->t0;
-    if (!queue) {
+    if (!procs) {
         snprintf(out->proc_reason, sizeof(out->proc_reason), "out of memory");
         return 0;
     }
     out->have_proc = true;
-    out->have_pages = read_pages;
+
+    /* Pass 1: the tasks (checked against their start time: a reused pid is not ours), then
+     * their descendants, breadth first; each process has one parent, so none is seen twice. */
     for (unsigned i = 0; i < s->ntasks; i++) {
         struct np_sampler_task *t = &s->tasks[i];
         struct np_proc_stat st;
-        int processor = -1;
 
         if (t->gone)
             continue;
@@ -239,45 +280,68 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
             t->gone = true; /* exited, or its pid now belongs to someone else */
             continue;
         }
-        if (add_process(s, t->pid, read_pages, out, &processor) == 0) {
-            t->last_node = node_of_cpu(s, processor);
-            seen++;
-            if (tail < NP_SAMPLER_MAX_PROCESSES)
-                queue[tail++] = t->pid;
-        }
+        add_stat(&st, out);
+        t->last_node = node_of_cpu(s, st.processor);
+        if (tail < NP_SAMPLER_MAX_PROCESSES)
+            procs[tail++] = (struct seen_process){t->pid, st.num_threads};
     }
-    /* Descendants, breadth first; each process is a child of one parent, so no duplicates. */
     while (head < tail) {
         pid_t children[256];
-        int n = np_proc_children(s->root, queue[head++], children, 256, NULL);
+        const struct seen_process parent = procs[head++];
+        int n = np_proc_children(s->root, parent.pid, parent.threads, children, 256, NULL);
+
         for (int c = 0; c < n && c < 256; c++) {
-            int processor;
+            struct np_proc_stat st;
             if (tail >= NP_SAMPLER_MAX_PROCESSES) {
                 cut = true;
                 break;
             }
-            if (add_process(s, children[c], read_pages, out, &processor) == 0) {
-                queue[tail++] = children[c];
-                seen++;
+            if (np_proc_stat_read(s->root, children[c], &st, NULL) == 0) {
+                add_stat(&st, out);
+                procs[tail++] = (struct seen_process){children[c], st.num_threads};
             }
         }
     }
-    free(queue);
-    out->processes = seen;
-    if (seen == 0) {
+    out->processes = tail;
+    if (cut)
+        snprintf(out->proc_reason, sizeof(out->proc_reason),
+                 "more than %d processes: the rest are left out", NP_SAMPLER_MAX_PROCESSES);
+
+    /* Pages are read when due, or at once when the resident size moved by more than 1% (and
+     * 1 MiB) since the last reading: allocation is what changes pages per node most. */
+    read_pages =
+        tail > 0 && (pages_due || !s->pages_read ||
+                     (out->rss_bytes > s->rss_at_pages ? out->rss_bytes - s->rss_at_pages
+                                                       : s->rss_at_pages - out->rss_bytes) >
+                         (s->rss_at_pages / 100 > (1u << 20) ? s->rss_at_pages / 100 : (1u << 20)));
+    out->have_pages = read_pages;
+    out->have_cs = detail_due && tail > 0;
+    out->have_balancing = detail_due && balancing;
+    if (!balancing)
+        snprintf(out->balancing_reason, sizeof(out->balancing_reason), "%s",
+                 nc ? nc->balancing_reason : "node counters not read");
+    for (unsigned i = 0; i < tail; i++) {
+        if (detail_due)
+            add_detail(s, &procs[i], balancing, out);
+        if (read_pages)
+            add_pages(s, procs[i].pid, out);
+    }
+    if (read_pages && out->have_pages) {
+        s->pages_read = true;
+        s->rss_at_pages = out->rss_bytes;
+    }
+    free(procs);
+    if (tail == 0) {
         /* Nothing left to read: zeros would look like a job that used nothing. */
         out->have_proc = false;
-        read_pages = false;
+        out->have_cs = false;
+        out->have_balancing = false;
+        out->have_pages = false;
         snprintf(out->proc_reason, sizeof(out->proc_reason),
                  "no live process (the step's tasks have exited)");
         snprintf(out->pages_reason, sizeof(out->pages_reason),
                  "no live process (the step's tasks have exited)");
     }
-    if (cut)
-        snprintf(out->proc_reason, sizeof(out->proc_reason),
-                 "more than %d processes: the rest are left out", NP_SAMPLER_MAX_PROCESSES);
-    if (!read_pages)
-        out->have_pages = false;
 
     if (s->perf_mask) {
         read_perf(s, out);
@@ -309,5 +373,5 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
         }
         hwloc_bitmap_foreach_end();
     }
-    return (int)seen;
+    return (int)out->processes;
 }

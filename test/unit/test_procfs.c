@@ -140,7 +140,9 @@ START_TEST(test_cpu_busy_children_switches)
             _exit(0);
         }
     }
-    n = np_proc_children(NULL, getpid(), found, 8, &err);
+    n = np_proc_children(NULL, getpid(), 0, found, 8, &err);
+    ck_assert_int_eq(np_proc_children(NULL, getpid(), 1, found + 4, 4, &err),
+                     3); /* main thread only */
     ck_assert_int_eq(n, 3);
     for (int i = 0; i < 3; i++) {
         bool seen = false;
@@ -148,22 +150,43 @@ START_TEST(test_cpu_busy_children_switches)
             seen = seen || found[k] == kids[i];
         ck_assert_msg(seen, "child %d not listed", (int)kids[i]);
     }
-    ck_assert_int_eq(np_proc_children(NULL, getpid(), found, 1, &err), 3); /* cut, but counted */
+    ck_assert_int_eq(np_proc_children(NULL, getpid(), 0, found, 1, &err), 3); /* cut, but counted */
     for (int i = 0; i < 3; i++) {
         kill(kids[i], SIGKILL);
         waitpid(kids[i], NULL, 0);
     }
-    ck_assert_int_eq(np_proc_children(NULL, kids[0], found, 8, &err), -ESRCH);
+    ck_assert_int_eq(np_proc_children(NULL, kids[0], 0, found, 8, &err), -ESRCH);
 
     /* Context switches summed over threads: sleeping voluntarily adds at least one. */
-    ck_assert_int_eq(np_proc_ctxt_switches(NULL, getpid(), &vol, &invol, &err), 0);
+    ck_assert_int_eq(np_proc_ctxt_switches(NULL, getpid(), 0, &vol, &invol, &err), 0);
     usleep(1000);
     {
         uint64_t vol2 = 0, invol2 = 0;
-        ck_assert_int_eq(np_proc_ctxt_switches(NULL, getpid(), &vol2, &invol2, &err), 0);
+        ck_assert_int_eq(np_proc_ctxt_switches(NULL, getpid(), 1, &vol2, &invol2, &err), 0);
         ck_assert_uint_gt(vol2, vol);
     }
-    ck_assert_int_eq(np_proc_ctxt_switches(NULL, kids[0], &vol, &invol, &err), -ESRCH);
+    ck_assert_int_eq(np_proc_ctxt_switches(NULL, kids[0], 0, &vol, &invol, &err), -ESRCH);
+}
+END_TEST
+
+START_TEST(test_numa_balancing)
+{
+    struct np_err err = {0};
+    uint64_t migrated = 0, faults = 0;
+    char root[4096];
+
+    snprintf(root, sizeof(root), "%s", np_test_fixture(""));
+    ck_assert_int_eq(np_proc_numa_balancing(root, 300, &migrated, &faults, &err), 0);
+    ck_assert_uint_eq(migrated, 512);
+    ck_assert_uint_eq(faults, 2048);
+    /* 100 has no sched file in the fixture: gone, as far as the reader can tell */
+    ck_assert_int_eq(np_proc_numa_balancing(root, 100, &migrated, &faults, &err), -ESRCH);
+    ck_assert_int_eq(np_numa_balancing_enabled(root, &err), 1);
+    ck_assert_int_lt(np_numa_balancing_enabled("/nonexistent", &err), 0);
+    ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/proc/sys/kernel/numa_balancing"));
+    /* live: this kernel answers one way or the other, and our own sched file reads */
+    ck_assert_int_ge(np_numa_balancing_enabled(NULL, &err), 0);
+    ck_assert_int_eq(np_proc_numa_balancing(NULL, getpid(), &migrated, &faults, &err), 0);
 }
 END_TEST
 
@@ -176,6 +199,7 @@ int main(void)
     tcase_add_test(tc, test_read_fixture_and_self);
     tcase_add_test(tc, test_cpu_counters);
     tcase_add_test(tc, test_cpu_busy_children_switches);
+    tcase_add_test(tc, test_numa_balancing);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

@@ -49,7 +49,7 @@ static const struct {
 
 START_TEST(test_decode_bad)
 {
-    struct np_request req;
+    struct np_proto_request req;
     struct np_err err = {0};
     const char *text = bad_cases[_i].text;
 
@@ -61,7 +61,7 @@ END_TEST
 
 START_TEST(test_decode_oversized_and_long_field)
 {
-    struct np_request req;
+    struct np_proto_request req;
     struct np_err err = {0};
     size_t n = NP_PROTO_MAX_MSG + 10;
     char *big = malloc(n + 1);
@@ -84,7 +84,7 @@ END_TEST
 
 START_TEST(test_round_trip)
 {
-    struct np_request in = {.op = NP_OP_REGISTER}, out;
+    struct np_proto_request in = {.op = NP_OP_REGISTER}, out;
     struct np_err err = {0};
     char *line;
 
@@ -110,7 +110,7 @@ START_TEST(test_round_trip)
     ck_assert_str_eq(out.reg.cpus, "0-3,8");
     ck_assert_str_eq(out.reg.sensitivity, "high");
 
-    in = (struct np_request){.op = NP_OP_APPLIED};
+    in = (struct np_proto_request){.op = NP_OP_APPLIED};
     in.applied = (struct np_task_applied){.job_id = 7,
                                           .step_id = 1,
                                           .pid = 9,
@@ -123,7 +123,7 @@ START_TEST(test_round_trip)
     ck_assert_str_eq(out.applied.mode, "preferred-many");
     ck_assert_str_eq(out.applied.nodes, "2");
 
-    in = (struct np_request){.op = NP_OP_STATUS};
+    in = (struct np_proto_request){.op = NP_OP_STATUS};
     line = np_proto_encode(&in);
     ck_assert_int_eq(np_proto_decode(line, strlen(line), &out, &err), 0);
     free(line);

@@ -36,7 +36,7 @@ static double num(json_t *obj, const char *path)
     return json_number_value(v);
 }
 
-static const char *text(json_t *obj, const char *path)
+static const char *str_at(json_t *obj, const char *path)
 {
     char copy[256], *save = NULL;
     json_t *v = obj;
@@ -66,7 +66,7 @@ START_TEST(test_replay_hw_trace)
     r = c.reports[0]; /* step 0 ended: complete */
     ck_assert_int_eq(np_report_check(r, &err), 0);
     ck_assert(json_is_true(json_object_get(r, "complete")));
-    ck_assert_str_eq(text(r, "step"), "0");
+    ck_assert_str_eq(str_at(r, "step"), "0");
     ck_assert_double_eq_tol(num(r, "duration_s"), 4.5, 1e-9);
     ck_assert_int_eq((int)num(r, "sampling.count"), 5);
     /* per-interval CPI 1, 2, 3, 4 */
@@ -96,16 +96,19 @@ START_TEST(test_replay_hw_trace)
     ck_assert_double_eq_tol(num(r, "cpu.user_s"), 4, 1e-9);
     ck_assert_double_eq_tol(num(r, "perf_counts.task_clock_ns.value"), 4e9, 1);
     ck_assert_double_eq_tol(num(r, "helper.cpu_time_s"), 0.005, 1e-9);
-    ck_assert_str_eq(text(r, "policy.tasks.0.nodes"), "0-1");
-    ck_assert_str_eq(text(r, "sampling.backends"), "replay of perf,proc");
+    ck_assert_int_eq((int)num(r, "numa_balancing.pages_migrated"), 40);
+    ck_assert_int_eq((int)num(r, "numa_balancing.faults"), 400);
+    ck_assert_str_eq(str_at(r, "policy.tasks.0.nodes"), "0-1");
+    ck_assert_str_eq(str_at(r, "sampling.backends"), "replay of perf,proc");
 
     r = c.reports[1]; /* step 1: no end line, one sample, no PMU */
     ck_assert(json_is_false(json_object_get(r, "complete")));
-    ck_assert_ptr_nonnull(strstr(text(r, "cpi.unavailable"), "no hardware PMU"));
-    ck_assert_ptr_nonnull(strstr(text(r, "pages.unavailable"), "Permission denied"));
-    ck_assert_ptr_nonnull(strstr(text(r, "os_interference.interrupts_on_cpus.unavailable"),
+    ck_assert_ptr_nonnull(strstr(str_at(r, "cpi.unavailable"), "no hardware PMU"));
+    ck_assert_ptr_nonnull(strstr(str_at(r, "pages.unavailable"), "Permission denied"));
+    ck_assert_ptr_nonnull(strstr(str_at(r, "os_interference.interrupts_on_cpus.unavailable"),
                                  "fewer than two samples"));
-    ck_assert_str_eq(text(r, "sensitivity"), "high");
+    ck_assert_str_eq(str_at(r, "sensitivity"), "high");
+    ck_assert_ptr_nonnull(strstr(str_at(r, "numa_balancing.unavailable"), "numa_balancing = 0"));
 
     /* The text form says unavailable with the reason, and carries the figures. */
     out = open_memstream(&printed, &len);
@@ -172,6 +175,7 @@ START_TEST(test_sample_round_trip)
     s.processes = 4;
     s.have_proc = true;
     s.utime_s = 1.25;
+    s.have_cs = true;
     s.involuntary_cs = 99;
     s.have_pages = true;
     s.node_bytes[3] = 12345;
@@ -185,6 +189,7 @@ START_TEST(test_sample_round_trip)
     ck_assert_double_eq(back.t, 3.5);
     ck_assert(back.have_proc && back.have_pages && !back.have_irq && !back.have_cpu_busy);
     ck_assert_uint_eq(back.node_bytes[3], 12345);
+    ck_assert(back.have_cs);
     ck_assert_uint_eq(back.involuntary_cs, 99);
     ck_assert_str_eq(back.irq_reason, "cannot read /proc/interrupts");
     ck_assert(back.have_perf[NP_PERF_TASK_CLOCK]);

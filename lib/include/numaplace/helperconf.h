@@ -28,6 +28,7 @@ struct np_helper_config {
     int log_level;                        /**< log_level: enum np_log_level */
     unsigned interval_ms;                 /**< interval_ms: sampling interval */
     unsigned numa_maps_interval_ms;       /**< numa_maps_interval_ms: pages per node, small jobs */
+    unsigned detail_interval_ms;          /**< detail_interval_ms: context switches, balancing */
     unsigned numa_maps_large_interval_ms; /**< numa_maps_large_interval_ms: jobs over ... */
     uint64_t numa_maps_large_bytes;       /**< numa_maps_large_bytes: ... this RSS */
     bool perf;                            /**< backends: "perf,proc" or "proc" */

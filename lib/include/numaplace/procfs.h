@@ -75,19 +75,36 @@ NP_API int np_proc_cpu_busy(const char *root, uint64_t *busy_ticks, unsigned max
 
 /**
  * The children of every thread of @p pid (/proc/<pid>/task/<tid>/children, which lists the
- * processes a thread forked), appended to @p out up to @p max.
+ * processes a thread forked), appended to @p out up to @p max. With @p threads == 1 only the
+ * main thread's file is read (no directory walk: the helper's hot path); 0 means unknown.
  * @return the number found (more than @p max when cut), -ESRCH (gone), or -errno with @p err
  */
-NP_API int np_proc_children(const char *root, pid_t pid, pid_t *out, unsigned max,
+NP_API int np_proc_children(const char *root, pid_t pid, long threads, pid_t *out, unsigned max,
                             struct np_err *err);
 
 /**
  * Voluntary and involuntary context switches of every thread of @p pid, summed
- * (/proc/<pid>/task/<tid>/status; /proc/<pid>/status counts the main thread only).
+ * (/proc/<pid>/task/<tid>/status; /proc/<pid>/status counts the main thread only). With
+ * @p threads == 1 only /proc/<pid>/status is read; 0 means unknown.
  * @return 0, -ESRCH, or -errno with @p err
  */
-NP_API int np_proc_ctxt_switches(const char *root, pid_t pid, uint64_t *voluntary,
+NP_API int np_proc_ctxt_switches(const char *root, pid_t pid, long threads, uint64_t *voluntary,
                                  uint64_t *involuntary, struct np_err *err);
+
+/**
+ * The kernel's automatic NUMA balancing figures of a process's main thread, from
+ * /proc/<pid>/sched: numa_pages_migrated and total_numa_faults (present when the kernel has
+ * CONFIG_NUMA_BALANCING).
+ * @return 0, -ESRCH, -ENOENT (no such fields: no NUMA balancing in this kernel) or -errno
+ */
+NP_API int np_proc_numa_balancing(const char *root, pid_t pid, uint64_t *pages_migrated,
+                                  uint64_t *faults, struct np_err *err);
+
+/**
+ * Whether automatic NUMA balancing is on (/proc/sys/kernel/numa_balancing under @p root).
+ * @return 1 on, 0 off, or -errno with @p err (no such file: the kernel does not have it)
+ */
+NP_API int np_numa_balancing_enabled(const char *root, struct np_err *err);
 
 #ifdef __cplusplus
 }

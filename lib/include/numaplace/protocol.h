@@ -61,7 +61,7 @@ struct np_task_applied {
 };
 
 /** A decoded request. Only the member of the request's op is filled. */
-struct np_request {
+struct np_proto_request {
     int version;
     enum np_proto_op op;
     struct np_task_reg reg;         /**< NP_OP_REGISTER */
@@ -74,13 +74,14 @@ struct np_request {
  * @return 0, or -EMSGSIZE (too long), -EPROTO (wrong version), -EINVAL (not JSON, unknown op,
  *         missing or mistyped field) with @p err naming the field and what is accepted
  */
-NP_API int np_proto_decode(const char *buf, size_t len, struct np_request *out, struct np_err *err);
+NP_API int np_proto_decode(const char *buf, size_t len, struct np_proto_request *out,
+                           struct np_err *err);
 
 /**
  * Encode a request as one line with its newline. @return a new string (free()), or NULL on
  * out-of-memory.
  */
-NP_API char *np_proto_encode(const struct np_request *req);
+NP_API char *np_proto_encode(const struct np_proto_request *req);
 
 /** A new reply {"v":1,"ok":true}; the caller adds members. New reference. */
 NP_API json_t *np_proto_reply_ok(void);

@@ -55,9 +55,14 @@ struct np_jobstats {
     unsigned proc_samples;
     struct np_sample first_proc, last_proc;
     /* interrupts and busy time of the job's CPUs: first and last readings */
-    unsigned irq_samples, busy_samples;
+    unsigned irq_samples, busy_samples, cs_samples;
+    double cs_t[2];
+    uint64_t involuntary_cs[2];
     double irq_t[2], busy_t[2], busy_s[2], own_s[2];
     uint64_t interrupts[2], softirqs[2];
+    /* the kernel's NUMA balancing: the last reading (totals of the live processes) */
+    unsigned balancing_samples;
+    uint64_t balancing_pages_migrated, balancing_faults;
     /* pages: the first sample that read numa_maps is the start */
     unsigned page_samples;
     uint64_t pages_start[NP_SAMPLE_MAX_NODES], pages_end[NP_SAMPLE_MAX_NODES];

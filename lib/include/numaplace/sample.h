@@ -38,7 +38,8 @@ struct np_sample {
     double t; /**< seconds since the job was registered (CLOCK_MONOTONIC) */
     unsigned processes;
 
-    /* proc: /proc/<pid>/stat and status of every process (have_proc) */
+    /* proc: /proc/<pid>/stat of every process (have_proc); context switches from status, read
+     * every detail interval (have_cs) */
     double utime_s, stime_s;
     uint64_t minflt, majflt, voluntary_cs, involuntary_cs, rss_bytes;
     /* proc: /proc/<pid>/numa_maps, not read every interval for large jobs (have_pages) */
@@ -47,6 +48,8 @@ struct np_sample {
     uint64_t interrupts, softirqs;
     /* proc: /proc/stat busy time of the job's CPUs (have_cpu_busy) */
     double cpus_busy_s;
+    /* proc: the kernel's NUMA balancing, /proc/<pid>/sched of each process (have_balancing) */
+    uint64_t balancing_pages_migrated, balancing_faults;
     /* perf: per event, summed over the tasks (have_perf) */
     uint64_t perf[NP_PERF_NEVENTS];
     /** LLC misses (load + store) attributed to the NUMA node of the CPUs the tasks ran on */
@@ -57,9 +60,11 @@ struct np_sample {
     char pages_reason[NP_REASON_MAX];
     char irq_reason[NP_REASON_MAX];
     char cpu_busy_reason[NP_REASON_MAX];
+    char balancing_reason[NP_REASON_MAX];
     char perf_reason[NP_PERF_NEVENTS][NP_REASON_MAX];
 
-    bool have_proc, have_pages, have_irq, have_cpu_busy, have_misses_by_node;
+    bool have_proc, have_pages, have_irq, have_cpu_busy, have_misses_by_node, have_balancing;
+    bool have_cs; /**< voluntary_cs / involuntary_cs were read (every detail interval) */
     bool have_perf[NP_PERF_NEVENTS];
 };
 

@@ -31,16 +31,16 @@ extern "C" {
 struct np_node_counters {
     unsigned max_cpus;
     uint64_t *interrupts, *softirqs, *busy_ticks; /**< by CPU number */
-    bool have_irq, have_busy;
-    char irq_reason[NP_REASON_MAX], busy_reason[NP_REASON_MAX];
+    bool have_irq, have_busy, balancing; /**< balancing: the kernel's NUMA balancing is on */
+    char irq_reason[NP_REASON_MAX], busy_reason[NP_REASON_MAX], balancing_reason[NP_REASON_MAX];
 };
 
 /** @return 0 or -ENOMEM. Free with np_node_counters_fini (accepts NULL). */
 NP_API int np_node_counters_init(struct np_node_counters *nc, unsigned max_cpus);
 NP_API void np_node_counters_fini(struct np_node_counters *nc);
 
-/** Read /proc/interrupts, /proc/softirqs and /proc/stat under @p root. Failures are recorded
- * as reasons in @p nc, never returned. */
+/** Read /proc/interrupts, /proc/softirqs, /proc/stat and whether NUMA balancing is on, under
+ * @p root. Failures are recorded as reasons in @p nc, never returned. */
 NP_API void np_node_counters_read(struct np_node_counters *nc, const char *root);
 
 struct np_sampler_task {
@@ -62,7 +62,9 @@ struct np_sampler {
     struct np_sampler_task *tasks;
     unsigned ntasks, cap;
     uint64_t misses_by_node[NP_SAMPLE_MAX_NODES];
-    double t0; /**< CLOCK_MONOTONIC seconds at init */
+    double t0;             /**< CLOCK_MONOTONIC seconds at init */
+    bool pages_read;       /**< numa_maps read at least once */
+    uint64_t rss_at_pages; /**< the job's RSS when numa_maps was last read */
 };
 
 /**
@@ -88,13 +90,16 @@ NP_API void np_sampler_fini(struct np_sampler *s);
 NP_API int np_sampler_add_task(struct np_sampler *s, pid_t pid, struct np_err *err);
 
 /**
- * One sample of the job at @p now (CLOCK_MONOTONIC seconds).
+ * One sample of the job at @p now (CLOCK_MONOTONIC seconds). Every call reads /proc/<pid>/stat
+ * of each process (CPU time, faults, RSS) and the perf counters.
  * @param nc node-wide counters of this interval (may be NULL: those figures unavailable)
- * @param read_pages walk numa_maps this time (large jobs are read less often)
+ * @param pages_due walk numa_maps this time; it is also walked, due or not, on the first call
+ *        and whenever the job's RSS moved by more than 1% (and 1 MiB) since the last walk
+ * @param detail_due read the context switches (every thread's status) and NUMA balancing
  * @return the number of live processes found (0: the job has ended on this node)
  */
 NP_API int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_counters *nc,
-                             bool read_pages, struct np_sample *out);
+                             bool pages_due, bool detail_due, struct np_sample *out);
 
 /** CLOCK_MONOTONIC in seconds. */
 NP_API double np_monotonic_s(void);
