@@ -5,6 +5,9 @@
  *   numaplace report [--json] JOBID[.STEP]  the job's reports from the spool
  *   numaplace replay [--json] TRACE         reports rebuilt from a recorded trace
  *   numaplace ping                          is the helper up
+ *   numaplace set-class JOBID high|low      change a running job's class (root, admin_group)
+ *   numaplace migrate --from S --to D --pages N [--order O] [--dry-run]
+ *   numaplace migrate --script FILE         timed requests, one per line (root, admin_group)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -37,7 +40,14 @@ static void usage(FILE *out)
             "                        and the latest figures (users see their own jobs)\n"
             "  report JOBID[.STEP]   the job's reports from the spool (%s), as text or --json\n"
             "  replay TRACE          reports rebuilt from a trace numaplaced recorded (record=)\n"
-            "  ping                  is numaplaced up\n",
+            "  ping                  is numaplaced up\n"
+            "  set-class JOBID high|low\n"
+            "                        change a running job's class (root or admin_group)\n"
+            "  migrate --from S --to D --pages N [--order ORDER] [--dry-run]\n"
+            "                        move at least N pages from node S to node D, taking low\n"
+            "                        jobs in ORDER (best-plus, best, random, worst, worst-plus)\n"
+            "  migrate --script FILE lines of \"DELAY_S FROM TO PAGES [ORDER]\": each request\n"
+            "                        DELAY_S seconds after the previous one ('#' comments)\n",
             DEFAULT_SPOOL);
 }
 
@@ -258,6 +268,191 @@ static int cmd_replay(int argc, char **argv)
     return 0;
 }
 
+static int cmd_set_class(int argc, char **argv)
+{
+    struct np_proto_request req = {.op = NP_OP_SET_CLASS};
+    json_t *reply = NULL;
+    char *end;
+    unsigned long id;
+
+    if (argc != 3) {
+        fprintf(stderr, "numaplace: set-class needs JOBID and high or low\n");
+        return 2;
+    }
+    id = strtoul(argv[1], &end, 10);
+    if (*end || !id || id > UINT32_MAX) {
+        fprintf(stderr, "numaplace: set-class: \"%s\" is not a job id (a number above 0)\n",
+                argv[1]);
+        return 2;
+    }
+    if (strcmp(argv[2], "high") != 0 && strcmp(argv[2], "low") != 0) {
+        fprintf(stderr, "numaplace: set-class: class \"%s\": accepted: high, low\n", argv[2]);
+        return 2;
+    }
+    req.job_id = (uint32_t)id;
+    snprintf(req.job_class, sizeof(req.job_class), "%s", argv[2]);
+    if (call(&req, &reply) < 0)
+        return 1;
+    printf("job %lu: class %s (%lld step(s) on this node)\n", id, argv[2],
+           (long long)json_integer_value(json_object_get(reply, "steps")));
+    json_decref(reply);
+    return 0;
+}
+
+static void print_migration(json_t *result)
+{
+    json_t *job;
+    size_t i;
+
+    if (as_json) {
+        json_dumpf(result, stdout, JSON_INDENT(2));
+        putchar('\n');
+        return;
+    }
+    printf("%s\n", json_string_value(json_object_get(result, "summary")));
+    json_array_foreach(json_object_get(result, "jobs"), i, job)
+    {
+        const char *key;
+        json_t *v;
+        printf("  job %lld.%lld (%s): planned %lld, moved %lld pages in %.3f s%s",
+               (long long)json_integer_value(json_object_get(job, "job")),
+               (long long)json_integer_value(json_object_get(job, "step")),
+               json_string_value(json_object_get(job, "class")),
+               (long long)json_integer_value(json_object_get(job, "planned_pages")),
+               (long long)json_integer_value(json_object_get(job, "moved_pages")),
+               json_number_value(json_object_get(job, "moving_s")),
+               json_is_true(json_object_get(job, "process_gone")) ? ", a process exited" : "");
+        json_object_foreach(json_object_get(job, "failed_pages"), key, v)
+        {
+            printf(", %lld %s", (long long)json_integer_value(v), key);
+        }
+        putchar('\n');
+    }
+}
+
+static int migrate_once(unsigned from, unsigned to, uint64_t pages, const char *order, bool dry_run)
+{
+    struct np_proto_request req = {.op = NP_OP_MIGRATE};
+    json_t *reply = NULL;
+
+    req.migrate.from = from;
+    req.migrate.to = to;
+    req.migrate.pages = pages;
+    req.migrate.dry_run = dry_run;
+    snprintf(req.migrate.order, sizeof(req.migrate.order), "%s", order ? order : "");
+    if (call(&req, &reply) < 0)
+        return 1;
+    print_migration(json_object_get(reply, "result"));
+    json_decref(reply);
+    return 0;
+}
+
+static int parse_count(const char *what, const char *text, unsigned long long max,
+                       unsigned long long *out)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtoull(text, &end, 10);
+    if (!*text || *end || errno || *out > max || text[0] == '-') {
+        fprintf(stderr, "numaplace: migrate: %s \"%s\" is not a number from 0 to %llu\n", what,
+                text, max);
+        return -1;
+    }
+    return 0;
+}
+
+static int run_script(const char *path)
+{
+    char line[512];
+    unsigned lineno = 0;
+    int failed = 0;
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+
+    if (!f) {
+        fprintf(stderr, "numaplace: cannot read %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        char order[64] = "", *hash = strchr(line, '#');
+        double delay;
+        unsigned from, to;
+        unsigned long long pages;
+        int n;
+
+        lineno++;
+        if (hash)
+            *hash = '\0';
+        if (line[strspn(line, " \t\r\n")] == '\0')
+            continue;
+        n = sscanf(line, "%lf %u %u %llu %63s", &delay, &from, &to, &pages, order);
+        if (n < 4 || delay < 0) {
+            fprintf(stderr,
+                    "numaplace: %s:%u: expected \"DELAY_S FROM TO PAGES [ORDER]\" with DELAY_S "
+                    ">= 0\n",
+                    path, lineno);
+            failed = 1;
+            break;
+        }
+        usleep((useconds_t)(delay * 1e6));
+        printf("[%s:%u] ", path, lineno);
+        fflush(stdout);
+        failed |= migrate_once(from, to, pages, n == 5 ? order : NULL, false);
+    }
+    if (f != stdin)
+        fclose(f);
+    return failed;
+}
+
+static int cmd_migrate(int argc, char **argv)
+{
+    unsigned long long from = ~0ull, to = ~0ull, pages = ~0ull;
+    const char *order = NULL, *script = NULL;
+    bool dry_run = false;
+
+    timeout_ms = 3600 * 1000; /* a rate-limited move of a large job takes its time */
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(opt, "--dry-run") == 0) {
+            dry_run = true;
+            continue;
+        }
+        if (!val) {
+            fprintf(stderr, "numaplace: migrate: %s needs a value\n", opt);
+            return 2;
+        }
+        i++;
+        if (strcmp(opt, "--from") == 0) {
+            if (parse_count("--from", val, 4095, &from) < 0)
+                return 2;
+        } else if (strcmp(opt, "--to") == 0) {
+            if (parse_count("--to", val, 4095, &to) < 0)
+                return 2;
+        } else if (strcmp(opt, "--pages") == 0) {
+            if (parse_count("--pages", val, INT64_MAX, &pages) < 0)
+                return 2;
+        } else if (strcmp(opt, "--order") == 0) {
+            order = val;
+        } else if (strcmp(opt, "--script") == 0) {
+            script = val;
+        } else {
+            fprintf(stderr,
+                    "numaplace: migrate: unknown option %s (accepted: --from, --to, --pages, "
+                    "--order, --dry-run, --script)\n",
+                    opt);
+            return 2;
+        }
+    }
+    if (script)
+        return run_script(script);
+    if (from == ~0ull || to == ~0ull || pages == ~0ull) {
+        fprintf(stderr, "numaplace: migrate needs --from S --to D --pages N (or --script FILE)\n");
+        return 2;
+    }
+    return migrate_once((unsigned)from, (unsigned)to, pages, order, dry_run);
+}
+
 static int cmd_ping(void)
 {
     struct np_proto_request req = {.op = NP_OP_PING};
@@ -316,7 +511,13 @@ int main(int argc, char **argv)
         return cmd_replay(argc - i, argv + i);
     if (strcmp(argv[i], "ping") == 0)
         return cmd_ping();
-    fprintf(stderr, "numaplace: unknown command \"%s\"; accepted: status, report, replay, ping\n",
+    if (strcmp(argv[i], "set-class") == 0)
+        return cmd_set_class(argc - i, argv + i);
+    if (strcmp(argv[i], "migrate") == 0)
+        return cmd_migrate(argc - i, argv + i);
+    fprintf(stderr,
+            "numaplace: unknown command \"%s\"; accepted: status, report, replay, ping, "
+            "set-class, migrate\n",
             argv[i]);
     return 2;
 }

@@ -14,6 +14,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
@@ -36,8 +38,13 @@
 #include <hwloc.h>
 #include <jansson.h>
 
+#include "migrator.h"
+#include "numaplace/engine.h"
 #include "numaplace/helperconf.h"
+#include "numaplace/migrate.h"
+#include "numaplace/order.h"
 #include "numaplace/perf.h"
+#include "numaplace/procfs.h"
 #include "numaplace/protocol.h"
 #include "numaplace/report.h"
 #include "numaplace/sampler.h"
@@ -51,7 +58,8 @@ struct job {
     struct np_job_meta meta;
     struct np_sampler sampler;
     struct np_jobstats stats;
-    json_t *tasks; /* [{task, pid, policy, mode, nodes, cpus}] */
+    json_t *tasks;           /* [{task, pid, policy, mode, nodes, cpus}] */
+    enum np_class job_class; /* from the label (class_map), or set by an administrator */
     double registered_mono;
     double last_pages_mono, last_detail_mono;
     bool traced, ended;
@@ -59,6 +67,7 @@ struct job {
 
 struct client {
     int fd;
+    uint64_t pending; /* a migrate request waiting for the worker: its tag, else 0 */
     struct ucred cred;
     char buf[NP_PROTO_MAX_MSG + 1];
     size_t len;
@@ -84,6 +93,19 @@ static struct {
     struct client clients[MAX_CLIENTS];
     int listen_fd, timer_fd, signal_fd, pid_fd;
     FILE *trace;
+    /* migration: one request at a time in the worker, the rest queued */
+    struct migrator *migrator;
+    struct queued_request {
+        struct np_request request;
+        const struct np_order_ops *order;
+        bool dry_run;
+        uint64_t tag; /* client tag, or 0 for a trigger */
+    } queue[16];
+    unsigned nqueued;
+    uint64_t next_tag;
+    unsigned char trigger_state[4][NP_TRIGGER_STATE_SIZE];
+    char trigger_inactive[4][160];
+    double trigger_quiet_until[4]; /* after a request that moved nothing: back off */
     char host[64];
     double started_mono;
     bool stop;
@@ -462,6 +484,23 @@ static void save_state(void)
     json_decref(state);
 }
 
+/* Bit n: some CPU of @p cpus is on NUMA node n. */
+static uint64_t cpu_nodes_mask(hwloc_const_bitmap_t cpus)
+{
+    uint64_t mask = 0;
+    int cpu;
+
+    if (!d.cpu_node || !cpus)
+        return 0;
+    hwloc_bitmap_foreach_begin(cpu, cpus)
+    {
+        if ((unsigned)cpu < d.ncpus && d.cpu_node[cpu] >= 0 && d.cpu_node[cpu] < 64)
+            mask |= 1ull << d.cpu_node[cpu];
+    }
+    hwloc_bitmap_foreach_end();
+    return mask;
+}
+
 static struct job *new_job(uint32_t job_id, uint32_t step_id, uid_t uid, const char *cpus,
                            const char *policy, const char *sensitivity, struct np_err *err)
 {
@@ -490,6 +529,13 @@ static struct job *new_job(uint32_t job_id, uint32_t step_id, uid_t uid, const c
     snprintf(j->meta.cpus, sizeof(j->meta.cpus), "%s", cpus);
     snprintf(j->meta.policy_requested, sizeof(j->meta.policy_requested), "%s", policy);
     snprintf(j->meta.sensitivity, sizeof(j->meta.sensitivity), "%s", sensitivity);
+    j->job_class = (strcmp(sensitivity, "high") == 0  ? d.cfg.class_high_is_high
+                    : strcmp(sensitivity, "low") == 0 ? d.cfg.class_low_is_high
+                                                      : d.cfg.class_default_high)
+                       ? NP_CLASS_HIGH
+                       : NP_CLASS_LOW;
+    j->stats.migration_enabled = d.cfg.migration;
+    j->meta.local_nodes = j->stats.local_nodes = cpu_nodes_mask(j->sampler.cpus);
     snprintf(j->meta.backends, sizeof(j->meta.backends), "%s", d.perf_mask ? "perf,proc" : "proc");
     j->registered_mono = np_monotonic_s();
     j->last_pages_mono = j->last_detail_mono = -1e9;
@@ -592,6 +638,8 @@ static void sample_job(struct job *j, double now, bool node_counters_read, bool 
     j->stats.helper_cpu_s += thread_cpu_s() - cpu0;
 }
 
+static void run_triggers(void);
+
 static void tick(void)
 {
     const double now = np_monotonic_s();
@@ -616,6 +664,341 @@ static void tick(void)
         }
         i++;
     }
+    if (d.cfg.migration)
+        run_triggers();
+}
+
+/* ---- migration: the view, the triggers, the worker ---- */
+
+/* The node as the engine sees it, copied so the worker owns it while it moves memory. */
+static struct np_node_view *build_view(void)
+{
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    struct np_node_view *view = migrator_view_new(d.njobs);
+    unsigned nnodes = d.topology ? np_topology_node_count(d.topology) : 1;
+
+    if (!view)
+        return NULL;
+    view->nnodes = nnodes > NP_MAX_NODES ? NP_MAX_NODES : nnodes;
+    for (unsigned n = 0; n < view->nnodes; n++) {
+        const struct np_numa_node *node = d.topology ? np_topology_node(d.topology, n) : NULL;
+        const unsigned os = node ? node->os_index : n;
+        np_node_meminfo(d.cfg.proc_root, os, &view->total_bytes[n], &view->free_bytes[n], NULL);
+        for (unsigned m = 0; m < view->nnodes; m++) {
+            int dist = d.topology ? np_topology_distance(d.topology, n, m) : 0;
+            view->distance[n][m] = (uint8_t)(dist > 0 && dist < 256 ? dist : 0);
+        }
+    }
+    for (unsigned i = 0; i < d.njobs; i++) {
+        const struct job *j = d.jobs[i];
+        struct np_job_view *v = &view->jobs[view->njobs];
+        pid_t *pids;
+
+        if (j->ended || j->sampler.npids == 0)
+            continue;
+        pids = malloc(j->sampler.npids * sizeof(pid_t));
+        if (!pids)
+            break;
+        memcpy(pids, j->sampler.pids, j->sampler.npids * sizeof(pid_t));
+        v->pids = pids;
+        v->npids = j->sampler.npids;
+        v->job_id = j->meta.job_id;
+        v->step_id = j->meta.step_id;
+        v->id = (uint64_t)j->meta.job_id << 16 | (j->meta.step_id & 0xffffu);
+        v->job_class = j->job_class;
+        v->cpu_nodes = j->stats.local_nodes;
+        for (unsigned n = 0; n < view->nnodes; n++)
+            v->pages_on_node[n] = j->stats.pages_end[n] / page;
+        if (j->stats.bw_intervals) {
+            v->bandwidth = j->stats.bw_last_total;
+            for (unsigned n = 0; n < view->nnodes; n++)
+                view->node_bandwidth[n] += j->stats.bw_last[n];
+            view->node_bandwidth_available = true;
+        } else {
+            const struct np_sample *l = &j->stats.last_proc, *p = &j->stats.prev;
+            const double dt = l->t - p->t;
+            const double cores = dt > 0 && p->have_proc
+                                     ? ((l->utime_s + l->stime_s) - (p->utime_s + p->stime_s)) / dt
+                                     : 0;
+            v->bandwidth = np_bandwidth_proxy(cores > 0 ? cores : 0, l->rss_bytes);
+            v->bandwidth_is_proxy = true;
+        }
+        view->njobs++;
+    }
+    return view;
+}
+
+static struct job *job_of_view(const struct np_node_view *view, size_t index)
+{
+    return index < view->njobs ? find_job(view->jobs[index].job_id, view->jobs[index].step_id)
+                               : NULL;
+}
+
+static int enqueue(const struct np_request *req, const struct np_order_ops *order, bool dry_run,
+                   uint64_t tag)
+{
+    if (d.nqueued == sizeof(d.queue) / sizeof(d.queue[0]))
+        return -EBUSY;
+    d.queue[d.nqueued++] = (struct queued_request){*req, order, dry_run, tag};
+    return 0;
+}
+
+static void submit_next(void)
+{
+    struct np_engine_config cfg = {0};
+    struct queued_request q;
+    struct np_node_view *view;
+
+    if (!d.migrator || d.nqueued == 0 || migrator_busy(d.migrator))
+        return;
+    q = d.queue[0];
+    memmove(&d.queue[0], &d.queue[1], --d.nqueued * sizeof(d.queue[0]));
+    view = build_view();
+    if (!view) {
+        LOG(ERROR, "migration: out of memory building the node view");
+        return;
+    }
+    cfg.order = q.order;
+    cfg.seed = (uint64_t)time(NULL);
+    cfg.free_floor_bytes = d.cfg.free_floor_mb << 20;
+    cfg.dry_run = q.dry_run || d.cfg.migration_dry_run;
+    migrator_set_rate(d.migrator, d.cfg.migration_rate_mb_s * 1e6);
+    if (migrator_submit(d.migrator, view, &cfg, &q.request, q.tag) < 0) {
+        migrator_view_free(view);
+        enqueue(&q.request, q.order, q.dry_run, q.tag);
+    }
+}
+
+static json_t *result_json(const struct migrator_done *done)
+{
+    const struct np_request_result *r = &done->result;
+    json_t *obj, *jobs = json_array();
+
+    if (done->rc < 0) {
+        json_decref(jobs);
+        return np_proto_reply_error("%s", done->err.msg);
+    }
+    for (size_t i = 0; jobs && i < r->noutcomes; i++) {
+        const struct np_job_outcome *o = &r->outcomes[i];
+        const struct np_job_view *v = &done->view->jobs[o->job_index];
+        json_t *failed = json_object();
+        for (int f = 0; failed && f < NP_MOVE_FAIL_COUNT; f++)
+            if (o->moved.pages_failed[f])
+                json_object_set_new(failed, np_move_failure_name((enum np_move_failure)f),
+                                    json_integer((json_int_t)o->moved.pages_failed[f]));
+        json_array_append_new(
+            jobs, json_pack("{s:I, s:I, s:s, s:I, s:I, s:o, s:b, s:b, s:f}", "job",
+                            (json_int_t)v->job_id, "step", (json_int_t)v->step_id, "class",
+                            np_class_name(v->job_class), "planned_pages", (json_int_t)o->planned,
+                            "moved_pages", (json_int_t)o->moved.pages_moved, "failed_pages", failed,
+                            "process_gone", o->moved.process_gone, "whole", o->moved.whole,
+                            "moving_s", o->moved.ns_moving / 1e9));
+    }
+    obj = np_proto_reply_ok();
+    json_object_set_new(
+        obj, "result",
+        json_pack("{s:s, s:i, s:i, s:I, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:o, s:s}", "trigger",
+                  np_trigger_name(r->request.trigger), "from", (int)r->request.src, "to",
+                  (int)r->request.dst, "requested_pages", (json_int_t)r->request.pages, "order",
+                  r->order ? r->order : "?", "reason", r->request.reason, "used_proxy",
+                  r->used_proxy, "candidates", (json_int_t)r->candidates, "planned_pages",
+                  (json_int_t)r->planned, "moved_pages", (json_int_t)r->moved,
+                  "capped_by_floor_pages", (json_int_t)r->capped_by_floor, "jobs", jobs, "summary",
+                  r->summary));
+    return obj;
+}
+
+static void reply_client(struct client *c, json_t *reply);
+
+/* The worker finished: book what moved into the jobs' reports, answer whoever asked. */
+static void collect_migration(void)
+{
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    struct migrator_done done;
+    const struct np_request_result *r = &done.result;
+
+    if (!d.migrator || !migrator_collect(d.migrator, &done))
+        return;
+    if (done.rc == 0) {
+        const bool dry = strstr(r->summary, "would move") != NULL;
+        for (size_t i = 0; i < r->noutcomes; i++) {
+            const struct np_job_outcome *o = &r->outcomes[i];
+            struct job *j = job_of_view(done.view, o->job_index);
+            if (!j)
+                continue; /* ended meanwhile */
+            if (!dry && o->moved.pages_moved) {
+                char label[48];
+                snprintf(label, sizeof(label), "%u->%u %" PRIu64 " MiB", r->request.src,
+                         r->request.dst, o->moved.pages_moved * page >> 20);
+                np_jobstats_event(&j->stats, np_monotonic_s() - j->registered_mono, label);
+            }
+            if (!dry) {
+                j->stats.pages_out[r->request.src] += o->moved.pages_moved * page;
+                j->stats.pages_in[r->request.dst] += o->moved.pages_moved * page;
+                j->stats.migration_moving_s += o->moved.ns_moving / 1e9;
+                for (int f = 0; f < NP_MOVE_FAIL_COUNT; f++)
+                    j->stats.migration_failed[f] += o->moved.pages_failed[f];
+                /* read its pages again at the next sample */
+                j->last_pages_mono = -1e9;
+                j->sampler.pages_read = false;
+            }
+            if (!j->stats.migration_requests)
+                j->stats.migration_requests = json_array();
+            json_array_append_new(j->stats.migration_requests,
+                                  json_pack("{s:s, s:i, s:i, s:s, s:s, s:I, s:I, s:b, s:b}",
+                                            "trigger", np_trigger_name(r->request.trigger), "from",
+                                            (int)r->request.src, "to", (int)r->request.dst, "order",
+                                            r->order ? r->order : "?", "reason", r->request.reason,
+                                            "planned_pages", (json_int_t)o->planned, "moved_pages",
+                                            (json_int_t)o->moved.pages_moved, "dry_run", dry,
+                                            "used_proxy", r->used_proxy));
+        }
+        if (r->moved == 0 && r->request.trigger != NP_TRIGGER_ADMIN)
+            d.trigger_quiet_until[r->request.trigger] = np_monotonic_s() + 30.0;
+    } else {
+        LOG(ERROR, "migration: %s", done.err.msg);
+    }
+    if (done.tag) {
+        for (int i = 0; i < MAX_CLIENTS; i++)
+            if (d.clients[i].fd >= 0 && d.clients[i].pending == done.tag) {
+                d.clients[i].pending = 0;
+                reply_client(&d.clients[i], result_json(&done));
+            }
+    }
+    migrator_done_fini(&done);
+    submit_next();
+}
+
+/* Every interval: the enabled triggers look at the node and may queue requests. */
+static void run_triggers(void)
+{
+    struct np_trigger_config tc = {0};
+    struct np_node_view *view;
+
+    if (!d.migrator || d.nqueued || migrator_busy(d.migrator) || d.njobs == 0)
+        return;
+    tc.enabled[NP_TRIGGER_PRESSURE] = d.cfg.trigger_pressure;
+    tc.enabled[NP_TRIGGER_BANDWIDTH] = d.cfg.trigger_bandwidth;
+    tc.enabled[NP_TRIGGER_HOMECOMING] = d.cfg.trigger_homecoming;
+    tc.free_floor_bytes = d.cfg.free_floor_mb << 20;
+    tc.bandwidth_threshold = d.cfg.bandwidth_threshold_mb_s * 1e6;
+    tc.bandwidth_intervals = d.cfg.bandwidth_intervals;
+    view = build_view();
+    if (!view)
+        return;
+    for (size_t i = 0; np_trigger_at(i); i++) {
+        const struct np_trigger_ops *t = np_trigger_at(i);
+        struct np_request reqs[4];
+        char why[160] = "";
+        int n;
+
+        if (t->kind == NP_TRIGGER_ADMIN || !tc.enabled[t->kind] ||
+            np_monotonic_s() < d.trigger_quiet_until[t->kind])
+            continue;
+        n = t->propose(view, &tc, d.trigger_state[t->kind], reqs, 4, why, sizeof(why));
+        if (strcmp(why, d.trigger_inactive[t->kind]) != 0) {
+            if (why[0])
+                LOG(INFO, "trigger %s inactive: %s", t->name, why);
+            snprintf(d.trigger_inactive[t->kind], sizeof(d.trigger_inactive[t->kind]), "%s", why);
+        }
+        for (int k = 0; k < n; k++) {
+            LOG(INFO, "trigger %s: %s", t->name, reqs[k].reason);
+            enqueue(&reqs[k], np_order_lookup(d.cfg.migration_order), false, 0);
+        }
+    }
+    migrator_view_free(view);
+    submit_next();
+}
+
+/* Root, or a member of admin_group. */
+static bool is_admin(const struct client *c)
+{
+    struct group *gr;
+    struct passwd *pw;
+    gid_t groups[256];
+    int ngroups = 256;
+
+    if (c->cred.uid == 0)
+        return true;
+    if (!d.cfg.admin_group[0] || !(gr = getgrnam(d.cfg.admin_group)))
+        return false;
+    if (c->cred.gid == gr->gr_gid)
+        return true;
+    pw = getpwuid(c->cred.uid);
+    if (!pw || getgrouplist(pw->pw_name, pw->pw_gid, groups, &ngroups) < 0)
+        return false;
+    for (int i = 0; i < ngroups; i++)
+        if (groups[i] == gr->gr_gid)
+            return true;
+    return false;
+}
+
+static json_t *do_set_class(const struct client *c, uint32_t job_id, const char *name)
+{
+    enum np_class cls;
+    unsigned changed = 0;
+    json_t *reply;
+
+    if (!is_admin(c))
+        return np_proto_reply_error("only root or members of admin_group%s%s may change a job's "
+                                    "class; uid %u may not",
+                                    d.cfg.admin_group[0] ? " " : "", d.cfg.admin_group,
+                                    (unsigned)c->cred.uid);
+    if (np_class_from_name(name, &cls, NULL) < 0)
+        return np_proto_reply_error("class \"%s\": accepted: high, low", name);
+    for (unsigned i = 0; i < d.njobs; i++)
+        if (d.jobs[i]->meta.job_id == job_id) {
+            LOG(INFO, "job %u.%s: class %s -> %s (set by uid %u)", job_id,
+                np_step_name(d.jobs[i]->meta.step_id), np_class_name(d.jobs[i]->job_class),
+                np_class_name(cls), (unsigned)c->cred.uid);
+            d.jobs[i]->job_class = cls;
+            changed++;
+        }
+    if (!changed)
+        return np_proto_reply_error("job %u is not tracked on this node", job_id);
+    reply = np_proto_reply_ok();
+    json_object_set_new(reply, "steps", json_integer(changed));
+    json_object_set_new(reply, "class", json_string(np_class_name(cls)));
+    return reply;
+}
+
+/* NULL: queued, the reply comes when the worker is done. */
+static json_t *do_migrate(struct client *c, const struct np_proto_request *req)
+{
+    const unsigned nnodes = d.topology ? np_topology_node_count(d.topology) : 1;
+    const struct np_order_ops *order =
+        np_order_lookup(req->migrate.order[0] ? req->migrate.order : d.cfg.migration_order);
+    struct np_request r = {.src = req->migrate.from,
+                           .dst = req->migrate.to,
+                           .pages = req->migrate.pages,
+                           .trigger = NP_TRIGGER_ADMIN,
+                           .target_job = -1};
+
+    if (!is_admin(c))
+        return np_proto_reply_error("only root or members of admin_group%s%s may request "
+                                    "migrations; uid %u may not",
+                                    d.cfg.admin_group[0] ? " " : "", d.cfg.admin_group,
+                                    (unsigned)c->cred.uid);
+    if (!d.cfg.migration || !d.migrator)
+        return np_proto_reply_error("migration is off on this node (migration=off)");
+    if (!order)
+        return np_proto_reply_error("order \"%s\": accepted: best-plus, best, random, worst, "
+                                    "worst-plus",
+                                    req->migrate.order);
+    if (r.src >= nnodes || r.dst >= nnodes || r.src == r.dst)
+        return np_proto_reply_error("nodes %u -> %u: this machine has nodes 0-%u, and they must "
+                                    "differ",
+                                    r.src, r.dst, nnodes - 1);
+    snprintf(r.reason, sizeof(r.reason), "administrator (uid %u)%s", (unsigned)c->cred.uid,
+             req->migrate.dry_run ? ", dry run" : "");
+    c->pending = ++d.next_tag;
+    if (enqueue(&r, order, req->migrate.dry_run, c->pending) < 0) {
+        c->pending = 0;
+        return np_proto_reply_error("%u migration requests are queued already; try again",
+                                    d.nqueued);
+    }
+    submit_next();
+    return NULL;
 }
 
 /* ---- requests ---- */
@@ -707,12 +1090,13 @@ static json_t *do_step_end(const struct client *c, uint32_t job_id, uint32_t ste
 
 static json_t *job_status(const struct job *j)
 {
-    json_t *obj = json_pack(
-        "{s:I, s:I, s:s, s:I, s:s, s:s, s:s, s:f, s:O, s:o}", "job", (json_int_t)j->meta.job_id,
-        "step", (json_int_t)j->meta.step_id, "step_name", np_step_name(j->meta.step_id), "uid",
-        (json_int_t)j->meta.uid, "class", j->meta.sensitivity, "policy", j->meta.policy_requested,
-        "cpus", j->meta.cpus, "running_s", np_monotonic_s() - j->registered_mono, "tasks", j->tasks,
-        "latest", np_jobstats_latest(&j->stats));
+    json_t *obj =
+        json_pack("{s:I, s:I, s:s, s:I, s:s, s:s, s:s, s:f, s:O, s:o}", "job",
+                  (json_int_t)j->meta.job_id, "step", (json_int_t)j->meta.step_id, "step_name",
+                  np_step_name(j->meta.step_id), "uid", (json_int_t)j->meta.uid, "class",
+                  np_class_name(j->job_class), "policy", j->meta.policy_requested, "cpus",
+                  j->meta.cpus, "running_s", np_monotonic_s() - j->registered_mono, "tasks",
+                  j->tasks, "latest", np_jobstats_latest(&j->stats));
     if (obj)
         json_object_set_new(obj, "helper_cpu_s", json_real(j->stats.helper_cpu_s));
     return obj;
@@ -758,7 +1142,7 @@ static json_t *do_status(const struct client *c, uint32_t job_id)
     return reply;
 }
 
-static json_t *handle(const struct client *c, const char *buf, size_t len)
+static json_t *handle(struct client *c, const char *buf, size_t len)
 {
     struct np_proto_request req;
     struct np_err err = {0};
@@ -782,6 +1166,10 @@ static json_t *handle(const struct client *c, const char *buf, size_t len)
         json_object_set_new(r, "version", json_integer(NP_PROTO_VERSION));
         return r;
     }
+    case NP_OP_SET_CLASS:
+        return do_set_class(c, req.job_id, req.job_class);
+    case NP_OP_MIGRATE:
+        return do_migrate(c, &req);
     }
     return np_proto_reply_error("unhandled op");
 }
@@ -791,6 +1179,7 @@ static void close_client(struct client *c)
     close(c->fd);
     c->fd = -1;
     c->len = 0;
+    c->pending = 0;
 }
 
 static void reply_client(struct client *c, json_t *reply)
@@ -834,6 +1223,7 @@ static void accept_clients(void)
         }
         c->fd = fd;
         c->len = 0;
+        c->pending = 0;
         c->since = np_monotonic_s();
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) < 0) {
             LOG(WARNING, "SO_PEERCRED: %s; refusing the client", strerror(errno));
@@ -862,7 +1252,12 @@ static void read_client(struct client *c)
         reply_client(c, np_proto_reply_error("request over %d bytes", NP_PROTO_MAX_MSG));
         return;
     }
-    reply_client(c, handle(c, c->buf, (size_t)(nl - c->buf) + 1));
+    {
+        json_t *reply = handle(c, c->buf, (size_t)(nl - c->buf) + 1);
+        if (reply)
+            reply_client(c, reply);
+        /* else: a migration the worker will answer; the client waits, with no timeout */
+    }
     (void)cpu0;
 }
 
@@ -924,6 +1319,27 @@ static int write_pid_file(void)
     return 0;
 }
 
+static void start_migrator(void)
+{
+    int rc;
+
+    if (!d.cfg.migration || d.migrator) {
+        if (!d.cfg.migration)
+            LOG(INFO, "migration: off (migration=off)");
+        return;
+    }
+    rc = migrator_start(&d.migrator, d.cfg.migration_rate_mb_s * 1e6, &d.log);
+    if (rc < 0) {
+        LOG(ERROR, "migration: cannot start its worker: %s; migration off", strerror(-rc));
+        return;
+    }
+    LOG(INFO, "migration: on, order %s, rate %u MB/s%s, free floor %llu MiB, triggers:%s%s%s%s",
+        d.cfg.migration_order, d.cfg.migration_rate_mb_s,
+        d.cfg.migration_rate_mb_s ? "" : " (no limit)", (unsigned long long)d.cfg.free_floor_mb,
+        d.cfg.trigger_homecoming ? " homecoming" : "", d.cfg.trigger_pressure ? " pressure" : "",
+        d.cfg.trigger_bandwidth ? " bandwidth" : "", d.cfg.migration_dry_run ? " (dry run)" : "");
+}
+
 static void set_timer(void)
 {
     struct itimerspec its = {0};
@@ -965,6 +1381,7 @@ static void reload(void)
     set_timer();
     probe_perf();
     pin_housekeeping();
+    start_migrator();
     LOG(INFO, "reloaded: interval %u ms, backends %s", d.cfg.interval_ms,
         d.perf_mask ? "perf,proc" : "proc");
 }
@@ -1086,19 +1503,22 @@ int main(int argc, char **argv)
     load_topology();
     probe_perf();
     open_trace();
+    start_migrator();
     load_state();
     set_timer();
     LOG(INFO, "listening on %s; spool %s; interval %u ms", d.cfg.socket, d.cfg.spool_dir,
         d.cfg.interval_ms);
 
     while (!d.stop) {
-        struct pollfd pfd[3 + MAX_CLIENTS];
-        struct client *owner[3 + MAX_CLIENTS];
+        struct pollfd pfd[4 + MAX_CLIENTS];
+        struct client *owner[4 + MAX_CLIENTS];
         int n = 0;
 
         pfd[n++] = (struct pollfd){.fd = d.signal_fd, .events = POLLIN};
         pfd[n++] = (struct pollfd){.fd = d.timer_fd, .events = POLLIN};
         pfd[n++] = (struct pollfd){.fd = d.listen_fd, .events = POLLIN};
+        pfd[n++] =
+            (struct pollfd){.fd = d.migrator ? migrator_fd(d.migrator) : -1, .events = POLLIN};
         for (int i = 0; i < MAX_CLIENTS; i++)
             if (d.clients[i].fd >= 0) {
                 owner[n] = &d.clients[i];
@@ -1119,20 +1539,24 @@ int main(int argc, char **argv)
                     d.stop = true;
             }
         }
-        for (int i = 3; i < n; i++)
+        for (int i = 4; i < n; i++)
             if (pfd[i].revents)
                 read_client(owner[i]);
+        if (pfd[3].revents & POLLIN)
+            collect_migration();
         if (pfd[2].revents & POLLIN)
             accept_clients();
         if (pfd[1].revents & POLLIN)
             tick();
         for (int i = 0; i < MAX_CLIENTS; i++) /* a silent client never holds a slot for long */
-            if (d.clients[i].fd >= 0 && np_monotonic_s() - d.clients[i].since > CLIENT_TIMEOUT)
+            if (d.clients[i].fd >= 0 && !d.clients[i].pending &&
+                np_monotonic_s() - d.clients[i].since > CLIENT_TIMEOUT)
                 close_client(&d.clients[i]);
     }
 
     LOG(INFO, "stopping: %u step(s) still running stay in %s/registry.json", d.njobs,
         d.cfg.state_dir);
+    migrator_stop(d.migrator);
     save_state();
     for (unsigned i = 0; i < d.njobs; i++)
         free_job(d.jobs[i]);

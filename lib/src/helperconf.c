@@ -9,10 +9,15 @@
 
 #include <hwloc.h>
 
+#include "numaplace/order.h"
+
 #define KEYS                                                                                       \
     "socket, state_dir, spool_dir, pid_file, log, log_level, interval_ms, "                        \
     "numa_maps_interval_ms, numa_maps_large_interval_ms, numa_maps_large_bytes, "                  \
-    "detail_interval_ms, backends, housekeeping_cpus, record, proc_root, max_jobs"
+    "detail_interval_ms, backends, housekeeping_cpus, record, proc_root, max_jobs, migration, "    \
+    "migration_dry_run, migration_rate_mb_s, migration_order, free_floor_mb, "                     \
+    "trigger_homecoming, trigger_pressure, trigger_bandwidth, bandwidth_threshold_mb_s, "          \
+    "bandwidth_intervals, admin_group, class_map, class_default"
 
 void np_helper_config_defaults(struct np_helper_config *cfg)
 {
@@ -32,6 +37,36 @@ void np_helper_config_defaults(struct np_helper_config *cfg)
     snprintf(cfg->housekeeping_cpus, sizeof(cfg->housekeeping_cpus), "auto");
     snprintf(cfg->proc_root, sizeof(cfg->proc_root), "/");
     cfg->max_jobs = 1024;
+    cfg->migration = true;
+    cfg->migration_rate_mb_s = 200;
+    snprintf(cfg->migration_order, sizeof(cfg->migration_order), "best-plus");
+    cfg->free_floor_mb = 256;
+    cfg->trigger_homecoming = cfg->trigger_pressure = cfg->trigger_bandwidth = true;
+    cfg->bandwidth_threshold_mb_s = 10000;
+    cfg->bandwidth_intervals = 5;
+    cfg->class_high_is_high = true;
+}
+
+static int set_switch(bool *out, const char *key, const char *value, struct np_err *err)
+{
+    if (strcmp(value, "on") == 0 || strcmp(value, "yes") == 0) {
+        *out = true;
+        return 0;
+    }
+    if (strcmp(value, "off") == 0 || strcmp(value, "no") == 0) {
+        *out = false;
+        return 0;
+    }
+    return np_err_set(err, -EINVAL, "%s=\"%s\": accepted: on, off", key, value);
+}
+
+static int parse_class(const char *key, const char *value, bool *high, struct np_err *err)
+{
+    if (strcmp(value, "high") == 0 || strcmp(value, "low") == 0) {
+        *high = strcmp(value, "high") == 0;
+        return 0;
+    }
+    return np_err_set(err, -EINVAL, "%s: class \"%s\": accepted: high, low", key, value);
 }
 
 static int set_path(char *dst, size_t size, const char *key, const char *value, bool may_be_empty,
@@ -143,6 +178,74 @@ int np_helper_config_set(struct np_helper_config *cfg, const char *key, const ch
                           "backends=\"%s\": accepted: perf,proc or proc (proc is always on; "
                           "replay is the `numaplace replay` command)",
                           value);
+    }
+    if (strcmp(key, "migration") == 0)
+        return set_switch(&cfg->migration, key, value, err);
+    if (strcmp(key, "migration_dry_run") == 0)
+        return set_switch(&cfg->migration_dry_run, key, value, err);
+    if (strcmp(key, "trigger_homecoming") == 0)
+        return set_switch(&cfg->trigger_homecoming, key, value, err);
+    if (strcmp(key, "trigger_pressure") == 0)
+        return set_switch(&cfg->trigger_pressure, key, value, err);
+    if (strcmp(key, "trigger_bandwidth") == 0)
+        return set_switch(&cfg->trigger_bandwidth, key, value, err);
+    if (strcmp(key, "migration_rate_mb_s") == 0) {
+        if ((rc = set_uint(&v, key, value, 0, 1000000, err)) == 0)
+            cfg->migration_rate_mb_s = (unsigned)v;
+        return rc;
+    }
+    if (strcmp(key, "free_floor_mb") == 0)
+        return set_uint(&cfg->free_floor_mb, key, value, 0, UINT64_MAX >> 20, err);
+    if (strcmp(key, "bandwidth_threshold_mb_s") == 0) {
+        if ((rc = set_uint(&v, key, value, 1, 100000000, err)) == 0)
+            cfg->bandwidth_threshold_mb_s = (unsigned)v;
+        return rc;
+    }
+    if (strcmp(key, "bandwidth_intervals") == 0) {
+        if ((rc = set_uint(&v, key, value, 1, 3600, err)) == 0)
+            cfg->bandwidth_intervals = (unsigned)v;
+        return rc;
+    }
+    if (strcmp(key, "migration_order") == 0) {
+        if (!np_order_lookup(value))
+            return np_err_set(err, -EINVAL,
+                              "migration_order=\"%s\": accepted: best-plus, best, random, worst, "
+                              "worst-plus",
+                              value);
+        snprintf(cfg->migration_order, sizeof(cfg->migration_order), "%s", value);
+        return 0;
+    }
+    if (strcmp(key, "admin_group") == 0) {
+        if (strlen(value) >= sizeof(cfg->admin_group))
+            return np_err_set(err, -EINVAL, "admin_group: a group name up to %zu characters",
+                              sizeof(cfg->admin_group) - 1);
+        snprintf(cfg->admin_group, sizeof(cfg->admin_group), "%s", value);
+        return 0;
+    }
+    if (strcmp(key, "class_default") == 0)
+        return parse_class(key, value, &cfg->class_default_high, err);
+    if (strcmp(key, "class_map") == 0) {
+        /* label:class pairs, e.g. high:high,low:low (the plugin's labels are high and low) */
+        char copy[128], *save = NULL;
+        bool hi = cfg->class_high_is_high, lo = cfg->class_low_is_high;
+        snprintf(copy, sizeof(copy), "%s", value);
+        for (char *pair = strtok_r(copy, ",", &save); pair; pair = strtok_r(NULL, ",", &save)) {
+            char *colon = strchr(pair, ':');
+            if (!colon)
+                return np_err_set(err, -EINVAL,
+                                  "class_map=\"%s\": \"%s\" is not label:class (e.g. "
+                                  "high:high,low:low)",
+                                  value, pair);
+            *colon = '\0';
+            if (strcmp(pair, "high") != 0 && strcmp(pair, "low") != 0)
+                return np_err_set(err, -EINVAL,
+                                  "class_map: label \"%s\": accepted labels: high, low", pair);
+            if ((rc = parse_class(key, colon + 1, strcmp(pair, "high") == 0 ? &hi : &lo, err)) < 0)
+                return rc;
+        }
+        cfg->class_high_is_high = hi;
+        cfg->class_low_is_high = lo;
+        return 0;
     }
     if (strcmp(key, "housekeeping_cpus") == 0) {
         hwloc_bitmap_t set;

@@ -1,6 +1,7 @@
 /* Moving a process's memory between nodes, rate-limited (see numaplace/migrate.h). */
 #include "numaplace/migrate.h"
 #include "numaplace/numa_maps.h"
+#include "numaplace/procfs.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -127,10 +128,13 @@ struct partial_move {
     uint64_t seen_on_src; /* pages found on S so far (moved or not) */
 };
 
+/* x86-64's PMD size: transparent huge pages are this big and this aligned. */
+#define HUGE_ALIGN ((uintptr_t)2 << 20)
+
 /* Query one batch of addresses and move the ones on S. Returns 0, or -ESRCH when gone. */
 static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, struct np_err *err)
 {
-    unsigned found = 0;
+    unsigned found = 0, all, moved = 0;
     long rc;
 
     for (unsigned i = 0; i < count; i++)
@@ -142,12 +146,15 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, s
                               : np_err_set(err, -errno, "move_pages(query, pid %d): %s",
                                            (int)m->pid, strerror(errno));
     m->result->pages_examined += count;
-    for (unsigned i = 0; i < count && found < m->budget; i++)
+    for (unsigned i = 0; i < count; i++)
         if (m->status[i] == m->src)
             m->on_src[found++] = m->addrs[i];
     m->seen_on_src += found;
     if (found == 0)
         return 0;
+    all = found;
+    if (found > m->budget)
+        found = (unsigned)m->budget;
     if (m->dry_run) {
         m->result->pages_moved += found; /* "would move" in a dry run */
         m->budget -= found;
@@ -170,15 +177,26 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, s
         /* Per-page statuses still say what happened to each page. */
     }
     for (unsigned i = 0; i < found; i++) {
-        if (m->status[i] == m->dst) {
-            m->result->pages_moved++;
-            m->budget--;
-        } else if (m->status[i] < 0) {
+        if (m->status[i] < 0)
             count_failure(m->result, m->status[i]);
-        } else {
+        else if (m->status[i] != m->dst)
             m->result->pages_failed[NP_MOVE_FAIL_OTHER]++;
-        }
     }
+    /* A transparent huge page moves whole when one of its base pages is asked for: count what
+     * is on D now among every page of this batch that was on S, not just the ones asked for. */
+    rc = move_pages(m->pid, all, m->on_src, NULL, m->status, 0);
+    if (rc < 0)
+        return errno == ESRCH ? -ESRCH
+                              : np_err_set(err, -errno, "move_pages(query, pid %d): %s",
+                                           (int)m->pid, strerror(errno));
+    for (unsigned i = 0; i < all; i++)
+        if (m->status[i] == m->dst)
+            moved++;
+    m->result->pages_moved += moved;
+    if (moved > found) /* the huge pages' other base pages moved too: they count against the rate */
+        m->result->ns_throttled +=
+            np_rate_limiter_take(m->rl, (uint64_t)(moved - found) * m->page_size);
+    m->budget = moved >= m->budget ? 0 : m->budget - moved;
     return 0;
 }
 
@@ -276,15 +294,28 @@ static int move_partial(struct partial_move *m, const char *root, struct np_err 
     const long n = find_vmas(m->pid, root, m->src, m->page_size, &vmas, err);
     int rc = 0;
 
-    if (n <= 0 || !vmas)
-        return n < 0 ? (int)n : 0;
+    if (n <= 0 || !vmas) {
+        struct np_proc_stat st;
+        free(vmas);
+        if (n < 0)
+            return (int)n;
+        /* No mapping at all: an exited process not yet reaped has no memory left to move. */
+        if (np_proc_stat_read(root, m->pid, &st, NULL) < 0 || st.state == 'Z')
+            return -ESRCH;
+        return 0;
+    }
     qsort(vmas, (size_t)n, sizeof(*vmas), by_density);
     for (long v = 0; rc == 0 && v < n && m->budget > 0; v++) {
         const uint64_t seen_before = m->seen_on_src;
         for (uintptr_t a = vmas[v].start; rc == 0 && a < vmas[v].end && m->budget > 0 &&
                                           m->seen_on_src - seen_before < vmas[v].on_src;) {
             const uintptr_t left = (vmas[v].end - a) / m->page_size;
-            const unsigned count = left < m->batch ? (unsigned)left : m->batch;
+            /* Batches end on huge-page boundaries, so a transparent huge page (which moves
+             * whole) never straddles two batches and is counted where it moved. */
+            const uintptr_t to_boundary = ((a | (HUGE_ALIGN - 1)) + 1 - a) / m->page_size;
+            unsigned count = left < m->batch ? (unsigned)left : m->batch;
+            if (a % HUGE_ALIGN && to_boundary < count)
+                count = (unsigned)to_boundary;
             rc = move_batch(m, a, count, err);
             a += (uintptr_t)count * m->page_size;
         }

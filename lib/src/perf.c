@@ -197,7 +197,8 @@ int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_mask, str
         if (!(event_mask & (1u << e)))
             continue;
         if (pfm_encode_error[e][0]) {
-            memcpy(c->reason[e], pfm_encode_error[e], sizeof(c->reason[e])); /* same size, terminated */
+            memcpy(c->reason[e], pfm_encode_error[e],
+                   sizeof(c->reason[e])); /* same size, terminated */
             continue;
         }
         attr = pfm_attr[e];

@@ -376,3 +376,31 @@ int np_numa_balancing_enabled(const char *root, struct np_err *err)
     fclose(f);
     return value != 0;
 }
+
+int np_node_meminfo(const char *root, unsigned node, uint64_t *total_bytes, uint64_t *free_bytes,
+                    struct np_err *err)
+{
+    char path[4096], line[256];
+    int found = 0;
+    FILE *f;
+
+    *total_bytes = *free_bytes = 0;
+    snprintf(path, sizeof(path), "%s/sys/devices/system/node/node%u/meminfo",
+             root && *root ? root : "", node);
+    f = fopen(path, "re");
+    if (!f)
+        return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    while (fgets(line, sizeof(line), f)) {
+        unsigned n;
+        unsigned long long kb;
+        if (sscanf(line, "Node %u MemTotal: %llu kB", &n, &kb) == 2) {
+            *total_bytes = kb * 1024;
+            found++;
+        } else if (sscanf(line, "Node %u MemFree: %llu kB", &n, &kb) == 2) {
+            *free_bytes = kb * 1024;
+            found++;
+        }
+    }
+    fclose(f);
+    return found == 2 ? 0 : np_err_set(err, -EINVAL, "%s has no MemTotal/MemFree lines", path);
+}

@@ -16,10 +16,11 @@
 
 static const char *const op_names[] = {
     [NP_OP_REGISTER] = "register", [NP_OP_APPLIED] = "applied", [NP_OP_STEP_END] = "step_end",
-    [NP_OP_STATUS] = "status",     [NP_OP_PING] = "ping",
+    [NP_OP_STATUS] = "status",     [NP_OP_PING] = "ping",       [NP_OP_SET_CLASS] = "set_class",
+    [NP_OP_MIGRATE] = "migrate",
 };
 #define N_OPS   (sizeof(op_names) / sizeof(op_names[0]))
-#define OP_LIST "register, applied, step_end, status, ping"
+#define OP_LIST "register, applied, step_end, status, ping, set_class, migrate"
 
 const char *np_proto_op_name(enum np_proto_op op)
 {
@@ -202,6 +203,35 @@ int np_proto_decode(const char *buf, size_t len, struct np_proto_request *out, s
         break;
     case NP_OP_PING:
         break;
+    case NP_OP_SET_CLASS: {
+        uint64_t job = 0;
+        if ((rc = get_uint(obj, "job", UINT32_MAX, false, &job, err)) < 0 ||
+            (rc = get_string(obj, "class", false, out->job_class, sizeof(out->job_class), err)) < 0)
+            break;
+        out->job_id = (uint32_t)job;
+        if (strcmp(out->job_class, "high") != 0 && strcmp(out->job_class, "low") != 0)
+            rc = np_err_set(err, -EINVAL, "request field \"class\" is \"%s\"; accepted: high, low",
+                            out->job_class);
+        break;
+    }
+    case NP_OP_MIGRATE: {
+        uint64_t from = 0, to = 0;
+        json_t *dry = json_object_get(obj, "dry_run");
+        if ((rc = get_uint(obj, "from", 4095, false, &from, err)) < 0 ||
+            (rc = get_uint(obj, "to", 4095, false, &to, err)) < 0 ||
+            (rc = get_uint(obj, "pages", INT64_MAX, false, &out->migrate.pages, err)) < 0 ||
+            (rc = get_string(obj, "order", true, out->migrate.order, sizeof(out->migrate.order),
+                             err)) < 0)
+            break;
+        if (dry && !json_is_boolean(dry)) {
+            rc = np_err_set(err, -EINVAL, "request field \"dry_run\" must be true or false");
+            break;
+        }
+        out->migrate.from = (unsigned)from;
+        out->migrate.to = (unsigned)to;
+        out->migrate.dry_run = json_is_true(dry);
+        break;
+    }
     }
 out:
     json_decref(obj);
@@ -248,6 +278,21 @@ char *np_proto_encode(const struct np_proto_request *req)
         break;
     case NP_OP_PING:
         break;
+    case NP_OP_SET_CLASS:
+        rc = json_object_set_new(obj, "job", json_integer(req->job_id));
+        if (rc == 0)
+            rc = json_object_set_new(obj, "class", json_string(req->job_class));
+        break;
+    case NP_OP_MIGRATE: {
+        json_t *more = json_pack("{s:i, s:i, s:I, s:b}", "from", (int)req->migrate.from, "to",
+                                 (int)req->migrate.to, "pages", (json_int_t)req->migrate.pages,
+                                 "dry_run", req->migrate.dry_run);
+        if (more && req->migrate.order[0])
+            json_object_set_new(more, "order", json_string(req->migrate.order));
+        rc = json_object_update(obj, more);
+        json_decref(more);
+        break;
+    }
     }
     if (rc == 0)
         text = json_dumps(obj, JSON_COMPACT);

@@ -51,7 +51,77 @@ void np_jobstats_fini(struct np_jobstats *js)
         return;
     free(js->cpi);
     js->cpi = NULL;
+    json_decref(js->migration_requests);
+    js->migration_requests = NULL;
     js->ncpi = js->cpi_cap = 0;
+    free(js->timeline);
+    js->timeline = NULL;
+    js->ntimeline = 0;
+}
+
+void np_jobstats_event(struct np_jobstats *js, double t, const char *label)
+{
+    if (js->nevents >= NP_TIMELINE_MAX_EVENTS)
+        return;
+    js->events[js->nevents].t = t;
+    snprintf(js->events[js->nevents].label, sizeof(js->events[0].label), "%s", label);
+    js->nevents++;
+}
+
+_Static_assert(NP_SAMPLE_MAX_NODES <= 64, "local_nodes is a 64-bit mask over the sample's nodes");
+
+/* Time-weighted local share: each numa_maps reading holds until the next one. */
+static void add_local_share(struct np_jobstats *js, const struct np_sample *s)
+{
+    uint64_t local = 0, total = 0;
+
+    if (!js->local_nodes)
+        return;
+    for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++) {
+        total += s->node_bytes[n];
+        if (js->local_nodes >> n & 1)
+            local += s->node_bytes[n];
+    }
+    if (total == 0)
+        return;
+    if (js->local_share_readings) {
+        js->local_share_weighted += js->local_share_last * (s->t - js->local_share_t);
+        js->local_share_time += s->t - js->local_share_t;
+    }
+    js->local_share_last = (double)local / (double)total;
+    js->local_share_t = s->t;
+    js->local_share_readings++;
+}
+
+/* One point per sample until the timeline is full; then every other point goes and only every
+ * stride-th later sample is kept, so the whole run stays covered in bounded memory. */
+static int add_timeline_point(struct np_jobstats *js, double t, double bandwidth, double cpi)
+{
+    struct np_jobstats_point *p;
+
+    if (js->timeline_stride == 0)
+        js->timeline_stride = 1;
+    if (++js->timeline_skipped < js->timeline_stride)
+        return 0;
+    js->timeline_skipped = 0;
+    if (!js->timeline) {
+        js->timeline = malloc(NP_TIMELINE_MAX_POINTS * sizeof(*js->timeline));
+        if (!js->timeline)
+            return -ENOMEM;
+    }
+    if (js->ntimeline == NP_TIMELINE_MAX_POINTS) {
+        for (size_t i = 0; i < NP_TIMELINE_MAX_POINTS / 2; i++)
+            js->timeline[i] = js->timeline[2 * i];
+        js->ntimeline = NP_TIMELINE_MAX_POINTS / 2;
+        js->timeline_stride *= 2;
+    }
+    p = &js->timeline[js->ntimeline++];
+    p->t = t;
+    for (int n = 0; n < NP_TIMELINE_MAX_NODES; n++)
+        p->node_bytes[n] = js->page_samples ? js->pages_end[n] : 0;
+    p->bandwidth = bandwidth;
+    p->cpi = cpi;
+    return 0;
 }
 
 static int push_cpi(struct np_jobstats *js, double cpi)
@@ -71,7 +141,7 @@ static int push_cpi(struct np_jobstats *js, double cpi)
 int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s)
 {
     const struct np_sample *p = &js->last;
-    double dt;
+    double dt, interval_cpi = -1, interval_bw = -1;
 
     if (js->samples && s->t < js->last.t)
         return -EINVAL;
@@ -81,10 +151,12 @@ int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s)
     if (js->samples && dt > 0) {
         const int cyc = NP_PERF_CYCLES, ins = NP_PERF_INSTRUCTIONS;
         if (s->have_perf[cyc] && s->have_perf[ins] && p->have_perf[cyc] && p->have_perf[ins] &&
-            s->perf[ins] > p->perf[ins] && s->perf[cyc] >= p->perf[cyc] &&
-            push_cpi(js, (double)(s->perf[cyc] - p->perf[cyc]) /
-                             (double)(s->perf[ins] - p->perf[ins])) < 0)
-            return -ENOMEM;
+            s->perf[ins] > p->perf[ins] && s->perf[cyc] >= p->perf[cyc]) {
+            interval_cpi =
+                (double)(s->perf[cyc] - p->perf[cyc]) / (double)(s->perf[ins] - p->perf[ins]);
+            if (push_cpi(js, interval_cpi) < 0)
+                return -ENOMEM;
+        }
         if (s->have_misses_by_node && p->have_misses_by_node) {
             double total = 0;
             for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++) {
@@ -93,11 +165,14 @@ int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s)
                                       CACHE_LINE_BYTES / dt
                                 : 0;
                 js->bw_sum[n] += bw;
+                js->bw_last[n] = bw;
                 if (bw > js->bw_peak[n])
                     js->bw_peak[n] = bw;
                 total += bw;
             }
             js->bw_total_sum += total;
+            js->bw_last_total = total;
+            interval_bw = total;
             if (total > js->bw_total_peak)
                 js->bw_total_peak = total;
             js->bw_intervals++;
@@ -116,7 +191,10 @@ int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s)
         if (total > js->pages_peak_total)
             js->pages_peak_total = total;
         js->page_samples++;
+        add_local_share(js, s);
     }
+    if (add_timeline_point(js, s->t, interval_bw, interval_cpi) < 0)
+        return -ENOMEM;
     if (s->have_proc && s->processes > 0) {
         if (js->proc_samples++ == 0)
             js->first_proc = *s;
@@ -341,6 +419,90 @@ static json_t *os_interference(const struct np_jobstats *js)
     return obj;
 }
 
+#define SRC_LOCAL_SHARE                                                                            \
+    "numa_maps: bytes on the NUMA nodes of the step's CPUs / all its bytes, each reading "         \
+    "weighted "                                                                                    \
+    "by how long it held"
+
+/* The share of the job's pages on its CPUs' nodes over the run, or why it is not known. */
+static json_t *local_share_figure(const struct np_jobstats *js)
+{
+    double weighted = js->local_share_weighted, span = js->local_share_time;
+
+    if (!js->local_nodes)
+        return missing("the NUMA nodes of the step's CPUs are not known", SRC_LOCAL_SHARE);
+    if (js->local_share_readings == 0)
+        return missing(js->page_samples ? "the job had no pages at any reading"
+                                        : (js->last.pages_reason[0] ? js->last.pages_reason
+                                                                    : "numa_maps never read"),
+                       SRC_LOCAL_SHARE);
+    /* the last reading holds until the last sample */
+    if (js->last.t > js->local_share_t) {
+        weighted += js->local_share_last * (js->last.t - js->local_share_t);
+        span += js->last.t - js->local_share_t;
+    }
+    return figure(span > 0 ? weighted / span : js->local_share_last, "fraction", SRC_LOCAL_SHARE);
+}
+
+static json_t *node_list(uint64_t mask)
+{
+    json_t *arr = json_array();
+
+    for (int n = 0; arr && n < 64; n++)
+        if (mask >> n & 1)
+            json_array_append_new(arr, json_integer(n));
+    return arr;
+}
+
+/* Why a figure is unavailable, as a note beside the timeline (@p fig is stolen). */
+static void set_note(json_t *obj, const char *key, json_t *fig)
+{
+    const char *why = json_string_value(json_object_get(fig, "unavailable"));
+
+    if (why)
+        json_object_set_new(obj, key, json_string(why));
+    json_decref(fig);
+}
+
+/* The bounded timeline: parallel arrays, null where a figure was not measured. */
+static json_t *timeline_json(const struct np_jobstats *js)
+{
+    json_t *t = json_array(), *bw = json_array(), *cpi = json_array(), *nodes = json_object();
+    json_t *events = json_array(), *obj;
+    uint64_t seen = 0;
+
+    for (size_t i = 0; i < js->ntimeline; i++)
+        for (int n = 0; n < NP_TIMELINE_MAX_NODES; n++)
+            if (js->timeline[i].node_bytes[n])
+                seen |= 1ull << n;
+    for (int n = 0; nodes && n < NP_TIMELINE_MAX_NODES; n++)
+        if (seen >> n & 1) {
+            char key[8];
+            json_t *arr = json_array();
+            snprintf(key, sizeof(key), "%d", n);
+            for (size_t i = 0; arr && i < js->ntimeline; i++)
+                json_array_append_new(arr, json_integer((json_int_t)js->timeline[i].node_bytes[n]));
+            json_object_set_new(nodes, key, arr);
+        }
+    for (size_t i = 0; i < js->ntimeline; i++) {
+        const struct np_jobstats_point *p = &js->timeline[i];
+        json_array_append_new(t, json_real(p->t));
+        json_array_append_new(bw, p->bandwidth >= 0 ? json_real(p->bandwidth) : json_null());
+        json_array_append_new(cpi, p->cpi >= 0 ? json_real(p->cpi) : json_null());
+    }
+    for (unsigned i = 0; i < js->nevents; i++)
+        json_array_append_new(
+            events, json_pack("{s:f, s:s}", "t", js->events[i].t, "label", js->events[i].label));
+    obj = json_pack("{s:o, s:o, s:o, s:o, s:o, s:i}", "t", t, "node_bytes", nodes,
+                    "bandwidth_bytes_per_s", bw, "cpi", cpi, "events", events, "every_nth_sample",
+                    (int)(js->timeline_stride ? js->timeline_stride : 1));
+    if (obj) {
+        set_note(obj, "bandwidth_note", bandwidth_figure(js));
+        set_note(obj, "cpi_note", cpi_figure(js));
+    }
+    return obj;
+}
+
 static void iso_time(double epoch, char *buf, size_t size)
 {
     time_t t = (time_t)epoch;
@@ -372,6 +534,10 @@ json_t *np_jobstats_latest(const struct np_jobstats *js)
         json_object_set_new(
             obj, "cpu_use",
             missing(l->have_proc ? "fewer than two samples" : l->proc_reason, SRC_PROC_STAT));
+    if (js->local_nodes && js->local_share_readings)
+        json_object_set_new(obj, "local_share",
+                            figure(js->local_share_last, "fraction",
+                                   "numa_maps: bytes on the step's CPUs' nodes, last reading"));
     if (js->ncpi)
         json_object_set_new(obj, "cpi",
                             figure(js->cpi[js->ncpi - 1], "cycles/instruction", SRC_CPI));
@@ -431,11 +597,28 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *
                           "source", SRC_NUMA_MAPS);
     else
         pages = missing(l->pages_reason, SRC_NUMA_MAPS);
+    if (js->page_samples && pages)
+        json_object_set_new(pages, "local_share", local_share_figure(js));
     json_object_set_new(rep, "pages", pages);
-    migr = json_pack("{s:o, s:o, s:s}", "pages_in", node_bytes(js->pages_in), "pages_out",
-                     node_bytes(js->pages_out), "source",
-                     js->migration_enabled ? "numaplaced: pages it moved (move_pages)"
-                                           : "numaplaced: migration not enabled on this node");
+    if (js->local_nodes)
+        json_object_set_new(rep, "local_nodes", node_list(js->local_nodes));
+    if (js->ntimeline)
+        json_object_set_new(rep, "timeline", timeline_json(js));
+    migr = json_pack(
+        "{s:o, s:o, s:f, s:s}", "pages_in_bytes", node_bytes(js->pages_in), "pages_out_bytes",
+        node_bytes(js->pages_out), "moving_s", js->migration_moving_s, "source",
+        js->migration_enabled ? "numaplaced: pages it moved (move_pages, migrate_pages)"
+                              : "numaplaced: migration not enabled on this node");
+    if (migr) {
+        json_t *failed = json_object();
+        for (int f = 0; failed && f < NP_MOVE_FAIL_COUNT; f++)
+            json_object_set_new(failed, np_move_failure_name((enum np_move_failure)f),
+                                json_integer((json_int_t)js->migration_failed[f]));
+        json_object_set_new(migr, "failed_pages", failed);
+        json_object_set_new(migr, "requests",
+                            js->migration_requests ? json_deep_copy(js->migration_requests)
+                                                   : json_array());
+    }
     json_object_set_new(rep, "migrations", migr);
     json_object_set_new(rep, "os_interference", os_interference(js));
     json_object_set_new(rep, "numa_balancing",
@@ -585,8 +768,21 @@ int np_report_print(FILE *out, json_t *r)
     }
     fprintf(out, "  %-22s (%s)\n", "migrated",
             json_string_value(json_object_get(json_object_get(r, "migrations"), "source")));
-    print_nodes(out, "in", json_object_get(json_object_get(r, "migrations"), "pages_in"));
-    print_nodes(out, "out", json_object_get(json_object_get(r, "migrations"), "pages_out"));
+    print_nodes(out, "in", json_object_get(json_object_get(r, "migrations"), "pages_in_bytes"));
+    print_nodes(out, "out", json_object_get(json_object_get(r, "migrations"), "pages_out_bytes"));
+    {
+        json_t *reqs = json_object_get(json_object_get(r, "migrations"), "requests"), *q;
+        size_t k;
+        json_array_foreach(reqs, k, q)
+        {
+            fprintf(out, "    %s node %lld -> %lld: %lld pages moved (%s)\n",
+                    json_string_value(json_object_get(q, "trigger")),
+                    (long long)json_integer_value(json_object_get(q, "from")),
+                    (long long)json_integer_value(json_object_get(q, "to")),
+                    (long long)json_integer_value(json_object_get(q, "moved_pages")),
+                    json_string_value(json_object_get(q, "reason")));
+        }
+    }
     fprintf(out, "  OS interference\n");
     print_figure(out, "  kernel time share", json_object_get(os, "kernel_time_share"), 100, "%");
     print_figure(out, "  involuntary cs", json_object_get(os, "involuntary_cs_per_s"), 1, "/s");
@@ -625,6 +821,8 @@ json_t *np_trace_job_line(const struct np_job_meta *meta)
 
     if (obj && meta->tasks)
         json_object_set(obj, "tasks", meta->tasks);
+    if (obj && meta->local_nodes)
+        json_object_set_new(obj, "local_nodes", node_list(meta->local_nodes));
     return obj;
 }
 
@@ -744,6 +942,17 @@ int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *arg, str
                                  ? json_string_value(json_object_get(obj, "backends"))
                                  : "?");
                     j->tasks = json_incref(json_object_get(obj, "tasks"));
+                    {
+                        size_t k;
+                        json_t *node;
+                        json_array_foreach(json_object_get(obj, "local_nodes"), k, node)
+                        {
+                            const json_int_t n = json_integer_value(node);
+                            if (n >= 0 && n < 64)
+                                j->meta.local_nodes |= 1ull << n;
+                        }
+                        j->stats.local_nodes = j->meta.local_nodes;
+                    }
                 }
             }
         } else if (strcmp(event, "sample") == 0) {

@@ -102,6 +102,9 @@ void np_sampler_fini(struct np_sampler *s)
         np_perf_close(&s->tasks[i].perf);
     free(s->tasks);
     s->tasks = NULL;
+    free(s->pids);
+    s->pids = NULL;
+    s->npids = 0;
     s->ntasks = s->cap = 0;
     hwloc_bitmap_free(s->cpus);
     s->cpus = NULL;
@@ -303,6 +306,15 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
         }
     }
     out->processes = tail;
+    {
+        pid_t *pids = realloc(s->pids, (tail ? tail : 1) * sizeof(pid_t));
+        if (pids) {
+            for (unsigned i = 0; i < tail; i++)
+                pids[i] = procs[i].pid;
+            s->pids = pids;
+            s->npids = tail;
+        }
+    }
     if (cut)
         snprintf(out->proc_reason, sizeof(out->proc_reason),
                  "more than %d processes: the rest are left out", NP_SAMPLER_MAX_PROCESSES);

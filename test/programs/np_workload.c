@@ -1,12 +1,14 @@
 /*
  * np_workload: a job with known figures, for the helper's tests and the demo.
  *
- *   np_workload [--mb N] [--busy SECONDS] [--idle SECONDS] [--threads N]
+ *   np_workload [--mb N] [--busy SECONDS] [--idle SECONDS] [--threads N] [--mlock 1]
  *
  * Allocates N MiB (default 64) and writes every page, then keeps re-writing it on N threads
  * (default 1) for --busy seconds of wall time (default 8), then sleeps --idle seconds (default
  * 2) so a sampler catches its final CPU time, and prints one JSON line measured by the kernel
  * for the whole process: {"mb", "user_s", "system_s", "pid"} (getrusage RUSAGE_SELF).
+ * --mlock 1 locks the buffer in memory (mlock) before touching it, for the migration tests.
+ * It prints "ready <pid>" on stderr once its memory is touched.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -47,7 +49,7 @@ static void *burn(void *arg)
 int main(int argc, char **argv)
 {
     double idle_s = 2;
-    long mb = 64, threads = 1;
+    long mb = 64, threads = 1, lock = 0;
     pthread_t tid[64];
     struct rusage ru;
 
@@ -60,8 +62,11 @@ int main(int argc, char **argv)
             idle_s = atof(argv[i + 1]);
         else if (strcmp(argv[i], "--threads") == 0)
             threads = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--mlock") == 0)
+            lock = atol(argv[i + 1]);
         else {
-            fprintf(stderr, "np_workload: unknown option %s (--mb, --busy, --idle, --threads)\n",
+            fprintf(stderr,
+                    "np_workload: unknown option %s (--mb, --busy, --idle, --threads, --mlock)\n",
                     argv[i]);
             return 2;
         }
@@ -76,7 +81,10 @@ int main(int argc, char **argv)
         perror("np_workload: mmap");
         return 1;
     }
+    if (lock && mlock(buffer, buffer_len) < 0)
+        perror("np_workload: mlock");
     memset(buffer, 1, buffer_len);
+    fprintf(stderr, "ready %d\n", (int)getpid());
     for (long t = 1; t < threads; t++)
         pthread_create(&tid[t], NULL, burn, (void *)(size_t)t);
     burn(NULL);

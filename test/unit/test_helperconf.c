@@ -38,6 +38,15 @@ static const struct {
     {"housekeeping_cpus", "0,32", 0, ""},
     {"housekeeping_cpus", "zero", -EINVAL, "accepted: auto (Slurm's CpuSpecList), none, or a CPU"},
     {"colour", "blue", -EINVAL, "unknown key \"colour\"; accepted: socket, state_dir"},
+    {"migration", "maybe", -EINVAL, "migration=\"maybe\": accepted: on, off"},
+    {"migration_order", "worst-plus", 0, ""},
+    {"migration_order", "fastest", -EINVAL, "accepted: best-plus, best, random, worst, worst-plus"},
+    {"migration_rate_mb_s", "0", 0, ""},
+    {"class_map", "high:low,low:low", 0, ""},
+    {"class_map", "urgent:high", -EINVAL, "label \"urgent\": accepted labels: high, low"},
+    {"class_map", "high", -EINVAL, "is not label:class"},
+    {"class_default", "medium", -EINVAL, "accepted: high, low"},
+    {"detail_interval_ms", "5000", 0, ""},
 };
 
 START_TEST(test_set)

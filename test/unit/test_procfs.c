@@ -190,6 +190,23 @@ START_TEST(test_numa_balancing)
 }
 END_TEST
 
+START_TEST(test_node_meminfo)
+{
+    struct np_err err = {0};
+    uint64_t total = 0, free_bytes = 0;
+    char root[4096];
+
+    snprintf(root, sizeof(root), "%s", np_test_fixture(""));
+    ck_assert_int_eq(np_node_meminfo(root, 1, &total, &free_bytes, &err), 0);
+    ck_assert_uint_eq(total, 1024ull << 20);
+    ck_assert_uint_eq(free_bytes, 512ull << 20);
+    ck_assert_int_eq(np_node_meminfo(root, 7, &total, &free_bytes, &err), -ENOENT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "node7/meminfo"));
+    ck_assert_int_eq(np_node_meminfo(NULL, 0, &total, &free_bytes, &err), 0); /* live */
+    ck_assert_uint_gt(total, free_bytes);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("procfs");
@@ -200,6 +217,7 @@ int main(void)
     tcase_add_test(tc, test_cpu_counters);
     tcase_add_test(tc, test_cpu_busy_children_switches);
     tcase_add_test(tc, test_numa_balancing);
+    tcase_add_test(tc, test_node_meminfo);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

@@ -45,6 +45,13 @@ static const struct {
     {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":7}", -EINVAL,
      "\"policy\" must be a string"},
     {"{\"v\":1,\"op\":\"step_end\",\"job\":1}", -EINVAL, "no \"step\""},
+    {"{\"v\":1,\"op\":\"set_class\",\"job\":1,\"class\":\"urgent\"}", -EINVAL,
+     "\"class\" is \"urgent\"; accepted: high, low"},
+    {"{\"v\":1,\"op\":\"migrate\",\"from\":0,\"to\":1}", -EINVAL, "no \"pages\""},
+    {"{\"v\":1,\"op\":\"migrate\",\"from\":0,\"to\":1,\"pages\":5,\"dry_run\":\"yes\"}", -EINVAL,
+     "\"dry_run\" must be true or false"},
+    {"{\"v\":1,\"op\":\"migrate\",\"from\":0,\"to\":5000,\"pages\":5}", -EINVAL,
+     "\"to\" must be an integer from 0 to 4095"},
 };
 
 START_TEST(test_decode_bad)
@@ -122,6 +129,28 @@ START_TEST(test_round_trip)
     free(line);
     ck_assert_str_eq(out.applied.mode, "preferred-many");
     ck_assert_str_eq(out.applied.nodes, "2");
+
+    in = (struct np_proto_request){.op = NP_OP_MIGRATE};
+    in.migrate.from = 2;
+    in.migrate.to = 1;
+    in.migrate.pages = 8192;
+    in.migrate.dry_run = true;
+    snprintf(in.migrate.order, sizeof(in.migrate.order), "worst-plus");
+    line = np_proto_encode(&in);
+    ck_assert_int_eq(np_proto_decode(line, strlen(line), &out, &err), 0);
+    free(line);
+    ck_assert_int_eq(out.op, NP_OP_MIGRATE);
+    ck_assert_uint_eq(out.migrate.to, 1);
+    ck_assert_uint_eq(out.migrate.pages, 8192);
+    ck_assert(out.migrate.dry_run);
+    ck_assert_str_eq(out.migrate.order, "worst-plus");
+
+    in = (struct np_proto_request){.op = NP_OP_SET_CLASS, .job_id = 42, .job_class = "high"};
+    line = np_proto_encode(&in);
+    ck_assert_int_eq(np_proto_decode(line, strlen(line), &out, &err), 0);
+    free(line);
+    ck_assert_uint_eq(out.job_id, 42);
+    ck_assert_str_eq(out.job_class, "high");
 
     in = (struct np_proto_request){.op = NP_OP_STATUS};
     line = np_proto_encode(&in);

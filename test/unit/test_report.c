@@ -234,6 +234,107 @@ START_TEST(test_exited_processes_keep_figures)
 }
 END_TEST
 
+/* Local share: each numa_maps reading holds until the next; the last until the last sample. */
+static const struct {
+    const char *name;
+    uint64_t local_nodes;
+    int nreadings;
+    struct {
+        double t;
+        uint64_t on0, on1;
+    } readings[4];
+    double last_t; /* a final sample without pages */
+    double expect; /* < 0: unavailable */
+} local_cases[] = {
+    {"all local on node 0", 0x1, 2, {{0, 100, 0}, {10, 200, 0}}, 10, 1.0},
+    {"half the time remote", 0x1, 2, {{0, 100, 0}, {5, 0, 100}}, 10, 0.5},
+    {"a quarter local, held to the end", 0x2, 1, {{0, 300, 100}}, 8, 0.25},
+    {"weighted by time held",
+     0x1,
+     3,
+     {{0, 100, 0}, {2, 0, 100}, {4, 100, 100}},
+     10,
+     0.2 + 0.6 * 0.5},
+    {"CPUs' nodes unknown", 0x0, 1, {{0, 100, 0}}, 5, -1},
+    {"no pages at any reading", 0x1, 1, {{0, 0, 0}}, 5, -1},
+};
+
+START_TEST(test_local_share)
+{
+    struct np_jobstats js;
+    struct np_job_meta meta = {.job_id = 7, .interval_s = 1};
+    json_t *r, *share;
+
+    np_jobstats_init(&js);
+    js.local_nodes = local_cases[_i].local_nodes;
+    for (int k = 0; k < local_cases[_i].nreadings; k++) {
+        struct np_sample s;
+        np_sample_init(&s);
+        s.t = local_cases[_i].readings[k].t;
+        s.have_pages = true;
+        s.node_bytes[0] = local_cases[_i].readings[k].on0;
+        s.node_bytes[1] = local_cases[_i].readings[k].on1;
+        ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+    }
+    {
+        struct np_sample s;
+        np_sample_init(&s);
+        s.t = local_cases[_i].last_t;
+        ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+    }
+    r = np_report_new(&meta, &js, true);
+    share = json_object_get(json_object_get(r, "pages"), "local_share");
+    ck_assert_msg(share != NULL, "%s: no pages.local_share", local_cases[_i].name);
+    if (local_cases[_i].expect < 0) {
+        ck_assert_msg(json_is_string(json_object_get(share, "unavailable")), "%s: not unavailable",
+                      local_cases[_i].name);
+        ck_assert_ptr_null(json_object_get(share, "value"));
+    } else {
+        ck_assert_msg(fabs(num(share, "value") - local_cases[_i].expect) < 1e-9, "%s: %g, not %g",
+                      local_cases[_i].name, num(share, "value"), local_cases[_i].expect);
+    }
+    json_decref(r);
+    np_jobstats_fini(&js);
+}
+END_TEST
+
+/* The timeline stays bounded and still spans the whole run; events are capped too. */
+START_TEST(test_timeline_bounded)
+{
+    struct np_jobstats js;
+    struct np_job_meta meta = {.job_id = 8, .interval_s = 1};
+    json_t *r, *tl, *t;
+
+    np_jobstats_init(&js);
+    for (int k = 0; k < 1000; k++) {
+        struct np_sample s;
+        np_sample_init(&s);
+        s.t = k;
+        s.have_pages = true;
+        s.node_bytes[(k / 100) % 2] = (uint64_t)k << 20;
+        ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+    }
+    for (int k = 0; k < NP_TIMELINE_MAX_EVENTS + 5; k++)
+        np_jobstats_event(&js, k, "0->1 1 MiB");
+    r = np_report_new(&meta, &js, true);
+    tl = json_object_get(r, "timeline");
+    t = json_object_get(tl, "t");
+    ck_assert_uint_le(json_array_size(t), NP_TIMELINE_MAX_POINTS);
+    ck_assert_uint_ge(json_array_size(t), NP_TIMELINE_MAX_POINTS / 2);
+    ck_assert_double_eq(json_number_value(json_array_get(t, 0)), 0);
+    ck_assert_double_ge(json_number_value(json_array_get(t, json_array_size(t) - 1)), 990);
+    ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(tl, "node_bytes"), "1")),
+                      json_array_size(t));
+    ck_assert_uint_eq(json_array_size(json_object_get(tl, "events")), NP_TIMELINE_MAX_EVENTS);
+    /* no counters in these samples: the bandwidth and CPI series are null, with the reason */
+    ck_assert(json_is_null(json_array_get(json_object_get(tl, "cpi"), 0)));
+    ck_assert(json_is_string(json_object_get(tl, "cpi_note")));
+    ck_assert(json_is_string(json_object_get(tl, "bandwidth_note")));
+    json_decref(r);
+    np_jobstats_fini(&js);
+}
+END_TEST
+
 START_TEST(test_report_check)
 {
     struct np_err err = {0};
@@ -260,6 +361,9 @@ int main(void)
     tcase_add_test(tc, test_sample_round_trip);
     tcase_add_test(tc, test_exited_processes_keep_figures);
     tcase_add_test(tc, test_report_check);
+    tcase_add_loop_test(tc, test_local_share, 0,
+                        (int)(sizeof(local_cases) / sizeof(local_cases[0])));
+    tcase_add_test(tc, test_timeline_bounded);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

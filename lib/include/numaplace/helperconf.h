@@ -36,6 +36,21 @@ struct np_helper_config {
     char record[1024];                    /**< record: trace file of every sample, "" for none */
     char proc_root[1024];                 /**< proc_root: "/" (tests point it elsewhere) */
     unsigned max_jobs;                    /**< max_jobs: steps tracked at once */
+    /* migration (docs/migration.md) */
+    bool migration;                    /**< migration: on|off */
+    bool migration_dry_run;            /**< migration_dry_run: decide and log, move nothing */
+    unsigned migration_rate_mb_s;      /**< migration_rate_mb_s: all moves together; 0 = no limit */
+    char migration_order[32];          /**< migration_order: best-plus, best, random, ... */
+    uint64_t free_floor_mb;            /**< free_floor_mb: never push a node below this */
+    bool trigger_homecoming;           /**< trigger_homecoming: high jobs' pages brought home */
+    bool trigger_pressure;             /**< trigger_pressure: room made on a high job's node */
+    bool trigger_bandwidth;            /**< trigger_bandwidth: saturated nodes relieved */
+    unsigned bandwidth_threshold_mb_s; /**< bandwidth_threshold_mb_s: a node is saturated above */
+    unsigned bandwidth_intervals;      /**< bandwidth_intervals: ... for this many intervals */
+    char admin_group[64];              /**< admin_group: may set-class and migrate besides root */
+    bool class_high_is_high;           /**< class_map: how the plugin's labels map to classes */
+    bool class_low_is_high;
+    bool class_default_high; /**< class_default: a missing or unknown label */
 };
 
 /** The defaults (documented in numaplaced(8)). */

@@ -106,6 +106,13 @@ NP_API int np_proc_numa_balancing(const char *root, pid_t pid, uint64_t *pages_m
  */
 NP_API int np_numa_balancing_enabled(const char *root, struct np_err *err);
 
+/**
+ * A NUMA node's memory from /sys/devices/system/node/node<N>/meminfo under @p root.
+ * @return 0, -ENOENT (no such node) or -errno / -EINVAL with @p err
+ */
+NP_API int np_node_meminfo(const char *root, unsigned node, uint64_t *total_bytes,
+                           uint64_t *free_bytes, struct np_err *err);
+
 #ifdef __cplusplus
 }
 #endif

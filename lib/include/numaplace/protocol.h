@@ -10,12 +10,15 @@
  *   step_end  slurmstepd (root) says a step ended on this node
  *   status    anyone: the jobs the helper tracks (users see their own jobs only)
  *   ping      anyone: is the helper alive, which version
+ *   set_class root or the admin group: change a running job's priority class
+ *   migrate   root or the admin group: "move at least N pages from node S to node D"
  *
  * Replies: {"v":1,"ok":true,...} or {"v":1,"ok":false,"error":"one line"}.
  */
 #ifndef NUMAPLACE_PROTOCOL_H
 #define NUMAPLACE_PROTOCOL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -36,6 +39,8 @@ enum np_proto_op {
     NP_OP_STEP_END,
     NP_OP_STATUS,
     NP_OP_PING,
+    NP_OP_SET_CLASS,
+    NP_OP_MIGRATE,
 };
 
 /** Name of an op as it appears on the wire ("register", ...). Borrowed. */
@@ -66,7 +71,14 @@ struct np_proto_request {
     enum np_proto_op op;
     struct np_task_reg reg;         /**< NP_OP_REGISTER */
     struct np_task_applied applied; /**< NP_OP_APPLIED */
-    uint32_t job_id, step_id;       /**< NP_OP_STEP_END; NP_OP_STATUS (job_id 0 = all) */
+    uint32_t job_id, step_id;       /**< NP_OP_STEP_END; NP_OP_STATUS (job_id 0 = all); SET_CLASS */
+    char job_class[8];              /**< NP_OP_SET_CLASS: "high" or "low" */
+    struct {
+        unsigned from, to;
+        uint64_t pages;
+        char order[32]; /**< "" = the helper's configured order */
+        bool dry_run;
+    } migrate; /**< NP_OP_MIGRATE */
 };
 
 /**

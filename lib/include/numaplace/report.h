@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "numaplace/common.h"
+#include "numaplace/migrate.h"
 #include "numaplace/sample.h"
 
 #ifdef __cplusplus
@@ -39,13 +40,28 @@ struct np_job_meta {
     double interval_s;
     char policy_requested[32];
     char sensitivity[8];
-    char cpus[256];    /**< the step's CPUs on this node */
-    char backends[64]; /**< "perf,proc", "replay", ... */
-    json_t *tasks;     /**< borrowed, may be NULL: [{task, pid, policy, mode, nodes, cpus}] */
+    char cpus[256];       /**< the step's CPUs on this node */
+    char backends[64];    /**< "perf,proc", "replay", ... */
+    uint64_t local_nodes; /**< bit n: the step's CPUs are on NUMA node n (0 = unknown) */
+    json_t *tasks;        /**< borrowed, may be NULL: [{task, pid, policy, mode, nodes, cpus}] */
 };
 
 /** "0", "batch", "extern", "interactive": the step as Slurm prints it. Static buffer. */
 NP_API const char *np_step_name(uint32_t step_id);
+
+/** Points a report's timeline keeps at most: older points are thinned, never the span. */
+#define NP_TIMELINE_MAX_POINTS 128
+/** NUMA nodes a timeline point records (the plot's limit). */
+#define NP_TIMELINE_MAX_NODES 16
+/** Events (migrations) a timeline keeps at most. */
+#define NP_TIMELINE_MAX_EVENTS 32
+
+/** One point of a job's timeline: the figures of the interval that ended at t. */
+struct np_jobstats_point {
+    double t;
+    uint64_t node_bytes[NP_TIMELINE_MAX_NODES]; /**< the last numa_maps reading */
+    double bandwidth, cpi;                      /**< < 0: not measured in this interval */
+};
 
 /** One job's accumulated figures. Initialise with np_jobstats_init, free with _fini. */
 struct np_jobstats {
@@ -75,9 +91,25 @@ struct np_jobstats {
     double bw_sum[NP_SAMPLE_MAX_NODES], bw_peak[NP_SAMPLE_MAX_NODES];
     double bw_total_sum, bw_total_peak;
     /* pages the helper moved, by node (migration) */
-    uint64_t pages_in[NP_SAMPLE_MAX_NODES], pages_out[NP_SAMPLE_MAX_NODES];
-    bool migration_enabled;
+    uint64_t pages_in[NP_SAMPLE_MAX_NODES], pages_out[NP_SAMPLE_MAX_NODES]; /**< bytes */
+    double migration_moving_s;                     /**< time in the move system calls */
+    uint64_t migration_failed[NP_MOVE_FAIL_COUNT]; /**< pages that would not move, by cause */
+    json_t *migration_requests; /**< owned, NULL when none: the requests that moved its pages */
+    /* the last interval's bandwidth estimate (for the migration engine) */
+    double bw_last[NP_SAMPLE_MAX_NODES], bw_last_total;
     double helper_cpu_s; /**< the helper's own CPU time spent on this job */
+    /* share of the pages on the nodes of the step's CPUs, weighted by how long each reading held */
+    uint64_t local_nodes; /**< set by the caller before the first sample (0 = unknown) */
+    double local_share_time, local_share_weighted, local_share_last, local_share_t;
+    /* a bounded timeline (for plots): every stride-th sample, thinned by half when full */
+    struct np_jobstats_point *timeline; /**< owned */
+    size_t ntimeline;
+    struct {
+        double t;
+        char label[48];
+    } events[NP_TIMELINE_MAX_EVENTS];
+    unsigned local_share_readings, timeline_stride, timeline_skipped, nevents;
+    bool migration_enabled;
 };
 
 /** @return 0 (cannot fail; returns int for symmetry) */
@@ -91,6 +123,9 @@ NP_API void np_jobstats_fini(struct np_jobstats *js);
  * @return 0, -EINVAL, -ENOMEM
  */
 NP_API int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s);
+
+/** Mark an event (e.g. "2->1 64 MiB") on the timeline at @p t; past the limit it is dropped. */
+NP_API void np_jobstats_event(struct np_jobstats *js, double t, const char *label);
 
 /**
  * The latest figures (for `numaplace status`): pages per node, CPU use and CPI over the last

@@ -1,0 +1,58 @@
+/*
+ * migrator.h - numaplaced's migration worker: one thread that carries out one request at a time
+ * with the engine (numaplace/engine.h), so a rate-limited move of gigabytes never holds up the
+ * helper's socket or its sampling. The main loop submits a request with its own copy of the
+ * node view, polls the migrator's fd, and collects the result.
+ */
+#ifndef NUMAPLACED_MIGRATOR_H
+#define NUMAPLACED_MIGRATOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "numaplace/engine.h"
+
+struct migrator;
+
+/** What the worker hands back. Free with migrator_done_fini. */
+struct migrator_done {
+    uint64_t tag;
+    int rc; /**< 0, or the engine's negative errno (then err says why) */
+    struct np_err err;
+    struct np_node_view *view; /**< the view the request ran on (owned) */
+    struct np_request_result result;
+};
+
+/** Start the worker. @return 0 or -errno. @p log must be safe to call from another thread. */
+int migrator_start(struct migrator **out, double bytes_per_s, const struct np_log *log);
+
+/** Readable (POLLIN) when a result can be collected. */
+int migrator_fd(const struct migrator *m);
+
+/** A request is being carried out. */
+bool migrator_busy(const struct migrator *m);
+
+/** Change the rate limit (bytes/s, 0 = none); takes effect at the next request. */
+void migrator_set_rate(struct migrator *m, double bytes_per_s);
+
+/**
+ * Hand one request to the worker. @p view is stolen (a deep copy made with migrator_view_new).
+ * @return 0, -EBUSY (one is running: keep it queued)
+ */
+int migrator_submit(struct migrator *m, struct np_node_view *view,
+                    const struct np_engine_config *config, const struct np_request *request,
+                    uint64_t tag);
+
+/** Take the finished result, if any. @return 1 with @p done filled, 0 when none is ready. */
+int migrator_collect(struct migrator *m, struct migrator_done *done);
+
+void migrator_done_fini(struct migrator_done *done);
+
+/** Stop the worker after the running request (moves are bounded by their batches). */
+void migrator_stop(struct migrator *m);
+
+/** A view with room for @p njobs jobs; each job's pids array is owned by the view. */
+struct np_node_view *migrator_view_new(size_t njobs);
+void migrator_view_free(struct np_node_view *view);
+
+#endif /* NUMAPLACED_MIGRATOR_H */

@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# Migration cases, run INSIDE the 4-node guest (test/vm/run --layout 4node) against the real
+# numaplaced: processes with known footprints on known nodes (numactl binds their CPUs and
+# memory), registered over the real protocol as root, moved by real move_pages and
+# migrate_pages. Every claim is checked from /proc/<pid>/numa_maps, not from the helper's word.
+# Node n has CPUs 2n and 2n+1 and 512 MiB.
+set -u
+# shellcheck source=test/integration/lib.sh
+source "$(dirname "$0")/../integration/lib.sh"
+
+work=$(mktemp -d /tmp/numaplace-migration.XXXXXX)
+sock=$work/numaplaced.sock
+helper_pid=""
+pids=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  [ -n "$helper_pid" ] && kill "$helper_pid" 2>/dev/null && wait "$helper_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+start_helper() { # start_helper [--KEY=VALUE...]
+  [ -n "$helper_pid" ] && { kill "$helper_pid"; wait "$helper_pid" 2>/dev/null; }
+  # Each case starts from an empty registry: the jobs of earlier cases are not candidates.
+  rm -rf "$work/state"
+  : >"$work/numaplaced.conf"
+  "$NP_HELPER" --config="$work/numaplaced.conf" --socket="$sock" --state_dir="$work/state" \
+    --spool_dir="$work/spool" --pid_file= --log="$work/numaplaced.log" --log_level=debug \
+    --housekeeping_cpus=none --interval_ms=500 --numa_maps_interval_ms=1000 "$@" &
+  helper_pid=$!
+  np_wait_for 15 "$NP_CLI" --socket "$sock" ping || np_die "numaplaced did not start: $(tail "$work/numaplaced.log")"
+}
+
+cli() { "$NP_CLI" --socket "$sock" --spool "$work/spool" "$@"; }
+
+# job JOBID CLASS CPU_NODE MEM_NODE MIB [EXTRA]: start a process with its CPUs on CPU_NODE and
+# its memory on MEM_NODE, wait until it touched it, register it; sets $job_pid.
+job() {
+  local id=$1 class=$2 cnode=$3 mnode=$4 mb=$5 extra=${6:-}
+  # shellcheck disable=SC2086 # extra options for np_workload
+  numactl --cpunodebind="$cnode" --membind="$mnode" "$NP_WORKLOAD" --mb "$mb" --busy 0 --idle 3600 $extra \
+    2>"$work/job$id.err" >/dev/null &
+  job_pid=$!
+  pids+=("$job_pid")
+  np_wait_for 60 grep -q '^ready' "$work/job$id.err" || np_die "job $id never touched its memory"
+  python3 - "$sock" "$id" "$job_pid" "$((2 * cnode))-$((2 * cnode + 1))" "$class" <<'PY' || np_die "registering job $id failed"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall((json.dumps({"v": 1, "op": "register", "job": int(sys.argv[2]), "step": 0, "uid": 0,
+                       "pid": int(sys.argv[3]), "task": 0, "cpus": sys.argv[4],
+                       "policy": "none", "sensitivity": sys.argv[5]}) + "\n").encode())
+reply = json.loads(s.recv(65536))
+sys.exit(0 if reply.get("ok") else print(reply) or 1)
+PY
+}
+
+# mib_on PID NODE: MiB of the process's anonymous memory on NODE, from numa_maps.
+mib_on() {
+  python3 - "$1" "$2" <<'PY'
+import re, sys
+total = 0
+for line in open(f"/proc/{sys.argv[1]}/numa_maps"):
+    if "anon=" not in line:
+        continue
+    kb = int(re.search(r"kernelpagesize_kB=(\d+)", line).group(1)) if "kernelpagesize_kB" in line else 4
+    m = re.search(rf"\bN{sys.argv[2]}=(\d+)", line)
+    if m:
+        total += int(m.group(1)) * kb
+print(total // 1024)
+PY
+}
+
+near() { # near ACTUAL EXPECTED TOLERANCE
+  [ "$1" -ge $(($2 - $3)) ] && [ "$1" -le $(($2 + $3)) ]
+}
+
+# Wait until the helper has read every registered job's pages (it reads them at once on
+# registration and whenever they change).
+settle() { sleep 2; }
+
+start_helper --migration_rate_mb_s=0 --trigger_homecoming=off --trigger_pressure=off --free_floor_mb=16
+
+np_case "best-plus: an admin request 2 -> 1 takes the job that gains first, never the high one"
+job 1 low 1 2 32; j1=$job_pid   # CPUs on node 1 (the destination): it gains
+job 2 low 3 2 32; j2=$job_pid   # CPUs on node 3: remote stays remote
+job 3 low 2 2 32; j3=$job_pid   # CPUs on node 2 (the source): it would lose
+job 4 high 0 2 32; j4=$job_pid  # high: never moved away
+settle
+np_run cli migrate --from 2 --to 1 --pages 8192 --order best-plus
+np_expect_rc 0
+np_expect_match "order best-plus"
+np_expect_match "proxy|measured"
+near "$(mib_on "$j1" 1)" 32 2 || np_fail "job 1 has $(mib_on "$j1" 1) MiB on node 1, expected 32"
+near "$(mib_on "$j2" 2)" 32 2 || np_fail "job 2 moved: $(mib_on "$j2" 2) MiB left on node 2"
+near "$(mib_on "$j3" 2)" 32 2 || np_fail "job 3 moved: $(mib_on "$j3" 2) MiB left on node 2"
+near "$(mib_on "$j4" 2)" 32 2 || np_fail "the high job moved: $(mib_on "$j4" 2) MiB left on node 2"
+np_end_case
+
+np_case "worst-plus: the reverse order takes the job that loses first, then the remote one"
+settle
+np_run cli migrate --from 2 --to 1 --pages 12288 --order worst-plus
+np_expect_rc 0
+near "$(mib_on "$j3" 1)" 32 2 || np_fail "job 3 (loses) should have moved wholly: $(mib_on "$j3" 1) MiB on node 1"
+near "$(mib_on "$j2" 1)" 16 2 || np_fail "job 2 should have moved 16 MiB: $(mib_on "$j2" 1) MiB on node 1"
+near "$(mib_on "$j4" 2)" 32 2 || np_fail "the high job moved"
+np_end_case
+
+np_case "dry run: decides and reports, moves nothing"
+settle
+before=$(mib_on "$j2" 2)
+np_run cli migrate --from 2 --to 0 --pages 4096 --dry-run
+np_expect_rc 0
+np_expect_match "would move"
+np_expect_eq "$(mib_on "$j2" 2)" "$before" "MiB of job 2 on node 2"
+np_end_case
+
+np_case "the job report counts what moved, by request"
+python3 - "$sock" <<'PY' || np_fail "step_end refused"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b'{"v":1,"op":"step_end","job":1,"step":0}\n')
+sys.exit(0 if json.loads(s.recv(65536)).get("ok") else 1)
+PY
+np_wait_for 10 bash -c "ls $work/spool/1.0.*.json" || np_fail "no report for job 1"
+np_out=$(python3 - "$work"/spool/1.0.*.json <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["migrations"]
+print("in1", m["pages_in_bytes"].get("1", 0) >> 20, "out2", m["pages_out_bytes"].get("2", 0) >> 20)
+print("requests", " ".join(q["trigger"] + ":" + q["order"] for q in m["requests"]))
+PY
+)
+np_expect_match "in1 3[1-3] out2 3[1-3]"
+np_expect_match "requests admin:best-plus"
+np_end_case
+
+np_case "a request larger than every candidate ends short and says so"
+settle
+np_run cli migrate --from 3 --to 0 --pages 100000
+np_expect_rc 0
+np_expect_match "ended short"
+np_end_case
+
+np_case "a destination without room above the floor: capped, nothing pushed below it"
+start_helper --migration_rate_mb_s=0 --trigger_homecoming=off --trigger_pressure=off --free_floor_mb=100000
+job 5 low 3 3 16
+settle
+np_run cli migrate --from 3 --to 0 --pages 4096
+np_expect_rc 0
+np_expect_match "capped to keep the destination's free floor"
+near "$(mib_on "$job_pid" 3)" 16 1 || np_fail "pages moved despite the floor"
+np_end_case
+
+np_case "homecoming: a high job's pages on a far node are brought home"
+start_helper --migration_rate_mb_s=0 --trigger_homecoming=on --trigger_pressure=off --free_floor_mb=16
+job 6 high 0 3 32; j6=$job_pid
+job 7 low 1 3 16; j7=$job_pid
+np_wait_for 20 bash -c "[ \$(python3 -c 'import re,sys
+t=0
+for l in open(\"/proc/$j6/numa_maps\"):
+    m=re.search(r\"\\bN0=(\\d+)\",l)
+    t+=int(m.group(1))*4 if m and \"anon=\" in l else 0
+print(t//1024)') -ge 30 ]" || np_fail "job 6 still has $(mib_on "$j6" 0) MiB at home on node 0"
+near "$(mib_on "$j7" 3)" 16 1 || np_fail "the low job was moved by the homecoming"
+np_out=$(cat "$work/numaplaced.log")
+np_expect_match "trigger homecoming: high job 6.0 has [0-9]+ pages on node 3"
+np_end_case
+
+np_case "the rate limit holds within 10%"
+start_helper --migration_rate_mb_s=25 --trigger_homecoming=off --trigger_pressure=off --free_floor_mb=16
+job 8 low 2 2 128; j8=$job_pid
+settle
+t0=$(date +%s.%N)
+np_run cli migrate --from 2 --to 3 --pages 32768
+t1=$(date +%s.%N)
+np_expect_rc 0
+moved=$(mib_on "$j8" 3)
+rate=$(python3 -c "print(round($moved * 1048576 / ($t1 - $t0) / 1e6, 1))")
+python3 -c "import sys; sys.exit(0 if abs($rate - 25) <= 2.5 else 1)" ||
+  np_fail "moved $moved MiB at $rate MB/s, limit 25 MB/s"
+echo "    rate: $moved MiB in $(python3 -c "print(round($t1 - $t0, 2))") s = $rate MB/s (limit 25)"
+np_end_case
+
+np_case "a process killed mid-move: the request ends cleanly and says so"
+job 9 low 2 2 128; j9=$job_pid
+settle
+cli migrate --from 2 --to 3 --pages 32768 >"$work/killed.out" 2>&1 &
+mig=$!
+np_wait_for 30 bash -c "[ \$(grep -c . /proc/$j9/numa_maps) -gt 0 ] && grep -q 'N3=[0-9]\{4,\}' /proc/$j9/numa_maps" ||
+  np_fail "the move never started"
+kill -9 "$j9"
+wait "$mig"
+np_expect_eq "$?" 0 "numaplace migrate exit status"
+np_out=$(cat "$work/killed.out")
+np_expect_match "a process exited"
+"$NP_CLI" --socket "$sock" ping >/dev/null || np_fail "the helper died"
+np_end_case
+
+np_case "mlocked pages: moved or counted, the request ends cleanly"
+start_helper --migration_rate_mb_s=0 --trigger_homecoming=off --trigger_pressure=off --free_floor_mb=16
+job 10 low 1 1 16 "--mlock 1"; j10=$job_pid
+settle
+np_run cli --json migrate --from 1 --to 2 --pages 4096
+np_expect_rc 0
+echo "$np_out" >"$work/mlock.json"
+python3 - "$(mib_on "$j10" 2)" "$work/mlock.json" <<'PY' || np_fail "moved + failed pages do not add up: $np_out"
+import json, sys
+r = json.load(open(sys.argv[2]))
+job = r["jobs"][0]
+moved, failed = job["moved_pages"], sum(job["failed_pages"].values())
+on_dst = int(sys.argv[1]) * 256
+sys.exit(0 if moved + failed >= 4096 * 0.95 and abs(moved - on_dst) <= 256 else 1)
+PY
+np_end_case
+
+np_case "memory pressure: room is made on a high job's node by moving low pages off it"
+start_helper --migration_rate_mb_s=0 --trigger_homecoming=off --trigger_pressure=on --free_floor_mb=300
+free_mb() { awk '/MemFree/ { print int($4 / 1024) }' "/sys/devices/system/node/node$1/meminfo"; }
+job 11 low 2 1 "$(($(free_mb 1) - 150))"
+job 12 high 1 1 8
+np_wait_for 30 bash -c "[ \$(awk '/MemFree/ { print int(\$4 / 1024) }' /sys/devices/system/node/node1/meminfo) -ge 290 ]" ||
+  np_fail "node 1 has $(free_mb 1) MiB free, the floor is 300"
+np_out=$(cat "$work/numaplaced.log")
+np_expect_match "trigger memory-pressure: node 1 holds a high job"
+np_end_case
+
+np_finish
