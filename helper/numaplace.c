@@ -12,7 +12,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dirent.h>
+#include <ctype.h>
+#include <pwd.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,9 @@
 #include "numaplace/helperconf.h"
 #include "numaplace/protocol.h"
 #include "numaplace/report.h"
+#include "numaplace/summary.h"
+
+#include "accounting.h"
 
 #define DEFAULT_SPOOL "/var/spool/numaplace"
 
@@ -38,7 +42,13 @@ static void usage(FILE *out)
             "usage: numaplace [--socket PATH] [--spool DIR] [--json] COMMAND [ARGS]\n"
             "  status [JOBID]        jobs the local numaplaced tracks, with class, pages per node\n"
             "                        and the latest figures (users see their own jobs)\n"
-            "  report JOBID[.STEP]   the job's reports from the spool (%s), as text or --json\n"
+            "  report [--plot FILE.png|FILE.svg [--node NODE]] JOBID\n"
+            "                        the job's NUMA summary from Slurm accounting (else this\n"
+            "                        node's spool %s), seff-like text with advice, or --json\n"
+            "  report --steps JOBID[.STEP]\n"
+            "                        this node's per-step reports from the spool\n"
+            "  jobs [--user NAME] [--since TIME] [--until TIME]\n"
+            "                        finished jobs with a summary, worst local share first\n"
             "  replay TRACE          reports rebuilt from a trace numaplaced recorded (record=)\n"
             "  ping                  is numaplaced up\n"
             "  set-class JOBID high|low\n"
@@ -47,8 +57,17 @@ static void usage(FILE *out)
             "                        move at least N pages from node S to node D, taking low\n"
             "                        jobs in ORDER (best-plus, best, random, worst, worst-plus)\n"
             "  migrate --script FILE lines of \"DELAY_S FROM TO PAGES [ORDER]\": each request\n"
-            "                        DELAY_S seconds after the previous one ('#' comments)\n",
+            "                        DELAY_S seconds after the previous one ('#' comments)\n"
+            "  store JOBID [--nodes HOSTLIST]\n"
+            "                        (epilog, root) add this node's reports to the job's summary\n"
+            "                        in its AdminComment\n",
             DEFAULT_SPOOL);
+}
+
+static void stderr_log(enum np_log_level level, const char *msg, void *arg)
+{
+    (void)arg;
+    fprintf(stderr, "numaplace: %s: %s\n", np_log_level_name(level), msg);
 }
 
 static int call(const struct np_proto_request *req, json_t **reply)
@@ -158,87 +177,259 @@ static int print_report(json_t *report, void *arg)
     return 0;
 }
 
-static int cmd_report(int argc, char **argv)
+/* The per-step reports of this node's spool (`report --steps`, and JOBID.STEP). */
+static int report_steps(const char *job_arg)
 {
-    char prefix[64], *end;
-    unsigned long id;
-    struct dirent **names = NULL;
-    int n, shown = 0, denied = 0, bad = 0;
-    json_t *all = json_array();
+    struct np_err err = {0};
+    json_t *reports = json_array();
+    int denied, bad, n;
 
-    if (argc != 2) {
-        fprintf(stderr, "numaplace: report needs one JOBID or JOBID.STEP\n");
-        return 2;
-    }
-    id = strtoul(argv[1], &end, 10);
-    if (!id || id > UINT32_MAX || (*end && *end != '.')) {
-        fprintf(stderr,
-                "numaplace: report: \"%s\" is not a job id (JOBID or JOBID.STEP, e.g. 42 or "
-                "42.batch)\n",
-                argv[1]);
-        return 2;
-    }
-    snprintf(prefix, sizeof(prefix), "%s.", argv[1]); /* 42. or 42.batch. */
-    n = scandir(spool_dir, &names, NULL, alphasort);
+    n = acct_spool_reports(spool_dir, job_arg, reports, &denied, &bad, &err);
     if (n < 0) {
-        fprintf(stderr, "numaplace: cannot read the spool %s: %s\n", spool_dir, strerror(errno));
-        json_decref(all);
+        fprintf(stderr, "numaplace: %s\n", err.msg);
+        json_decref(reports);
         return 1;
     }
-    for (int i = 0; i < n; i++) {
-        const char *name = names[i]->d_name;
-        size_t len = strlen(name);
-        char path[4096];
-        json_error_t jerr;
-        struct np_err err = {0};
-        json_t *report;
-
-        if (strncmp(name, prefix, strlen(prefix)) != 0 || len < 5 ||
-            strcmp(name + len - 5, ".json") != 0) {
-            free(names[i]);
-            continue;
-        }
-        snprintf(path, sizeof(path), "%s/%s", spool_dir, name);
-        free(names[i]);
-        if (access(path, R_OK) < 0) {
-            denied++;
-            continue;
-        }
-        report = json_load_file(path, 0, &jerr);
-        if (!report || np_report_check(report, &err) < 0) {
-            fprintf(stderr, "numaplace: %s: %s\n", path, report ? err.msg : jerr.text);
-            json_decref(report);
-            bad++;
-            continue;
-        }
-        if (as_json)
-            json_array_append(all, report);
-        else
-            print_report(report, NULL);
-        json_decref(report);
-        shown++;
-    }
-    free(names);
-    if (as_json && shown) {
-        json_dumpf(all, stdout, JSON_INDENT(2));
+    if (as_json && n) {
+        json_dumpf(reports, stdout, JSON_INDENT(2));
         putchar('\n');
+    } else {
+        json_t *report;
+        size_t i;
+        json_array_foreach(reports, i, report)
+        {
+            print_report(report, NULL);
+        }
     }
-    json_decref(all);
-    if (denied && !shown) {
+    json_decref(reports);
+    if (denied && !n) {
         fprintf(stderr,
                 "numaplace: job %s is not yours: its reports are readable by its owner "
                 "and root only\n",
-                argv[1]);
+                job_arg);
         return 1;
     }
-    if (!shown && !bad) {
+    if (!n && !bad) {
         fprintf(stderr,
                 "numaplace: no report for job %s in %s (it may still run: see "
                 "`numaplace status`)\n",
-                argv[1], spool_dir);
+                job_arg, spool_dir);
         return 1;
     }
     return bad ? 1 : 0;
+}
+
+/* The job summary: from Slurm accounting, else merged from this node's spool. */
+static int report_summary(uint32_t job_id, const char *job_arg, const char *plot,
+                          const char *plot_node)
+{
+    struct np_err err = {0}, acct_err = {0};
+    json_t *summary = NULL;
+    uid_t uid = 0;
+    int rc;
+    char source[700];
+
+    rc = acct_load_summary(job_id, &summary, &uid, &acct_err);
+    if (rc == 0 && !acct_may_read(uid)) {
+        fprintf(stderr,
+                "numaplace: job %s is not yours: its report is readable by its owner, Slurm "
+                "operators and root only\n",
+                job_arg);
+        json_decref(summary);
+        return 1;
+    }
+    if (rc == 0) {
+        snprintf(source, sizeof(source), "Slurm accounting (the job's AdminComment)");
+    } else {
+        /* Not in accounting (yet, or the site stores none): this node's spool serves. */
+        json_t *reports = json_array();
+        int denied = 0, bad = 0;
+        const int n = acct_spool_reports(spool_dir, job_arg, reports, &denied, &bad, &err);
+
+        if (n > 0) {
+            json_t *report;
+            size_t i;
+            const struct passwd *pw = getpwuid(
+                (uid_t)json_integer_value(json_object_get(json_array_get(reports, 0), "uid")));
+            summary = np_summary_new(job_id);
+            if (pw)
+                np_summary_set_user(summary, pw->pw_name, NULL);
+            json_array_foreach(reports, i, report)
+            {
+                if (np_summary_add_report(summary, report, &err) < 0)
+                    fprintf(stderr, "numaplace: a report left out: %s\n", err.msg);
+            }
+        }
+        json_decref(reports);
+        if (!summary) {
+            if (denied)
+                fprintf(stderr,
+                        "numaplace: job %s is not yours: its reports are readable by its owner "
+                        "and root only\n",
+                        job_arg);
+            else
+                fprintf(stderr,
+                        "numaplace: no report for job %s: %s; and none in this node's spool %s%s\n",
+                        job_arg, acct_err.msg, spool_dir,
+                        n < 0 ? " (unreadable)" : " (it may still run: see `numaplace status`)");
+            return 1;
+        }
+        snprintf(source, sizeof(source), "this node's spool %s (accounting: %s)", spool_dir,
+                 acct_err.msg);
+    }
+    if (as_json) {
+        json_dumpf(summary, stdout, JSON_INDENT(2));
+        putchar('\n');
+    } else {
+        np_summary_print(stdout, summary);
+        printf("source: %s\n", source);
+    }
+    rc = 0;
+    if (plot) {
+        if (np_summary_plot(summary, plot_node, plot, &err) < 0) {
+            fprintf(stderr, "numaplace: --plot %s: %s\n", plot, err.msg);
+            rc = 1;
+        } else if (!as_json) {
+            printf("plot: %s\n", plot);
+        }
+    }
+    json_decref(summary);
+    return rc;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    const char *job_arg = NULL, *plot = NULL, *plot_node = NULL;
+    bool steps = false;
+    char *end;
+    unsigned long id;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--steps") == 0) {
+            steps = true;
+        } else if (strcmp(argv[i], "--plot") == 0 && i + 1 < argc) {
+            plot = argv[++i];
+        } else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc) {
+            plot_node = argv[++i];
+        } else if (argv[i][0] == '-' || job_arg) {
+            fprintf(stderr,
+                    "numaplace: report: unexpected \"%s\" (usage: report [--steps] [--plot "
+                    "FILE.png|FILE.svg [--node NODE]] [--json] JOBID[.STEP])\n",
+                    argv[i]);
+            return 2;
+        } else {
+            job_arg = argv[i];
+        }
+    }
+    if (!job_arg) {
+        fprintf(stderr, "numaplace: report needs one JOBID or JOBID.STEP\n");
+        return 2;
+    }
+    id = strtoul(job_arg, &end, 10);
+    if (!id || id > UINT32_MAX || (*end && *end != '.') || !isdigit((unsigned char)job_arg[0])) {
+        fprintf(stderr,
+                "numaplace: report: \"%s\" is not a job id (JOBID or JOBID.STEP, e.g. 42 or "
+                "42.batch)\n",
+                job_arg);
+        return 2;
+    }
+    if (steps || *end == '.')
+        return report_steps(job_arg);
+    return report_summary((uint32_t)id, job_arg, plot, plot_node);
+}
+
+/* The helper writes a step's report when the step ends; a step whose end it has not heard of yet
+ * (slurmstepd's call timed out) it notices within two intervals. Wait for that, bounded. */
+static void wait_for_steps_to_end(uint32_t job_id, double max_s)
+{
+    const unsigned saved_timeout = timeout_ms;
+
+    timeout_ms = 1000;
+    for (unsigned tries = 0; tries < (unsigned)(max_s * 4); tries++) { /* every 250 ms */
+        struct np_proto_request req = {.op = NP_OP_STATUS, .job_id = job_id};
+        struct np_err err = {0};
+        char *line = np_proto_encode(&req);
+        json_t *reply = NULL;
+        int rc = line ? np_proto_call(socket_path, line, timeout_ms, &reply, &err) : -ENOMEM;
+        const size_t running = rc == 0 ? json_array_size(json_object_get(reply, "jobs")) : 0;
+
+        free(line);
+        json_decref(reply);
+        if (running == 0) /* none left, or no helper to ask: the spool is what there is */
+            break;
+        usleep(250000);
+    }
+    timeout_ms = saved_timeout;
+}
+
+/* `numaplace store JOBID`: the epilog's call (etc/numaplace-epilog). */
+static int cmd_store(int argc, char **argv)
+{
+    struct np_log log = {stderr_log, NULL};
+    struct np_err err = {0};
+    const char *nodes = getenv("SLURM_JOB_NODELIST");
+    char *end;
+    unsigned long id;
+
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc) {
+            nodes = argv[++i];
+        } else {
+            fprintf(stderr,
+                    "numaplace: store: unexpected \"%s\" (usage: store JOBID [--nodes "
+                    "HOSTLIST])\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    if (argc < 2) {
+        fprintf(stderr, "numaplace: store needs a JOBID\n");
+        return 2;
+    }
+    id = strtoul(argv[1], &end, 10);
+    if (*end || !id || id > UINT32_MAX || !isdigit((unsigned char)argv[1][0])) {
+        fprintf(stderr, "numaplace: store: \"%s\" is not a job id (a number above 0)\n", argv[1]);
+        return 2;
+    }
+    if (getuid() != 0) {
+        fprintf(stderr, "numaplace: store writes Slurm accounting: root only (the epilog)\n");
+        return 1;
+    }
+    wait_for_steps_to_end((uint32_t)id, 10.0);
+    if (acct_store((uint32_t)id, spool_dir, nodes, &log, &err) < 0) {
+        fprintf(stderr, "numaplace: store: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* `numaplace jobs [--user U] [--since T] [--until T]`: finished jobs, worst placed first. */
+static int cmd_jobs(int argc, char **argv)
+{
+    struct acct_jobs_filter filter = {0};
+    struct np_err err = {0};
+
+    for (int i = 1; i < argc; i++) {
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--user") == 0 && val)
+            filter.user = argv[++i];
+        else if (strcmp(argv[i], "--since") == 0 && val)
+            filter.since = argv[++i];
+        else if (strcmp(argv[i], "--until") == 0 && val)
+            filter.until = argv[++i];
+        else {
+            fprintf(stderr,
+                    "numaplace: jobs: unexpected \"%s\" (accepted: --user NAME, --since TIME, "
+                    "--until TIME, in sacct's time forms, e.g. 2026-11-01 or now-7days)\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    if (acct_list_jobs(&filter, as_json, &err) < 0) {
+        fprintf(stderr, "numaplace: jobs: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
 }
 
 static int cmd_replay(int argc, char **argv)
@@ -513,11 +704,15 @@ int main(int argc, char **argv)
         return cmd_ping();
     if (strcmp(argv[i], "set-class") == 0)
         return cmd_set_class(argc - i, argv + i);
+    if (strcmp(argv[i], "store") == 0)
+        return cmd_store(argc - i, argv + i);
+    if (strcmp(argv[i], "jobs") == 0)
+        return cmd_jobs(argc - i, argv + i);
     if (strcmp(argv[i], "migrate") == 0)
         return cmd_migrate(argc - i, argv + i);
     fprintf(stderr,
-            "numaplace: unknown command \"%s\"; accepted: status, report, replay, ping, "
-            "set-class, migrate\n",
+            "numaplace: unknown command \"%s\"; accepted: status, report, jobs, replay, ping, "
+            "set-class, migrate, store\n",
             argv[i]);
     return 2;
 }

@@ -52,7 +52,7 @@
 
 #define MAX_CLIENTS    64
 #define CLIENT_TIMEOUT 2.0 /* seconds a client may take to send its request */
-#define MAX_OVERRIDES  32
+#define MAX_OVERRIDES  64  /* above the number of keys: a flag given twice counts twice */
 
 struct job {
     struct np_job_meta meta;
@@ -62,6 +62,7 @@ struct job {
     enum np_class job_class; /* from the label (class_map), or set by an administrator */
     double registered_mono;
     double last_pages_mono, last_detail_mono;
+    double homecoming_quiet_until; /* its last homecoming moved nothing: not again before */
     bool traced, ended;
 };
 
@@ -471,11 +472,12 @@ static void save_state(void)
             if (!j->sampler.tasks[t].gone)
                 json_array_append_new(pids, json_integer(j->sampler.tasks[t].pid));
         json_array_append_new(
-            arr, json_pack("{s:I, s:I, s:I, s:f, s:s, s:s, s:s, s:o, s:O}", "job",
+            arr, json_pack("{s:I, s:I, s:I, s:f, s:s, s:s, s:s, s:s, s:o, s:O}", "job",
                            (json_int_t)j->meta.job_id, "step", (json_int_t)j->meta.step_id, "uid",
                            (json_int_t)j->meta.uid, "start", j->meta.start_epoch, "policy",
-                           j->meta.policy_requested, "sensitivity", j->meta.sensitivity, "cpus",
-                           j->meta.cpus, "pids", pids, "tasks", j->tasks));
+                           j->meta.policy_requested, "sensitivity", j->meta.sensitivity, "class",
+                           np_class_name(j->job_class), "cpus", j->meta.cpus, "pids", pids, "tasks",
+                           j->tasks));
     }
     snprintf(path, sizeof(path), "%s/registry.json", d.cfg.state_dir);
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -534,6 +536,7 @@ static struct job *new_job(uint32_t job_id, uint32_t step_id, uid_t uid, const c
                                                       : d.cfg.class_default_high)
                        ? NP_CLASS_HIGH
                        : NP_CLASS_LOW;
+    snprintf(j->meta.job_class, sizeof(j->meta.job_class), "%s", np_class_name(j->job_class));
     j->stats.migration_enabled = d.cfg.migration;
     j->meta.local_nodes = j->stats.local_nodes = cpu_nodes_mask(j->sampler.cpus);
     snprintf(j->meta.backends, sizeof(j->meta.backends), "%s", d.perf_mask ? "perf,proc" : "proc");
@@ -579,6 +582,11 @@ static void load_state(void)
         if (!j)
             continue;
         j->meta.start_epoch = json_number_value(json_object_get(entry, "start"));
+        /* a class an administrator set survives the restart */
+        if (np_class_from_name(json_string_value(json_object_get(entry, "class")), &j->job_class,
+                               NULL) == 0)
+            snprintf(j->meta.job_class, sizeof(j->meta.job_class), "%s",
+                     np_class_name(j->job_class));
         if (json_is_array(json_object_get(entry, "tasks"))) {
             json_decref(j->tasks);
             j->tasks = json_incref(json_object_get(entry, "tasks"));
@@ -675,18 +683,26 @@ static struct np_node_view *build_view(void)
 {
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     struct np_node_view *view = migrator_view_new(d.njobs);
-    unsigned nnodes = d.topology ? np_topology_node_count(d.topology) : 1;
+    const unsigned count = d.topology ? np_topology_node_count(d.topology) : 1;
 
     if (!view)
         return NULL;
-    view->nnodes = nnodes > NP_MAX_NODES ? NP_MAX_NODES : nnodes;
-    for (unsigned n = 0; n < view->nnodes; n++) {
+    /* Indexed by the kernel's node numbers, as numa_maps, move_pages and the CPUs' nodes are;
+     * a gap in the numbering is a slot with no memory, never a candidate or a destination. */
+    for (unsigned n = 0; n < count; n++) {
         const struct np_numa_node *node = d.topology ? np_topology_node(d.topology, n) : NULL;
         const unsigned os = node ? node->os_index : n;
-        np_node_meminfo(d.cfg.proc_root, os, &view->total_bytes[n], &view->free_bytes[n], NULL);
-        for (unsigned m = 0; m < view->nnodes; m++) {
-            int dist = d.topology ? np_topology_distance(d.topology, n, m) : 0;
-            view->distance[n][m] = (uint8_t)(dist > 0 && dist < 256 ? dist : 0);
+        if (os >= NP_MAX_NODES)
+            continue;
+        if (os + 1 > view->nnodes)
+            view->nnodes = os + 1;
+        np_node_meminfo(d.cfg.proc_root, os, &view->total_bytes[os], &view->free_bytes[os], NULL);
+        for (unsigned m = 0; m < count; m++) {
+            const struct np_numa_node *to = d.topology ? np_topology_node(d.topology, m) : NULL;
+            const unsigned os_to = to ? to->os_index : m;
+            const int dist = d.topology ? np_topology_distance(d.topology, n, m) : 0;
+            if (os_to < NP_MAX_NODES)
+                view->distance[os][os_to] = (uint8_t)(dist > 0 && dist < 256 ? dist : 0);
         }
     }
     for (unsigned i = 0; i < d.njobs; i++) {
@@ -707,6 +723,7 @@ static struct np_node_view *build_view(void)
         v->id = (uint64_t)j->meta.job_id << 16 | (j->meta.step_id & 0xffffu);
         v->job_class = j->job_class;
         v->cpu_nodes = j->stats.local_nodes;
+        v->homecoming_paused = np_monotonic_s() < j->homecoming_quiet_until;
         for (unsigned n = 0; n < view->nnodes; n++)
             v->pages_on_node[n] = j->stats.pages_end[n] / page;
         if (j->stats.bw_intervals) {
@@ -853,8 +870,17 @@ static void collect_migration(void)
                                             (json_int_t)o->moved.pages_moved, "dry_run", dry,
                                             "used_proxy", r->used_proxy));
         }
-        if (r->moved == 0 && r->request.trigger != NP_TRIGGER_ADMIN)
+        /* A trigger whose request moved nothing would ask again at once: it waits 30 s. A
+         * homecoming waits per job, so one stuck high job does not hold back the others. */
+        if (r->moved == 0 && r->request.trigger == NP_TRIGGER_HOMECOMING) {
+            struct job *j = r->request.target_job >= 0
+                                ? job_of_view(done.view, (size_t)r->request.target_job)
+                                : NULL;
+            if (j)
+                j->homecoming_quiet_until = np_monotonic_s() + 30.0;
+        } else if (r->moved == 0 && r->request.trigger != NP_TRIGGER_ADMIN) {
             d.trigger_quiet_until[r->request.trigger] = np_monotonic_s() + 30.0;
+        }
     } else {
         LOG(ERROR, "migration: %s", done.err.msg);
     }
@@ -952,6 +978,8 @@ static json_t *do_set_class(const struct client *c, uint32_t job_id, const char 
                 np_step_name(d.jobs[i]->meta.step_id), np_class_name(d.jobs[i]->job_class),
                 np_class_name(cls), (unsigned)c->cred.uid);
             d.jobs[i]->job_class = cls;
+            snprintf(d.jobs[i]->meta.job_class, sizeof(d.jobs[i]->meta.job_class), "%s",
+                     np_class_name(cls));
             changed++;
         }
     if (!changed)
@@ -962,10 +990,33 @@ static json_t *do_set_class(const struct client *c, uint32_t job_id, const char 
     return reply;
 }
 
+/* Is @p os a NUMA node of this machine (the kernel's numbering)? */
+static bool node_exists(unsigned os)
+{
+    const unsigned count = d.topology ? np_topology_node_count(d.topology) : 1;
+
+    for (unsigned n = 0; n < count; n++)
+        if ((d.topology ? np_topology_node(d.topology, n)->os_index : n) == os)
+            return true;
+    return false;
+}
+
+/* "nodes 0,1,2,3": for messages. Static buffer. */
+static const char *node_list_text(void)
+{
+    static char text[256];
+    const unsigned count = d.topology ? np_topology_node_count(d.topology) : 1;
+    size_t len = (size_t)snprintf(text, sizeof(text), "nodes ");
+
+    for (unsigned n = 0; n < count && len < sizeof(text); n++)
+        len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%u", n ? "," : "",
+                                d.topology ? np_topology_node(d.topology, n)->os_index : n);
+    return text;
+}
+
 /* NULL: queued, the reply comes when the worker is done. */
 static json_t *do_migrate(struct client *c, const struct np_proto_request *req)
 {
-    const unsigned nnodes = d.topology ? np_topology_node_count(d.topology) : 1;
     const struct np_order_ops *order =
         np_order_lookup(req->migrate.order[0] ? req->migrate.order : d.cfg.migration_order);
     struct np_request r = {.src = req->migrate.from,
@@ -985,10 +1036,10 @@ static json_t *do_migrate(struct client *c, const struct np_proto_request *req)
         return np_proto_reply_error("order \"%s\": accepted: best-plus, best, random, worst, "
                                     "worst-plus",
                                     req->migrate.order);
-    if (r.src >= nnodes || r.dst >= nnodes || r.src == r.dst)
-        return np_proto_reply_error("nodes %u -> %u: this machine has nodes 0-%u, and they must "
-                                    "differ",
-                                    r.src, r.dst, nnodes - 1);
+    if (!node_exists(r.src) || !node_exists(r.dst) || r.src == r.dst)
+        return np_proto_reply_error("nodes %u -> %u: they must be two different NUMA nodes of "
+                                    "this machine (%s)",
+                                    r.src, r.dst, node_list_text());
     snprintf(r.reason, sizeof(r.reason), "administrator (uid %u)%s", (unsigned)c->cred.uid,
              req->migrate.dry_run ? ", dry run" : "");
     c->pending = ++d.next_tag;
@@ -1395,6 +1446,10 @@ static void usage(FILE *out)
             "  --socket --state_dir --spool_dir --pid_file --log --log_level --interval_ms\n"
             "  --numa_maps_interval_ms --numa_maps_large_interval_ms --numa_maps_large_bytes\n"
             "  --backends --housekeeping_cpus --record --proc_root --max_jobs\n"
+            "  --migration --migration_dry_run --migration_rate_mb_s --migration_order\n"
+            "  --free_floor_mb --trigger_homecoming --trigger_pressure --trigger_bandwidth\n"
+            "  --bandwidth_threshold_mb_s --bandwidth_intervals --admin_group --class_map\n"
+            "  --class_default\n"
             "  (dashes may replace underscores). --check-config validates and exits.\n"
             "  Default config: %s. See numaplaced(8).\n",
             NP_HELPER_DEFAULT_CONFIG);

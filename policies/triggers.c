@@ -36,10 +36,10 @@ static int propose_homecoming(const struct np_node_view *view,
         const struct np_job_view *job = &view->jobs[j];
         const int home = np_job_home_node(view, job);
 
-        if (job->job_class != NP_CLASS_HIGH || home < 0)
+        if (job->job_class != NP_CLASS_HIGH || home < 0 || job->homecoming_paused)
             continue;
         for (unsigned node = 0; node < view->nnodes && n < max; node++) {
-            if ((job->cpu_nodes >> node & 1u) || job->pages_on_node[node] == 0)
+            if ((job->cpu_nodes >> node & 1u) || job->pages_on_node[node] < NP_HOMECOMING_MIN_PAGES)
                 continue;
             out[n] = (struct np_request){.src = node,
                                          .dst = (unsigned)home,
@@ -139,7 +139,7 @@ static int propose_bandwidth(const struct np_node_view *view,
     _Static_assert(sizeof(struct bandwidth_state) <= NP_TRIGGER_STATE_SIZE, "state too large");
     if (!view->node_bandwidth_available) {
         snprintf(why, why_len,
-                 "inactive: no per-node memory bandwidth is measured here (no memory-controller "
+                 "no per-node memory bandwidth is measured here (no memory-controller "
                  "or LLC-miss counters)");
         return 0;
     }

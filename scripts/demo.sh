@@ -110,6 +110,42 @@ if [ "$use_plugin" = 1 ]; then
   demo_job_report "$job"
 fi
 
+# Migration needs several NUMA nodes: scripts/main-job sets NUMAPLACE_DEMO_MIGRATE=1 in the
+# 4-node guest. Four one-task jobs, started one after another so Slurm gives each the next two
+# CPUs (one node each); numactl puts each job's memory where the scene needs it.
+demo_migration() {
+  local jobs=() j
+  section "migration: four jobs, memory placed by numactl inside the task"
+  # job   class  CPUs on node  memory on node  for the request 2 -> 1 below
+  #  A    low    0             2               remote stays remote (O)
+  #  B    low    1             2               gains: its memory comes home (L)
+  #  C    high   2             2               high: never moved away
+  #  D    high   3             0               away from home: the homecoming trigger moves it
+  for spec in "low 2" "low 2" "high 2" "high 0"; do
+    read -r class mem <<<"$spec"
+    srun -n1 -c2 --numa-policy=none --numa-sensitivity="$class" \
+      numactl --membind="$mem" "$NP_WORKLOAD" --mb 48 --busy 0 --idle 45 >/dev/null 2>&1 &
+    np_wait_for 30 bash -c "[ \$(squeue -h -t R | wc -l) -ge $((${#jobs[@]} + 1)) ]" || true
+    jobs+=("$(squeue -h -t R -o %i | sort -n | tail -1)")
+  done
+  sleep 4 # numaplaced samples each job, reads its pages, and acts on the high job away from home
+  section "numaplace status: pages per node (job D's pages already came home to node 3)"
+  np_numaplace status || true
+  section "numaplace migrate --from 2 --to 1 --pages 16384 (64 MiB, order best-plus)"
+  np_numaplace migrate --from 2 --to 1 --pages 16384 || true
+  sleep 2
+  section "numaplace status after the request"
+  np_numaplace status || true
+  section "what numaplaced logged about migration"
+  grep -E 'migration|trigger|homecoming|best-plus' "$np_dir/helper/numaplaced.log" | sed 's/^[^ ]* numaplaced: /  /' | tail -12 || true
+  for j in "${jobs[@]}"; do scancel "$j"; done
+  wait || true
+  demo_job_report "${jobs[1]}"
+}
+if [ "$use_plugin" = 1 ] && [ "${NUMAPLACE_DEMO_MIGRATE:-0}" = 1 ]; then
+  demo_migration
+fi
+
 np_cluster_stop
 echo
 echo "demo finished: cluster stopped, nothing left running"

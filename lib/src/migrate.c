@@ -177,21 +177,26 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, s
         /* Per-page statuses still say what happened to each page. */
     }
     for (unsigned i = 0; i < found; i++) {
-        if (m->status[i] < 0)
-            count_failure(m->result, m->status[i]);
-        else if (m->status[i] != m->dst)
-            m->result->pages_failed[NP_MOVE_FAIL_OTHER]++;
-    }
-    /* A transparent huge page moves whole when one of its base pages is asked for: count what
-     * is on D now among every page of this batch that was on S, not just the ones asked for. */
-    rc = move_pages(m->pid, all, m->on_src, NULL, m->status, 0);
-    if (rc < 0)
-        return errno == ESRCH ? -ESRCH
-                              : np_err_set(err, -errno, "move_pages(query, pid %d): %s",
-                                           (int)m->pid, strerror(errno));
-    for (unsigned i = 0; i < all; i++)
         if (m->status[i] == m->dst)
             moved++;
+        else if (m->status[i] < 0)
+            count_failure(m->result, m->status[i]);
+        else
+            m->result->pages_failed[NP_MOVE_FAIL_OTHER]++;
+    }
+    /* A transparent huge page moves whole when one of its base pages is asked for: when the
+     * budget cut this batch short, the pages on S not asked for may have moved with it. Only
+     * then is a second query needed (a full batch's statuses already say where each page is). */
+    if (found < all) {
+        rc = move_pages(m->pid, all - found, m->on_src + found, NULL, m->status, 0);
+        if (rc < 0)
+            return errno == ESRCH ? -ESRCH
+                                  : np_err_set(err, -errno, "move_pages(query, pid %d): %s",
+                                               (int)m->pid, strerror(errno));
+        for (unsigned i = 0; i < all - found; i++)
+            if (m->status[i] == m->dst)
+                moved++;
+    }
     m->result->pages_moved += moved;
     if (moved > found) /* the huge pages' other base pages moved too: they count against the rate */
         m->result->ns_throttled +=

@@ -568,6 +568,8 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *
                                   meta->policy_requested[0] ? meta->policy_requested : "unknown",
                                   "tasks", meta->tasks ? json_incref(meta->tasks) : json_array()));
     json_object_set_new(rep, "sensitivity", json_string(meta->sensitivity));
+    if (meta->job_class[0])
+        json_object_set_new(rep, "class", json_string(meta->job_class));
     json_object_set_new(rep, "cpus", json_string(meta->cpus));
     json_object_set_new(rep, "sampling",
                         json_pack("{s:f, s:i, s:s}", "interval_s", meta->interval_s, "count",
@@ -701,9 +703,12 @@ int np_report_print(FILE *out, json_t *r)
             (long long)json_integer_value(json_object_get(samp, "count")),
             json_number_value(json_object_get(samp, "interval_s")),
             json_string_value(json_object_get(samp, "backends")));
-    fprintf(out, "  %-22s %s, class %s, CPUs %s\n", "policy requested",
+    fprintf(out, "  %-22s %s, sensitivity %s, class %s, CPUs %s\n", "policy requested",
             json_string_value(json_object_get(json_object_get(r, "policy"), "requested")),
             json_string_value(json_object_get(r, "sensitivity")),
+            json_string_value(json_object_get(r, "class"))
+                ? json_string_value(json_object_get(r, "class"))
+                : json_string_value(json_object_get(r, "sensitivity")),
             json_string_value(json_object_get(r, "cpus")));
     tasks = json_object_get(json_object_get(r, "policy"), "tasks");
     json_array_foreach(tasks, i, task)

@@ -117,14 +117,22 @@ np_expect_eq "$(json 'd["helper"]["cpu_time_s"] > 0' "$r")" "True" "helper's own
 np_end_case
 
 np_case "numaplace report: text and JSON for the owner, refused for another user"
-np_run np_run_as "$user" "$NP_CLI" --spool "$np_dir/helper/spool" report "$job"
+np_run np_run_as "$user" "$NP_CLI" --spool "$np_dir/helper/spool" report --steps "$job"
 np_expect_rc 0
 np_expect_match "^job $job step 0 on "
 np_expect_match "CPI +unavailable \(|CPI +mean "
 np_expect_match "pages per node"
-np_run np_run_as "$user" "$NP_CLI" --spool "$np_dir/helper/spool" report "$job" --json
+np_run np_run_as "$user" "$NP_CLI" --spool "$np_dir/helper/spool" report --steps "$job" --json
 np_expect_rc 0
 np_expect_match '"schema": "numaplace.report/1"'
+# Without --steps: the job summary, merged from this node's spool (this cluster keeps no
+# accounting, and the command says so).
+np_run np_run_as "$user" "$NP_CLI" --spool "$np_dir/helper/spool" report "$job" --json
+np_expect_rc 0
+np_expect_match '"schema": "numaplace.summary/1"'
+np_run np_run_as "$user" "$NP_CLI" --spool "$np_dir/helper/spool" report "$job"
+np_expect_rc 0
+np_expect_match "source: this node's spool"
 np_run np_run_as "$other" "$NP_CLI" --spool "$np_dir/helper/spool" report "$job"
 np_expect_fail
 np_expect_match "job $job is not yours"
@@ -143,7 +151,7 @@ np_wait_for 60 test -s "$np_dir/helper/spool/$jb.batch.$(hostname).json" ||
   np_fail "no batch report for job $jb"
 np_wait_for 10 test -s "$np_dir/helper/spool/$jb.0.$(hostname).json" ||
   np_fail "no step 0 report for job $jb"
-np_run np_numaplace report "$jb"
+np_run np_numaplace report --steps "$jb"
 np_expect_match "^job $jb step batch "
 np_expect_match "^job $jb step 0 "
 np_end_case

@@ -60,7 +60,7 @@ static void setup_view(void)
         jobs[i].pages_on_node[0] = spec[i].pages0;
         jobs[i].bandwidth = spec[i].bw;
     }
-    jobs[5].pages_on_node[2] = 30; /* job 6 (high, CPUs on 3) has pages on node 2 */
+    jobs[5].pages_on_node[2] = 300; /* job 6 (high, CPUs on 3) has pages on node 2 */
     view.jobs = jobs;
     view.njobs = 6;
 }
@@ -179,7 +179,7 @@ START_TEST(test_homecoming_trigger)
     setup_view();
     ck_assert_ptr_nonnull(t);
     n = t->propose(&view, &tc, state, out, 8, why, sizeof(why));
-    /* High job 4 (CPUs on 1) has 500 pages on node 0; high job 6 (CPUs on 3) 30 on node 2. */
+    /* High job 4 (CPUs on 1) has 500 pages on node 0; high job 6 (CPUs on 3) 300 on node 2. */
     ck_assert_int_eq(n, 2);
     ck_assert_uint_eq(out[0].src, 0);
     ck_assert_uint_eq(out[0].dst, 1);
@@ -187,8 +187,17 @@ START_TEST(test_homecoming_trigger)
     ck_assert_int_eq(out[0].target_job, 3);
     ck_assert_uint_eq(out[1].src, 2);
     ck_assert_uint_eq(out[1].dst, 3);
-    ck_assert_uint_eq(out[1].pages, 30);
+    ck_assert_uint_eq(out[1].pages, 300);
     ck_assert_ptr_nonnull(strstr(out[0].reason, "away from its CPUs"));
+
+    /* A job whose last homecoming moved nothing is left alone while paused; a remote share
+     * under NP_HOMECOMING_MIN_PAGES (shared libraries' page cache) is not worth a request. */
+    jobs[3].homecoming_paused = true;
+    jobs[5].pages_on_node[2] = NP_HOMECOMING_MIN_PAGES - 1;
+    ck_assert_int_eq(t->propose(&view, &tc, state, out, 8, why, sizeof(why)), 0);
+    jobs[5].pages_on_node[2] = NP_HOMECOMING_MIN_PAGES;
+    ck_assert_int_eq(t->propose(&view, &tc, state, out, 8, why, sizeof(why)), 1);
+    ck_assert_int_eq(out[0].target_job, 5);
 }
 END_TEST
 
@@ -259,7 +268,7 @@ START_TEST(test_bandwidth_trigger)
 
     setup_view();
     ck_assert_int_eq(t->propose(&view, &tc, state, out, 4, why, sizeof(why)), 0);
-    ck_assert_ptr_nonnull(strstr(why, "inactive"));
+    ck_assert_ptr_nonnull(strstr(why, "no per-node memory bandwidth is measured"));
 
     view.node_bandwidth_available = true;
     view.node_bandwidth[0] = 12e9;

@@ -98,7 +98,7 @@ print("interleaved-ok" if ok else "interleaved-wrong")
 PY
 )
   np_expect_match "interleaved-ok"
-  np_run np_numaplace report "$job"
+  np_run np_numaplace report --steps "$job"
   np_expect_match "peak .*node1=3[0-9]\.[0-9] MiB node2=3[0-9]\.[0-9] MiB"
   np_helper_stop
   np_cluster_set_plugstack "optional $NP_PLUGIN"

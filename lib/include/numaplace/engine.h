@@ -44,6 +44,7 @@ struct np_job_view {
     uint64_t pages_on_node[NP_MAX_NODES]; /**< base pages per node (numa_maps) */
     double bandwidth;                     /**< bytes/s: measured, or the proxy */
     bool bandwidth_is_proxy;              /**< no memory counter: see np_bandwidth_proxy */
+    bool homecoming_paused; /**< its last homecoming moved nothing: left alone for a while */
 };
 
 /** The node: its NUMA nodes' memory and distances, and the jobs on it. */
@@ -74,6 +75,10 @@ enum np_trigger_kind {
     NP_TRIGGER_HOMECOMING, /**< a high job's pages off its CPUs' nodes are brought home */
 };
 NP_API const char *np_trigger_name(enum np_trigger_kind t);
+
+/** Homecoming leaves smaller remote shares alone (e.g. shared libraries' page cache, which
+ *  MPOL_MF_MOVE cannot move anyway). */
+#define NP_HOMECOMING_MIN_PAGES 256
 
 /** "Move at least N pages from node S to node D", plus who asked and why. */
 struct np_request {

@@ -1,0 +1,79 @@
+/*
+ * accounting.h - the `numaplace` command's side of Slurm accounting: a job's per-node reports
+ * from the spool, the merged job summary (numaplace/summary.h) stored in the job's AdminComment
+ * the way Princeton's jobstats stores its own, read back with sacct, and the admin's job list.
+ *
+ * Slurm is reached through its own commands (sacct, scontrol, sacctmgr), exec'd without a shell,
+ * as seff and jobstats do: they honour the site's slurm.conf, PrivateData and authentication.
+ */
+#ifndef NUMAPLACE_ACCOUNTING_H
+#define NUMAPLACE_ACCOUNTING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "numaplace/common.h"
+
+/**
+ * Run @p argv (argv[0] looked up in PATH, no shell) and capture its standard output; its standard
+ * error goes to @p errbuf (first line kept) when not NULL.
+ * @param out new NUL-terminated text (free()), also on a non-zero exit
+ * @return the exit status (>= 0), or -errno when it could not run, with @p err
+ */
+int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct np_err *err);
+
+/**
+ * The reports of job @p job_arg ("42" or "42.batch") in @p spool, appended to @p reports.
+ * @p denied / @p bad count files the caller may not read / that are not reports (message on
+ * stderr for each bad one).
+ * @return the number appended, or -errno when the spool cannot be read (with @p err)
+ */
+int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, int *denied,
+                       int *bad, struct np_err *err);
+
+/**
+ * The job's stored summary from accounting (sacct's AdminComment).
+ * @param summary new reference on 0
+ * @param uid the job's uid on 0 and -ENOMSG
+ * @return 0; -ENOENT (sacct does not know the job, or the caller may not see it); -ENOMSG (the
+ *         job has no numaplace summary: AdminComment empty or another tool's); -EBADMSG (a
+ *         corrupt summary); -EIO (sacct failed); each with @p err
+ */
+int acct_load_summary(uint32_t job_id, json_t **summary, uid_t *uid, struct np_err *err);
+
+/**
+ * Store this node's reports of @p job_id (from @p spool) into the job's AdminComment: merge them
+ * into whatever numaplace summary is stored already (every node's epilog adds its own), fit it
+ * under NP_SUMMARY_STORED_MAX, write it with scontrol (the job is still completing while the
+ * epilogs run), and read it back; a concurrent writer that overwrote this node's part is retried
+ * with a random back-off. Never overwrites another tool's AdminComment. @p nodes: the job's
+ * node list (a Slurm hostlist) or NULL to skip the missing-node bookkeeping. Messages go to
+ * @p log (the epilog logs them to syslog).
+ * @return 0, or -errno with @p err
+ */
+int acct_store(uint32_t job_id, const char *spool, const char *nodes, const struct np_log *log,
+               struct np_err *err);
+
+/** Options of `numaplace jobs`. */
+struct acct_jobs_filter {
+    const char *user;  /**< NULL: every user the caller may see */
+    const char *since; /**< sacct -S form; NULL: sacct's default (midnight) */
+    const char *until; /**< sacct -E form; NULL: now */
+};
+
+/**
+ * `numaplace jobs`: finished jobs with a numaplace summary, worst local share first, as text or
+ * (with @p as_json) a JSON array. @return 0, or -errno with @p err.
+ */
+int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct np_err *err);
+
+/**
+ * May the caller read job @p job_uid's report? Root, the job's owner, and Slurm operators and
+ * administrators (sacctmgr's AdminLevel), as sacct itself allows.
+ */
+bool acct_may_read(uid_t job_uid);
+
+#endif /* NUMAPLACE_ACCOUNTING_H */

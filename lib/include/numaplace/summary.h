@@ -1,0 +1,153 @@
+/*
+ * numaplace/summary.h - one job's per-node reports merged into one summary (schema:
+ * docs/summary-schema.md), its plain-language advice, a seff-like text form, the stored form that
+ * fits Slurm's AdminComment, and its timeline plot.
+ *
+ * Flow at the end of a job (each node's epilog): np_summary_new, np_summary_expect_nodes with the
+ * job's allocated nodes, np_summary_add_report for each of the node's reports, then
+ * np_summary_merge into what is already stored (np_stored_decode of the AdminComment) and
+ * np_summary_fit to store the result again.
+ *
+ * A summary is a plain jansson object: callers may read it freely, and should change it only
+ * through these functions. Figures keep the report's form: `{"value", "unit", "source"}` or
+ * `{"unavailable": why, "source"}`; an unavailable figure stays unavailable with its reason and is
+ * never replaced by zero.
+ */
+#ifndef NUMAPLACE_SUMMARY_H
+#define NUMAPLACE_SUMMARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "numaplace/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NP_SUMMARY_SCHEMA "numaplace.summary/1"
+
+/**
+ * The longest stored summary (the "NPS1:..." string, in bytes) to put in a job's AdminComment.
+ * slurmdbd keeps admin_comment in a MySQL TEXT column, which holds at most 65,535 bytes; longer
+ * comments are cut or refused. 60,000 leaves about 5.5 kB for another tool's note next to ours
+ * and for the quoting of `sacctmgr`/`scontrol` around the value. Pass it to np_summary_fit.
+ */
+#define NP_SUMMARY_STORED_MAX 60000
+
+/* Advice thresholds (docs/summary-schema.md explains each; the model is shared/design/model.md).
+ */
+#define NP_ADVICE_REMOTE_SHARE          0.50 /**< remote-memory: local share below this on a node */
+#define NP_ADVICE_LOCAL_GOOD_SHARE      0.90 /**< local-is-good: local policy and share >= this */
+#define NP_ADVICE_HIGH_LOCAL_SHARE      0.90 /**< high-but-remote: class high and share below */
+#define NP_ADVICE_BANDWIDTH_BYTES_PER_S 2e9  /**< interleave-may-help: mean bandwidth >= this */
+#define NP_ADVICE_SPREAD_SHARE          0.10 /**< ... and >= 2 NUMA nodes each hold >= this share */
+#define NP_ADVICE_KERNEL_SHARE          0.10 /**< os-noise: kernel share of CPU time >= this, */
+#define NP_ADVICE_INVOLUNTARY_CS_PER_S  100.0  /**< or involuntary context switches/s >= this, */
+#define NP_ADVICE_INTERRUPTS_PER_S      1000.0 /**< or interrupts/s on the job's CPUs >= this */
+
+/** Width of the local-memory bar in np_summary_print: `[##########----------]`. */
+#define NP_SUMMARY_BAR_WIDTH 20
+
+/**
+ * An empty summary of job @p job_id (no nodes, no reports).
+ * @return a new reference, NULL on out-of-memory
+ */
+NP_API json_t *np_summary_new(uint32_t job_id);
+
+/**
+ * Name the job's user (`user`); the summary holds only the uid otherwise. @p user is copied.
+ * @return 0, or -EINVAL (not a summary, empty name) / -ENOMEM with @p err
+ */
+NP_API int np_summary_set_user(json_t *summary, const char *user, struct np_err *err);
+
+/**
+ * Check that @p summary (borrowed) is a summary this numaplace reads.
+ * @return 0, -EINVAL (not a summary) or -EPROTO (another schema version) with @p err
+ */
+NP_API int np_summary_check(const json_t *summary, struct np_err *err);
+
+/**
+ * Fold one step's report (borrowed; copied where kept) into @p summary: the step joins its node's
+ * steps and the node's figures, then the totals and missing_nodes are recomputed.
+ *
+ * A report with another schema version is not an error: it is recorded in `skipped` with the
+ * reason and the function returns 0 with @p err->code 0 and @p err->msg saying what was skipped
+ * (check `err.msg[0]`).
+ * @return 0; -EINVAL (not a summary, not a report, a report of another job or uid, no node or
+ *         step); -EEXIST (that node's step is in the summary already); -ENOMEM; each with @p err
+ */
+NP_API int np_summary_add_report(json_t *summary, json_t *report, struct np_err *err);
+
+/**
+ * The job's allocated nodes, as names separated by commas, spaces or newlines (the caller expands
+ * Slurm hostlists with `scontrol show hostnames`). Each one without a report (and without a
+ * skipped report) is listed in `missing_nodes` until its report is added or merged. May be called
+ * before or after the reports are added; calls accumulate.
+ * @return 0, or -EINVAL (not a summary; empty list; a name with characters other than letters,
+ *         digits, '.', '-', '_', such as an unexpanded "node[1-4]") / -ENOMEM with @p err
+ */
+NP_API int np_summary_expect_nodes(json_t *summary, const char *hostlist, struct np_err *err);
+
+/**
+ * Merge @p other (borrowed; its parts are copied) into @p into, both summaries of the same job:
+ * each node in @p other replaces the same node in @p into (other wins), `skipped` and `trimmed`
+ * are united, and totals and missing_nodes are recomputed.
+ * @return 0, or -EINVAL (not summaries, different jobs or uids) / -EPROTO / -ENOMEM with @p err
+ */
+NP_API int np_summary_merge(json_t *into, json_t *other, struct np_err *err);
+
+/**
+ * Plain-language advice from the summary's figures (borrowed): an array of
+ * `{"rule": id, "text": one sentence}`, one entry per rule that fires (naming its nodes), in the
+ * order remote-memory, high-but-remote, interleave-may-help, local-is-good, os-noise, no-counters,
+ * migrated; `[{"rule": "none", "text": "nothing stood out"}]` when none does. Rules and
+ * thresholds: the NP_ADVICE_* macros above and docs/summary-schema.md. A rule whose figures were
+ * trimmed or are unavailable does not fire (no-counters reports the unavailable ones).
+ * @return a new reference, NULL for something that is not a summary or on out-of-memory
+ */
+NP_API json_t *np_summary_advice(const json_t *summary);
+
+/**
+ * Print @p summary (borrowed) as text, like seff: the job, user, nodes, policies, class, one
+ * block per node with a local-memory bar (`node1  local memory [##########----------]  52%`), CPI,
+ * bandwidth, migrations and OS interference (or `unavailable (why)`), the advice, and notes on
+ * missing, skipped and trimmed parts.
+ * @return 0, -EINVAL (not a summary, NULL @p out) or -EIO (write error)
+ */
+NP_API int np_summary_print(FILE *out, const json_t *summary);
+
+/**
+ * The stored form of @p summary (np_stored_encode, "NPS1:..."), at most @p max_bytes long (use
+ * NP_SUMMARY_STORED_MAX for AdminComment). When it is longer, detail is dropped from @p summary
+ * itself, in this order, each drop recorded in `trimmed` ({what, stored_bytes_before}) and the
+ * summary re-encoded until it fits: "timeline" (each node's), "steps" (per-step arrays),
+ * "numa-node-pages" (per-NUMA-node byte maps), "os-interference-details" (all but the kernel time
+ * share), "sources" (the `source` of every figure), "node-details" (everything per node but the
+ * local share, step count, duration, bytes moved, start/end, policy and class). Nothing is ever
+ * dropped from the ids, totals, missing_nodes, skipped or trimmed.
+ * @param stored receives a new string (free with free()); NULL on failure
+ * @return its length; -E2BIG when even the minimal summary does not fit (@p summary is left
+ *         trimmed); -EINVAL / -ENOMEM; each with @p err
+ */
+NP_API long np_summary_fit(json_t *summary, size_t max_bytes, char **stored, struct np_err *err);
+
+/**
+ * Draw the timeline kept for @p node (NULL: the first node in name order) with np_plot_timeline:
+ * memory per NUMA node, bandwidth, CPI, migrations as events. The format follows @p path's
+ * extension (.png or .svg).
+ * @return 0; -ENODATA when the node has no timeline (its reports predate timelines, or it was
+ *         trimmed to fit AdminComment); -ENOENT (no such node: the message lists them); -EINVAL
+ *         (not a summary, malformed timeline, unknown extension); -ENOMEM / -EIO; each with @p err
+ */
+NP_API int np_summary_plot(const json_t *summary, const char *node, const char *path,
+                           struct np_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_SUMMARY_H */
