@@ -13,5 +13,5 @@ exec test/vm/run --layout 4node --timeout 1200 -- env NUMAPLACE_BUILD="$build" b
   echo '## bench_migrate --mib 128 --rounds 6 --from 1 --to 2'
   '$build/bench/bench_migrate' --mib 128 --rounds 6 --from 1 --to 2
   echo
-  echo '## bench/migrate_helper.sh 256 8'
-  bash bench/migrate_helper.sh 256 8"
+  echo '## bench/migrate_helper.sh 160 8'
+  bash bench/migrate_helper.sh 160 8"

@@ -131,25 +131,36 @@ struct partial_move {
 /* x86-64's PMD size: transparent huge pages are this big and this aligned. */
 #define HUGE_ALIGN ((uintptr_t)2 << 20)
 
-/* Query one batch of addresses and move the ones on S. Returns 0, or -ESRCH when gone. */
-static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, struct np_err *err)
+/*
+ * Query one batch of addresses and move the ones on S. Returns 0, or -ESRCH when gone.
+ * @p all_on_src: numa_maps just showed every present page of this mapping on S, so the query is
+ * skipped and the whole batch is asked to move; addresses with no page (-ENOENT, -EFAULT) are
+ * then simply not there, neither moved nor failed.
+ */
+static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, bool all_on_src,
+                      struct np_err *err)
 {
     unsigned found = 0, all, moved = 0;
     long rc;
 
     for (unsigned i = 0; i < count; i++)
         m->addrs[i] = (void *)(start + (uintptr_t)i * m->page_size);
-    /* nodes == NULL: only ask where each page is; unmapped addresses report -EFAULT/-ENOENT. */
-    rc = move_pages(m->pid, count, m->addrs, NULL, m->status, 0);
-    if (rc < 0)
-        return errno == ESRCH ? -ESRCH
-                              : np_err_set(err, -errno, "move_pages(query, pid %d): %s",
-                                           (int)m->pid, strerror(errno));
+    if (all_on_src && !m->dry_run) {
+        memcpy(m->on_src, m->addrs, count * sizeof(*m->addrs));
+        found = count;
+    } else {
+        /* nodes == NULL: only ask where each page is; unmapped addresses report -EFAULT/-ENOENT. */
+        rc = move_pages(m->pid, count, m->addrs, NULL, m->status, 0);
+        if (rc < 0)
+            return errno == ESRCH ? -ESRCH
+                                  : np_err_set(err, -errno, "move_pages(query, pid %d): %s",
+                                               (int)m->pid, strerror(errno));
+        for (unsigned i = 0; i < count; i++)
+            if (m->status[i] == m->src)
+                m->on_src[found++] = m->addrs[i];
+        m->seen_on_src += found;
+    }
     m->result->pages_examined += count;
-    for (unsigned i = 0; i < count; i++)
-        if (m->status[i] == m->src)
-            m->on_src[found++] = m->addrs[i];
-    m->seen_on_src += found;
     if (found == 0)
         return 0;
     all = found;
@@ -177,6 +188,10 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, s
         /* Per-page statuses still say what happened to each page. */
     }
     for (unsigned i = 0; i < found; i++) {
+        if (all_on_src && (m->status[i] == -ENOENT || m->status[i] == -EFAULT))
+            continue; /* no page at this address */
+        if (all_on_src)
+            m->seen_on_src++;
         if (m->status[i] == m->dst)
             moved++;
         else if (m->status[i] < 0)
@@ -209,6 +224,7 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, s
 struct vma {
     uintptr_t start, end;
     uint64_t on_src;
+    bool only_src; /* numa_maps shows no page of it on another node */
 };
 
 struct vma_list {
@@ -232,7 +248,10 @@ static int collect_vma(const struct np_numa_mapping *m, void *arg)
         l->vmas = grown;
     }
     /* numa_maps counts pages of the mapping's own size (huge pages for hugetlbfs). */
-    l->vmas[l->n++] = (struct vma){m->start, 0, pages * (m->page_kb * 1024 / l->base_page)};
+    l->vmas[l->n++] = (struct vma){m->start, 0, pages * (m->page_kb * 1024 / l->base_page), true};
+    for (int node = 0; node < NP_NUMA_MAPS_MAX_NODES; node++)
+        if (node != l->src && m->pages[node])
+            l->vmas[l->n - 1].only_src = false;
     return 0;
 }
 
@@ -321,7 +340,7 @@ static int move_partial(struct partial_move *m, const char *root, struct np_err 
             unsigned count = left < m->batch ? (unsigned)left : m->batch;
             if (a % HUGE_ALIGN && to_boundary < count)
                 count = (unsigned)to_boundary;
-            rc = move_batch(m, a, count, err);
+            rc = move_batch(m, a, count, vmas[v].only_src, err);
             a += (uintptr_t)count * m->page_size;
         }
     }

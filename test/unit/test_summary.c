@@ -12,6 +12,7 @@
 
 #include "np_test.h"
 #include "numaplace/codec.h"
+#include "numaplace/report.h"
 #include "numaplace/summary.h"
 
 #define MiB (1024.0 * 1024.0)
@@ -879,6 +880,63 @@ START_TEST(test_plot_without_timeline)
 }
 END_TEST
 
+/* A report as numaplaced writes it (np_report_new), not a hand-made fixture: its local share and
+ * timeline reach the summary, and the summary's plot draws from it. */
+START_TEST(test_from_real_report)
+{
+    struct np_jobstats js;
+    struct np_job_meta meta = {.job_id = 300, .step_id = 0, .uid = 1000, .interval_s = 1};
+    struct np_err err = {0};
+    json_t *report, *summary, *node;
+    char path[] = "/tmp/np-summary-real-XXXXXX.png";
+    int fd;
+
+    snprintf(meta.node, sizeof(meta.node), "nodeA");
+    snprintf(meta.policy_requested, sizeof(meta.policy_requested), "local");
+    snprintf(meta.sensitivity, sizeof(meta.sensitivity), "high");
+    meta.start_epoch = 1.7e9;
+    meta.end_epoch = 1.7e9 + 10;
+    np_jobstats_init(&js);
+    js.local_nodes = 0x1;
+    for (int k = 0; k <= 10; k++) {
+        struct np_sample smp;
+        np_sample_init(&smp);
+        smp.t = k;
+        smp.have_pages = true;
+        /* local for the first half, then a quarter local */
+        smp.node_bytes[0] = k < 5 ? 100u << 20 : 25u << 20;
+        smp.node_bytes[1] = k < 5 ? 0 : 75u << 20;
+        ck_assert_int_eq(np_jobstats_add(&js, &smp), 0);
+    }
+    np_jobstats_event(&js, 5, "0->1 75 MiB");
+    report = np_report_new(&meta, &js, true);
+    summary = np_summary_new(300);
+    ck_assert_msg(np_summary_add_report(summary, report, &err) == 0, "%s", err.msg);
+    node = json_object_get(json_object_get(summary, "nodes"), "nodeA");
+    ck_assert_ptr_nonnull(node);
+    /* 5 s at 100% and 5 s at 25% */
+    ck_assert_double_eq_tol(
+        json_number_value(json_object_get(json_object_get(node, "local_share"), "value")), 0.625,
+        1e-9);
+    fd = mkstemps(path, 4);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_msg(np_summary_plot(summary, NULL, path, &err) == 0, "%s", err.msg);
+    {
+        unsigned char sig[8] = {0};
+        FILE *f = fopen(path, "rb");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fread(sig, 1, 8, f), 8);
+        fclose(f);
+        ck_assert_int_eq(memcmp(sig, "\x89PNG\r\n\x1a\n", 8), 0);
+    }
+    unlink(path);
+    json_decref(summary);
+    json_decref(report);
+    np_jobstats_fini(&js);
+}
+END_TEST
+
 START_TEST(test_not_a_summary)
 {
     json_t *r = load("job100.0.node1.json");
@@ -922,6 +980,7 @@ int main(void)
     tcase_add_loop_test(tc, test_plot, 0, sizeof(plot_cases) / sizeof(plot_cases[0]));
     tcase_add_test(tc, test_plot_without_timeline);
     tcase_add_test(tc, test_not_a_summary);
+    tcase_add_test(tc, test_from_real_report);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }
