@@ -12,6 +12,8 @@ packages=(
   util-linux procps iproute2 python3
   # multi-NUMA guest: QEMU, a Debian kernel, a static busybox for the initramfs
   qemu-system-x86 busybox-static cpio zstd
+  # accounting tests: a private MariaDB and slurmdbd per test cluster; pngcheck parses plots
+  mariadb-server slurmdbd pngcheck
 )
 
 if [ "$(id -u)" != 0 ]; then
