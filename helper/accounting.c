@@ -172,27 +172,6 @@ int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, 
     return added;
 }
 
-/* The AdminComment value of `scontrol -o show job`: NULL when the job is no longer there. */
-static char *controller_admin_comment(uint32_t job_id)
-{
-    char id[16], *out = NULL, *at, *value = NULL;
-    char *argv[] = {"scontrol", "-o", "show", "job", id, NULL};
-
-    snprintf(id, sizeof(id), "%" PRIu32, job_id);
-    if (acct_run(argv, &out, NULL, 0, NULL) != 0) {
-        free(out);
-        return NULL;
-    }
-    at = strstr(out, " AdminComment=");
-    /* Ours has no blanks (base64); another tool's may, but then only its being there matters. */
-    value = strndup(at ? at + strlen(" AdminComment=") : "",
-                    at ? strcspn(at + strlen(" AdminComment="), " \n") : 0);
-    if (value && strcmp(value, "(null)") == 0)
-        value[0] = '\0';
-    free(out);
-    return value;
-}
-
 /* sacct's view of one job: its uid and AdminComment. -ENOENT when sacct does not show it. */
 static int sacct_admin_comment(uint32_t job_id, uid_t *uid, char **comment, struct np_err *err)
 {
@@ -266,21 +245,51 @@ static char *expand_hostlist(const char *list)
     return out;
 }
 
-/* The summary currently stored for the job: from the controller while the job is there (the
- * database lags behind it), else from sacct. *current NULL: nothing stored yet.
- * -EEXIST: another tool's AdminComment. */
+/* The AdminComment slurmctld holds for the job while it is still there (another tool may have set
+ * it with scontrol; slurmdbd sees it only seconds after the job ends). NULL: not known there. */
+static char *controller_admin_comment(uint32_t job_id)
+{
+    char id[16], *out = NULL, *at, *value;
+    char *argv[] = {"scontrol", "-o", "show", "job", id, NULL};
+
+    snprintf(id, sizeof(id), "%" PRIu32, job_id);
+    if (acct_run(argv, &out, NULL, 0, NULL) != 0) {
+        free(out);
+        return NULL;
+    }
+    at = strstr(out, " AdminComment=");
+    value =
+        at ? strndup(at + strlen(" AdminComment="), strcspn(at + strlen(" AdminComment="), " \n"))
+           : strdup("");
+    free(out);
+    if (value && strcmp(value, "(null)") == 0)
+        value[0] = '\0';
+    return value;
+}
+
+/* The summary stored for the job in slurmdbd (where the epilogs write it; slurmctld does not
+ * see those writes). *current NULL: nothing stored yet. -EEXIST: another tool's AdminComment. */
 static int stored_summary(uint32_t job_id, json_t **current, struct np_err *err)
 {
-    char *comment = controller_admin_comment(job_id);
+    char *comment = NULL;
     uid_t uid;
     int rc;
 
     *current = NULL;
-    if (!comment && sacct_admin_comment(job_id, &uid, &comment, NULL) < 0)
-        return 0; /* neither knows it: store as the first */
-    if (!comment || !comment[0]) {
+    comment = controller_admin_comment(job_id);
+    if (comment && comment[0] &&
+        strncmp(comment, NP_STORED_PREFIX, strlen(NP_STORED_PREFIX)) != 0) {
         free(comment);
-        return 0;
+        return np_err_set(err, -EEXIST,
+                          "job %" PRIu32 "'s AdminComment holds another tool's text: numaplace "
+                          "does not overwrite it (the summary stays in the spool)",
+                          job_id);
+    }
+    free(comment);
+    comment = NULL;
+    if (sacct_admin_comment(job_id, &uid, &comment, NULL) < 0 || !comment || !comment[0]) {
+        free(comment);
+        return 0; /* not there yet, or empty: store as the first */
     }
     rc = np_stored_decode(comment, current, err);
     free(comment);
@@ -289,37 +298,9 @@ static int stored_summary(uint32_t job_id, json_t **current, struct np_err *err)
                           "job %" PRIu32 "'s AdminComment holds another tool's text: numaplace "
                           "does not overwrite it (the summary stays in the spool)",
                           job_id);
-    if (rc < 0) /* a corrupt summary of ours: replaced, and said so */
+    if (rc < 0) /* a corrupt summary of ours: replaced */
         *current = NULL;
     return 0;
-}
-
-/* scontrol while the job is known to the controller (epilogs run while it completes), sacctmgr
- * once it has left (then the database is written directly). */
-static int write_admin_comment(uint32_t job_id, const char *stored, struct np_err *err)
-{
-    char id[32], value[NP_SUMMARY_STORED_MAX + 64], errbuf[256], *out = NULL;
-    char *update[] = {"scontrol", "update", id, value, NULL};
-    char where[32], set[NP_SUMMARY_STORED_MAX + 64];
-    char *modify[] = {"sacctmgr", "-i", "modify", "job", "where", where, "set", set, NULL};
-    int rc;
-
-    snprintf(id, sizeof(id), "JobId=%" PRIu32, job_id);
-    snprintf(value, sizeof(value), "AdminComment=%s", stored);
-    rc = acct_run(update, &out, errbuf, sizeof(errbuf), err);
-    free(out);
-    if (rc == 0)
-        return 0;
-    snprintf(where, sizeof(where), "JobID=%" PRIu32, job_id);
-    snprintf(set, sizeof(set), "AdminComment=%s", stored);
-    rc = acct_run(modify, &out, errbuf, sizeof(errbuf), err);
-    free(out);
-    if (rc == 0)
-        return 0;
-    return np_err_set(err, -EIO,
-                      "neither scontrol update nor sacctmgr modify job stored job %" PRIu32
-                      "'s summary: %s",
-                      job_id, errbuf[0] ? errbuf : "no message");
 }
 
 /* Every node of @p mine is in @p stored (the read-back check of a concurrent store). */
@@ -375,6 +356,17 @@ int acct_store(uint32_t job_id, const char *spool, const char *nodes, const stru
     if (nodes && *nodes)
         expanded = expand_hostlist(nodes);
     srandom((unsigned)(getpid() ^ time(NULL)));
+    /* slurmdbd gets the job's row a few seconds after the job ends: read-merge-write only once it
+     * is there, so the nodes' writes do not all wait and then land at once. */
+    for (int waited = 0; waited < 60; waited++) {
+        uid_t uid;
+        char *comment = NULL;
+        const int known = sacct_admin_comment(job_id, &uid, &comment, NULL);
+        free(comment);
+        if (known != -ENOENT)
+            break;
+        usleep(250000);
+    }
     for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
         json_t *merged = NULL, *check = NULL;
         char *stored = NULL;
@@ -397,18 +389,26 @@ int acct_store(uint32_t job_id, const char *spool, const char *nodes, const stru
             rc = (int)len;
             break;
         }
-        rc = write_admin_comment(job_id, stored, err);
+        rc = acct_set_admin_comment(job_id, stored, err);
         free(stored);
         if (rc < 0)
             break;
-        /* Read back after a random pause: another node's epilog may have written over us. */
+        /* Read back twice: soon, and again after the other nodes' epilogs (which run at the same
+         * time) have had time to finish a write they based on what was stored before ours. A
+         * part that was overwritten is merged in and written again. */
         usleep((useconds_t)(100000 + random() % 300000));
         if (stored_summary(job_id, &check, NULL) == 0 && check && holds_nodes_of(check, mine)) {
             json_decref(check);
-            np_logf(log, NP_LOG_INFO, "job %s: summary stored in AdminComment (%ld bytes, try %d)",
-                    job_arg, len, attempt);
-            rc = 0;
-            goto out;
+            check = NULL;
+            usleep((useconds_t)(2000000 + random() % 500000));
+            if (stored_summary(job_id, &check, NULL) == 0 && check && holds_nodes_of(check, mine)) {
+                json_decref(check);
+                np_logf(log, NP_LOG_INFO,
+                        "job %s: summary stored in AdminComment (%ld bytes, try %d)", job_arg, len,
+                        attempt);
+                rc = 0;
+                goto out;
+            }
         }
         json_decref(check);
         rc = np_err_set(err, -EAGAIN,
@@ -546,11 +546,17 @@ int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct n
                              k ? "," : "", rule);
             }
             json_decref(advice);
+            char policies[64] = "";
+            json_t *p;
+            json_array_foreach(json_object_get(s, "policy_requested"), k, p)
+            {
+                if (json_is_string(p))
+                    snprintf(policies + strlen(policies), sizeof(policies) - strlen(policies),
+                             "%s%s", k ? "," : "", json_string_value(p));
+            }
             printf("%-10s %-10s %-11s %-5zu %-16s %-5s %-12s %s\n", jobs[i].id, jobs[i].user,
                    jobs[i].state, json_object_size(json_object_get(s, "nodes")),
-                   json_string_value(json_object_get(s, "policy_requested"))
-                       ? json_string_value(json_object_get(s, "policy_requested"))
-                       : "-",
+                   policies[0] ? policies : "-",
                    json_string_value(json_object_get(s, "sensitivity"))
                        ? json_string_value(json_object_get(s, "sensitivity"))
                        : "-",

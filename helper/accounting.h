@@ -35,6 +35,13 @@ int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, 
                        int *bad, struct np_err *err);
 
 /**
+ * Store @p value (borrowed) as job @p job_id's AdminComment in slurmdbd, byte for byte, through
+ * libslurm (helper/slurmdb_comment.c: why not scontrol or sacctmgr). Waits up to 15 s for the
+ * job's row to reach slurmdbd. @return 0, or -errno with @p err
+ */
+int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *err);
+
+/**
  * The job's stored summary from accounting (sacct's AdminComment).
  * @param summary new reference on 0
  * @param uid the job's uid on 0 and -ENOMSG
@@ -47,8 +54,8 @@ int acct_load_summary(uint32_t job_id, json_t **summary, uid_t *uid, struct np_e
 /**
  * Store this node's reports of @p job_id (from @p spool) into the job's AdminComment: merge them
  * into whatever numaplace summary is stored already (every node's epilog adds its own), fit it
- * under NP_SUMMARY_STORED_MAX, write it with scontrol (the job is still completing while the
- * epilogs run), and read it back; a concurrent writer that overwrote this node's part is retried
+ * under NP_SUMMARY_STORED_MAX, write it to slurmdbd (acct_set_admin_comment), and read it back
+ * with sacct; a concurrent writer that overwrote this node's part is retried
  * with a random back-off. Never overwrites another tool's AdminComment. @p nodes: the job's
  * node list (a Slurm hostlist) or NULL to skip the missing-node bookkeeping. Messages go to
  * @p log (the epilog logs them to syslog).

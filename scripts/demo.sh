@@ -8,6 +8,11 @@
 #   NUMAPLACE_BUILD    the build tree, for test/numa_probe (or NUMAPLACE_PROBE)
 #   NUMAPLACE_DEMO_PLUGIN=0   run the cluster parts only: empty plugstack, no --numa-policy
 #                      (for checking the demo itself without the plugin; says so loudly)
+#   NUMAPLACE_DEMO_ACCOUNTING=1   also Slurm accounting (private MariaDB and slurmdbd) with
+#                      numaplace's epilog: the monitored job runs as the user nptest, who then
+#                      reads its summary from sacct with `numaplace report`
+#   NUMAPLACE_DEMO_PLOT=FILE.png  where that report draws the job's timeline
+#   NUMAPLACE_DEMO_MIGRATE=1      the migration scene (needs several NUMA nodes: the guest)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=test/integration/lib.sh
@@ -37,12 +42,27 @@ show_tasks() {
   grep -v '^rank=' <<<"$out" | sed 's/^/    /' || true
 }
 
-# demo_job_report JOB: what numaplaced recorded for the job's steps on this node.
+accounting=${NUMAPLACE_DEMO_ACCOUNTING:-0}
+demo_user=nptest
+
+# demo_job_report JOB: the job's summary as its user reads it: from Slurm accounting when the
+# demo keeps it (stored by the epilog), else merged from this node's spool.
 demo_job_report() {
-  local job=$1
-  section "job report: numaplace report $job"
+  local job=$1 plot=${NUMAPLACE_DEMO_PLOT:-}
   np_wait_for 15 bash -c "ls '$np_dir/helper/spool/$job.'* >/dev/null 2>&1" || true
-  np_numaplace report "$job" || echo "(no report for job $job)"
+  if [ "$accounting" = 1 ]; then
+    section "job report, as $demo_user reads it after the job: numaplace report $job${plot:+ --plot $plot}"
+    np_wait_for 60 bash -c "sacct -j $job -X -n -P -o AdminComment | grep -q '^NPS1:'" ||
+      echo "(the epilog has not stored job $job's summary in accounting yet)"
+    # The user draws the plot where it may write; the demo keeps a copy outside the cluster.
+    mkdir -p "$np_dir/out" && chmod 1777 "$np_dir/out"
+    np_run_as "$demo_user" "$NP_CLI" --spool "$np_dir/helper/spool" report "$job" \
+      ${plot:+--plot "$np_dir/out/$(basename "$plot")"} || echo "(no report for job $job)"
+    [ -z "$plot" ] || cp "$np_dir/out/$(basename "$plot")" "$plot" 2>/dev/null || true
+  else
+    section "job report: numaplace report $job"
+    np_numaplace report "$job" || echo "(no report for job $job)"
+  fi
 }
 
 section "machine"
@@ -50,7 +70,12 @@ numactl --hardware | sed -n '1,3p'
 if [ "$use_plugin" = 1 ]; then
   echo "plugin: $NP_PLUGIN"
   echo "helper: $NP_HELPER"
-  np_cluster_start
+  if [ "$accounting" = 1 ]; then
+    np_test_user_ensure "$demo_user"
+    NP_ACCOUNTING=1 NP_NUMAPLACE_EPILOG=1 np_cluster_start
+  else
+    np_cluster_start
+  fi
   np_cluster_set_plugstack "$(np_helper_plugstack default_policy=local)"
   np_helper_start
   section "numaplaced start-up (its log)"
@@ -99,8 +124,10 @@ if [ "$use_plugin" = 1 ]; then
 fi
 
 if [ "$use_plugin" = 1 ]; then
-  section "a monitored job: srun --numa-policy=interleave np_workload --mb 64 (5 s busy)"
-  srun -n1 --numa-policy=verbose,interleave "$NP_WORKLOAD" --mb 64 --busy 5 --idle 2 &
+  run_as=()
+  [ "$accounting" = 0 ] || run_as=(np_run_as "$demo_user")
+  section "a monitored job: ${run_as[*]:+(as $demo_user) }srun --numa-policy=interleave np_workload --mb 64 (5 s busy)"
+  "${run_as[@]}" srun -n1 --numa-policy=verbose,interleave "$NP_WORKLOAD" --mb 64 --busy 5 --idle 2 &
   srun_pid=$!
   sleep 4
   job=$(squeue -h -o %i | tail -1)

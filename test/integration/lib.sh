@@ -22,6 +22,7 @@
 #   NP_NODES=N                            N slurmd nodes (node1..nodeN) on this machine, each in
 #                                         its own mount and UTS namespace (multiple-slurmd build)
 #   NP_EPILOG=PATH / NP_EPILOG_SLURMCTLD=PATH / NP_PROLOG=PATH   Epilog= / EpilogSlurmctld= / Prolog=
+#   NP_NUMAPLACE_EPILOG=1                 Epilog= is etc/numaplace-epilog, its paths in this cluster
 # Accounting (NP_ACCOUNTING=1):
 #   np_sacct_wait JOBID [SECONDS [FIELD REGEX]]  wait until sacct shows the job finished (and FIELD,
 #                                         e.g. AdminComment, matches REGEX)
@@ -177,6 +178,7 @@ np_cluster_start() {
   trap 'exit 130' INT
   trap 'exit 143' TERM
   mkdir -p "$np_dir"/{state,spool,munge}
+  [ "${NP_NUMAPLACE_EPILOG:-0}" = 0 ] || np_numaplace_epilog_write
   # Clients running as other users must reach the munge socket and read slurm.conf.
   chmod 755 "$np_dir" "$np_dir/munge"
 
@@ -288,6 +290,22 @@ CONF
   np_slurmd_start
   echo "numaplace test cluster up in $np_dir (slurmctld :$ctld_port, ${#np_nodes[@]} slurmd (:$slurmd_port)$(
     [ "$np_accounting" = 0 ] || echo ", slurmdbd :$dbd_port, mariadb :$db_port"))"
+}
+
+# NP_NUMAPLACE_EPILOG=1: Epilog= is numaplace's own epilog (etc/numaplace-epilog), through a
+# wrapper naming every path: slurmd runs epilogs with Slurm's small environment. Each node's
+# helper and spool are at $np_dir/helper as that node sees it; messages go to helper/epilog.log.
+np_numaplace_epilog_write() {
+  cat >"$np_dir/numaplace-epilog" <<EOF
+#!/bin/sh
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin SLURM_CONF=$np_dir/slurm.conf
+export NUMAPLACE=$NP_CLI NUMAPLACE_SPOOL=$np_dir/helper/spool
+export NUMAPLACE_SOCKET=$np_dir/helper/numaplaced.sock
+export NUMAPLACE_EPILOG_LOG=$np_dir/helper/epilog.log
+exec $NUMAPLACE_SOURCE/etc/numaplace-epilog
+EOF
+  chmod 755 "$np_dir/numaplace-epilog"
+  NP_EPILOG=$np_dir/numaplace-epilog
 }
 
 # ---- accounting: a private MariaDB (TCP on 127.0.0.1:DB_PORT, socket and files in db/) and

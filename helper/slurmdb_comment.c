@@ -1,0 +1,112 @@
+/*
+ * The one call numaplace makes into libslurm: store a job's AdminComment in slurmdbd.
+ *
+ * Why not a Slurm command: from an epilog the job is completing, and slurmctld refuses
+ * `scontrol update AdminComment` ("Job has already finished"); `sacctmgr modify job ... set
+ * AdminComment=` reaches slurmdbd but Slurm 22.05's sacctmgr lowercases the value, which ruins
+ * base64 (test/integration/README.md). slurmdb_job_modify() is the request behind sacctmgr's,
+ * and stores the bytes as given.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "accounting.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/slurmdb.h>
+
+/* Exported by libslurm (sacctmgr uses it) but not declared in its public headers. It sets every
+ * field to "not given", so the modify touches only the AdminComment. */
+extern slurmdb_job_rec_t *slurmdb_create_job_rec(void);
+
+/* The cluster the job ran on: the epilog's environment, else the controller's configuration. */
+static char *cluster_name(void)
+{
+    const char *env = getenv("SLURM_CLUSTER_NAME");
+    slurm_conf_t *conf = NULL;
+    char *name = NULL;
+
+    if (env && *env)
+        return strdup(env);
+    if (slurm_load_ctl_conf((time_t)0, &conf) == SLURM_SUCCESS && conf && conf->cluster_name)
+        name = strdup(conf->cluster_name);
+    slurm_free_ctl_conf(conf);
+    return name;
+}
+
+int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *err)
+{
+    slurmdb_job_cond_t cond;
+    slurm_selected_step_t step;
+    slurmdb_job_rec_t *job;
+    uint16_t conn_flags = 0;
+    char *cluster;
+    void *db;
+    int rc = 0;
+
+    slurm_init(NULL);
+    cluster = cluster_name();
+    if (!cluster) {
+        slurm_fini();
+        return np_err_set(err, -ENOENT,
+                          "cannot tell the job's cluster (no SLURM_CLUSTER_NAME, and slurmctld's "
+                          "configuration did not say)");
+    }
+    db = slurmdb_connection_get(&conn_flags);
+    if (!db) {
+        rc = np_err_set(err, -EIO, "no connection to slurmdbd: %s", slurm_strerror(errno));
+        free(cluster);
+        slurm_fini();
+        return rc;
+    }
+    /* As sacctmgr's "modify job where jobid=N": that one job, no default time window. */
+    memset(&cond, 0, sizeof(cond));
+    memset(&step, 0, sizeof(step));
+    cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
+    cond.flags = JOBCOND_FLAG_NO_DEFAULT_USAGE;
+    cond.cluster_list = slurm_list_create(NULL);
+    slurm_list_append(cond.cluster_list, cluster);
+    step.array_task_id = NO_VAL;
+    step.het_job_offset = NO_VAL;
+    step.step_id.job_id = job_id;
+    step.step_id.step_id = NO_VAL;
+    step.step_id.step_het_comp = NO_VAL;
+    cond.step_list = slurm_list_create(NULL);
+    slurm_list_append(cond.step_list, &step);
+    job = slurmdb_create_job_rec();
+    job->admin_comment = (char *)value;
+    /* At a job's end slurmdbd may not have its row yet (slurmctld sends it within seconds). */
+    for (int tries = 0;; tries++) {
+        List modified = slurmdb_job_modify(db, &cond, job);
+        if (!modified) {
+            rc = np_err_set(err, -EIO, "slurmdbd refused to modify job %u: %s", job_id,
+                            slurm_strerror(errno));
+            break;
+        }
+        if (slurm_list_count(modified) > 0) {
+            slurm_list_destroy(modified);
+            break;
+        }
+        slurm_list_destroy(modified);
+        if (tries == 60) {
+            rc = np_err_set(err, -ENOENT, "slurmdbd has no job %u on cluster %s after 15 s", job_id,
+                            cluster);
+            break;
+        }
+        usleep(250000);
+    }
+    slurmdb_connection_commit(db, rc == 0);
+    slurmdb_connection_close(&db);
+    job->admin_comment = NULL; /* the caller's */
+    slurmdb_destroy_job_rec(job);
+    slurm_list_destroy(cond.step_list);
+    slurm_list_destroy(cond.cluster_list);
+    free(cluster);
+    slurm_fini();
+    return rc;
+}
