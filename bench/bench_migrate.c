@@ -147,7 +147,7 @@ int main(int argc, char **argv)
     char *buf =
         mmap(NULL, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     unsigned long srcmask = 1ul << src;
-    double raw_p[64], np_p[64], raw_w[64], np_w[64], first[64];
+    double raw_p[64] = {0}, np_p[64] = {0}, raw_w[64] = {0}, np_w[64] = {0}, first[64] = {0};
     uint64_t moved;
 
     if (buf == MAP_FAILED || rounds < 1 || rounds > 64) {
@@ -162,7 +162,6 @@ int main(int argc, char **argv)
            mib, pages, src, dst, rounds, src, pages_on(buf, pages, page, src));
 
     for (int r = 0; r < rounds; r++) {
-            /* Alternate which goes first each round. */
         /* Each pair alternates who goes first; every timed move starts with all pages on S. */
         for (int k = 0; k < 2; k++) {
             settle_on(buf, pages, page, src);

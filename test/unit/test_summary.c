@@ -52,7 +52,7 @@ static void add(json_t *s, const char *name, int rc)
     json_decref(r);
 }
 
-static json_t *path(const json_t *j, const char *p)
+static json_t *jpath(const json_t *j, const char *p)
 {
     char buf[256], *save = NULL;
 
@@ -64,14 +64,14 @@ static json_t *path(const json_t *j, const char *p)
 
 static double num(const json_t *j, const char *p)
 {
-    json_t *v = path(j, p);
+    json_t *v = jpath(j, p);
     ck_assert_msg(json_is_number(v), "%s is not a number", p);
     return json_number_value(v);
 }
 
 static const char *str(const json_t *j, const char *p)
 {
-    json_t *v = path(j, p);
+    json_t *v = jpath(j, p);
     ck_assert_msg(json_is_string(v), "%s is not a string", p);
     return json_string_value(v);
 }
@@ -193,7 +193,7 @@ START_TEST(test_merge_fixtures)
                                  "numaplace.report/2"));
     ck_assert_ptr_null(json_object_get(json_object_get(s, "nodes"), "node4"));
     /* node1: two steps, the batch one an old report without local share or timeline */
-    n1 = path(s, "nodes.node1");
+    n1 = jpath(s, "nodes.node1");
     ck_assert_int_eq(num(n1, "step_count"), 2);
     ck_assert_int_eq(json_array_size(json_object_get(n1, "steps")), 2);
     assert_near(num(n1, "duration_s"), 1230, "node1 duration");
@@ -204,7 +204,7 @@ START_TEST(test_merge_fixtures)
     assert_near(num(n1, "pages_peak_bytes.1"), 800 * MiB, "peak on 1");
     assert_near(num(n1, "pages_peak_bytes.2"), 1 * MiB, "peak on 2");
     assert_near(num(n1, "pages_end_bytes.0"), 100 * MiB, "end (the batch step ended last)");
-    ck_assert_ptr_null(path(n1, "pages_end_bytes.1"));
+    ck_assert_ptr_null(jpath(n1, "pages_end_bytes.1"));
     assert_near(num(n1, "migrations.in_bytes.1"), 64 * MiB, "in (pages_in_bytes)");
     assert_near(num(n1, "migrations.in_bytes.0"), 1 * MiB, "in (old pages_in)");
     assert_near(num(n1, "migrations.out_bytes.0"), 64 * MiB, "out");
@@ -228,7 +228,7 @@ START_TEST(test_merge_fixtures)
                 (300.0 * 600 + 100.0 * 630) / 1230, "interrupts");
     assert_near(num(n1, "os_interference.other_cpu_time_s.value"), 5.0, "other CPU time");
     ck_assert_str_eq(str(n1, "timeline.step"), "0");
-    ck_assert_int_eq(json_array_size(path(n1, "timeline.t")), 12);
+    ck_assert_int_eq(json_array_size(jpath(n1, "timeline.t")), 12);
     ck_assert_str_eq(str(n1, "sensitivity"), "high");
     {
         json_t *steps = json_object_get(n1, "steps"), *e;
@@ -251,20 +251,20 @@ START_TEST(test_merge_fixtures)
         ck_assert_int_eq(with_nodes, 1);
     }
     /* node2: every figure unavailable, each with its reason, none a number */
-    n2 = path(s, "nodes.node2");
+    n2 = jpath(s, "nodes.node2");
     ck_assert_ptr_nonnull(strstr(str(n2, "cpi.unavailable"), NOPMU));
     ck_assert_ptr_nonnull(strstr(str(n2, "bandwidth.unavailable"), "no hardware PMU"));
     ck_assert_str_eq(str(n2, "local_share.unavailable"),
                      "cannot read /proc/4242/numa_maps: Permission denied");
     ck_assert_str_eq(str(n2, "pages_peak_bytes.unavailable"),
                      "cannot read /proc/4242/numa_maps: Permission denied");
-    json_object_foreach(path(n2, "os_interference"), key, v)
+    json_object_foreach(jpath(n2, "os_interference"), key, v)
     {
         ck_assert_msg(json_is_string(json_object_get(v, "unavailable")), "%s has no reason", key);
         ck_assert_msg(!json_object_get(v, "value"), "%s has a value", key);
     }
-    ck_assert_ptr_null(path(n2, "local_share.value"));
-    ck_assert_ptr_null(path(n2, "cpi.mean"));
+    ck_assert_ptr_null(jpath(n2, "local_share.value"));
+    ck_assert_ptr_null(jpath(n2, "cpi.mean"));
     ck_assert_int_eq(num(n2, "pages_moved_bytes"), 0);
     /* totals */
     assert_near(num(s, "totals.local_share.value"), 0.40, "job local share");
@@ -284,7 +284,7 @@ START_TEST(test_all_unavailable_totals)
     json_t *s = np_summary_new(100);
 
     add(s, "job100.0.node2.json", 0);
-    ck_assert_ptr_null(path(s, "totals.local_share.value"));
+    ck_assert_ptr_null(jpath(s, "totals.local_share.value"));
     ck_assert_ptr_nonnull(strstr(str(s, "totals.local_share.unavailable"), "Permission denied"));
     ck_assert_ptr_nonnull(strstr(str(s, "totals.kernel_time_share.unavailable"), "exited"));
     json_decref(s);
@@ -357,7 +357,7 @@ START_TEST(test_merge_summaries)
                      "node3");
     ck_assert_int_eq(json_array_size(json_object_get(direct, "skipped")), 1);
     ck_assert_str_eq(str(direct, "user"), "alice");
-    ck_assert_ptr_nonnull(path(direct, "nodes.node2.cpi.unavailable"));
+    ck_assert_ptr_nonnull(jpath(direct, "nodes.node2.cpi.unavailable"));
     assert_near(num(direct, "totals.local_share.value"), 0.40, "merged local share");
     /* b is borrowed: unchanged */
     ck_assert_int_eq(num(b, "totals.nodes"), 1);
@@ -383,11 +383,11 @@ START_TEST(test_merge_other_wins)
 
     /* a newer node2 report: node1's figures with a local share of 95% */
     json_object_set_new(r, "node", json_string("node2"));
-    json_object_set_new(path(r, "pages.local_share"), "value", json_real(0.95));
+    json_object_set_new(jpath(r, "pages.local_share"), "value", json_real(0.95));
     ck_assert_int_eq(np_summary_add_report(b, r, &err), 0);
     ck_assert_int_eq(np_summary_merge(a, b, &err), 0);
     assert_near(num(a, "nodes.node2.local_share.value"), 0.95, "node2 replaced");
-    ck_assert_ptr_null(path(a, "nodes.node2.cpi.unavailable"));
+    ck_assert_ptr_null(jpath(a, "nodes.node2.cpi.unavailable"));
     assert_near(num(a, "nodes.node1.local_share.value"), 0.40, "node1 kept");
     /* equal bytes x time on both nodes: the plain mean */
     assert_near(num(a, "totals.local_share.value"), (0.40 + 0.95) / 2, "recomputed total");
@@ -618,7 +618,7 @@ static json_t *big_summary(void)
         json_object_set_new(r, "node", json_string(name));
         json_object_set_new(r, "step", json_string(step));
         json_object_set_new(r, "duration_s", json_real(100 + lcg() * 1000));
-        json_object_set_new(path(r, "pages.local_share"), "value", json_real(lcg()));
+        json_object_set_new(jpath(r, "pages.local_share"), "value", json_real(lcg()));
         for (int p = 0; p < 256; p++) {
             json_array_append_new(t, json_real(p * 4 + lcg()));
             json_array_append_new(n0, json_integer((json_int_t)(lcg() * 4e9)));
@@ -688,7 +688,7 @@ START_TEST(test_fit_trims)
     json_object_foreach(json_object_get(decoded, "nodes"), key, node)
     {
         ck_assert_ptr_null(json_object_get(node, "timeline"));
-        ck_assert(json_is_number(path(node, "local_share.value")));
+        ck_assert(json_is_number(jpath(node, "local_share.value")));
         ck_assert_ptr_nonnull(json_object_get(node, fit_cases[_i].kept));
     }
     /* a second fit to the same limit drops nothing more */
@@ -713,7 +713,7 @@ START_TEST(test_fit_small_keeps_everything)
     ck_assert(json_equal(s, copy));
     ck_assert_int_eq(np_stored_decode(stored, &decoded, NULL), 0);
     ck_assert(json_equal(decoded, copy));
-    ck_assert_ptr_nonnull(path(decoded, "nodes.node1.timeline"));
+    ck_assert_ptr_nonnull(jpath(decoded, "nodes.node1.timeline"));
     free(stored);
     json_decref(decoded);
     json_decref(copy);
@@ -732,8 +732,8 @@ START_TEST(test_fit_too_small)
     ck_assert_ptr_nonnull(strstr(err.msg, "minimal summary of job 100"));
     ck_assert_ptr_nonnull(strstr(err.msg, "the limit given is 100"));
     /* everything that could go went, and says so */
-    ck_assert_ptr_null(path(s, "nodes.node1.steps"));
-    ck_assert_ptr_nonnull(path(s, "nodes.node1.local_share"));
+    ck_assert_ptr_null(jpath(s, "nodes.node1.steps"));
+    ck_assert_ptr_nonnull(jpath(s, "nodes.node1.local_share"));
     ck_assert_int_eq(json_array_size(json_object_get(s, "trimmed")), 6);
     ck_assert_int_eq(np_summary_fit(s, 100, NULL, &err), -EINVAL);
     json_decref(s);
@@ -888,7 +888,7 @@ START_TEST(test_from_real_report)
     struct np_job_meta meta = {.job_id = 300, .step_id = 0, .uid = 1000, .interval_s = 1};
     struct np_err err = {0};
     json_t *report, *summary, *node;
-    char path[] = "/tmp/np-summary-real-XXXXXX.png";
+    char png_path[] = "/tmp/np-summary-real-XXXXXX.png";
     int fd;
 
     snprintf(meta.node, sizeof(meta.node), "nodeA");
@@ -918,19 +918,19 @@ START_TEST(test_from_real_report)
     ck_assert_double_eq_tol(
         json_number_value(json_object_get(json_object_get(node, "local_share"), "value")), 0.625,
         1e-9);
-    fd = mkstemps(path, 4);
+    fd = mkstemps(png_path, 4);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    ck_assert_msg(np_summary_plot(summary, NULL, path, &err) == 0, "%s", err.msg);
+    ck_assert_msg(np_summary_plot(summary, NULL, png_path, &err) == 0, "%s", err.msg);
     {
         unsigned char sig[8] = {0};
-        FILE *f = fopen(path, "rb");
+        FILE *f = fopen(png_path, "rb");
         ck_assert_ptr_nonnull(f);
         ck_assert_uint_eq(fread(sig, 1, 8, f), 8);
         fclose(f);
         ck_assert_int_eq(memcmp(sig, "\x89PNG\r\n\x1a\n", 8), 0);
     }
-    unlink(path);
+    unlink(png_path);
     json_decref(summary);
     json_decref(report);
     np_jobstats_fini(&js);
