@@ -413,7 +413,7 @@ np_sacct_wait() { # np_sacct_wait JOBID [SECONDS [FIELD REGEX]]: bounded wait on
 # sacctmgr 22.05's lowercasing of the value. CLUSTER defaults to $SLURM_CLUSTER_NAME (set in
 # Epilog scripts), then to the ClusterName of $SLURM_CONF. Works from an Epilog (the job is
 # COMPLETING; "scontrol update" refuses it) and after the job has left slurmctld (it only talks
-# to slurmdbd); retries for up to 10 s while the job has no row in slurmdbd yet. The column is a
+# to slurmdbd); retries for up to 30 s while the job has no row in slurmdbd yet. The column is a
 # MySQL TEXT: slurmdbd silently cuts values to 65535 bytes.
 np_admin_comment_tool() {
   local tool=$np_dir/bin/np-admin-comment
@@ -477,7 +477,7 @@ int main(int argc, char **argv)
 	slurm_list_append(cond.step_list, &step);
 	job = slurmdb_create_job_rec();
 	job->admin_comment = value;
-	/* At the end of a job its first row may not be in slurmdbd yet: retry for up to 10 s. */
+	/* At the end of a job its first row may not be in slurmdbd yet: retry for up to 30 s. */
 	for (int tries = 0;; tries++) {
 		modified = slurmdb_job_modify(db, &cond, job);
 		if (!modified) {
@@ -488,7 +488,7 @@ int main(int argc, char **argv)
 		if (slurm_list_count(modified) > 0)
 			break;
 		slurm_list_destroy(modified);
-		if (tries == 40) {
+		if (tries == 120) {
 			fprintf(stderr, "np-admin-comment: job %s: not in slurmdbd\n", argv[1]);
 			rc = 1;
 			break;

@@ -113,7 +113,7 @@ case_admin_comment() {
   np_expect_rc 0
   job=$np_out
   t=$SECONDS
-  np_sacct_wait "$job" 30 AdminComment '^NPS1:' || np_fail "sacct never showed job $job's AdminComment"
+  np_sacct_wait "$job" 60 AdminComment '^NPS1:' || np_fail "sacct never showed job $job's AdminComment"
   echo "  sacct showed job $job's AdminComment $((SECONDS - t)) s after srun returned"
   got=$(sacct_field "$job" AdminComment)
   np_expect_eq "${#got}" 60000 "AdminComment length"
