@@ -22,6 +22,11 @@ trap cleanup EXIT
 
 start_helper() { # start_helper [--KEY=VALUE...]
   [ -n "$helper_pid" ] && { kill "$helper_pid"; wait "$helper_pid" 2>/dev/null; }
+  # A new helper starts a new set of cases: the earlier cases' jobs go, with their memory.
+  local p
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  pids=()
   # Each case starts from an empty registry: the jobs of earlier cases are not candidates.
   rm -rf "$work/state"
   : >"$work/numaplaced.conf"
@@ -169,18 +174,31 @@ np_expect_match "trigger homecoming: high job 6.0 has [0-9]+ pages on node 3"
 np_end_case
 
 np_case "the rate limit holds within 10%"
-start_helper --migration_rate_mb_s=25 --trigger_homecoming=off --trigger_pressure=off --free_floor_mb=16
+# The limit must be well below what this (emulated, shared) machine can move at all, or the
+# test measures the machine: first an unlimited move sets the pace, then the limit is a quarter
+# of it (at most 25 MB/s), applied by a reload (SIGHUP) of the configuration.
+start_helper --trigger_homecoming=off --trigger_pressure=off --free_floor_mb=16
+set_rate() { echo "migration_rate_mb_s = $1" >"$work/numaplaced.conf"; kill -HUP "$helper_pid"; sleep 1; }
+timed_move() { # timed_move FROM TO: MB/s of job 8's memory that reached TO
+  local t0 t1
+  t0=$(date +%s.%N)
+  np_run cli migrate --from "$1" --to "$2" --pages 32768
+  t1=$(date +%s.%N)
+  python3 -c "print(round($(mib_on "$j8" "$2") * 1048576 / ($t1 - $t0) / 1e6, 1))"
+}
+set_rate 0
 job 8 low 2 2 128; j8=$job_pid
 settle
-t0=$(date +%s.%N)
-np_run cli migrate --from 2 --to 3 --pages 32768
-t1=$(date +%s.%N)
+unlimited=$(timed_move 2 3)
+limit=$(python3 -c "print(max(1, min(25, int($unlimited / 4))))")
+set_rate "$limit"
+settle
+rate=$(timed_move 3 2)
 np_expect_rc 0
-moved=$(mib_on "$j8" 3)
-rate=$(python3 -c "print(round($moved * 1048576 / ($t1 - $t0) / 1e6, 1))")
-python3 -c "import sys; sys.exit(0 if abs($rate - 25) <= 2.5 else 1)" ||
-  np_fail "moved $moved MiB at $rate MB/s, limit 25 MB/s"
-echo "    rate: $moved MiB in $(python3 -c "print(round($t1 - $t0, 2))") s = $rate MB/s (limit 25)"
+python3 -c "import sys; sys.exit(0 if abs($rate - $limit) <= 0.1 * $limit else 1)" ||
+  np_fail "moved $(mib_on "$j8" 2) MiB at $rate MB/s, limit $limit MB/s"
+echo "    rate: unlimited $unlimited MB/s; with the limit $limit MB/s: $rate MB/s"
+kill -9 "$j8" # the next case's request must find its own job alone on node 2
 np_end_case
 
 np_case "a process killed mid-move: the request ends cleanly and says so"

@@ -84,7 +84,8 @@ if [ "$layout" = 4node ]; then
   np_run srun -n1 -c4 --numa-policy=interleave -o "$np_dir/workload.out" \
     bash -c 'echo "job=$SLURM_JOB_ID" >&2; exec "$0" --mb 64 --busy 2 --idle 2.5' "$NP_WORKLOAD"
   np_expect_rc 0
-  job=$(sed -n 's/^job=//p' <<<"$np_out" | head -1)
+  # The task's stderr goes to the -o file with its stdout.
+  job=$(sed -n 's/^job=//p' "$np_dir/workload.out" 2>/dev/null | head -1)
   report="$np_dir/helper/spool/$job.0.$(hostname).json"
   np_wait_for 20 test -s "$report" || np_fail "no report for job $job"
   # Interleaved over nodes 1 and 2: 32 MiB on each within 10%, and (next to nothing) elsewhere.
