@@ -172,11 +172,14 @@ int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, 
     return added;
 }
 
-/* sacct's view of one job: its uid and AdminComment. -ENOENT when sacct does not show it. */
-static int sacct_admin_comment(uint32_t job_id, uid_t *uid, char **comment, struct np_err *err)
+/* sacct's view of one job: its uid and AdminComment. -ENOENT when sacct does not show it. @p full
+ * (may be NULL) says whether slurmctld's own record of the job is in: until then (a few seconds
+ * after the job ended) slurmdbd holds a placeholder row made from the steps, with no account,
+ * which a modify does not reach. */
+static int sacct_job(uint32_t job_id, uid_t *uid, char **comment, bool *full, struct np_err *err)
 {
-    char id[16], errbuf[256], *out = NULL, *bar;
-    char *argv[] = {"sacct", "-j", id, "-X", "-n", "-P", "-o", "UID,AdminComment", NULL};
+    char id[16], errbuf[256], *out = NULL, *bar, *bar2;
+    char *argv[] = {"sacct", "-j", id, "-X", "-n", "-P", "-o", "UID,Account,AdminComment", NULL};
     int rc;
 
     *comment = NULL;
@@ -193,16 +196,24 @@ static int sacct_admin_comment(uint32_t job_id, uid_t *uid, char **comment, stru
     }
     out[strcspn(out, "\n")] = '\0';
     bar = strchr(out, '|');
-    if (!out[0] || !bar) {
+    bar2 = bar ? strchr(bar + 1, '|') : NULL;
+    if (!out[0] || !bar2) {
         free(out);
         return np_err_set(err, -ENOENT,
                           "sacct knows no job %s (not in accounting yet, or not yours to see)", id);
     }
-    *bar = '\0';
+    *bar = *bar2 = '\0';
     *uid = (uid_t)strtoul(out, NULL, 10);
-    *comment = strdup(bar + 1);
+    if (full)
+        *full = bar[1] != '\0';
+    *comment = strdup(bar2 + 1);
     free(out);
     return *comment ? 0 : np_err_set(err, -ENOMEM, "out of memory");
+}
+
+static int sacct_admin_comment(uint32_t job_id, uid_t *uid, char **comment, struct np_err *err)
+{
+    return sacct_job(job_id, uid, comment, NULL, err);
 }
 
 int acct_load_summary(uint32_t job_id, json_t **summary, uid_t *uid, struct np_err *err)
@@ -356,15 +367,19 @@ int acct_store(uint32_t job_id, const char *spool, const char *nodes, const stru
     if (nodes && *nodes)
         expanded = expand_hostlist(nodes);
     srandom((unsigned)(getpid() ^ time(NULL)));
-    /* slurmdbd gets the job's row a few seconds after the job ends: read-merge-write only once it
-     * is there, so the nodes' writes do not all wait and then land at once. */
-    for (int waited = 0; waited < 60; waited++) {
+    /* slurmdbd gets slurmctld's record of the job a few seconds after the job has ended, and
+     * not before the epilogs are done: `numaplace store` runs detached from the epilog
+     * (etc/numaplace-epilog) and waits here, bounded, so the nodes' writes meet a real row. */
+    for (int waited = 0; waited < 480; waited++) {
         uid_t uid;
         char *comment = NULL;
-        const int known = sacct_admin_comment(job_id, &uid, &comment, NULL);
+        bool full = false;
+        const int known = sacct_job(job_id, &uid, &comment, &full, NULL);
         free(comment);
-        if (known != -ENOENT)
+        if (known == 0 && full)
             break;
+        if (known < 0 && known != -ENOENT)
+            break; /* sacct itself fails: the write below says why */
         usleep(250000);
     }
     for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {

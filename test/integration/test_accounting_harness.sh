@@ -30,8 +30,10 @@ value=$out_dir/ac-\$SLURM_JOB_ID
 # Refused: the job is COMPLETING ("Job has already finished"); kept for the case below.
 scontrol update job="\$SLURM_JOB_ID" AdminComment=from-scontrol >"\$value.scontrol" 2>&1
 echo "rc=\$?" >>"\$value.scontrol"
-"$out_dir/np-admin-comment" "\$SLURM_JOB_ID" <"\$value" >"\$value.out" 2>&1
-echo "rc=\$?" >>"\$value.out"
+# Detached: slurmdbd gets slurmctld's record of the job (the row a modify reaches) only after
+# the epilogs are done; the tool waits for it.
+setsid bash -c '"\$0" "\$1" <"\$2" >"\$2.out" 2>&1; echo "rc=\$?" >>"\$2.out"' \
+  "$out_dir/np-admin-comment" "\$SLURM_JOB_ID" "\$value" </dev/null >/dev/null 2>&1 &
 exit 0
 EPILOG
 chmod 755 "$out_dir/epilog.sh"
@@ -113,7 +115,8 @@ case_admin_comment() {
   np_expect_rc 0
   job=$np_out
   t=$SECONDS
-  np_sacct_wait "$job" 60 AdminComment '^NPS1:' || np_fail "sacct never showed job $job's AdminComment"
+  np_sacct_wait "$job" 60 AdminComment '^NPS1:' ||
+    np_fail "sacct never showed job $job's AdminComment; the Epilog's tool said: $(cat "$out_dir/ac-$job.out" 2>&1)"
   echo "  sacct showed job $job's AdminComment $((SECONDS - t)) s after srun returned"
   got=$(sacct_field "$job" AdminComment)
   np_expect_eq "${#got}" 60000 "AdminComment length"
