@@ -21,6 +21,7 @@ np_at_exit 'rm -rf "$out_dir"'
 # name). $np_dir/run is the node's own node-NAME/run there.
 cat >"$out_dir/epilog.sh" <<EPILOG
 #!/bin/bash
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 dir=\$(dirname "\$SLURM_CONF")
 echo "\$SLURMD_NODENAME \$(hostname)" >"\$dir/run/epilog-\$SLURM_JOB_ID"
 # The AdminComment: written once per job, by the job's first node, when the job left a value.
