@@ -52,7 +52,7 @@ demo_job_report() {
   np_wait_for 15 bash -c "ls '$np_dir/helper/spool/$job.'* >/dev/null 2>&1" || true
   if [ "$accounting" = 1 ]; then
     section "job report, as $demo_user reads it after the job: numaplace report $job${plot:+ --plot $plot}"
-    np_wait_for 60 bash -c "sacct -j $job -X -n -P -o AdminComment | grep -q '^NPS1:'" ||
+    np_wait_for 150 bash -c "sacct -j $job -X -n -P -o AdminComment | grep -q '^NPS1:'" ||
       echo "(the epilog has not stored job $job's summary in accounting yet)"
     # The user draws the plot where it may write; the demo keeps a copy outside the cluster.
     mkdir -p "$np_dir/out" && chmod 1777 "$np_dir/out"
