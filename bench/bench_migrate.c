@@ -2,16 +2,21 @@
  * Migration throughput: numaplace's mover (the code numaplaced runs) against the raw system
  * call moving the same memory between the same nodes, alternated round by round in one run.
  *
- *   bench_migrate [--mib N] [--rounds R] [--from S] [--to D]
+ *   bench_migrate [--mib N] [--rounds R] [--from S] [--to D] [--thp yes|no]
  *
  * Each round moves an N MiB buffer S -> D and back D -> S, once with the raw call and once with
  * np_move_process_pages, in alternating order so drift hits both. Two pairs are measured:
  *   partial: move_pages(2) over exactly the buffer's pages   vs  the mover with a page budget
  *   whole:   migrate_pages(2) of the process S -> D           vs  the mover with no budget
- * Reported: median MB/s of each, the ratio mover/raw (target >= 0.95 with no rate limit), and the
- * mover's time from call to first page moved. Needs a machine (or guest) with >= 2 nodes.
+ * Reported: median MB/s of each, the ratio of the medians and the median of the per-round ratios
+ * (each round's two moves ran back to back, so the paired ratio cancels drift between rounds;
+ * target >= 0.95 with no rate limit), and the mover's time from call to first page moved.
+ * --thp no backs the buffer with base pages only (MADV_NOHUGEPAGE): a transparent huge page
+ * moves whole, or not at all, and under emulation some are left behind (bench/RESULTS.md).
+ * Needs a machine (or guest) with >= 2 nodes.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <numa.h>
 #include <numaif.h>
 #include <stdint.h>
@@ -118,6 +123,7 @@ int main(int argc, char **argv)
 {
     size_t mib = 256;
     int rounds = 5, src = 1, dst = 2;
+    bool thp = true;
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -129,11 +135,14 @@ int main(int argc, char **argv)
             src = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--to"))
             dst = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--thp") &&
+                 (!strcmp(argv[i + 1], "yes") || !strcmp(argv[i + 1], "no")))
+            thp = !strcmp(argv[i + 1], "yes");
         else {
             fprintf(stderr,
-                    "bench_migrate: unknown option '%s' (accepted: --mib, --rounds, "
-                    "--from, --to)\n",
-                    argv[i]);
+                    "bench_migrate: unknown option or value '%s %s' (accepted: --mib N, --rounds "
+                    "R, --from S, --to D, --thp yes|no)\n",
+                    argv[i], argv[i + 1]);
             return 2;
         }
     }
@@ -154,12 +163,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_migrate: bad size or rounds (1-64)\n");
         return 2;
     }
+    if (!thp && madvise(buf, pages * page, MADV_NOHUGEPAGE) < 0)
+        perror("madvise(MADV_NOHUGEPAGE)");
     /* The buffer lives on S; everything else of this process is elsewhere or tiny. */
     mbind(buf, pages * page, MPOL_BIND, &srcmask, 8 * sizeof(srcmask), 0);
     memset(buf, 1, pages * page);
     mbind(buf, pages * page, MPOL_DEFAULT, NULL, 0, 0);
-    printf("bench_migrate: %zu MiB (%zu pages), node %d <-> %d, %d rounds; on node %d: %d pages\n",
-           mib, pages, src, dst, rounds, src, pages_on(buf, pages, page, src));
+    printf("bench_migrate: %zu MiB (%zu pages, transparent huge pages %s), node %d <-> %d, %d "
+           "rounds; on node %d: %d pages\n",
+           mib, pages, thp ? "allowed" : "off", src, dst, rounds, src,
+           pages_on(buf, pages, page, src));
 
     for (int r = 0; r < rounds; r++) {
         /* Each pair alternates who goes first; every timed move starts with all pages on S. */
@@ -183,11 +196,19 @@ int main(int argc, char **argv)
         raw_move_pages(buf, pages, page, src);
     }
     {
+        double pair_p[64], pair_w[64];
+        for (int r = 0; r < rounds; r++) {
+            pair_p[r] = np_p[r] / raw_p[r];
+            pair_w[r] = np_w[r] / raw_w[r];
+        }
         const double rp = median(raw_p, rounds), npp = median(np_p, rounds);
         const double rw = median(raw_w, rounds), npw = median(np_w, rounds);
-        printf("| pair | raw MB/s | numaplace MB/s | ratio |\n|---|---|---|---|\n");
-        printf("| partial (move_pages) | %.0f | %.0f | %.3f |\n", rp, npp, npp / rp);
-        printf("| whole (migrate_pages) | %.0f | %.0f | %.3f |\n", rw, npw, npw / rw);
+        printf("| pair | raw MB/s | numaplace MB/s | ratio of medians | median of paired ratios "
+               "|\n|---|---|---|---|---|\n");
+        printf("| partial (move_pages) | %.0f | %.0f | %.3f | %.3f |\n", rp, npp, npp / rp,
+               median(pair_p, rounds));
+        printf("| whole (migrate_pages) | %.0f | %.0f | %.3f | %.3f |\n", rw, npw, npw / rw,
+               median(pair_w, rounds));
         printf("time from call to first page moved (median): %.0f us\n", median(first, rounds));
         printf("pages left behind by the timed moves (not counted in their rates): %llu of %llu\n",
                (unsigned long long)left_behind, (unsigned long long)(moves_checked * pages));

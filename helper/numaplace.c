@@ -505,9 +505,9 @@ static void print_migration(json_t *result)
     {
         const char *key;
         json_t *v;
-        printf("  job %lld.%lld (%s): planned %lld, moved %lld pages in %.3f s%s",
+        printf("  job %lld.%s (%s): planned %lld, moved %lld pages in %.3f s%s",
                (long long)json_integer_value(json_object_get(job, "job")),
-               (long long)json_integer_value(json_object_get(job, "step")),
+               np_step_name((uint32_t)json_integer_value(json_object_get(job, "step"))),
                json_string_value(json_object_get(job, "class")),
                (long long)json_integer_value(json_object_get(job, "planned_pages")),
                (long long)json_integer_value(json_object_get(job, "moved_pages")),

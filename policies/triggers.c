@@ -10,6 +10,7 @@
  * Administrator requests do not come from here: `numaplace migrate` sends them to the daemon.
  */
 #include "numaplace/engine.h"
+#include "numaplace/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -47,9 +48,9 @@ static int propose_homecoming(const struct np_node_view *view,
                                          .trigger = NP_TRIGGER_HOMECOMING,
                                          .target_job = (long)j};
             snprintf(out[n].reason, sizeof(out[n].reason),
-                     "high job %" PRIu32 ".%" PRIu32 " has %" PRIu64
+                     "high job %" PRIu32 ".%s has %" PRIu64
                      " pages on node %u, away from its CPUs",
-                     job->job_id, job->step_id, job->pages_on_node[node], node);
+                     job->job_id, np_step_name(job->step_id), job->pages_on_node[node], node);
             n++;
         }
     }

@@ -141,7 +141,7 @@ fi
 # 4-node guest. Four one-task jobs, started one after another so Slurm gives each the next two
 # CPUs (one node each); numactl puts each job's memory where the scene needs it.
 demo_migration() {
-  local jobs=() j
+  local jobs=() pids=() j
   section "migration: four jobs, memory placed by numactl inside the task"
   # job   class  CPUs on node  memory on node  for the request 2 -> 1 below
   #  A    low    0             2               remote stays remote (O)
@@ -152,6 +152,7 @@ demo_migration() {
     read -r class mem <<<"$spec"
     srun -n1 -c2 --numa-policy=none --numa-sensitivity="$class" \
       numactl --membind="$mem" "$NP_WORKLOAD" --mb 48 --busy 0 --idle 45 >/dev/null 2>&1 &
+    pids+=($!)
     np_wait_for 30 bash -c "[ \$(squeue -h -t R | wc -l) -ge $((${#jobs[@]} + 1)) ]" || true
     jobs+=("$(squeue -h -t R -o %i | sort -n | tail -1)")
   done
@@ -166,7 +167,8 @@ demo_migration() {
   section "what numaplaced logged about migration"
   grep -E 'migration|trigger|homecoming|best-plus' "$np_dir/helper/numaplaced.log" | sed 's/^[^ ]* numaplaced: /  /' | tail -12 || true
   for j in "${jobs[@]}"; do scancel "$j"; done
-  wait || true
+  # Only the jobs' sruns: a bare `wait` would also wait for numaplaced, started by this shell.
+  wait "${pids[@]}" || true
   demo_job_report "${jobs[1]}"
 }
 if [ "$use_plugin" = 1 ] && [ "${NUMAPLACE_DEMO_MIGRATE:-0}" = 1 ]; then

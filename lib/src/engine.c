@@ -1,5 +1,6 @@
 /* Migration requests over the jobs of one node (see numaplace/engine.h). */
 #include "numaplace/engine.h"
+#include "numaplace/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -176,9 +177,9 @@ int np_engine_run_request(const struct np_node_view *view, const struct np_engin
         move_job(job, request, steps[s].pages, config, rl, &o->moved, err);
         result->moved += o->moved.pages_moved;
         np_logf(log, NP_LOG_INFO,
-                "%s: job %" PRIu32 ".%" PRIu32 " (%s, %s bandwidth %.3g B/s) node %u -> %u: "
+                "%s: job %" PRIu32 ".%s (%s, %s bandwidth %.3g B/s) node %u -> %u: "
                 "planned %" PRIu64 " pages, %s %" PRIu64 "%s",
-                trigger, job->job_id, job->step_id, group_name(cands[steps[s].index].group),
+                trigger, job->job_id, np_step_name(job->step_id), group_name(cands[steps[s].index].group),
                 job->bandwidth_is_proxy ? "proxy" : "measured", job->bandwidth, request->src,
                 request->dst, o->planned, config->dry_run ? "would move" : "moved",
                 o->moved.pages_moved, o->moved.process_gone ? " (a process exited mid-move)" : "");

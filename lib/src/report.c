@@ -24,7 +24,7 @@
 
 const char *np_step_name(uint32_t step_id)
 {
-    static char text[16];
+    static _Thread_local char text[16]; /* the helper names steps from two threads */
 
     switch (step_id) {
     case NP_STEP_BATCH:

@@ -47,7 +47,8 @@ struct np_job_meta {
     json_t *tasks;        /**< borrowed, may be NULL: [{task, pid, policy, mode, nodes, cpus}] */
 };
 
-/** "0", "batch", "extern", "interactive": the step as Slurm prints it. Static buffer. */
+/** "0", "batch", "extern", "interactive": the step as Slurm prints it. Borrowed: a per-thread
+ * buffer, valid until the same thread calls this again. */
 NP_API const char *np_step_name(uint32_t step_id);
 
 /** Points a report's timeline keeps at most: older points are thinned, never the span. */
