@@ -48,8 +48,7 @@ static int propose_homecoming(const struct np_node_view *view,
                                          .trigger = NP_TRIGGER_HOMECOMING,
                                          .target_job = (long)j};
             snprintf(out[n].reason, sizeof(out[n].reason),
-                     "high job %" PRIu32 ".%s has %" PRIu64
-                     " pages on node %u, away from its CPUs",
+                     "high job %" PRIu32 ".%s has %" PRIu64 " pages on node %u, away from its CPUs",
                      job->job_id, np_step_name(job->step_id), job->pages_on_node[node], node);
             n++;
         }

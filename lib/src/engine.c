@@ -179,7 +179,8 @@ int np_engine_run_request(const struct np_node_view *view, const struct np_engin
         np_logf(log, NP_LOG_INFO,
                 "%s: job %" PRIu32 ".%s (%s, %s bandwidth %.3g B/s) node %u -> %u: "
                 "planned %" PRIu64 " pages, %s %" PRIu64 "%s",
-                trigger, job->job_id, np_step_name(job->step_id), group_name(cands[steps[s].index].group),
+                trigger, job->job_id, np_step_name(job->step_id),
+                group_name(cands[steps[s].index].group),
                 job->bandwidth_is_proxy ? "proxy" : "measured", job->bandwidth, request->src,
                 request->dst, o->planned, config->dry_run ? "would move" : "moved",
                 o->moved.pages_moved, o->moved.process_gone ? " (a process exited mid-move)" : "");
