@@ -10,12 +10,14 @@
 # (test/integration/README.md), so no slurmd restart and no blocks are needed. Before each timed
 # step the harness waits (untimed) for the node to be idle again, so no step queues behind the
 # previous one's cleanup. Prints a markdown section on stdout.
-#   bench/launch_overhead.sh [STEPS]     (default 30 of each kind; at least 20)
+#   bench/launch_overhead.sh [STEPS]     (default 100 of each kind; at least 20)
+# NUMAPLACE_BENCH_OTHER_PLUGIN=PATH adds a rotation with another build's numaplace.so (same
+# configuration as topology_xml), to compare two builds side by side in one run.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=test/integration/lib.sh
 source "$top/test/integration/lib.sh"
-steps=${1:-30}
+steps=${1:-100}
 if ! [[ $steps =~ ^[0-9]+$ ]] || [ "$steps" -lt 20 ]; then
   np_die "STEPS must be a number >= 20, not '$steps'"
 fi
@@ -37,6 +39,12 @@ declare -A plugstack=(
   [verbose]="optional $NP_PLUGIN default_policy=local topology_xml=$work/topology.xml verbose=yes"
 )
 modes=(without with xml verbose)
+other=${NUMAPLACE_BENCH_OTHER_PLUGIN:-}
+if [ -n "$other" ]; then
+  [ -f "$other" ] || np_die "NUMAPLACE_BENCH_OTHER_PLUGIN: no such file: $other"
+  plugstack[other]="optional $other default_policy=local topology_xml=$work/topology.xml"
+  modes+=(other)
+fi
 queued=0
 for n in 2 1; do
   for mode in "${modes[@]}"; do : >"$work/$mode.$n"; done
@@ -82,7 +90,8 @@ for n in 2 1; do
       without) label="not configured" ;;
       with) label="live topology" ;;
       xml) label="topology_xml" ;;
-      *) label="topology_xml, verbose=yes" ;;
+      verbose) label="topology_xml, verbose=yes" ;;
+      *) label="topology_xml, $other" ;;
     esac
     awk -v n="$n" -v l="$label" -v a="$without" -v b="$t" -v p="$plugin" \
       'BEGIN { printf "| srun -n%s true | %s | %.1f | %.3f | %s |\n", n, l, b / 1000, b / a, p }'

@@ -92,6 +92,17 @@ others=$(grep -vE '^(slurm_spank_|plugin_)' <<<"$exported" | tr '\n' ' ')
 [ -z "${others// /}" ] || np_fail "other symbols exported: $others"
 np_end_case
 
+np_case "srun, sbatch and salloc load no hwloc, libnuma or jansson; the step module exports one table"
+needed=$(readelf -d "$NP_PLUGIN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+np_expect_match "^libc\.so" "$needed"
+np_expect_no_match "hwloc|numa|jansson|pfm|cairo" "$needed"
+task_module=$(dirname "$NP_PLUGIN")/numaplace_task.so
+[ -f "$task_module" ] || np_fail "no $task_module beside the plugin"
+np_expect_eq "$(nm -D --defined-only "$task_module" | awk '{ print $3 }' | tr '\n' ' ')" "numaplace_task_ops " \
+  "numaplace_task.so's exports"
+np_expect_match "hwloc" "$(readelf -d "$task_module" | grep NEEDED)"
+np_end_case
+
 np_cluster_start "optional $NP_PLUGIN"
 
 for policy in none local local-strict interleave interleave-all; do
@@ -243,6 +254,20 @@ np_log_grep "numaplace: cannot load topology XML '/nonexistent/topology.xml'" >/
   np_fail "slurmstepd log lacks the error"
 np_expect_match "State=IDLE" "$(scontrol show node "$(hostname -s)")"
 np_end_case
+
+lonely=$(mktemp -d)
+cp "$NP_PLUGIN" "$lonely/numaplace.so"
+np_cluster_set_plugstack "optional $lonely/numaplace.so default_policy=local"
+np_case "the step module missing: the job runs with the kernel default, one log line"
+np_run srun -n1 --numa-policy=verbose,local "$NP_PROBE"
+np_expect_rc 0
+np_expect_match "mode=default"
+np_expect_no_match "env_policy=local"
+np_log_grep "numaplace: cannot load $lonely/numaplace_task.so" >/dev/null ||
+  np_fail "slurmstepd log lacks the error naming the module"
+np_expect_match "State=IDLE" "$(scontrol show node "$(hostname -s)")"
+np_end_case
+rm -rf "$lonely"
 
 np_cluster_set_plugstack "required $NP_PLUGIN topology_xml=/nonexistent/topology.xml on_error=fail"
 np_case "on_error=fail: the site chose to fail the task over the plugin's trouble"

@@ -1,0 +1,409 @@
+/*
+ * numaplace_task.so - the step side of the numaplace SPANK plugin, loaded by numaplace.so in
+ * slurmstepd only (numaplace_task.h says why it is a module of its own).
+ *
+ *   user_init (once per step): loads the topology; every task inherits it across fork.
+ *   task_post_fork (slurmstepd, root, after each task's fork): registers the task with
+ *     numaplaced so its counters start with the task.
+ *   task_init (in each task, after Slurm's CPU and memory binding, before exec): reads the task's
+ *     real CPUs, decides, applies set_mempolicy, exports what was applied, tells the helper.
+ *   exit (slurmstepd at the step's end): tells the helper the step ended.
+ * Every helper call has a short bounded timeout; a helper that is down or slow costs one log line
+ * per step and never holds up or fails the launch. Own trouble (no topology, a refused system
+ * call) is logged and the task runs with the kernel default, unless the site set on_error=fail.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "numaplace/placement.h"
+#include "numaplace/protocol.h"
+#include "numaplace/siteconf.h"
+#include "numaplace/topology.h"
+#include "numaplace_task.h"
+
+/* The step's settings, borrowed from numaplace.so for the duration of each call. */
+static const struct numaplace_step_settings *plugin;
+/* Per-step facts, found once in slurmstepd (user_init) and inherited by every task's fork. */
+static struct np_topology *topology;
+static char topology_error[NP_ERR_MSG_MAX];
+static hwloc_bitmap_t step_cpus; /* the step's CPUs on this host, NULL when unknown */
+static bool have_preferred_many; /* the kernel takes MPOL_PREFERRED_MANY */
+static bool helper_registered;   /* slurmstepd registered at least one task of this step */
+static bool helper_warned;       /* the one log line per step about an unreachable helper */
+
+/* In slurmstepd, once per step: discover the machine once; every task inherits it. */
+static int task_user_init(spank_t sp, const struct numaplace_step_settings *settings)
+{
+    struct np_err err = {0};
+    int rc;
+
+    plugin = settings;
+    if (topology)
+        return 0;
+    rc = plugin->site->topology_xml
+             ? np_topology_load(&topology, NP_TOPOLOGY_XML, plugin->site->topology_xml, &err)
+             : np_topology_load(&topology, NP_TOPOLOGY_LIVE, NULL, &err);
+    if (rc < 0) {
+        snprintf(topology_error, sizeof(topology_error), "%s", err.msg);
+        slurm_error("numaplace: %s; tasks keep the kernel default memory policy", err.msg);
+        return plugin->site->fail_on_error ? ESPANK_ERROR : ESPANK_SUCCESS;
+    }
+    /* libnuma's probe sets and restores a policy: once per step, not once per task. */
+    have_preferred_many = np_kernel_has_preferred_many();
+    {
+        char *cores = NULL;
+        step_cpus = hwloc_bitmap_alloc();
+        if (step_cpus &&
+            (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores ||
+             np_topology_cores_to_cpus(topology, cores, step_cpus, &err) < 0)) {
+            if (cores)
+                slurm_info("numaplace: %s; interleave uses each task's CPUs", err.msg);
+            hwloc_bitmap_free(step_cpus);
+            step_cpus = NULL;
+        }
+    }
+    return ESPANK_SUCCESS;
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void export(spank_t sp, const char *name, const char *value)
+{
+    if (spank_setenv(sp, name, value, 1) != ESPANK_SUCCESS)
+        slurm_error("numaplace: cannot export %s to the task", name);
+}
+
+/* The task's current affinity as an hwloc bitmap. */
+static int task_cpus(hwloc_bitmap_t cpus)
+{
+    cpu_set_t set;
+
+    if (sched_getaffinity(0, sizeof(set), &set) < 0)
+        return -errno;
+    hwloc_bitmap_zero(cpus);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set))
+            hwloc_bitmap_set(cpus, (unsigned)c);
+    return 0;
+}
+
+/* A --mem-bind from the user: Slurm applied it before us, and exported its type. */
+static bool user_mem_bind(spank_t sp)
+{
+    char type[64] = "";
+    enum np_mode mode = NP_MODE_DEFAULT;
+    hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+
+    if (spank_getenv(sp, "SLURM_MEM_BIND_TYPE", type, sizeof(type)) == ESPANK_SUCCESS && type[0] &&
+        strcmp(type, "none") != 0 && strcmp(type, "none,") != 0) {
+        hwloc_bitmap_free(nodes);
+        return true;
+    }
+    if (nodes && np_mempolicy_get(&mode, nodes, NULL) == 0 && mode != NP_MODE_DEFAULT) {
+        hwloc_bitmap_free(nodes);
+        return true;
+    }
+    hwloc_bitmap_free(nodes);
+    return false;
+}
+
+/*
+ * Decide the task's class. Returns 1 when the site wants the task refused: the class is then
+ * already downgraded to low, so the task is safe even where Slurm ignores the refusal (it only
+ * honours errors from plugins marked `required` in plugstack.conf).
+ */
+static int resolve_sensitivity(spank_t sp, enum np_sensitivity *out, bool *downgraded)
+{
+    uid_t uid = 0;
+    gid_t gid = 0;
+
+    *downgraded = false;
+    *out = plugin->sensitivity_given ? plugin->sensitivity : plugin->site->default_sensitivity;
+    if (*out != NP_SENSITIVITY_HIGH || !plugin->sensitivity_given)
+        return 0; /* the site's own default is not a claim */
+    if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
+        return 0;
+    if (np_site_config_may_claim_high(plugin->site, uid, gid))
+        return 0;
+    if (plugin->site->high_unauthorized == NP_HIGH_REFUSE) {
+        fprintf(stderr,
+                "numaplace: refusing this job: user %u may not claim --numa-sensitivity=high on "
+                "this cluster (plugstack high_users/high_groups, high_unauthorized=refuse)\n",
+                (unsigned)uid);
+        slurm_error("numaplace: refused uid %u claiming --numa-sensitivity=high", (unsigned)uid);
+        *out = NP_SENSITIVITY_LOW;
+        *downgraded = true;
+        return 1;
+    }
+    fprintf(stderr,
+            "numaplace: warning: user %u may not claim --numa-sensitivity=high on this cluster; "
+            "running as low\n",
+            (unsigned)uid);
+    slurm_info("numaplace: uid %u claimed --numa-sensitivity=high, downgraded to low",
+               (unsigned)uid);
+    *out = NP_SENSITIVITY_LOW;
+    *downgraded = true;
+    return 0;
+}
+
+static bool helper_enabled(void)
+{
+    return plugin && plugin->site->helper_socket &&
+           strcmp(plugin->site->helper_socket, "none") != 0;
+}
+
+/* One request to numaplaced, bounded by helper_timeout_ms. @return 0 or -errno. */
+static int helper_call(const struct np_proto_request *req, struct np_err *err)
+{
+    char *line = np_proto_encode(req);
+    json_t *reply = NULL;
+    int rc;
+
+    if (!line)
+        return np_err_set(err, -ENOMEM, "out of memory");
+    rc = np_proto_call(plugin->site->helper_socket, line, plugin->site->helper_timeout_ms, &reply,
+                       err);
+    free(line);
+    json_decref(reply);
+    return rc;
+}
+
+/* The step's class without telling the user (task_init does that): for the helper. */
+static enum np_sensitivity quiet_sensitivity(spank_t sp)
+{
+    uid_t uid = 0;
+    gid_t gid = 0;
+    enum np_sensitivity sens =
+        plugin->sensitivity_given ? plugin->sensitivity : plugin->site->default_sensitivity;
+
+    if (sens != NP_SENSITIVITY_HIGH || !plugin->sensitivity_given)
+        return sens;
+    if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS ||
+        !np_site_config_may_claim_high(plugin->site, uid, gid))
+        return NP_SENSITIVITY_LOW;
+    return sens;
+}
+
+/* In slurmstepd (root) after each task's fork, before it may exec: register it with the helper
+ * so its counters start with the task. */
+static int task_post_fork(spank_t sp, const struct numaplace_step_settings *settings)
+{
+    struct np_proto_request req = {.op = NP_OP_REGISTER};
+    struct np_err err = {0};
+    uint32_t job = 0, step = 0;
+    pid_t pid = 0;
+
+    plugin = settings;
+    if (spank_context() != S_CTX_REMOTE || !helper_enabled())
+        return 0;
+    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_UID, &req.reg.uid) != ESPANK_SUCCESS)
+        return 0;
+    spank_get_item(sp, S_JOB_GID, &req.reg.gid);
+    spank_get_item(sp, S_TASK_GLOBAL_ID, &req.reg.task_id);
+    req.reg.job_id = job;
+    req.reg.step_id = step;
+    req.reg.pid = pid;
+    if (step_cpus)
+        hwloc_bitmap_list_snprintf(req.reg.cpus, sizeof(req.reg.cpus), step_cpus);
+    snprintf(req.reg.policy_requested, sizeof(req.reg.policy_requested), "%s",
+             np_policy_name(plugin->request_given && plugin->request->policy_given
+                                ? plugin->request->policy
+                                : plugin->site->default_policy));
+    snprintf(req.reg.sensitivity, sizeof(req.reg.sensitivity), "%s",
+             np_sensitivity_name(quiet_sensitivity(sp)));
+    if (helper_call(&req, &err) == 0) {
+        helper_registered = true;
+    } else if (!helper_warned) {
+        helper_warned = true;
+        slurm_info("numaplace: job %u step %u: helper not reached (%s); placement applies, the "
+                   "step is not monitored",
+                   job, step, err.msg);
+    }
+    return 0;
+}
+
+/* In the task, before exec: tell the helper what this task got (it may speak for itself only). */
+static void helper_applied(spank_t sp, const char *policy, const char *mode, const char *nodes,
+                           const char *cpus)
+{
+    struct np_proto_request req = {.op = NP_OP_APPLIED};
+    struct np_err err = {0};
+    char *line;
+
+    if (!helper_enabled() || spank_get_item(sp, S_JOB_ID, &req.applied.job_id) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_STEPID, &req.applied.step_id) != ESPANK_SUCCESS)
+        return;
+    req.applied.pid = getpid();
+    snprintf(req.applied.policy, sizeof(req.applied.policy), "%s", policy);
+    snprintf(req.applied.mode, sizeof(req.applied.mode), "%s", mode);
+    snprintf(req.applied.nodes, sizeof(req.applied.nodes), "%s", nodes);
+    snprintf(req.applied.cpus, sizeof(req.applied.cpus), "%s", cpus);
+    line = np_proto_encode(&req);
+    if (line) /* no wait for the reply; slurmstepd already logged an unreachable helper */
+        np_proto_send(plugin->site->helper_socket, line, plugin->site->helper_timeout_ms, &err);
+    free(line);
+}
+
+static int task_init(spank_t sp, const struct numaplace_step_settings *settings)
+{
+    const uint64_t start = now_us();
+    struct np_place_input in = {0};
+    struct np_placement placement;
+    struct np_err err = {0};
+    enum np_sensitivity sens;
+    hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
+    hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
+    char nodes_text[128] = "", cpus_text[128] = "", host[64] = "?", note[2 * NP_ERR_MSG_MAX] = "";
+    bool verbose, downgraded, refuse = false;
+    int taskid = -1, rc = 0;
+
+    plugin = settings;
+    verbose = plugin->site->verbose || (plugin->request_given && plugin->request->verbose);
+    spank_get_item(sp, S_TASK_GLOBAL_ID, &taskid);
+    gethostname(host, sizeof(host) - 1);
+    if (np_placement_init(&placement) < 0 || !cpus || !allowed) {
+        slurm_error("numaplace: out of memory");
+        rc = plugin->site->fail_on_error ? -1 : 0;
+        goto out;
+    }
+    refuse = resolve_sensitivity(sp, &sens, &downgraded) > 0;
+    export(sp, "NUMAPLACE_SENSITIVITY", np_sensitivity_name(sens));
+
+    in.policy = plugin->request_given && plugin->request->policy_given
+                    ? plugin->request->policy
+                    : plugin->site->default_policy;
+    if (!np_site_config_allows(plugin->site, in.policy)) {
+        /* The local side refuses this; a job submitted around it is refused here too, and runs
+         * with the site default where Slurm ignores the refusal (an `optional` plugin). */
+        fprintf(stderr,
+                "numaplace: refusing this task: --numa-policy=%s is not allowed on this "
+                "cluster\n",
+                np_policy_name(in.policy));
+        slurm_error("numaplace: refused --numa-policy=%s (not in allowed_policies)",
+                    np_policy_name(in.policy));
+        in.policy = plugin->site->default_policy;
+        refuse = true;
+    }
+    if (in.policy != NP_POLICY_NONE && user_mem_bind(sp)) {
+        if (!(plugin->request_given && plugin->request->policy_given)) {
+            /* The site default never overrides what the user asked Slurm for. */
+            snprintf(note, sizeof(note), "--mem-bind given: the site default (%s) is not applied",
+                     np_policy_name(in.policy));
+            in.policy = NP_POLICY_NONE;
+        } else {
+            fprintf(stderr,
+                    "numaplace: warning: --numa-policy=%s replaces the memory binding of "
+                    "--mem-bind for task %d\n",
+                    np_policy_name(in.policy), taskid);
+        }
+    }
+    if (in.policy != NP_POLICY_NONE && !topology) {
+        snprintf(note, sizeof(note), "topology unavailable (%s): kernel default kept",
+                 topology_error[0] ? topology_error : "not loaded");
+        export(sp, "NUMAPLACE_POLICY", "none");
+        export(sp, "NUMAPLACE_MODE", "default");
+        export(sp, "NUMAPLACE_NODES", "");
+        rc = plugin->site->fail_on_error ? -1 : 0;
+        goto report;
+    }
+    if (task_cpus(cpus) < 0) {
+        slurm_error("numaplace: cannot read task %d's CPU affinity: %s", taskid, strerror(errno));
+        rc = plugin->site->fail_on_error ? -1 : 0;
+        goto out;
+    }
+    in.task_cpus = cpus;
+    if (step_cpus && hwloc_bitmap_intersects(step_cpus, cpus))
+        in.step_cpus = step_cpus;
+    if (np_mems_allowed(allowed, NULL) == 0)
+        in.mems_allowed = allowed;
+    in.include_cpuless = plugin->site->include_cpuless;
+    in.have_preferred_many = have_preferred_many;
+
+    if (in.policy == NP_POLICY_NONE) {
+        np_place(topology, &in, &placement); /* explains itself; applies nothing */
+    } else if (np_place(topology, &in, &placement) < 0 ||
+               np_placement_apply(&placement, &err) < 0) {
+        slurm_error("numaplace: task %d: %s; kernel default kept", taskid,
+                    err.msg[0] ? err.msg : "placement failed");
+        snprintf(note, sizeof(note), "%s: kernel default kept", err.msg);
+        np_placement_fini(&placement);
+        np_placement_init(&placement);
+        rc = plugin->site->fail_on_error ? -1 : 0;
+    }
+    if (!hwloc_bitmap_iszero(placement.nodes))
+        hwloc_bitmap_list_snprintf(nodes_text, sizeof(nodes_text), placement.nodes);
+    export(sp, "NUMAPLACE_POLICY",
+           np_policy_name(placement.mode == NP_MODE_DEFAULT && in.policy != NP_POLICY_NONE
+                              ? NP_POLICY_NONE
+                              : in.policy));
+    export(sp, "NUMAPLACE_MODE", np_mode_name(placement.mode));
+    export(sp, "NUMAPLACE_NODES", nodes_text);
+    hwloc_bitmap_list_snprintf(cpus_text, sizeof(cpus_text), cpus);
+    helper_applied(sp,
+                   np_policy_name(placement.mode == NP_MODE_DEFAULT && in.policy != NP_POLICY_NONE
+                                      ? NP_POLICY_NONE
+                                      : in.policy),
+                   np_mode_name(placement.mode), nodes_text, cpus_text);
+report:
+    if (verbose) {
+        hwloc_bitmap_list_snprintf(cpus_text, sizeof(cpus_text), cpus);
+        fprintf(stderr,
+                "numaplace: task %d on %s: policy=%s mode=%s nodes=%s cpus=%s sensitivity=%s%s "
+                "took=%lluus (%s)\n",
+                taskid, host, np_policy_name(in.policy), np_mode_name(placement.mode),
+                nodes_text[0] ? nodes_text : "-", cpus_text, np_sensitivity_name(sens),
+                downgraded ? " (downgraded)" : "", (unsigned long long)(now_us() - start),
+                note[0] ? note : placement.reason);
+    }
+out:
+    np_placement_fini(&placement);
+    hwloc_bitmap_free(cpus);
+    hwloc_bitmap_free(allowed);
+    return refuse ? -1 : rc;
+}
+
+static void task_exit(spank_t sp, const struct numaplace_step_settings *settings)
+{
+    plugin = settings;
+    if (spank_context() == S_CTX_REMOTE && helper_registered && helper_enabled()) {
+        /* slurmstepd at the step's end: the helper writes the step's report now. */
+        struct np_proto_request req = {.op = NP_OP_STEP_END};
+        struct np_err err = {0};
+        if (spank_get_item(sp, S_JOB_ID, &req.job_id) == ESPANK_SUCCESS &&
+            spank_get_item(sp, S_JOB_STEPID, &req.step_id) == ESPANK_SUCCESS &&
+            helper_call(&req, &err) < 0)
+            slurm_info("numaplace: job %u step %u: could not tell the helper the step ended "
+                       "(%s); it ends the step itself when the tasks are gone",
+                       req.job_id, req.step_id, err.msg);
+        helper_registered = false;
+    }
+    np_topology_free(topology);
+    topology = NULL;
+    hwloc_bitmap_free(step_cpus);
+    step_cpus = NULL;
+    plugin = NULL;
+}
+
+/* The one symbol this module exports (numaplace_task.map). */
+const struct numaplace_task_ops numaplace_task_ops = {
+    .abi = NUMAPLACE_TASK_ABI,
+    .user_init = task_user_init,
+    .task_post_fork = task_post_fork,
+    .task_init = task_init,
+    .exit = task_exit,
+};

@@ -1,0 +1,47 @@
+/*
+ * The contract between numaplace.so (the SPANK plugin every srun, sbatch, salloc and slurmstepd
+ * loads) and numaplace_task.so (its step side, which only slurmstepd loads).
+ *
+ * Why two modules: the step side needs hwloc, libnuma and jansson, and loading them costs about
+ * a quarter of a millisecond in every process that loads the plugin (libnuma and hwloc run
+ * constructors). The submit side (option parsing, site limits, help) needs none of them, so
+ * srun, sbatch and salloc no longer pay for them (bench/RESULTS.md). numaplace.so finds
+ * numaplace_task.so in its own directory.
+ *
+ * The plugin owns the step's settings; the task module borrows them for every call.
+ */
+#ifndef NUMAPLACE_PLUGIN_TASK_H
+#define NUMAPLACE_PLUGIN_TASK_H
+
+#include <stdbool.h>
+
+#include <slurm/spank.h>
+
+#include "numaplace/placement.h"
+#include "numaplace/siteconf.h"
+
+/* Bumped whenever this file changes: a module from another build is refused, not misread. */
+#define NUMAPLACE_TASK_ABI        1
+#define NUMAPLACE_TASK_MODULE     "numaplace_task.so"
+#define NUMAPLACE_TASK_OPS_SYMBOL "numaplace_task_ops"
+
+/* What the user asked for and what the site allows, as the plugin parsed them. */
+struct numaplace_step_settings {
+    const struct np_site_config *site;
+    const struct np_policy_request *request; /* meaningful when request_given */
+    bool request_given;
+    enum np_sensitivity sensitivity; /* meaningful when sensitivity_given */
+    bool sensitivity_given;
+};
+
+/* Each entry mirrors the SPANK callback of the same name in the remote context and returns what
+ * that callback returns (0, or -1 / ESPANK_ERROR to fail, only where the site asked for it). */
+struct numaplace_task_ops {
+    unsigned abi; /* NUMAPLACE_TASK_ABI */
+    int (*user_init)(spank_t sp, const struct numaplace_step_settings *settings);
+    int (*task_post_fork)(spank_t sp, const struct numaplace_step_settings *settings);
+    int (*task_init)(spank_t sp, const struct numaplace_step_settings *settings);
+    void (*exit)(spank_t sp, const struct numaplace_step_settings *settings);
+};
+
+#endif
