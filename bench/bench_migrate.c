@@ -111,11 +111,50 @@ static void settle_on(char *buf, size_t pages, size_t page, int node)
 /* A timed move's rate counts only the pages that really reached D, so a move that left pages
  * behind is not flattered; how many were left is reported. */
 static uint64_t left_behind, moves_checked;
-static double rate(char *buf, size_t pages, size_t page, int dst, uint64_t ns)
+/* Where a move's left-behind pages are, for the first few moves that left any: each node's
+ * count, or the kernel's -errno for pages it could not say. */
+static void say_where(char *buf, size_t pages, size_t page, const char *what)
+{
+    static int said;
+    void **addrs = malloc(pages * sizeof(*addrs));
+    int *status = malloc(pages * sizeof(*status));
+    long count[64 + 64] = {0}; /* nodes 0-63, then -errno 1-64 */
+
+    if (said++ >= 4 || !addrs || !status) {
+        free(addrs);
+        free(status);
+        return;
+    }
+    for (size_t i = 0; i < pages; i++)
+        addrs[i] = buf + i * page;
+    if (move_pages(0, pages, addrs, NULL, status, 0) == 0) {
+        printf("  %s left pages behind; where the buffer's pages are:", what);
+        for (size_t i = 0; i < pages; i++)
+            if (status[i] >= 0 && status[i] < 64)
+                count[status[i]]++;
+            else if (status[i] < 0 && status[i] >= -64)
+                count[64 - status[i] - 1]++;
+        for (int k = 0; k < 128; k++) {
+            if (!count[k])
+                continue;
+            if (k < 64)
+                printf(" node %d: %ld", k, count[k]);
+            else
+                printf(" -%d (%s): %ld", k - 63, strerror(k - 63), count[k]);
+        }
+        printf("\n");
+    }
+    free(addrs);
+    free(status);
+}
+
+static double rate(char *buf, size_t pages, size_t page, int dst, uint64_t ns, const char *what)
 {
     const int on = pages_on(buf, pages, page, dst);
     moves_checked++;
     left_behind += pages - (size_t)on;
+    if ((size_t)on < pages)
+        say_where(buf, pages, page, what);
     return (double)on * (double)page / 1e6 / (ns / 1e9);
 }
 
@@ -179,16 +218,20 @@ int main(int argc, char **argv)
         for (int k = 0; k < 2; k++) {
             settle_on(buf, pages, page, src);
             if ((r + k) % 2 == 0)
-                raw_p[r] = rate(buf, pages, page, dst, raw_move_pages(buf, pages, page, dst));
+                raw_p[r] = rate(buf, pages, page, dst, raw_move_pages(buf, pages, page, dst),
+                                "raw move_pages");
             else
-                np_p[r] = rate(buf, pages, page, dst, mover(src, dst, pages, &moved));
+                np_p[r] =
+                    rate(buf, pages, page, dst, mover(src, dst, pages, &moved), "mover (budget)");
         }
         for (int k = 0; k < 2; k++) {
             settle_on(buf, pages, page, src);
             if ((r + k) % 2 == 0)
-                raw_w[r] = rate(buf, pages, page, dst, raw_migrate_pages(src, dst));
+                raw_w[r] =
+                    rate(buf, pages, page, dst, raw_migrate_pages(src, dst), "raw migrate_pages");
             else
-                np_w[r] = rate(buf, pages, page, dst, mover(src, dst, UINT64_MAX, &moved));
+                np_w[r] = rate(buf, pages, page, dst, mover(src, dst, UINT64_MAX, &moved),
+                               "mover (whole)");
         }
         settle_on(buf, pages, page, src);
         /* Latency to the first page: a one-page budget, the mover's fixed cost. */

@@ -15,6 +15,9 @@
 # time from request to first page moved, as the time to the reply of a one-page request (an
 # upper bound). Prints a markdown table.
 #   bash bench/migrate_helper.sh [MIB] [ROUNDS]     (defaults 160, 16)
+# Environment: INTERVAL_MS and NUMA_MAPS_MS (the helper's sampling and numa_maps intervals,
+# default 1000 each) and PAUSE_S (the wait before each move, default 2; keep it above both
+# intervals so the helper's view has caught up with the other side's move).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${NUMAPLACE_BUILD:-$top/build}
@@ -35,9 +38,9 @@ cleanup() {
 trap cleanup EXIT
 sock=$work/numaplaced.sock
 "$helper" --socket="$sock" --state_dir="$work/state" --spool_dir="$work/spool" --pid_file= \
-  --log="$work/numaplaced.log" --housekeeping_cpus=none --migration_rate_mb_s=0 \
+  --log="$work/numaplaced.log" --housekeeping_cpus=none --interval_ms="${INTERVAL_MS:-1000}" --migration_rate_mb_s=0 \
   --trigger_homecoming=off --trigger_pressure=off --trigger_bandwidth=off --free_floor_mb=16 \
-  --numa_maps_interval_ms=1000 --numa_maps_large_interval_ms=1000 &
+  --numa_maps_interval_ms="${NUMA_MAPS_MS:-1000}" --numa_maps_large_interval_ms="${NUMA_MAPS_MS:-1000}" &
 helper_pid=$!
 for _ in $(seq 100); do "$cli" --socket "$sock" ping >/dev/null 2>&1 && break; sleep 0.1; done
 
@@ -58,9 +61,10 @@ sleep 3 # the helper reads the job's numa_maps at its first samples
 # has on S: the engine then takes the job whole (one migrate_pages after counting its pages on S
 # in numa_maps), the same work as the raw call; the request "ends short" by design.
 python3 - "$sock" "$job_pid" "$mib" "$rounds" <<'PY'
-import ctypes, json, socket, statistics, sys, time
+import ctypes, json, os, socket, statistics, sys, time
 sock_path, pid = sys.argv[1], int(sys.argv[2])
 mib, rounds = int(sys.argv[3]), int(sys.argv[4])
+pause = float(os.environ.get("PAUSE_S", "2"))
 libc = ctypes.CDLL(None, use_errno=True)
 SYS_migrate_pages = 256  # x86-64
 
@@ -106,7 +110,7 @@ for r in range(rounds):
     for leg, who in enumerate(("helper", "raw") if r % 2 == 0 else ("raw", "helper")):
         src, dst = (1, 2) if leg == 0 else (2, 1)
         assert on_node(src) >= mib * 0.95, f"round {r}: only {on_node(src)} MiB on node {src} before the {who} move"
-        time.sleep(2)
+        time.sleep(pause)
         if who == "helper":
             wall, moving = helper(src, dst, mib * 256 * 2)
             rates[who] = mb / wall

@@ -1389,6 +1389,18 @@ static void start_migrator(void)
         d.cfg.migration_rate_mb_s ? "" : " (no limit)", (unsigned long long)d.cfg.free_floor_mb,
         d.cfg.trigger_homecoming ? " homecoming" : "", d.cfg.trigger_pressure ? " pressure" : "",
         d.cfg.trigger_bandwidth ? " bandwidth" : "", d.cfg.migration_dry_run ? " (dry run)" : "");
+    {
+        struct np_err err = {0};
+        if (np_numa_balancing_enabled(d.cfg.proc_root, &err) == 1)
+            LOG(WARNING,
+                "migration: the kernel's automatic NUMA balancing is on "
+                "(/proc/sys/kernel/numa_balancing): it moves pages on its own and can undo "
+                "numaplace's moves, and pages it has marked for NUMA hinting faults cannot be "
+                "found or moved by move_pages on some kernels (seen on Debian 12's 6.1: "
+                "-ENOENT until the job touches them again), so partial moves leave them behind "
+                "(whole moves are not affected); nodes where numaplaced migrates usually run "
+                "with sysctl kernel.numa_balancing=0 (docs/migration.md)");
+    }
 }
 
 static void set_timer(void)

@@ -85,6 +85,21 @@ near() { # near ACTUAL EXPECTED TOLERANCE
 # registration and whenever they change).
 settle() { sleep 2; }
 
+np_case "kernel NUMA balancing on: numaplaced warns at start; quiet once it is off"
+echo 1 >/proc/sys/kernel/numa_balancing
+: >"$work/numaplaced.log"
+start_helper --migration_rate_mb_s=0 --trigger_homecoming=off --trigger_pressure=off
+np_out=$(cat "$work/numaplaced.log")
+np_expect_match "warning: migration: the kernel's automatic NUMA balancing is on"
+# As docs/migration.md advises for nodes where numaplaced migrates; the cases below run so.
+echo 0 >/proc/sys/kernel/numa_balancing
+: >"$work/numaplaced.log"
+start_helper --migration_rate_mb_s=0 --trigger_homecoming=off --trigger_pressure=off
+np_out=$(cat "$work/numaplaced.log")
+np_expect_match "migration: on"
+np_expect_no_match "NUMA balancing is on"
+np_end_case
+
 start_helper --migration_rate_mb_s=0 --trigger_homecoming=off --trigger_pressure=off --free_floor_mb=16
 
 np_case "best-plus: an admin request 2 -> 1 takes the job that gains first, never the high one"
