@@ -118,7 +118,6 @@ static void say_where(char *buf, size_t pages, size_t page, const char *what)
     static int said;
     void **addrs = malloc(pages * sizeof(*addrs));
     int *status = malloc(pages * sizeof(*status));
-    long count[64 + 64] = {0}; /* nodes 0-63, then -errno 1-64 */
 
     if (said++ >= 4 || !addrs || !status) {
         free(addrs);
@@ -128,6 +127,7 @@ static void say_where(char *buf, size_t pages, size_t page, const char *what)
     for (size_t i = 0; i < pages; i++)
         addrs[i] = buf + i * page;
     if (move_pages(0, pages, addrs, NULL, status, 0) == 0) {
+        long count[64 + 64] = {0}; /* nodes 0-63, then -errno 1-64 */
         printf("  %s left pages behind; where the buffer's pages are:", what);
         for (size_t i = 0; i < pages; i++)
             if (status[i] >= 0 && status[i] < 64)
