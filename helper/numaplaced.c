@@ -1454,17 +1454,10 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: numaplaced [--config FILE] [--KEY=VALUE ...]\n"
             "  runs in the foreground (for systemd and tests); every configuration key is also "
-            "a flag:\n"
-            "  --socket --state_dir --spool_dir --pid_file --log --log_level --interval_ms\n"
-            "  --numa_maps_interval_ms --numa_maps_large_interval_ms --numa_maps_large_bytes\n"
-            "  --backends --housekeeping_cpus --record --proc_root --max_jobs\n"
-            "  --migration --migration_dry_run --migration_rate_mb_s --migration_order\n"
-            "  --free_floor_mb --trigger_homecoming --trigger_pressure --trigger_bandwidth\n"
-            "  --bandwidth_threshold_mb_s --bandwidth_intervals --admin_group --class_map\n"
-            "  --class_default\n"
-            "  (dashes may replace underscores). --check-config validates and exits.\n"
-            "  Default config: %s. See numaplaced(8).\n",
-            NP_HELPER_DEFAULT_CONFIG);
+            "a flag, --KEY=VALUE\n"
+            "  (dashes may replace underscores). Keys: %s.\n"
+            "  --check-config validates and exits. Default config: %s. See numaplaced(8).\n",
+            np_helper_config_keys(), NP_HELPER_DEFAULT_CONFIG);
 }
 
 static int parse_args(int argc, char **argv, bool *check_only)

@@ -19,6 +19,11 @@
     "trigger_homecoming, trigger_pressure, trigger_bandwidth, bandwidth_threshold_mb_s, "          \
     "bandwidth_intervals, admin_group, class_map, class_default"
 
+const char *np_helper_config_keys(void)
+{
+    return KEYS;
+}
+
 void np_helper_config_defaults(struct np_helper_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));

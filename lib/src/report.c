@@ -610,7 +610,10 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *
         "{s:o, s:o, s:f, s:s}", "pages_in_bytes", node_bytes(js->pages_in), "pages_out_bytes",
         node_bytes(js->pages_out), "moving_s", js->migration_moving_s, "source",
         js->migration_enabled ? "numaplaced: pages it moved (move_pages, migrate_pages)"
-                              : "numaplaced: migration not enabled on this node");
+        /* A trace records samples, not the helper's moves: a replay cannot say. */
+        : strncmp(meta->backends, "replay", 6) == 0
+            ? "unavailable: a replayed trace records no migrations"
+            : "numaplaced: migration not enabled on this node");
     if (migr) {
         json_t *failed = json_object();
         for (int f = 0; failed && f < NP_MOVE_FAIL_COUNT; f++)

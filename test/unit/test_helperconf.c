@@ -97,6 +97,31 @@ START_TEST(test_load_file)
 }
 END_TEST
 
+/* The key list (usage, error messages) and the parser agree: every listed key is known to the
+ * parser (a nonsense value gets a bad-value error, never "unknown key"), and an unknown key's
+ * error lists them all. */
+START_TEST(test_keys_listed_are_parsed)
+{
+    char keys[2048], *save = NULL;
+    struct np_helper_config cfg;
+    struct np_err err = {0};
+    int n = 0;
+
+    snprintf(keys, sizeof(keys), "%s", np_helper_config_keys());
+    for (char *key = strtok_r(keys, ", ", &save); key; key = strtok_r(NULL, ", ", &save), n++) {
+        np_helper_config_defaults(&cfg);
+        err.msg[0] = '\0';
+        np_helper_config_set(&cfg, key, "\x01nonsense", &err);
+        ck_assert_msg(strstr(err.msg, "unknown key") == NULL, "listed key '%s' is unknown: %s", key,
+                      err.msg);
+    }
+    ck_assert_int_ge(n, 20);
+    np_helper_config_defaults(&cfg);
+    ck_assert_int_eq(np_helper_config_set(&cfg, "no_such_key", "1", &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, np_helper_config_keys()));
+}
+END_TEST
+
 START_TEST(test_defaults)
 {
     struct np_helper_config cfg;
@@ -118,6 +143,7 @@ int main(void)
     tcase_add_loop_test(tc, test_set, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, test_load_file);
     tcase_add_test(tc, test_defaults);
+    tcase_add_test(tc, test_keys_listed_are_parsed);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

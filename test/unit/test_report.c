@@ -100,6 +100,9 @@ START_TEST(test_replay_hw_trace)
     ck_assert_int_eq((int)num(r, "numa_balancing.faults"), 400);
     ck_assert_str_eq(str_at(r, "policy.tasks.0.nodes"), "0-1");
     ck_assert_str_eq(str_at(r, "sampling.backends"), "replay of perf,proc");
+    /* A trace holds samples, not moves: the replay says it cannot tell, not "not enabled". */
+    ck_assert_str_eq(str_at(r, "migrations.source"),
+                     "unavailable: a replayed trace records no migrations");
 
     r = c.reports[1]; /* step 1: no end line, one sample, no PMU */
     ck_assert(json_is_false(json_object_get(r, "complete")));

@@ -56,6 +56,10 @@ struct np_helper_config {
 /** The defaults (documented in numaplaced(8)). */
 NP_API void np_helper_config_defaults(struct np_helper_config *cfg);
 
+/** Every key np_helper_config_set() takes, ", "-separated (for usage and error messages). Static.
+ */
+NP_API const char *np_helper_config_keys(void);
+
 /**
  * Set one key. @return 0, or -EINVAL with @p err naming the key, the value and what is accepted
  * (an unknown key lists the known ones).
