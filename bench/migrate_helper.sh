@@ -15,9 +15,10 @@
 # time from request to first page moved, as the time to the reply of a one-page request (an
 # upper bound). Prints a markdown table.
 #   bash bench/migrate_helper.sh [MIB] [ROUNDS]     (defaults 160, 16)
-# Environment: INTERVAL_MS and NUMA_MAPS_MS (the helper's sampling and numa_maps intervals,
-# default 1000 each) and PAUSE_S (the wait before each move, default 2; keep it above both
-# intervals so the helper's view has caught up with the other side's move).
+# Environment: MOVER_CPU (the CPU both movers run on, default 1, "any" for none); INTERVAL_MS and
+# NUMA_MAPS_MS (the helper's sampling and numa_maps intervals, default 1000 each); PAUSE_S (the
+# wait before each move, default 2: keep it above both intervals, so the helper's view has
+# caught up with the other side's move).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${NUMAPLACE_BUILD:-$top/build}
@@ -37,7 +38,13 @@ cleanup() {
 }
 trap cleanup EXIT
 sock=$work/numaplaced.sock
-"$helper" --socket="$sock" --state_dir="$work/state" --spool_dir="$work/spool" --pid_file= \
+# Both movers run on the same CPU (MOVER_CPU, default 1; "any" for no pinning), so the comparison
+# is of the two code paths, not of where the scheduler put each caller: under emulation a vCPU's
+# speed depends on what shares its host CPU.
+mover_cpu=${MOVER_CPU:-1}
+pin=()
+[ "$mover_cpu" = any ] || pin=(taskset -c "$mover_cpu")
+"${pin[@]}" "$helper" --socket="$sock" --state_dir="$work/state" --spool_dir="$work/spool" --pid_file= \
   --log="$work/numaplaced.log" --housekeeping_cpus=none --interval_ms="${INTERVAL_MS:-1000}" --migration_rate_mb_s=0 \
   --trigger_homecoming=off --trigger_pressure=off --trigger_bandwidth=off --free_floor_mb=16 \
   --numa_maps_interval_ms="${NUMA_MAPS_MS:-1000}" --numa_maps_large_interval_ms="${NUMA_MAPS_MS:-1000}" &
@@ -60,7 +67,7 @@ sleep 3 # the helper reads the job's numa_maps at its first samples
 # One Python process times both, so neither pays for starting a program. More pages than the job
 # has on S: the engine then takes the job whole (one migrate_pages after counting its pages on S
 # in numa_maps), the same work as the raw call; the request "ends short" by design.
-python3 - "$sock" "$job_pid" "$mib" "$rounds" <<'PY'
+"${pin[@]}" python3 - "$sock" "$job_pid" "$mib" "$rounds" <<'PY'
 import ctypes, json, os, socket, statistics, sys, time
 sock_path, pid = sys.argv[1], int(sys.argv[2])
 mib, rounds = int(sys.argv[3]), int(sys.argv[4])
