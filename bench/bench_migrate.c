@@ -85,17 +85,29 @@ static uint64_t mover(int src, int dst, uint64_t budget, uint64_t *moved)
 }
 
 /* Pages of the buffer on @p node, in one query (untimed). */
-static int pages_on(char *buf, size_t pages, size_t page, int node)
+/* Where each page of the buffer is (a node, or -errno), in one query (untimed). Owned by the
+ * caller (free); NULL when the query failed. */
+static int *where_pages(char *buf, size_t pages, size_t page)
 {
     void **addrs = malloc(pages * sizeof(*addrs));
-    int *status = malloc(pages * sizeof(*status)), count = 0;
+    int *status = malloc(pages * sizeof(*status));
 
     for (size_t i = 0; addrs && i < pages; i++)
         addrs[i] = buf + i * page;
-    if (addrs && status && move_pages(0, pages, addrs, NULL, status, 0) == 0)
-        for (size_t i = 0; i < pages; i++)
-            count += status[i] == node;
+    if (!addrs || !status || move_pages(0, pages, addrs, NULL, status, 0) != 0) {
+        free(status);
+        status = NULL;
+    }
     free(addrs);
+    return status;
+}
+
+static int pages_on(char *buf, size_t pages, size_t page, int node)
+{
+    int *status = where_pages(buf, pages, page), count = 0;
+
+    for (size_t i = 0; status && i < pages; i++)
+        count += status[i] == node;
     free(status);
     return count;
 }
@@ -108,46 +120,37 @@ static void settle_on(char *buf, size_t pages, size_t page, int node)
         raw_move_pages(buf, pages, page, node);
 }
 
-/* A timed move's rate counts only the pages that really reached D, so a move that left pages
- * behind is not flattered; how many were left is reported. */
-static uint64_t left_behind, moves_checked;
 /* Where a move's left-behind pages are, for the first few moves that left any: each node's
  * count, or the kernel's -errno for pages it could not say. */
 static void say_where(char *buf, size_t pages, size_t page, const char *what)
 {
     static int said;
-    void **addrs = malloc(pages * sizeof(*addrs));
-    int *status = malloc(pages * sizeof(*status));
+    long count[64 + 64] = {0}; /* nodes 0-63, then -errno 1-64 */
+    int *status;
 
-    if (said++ >= 4 || !addrs || !status) {
-        free(addrs);
-        free(status);
+    if (said++ >= 4 || !(status = where_pages(buf, pages, page)))
         return;
-    }
     for (size_t i = 0; i < pages; i++)
-        addrs[i] = buf + i * page;
-    if (move_pages(0, pages, addrs, NULL, status, 0) == 0) {
-        long count[64 + 64] = {0}; /* nodes 0-63, then -errno 1-64 */
-        printf("  %s left pages behind; where the buffer's pages are:", what);
-        for (size_t i = 0; i < pages; i++)
-            if (status[i] >= 0 && status[i] < 64)
-                count[status[i]]++;
-            else if (status[i] < 0 && status[i] >= -64)
-                count[64 - status[i] - 1]++;
-        for (int k = 0; k < 128; k++) {
-            if (!count[k])
-                continue;
-            if (k < 64)
-                printf(" node %d: %ld", k, count[k]);
-            else
-                printf(" -%d (%s): %ld", k - 63, strerror(k - 63), count[k]);
-        }
-        printf("\n");
-    }
-    free(addrs);
+        if (status[i] >= 0 && status[i] < 64)
+            count[status[i]]++;
+        else if (status[i] < 0 && status[i] >= -64)
+            count[64 - status[i] - 1]++;
     free(status);
+    printf("  %s left pages behind; where the buffer's pages are:", what);
+    for (int k = 0; k < 128; k++) {
+        if (!count[k])
+            continue;
+        if (k < 64)
+            printf(" node %d: %ld", k, count[k]);
+        else
+            printf(" -%d (%s): %ld", k - 63, strerror(k - 63), count[k]);
+    }
+    printf("\n");
 }
 
+/* A timed move's rate counts only the pages that really reached D, so a move that left pages
+ * behind is not flattered; how many were left is reported. */
+static uint64_t left_behind, moves_checked;
 static double rate(char *buf, size_t pages, size_t page, int dst, uint64_t ns, const char *what)
 {
     const int on = pages_on(buf, pages, page, dst);

@@ -35,8 +35,8 @@ static struct np_policy_request request; /* the user's --numa-policy, if given *
 static bool request_given;
 static enum np_sensitivity sensitivity; /* the user's --numa-sensitivity, if given */
 static bool sensitivity_given;
-/* The step side (slurmstepd only): NULL until loaded, and when it could not be. */
-static void *task_module;
+/* The step side (slurmstepd only): NULL until loaded, and when it could not be. It stays loaded
+ * until slurmstepd exits. */
 static const struct numaplace_task_ops *task_ops;
 
 static int policy_option(int val, const char *value, int remote);
@@ -154,6 +154,7 @@ static int load_task_module(void)
     char path[4096];
     const char *slash;
     const struct numaplace_task_ops *ops;
+    void *task_module;
 
     if (task_ops)
         return 0;
@@ -179,7 +180,6 @@ static int load_task_module(void)
                     path, ops ? "interface" : "no interface", ops ? ops->abi : 0,
                     NUMAPLACE_TASK_ABI);
         dlclose(task_module);
-        task_module = NULL;
         return -1;
     }
     task_ops = ops;

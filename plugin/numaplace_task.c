@@ -206,7 +206,7 @@ static int task_post_fork(spank_t sp, const struct numaplace_step_settings *sett
     pid_t pid = 0;
 
     plugin = settings;
-    if (spank_context() != S_CTX_REMOTE || !helper_enabled())
+    if (!helper_enabled())
         return 0;
     if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
@@ -380,7 +380,7 @@ out:
 static void task_exit(spank_t sp, const struct numaplace_step_settings *settings)
 {
     plugin = settings;
-    if (spank_context() == S_CTX_REMOTE && helper_registered && helper_enabled()) {
+    if (helper_registered && helper_enabled()) {
         /* slurmstepd at the step's end: the helper writes the step's report now. */
         struct np_proto_request req = {.op = NP_OP_STEP_END};
         struct np_err err = {0};
