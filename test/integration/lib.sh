@@ -786,6 +786,7 @@ np_rc=0
 np_current=""
 np_case_open=0
 np_case_failed=0
+np_case_started=$SECONDS
 
 # np_run CMD...: run and capture stdout+stderr in $np_out and the status in $np_rc.
 np_run() {
@@ -800,6 +801,7 @@ np_run() {
 np_case() {
   [ "$np_case_open" = 0 ] || np_end_case
   np_current=$1
+  np_case_started=$SECONDS
   np_case_failed=0
   np_case_open=1
   np_out=""
@@ -815,7 +817,7 @@ np_case() {
 
 np_fail() {
   if [ "$np_case_failed" = 0 ]; then
-    printf 'FAIL %s: %s\n' "$np_current" "$*"
+    printf 'FAIL %s (%d s): %s\n' "$np_current" $((SECONDS - np_case_started)) "$*"
     [ -z "$np_out" ] || printf '  output was:\n%s\n' "$(printf '%s\n' "$np_out" | tail -20 | sed 's/^/    /')"
   else
     printf '  and: %s\n' "$*"
@@ -853,7 +855,8 @@ np_end_case() {
   np_case_open=0
   if [ "$np_case_failed" = 0 ]; then
     np_passed=$((np_passed + 1))
-    printf 'PASS %s\n' "$np_current"
+    # The time says where a slow or stuck suite spends it (CI shows only this output).
+    printf 'PASS %s (%d s)\n' "$np_current" $((SECONDS - np_case_started))
   else
     np_failed=$((np_failed + 1))
   fi

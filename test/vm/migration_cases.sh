@@ -12,16 +12,38 @@ work=$(mktemp -d /tmp/numaplace-migration.XXXXXX)
 sock=$work/numaplaced.sock
 helper_pid=""
 pids=()
+# stop_helper: SIGTERM, as systemd stops it; a helper that has not stopped within 30 s is a
+# failure worth seeing, so its threads' kernel stacks and its log go to the output first.
+stop_helper() {
+  local p=$helper_pid t
+  [ -n "$p" ] || return 0
+  helper_pid=""
+  kill "$p" 2>/dev/null
+  if ! np_wait_for 30 bash -c "[ ! -e /proc/$p ] || grep -q '^[0-9]* (.*) Z' /proc/$p/stat"; then
+    echo "!!!! numaplaced (pid $p) had not stopped 30 s after SIGTERM; where its threads wait:"
+    for t in /proc/"$p"/task/*; do
+      echo "  thread ${t##*/} ($(cat "$t/wchan" 2>/dev/null)):"
+      sed 's/^/    /' "$t/stack" 2>/dev/null
+    done
+    echo "  the end of its log:"
+    tail -15 "$work/numaplaced.log" | sed 's/^/    /'
+    kill -9 "$p" 2>/dev/null
+    stop_failed=1
+  fi
+  wait "$p" 2>/dev/null
+}
+stop_failed=0
 cleanup() {
   local p
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  [ -n "$helper_pid" ] && kill "$helper_pid" 2>/dev/null && wait "$helper_pid" 2>/dev/null
+  stop_helper
   rm -rf "$work"
 }
 trap cleanup EXIT
 
 start_helper() { # start_helper [--KEY=VALUE...]
-  [ -n "$helper_pid" ] && { kill "$helper_pid"; wait "$helper_pid" 2>/dev/null; }
+  stop_helper
+  [ "$stop_failed" = 0 ] || np_fail "numaplaced did not stop on SIGTERM (see above)"
   # A new helper starts a new set of cases: the earlier cases' jobs go, with their memory.
   local p
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
@@ -37,7 +59,8 @@ start_helper() { # start_helper [--KEY=VALUE...]
   np_wait_for 15 "$NP_CLI" --socket "$sock" ping || np_die "numaplaced did not start: $(tail "$work/numaplaced.log")"
 }
 
-cli() { "$NP_CLI" --socket "$sock" --spool "$work/spool" "$@"; }
+# Bounded: a request that never answers fails its case instead of the whole guest's deadline.
+cli() { timeout 300 "$NP_CLI" --socket "$sock" --spool "$work/spool" "$@"; }
 
 # job JOBID CLASS CPU_NODE MEM_NODE MIB [EXTRA]: start a process with its CPUs on CPU_NODE and
 # its memory on MEM_NODE, wait until it touched it, register it; sets $job_pid.
@@ -257,6 +280,11 @@ np_wait_for 30 bash -c "[ \$(awk '/MemFree/ { print int(\$4 / 1024) }' /sys/devi
   np_fail "node 1 has $(free_mb 1) MiB free, the floor is 300"
 np_out=$(cat "$work/numaplaced.log")
 np_expect_match "trigger memory-pressure: node 1 holds a high job"
+np_end_case
+
+np_case "numaplaced stops within 30 s of SIGTERM after all of the above"
+stop_helper
+[ "$stop_failed" = 0 ] || np_fail "it did not (see above)"
 np_end_case
 
 np_finish
