@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -18,6 +19,7 @@ struct migrator {
     const struct np_log *log;
     double bytes_per_s;
     bool stop, busy, have_job, have_done;
+    atomic_bool cancel; /* end the running request after its current batch */
     /* the request being carried out */
     struct np_node_view *view;
     struct np_engine_config config;
@@ -49,6 +51,13 @@ void migrator_view_free(struct np_node_view *view)
         free((void *)view->jobs[i].pids);
     free(view->jobs);
     free(view);
+}
+
+static bool cancelled(void *arg)
+{
+    struct migrator *m = arg;
+
+    return atomic_load(&m->cancel);
 }
 
 static void *worker(void *arg)
@@ -101,6 +110,7 @@ int migrator_start(struct migrator **out, double bytes_per_s, const struct np_lo
         return rc;
     }
     m->log = log;
+    atomic_init(&m->cancel, false);
     m->bytes_per_s = bytes_per_s;
     pthread_mutex_init(&m->lock, NULL);
     pthread_cond_init(&m->wake, NULL);
@@ -142,6 +152,8 @@ int migrator_submit(struct migrator *m, struct np_node_view *view,
     }
     m->view = view;
     m->config = *config;
+    m->config.should_stop = cancelled;
+    m->config.stop_arg = m;
     m->request = *request;
     m->tag = tag;
     m->busy = true;
@@ -179,12 +191,19 @@ void migrator_done_fini(struct migrator_done *done)
     done->view = NULL;
 }
 
+void migrator_cancel(struct migrator *m)
+{
+    if (m)
+        atomic_store(&m->cancel, true);
+}
+
 void migrator_stop(struct migrator *m)
 {
     struct migrator_done done;
 
     if (!m)
         return;
+    atomic_store(&m->cancel, true);
     pthread_mutex_lock(&m->lock);
     m->stop = true;
     pthread_cond_signal(&m->wake);

@@ -48,7 +48,15 @@ int migrator_collect(struct migrator *m, struct migrator_done *done);
 
 void migrator_done_fini(struct migrator_done *done);
 
-/** Stop the worker after the running request (moves are bounded by their batches). */
+/**
+ * End the running request after its current batch (a rate-limited move of gigabytes would
+ * otherwise hold a stopping helper for minutes). Its result, marked stopped, is still collected
+ * as usual. Every later request also ends at once: call it only when stopping. Accepts NULL.
+ */
+void migrator_cancel(struct migrator *m);
+
+/** Cancel the running request, wait for the worker and free everything (an uncollected result
+ *  is dropped: collect it first). Accepts NULL. */
 void migrator_stop(struct migrator *m);
 
 /** A view with room for @p njobs jobs; each job's pids array is owned by the view. */

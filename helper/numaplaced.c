@@ -814,14 +814,14 @@ static json_t *result_json(const struct migrator_done *done)
     obj = np_proto_reply_ok();
     json_object_set_new(
         obj, "result",
-        json_pack("{s:s, s:i, s:i, s:I, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:o, s:s}", "trigger",
-                  np_trigger_name(r->request.trigger), "from", (int)r->request.src, "to",
+        json_pack("{s:s, s:i, s:i, s:I, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:b, s:o, s:s}",
+                  "trigger", np_trigger_name(r->request.trigger), "from", (int)r->request.src, "to",
                   (int)r->request.dst, "requested_pages", (json_int_t)r->request.pages, "order",
                   r->order ? r->order : "?", "reason", r->request.reason, "used_proxy",
                   r->used_proxy, "candidates", (json_int_t)r->candidates, "planned_pages",
                   (json_int_t)r->planned, "moved_pages", (json_int_t)r->moved,
-                  "capped_by_floor_pages", (json_int_t)r->capped_by_floor, "jobs", jobs, "summary",
-                  r->summary));
+                  "capped_by_floor_pages", (json_int_t)r->capped_by_floor, "stopped", r->stopped,
+                  "jobs", jobs, "summary", r->summary));
     return obj;
 }
 
@@ -861,14 +861,14 @@ static void collect_migration(void)
             }
             if (!j->stats.migration_requests)
                 j->stats.migration_requests = json_array();
-            json_array_append_new(j->stats.migration_requests,
-                                  json_pack("{s:s, s:i, s:i, s:s, s:s, s:I, s:I, s:b, s:b}",
-                                            "trigger", np_trigger_name(r->request.trigger), "from",
-                                            (int)r->request.src, "to", (int)r->request.dst, "order",
-                                            r->order ? r->order : "?", "reason", r->request.reason,
-                                            "planned_pages", (json_int_t)o->planned, "moved_pages",
-                                            (json_int_t)o->moved.pages_moved, "dry_run", dry,
-                                            "used_proxy", r->used_proxy));
+            json_array_append_new(
+                j->stats.migration_requests,
+                json_pack("{s:s, s:i, s:i, s:s, s:s, s:I, s:I, s:b, s:b, s:b}", "trigger",
+                          np_trigger_name(r->request.trigger), "from", (int)r->request.src, "to",
+                          (int)r->request.dst, "order", r->order ? r->order : "?", "reason",
+                          r->request.reason, "planned_pages", (json_int_t)o->planned, "moved_pages",
+                          (json_int_t)o->moved.pages_moved, "dry_run", dry, "used_proxy",
+                          r->used_proxy, "stopped", o->moved.stopped));
         }
         /* A trigger whose request moved nothing would ask again at once: it waits 30 s. A
          * homecoming waits per job, so one stuck high job does not hold back the others. */
@@ -1617,6 +1617,16 @@ int main(int argc, char **argv)
 
     LOG(INFO, "stopping: %u step(s) still running stay in %s/registry.json", d.njobs,
         d.cfg.state_dir);
+    if (d.migrator && migrator_busy(d.migrator)) {
+        /* What the running request moved until now still goes into its jobs' reports, and the
+         * client waiting on it still gets its answer. */
+        struct pollfd done = {.fd = migrator_fd(d.migrator), .events = POLLIN};
+        LOG(INFO, "stopping: the migration in progress ends after its current batch");
+        migrator_cancel(d.migrator);
+        while (poll(&done, 1, -1) < 0 && errno == EINTR)
+            ;
+        collect_migration();
+    }
     migrator_stop(d.migrator);
     save_state();
     for (unsigned i = 0; i < d.njobs; i++)

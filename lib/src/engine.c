@@ -79,13 +79,15 @@ static void move_job(const struct np_job_view *job, const struct np_request *req
                      const struct np_engine_config *config, struct np_rate_limiter *rl,
                      struct np_move_result *total, struct np_err *err)
 {
-    struct np_move_options options = {.dry_run = config->dry_run};
+    struct np_move_options options = {.dry_run = config->dry_run,
+                                      .should_stop = config->should_stop,
+                                      .stop_arg = config->stop_arg};
     /* The job's whole share of S: let each process go whole (migrate_pages when unlimited). */
     const bool whole = pages >= job->pages_on_node[req->src];
     uint64_t left = pages;
 
     memset(total, 0, sizeof(*total));
-    for (size_t p = 0; p < job->npids && (whole || left > 0); p++) {
+    for (size_t p = 0; p < job->npids && (whole || left > 0) && !total->stopped; p++) {
         struct np_move_result one;
         if (np_move_process_pages(job->pids[p], req->src, req->dst, whole ? UINT64_MAX : left,
                                   &options, rl, &one, err) < 0)
@@ -167,7 +169,7 @@ int np_engine_run_request(const struct np_node_view *view, const struct np_engin
         order->sort(cands, ncands, config->seed);
     result->planned = np_plan_request(cands, ncands, wanted, steps, &nsteps);
 
-    for (size_t s = 0; s < nsteps; s++) {
+    for (size_t s = 0; s < nsteps && !result->stopped; s++) {
         const int j = find_job(view, cands[steps[s].index].id);
         const struct np_job_view *job = &view->jobs[j];
         struct np_job_outcome *o = &result->outcomes[result->noutcomes++];
@@ -176,14 +178,16 @@ int np_engine_run_request(const struct np_node_view *view, const struct np_engin
         o->planned = steps[s].pages;
         move_job(job, request, steps[s].pages, config, rl, &o->moved, err);
         result->moved += o->moved.pages_moved;
+        result->stopped = o->moved.stopped;
         np_logf(log, NP_LOG_INFO,
                 "%s: job %" PRIu32 ".%s (%s, %s bandwidth %.3g B/s) node %u -> %u: "
-                "planned %" PRIu64 " pages, %s %" PRIu64 "%s",
+                "planned %" PRIu64 " pages, %s %" PRIu64 "%s%s",
                 trigger, job->job_id, np_step_name(job->step_id),
                 group_name(cands[steps[s].index].group),
                 job->bandwidth_is_proxy ? "proxy" : "measured", job->bandwidth, request->src,
                 request->dst, o->planned, config->dry_run ? "would move" : "moved",
-                o->moved.pages_moved, o->moved.process_gone ? " (a process exited mid-move)" : "");
+                o->moved.pages_moved, o->moved.process_gone ? " (a process exited mid-move)" : "",
+                o->moved.stopped ? " (stopped early)" : "");
     }
     snprintf(result->summary, sizeof(result->summary),
              "%s request node %u -> %u for %" PRIu64 " pages (%s): order %s%s, %" PRIu64
@@ -194,7 +198,9 @@ int np_engine_run_request(const struct np_node_view *view, const struct np_engin
              result->candidates, result->planned, config->dry_run ? "would move" : "moved",
              result->moved,
              result->capped_by_floor ? ", capped to keep the destination's free floor" : "",
-             result->planned < request->pages ? "; ended short" : "");
+             result->stopped                    ? "; stopped before its end"
+             : result->planned < request->pages ? "; ended short"
+                                                : "");
     np_logf(log, NP_LOG_INFO, "%s", result->summary);
     free(cands);
     free(steps);

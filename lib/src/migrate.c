@@ -91,6 +91,7 @@ void np_move_result_add(struct np_move_result *total, const struct np_move_resul
     total->ns_throttled += add->ns_throttled;
     total->process_gone |= add->process_gone;
     total->whole |= add->whole;
+    total->stopped |= add->stopped;
 }
 
 static void count_failure(struct np_move_result *result, int status)
@@ -119,6 +120,8 @@ struct partial_move {
     unsigned batch;   /* addresses per call */
     size_t page_size; /* base page */
     bool dry_run;
+    bool (*should_stop)(void *arg);
+    void *stop_arg;
     struct np_rate_limiter *rl;
     struct np_move_result *result;
     void **addrs;  /* batch addresses */
@@ -340,6 +343,11 @@ static int move_partial(struct partial_move *m, const char *root, struct np_err 
             unsigned count = left < m->batch ? (unsigned)left : m->batch;
             if (a % HUGE_ALIGN && to_boundary < count)
                 count = (unsigned)to_boundary;
+            if (m->should_stop && m->should_stop(m->stop_arg)) {
+                m->result->stopped = true;
+                free(vmas);
+                return 0;
+            }
             rc = move_batch(m, a, count, vmas[v].only_src, err);
             a += (uintptr_t)count * m->page_size;
         }
@@ -386,6 +394,10 @@ static int move_whole(pid_t pid, unsigned src, unsigned dst, const struct np_mov
         return rc;
     result->whole = true;
     result->pages_examined = before;
+    if (options->should_stop && options->should_stop(options->stop_arg)) {
+        result->stopped = true;
+        return 0;
+    }
     if (options->dry_run) {
         result->pages_moved = before;
         return 0;
@@ -438,6 +450,8 @@ int np_move_process_pages(pid_t pid, unsigned src, unsigned dst, uint64_t max_pa
     m.batch = options->batch_pages ? options->batch_pages : DEFAULT_BATCH_PAGES;
     m.page_size = (size_t)sysconf(_SC_PAGESIZE);
     m.dry_run = options->dry_run;
+    m.should_stop = options->should_stop;
+    m.stop_arg = options->stop_arg;
     m.rl = rl;
     m.result = result;
     m.addrs = calloc(m.batch, sizeof(*m.addrs));

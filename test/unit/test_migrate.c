@@ -7,6 +7,7 @@
 #include <check.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,54 @@ START_TEST(test_missing_node_is_counted_not_fatal)
 }
 END_TEST
 
+/* should_stop: after how many "go on" answers it says stop, and what the move then did. */
+static const struct {
+    int answers_before_stop; /* -1: never stops */
+    uint64_t max_pages;
+    bool whole;
+    uint64_t at_most_moved; /* dry run: pages that would have moved */
+    bool stopped;
+} stops[] = {
+    {0, 100, false, 0, true},       /* asked before the first batch */
+    {2, 100, false, 2 * 16, true},  /* two batches of 16 addresses, then stop */
+    {0, UINT64_MAX, true, 0, true}, /* a whole move is asked once, before it starts */
+    {-1, 100, false, 100, false},   /* never: the budget is met */
+};
+
+static bool stop_after(void *arg)
+{
+    int *left = arg;
+
+    if (*left < 0)
+        return false;
+    return (*left)-- == 0;
+}
+
+START_TEST(test_should_stop_ends_the_move)
+{
+    const size_t pages = 256, page = (size_t)sysconf(_SC_PAGESIZE);
+    char *buf =
+        mmap(NULL, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int answers = stops[_i].answers_before_stop;
+    struct np_move_options opt = {
+        .dry_run = true, .batch_pages = 16, .should_stop = stop_after, .stop_arg = &answers};
+    struct np_move_result res;
+    struct np_err err = {0};
+
+    ck_assert_ptr_ne(buf, MAP_FAILED);
+    memset(buf, 1, pages * page);
+    ck_assert_int_eq(
+        np_move_process_pages(getpid(), 0, 1, stops[_i].max_pages, &opt, NULL, &res, &err), 0);
+    ck_assert(res.stopped == stops[_i].stopped);
+    ck_assert(res.whole == stops[_i].whole);
+    if (stops[_i].stopped)
+        ck_assert_uint_le(res.pages_moved, stops[_i].at_most_moved);
+    else
+        ck_assert_uint_eq(res.pages_moved, stops[_i].at_most_moved);
+    munmap(buf, pages * page);
+}
+END_TEST
+
 START_TEST(test_rate_limiter_unlimited_and_accounting)
 {
     struct np_rate_limiter rl;
@@ -150,6 +199,7 @@ int main(void)
     tcase_add_loop_test(tc, test_bad_arguments, 0, sizeof(bad_moves) / sizeof(bad_moves[0]));
     tcase_add_loop_test(tc, test_gone_process_ends_cleanly, 0, 2);
     tcase_add_test(tc, test_missing_node_is_counted_not_fatal);
+    tcase_add_loop_test(tc, test_should_stop_ends_the_move, 0, sizeof(stops) / sizeof(stops[0]));
     tcase_add_test(tc, test_rate_limiter_unlimited_and_accounting);
     tcase_add_test(tc, test_rate_limiter_holds_back);
     suite_add_tcase(s, tc);

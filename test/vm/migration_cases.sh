@@ -254,6 +254,29 @@ np_expect_match "a process exited"
 "$NP_CLI" --socket "$sock" ping >/dev/null || np_fail "the helper died"
 np_end_case
 
+np_case "SIGTERM mid-move: the move ends after its batch; the client is told how far it got"
+# The rate limit of the case above still holds, so the whole move would take seconds.
+job 13 low 2 2 128; j13=$job_pid
+settle
+cli --json migrate --from 2 --to 3 --pages 32768 >"$work/stopped.json" 2>&1 &
+mig=$!
+np_wait_for 30 grep -q 'N3=[0-9]\{3,\}' "/proc/$j13/numa_maps" || np_fail "the move never started"
+stop_helper
+[ "$stop_failed" = 0 ] || np_fail "numaplaced did not stop within 30 s"
+wait "$mig"
+np_expect_eq "$?" 0 "numaplace migrate exit status"
+np_out=$(cat "$work/stopped.json")
+python3 - "$(mib_on "$j13" 3)" "$work/stopped.json" <<'PY' || np_fail "the answer does not say it stopped early, or miscounts what moved"
+import json, sys
+r = json.load(open(sys.argv[2]))
+on_dst = int(sys.argv[1]) * 256
+sys.exit(0 if r["stopped"] and 0 < r["moved_pages"] < 32768 and abs(r["moved_pages"] - on_dst) <= 512 else 1)
+PY
+np_expect_match "stopped before its end"
+np_out=$(cat "$work/numaplaced.log")
+np_expect_match "stopping: the migration in progress ends after its current batch"
+np_end_case
+
 np_case "mlocked pages: moved or counted, the request ends cleanly"
 start_helper --migration_rate_mb_s=0 --trigger_homecoming=off --trigger_pressure=off --free_floor_mb=16
 job 10 low 1 1 16 "--mlock 1"; j10=$job_pid

@@ -95,6 +95,10 @@ struct np_engine_config {
     uint64_t seed;                    /**< for the random order */
     uint64_t free_floor_bytes;        /**< never push a destination below this */
     bool dry_run;
+    /** Asked before each batch from the moving thread: true ends the request there (the
+     *  result says "stopped"). NULL = run every request to its end. */
+    bool (*should_stop)(void *arg);
+    void *stop_arg;
 };
 
 /** What happened to one job in one request. */
@@ -113,6 +117,7 @@ struct np_request_result {
     uint64_t planned;                /**< pages planned (< request.pages: ended short) */
     uint64_t moved;                  /**< pages actually moved */
     uint64_t capped_by_floor;        /**< pages dropped so D stays above its free floor */
+    bool stopped;                    /**< config->should_stop ended it early */
     struct np_job_outcome *outcomes; /**< owned */
     size_t noutcomes;
     char summary[640]; /**< one line: what, how far it got, why */

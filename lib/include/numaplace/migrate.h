@@ -60,6 +60,7 @@ struct np_move_result {
     uint64_t ns_throttled;   /**< time the rate limiter held the move back */
     bool process_gone;       /**< the process exited during the move */
     bool whole;              /**< done with migrate_pages rather than page by page */
+    bool stopped;            /**< options->should_stop ended it before its budget was met */
 };
 
 /** Options of a move. */
@@ -68,6 +69,10 @@ struct np_move_options {
     bool dry_run;         /**< find and count the pages on S, move nothing: pages_moved then
                                counts the pages that would have moved */
     const char *root;     /**< filesystem root for /proc/<pid>/maps (NULL = "/") */
+    /** Asked before each batch (and before a whole move): true ends the move there, with
+     *  result->stopped. Called from the moving thread; NULL = never stop early. */
+    bool (*should_stop)(void *arg);
+    void *stop_arg;
 };
 
 /**
