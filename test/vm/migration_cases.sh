@@ -12,25 +12,33 @@ work=$(mktemp -d /tmp/numaplace-migration.XXXXXX)
 sock=$work/numaplaced.sock
 helper_pid=""
 pids=()
-# stop_helper: SIGTERM, as systemd stops it; a helper that has not stopped within 30 s is a
-# failure worth seeing, so its threads' kernel stacks and its log go to the output first.
-stop_helper() {
-  local p=$helper_pid t
-  [ -n "$p" ] || return 0
-  helper_pid=""
-  kill "$p" 2>/dev/null
+# reap PID WHAT: wait (30 s at most) for a process already signalled to exit. One that has not
+# is a failure worth seeing: its threads' kernel stacks go to the output, then it is killed.
+reap() {
+  local p=$1 t
   if ! np_wait_for 30 bash -c "[ ! -e /proc/$p ] || grep -q '^[0-9]* (.*) Z' /proc/$p/stat"; then
-    echo "!!!! numaplaced (pid $p) had not stopped 30 s after SIGTERM; where its threads wait:"
+    echo "!!!! $2 (pid $p) had not exited 30 s after its signal; where its threads wait:"
     for t in /proc/"$p"/task/*; do
-      echo "  thread ${t##*/} ($(cat "$t/wchan" 2>/dev/null)):"
+      echo "  thread ${t##*/} (state $(awk '{ print $3 }' "$t/stat" 2>/dev/null), $(cat "$t/wchan" 2>/dev/null)):"
       sed 's/^/    /' "$t/stack" 2>/dev/null
     done
-    echo "  the end of its log:"
-    tail -15 "$work/numaplaced.log" | sed 's/^/    /'
     kill -9 "$p" 2>/dev/null
     stop_failed=1
   fi
   wait "$p" 2>/dev/null
+}
+
+# stop_helper: SIGTERM, as systemd stops it (its log's end is shown when it does not stop).
+stop_helper() {
+  local p=$helper_pid failed=$stop_failed
+  [ -n "$p" ] || return 0
+  helper_pid=""
+  kill "$p" 2>/dev/null
+  reap "$p" numaplaced
+  if [ "$stop_failed" != "$failed" ]; then
+    echo "  the end of numaplaced's log:"
+    tail -15 "$work/numaplaced.log" | sed 's/^/    /'
+  fi
 }
 stop_failed=0
 cleanup() {
@@ -43,12 +51,13 @@ trap cleanup EXIT
 
 start_helper() { # start_helper [--KEY=VALUE...]
   stop_helper
-  [ "$stop_failed" = 0 ] || np_fail "numaplaced did not stop on SIGTERM (see above)"
   # A new helper starts a new set of cases: the earlier cases' jobs go, with their memory.
   local p
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do reap "$p" "a job process"; done
   pids=()
+  [ "$stop_failed" = 0 ] || np_fail "numaplaced or a job did not exit when signalled (see above)"
+  stop_failed=0
   # Each case starts from an empty registry: the jobs of earlier cases are not candidates.
   rm -rf "$work/state"
   : >"$work/numaplaced.conf"
