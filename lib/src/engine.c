@@ -77,7 +77,7 @@ static const char *group_name(enum np_move_group g)
 /* Move @p pages of one job's memory from src to dst, process by process. */
 static void move_job(const struct np_job_view *job, const struct np_request *req, uint64_t pages,
                      const struct np_engine_config *config, struct np_rate_limiter *rl,
-                     struct np_move_result *total, struct np_err *err)
+                     const struct np_log *log, struct np_move_result *total)
 {
     struct np_move_options options = {.dry_run = config->dry_run,
                                       .should_stop = config->should_stop,
@@ -89,9 +89,13 @@ static void move_job(const struct np_job_view *job, const struct np_request *req
     memset(total, 0, sizeof(*total));
     for (size_t p = 0; p < job->npids && (whole || left > 0) && !total->stopped; p++) {
         struct np_move_result one;
+        struct np_err err = {0};
+        /* A failed move still says what it moved before it failed: that counts too. */
         if (np_move_process_pages(job->pids[p], req->src, req->dst, whole ? UINT64_MAX : left,
-                                  &options, rl, &one, err) < 0)
-            continue; /* counted below by what did move; the error stays in err */
+                                  &options, rl, &one, &err) < 0)
+            np_logf(log, NP_LOG_WARNING,
+                    "job %" PRIu32 ".%s pid %d: %s (%" PRIu64 " pages moved before)", job->job_id,
+                    np_step_name(job->step_id), (int)job->pids[p], err.msg, one.pages_moved);
         np_move_result_add(total, &one);
         left = one.pages_moved >= left ? 0 : left - one.pages_moved;
     }
@@ -176,7 +180,7 @@ int np_engine_run_request(const struct np_node_view *view, const struct np_engin
 
         o->job_index = (size_t)j;
         o->planned = steps[s].pages;
-        move_job(job, request, steps[s].pages, config, rl, &o->moved, err);
+        move_job(job, request, steps[s].pages, config, rl, log, &o->moved);
         result->moved += o->moved.pages_moved;
         result->stopped = o->moved.stopped;
         np_logf(log, NP_LOG_INFO,

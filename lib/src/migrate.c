@@ -112,6 +112,22 @@ static void count_failure(struct np_move_result *result, int status)
     }
 }
 
+/* The kernel's PF_EXITING task flag (include/linux/sched.h): the process is being torn down. */
+#define NP_PF_EXITING 0x4ul
+
+/*
+ * Is the process gone or on its way out? A killed process's memory is torn down before it
+ * becomes a zombie, and meanwhile move_pages and migrate_pages fail with EINVAL (no mm) and its
+ * numa_maps is empty: that is an exit, not a failure of the move.
+ */
+static bool process_exiting(const char *root, pid_t pid)
+{
+    struct np_proc_stat st;
+
+    return np_proc_stat_read(root, pid, &st, NULL) < 0 || st.state == 'Z' || st.state == 'X' ||
+           (st.flags & NP_PF_EXITING);
+}
+
 /* The work of a page-by-page move, shared between batches and mappings. */
 struct partial_move {
     pid_t pid;
@@ -322,14 +338,11 @@ static int move_partial(struct partial_move *m, const char *root, struct np_err 
     int rc = 0;
 
     if (n <= 0 || !vmas) {
-        struct np_proc_stat st;
         free(vmas);
         if (n < 0)
             return (int)n;
-        /* No mapping at all: an exited process not yet reaped has no memory left to move. */
-        if (np_proc_stat_read(root, m->pid, &st, NULL) < 0 || st.state == 'Z')
-            return -ESRCH;
-        return 0;
+        /* No mapping at all: an exiting process has no memory left to move. */
+        return process_exiting(root, m->pid) ? -ESRCH : 0;
     }
     qsort(vmas, (size_t)n, sizeof(*vmas), by_density);
     for (long v = 0; rc == 0 && v < n && m->budget > 0; v++) {
@@ -408,10 +421,12 @@ static int move_whole(pid_t pid, unsigned src, unsigned dst, const struct np_mov
     left = migrate_pages(pid, NODEMASK_WORDS * 8ul * sizeof(unsigned long), from, to);
     result->ns_moving = np_now_ns() - t0;
     if (left < 0) {
-        if (errno == ESRCH) {
+        const int saved = errno;
+        if (saved == ESRCH || process_exiting(options->root, pid)) {
             result->process_gone = true;
             return 0;
         }
+        errno = saved;
         return np_err_set(err, -errno, "migrate_pages(pid %d, node %u -> %u): %s", (int)pid, src,
                           dst, strerror(errno));
     }
@@ -462,6 +477,8 @@ int np_move_process_pages(pid_t pid, unsigned src, unsigned dst, uint64_t max_pa
         rc = np_err_set(err, -ENOMEM, "out of memory for a %u-page batch", m.batch);
     } else {
         rc = move_partial(&m, options->root, err);
+        if (rc < 0 && rc != -ENOMEM && process_exiting(options->root, pid))
+            rc = -ESRCH;
         if (rc == -ESRCH) {
             result->process_gone = true;
             rc = 0;

@@ -27,20 +27,22 @@ int np_proc_stat_parse(const char *line, struct np_proc_stat *out, struct np_err
     {
         int ppid = 0;
         unsigned long long minflt = 0, majflt = 0, utime = 0, stime = 0, start = 0, rss = 0;
+        unsigned long flags = 0;
         long threads = 0;
         int processor = -1;
         const int n =
             sscanf(close + 1,
-                   " %c %d %*d %*d %*d %*d %*u %llu %*u %llu %*u %llu %llu %*d %*d %*d %*d %ld "
+                   " %c %d %*d %*d %*d %*d %lu %llu %*u %llu %*u %llu %llu %*d %*d %*d %*d %ld "
                    "%*d %llu %*u %llu %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*d %d",
-                   &out->state, &ppid, &minflt, &majflt, &utime, &stime, &threads, &start, &rss,
-                   &processor);
-        if (n < 9)
+                   &out->state, &ppid, &flags, &minflt, &majflt, &utime, &stime, &threads, &start,
+                   &rss, &processor);
+        if (n < 10)
             return np_err_set(err, -EINVAL,
                               "malformed /proc stat line for pid %ld: %d of the fields after "
                               "the comm parsed",
                               pid, n);
         out->ppid = (pid_t)ppid;
+        out->flags = flags;
         out->minflt = minflt;
         out->majflt = majflt;
         out->utime_ticks = utime;
@@ -48,7 +50,7 @@ int np_proc_stat_parse(const char *line, struct np_proc_stat *out, struct np_err
         out->num_threads = threads;
         out->starttime_ticks = start;
         out->rss_pages = rss;
-        out->processor = n >= 10 ? processor : -1;
+        out->processor = n >= 11 ? processor : -1;
     }
     return 0;
 }

@@ -18,17 +18,21 @@ static const struct {
     uint64_t utime, stime;
     long threads;
     int processor;
+    unsigned long flags;
 } stat_cases[] = {
     {"300 (my (odd) name) R 1 300 300 0 -1 4194560 1234 0 5 0 250 75 0 0 20 0 3 0 987654 "
      "10000000 2048 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0",
-     0, "my (odd) name", 'R', 250, 75, 3, 1},
+     0, "my (odd) name", 'R', 250, 75, 3, 1, 4194560},
     {"42 (a b) S 1 42 42 0 -1 0 1 0 0 0 7 3 0 0 20 0 1 0 5 100 9 18446744073709551615 1 1 0 0 "
      "0 0 0 0 0 0 0 0 17 0",
-     0, "a b", 'S', 7, 3, 1, 0},
-    {"7 ()) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0", 0, ")", 'Z', 0, 0, 1, -1},
-    {"9 (x) R 1 9", -EINVAL, "", 0, 0, 0, 0, 0},   /* truncated */
-    {"9 x R 1 9 9 0", -EINVAL, "", 0, 0, 0, 0, 0}, /* no comm */
-    {"", -EINVAL, "", 0, 0, 0, 0, 0},
+     0, "a b", 'S', 7, 3, 1, 0, 0},
+    /* killed, memory being torn down: PF_EXITING (0x4) set, not yet a zombie */
+    {"51 (np_workload) D 1 51 51 0 -1 4194628 0 0 0 0 9 1 0 0 20 0 1 0 5 0 0", 0, "np_workload",
+     'D', 9, 1, 1, -1, 4194628},
+    {"7 ()) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0", 0, ")", 'Z', 0, 0, 1, -1, 0},
+    {"9 (x) R 1 9", -EINVAL, "", 0, 0, 0, 0, 0, 0},   /* truncated */
+    {"9 x R 1 9 9 0", -EINVAL, "", 0, 0, 0, 0, 0, 0}, /* no comm */
+    {"", -EINVAL, "", 0, 0, 0, 0, 0, 0},
 };
 
 START_TEST(test_stat_parse)
@@ -47,6 +51,7 @@ START_TEST(test_stat_parse)
     ck_assert_uint_eq(st.stime_ticks, stat_cases[_i].stime);
     ck_assert_int_eq(st.num_threads, stat_cases[_i].threads);
     ck_assert_int_eq(st.processor, stat_cases[_i].processor);
+    ck_assert_uint_eq(st.flags, stat_cases[_i].flags);
 }
 END_TEST
 

@@ -84,6 +84,7 @@ job() {
   python3 - "$sock" "$id" "$job_pid" "$((2 * cnode))-$((2 * cnode + 1))" "$class" <<'PY' || np_die "registering job $id failed"
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX)
+s.settimeout(60)  # a helper that never answers fails the case, not the guest's deadline
 s.connect(sys.argv[1])
 s.sendall((json.dumps({"v": 1, "op": "register", "job": int(sys.argv[2]), "step": 0, "uid": 0,
                        "pid": int(sys.argv[3]), "task": 0, "cpus": sys.argv[4],
@@ -172,6 +173,7 @@ np_case "the job report counts what moved, by request"
 python3 - "$sock" <<'PY' || np_fail "step_end refused"
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX)
+s.settimeout(60)  # a helper that never answers fails the case, not the guest's deadline
 s.connect(sys.argv[1])
 s.sendall(b'{"v":1,"op":"step_end","job":1,"step":0}\n')
 sys.exit(0 if json.loads(s.recv(65536)).get("ok") else 1)

@@ -21,6 +21,7 @@ struct np_proc_stat {
     pid_t pid, ppid;
     char comm[64]; /**< the name between the first '(' and the last ')', truncated */
     char state;
+    unsigned long flags; /**< the kernel's PF_* task flags (PF_EXITING 0x4: being torn down) */
     uint64_t minflt, majflt;
     uint64_t utime_ticks, stime_ticks;
     long num_threads;
