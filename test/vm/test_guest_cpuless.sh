@@ -26,4 +26,28 @@ else
   echo "FAIL a hung guest: exit $rc, output: $out"
   status=1
 fi
+
+# A guest that freezes (here: QEMU stopped with SIGSTOP once its heartbeat began) is found by
+# its silent heartbeat, killed, and booted again; the command then runs to its end.
+log=$(mktemp)
+NUMAPLACE_VM_ACCEL=tcg NUMAPLACE_VM_FROZEN_LIMIT=15 "$here/run" --timeout 400 -- \
+  bash -c 'echo begun; sleep 30; echo finished' >"$log" 2>&1 &
+runner=$!
+for _ in $(seq 240); do
+  beat=$(ls "${NUMAPLACE_VM_CACHE:-$top/build-vm-cache}"/runs/*/heartbeat 2>/dev/null) && break
+  sleep 0.5
+done
+[ -n "${beat:-}" ] && pkill -STOP -f "qemu-system-x86_64.*${beat%/heartbeat}"
+wait "$runner"
+rc=$?
+out=$(cat "$log")
+rm -f "$log"
+if [ "$rc" = 0 ] && grep -q "froze: no heartbeat for 15 s (attempt 1)" <<<"$out" &&
+  grep -q "QEMU threads' CPU over 2 s" <<<"$out" && [ "$(grep -c '^begun' <<<"$out")" = 2 ] &&
+  grep -q "^finished" <<<"$out"; then
+  echo "PASS a frozen guest is found by its heartbeat, killed and booted again; the command then ends"
+else
+  echo "FAIL a frozen guest: exit $rc, output: $out"
+  status=1
+fi
 exit $status
