@@ -160,11 +160,11 @@ case_framework() {
     np_case d; np_run false; np_expect_fail; np_end_case
     np_finish"
   np_expect_rc 1
-  np_expect_match "^PASS a$"
-  np_expect_match "^FAIL b: 'false' exited with status 1$"
-  np_expect_match "^FAIL c: one: got '1', expected '2'$"
+  np_expect_match "^PASS a \([0-9]+ s\)$"
+  np_expect_match "^FAIL b \([0-9]+ s\): 'false' exited with status 1$"
+  np_expect_match "^FAIL c \([0-9]+ s\): one: got '1', expected '2'$"
   np_expect_match "^  and: no line matches /\^x/$"
-  np_expect_match "^PASS d$"
+  np_expect_match "^PASS d \([0-9]+ s\)$"
   np_expect_eq "$(tail -1 <<<"$np_out")" "2 passed, 2 failed" "summary line"
 }
 np_case "case framework: PASS/FAIL lines and the summary" case_framework
