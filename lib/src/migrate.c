@@ -135,9 +135,7 @@ struct partial_move {
     uint64_t budget;  /* pages still to move */
     unsigned batch;   /* addresses per call */
     size_t page_size; /* base page */
-    bool dry_run;
-    bool (*should_stop)(void *arg);
-    void *stop_arg;
+    const struct np_move_options *options;
     struct np_rate_limiter *rl;
     struct np_move_result *result;
     void **addrs;  /* batch addresses */
@@ -164,7 +162,7 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, b
 
     for (unsigned i = 0; i < count; i++)
         m->addrs[i] = (void *)(start + (uintptr_t)i * m->page_size);
-    if (all_on_src && !m->dry_run) {
+    if (all_on_src && !m->options->dry_run) {
         memcpy(m->on_src, m->addrs, count * sizeof(*m->addrs));
         found = count;
     } else {
@@ -185,7 +183,7 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, b
     all = found;
     if (found > m->budget)
         found = (unsigned)m->budget;
-    if (m->dry_run) {
+    if (m->options->dry_run) {
         m->result->pages_moved += found; /* "would move" in a dry run */
         m->budget -= found;
         return 0;
@@ -345,7 +343,7 @@ static int move_partial(struct partial_move *m, const char *root, struct np_err 
         return process_exiting(root, m->pid) ? -ESRCH : 0;
     }
     qsort(vmas, (size_t)n, sizeof(*vmas), by_density);
-    for (long v = 0; rc == 0 && v < n && m->budget > 0; v++) {
+    for (long v = 0; rc == 0 && v < n && m->budget > 0 && !m->result->stopped; v++) {
         const uint64_t seen_before = m->seen_on_src;
         for (uintptr_t a = vmas[v].start; rc == 0 && a < vmas[v].end && m->budget > 0 &&
                                           m->seen_on_src - seen_before < vmas[v].on_src;) {
@@ -356,10 +354,9 @@ static int move_partial(struct partial_move *m, const char *root, struct np_err 
             unsigned count = left < m->batch ? (unsigned)left : m->batch;
             if (a % HUGE_ALIGN && to_boundary < count)
                 count = (unsigned)to_boundary;
-            if (m->should_stop && m->should_stop(m->stop_arg)) {
+            if (m->options->should_stop && m->options->should_stop(m->options->stop_arg)) {
                 m->result->stopped = true;
-                free(vmas);
-                return 0;
+                break;
             }
             rc = move_batch(m, a, count, vmas[v].only_src, err);
             a += (uintptr_t)count * m->page_size;
@@ -426,9 +423,8 @@ static int move_whole(pid_t pid, unsigned src, unsigned dst, const struct np_mov
             result->process_gone = true;
             return 0;
         }
-        errno = saved;
-        return np_err_set(err, -errno, "migrate_pages(pid %d, node %u -> %u): %s", (int)pid, src,
-                          dst, strerror(errno));
+        return np_err_set(err, -saved, "migrate_pages(pid %d, node %u -> %u): %s", (int)pid, src,
+                          dst, strerror(saved));
     }
     /* migrate_pages only says how many pages stayed; it cannot say why. */
     result->pages_failed[NP_MOVE_FAIL_OTHER] = (uint64_t)left;
@@ -464,9 +460,7 @@ int np_move_process_pages(pid_t pid, unsigned src, unsigned dst, uint64_t max_pa
     m.budget = max_pages;
     m.batch = options->batch_pages ? options->batch_pages : DEFAULT_BATCH_PAGES;
     m.page_size = (size_t)sysconf(_SC_PAGESIZE);
-    m.dry_run = options->dry_run;
-    m.should_stop = options->should_stop;
-    m.stop_arg = options->stop_arg;
+    m.options = options;
     m.rl = rl;
     m.result = result;
     m.addrs = calloc(m.batch, sizeof(*m.addrs));
