@@ -329,8 +329,9 @@ static int by_density(const void *pa, const void *pb)
  * first: a partial move then finds its pages in the fewest calls and rarely reaches the sparse
  * giants (a mapping is walked address by address up to its last page on S).
  */
-static int move_partial(struct partial_move *m, const char *root, struct np_err *err)
+static int move_partial(struct partial_move *m, struct np_err *err)
 {
+    const char *root = m->options->root;
     struct vma *vmas = NULL;
     const long n = find_vmas(m->pid, root, m->src, m->page_size, &vmas, err);
     int rc = 0;
@@ -470,7 +471,7 @@ int np_move_process_pages(pid_t pid, unsigned src, unsigned dst, uint64_t max_pa
     if (!m.addrs || !m.on_src || !m.status || !m.nodes) {
         rc = np_err_set(err, -ENOMEM, "out of memory for a %u-page batch", m.batch);
     } else {
-        rc = move_partial(&m, options->root, err);
+        rc = move_partial(&m, err);
         if (rc < 0 && rc != -ENOMEM && process_exiting(options->root, pid))
             rc = -ESRCH;
         if (rc == -ESRCH) {

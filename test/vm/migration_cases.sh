@@ -68,6 +68,21 @@ start_helper() { # start_helper [--KEY=VALUE...]
   np_wait_for 15 "$NP_CLI" --socket "$sock" ping || np_die "numaplaced did not start: $(tail "$work/numaplaced.log")"
 }
 
+# helper_call JSON: one request over the helper's socket, as slurmstepd's plugin sends it;
+# succeeds when the helper answers ok (60 s at most: a helper that never answers fails the case,
+# not the guest's deadline).
+helper_call() {
+  python3 - "$sock" "$1" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(60)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n")
+reply = json.loads(s.recv(65536))
+sys.exit(0 if reply.get("ok") else print(reply) or 1)
+PY
+}
+
 # Bounded: a request that never answers fails its case instead of the whole guest's deadline.
 cli() { timeout 300 "$NP_CLI" --socket "$sock" --spool "$work/spool" "$@"; }
 
@@ -81,17 +96,8 @@ job() {
   job_pid=$!
   pids+=("$job_pid")
   np_wait_for 60 grep -q '^ready' "$work/job$id.err" || np_die "job $id never touched its memory"
-  python3 - "$sock" "$id" "$job_pid" "$((2 * cnode))-$((2 * cnode + 1))" "$class" <<'PY' || np_die "registering job $id failed"
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(60)  # a helper that never answers fails the case, not the guest's deadline
-s.connect(sys.argv[1])
-s.sendall((json.dumps({"v": 1, "op": "register", "job": int(sys.argv[2]), "step": 0, "uid": 0,
-                       "pid": int(sys.argv[3]), "task": 0, "cpus": sys.argv[4],
-                       "policy": "none", "sensitivity": sys.argv[5]}) + "\n").encode())
-reply = json.loads(s.recv(65536))
-sys.exit(0 if reply.get("ok") else print(reply) or 1)
-PY
+  helper_call "$(printf '{"v":1,"op":"register","job":%s,"step":0,"uid":0,"pid":%s,"task":0,"cpus":"%s","policy":"none","sensitivity":"%s"}' \
+    "$id" "$job_pid" "$((2 * cnode))-$((2 * cnode + 1))" "$class")" || np_die "registering job $id failed"
 }
 
 # mib_on PID NODE: MiB of the process's anonymous memory on NODE, from numa_maps.
@@ -170,14 +176,7 @@ np_expect_eq "$(mib_on "$j2" 2)" "$before" "MiB of job 2 on node 2"
 np_end_case
 
 np_case "the job report counts what moved, by request"
-python3 - "$sock" <<'PY' || np_fail "step_end refused"
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(60)  # a helper that never answers fails the case, not the guest's deadline
-s.connect(sys.argv[1])
-s.sendall(b'{"v":1,"op":"step_end","job":1,"step":0}\n')
-sys.exit(0 if json.loads(s.recv(65536)).get("ok") else 1)
-PY
+helper_call '{"v":1,"op":"step_end","job":1,"step":0}' || np_fail "step_end refused"
 np_wait_for 10 bash -c "ls $work/spool/1.0.*.json" || np_fail "no report for job 1"
 np_out=$(python3 - "$work"/spool/1.0.*.json <<'PY'
 import json, sys
