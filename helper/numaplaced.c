@@ -42,7 +42,7 @@
 #include "numaplace/engine.h"
 #include "numaplace/helperconf.h"
 #include "numaplace/migrate.h"
-#include "numaplace/order.h"
+#include "numaplace/migration.h"
 #include "numaplace/perf.h"
 #include "numaplace/procfs.h"
 #include "numaplace/protocol.h"

@@ -17,7 +17,6 @@
 
 #include <slurm/spank.h>
 
-#include "numaplace/placement.h"
 #include "numaplace/siteconf.h"
 
 /* Bumped whenever this file changes: a module from another build is refused, not misread. */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "np_test.h"
-#include "numaplace/order.h"
+#include "numaplace/migration.h"
 
 /* Six low-priority jobs, request S = node 0 -> D = node 1 on a 4-node machine. */
 static const struct {

@@ -1,5 +1,6 @@
 /* Moving a process's memory between nodes, rate-limited (see numaplace/migrate.h). */
 #include "numaplace/migrate.h"
+#include "numaplace/names.h"
 #include "numaplace/numa_maps.h"
 #include "numaplace/procfs.h"
 
@@ -64,20 +65,19 @@ uint64_t np_rate_limiter_take(struct np_rate_limiter *rl, uint64_t bytes)
     }
 }
 
+static const char *const failure_names[NP_MOVE_FAIL_COUNT] = {
+    [NP_MOVE_FAIL_BUSY] = "busy",
+    [NP_MOVE_FAIL_NOMEM] = "no-memory-on-destination",
+    [NP_MOVE_FAIL_ACCESS] = "shared",
+    [NP_MOVE_FAIL_OTHER] = "other",
+};
+static const struct np_name_table failures = {"move failure", failure_names, NP_MOVE_FAIL_COUNT,
+                                              NULL};
+
 const char *np_move_failure_name(enum np_move_failure f)
 {
-    switch (f) {
-    case NP_MOVE_FAIL_BUSY:
-        return "busy";
-    case NP_MOVE_FAIL_NOMEM:
-        return "no-memory-on-destination";
-    case NP_MOVE_FAIL_ACCESS:
-        return "shared";
-    case NP_MOVE_FAIL_OTHER:
-    case NP_MOVE_FAIL_COUNT:
-        break;
-    }
-    return "other";
+    /* Past the table is still "other": reports count every failure somewhere. */
+    return (unsigned)f < NP_MOVE_FAIL_COUNT ? np_name_of(&failures, (unsigned)f) : "other";
 }
 
 void np_move_result_add(struct np_move_result *total, const struct np_move_result *add)

@@ -18,6 +18,7 @@
 #include "numaplace/common.h"
 #include "numaplace/migrate.h"
 #include "numaplace/sample.h"
+#include "numaplace/step.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,11 +26,6 @@ extern "C" {
 
 #define NP_REPORT_SCHEMA "numaplace.report/1"
 #define NP_TRACE_SCHEMA  "numaplace.trace/1"
-
-/** Slurm's special step ids (slurm.h), named in reports. */
-#define NP_STEP_BATCH       0xfffffffbu
-#define NP_STEP_EXTERN      0xfffffffcu
-#define NP_STEP_INTERACTIVE 0xfffffffau
 
 /** What is known of a job (one step on one node) besides its samples. */
 struct np_job_meta {
@@ -46,10 +42,6 @@ struct np_job_meta {
     uint64_t local_nodes; /**< bit n: the step's CPUs are on NUMA node n (0 = unknown) */
     json_t *tasks;        /**< borrowed, may be NULL: [{task, pid, policy, mode, nodes, cpus}] */
 };
-
-/** "0", "batch", "extern", "interactive": the step as Slurm prints it. Borrowed: a per-thread
- * buffer, valid until the same thread calls this again. */
-NP_API const char *np_step_name(uint32_t step_id);
 
 /** Points a report's timeline keeps at most: older points are thinned, never the span. */
 #define NP_TIMELINE_MAX_POINTS 128

@@ -22,23 +22,6 @@
     "perf: (perf::LLC-LOAD-MISSES + perf::LLC-STORE-MISSES) x 64 B / interval, attributed to "     \
     "the node of the CPUs each task ran on"
 
-const char *np_step_name(uint32_t step_id)
-{
-    static _Thread_local char text[16]; /* the helper names steps from two threads */
-
-    switch (step_id) {
-    case NP_STEP_BATCH:
-        return "batch";
-    case NP_STEP_EXTERN:
-        return "extern";
-    case NP_STEP_INTERACTIVE:
-        return "interactive";
-    default:
-        snprintf(text, sizeof(text), "%u", step_id);
-        return text;
-    }
-}
-
 int np_jobstats_init(struct np_jobstats *js)
 {
     memset(js, 0, sizeof(*js));

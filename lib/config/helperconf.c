@@ -9,7 +9,7 @@
 
 #include <hwloc.h>
 
-#include "numaplace/order.h"
+#include "numaplace/migration.h"
 
 #define KEYS                                                                                       \
     "socket, state_dir, spool_dir, pid_file, log, log_level, interval_ms, "                        \
@@ -213,10 +213,8 @@ int np_helper_config_set(struct np_helper_config *cfg, const char *key, const ch
     }
     if (strcmp(key, "migration_order") == 0) {
         if (!np_order_lookup(value))
-            return np_err_set(err, -EINVAL,
-                              "migration_order=\"%s\": accepted: best-plus, best, random, worst, "
-                              "worst-plus",
-                              value);
+            return np_err_set(err, -EINVAL, "migration_order=\"%s\": accepted: %s", value,
+                              np_order_names());
         snprintf(cfg->migration_order, sizeof(cfg->migration_order), "%s", value);
         return 0;
     }

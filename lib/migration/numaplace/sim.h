@@ -1,7 +1,7 @@
 /*
  * numaplace/sim.h - replaying migration requests over modelled jobs.
  *
- * The simulator runs the daemon's own order and planner code (order.h) over jobs whose slowdown
+ * The simulator runs the daemon's own order and planner code (migration.h) over jobs whose slowdown
  * comes from the measured model (model.h), so an order can be scored before it moves anything:
  * the thesis' experiment (same mix, same requests, each order in turn) in a few microseconds.
  */
@@ -11,9 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "numaplace/engine.h"
+#include "numaplace/migration.h"
 #include "numaplace/model.h"
-#include "numaplace/order.h"
 
 #ifdef __cplusplus
 extern "C" {

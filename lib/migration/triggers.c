@@ -1,5 +1,5 @@
 /*
- * Triggers: each looks at the node's view and proposes migration requests (see engine.h).
+ * Triggers: each looks at the node's view and proposes migration requests (see migration.h).
  *
  * homecoming:      a high job's pages on nodes its CPUs are not on are brought to its home node.
  * memory-pressure: a high job's home node fell below the free-memory floor: move low jobs' pages
@@ -9,8 +9,8 @@
  *                  counters; without them it says it is inactive and why.
  * Administrator requests do not come from here: `numaplace migrate` sends them to the daemon.
  */
-#include "numaplace/engine.h"
-#include "numaplace/report.h"
+#include "numaplace/migration.h"
+#include "numaplace/step.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -175,21 +175,37 @@ static int propose_bandwidth(const struct np_node_view *view,
     return (int)n;
 }
 
+/* In the order the daemon runs them. Administrators' requests are named here too, so every
+ * trigger name has this one source; they propose nothing. */
 static const struct np_trigger_ops triggers[] = {
+    {"admin", NP_TRIGGER_ADMIN, NULL},
     {"homecoming", NP_TRIGGER_HOMECOMING, propose_homecoming},
     {"memory-pressure", NP_TRIGGER_PRESSURE, propose_pressure},
     {"bandwidth", NP_TRIGGER_BANDWIDTH, propose_bandwidth},
 };
+#define NTRIGGERS (sizeof(triggers) / sizeof(triggers[0]))
+_Static_assert(NTRIGGERS == NP_TRIGGER_COUNT, "every trigger kind has one entry");
+
+const char *np_trigger_name(enum np_trigger_kind t)
+{
+    for (size_t i = 0; i < NTRIGGERS; i++)
+        if (triggers[i].kind == t)
+            return triggers[i].name;
+    return "unknown";
+}
 
 const struct np_trigger_ops *np_trigger_at(size_t i)
 {
-    return i < sizeof(triggers) / sizeof(triggers[0]) ? &triggers[i] : NULL;
+    for (size_t k = 0; k < NTRIGGERS; k++)
+        if (triggers[k].propose && i-- == 0)
+            return &triggers[k];
+    return NULL;
 }
 
 const struct np_trigger_ops *np_trigger_lookup(const char *name)
 {
-    for (size_t i = 0; name && np_trigger_at(i); i++)
-        if (strcmp(triggers[i].name, name) == 0)
+    for (size_t i = 0; name && i < NTRIGGERS; i++)
+        if (triggers[i].propose && strcmp(triggers[i].name, name) == 0)
             return &triggers[i];
     return NULL;
 }

@@ -12,18 +12,6 @@
 
 #include <perfmon/pfmlib_perf_event.h>
 
-static const struct {
-    const char *name, *label;
-} events[NP_PERF_NEVENTS] = {
-    [NP_PERF_CYCLES] = {"perf::CYCLES", "cycles"},
-    [NP_PERF_INSTRUCTIONS] = {"perf::INSTRUCTIONS", "instructions"},
-    [NP_PERF_LLC_LOAD_MISSES] = {"perf::LLC-LOAD-MISSES", "llc_load_misses"},
-    [NP_PERF_LLC_STORE_MISSES] = {"perf::LLC-STORE-MISSES", "llc_store_misses"},
-    [NP_PERF_TASK_CLOCK] = {"perf::TASK-CLOCK", "task_clock_ns"},
-    [NP_PERF_CONTEXT_SWITCHES] = {"perf::CONTEXT-SWITCHES", "context_switches"},
-    [NP_PERF_PAGE_FAULTS] = {"perf::PAGE-FAULTS", "page_faults"},
-};
-
 /* libpfm4 is initialised and every event encoded once: the encodings do not change while the
  * process lives, and doing it under pthread_once keeps np_perf_open() thread-safe without
  * relying on libpfm4's own locking. */
@@ -33,16 +21,6 @@ static char pfm_msg[NP_ERR_MSG_MAX];
 static struct perf_event_attr pfm_attr[NP_PERF_NEVENTS];
 static int pfm_flags[NP_PERF_NEVENTS];
 static char pfm_encode_error[NP_PERF_NEVENTS][NP_PERF_REASON_MAX]; /* "" when encoded */
-
-const char *np_perf_event_name(enum np_perf_event ev)
-{
-    return (unsigned)ev < NP_PERF_NEVENTS ? events[ev].name : NULL;
-}
-
-const char *np_perf_event_label(enum np_perf_event ev)
-{
-    return (unsigned)ev < NP_PERF_NEVENTS ? events[ev].label : NULL;
-}
 
 static int pfm_errno(int pfm_code)
 {
@@ -78,11 +56,12 @@ static void pfm_setup(void)
         arg.attr = &pfm_attr[e];
         arg.size = sizeof(arg);
         /* PLM0|PLM3: kernel and user time both belong to the job. */
-        erc = pfm_get_os_event_encoding(events[e].name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT,
-                                        &arg);
+        erc = pfm_get_os_event_encoding(np_perf_event_name((enum np_perf_event)e),
+                                        PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
         if (erc != PFM_SUCCESS)
             snprintf(pfm_encode_error[e], sizeof(pfm_encode_error[e]),
-                     "%s: pfm_get_os_event_encoding: %s", events[e].name, pfm_strerror(erc));
+                     "%s: pfm_get_os_event_encoding: %s", np_perf_event_name((enum np_perf_event)e),
+                     pfm_strerror(erc));
         else
             pfm_flags[e] = arg.flags;
     }
@@ -226,8 +205,9 @@ int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_mask, str
                               strerror(errnum));
         }
         hint = open_hint((enum np_perf_event)e, errnum, pmu_counts);
-        snprintf(c->reason[e], sizeof(c->reason[e]), "%s: perf_event_open: %s%s%s", events[e].name,
-                 strerror(errnum), *hint ? "; " : "", hint);
+        snprintf(c->reason[e], sizeof(c->reason[e]), "%s: perf_event_open: %s%s%s",
+                 np_perf_event_name((enum np_perf_event)e), strerror(errnum), *hint ? "; " : "",
+                 hint);
     }
     return opened;
 }

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 #include "numaplace/common.h"
-#include "numaplace/placement.h"
+#include "numaplace/policy.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,24 +9,14 @@
  *
  * Ties are broken by id so every order is deterministic for a given input set.
  */
-#include "numaplace/order.h"
+#include "numaplace/migration.h"
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum np_move_group np_move_group_of(uint64_t cpu_nodes_mask, unsigned src, unsigned dst)
-{
-    const bool on_src = src < 64 && (cpu_nodes_mask >> src & 1u);
-    const bool on_dst = dst < 64 && (cpu_nodes_mask >> dst & 1u);
-
-    if (on_dst && !on_src)
-        return NP_GROUP_GAIN;
-    if (on_src && !on_dst)
-        return NP_GROUP_LOSE;
-    return NP_GROUP_NEUTRAL;
-}
 
 static double bandwidth_key(const struct np_candidate *c)
 {
@@ -159,41 +149,32 @@ const struct np_order_ops *np_order_lookup(const char *name)
     return NULL;
 }
 
+static char order_list[128];
+
+static void make_order_list(void)
+{
+    size_t len = 0;
+
+    for (size_t i = 0; np_order_at(i) && len < sizeof(order_list); i++)
+        len += (size_t)snprintf(order_list + len, sizeof(order_list) - len, "%s%s", i ? ", " : "",
+                                orders[i].name);
+}
+
+const char *np_order_names(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+    pthread_once(&once, make_order_list);
+    return order_list;
+}
+
 int np_order_find(const char *name, const struct np_order_ops **out, struct np_err *err)
 {
     const struct np_order_ops *ops = np_order_lookup(name);
 
-    if (!ops) {
-        char names[128] = "";
-        for (size_t i = 0; np_order_at(i); i++) {
-            if (i)
-                strncat(names, ", ", sizeof(names) - strlen(names) - 1);
-            strncat(names, orders[i].name, sizeof(names) - strlen(names) - 1);
-        }
+    if (!ops)
         return np_err_set(err, -EINVAL, "unknown migration order '%s': accepted values are %s",
-                          name ? name : "(null)", names);
-    }
+                          name ? name : "(null)", np_order_names());
     *out = ops;
     return 0;
-}
-
-uint64_t np_plan_request(const struct np_candidate *cands, size_t count, uint64_t pages_wanted,
-                         struct np_plan_step *steps, size_t *nsteps)
-{
-    uint64_t planned = 0;
-    size_t n = 0;
-
-    for (size_t i = 0; i < count && planned < pages_wanted; i++) {
-        const uint64_t left = pages_wanted - planned;
-        const uint64_t take = cands[i].pages_on_src < left ? cands[i].pages_on_src : left;
-
-        if (take == 0)
-            continue;
-        steps[n].index = i;
-        steps[n].pages = take;
-        n++;
-        planned += take;
-    }
-    *nsteps = n;
-    return planned;
 }

@@ -1,0 +1,77 @@
+/* Placement policy and mode names (see numaplace/policy.h): one table each, libc only, so the
+ * plugin's submit side (srun, sbatch, salloc) links them without hwloc or libnuma. */
+#include "numaplace/policy.h"
+
+#include <pthread.h>
+
+#include "numaplace/names.h"
+
+static const char *const policy_names[NP_POLICY_COUNT] = {
+    [NP_POLICY_NONE] = "none",
+    [NP_POLICY_LOCAL] = "local",
+    [NP_POLICY_LOCAL_STRICT] = "local-strict",
+    [NP_POLICY_INTERLEAVE] = "interleave",
+    [NP_POLICY_INTERLEAVE_ALL] = "interleave-all",
+};
+
+static const char *const policy_help[NP_POLICY_COUNT] = {
+    [NP_POLICY_NONE] = "leave the kernel default and Slurm's --mem-bind alone",
+    [NP_POLICY_LOCAL] = "prefer the NUMA node(s) of the task's CPUs; fall back to other nodes "
+                        "when they are full",
+    [NP_POLICY_LOCAL_STRICT] = "bind memory to the node(s) of the task's CPUs; never remote",
+    [NP_POLICY_INTERLEAVE] = "interleave pages over the nodes of the step's CPUs on this host",
+    [NP_POLICY_INTERLEAVE_ALL] = "interleave pages over every memory node the job may use",
+};
+
+static const struct np_name_table policies = {"NUMA policy", policy_names, NP_POLICY_COUNT, NULL};
+
+static const char *const mode_names[] = {
+    [NP_MODE_DEFAULT] = "default",
+    [NP_MODE_PREFERRED] = "preferred",
+    [NP_MODE_PREFERRED_MANY] = "preferred-many",
+    [NP_MODE_BIND] = "bind",
+    [NP_MODE_INTERLEAVE] = "interleave",
+};
+
+static const struct np_name_table modes = {"memory policy mode", mode_names,
+                                           sizeof(mode_names) / sizeof(mode_names[0]), NULL};
+
+const char *np_policy_name(enum np_policy policy)
+{
+    return np_name_of(&policies, (unsigned)policy);
+}
+
+const char *np_policy_help(enum np_policy policy)
+{
+    return (unsigned)policy < NP_POLICY_COUNT ? policy_help[policy] : "";
+}
+
+static char policy_list[128];
+
+static void make_policy_list(void)
+{
+    np_name_list(&policies, policy_list, sizeof(policy_list));
+}
+
+const char *np_policy_names(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+    pthread_once(&once, make_policy_list);
+    return policy_list;
+}
+
+int np_policy_from_name(const char *text, enum np_policy *out, struct np_err *err)
+{
+    unsigned v;
+    const int rc = np_name_parse(&policies, text, &v, err);
+
+    if (rc == 0)
+        *out = (enum np_policy)v;
+    return rc;
+}
+
+const char *np_mode_name(enum np_mode mode)
+{
+    return np_name_of(&modes, (unsigned)mode);
+}

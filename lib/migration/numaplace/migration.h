@@ -1,0 +1,219 @@
+/*
+ * numaplace/migration.h - the migration module's interface: what the policies see and decide.
+ *
+ * One way: the daemon (or the simulator) fills a `struct np_node_view`; triggers turn it into
+ * requests ("move at least N pages from node S to node D"); the planner takes the candidates of
+ * a request in an order's sequence and says how many pages each gives. Carrying a plan out is
+ * the mover's and the engine's job (numaplace/engine.h), one layer up; nothing here moves memory,
+ * logs or knows of reports. Orders and triggers are static ops tables (orders.c, triggers.c);
+ * their names, like the classes', come from those tables only (numaplace/names.h).
+ *
+ * A "migration order" decides which jobs' pages move; it is not a placement policy
+ * (numaplace/policy.h, where a task's memory starts).
+ */
+#ifndef NUMAPLACE_MIGRATION_H
+#define NUMAPLACE_MIGRATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "numaplace/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NP_MAX_NODES 64
+
+/** Priority class: high jobs are kept local and never moved away; low jobs may be moved. */
+enum np_class { NP_CLASS_LOW = 0, NP_CLASS_HIGH = 1, NP_CLASS_COUNT };
+
+NP_API const char *np_class_name(enum np_class c);
+NP_API int np_class_from_name(const char *text, enum np_class *out, struct np_err *err);
+
+/** One job step on this node, as the policies see it. Arrays are borrowed from the caller. */
+struct np_job_view {
+    uint64_t id; /**< job id << 16 | step id (stable tie-breaker) */
+    uint32_t job_id, step_id;
+    enum np_class job_class;
+    uint64_t cpu_nodes; /**< bit i: the job has CPUs on node i */
+    const pid_t *pids;  /**< the job's processes (thread group leaders) */
+    size_t npids;
+    uint64_t pages_on_node[NP_MAX_NODES]; /**< base pages per node (numa_maps) */
+    double bandwidth;                     /**< bytes/s: measured, or the proxy */
+    bool bandwidth_is_proxy;              /**< no memory counter: see np_bandwidth_proxy */
+    bool homecoming_paused; /**< its last homecoming moved nothing: left alone for a while */
+};
+
+/** The node: its NUMA nodes' memory and distances, and the jobs on it. */
+struct np_node_view {
+    unsigned nnodes;
+    uint64_t free_bytes[NP_MAX_NODES];
+    uint64_t total_bytes[NP_MAX_NODES];
+    uint8_t distance[NP_MAX_NODES][NP_MAX_NODES]; /**< SLIT; 0 = unknown */
+    double node_bandwidth[NP_MAX_NODES];          /**< bytes/s measured per node */
+    bool node_bandwidth_available;
+    struct np_job_view *jobs;
+    size_t njobs;
+};
+
+/**
+ * The documented stand-in for memory bandwidth where no counter exists: the job's CPU rate
+ * (cores busy, from task-clock or /proc CPU time) times its resident bytes, scaled to look like
+ * bytes/s. It only ranks jobs against each other (a busy, large job probably streams more); every
+ * log line and report that uses it says "proxy".
+ */
+NP_API double np_bandwidth_proxy(double cpu_cores_busy, uint64_t resident_bytes);
+
+/** The home node of a job: its CPUs' node with the most free memory (or -1 when none). */
+NP_API int np_job_home_node(const struct np_node_view *view, const struct np_job_view *job);
+
+/* ---- requests and the triggers that make them ---- */
+
+/** Where a request came from. */
+enum np_trigger_kind {
+    NP_TRIGGER_ADMIN = 0,  /**< `numaplace migrate`, or a timed script of requests */
+    NP_TRIGGER_PRESSURE,   /**< a high job's local node fell below the free-memory floor */
+    NP_TRIGGER_BANDWIDTH,  /**< a node's bandwidth stayed above the threshold */
+    NP_TRIGGER_HOMECOMING, /**< a high job's pages off its CPUs' nodes are brought home */
+    NP_TRIGGER_COUNT
+};
+NP_API const char *np_trigger_name(enum np_trigger_kind t);
+
+/** Homecoming leaves smaller remote shares alone (e.g. shared libraries' page cache, which
+ *  MPOL_MF_MOVE cannot move anyway). */
+#define NP_HOMECOMING_MIN_PAGES 256
+
+/** "Move at least N pages from node S to node D", plus who asked and why. */
+struct np_request {
+    unsigned src, dst;
+    uint64_t pages;
+    enum np_trigger_kind trigger;
+    long target_job; /**< -1: low jobs chosen by the order; else this job only (homecoming) */
+    char reason[160];
+};
+
+/** What the triggers are allowed and told (from the helper's configuration). */
+struct np_trigger_config {
+    bool enabled[NP_TRIGGER_COUNT]; /**< by enum np_trigger_kind */
+    uint64_t free_floor_bytes;      /**< pressure: floor on a high job's home node */
+    double bandwidth_threshold;     /**< bandwidth: bytes/s per node considered saturated */
+    unsigned bandwidth_intervals;   /**< bandwidth: intervals above threshold before acting */
+};
+
+#define NP_TRIGGER_STATE_SIZE 512
+
+/** A trigger: looks at the view and proposes requests (triggers.c). */
+struct np_trigger_ops {
+    const char *name;
+    enum np_trigger_kind kind;
+    /**
+     * Propose up to @p max requests into @p out. @p state is the trigger's own memory between
+     * calls (zero-initialised by the caller, NP_TRIGGER_STATE_SIZE bytes).
+     * @return the number of requests, or a negative errno; when the trigger cannot work here
+     *         (e.g. no bandwidth counters) it returns 0 and sets @p inactive_why.
+     */
+    int (*propose)(const struct np_node_view *view, const struct np_trigger_config *config,
+                   void *state, struct np_request *out, size_t max, char *inactive_why,
+                   size_t why_len);
+};
+
+/** The @p i-th trigger that proposes requests (administrators' requests have none), or NULL
+ *  past the end. Borrowed, static. */
+NP_API const struct np_trigger_ops *np_trigger_at(size_t i);
+NP_API const struct np_trigger_ops *np_trigger_lookup(const char *name);
+
+/* ---- orders: which candidates go first ---- */
+
+/**
+ * Where a job's CPUs are relative to the move, which decides whether it gains or loses:
+ * L: CPUs on D, none on S (its memory becomes local: it gains);
+ * O: CPUs on neither S nor D, or on both (remote stays remote, or a wash: little change);
+ * R: CPUs on S, none on D (local memory becomes remote: it loses).
+ */
+enum np_move_group {
+    NP_GROUP_GAIN = 0,    /**< the model's L */
+    NP_GROUP_NEUTRAL = 1, /**< the model's O */
+    NP_GROUP_LOSE = 2,    /**< the model's R */
+};
+
+/** Classify a job from the nodes its CPUs are on (bit i set = CPUs on node i; nodes < 64). */
+NP_API enum np_move_group np_move_group_of(uint64_t cpu_nodes_mask, unsigned src, unsigned dst);
+/** "gains", "neutral", "loses". Borrowed, static. */
+NP_API const char *np_move_group_name(enum np_move_group g);
+
+/** One candidate job. The order reads bandwidth, group and id; the planner reads pages. */
+struct np_candidate {
+    uint64_t id;              /**< stable id (job id << 16 | step), the tie-breaker */
+    size_t job_index;         /**< into the view's jobs */
+    enum np_move_group group; /**< from np_move_group_of */
+    double bandwidth;         /**< bytes/s, measured or the documented proxy */
+    bool bandwidth_is_proxy;  /**< true when no memory counter was available */
+    uint64_t pages_on_src;    /**< base pages the job has on S */
+};
+
+/** An order: name plus one function, registered in one static table (orders.c). */
+struct np_order_ops {
+    const char *name;        /**< "best-plus", "best", "random", "worst", "worst-plus" */
+    const char *description; /**< one line for help and logs */
+    /** Sort @p cands in place into the order jobs are taken. @p seed drives "random" only. */
+    void (*sort)(struct np_candidate *cands, size_t count, uint64_t seed);
+};
+
+/** The order called @p name, or NULL. Borrowed, static. */
+NP_API const struct np_order_ops *np_order_lookup(const char *name);
+/** Like np_order_lookup, with an error naming @p name and listing the orders. */
+NP_API int np_order_find(const char *name, const struct np_order_ops **out, struct np_err *err);
+/** The @p i-th registered order, or NULL past the end. Borrowed, static. */
+NP_API const struct np_order_ops *np_order_at(size_t i);
+/** The default order ("best-plus": measured best in the model's experiments). */
+NP_API const struct np_order_ops *np_order_default(void);
+/** "best-plus, best, random, worst, worst-plus": for help and errors. Borrowed, static. */
+NP_API const char *np_order_names(void);
+
+/* ---- the planner: one for the engine and the simulator ---- */
+
+/** One step of a plan: move @p pages of candidate @p index (into the sorted array). */
+struct np_plan_step {
+    size_t index;
+    uint64_t pages;
+};
+
+/**
+ * Take sorted candidates until @p pages_wanted pages are covered, the last one partially.
+ * @param steps  caller array of at least @p count entries
+ * @param nsteps receives the number of steps
+ * @return the pages planned (< pages_wanted when candidates ran out: the request ends short)
+ */
+NP_API uint64_t np_plan_request(const struct np_candidate *cands, size_t count,
+                                uint64_t pages_wanted, struct np_plan_step *steps, size_t *nsteps);
+
+/** A request's plan over a view. Free with np_plan_fini. */
+struct np_plan {
+    struct np_candidate *cands; /**< owned, in the order's sequence */
+    size_t ncands;
+    struct np_plan_step *steps; /**< owned; steps[i].index is into cands */
+    size_t nsteps;
+    uint64_t planned; /**< pages planned */
+    bool used_proxy;  /**< some candidate's bandwidth was the proxy */
+};
+
+/**
+ * Plan @p request over @p view: the candidates are the LOW jobs with pages on S (high jobs are
+ * never moved away), or only the request's target job; @p order sorts them (ignored for a
+ * targeted request) and they are taken until @p pages_wanted pages are covered.
+ * @return 0, or -EINVAL (nodes out of range or equal), -ENOMEM
+ */
+NP_API int np_plan_make(const struct np_node_view *view, const struct np_request *request,
+                        const struct np_order_ops *order, uint64_t seed, uint64_t pages_wanted,
+                        struct np_plan *plan);
+/** Free what the plan owns. Accepts NULL. */
+NP_API void np_plan_fini(struct np_plan *plan);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_MIGRATION_H */
