@@ -14,6 +14,8 @@ packages=(
   qemu-system-x86 busybox-static cpio zstd
   # accounting tests: a private MariaDB and slurmdbd per test cluster; pngcheck parses plots
   mariadb-server slurmdbd pngcheck
+  # Debian packages: build, lint, and the install test's clean Debian roots
+  debhelper lintian mmdebstrap systemd
 )
 
 if [ "$(id -u)" != 0 ]; then
