@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Build and test numaplace inside a clean root of another Debian release (Debian 13 "trixie",
+# Slurm 24.11, by default), as its own machine would:
+#
+#   test/packaging/in_root.sh [SUITE] [DEB_OUT_DIR]
+#
+# The root has every build and test dependency of debian/control (mmdebstrap from this host's own
+# apt sources with the suite names changed; cached as a tarball in $NUMAPLACE_ROOT_CACHE,
+# /var/cache/numaplace-test by default, and made again when missing). In it: a -Werror gcc build
+# with the unit tests, then the Debian packages (copied to DEB_OUT_DIR when given), against that
+# release's Slurm, hwloc, glibc. Runs in its own mount namespace; nothing outlives it.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+suite=${1:-trixie}
+out=${2:-}
+cache=${NUMAPLACE_ROOT_CACHE:-/var/cache/numaplace-test}
+if [ -z "${NP_IN_NAMESPACE:-}" ]; then
+  NP_IN_NAMESPACE=1 exec unshare --mount --propagation private -- "$0" "$suite" "$out"
+fi
+say() { printf 'in-root(%s): %s\n' "$suite" "$*"; }
+
+# Build-Depends of debian/control, without version constraints, alternatives or profiles.
+build_deps=$(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$top/debian/control" | sed '1s/^Build-Depends://;$d' |
+  tr ',' '\n' | sed 's/|.*//; s/[(<].*//; s/^ *//; s/ *$//' | grep -v '^$' | sed 's/debhelper-compat/debhelper/' | paste -sd,)
+root_tar=$cache/$suite-build.tar
+if [ ! -s "$root_tar" ]; then
+  say "making a $suite build root (cached in $root_tar)"
+  mkdir -p "$cache"
+  host_suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
+  sources=$(mktemp)
+  cat /etc/apt/sources.list.d/*.sources | sed "s/\b$host_suite\b/$suite/g" >"$sources"
+  mmdebstrap --quiet --format=tar --variant=apt --include="build-essential,$build_deps,libslurm-dev" \
+    "$suite" "$root_tar.new" "$sources"
+  rm -f "$sources"
+  mv "$root_tar.new" "$root_tar"
+fi
+work=$(mktemp -d /var/tmp/numaplace-root.XXXXXX)
+trap 'umount -R "$work/root/proc" "$work/root/dev" 2>/dev/null || true; rm -rf "$work"' EXIT
+mkdir -p "$work/root"
+tar -C "$work/root" -xf "$root_tar"
+mount -t proc proc "$work/root/proc"
+mount --rbind /dev "$work/root/dev"
+mkdir -p "$work/root/src/numaplace" "$work/root/src/shared"
+tar -C "$top" --exclude='./build*' --exclude='./_install' --exclude=./.git -cf - . |
+  tar -C "$work/root/src/numaplace" -xf -
+[ ! -d "$top/../shared" ] || cp -r "$top/../shared/." "$work/root/src/shared/"
+in_root() { chroot "$work/root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"; }
+# shellcheck disable=SC2016 # expanded by the root's shell
+say "$(in_root sh -c 'echo "Slurm $(dpkg-query -W -f=\${Version} libslurm-dev), hwloc $(dpkg-query -W -f=\${Version} libhwloc-dev), $(gcc --version | head -1)"')"
+# shellcheck disable=SC2016 # expanded by the root's shell
+in_root sh -c 'cd /src/numaplace && cmake -S . -B build -DCMAKE_C_COMPILER=gcc >/dev/null &&
+  cmake --build build -j"$(nproc)" && ctest --test-dir build -L unit --output-on-failure'
+in_root sh -c 'cd /src/numaplace && bash scripts/build-debs.sh /src/debs'
+if [ -n "$out" ]; then
+  mkdir -p "$out"
+  cp "$work"/root/src/debs/*.deb "$out/"
+  say "packages in $out"
+fi
