@@ -35,10 +35,11 @@ if [ ! -s "$root_tar" ]; then
   mv "$root_tar.new" "$root_tar"
 fi
 work=$(mktemp -d /var/tmp/numaplace-root.XXXXXX)
-trap 'umount -R "$work/root/proc" "$work/root/dev" 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'umount -R "$work/root/proc" "$work/root/sys" "$work/root/dev" 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$work/root"
 tar -C "$work/root" -xf "$root_tar"
 mount -t proc proc "$work/root/proc"
+mount --rbind /sys "$work/root/sys" # live topology, libpfm4's PMUs, node meminfo
 mount --rbind /dev "$work/root/dev"
 mkdir -p "$work/root/src/numaplace" "$work/root/src/shared"
 tar -C "$top" --exclude='./build*' --exclude='./_install' --exclude=./.git -cf - . |
