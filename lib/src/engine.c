@@ -39,6 +39,8 @@ const char *np_trigger_name(enum np_trigger_kind t)
         return "bandwidth";
     case NP_TRIGGER_HOMECOMING:
         return "homecoming";
+    case NP_TRIGGER_COUNT:
+        break;
     }
     return "unknown";
 }
@@ -124,6 +126,7 @@ int np_engine_run_request(const struct np_node_view *view, const struct np_engin
 
     memset(result, 0, sizeof(*result));
     result->request = *request;
+    result->dry_run = config->dry_run;
     result->order = request->target_job >= 0 ? "job" : order->name;
     if (request->src >= view->nnodes || request->dst >= view->nnodes ||
         request->src == request->dst)

@@ -73,6 +73,7 @@ enum np_trigger_kind {
     NP_TRIGGER_PRESSURE,   /**< a high job's local node fell below the free-memory floor */
     NP_TRIGGER_BANDWIDTH,  /**< a node's bandwidth stayed above the threshold */
     NP_TRIGGER_HOMECOMING, /**< a high job's pages off its CPUs' nodes are brought home */
+    NP_TRIGGER_COUNT,      /**< not a trigger: the number of kinds, to size arrays by kind */
 };
 NP_API const char *np_trigger_name(enum np_trigger_kind t);
 
@@ -118,6 +119,7 @@ struct np_request_result {
     uint64_t moved;                  /**< pages actually moved */
     uint64_t capped_by_floor;        /**< pages dropped so D stays above its free floor */
     bool stopped;                    /**< config->should_stop ended it early */
+    bool dry_run;                    /**< config->dry_run: planned and counted, nothing moved */
     struct np_job_outcome *outcomes; /**< owned */
     size_t noutcomes;
     char summary[640]; /**< one line: what, how far it got, why */
@@ -146,7 +148,7 @@ NP_API int np_job_home_node(const struct np_node_view *view, const struct np_job
  * policies/triggers.c; the daemon runs the enabled ones every interval.
  */
 struct np_trigger_config {
-    bool enabled[4];              /**< by enum np_trigger_kind */
+    bool enabled[NP_TRIGGER_COUNT]; /**< by enum np_trigger_kind */
     uint64_t free_floor_bytes;    /**< pressure: floor on a high job's home node */
     double bandwidth_threshold;   /**< bandwidth: bytes/s per node considered saturated */
     unsigned bandwidth_intervals; /**< bandwidth: intervals above threshold before acting */
