@@ -64,13 +64,13 @@ int registry_insert(struct np_registry *r, struct np_daemon_job *job)
         return -EEXIST;
     if (r->count == r->cap) {
         const unsigned cap = r->cap ? r->cap * 2 : 64;
-        struct np_daemon_job **grown = realloc(r->jobs, cap * sizeof(*grown));
+        struct np_daemon_job **grown = reallocarray(r->jobs, cap, sizeof(struct np_daemon_job *));
         if (!grown)
             return -ENOMEM;
         r->jobs = grown;
         r->cap = cap;
     }
-    memmove(&r->jobs[at + 1], &r->jobs[at], (r->count - at) * sizeof(*r->jobs));
+    memmove(&r->jobs[at + 1], &r->jobs[at], (r->count - at) * sizeof(struct np_daemon_job *));
     r->jobs[at] = job;
     r->count++;
     return 0;
@@ -84,7 +84,7 @@ int registry_remove(struct np_registry *r, const struct np_daemon_job *job)
     if (!found || r->jobs[at] != job)
         return -ENOENT;
     r->count--;
-    memmove(&r->jobs[at], &r->jobs[at + 1], (r->count - at) * sizeof(*r->jobs));
+    memmove(&r->jobs[at], &r->jobs[at + 1], (r->count - at) * sizeof(struct np_daemon_job *));
     return 0;
 }
 

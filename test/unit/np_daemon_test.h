@@ -55,7 +55,11 @@ static inline void np_test_daemon_init(struct np_test_daemon *t)
     snprintf(t->d->cfg.spool_dir, sizeof(t->d->cfg.spool_dir), "%s/spool", t->dir);
     ck_assert_int_eq(mkdir(t->d->cfg.state_dir, 0700), 0);
     ck_assert_int_eq(mkdir(t->d->cfg.spool_dir, 0755), 0);
-    snprintf(t->d->cfg.proc_root, sizeof(t->d->cfg.proc_root), "%s", np_test_fixture(""));
+    {
+        const char *root = np_test_fixture("");
+        ck_assert_uint_lt(strlen(root), sizeof(t->d->cfg.proc_root));
+        memcpy(t->d->cfg.proc_root, root, strlen(root) + 1);
+    }
     snprintf(t->d->host, sizeof(t->d->host), "testhost");
     t->d->cfg.perf = false;
     ck_assert_int_eq(np_node_counters_init(&t->d->counters, 64), 0);

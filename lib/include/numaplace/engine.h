@@ -148,7 +148,8 @@ NP_API int np_job_home_node(const struct np_node_view *view, const struct np_job
  * policies/triggers.c; the daemon runs the enabled ones every interval.
  */
 struct np_trigger_config {
-    bool enabled[NP_TRIGGER_COUNT]; /**< by enum np_trigger_kind */
+    /** by enum np_trigger_kind */
+    bool enabled[NP_TRIGGER_COUNT];
     uint64_t free_floor_bytes;    /**< pressure: floor on a high job's home node */
     double bandwidth_threshold;   /**< bandwidth: bytes/s per node considered saturated */
     unsigned bandwidth_intervals; /**< bandwidth: intervals above threshold before acting */
