@@ -159,6 +159,21 @@ typedef int np_report_fn(json_t *report, void *arg);
 NP_API int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *arg,
                            struct np_err *err);
 
+/* ---- migrations booked into a job's figures (lib/src/jobstats_migration.c) ---- */
+
+struct np_request_result;
+struct np_job_outcome;
+
+/**
+ * Book what one migration request did to one job: the request joins the report's
+ * migrations.requests; unless it was a dry run, the pages moved count in and out by node, the
+ * time in the move calls and the pages that would not move add up, and a move of some pages
+ * marks an event (e.g. "2->1 64 MiB") on the timeline at @p t (seconds since the job started).
+ * Both arguments are borrowed. @return 0, -EINVAL (a node beyond NP_SAMPLE_MAX_NODES), -ENOMEM
+ */
+NP_API int np_jobstats_book_migration(struct np_jobstats *js, const struct np_request_result *r,
+                                      const struct np_job_outcome *o, double t);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,64 @@
+/* numaplaced's configuration: load and reload (see config.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "loop.h"
+#include "migration.h"
+#include "report_out.h"
+#include "sampling.h"
+
+int config_load(struct np_daemon *d, bool initial)
+{
+    struct np_helper_config cfg;
+    struct np_err err = {0};
+    int rc;
+
+    np_helper_config_defaults(&cfg);
+    rc = np_helper_config_load(&cfg, d->config_path, &d->log, &err);
+    if (rc == -ENOENT && strcmp(d->config_path, NP_HELPER_DEFAULT_CONFIG) == 0)
+        rc = 0; /* no file at the default path: defaults and flags */
+    if (rc < 0) {
+        NPD_LOG(d, ERROR, "%s", err.msg);
+        if (rc != -EINVAL || initial)
+            return rc;
+    }
+    for (unsigned i = 0; i < d->noverrides; i++)
+        if (np_helper_config_set(&cfg, d->overrides[i][0], d->overrides[i][1], &err) < 0) {
+            NPD_LOG(d, ERROR, "--%s: %s", d->overrides[i][0], err.msg);
+            return -EINVAL;
+        }
+    if (!initial &&
+        (strcmp(cfg.socket, d->cfg.socket) != 0 || strcmp(cfg.pid_file, d->cfg.pid_file) != 0 ||
+         strcmp(cfg.proc_root, d->cfg.proc_root) != 0)) {
+        NPD_LOG(d, WARNING,
+                "reload: socket, pid_file and proc_root changes take effect at restart");
+        memcpy(cfg.socket, d->cfg.socket, sizeof(cfg.socket));
+        memcpy(cfg.pid_file, d->cfg.pid_file, sizeof(cfg.pid_file));
+        memcpy(cfg.proc_root, d->cfg.proc_root, sizeof(cfg.proc_root));
+    }
+    d->cfg = cfg;
+    return 0;
+}
+
+void config_reload(struct np_daemon *d)
+{
+    NPD_LOG(d, INFO, "SIGHUP: reloading %s", d->config_path);
+    if (config_load(d, false) < 0) {
+        NPD_LOG(d, ERROR, "reload failed; the previous configuration stays");
+        return;
+    }
+    log_open(d);
+    np_daemon_mkdir_p(d->cfg.spool_dir, 0755);
+    np_daemon_mkdir_p(d->cfg.state_dir, 0700);
+    trace_open(d);
+    loop_set_timer(d);
+    sampling_probe_perf(d);
+    sampling_pin_housekeeping(d);
+    migration_start(d);
+    NPD_LOG(d, INFO, "reloaded: interval %u ms, backends %s", d->cfg.interval_ms,
+            d->perf_mask ? "perf,proc" : "proc");
+}

@@ -1,0 +1,135 @@
+/*
+ * daemon.h - numaplaced's context: everything the daemon knows lives in one struct np_daemon,
+ * passed to every part (config, registry, server, handlers, sampling, migration, reports), so
+ * each can be driven by a unit test without a socket, Slurm or root.
+ *
+ * Data flows one way: registrations from the plugin create jobs; each interval the node counters
+ * and every job's sampler fill samples; the samples fold into the job's stats; a step's end turns
+ * its stats into a report in the spool.
+ */
+#ifndef NUMAPLACED_DAEMON_H
+#define NUMAPLACED_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "numaplace/engine.h"
+#include "numaplace/helperconf.h"
+#include "numaplace/protocol.h"
+#include "numaplace/report.h"
+#include "numaplace/sampler.h"
+#include "numaplace/topology.h"
+
+#define NPD_MAX_CLIENTS       64
+#define NPD_CLIENT_TIMEOUT_S  2.0  /* seconds a client may take to send its request */
+#define NPD_MAX_OVERRIDES     64   /* above the number of keys: a flag given twice counts twice */
+#define NPD_QUEUE_MAX         16   /* migration requests waiting for the worker */
+#define NPD_TRIGGER_BACKOFF_S 30.0 /* a trigger whose request moved nothing waits this long */
+
+struct migrator;
+
+/** One step on this node. Owned by the registry. */
+struct np_daemon_job {
+    struct np_job_meta meta;
+    struct np_sampler sampler;
+    struct np_jobstats stats;
+    json_t *tasks;           /**< owned: [{task, pid, policy, mode, nodes, cpus}] */
+    enum np_class job_class; /**< from the label (class_map), or set by an administrator */
+    double registered_mono;
+    double last_pages_mono, last_detail_mono;
+    double homecoming_quiet_until; /**< its last homecoming moved nothing: not again before */
+    bool traced, ended;
+};
+
+/** The steps, sorted by (job_id, step_id) for a binary-search lookup. */
+struct np_registry {
+    struct np_daemon_job **jobs; /**< owned, as are the jobs */
+    unsigned count, cap;
+};
+
+/** A connected client of the socket. */
+struct np_daemon_client {
+    int fd;            /**< -1: a free slot */
+    uint64_t pending;  /**< a migrate request waiting for the worker: its tag, else 0 */
+    struct ucred cred; /**< SO_PEERCRED: who is asking */
+    char buf[NP_PROTO_MAX_MSG + 1];
+    size_t len;
+    double since;
+};
+
+/** A migration request waiting for the worker. */
+struct np_queued_request {
+    struct np_request request;
+    const struct np_order_ops *order;
+    bool dry_run;
+    uint64_t tag; /**< client tag, or 0 for a trigger */
+};
+
+/** Migration: one request at a time in the worker, the rest queued; the triggers' memory. */
+struct np_migration_state {
+    struct migrator *migrator; /**< NULL: migration off */
+    struct np_queued_request queue[NPD_QUEUE_MAX];
+    unsigned nqueued;
+    uint64_t next_tag;
+    unsigned char trigger_state[NP_TRIGGER_COUNT][NP_TRIGGER_STATE_SIZE];
+    char trigger_inactive[NP_TRIGGER_COUNT][160];
+    double trigger_quiet_until[NP_TRIGGER_COUNT]; /**< after a request that moved nothing */
+};
+
+struct np_daemon {
+    struct np_helper_config cfg;
+    char config_path[1024];
+    char *overrides[NPD_MAX_OVERRIDES][2]; /**< owned: --KEY=VALUE flags, applied on each load */
+    unsigned noverrides;
+    /* the log sink (log.c) */
+    struct np_log log;
+    FILE *logfile;
+    bool use_syslog;
+    /* the node */
+    char host[64];
+    struct np_topology *topology; /**< NULL when it could not be loaded */
+    int *cpu_node;                /**< NUMA node of each CPU number, -1 unknown */
+    unsigned ncpus;
+    unsigned perf_mask;
+    char perf_off_reason[NP_REASON_MAX];
+    struct np_node_counters counters;
+    /* the steps and the clients */
+    struct np_registry registry;
+    struct np_daemon_client clients[NPD_MAX_CLIENTS];
+    int listen_fd, timer_fd, signal_fd, pid_fd;
+    FILE *trace;
+    struct np_migration_state migration;
+    double started_mono;
+    bool stop;
+};
+
+/** Everything off: fds -1, the log sink pointed at @p d, default configuration. Cannot fail. */
+void np_daemon_init(struct np_daemon *d);
+
+/** Free and close what @p d holds (jobs, clients, socket, pid file, trace, node data,
+ *  overrides); the log stays open. Does not save the registry. */
+void np_daemon_fini(struct np_daemon *d);
+
+/** mkdir -p: the parents 0755, the last @p mode. @return 0 or -errno */
+int np_daemon_mkdir_p(const char *path, mode_t mode);
+
+/** The directory part of @p path ("/" for "/x"). */
+void np_daemon_dirname(const char *path, char *out, size_t size);
+
+/** Take the pid file's lock and write our pid (nothing when pid_file is empty). @return 0/-errno */
+int np_daemon_write_pid_file(struct np_daemon *d);
+
+/** This thread's CPU time, seconds (what the helper spends on a job). */
+double np_daemon_thread_cpu_s(void);
+
+/** Wall clock, seconds since the epoch. */
+double np_daemon_epoch_s(void);
+
+#define NPD_LOG(d, level, ...) np_logf(&(d)->log, NP_LOG_##level, __VA_ARGS__)
+
+#endif /* NUMAPLACED_DAEMON_H */

@@ -1,0 +1,125 @@
+/* One tracked step (see jobs.h). */
+#include "jobs.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "registry.h"
+#include "report_out.h"
+#include "sampling.h"
+
+/* Bit n: some CPU of @p cpus is on NUMA node n. */
+static uint64_t cpu_nodes_mask(const struct np_daemon *d, hwloc_const_bitmap_t cpus)
+{
+    uint64_t mask = 0;
+    int cpu;
+
+    if (!d->cpu_node || !cpus)
+        return 0;
+    hwloc_bitmap_foreach_begin(cpu, cpus)
+    {
+        if ((unsigned)cpu < d->ncpus && d->cpu_node[cpu] >= 0 && d->cpu_node[cpu] < 64)
+            mask |= 1ull << d->cpu_node[cpu];
+    }
+    hwloc_bitmap_foreach_end();
+    return mask;
+}
+
+struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t step_id, uid_t uid,
+                              const char *cpus, const char *policy, const char *sensitivity,
+                              struct np_err *err)
+{
+    const struct np_helper_config *cfg = &d->cfg;
+    struct np_daemon_job *j;
+    bool high;
+    int rc;
+
+    if (d->registry.count >= cfg->max_jobs) {
+        np_err_set(err, -ENOSPC, "the helper tracks %u steps already (max_jobs)",
+                   d->registry.count);
+        return NULL;
+    }
+    j = calloc(1, sizeof(*j));
+    if (!j || np_sampler_init(&j->sampler, cfg->proc_root, d->perf_mask, d->perf_off_reason,
+                              d->cpu_node, d->cpu_node ? d->ncpus : 0, cpus, err) < 0) {
+        free(j);
+        if (!err->code)
+            np_err_set(err, -ENOMEM, "out of memory");
+        return NULL;
+    }
+    np_jobstats_init(&j->stats);
+    j->tasks = json_array();
+    j->meta.job_id = job_id;
+    j->meta.step_id = step_id;
+    j->meta.uid = uid;
+    j->meta.start_epoch = np_daemon_epoch_s();
+    j->meta.interval_s = cfg->interval_ms / 1000.0;
+    snprintf(j->meta.node, sizeof(j->meta.node), "%s", d->host);
+    snprintf(j->meta.cpus, sizeof(j->meta.cpus), "%s", cpus);
+    snprintf(j->meta.policy_requested, sizeof(j->meta.policy_requested), "%s", policy);
+    snprintf(j->meta.sensitivity, sizeof(j->meta.sensitivity), "%s", sensitivity);
+    high = strcmp(sensitivity, "high") == 0  ? cfg->class_high_is_high
+           : strcmp(sensitivity, "low") == 0 ? cfg->class_low_is_high
+                                             : cfg->class_default_high;
+    job_set_class(j, high ? NP_CLASS_HIGH : NP_CLASS_LOW);
+    j->stats.migration_enabled = cfg->migration;
+    j->meta.local_nodes = j->stats.local_nodes = cpu_nodes_mask(d, j->sampler.cpus);
+    snprintf(j->meta.backends, sizeof(j->meta.backends), "%s", d->perf_mask ? "perf,proc" : "proc");
+    j->registered_mono = np_monotonic_s();
+    j->last_pages_mono = j->last_detail_mono = -1e9;
+    if ((rc = registry_insert(&d->registry, j)) < 0) {
+        job_free(j);
+        if (rc == -EEXIST)
+            np_err_set(err, rc, "job %u.%s is tracked already", job_id, np_step_name(step_id));
+        else
+            np_err_set(err, rc, "out of memory");
+        return NULL;
+    }
+    return j;
+}
+
+void job_free(struct np_daemon_job *j)
+{
+    if (!j)
+        return;
+    np_sampler_fini(&j->sampler);
+    np_jobstats_fini(&j->stats);
+    json_decref(j->tasks);
+    free(j);
+}
+
+void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete)
+{
+    if (!j->ended) {
+        /* The final figures: perf totals include every exited thread and child. */
+        np_node_counters_read(&d->counters, d->cfg.proc_root);
+        sampling_sample_job(d, j, np_monotonic_s(), true, true);
+        j->ended = true;
+    }
+    report_out_write(d, j, complete);
+    if (j->traced)
+        trace_line(d, np_trace_end_line(j->meta.job_id, j->meta.step_id, j->meta.end_epoch));
+    registry_remove(&d->registry, j);
+    job_free(j);
+    registry_save(d);
+}
+
+json_t *job_task_entry(const struct np_daemon_job *j, pid_t pid)
+{
+    json_t *t;
+    size_t i;
+
+    json_array_foreach(j->tasks, i, t)
+    {
+        if (json_integer_value(json_object_get(t, "pid")) == pid)
+            return t;
+    }
+    return NULL;
+}
+
+void job_set_class(struct np_daemon_job *j, enum np_class cls)
+{
+    j->job_class = cls;
+    snprintf(j->meta.job_class, sizeof(j->meta.job_class), "%s", np_class_name(cls));
+}

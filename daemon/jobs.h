@@ -1,0 +1,35 @@
+/* jobs.h - one tracked step: created at its first registration, finished into a report. */
+#ifndef NUMAPLACED_JOBS_H
+#define NUMAPLACED_JOBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon.h"
+
+/**
+ * A new step in d's registry, its class from @p sensitivity and the class_* keys, its sampler on
+ * cfg.proc_root and @p cpus. Borrowed (the registry owns it).
+ * @return NULL with @p err (max_jobs reached: -ENOSPC; bad @p cpus: -EINVAL; -ENOMEM)
+ */
+struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t step_id, uid_t uid,
+                              const char *cpus, const char *policy, const char *sensitivity,
+                              struct np_err *err);
+
+/** Free a job that is not (or no longer) in the registry. Accepts NULL. */
+void job_free(struct np_daemon_job *j);
+
+/**
+ * The step ended (@p complete) or cannot be followed any more: take its final sample, write its
+ * report, end its trace, drop it from the registry, free it and save the registry.
+ */
+void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete);
+
+/** Its entry in j->tasks for @p pid, or NULL. Borrowed. */
+json_t *job_task_entry(const struct np_daemon_job *j, pid_t pid);
+
+/** Set its priority class (and the name its report carries). */
+void job_set_class(struct np_daemon_job *j, enum np_class cls);
+
+#endif /* NUMAPLACED_JOBS_H */

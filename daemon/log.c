@@ -1,0 +1,60 @@
+/* numaplaced's log sink (see log.h). */
+#include "log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "daemon.h"
+
+void log_sink(enum np_log_level level, const char *msg, void *arg)
+{
+    static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
+    const struct np_daemon *d = arg;
+
+    if ((int)level > d->cfg.log_level)
+        return;
+    if (d->use_syslog) {
+        syslog(prio[level], "%s", msg);
+    } else {
+        FILE *out = d->logfile ? d->logfile : stderr;
+        struct timespec ts;
+        struct tm tm;
+        char when[32];
+        clock_gettime(CLOCK_REALTIME, &ts);
+        localtime_r(&ts.tv_sec, &tm);
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+        fprintf(out, "%s.%03ld numaplaced: %s: %s\n", when, ts.tv_nsec / 1000000,
+                np_log_level_name(level), msg);
+        fflush(out);
+    }
+}
+
+int log_open(struct np_daemon *d)
+{
+    log_close(d);
+    d->use_syslog = strcmp(d->cfg.log, "syslog") == 0;
+    if (d->use_syslog) {
+        openlog("numaplaced", LOG_PID, LOG_DAEMON);
+    } else if (strcmp(d->cfg.log, "stderr") != 0) {
+        d->logfile = fopen(d->cfg.log, "ae");
+        if (!d->logfile) {
+            const int e = errno;
+            fprintf(stderr, "numaplaced: cannot open log %s: %s\n", d->cfg.log, strerror(e));
+            return -e;
+        }
+    }
+    d->log.fn = log_sink;
+    d->log.arg = d;
+    return 0;
+}
+
+void log_close(struct np_daemon *d)
+{
+    if (d->logfile) {
+        fclose(d->logfile);
+        d->logfile = NULL;
+    }
+}

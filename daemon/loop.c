@@ -1,0 +1,104 @@
+/* numaplaced's poll loop (see loop.h). */
+#include "loop.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "migration.h"
+#include "sampling.h"
+#include "server.h"
+
+/* The fixed slots of the poll set; the clients follow. */
+enum { SLOT_SIGNAL, SLOT_TIMER, SLOT_LISTEN, SLOT_MIGRATOR, NSLOTS };
+
+int loop_open_fds(struct np_daemon *d)
+{
+    sigset_t mask;
+
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGHUP);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    d->signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    return d->signal_fd < 0 || d->timer_fd < 0 ? -errno : 0;
+}
+
+void loop_set_timer(struct np_daemon *d)
+{
+    struct itimerspec its = {0};
+
+    its.it_interval.tv_sec = d->cfg.interval_ms / 1000;
+    its.it_interval.tv_nsec = (long)(d->cfg.interval_ms % 1000) * 1000000L;
+    its.it_value = its.it_interval;
+    timerfd_settime(d->timer_fd, 0, &its, NULL);
+}
+
+static void read_signals(struct np_daemon *d)
+{
+    struct signalfd_siginfo si;
+
+    while (read(d->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+        if (si.ssi_signo == SIGHUP)
+            config_reload(d);
+        else
+            d->stop = true;
+    }
+}
+
+static void read_timer(struct np_daemon *d)
+{
+    uint64_t expirations;
+
+    if (read(d->timer_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+        NPD_LOG(d, WARNING, "timerfd: %s", strerror(errno));
+    sampling_tick(d);
+}
+
+void loop_run(struct np_daemon *d)
+{
+    while (!d->stop) {
+        struct pollfd pfd[NSLOTS + NPD_MAX_CLIENTS];
+        struct np_daemon_client *owner[NSLOTS + NPD_MAX_CLIENTS];
+        int n = NSLOTS;
+
+        pfd[SLOT_SIGNAL] = (struct pollfd){.fd = d->signal_fd, .events = POLLIN};
+        pfd[SLOT_TIMER] = (struct pollfd){.fd = d->timer_fd, .events = POLLIN};
+        pfd[SLOT_LISTEN] = (struct pollfd){.fd = d->listen_fd, .events = POLLIN};
+        pfd[SLOT_MIGRATOR] =
+            (struct pollfd){.fd = d->migration.migrator ? migrator_fd(d->migration.migrator) : -1,
+                            .events = POLLIN};
+        for (int i = 0; i < NPD_MAX_CLIENTS; i++)
+            if (d->clients[i].fd >= 0) {
+                owner[n] = &d->clients[i];
+                pfd[n++] = (struct pollfd){.fd = d->clients[i].fd, .events = POLLIN};
+            }
+        if (poll(pfd, (nfds_t)n, 1000) < 0) {
+            if (errno == EINTR)
+                continue;
+            NPD_LOG(d, ERROR, "poll: %s", strerror(errno));
+            break;
+        }
+        if (pfd[SLOT_SIGNAL].revents & POLLIN)
+            read_signals(d);
+        for (int i = NSLOTS; i < n; i++)
+            if (pfd[i].revents)
+                server_read(d, owner[i]);
+        if (pfd[SLOT_MIGRATOR].revents & POLLIN)
+            migration_collect(d);
+        if (pfd[SLOT_LISTEN].revents & POLLIN)
+            server_accept(d);
+        if (pfd[SLOT_TIMER].revents & POLLIN)
+            read_timer(d);
+        server_expire_idle(d, np_monotonic_s());
+    }
+}

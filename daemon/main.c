@@ -1,0 +1,161 @@
+/*
+ * numaplaced - the per-node helper (numaplaced(8)).
+ *
+ * main only turns the command line into configuration overrides, sets the daemon up, runs its
+ * loop (loop.c) and tears it down; every concern lives in its own file around struct np_daemon
+ * (daemon.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "log.h"
+#include "loop.h"
+#include "migration.h"
+#include "registry.h"
+#include "report_out.h"
+#include "sampling.h"
+#include "server.h"
+
+/* The one daemon of this process. Static: it is large (every client's buffer). */
+static struct np_daemon daemon_state;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: numaplaced [--config FILE] [--KEY=VALUE ...]\n"
+            "  runs in the foreground (for systemd and tests); every configuration key is also "
+            "a flag, --KEY=VALUE\n"
+            "  (dashes may replace underscores). Keys: %s.\n"
+            "  --check-config validates and exits. Default config: %s. See numaplaced(8).\n",
+            np_helper_config_keys(), NP_HELPER_DEFAULT_CONFIG);
+}
+
+/* @return 0, 1 for --help (exit 0 at once), or -EINVAL (said on stderr) */
+static int parse_args(struct np_daemon *d, int argc, char **argv, bool *check_only)
+{
+    snprintf(d->config_path, sizeof(d->config_path), "%s", NP_HELPER_DEFAULT_CONFIG);
+    for (int i = 1; i < argc; i++) {
+        char key[128], *arg = argv[i], *value;
+
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            usage(stdout);
+            return 1;
+        }
+        if (strcmp(arg, "--check-config") == 0) {
+            *check_only = true;
+            continue;
+        }
+        if (strcmp(arg, "--foreground") == 0 || strcmp(arg, "-F") == 0)
+            continue; /* always in the foreground; accepted for habit */
+        if (strncmp(arg, "--", 2) != 0) {
+            fprintf(stderr, "numaplaced: unexpected argument \"%s\"\n", arg);
+            usage(stderr);
+            return -EINVAL;
+        }
+        arg += 2;
+        value = strchr(arg, '=');
+        if (!value) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "numaplaced: --%s needs a value\n", arg);
+                return -EINVAL;
+            }
+            snprintf(key, sizeof(key), "%s", arg);
+            value = argv[++i];
+        } else {
+            snprintf(key, sizeof(key), "%.*s", (int)(value - arg), arg);
+            value++;
+        }
+        for (char *p = key; *p; p++)
+            if (*p == '-')
+                *p = '_';
+        if (strcmp(key, "config") == 0) {
+            snprintf(d->config_path, sizeof(d->config_path), "%s", value);
+            continue;
+        }
+        if (d->noverrides == NPD_MAX_OVERRIDES) {
+            fprintf(stderr, "numaplaced: too many flags\n");
+            return -EINVAL;
+        }
+        d->overrides[d->noverrides][0] = strdup(key);
+        d->overrides[d->noverrides][1] = strdup(value);
+        d->noverrides++;
+    }
+    return 0;
+}
+
+/* Everything before the loop. @return 0, or the exit status */
+static int set_up(struct np_daemon *d)
+{
+    int rc;
+
+    gethostname(d->host, sizeof(d->host) - 1);
+    d->started_mono = np_monotonic_s();
+    NPD_LOG(d, INFO, "numaplaced starting (protocol %d, pid %d, config %s)", NP_PROTO_VERSION,
+            (int)getpid(), d->config_path);
+    if (geteuid() != 0)
+        NPD_LOG(d, WARNING,
+                "not running as root: other users' processes cannot be read or counted");
+    const int fds_rc = loop_open_fds(d);
+    if ((rc = np_daemon_mkdir_p(d->cfg.spool_dir, 0755)) < 0 ||
+        (rc = np_daemon_mkdir_p(d->cfg.state_dir, 0700)) < 0) {
+        NPD_LOG(d, ERROR, "cannot create the spool or state directory: %s", strerror(-rc));
+        return 1;
+    }
+    if (np_daemon_write_pid_file(d) < 0 || server_open(d) < 0 || fds_rc < 0)
+        return 1;
+    if (np_node_counters_init(&d->counters, 4096) < 0) {
+        NPD_LOG(d, ERROR, "out of memory");
+        return 1;
+    }
+    sampling_pin_housekeeping(d);
+    sampling_load_topology(d);
+    sampling_probe_perf(d);
+    trace_open(d);
+    migration_start(d);
+    registry_restore(d);
+    loop_set_timer(d);
+    NPD_LOG(d, INFO, "listening on %s; spool %s; interval %u ms", d->cfg.socket, d->cfg.spool_dir,
+            d->cfg.interval_ms);
+    return 0;
+}
+
+static void tear_down(struct np_daemon *d)
+{
+    NPD_LOG(d, INFO, "stopping: %u step(s) still running stay in %s/registry.json",
+            d->registry.count, d->cfg.state_dir);
+    migration_stop(d);
+    registry_save(d);
+    np_daemon_fini(d);
+    NPD_LOG(d, INFO, "stopped");
+    log_close(d);
+}
+
+int main(int argc, char **argv)
+{
+    struct np_daemon *d = &daemon_state;
+    bool check_only = false;
+    int rc;
+
+    np_daemon_init(d);
+    rc = parse_args(d, argc, argv, &check_only);
+    if (rc != 0)
+        return rc > 0 ? 0 : 2;
+    if (config_load(d, true) < 0)
+        return 2;
+    if (check_only) {
+        printf("numaplaced: %s is valid\n", d->config_path);
+        return 0;
+    }
+    if (log_open(d) < 0)
+        return 1;
+    if ((rc = set_up(d)) != 0)
+        return rc;
+    loop_run(d);
+    tear_down(d);
+    return 0;
+}

@@ -1,0 +1,337 @@
+/* numaplaced's side of migration (see migration.h). */
+#include "migration.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "numaplace/migrate.h"
+#include "numaplace/migration.h"
+#include "numaplace/procfs.h"
+#include "registry.h"
+#include "server.h"
+
+#define TRIGGER_MAX_REQUESTS 4 /* requests one trigger may propose per interval */
+
+void migration_start(struct np_daemon *d)
+{
+    const struct np_helper_config *cfg = &d->cfg;
+    struct np_err err = {0};
+    int rc;
+
+    if (!cfg->migration || d->migration.migrator) {
+        if (!cfg->migration)
+            NPD_LOG(d, INFO, "migration: off (migration=off)");
+        return;
+    }
+    rc = migrator_start(&d->migration.migrator, cfg->migration_rate_mb_s * 1e6, &d->log);
+    if (rc < 0) {
+        NPD_LOG(d, ERROR, "migration: cannot start its worker: %s; migration off", strerror(-rc));
+        return;
+    }
+    NPD_LOG(d, INFO,
+            "migration: on, order %s, rate %u MB/s%s, free floor %llu MiB, triggers:%s%s%s%s",
+            cfg->migration_order, cfg->migration_rate_mb_s,
+            cfg->migration_rate_mb_s ? "" : " (no limit)", (unsigned long long)cfg->free_floor_mb,
+            cfg->trigger_homecoming ? " homecoming" : "", cfg->trigger_pressure ? " pressure" : "",
+            cfg->trigger_bandwidth ? " bandwidth" : "", cfg->migration_dry_run ? " (dry run)" : "");
+    if (np_numa_balancing_enabled(cfg->proc_root, &err) == 1)
+        NPD_LOG(d, WARNING,
+                "migration: the kernel's automatic NUMA balancing is on "
+                "(/proc/sys/kernel/numa_balancing): it moves pages on its own and can undo "
+                "numaplace's moves, and pages it has marked for NUMA hinting faults cannot be "
+                "found or moved by move_pages on some kernels (seen on Debian 12's 6.1: "
+                "-ENOENT while the job leaves them untouched), so partial moves leave them "
+                "behind (whole moves use migrate_pages, which walks the page tables itself); "
+                "nodes where numaplaced migrates usually run "
+                "with sysctl kernel.numa_balancing=0 (docs/migration.md)");
+}
+
+void migration_stop(struct np_daemon *d)
+{
+    struct migrator *m = d->migration.migrator;
+
+    if (m && migrator_busy(m)) {
+        /* What the running request moved until now still goes into its jobs' reports, and the
+         * client waiting on it still gets its answer. */
+        struct pollfd done = {.fd = migrator_fd(m), .events = POLLIN};
+        NPD_LOG(d, INFO, "stopping: the migration in progress ends after its current batch");
+        migrator_cancel(m);
+        while (poll(&done, 1, -1) < 0 && errno == EINTR)
+            ;
+        migration_collect(d);
+    }
+    migrator_stop(m);
+    d->migration.migrator = NULL;
+}
+
+/* One step as the engine sees it; false when it has no processes to move. */
+static bool fill_job_view(const struct np_daemon_job *j, struct np_node_view *view, uint64_t page,
+                          double now, struct np_job_view *v)
+{
+    const struct np_jobstats *st = &j->stats;
+    pid_t *pids;
+
+    if (j->ended || j->sampler.npids == 0)
+        return false;
+    pids = malloc(j->sampler.npids * sizeof(pid_t));
+    if (!pids)
+        return false;
+    memcpy(pids, j->sampler.pids, j->sampler.npids * sizeof(pid_t));
+    v->pids = pids;
+    v->npids = j->sampler.npids;
+    v->job_id = j->meta.job_id;
+    v->step_id = j->meta.step_id;
+    v->id = (uint64_t)j->meta.job_id << 16 | (j->meta.step_id & 0xffffu);
+    v->job_class = j->job_class;
+    v->cpu_nodes = st->local_nodes;
+    v->homecoming_paused = now < j->homecoming_quiet_until;
+    for (unsigned n = 0; n < view->nnodes; n++)
+        v->pages_on_node[n] = st->pages_end[n] / page;
+    if (st->bw_intervals) {
+        v->bandwidth = st->bw_last_total;
+        for (unsigned n = 0; n < view->nnodes; n++)
+            view->node_bandwidth[n] += st->bw_last[n];
+        view->node_bandwidth_available = true;
+    } else {
+        const struct np_sample *l = &st->last_proc, *p = &st->prev;
+        const double dt = l->t - p->t;
+        const double cores = dt > 0 && p->have_proc
+                                 ? ((l->utime_s + l->stime_s) - (p->utime_s + p->stime_s)) / dt
+                                 : 0;
+        v->bandwidth = np_bandwidth_proxy(cores > 0 ? cores : 0, l->rss_bytes);
+        v->bandwidth_is_proxy = true;
+    }
+    return true;
+}
+
+struct np_node_view *migration_build_view(const struct np_daemon *d)
+{
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    const struct np_topology *topo = d->topology;
+    struct np_node_view *view = migrator_view_new(d->registry.count);
+    const unsigned count = topo ? np_topology_node_count(topo) : 1;
+
+    if (!view)
+        return NULL;
+    /* Indexed by the kernel's node numbers, as numa_maps, move_pages and the CPUs' nodes are;
+     * a gap in the numbering is a slot with no memory, never a candidate or a destination. */
+    for (unsigned n = 0; n < count; n++) {
+        const unsigned os = topo ? np_topology_node(topo, n)->os_index : n;
+        if (os >= NP_MAX_NODES)
+            continue;
+        if (os + 1 > view->nnodes)
+            view->nnodes = os + 1;
+        np_node_meminfo(d->cfg.proc_root, os, &view->total_bytes[os], &view->free_bytes[os], NULL);
+        for (unsigned m = 0; m < count; m++) {
+            const unsigned os_to = topo ? np_topology_node(topo, m)->os_index : m;
+            const int dist = topo ? np_topology_distance(topo, n, m) : 0;
+            if (os_to < NP_MAX_NODES)
+                view->distance[os][os_to] = (uint8_t)(dist > 0 && dist < 256 ? dist : 0);
+        }
+    }
+    for (unsigned i = 0; i < d->registry.count; i++)
+        if (fill_job_view(registry_at(&d->registry, i), view, page, np_monotonic_s(),
+                          &view->jobs[view->njobs]))
+            view->njobs++;
+    return view;
+}
+
+static struct np_daemon_job *job_of_view(const struct np_daemon *d, const struct np_node_view *view,
+                                         size_t index)
+{
+    return view && index < view->njobs
+               ? registry_find(&d->registry, view->jobs[index].job_id, view->jobs[index].step_id)
+               : NULL;
+}
+
+int migration_enqueue(struct np_daemon *d, const struct np_request *req,
+                      const struct np_order_ops *order, bool dry_run, uint64_t tag)
+{
+    struct np_migration_state *ms = &d->migration;
+
+    if (ms->nqueued == NPD_QUEUE_MAX)
+        return -EBUSY;
+    ms->queue[ms->nqueued++] = (struct np_queued_request){*req, order, dry_run, tag};
+    return 0;
+}
+
+void migration_submit_next(struct np_daemon *d)
+{
+    struct np_migration_state *ms = &d->migration;
+    struct np_engine_config cfg = {0};
+    struct np_queued_request q;
+    struct np_node_view *view;
+
+    if (!ms->migrator || ms->nqueued == 0 || migrator_busy(ms->migrator))
+        return;
+    q = ms->queue[0];
+    memmove(&ms->queue[0], &ms->queue[1], --ms->nqueued * sizeof(ms->queue[0]));
+    view = migration_build_view(d);
+    if (!view) {
+        NPD_LOG(d, ERROR, "migration: out of memory building the node view");
+        return;
+    }
+    cfg.order = q.order;
+    cfg.seed = (uint64_t)time(NULL);
+    cfg.free_floor_bytes = d->cfg.free_floor_mb << 20;
+    cfg.dry_run = q.dry_run || d->cfg.migration_dry_run;
+    migrator_set_rate(ms->migrator, d->cfg.migration_rate_mb_s * 1e6);
+    if (migrator_submit(ms->migrator, view, &cfg, &q.request, q.tag) < 0) {
+        migrator_view_free(view);
+        migration_enqueue(d, &q.request, q.order, q.dry_run, q.tag);
+    }
+}
+
+json_t *migration_result_json(const struct migrator_done *done)
+{
+    const struct np_request_result *r = &done->result;
+    json_t *obj, *jobs;
+
+    if (done->rc < 0)
+        return np_proto_reply_error("%s", done->err.msg);
+    jobs = json_array();
+    for (size_t i = 0; jobs && i < r->noutcomes; i++) {
+        const struct np_job_outcome *o = &r->outcomes[i];
+        const struct np_job_view *v = &done->view->jobs[o->job_index];
+        json_t *failed = json_object();
+        for (int f = 0; failed && f < NP_MOVE_FAIL_COUNT; f++)
+            if (o->moved.pages_failed[f])
+                json_object_set_new(failed, np_move_failure_name((enum np_move_failure)f),
+                                    json_integer((json_int_t)o->moved.pages_failed[f]));
+        json_array_append_new(
+            jobs, json_pack("{s:I, s:I, s:s, s:I, s:I, s:o, s:b, s:b, s:f}", "job",
+                            (json_int_t)v->job_id, "step", (json_int_t)v->step_id, "class",
+                            np_class_name(v->job_class), "planned_pages", (json_int_t)o->planned,
+                            "moved_pages", (json_int_t)o->moved.pages_moved, "failed_pages", failed,
+                            "process_gone", o->moved.process_gone, "whole", o->moved.whole,
+                            "moving_s", o->moved.ns_moving / 1e9));
+    }
+    obj = np_proto_reply_ok();
+    json_object_set_new(
+        obj, "result",
+        json_pack("{s:s, s:i, s:i, s:I, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:b, s:o, s:s}",
+                  "trigger", np_trigger_name(r->request.trigger), "from", (int)r->request.src, "to",
+                  (int)r->request.dst, "requested_pages", (json_int_t)r->request.pages, "order",
+                  r->order ? r->order : "?", "reason", r->request.reason, "used_proxy",
+                  r->used_proxy, "candidates", (json_int_t)r->candidates, "planned_pages",
+                  (json_int_t)r->planned, "moved_pages", (json_int_t)r->moved,
+                  "capped_by_floor_pages", (json_int_t)r->capped_by_floor, "stopped", r->stopped,
+                  "jobs", jobs, "summary", r->summary));
+    return obj;
+}
+
+void migration_book(struct np_daemon *d, const struct migrator_done *done, double now)
+{
+    const struct np_request_result *r = &done->result;
+
+    if (done->rc < 0) {
+        NPD_LOG(d, ERROR, "migration: %s", done->err.msg);
+        return;
+    }
+    for (size_t i = 0; i < r->noutcomes; i++) {
+        struct np_daemon_job *j = job_of_view(d, done->view, r->outcomes[i].job_index);
+        if (!j)
+            continue; /* ended meanwhile */
+        if (np_jobstats_book_migration(&j->stats, r, &r->outcomes[i], now - j->registered_mono) < 0)
+            NPD_LOG(d, ERROR, "job %u: out of memory", j->meta.job_id);
+        if (!r->dry_run)
+            j->last_pages_mono = -1e9; /* read its pages again at the next sample */
+    }
+    /* A trigger whose request moved nothing would ask again at once: it waits 30 s. A
+     * homecoming waits per job, so one stuck high job does not hold back the others. */
+    if (r->moved == 0 && r->request.trigger == NP_TRIGGER_HOMECOMING) {
+        struct np_daemon_job *j = r->request.target_job >= 0
+                                      ? job_of_view(d, done->view, (size_t)r->request.target_job)
+                                      : NULL;
+        if (j)
+            j->homecoming_quiet_until = now + NPD_TRIGGER_BACKOFF_S;
+    } else if (r->moved == 0 && r->request.trigger != NP_TRIGGER_ADMIN &&
+               r->request.trigger < NP_TRIGGER_COUNT) {
+        d->migration.trigger_quiet_until[r->request.trigger] = now + NPD_TRIGGER_BACKOFF_S;
+    }
+}
+
+bool migration_trigger_ready(const struct np_daemon *d, enum np_trigger_kind kind, double now)
+{
+    return now >= d->migration.trigger_quiet_until[kind];
+}
+
+void migration_collect(struct np_daemon *d)
+{
+    struct migrator_done done;
+
+    if (!d->migration.migrator || !migrator_collect(d->migration.migrator, &done))
+        return;
+    migration_book(d, &done, np_monotonic_s());
+    if (done.tag)
+        server_answer_pending(d, done.tag, &done);
+    migrator_done_fini(&done);
+    migration_submit_next(d);
+}
+
+void migration_run_triggers(struct np_daemon *d)
+{
+    struct np_migration_state *ms = &d->migration;
+    struct np_trigger_config tc = {0};
+    struct np_node_view *view;
+
+    if (!ms->migrator || ms->nqueued || migrator_busy(ms->migrator) || d->registry.count == 0)
+        return;
+    tc.enabled[NP_TRIGGER_PRESSURE] = d->cfg.trigger_pressure;
+    tc.enabled[NP_TRIGGER_BANDWIDTH] = d->cfg.trigger_bandwidth;
+    tc.enabled[NP_TRIGGER_HOMECOMING] = d->cfg.trigger_homecoming;
+    tc.free_floor_bytes = d->cfg.free_floor_mb << 20;
+    tc.bandwidth_threshold = d->cfg.bandwidth_threshold_mb_s * 1e6;
+    tc.bandwidth_intervals = d->cfg.bandwidth_intervals;
+    view = migration_build_view(d);
+    if (!view)
+        return;
+    for (size_t i = 0; np_trigger_at(i); i++) {
+        const struct np_trigger_ops *t = np_trigger_at(i);
+        struct np_request reqs[TRIGGER_MAX_REQUESTS];
+        char why[sizeof(ms->trigger_inactive[0])] = "";
+        int n;
+
+        if (t->kind == NP_TRIGGER_ADMIN || !tc.enabled[t->kind] ||
+            !migration_trigger_ready(d, t->kind, np_monotonic_s()))
+            continue;
+        n = t->propose(view, &tc, ms->trigger_state[t->kind], reqs, TRIGGER_MAX_REQUESTS, why,
+                       sizeof(why));
+        if (strcmp(why, ms->trigger_inactive[t->kind]) != 0) {
+            if (why[0])
+                NPD_LOG(d, INFO, "trigger %s inactive: %s", t->name, why);
+            snprintf(ms->trigger_inactive[t->kind], sizeof(ms->trigger_inactive[t->kind]), "%s",
+                     why);
+        }
+        for (int k = 0; k < n; k++) {
+            NPD_LOG(d, INFO, "trigger %s: %s", t->name, reqs[k].reason);
+            migration_enqueue(d, &reqs[k], np_order_lookup(d->cfg.migration_order), false, 0);
+        }
+    }
+    migrator_view_free(view);
+    migration_submit_next(d);
+}
+
+bool migration_node_exists(const struct np_daemon *d, unsigned os)
+{
+    const unsigned count = d->topology ? np_topology_node_count(d->topology) : 1;
+
+    for (unsigned n = 0; n < count; n++)
+        if ((d->topology ? np_topology_node(d->topology, n)->os_index : n) == os)
+            return true;
+    return false;
+}
+
+void migration_node_list(const struct np_daemon *d, char *out, size_t size)
+{
+    const unsigned count = d->topology ? np_topology_node_count(d->topology) : 1;
+    size_t len = (size_t)snprintf(out, size, "nodes ");
+
+    for (unsigned n = 0; n < count && len < size; n++)
+        len += (size_t)snprintf(out + len, size - len, "%s%u", n ? "," : "",
+                                d->topology ? np_topology_node(d->topology, n)->os_index : n);
+}

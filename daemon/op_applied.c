@@ -1,0 +1,27 @@
+/* applied: a task says which policy it ended up with (numaplace_task.so, as the job's user). */
+#include "auth.h"
+#include "handlers.h"
+#include "jobs.h"
+#include "registry.h"
+
+json_t *op_applied(struct np_daemon *d, const struct ucred *peer, const struct np_task_applied *a)
+{
+    struct np_daemon_job *j = registry_find(&d->registry, a->job_id, a->step_id);
+    json_t *t;
+
+    /* The task speaks for itself only: its own pid, and the job's uid. */
+    if (!auth_speaks_for(peer, a->pid))
+        return np_proto_reply_error("a task may report only itself (peer pid %d, claimed %d)",
+                                    (int)peer->pid, (int)a->pid);
+    if (!j || !(t = job_task_entry(j, a->pid)))
+        return np_proto_reply_error("job %u.%s has no registered task with pid %d", a->job_id,
+                                    np_step_name(a->step_id), (int)a->pid);
+    if (!auth_owns(peer, j->meta.uid))
+        return np_proto_reply_error("job %u is not yours", a->job_id);
+    json_object_set_new(t, "policy", json_string(a->policy));
+    json_object_set_new(t, "mode", json_string(a->mode));
+    json_object_set_new(t, "nodes", json_string(a->nodes));
+    json_object_set_new(t, "cpus", json_string(a->cpus));
+    registry_save(d);
+    return np_proto_reply_ok();
+}

@@ -1,0 +1,46 @@
+/* migrate: an administrator asks to move pages between two nodes; the worker answers later. */
+#include "auth.h"
+#include "handlers.h"
+#include "migration.h"
+#include "numaplace/migration.h"
+
+json_t *op_migrate(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
+                   const struct np_proto_request *req)
+{
+    const struct np_order_ops *order =
+        np_order_lookup(req->migrate.order[0] ? req->migrate.order : d->cfg.migration_order);
+    struct np_request r = {.src = req->migrate.from,
+                           .dst = req->migrate.to,
+                           .pages = req->migrate.pages,
+                           .trigger = NP_TRIGGER_ADMIN,
+                           .target_job = -1};
+
+    if (!auth_is_admin(peer, d->cfg.admin_group))
+        return np_proto_reply_error("only root or members of admin_group%s%s may request "
+                                    "migrations; uid %u may not",
+                                    d->cfg.admin_group[0] ? " " : "", d->cfg.admin_group,
+                                    (unsigned)peer->uid);
+    if (!d->cfg.migration || !d->migration.migrator)
+        return np_proto_reply_error("migration is off on this node (migration=off)");
+    if (!order)
+        return np_proto_reply_error("order \"%s\": accepted: best-plus, best, random, worst, "
+                                    "worst-plus",
+                                    req->migrate.order);
+    if (!migration_node_exists(d, r.src) || !migration_node_exists(d, r.dst) || r.src == r.dst) {
+        char nodes[256];
+        migration_node_list(d, nodes, sizeof(nodes));
+        return np_proto_reply_error("nodes %u -> %u: they must be two different NUMA nodes of "
+                                    "this machine (%s)",
+                                    r.src, r.dst, nodes);
+    }
+    snprintf(r.reason, sizeof(r.reason), "administrator (uid %u)%s", (unsigned)peer->uid,
+             req->migrate.dry_run ? ", dry run" : "");
+    *pending = ++d->migration.next_tag;
+    if (migration_enqueue(d, &r, order, req->migrate.dry_run, *pending) < 0) {
+        *pending = 0;
+        return np_proto_reply_error("%u migration requests are queued already; try again",
+                                    d->migration.nqueued);
+    }
+    migration_submit_next(d);
+    return NULL;
+}

@@ -1,0 +1,37 @@
+/* set_class: an administrator makes every step of a job high or low priority. */
+#include "auth.h"
+#include "handlers.h"
+#include "jobs.h"
+#include "registry.h"
+
+json_t *op_set_class(struct np_daemon *d, const struct ucred *peer, uint32_t job_id,
+                     const char *name)
+{
+    enum np_class cls;
+    unsigned changed = 0;
+    json_t *reply;
+
+    if (!auth_is_admin(peer, d->cfg.admin_group))
+        return np_proto_reply_error("only root or members of admin_group%s%s may change a job's "
+                                    "class; uid %u may not",
+                                    d->cfg.admin_group[0] ? " " : "", d->cfg.admin_group,
+                                    (unsigned)peer->uid);
+    if (np_class_from_name(name, &cls, NULL) < 0)
+        return np_proto_reply_error("class \"%s\": accepted: high, low", name);
+    for (unsigned i = 0; i < d->registry.count; i++) {
+        struct np_daemon_job *j = registry_at(&d->registry, i);
+        if (j->meta.job_id != job_id)
+            continue;
+        NPD_LOG(d, INFO, "job %u.%s: class %s -> %s (set by uid %u)", job_id,
+                np_step_name(j->meta.step_id), np_class_name(j->job_class), np_class_name(cls),
+                (unsigned)peer->uid);
+        job_set_class(j, cls);
+        changed++;
+    }
+    if (!changed)
+        return np_proto_reply_error("job %u is not tracked on this node", job_id);
+    reply = np_proto_reply_ok();
+    json_object_set_new(reply, "steps", json_integer(changed));
+    json_object_set_new(reply, "class", json_string(np_class_name(cls)));
+    return reply;
+}

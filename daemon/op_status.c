@@ -1,0 +1,64 @@
+/* status: the steps a user may see (root: all), their latest figures, and the helper. */
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "handlers.h"
+#include "registry.h"
+
+static json_t *job_status(const struct np_daemon_job *j)
+{
+    json_t *obj =
+        json_pack("{s:I, s:I, s:s, s:I, s:s, s:s, s:s, s:f, s:O, s:o}", "job",
+                  (json_int_t)j->meta.job_id, "step", (json_int_t)j->meta.step_id, "step_name",
+                  np_step_name(j->meta.step_id), "uid", (json_int_t)j->meta.uid, "class",
+                  np_class_name(j->job_class), "policy", j->meta.policy_requested, "cpus",
+                  j->meta.cpus, "running_s", np_monotonic_s() - j->registered_mono, "tasks",
+                  j->tasks, "latest", np_jobstats_latest(&j->stats));
+    if (obj)
+        json_object_set_new(obj, "helper_cpu_s", json_real(j->stats.helper_cpu_s));
+    return obj;
+}
+
+static json_t *helper_status(const struct np_daemon *d)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return json_pack("{s:s, s:i, s:f, s:f, s:i, s:s, s:i}", "node", d->host, "pid", (int)getpid(),
+                     "uptime_s", np_monotonic_s() - d->started_mono, "cpu_time_s",
+                     (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                         (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
+                     "interval_ms", (int)d->cfg.interval_ms, "backends",
+                     d->perf_mask ? "perf,proc" : "proc", "jobs", (int)d->registry.count);
+}
+
+json_t *op_status(struct np_daemon *d, const struct ucred *peer, uint32_t job_id)
+{
+    json_t *reply, *jobs = json_array();
+    bool found = false;
+
+    for (unsigned i = 0; i < d->registry.count; i++) {
+        const struct np_daemon_job *j = registry_at(&d->registry, i);
+        if (job_id && j->meta.job_id != job_id)
+            continue;
+        found = found || job_id;
+        if (!auth_owns(peer, j->meta.uid)) {
+            if (job_id) {
+                json_decref(jobs);
+                return np_proto_reply_error("job %u is not yours (it belongs to uid %u)", job_id,
+                                            (unsigned)j->meta.uid);
+            }
+            continue; /* users see their own jobs only */
+        }
+        json_array_append_new(jobs, job_status(j));
+    }
+    if (job_id && !found) {
+        json_decref(jobs);
+        return np_proto_reply_error("job %u is not tracked on this node", job_id);
+    }
+    reply = np_proto_reply_ok();
+    json_object_set_new(reply, "jobs", jobs);
+    json_object_set_new(reply, "helper", helper_status(d));
+    return reply;
+}

@@ -1,0 +1,204 @@
+/* The step registry (see registry.h): a sorted index with binary search, and registry.json. */
+#include "registry.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobs.h"
+
+static int compare_key(uint32_t job_id, uint32_t step_id, const struct np_daemon_job *j)
+{
+    if (job_id != j->meta.job_id)
+        return job_id < j->meta.job_id ? -1 : 1;
+    if (step_id != j->meta.step_id)
+        return step_id < j->meta.step_id ? -1 : 1;
+    return 0;
+}
+
+/* Index of the step, or where it would go; *found says which. */
+static unsigned lower_bound(const struct np_registry *r, uint32_t job_id, uint32_t step_id,
+                            bool *found)
+{
+    unsigned lo = 0, hi = r->count;
+
+    while (lo < hi) {
+        const unsigned mid = lo + (hi - lo) / 2;
+        if (compare_key(job_id, step_id, r->jobs[mid]) > 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = lo < r->count && compare_key(job_id, step_id, r->jobs[lo]) == 0;
+    return lo;
+}
+
+void registry_init(struct np_registry *r)
+{
+    memset(r, 0, sizeof(*r));
+}
+
+void registry_fini(struct np_registry *r)
+{
+    for (unsigned i = 0; i < r->count; i++)
+        job_free(r->jobs[i]);
+    free(r->jobs);
+    memset(r, 0, sizeof(*r));
+}
+
+struct np_daemon_job *registry_find(const struct np_registry *r, uint32_t job_id, uint32_t step_id)
+{
+    bool found;
+    const unsigned at = lower_bound(r, job_id, step_id, &found);
+
+    return found ? r->jobs[at] : NULL;
+}
+
+int registry_insert(struct np_registry *r, struct np_daemon_job *job)
+{
+    bool found;
+    const unsigned at = lower_bound(r, job->meta.job_id, job->meta.step_id, &found);
+
+    if (found)
+        return -EEXIST;
+    if (r->count == r->cap) {
+        const unsigned cap = r->cap ? r->cap * 2 : 64;
+        struct np_daemon_job **grown = reallocarray(r->jobs, cap, sizeof(struct np_daemon_job *));
+        if (!grown)
+            return -ENOMEM;
+        r->jobs = grown;
+        r->cap = cap;
+    }
+    memmove(&r->jobs[at + 1], &r->jobs[at], (r->count - at) * sizeof(struct np_daemon_job *));
+    r->jobs[at] = job;
+    r->count++;
+    return 0;
+}
+
+int registry_remove(struct np_registry *r, const struct np_daemon_job *job)
+{
+    bool found;
+    const unsigned at = lower_bound(r, job->meta.job_id, job->meta.step_id, &found);
+
+    if (!found || r->jobs[at] != job)
+        return -ENOENT;
+    r->count--;
+    memmove(&r->jobs[at], &r->jobs[at + 1], (r->count - at) * sizeof(struct np_daemon_job *));
+    return 0;
+}
+
+static json_t *job_entry(const struct np_daemon_job *j)
+{
+    json_t *pids = json_array();
+
+    for (unsigned t = 0; pids && t < j->sampler.ntasks; t++)
+        if (!j->sampler.tasks[t].gone)
+            json_array_append_new(pids, json_integer(j->sampler.tasks[t].pid));
+    return json_pack("{s:I, s:I, s:I, s:f, s:s, s:s, s:s, s:s, s:o, s:O}", "job",
+                     (json_int_t)j->meta.job_id, "step", (json_int_t)j->meta.step_id, "uid",
+                     (json_int_t)j->meta.uid, "start", j->meta.start_epoch, "policy",
+                     j->meta.policy_requested, "sensitivity", j->meta.sensitivity, "class",
+                     np_class_name(j->job_class), "cpus", j->meta.cpus, "pids", pids, "tasks",
+                     j->tasks);
+}
+
+void registry_save(struct np_daemon *d)
+{
+    char path[1100], tmp[1200];
+    json_t *state = json_pack("{s:s, s:[]}", "schema", NPD_STATE_SCHEMA, "jobs");
+    json_t *arr = json_object_get(state, "jobs");
+
+    for (unsigned i = 0; arr && i < d->registry.count; i++)
+        json_array_append_new(arr, job_entry(registry_at(&d->registry, i)));
+    snprintf(path, sizeof(path), "%s/registry.json", d->cfg.state_dir);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    if (!state || json_dump_file(state, tmp, JSON_COMPACT) < 0 || rename(tmp, path) < 0)
+        NPD_LOG(d, ERROR, "cannot save the registry to %s: %s", path, strerror(errno));
+    json_decref(state);
+}
+
+/* One saved step back in the registry. @return 1 restored, 0 ended meanwhile, -1 skipped */
+static int restore_entry(struct np_daemon *d, const char *path, size_t index, json_t *entry)
+{
+    json_int_t job_id, step_id, uid;
+    double start = 0;
+    const char *cpus = "", *policy = "", *sensitivity = "low", *class_name = NULL;
+    json_t *pids = NULL, *tasks = NULL, *pid;
+    struct np_err err = {0};
+    struct np_daemon_job *j;
+    json_error_t jerr;
+    size_t k;
+
+    if (json_unpack_ex(entry, &jerr, 0, "{s:I, s:I, s:I, s?F, s?s, s?s, s?s, s?s, s?o, s?o}", "job",
+                       &job_id, "step", &step_id, "uid", &uid, "start", &start, "cpus", &cpus,
+                       "policy", &policy, "sensitivity", &sensitivity, "class", &class_name, "pids",
+                       &pids, "tasks", &tasks) < 0) {
+        NPD_LOG(d, ERROR, "registry %s: step %zu skipped: %s", path, index, jerr.text);
+        return -1;
+    }
+    j = job_new(d, (uint32_t)job_id, (uint32_t)step_id, (uid_t)uid, cpus, policy, sensitivity,
+                &err);
+    if (!j)
+        return -1;
+    j->meta.start_epoch = start;
+    /* a class an administrator set survives the restart */
+    if (np_class_from_name(class_name, &j->job_class, NULL) == 0)
+        job_set_class(j, j->job_class);
+    if (json_is_array(tasks)) {
+        json_decref(j->tasks);
+        j->tasks = json_incref(tasks);
+    }
+    json_array_foreach(pids, k, pid)
+    {
+        np_sampler_add_task(&j->sampler, (pid_t)json_integer_value(pid), NULL);
+    }
+    if (j->sampler.ntasks)
+        return 1;
+    /* Ended while the helper was down: say so in its report rather than lose it. */
+    j->ended = true;
+    job_finish(d, j, false);
+    return 0;
+}
+
+void registry_restore(struct np_daemon *d)
+{
+    char path[1100];
+    json_error_t jerr;
+    json_t *state, *jobs = NULL, *entry;
+    const char *schema = NULL, *why = NULL;
+    size_t i;
+    unsigned restored = 0, lost = 0;
+
+    snprintf(path, sizeof(path), "%s/registry.json", d->cfg.state_dir);
+    state = json_load_file(path, 0, &jerr);
+    if (!state) {
+        if (access(path, F_OK) == 0)
+            NPD_LOG(d, ERROR, "registry %s is unreadable (%s); starting empty", path, jerr.text);
+        return;
+    }
+    /* Read the whole file's shape first: a wrong one starts empty rather than half-restored. */
+    if (json_unpack_ex(state, &jerr, 0, "{s:s, s:o}", "schema", &schema, "jobs", &jobs) < 0)
+        why = jerr.text;
+    else if (strcmp(schema, NPD_STATE_SCHEMA) != 0)
+        why = "its schema is not " NPD_STATE_SCHEMA;
+    else if (!json_is_array(jobs))
+        why = "its \"jobs\" is not an array";
+    if (why) {
+        NPD_LOG(d, ERROR, "registry %s is unreadable (%s); starting empty", path, why);
+        json_decref(state);
+        return;
+    }
+    json_array_foreach(jobs, i, entry)
+    {
+        const int rc = restore_entry(d, path, i, entry);
+        restored += rc == 1;
+        lost += rc == 0;
+    }
+    json_decref(state);
+    if (restored || lost)
+        NPD_LOG(d, INFO,
+                "registry: %u step(s) still running restored (their counters restart now), %u "
+                "ended while the helper was down (incomplete reports written)",
+                restored, lost);
+}

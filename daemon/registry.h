@@ -1,0 +1,47 @@
+/*
+ * registry.h - the steps numaplaced tracks, keyed by (job_id, step_id), and their copy in
+ * <state_dir>/registry.json (schema numaplace.state/1) so they survive a restart of the helper.
+ */
+#ifndef NUMAPLACED_REGISTRY_H
+#define NUMAPLACED_REGISTRY_H
+
+#include <stdint.h>
+
+#include "daemon.h"
+
+#define NPD_STATE_SCHEMA "numaplace.state/1"
+
+/** Empty. Cannot fail (memory comes with the first insert). */
+void registry_init(struct np_registry *r);
+
+/** Free every job and the index; accepts an empty registry. */
+void registry_fini(struct np_registry *r);
+
+/** The step, or NULL. Borrowed. */
+struct np_daemon_job *registry_find(const struct np_registry *r, uint32_t job_id, uint32_t step_id);
+
+/** Add @p job (stolen on success). @return 0, -EEXIST (that step is there), -ENOMEM */
+int registry_insert(struct np_registry *r, struct np_daemon_job *job);
+
+/** Take @p job out (not freed: the caller owns it again). @return 0 or -ENOENT */
+int registry_remove(struct np_registry *r, const struct np_daemon_job *job);
+
+/** The i-th step in (job_id, step_id) order; i < r->count. Removing it shifts the later ones
+ *  down one, so a loop that removes the current step does not advance. Borrowed. */
+static inline struct np_daemon_job *registry_at(const struct np_registry *r, unsigned i)
+{
+    return r->jobs[i];
+}
+
+/** Write every step to <state_dir>/registry.json (atomically); failures are logged. */
+void registry_save(struct np_daemon *d);
+
+/**
+ * Read <state_dir>/registry.json back: steps whose processes still run are tracked again; those
+ * that ended while the helper was down get an incomplete report. A file that cannot be read or
+ * is not numaplace.state/1 is logged and the registry starts empty; a malformed entry is logged
+ * and skipped.
+ */
+void registry_restore(struct np_daemon *d);
+
+#endif /* NUMAPLACED_REGISTRY_H */

@@ -1,0 +1,21 @@
+/* report_out.h - what numaplaced writes: a step's report to the spool, samples to the trace. */
+#ifndef NUMAPLACED_REPORT_OUT_H
+#define NUMAPLACED_REPORT_OUT_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "daemon.h"
+
+/** Write the step's report to <spool_dir>/<job>.<step>.<host>.json, owned by the job's user so
+ *  that only they (and root) can read it. Sets meta.end_epoch. Failures are logged. */
+void report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complete);
+
+/** (Re)open the trace cfg.record names (none when empty). @return 0 or -errno (logged) */
+int trace_open(struct np_daemon *d);
+
+/** Append one trace line (stolen; NULL is ignored) when a trace is open. */
+void trace_line(struct np_daemon *d, json_t *line);
+
+#endif /* NUMAPLACED_REPORT_OUT_H */

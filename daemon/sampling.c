@@ -1,0 +1,222 @@
+/* The node at start (topology, perf, housekeeping CPUs) and the steps each interval (see
+ * sampling.h). */
+#include "sampling.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+
+#include "command.h"
+#include "jobs.h"
+#include "migration.h"
+#include "registry.h"
+#include "report_out.h"
+
+#define SCONTROL_TIMEOUT_MS 5000
+
+void sampling_spec_cpus_of(const char *node_line, char *out, size_t size)
+{
+    const char *spec = strstr(node_line, "CPUSpecList=");
+
+    out[0] = '\0';
+    if (spec) {
+        spec += strlen("CPUSpecList=");
+        snprintf(out, size, "%.*s", (int)strcspn(spec, " \n"), spec);
+    }
+}
+
+static void slurm_spec_cpus(const struct np_daemon *d, char *out, size_t size)
+{
+    char host[sizeof(d->host)], text[16384], *save = NULL;
+    char *argv[] = {"scontrol", "show", "node", host, "-o", NULL};
+
+    out[0] = '\0';
+    snprintf(host, sizeof(host), "%s", d->host);
+    /* What it printed counts even when it failed or ran out of time, as through a shell. */
+    command_run(argv, SCONTROL_TIMEOUT_MS, text, sizeof(text), NULL);
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        if (strstr(line, "CPUSpecList="))
+            sampling_spec_cpus_of(line, out, size); /* the last line that names one wins */
+}
+
+void sampling_pin_housekeeping(struct np_daemon *d)
+{
+    char list[256] = "", running[256] = "";
+    const char *why;
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    cpu_set_t mask;
+
+    if (!set)
+        return;
+    if (strcmp(d->cfg.housekeeping_cpus, "auto") == 0) {
+        slurm_spec_cpus(d, list, sizeof(list));
+        why = list[0] ? "Slurm's CpuSpecList for this node" : NULL;
+    } else if (strcmp(d->cfg.housekeeping_cpus, "none") != 0) {
+        snprintf(list, sizeof(list), "%s", d->cfg.housekeeping_cpus);
+        why = "housekeeping_cpus";
+    } else {
+        why = NULL;
+    }
+    if (list[0] && hwloc_bitmap_list_sscanf(set, list) == 0 && !hwloc_bitmap_iszero(set)) {
+        int cpu;
+        CPU_ZERO(&mask);
+        hwloc_bitmap_foreach_begin(cpu, set)
+        {
+            if (cpu < CPU_SETSIZE)
+                CPU_SET(cpu, &mask);
+        }
+        hwloc_bitmap_foreach_end();
+        if (sched_setaffinity(0, sizeof(mask), &mask) < 0)
+            NPD_LOG(d, WARNING, "cannot pin to housekeeping CPUs %s (%s): %s", list, why,
+                    strerror(errno));
+    } else {
+        why = NULL;
+    }
+    if (sched_getaffinity(0, sizeof(mask), &mask) == 0) {
+        hwloc_bitmap_zero(set);
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &mask))
+                hwloc_bitmap_set(set, (unsigned)c);
+        hwloc_bitmap_list_snprintf(running, sizeof(running), set);
+    }
+    if (why)
+        NPD_LOG(d, INFO, "runs on housekeeping CPUs %s (%s)", running, why);
+    else
+        NPD_LOG(d, INFO,
+                "runs on CPUs %s: no housekeeping CPUs (housekeeping_cpus=%s%s); it may share "
+                "CPUs with jobs",
+                running, d->cfg.housekeeping_cpus,
+                strcmp(d->cfg.housekeeping_cpus, "auto") == 0 ? " and this node has no CpuSpecList"
+                                                              : "");
+    hwloc_bitmap_free(set);
+}
+
+void sampling_load_topology(struct np_daemon *d)
+{
+    struct np_err err = {0};
+    const int maxcpu = (int)sysconf(_SC_NPROCESSORS_CONF);
+
+    d->ncpus = maxcpu > 0 ? (unsigned)maxcpu : 1;
+    if (np_topology_load(&d->topology, NP_TOPOLOGY_LIVE, NULL, &err) < 0) {
+        NPD_LOG(d, WARNING, "topology: %s; bandwidth cannot be attributed to nodes", err.msg);
+        return;
+    }
+    free(d->cpu_node);
+    d->cpu_node = malloc(d->ncpus * sizeof(int));
+    if (!d->cpu_node)
+        return;
+    for (unsigned c = 0; c < d->ncpus; c++)
+        d->cpu_node[c] = -1;
+    for (unsigned i = 0; i < np_topology_node_count(d->topology); i++) {
+        const struct np_numa_node *node = np_topology_node(d->topology, i);
+        int cpu;
+        hwloc_bitmap_foreach_begin(cpu, node->cpus)
+        {
+            if ((unsigned)cpu < d->ncpus)
+                d->cpu_node[cpu] = (int)node->os_index;
+        }
+        hwloc_bitmap_foreach_end();
+    }
+    NPD_LOG(d, INFO, "topology: %u NUMA node(s), %u CPU(s)", np_topology_node_count(d->topology),
+            d->ncpus);
+}
+
+void sampling_probe_perf(struct np_daemon *d)
+{
+    struct np_err err = {0};
+    struct np_perf_counters c;
+    int opened;
+
+    d->perf_mask = 0;
+    if (!d->cfg.perf) {
+        snprintf(d->perf_off_reason, sizeof(d->perf_off_reason),
+                 "perf backend turned off (backends=proc)");
+        NPD_LOG(d, INFO, "perf: %s", d->perf_off_reason);
+        return;
+    }
+    if (np_perf_init(&err) < 0) {
+        snprintf(d->perf_off_reason, sizeof(d->perf_off_reason), "libpfm4: %.400s", err.msg);
+        NPD_LOG(d, WARNING, "perf: unavailable: %s", err.msg);
+        return;
+    }
+    /* Try every event on ourselves once, to say at start-up what this node can count. */
+    np_perf_counters_init(&c);
+    opened = np_perf_open(&c, getpid(), NP_PERF_ALL_MASK, &err);
+    for (int e = 0; e < NP_PERF_NEVENTS; e++) {
+        if (c.fd[e] < 0)
+            NPD_LOG(d, INFO, "perf: %s unavailable: %s", np_perf_event_name((enum np_perf_event)e),
+                    c.reason[e]);
+    }
+    np_perf_close(&c);
+    /* Keep asking for the hardware events too: their per-task failure is the reason shown. */
+    d->perf_mask = opened > 0 ? NP_PERF_ALL_MASK : 0;
+    if (!d->perf_mask)
+        snprintf(d->perf_off_reason, sizeof(d->perf_off_reason),
+                 "no perf event opens here (%.400s)",
+                 err.msg[0] ? err.msg : "see the helper's log");
+    NPD_LOG(d, INFO, "perf: %d of %d events count on this node", opened < 0 ? 0 : opened,
+            NP_PERF_NEVENTS);
+}
+
+void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double now,
+                         bool node_counters_read, bool final)
+{
+    const struct np_helper_config *cfg = &d->cfg;
+    const double cpu0 = np_daemon_thread_cpu_s();
+    const double half = cfg->interval_ms / 2.0;
+    const bool large = j->stats.last.rss_bytes >= cfg->numa_maps_large_bytes;
+    const bool pages_due =
+        (now - j->last_pages_mono) * 1000.0 >=
+        (large ? cfg->numa_maps_large_interval_ms : cfg->numa_maps_interval_ms) - half;
+    const bool detail_due =
+        final || (now - j->last_detail_mono) * 1000.0 >= cfg->detail_interval_ms - half;
+    struct np_sample s;
+
+    np_sampler_sample(&j->sampler, now, node_counters_read ? &d->counters : NULL, pages_due,
+                      detail_due, &s);
+    if (s.have_pages)
+        j->last_pages_mono = now;
+    if (detail_due)
+        j->last_detail_mono = now;
+    if (np_jobstats_add(&j->stats, &s) < 0)
+        NPD_LOG(d, ERROR, "job %u: out of memory", j->meta.job_id);
+    if (d->trace) {
+        if (!j->traced) {
+            j->meta.tasks = j->tasks;
+            trace_line(d, np_trace_job_line(&j->meta));
+            j->traced = true;
+        }
+        trace_line(
+            d, np_trace_sample_line(j->meta.job_id, j->meta.step_id, &s, j->stats.helper_cpu_s));
+    }
+    j->stats.helper_cpu_s += np_daemon_thread_cpu_s() - cpu0;
+}
+
+void sampling_tick(struct np_daemon *d)
+{
+    const double now = np_monotonic_s();
+
+    if (d->registry.count == 0)
+        return;
+    np_node_counters_read(&d->counters, d->cfg.proc_root);
+    for (unsigned i = 0; i < d->registry.count;) {
+        struct np_daemon_job *j = registry_at(&d->registry, i);
+        sampling_sample_job(d, j, now, true, false);
+        /* Tasks all gone and no step_end came: the plugin's message was lost; end it anyway. */
+        if (j->stats.last.processes == 0 &&
+            now - j->registered_mono > 2.0 * d->cfg.interval_ms / 1000.0) {
+            NPD_LOG(d, INFO, "job %u.%s: its processes are gone without a step_end; ending it",
+                    j->meta.job_id, np_step_name(j->meta.step_id));
+            j->ended = true;
+            job_finish(d, j, true);
+            continue; /* the next step moved into slot i */
+        }
+        i++;
+    }
+    if (d->cfg.migration)
+        migration_run_triggers(d);
+}

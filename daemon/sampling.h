@@ -1,0 +1,33 @@
+/* sampling.h - what numaplaced learns about the node at start and about each step each interval. */
+#ifndef NUMAPLACED_SAMPLING_H
+#define NUMAPLACED_SAMPLING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "daemon.h"
+
+/** Keep the helper off the jobs' CPUs: housekeeping_cpus, or with "auto" Slurm's CpuSpecList
+ *  for this node (from scontrol). Says where it runs. */
+void sampling_pin_housekeeping(struct np_daemon *d);
+
+/** "CPUSpecList" of @p node_line (one line of `scontrol show node -o`) into @p out ("" when the
+ *  line has none). */
+void sampling_spec_cpus_of(const char *node_line, char *out, size_t size);
+
+/** Which NUMA node each CPU belongs to (d->topology, d->cpu_node). Failure is logged: then
+ *  bandwidth cannot be attributed to nodes. */
+void sampling_load_topology(struct np_daemon *d);
+
+/** Which perf events count on this node (d->perf_mask), and why not when none does. */
+void sampling_probe_perf(struct np_daemon *d);
+
+/** One sample of @p j at @p now folded into its stats (and the trace). @p final: its last. */
+void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double now,
+                         bool node_counters_read, bool final);
+
+/** The interval's work: sample every step, end those whose processes are gone, then run the
+ *  migration triggers. */
+void sampling_tick(struct np_daemon *d);
+
+#endif /* NUMAPLACED_SAMPLING_H */

@@ -1,0 +1,38 @@
+/*
+ * server.h - numaplaced's socket: the listening socket, its clients (who they are from
+ * SO_PEERCRED, how long they may take), their requests and the replies.
+ */
+#ifndef NUMAPLACED_SERVER_H
+#define NUMAPLACED_SERVER_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "daemon.h"
+
+struct migrator_done;
+
+/** Listen on cfg.socket (mode 0666: who may do what is decided per request). A live helper
+ *  already answering there wins; a stale socket file is replaced. @return 0 or -errno (logged) */
+int server_open(struct np_daemon *d);
+
+/** Close every client and the socket, and remove the socket file. */
+void server_close(struct np_daemon *d);
+
+/** Take every waiting connection (up to NPD_MAX_CLIENTS at once). */
+void server_accept(struct np_daemon *d);
+
+/** Read what @p c sent; a whole line is handled and answered (a migration later). */
+void server_read(struct np_daemon *d, struct np_daemon_client *c);
+
+/** Send @p reply (stolen; NULL sends nothing) without blocking, and close the client. */
+void server_reply(struct np_daemon_client *c, json_t *reply);
+
+/** Close idle clients: those silent for NPD_CLIENT_TIMEOUT_S and not waiting on a migration. */
+void server_expire_idle(struct np_daemon *d, double now);
+
+/** The migration with @p tag is done: answer the client waiting on it. */
+void server_answer_pending(struct np_daemon *d, uint64_t tag, const struct migrator_done *done);
+
+#endif /* NUMAPLACED_SERVER_H */

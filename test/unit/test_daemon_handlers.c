@@ -1,0 +1,335 @@
+/*
+ * numaplaced's protocol ops with made-up peers (no socket): who may register, report, end,
+ * look, change classes and migrate, and what each op does to the registry.
+ */
+#include <check.h>
+#include <grp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "handlers.h"
+#include "migration.h"
+#include "np_daemon_test.h"
+#include "registry.h"
+
+#define USER_A  4242u /* no such users: only root and the ids below matter */
+#define USER_B  4343u
+#define NOGROUP 4444u
+
+static struct np_test_daemon t;
+static char admin_group[64]; /* a group that exists here: the test process's own */
+static gid_t admin_gid;
+
+static void setup(void)
+{
+    const struct group *gr = getgrgid(getgid());
+
+    ck_assert_ptr_nonnull(gr);
+    snprintf(admin_group, sizeof(admin_group), "%s", gr->gr_name);
+    admin_gid = gr->gr_gid;
+    np_test_daemon_init(&t);
+}
+
+static void teardown(void)
+{
+    np_test_daemon_fini(&t);
+}
+
+static json_t *register_task(uid_t peer_uid, uint32_t job_id, uid_t owner)
+{
+    const struct ucred peer = np_test_peer(1, peer_uid, peer_uid);
+    struct np_task_reg r = {.job_id = job_id, .uid = owner, .pid = NP_TEST_LIVE_PID};
+
+    snprintf(r.cpus, sizeof(r.cpus), "0");
+    snprintf(r.policy_requested, sizeof(r.policy_requested), "local");
+    snprintf(r.sensitivity, sizeof(r.sensitivity), "low");
+    return op_register(t.d, &peer, &r);
+}
+
+/* Steps 10.0 of USER_A and 20.0 of USER_B, registered by root. */
+static void two_jobs(void)
+{
+    json_t *a = register_task(0, 10, USER_A), *b = register_task(0, 20, USER_B);
+
+    ck_assert_msg(np_test_reply_ok(a), "%s", np_test_reply_error(a));
+    ck_assert_msg(np_test_reply_ok(b), "%s", np_test_reply_error(b));
+    json_decref(a);
+    json_decref(b);
+    ck_assert_uint_eq(t.d->registry.count, 2);
+}
+
+START_TEST(register_root_only)
+{
+    json_t *reply = register_task(USER_A, 10, USER_A);
+
+    ck_assert(!np_test_reply_ok(reply));
+    ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "only root (slurmstepd)"));
+    ck_assert_uint_eq(t.d->registry.count, 0);
+    json_decref(reply);
+    reply = register_task(0, 10, USER_A);
+    ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
+    json_decref(reply);
+    ck_assert_ptr_nonnull(registry_find(&t.d->registry, 10, 0));
+    /* the same step for another user is refused */
+    reply = register_task(0, 10, USER_B);
+    ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "is registered for uid 4242"));
+    json_decref(reply);
+}
+END_TEST
+
+/* applied: who reports for task pid 300 of job 10 (USER_A's). */
+static const struct {
+    pid_t peer_pid;
+    uid_t peer_uid;
+    const char *refused; /* NULL: accepted */
+} applied_cases[] = {
+    {NP_TEST_LIVE_PID, USER_A, NULL},
+    {1, 0, NULL}, /* root speaks for any task */
+    {NP_TEST_LIVE_PID + 1, USER_A, "may report only itself"},
+    {NP_TEST_LIVE_PID, USER_B, "is not yours"},
+};
+
+START_TEST(applied_by_the_task_itself)
+{
+    const struct ucred peer =
+        np_test_peer(applied_cases[_i].peer_pid, applied_cases[_i].peer_uid, NOGROUP);
+    struct np_task_applied a = {.job_id = 10, .pid = NP_TEST_LIVE_PID};
+    json_t *reply, *task;
+
+    two_jobs();
+    snprintf(a.policy, sizeof(a.policy), "interleave");
+    reply = op_applied(t.d, &peer, &a);
+    task = json_array_get(registry_find(&t.d->registry, 10, 0)->tasks, 0);
+    if (applied_cases[_i].refused) {
+        ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), applied_cases[_i].refused));
+        ck_assert_ptr_null(json_object_get(task, "policy"));
+    } else {
+        ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
+        ck_assert_str_eq(json_string_value(json_object_get(task, "policy")), "interleave");
+    }
+    json_decref(reply);
+}
+END_TEST
+
+START_TEST(step_end_root_only)
+{
+    const struct ucred user = np_test_peer(1, USER_A, NOGROUP), root = np_test_peer(1, 0, 0);
+    json_t *reply;
+
+    /* owned by whoever runs the test: its report can be given to them without root */
+    reply = register_task(0, 30, getuid());
+    ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
+    json_decref(reply);
+    reply = op_step_end(t.d, &user, 30, 0);
+    ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "only root (slurmstepd) may end"));
+    json_decref(reply);
+    ck_assert_ptr_nonnull(registry_find(&t.d->registry, 30, 0));
+    reply = op_step_end(t.d, &root, 30, 0);
+    ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
+    json_decref(reply);
+    ck_assert_ptr_null(registry_find(&t.d->registry, 30, 0));
+    ck_assert(np_test_report_exists(&t, "30.0"));
+    reply = op_step_end(t.d, &root, 30, 0);
+    ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "is not tracked here"));
+    json_decref(reply);
+}
+END_TEST
+
+/* status: which jobs each peer sees (job 0 = all). */
+static const struct {
+    uid_t peer_uid;
+    uint32_t job_id;
+    int nseen;           /* -1: refused */
+    uint32_t first_seen; /* its job id */
+    const char *refused;
+} status_cases[] = {
+    {0, 0, 2, 10, NULL},
+    {USER_A, 0, 1, 10, NULL},
+    {USER_B, 0, 1, 20, NULL},
+    {NOGROUP, 0, 0, 0, NULL},
+    {USER_A, 10, 1, 10, NULL},
+    {USER_A, 20, -1, 0, "is not yours (it belongs to uid 4343)"},
+    {0, 30, -1, 0, "job 30 is not tracked on this node"},
+};
+
+START_TEST(status_shows_own_jobs)
+{
+    const struct ucred peer = np_test_peer(1, status_cases[_i].peer_uid, NOGROUP);
+    json_t *reply;
+
+    two_jobs();
+    reply = op_status(t.d, &peer, status_cases[_i].job_id);
+    if (status_cases[_i].nseen < 0) {
+        ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), status_cases[_i].refused));
+    } else {
+        const json_t *jobs = json_object_get(reply, "jobs");
+        ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
+        ck_assert_int_eq((int)json_array_size(jobs), status_cases[_i].nseen);
+        if (status_cases[_i].nseen)
+            ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(jobs, 0), "job")),
+                             status_cases[_i].first_seen);
+        ck_assert_int_eq(
+            json_integer_value(json_object_get(json_object_get(reply, "helper"), "jobs")), 2);
+    }
+    json_decref(reply);
+}
+END_TEST
+
+/* set_class and migrate: who counts as an administrator. */
+enum peer_kind { PEER_ROOT, PEER_ADMIN_PRIMARY, PEER_OTHER, PEER_OTHER_NO_GROUP_SET };
+static const struct {
+    enum peer_kind peer;
+    bool group_set; /* admin_group configured */
+    bool allowed;
+} admin_cases[] = {
+    {PEER_ROOT, false, true},         {PEER_ROOT, true, true},
+    {PEER_ADMIN_PRIMARY, true, true}, {PEER_ADMIN_PRIMARY, false, false},
+    {PEER_OTHER, true, false},        {PEER_OTHER_NO_GROUP_SET, false, false},
+};
+
+static struct ucred admin_case_peer(int i)
+{
+    if (admin_cases[i].group_set)
+        snprintf(t.d->cfg.admin_group, sizeof(t.d->cfg.admin_group), "%s", admin_group);
+    switch (admin_cases[i].peer) {
+    case PEER_ROOT:
+        return np_test_peer(1, 0, 0);
+    case PEER_ADMIN_PRIMARY:
+        return np_test_peer(1, USER_A, admin_gid);
+    case PEER_OTHER:
+    case PEER_OTHER_NO_GROUP_SET:
+        break;
+    }
+    return np_test_peer(1, USER_B, admin_gid == NOGROUP ? NOGROUP + 1 : NOGROUP);
+}
+
+START_TEST(set_class_admins_only)
+{
+    const struct ucred peer = admin_case_peer(_i);
+    json_t *reply;
+
+    two_jobs();
+    reply = op_set_class(t.d, &peer, 10, "high");
+    if (admin_cases[_i].allowed) {
+        ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
+        ck_assert_int_eq(json_integer_value(json_object_get(reply, "steps")), 1);
+        ck_assert_int_eq(registry_find(&t.d->registry, 10, 0)->job_class, NP_CLASS_HIGH);
+    } else {
+        ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "only root or members of"));
+        ck_assert_int_eq(registry_find(&t.d->registry, 10, 0)->job_class, NP_CLASS_LOW);
+    }
+    ck_assert_int_eq(registry_find(&t.d->registry, 20, 0)->job_class, NP_CLASS_LOW);
+    json_decref(reply);
+}
+END_TEST
+
+START_TEST(set_class_checks_its_input)
+{
+    const struct ucred root = np_test_peer(1, 0, 0);
+    json_t *reply;
+
+    two_jobs();
+    reply = op_set_class(t.d, &root, 10, "medium");
+    ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "accepted: high, low"));
+    json_decref(reply);
+    reply = op_set_class(t.d, &root, 30, "high");
+    ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "job 30 is not tracked"));
+    json_decref(reply);
+}
+END_TEST
+
+/* With migration off, an administrator gets past the check to "migration is off". */
+START_TEST(migrate_admins_only)
+{
+    const struct ucred peer = admin_case_peer(_i);
+    struct np_proto_request req = {.op = NP_OP_MIGRATE};
+    uint64_t pending = 0;
+    json_t *reply;
+
+    req.migrate.from = 0;
+    req.migrate.to = 1;
+    req.migrate.pages = 10;
+    reply = op_migrate(t.d, &peer, &pending, &req);
+    ck_assert_ptr_nonnull(reply);
+    ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), admin_cases[_i].allowed
+                                                                 ? "migration is off"
+                                                                 : "only root or members of"));
+    ck_assert_uint_eq(pending, 0);
+    json_decref(reply);
+}
+END_TEST
+
+/* With the worker running on a 4-node topology, a request is queued and answered later. */
+START_TEST(migrate_queues_for_the_worker)
+{
+    const struct ucred root = np_test_peer(1, 0, 0);
+    struct np_proto_request req = {.op = NP_OP_MIGRATE};
+    struct np_err err = {0};
+    struct pollfd done;
+    uint64_t pending = 0;
+    json_t *reply;
+
+    ck_assert_int_eq(np_topology_load(&t.d->topology, NP_TOPOLOGY_XML,
+                                      np_test_fixture("topology/sandman.xml"), &err),
+                     0);
+    t.d->cfg.migration = true;
+    ck_assert_int_eq(migrator_start(&t.d->migration.migrator, 0, &t.d->log), 0);
+    req.migrate.from = 0;
+    req.migrate.to = 7; /* no such node */
+    reply = op_migrate(t.d, &root, &pending, &req);
+    ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "(nodes 0,1,2,3)"));
+    json_decref(reply);
+    req.migrate.to = 1;
+    req.migrate.dry_run = true;
+    ck_assert_ptr_null(op_migrate(t.d, &root, &pending, &req));
+    ck_assert_uint_ne(pending, 0);
+    done = (struct pollfd){.fd = migrator_fd(t.d->migration.migrator), .events = POLLIN};
+    ck_assert_int_eq(poll(&done, 1, 10000), 1);
+    migration_collect(t.d);
+    ck_assert(!migrator_busy(t.d->migration.migrator));
+    ck_assert_ptr_nonnull(strstr(t.log.text, "administrator (uid 0), dry run"));
+    migration_stop(t.d);
+}
+END_TEST
+
+START_TEST(dispatch_decodes_and_pings)
+{
+    const struct ucred peer = np_test_peer(1, USER_A, NOGROUP);
+    const char ping[] = "{\"v\":1,\"op\":\"ping\"}\n", bad[] = "{\"v\":1,\"op\":\"dance\"}\n";
+    uint64_t pending = 0;
+    json_t *reply = handlers_dispatch(t.d, &peer, &pending, ping, sizeof(ping) - 1);
+
+    ck_assert(np_test_reply_ok(reply));
+    ck_assert_int_eq(json_integer_value(json_object_get(reply, "version")), NP_PROTO_VERSION);
+    json_decref(reply);
+    reply = handlers_dispatch(t.d, &peer, &pending, bad, sizeof(bad) - 1);
+    ck_assert(!np_test_reply_ok(reply));
+    ck_assert_ptr_nonnull(strstr(t.log.text, "bad request from pid 1 uid 4242"));
+    json_decref(reply);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("daemon_handlers");
+    TCase *tc = tcase_create("ops");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, register_root_only);
+    tcase_add_loop_test(tc, applied_by_the_task_itself, 0,
+                        (int)(sizeof(applied_cases) / sizeof(applied_cases[0])));
+    tcase_add_test(tc, step_end_root_only);
+    tcase_add_loop_test(tc, status_shows_own_jobs, 0,
+                        (int)(sizeof(status_cases) / sizeof(status_cases[0])));
+    tcase_add_loop_test(tc, set_class_admins_only, 0,
+                        (int)(sizeof(admin_cases) / sizeof(admin_cases[0])));
+    tcase_add_test(tc, set_class_checks_its_input);
+    tcase_add_loop_test(tc, migrate_admins_only, 0,
+                        (int)(sizeof(admin_cases) / sizeof(admin_cases[0])));
+    tcase_add_test(tc, migrate_queues_for_the_worker);
+    tcase_add_test(tc, dispatch_decodes_and_pings);
+    suite_add_tcase(s, tc);
+    return np_test_run(s);
+}

@@ -1,0 +1,188 @@
+/*
+ * numaplaced's side of migration without the worker: a finished request booked into its jobs'
+ * figures, and the triggers' back-off (a request that moved nothing waits 30 s; a homecoming
+ * waits per job).
+ */
+#include <check.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobs.h"
+#include "migration.h"
+#include "np_daemon_test.h"
+#include "registry.h"
+
+#define NOW 1000.0
+
+static struct np_test_daemon t;
+static struct np_daemon_job *job1, *job2;
+
+static void setup(void)
+{
+    struct np_err err = {0};
+
+    np_test_daemon_init(&t);
+    job1 = job_new(t.d, 1, 0, getuid(), "", "", "high", &err);
+    job2 = job_new(t.d, 2, 0, getuid(), "", "", "high", &err);
+    ck_assert_ptr_nonnull(job1);
+    ck_assert_ptr_nonnull(job2);
+}
+
+static void teardown(void)
+{
+    np_test_daemon_fini(&t);
+}
+
+/* A finished request on a view of jobs 1 and 2 (in that order), one outcome per moved job. */
+static void finished(struct migrator_done *done, enum np_trigger_kind trigger, long target,
+                     uint64_t moved_job1, bool dry_run)
+{
+    memset(done, 0, sizeof(*done));
+    done->view = migrator_view_new(2);
+    ck_assert_ptr_nonnull(done->view);
+    done->view->nnodes = 2;
+    done->view->njobs = 2;
+    done->view->jobs[0].job_id = 1;
+    done->view->jobs[1].job_id = 2;
+    done->result.request = (struct np_request){
+        .src = 0, .dst = 1, .pages = 100, .trigger = trigger, .target_job = target};
+    done->result.dry_run = dry_run;
+    done->result.moved = dry_run ? 0 : moved_job1;
+    if (moved_job1) {
+        done->result.outcomes = calloc(1, sizeof(*done->result.outcomes));
+        ck_assert_ptr_nonnull(done->result.outcomes);
+        done->result.noutcomes = 1;
+        done->result.outcomes[0].job_index = 0;
+        done->result.outcomes[0].planned = moved_job1;
+        done->result.outcomes[0].moved.pages_moved = moved_job1;
+    }
+}
+
+/* Which back-off a finished request leaves. */
+static const struct {
+    enum np_trigger_kind trigger;
+    uint64_t moved;
+    bool trigger_waits; /* the trigger as a whole */
+    bool job1_waits;    /* homecoming of job 1 only */
+} backoff_cases[] = {
+    {NP_TRIGGER_PRESSURE, 0, true, false},   {NP_TRIGGER_BANDWIDTH, 0, true, false},
+    {NP_TRIGGER_HOMECOMING, 0, false, true}, {NP_TRIGGER_ADMIN, 0, false, false},
+    {NP_TRIGGER_PRESSURE, 64, false, false}, {NP_TRIGGER_HOMECOMING, 64, false, false},
+};
+
+START_TEST(nothing_moved_backs_off)
+{
+    const enum np_trigger_kind kind = backoff_cases[_i].trigger;
+    struct migrator_done done;
+
+    finished(&done, kind, kind == NP_TRIGGER_HOMECOMING ? 0 : -1, backoff_cases[_i].moved, false);
+    migration_book(t.d, &done, NOW);
+    ck_assert(migration_trigger_ready(t.d, kind, NOW + NPD_TRIGGER_BACKOFF_S));
+    ck_assert_int_eq(migration_trigger_ready(t.d, kind, NOW + NPD_TRIGGER_BACKOFF_S - 0.5),
+                     !backoff_cases[_i].trigger_waits);
+    ck_assert_int_eq(job1->homecoming_quiet_until > NOW, backoff_cases[_i].job1_waits);
+    if (backoff_cases[_i].job1_waits)
+        ck_assert_double_eq(job1->homecoming_quiet_until, NOW + 30.0);
+    ck_assert_double_eq(job2->homecoming_quiet_until, 0); /* one stuck job holds no other back */
+    /* the other triggers are never held back by this one */
+    for (int k = NP_TRIGGER_PRESSURE; k < NP_TRIGGER_COUNT; k++)
+        if (k != (int)kind)
+            ck_assert(migration_trigger_ready(t.d, (enum np_trigger_kind)k, NOW));
+    migrator_done_fini(&done);
+}
+END_TEST
+
+START_TEST(homecoming_pauses_its_job_in_the_view)
+{
+    struct migrator_done done;
+    struct np_node_view *view;
+
+    finished(&done, NP_TRIGGER_HOMECOMING, 1, 0, false);
+    /* the view is of jobs with processes: give job 2 one so it appears */
+    job2->sampler.pids = malloc(sizeof(pid_t));
+    ck_assert_ptr_nonnull(job2->sampler.pids);
+    job2->sampler.pids[0] = getpid();
+    job2->sampler.npids = 1;
+    migration_book(t.d, &done, np_monotonic_s());
+    view = migration_build_view(t.d);
+    ck_assert_ptr_nonnull(view);
+    ck_assert_uint_eq(view->njobs, 1);
+    ck_assert_uint_eq(view->jobs[0].job_id, 2);
+    ck_assert(view->jobs[0].homecoming_paused);
+    migrator_view_free(view);
+    migrator_done_fini(&done);
+}
+END_TEST
+
+START_TEST(moves_are_booked_into_the_job)
+{
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    struct migrator_done done;
+    json_t *req;
+
+    job1->last_pages_mono = 5.0;
+    finished(&done, NP_TRIGGER_PRESSURE, -1, 512, _i == 1);
+    migration_book(t.d, &done, job1->registered_mono + 3.0);
+    ck_assert_uint_eq(json_array_size(job1->stats.migration_requests), 1);
+    req = json_array_get(job1->stats.migration_requests, 0);
+    ck_assert_str_eq(json_string_value(json_object_get(req, "trigger")), "memory-pressure");
+    ck_assert_int_eq(json_is_true(json_object_get(req, "dry_run")), _i == 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(req, "moved_pages")), 512);
+    ck_assert_ptr_null(job2->stats.migration_requests);
+    if (_i == 0) {
+        ck_assert_uint_eq(job1->stats.pages_out[0], 512 * page);
+        ck_assert_uint_eq(job1->stats.pages_in[1], 512 * page);
+        ck_assert_uint_eq(job1->stats.nevents, 1);
+        ck_assert_double_eq_tol(job1->stats.events[0].t, 3.0, 1e-9);
+        ck_assert_double_eq(job1->last_pages_mono, -1e9); /* pages read again next sample */
+    } else {
+        ck_assert_uint_eq(job1->stats.pages_out[0], 0); /* a dry run moves nothing */
+        ck_assert_uint_eq(job1->stats.nevents, 0);
+        ck_assert_double_eq(job1->last_pages_mono, 5.0);
+    }
+    migrator_done_fini(&done);
+}
+END_TEST
+
+START_TEST(outcome_of_an_ended_job_is_dropped)
+{
+    struct migrator_done done;
+
+    finished(&done, NP_TRIGGER_BANDWIDTH, -1, 64, false);
+    job_finish(t.d, job1, false);
+    migration_book(t.d, &done, NOW); /* job 1 is gone: nothing to book, nothing to crash */
+    ck_assert_ptr_null(registry_find(&t.d->registry, 1, 0));
+    ck_assert_ptr_null(job2->stats.migration_requests);
+    ck_assert_uint_eq(t.log.errors, 0);
+    migrator_done_fini(&done);
+}
+END_TEST
+
+START_TEST(queue_is_bounded)
+{
+    const struct np_request r = {.src = 0, .dst = 1, .pages = 1, .target_job = -1};
+
+    for (int i = 0; i < NPD_QUEUE_MAX; i++)
+        ck_assert_int_eq(migration_enqueue(t.d, &r, NULL, false, (uint64_t)i + 1), 0);
+    ck_assert_int_eq(migration_enqueue(t.d, &r, NULL, false, 99), -EBUSY);
+    ck_assert_uint_eq(t.d->migration.nqueued, NPD_QUEUE_MAX);
+    migration_submit_next(t.d); /* no worker (migration off): the queue stays */
+    ck_assert_uint_eq(t.d->migration.nqueued, NPD_QUEUE_MAX);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("daemon_migration");
+    TCase *tc = tcase_create("booking");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, nothing_moved_backs_off, 0,
+                        (int)(sizeof(backoff_cases) / sizeof(backoff_cases[0])));
+    tcase_add_test(tc, homecoming_pauses_its_job_in_the_view);
+    tcase_add_loop_test(tc, moves_are_booked_into_the_job, 0, 2);
+    tcase_add_test(tc, outcome_of_an_ended_job_is_dropped);
+    tcase_add_test(tc, queue_is_bounded);
+    suite_add_tcase(s, tc);
+    return np_test_run(s);
+}
