@@ -4,11 +4,14 @@
 #
 #   test/packaging/in_root.sh [SUITE] [DEB_OUT_DIR]
 #
-# The root has every build and test dependency of debian/control (mmdebstrap from this host's own
-# apt sources with the suite names changed; cached as a tarball in $NUMAPLACE_ROOT_CACHE,
-# /var/cache/numaplace-test by default, and made again when missing). In it: a -Werror gcc build
-# with the unit tests, then the Debian packages (copied to DEB_OUT_DIR when given), against that
-# release's Slurm, hwloc, glibc. Runs in its own mount namespace; nothing outlives it.
+# The root has every build dependency of debian/control and what the real-Slurm suites run
+# (Slurm's daemons, munge, MariaDB, slurmdbd; mmdebstrap from this host's own apt sources with the
+# suite names changed; cached as a tarball in $NUMAPLACE_ROOT_CACHE, /var/cache/numaplace-test by
+# default, and made again when missing). In it, against that release's Slurm, hwloc and glibc: a
+# -Werror gcc build with the unit tests, the real-Slurm integration suites (ctest -L slurm:
+# plugin, helper, accounting, several nodes), then the Debian packages (copied to DEB_OUT_DIR
+# when given). NUMAPLACE_IN_ROOT_SUITES=0 skips the Slurm suites. Runs in its own mount
+# namespace; nothing outlives it. The last line counts the suites: "N passed, M failed".
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 suite=${1:-trixie}
@@ -22,23 +25,35 @@ say() { printf 'in-root(%s): %s\n' "$suite" "$*"; }
 # Build-Depends of debian/control, without version constraints, alternatives or profiles.
 build_deps=$(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$top/debian/control" | sed '1s/^Build-Depends://;$d' |
   tr ',' '\n' | sed 's/|.*//; s/[(<].*//; s/^ *//; s/ *$//' | grep -v '^$' | sed 's/debhelper-compat/debhelper/' | paste -sd,)
-root_tar=$cache/$suite-build.tar
+# What test/integration runs, as scripts/install-deps.sh installs it on the host.
+test_deps=slurm-wlm,slurm-client,slurmd,slurmctld,slurmdbd,munge,mariadb-server,hwloc,numactl
+test_deps+=,stress-ng,util-linux,procps,iproute2,python3,pngcheck,hostname,iputils-ping
+root_tar=$cache/$suite-ci.tar
 if [ ! -s "$root_tar" ]; then
   say "making a $suite build root (cached in $root_tar)"
   mkdir -p "$cache"
   host_suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
   sources=$(mktemp)
   cat /etc/apt/sources.list.d/*.sources | sed "s/\b$host_suite\b/$suite/g" >"$sources"
-  mmdebstrap --quiet --format=tar --variant=apt --include="build-essential,$build_deps,libslurm-dev" \
+  mmdebstrap --quiet --format=tar --variant=apt --include="build-essential,$build_deps,$test_deps" \
     "$suite" "$root_tar.new" "$sources"
   rm -f "$sources"
   mv "$root_tar.new" "$root_tar"
 fi
 work=$(mktemp -d /var/tmp/numaplace-root.XXXXXX)
-trap 'umount -R "$work/root/proc" "$work/root/sys" "$work/root/dev" 2>/dev/null || true; rm -rf "$work"' EXIT
+cleanup() {
+  local p
+  for p in /proc/[0-9]*; do # what the suites left running in the root
+    [ "$(readlink "$p/root" 2>/dev/null)" = "$work/root" ] && kill -9 "${p#/proc/}" 2>/dev/null
+  done
+  umount -R "$work/root/proc" "$work/root/sys" "$work/root/dev" "$work/root/tmp" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
 mkdir -p "$work/root"
 tar -C "$work/root" -xf "$root_tar"
 mount -t proc proc "$work/root/proc"
+mount -t tmpfs tmpfs "$work/root/tmp" # the suites' clusters live in /tmp
 mount --rbind /sys "$work/root/sys" # live topology, libpfm4's PMUs, node meminfo
 mount --rbind /dev "$work/root/dev"
 mkdir -p "$work/root/src/numaplace" "$work/root/src/shared"
@@ -50,10 +65,29 @@ in_root() { chroot "$work/root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C
 say "$(in_root sh -c 'echo "Slurm $(dpkg-query -W -f=\${Version} libslurm-dev), hwloc $(dpkg-query -W -f=\${Version} libhwloc-dev), $(gcc --version | head -1)"')"
 # shellcheck disable=SC2016 # expanded by the root's shell
 in_root sh -c 'cd /src/numaplace && cmake -S . -B build -DCMAKE_C_COMPILER=gcc >/dev/null &&
-  cmake --build build -j"$(nproc)" && ctest --test-dir build -L unit --output-on-failure'
+  cmake --build build -j"$(nproc)" && ctest --test-dir build -L unit --output-on-failure' 2>&1 |
+  tee "$work/unit.log" || true
+passed=0 failed=0
+count() { # count CTEST_LOG: add its "N tests failed out of M" to the totals
+  if [[ $(grep -E 'tests? failed out of' "$1" | tail -1) =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
+    failed=$((failed + BASH_REMATCH[1]))
+    passed=$((passed + BASH_REMATCH[2] - BASH_REMATCH[1]))
+  else
+    say "no test ran ($1): the build failed"
+    failed=$((failed + 1))
+  fi
+}
+count "$work/unit.log"
+if [ "${NUMAPLACE_IN_ROOT_SUITES:-1}" != 0 ]; then
+  in_root sh -c 'cd /src/numaplace && ctest --test-dir build -L slurm --output-on-failure' 2>&1 |
+    tee "$work/slurm.log" || true
+  count "$work/slurm.log"
+fi
 in_root sh -c 'cd /src/numaplace && bash scripts/build-debs.sh /src/debs'
 if [ -n "$out" ]; then
   mkdir -p "$out"
   cp "$work"/root/src/debs/*.deb "$out/"
   say "packages in $out"
 fi
+say "$passed passed, $failed failed"
+[ "$failed" = 0 ]
