@@ -17,7 +17,7 @@ json_t *op_set_class(struct np_daemon *d, const struct ucred *peer, uint32_t job
                                     d->cfg.admin_group[0] ? " " : "", d->cfg.admin_group,
                                     (unsigned)peer->uid);
     if (np_class_from_name(name, &cls, NULL) < 0)
-        return np_proto_reply_error("class \"%s\": accepted: high, low", name);
+        return np_proto_reply_error("class \"%s\": accepted: %s", name, np_class_names());
     for (unsigned i = 0; i < d->registry.count; i++) {
         struct np_daemon_job *j = registry_at(&d->registry, i);
         if (j->meta.job_id != job_id)

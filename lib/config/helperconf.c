@@ -9,6 +9,7 @@
 
 #include <hwloc.h>
 
+#include "numaplace/labels.h"
 #include "numaplace/migration.h"
 
 #define KEYS                                                                                       \
@@ -67,11 +68,13 @@ static int set_switch(bool *out, const char *key, const char *value, struct np_e
 
 static int parse_class(const char *key, const char *value, bool *high, struct np_err *err)
 {
-    if (strcmp(value, "high") == 0 || strcmp(value, "low") == 0) {
-        *high = strcmp(value, "high") == 0;
+    enum np_class c;
+
+    if (np_class_from_name(value, &c, NULL) == 0) {
+        *high = c == NP_CLASS_HIGH;
         return 0;
     }
-    return np_err_set(err, -EINVAL, "%s: class \"%s\": accepted: high, low", key, value);
+    return np_err_set(err, -EINVAL, "%s: class \"%s\": accepted: %s", key, value, np_class_names());
 }
 
 static int set_path(char *dst, size_t size, const char *key, const char *value, bool may_be_empty,
@@ -240,9 +243,9 @@ int np_helper_config_set(struct np_helper_config *cfg, const char *key, const ch
                                   "high:high,low:low)",
                                   value, pair);
             *colon = '\0';
-            if (strcmp(pair, "high") != 0 && strcmp(pair, "low") != 0)
-                return np_err_set(err, -EINVAL,
-                                  "class_map: label \"%s\": accepted labels: high, low", pair);
+            if (np_sensitivity_from_name(pair, &(enum np_sensitivity){0}, NULL) < 0)
+                return np_err_set(err, -EINVAL, "class_map: label \"%s\": accepted labels: %s",
+                                  pair, np_sensitivity_names());
             if ((rc = parse_class(key, colon + 1, strcmp(pair, "high") == 0 ? &hi : &lo, err)) < 0)
                 return rc;
         }

@@ -10,29 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ACCEPTED_POLICY_VALUES                                                                     \
-    "[verbose,]none|local|local-strict|interleave|interleave-all, verbose, or help"
 #define DEFAULT_HELPER_SOCKET "/run/numaplace/numaplaced.sock"
-
-const char *np_sensitivity_name(enum np_sensitivity s)
-{
-    return s == NP_SENSITIVITY_HIGH ? "high" : "low";
-}
-
-int np_sensitivity_from_name(const char *text, enum np_sensitivity *out, struct np_err *err)
-{
-    if (text && strcmp(text, "high") == 0) {
-        *out = NP_SENSITIVITY_HIGH;
-        return 0;
-    }
-    if (text && strcmp(text, "low") == 0) {
-        *out = NP_SENSITIVITY_LOW;
-        return 0;
-    }
-    return np_err_set(err, -EINVAL,
-                      "invalid --numa-sensitivity value '%s': accepted values are high, low",
-                      text ? text : "");
-}
 
 int np_policy_request_parse(const char *text, struct np_policy_request *out, struct np_err *err)
 {
@@ -68,8 +46,10 @@ int np_policy_request_parse(const char *text, struct np_policy_request *out, str
     return 0;
 bad:
     memset(out, 0, sizeof(*out));
-    return np_err_set(err, -EINVAL, "invalid --numa-policy value '%s': accepted values are %s",
-                      text ? text : "", ACCEPTED_POLICY_VALUES);
+    return np_err_set(err, -EINVAL,
+                      "invalid --numa-policy value '%s': accepted values are [verbose,]%s, "
+                      "verbose, or help",
+                      text ? text : "", np_policy_names_separated("|"));
 }
 
 static void free_list(char **list)
@@ -205,7 +185,7 @@ static int apply_one(struct np_site_config *cfg, const char *arg, const struct n
     } else if (strcmp(key, "default_sensitivity") == 0) {
         enum np_sensitivity s = NP_SENSITIVITY_LOW;
         if (np_sensitivity_from_name(value, &s, NULL) < 0) {
-            accepted = "high, low";
+            accepted = np_sensitivity_names();
             goto bad_value;
         }
         cfg->default_sensitivity = s;

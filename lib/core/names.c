@@ -2,6 +2,7 @@
 #include "numaplace/names.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +28,12 @@ int np_name_parse(const struct np_name_table *table, const char *text, unsigned 
 
 size_t np_name_list(const struct np_name_table *table, char *buf, size_t len)
 {
+    return np_name_list_sep(table, ", ", buf, len);
+}
+
+size_t np_name_list_sep(const struct np_name_table *table, const char *separator, char *buf,
+                        size_t len)
+{
     size_t need = 0;
 
     if (len)
@@ -36,8 +43,34 @@ size_t np_name_list(const struct np_name_table *table, char *buf, size_t len)
         if (v >= table->count || !table->names[v])
             continue;
         const int n = snprintf(need < len ? buf + need : NULL, need < len ? len - need : 0, "%s%s",
-                               need ? ", " : "", table->names[v]);
+                               need ? separator : "", table->names[v]);
         need += n > 0 ? (size_t)n : 0;
     }
     return need;
+}
+
+/* A few tables' lists, each built once: the lists are small and the tables static. */
+const char *np_name_list_static(const struct np_name_table *table, const char *separator)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static struct {
+        const struct np_name_table *table;
+        const char *separator;
+        char text[256];
+    } cache[16];
+    static size_t ncached;
+    const char *found = NULL;
+
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < ncached && !found; i++)
+        if (cache[i].table == table && strcmp(cache[i].separator, separator) == 0)
+            found = cache[i].text;
+    if (!found && ncached < sizeof(cache) / sizeof(cache[0])) {
+        cache[ncached].table = table;
+        cache[ncached].separator = separator;
+        np_name_list_sep(table, separator, cache[ncached].text, sizeof(cache[ncached].text));
+        found = cache[ncached++].text;
+    }
+    pthread_mutex_unlock(&lock);
+    return found ? found : "(too many name lists)";
 }

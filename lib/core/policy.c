@@ -2,8 +2,6 @@
  * plugin's submit side (srun, sbatch, salloc) links them without hwloc or libnuma. */
 #include "numaplace/policy.h"
 
-#include <pthread.h>
-
 #include "numaplace/names.h"
 
 static const char *const policy_names[NP_POLICY_COUNT] = {
@@ -47,19 +45,14 @@ const char *np_policy_help(enum np_policy policy)
     return (unsigned)policy < NP_POLICY_COUNT ? policy_help[policy] : "";
 }
 
-static char policy_list[128];
-
-static void make_policy_list(void)
-{
-    np_name_list(&policies, policy_list, sizeof(policy_list));
-}
-
 const char *np_policy_names(void)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    return np_name_list_static(&policies, ", ");
+}
 
-    pthread_once(&once, make_policy_list);
-    return policy_list;
+const char *np_policy_names_separated(const char *separator)
+{
+    return np_name_list_static(&policies, separator);
 }
 
 int np_policy_from_name(const char *text, enum np_policy *out, struct np_err *err)

@@ -3,30 +3,6 @@
 
 #include "numaplace/names.h"
 
-static const char *const class_names[NP_CLASS_COUNT] = {
-    [NP_CLASS_LOW] = "low",
-    [NP_CLASS_HIGH] = "high",
-};
-/* Listed most important first, as every message and man page has always said them. */
-static const unsigned class_list_order[NP_CLASS_COUNT] = {NP_CLASS_HIGH, NP_CLASS_LOW};
-static const struct np_name_table classes = {"class", class_names, NP_CLASS_COUNT,
-                                             class_list_order};
-
-const char *np_class_name(enum np_class c)
-{
-    return np_name_of(&classes, (unsigned)c);
-}
-
-int np_class_from_name(const char *text, enum np_class *out, struct np_err *err)
-{
-    unsigned v;
-    const int rc = np_name_parse(&classes, text, &v, err);
-
-    if (rc == 0)
-        *out = (enum np_class)v;
-    return rc;
-}
-
 static const char *const group_names[] = {
     [NP_GROUP_GAIN] = "gains",
     [NP_GROUP_NEUTRAL] = "neutral",

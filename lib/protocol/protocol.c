@@ -1,5 +1,7 @@
 /* The plugin <-> numaplaced wire format: one JSON object per line, validated field by field. */
 #include "numaplace/protocol.h"
+#include "numaplace/labels.h"
+#include "numaplace/names.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,8 +21,9 @@ static const char *const op_names[] = {
     [NP_OP_STATUS] = "status",     [NP_OP_PING] = "ping",       [NP_OP_SET_CLASS] = "set_class",
     [NP_OP_MIGRATE] = "migrate",
 };
-#define N_OPS   (sizeof(op_names) / sizeof(op_names[0]))
-#define OP_LIST "register, applied, step_end, status, ping, set_class, migrate"
+#define N_OPS (sizeof(op_names) / sizeof(op_names[0]))
+static const struct np_name_table ops = {"op", op_names, N_OPS, NULL};
+#define OP_LIST np_name_list_static(&ops, ", ")
 
 const char *np_proto_op_name(enum np_proto_op op)
 {
@@ -112,10 +115,9 @@ static int decode_register(json_t *obj, struct np_task_reg *reg, struct np_err *
         return rc;
     if (pid == 0)
         return np_err_set(err, -EINVAL, "request field \"pid\" must be a process id above 0");
-    if (strcmp(reg->sensitivity, "high") != 0 && strcmp(reg->sensitivity, "low") != 0)
-        return np_err_set(err, -EINVAL,
-                          "request field \"sensitivity\" is \"%s\"; accepted: high, low",
-                          reg->sensitivity);
+    if (np_sensitivity_from_name(reg->sensitivity, &(enum np_sensitivity){0}, NULL) < 0)
+        return np_err_set(err, -EINVAL, "request field \"sensitivity\" is \"%s\"; accepted: %s",
+                          reg->sensitivity, np_sensitivity_names());
     reg->uid = (uid_t)uid;
     reg->gid = (gid_t)gid;
     reg->pid = (pid_t)pid;
@@ -178,13 +180,13 @@ int np_proto_decode(const char *buf, size_t len, struct np_proto_request *out, s
     }
     op = json_string_value(json_object_get(obj, "op"));
     if (!op) {
-        rc = np_err_set(err, -EINVAL, "request has no \"op\"; accepted: " OP_LIST);
+        rc = np_err_set(err, -EINVAL, "request has no \"op\"; accepted: %s", OP_LIST);
         goto out;
     }
     for (i = 0; i < N_OPS && strcmp(op, op_names[i]) != 0; i++)
         ;
     if (i == N_OPS) {
-        rc = np_err_set(err, -EINVAL, "unknown op \"%.64s\"; accepted: " OP_LIST, op);
+        rc = np_err_set(err, -EINVAL, "unknown op \"%.64s\"; accepted: %s", op, OP_LIST);
         goto out;
     }
     out->op = (enum np_proto_op)i;
@@ -209,9 +211,9 @@ int np_proto_decode(const char *buf, size_t len, struct np_proto_request *out, s
             (rc = get_string(obj, "class", false, out->job_class, sizeof(out->job_class), err)) < 0)
             break;
         out->job_id = (uint32_t)job;
-        if (strcmp(out->job_class, "high") != 0 && strcmp(out->job_class, "low") != 0)
-            rc = np_err_set(err, -EINVAL, "request field \"class\" is \"%s\"; accepted: high, low",
-                            out->job_class);
+        if (np_class_from_name(out->job_class, &(enum np_class){0}, NULL) < 0)
+            rc = np_err_set(err, -EINVAL, "request field \"class\" is \"%s\"; accepted: %s",
+                            out->job_class, np_class_names());
         break;
     }
     case NP_OP_MIGRATE: {

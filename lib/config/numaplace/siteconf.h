@@ -10,20 +10,12 @@
 #include <sys/types.h>
 
 #include "numaplace/common.h"
+#include "numaplace/labels.h"
 #include "numaplace/policy.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-enum np_sensitivity {
-    NP_SENSITIVITY_LOW = 0, /**< memory may be moved by the helper */
-    NP_SENSITIVITY_HIGH,    /**< kept local, never moved away */
-};
-
-NP_API const char *np_sensitivity_name(enum np_sensitivity s);
-/** Accepts "high" and "low". @return 0 or -EINVAL naming @p text and the accepted values. */
-NP_API int np_sensitivity_from_name(const char *text, enum np_sensitivity *out, struct np_err *err);
 
 /** A parsed --numa-policy value: "[verbose,]POLICY" or "help" (also "verbose" alone). */
 struct np_policy_request {

@@ -37,6 +37,8 @@ NP_API int np_policy_from_name(const char *text, enum np_policy *out, struct np_
 
 /** Comma-separated list of every policy name, for messages and help. Borrowed, static. */
 NP_API const char *np_policy_names(void);
+/** The same list with another separator ("|" for usage lines). Borrowed, static. */
+NP_API const char *np_policy_names_separated(const char *separator);
 
 /** One-line description of a policy for `--numa-policy=help`. Borrowed, static. */
 NP_API const char *np_policy_help(enum np_policy policy);

@@ -20,18 +20,13 @@
 #include <sys/types.h>
 
 #include "numaplace/common.h"
+#include "numaplace/labels.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define NP_MAX_NODES 64
-
-/** Priority class: high jobs are kept local and never moved away; low jobs may be moved. */
-enum np_class { NP_CLASS_LOW = 0, NP_CLASS_HIGH = 1, NP_CLASS_COUNT };
-
-NP_API const char *np_class_name(enum np_class c);
-NP_API int np_class_from_name(const char *text, enum np_class *out, struct np_err *err);
 
 /** One job step on this node, as the policies see it. Arrays are borrowed from the caller. */
 struct np_job_view {
