@@ -78,8 +78,17 @@ count() { # count CTEST_LOG: add its "N tests failed out of M" to the totals
   fi
 }
 count "$work/unit.log"
+# Debian 13's slurmdbd (24.11) does not start against Debian 13's MariaDB (11.8): its first
+# query fails in libmariadb ("Number of columns in result (=1) set exceeds maximum allowed number
+# of columns (=0)", _check_mysql_concat_is_sane), so the accounting suites cannot run there yet.
+# NUMAPLACE_IN_ROOT_ACCOUNTING=1 runs them anyway.
+skip_suites=""
+if [ "$suite" = trixie ] && [ "${NUMAPLACE_IN_ROOT_ACCOUNTING:-0}" = 0 ]; then
+  skip_suites=accounting
+  say "!!!! NOT RUN on $suite: the accounting suites (slurmdbd 24.11 cannot use MariaDB 11.8 here) !!!!"
+fi
 if [ "${NUMAPLACE_IN_ROOT_SUITES:-1}" != 0 ]; then
-  in_root sh -c 'cd /src/numaplace && ctest --test-dir build -L slurm --output-on-failure' 2>&1 |
+  in_root sh -c "cd /src/numaplace && ctest --test-dir build -L slurm --output-on-failure ${skip_suites:+-E $skip_suites}" 2>&1 |
     tee "$work/slurm.log" || true
   count "$work/slurm.log"
 fi
