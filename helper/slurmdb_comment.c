@@ -20,6 +20,13 @@
 #include <slurm/slurm.h>
 #include <slurm/slurmdb.h>
 
+/* Slurm's list type was List until 24.05 and list_t * after (24.11 has no List). */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0)
+typedef list_t *np_slurm_list;
+#else
+typedef List np_slurm_list;
+#endif
+
 /* Exported by libslurm (sacctmgr uses it) but not declared in its public headers. It sets every
  * field to "not given", so the modify touches only the AdminComment. */
 extern slurmdb_job_rec_t *slurmdb_create_job_rec(void);
@@ -82,7 +89,7 @@ int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *er
     job->admin_comment = (char *)value;
     /* At a job's end slurmdbd may not have its row yet (slurmctld sends it within seconds). */
     for (int tries = 0;; tries++) {
-        List modified = slurmdb_job_modify(db, &cond, job);
+        np_slurm_list modified = slurmdb_job_modify(db, &cond, job);
         if (!modified) {
             rc = np_err_set(err, -EIO, "slurmdbd refused to modify job %u: %s", job_id,
                             slurm_strerror(errno));

@@ -13,6 +13,9 @@
 #    `numaplace report --steps` reading it.
 # 5. The packages purged: nothing they installed or made is left (Debian keeps only the
 #    dependencies' own files, which autoremove takes too).
+# Reports cross releases during an upgrade: NUMAPLACE_EXPORT_REPORTS=DIR copies this job's report
+# there; NUMAPLACE_FOREIGN_REPORTS=DIR has this release's `numaplace report --steps` read each
+# report found there (written by another release's numaplaced).
 # Runs in its own mount namespace, so no mount outlives it; every daemon it starts is killed.
 set -euo pipefail
 deb_dir=$(cd "${1:?usage: test_install.sh DEB_DIR [SUITE]}" && pwd)
@@ -167,6 +170,25 @@ else
   indent <<<"$out"
   fail "numaplace report --steps $job"
 fi
+
+if [ -n "${NUMAPLACE_EXPORT_REPORTS:-}" ] && [ -n "$report" ]; then
+  mkdir -p "$NUMAPLACE_EXPORT_REPORTS"
+  cp "$report" "$NUMAPLACE_EXPORT_REPORTS/"
+fi
+for foreign in "${NUMAPLACE_FOREIGN_REPORTS:-/nonexistent}"/*.json; do
+  [ -e "$foreign" ] || continue
+  mkdir -p "$root/tmp/foreign"
+  cp "$foreign" "$root/tmp/foreign/"
+  name=$(basename "$foreign")
+  if out=$(in_root numaplace --spool /tmp/foreign report --steps "${name%%.*}" 2>&1) &&
+    grep -q 'interleave' <<<"$out"; then
+    pass "this release's numaplace reads $name, written by another release"
+  else
+    indent <<<"$out"
+    fail "this release's numaplace cannot read $name, written by another release"
+  fi
+  rm -f "$root/tmp/foreign/$name"
+done
 
 # ---- 5. purge: nothing left behind ----
 for p in /proc/[0-9]*; do
