@@ -1,0 +1,211 @@
+/*
+ * The sampler on /proc trees the suite writes in a temp root (processes must appear, vanish and
+ * be replaced between samples): a job's processes and descendants, their CPU time and pages per
+ * node, a process that exits, a pid reused by another process, and perf turned off.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "numaplace/sampler.h"
+
+struct fake_proc {
+    pid_t pid;
+    unsigned utime, stime;    /* clock ticks */
+    unsigned long long start; /* starttime, ticks after boot */
+    const char *children;     /* task/<pid>/children */
+    const char *numa_maps;
+};
+
+static char root[64];
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void write_proc(const struct fake_proc *p)
+{
+    char path[256], text[512];
+
+    snprintf(path, sizeof(path), "%s/proc/%d/task/%d", root, (int)p->pid, (int)p->pid);
+    for (char *s = path + strlen(root) + 1; *s; s++)
+        if (*s == '/') {
+            *s = '\0';
+            mkdir(path, 0755);
+            *s = '/';
+        }
+    mkdir(path, 0755);
+    snprintf(text, sizeof(text),
+             "%d (job) S 1 %d %d 0 -1 4194560 100 0 2 0 %u %u 0 0 20 0 1 0 %llu 10000000 50 "
+             "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
+             (int)p->pid, (int)p->pid, (int)p->pid, p->utime, p->stime, p->start);
+    snprintf(path, sizeof(path), "%s/proc/%d/stat", root, (int)p->pid);
+    write_file(path, text);
+    snprintf(path, sizeof(path), "%s/proc/%d/status", root, (int)p->pid);
+    write_file(path, "Name:\tjob\nThreads:\t1\nvoluntary_ctxt_switches:\t7\n"
+                     "nonvoluntary_ctxt_switches:\t3\n");
+    snprintf(path, sizeof(path), "%s/proc/%d/task/%d/status", root, (int)p->pid, (int)p->pid);
+    write_file(path, "Name:\tjob\nvoluntary_ctxt_switches:\t7\nnonvoluntary_ctxt_switches:\t3\n");
+    snprintf(path, sizeof(path), "%s/proc/%d/task/%d/children", root, (int)p->pid, (int)p->pid);
+    write_file(path, p->children);
+    snprintf(path, sizeof(path), "%s/proc/%d/numa_maps", root, (int)p->pid);
+    write_file(path, p->numa_maps);
+}
+
+static void remove_proc(pid_t pid)
+{
+    char cmd[256];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/proc/%d'", root, (int)pid);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A job: task 400 with a child 401 (pages on nodes 0 and 1). */
+static const struct fake_proc parent = {400,
+                                        250,
+                                        50,
+                                        1000,
+                                        "401 ",
+                                        "7f0000000000 default anon=10 dirty=10 N0=6 N1=4 "
+                                        "kernelpagesize_kB=4\n"};
+static const struct fake_proc child = {401,
+                                       100,
+                                       0,
+                                       1001,
+                                       "",
+                                       "7f1000000000 default anon=5 dirty=5 N1=5 "
+                                       "kernelpagesize_kB=4\n"};
+
+static void setup(void)
+{
+    snprintf(root, sizeof(root), "/tmp/np-sampler.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    write_proc(&parent);
+    write_proc(&child);
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static void start(struct np_sampler *s)
+{
+    struct np_err err = {0};
+
+    ck_assert_int_eq(
+        np_sampler_init(s, root, 0, "perf backend turned off (backends=proc)", NULL, 0, "0", &err),
+        0);
+    ck_assert_int_eq(np_sampler_add_task(s, parent.pid, &err), 0);
+}
+
+/* What changes between the first sample and the second, and what the second must show. */
+static const struct {
+    const char *name;
+    pid_t remove;          /* this process exits in between (0: none) */
+    bool reuse_parent_pid; /* the parent's pid now belongs to a process started later */
+    int processes;         /* live processes the second sample finds */
+    uint64_t node0_pages, node1_pages;
+} cases[] = {
+    {"nothing changes", 0, false, 2, 6, 9},
+    {"the child exits", 401, false, 1, 6, 4},
+    {"the whole job exits", 400, false, 0, 0, 0},
+    {"the parent's pid is reused", 0, true, 0, 0, 0},
+};
+
+START_TEST(test_job_over_time)
+{
+    const uint64_t page = 4096;
+    struct np_sampler s;
+    struct np_sample first, second;
+    const double tick = (double)sysconf(_SC_CLK_TCK);
+
+    start(&s);
+    ck_assert_int_eq(np_sampler_sample(&s, np_monotonic_s(), NULL, true, true, &first), 2);
+    ck_assert(first.have_proc && first.have_pages);
+    ck_assert_double_eq_tol(first.utime_s, (250.0 + 100.0) / tick, 1e-9);
+    ck_assert_double_eq_tol(first.stime_s, 50.0 / tick, 1e-9);
+    ck_assert_uint_eq(first.node_bytes[0], 6 * page);
+    ck_assert_uint_eq(first.node_bytes[1], 9 * page);
+
+    if (cases[_i].remove)
+        remove_proc(cases[_i].remove);
+    if (cases[_i].remove == parent.pid)
+        remove_proc(child.pid); /* its child goes with it */
+    if (cases[_i].reuse_parent_pid) {
+        struct fake_proc other = parent;
+        other.start = 99999; /* another process, started later, got pid 400 */
+        other.children = "";
+        write_proc(&other);
+    }
+    ck_assert_int_eq(np_sampler_sample(&s, np_monotonic_s() + 1, NULL, true, true, &second),
+                     cases[_i].processes);
+    ck_assert_uint_eq(second.processes, (unsigned)cases[_i].processes);
+    if (cases[_i].processes > 0) {
+        ck_assert_uint_eq(second.node_bytes[0], cases[_i].node0_pages * page);
+        ck_assert_uint_eq(second.node_bytes[1], cases[_i].node1_pages * page);
+    }
+    np_sampler_fini(&s);
+}
+END_TEST
+
+START_TEST(test_perf_off_says_why)
+{
+    struct np_sampler s;
+    struct np_sample out;
+
+    start(&s);
+    np_sampler_sample(&s, np_monotonic_s(), NULL, true, false, &out);
+    for (int e = 0; e < NP_PERF_NEVENTS; e++) {
+        ck_assert(!out.have_perf[e]);
+        ck_assert_msg(strstr(out.perf_reason[e], "backends=proc") != NULL, "event %d: '%s'", e,
+                      out.perf_reason[e]);
+    }
+    np_sampler_fini(&s);
+}
+END_TEST
+
+START_TEST(test_add_task_refusals)
+{
+    struct np_sampler s;
+    struct np_err err = {0};
+
+    start(&s);
+    ck_assert_int_eq(np_sampler_add_task(&s, 4242, &err), -ESRCH);
+    ck_assert_int_eq(np_sampler_add_task(&s, parent.pid, &err), 0); /* twice: a no-op */
+    ck_assert_uint_eq(s.ntasks, 1);
+    np_sampler_fini(&s);
+    ck_assert_int_eq(np_sampler_init(&s, root, 0, NULL, NULL, 0, "0-x", &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "0-x"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *suite = suite_create("sampler");
+    TCase *tc = tcase_create("sampler");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, test_job_over_time, 0, (int)(sizeof(cases) / sizeof(cases[0])));
+    tcase_add_test(tc, test_perf_off_says_why);
+    tcase_add_test(tc, test_add_task_refusals);
+    suite_add_tcase(suite, tc);
+    sr = srunner_create(suite);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
