@@ -23,9 +23,8 @@ json_t *op_migrate(struct np_daemon *d, const struct ucred *peer, uint64_t *pend
     if (!d->cfg.migration || !d->migration.migrator)
         return np_proto_reply_error("migration is off on this node (migration=off)");
     if (!order)
-        return np_proto_reply_error("order \"%s\": accepted: best-plus, best, random, worst, "
-                                    "worst-plus",
-                                    req->migrate.order);
+        return np_proto_reply_error("order \"%s\": accepted: %s", req->migrate.order,
+                                    np_order_names());
     if (!migration_node_exists(d, r.src) || !migration_node_exists(d, r.dst) || r.src == r.dst) {
         char nodes[256];
         migration_node_list(d, nodes, sizeof(nodes));
