@@ -16,7 +16,7 @@
 #include "daemon.h"
 #include "np_test.h"
 
-/* The fixture pid with stat and status under test/fixtures/proc. */
+/* The fixture pid with stat and status under test/fixtures/roots/host/proc. */
 #define NP_TEST_LIVE_PID 300
 
 struct np_test_log {
@@ -56,7 +56,7 @@ static inline void np_test_daemon_init(struct np_test_daemon *t)
     ck_assert_int_eq(mkdir(t->d->cfg.state_dir, 0700), 0);
     ck_assert_int_eq(mkdir(t->d->cfg.spool_dir, 0755), 0);
     {
-        const char *root = np_test_fixture("");
+        const char *root = np_test_root("host");
         ck_assert_uint_lt(strlen(root), sizeof(t->d->cfg.proc_root));
         memcpy(t->d->cfg.proc_root, root, strlen(root) + 1);
     }

@@ -8,15 +8,29 @@
 
 #include <hwloc.h>
 
-/* Path of a fixture under $NUMAPLACE_FIXTURES (set by CTest). Static buffer: use it at once. */
-static inline const char *np_test_fixture(const char *relative)
+/* $NUMAPLACE_FIXTURES (set by CTest) holds two kinds of fixture: data/ (hwloc XML, model
+ * tables, reports and summaries, traces) and roots/ (captured /proc and /sys trees, each a
+ * filesystem root the readers take, like hwloc's HWLOC_FSROOT). */
+static inline const char *np_test_fixture_path(const char *kind, const char *relative)
 {
     static char path[4096];
     const char *root = getenv("NUMAPLACE_FIXTURES");
 
     ck_assert_msg(root != NULL, "NUMAPLACE_FIXTURES is not set (run the tests through ctest)");
-    snprintf(path, sizeof(path), "%s/%s", root, relative);
+    snprintf(path, sizeof(path), "%s/%s/%s", root, kind, relative);
     return path;
+}
+
+/* A data fixture, test/fixtures/data/RELATIVE. Static buffer: use it at once. */
+static inline const char *np_test_fixture(const char *relative)
+{
+    return np_test_fixture_path("data", relative);
+}
+
+/* A captured filesystem root, test/fixtures/roots/NAME. Static buffer: use it at once. */
+static inline const char *np_test_root(const char *name)
+{
+    return np_test_fixture_path("roots", name);
 }
 
 /* A new bitmap from "0-3,8" ("" = empty, NULL = NULL). Free with hwloc_bitmap_free. */

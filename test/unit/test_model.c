@@ -77,7 +77,7 @@ START_TEST(test_bad_files)
     struct np_err err = {0};
     struct np_model m;
 
-    snprintf(path, sizeof(path), "%s/%s", getenv("NUMAPLACE_FIXTURES"), bad_files[_i].file);
+    snprintf(path, sizeof(path), "%s/data/%s", getenv("NUMAPLACE_FIXTURES"), bad_files[_i].file);
     ck_assert_int_eq(np_model_load(path, &m, &err), bad_files[_i].code);
     ck_assert_msg(strstr(err.msg, bad_files[_i].message), "'%s' lacks '%s'", err.msg,
                   bad_files[_i].message);

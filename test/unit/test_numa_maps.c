@@ -62,7 +62,7 @@ START_TEST(test_usage_hand_made)
     char root[4096];
 
     /* The tree's root is test/fixtures: /proc/200/numa_maps lives under it. */
-    snprintf(root, sizeof(root), "%s", np_test_fixture(""));
+    snprintf(root, sizeof(root), "%s", np_test_root("host"));
     ck_assert_msg(np_numa_maps_usage(root, 200, &u, &err) == 0, "%s", err.msg);
     ck_assert_uint_eq(u.mappings, 7);
     ck_assert_uint_eq(u.skipped_lines, 2);
@@ -86,7 +86,7 @@ START_TEST(test_usage_captured)
     struct np_err err = {0};
 
     /* A real capture from a one-node machine: a 256-page file mapping and a 1024-page buffer. */
-    ck_assert_msg(np_numa_maps_usage(np_test_fixture(""), 100, &u, &err) == 0, "%s", err.msg);
+    ck_assert_msg(np_numa_maps_usage(np_test_root("host"), 100, &u, &err) == 0, "%s", err.msg);
     ck_assert_uint_eq(u.skipped_lines, 0);
     ck_assert_uint_eq(u.mappings, 111);
     ck_assert_int_eq(u.max_node, 0);
@@ -107,11 +107,11 @@ START_TEST(test_walk_stops_and_errors)
     struct np_err err = {0};
     int seen = 0;
 
-    ck_assert_int_eq(np_numa_maps_each(np_test_fixture(""), 200, stop_at_second, &seen, NULL, &err),
+    ck_assert_int_eq(np_numa_maps_each(np_test_root("host"), 200, stop_at_second, &seen, NULL, &err),
                      42);
     ck_assert_int_eq(seen, 2);
     ck_assert_int_eq(
-        np_numa_maps_each(np_test_fixture(""), 99999, stop_at_second, &seen, NULL, &err), -ESRCH);
+        np_numa_maps_each(np_test_root("host"), 99999, stop_at_second, &seen, NULL, &err), -ESRCH);
     ck_assert_ptr_nonnull(strstr(err.msg, "no process 99999"));
 }
 END_TEST

@@ -62,7 +62,7 @@ START_TEST(test_read_fixture_and_self)
     struct np_err err = {0};
     char root[4096];
 
-    snprintf(root, sizeof(root), "%s", np_test_fixture(""));
+    snprintf(root, sizeof(root), "%s", np_test_root("host"));
     ck_assert_msg(np_proc_stat_read(root, 300, &st, &err) == 0, "%s", err.msg);
     ck_assert_uint_eq(st.minflt, 1234);
     ck_assert_uint_eq(st.majflt, 5);
@@ -93,7 +93,7 @@ START_TEST(test_cpu_counters)
     char root[4096];
 
     /* Four online CPUs, 2 offline: columns map by the header, ERR/MIS are not per-CPU. */
-    snprintf(root, sizeof(root), "%s", np_test_fixture("irq4"));
+    snprintf(root, sizeof(root), "%s", np_test_root("irq4"));
     ck_assert_int_eq(np_proc_cpu_counters(root, "interrupts", per_cpu, 8, &err), 5);
     ck_assert_uint_eq(per_cpu[0], 36 + 1 + 100 + 0 + 1000);
     ck_assert_uint_eq(per_cpu[1], 0 + 2 + 200 + 0 + 2000);
@@ -108,7 +108,7 @@ START_TEST(test_cpu_counters)
     ck_assert_uint_eq(per_cpu[1], 25);
 
     /* Captured from a two-CPU machine, and the live files. */
-    snprintf(root, sizeof(root), "%s", np_test_fixture(""));
+    snprintf(root, sizeof(root), "%s", np_test_root("host"));
     ck_assert_int_eq(np_proc_cpu_counters(root, "interrupts", per_cpu, 8, &err), 2);
     ck_assert_uint_gt(per_cpu[0] + per_cpu[1], 0);
     ck_assert_int_ge(np_proc_cpu_counters(NULL, "softirqs", per_cpu, 8, &err), 1);
@@ -127,7 +127,7 @@ START_TEST(test_cpu_busy_children_switches)
     int n;
 
     /* user + nice + system + irq + softirq; offline cpu2 stays 0; global line skipped */
-    snprintf(root, sizeof(root), "%s", np_test_fixture(""));
+    snprintf(root, sizeof(root), "%s", np_test_root("host"));
     ck_assert_int_eq(np_proc_cpu_busy(root, busy, 8, &err), 4);
     ck_assert_uint_eq(busy[0], 10651 + 5 + 2546 + 7 + 16);
     ck_assert_uint_eq(busy[1], 12931 + 3565 + 48);
@@ -180,7 +180,7 @@ START_TEST(test_numa_balancing)
     uint64_t migrated = 0, faults = 0;
     char root[4096];
 
-    snprintf(root, sizeof(root), "%s", np_test_fixture(""));
+    snprintf(root, sizeof(root), "%s", np_test_root("host"));
     ck_assert_int_eq(np_proc_numa_balancing(root, 300, &migrated, &faults, &err), 0);
     ck_assert_uint_eq(migrated, 512);
     ck_assert_uint_eq(faults, 2048);
@@ -201,7 +201,7 @@ START_TEST(test_node_meminfo)
     uint64_t total = 0, free_bytes = 0;
     char root[4096];
 
-    snprintf(root, sizeof(root), "%s", np_test_fixture(""));
+    snprintf(root, sizeof(root), "%s", np_test_root("host"));
     ck_assert_int_eq(np_node_meminfo(root, 1, &total, &free_bytes, &err), 0);
     ck_assert_uint_eq(total, 1024ull << 20);
     ck_assert_uint_eq(free_bytes, 512ull << 20);

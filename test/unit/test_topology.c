@@ -1,4 +1,4 @@
-/* Topology over hwloc fixtures of machines we do not have (test/fixtures/topology/). */
+/* Topology over hwloc fixtures of machines we do not have (test/fixtures/data/topology/). */
 #include <errno.h>
 #include <ftw.h>
 #include <stdarg.h>
