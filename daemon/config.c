@@ -21,10 +21,11 @@ int config_load(struct np_daemon *d, bool initial)
     rc = np_helper_config_load(&cfg, d->config_path, &d->log, &err);
     if (rc == -ENOENT && strcmp(d->config_path, NP_HELPER_DEFAULT_CONFIG) == 0)
         rc = 0; /* no file at the default path: defaults and flags */
+    /* Any bad value refuses the whole file: a reload that took the good keys and put the bad
+     * one back at its default would change the running configuration without saying so. */
     if (rc < 0) {
         NPD_LOG(d, ERROR, "%s", err.msg);
-        if (rc != -EINVAL || initial)
-            return rc;
+        return rc;
     }
     for (unsigned i = 0; i < d->noverrides; i++)
         if (np_helper_config_set(&cfg, d->overrides[i][0], d->overrides[i][1], &err) < 0) {
