@@ -172,12 +172,13 @@ int np_proto_decode(const char *buf, size_t len, struct np_proto_request *out, s
                         NP_PROTO_VERSION);
         goto out;
     }
-    out->version = (int)json_integer_value(v);
-    if (out->version != NP_PROTO_VERSION) {
+    /* Compared as the 64-bit value it is: 4294967297 must not pass as version 1. */
+    if (json_integer_value(v) != NP_PROTO_VERSION) {
         rc = np_err_set(err, -EPROTO, "request speaks protocol version %lld; this side speaks %d",
                         (long long)json_integer_value(v), NP_PROTO_VERSION);
         goto out;
     }
+    out->version = NP_PROTO_VERSION;
     op = json_string_value(json_object_get(obj, "op"));
     if (!op) {
         rc = np_err_set(err, -EINVAL, "request has no \"op\"; accepted: %s", OP_LIST);

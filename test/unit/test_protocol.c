@@ -24,6 +24,8 @@ static const struct {
     {"[1,2]", -EINVAL, "must be a JSON object"},
     {"{\"op\":\"ping\"}", -EPROTO, "no protocol version"},
     {"{\"v\":2,\"op\":\"ping\"}", -EPROTO, "version 2; this side speaks 1"},
+    /* 2^32 + 1: once read as 1 through an int */
+    {"{\"v\":4294967297,\"op\":\"ping\"}", -EPROTO, "version 4294967297; this side"},
     {"{\"v\":1}", -EINVAL, "accepted: register, applied"},
     {"{\"v\":1,\"op\":\"reboot\"}", -EINVAL, "unknown op \"reboot\""},
     {"{\"v\":1,\"op\":\"ping\",\"v\":1}", -EINVAL, "not valid JSON"}, /* duplicate key */
