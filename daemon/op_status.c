@@ -46,8 +46,8 @@ json_t *op_status(struct np_daemon *d, const struct ucred *peer, uint32_t job_id
         if (!auth_owns(peer, j->meta.uid)) {
             if (job_id) {
                 json_decref(jobs);
-                return np_proto_reply_error("job %u is not yours (it belongs to uid %u)", job_id,
-                                            (unsigned)j->meta.uid);
+                /* Who owns it is not the asker's business. */
+                return np_proto_reply_error("job %u is not yours", job_id);
             }
             continue; /* users see their own jobs only */
         }
