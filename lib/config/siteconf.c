@@ -288,6 +288,14 @@ int np_site_config_parse(struct np_site_config *cfg, int argc, char *const argv[
         cfg->allowed_policies |= 1u << NP_POLICY_NONE;
         rejected++;
     }
+    if (rejected) {
+        cfg->high_closed = true;
+        np_logf(log, NP_LOG_ERROR,
+                "numaplace: %d plugstack argument(s) rejected: until they are fixed only root may "
+                "claim --numa-sensitivity=high (a misspelt or malformed high_users= or "
+                "high_groups= must not let everyone claim it)",
+                rejected);
+    }
     return rejected;
 }
 
@@ -324,10 +332,12 @@ static bool listed(char *const *list, const char *name)
 bool np_site_config_may_claim_high_names(const struct np_site_config *cfg, const char *user,
                                          const char *const groups[])
 {
-    if (!cfg->high_users && !cfg->high_groups)
-        return true; /* nothing configured: no restriction */
     if (user && strcmp(user, "root") == 0)
         return true;
+    if (cfg->high_closed)
+        return false;
+    if (!cfg->high_users && !cfg->high_groups)
+        return true; /* nothing configured: no restriction */
     if (listed(cfg->high_users, user))
         return true;
     for (size_t i = 0; groups && groups[i]; i++)
@@ -347,7 +357,11 @@ bool np_site_config_may_claim_high(const struct np_site_config *cfg, uid_t uid, 
     int nnames = 0;
     bool ok;
 
-    if (uid == 0 || (!cfg->high_users && !cfg->high_groups))
+    if (uid == 0)
+        return true;
+    if (cfg->high_closed)
+        return false;
+    if (!cfg->high_users && !cfg->high_groups)
         return true;
     if (getpwuid_r(uid, &pw, buf, sizeof(buf), &pwp) != 0 || !pwp)
         return false; /* an unknown user cannot be shown to be listed */

@@ -279,6 +279,38 @@ START_TEST(test_may_claim_high)
 }
 END_TEST
 
+/* A rejected argument closes high to everyone but root: a typo must not fail open. */
+static const struct {
+    const char *arg;
+    const char *user;
+    bool may;
+} closed_cases[] = {
+    {"high_user=alice", "bob", false},         /* misspelt key: before, everyone could */
+    {"high_user=alice", "alice", false},       /* ... and the list was never read */
+    {"high_users=alice,,bob", "alice", false}, /* empty item */
+    {"high_groups=", "mallory", false},        /* empty list */
+    {"verbose=maybe", "anyone", false},        /* any rejected argument */
+    {"high_user=alice", "root", true},
+};
+
+START_TEST(test_bad_arguments_close_high)
+{
+    struct np_site_config cfg;
+    char arg[64];
+    char *argv[] = {arg};
+
+    snprintf(arg, sizeof(arg), "%s", closed_cases[_i].arg);
+    ck_assert_int_eq(np_site_config_init(&cfg), 0);
+    ck_assert_int_eq(np_site_config_parse(&cfg, 1, argv, NULL), 1);
+    ck_assert(cfg.high_closed);
+    ck_assert_int_eq(np_site_config_may_claim_high_names(&cfg, closed_cases[_i].user, NULL),
+                     closed_cases[_i].may);
+    ck_assert_int_eq(np_site_config_may_claim_high(&cfg, 0, 0), true);
+    ck_assert_int_eq(np_site_config_may_claim_high(&cfg, 65534, 65534), false);
+    np_site_config_fini(&cfg);
+}
+END_TEST
+
 START_TEST(test_may_claim_high_by_uid)
 {
     struct np_site_config cfg;
@@ -304,6 +336,8 @@ int main(void)
                         sizeof(sensitivity_cases) / sizeof(sensitivity_cases[0]));
     tcase_add_loop_test(tc, test_plugstack_args, 0, sizeof(args_cases) / sizeof(args_cases[0]));
     tcase_add_test(tc, test_every_key);
+    tcase_add_loop_test(tc, test_bad_arguments_close_high, 0,
+                        (int)(sizeof(closed_cases) / sizeof(closed_cases[0])));
     tcase_add_loop_test(tc, test_may_claim_high, 0, sizeof(high_cases) / sizeof(high_cases[0]));
     tcase_add_test(tc, test_may_claim_high_by_uid);
     suite_add_tcase(s, tc);

@@ -49,6 +49,9 @@ struct np_site_config {
     bool verbose;                                /**< verbose=yes|no: verbose for every job (no) */
     char *helper_socket;        /**< helper_socket=PATH|none (the helper's default) */
     unsigned helper_timeout_ms; /**< helper_timeout_ms=N (100) */
+    /** An argument was rejected: a misspelt high_users= or a bad list must not let everyone
+     *  claim high, so until the site fixes it only root may (fail closed). */
+    bool high_closed;
 };
 
 /** Fill @p cfg with the defaults above. @return 0 or -ENOMEM. */
