@@ -1,6 +1,8 @@
 /* The step registry (see registry.h): a sorted index with binary search, and registry.json. */
 #include "registry.h"
 
+#include "safe_file.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,16 +107,20 @@ static json_t *job_entry(const struct np_daemon_job *j)
 
 void registry_save(struct np_daemon *d)
 {
-    char path[1100], tmp[1200];
     json_t *state = json_pack("{s:s, s:[]}", "schema", NPD_STATE_SCHEMA, "jobs");
     json_t *arr = json_object_get(state, "jobs");
+    struct np_err err = {0};
+    char *text;
 
     for (unsigned i = 0; arr && i < d->registry.count; i++)
         json_array_append_new(arr, job_entry(registry_at(&d->registry, i)));
-    snprintf(path, sizeof(path), "%s/registry.json", d->cfg.state_dir);
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    if (!state || json_dump_file(state, tmp, JSON_COMPACT) < 0 || rename(tmp, path) < 0)
-        NPD_LOG(d, ERROR, "cannot save the registry to %s: %s", path, strerror(errno));
+    text = state ? json_dumps(state, JSON_COMPACT) : NULL;
+    /* Flushed to disk before it replaces the old one: a power loss never leaves it empty. */
+    if (!text || safe_write(d->cfg.state_dir, "registry.json", text, strlen(text), (uid_t)-1, 0600,
+                            &err) < 0)
+        NPD_LOG(d, ERROR, "cannot save the registry to %s/registry.json: %s", d->cfg.state_dir,
+                text ? err.msg : "out of memory");
+    free(text);
     json_decref(state);
 }
 

@@ -5,13 +5,18 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <unistd.h>
+
+#include "safe_file.h"
 
 void report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complete)
 {
-    char path[2048], tmp[2100];
+    char name[256];
+    struct np_err err = {0};
     json_t *report;
-    int fd;
+    char *text;
+    size_t len = 0;
 
     j->meta.end_epoch = np_daemon_epoch_s();
     j->meta.tasks = j->tasks;
@@ -21,19 +26,22 @@ void report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complet
                 np_step_name(j->meta.step_id));
         return;
     }
-    snprintf(path, sizeof(path), "%s/%u.%s.%s.json", d->cfg.spool_dir, j->meta.job_id,
-             np_step_name(j->meta.step_id), d->host);
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0 || json_dumpfd(report, fd, JSON_INDENT(2)) < 0 || write(fd, "\n", 1) != 1 ||
-        fchown(fd, j->meta.uid, (gid_t)-1) < 0 || fsync(fd) < 0 || rename(tmp, path) < 0)
-        NPD_LOG(d, ERROR, "job %u.%s: cannot write its report %s: %s", j->meta.job_id,
-                np_step_name(j->meta.step_id), path, strerror(errno));
+    snprintf(name, sizeof(name), "%u.%s.%s.json", j->meta.job_id, np_step_name(j->meta.step_id),
+             d->host);
+    text = json_dumps(report, JSON_INDENT(2));
+    if (text) {
+        len = strlen(text);
+        text[len++] = '\n'; /* the terminator becomes the file's last newline */
+    }
+    if (!text || safe_write(d->cfg.spool_dir, name, text, len, j->meta.uid, 0600, &err) < 0)
+        NPD_LOG(d, ERROR, "job %u.%s: cannot write its report %s/%s: %s", j->meta.job_id,
+                np_step_name(j->meta.step_id), d->cfg.spool_dir, name,
+                text ? err.msg : "out of memory");
     else
-        NPD_LOG(d, INFO, "job %u.%s: report %s (%u samples, helper %.4f s CPU)", j->meta.job_id,
-                np_step_name(j->meta.step_id), path, j->stats.samples, j->stats.helper_cpu_s);
-    if (fd >= 0)
-        close(fd);
+        NPD_LOG(d, INFO, "job %u.%s: report %s/%s (%u samples, helper %.4f s CPU)", j->meta.job_id,
+                np_step_name(j->meta.step_id), d->cfg.spool_dir, name, j->stats.samples,
+                j->stats.helper_cpu_s);
+    free(text);
     json_decref(report);
 }
 

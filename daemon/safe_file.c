@@ -1,0 +1,83 @@
+/* Durable, atomic writes into verified directories (see safe_file.h). */
+#include "safe_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int safe_dir_open(const char *path, struct np_err *err)
+{
+    struct stat st;
+    const int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (fd < 0)
+        return np_err_set(err, -errno, "%s: %s", path, strerror(errno));
+    if (fstat(fd, &st) < 0) {
+        const int e = errno;
+        close(fd);
+        return np_err_set(err, -e, "%s: %s", path, strerror(e));
+    }
+    /* Whoever else may write here could swap a file for a link between our checks and use. */
+    if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        close(fd);
+        return np_err_set(err, -EPERM,
+                          "%s is owned by uid %u with mode %04o: numaplaced writes only into a "
+                          "directory of root's (or its own) that group and others cannot write",
+                          path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+    }
+    return fd;
+}
+
+int safe_write_at(int dirfd, const char *name, const char *data, size_t len, uid_t owner,
+                  mode_t mode, struct np_err *err)
+{
+    char tmp[512];
+    size_t done = 0;
+    int fd, rc = 0;
+
+    /* A name of our own per attempt: nothing someone planted under it is ever opened. */
+    snprintf(tmp, sizeof(tmp), ".%s.%ld.tmp", name, (long)getpid());
+    unlinkat(dirfd, tmp, 0);
+    fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0)
+        return np_err_set(err, -errno, "%s: %s", tmp, strerror(errno));
+    while (done < len && rc == 0) {
+        const ssize_t n = write(fd, data + done, len - done);
+        if (n < 0 && errno != EINTR)
+            rc = -errno;
+        else if (n > 0)
+            done += (size_t)n;
+    }
+    if (rc == 0 && owner != (uid_t)-1 && fchown(fd, owner, (gid_t)-1) < 0)
+        rc = -errno;
+    if (rc == 0 && fsync(fd) < 0)
+        rc = -errno;
+    if (close(fd) < 0 && rc == 0)
+        rc = -errno;
+    if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+        rc = -errno;
+    /* The rename is durable only once the directory is on disk too. */
+    if (rc == 0 && fsync(dirfd) < 0)
+        rc = -errno;
+    if (rc < 0) {
+        unlinkat(dirfd, tmp, 0);
+        return np_err_set(err, rc, "%s: %s", name, strerror(-rc));
+    }
+    return 0;
+}
+
+int safe_write(const char *dir, const char *name, const char *data, size_t len, uid_t owner,
+               mode_t mode, struct np_err *err)
+{
+    const int dirfd = safe_dir_open(dir, err);
+    int rc;
+
+    if (dirfd < 0)
+        return dirfd;
+    rc = safe_write_at(dirfd, name, data, len, owner, mode, err);
+    close(dirfd);
+    return rc;
+}

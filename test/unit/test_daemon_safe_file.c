@@ -1,0 +1,125 @@
+/* numaplaced's writes (issue 12 #6, #7): a planted symlink is never followed, a directory others
+ * can write or a symlinked one is refused, and a report still arrives whole. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "np_daemon_test.h"
+#include "jobs.h"
+#include "report_out.h"
+#include "safe_file.h"
+
+static char dir[64], victim[128];
+
+static void setup(void)
+{
+    FILE *f;
+
+    snprintf(dir, sizeof(dir), "/tmp/np-safe.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_int_eq(mkdir(strcat(strcpy(victim, dir), "/spool"), 0755), 0);
+    snprintf(victim, sizeof(victim), "%s/victim", dir);
+    f = fopen(victim, "w");
+    fputs("root's file\n", f);
+    fclose(f);
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static void expect_file(const char *path, const char *text)
+{
+    char buf[256] = "";
+    FILE *f = fopen(path, "r");
+
+    ck_assert_msg(f != NULL, "%s is missing", path);
+    ck_assert_uint_gt(fread(buf, 1, sizeof(buf) - 1, f), 0);
+    fclose(f);
+    ck_assert_str_eq(buf, text);
+}
+
+/* Where a hostile user plants a symlink to root's file before the write. */
+static const char *const planted[] = {"r.json.tmp", ".r.json.tmp", "r.json"};
+
+START_TEST(test_planted_symlink_is_not_followed)
+{
+    char spool[128], link[192], path[192];
+    struct np_err err = {0};
+
+    snprintf(spool, sizeof(spool), "%s/spool", dir);
+    snprintf(link, sizeof(link), "%s/%s", spool, planted[_i]);
+    ck_assert_int_eq(symlink(victim, link), 0);
+    ck_assert_int_eq(safe_write(spool, "r.json", "report\n", 7, (uid_t)-1, 0600, &err), 0);
+    expect_file(victim, "root's file\n");
+    snprintf(path, sizeof(path), "%s/r.json", spool);
+    expect_file(path, "report\n");
+}
+END_TEST
+
+START_TEST(test_unsafe_directories_are_refused)
+{
+    char spool[128], link[128], path[192];
+    struct np_err err = {0};
+
+    snprintf(spool, sizeof(spool), "%s/spool", dir);
+    ck_assert_int_eq(chmod(spool, 0777), 0); /* world-writable */
+    ck_assert_int_eq(safe_write(spool, "r.json", "x", 1, (uid_t)-1, 0600, &err), -EPERM);
+    ck_assert_ptr_nonnull(strstr(err.msg, "0777"));
+    snprintf(path, sizeof(path), "%s/r.json", spool);
+    ck_assert_int_eq(access(path, F_OK), -1);
+    ck_assert_int_eq(chmod(spool, 0775), 0); /* group-writable */
+    ck_assert_int_eq(safe_write(spool, "r.json", "x", 1, (uid_t)-1, 0600, &err), -EPERM);
+    ck_assert_int_eq(chmod(spool, 0755), 0);
+    snprintf(link, sizeof(link), "%s/link", dir); /* a symlink to a good directory */
+    ck_assert_int_eq(symlink(spool, link), 0);
+    ck_assert_int_lt(safe_write(link, "r.json", "x", 1, (uid_t)-1, 0600, &err), 0);
+    ck_assert_int_eq(access(path, F_OK), -1);
+}
+END_TEST
+
+/* Through the daemon: a world-writable spool gets no report, and says so. */
+START_TEST(test_report_refused_in_open_spool)
+{
+    struct np_test_daemon t;
+    struct np_daemon_job *j;
+    struct np_err err = {0};
+
+    np_test_daemon_init(&t);
+    ck_assert_int_eq(chmod(t.d->cfg.spool_dir, 0777), 0);
+    j = job_new(t.d, 7, 0, getuid(), "0", "local", "low", &err);
+    ck_assert_ptr_nonnull(j);
+    report_out_write(t.d, j, true);
+    ck_assert_ptr_nonnull(strstr(t.log.text, "cannot write its report"));
+    ck_assert_ptr_nonnull(strstr(t.log.text, "others cannot write"));
+    np_test_daemon_fini(&t);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("daemon_safe_file");
+    TCase *tc = tcase_create("safe_file");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, test_planted_symlink_is_not_followed, 0,
+                        (int)(sizeof(planted) / sizeof(planted[0])));
+    tcase_add_test(tc, test_unsafe_directories_are_refused);
+    tcase_add_test(tc, test_report_refused_in_open_spool);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
