@@ -7,8 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-#define CACHE_LINE_BYTES 64.0 /* the model: bandwidth = LLC misses x 64 B / interval */
-
 #define SRC_PROC_STAT "proc: /proc/<pid>/stat of the job's live processes at the last sample"
 #define SRC_PROC_CS   "proc: /proc/<pid>/status (every thread) of the job's live processes"
 #define SRC_NUMA_MAPS "proc: /proc/<pid>/numa_maps (anonymous and file-backed, page size honoured)"
@@ -39,210 +37,6 @@ const char *np_step_name(uint32_t step_id)
     }
 }
 
-int np_jobstats_init(struct np_jobstats *js)
-{
-    memset(js, 0, sizeof(*js));
-    return 0;
-}
-
-void np_jobstats_fini(struct np_jobstats *js)
-{
-    if (!js)
-        return;
-    free(js->cpi);
-    js->cpi = NULL;
-    json_decref(js->migration_requests);
-    js->migration_requests = NULL;
-    js->ncpi = js->cpi_cap = 0;
-    free(js->timeline);
-    js->timeline = NULL;
-    js->ntimeline = 0;
-}
-
-void np_jobstats_event(struct np_jobstats *js, double t, const char *label)
-{
-    if (js->nevents >= NP_TIMELINE_MAX_EVENTS)
-        return;
-    js->events[js->nevents].t = t;
-    snprintf(js->events[js->nevents].label, sizeof(js->events[0].label), "%s", label);
-    js->nevents++;
-}
-
-_Static_assert(NP_SAMPLE_MAX_NODES <= 64, "local_nodes is a 64-bit mask over the sample's nodes");
-
-/* Time-weighted local share: each numa_maps reading holds until the next one. */
-static void add_local_share(struct np_jobstats *js, const struct np_sample *s)
-{
-    uint64_t local = 0, total = 0;
-
-    if (!js->local_nodes)
-        return;
-    for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++) {
-        total += s->node_bytes[n];
-        if (js->local_nodes >> n & 1)
-            local += s->node_bytes[n];
-    }
-    if (total == 0)
-        return;
-    if (js->local_share_readings) {
-        js->local_share_weighted += js->local_share_last * (s->t - js->local_share_t);
-        js->local_share_time += s->t - js->local_share_t;
-    }
-    js->local_share_last = (double)local / (double)total;
-    js->local_share_t = s->t;
-    js->local_share_readings++;
-}
-
-/* One point per sample until the timeline is full; then every other point goes and only every
- * stride-th later sample is kept, so the whole run stays covered in bounded memory. */
-static int add_timeline_point(struct np_jobstats *js, double t, double bandwidth, double cpi)
-{
-    struct np_jobstats_point *p;
-
-    if (js->timeline_stride == 0)
-        js->timeline_stride = 1;
-    if (++js->timeline_skipped < js->timeline_stride)
-        return 0;
-    js->timeline_skipped = 0;
-    if (!js->timeline) {
-        js->timeline = malloc(NP_TIMELINE_MAX_POINTS * sizeof(*js->timeline));
-        if (!js->timeline)
-            return -ENOMEM;
-    }
-    if (js->ntimeline == NP_TIMELINE_MAX_POINTS) {
-        for (size_t i = 0; i < NP_TIMELINE_MAX_POINTS / 2; i++)
-            js->timeline[i] = js->timeline[2 * i];
-        js->ntimeline = NP_TIMELINE_MAX_POINTS / 2;
-        js->timeline_stride *= 2;
-    }
-    p = &js->timeline[js->ntimeline++];
-    p->t = t;
-    for (int n = 0; n < NP_TIMELINE_MAX_NODES; n++)
-        p->node_bytes[n] = js->page_samples ? js->pages_end[n] : 0;
-    p->bandwidth = bandwidth;
-    p->cpi = cpi;
-    return 0;
-}
-
-static int push_cpi(struct np_jobstats *js, double cpi)
-{
-    if (js->ncpi == js->cpi_cap) {
-        size_t cap = js->cpi_cap ? js->cpi_cap * 2 : 64;
-        double *grown = realloc(js->cpi, cap * sizeof(*grown));
-        if (!grown)
-            return -ENOMEM;
-        js->cpi = grown;
-        js->cpi_cap = cap;
-    }
-    js->cpi[js->ncpi++] = cpi;
-    return 0;
-}
-
-int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s)
-{
-    const struct np_sample *p = &js->last;
-    double dt, interval_cpi = -1, interval_bw = -1;
-
-    if (js->samples && s->t < js->last.t)
-        return -EINVAL;
-    if (js->samples == 0)
-        js->first = *s;
-    dt = js->samples ? s->t - p->t : 0;
-    if (js->samples && dt > 0) {
-        const int cyc = NP_PERF_CYCLES, ins = NP_PERF_INSTRUCTIONS;
-        if (s->have_perf[cyc] && s->have_perf[ins] && p->have_perf[cyc] && p->have_perf[ins] &&
-            s->perf[ins] > p->perf[ins] && s->perf[cyc] >= p->perf[cyc]) {
-            interval_cpi =
-                (double)(s->perf[cyc] - p->perf[cyc]) / (double)(s->perf[ins] - p->perf[ins]);
-            if (push_cpi(js, interval_cpi) < 0)
-                return -ENOMEM;
-        }
-        if (s->have_misses_by_node && p->have_misses_by_node) {
-            double total = 0;
-            for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++) {
-                double bw = s->misses_by_node[n] >= p->misses_by_node[n]
-                                ? (double)(s->misses_by_node[n] - p->misses_by_node[n]) *
-                                      CACHE_LINE_BYTES / dt
-                                : 0;
-                js->bw_sum[n] += bw;
-                js->bw_last[n] = bw;
-                if (bw > js->bw_peak[n])
-                    js->bw_peak[n] = bw;
-                total += bw;
-            }
-            js->bw_total_sum += total;
-            js->bw_last_total = total;
-            interval_bw = total;
-            if (total > js->bw_total_peak)
-                js->bw_total_peak = total;
-            js->bw_intervals++;
-        }
-    }
-    if (s->have_pages) {
-        uint64_t total = 0;
-        if (js->page_samples == 0)
-            memcpy(js->pages_start, s->node_bytes, sizeof(js->pages_start));
-        memcpy(js->pages_end, s->node_bytes, sizeof(js->pages_end));
-        for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++) {
-            if (s->node_bytes[n] > js->pages_peak[n])
-                js->pages_peak[n] = s->node_bytes[n];
-            total += s->node_bytes[n];
-        }
-        if (total > js->pages_peak_total)
-            js->pages_peak_total = total;
-        js->page_samples++;
-        add_local_share(js, s);
-    }
-    if (add_timeline_point(js, s->t, interval_bw, interval_cpi) < 0)
-        return -ENOMEM;
-    if (s->have_proc && s->processes > 0) {
-        if (js->proc_samples++ == 0)
-            js->first_proc = *s;
-        js->last_proc = *s;
-    }
-    if (s->have_proc && s->have_cs && s->processes > 0) {
-        const int k = js->cs_samples++ ? 1 : 0;
-        js->cs_t[k] = s->t;
-        js->involuntary_cs[k] = s->involuntary_cs;
-        if (k == 0) {
-            js->cs_t[1] = s->t;
-            js->involuntary_cs[1] = s->involuntary_cs;
-        }
-    }
-    if (s->have_irq) {
-        const int k = js->irq_samples++ ? 1 : 0;
-        js->irq_t[k] = s->t;
-        js->interrupts[k] = s->interrupts;
-        js->softirqs[k] = s->softirqs;
-        if (k == 0) {
-            js->irq_t[1] = s->t;
-            js->interrupts[1] = s->interrupts;
-            js->softirqs[1] = s->softirqs;
-        }
-    }
-    if (s->have_cpu_busy && s->have_proc && s->processes > 0) {
-        const int k = js->busy_samples++ ? 1 : 0;
-        js->busy_t[k] = s->t;
-        js->busy_s[k] = s->cpus_busy_s;
-        js->own_s[k] = s->utime_s + s->stime_s;
-        if (k == 0) {
-            js->busy_t[1] = s->t;
-            js->busy_s[1] = s->cpus_busy_s;
-            js->own_s[1] = js->own_s[0];
-        }
-    }
-    if (s->have_balancing) {
-        js->balancing_samples++;
-        js->balancing_pages_migrated = s->balancing_pages_migrated;
-        js->balancing_faults = s->balancing_faults;
-    }
-    if (js->samples)
-        js->prev = js->last;
-    js->last = *s;
-    js->samples++;
-    return 0;
-}
-
 /* ---- figures: {"value", "unit", "source"} or {"unavailable", "source"} ---- */
 
 static json_t *figure(double value, const char *unit, const char *source)
@@ -259,19 +53,6 @@ static json_t *missing(const char *reason, const char *source)
 {
     return json_pack("{s:s, s:s}", "unavailable", reason && reason[0] ? reason : "not measured",
                      "source", source);
-}
-
-static json_t *node_bytes(const uint64_t *values)
-{
-    json_t *obj = json_object();
-
-    for (int n = 0; obj && n < NP_SAMPLE_MAX_NODES; n++)
-        if (values[n]) {
-            char key[8];
-            snprintf(key, sizeof(key), "%d", n);
-            json_object_set_new(obj, key, json_integer((json_int_t)values[n]));
-        }
-    return obj;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -444,16 +225,6 @@ static json_t *local_share_figure(const struct np_jobstats *js)
     return figure(span > 0 ? weighted / span : js->local_share_last, "fraction", SRC_LOCAL_SHARE);
 }
 
-static json_t *node_list(uint64_t mask)
-{
-    json_t *arr = json_array();
-
-    for (int n = 0; arr && n < 64; n++)
-        if (mask >> n & 1)
-            json_array_append_new(arr, json_integer(n));
-    return arr;
-}
-
 /* Why a figure is unavailable, as a note beside the timeline (@p fig is stolen). */
 static void set_note(json_t *obj, const char *key, json_t *fig)
 {
@@ -523,7 +294,7 @@ json_t *np_jobstats_latest(const struct np_jobstats *js)
         return NULL;
     json_object_set_new(obj, "pages",
                         js->page_samples
-                            ? json_pack("{s:o, s:s}", "node_bytes", node_bytes(js->pages_end),
+                            ? json_pack("{s:o, s:s}", "node_bytes", np_node_map_json(js->pages_end),
                                         "source", SRC_NUMA_MAPS)
                             : missing(l->pages_reason, SRC_NUMA_MAPS));
     if (js->samples >= 2 && dt > 0 && l->have_proc && p->have_proc)
@@ -592,23 +363,23 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *
     json_object_set_new(rep, "faults", faults);
     json_object_set_new(rep, "perf_counts", perf_counts(js));
     if (js->page_samples)
-        pages = json_pack("{s:o, s:o, s:o, s:I, s:i, s:s}", "start_bytes",
-                          node_bytes(js->pages_start), "end_bytes", node_bytes(js->pages_end),
-                          "peak_bytes", node_bytes(js->pages_peak), "peak_total_bytes",
-                          (json_int_t)js->pages_peak_total, "samples", (int)js->page_samples,
-                          "source", SRC_NUMA_MAPS);
+        pages = json_pack(
+            "{s:o, s:o, s:o, s:I, s:i, s:s}", "start_bytes", np_node_map_json(js->pages_start),
+            "end_bytes", np_node_map_json(js->pages_end), "peak_bytes",
+            np_node_map_json(js->pages_peak), "peak_total_bytes", (json_int_t)js->pages_peak_total,
+            "samples", (int)js->page_samples, "source", SRC_NUMA_MAPS);
     else
         pages = missing(l->pages_reason, SRC_NUMA_MAPS);
     if (js->page_samples && pages)
         json_object_set_new(pages, "local_share", local_share_figure(js));
     json_object_set_new(rep, "pages", pages);
     if (js->local_nodes)
-        json_object_set_new(rep, "local_nodes", node_list(js->local_nodes));
+        json_object_set_new(rep, "local_nodes", np_node_list_json(js->local_nodes));
     if (js->ntimeline)
         json_object_set_new(rep, "timeline", timeline_json(js));
     migr = json_pack(
-        "{s:o, s:o, s:f, s:s}", "pages_in_bytes", node_bytes(js->pages_in), "pages_out_bytes",
-        node_bytes(js->pages_out), "moving_s", js->migration_moving_s, "source",
+        "{s:o, s:o, s:f, s:s}", "pages_in_bytes", np_node_map_json(js->pages_in), "pages_out_bytes",
+        np_node_map_json(js->pages_out), "moving_s", js->migration_moving_s, "source",
         js->migration_enabled ? "numaplaced: pages it moved (move_pages, migrate_pages)"
         /* A trace records samples, not the helper's moves: a replay cannot say. */
         : strncmp(meta->backends, "replay", 6) == 0
@@ -814,196 +585,4 @@ int np_report_print(FILE *out, json_t *r)
     fprintf(out, "  %-22s %.4f s CPU\n", "helper cost",
             json_number_value(json_object_get(json_object_get(r, "helper"), "cpu_time_s")));
     return ferror(out) ? -EIO : 0;
-}
-
-/* ---- trace ---- */
-
-json_t *np_trace_job_line(const struct np_job_meta *meta)
-{
-    json_t *obj = json_pack(
-        "{s:s, s:s, s:I, s:I, s:I, s:s, s:f, s:f, s:s, s:s, s:s, s:s}", "schema", NP_TRACE_SCHEMA,
-        "event", "job", "job", (json_int_t)meta->job_id, "step", (json_int_t)meta->step_id, "uid",
-        (json_int_t)meta->uid, "node", meta->node, "start", meta->start_epoch, "interval_s",
-        meta->interval_s, "policy", meta->policy_requested, "sensitivity", meta->sensitivity,
-        "cpus", meta->cpus, "backends", meta->backends);
-
-    if (obj && meta->tasks)
-        json_object_set(obj, "tasks", meta->tasks);
-    if (obj && meta->local_nodes)
-        json_object_set_new(obj, "local_nodes", node_list(meta->local_nodes));
-    return obj;
-}
-
-json_t *np_trace_sample_line(uint32_t job_id, uint32_t step_id, const struct np_sample *s,
-                             double helper_cpu_s)
-{
-    return json_pack("{s:s, s:I, s:I, s:f, s:o}", "event", "sample", "job", (json_int_t)job_id,
-                     "step", (json_int_t)step_id, "helper_cpu_s", helper_cpu_s, "sample",
-                     np_sample_to_json(s));
-}
-
-json_t *np_trace_end_line(uint32_t job_id, uint32_t step_id, double end_epoch)
-{
-    return json_pack("{s:s, s:I, s:I, s:f}", "event", "end", "job", (json_int_t)job_id, "step",
-                     (json_int_t)step_id, "end", end_epoch);
-}
-
-struct replay_job {
-    struct np_job_meta meta;
-    struct np_jobstats stats;
-    json_t *tasks;
-    bool used;
-};
-
-#define REPLAY_MAX_JOBS 256
-
-static struct replay_job *find_job(struct replay_job *jobs, json_t *line)
-{
-    json_int_t job = json_integer_value(json_object_get(line, "job"));
-    json_int_t step = json_integer_value(json_object_get(line, "step"));
-
-    for (int i = 0; i < REPLAY_MAX_JOBS; i++)
-        if (jobs[i].used && jobs[i].meta.job_id == (uint32_t)job &&
-            jobs[i].meta.step_id == (uint32_t)step)
-            return &jobs[i];
-    return NULL;
-}
-
-static void copy_str(char *dst, size_t size, json_t *v)
-{
-    snprintf(dst, size, "%s", json_string_value(v) ? json_string_value(v) : "");
-}
-
-static int emit(struct replay_job *j, bool complete, np_report_fn *fn, void *arg)
-{
-    json_t *rep;
-    int stop;
-
-    j->meta.tasks = j->tasks;
-    rep = np_report_new(&j->meta, &j->stats, complete);
-    if (!rep)
-        return -ENOMEM;
-    stop = fn ? fn(rep, arg) : 0;
-    json_decref(rep);
-    np_jobstats_fini(&j->stats);
-    json_decref(j->tasks);
-    memset(j, 0, sizeof(*j));
-    return stop;
-}
-
-int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *arg, struct np_err *err)
-{
-    struct replay_job *jobs = calloc(REPLAY_MAX_JOBS, sizeof(*jobs));
-    char *line = NULL;
-    size_t cap = 0;
-    unsigned lineno = 0;
-    int reports = 0, rc = 0;
-
-    if (!jobs)
-        return np_err_set(err, -ENOMEM, "out of memory");
-    while (rc == 0 && getline(&line, &cap, in) >= 0) {
-        json_error_t jerr;
-        json_t *obj;
-        const char *event;
-        struct replay_job *j;
-
-        lineno++;
-        if (line[strspn(line, " \t\r\n")] == '\0')
-            continue;
-        obj = json_loads(line, 0, &jerr);
-        event = json_string_value(json_object_get(obj, "event"));
-        if (!obj || !event) {
-            rc = np_err_set(err, -EINVAL, "%s:%u: not a trace line (%s)", name, lineno,
-                            obj ? "no \"event\"" : jerr.text);
-            json_decref(obj);
-            break;
-        }
-        j = find_job(jobs, obj);
-        if (strcmp(event, "job") == 0) {
-            const char *schema = json_string_value(json_object_get(obj, "schema"));
-            if (!schema || strcmp(schema, NP_TRACE_SCHEMA) != 0) {
-                rc = np_err_set(err, -EINVAL, "%s:%u: trace schema %s; this numaplace reads %s",
-                                name, lineno, schema ? schema : "missing", NP_TRACE_SCHEMA);
-            } else if (!j) {
-                for (int i = 0; i < REPLAY_MAX_JOBS && !j; i++)
-                    if (!jobs[i].used)
-                        j = &jobs[i];
-                if (!j) {
-                    rc = np_err_set(err, -EINVAL, "%s:%u: more than %d jobs open at once", name,
-                                    lineno, REPLAY_MAX_JOBS);
-                } else {
-                    j->used = true;
-                    np_jobstats_init(&j->stats);
-                    j->meta.job_id = (uint32_t)json_integer_value(json_object_get(obj, "job"));
-                    j->meta.step_id = (uint32_t)json_integer_value(json_object_get(obj, "step"));
-                    j->meta.uid = (uid_t)json_integer_value(json_object_get(obj, "uid"));
-                    j->meta.start_epoch = json_number_value(json_object_get(obj, "start"));
-                    j->meta.interval_s = json_number_value(json_object_get(obj, "interval_s"));
-                    copy_str(j->meta.node, sizeof(j->meta.node), json_object_get(obj, "node"));
-                    copy_str(j->meta.policy_requested, sizeof(j->meta.policy_requested),
-                             json_object_get(obj, "policy"));
-                    copy_str(j->meta.sensitivity, sizeof(j->meta.sensitivity),
-                             json_object_get(obj, "sensitivity"));
-                    copy_str(j->meta.cpus, sizeof(j->meta.cpus), json_object_get(obj, "cpus"));
-                    snprintf(j->meta.backends, sizeof(j->meta.backends), "replay of %s",
-                             json_string_value(json_object_get(obj, "backends"))
-                                 ? json_string_value(json_object_get(obj, "backends"))
-                                 : "?");
-                    j->tasks = json_incref(json_object_get(obj, "tasks"));
-                    {
-                        size_t k;
-                        json_t *node;
-                        json_array_foreach(json_object_get(obj, "local_nodes"), k, node)
-                        {
-                            const json_int_t n = json_integer_value(node);
-                            if (n >= 0 && n < 64)
-                                j->meta.local_nodes |= 1ull << n;
-                        }
-                        j->stats.local_nodes = j->meta.local_nodes;
-                    }
-                }
-            }
-        } else if (strcmp(event, "sample") == 0) {
-            struct np_sample s;
-            struct np_err serr = {0};
-            if (!j) {
-                rc = np_err_set(err, -EINVAL, "%s:%u: sample for a job with no \"job\" line", name,
-                                lineno);
-            } else if (np_sample_from_json(json_object_get(obj, "sample"), &s, &serr) < 0) {
-                rc = np_err_set(err, -EINVAL, "%s:%u: %s", name, lineno, serr.msg);
-            } else if (np_jobstats_add(&j->stats, &s) < 0) {
-                rc = np_err_set(err, -EINVAL, "%s:%u: sample goes back in time", name, lineno);
-            } else {
-                j->stats.helper_cpu_s = json_number_value(json_object_get(obj, "helper_cpu_s"));
-            }
-        } else if (strcmp(event, "end") == 0) {
-            if (!j) {
-                rc = np_err_set(err, -EINVAL, "%s:%u: end of a job with no \"job\" line", name,
-                                lineno);
-            } else {
-                j->meta.end_epoch = json_number_value(json_object_get(obj, "end"));
-                rc = emit(j, true, fn, arg);
-                if (rc >= 0)
-                    reports++;
-            }
-        } else {
-            rc = np_err_set(err, -EINVAL, "%s:%u: unknown event \"%s\"; accepted: job, sample, end",
-                            name, lineno, event);
-        }
-        json_decref(obj);
-    }
-    for (int i = 0; i < REPLAY_MAX_JOBS; i++)
-        if (jobs[i].used) {
-            if (rc == 0) {
-                jobs[i].meta.end_epoch = jobs[i].meta.start_epoch + jobs[i].stats.last.t;
-                if (emit(&jobs[i], false, fn, arg) >= 0)
-                    reports++;
-            } else {
-                np_jobstats_fini(&jobs[i].stats);
-                json_decref(jobs[i].tasks);
-            }
-        }
-    free(line);
-    free(jobs);
-    return rc < 0 ? rc : reports;
 }
