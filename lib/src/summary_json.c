@@ -1,5 +1,5 @@
-/* A job summary in and out of JSON (numaplace/summary_model.h): strict decoding with
- * json_unpack_ex, encoding with the members in the order they were set. */
+/* A job summary from JSON (numaplace/summary_model.h): strict decoding with json_unpack_ex,
+ * every member named in the message when it is not what the schema says. */
 #include "numaplace/summary_model.h"
 
 #include <errno.h>
@@ -8,40 +8,41 @@
 #include <string.h>
 
 #include "numaplace/summary.h"
+#include "summary_priv.h"
 
-static const char *const sum_names[NP_SUM_NMEMBERS] = {
+const char *const np_sumk_sum[NP_SUM_NMEMBERS] = {
     "schema", "job_id", "uid",   "user",   "policy_requested", "policy_applied", "sensitivity",
     "start",  "end",    "nodes", "totals", "missing_nodes",    "skipped",        "trimmed",
 };
-static const char *const node_names[NP_NODE_NMEMBERS] = {
+const char *const np_sumk_node[NP_NODE_NMEMBERS] = {
     "steps",       "step_count",       "duration_s",        "start",
     "end",         "policy_requested", "policy_applied",    "sensitivity",
     "local_share", "pages_peak_bytes", "pages_end_bytes",   "cpi",
     "bandwidth",   "migrations",       "pages_moved_bytes", "os_interference",
     "timeline",
 };
-static const char *const step_names[NP_STEP_NMEMBERS] = {
+const char *const np_sumk_step[NP_STEP_NMEMBERS] = {
     "step",     "policy",     "applied",     "sensitivity", "cpus",
     "complete", "duration_s", "local_nodes", "start",       "end",
 };
-static const char *const migr_names[NP_MIGR_NMEMBERS] = {
+const char *const np_sumk_migr[NP_MIGR_NMEMBERS] = {
     "in_bytes", "out_bytes",    "requests", "dry_run_requests",
     "moving_s", "failed_pages", "triggers", "source",
 };
-static const char *const trigger_names[] = {"requests", "dry_run", "moved_pages"};
-static const char *const os_names[NP_OS_NMEMBERS] = {
+const char *const np_sumk_trigger[3] = {"requests", "dry_run", "moved_pages"};
+const char *const np_sumk_os[NP_OS_NMEMBERS] = {
     "kernel_time_share", "involuntary_cs_per_s", "interrupts_per_s",
     "softirqs_per_s",    "other_cpu_time_s",
 };
-static const char *const tl_names[NP_TL_NMEMBERS] = {
+const char *const np_sumk_tl[NP_TL_NMEMBERS] = {
     "t",      "node_bytes",       "bandwidth_bytes_per_s", "cpi",
     "events", "every_nth_sample", "bandwidth_note",        "cpi_note",
     "step",   "duration_s",
 };
-static const char *const event_names[] = {"t", "label"};
-static const char *const skip_names[] = {"node", "step", "reason"};
-static const char *const trim_names[] = {"what", "stored_bytes_before"};
-static const char *const totals_names[NP_TOT_NMEMBERS] = {
+const char *const np_sumk_event[2] = {"t", "label"};
+const char *const np_sumk_skip[3] = {"node", "step", "reason"};
+const char *const np_sumk_trim[2] = {"what", "stored_bytes_before"};
+const char *const np_sumk_totals[NP_TOT_NMEMBERS] = {
     "nodes",
     "steps",
     "missing_nodes",
@@ -68,114 +69,29 @@ static void pathf(char *buf, size_t size, const char *fmt, ...)
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
-/* ---- freeing ---- */
-
-static void step_free(struct np_sum_step *st)
-{
-    free(st->step);
-    free(st->policy);
-    free(st->sensitivity);
-    free(st->cpus);
-    free(st->start);
-    free(st->end);
-    np_map_free(&st->applied);
-    free(st->local_nodes);
-    memset(st, 0, sizeof(*st));
-}
-
-static void migrations_free(struct np_sum_migrations *m)
-{
-    np_map_free(&m->in_bytes);
-    np_map_free(&m->out_bytes);
-    np_map_free(&m->failed_pages);
-    for (size_t i = 0; i < m->ntriggers; i++)
-        free(m->triggers[i].name);
-    free(m->triggers);
-    free(m->source);
-    memset(m, 0, sizeof(*m));
-}
-
-static void bytes_free(struct np_sum_bytes *b)
-{
-    np_map_free(&b->map);
-    np_figure_free(&b->unavailable);
-    b->is_map = false;
-}
-
-static void timeline_free(struct np_sum_timeline *tl)
-{
-    free(tl->t.v);
-    free(tl->bandwidth.v);
-    free(tl->cpi.v);
-    for (size_t i = 0; i < tl->nnode_bytes; i++) {
-        free(tl->node_bytes[i].node);
-        free(tl->node_bytes[i].bytes.v);
-    }
-    free(tl->node_bytes);
-    for (size_t i = 0; i < tl->nevents; i++)
-        free(tl->events[i].label);
-    free(tl->events);
-    free(tl->bandwidth_note);
-    free(tl->cpi_note);
-    free(tl->step);
-    memset(tl, 0, sizeof(*tl));
-}
-
-void np_sum_node_free(struct np_sum_node *n)
-{
-    if (!n)
-        return;
-    free(n->name);
-    for (size_t i = 0; i < n->nsteps; i++)
-        step_free(&n->steps[i]);
-    free(n->steps);
-    free(n->start);
-    free(n->end);
-    free(n->sensitivity);
-    np_strs_free(&n->policy_requested);
-    np_map_free(&n->policy_applied);
-    np_figure_free(&n->local_share);
-    np_figure_free(&n->cpi);
-    np_figure_free(&n->bandwidth);
-    bytes_free(&n->pages_peak_bytes);
-    bytes_free(&n->pages_end_bytes);
-    migrations_free(&n->migrations);
-    for (int k = 0; k < NP_OS_NMEMBERS; k++)
-        np_figure_free(&n->os.fig[k]);
-    timeline_free(&n->timeline);
-    memset(n, 0, sizeof(*n));
-}
-
-void np_sum_free(struct np_sum *s)
-{
-    if (!s)
-        return;
-    free(s->schema);
-    free(s->user);
-    free(s->sensitivity);
-    free(s->start);
-    free(s->end);
-    np_strs_free(&s->policy_requested);
-    np_strs_free(&s->missing_nodes);
-    np_map_free(&s->policy_applied);
-    for (size_t i = 0; i < s->nnodes; i++)
-        np_sum_node_free(&s->nodes[i]);
-    free(s->nodes);
-    for (size_t i = 0; i < s->nskipped; i++) {
-        free(s->skipped[i].node);
-        free(s->skipped[i].step);
-        free(s->skipped[i].reason);
-    }
-    free(s->skipped);
-    for (size_t i = 0; i < s->ntrimmed; i++)
-        free(s->trimmed[i].what);
-    free(s->trimmed);
-    np_figure_free(&s->totals.local_share);
-    np_figure_free(&s->totals.kernel_time_share);
-    memset(s, 0, sizeof(*s));
-}
-
 /* ---- decoding ---- */
+
+int np_summary_check(const json_t *summary, struct np_err *err)
+{
+    const char *schema = json_string_value(json_object_get(summary, "schema"));
+
+    if (!json_is_object(summary))
+        return np_err_set(err, -EINVAL, "a summary must be a JSON object");
+    if (!schema)
+        return np_err_set(err, -EINVAL, "not a numaplace summary (no \"schema\")");
+    if (strncmp(schema, "numaplace.summary/", strlen("numaplace.summary/")) != 0)
+        return np_err_set(err, -EINVAL, "not a numaplace summary (schema %s; expected %s)", schema,
+                          NP_SUMMARY_SCHEMA);
+    if (strcmp(schema, NP_SUMMARY_SCHEMA) != 0)
+        return np_err_set(err, -EPROTO, "summary schema %s; this numaplace reads %s", schema,
+                          NP_SUMMARY_SCHEMA);
+    if (!json_is_integer(json_object_get(summary, "job_id")) ||
+        !json_is_object(json_object_get(summary, "nodes")))
+        return np_err_set(err, -EINVAL,
+                          "malformed summary: it needs an integer \"job_id\" and a \"nodes\" "
+                          "object");
+    return 0;
+}
 
 /* Copy @p src into *dst when the member is there; false on out-of-memory. */
 static bool dup_into(char **dst, const char *src)
@@ -221,7 +137,7 @@ static int decode_step(const json_t *j, struct np_sum_step *st, const char *what
     int complete = 0, rc;
     char path[300];
 
-    if ((rc = np_keys_scan(j, step_names, NP_STEP_NMEMBERS, &st->keys, what, err)) != 0)
+    if ((rc = np_keys_scan(j, np_sumk_step, NP_STEP_NMEMBERS, &st->keys, what, err)) != 0)
         return rc;
     if (json_unpack_ex((json_t *)j, &jerr, JSON_STRICT,
                        "{s?s, s?s, s?o, s?s, s?s, s?b, s?F, s?o, s?s, s?s}", "step", &step,
@@ -258,7 +174,7 @@ static int decode_migrations(const json_t *j, struct np_sum_migrations *m, const
     char path[300];
     int rc;
 
-    if ((rc = np_keys_scan(j, migr_names, NP_MIGR_NMEMBERS, &m->keys, what, err)) != 0)
+    if ((rc = np_keys_scan(j, np_sumk_migr, NP_MIGR_NMEMBERS, &m->keys, what, err)) != 0)
         return rc;
     if (json_unpack_ex((json_t *)j, &jerr, JSON_STRICT, "{s?o, s?o, s?I, s?I, s?F, s?o, s?o, s?s}",
                        "in_bytes", &in, "out_bytes", &out, "requests", &m->requests,
@@ -288,7 +204,8 @@ static int decode_migrations(const json_t *j, struct np_sum_migrations *m, const
     {
         struct np_sum_trigger *tr = &m->triggers[m->ntriggers];
         PATHF(path, "%s.triggers.%s", what, key);
-        if ((rc = np_keys_scan(t, trigger_names, N_OF(trigger_names), &tr->keys, path, err)) != 0)
+        if ((rc = np_keys_scan(t, np_sumk_trigger, N_OF(np_sumk_trigger), &tr->keys, path, err)) !=
+            0)
             return rc;
         if (json_unpack_ex(t, &jerr, JSON_STRICT, "{s?I, s?I, s?I}", "requests", &tr->requests,
                            "dry_run", &tr->dry_run, "moved_pages", &tr->moved_pages) != 0)
@@ -310,7 +227,7 @@ static int decode_bytes(const json_t *j, struct np_sum_bytes *b, const char *wha
     return np_map_decode(j, &b->map, what, err);
 }
 
-static int decode_timeline(const json_t *j, struct np_sum_timeline *tl, const char *what,
+int np_sum_timeline_decode(const json_t *j, struct np_sum_timeline *tl, const char *what,
                            struct np_err *err)
 {
     json_t *t = NULL, *nb = NULL, *bw = NULL, *cpi = NULL, *events = NULL, *every = NULL,
@@ -321,7 +238,7 @@ static int decode_timeline(const json_t *j, struct np_sum_timeline *tl, const ch
     size_t i;
     int rc;
 
-    if ((rc = np_keys_scan(j, tl_names, NP_TL_NMEMBERS, &tl->keys, what, err)) != 0)
+    if ((rc = np_keys_scan(j, np_sumk_tl, NP_TL_NMEMBERS, &tl->keys, what, err)) != 0)
         return rc;
     if (json_unpack_ex((json_t *)j, &jerr, JSON_STRICT,
                        "{s?o, s?o, s?o, s?o, s?o, s?o, s?s, s?s, s?s, s?o}", "t", &t, "node_bytes",
@@ -377,7 +294,7 @@ static int decode_timeline(const json_t *j, struct np_sum_timeline *tl, const ch
             json_t *et = NULL;
             const char *label = NULL;
             PATHF(path, "%s.events[%zu]", what, i);
-            if ((rc = np_keys_scan(e, event_names, 2, &ev->keys, path, err)) != 0)
+            if ((rc = np_keys_scan(e, np_sumk_event, 2, &ev->keys, path, err)) != 0)
                 return rc;
             if (json_unpack_ex(e, &jerr, JSON_STRICT, "{s?o, s?s}", "t", &et, "label", &label))
                 return BAD(path);
@@ -393,19 +310,19 @@ static int decode_timeline(const json_t *j, struct np_sum_timeline *tl, const ch
 
 static int decode_os(const json_t *j, struct np_sum_os *os, const char *what, struct np_err *err)
 {
-    int rc = np_keys_scan(j, os_names, NP_OS_NMEMBERS, &os->keys, what, err);
+    int rc = np_keys_scan(j, np_sumk_os, NP_OS_NMEMBERS, &os->keys, what, err);
 
     for (int k = 0; !rc && k < NP_OS_NMEMBERS; k++) {
         char path[300];
-        const json_t *f = json_object_get(j, os_names[k]);
-        PATHF(path, "%s.%s", what, os_names[k]);
+        const json_t *f = json_object_get(j, np_sumk_os[k]);
+        PATHF(path, "%s.%s", what, np_sumk_os[k]);
         if (f)
             rc = np_figure_decode(f, NP_FIGURE_PLAIN, &os->fig[k], path, err);
     }
     return rc;
 }
 
-static int decode_node(const char *name, const json_t *j, struct np_sum_node *n, struct np_err *err)
+int np_sum_node_decode(const char *name, const json_t *j, struct np_sum_node *n, struct np_err *err)
 {
     const char *start = NULL, *end = NULL, *sens = NULL;
     json_t *steps = NULL, *preq = NULL, *papp = NULL, *ls = NULL, *peak = NULL, *endb = NULL,
@@ -418,7 +335,7 @@ static int decode_node(const char *name, const json_t *j, struct np_sum_node *n,
     PATHF(what, "nodes.%s", name);
     if (!dup_into(&n->name, name))
         return OOM(what);
-    if ((rc = np_keys_scan(j, node_names, NP_NODE_NMEMBERS, &n->keys, what, err)) != 0)
+    if ((rc = np_keys_scan(j, np_sumk_node, NP_NODE_NMEMBERS, &n->keys, what, err)) != 0)
         return rc;
     if (json_unpack_ex(
             (json_t *)j, &jerr, JSON_STRICT,
@@ -494,7 +411,7 @@ static int decode_node(const char *name, const json_t *j, struct np_sum_node *n,
     }
     if (tl) {
         SUB("timeline");
-        if ((rc = decode_timeline(tl, &n->timeline, path, err)) != 0)
+        if ((rc = np_sum_timeline_decode(tl, &n->timeline, path, err)) != 0)
             return rc;
     }
 #undef SUB
@@ -521,7 +438,7 @@ static int decode_lists(const json_t *skipped, const json_t *trimmed, struct np_
             struct np_sum_skip *k = &s->skipped[i];
             const char *node = NULL, *step = NULL, *reason = NULL;
             PATHF(path, "skipped[%zu]", i);
-            if ((rc = np_keys_scan(e, skip_names, 3, &k->keys, path, err)) != 0)
+            if ((rc = np_keys_scan(e, np_sumk_skip, 3, &k->keys, path, err)) != 0)
                 return rc;
             if (json_unpack_ex(e, &jerr, JSON_STRICT, "{s?s, s?s, s?s}", "node", &node, "step",
                                &step, "reason", &reason) != 0)
@@ -543,7 +460,7 @@ static int decode_lists(const json_t *skipped, const json_t *trimmed, struct np_
             struct np_sum_trim *t = &s->trimmed[i];
             const char *what = NULL;
             PATHF(path, "trimmed[%zu]", i);
-            if ((rc = np_keys_scan(e, trim_names, 2, &t->keys, path, err)) != 0)
+            if ((rc = np_keys_scan(e, np_sumk_trim, 2, &t->keys, path, err)) != 0)
                 return rc;
             if (json_unpack_ex(e, &jerr, JSON_STRICT, "{s?s, s?I}", "what", &what,
                                "stored_bytes_before", &t->stored_bytes_before) != 0)
@@ -562,7 +479,7 @@ static int decode_totals(const json_t *j, struct np_sum_totals *t, struct np_err
     json_error_t jerr;
     int rc;
 
-    if ((rc = np_keys_scan(j, totals_names, NP_TOT_NMEMBERS, &t->keys, "totals", err)) != 0)
+    if ((rc = np_keys_scan(j, np_sumk_totals, NP_TOT_NMEMBERS, &t->keys, "totals", err)) != 0)
         return rc;
     if (json_unpack_ex((json_t *)j, &jerr, JSON_STRICT, "{s?I, s?I, s?I, s?I, s?I, s?I, s?o, s?o}",
                        "nodes", &t->nodes, "steps", &t->steps, "missing_nodes", &t->missing_nodes,
@@ -587,7 +504,7 @@ static int decode(const json_t *j, struct np_sum *s, struct np_err *err)
     json_error_t jerr;
     int rc;
 
-    if ((rc = np_keys_scan(j, sum_names, NP_SUM_NMEMBERS, &s->keys, "summary", err)) != 0)
+    if ((rc = np_keys_scan(j, np_sumk_sum, NP_SUM_NMEMBERS, &s->keys, "summary", err)) != 0)
         return rc;
     if (json_unpack_ex((json_t *)j, &jerr, JSON_STRICT,
                        "{s:s, s:I, s?I, s?s, s?o, s?o, s?s, s?s, s?s, s:o, s?o, s?o, s?o, s?o}",
@@ -615,7 +532,7 @@ static int decode(const json_t *j, struct np_sum *s, struct np_err *err)
     json_object_foreach(nodes, key, v)
     {
         s->nnodes++;
-        if ((rc = decode_node(key, v, &s->nodes[s->nnodes - 1], err)) != 0)
+        if ((rc = np_sum_node_decode(key, v, &s->nodes[s->nnodes - 1], err)) != 0)
             return rc;
     }
     return 0;
@@ -637,454 +554,4 @@ int np_sum_decode(const json_t *json, struct np_sum *s, struct np_err *err)
         np_sum_free(s);
     }
     return rc;
-}
-
-/* ---- encoding ---- */
-
-static json_t *str_or_null(const char *s)
-{
-    return s ? json_string(s) : json_null();
-}
-
-static json_t *nums_json(const struct np_nums *ns)
-{
-    json_t *arr = json_array();
-
-    for (size_t i = 0; arr && i < ns->n; i++)
-        json_array_append_new(arr, np_num_json(&ns->v[i]));
-    return arr;
-}
-
-/* obj[name] = v (stolen); false when either is NULL (out of memory). */
-static bool put(json_t *obj, const char *name, json_t *v)
-{
-    return obj && v && json_object_set_new(obj, name, v) == 0;
-}
-
-static json_t *step_json(const struct np_sum_step *st)
-{
-    json_t *o = json_object();
-
-    for (unsigned i = 0; o && i < st->keys.n; i++) {
-        const unsigned m = st->keys.k[i];
-        json_t *v = NULL;
-        switch (m) {
-        case NP_STEP_STEP:
-            v = str_or_null(st->step);
-            break;
-        case NP_STEP_POLICY:
-            v = str_or_null(st->policy);
-            break;
-        case NP_STEP_APPLIED:
-            v = np_map_json(&st->applied);
-            break;
-        case NP_STEP_SENSITIVITY:
-            v = str_or_null(st->sensitivity);
-            break;
-        case NP_STEP_CPUS:
-            v = str_or_null(st->cpus);
-            break;
-        case NP_STEP_COMPLETE:
-            v = json_boolean(st->complete);
-            break;
-        case NP_STEP_DURATION_S:
-            v = json_real(st->duration_s);
-            break;
-        case NP_STEP_LOCAL_NODES: {
-            const struct np_nums ns = {st->local_nodes, st->nlocal_nodes};
-            v = nums_json(&ns);
-            break;
-        }
-        case NP_STEP_START:
-            v = str_or_null(st->start);
-            break;
-        case NP_STEP_END:
-            v = str_or_null(st->end);
-            break;
-        }
-        if (!put(o, step_names[m], v)) {
-            json_decref(o);
-            return NULL;
-        }
-    }
-    return o;
-}
-
-static json_t *migrations_json(const struct np_sum_migrations *m)
-{
-    json_t *o = json_object();
-
-    for (unsigned i = 0; o && i < m->keys.n; i++) {
-        const unsigned k = m->keys.k[i];
-        json_t *v = NULL;
-        switch (k) {
-        case NP_MIGR_IN_BYTES:
-            v = np_map_json(&m->in_bytes);
-            break;
-        case NP_MIGR_OUT_BYTES:
-            v = np_map_json(&m->out_bytes);
-            break;
-        case NP_MIGR_REQUESTS:
-            v = json_integer(m->requests);
-            break;
-        case NP_MIGR_DRY_RUN_REQUESTS:
-            v = json_integer(m->dry_run_requests);
-            break;
-        case NP_MIGR_MOVING_S:
-            v = json_real(m->moving_s);
-            break;
-        case NP_MIGR_FAILED_PAGES:
-            v = np_map_json(&m->failed_pages);
-            break;
-        case NP_MIGR_TRIGGERS:
-            v = json_object();
-            for (size_t t = 0; v && t < m->ntriggers; t++) {
-                const struct np_sum_trigger *tr = &m->triggers[t];
-                const json_int_t vals[] = {tr->requests, tr->dry_run, tr->moved_pages};
-                json_t *to = json_object();
-                for (unsigned q = 0; to && q < tr->keys.n; q++)
-                    json_object_set_new(to, trigger_names[tr->keys.k[q]],
-                                        json_integer(vals[tr->keys.k[q]]));
-                if (!put(v, tr->name, to)) {
-                    json_decref(v);
-                    v = NULL;
-                }
-            }
-            break;
-        case NP_MIGR_SOURCE:
-            v = str_or_null(m->source);
-            break;
-        }
-        if (!put(o, migr_names[k], v)) {
-            json_decref(o);
-            return NULL;
-        }
-    }
-    return o;
-}
-
-static json_t *bytes_json(const struct np_sum_bytes *b)
-{
-    return b->is_map ? np_map_json(&b->map) : np_figure_json(&b->unavailable);
-}
-
-static json_t *timeline_json(const struct np_sum_timeline *tl)
-{
-    json_t *o = json_object();
-
-    for (unsigned i = 0; o && i < tl->keys.n; i++) {
-        const unsigned k = tl->keys.k[i];
-        json_t *v = NULL;
-        switch (k) {
-        case NP_TL_T:
-            v = nums_json(&tl->t);
-            break;
-        case NP_TL_NODE_BYTES:
-            v = json_object();
-            for (size_t n = 0; v && n < tl->nnode_bytes; n++)
-                if (!put(v, tl->node_bytes[n].node, nums_json(&tl->node_bytes[n].bytes))) {
-                    json_decref(v);
-                    v = NULL;
-                }
-            break;
-        case NP_TL_BANDWIDTH:
-            v = nums_json(&tl->bandwidth);
-            break;
-        case NP_TL_CPI:
-            v = nums_json(&tl->cpi);
-            break;
-        case NP_TL_EVENTS:
-            v = json_array();
-            for (size_t e = 0; v && e < tl->nevents; e++) {
-                const struct np_sum_event *ev = &tl->events[e];
-                json_t *eo = json_object();
-                for (unsigned q = 0; eo && q < ev->keys.n; q++)
-                    json_object_set_new(eo, event_names[ev->keys.k[q]],
-                                        ev->keys.k[q] == 0 ? np_num_json(&ev->t)
-                                                           : str_or_null(ev->label));
-                json_array_append_new(v, eo);
-            }
-            break;
-        case NP_TL_EVERY_NTH_SAMPLE:
-            v = np_num_json(&tl->every_nth_sample);
-            break;
-        case NP_TL_BANDWIDTH_NOTE:
-            v = str_or_null(tl->bandwidth_note);
-            break;
-        case NP_TL_CPI_NOTE:
-            v = str_or_null(tl->cpi_note);
-            break;
-        case NP_TL_STEP:
-            v = str_or_null(tl->step);
-            break;
-        case NP_TL_DURATION_S:
-            v = np_num_json(&tl->duration_s);
-            break;
-        }
-        if (!put(o, tl_names[k], v)) {
-            json_decref(o);
-            return NULL;
-        }
-    }
-    return o;
-}
-
-static json_t *os_json(const struct np_sum_os *os)
-{
-    json_t *o = json_object();
-
-    for (unsigned i = 0; o && i < os->keys.n; i++)
-        if (!put(o, os_names[os->keys.k[i]], np_figure_json(&os->fig[os->keys.k[i]]))) {
-            json_decref(o);
-            return NULL;
-        }
-    return o;
-}
-
-static json_t *node_json(const struct np_sum_node *n)
-{
-    json_t *o = json_object();
-
-    for (unsigned i = 0; o && i < n->keys.n; i++) {
-        const unsigned k = n->keys.k[i];
-        json_t *v = NULL;
-        switch (k) {
-        case NP_NODE_STEPS:
-            v = json_array();
-            for (size_t s = 0; v && s < n->nsteps; s++)
-                if (json_array_append_new(v, step_json(&n->steps[s])) != 0) {
-                    json_decref(v);
-                    v = NULL;
-                }
-            break;
-        case NP_NODE_STEP_COUNT:
-            v = json_integer(n->step_count);
-            break;
-        case NP_NODE_DURATION_S:
-            v = json_real(n->duration_s);
-            break;
-        case NP_NODE_START:
-            v = str_or_null(n->start);
-            break;
-        case NP_NODE_END:
-            v = str_or_null(n->end);
-            break;
-        case NP_NODE_POLICY_REQUESTED:
-            v = np_strs_json(&n->policy_requested);
-            break;
-        case NP_NODE_POLICY_APPLIED:
-            v = np_map_json(&n->policy_applied);
-            break;
-        case NP_NODE_SENSITIVITY:
-            v = str_or_null(n->sensitivity);
-            break;
-        case NP_NODE_LOCAL_SHARE:
-            v = np_figure_json(&n->local_share);
-            break;
-        case NP_NODE_PAGES_PEAK_BYTES:
-            v = bytes_json(&n->pages_peak_bytes);
-            break;
-        case NP_NODE_PAGES_END_BYTES:
-            v = bytes_json(&n->pages_end_bytes);
-            break;
-        case NP_NODE_CPI:
-            v = np_figure_json(&n->cpi);
-            break;
-        case NP_NODE_BANDWIDTH:
-            v = np_figure_json(&n->bandwidth);
-            break;
-        case NP_NODE_MIGRATIONS:
-            v = migrations_json(&n->migrations);
-            break;
-        case NP_NODE_PAGES_MOVED_BYTES:
-            v = json_integer(n->pages_moved_bytes);
-            break;
-        case NP_NODE_OS_INTERFERENCE:
-            v = os_json(&n->os);
-            break;
-        case NP_NODE_TIMELINE:
-            v = timeline_json(&n->timeline);
-            break;
-        }
-        if (!put(o, node_names[k], v)) {
-            json_decref(o);
-            return NULL;
-        }
-    }
-    return o;
-}
-
-static json_t *totals_json(const struct np_sum_totals *t)
-{
-    json_t *o = json_object();
-
-    for (unsigned i = 0; o && i < t->keys.n; i++) {
-        const unsigned k = t->keys.k[i];
-        json_t *v = NULL;
-        switch (k) {
-        case NP_TOT_NODES:
-            v = json_integer(t->nodes);
-            break;
-        case NP_TOT_STEPS:
-            v = json_integer(t->steps);
-            break;
-        case NP_TOT_MISSING_NODES:
-            v = json_integer(t->missing_nodes);
-            break;
-        case NP_TOT_SKIPPED:
-            v = json_integer(t->skipped);
-            break;
-        case NP_TOT_PAGES_MOVED_BYTES:
-            v = json_integer(t->pages_moved_bytes);
-            break;
-        case NP_TOT_MIGRATION_REQUESTS:
-            v = json_integer(t->migration_requests);
-            break;
-        case NP_TOT_LOCAL_SHARE:
-            v = np_figure_json(&t->local_share);
-            break;
-        case NP_TOT_KERNEL_TIME_SHARE:
-            v = np_figure_json(&t->kernel_time_share);
-            break;
-        }
-        if (!put(o, totals_names[k], v)) {
-            json_decref(o);
-            return NULL;
-        }
-    }
-    return o;
-}
-
-static json_t *list_json(const struct np_sum *s, unsigned which)
-{
-    json_t *arr = json_array();
-
-    if (which == NP_SUM_SKIPPED)
-        for (size_t i = 0; arr && i < s->nskipped; i++) {
-            const struct np_sum_skip *k = &s->skipped[i];
-            const char *vals[] = {k->node, k->step, k->reason};
-            json_t *o = json_object();
-            for (unsigned q = 0; o && q < k->keys.n; q++)
-                json_object_set_new(o, skip_names[k->keys.k[q]], str_or_null(vals[k->keys.k[q]]));
-            json_array_append_new(arr, o);
-        }
-    else
-        for (size_t i = 0; arr && i < s->ntrimmed; i++) {
-            const struct np_sum_trim *t = &s->trimmed[i];
-            json_t *o = json_object();
-            for (unsigned q = 0; o && q < t->keys.n; q++)
-                json_object_set_new(o, trim_names[t->keys.k[q]],
-                                    t->keys.k[q] == NP_TRIM_WHAT
-                                        ? str_or_null(t->what)
-                                        : json_integer(t->stored_bytes_before));
-            json_array_append_new(arr, o);
-        }
-    return arr;
-}
-
-json_t *np_sum_encode(const struct np_sum *s)
-{
-    json_t *o = json_object();
-
-    for (unsigned i = 0; o && i < s->keys.n; i++) {
-        const unsigned k = s->keys.k[i];
-        json_t *v = NULL;
-        switch (k) {
-        case NP_SUM_SCHEMA:
-            v = str_or_null(s->schema);
-            break;
-        case NP_SUM_JOB_ID:
-            v = json_integer(s->job_id);
-            break;
-        case NP_SUM_UID:
-            v = json_integer(s->uid);
-            break;
-        case NP_SUM_USER:
-            v = str_or_null(s->user);
-            break;
-        case NP_SUM_POLICY_REQUESTED:
-            v = np_strs_json(&s->policy_requested);
-            break;
-        case NP_SUM_POLICY_APPLIED:
-            v = np_map_json(&s->policy_applied);
-            break;
-        case NP_SUM_SENSITIVITY:
-            v = str_or_null(s->sensitivity);
-            break;
-        case NP_SUM_START:
-            v = str_or_null(s->start);
-            break;
-        case NP_SUM_END:
-            v = str_or_null(s->end);
-            break;
-        case NP_SUM_NODES:
-            v = json_object();
-            for (size_t n = 0; v && n < s->nnodes; n++)
-                if (!put(v, s->nodes[n].name, node_json(&s->nodes[n]))) {
-                    json_decref(v);
-                    v = NULL;
-                }
-            break;
-        case NP_SUM_TOTALS:
-            v = totals_json(&s->totals);
-            break;
-        case NP_SUM_MISSING_NODES:
-            v = np_strs_json(&s->missing_nodes);
-            break;
-        case NP_SUM_SKIPPED:
-        case NP_SUM_TRIMMED:
-            v = list_json(s, k);
-            break;
-        }
-        if (!put(o, sum_names[k], v)) {
-            json_decref(o);
-            return NULL;
-        }
-    }
-    return o;
-}
-
-/* ---- small readers ---- */
-
-const struct np_sum_node *np_sum_node_get(const struct np_sum *s, const char *name)
-{
-    for (size_t i = 0; name && i < s->nnodes; i++)
-        if (strcmp(s->nodes[i].name, name) == 0)
-            return &s->nodes[i];
-    return NULL;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-const char **np_sum_sorted_nodes(const struct np_sum *s, size_t *n)
-{
-    const char **names = malloc((s->nnodes ? s->nnodes : 1) * sizeof(*names));
-
-    *n = 0;
-    if (!names)
-        return NULL;
-    for (size_t i = 0; i < s->nnodes; i++)
-        names[i] = s->nodes[i].name;
-    qsort(names, s->nnodes, sizeof(*names), cmp_str);
-    *n = s->nnodes;
-    return names;
-}
-
-bool np_sum_worst_local_share(const struct np_sum *s, double *share)
-{
-    bool have = false;
-
-    for (size_t i = 0; i < s->nnodes; i++) {
-        const struct np_figure *f = &s->nodes[i].local_share;
-        /* any number counts, as `numaplace jobs` always read it */
-        if (np_keys_has(&s->nodes[i].keys, NP_NODE_LOCAL_SHARE) &&
-            np_keys_has(&f->keys, NP_FIG_VALUE) && (!have || np_num_value(&f->value) < *share)) {
-            *share = np_num_value(&f->value);
-            have = true;
-        }
-    }
-    return have;
 }

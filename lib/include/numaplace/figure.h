@@ -77,6 +77,12 @@ NP_API json_t *np_num_json(const struct np_num *n);
 NP_API int np_num_decode(const json_t *j, bool nullable, struct np_num *n, const char *what,
                          struct np_err *err);
 
+/** An array of numbers as written (timeline series, a step's local NUMA nodes). */
+struct np_nums {
+    struct np_num *v;
+    size_t n;
+};
+
 /* ---- ordered maps of numbers: bytes per NUMA node, tasks per policy, pages per cause ---- */
 
 struct np_map_entry {
@@ -95,6 +101,10 @@ NP_API struct np_map_entry *np_map_get(const struct np_map *m, const char *key);
 NP_API int np_map_set(struct np_map *m, const char *key, struct np_num v);
 /** The sum of the values, each rounded to an integer. */
 NP_API json_int_t np_map_sum(const struct np_map *m);
+/** dst[k] += src[k], each rounded to an integer (bytes per node, tasks per policy). 0 or -ENOMEM */
+NP_API int np_map_add(struct np_map *dst, const struct np_map *src);
+/** dst[k] = max(dst[k], src[k]) as integers. 0 or -ENOMEM */
+NP_API int np_map_max(struct np_map *dst, const struct np_map *src);
 NP_API int np_map_copy(struct np_map *dst, const struct np_map *src);
 NP_API void np_map_free(struct np_map *m);
 /** @p obj must be an object of numbers. @return 0, -EINVAL / -ENOMEM with @p err */

@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -159,11 +160,6 @@ enum np_sum_tl_member {
     NP_TL_NMEMBERS
 };
 
-struct np_nums {
-    struct np_num *v;
-    size_t n;
-};
-
 struct np_sum_series {
     char *node; /**< the NUMA node, "0" to "15" */
     struct np_nums bytes;
@@ -266,6 +262,55 @@ NP_API json_t *np_sum_encode(const struct np_sum *s);
 
 NP_API void np_sum_free(struct np_sum *s);
 NP_API void np_sum_node_free(struct np_sum_node *n);
+
+/** Decode a report's `timeline` (or a summary node's). @return 0, -EINVAL / -ENOMEM with @p err */
+NP_API int np_sum_timeline_decode(const json_t *j, struct np_sum_timeline *tl, const char *what,
+                                  struct np_err *err);
+NP_API int np_sum_timeline_copy(struct np_sum_timeline *dst, const struct np_sum_timeline *src);
+NP_API void np_sum_timeline_free(struct np_sum_timeline *tl);
+
+/** Drop member @p member (enum np_sum_node_member) of @p n and what it holds. */
+NP_API void np_sum_node_drop(struct np_sum_node *n, unsigned member);
+/** A deep copy of @p src into @p dst. @return 0 or -ENOMEM */
+NP_API int np_sum_node_copy(struct np_sum_node *dst, const struct np_sum_node *src);
+
+/* ---- working on a summary (the json_t functions of numaplace/summary.h wrap these; each
+ * says what its wrapper says) ---- */
+
+/** An empty summary of job @p job_id. @return 0 or -ENOMEM */
+NP_API int np_sum_init(struct np_sum *s, uint32_t job_id);
+NP_API int np_sum_set_user(struct np_sum *s, const char *user, struct np_err *err);
+/** Fold in @p report (borrowed), as np_summary_add_report. */
+NP_API int np_sum_add_report(struct np_sum *s, const json_t *report, struct np_err *err);
+NP_API int np_sum_expect_nodes(struct np_sum *s, const char *hostlist, struct np_err *err);
+/** Merge @p other into @p into, as np_summary_merge. */
+NP_API int np_sum_merge(struct np_sum *into, const struct np_sum *other, struct np_err *err);
+/** Totals, policies, class, start/end and missing_nodes again from the nodes. 0 or -ENOMEM. */
+NP_API int np_sum_recompute(struct np_sum *s);
+/** Whether a skipped report of @p node is listed. */
+NP_API bool np_sum_skipped_has(const struct np_sum *s, const char *node);
+
+/** One piece of advice: the rule that fired and its sentence. */
+struct np_advice {
+    char rule[32];
+    char text[2048];
+};
+
+/**
+ * The advice (np_summary_advice's rules, in its order; "none" when nothing fires).
+ * @param out receives a new array (free())
+ * @return the number of entries, or -ENOMEM
+ */
+NP_API int np_sum_advice(const struct np_sum *s, struct np_advice **out);
+/** [{rule, text}] of @p n entries. New reference, NULL on out-of-memory. */
+NP_API json_t *np_sum_advice_json(const struct np_advice *advice, int n);
+/** As np_summary_print. */
+NP_API int np_sum_print(FILE *out, const struct np_sum *s);
+/** As np_summary_fit: trims @p s until its stored form fits. */
+NP_API long np_sum_fit(struct np_sum *s, size_t max_bytes, char **stored, struct np_err *err);
+/** As np_summary_plot. */
+NP_API int np_sum_plot(const struct np_sum *s, const char *node, const char *path,
+                       struct np_err *err);
 
 /** The node named @p name, or NULL. Borrowed. */
 NP_API const struct np_sum_node *np_sum_node_get(const struct np_sum *s, const char *name);
