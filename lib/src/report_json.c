@@ -85,7 +85,6 @@ static int numeric_map(const json_t *obj, struct np_map *m)
 static int read_pages(const json_t *pages, struct np_report_pages *p, struct np_err *err)
 {
     json_t *unavail = NULL, *source = NULL, *peak = NULL, *end = NULL, *total = NULL, *ls = NULL;
-    int rc;
 
     p->peak_total_bytes = -1;
     if (!json_is_object(pages))
@@ -106,6 +105,7 @@ static int read_pages(const json_t *pages, struct np_report_pages *p, struct np_
         return np_err_set(err, -ENOMEM, "out of memory reading a report");
     if (json_is_object(end)) {
         /* kept whole in the summary: every member must be a number */
+        int rc;
         if ((rc = np_map_decode(end, &p->end_bytes, "the report's pages.end_bytes", err)) != 0)
             return rc;
         p->has_end_bytes = true;

@@ -180,11 +180,12 @@ static int judge_node(struct rules *r, const struct np_sum_node *n)
         np_keys_has(&n->keys, NP_NODE_PAGES_MOVED_BYTES) ? n->pages_moved_bytes : 0;
     double share, bwm;
     const bool have_share = np_node_fig(n, NP_NODE_LOCAL_SHARE, &n->local_share, &share);
-    char buf[256];
 
-    if (have_share && share < NP_ADVICE_REMOTE_SHARE)
+    if (have_share && share < NP_ADVICE_REMOTE_SHARE) {
+        char buf[256];
         hit(&r->remote, "%s (%.0f%% local, policy %s)", n->name, share * 100,
             policies_text(n, buf, sizeof(buf)));
+    }
     if (have_share && sens && strcmp(sens, "high") == 0 && share < NP_ADVICE_HIGH_LOCAL_SHARE)
         hit(&r->high, "%s (%.0f%% local)", n->name, share * 100);
     if (np_node_fig(n, NP_NODE_BANDWIDTH, &n->bandwidth, &bwm) &&

@@ -231,11 +231,10 @@ int np_sum_timeline_decode(const json_t *j, struct np_sum_timeline *tl, const ch
                            struct np_err *err)
 {
     json_t *t = NULL, *nb = NULL, *bw = NULL, *cpi = NULL, *events = NULL, *every = NULL,
-           *dur = NULL, *v;
-    const char *bnote = NULL, *cnote = NULL, *step = NULL, *key;
+           *dur = NULL;
+    const char *bnote = NULL, *cnote = NULL, *step = NULL;
     json_error_t jerr;
     char path[300];
-    size_t i;
     int rc;
 
     if ((rc = np_keys_scan(j, np_sumk_tl, NP_TL_NMEMBERS, &tl->keys, what, err)) != 0)
@@ -265,6 +264,8 @@ int np_sum_timeline_decode(const json_t *j, struct np_sum_timeline *tl, const ch
     if (dur && (rc = np_num_decode(dur, false, &tl->duration_s, path, err)) != 0)
         return rc;
     if (nb) {
+        const char *key;
+        json_t *v;
         if (!json_is_object(nb))
             return np_err_set(err, -EINVAL, "%s.node_bytes: expected an object", what);
         tl->node_bytes = calloc(json_object_size(nb) + 1, sizeof(*tl->node_bytes));
@@ -288,6 +289,7 @@ int np_sum_timeline_decode(const json_t *j, struct np_sum_timeline *tl, const ch
         tl->events = calloc(json_array_size(events) + 1, sizeof(*tl->events));
         if (!tl->events)
             return OOM(what);
+        size_t i;
         json_array_foreach(events, i, e)
         {
             struct np_sum_event *ev = &tl->events[i];
@@ -326,10 +328,9 @@ int np_sum_node_decode(const char *name, const json_t *j, struct np_sum_node *n,
 {
     const char *start = NULL, *end = NULL, *sens = NULL;
     json_t *steps = NULL, *preq = NULL, *papp = NULL, *ls = NULL, *peak = NULL, *endb = NULL,
-           *cpi = NULL, *bw = NULL, *migr = NULL, *os = NULL, *tl = NULL, *e;
+           *cpi = NULL, *bw = NULL, *migr = NULL, *os = NULL, *tl = NULL;
     json_error_t jerr;
     char what[300], path[340];
-    size_t i;
     int rc;
 
     PATHF(what, "nodes.%s", name);
@@ -356,6 +357,8 @@ int np_sum_node_decode(const char *name, const json_t *j, struct np_sum_node *n,
         n->steps = calloc(json_array_size(steps) + 1, sizeof(*n->steps));
         if (!n->steps)
             return OOM(what);
+        size_t i;
+        json_t *e;
         json_array_foreach(steps, i, e)
         {
             PATHF(path, "%s.steps[%zu]", what, i);

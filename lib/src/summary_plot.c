@@ -104,8 +104,8 @@ int np_sum_plot(const struct np_sum *s, const char *node, const char *path, stru
     char title[160];
     int rc = pick_node(s, node, &n, err);
 
-    if (rc)
-        return rc;
+    if (rc || !n)
+        return rc ? rc : -ENOENT;
     tl = &n->timeline;
     if (!np_keys_has(&n->keys, NP_NODE_TIMELINE))
         return np_err_set(err, -ENODATA, "the report has no timeline: %s",

@@ -20,19 +20,18 @@ static void print_fig(FILE *out, const char *label, const struct np_figure *fig,
 
 static int cmp_entry(const void *a, const void *b)
 {
-    return strcmp((*(const struct np_map_entry *const *)a)->key,
-                  (*(const struct np_map_entry *const *)b)->key);
+    return strcmp(((const struct np_map_entry *)a)->key, ((const struct np_map_entry *)b)->key);
 }
 
-/* The entries of @p m in key order (borrowed). New array (free()), NULL on OOM. */
-static const struct np_map_entry **sorted_entries(const struct np_map *m)
+/* The entries of @p m in key order: a new array of shallow copies (free()), NULL on OOM. */
+static struct np_map_entry *sorted_entries(const struct np_map *m)
 {
-    const struct np_map_entry **v = malloc((m->n ? m->n : 1) * sizeof(*v));
+    struct np_map_entry *v = malloc((m->n ? m->n : 1) * sizeof(*v));
 
     if (!v)
         return NULL;
-    for (size_t i = 0; i < m->n; i++)
-        v[i] = &m->e[i];
+    if (m->n)
+        memcpy(v, m->e, m->n * sizeof(*v));
     qsort(v, m->n, sizeof(*v), cmp_entry);
     return v;
 }
@@ -40,15 +39,15 @@ static const struct np_map_entry **sorted_entries(const struct np_map *m)
 /* "<sep><label> 0: 1.0 GiB, 1: 64.0 MiB" of a bytes-per-NUMA-node map. */
 static void print_map(FILE *out, const char *sep, const char *label, const struct np_map *map)
 {
-    const struct np_map_entry **e = sorted_entries(map);
+    struct np_map_entry *e = sorted_entries(map);
     char human[32];
 
     if (!e)
         return;
     fprintf(out, "%s%s", sep, label);
     for (size_t k = 0; k < map->n; k++) {
-        np_human_bytes((double)np_num_int_value(&e[k]->v), human, sizeof(human));
-        fprintf(out, "%s%s: %s", k ? ", " : " ", e[k]->key, human);
+        np_human_bytes((double)np_num_int_value(&e[k].v), human, sizeof(human));
+        fprintf(out, "%s%s: %s", k ? ", " : " ", e[k].key, human);
     }
     if (map->n == 0)
         fprintf(out, " none");
@@ -214,9 +213,9 @@ static void print_job(FILE *out, const struct np_sum *s, const char **names, siz
 {
     const struct np_sum_totals *t = &s->totals;
     const bool totals = np_keys_has(&s->keys, NP_SUM_TOTALS);
-    const struct np_figure *ls = totals ? &t->local_share : NULL;
-    const struct np_figure *k = totals ? &t->kernel_time_share : NULL;
-    const struct np_map_entry **pols;
+    /* zeroed (no number, no reason) when the summary has no totals */
+    const struct np_figure *ls = &t->local_share, *k = &t->kernel_time_share;
+    struct np_map_entry *pols;
     long long requests;
     char human[32];
 
@@ -240,8 +239,8 @@ static void print_job(FILE *out, const struct np_sum *s, const char **names, siz
     fprintf(out, "\nPolicy applied per task: ");
     pols = sorted_entries(&s->policy_applied);
     for (size_t i = 0; pols && i < s->policy_applied.n; i++)
-        fprintf(out, "%s%s x%lld", i ? ", " : "", pols[i]->key,
-                (long long)np_num_int_value(&pols[i]->v));
+        fprintf(out, "%s%s x%lld", i ? ", " : "", pols[i].key,
+                (long long)np_num_int_value(&pols[i].v));
     if (s->policy_applied.n == 0)
         fprintf(out, "not known");
     free(pols);
@@ -253,7 +252,7 @@ static void print_job(FILE *out, const struct np_sum *s, const char **names, siz
                 np_keys_has(&ls->keys, NP_FIG_NODES) && ls->nodes == 1 ? "" : "s");
     else
         fprintf(out, "Local memory (job): unavailable (%s)\n",
-                ls && ls->reason ? ls->reason : "not kept");
+                ls->reason ? ls->reason : "not kept");
     np_human_bytes(totals && np_keys_has(&t->keys, NP_TOT_PAGES_MOVED_BYTES)
                        ? (double)t->pages_moved_bytes
                        : 0,
@@ -266,8 +265,7 @@ static void print_job(FILE *out, const struct np_sum *s, const char **names, siz
     if (np_figure_available(k))
         fprintf(out, "Kernel time share: %.1f%%\n", np_figure_value(k) * 100);
     else
-        fprintf(out, "Kernel time share: unavailable (%s)\n",
-                k && k->reason ? k->reason : "not kept");
+        fprintf(out, "Kernel time share: unavailable (%s)\n", k->reason ? k->reason : "not kept");
 }
 
 int np_sum_print(FILE *out, const struct np_sum *s)

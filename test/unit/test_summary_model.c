@@ -81,7 +81,7 @@ START_TEST(test_round_trip)
     int summaries = 0;
 
     while ((p = strstr(p, "\n{\n")) != NULL) {
-        char *end = strstr(p, "\n}\n"), *block, *again;
+        char *end = strstr(p, "\n}\n"), *block;
         json_t *j;
         struct np_sum s;
         struct np_err err = {0};
@@ -93,6 +93,7 @@ START_TEST(test_round_trip)
         ck_assert_ptr_nonnull(j);
         if (json_object_get(j, "schema")) {
             json_t *back;
+            char *again;
             ck_assert_msg(np_sum_decode(j, &s, &err) == 0, "%s: %s", scenarios[_i].name, err.msg);
             back = np_sum_encode(&s);
             ck_assert_ptr_nonnull(back);
