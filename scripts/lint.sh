@@ -6,7 +6,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: lint.sh BUILD_DIR}
 cd "$top"
 
-mapfile -t c_files < <(git ls-files '*.c' '*.h' 2>/dev/null || find lib plugin helper policies test bench -name '*.[ch]')
+mapfile -t c_files < <(git ls-files '*.c' '*.h' 2>/dev/null || find lib plugin helper cli policies test bench -name '*.[ch]')
 mapfile -t sh_files < <(git ls-files '*.sh' .ci/run test/run-all test/vm/run test/vm/init scripts/main-job 2>/dev/null | sort -u)
 status=0
 
@@ -20,7 +20,7 @@ cppcheck --quiet --enable=warning,style,performance,portability --error-exitcode
   -I lib/include "${c_files[@]}" || status=1
 
 echo "lint: clang-tidy"
-mapfile -t tidy_files < <(printf '%s\n' "${c_files[@]}" | grep -E '^(lib/src|plugin|helper|policies)/.*\.c$' || true)
+mapfile -t tidy_files < <(printf '%s\n' "${c_files[@]}" | grep -E '^(lib/src|plugin|helper|cli|policies)/.*\.c$' || true)
 if [ ${#tidy_files[@]} -gt 0 ]; then
   clang-tidy --quiet -p "$build" "${tidy_files[@]}" 2>/dev/null || status=1
 fi
