@@ -37,12 +37,18 @@ static const char *str(json_t *obj, const char *key)
     return s && *s ? s : "-";
 }
 
+/* A figure in a status column: its number, or "unavailable", padded to @p width. */
 static void print_figure_short(json_t *fig, int precision, int width)
 {
-    if (json_is_number(json_object_get(fig, "value")))
-        printf("%-*.*f ", width, precision, json_number_value(json_object_get(fig, "value")));
-    else
-        printf("%-*s ", width, "unavailable");
+    struct np_figure f = {0};
+    const struct np_figure_style style = {
+        .scale = 1, .conv = 'f', .precision = precision, .width = width, .brief = true};
+
+    if (!fig || np_figure_decode(fig, NP_FIGURE_PLAIN, &f, "figure", NULL) != 0 ||
+        np_figure_print(stdout, &f, &style) < 0)
+        printf("%-*s", width, "unavailable");
+    putchar(' ');
+    np_figure_free(&f);
 }
 
 int cmd_status(int argc, char **argv)

@@ -1,6 +1,8 @@
 /* Samples to job reports: the arithmetic of docs/report-schema.md, and the trace replay. */
 #include "numaplace/report.h"
 
+#include "numaplace/figure.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -425,15 +427,24 @@ int np_report_check(json_t *report, struct np_err *err)
 
 /* ---- text ---- */
 
+/* "  <label> <figure>" through the one figure printer; nothing when it is neither measured nor
+ * unavailable. */
 static void print_figure(FILE *out, const char *label, json_t *fig, double scale, const char *unit)
 {
-    const char *why = json_string_value(json_object_get(fig, "unavailable"));
+    struct np_figure f;
+    char space_unit[32];
+    const struct np_figure_style style = {
+        .scale = scale, .conv = 'g', .precision = 4, .unit = space_unit};
 
-    if (why)
-        fprintf(out, "  %-22s unavailable (%s)\n", label, why);
-    else if (json_is_number(json_object_get(fig, "value")))
-        fprintf(out, "  %-22s %.4g %s\n", label,
-                json_number_value(json_object_get(fig, "value")) * scale, unit);
+    if (np_figure_decode(fig, NP_FIGURE_PLAIN, &f, label, NULL) != 0)
+        return;
+    snprintf(space_unit, sizeof(space_unit), " %s", unit);
+    if (np_figure_available(&f) || np_keys_has(&f.keys, NP_FIG_UNAVAILABLE)) {
+        fprintf(out, "  %-22s ", label);
+        np_figure_print(out, &f, &style);
+        fputc('\n', out);
+    }
+    np_figure_free(&f);
 }
 
 static void print_nodes(FILE *out, const char *label, json_t *map)
