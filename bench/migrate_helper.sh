@@ -22,7 +22,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${NUMAPLACE_BUILD:-$top/build}
-helper=$build/daemon/numaplaced cli=$build/helper/numaplace workload=$build/test/np_workload
+helper=$build/daemon/numaplaced cli=$build/cli/numaplace workload=$build/test/np_workload
 mib=${1:-160} rounds=${2:-16}
 [ "$(numactl --hardware | awk '/^available:/ { print $2 }')" -ge 3 ] ||
   { echo "migrate_helper: needs NUMA nodes 0-2 (run it in the guest: bench/migrate_guest.sh)" >&2; exit 77; }

@@ -6,7 +6,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: lint.sh BUILD_DIR}
 cd "$top"
 
-mapfile -t c_files < <(git ls-files '*.c' '*.h' 2>/dev/null || find lib plugin helper daemon cli test bench -name '*.[ch]')
+mapfile -t c_files < <(git ls-files '*.c' '*.h' 2>/dev/null || find lib plugin daemon cli test bench -name '*.[ch]')
 mapfile -t sh_files < <(git ls-files '*.sh' .ci/run test/run-all test/vm/run test/vm/init scripts/main-job 2>/dev/null | sort -u)
 status=0
 
@@ -24,7 +24,7 @@ cppcheck --quiet --enable=warning,style,performance,portability --error-exitcode
   "${include_dirs[@]}" "${c_files[@]}" || status=1
 
 echo "lint: clang-tidy"
-mapfile -t tidy_files < <(printf '%s\n' "${c_files[@]}" | grep -E '^(lib|plugin|helper|daemon|cli)/.*\.c$' || true)
+mapfile -t tidy_files < <(printf '%s\n' "${c_files[@]}" | grep -E '^(lib|plugin|daemon|cli)/.*\.c$' || true)
 if [ ${#tidy_files[@]} -gt 0 ]; then
   clang-tidy --quiet -p "$build" "${tidy_files[@]}" 2>/dev/null || status=1
 fi

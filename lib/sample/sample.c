@@ -16,7 +16,7 @@ static json_t *unavailable(const char *reason)
     return json_pack("{s:s}", "unavailable", reason[0] ? reason : "not measured");
 }
 
-static json_t *node_map(const uint64_t *values)
+json_t *np_node_map_json(const uint64_t values[NP_SAMPLE_MAX_NODES])
 {
     json_t *obj = json_object();
 
@@ -27,6 +27,16 @@ static json_t *node_map(const uint64_t *values)
             json_object_set_new(obj, key, json_integer((json_int_t)values[n]));
         }
     return obj;
+}
+
+json_t *np_node_list_json(uint64_t mask)
+{
+    json_t *arr = json_array();
+
+    for (int n = 0; arr && n < 64; n++)
+        if (mask >> n & 1)
+            json_array_append_new(arr, json_integer(n));
+    return arr;
 }
 
 json_t *np_sample_to_json(const struct np_sample *s)
@@ -50,7 +60,7 @@ json_t *np_sample_to_json(const struct np_sample *s)
         json_object_set_new(obj, "proc", unavailable(s->proc_reason));
     if (s->have_pages)
         json_object_set_new(obj, "pages",
-                            json_pack("{s:o}", "node_bytes", node_map(s->node_bytes)));
+                            json_pack("{s:o}", "node_bytes", np_node_map_json(s->node_bytes)));
     else if (s->pages_reason[0])
         json_object_set_new(obj, "pages", unavailable(s->pages_reason));
     if (s->have_irq)
@@ -83,7 +93,7 @@ json_t *np_sample_to_json(const struct np_sample *s)
     else
         json_decref(perf);
     if (s->have_misses_by_node)
-        json_object_set_new(obj, "misses_by_node", node_map(s->misses_by_node));
+        json_object_set_new(obj, "misses_by_node", np_node_map_json(s->misses_by_node));
     return obj;
 }
 

@@ -107,8 +107,8 @@ START_TEST(test_walk_stops_and_errors)
     struct np_err err = {0};
     int seen = 0;
 
-    ck_assert_int_eq(np_numa_maps_each(np_test_root("host"), 200, stop_at_second, &seen, NULL, &err),
-                     42);
+    ck_assert_int_eq(
+        np_numa_maps_each(np_test_root("host"), 200, stop_at_second, &seen, NULL, &err), 42);
     ck_assert_int_eq(seen, 2);
     ck_assert_int_eq(
         np_numa_maps_each(np_test_root("host"), 99999, stop_at_second, &seen, NULL, &err), -ESRCH);

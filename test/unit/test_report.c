@@ -8,6 +8,7 @@
 
 #include "np_test.h"
 #include "numaplace/report.h"
+#include "numaplace/report_model.h"
 
 #define MiB (1024.0 * 1024.0)
 

@@ -1,5 +1,6 @@
 /* Job summaries: per-node reports merged, summaries merged, advice rules, the AdminComment fit,
- * the text form and the plot. Fixtures: test/fixtures/data/summary/ (hand-made reports of job 100). */
+ * the text form and the plot. Fixtures: test/fixtures/data/summary/ (hand-made reports of job 100).
+ */
 #include <check.h>
 #include <errno.h>
 #include <math.h>

@@ -3,8 +3,8 @@
  *
  * np_jobstats accumulates one job's samples (np_sample, from any backend); np_report_new turns
  * it into the versioned JSON report numaplaced writes to its spool at the end of each step on
- * each node; np_report_print renders a report as text for `numaplace report`. The trace functions
- * write and replay the same samples, so a recorded run gives the same report offline.
+ * each node (reading a report back, and its text, are numaplace/report_model.h's). The trace
+ * functions write and replay the same samples, so a recorded run gives the same report offline.
  */
 #ifndef NUMAPLACE_REPORT_H
 #define NUMAPLACE_REPORT_H
@@ -136,9 +136,6 @@ NP_API json_t *np_report_new(const struct np_job_meta *meta, const struct np_job
 
 /** Check a loaded report's schema. @return 0 or -EINVAL / -EPROTO with @p err. */
 NP_API int np_report_check(json_t *report, struct np_err *err);
-
-/** Print a report as text (borrowed). @return 0 or -EIO. */
-NP_API int np_report_print(FILE *out, json_t *report);
 
 /* ---- trace (the replay backend) ---- */
 

@@ -78,6 +78,15 @@ NP_API void np_sample_init(struct np_sample *s);
 NP_API json_t *np_sample_to_json(const struct np_sample *s);
 
 /**
+ * {"N": value} for the non-zero entries of a per-NUMA-node array (bytes per node in samples,
+ * reports and summaries). New reference, NULL on out-of-memory.
+ */
+NP_API json_t *np_node_map_json(const uint64_t values[NP_SAMPLE_MAX_NODES]);
+
+/** [n, ...] for the bits set in @p mask (a step's local NUMA nodes). New reference. */
+NP_API json_t *np_node_list_json(uint64_t mask);
+
+/**
  * Read a sample back from np_sample_to_json's form (@p obj borrowed).
  * @return 0, or -EINVAL naming the bad member
  */

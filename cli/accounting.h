@@ -36,7 +36,7 @@ int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, 
 
 /**
  * Store @p value (borrowed) as job @p job_id's AdminComment in slurmdbd, byte for byte, through
- * libslurm (helper/slurmdb_comment.c: why not scontrol or sacctmgr). Waits up to 15 s for the
+ * libslurm (cli/slurmdb_comment.c: why not scontrol or sacctmgr). Waits up to 15 s for the
  * job's row to reach slurmdbd. @return 0, or -errno with @p err
  */
 int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *err);
@@ -76,6 +76,22 @@ struct acct_jobs_filter {
  * (with @p as_json) a JSON array. @return 0, or -errno with @p err.
  */
 int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct np_err *err);
+
+/**
+ * sacct's view of one job: its uid and AdminComment (@p comment new, free()). @p full (may be
+ * NULL) says whether slurmctld's own record of the job is in: until then (a few seconds after the
+ * job ended) slurmdbd holds a placeholder row made from the steps, with no account, which a
+ * modify does not reach. @return 0; -ENOENT when sacct does not show it; -EIO; with @p err
+ */
+int acct_sacct_job(uint32_t job_id, uid_t *uid, char **comment, bool *full, struct np_err *err);
+/** acct_sacct_job without @p full. */
+int acct_sacct_admin_comment(uint32_t job_id, uid_t *uid, char **comment, struct np_err *err);
+/** "node[1-2],x" -> "node1,node2,x" through `scontrol show hostnames` (new string). */
+char *acct_expand_hostlist(const char *list);
+/** The AdminComment slurmctld holds for the job (new string), NULL when it does not know it. */
+char *acct_controller_admin_comment(uint32_t job_id);
+/** The uid a report (borrowed) names, 0 when it names none. */
+uid_t acct_report_uid(const json_t *report);
 
 /**
  * May the caller read job @p job_uid's report? Root, the job's owner, and Slurm operators and

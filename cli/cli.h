@@ -1,0 +1,52 @@
+/*
+ * cli/cli.h - what the parts of the `numaplace` command (numaplace(1)) share: the global options
+ * and one entry point per command. main.c dispatches; cmd_*.c hold the commands; accounting.h is
+ * the Slurm side; parse.h reads Slurm's output.
+ */
+#ifndef NUMAPLACE_CLI_H
+#define NUMAPLACE_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "numaplace/common.h"
+#include "numaplace/protocol.h"
+
+#define DEFAULT_SPOOL "/var/spool/numaplace"
+
+/** The options before (or, for --json, after) the command. */
+struct cli_options {
+    const char *socket_path, *spool_dir;
+    unsigned timeout_ms;
+    bool as_json;
+};
+
+extern struct cli_options cli;
+
+/* cmd_client.c: the local numaplaced's socket */
+int cmd_status(int argc, char **argv);
+int cmd_ping(void);
+int cmd_set_class(int argc, char **argv);
+int cmd_migrate(int argc, char **argv);
+/** One request to numaplaced; the error goes to stderr. @return 0 or -errno */
+int cli_call(const struct np_proto_request *req, json_t **reply);
+/** Wait (at most @p max_s) until numaplaced tracks no step of @p job_id. */
+void cli_wait_for_steps_to_end(uint32_t job_id, double max_s);
+
+/* cmd_report.c */
+int cmd_report(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+
+/* cmd_jobs.c */
+int cmd_jobs(int argc, char **argv);
+
+/* cmd_store.c */
+int cmd_store(int argc, char **argv);
+
+/** A struct np_log sink writing "numaplace: level: msg" to stderr. */
+void cli_stderr_log(enum np_log_level level, const char *msg, void *arg);
+
+#endif /* NUMAPLACE_CLI_H */

@@ -1,0 +1,338 @@
+/* The commands that talk to the local numaplaced over its socket: status, ping, set-class,
+ * migrate (numaplace(1)). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "numaplace/figure.h"
+#include "numaplace/report.h"
+
+#include "cli.h"
+
+int cli_call(const struct np_proto_request *req, json_t **reply)
+{
+    struct np_err err = {0};
+    char *line = np_proto_encode(req);
+    int rc;
+
+    if (!line) {
+        fprintf(stderr, "numaplace: out of memory\n");
+        return -ENOMEM;
+    }
+    rc = np_proto_call(cli.socket_path, line, cli.timeout_ms, reply, &err);
+    free(line);
+    if (rc < 0)
+        fprintf(stderr, "numaplace: %s\n", err.msg);
+    return rc;
+}
+
+static const char *str(json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s && *s ? s : "-";
+}
+
+/* A figure in a status column: its number, or "unavailable", padded to @p width. */
+static void print_figure_short(json_t *fig, int precision, int width)
+{
+    struct np_figure f = {0};
+    const struct np_figure_style style = {
+        .scale = 1, .conv = 'f', .precision = precision, .width = width, .brief = true};
+
+    if (!fig || np_figure_decode(fig, NP_FIGURE_PLAIN, &f, "figure", NULL) != 0 ||
+        np_figure_print(stdout, &f, &style) < 0)
+        printf("%-*s", width, "unavailable");
+    putchar(' ');
+    np_figure_free(&f);
+}
+
+int cmd_status(int argc, char **argv)
+{
+    struct np_proto_request req = {.op = NP_OP_STATUS};
+    json_t *reply = NULL, *jobs, *job, *helper;
+    size_t i;
+
+    if (argc > 1) {
+        char *end;
+        unsigned long id = strtoul(argv[1], &end, 10);
+        if (*end || !id || id > UINT32_MAX) {
+            fprintf(stderr, "numaplace: status: \"%s\" is not a job id (a number above 0)\n",
+                    argv[1]);
+            return 2;
+        }
+        req.job_id = (uint32_t)id;
+    }
+    if (cli_call(&req, &reply) < 0)
+        return 1;
+    if (cli.as_json) {
+        json_dumpf(reply, stdout, JSON_INDENT(2));
+        putchar('\n');
+        json_decref(reply);
+        return 0;
+    }
+    helper = json_object_get(reply, "helper");
+    jobs = json_object_get(reply, "jobs");
+    printf("numaplaced on %s: pid %lld, up %.0f s, %.3f s CPU used, interval %lld ms, backends "
+           "%s, %zu job step(s) shown\n",
+           str(helper, "node"), (long long)json_integer_value(json_object_get(helper, "pid")),
+           json_number_value(json_object_get(helper, "uptime_s")),
+           json_number_value(json_object_get(helper, "cpu_time_s")),
+           (long long)json_integer_value(json_object_get(helper, "interval_ms")),
+           str(helper, "backends"), json_array_size(jobs));
+    if (json_array_size(jobs))
+        printf("%-10s %-11s %-6s %-5s %-16s %-8s %-5s %-7s %-7s %-11s %s\n", "JOBID", "STEP", "UID",
+               "CLASS", "POLICY", "CPUS", "PROCS", "SAMPLES", "CORES", "CPI", "PAGES PER NODE");
+    json_array_foreach(jobs, i, job)
+    {
+        json_t *latest = json_object_get(job, "latest");
+        json_t *pages = json_object_get(latest, "pages");
+        const char *key;
+        json_t *v;
+
+        printf("%-10lld %-11s %-6lld %-5s %-16s %-8s %-5lld %-7lld ",
+               (long long)json_integer_value(json_object_get(job, "job")), str(job, "step_name"),
+               (long long)json_integer_value(json_object_get(job, "uid")), str(job, "class"),
+               str(job, "policy"), str(job, "cpus"),
+               (long long)json_integer_value(json_object_get(latest, "processes")),
+               (long long)json_integer_value(json_object_get(latest, "samples")));
+        print_figure_short(json_object_get(latest, "cpu_use"), 2, 7);
+        print_figure_short(json_object_get(latest, "cpi"), 3, 11);
+        if (json_object_get(pages, "unavailable"))
+            printf("unavailable");
+        json_object_foreach(json_object_get(pages, "node_bytes"), key, v)
+        {
+            printf("node%s=%.1fMiB ", key, (double)json_integer_value(v) / 1048576.0);
+        }
+        putchar('\n');
+    }
+    json_decref(reply);
+    return 0;
+}
+
+/* The helper writes a step's report when the step ends; a step whose end it has not heard of yet
+ * (slurmstepd's call timed out) it notices within two intervals. Wait for that, bounded. */
+void cli_wait_for_steps_to_end(uint32_t job_id, double max_s)
+{
+    const unsigned saved_timeout = cli.timeout_ms;
+
+    cli.timeout_ms = 1000;
+    for (unsigned tries = 0; tries < (unsigned)(max_s * 4); tries++) { /* every 250 ms */
+        struct np_proto_request req = {.op = NP_OP_STATUS, .job_id = job_id};
+        struct np_err err = {0};
+        char *line = np_proto_encode(&req);
+        json_t *reply = NULL;
+        int rc =
+            line ? np_proto_call(cli.socket_path, line, cli.timeout_ms, &reply, &err) : -ENOMEM;
+        const size_t running = rc == 0 ? json_array_size(json_object_get(reply, "jobs")) : 0;
+
+        free(line);
+        json_decref(reply);
+        if (running == 0) /* none left, or no helper to ask: the spool is what there is */
+            break;
+        usleep(250000);
+    }
+    cli.timeout_ms = saved_timeout;
+}
+
+int cmd_set_class(int argc, char **argv)
+{
+    struct np_proto_request req = {.op = NP_OP_SET_CLASS};
+    json_t *reply = NULL;
+    char *end;
+    unsigned long id;
+
+    if (argc != 3) {
+        fprintf(stderr, "numaplace: set-class needs JOBID and high or low\n");
+        return 2;
+    }
+    id = strtoul(argv[1], &end, 10);
+    if (*end || !id || id > UINT32_MAX) {
+        fprintf(stderr, "numaplace: set-class: \"%s\" is not a job id (a number above 0)\n",
+                argv[1]);
+        return 2;
+    }
+    if (strcmp(argv[2], "high") != 0 && strcmp(argv[2], "low") != 0) {
+        fprintf(stderr, "numaplace: set-class: class \"%s\": accepted: high, low\n", argv[2]);
+        return 2;
+    }
+    req.job_id = (uint32_t)id;
+    snprintf(req.job_class, sizeof(req.job_class), "%s", argv[2]);
+    if (cli_call(&req, &reply) < 0)
+        return 1;
+    printf("job %lu: class %s (%lld step(s) on this node)\n", id, argv[2],
+           (long long)json_integer_value(json_object_get(reply, "steps")));
+    json_decref(reply);
+    return 0;
+}
+
+static void print_migration(json_t *result)
+{
+    json_t *job;
+    size_t i;
+
+    if (cli.as_json) {
+        json_dumpf(result, stdout, JSON_INDENT(2));
+        putchar('\n');
+        return;
+    }
+    printf("%s\n", json_string_value(json_object_get(result, "summary")));
+    json_array_foreach(json_object_get(result, "jobs"), i, job)
+    {
+        const char *key;
+        json_t *v;
+        printf("  job %lld.%s (%s): planned %lld, moved %lld pages in %.3f s%s",
+               (long long)json_integer_value(json_object_get(job, "job")),
+               np_step_name((uint32_t)json_integer_value(json_object_get(job, "step"))),
+               json_string_value(json_object_get(job, "class")),
+               (long long)json_integer_value(json_object_get(job, "planned_pages")),
+               (long long)json_integer_value(json_object_get(job, "moved_pages")),
+               json_number_value(json_object_get(job, "moving_s")),
+               json_is_true(json_object_get(job, "process_gone")) ? ", a process exited" : "");
+        json_object_foreach(json_object_get(job, "failed_pages"), key, v)
+        {
+            printf(", %lld %s", (long long)json_integer_value(v), key);
+        }
+        putchar('\n');
+    }
+}
+
+static int migrate_once(unsigned from, unsigned to, uint64_t pages, const char *order, bool dry_run)
+{
+    struct np_proto_request req = {.op = NP_OP_MIGRATE};
+    json_t *reply = NULL;
+
+    req.migrate.from = from;
+    req.migrate.to = to;
+    req.migrate.pages = pages;
+    req.migrate.dry_run = dry_run;
+    snprintf(req.migrate.order, sizeof(req.migrate.order), "%s", order ? order : "");
+    if (cli_call(&req, &reply) < 0)
+        return 1;
+    print_migration(json_object_get(reply, "result"));
+    json_decref(reply);
+    return 0;
+}
+
+static int parse_count(const char *what, const char *text, unsigned long long max,
+                       unsigned long long *out)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtoull(text, &end, 10);
+    if (!*text || *end || errno || *out > max || text[0] == '-') {
+        fprintf(stderr, "numaplace: migrate: %s \"%s\" is not a number from 0 to %llu\n", what,
+                text, max);
+        return -1;
+    }
+    return 0;
+}
+
+static int run_script(const char *path)
+{
+    char line[512];
+    unsigned lineno = 0;
+    int failed = 0;
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+
+    if (!f) {
+        fprintf(stderr, "numaplace: cannot read %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        char order[64] = "", *hash = strchr(line, '#');
+        double delay;
+        unsigned from, to;
+        unsigned long long pages;
+        int n;
+
+        lineno++;
+        if (hash)
+            *hash = '\0';
+        if (line[strspn(line, " \t\r\n")] == '\0')
+            continue;
+        n = sscanf(line, "%lf %u %u %llu %63s", &delay, &from, &to, &pages, order);
+        if (n < 4 || delay < 0) {
+            fprintf(stderr,
+                    "numaplace: %s:%u: expected \"DELAY_S FROM TO PAGES [ORDER]\" with DELAY_S "
+                    ">= 0\n",
+                    path, lineno);
+            failed = 1;
+            break;
+        }
+        usleep((useconds_t)(delay * 1e6));
+        printf("[%s:%u] ", path, lineno);
+        fflush(stdout);
+        failed |= migrate_once(from, to, pages, n == 5 ? order : NULL, false);
+    }
+    if (f != stdin)
+        fclose(f);
+    return failed;
+}
+
+int cmd_migrate(int argc, char **argv)
+{
+    unsigned long long from = ~0ull, to = ~0ull, pages = ~0ull;
+    const char *order = NULL, *script = NULL;
+    bool dry_run = false;
+
+    cli.timeout_ms = 3600 * 1000; /* a rate-limited move of a large job takes its time */
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(opt, "--dry-run") == 0) {
+            dry_run = true;
+            continue;
+        }
+        if (!val) {
+            fprintf(stderr, "numaplace: migrate: %s needs a value\n", opt);
+            return 2;
+        }
+        i++;
+        if (strcmp(opt, "--from") == 0) {
+            if (parse_count("--from", val, 4095, &from) < 0)
+                return 2;
+        } else if (strcmp(opt, "--to") == 0) {
+            if (parse_count("--to", val, 4095, &to) < 0)
+                return 2;
+        } else if (strcmp(opt, "--pages") == 0) {
+            if (parse_count("--pages", val, INT64_MAX, &pages) < 0)
+                return 2;
+        } else if (strcmp(opt, "--order") == 0) {
+            order = val;
+        } else if (strcmp(opt, "--script") == 0) {
+            script = val;
+        } else {
+            fprintf(stderr,
+                    "numaplace: migrate: unknown option %s (accepted: --from, --to, --pages, "
+                    "--order, --dry-run, --script)\n",
+                    opt);
+            return 2;
+        }
+    }
+    if (script)
+        return run_script(script);
+    if (from == ~0ull || to == ~0ull || pages == ~0ull) {
+        fprintf(stderr, "numaplace: migrate needs --from S --to D --pages N (or --script FILE)\n");
+        return 2;
+    }
+    return migrate_once((unsigned)from, (unsigned)to, pages, order, dry_run);
+}
+
+int cmd_ping(void)
+{
+    struct np_proto_request req = {.op = NP_OP_PING};
+    json_t *reply = NULL;
+
+    if (cli_call(&req, &reply) < 0)
+        return 1;
+    printf("numaplaced at %s answers (protocol %lld)\n", cli.socket_path,
+           (long long)json_integer_value(json_object_get(reply, "version")));
+    json_decref(reply);
+    return 0;
+}

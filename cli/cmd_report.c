@@ -1,0 +1,218 @@
+/* `numaplace report` (the job's summary, or this node's per-step reports) and `numaplace replay`
+ * (numaplace(1)). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <ctype.h>
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numaplace/report.h"
+#include "numaplace/report_model.h"
+#include "numaplace/summary.h"
+
+#include "accounting.h"
+#include "cli.h"
+
+static int print_report(json_t *report, void *arg)
+{
+    (void)arg;
+    if (cli.as_json) {
+        json_dumpf(report, stdout, JSON_INDENT(2));
+        putchar('\n');
+    } else {
+        np_report_print(stdout, report);
+        putchar('\n');
+    }
+    return 0;
+}
+
+/* The per-step reports of this node's spool (`report --steps`, and JOBID.STEP). */
+static int report_steps(const char *job_arg)
+{
+    struct np_err err = {0};
+    json_t *reports = json_array();
+    int denied, bad, n;
+
+    n = acct_spool_reports(cli.spool_dir, job_arg, reports, &denied, &bad, &err);
+    if (n < 0) {
+        fprintf(stderr, "numaplace: %s\n", err.msg);
+        json_decref(reports);
+        return 1;
+    }
+    if (cli.as_json && n) {
+        json_dumpf(reports, stdout, JSON_INDENT(2));
+        putchar('\n');
+    } else {
+        json_t *report;
+        size_t i;
+        json_array_foreach(reports, i, report)
+        {
+            print_report(report, NULL);
+        }
+    }
+    json_decref(reports);
+    if (denied && !n) {
+        fprintf(stderr,
+                "numaplace: job %s is not yours: its reports are readable by its owner "
+                "and root only\n",
+                job_arg);
+        return 1;
+    }
+    if (!n && !bad) {
+        fprintf(stderr,
+                "numaplace: no report for job %s in %s (it may still run: see "
+                "`numaplace status`)\n",
+                job_arg, cli.spool_dir);
+        return 1;
+    }
+    return bad ? 1 : 0;
+}
+
+/* The job summary: from Slurm accounting, else merged from this node's spool. */
+static int report_summary(uint32_t job_id, const char *job_arg, const char *plot,
+                          const char *plot_node)
+{
+    struct np_err err = {0}, acct_err = {0};
+    json_t *summary = NULL;
+    uid_t uid = 0;
+    int rc;
+    char source[700];
+
+    rc = acct_load_summary(job_id, &summary, &uid, &acct_err);
+    if (rc == 0 && !acct_may_read(uid)) {
+        fprintf(stderr,
+                "numaplace: job %s is not yours: its report is readable by its owner, Slurm "
+                "operators and root only\n",
+                job_arg);
+        json_decref(summary);
+        return 1;
+    }
+    if (rc == 0) {
+        snprintf(source, sizeof(source), "Slurm accounting (the job's AdminComment)");
+    } else {
+        /* Not in accounting (yet, or the site stores none): this node's spool serves. */
+        json_t *reports = json_array();
+        int denied = 0, bad = 0;
+        const int n = acct_spool_reports(cli.spool_dir, job_arg, reports, &denied, &bad, &err);
+
+        if (n > 0) {
+            json_t *report;
+            size_t i;
+            const struct passwd *pw = getpwuid(acct_report_uid(json_array_get(reports, 0)));
+            summary = np_summary_new(job_id);
+            if (pw)
+                np_summary_set_user(summary, pw->pw_name, NULL);
+            json_array_foreach(reports, i, report)
+            {
+                if (np_summary_add_report(summary, report, &err) < 0)
+                    fprintf(stderr, "numaplace: a report left out: %s\n", err.msg);
+            }
+        }
+        json_decref(reports);
+        if (!summary) {
+            if (denied)
+                fprintf(stderr,
+                        "numaplace: job %s is not yours: its reports are readable by its owner "
+                        "and root only\n",
+                        job_arg);
+            else
+                fprintf(stderr,
+                        "numaplace: no report for job %s: %s; and none in this node's spool %s%s\n",
+                        job_arg, acct_err.msg, cli.spool_dir,
+                        n < 0 ? " (unreadable)" : " (it may still run: see `numaplace status`)");
+            return 1;
+        }
+        snprintf(source, sizeof(source), "this node's spool %s (accounting: %s)", cli.spool_dir,
+                 acct_err.msg);
+    }
+    if (cli.as_json) {
+        json_dumpf(summary, stdout, JSON_INDENT(2));
+        putchar('\n');
+    } else {
+        np_summary_print(stdout, summary);
+        printf("source: %s\n", source);
+    }
+    rc = 0;
+    if (plot) {
+        if (np_summary_plot(summary, plot_node, plot, &err) < 0) {
+            fprintf(stderr, "numaplace: --plot %s: %s\n", plot, err.msg);
+            rc = 1;
+        } else if (!cli.as_json) {
+            printf("plot: %s\n", plot);
+        }
+    }
+    json_decref(summary);
+    return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    const char *job_arg = NULL, *plot = NULL, *plot_node = NULL;
+    bool steps = false;
+    char *end;
+    unsigned long id;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--steps") == 0) {
+            steps = true;
+        } else if (strcmp(argv[i], "--plot") == 0 && i + 1 < argc) {
+            plot = argv[++i];
+        } else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc) {
+            plot_node = argv[++i];
+        } else if (argv[i][0] == '-' || job_arg) {
+            fprintf(stderr,
+                    "numaplace: report: unexpected \"%s\" (usage: report [--steps] [--plot "
+                    "FILE.png|FILE.svg [--node NODE]] [--json] JOBID[.STEP])\n",
+                    argv[i]);
+            return 2;
+        } else {
+            job_arg = argv[i];
+        }
+    }
+    if (!job_arg) {
+        fprintf(stderr, "numaplace: report needs one JOBID or JOBID.STEP\n");
+        return 2;
+    }
+    id = strtoul(job_arg, &end, 10);
+    if (!id || id > UINT32_MAX || (*end && *end != '.') || !isdigit((unsigned char)job_arg[0])) {
+        fprintf(stderr,
+                "numaplace: report: \"%s\" is not a job id (JOBID or JOBID.STEP, e.g. 42 or "
+                "42.batch)\n",
+                job_arg);
+        return 2;
+    }
+    if (steps || *end == '.')
+        return report_steps(job_arg);
+    return report_summary((uint32_t)id, job_arg, plot, plot_node);
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    struct np_err err = {0};
+    FILE *in;
+    int n;
+
+    if (argc != 2) {
+        fprintf(stderr, "numaplace: replay needs one TRACE file\n");
+        return 2;
+    }
+    in = strcmp(argv[1], "-") == 0 ? stdin : fopen(argv[1], "re");
+    if (!in) {
+        fprintf(stderr, "numaplace: cannot read %s: %s\n", argv[1], strerror(errno));
+        return 1;
+    }
+    n = np_trace_replay(in, argv[1], print_report, NULL, &err);
+    if (in != stdin)
+        fclose(in);
+    if (n < 0) {
+        fprintf(stderr, "numaplace: %s\n", err.msg);
+        return 1;
+    }
+    if (n == 0)
+        fprintf(stderr, "numaplace: %s holds no job\n", argv[1]);
+    return 0;
+}

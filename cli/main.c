@@ -1,0 +1,121 @@
+/*
+ * numaplace - the user's and administrator's view of numaplaced (numaplace(1)).
+ *
+ *   numaplace status [--json] [JOBID]      the jobs the local helper tracks, latest figures
+ *   numaplace report [--json] JOBID[.STEP]  the job's reports from the spool
+ *   numaplace replay [--json] TRACE         reports rebuilt from a recorded trace
+ *   numaplace ping                          is the helper up
+ *   numaplace set-class JOBID high|low      change a running job's class (root, admin_group)
+ *   numaplace migrate --from S --to D --pages N [--order O] [--dry-run]
+ *   numaplace migrate --script FILE         timed requests, one per line (root, admin_group)
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numaplace/helperconf.h"
+
+#include "cli.h"
+
+struct cli_options cli = {
+    .socket_path = NP_HELPER_DEFAULT_SOCKET,
+    .spool_dir = DEFAULT_SPOOL,
+    .timeout_ms = 5000,
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: numaplace [--socket PATH] [--spool DIR] [--json] COMMAND [ARGS]\n"
+            "  status [JOBID]        jobs the local numaplaced tracks, with class, pages per node\n"
+            "                        and the latest figures (users see their own jobs)\n"
+            "  report [--plot FILE.png|FILE.svg [--node NODE]] JOBID\n"
+            "                        the job's NUMA summary from Slurm accounting (else this\n"
+            "                        node's spool %s), seff-like text with advice, or --json\n"
+            "  report --steps JOBID[.STEP]\n"
+            "                        this node's per-step reports from the spool\n"
+            "  jobs [--user NAME] [--since TIME] [--until TIME]\n"
+            "                        finished jobs with a summary, worst local share first\n"
+            "  replay TRACE          reports rebuilt from a trace numaplaced recorded (record=)\n"
+            "  ping                  is numaplaced up\n"
+            "  set-class JOBID high|low\n"
+            "                        change a running job's class (root or admin_group)\n"
+            "  migrate --from S --to D --pages N [--order ORDER] [--dry-run]\n"
+            "                        move at least N pages from node S to node D, taking low\n"
+            "                        jobs in ORDER (best-plus, best, random, worst, worst-plus)\n"
+            "  migrate --script FILE lines of \"DELAY_S FROM TO PAGES [ORDER]\": each request\n"
+            "                        DELAY_S seconds after the previous one ('#' comments)\n"
+            "  store JOBID [--nodes HOSTLIST]\n"
+            "                        (epilog, root) add this node's reports to the job's summary\n"
+            "                        in its AdminComment\n",
+            DEFAULT_SPOOL);
+}
+
+void cli_stderr_log(enum np_log_level level, const char *msg, void *arg)
+{
+    (void)arg;
+    fprintf(stderr, "numaplace: %s: %s\n", np_log_level_name(level), msg);
+}
+
+int main(int argc, char **argv)
+{
+    int i = 1;
+    const char *env_socket = getenv("NUMAPLACE_SOCKET"), *env_spool = getenv("NUMAPLACE_SPOOL");
+
+    if (env_socket && *env_socket)
+        cli.socket_path = env_socket;
+    if (env_spool && *env_spool)
+        cli.spool_dir = env_spool;
+    for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            cli.as_json = true;
+        } else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc) {
+            cli.socket_path = argv[++i];
+        } else if (strcmp(argv[i], "--spool") == 0 && i + 1 < argc) {
+            cli.spool_dir = argv[++i];
+        } else if (strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "numaplace: unknown option %s\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    /* Options may also follow the command (numaplace report 42 --json). */
+    for (int k = i + 1; k < argc; k++)
+        if (strcmp(argv[k], "--json") == 0) {
+            cli.as_json = true;
+            memmove(&argv[k], &argv[k + 1], (size_t)(argc - k - 1) * sizeof(char *));
+            argc--;
+            k--;
+        }
+    if (strcmp(argv[i], "status") == 0)
+        return cmd_status(argc - i, argv + i);
+    if (strcmp(argv[i], "report") == 0)
+        return cmd_report(argc - i, argv + i);
+    if (strcmp(argv[i], "replay") == 0)
+        return cmd_replay(argc - i, argv + i);
+    if (strcmp(argv[i], "ping") == 0)
+        return cmd_ping();
+    if (strcmp(argv[i], "set-class") == 0)
+        return cmd_set_class(argc - i, argv + i);
+    if (strcmp(argv[i], "store") == 0)
+        return cmd_store(argc - i, argv + i);
+    if (strcmp(argv[i], "jobs") == 0)
+        return cmd_jobs(argc - i, argv + i);
+    if (strcmp(argv[i], "migrate") == 0)
+        return cmd_migrate(argc - i, argv + i);
+    fprintf(stderr,
+            "numaplace: unknown command \"%s\"; accepted: status, report, jobs, replay, ping, "
+            "set-class, migrate, store\n",
+            argv[i]);
+    return 2;
+}

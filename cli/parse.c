@@ -1,0 +1,92 @@
+/* Slurm's output and spool names read without running anything (cli/parse.h). */
+#include "parse.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numaplace/codec.h"
+
+int cli_parse_sacct_job(char *out, uid_t *uid, bool *full, const char **comment)
+{
+    char *bar, *bar2;
+
+    out[strcspn(out, "\n")] = '\0';
+    bar = strchr(out, '|');
+    bar2 = bar ? strchr(bar + 1, '|') : NULL;
+    if (!out[0] || !bar2)
+        return -ENOENT;
+    *bar = *bar2 = '\0';
+    *uid = (uid_t)strtoul(out, NULL, 10);
+    if (full)
+        *full = bar[1] != '\0';
+    *comment = bar2 + 1;
+    return 0;
+}
+
+int cli_parse_jobs_line(char *line, struct cli_jobs_row *row)
+{
+    char *field[4] = {line, NULL, NULL, NULL};
+
+    for (int f = 1; f < 4; f++) {
+        char *bar = field[f - 1] ? strchr(field[f - 1], '|') : NULL;
+        if (bar) {
+            *bar = '\0';
+            field[f] = bar + 1;
+        }
+    }
+    if (!field[3])
+        return -EINVAL;
+    row->id = field[0];
+    row->user = field[1];
+    row->state = field[2];
+    row->comment = field[3];
+    return 0;
+}
+
+char *cli_scontrol_admin_comment(const char *out)
+{
+    static const char key[] = " AdminComment=";
+    const char *at = strstr(out, key);
+    char *value = at ? strndup(at + strlen(key), strcspn(at + strlen(key), " \n")) : strdup("");
+
+    if (value && strcmp(value, "(null)") == 0)
+        value[0] = '\0';
+    return value;
+}
+
+void cli_hostnames_to_list(char *out)
+{
+    for (char *p = out; *p; p++)
+        if (*p == '\n')
+            *p = p[1] ? ',' : '\0';
+}
+
+bool cli_spool_name_matches(const char *name, const char *job_arg)
+{
+    char prefix[64];
+    const size_t len = strlen(name);
+
+    snprintf(prefix, sizeof(prefix), "%s.", job_arg); /* 42. or 42.batch. */
+    return strncmp(name, prefix, strlen(prefix)) == 0 && len >= 5 &&
+           strcmp(name + len - 5, ".json") == 0;
+}
+
+int cli_decode_admin_comment(const char *comment, uint32_t job_id, json_t **summary,
+                             struct np_err *err)
+{
+    int rc;
+
+    *summary = NULL;
+    if (!comment || !comment[0])
+        return np_err_set(err, -ENOMSG, "job %" PRIu32 " has no numaplace summary in accounting",
+                          job_id);
+    rc = np_stored_decode(comment, summary, err);
+    if (rc == -ENOMSG)
+        np_err_set(err, -ENOMSG,
+                   "job %" PRIu32 "'s AdminComment holds another tool's text, not a numaplace "
+                   "summary",
+                   job_id);
+    return rc;
+}

@@ -1,0 +1,54 @@
+/*
+ * cli/parse.h - the parts of the `numaplace` command that read Slurm's output and the spool
+ * without running anything: sacct and scontrol lines, spool file names, a job's AdminComment.
+ * Built as a static library of its own (numaplace_cli_parse) so test/unit/test_cli_accounting.c
+ * tests them without Slurm.
+ */
+#ifndef NUMAPLACE_CLI_PARSE_H
+#define NUMAPLACE_CLI_PARSE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "numaplace/common.h"
+
+/**
+ * The first line of `sacct -j JOB -X -n -P -o UID,Account,AdminComment` (@p out, changed in
+ * place). @p full: whether slurmctld's record is in (an Account is set; until then slurmdbd holds
+ * a placeholder row). @p comment points into @p out.
+ * @return 0, or -ENOENT when the line is empty or has fewer than three fields
+ */
+int cli_parse_sacct_job(char *out, uid_t *uid, bool *full, const char **comment);
+
+/** One line of `sacct -X -n -P -o JobID,User,State,AdminComment`: fields point into @p line. */
+struct cli_jobs_row {
+    const char *id, *user, *state, *comment;
+};
+
+/** Split @p line in place. @return 0, or -EINVAL when it has fewer than four fields */
+int cli_parse_jobs_line(char *line, struct cli_jobs_row *row);
+
+/**
+ * The AdminComment in `scontrol -o show job JOB` output (@p out): a new string, "" when slurmctld
+ * shows none ("(null)" or no AdminComment=), NULL on out-of-memory.
+ */
+char *cli_scontrol_admin_comment(const char *out);
+
+/** `scontrol show hostnames` output (one per line) made a comma list, in place. */
+void cli_hostnames_to_list(char *out);
+
+/** Whether spool file @p name is a report of @p job_arg ("42" or "42.batch"): JOB.*.json. */
+bool cli_spool_name_matches(const char *name, const char *job_arg);
+
+/**
+ * Decode job @p job_id's AdminComment @p comment into a summary (new reference in @p summary).
+ * @return 0; -ENOMSG when it holds no numaplace summary (empty, or another tool's text, each
+ *         said in @p err); -EPROTO / -EBADMSG for an unknown version or a corrupt one
+ */
+int cli_decode_admin_comment(const char *comment, uint32_t job_id, json_t **summary,
+                             struct np_err *err);
+
+#endif /* NUMAPLACE_CLI_PARSE_H */

@@ -1,0 +1,225 @@
+/* Slurm's commands run without a shell and their output read: sacct, scontrol, sacctmgr
+ * (accounting.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "accounting.h"
+#include "parse.h"
+
+#define CAPTURE_MAX (16u << 20) /* sacct over a busy month stays far below this */
+
+int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct np_err *err)
+{
+    int out_pipe[2], err_pipe[2], status = 0;
+    size_t len = 0, cap = 4096, elen = 0;
+    char *buf = malloc(cap), ebuf[1024];
+    pid_t pid;
+
+    *out = NULL;
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!buf)
+        return np_err_set(err, -ENOMEM, "out of memory");
+    if (pipe2(out_pipe, O_CLOEXEC) < 0) {
+        free(buf);
+        return np_err_set(err, -errno, "pipe: %s", strerror(errno));
+    }
+    if (pipe2(err_pipe, O_CLOEXEC) < 0) {
+        const int e = errno;
+        close(out_pipe[0]);
+        close(out_pipe[1]);
+        free(buf);
+        return np_err_set(err, -e, "pipe: %s", strerror(e));
+    }
+    pid = fork();
+    if (pid < 0) {
+        const int e = errno;
+        close(out_pipe[0]);
+        close(out_pipe[1]);
+        close(err_pipe[0]);
+        close(err_pipe[1]);
+        free(buf);
+        return np_err_set(err, -e, "fork: %s", strerror(e));
+    }
+    if (pid == 0) {
+        dup2(out_pipe[1], STDOUT_FILENO);
+        dup2(err_pipe[1], STDERR_FILENO);
+        execvp(argv[0], argv);
+        dprintf(STDERR_FILENO, "cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    /* Both pipes at once: a chatty stderr must not block the child while we wait on stdout. */
+    for (int open_fds = 2; open_fds > 0;) {
+        struct pollfd pfd[2] = {{.fd = out_pipe[0], .events = POLLIN},
+                                {.fd = err_pipe[0], .events = POLLIN}};
+        if (poll(pfd, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (pfd[0].fd >= 0 && pfd[0].revents) {
+            ssize_t n;
+            if (len + 4096 + 1 > cap && cap < CAPTURE_MAX) {
+                char *grown = realloc(buf, cap * 2);
+                if (grown) {
+                    buf = grown;
+                    cap *= 2;
+                }
+            }
+            n = len + 1 < cap ? read(out_pipe[0], buf + len, cap - len - 1) : 0;
+            if (n <= 0) {
+                close(out_pipe[0]);
+                out_pipe[0] = -1;
+                open_fds--;
+            } else {
+                len += (size_t)n;
+            }
+        }
+        if (err_pipe[0] >= 0 && pfd[1].revents) {
+            char chunk[512];
+            ssize_t n = read(err_pipe[0], chunk, sizeof(chunk));
+            if (n <= 0) {
+                close(err_pipe[0]);
+                err_pipe[0] = -1;
+                open_fds--;
+            } else if (elen + (size_t)n < sizeof(ebuf)) {
+                memcpy(ebuf + elen, chunk, (size_t)n);
+                elen += (size_t)n;
+            }
+        }
+        if (out_pipe[0] < 0 && err_pipe[0] < 0)
+            break;
+    }
+    if (out_pipe[0] >= 0)
+        close(out_pipe[0]);
+    if (err_pipe[0] >= 0)
+        close(err_pipe[0]);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    buf[len] = '\0';
+    *out = buf;
+    ebuf[elen] = '\0';
+    if (errbuf && errlen) {
+        snprintf(errbuf, errlen, "%s", ebuf);
+        errbuf[strcspn(errbuf, "\n")] = '\0';
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && strstr(ebuf, "cannot run"))
+        return np_err_set(err, -ENOENT, "%s", ebuf[0] ? strtok(ebuf, "\n") : argv[0]);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* sacct's view of one job: its uid and AdminComment. -ENOENT when sacct does not show it. @p full
+ * (may be NULL) says whether slurmctld's own record of the job is in: until then (a few seconds
+ * after the job ended) slurmdbd holds a placeholder row made from the steps, with no account,
+ * which a modify does not reach. */
+int acct_sacct_job(uint32_t job_id, uid_t *uid, char **comment, bool *full, struct np_err *err)
+{
+    char id[16], errbuf[256], *out = NULL;
+    const char *text;
+    char *argv[] = {"sacct", "-j", id, "-X", "-n", "-P", "-o", "UID,Account,AdminComment", NULL};
+    int rc;
+
+    *comment = NULL;
+    snprintf(id, sizeof(id), "%" PRIu32, job_id);
+    rc = acct_run(argv, &out, errbuf, sizeof(errbuf), err);
+    if (rc < 0) {
+        free(out);
+        return rc;
+    }
+    if (rc != 0) {
+        free(out);
+        return np_err_set(err, -EIO, "sacct -j %s failed (exit %d): %s", id, rc,
+                          errbuf[0] ? errbuf : "no message");
+    }
+    if (cli_parse_sacct_job(out, uid, full, &text) != 0) {
+        free(out);
+        return np_err_set(err, -ENOENT,
+                          "sacct knows no job %s (not in accounting yet, or not yours to see)", id);
+    }
+    *comment = strdup(text);
+    free(out);
+    return *comment ? 0 : np_err_set(err, -ENOMEM, "out of memory");
+}
+
+int acct_sacct_admin_comment(uint32_t job_id, uid_t *uid, char **comment, struct np_err *err)
+{
+    return acct_sacct_job(job_id, uid, comment, NULL, err);
+}
+
+int acct_load_summary(uint32_t job_id, json_t **summary, uid_t *uid, struct np_err *err)
+{
+    char *comment = NULL;
+    int rc;
+
+    *summary = NULL;
+    rc = acct_sacct_admin_comment(job_id, uid, &comment, err);
+    if (rc < 0)
+        return rc;
+    rc = cli_decode_admin_comment(comment, job_id, summary, err);
+    free(comment);
+    return rc;
+}
+
+/* "node[1-2],x" -> "node1,node2,x" through scontrol (Slurm's own hostlist rules). */
+char *acct_expand_hostlist(const char *list)
+{
+    char *argv[] = {"scontrol", "show", "hostnames", (char *)list, NULL};
+    char *out = NULL;
+
+    if (acct_run(argv, &out, NULL, 0, NULL) != 0 || !out) {
+        free(out);
+        return strdup(list); /* a plain comma list works as it is */
+    }
+    cli_hostnames_to_list(out);
+    return out;
+}
+
+/* The AdminComment slurmctld holds for the job while it is still there (another tool may have set
+ * it with scontrol; slurmdbd sees it only seconds after the job ends). NULL: not known there. */
+char *acct_controller_admin_comment(uint32_t job_id)
+{
+    char id[16], *out = NULL, *value;
+    char *argv[] = {"scontrol", "-o", "show", "job", id, NULL};
+
+    snprintf(id, sizeof(id), "%" PRIu32, job_id);
+    if (acct_run(argv, &out, NULL, 0, NULL) != 0) {
+        free(out);
+        return NULL;
+    }
+    value = cli_scontrol_admin_comment(out);
+    free(out);
+    return value;
+}
+
+bool acct_may_read(uid_t job_uid)
+{
+    const uid_t me = getuid();
+    const struct passwd *pw;
+    char *argv[] = {"sacctmgr", "-n", "-P", "show", "user", NULL, "format=AdminLevel", NULL};
+    char *out = NULL;
+    bool ok;
+
+    if (me == 0 || me == job_uid)
+        return true;
+    pw = getpwuid(me);
+    if (!pw)
+        return false;
+    argv[5] = pw->pw_name;
+    ok = acct_run(argv, &out, NULL, 0, NULL) == 0 && out &&
+         (strstr(out, "Operator") || strstr(out, "Administrator"));
+    free(out);
+    return ok;
+}

@@ -1,0 +1,214 @@
+/* One job's samples accumulated into figures (np_jobstats, numaplace/report.h): CPI per interval,
+ * bandwidth, pages, the local share and the bounded timeline the report is written from. */
+#include "numaplace/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CACHE_LINE_BYTES 64.0 /* the model: bandwidth = LLC misses x 64 B / interval */
+
+int np_jobstats_init(struct np_jobstats *js)
+{
+    memset(js, 0, sizeof(*js));
+    return 0;
+}
+
+void np_jobstats_fini(struct np_jobstats *js)
+{
+    if (!js)
+        return;
+    free(js->cpi);
+    js->cpi = NULL;
+    json_decref(js->migration_requests);
+    js->migration_requests = NULL;
+    js->ncpi = js->cpi_cap = 0;
+    free(js->timeline);
+    js->timeline = NULL;
+    js->ntimeline = 0;
+}
+
+void np_jobstats_event(struct np_jobstats *js, double t, const char *label)
+{
+    if (js->nevents >= NP_TIMELINE_MAX_EVENTS)
+        return;
+    js->events[js->nevents].t = t;
+    snprintf(js->events[js->nevents].label, sizeof(js->events[0].label), "%s", label);
+    js->nevents++;
+}
+
+_Static_assert(NP_SAMPLE_MAX_NODES <= 64, "local_nodes is a 64-bit mask over the sample's nodes");
+
+/* Time-weighted local share: each numa_maps reading holds until the next one. */
+static void add_local_share(struct np_jobstats *js, const struct np_sample *s)
+{
+    uint64_t local = 0, total = 0;
+
+    if (!js->local_nodes)
+        return;
+    for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++) {
+        total += s->node_bytes[n];
+        if (js->local_nodes >> n & 1)
+            local += s->node_bytes[n];
+    }
+    if (total == 0)
+        return;
+    if (js->local_share_readings) {
+        js->local_share_weighted += js->local_share_last * (s->t - js->local_share_t);
+        js->local_share_time += s->t - js->local_share_t;
+    }
+    js->local_share_last = (double)local / (double)total;
+    js->local_share_t = s->t;
+    js->local_share_readings++;
+}
+
+/* One point per sample until the timeline is full; then every other point goes and only every
+ * stride-th later sample is kept, so the whole run stays covered in bounded memory. */
+static int add_timeline_point(struct np_jobstats *js, double t, double bandwidth, double cpi)
+{
+    struct np_jobstats_point *p;
+
+    if (js->timeline_stride == 0)
+        js->timeline_stride = 1;
+    if (++js->timeline_skipped < js->timeline_stride)
+        return 0;
+    js->timeline_skipped = 0;
+    if (!js->timeline) {
+        js->timeline = malloc(NP_TIMELINE_MAX_POINTS * sizeof(*js->timeline));
+        if (!js->timeline)
+            return -ENOMEM;
+    }
+    if (js->ntimeline == NP_TIMELINE_MAX_POINTS) {
+        for (size_t i = 0; i < NP_TIMELINE_MAX_POINTS / 2; i++)
+            js->timeline[i] = js->timeline[2 * i];
+        js->ntimeline = NP_TIMELINE_MAX_POINTS / 2;
+        js->timeline_stride *= 2;
+    }
+    p = &js->timeline[js->ntimeline++];
+    p->t = t;
+    for (int n = 0; n < NP_TIMELINE_MAX_NODES; n++)
+        p->node_bytes[n] = js->page_samples ? js->pages_end[n] : 0;
+    p->bandwidth = bandwidth;
+    p->cpi = cpi;
+    return 0;
+}
+
+static int push_cpi(struct np_jobstats *js, double cpi)
+{
+    if (js->ncpi == js->cpi_cap) {
+        size_t cap = js->cpi_cap ? js->cpi_cap * 2 : 64;
+        double *grown = realloc(js->cpi, cap * sizeof(*grown));
+        if (!grown)
+            return -ENOMEM;
+        js->cpi = grown;
+        js->cpi_cap = cap;
+    }
+    js->cpi[js->ncpi++] = cpi;
+    return 0;
+}
+
+int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s)
+{
+    const struct np_sample *p = &js->last;
+    double dt, interval_cpi = -1, interval_bw = -1;
+
+    if (js->samples && s->t < js->last.t)
+        return -EINVAL;
+    if (js->samples == 0)
+        js->first = *s;
+    dt = js->samples ? s->t - p->t : 0;
+    if (js->samples && dt > 0) {
+        const int cyc = NP_PERF_CYCLES, ins = NP_PERF_INSTRUCTIONS;
+        if (s->have_perf[cyc] && s->have_perf[ins] && p->have_perf[cyc] && p->have_perf[ins] &&
+            s->perf[ins] > p->perf[ins] && s->perf[cyc] >= p->perf[cyc]) {
+            interval_cpi =
+                (double)(s->perf[cyc] - p->perf[cyc]) / (double)(s->perf[ins] - p->perf[ins]);
+            if (push_cpi(js, interval_cpi) < 0)
+                return -ENOMEM;
+        }
+        if (s->have_misses_by_node && p->have_misses_by_node) {
+            double total = 0;
+            for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++) {
+                double bw = s->misses_by_node[n] >= p->misses_by_node[n]
+                                ? (double)(s->misses_by_node[n] - p->misses_by_node[n]) *
+                                      CACHE_LINE_BYTES / dt
+                                : 0;
+                js->bw_sum[n] += bw;
+                js->bw_last[n] = bw;
+                if (bw > js->bw_peak[n])
+                    js->bw_peak[n] = bw;
+                total += bw;
+            }
+            js->bw_total_sum += total;
+            js->bw_last_total = total;
+            interval_bw = total;
+            if (total > js->bw_total_peak)
+                js->bw_total_peak = total;
+            js->bw_intervals++;
+        }
+    }
+    if (s->have_pages) {
+        uint64_t total = 0;
+        if (js->page_samples == 0)
+            memcpy(js->pages_start, s->node_bytes, sizeof(js->pages_start));
+        memcpy(js->pages_end, s->node_bytes, sizeof(js->pages_end));
+        for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++) {
+            if (s->node_bytes[n] > js->pages_peak[n])
+                js->pages_peak[n] = s->node_bytes[n];
+            total += s->node_bytes[n];
+        }
+        if (total > js->pages_peak_total)
+            js->pages_peak_total = total;
+        js->page_samples++;
+        add_local_share(js, s);
+    }
+    if (add_timeline_point(js, s->t, interval_bw, interval_cpi) < 0)
+        return -ENOMEM;
+    if (s->have_proc && s->processes > 0) {
+        if (js->proc_samples++ == 0)
+            js->first_proc = *s;
+        js->last_proc = *s;
+    }
+    if (s->have_proc && s->have_cs && s->processes > 0) {
+        const int k = js->cs_samples++ ? 1 : 0;
+        js->cs_t[k] = s->t;
+        js->involuntary_cs[k] = s->involuntary_cs;
+        if (k == 0) {
+            js->cs_t[1] = s->t;
+            js->involuntary_cs[1] = s->involuntary_cs;
+        }
+    }
+    if (s->have_irq) {
+        const int k = js->irq_samples++ ? 1 : 0;
+        js->irq_t[k] = s->t;
+        js->interrupts[k] = s->interrupts;
+        js->softirqs[k] = s->softirqs;
+        if (k == 0) {
+            js->irq_t[1] = s->t;
+            js->interrupts[1] = s->interrupts;
+            js->softirqs[1] = s->softirqs;
+        }
+    }
+    if (s->have_cpu_busy && s->have_proc && s->processes > 0) {
+        const int k = js->busy_samples++ ? 1 : 0;
+        js->busy_t[k] = s->t;
+        js->busy_s[k] = s->cpus_busy_s;
+        js->own_s[k] = s->utime_s + s->stime_s;
+        if (k == 0) {
+            js->busy_t[1] = s->t;
+            js->busy_s[1] = s->cpus_busy_s;
+            js->own_s[1] = js->own_s[0];
+        }
+    }
+    if (s->have_balancing) {
+        js->balancing_samples++;
+        js->balancing_pages_migrated = s->balancing_pages_migrated;
+        js->balancing_faults = s->balancing_faults;
+    }
+    if (js->samples)
+        js->prev = js->last;
+    js->last = *s;
+    js->samples++;
+    return 0;
+}

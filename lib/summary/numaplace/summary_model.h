@@ -1,0 +1,328 @@
+/*
+ * numaplace/summary_model.h - a job summary (`numaplace.summary/1`, docs/summary-schema.md) as C
+ * data: decoded once and strictly from its JSON, worked on (merge, advice, text, fit, plot) as
+ * structs, and encoded back to the same JSON bytes, members in the order they were set.
+ *
+ * The json_t functions of numaplace/summary.h are wrappers over these; callers that only read a
+ * summary (the numaplace command) decode it with np_sum_decode and read the fields.
+ *
+ * Presence: each struct's `keys` lists the members it has, in JSON order (numaplace/figure.h);
+ * the fields of absent members are zero. Ownership: a struct owns everything it points to; free
+ * with np_sum_free (accepts NULL).
+ */
+#ifndef NUMAPLACE_SUMMARY_MODEL_H
+#define NUMAPLACE_SUMMARY_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "numaplace/common.h"
+#include "numaplace/figure.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Members of the summary object. */
+enum np_sum_member {
+    NP_SUM_SCHEMA = 0,
+    NP_SUM_JOB_ID,
+    NP_SUM_UID,
+    NP_SUM_USER,
+    NP_SUM_POLICY_REQUESTED,
+    NP_SUM_POLICY_APPLIED,
+    NP_SUM_SENSITIVITY,
+    NP_SUM_START,
+    NP_SUM_END,
+    NP_SUM_NODES,
+    NP_SUM_TOTALS,
+    NP_SUM_MISSING_NODES,
+    NP_SUM_SKIPPED,
+    NP_SUM_TRIMMED,
+    NP_SUM_NMEMBERS
+};
+
+/** Members of `nodes.NAME`. */
+enum np_sum_node_member {
+    NP_NODE_STEPS = 0,
+    NP_NODE_STEP_COUNT,
+    NP_NODE_DURATION_S,
+    NP_NODE_START,
+    NP_NODE_END,
+    NP_NODE_POLICY_REQUESTED,
+    NP_NODE_POLICY_APPLIED,
+    NP_NODE_SENSITIVITY,
+    NP_NODE_LOCAL_SHARE,
+    NP_NODE_PAGES_PEAK_BYTES,
+    NP_NODE_PAGES_END_BYTES,
+    NP_NODE_CPI,
+    NP_NODE_BANDWIDTH,
+    NP_NODE_MIGRATIONS,
+    NP_NODE_PAGES_MOVED_BYTES,
+    NP_NODE_OS_INTERFERENCE,
+    NP_NODE_TIMELINE,
+    NP_NODE_NMEMBERS
+};
+
+enum np_sum_step_member {
+    NP_STEP_STEP = 0,
+    NP_STEP_POLICY,
+    NP_STEP_APPLIED,
+    NP_STEP_SENSITIVITY,
+    NP_STEP_CPUS,
+    NP_STEP_COMPLETE,
+    NP_STEP_DURATION_S,
+    NP_STEP_LOCAL_NODES,
+    NP_STEP_START,
+    NP_STEP_END,
+    NP_STEP_NMEMBERS
+};
+
+/** One step of a node (`nodes.NAME.steps[]`). */
+struct np_sum_step {
+    struct np_keys keys;
+    char *step, *policy, *sensitivity, *cpus, *start, *end;
+    struct np_map applied; /**< policy -> tasks */
+    bool complete;
+    double duration_s;
+    struct np_num *local_nodes; /**< as the report wrote them */
+    size_t nlocal_nodes;
+};
+
+enum np_sum_migr_member {
+    NP_MIGR_IN_BYTES = 0,
+    NP_MIGR_OUT_BYTES,
+    NP_MIGR_REQUESTS,
+    NP_MIGR_DRY_RUN_REQUESTS,
+    NP_MIGR_MOVING_S,
+    NP_MIGR_FAILED_PAGES,
+    NP_MIGR_TRIGGERS,
+    NP_MIGR_SOURCE,
+    NP_MIGR_NMEMBERS
+};
+
+enum np_sum_trigger_member { NP_TRIG_REQUESTS = 0, NP_TRIG_DRY_RUN, NP_TRIG_MOVED_PAGES };
+
+/** `migrations.triggers.NAME`. */
+struct np_sum_trigger {
+    struct np_keys keys;
+    char *name;
+    json_int_t requests, dry_run, moved_pages;
+};
+
+struct np_sum_migrations {
+    struct np_keys keys;
+    struct np_map in_bytes, out_bytes, failed_pages;
+    json_int_t requests, dry_run_requests;
+    double moving_s;
+    struct np_sum_trigger *triggers;
+    size_t ntriggers;
+    char *source;
+};
+
+enum np_sum_os_member {
+    NP_OS_KERNEL_TIME_SHARE = 0,
+    NP_OS_INVOLUNTARY_CS_PER_S,
+    NP_OS_INTERRUPTS_PER_S,
+    NP_OS_SOFTIRQS_PER_S,
+    NP_OS_OTHER_CPU_TIME_S,
+    NP_OS_NMEMBERS
+};
+
+/** `os_interference`: each member a figure, indexed by enum np_sum_os_member. */
+struct np_sum_os {
+    struct np_keys keys;
+    struct np_figure fig[NP_OS_NMEMBERS];
+};
+
+/** Bytes per NUMA node, or unavailable (`pages_peak_bytes`, `pages_end_bytes`). */
+struct np_sum_bytes {
+    bool is_map;
+    struct np_map map;
+    struct np_figure unavailable; /**< when !is_map */
+};
+
+enum np_sum_tl_member {
+    NP_TL_T = 0,
+    NP_TL_NODE_BYTES,
+    NP_TL_BANDWIDTH,
+    NP_TL_CPI,
+    NP_TL_EVENTS,
+    NP_TL_EVERY_NTH_SAMPLE,
+    NP_TL_BANDWIDTH_NOTE,
+    NP_TL_CPI_NOTE,
+    NP_TL_STEP,
+    NP_TL_DURATION_S,
+    NP_TL_NMEMBERS
+};
+
+struct np_sum_series {
+    char *node; /**< the NUMA node, "0" to "15" */
+    struct np_nums bytes;
+};
+
+struct np_sum_event {
+    struct np_keys keys; /**< 0: t, 1: label */
+    struct np_num t;
+    char *label;
+};
+
+/** The timeline of a node's longest step (a report's `timeline` plus `step`, `duration_s`). */
+struct np_sum_timeline {
+    struct np_keys keys;
+    struct np_nums t, bandwidth, cpi;
+    struct np_sum_series *node_bytes;
+    size_t nnode_bytes;
+    struct np_sum_event *events;
+    size_t nevents;
+    struct np_num every_nth_sample, duration_s;
+    char *bandwidth_note, *cpi_note, *step;
+};
+
+/** `nodes.NAME`. */
+struct np_sum_node {
+    char *name;
+    struct np_keys keys;
+    struct np_sum_step *steps;
+    size_t nsteps;
+    json_int_t step_count, pages_moved_bytes;
+    double duration_s;
+    char *start, *end, *sensitivity;
+    struct np_strs policy_requested;
+    struct np_map policy_applied;
+    struct np_figure local_share, cpi, bandwidth;
+    struct np_sum_bytes pages_peak_bytes, pages_end_bytes;
+    struct np_sum_migrations migrations;
+    struct np_sum_os os;
+    struct np_sum_timeline timeline;
+};
+
+enum np_sum_skip_member { NP_SKIP_NODE = 0, NP_SKIP_STEP, NP_SKIP_REASON };
+enum np_sum_trim_member { NP_TRIM_WHAT = 0, NP_TRIM_STORED_BYTES_BEFORE };
+
+struct np_sum_skip {
+    struct np_keys keys;
+    char *node, *step, *reason;
+};
+
+struct np_sum_trim {
+    struct np_keys keys;
+    char *what;
+    json_int_t stored_bytes_before;
+};
+
+enum np_sum_totals_member {
+    NP_TOT_NODES = 0,
+    NP_TOT_STEPS,
+    NP_TOT_MISSING_NODES,
+    NP_TOT_SKIPPED,
+    NP_TOT_PAGES_MOVED_BYTES,
+    NP_TOT_MIGRATION_REQUESTS,
+    NP_TOT_LOCAL_SHARE,
+    NP_TOT_KERNEL_TIME_SHARE,
+    NP_TOT_NMEMBERS
+};
+
+struct np_sum_totals {
+    struct np_keys keys;
+    json_int_t nodes, steps, missing_nodes, skipped, pages_moved_bytes, migration_requests;
+    struct np_figure local_share, kernel_time_share;
+};
+
+/** A job summary. */
+struct np_sum {
+    struct np_keys keys;
+    char *schema;
+    json_int_t job_id, uid;
+    char *user, *sensitivity, *start, *end;
+    struct np_strs policy_requested, missing_nodes;
+    struct np_map policy_applied;
+    struct np_sum_node *nodes; /**< in the order of the JSON object */
+    size_t nnodes;
+    struct np_sum_skip *skipped;
+    size_t nskipped;
+    struct np_sum_trim *trimmed;
+    size_t ntrimmed;
+    struct np_sum_totals totals;
+};
+
+/**
+ * Decode @p json (borrowed) strictly: the summary schema's members only, each of its type. The
+ * schema is checked first (np_summary_check: -EINVAL not a summary, -EPROTO another version).
+ * @return 0, or -EINVAL naming the member and what it should be / -EPROTO / -ENOMEM, with @p err
+ */
+NP_API int np_sum_decode(const json_t *json, struct np_sum *s, struct np_err *err);
+
+/** The JSON form, members in @p s's order. New reference, NULL on out-of-memory. */
+NP_API json_t *np_sum_encode(const struct np_sum *s);
+
+NP_API void np_sum_free(struct np_sum *s);
+NP_API void np_sum_node_free(struct np_sum_node *n);
+
+/** Decode a report's `timeline` (or a summary node's). @return 0, -EINVAL / -ENOMEM with @p err */
+NP_API int np_sum_timeline_decode(const json_t *j, struct np_sum_timeline *tl, const char *what,
+                                  struct np_err *err);
+NP_API int np_sum_timeline_copy(struct np_sum_timeline *dst, const struct np_sum_timeline *src);
+NP_API void np_sum_timeline_free(struct np_sum_timeline *tl);
+
+/** Drop member @p member (enum np_sum_node_member) of @p n and what it holds. */
+NP_API void np_sum_node_drop(struct np_sum_node *n, unsigned member);
+/** A deep copy of @p src into @p dst. @return 0 or -ENOMEM */
+NP_API int np_sum_node_copy(struct np_sum_node *dst, const struct np_sum_node *src);
+
+/* ---- working on a summary (the json_t functions of numaplace/summary.h wrap these; each
+ * says what its wrapper says) ---- */
+
+/** An empty summary of job @p job_id. @return 0 or -ENOMEM */
+NP_API int np_sum_init(struct np_sum *s, uint32_t job_id);
+NP_API int np_sum_set_user(struct np_sum *s, const char *user, struct np_err *err);
+/** Fold in @p report (borrowed), as np_summary_add_report. */
+NP_API int np_sum_add_report(struct np_sum *s, const json_t *report, struct np_err *err);
+NP_API int np_sum_expect_nodes(struct np_sum *s, const char *hostlist, struct np_err *err);
+/** Merge @p other into @p into, as np_summary_merge. */
+NP_API int np_sum_merge(struct np_sum *into, const struct np_sum *other, struct np_err *err);
+/** Totals, policies, class, start/end and missing_nodes again from the nodes. 0 or -ENOMEM. */
+NP_API int np_sum_recompute(struct np_sum *s);
+/** Whether a skipped report of @p node is listed. */
+NP_API bool np_sum_skipped_has(const struct np_sum *s, const char *node);
+
+/** One piece of advice: the rule that fired and its sentence. */
+struct np_advice {
+    char rule[32];
+    char text[2048];
+};
+
+/**
+ * The advice (np_summary_advice's rules, in its order; "none" when nothing fires).
+ * @param out receives a new array (free())
+ * @return the number of entries, or -ENOMEM
+ */
+NP_API int np_sum_advice(const struct np_sum *s, struct np_advice **out);
+/** [{rule, text}] of @p n entries. New reference, NULL on out-of-memory. */
+NP_API json_t *np_sum_advice_json(const struct np_advice *advice, int n);
+/** As np_summary_print. */
+NP_API int np_sum_print(FILE *out, const struct np_sum *s);
+/** As np_summary_fit: trims @p s until its stored form fits. */
+NP_API long np_sum_fit(struct np_sum *s, size_t max_bytes, char **stored, struct np_err *err);
+/** As np_summary_plot. */
+NP_API int np_sum_plot(const struct np_sum *s, const char *node, const char *path,
+                       struct np_err *err);
+
+/** The node named @p name, or NULL. Borrowed. */
+NP_API const struct np_sum_node *np_sum_node_get(const struct np_sum *s, const char *name);
+
+/** The node names in name order: a new array of borrowed strings (free() it), NULL on OOM. */
+NP_API const char **np_sum_sorted_nodes(const struct np_sum *s, size_t *n);
+
+/** Worst (lowest) available local share over the nodes; false when no node measured it. */
+NP_API bool np_sum_worst_local_share(const struct np_sum *s, double *share);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_SUMMARY_MODEL_H */

@@ -1,0 +1,181 @@
+/* A report as text for `numaplace report --steps` (np_report_print, numaplace/report.h). Its
+ * figures go through the one figure printer (numaplace/figure.h); the rest still reads the report's
+ * JSON directly. */
+#include "numaplace/report.h"
+#include "numaplace/report_model.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "numaplace/figure.h"
+
+/* "  <label> <figure>" through the one figure printer; nothing when it is neither measured nor
+ * unavailable. */
+static void print_figure(FILE *out, const char *label, json_t *fig, double scale, const char *unit)
+{
+    struct np_figure f;
+    char space_unit[32];
+    const struct np_figure_style style = {
+        .scale = scale, .conv = 'g', .precision = 4, .unit = space_unit};
+
+    if (np_figure_decode(fig, NP_FIGURE_PLAIN, &f, label, NULL) != 0)
+        return;
+    snprintf(space_unit, sizeof(space_unit), " %s", unit);
+    if (np_figure_available(&f) || np_keys_has(&f.keys, NP_FIG_UNAVAILABLE)) {
+        fprintf(out, "  %-22s ", label);
+        np_figure_print(out, &f, &style);
+        fputc('\n', out);
+    }
+    np_figure_free(&f);
+}
+
+static void print_nodes(FILE *out, const char *label, json_t *map)
+{
+    const char *key;
+    json_t *v;
+    int n = 0;
+
+    fprintf(out, "    %-8s", label);
+    json_object_foreach(map, key, v)
+    {
+        fprintf(out, " node%s=%.1f MiB", key, (double)json_integer_value(v) / 1048576.0);
+        n++;
+    }
+    fprintf(out, "%s\n", n ? "" : " none");
+}
+
+int np_report_print(FILE *out, json_t *r)
+{
+    json_t *cpi = json_object_get(r, "cpi"), *bw = json_object_get(r, "bandwidth");
+    json_t *cpu = json_object_get(r, "cpu"), *pages = json_object_get(r, "pages");
+    json_t *os = json_object_get(r, "os_interference"), *tasks, *task;
+    json_t *samp = json_object_get(r, "sampling"), *perf = json_object_get(r, "perf_counts");
+    const char *why, *key;
+    json_t *fig;
+    size_t i;
+
+    fprintf(out, "job %lld step %s on %s (uid %lld)%s\n",
+            (long long)json_integer_value(json_object_get(r, "job_id")),
+            json_string_value(json_object_get(r, "step")),
+            json_string_value(json_object_get(r, "node")),
+            (long long)json_integer_value(json_object_get(r, "uid")),
+            json_is_true(json_object_get(r, "complete")) ? ""
+                                                         : "  [incomplete: the helper stopped "
+                                                           "before the step ended]");
+    fprintf(out, "  %-22s %s .. %s (%.1f s)\n", "time",
+            json_string_value(json_object_get(r, "start")),
+            json_string_value(json_object_get(r, "end")),
+            json_number_value(json_object_get(r, "duration_s")));
+    fprintf(out, "  %-22s %lld every %.3g s (%s)\n", "samples",
+            (long long)json_integer_value(json_object_get(samp, "count")),
+            json_number_value(json_object_get(samp, "interval_s")),
+            json_string_value(json_object_get(samp, "backends")));
+    fprintf(out, "  %-22s %s, sensitivity %s, class %s, CPUs %s\n", "policy requested",
+            json_string_value(json_object_get(json_object_get(r, "policy"), "requested")),
+            json_string_value(json_object_get(r, "sensitivity")),
+            json_string_value(json_object_get(r, "class"))
+                ? json_string_value(json_object_get(r, "class"))
+                : json_string_value(json_object_get(r, "sensitivity")),
+            json_string_value(json_object_get(r, "cpus")));
+    tasks = json_object_get(json_object_get(r, "policy"), "tasks");
+    json_array_foreach(tasks, i, task)
+    {
+        fprintf(out, "    task %lld pid %lld: %s (mode %s) nodes %s cpus %s\n",
+                (long long)json_integer_value(json_object_get(task, "task")),
+                (long long)json_integer_value(json_object_get(task, "pid")),
+                json_string_value(json_object_get(task, "policy"))
+                    ? json_string_value(json_object_get(task, "policy"))
+                    : "not reported",
+                json_string_value(json_object_get(task, "mode"))
+                    ? json_string_value(json_object_get(task, "mode"))
+                    : "-",
+                json_string_value(json_object_get(task, "nodes")) &&
+                        *json_string_value(json_object_get(task, "nodes"))
+                    ? json_string_value(json_object_get(task, "nodes"))
+                    : "-",
+                json_string_value(json_object_get(task, "cpus"))
+                    ? json_string_value(json_object_get(task, "cpus"))
+                    : "-");
+    }
+    if ((why = json_string_value(json_object_get(cpi, "unavailable"))))
+        fprintf(out, "  %-22s unavailable (%s)\n", "CPI", why);
+    else
+        fprintf(out, "  %-22s mean %.3f, median %.3f, p95 %.3f\n", "CPI",
+                json_number_value(json_object_get(cpi, "mean")),
+                json_number_value(json_object_get(cpi, "median")),
+                json_number_value(json_object_get(cpi, "p95")));
+    if ((why = json_string_value(json_object_get(bw, "unavailable")))) {
+        fprintf(out, "  %-22s unavailable (%s)\n", "bandwidth", why);
+    } else {
+        fprintf(out, "  %-22s mean %.1f MB/s, peak %.1f MB/s\n", "bandwidth",
+                json_number_value(json_object_get(bw, "mean_bytes_per_s")) / 1e6,
+                json_number_value(json_object_get(bw, "peak_bytes_per_s")) / 1e6);
+        json_object_foreach(json_object_get(bw, "per_node"), key, fig)
+        {
+            fprintf(out, "    node%s mean %.1f MB/s, peak %.1f MB/s\n", key,
+                    json_number_value(json_object_get(fig, "mean_bytes_per_s")) / 1e6,
+                    json_number_value(json_object_get(fig, "peak_bytes_per_s")) / 1e6);
+        }
+    }
+    if ((why = json_string_value(json_object_get(cpu, "unavailable"))))
+        fprintf(out, "  %-22s unavailable (%s)\n", "CPU time", why);
+    else
+        fprintf(out, "  %-22s user %.2f s, system %.2f s\n", "CPU time",
+                json_number_value(json_object_get(cpu, "user_s")),
+                json_number_value(json_object_get(cpu, "system_s")));
+    json_object_foreach(perf, key, fig)
+    {
+        char label[40];
+        snprintf(label, sizeof(label), "perf %s", key);
+        print_figure(out, label, fig, 1, strcmp(key, "task_clock_ns") == 0 ? "ns" : "");
+    }
+    if ((why = json_string_value(json_object_get(pages, "unavailable")))) {
+        fprintf(out, "  %-22s unavailable (%s)\n", "pages per node", why);
+    } else {
+        fprintf(out, "  %-22s (%lld readings)\n", "pages per node",
+                (long long)json_integer_value(json_object_get(pages, "samples")));
+        print_nodes(out, "start", json_object_get(pages, "start_bytes"));
+        print_nodes(out, "end", json_object_get(pages, "end_bytes"));
+        print_nodes(out, "peak", json_object_get(pages, "peak_bytes"));
+    }
+    fprintf(out, "  %-22s (%s)\n", "migrated",
+            json_string_value(json_object_get(json_object_get(r, "migrations"), "source")));
+    print_nodes(out, "in", json_object_get(json_object_get(r, "migrations"), "pages_in_bytes"));
+    print_nodes(out, "out", json_object_get(json_object_get(r, "migrations"), "pages_out_bytes"));
+    {
+        json_t *reqs = json_object_get(json_object_get(r, "migrations"), "requests"), *q;
+        size_t k;
+        json_array_foreach(reqs, k, q)
+        {
+            fprintf(out, "    %s node %lld -> %lld: %lld pages moved (%s)\n",
+                    json_string_value(json_object_get(q, "trigger")),
+                    (long long)json_integer_value(json_object_get(q, "from")),
+                    (long long)json_integer_value(json_object_get(q, "to")),
+                    (long long)json_integer_value(json_object_get(q, "moved_pages")),
+                    json_string_value(json_object_get(q, "reason")));
+        }
+    }
+    fprintf(out, "  OS interference\n");
+    print_figure(out, "  kernel time share", json_object_get(os, "kernel_time_share"), 100, "%");
+    print_figure(out, "  involuntary cs", json_object_get(os, "involuntary_cs_per_s"), 1, "/s");
+    fig = json_object_get(os, "interrupts_on_cpus");
+    if ((why = json_string_value(json_object_get(fig, "unavailable"))))
+        fprintf(out, "    %-20s unavailable (%s)\n", "interrupts, softirqs", why);
+    else
+        fprintf(out, "    %-20s %lld interrupts, %lld softirqs on its CPUs\n",
+                "interrupts, softirqs",
+                (long long)json_integer_value(json_object_get(fig, "count")),
+                (long long)json_integer_value(
+                    json_object_get(json_object_get(os, "softirqs_on_cpus"), "count")));
+    print_figure(out, "  other CPU time", json_object_get(os, "other_cpu_time_s"), 1, "s");
+    fig = json_object_get(r, "numa_balancing");
+    if ((why = json_string_value(json_object_get(fig, "unavailable"))))
+        fprintf(out, "  %-22s unavailable (%s)\n", "kernel NUMA balancing", why);
+    else if (fig)
+        fprintf(out, "  %-22s %lld pages migrated, %lld NUMA faults\n", "kernel NUMA balancing",
+                (long long)json_integer_value(json_object_get(fig, "pages_migrated")),
+                (long long)json_integer_value(json_object_get(fig, "faults")));
+    fprintf(out, "  %-22s %.4f s CPU\n", "helper cost",
+            json_number_value(json_object_get(json_object_get(r, "helper"), "cpu_time_s")));
+    return ferror(out) ? -EIO : 0;
+}

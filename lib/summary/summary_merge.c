@@ -1,0 +1,137 @@
+/* Two summaries of one job merged: what a later epilog adds to what an earlier one stored
+ * (docs/summary-schema.md, "Building and merging"). Works on struct np_sum. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numaplace/summary_model.h"
+
+static int copy_skip(struct np_sum_skip *dst, const struct np_sum_skip *src)
+{
+    bool ok = true;
+
+    dst->keys = src->keys;
+    dst->node = np_strdup_or_null(src->node, &ok);
+    dst->step = np_strdup_or_null(src->step, &ok);
+    dst->reason = np_strdup_or_null(src->reason, &ok);
+    return ok ? 0 : -ENOMEM;
+}
+
+static void free_skips(struct np_sum_skip *k, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(k[i].node);
+        free(k[i].step);
+        free(k[i].reason);
+    }
+    free(k);
+}
+
+/* skipped: @p other's word on its nodes wins. */
+static int merge_skipped(struct np_sum *into, const struct np_sum *other)
+{
+    struct np_sum_skip *merged = calloc(into->nskipped + other->nskipped + 1, sizeof(*merged));
+    size_t n = 0;
+    int rc = 0;
+
+    if (!merged)
+        return -ENOMEM;
+    for (size_t i = 0; i < into->nskipped; i++) {
+        const char *node = into->skipped[i].node;
+        if (!node || (!np_sum_node_get(other, node) && !np_sum_skipped_has(other, node)))
+            rc |= copy_skip(&merged[n++], &into->skipped[i]);
+    }
+    for (size_t i = 0; i < other->nskipped; i++)
+        rc |= copy_skip(&merged[n++], &other->skipped[i]);
+    free_skips(into->skipped, into->nskipped);
+    into->skipped = merged;
+    into->nskipped = n;
+    np_keys_set(&into->keys, NP_SUM_SKIPPED);
+    return rc ? -ENOMEM : 0;
+}
+
+/* Each node of @p other replaces the same node of @p into, or joins it. */
+static int merge_nodes(struct np_sum *into, const struct np_sum *other)
+{
+    for (size_t i = 0; i < other->nnodes; i++) {
+        struct np_sum_node copy,
+            *have = (struct np_sum_node *)np_sum_node_get(into, other->nodes[i].name);
+        if (np_sum_node_copy(&copy, &other->nodes[i]) != 0)
+            return -ENOMEM;
+        if (have) {
+            np_sum_node_free(have);
+            *have = copy;
+        } else {
+            struct np_sum_node *grown = realloc(into->nodes, (into->nnodes + 1) * sizeof(*grown));
+            if (!grown) {
+                np_sum_node_free(&copy);
+                return -ENOMEM;
+            }
+            into->nodes = grown;
+            into->nodes[into->nnodes++] = copy;
+        }
+    }
+    return 0;
+}
+
+static int merge_trimmed(struct np_sum *into, const struct np_sum *other)
+{
+    np_keys_set(&into->keys, NP_SUM_TRIMMED);
+    for (size_t i = 0; i < other->ntrimmed; i++) {
+        const struct np_sum_trim *e = &other->trimmed[i];
+        struct np_sum_trim *grown;
+        bool have = false, ok = true;
+
+        for (size_t k = 0; k < into->ntrimmed; k++)
+            if (into->trimmed[k].what && e->what && strcmp(into->trimmed[k].what, e->what) == 0)
+                have = true;
+        if (have)
+            continue;
+        grown = realloc(into->trimmed, (into->ntrimmed + 1) * sizeof(*grown));
+        if (!grown)
+            return -ENOMEM;
+        into->trimmed = grown;
+        grown[into->ntrimmed] = *e;
+        grown[into->ntrimmed].what = np_strdup_or_null(e->what, &ok);
+        into->ntrimmed++;
+        if (!ok)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+int np_sum_merge(struct np_sum *into, const struct np_sum *other, struct np_err *err)
+{
+    int rc = 0;
+
+    if (into == other)
+        return np_sum_recompute(into);
+    if (into->job_id != other->job_id)
+        return np_err_set(err, -EINVAL,
+                          "cannot merge the summary of job %lld into that of job %lld",
+                          (long long)other->job_id, (long long)into->job_id);
+    if (np_keys_has(&into->keys, NP_SUM_UID) && np_keys_has(&other->keys, NP_SUM_UID) &&
+        into->uid != other->uid)
+        return np_err_set(err, -EINVAL,
+                          "cannot merge summaries of job %lld with uids %lld and %lld",
+                          (long long)into->job_id, (long long)into->uid, (long long)other->uid);
+    if (!np_keys_has(&into->keys, NP_SUM_UID) && np_keys_has(&other->keys, NP_SUM_UID)) {
+        into->uid = other->uid;
+        np_keys_set(&into->keys, NP_SUM_UID);
+    }
+    if (!np_keys_has(&into->keys, NP_SUM_USER) && np_keys_has(&other->keys, NP_SUM_USER)) {
+        rc |= np_str_set(&into->user, other->user);
+        np_keys_set(&into->keys, NP_SUM_USER);
+    }
+    if (rc || merge_skipped(into, other) != 0)
+        return np_err_set(err, -ENOMEM, "out of memory merging summaries");
+    if (merge_nodes(into, other) != 0)
+        return np_err_set(err, -ENOMEM, "out of memory merging the nodes");
+    np_keys_set(&into->keys, NP_SUM_MISSING_NODES);
+    for (size_t i = 0; i < other->missing_nodes.n; i++)
+        if (!np_strs_has(&into->missing_nodes, other->missing_nodes.v[i]))
+            rc |= np_strs_append(&into->missing_nodes, other->missing_nodes.v[i]);
+    if (rc || merge_trimmed(into, other) != 0)
+        return np_err_set(err, -ENOMEM, "out of memory merging summaries");
+    return np_sum_recompute(into);
+}

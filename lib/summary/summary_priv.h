@@ -1,0 +1,79 @@
+/* What the summary_*.c files share and nobody else needs (numaplace/summary_model.h is the
+ * interface). */
+#ifndef NUMAPLACE_SUMMARY_PRIV_H
+#define NUMAPLACE_SUMMARY_PRIV_H
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "numaplace/summary_model.h"
+
+/* The JSON names of each struct's members, indexed by their member ids (summary_json.c). */
+extern const char *const np_sumk_sum[NP_SUM_NMEMBERS];
+extern const char *const np_sumk_node[NP_NODE_NMEMBERS];
+extern const char *const np_sumk_step[NP_STEP_NMEMBERS];
+extern const char *const np_sumk_migr[NP_MIGR_NMEMBERS];
+extern const char *const np_sumk_trigger[3];
+extern const char *const np_sumk_os[NP_OS_NMEMBERS];
+extern const char *const np_sumk_tl[NP_TL_NMEMBERS];
+extern const char *const np_sumk_event[2];
+extern const char *const np_sumk_skip[3];
+extern const char *const np_sumk_trim[2];
+extern const char *const np_sumk_totals[NP_TOT_NMEMBERS];
+
+/* Decode node @p name of a summary (summary_json.c; np_sum_node_copy uses it). */
+int np_sum_node_decode(const char *name, const json_t *j, struct np_sum_node *n,
+                       struct np_err *err);
+
+/* A step shorter than this weighs as much as this in time-weighted means (an incomplete step
+ * reports duration 0 but still says something about its node). */
+#define MIN_WEIGHT_S 1.0
+
+/* An ISO 8601 UTC time as reports write it ("2024-05-01T10:00:00Z"), comparable as a string. */
+static inline bool np_iso_ok(const char *s)
+{
+    return s && strlen(s) == 20 && isdigit((unsigned char)s[0]) && s[19] == 'Z';
+}
+
+/* "1.5 GiB" */
+static inline void np_human_bytes(double bytes, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    unsigned u = 0;
+
+    while (fabs(bytes) >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+        bytes /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%.0f B", bytes);
+    else
+        snprintf(buf, len, "%.1f %s", bytes, units[u]);
+}
+
+/* A member of a figure that is present: its number, else @p dflt (jansson's nget). */
+static inline double np_fig_member(const struct np_figure *f, unsigned member, double value,
+                                   double dflt)
+{
+    return np_keys_has(&f->keys, member) ? value : dflt;
+}
+
+/* The node's figure at @p member is there and has a number (no "unavailable"). */
+static inline bool np_node_fig(const struct np_sum_node *n, unsigned member,
+                               const struct np_figure *f, double *v)
+{
+    if (!np_keys_has(&n->keys, member) || !np_figure_available(f))
+        return false;
+    *v = np_num_value(&f->value);
+    return true;
+}
+
+static inline bool np_os_fig(const struct np_sum_node *n, unsigned which, double *v)
+{
+    return np_keys_has(&n->keys, NP_NODE_OS_INTERFERENCE) && np_keys_has(&n->os.keys, which) &&
+           np_node_fig(n, NP_NODE_OS_INTERFERENCE, &n->os.fig[which], v);
+}
+
+#endif /* NUMAPLACE_SUMMARY_PRIV_H */

@@ -1,0 +1,201 @@
+/* The numaplace command's reading of Slurm's output and the spool (cli/parse.h), without Slurm:
+ * sacct lines good and bad, `numaplace jobs` lines, scontrol's AdminComment, hostnames, spool
+ * file names, AdminComment payloads that are not numaplace summaries. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "np_test.h"
+#include "numaplace/codec.h"
+#include "numaplace/summary.h"
+#include "parse.h"
+
+static const struct {
+    const char *out; /* sacct -j JOB -X -n -P -o UID,Account,AdminComment */
+    int rc;
+    unsigned uid;
+    bool full;
+    const char *comment;
+} sacct_cases[] = {
+    {"1000|physics|NPS1:abc\n", 0, 1000, true, "NPS1:abc"},
+    {"1000||\n", 0, 1000, false, ""}, /* slurmdbd's placeholder row, no comment yet */
+    {"0|root|other tool's note\n", 0, 0, true, "other tool's note"},
+    {"1000|acct|a|b\n", 0, 1000, true, "a|b"},          /* the comment keeps its bars */
+    {"1000|acct|x\n1001|acct|y\n", 0, 1000, true, "x"}, /* the first line only */
+    {"", -ENOENT, 0, false, NULL},
+    {"\n", -ENOENT, 0, false, NULL},
+    {"1000|acct\n", -ENOENT, 0, false, NULL},
+    {"sacct: error: Problem talking to the database\n", -ENOENT, 0, false, NULL},
+};
+
+START_TEST(test_sacct_job)
+{
+    char *out = strdup(sacct_cases[_i].out);
+    const char *comment = NULL;
+    uid_t uid = 4242;
+    bool full = false;
+    int rc = cli_parse_sacct_job(out, &uid, &full, &comment);
+
+    ck_assert_int_eq(rc, sacct_cases[_i].rc);
+    if (rc == 0) {
+        ck_assert_uint_eq(uid, sacct_cases[_i].uid);
+        ck_assert(full == sacct_cases[_i].full);
+        ck_assert_str_eq(comment, sacct_cases[_i].comment);
+    }
+    free(out);
+}
+END_TEST
+
+static const struct {
+    const char *line; /* sacct -X -n -P -o JobID,User,State,AdminComment */
+    int rc;
+    const char *id, *user, *state, *comment;
+} jobs_cases[] = {
+    {"42|alice|COMPLETED|NPS1:xyz", 0, "42", "alice", "COMPLETED", "NPS1:xyz"},
+    {"43|bob|FAILED|", 0, "43", "bob", "FAILED", ""},
+    {"44|bob|CANCELLED by 0|note|with|bars", 0, "44", "bob", "CANCELLED by 0", "note|with|bars"},
+    {"45|bob|RUNNING", -EINVAL, NULL, NULL, NULL, NULL},
+    {"", -EINVAL, NULL, NULL, NULL, NULL},
+};
+
+START_TEST(test_jobs_line)
+{
+    char *line = strdup(jobs_cases[_i].line);
+    struct cli_jobs_row row = {0};
+    int rc = cli_parse_jobs_line(line, &row);
+
+    ck_assert_int_eq(rc, jobs_cases[_i].rc);
+    if (rc == 0) {
+        ck_assert_str_eq(row.id, jobs_cases[_i].id);
+        ck_assert_str_eq(row.user, jobs_cases[_i].user);
+        ck_assert_str_eq(row.state, jobs_cases[_i].state);
+        ck_assert_str_eq(row.comment, jobs_cases[_i].comment);
+    }
+    free(line);
+}
+END_TEST
+
+static const struct {
+    const char *out, *comment;
+} scontrol_cases[] = {
+    {"JobId=42 JobName=x AdminComment=NPS1:abc Comment=y\n", "NPS1:abc"},
+    {"JobId=42 AdminComment=(null) Comment=y\n", ""},
+    {"JobId=42 JobName=x\n", ""},
+    {"JobId=42 AdminComment=last\n", "last"},
+    {"JobId=42 XAdminComment=no\n", ""},
+};
+
+START_TEST(test_scontrol_admin_comment)
+{
+    char *v = cli_scontrol_admin_comment(scontrol_cases[_i].out);
+
+    ck_assert_ptr_nonnull(v);
+    ck_assert_str_eq(v, scontrol_cases[_i].comment);
+    free(v);
+}
+END_TEST
+
+static const struct {
+    const char *out, *list;
+} hostname_cases[] = {
+    {"node1\nnode2\n", "node1,node2"},
+    {"node1\n", "node1"},
+    {"", ""},
+    {"a\nb\nc", "a,b,c"},
+};
+
+START_TEST(test_hostnames)
+{
+    char *out = strdup(hostname_cases[_i].out);
+
+    cli_hostnames_to_list(out);
+    ck_assert_str_eq(out, hostname_cases[_i].list);
+    free(out);
+}
+END_TEST
+
+static const struct {
+    const char *name, *job;
+    bool match;
+} spool_cases[] = {
+    {"42.0.node1.json", "42", true},
+    {"42.batch.node1.json", "42", true},
+    {"42.batch.node1.json", "42.batch", true},
+    {"42.0.node1.json", "42.batch", false},
+    {"420.0.node1.json", "42", false}, /* another job whose id starts alike */
+    {"42.0.node1.json.tmp", "42", false},
+    {"42.0.node1.jso", "42", false},
+    {"42.json", "42", true}, /* "42." and ".json" overlap: taken, as it always was */
+    {".", "42", false},
+    {"41.0.node1.json", "42", false},
+};
+
+START_TEST(test_spool_names)
+{
+    ck_assert_msg(cli_spool_name_matches(spool_cases[_i].name, spool_cases[_i].job) ==
+                      spool_cases[_i].match,
+                  "%s for job %s", spool_cases[_i].name, spool_cases[_i].job);
+}
+END_TEST
+
+static const struct {
+    const char *comment;
+    int rc;
+    const char *msg;
+} comment_cases[] = {
+    {"", -ENOMSG, "job 7 has no numaplace summary in accounting"},
+    {NULL, -ENOMSG, "no numaplace summary"},
+    {"checked by the admin", -ENOMSG, "another tool's text"},
+    {"JS1:eJyrVg==", -ENOMSG, "another tool's text"},
+    {"NPS9:abc", -EPROTO, ""},
+    {"NPS1:!!!not base64", -EBADMSG, ""},
+    {"NPS1:aGVsbG8=", -EBADMSG, ""}, /* base64 of something that is not zlib */
+};
+
+START_TEST(test_admin_comment)
+{
+    struct np_err err = {0};
+    json_t *summary = (json_t *)1;
+    int rc = cli_decode_admin_comment(comment_cases[_i].comment, 7, &summary, &err);
+
+    ck_assert_msg(rc == comment_cases[_i].rc, "rc %d (%s)", rc, err.msg);
+    ck_assert_ptr_null(summary);
+    ck_assert_msg(strstr(err.msg, comment_cases[_i].msg), "'%s' lacks '%s'", err.msg,
+                  comment_cases[_i].msg);
+}
+END_TEST
+
+/* A summary numaplace stored comes back. */
+START_TEST(test_admin_comment_round_trip)
+{
+    json_t *s = np_summary_new(7), *back = NULL;
+    struct np_err err = {0};
+    char *stored = NULL;
+
+    ck_assert_int_gt(np_summary_fit(s, NP_SUMMARY_STORED_MAX, &stored, &err), 0);
+    ck_assert_int_eq(cli_decode_admin_comment(stored, 7, &back, &err), 0);
+    ck_assert(json_equal(back, s));
+    free(stored);
+    json_decref(back);
+    json_decref(s);
+}
+END_TEST
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+int main(void)
+{
+    Suite *suite = suite_create("cli_accounting");
+    TCase *tc = tcase_create("parse");
+
+    tcase_add_loop_test(tc, test_sacct_job, 0, N(sacct_cases));
+    tcase_add_loop_test(tc, test_jobs_line, 0, N(jobs_cases));
+    tcase_add_loop_test(tc, test_scontrol_admin_comment, 0, N(scontrol_cases));
+    tcase_add_loop_test(tc, test_hostnames, 0, N(hostname_cases));
+    tcase_add_loop_test(tc, test_spool_names, 0, N(spool_cases));
+    tcase_add_loop_test(tc, test_admin_comment, 0, N(comment_cases));
+    tcase_add_test(tc, test_admin_comment_round_trip);
+    suite_add_tcase(suite, tc);
+    return np_test_run(suite);
+}
