@@ -13,6 +13,7 @@
 #include "numaplace/report.h"
 
 #include "cli.h"
+#include "numaplace/labels.h"
 
 int cli_call(const struct np_proto_request *req, json_t **reply)
 {
@@ -157,7 +158,8 @@ int cmd_set_class(int argc, char **argv)
         return 2;
     }
     if (strcmp(argv[2], "high") != 0 && strcmp(argv[2], "low") != 0) {
-        fprintf(stderr, "numaplace: set-class: class \"%s\": accepted: high, low\n", argv[2]);
+        fprintf(stderr, "numaplace: set-class: class \"%s\": accepted: %s\n", argv[2],
+                np_class_names());
         return 2;
     }
     req.job_id = (uint32_t)id;

@@ -19,6 +19,8 @@
 #include "numaplace/helperconf.h"
 
 #include "cli.h"
+#include "numaplace/labels.h"
+#include "numaplace/migration.h"
 
 struct cli_options cli = {
     .socket_path = NP_HELPER_DEFAULT_SOCKET,
@@ -41,17 +43,17 @@ static void usage(FILE *out)
             "                        finished jobs with a summary, worst local share first\n"
             "  replay TRACE          reports rebuilt from a trace numaplaced recorded (record=)\n"
             "  ping                  is numaplaced up\n"
-            "  set-class JOBID high|low\n"
+            "  set-class JOBID CLASS (%s)\n"
             "                        change a running job's class (root or admin_group)\n"
             "  migrate --from S --to D --pages N [--order ORDER] [--dry-run]\n"
             "                        move at least N pages from node S to node D, taking low\n"
-            "                        jobs in ORDER (best-plus, best, random, worst, worst-plus)\n"
+            "                        jobs in ORDER (%s)\n"
             "  migrate --script FILE lines of \"DELAY_S FROM TO PAGES [ORDER]\": each request\n"
             "                        DELAY_S seconds after the previous one ('#' comments)\n"
             "  store JOBID [--nodes HOSTLIST]\n"
             "                        (epilog, root) add this node's reports to the job's summary\n"
             "                        in its AdminComment\n",
-            DEFAULT_SPOOL);
+            DEFAULT_SPOOL, np_class_names(), np_order_names());
 }
 
 void cli_stderr_log(enum np_log_level level, const char *msg, void *arg)

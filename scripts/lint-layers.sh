@@ -15,7 +15,7 @@ declare -A layer=(
   [placement]=2 [migration]=2 [config]=2
   [move]=3
   [report]=4 [summary]=4
-  [plugin]=5 [daemon]=5 [cli]=5 [helper]=5
+  [plugin]=5 [daemon]=5 [cli]=5
 )
 declare -A name=([0]=base [1]=inputs [2]=policies [3]=actions [4]=reports [5]=programs)
 
@@ -29,8 +29,8 @@ component_of() { # path -> component
 status=0
 edges=$(mktemp)
 trap 'rm -f "$edges"' EXIT
-mapfile -t files < <(git ls-files 'lib/*.[ch]' 'plugin/*.[ch]' 'daemon/*.[ch]' 'cli/*.[ch]' 'helper/*.[ch]' 2>/dev/null ||
-  find lib plugin daemon cli helper -name '*.[ch]' 2>/dev/null)
+mapfile -t files < <(git ls-files 'lib/*.[ch]' 'plugin/*.[ch]' 'daemon/*.[ch]' 'cli/*.[ch]' 2>/dev/null ||
+  find lib plugin daemon cli -name '*.[ch]' 2>/dev/null)
 for file in "${files[@]}"; do
   from=$(component_of "$file")
   if [ -z "${layer[$from]+x}" ]; then
