@@ -45,6 +45,19 @@ static struct fig digest(const struct np_rfig *f, const char *member)
     return d;
 }
 
+/* A figure's first step: one step, and where the figure came from when the report says. */
+static int first_step(struct np_figure *cur, const char *source)
+{
+    cur->steps = 1;
+    np_keys_set(&cur->keys, NP_FIG_STEPS);
+    if (source) {
+        if (np_str_set(&cur->source, source) != 0)
+            return -ENOMEM;
+        np_keys_set(&cur->keys, NP_FIG_SOURCE);
+    }
+    return 0;
+}
+
 /* Fold one step's figure into the node's time-weighted mean: {value, unit, seconds, steps,
  * source[, byte_seconds]}, or {unavailable, source} while no step had it. With @p by_bytes,
  * byte_seconds sums bytes x seconds while every contributing step knew its bytes. */
@@ -80,13 +93,8 @@ static int fold_mean(struct np_keys *pkeys, unsigned member, struct np_figure *c
         return -ENOMEM;
     cur->seconds = w;
     np_keys_set(&cur->keys, NP_FIG_SECONDS);
-    cur->steps = 1;
-    np_keys_set(&cur->keys, NP_FIG_STEPS);
-    if (f->source) {
-        if (np_str_set(&cur->source, f->source) != 0)
-            return -ENOMEM;
-        np_keys_set(&cur->keys, NP_FIG_SOURCE);
-    }
+    if (first_step(cur, f->source) != 0)
+        return -ENOMEM;
     if (by_bytes && bytes > 0) {
         cur->byte_seconds = bytes * w;
         np_keys_set(&cur->keys, NP_FIG_BYTE_SECONDS);
@@ -115,14 +123,7 @@ static int fold_sum(struct np_keys *pkeys, unsigned member, struct np_figure *cu
     np_keys_set(pkeys, member);
     if (np_figure_set_value(cur, NP_FIGURE_PLAIN, np_num_real(f->v), unit, NULL) != 0)
         return -ENOMEM;
-    cur->steps = 1;
-    np_keys_set(&cur->keys, NP_FIG_STEPS);
-    if (f->source) {
-        if (np_str_set(&cur->source, f->source) != 0)
-            return -ENOMEM;
-        np_keys_set(&cur->keys, NP_FIG_SOURCE);
-    }
-    return 0;
+    return first_step(cur, f->source);
 }
 
 /* Fold a {mean, peak, intervals} statistic (cpi, bandwidth): the mean weighted by intervals, the
@@ -167,16 +168,9 @@ static int fold_stat(struct np_sum_node *node, unsigned member, struct np_figure
         return -ENOMEM;
     cur->peak = p;
     cur->intervals = (json_int_t)n;
-    cur->steps = 1;
     np_keys_set(&cur->keys, NP_FIG_PEAK);
     np_keys_set(&cur->keys, NP_FIG_INTERVALS);
-    np_keys_set(&cur->keys, NP_FIG_STEPS);
-    if (f->source) {
-        if (np_str_set(&cur->source, f->source) != 0)
-            return -ENOMEM;
-        np_keys_set(&cur->keys, NP_FIG_SOURCE);
-    }
-    return 0;
+    return first_step(cur, f->source);
 }
 
 static int set_bytes_unavailable(struct np_sum_node *node, unsigned member, struct np_sum_bytes *b,
