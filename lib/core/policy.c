@@ -14,9 +14,9 @@ static const char *const policy_names[NP_POLICY_COUNT] = {
 
 static const char *const policy_help[NP_POLICY_COUNT] = {
     [NP_POLICY_NONE] = "leave the kernel default and Slurm's --mem-bind alone",
-    /* NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one sentence, split to fit the line */
-    [NP_POLICY_LOCAL] = "prefer the NUMA node(s) of the task's CPUs; fall back to other nodes "
-                        "when they are full",
+    /* One sentence, split to fit the line: the parentheses say the concatenation is meant. */
+    [NP_POLICY_LOCAL] = ("prefer the NUMA node(s) of the task's CPUs; fall back to other nodes "
+                         "when they are full"),
     [NP_POLICY_LOCAL_STRICT] = "bind memory to the node(s) of the task's CPUs; never remote",
     [NP_POLICY_INTERLEAVE] = "interleave pages over the nodes of the step's CPUs on this host",
     [NP_POLICY_INTERLEAVE_ALL] = "interleave pages over every memory node the job may use",
