@@ -59,7 +59,9 @@ struct np_daemon_client {
     struct ucred cred; /**< SO_PEERCRED: who is asking */
     char buf[NP_PROTO_MAX_MSG + 1];
     size_t len;
-    double since;
+    double since; /**< connected, or last progress writing its reply */
+    char *out;    /**< owned: the reply still being sent (a large status), else NULL */
+    size_t out_len, out_off;
 };
 
 /** A migration request waiting for the worker. */

@@ -80,7 +80,8 @@ void loop_run(struct np_daemon *d)
         for (int i = 0; i < NPD_MAX_CLIENTS; i++)
             if (d->clients[i].fd >= 0) {
                 owner[n] = &d->clients[i];
-                pfd[n++] = (struct pollfd){.fd = d->clients[i].fd, .events = POLLIN};
+                pfd[n++] = (struct pollfd){.fd = d->clients[i].fd,
+                                           .events = d->clients[i].out ? POLLOUT : POLLIN};
             }
         if (poll(pfd, (nfds_t)n, 1000) < 0) {
             if (errno == EINTR)
@@ -91,7 +92,9 @@ void loop_run(struct np_daemon *d)
         if (pfd[SLOT_SIGNAL].revents & POLLIN)
             read_signals(d);
         for (int i = NSLOTS; i < n; i++)
-            if (pfd[i].revents)
+            if (pfd[i].revents && owner[i]->out)
+                server_write(owner[i]);
+            else if (pfd[i].revents)
                 server_read(d, owner[i]);
         if (pfd[SLOT_MIGRATOR].revents & POLLIN)
             migration_collect(d);

@@ -49,6 +49,9 @@ static void close_client(struct np_daemon_client *c)
     c->fd = -1;
     c->len = 0;
     c->pending = 0;
+    free(c->out);
+    c->out = NULL;
+    c->out_len = c->out_off = 0;
 }
 
 void server_close(struct np_daemon *d)
@@ -63,26 +66,38 @@ void server_close(struct np_daemon *d)
     }
 }
 
+void server_write(struct np_daemon_client *c)
+{
+    /* Never blocks: what the socket does not take now goes when the loop sees POLLOUT, so a
+     * large reply arrives whole and a client that does not read holds up no one. */
+    while (c->out_off < c->out_len) {
+        const ssize_t n =
+            send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        if (n <= 0)
+            break; /* the client went away */
+        c->out_off += (size_t)n;
+        c->since = np_monotonic_s();
+    }
+    close_client(c);
+}
+
 void server_reply(struct np_daemon_client *c, json_t *reply)
 {
     char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
 
-    if (text) {
-        size_t len = strlen(text), off = 0;
-        /* Replies are small and the socket buffer takes them at once; a client that does not
-         * read never holds the helper up. */
-        while (off < len) {
-            ssize_t n = send(c->fd, text + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (n <= 0)
-                break;
-            off += (size_t)n;
-        }
-        if (off == len)
-            (void)!send(c->fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-        free(text);
-    }
     json_decref(reply);
-    close_client(c);
+    if (!text) {
+        close_client(c);
+        return;
+    }
+    c->out_len = strlen(text);
+    text[c->out_len++] = '\n'; /* the terminator becomes the line's end */
+    c->out = text;
+    c->out_off = 0;
+    c->since = np_monotonic_s();
+    server_write(c);
 }
 
 void server_accept(struct np_daemon *d)
@@ -105,6 +120,8 @@ void server_accept(struct np_daemon *d)
         c->fd = fd;
         c->len = 0;
         c->pending = 0;
+        c->out = NULL;
+        c->out_len = c->out_off = 0;
         c->since = np_monotonic_s();
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) < 0) {
             NPD_LOG(d, WARNING, "SO_PEERCRED: %s; refusing the client", strerror(errno));
@@ -143,7 +160,7 @@ void server_expire_idle(struct np_daemon *d, double now)
 {
     for (int i = 0; i < NPD_MAX_CLIENTS; i++) /* a silent client never holds a slot for long */
         if (d->clients[i].fd >= 0 && !d->clients[i].pending &&
-            now - d->clients[i].since > NPD_CLIENT_TIMEOUT_S)
+            now - d->clients[i].since > NPD_CLIENT_TIMEOUT_S) /* reading, or writing stalled */
             close_client(&d->clients[i]);
 }
 

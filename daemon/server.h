@@ -26,8 +26,13 @@ void server_accept(struct np_daemon *d);
 /** Read what @p c sent; a whole line is handled and answered (a migration later). */
 void server_read(struct np_daemon *d, struct np_daemon_client *c);
 
-/** Send @p reply (stolen; NULL sends nothing) without blocking, and close the client. */
+/** Send @p reply (stolen; NULL sends nothing) without blocking; what the socket does not take
+ *  now goes on POLLOUT (server_write); then the client is closed. */
 void server_reply(struct np_daemon_client *c, json_t *reply);
+
+/** Send more of a client's pending reply (the loop calls it on POLLOUT); closes the client when
+ *  the reply is out or the client went away. */
+void server_write(struct np_daemon_client *c);
 
 /** Close idle clients: those silent for NPD_CLIENT_TIMEOUT_S and not waiting on a migration. */
 void server_expire_idle(struct np_daemon *d, double now);

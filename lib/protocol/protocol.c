@@ -465,22 +465,28 @@ int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms
     fd = connect_and_send(socket_path, line, timeout_ms, &deadline, err);
     if (fd < 0)
         return fd;
-    buf = malloc(NP_PROTO_MAX_MSG + 1);
-    if (!buf) {
-        rc = np_err_set(err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    for (;;) {
-        ssize_t n = recv(fd, buf + got, NP_PROTO_MAX_MSG - got, 0);
+    for (size_t cap = 0;;) {
+        ssize_t n;
+        if (got == cap) { /* a reply of any size up to the limit arrives whole */
+            char *bigger;
+            if (cap >= NP_PROTO_MAX_REPLY) {
+                rc = np_err_set(err, -EPROTO, "the helper's reply is over %u bytes",
+                                NP_PROTO_MAX_REPLY);
+                goto out;
+            }
+            cap = cap ? cap * 2 : NP_PROTO_MAX_MSG;
+            bigger = realloc(buf, cap + 1);
+            if (!bigger) {
+                rc = np_err_set(err, -ENOMEM, "out of memory reading the helper's reply");
+                goto out;
+            }
+            buf = bigger;
+        }
+        n = recv(fd, buf + got, cap - got, 0);
         if (n > 0) {
             got += (size_t)n;
             if (memchr(buf + got - (size_t)n, '\n', (size_t)n))
                 break;
-            if (got == NP_PROTO_MAX_MSG) {
-                rc = np_err_set(err, -EPROTO, "the helper's reply is over %d bytes",
-                                NP_PROTO_MAX_MSG);
-                goto out;
-            }
             continue;
         }
         if (n == 0)

@@ -164,7 +164,14 @@ START_TEST(test_round_trip)
 END_TEST
 
 /* A one-shot server in a child: how it answers is the case. */
-enum server_mode { SERVE_OK, SERVE_SILENT, SERVE_OLD_VERSION, SERVE_REFUSE, SERVE_GARBAGE };
+enum server_mode {
+    SERVE_OK,
+    SERVE_SILENT,
+    SERVE_OLD_VERSION,
+    SERVE_REFUSE,
+    SERVE_GARBAGE,
+    SERVE_BIG /* a status of thousands of steps: over 64 KiB, once cut off */
+};
 
 static pid_t start_server(const char *path, enum server_mode mode)
 {
@@ -197,6 +204,23 @@ static pid_t start_server(const char *path, enum server_mode mode)
             sleep(5);
             _exit(0);
         }
+        if (mode == SERVE_BIG) {
+            static char big[(1 << 20) + 64];
+            const size_t pad = sizeof(big) - 64;
+            size_t len =
+                (size_t)snprintf(big, sizeof(big), "{\"v\":1,\"ok\":true,\"version\":1,\"pad\":\"");
+            memset(big + len, 'x', pad);
+            len += pad;
+            memcpy(big + len, "\"}\n", 3);
+            len += 3;
+            for (size_t off = 0; off < len;) {
+                const ssize_t n = write(cfd, big + off, len - off);
+                if (n <= 0)
+                    _exit(1);
+                off += (size_t)n;
+            }
+            _exit(0);
+        }
         if (write(cfd, replies[mode], strlen(replies[mode])) < 0)
             _exit(1);
         _exit(0);
@@ -215,6 +239,7 @@ static const struct {
     {SERVE_OLD_VERSION, -EPROTO, "version 0"},
     {SERVE_REFUSE, -EREMOTEIO, "not yours"},
     {SERVE_GARBAGE, -EPROTO, "not JSON"},
+    {SERVE_BIG, 0, ""},
 };
 
 START_TEST(test_call)

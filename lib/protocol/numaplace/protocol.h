@@ -32,6 +32,8 @@ extern "C" {
 
 #define NP_PROTO_VERSION 1
 #define NP_PROTO_MAX_MSG 65536
+/** A reply may be larger (status of thousands of steps): it is read whole up to this. */
+#define NP_PROTO_MAX_REPLY (256u << 20)
 
 enum np_proto_op {
     NP_OP_REGISTER,
