@@ -26,6 +26,8 @@
 #include "numaplace/topology.h"
 
 #define NPD_MAX_CLIENTS       64
+#define NPD_ROOT_RESERVED     16   /* slots only root (slurmstepd) may use: steps always register */
+#define NPD_MAX_PER_USER      8    /* connections one other user may hold at once */
 #define NPD_CLIENT_TIMEOUT_S  2.0  /* seconds a client may take to send its request */
 #define NPD_MAX_OVERRIDES     64   /* above the number of keys: a flag given twice counts twice */
 #define NPD_QUEUE_MAX         16   /* migration requests waiting for the worker */
@@ -103,6 +105,8 @@ struct np_daemon {
     /* the steps and the clients */
     struct np_registry registry;
     struct np_daemon_client clients[NPD_MAX_CLIENTS];
+    unsigned refused;      /**< connections refused since the last log line about them */
+    double refused_logged; /**< when that line was written (monotonic s) */
     int listen_fd, timer_fd, signal_fd, pid_fd;
     FILE *trace;
     struct np_migration_state migration;

@@ -9,13 +9,30 @@
 
 #include "daemon.h"
 
-void log_sink(enum np_log_level level, const char *msg, void *arg)
+/* One line per message, whatever a user put in it: a newline or another control character
+ * (from a request's op, a job name ...) is written as \xNN and cannot forge a log line. */
+void log_escape(const char *msg, char *out, size_t size)
+{
+    size_t o = 0;
+
+    for (const unsigned char *p = (const unsigned char *)msg; *p && o + 5 < size; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            o += (size_t)snprintf(out + o, size - o, "\\x%02x", *p);
+        else
+            out[o++] = (char)*p;
+    }
+    out[o] = '\0';
+}
+
+void log_sink(enum np_log_level level, const char *raw, void *arg)
 {
     static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
     const struct np_daemon *d = arg;
+    char msg[4 * NP_ERR_MSG_MAX];
 
     if ((int)level > d->cfg.log_level)
         return;
+    log_escape(raw, msg, sizeof(msg));
     if (d->use_syslog) {
         syslog(prio[level], "%s", msg);
     } else {

@@ -100,33 +100,66 @@ void server_reply(struct np_daemon_client *c, json_t *reply)
     server_write(c);
 }
 
+bool server_admit(const struct np_daemon *d, uid_t uid)
+{
+    unsigned free_slots = 0, by_uid = 0;
+
+    for (int i = 0; i < NPD_MAX_CLIENTS; i++)
+        if (d->clients[i].fd < 0)
+            free_slots++;
+        else if (d->clients[i].cred.uid == uid)
+            by_uid++;
+    /* Root (slurmstepd registering a step) gets any free slot; anyone else only outside the
+     * slots kept for root and within a share of their own, so one user locks out no one. */
+    if (uid == 0)
+        return free_slots > 0;
+    return free_slots > NPD_ROOT_RESERVED && by_uid < NPD_MAX_PER_USER;
+}
+
+/* One line per 10 s at most, however many are refused: a flood cannot fill the disk. */
+static void log_refusal(struct np_daemon *d, uid_t uid)
+{
+    const double now = np_monotonic_s();
+
+    d->refused++;
+    if (d->refused_logged > 0 && now - d->refused_logged < 10.0)
+        return;
+    NPD_LOG(d, WARNING,
+            "refused %u connection(s) (the last from uid %u): %d slots, %d kept for root, at "
+            "most %d per other user",
+            d->refused, (unsigned)uid, NPD_MAX_CLIENTS, NPD_ROOT_RESERVED, NPD_MAX_PER_USER);
+    d->refused = 0;
+    d->refused_logged = now;
+}
+
 void server_accept(struct np_daemon *d)
 {
     for (;;) {
-        int fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        socklen_t len = sizeof(struct ucred);
+        const int fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
         struct np_daemon_client *c = NULL;
 
         if (fd < 0)
             return;
-        for (int i = 0; i < NPD_MAX_CLIENTS && !c; i++)
-            if (d->clients[i].fd < 0)
-                c = &d->clients[i];
-        if (!c) {
-            NPD_LOG(d, WARNING, "more than %d clients at once; refusing one", NPD_MAX_CLIENTS);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+            NPD_LOG(d, WARNING, "SO_PEERCRED: %s; refusing the client", strerror(errno));
             close(fd);
             continue;
         }
-        c->fd = fd;
-        c->len = 0;
-        c->pending = 0;
-        c->out = NULL;
-        c->out_len = c->out_off = 0;
-        c->since = np_monotonic_s();
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) < 0) {
-            NPD_LOG(d, WARNING, "SO_PEERCRED: %s; refusing the client", strerror(errno));
-            close_client(c);
+        if (!server_admit(d, cred.uid)) {
+            log_refusal(d, cred.uid);
+            close(fd);
+            continue;
         }
+        for (int i = 0; i < NPD_MAX_CLIENTS && !c; i++)
+            if (d->clients[i].fd < 0)
+                c = &d->clients[i];
+        if (!c) { /* server_admit saw a free slot: cannot happen */
+            close(fd);
+            continue;
+        }
+        *c = (struct np_daemon_client){.fd = fd, .cred = cred, .since = np_monotonic_s()};
     }
 }
 

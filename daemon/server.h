@@ -23,6 +23,10 @@ void server_close(struct np_daemon *d);
 /** Take every waiting connection (up to NPD_MAX_CLIENTS at once). */
 void server_accept(struct np_daemon *d);
 
+/** May a client of @p uid have a slot now? Root: any free one; others: not the NPD_ROOT_RESERVED
+ *  slots kept for root, and at most NPD_MAX_PER_USER at once. */
+bool server_admit(const struct np_daemon *d, uid_t uid);
+
 /** Read what @p c sent; a whole line is handled and answered (a migration later). */
 void server_read(struct np_daemon *d, struct np_daemon_client *c);
 

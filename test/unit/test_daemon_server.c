@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "np_daemon_test.h"
+#include "log.h"
 #include "server.h"
 
 /* A client slot connected to one end of a socketpair with a small send buffer. */
@@ -84,6 +85,56 @@ START_TEST(test_client_that_stops_reading_is_dropped)
 }
 END_TEST
 
+/* Who gets a slot when OTHERS hold some: issue 12 #3, one user held all 64 and root got none. */
+static const struct {
+    unsigned held_by_nobody, held_by_root;
+    uid_t asking;
+    bool admitted;
+} admit_cases[] = {
+    {0, 0, 65534, true},
+    {NPD_MAX_PER_USER - 1, 0, 65534, true},
+    {NPD_MAX_PER_USER, 0, 65534, false},                    /* a user's share is full */
+    {NPD_MAX_PER_USER, 0, 1000, true},                      /* ... another user still gets in */
+    {NPD_MAX_PER_USER, 0, 0, true},                         /* ... and root */
+    {0, NPD_MAX_CLIENTS - NPD_ROOT_RESERVED, 65534, false}, /* only root's reserve is left */
+    {0, NPD_MAX_CLIENTS - NPD_ROOT_RESERVED, 0, true},
+    {0, NPD_MAX_CLIENTS, 0, false}, /* every slot taken */
+};
+
+START_TEST(test_admission)
+{
+    struct np_test_daemon t;
+    unsigned slot = 0;
+
+    np_test_daemon_init(&t);
+    for (unsigned i = 0; i < admit_cases[_i].held_by_nobody; i++, slot++) {
+        t.d->clients[slot].fd = 1000 + (int)slot; /* held, never used */
+        t.d->clients[slot].cred.uid = 65534;
+    }
+    for (unsigned i = 0; i < admit_cases[_i].held_by_root; i++, slot++) {
+        t.d->clients[slot].fd = 1000 + (int)slot;
+        t.d->clients[slot].cred.uid = 0;
+    }
+    ck_assert_int_eq(server_admit(t.d, admit_cases[_i].asking), admit_cases[_i].admitted);
+    for (unsigned i = 0; i < slot; i++)
+        t.d->clients[i].fd = -1; /* nothing to close */
+    np_test_daemon_fini(&t);
+}
+END_TEST
+
+/* A newline in a request's op cannot forge a log line. */
+START_TEST(test_log_escape)
+{
+    char out[128];
+
+    log_escape("unknown op \"x\n2026-11-24 numaplaced: info: forged\"", out, sizeof(out));
+    ck_assert_ptr_null(strchr(out, '\n'));
+    ck_assert_ptr_nonnull(strstr(out, "x\\x0a2026"));
+    log_escape("\x01\x7f", out, 6); /* cut, never overflowed */
+    ck_assert_uint_le(strlen(out), 5);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("daemon_server");
@@ -93,6 +144,8 @@ int main(void)
 
     tcase_add_test(tc, test_large_reply_arrives_whole);
     tcase_add_test(tc, test_client_that_stops_reading_is_dropped);
+    tcase_add_loop_test(tc, test_admission, 0, (int)(sizeof(admit_cases) / sizeof(admit_cases[0])));
+    tcase_add_test(tc, test_log_escape);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
