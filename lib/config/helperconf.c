@@ -283,32 +283,42 @@ static char *trim(char *s)
     return s;
 }
 
+/* Longer lines are refused whole: a line cut in two would have its tail read as a setting. */
+#define MAX_LINE 2047
+
 int np_helper_config_load(struct np_helper_config *cfg, const char *path, const struct np_log *log,
                           struct np_err *err)
 {
-    char line[2048];
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
     unsigned lineno = 0;
     int first = 0;
     FILE *f = fopen(path, "re");
 
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
-    while (fgets(line, sizeof(line), f)) {
+    while ((len = getline(&line, &cap, f)) >= 0) {
         struct np_err lerr = {0};
-        char *hash = strchr(line, '#'), *eq, *key;
+        char *hash, *eq, *key;
 
         lineno++;
-        if (hash)
-            *hash = '\0';
-        key = trim(line);
-        if (!*key)
-            continue;
-        eq = strchr(key, '=');
-        if (!eq) {
-            np_err_set(&lerr, -EINVAL, "\"%s\" is not key = value", key);
+        if (len > MAX_LINE + 1 || (len == MAX_LINE + 1 && line[len - 1] != '\n')) {
+            np_err_set(&lerr, -EINVAL, "line of %zd bytes: lines are at most %d bytes", len,
+                       MAX_LINE);
         } else {
-            *eq = '\0';
-            np_helper_config_set(cfg, trim(key), trim(eq + 1), &lerr);
+            if ((hash = strchr(line, '#')) != NULL)
+                *hash = '\0';
+            key = trim(line);
+            if (!*key)
+                continue;
+            eq = strchr(key, '=');
+            if (!eq) {
+                np_err_set(&lerr, -EINVAL, "\"%s\" is not key = value", key);
+            } else {
+                *eq = '\0';
+                np_helper_config_set(cfg, trim(key), trim(eq + 1), &lerr);
+            }
         }
         if (lerr.code) {
             np_logf(log, NP_LOG_ERROR, "%s:%u: %s", path, lineno, lerr.msg);
@@ -316,6 +326,7 @@ int np_helper_config_load(struct np_helper_config *cfg, const char *path, const 
                 first = np_err_set(err, -EINVAL, "%s:%u: %s", path, lineno, lerr.msg);
         }
     }
+    free(line);
     fclose(f);
     return first;
 }

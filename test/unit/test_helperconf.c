@@ -97,6 +97,31 @@ START_TEST(test_load_file)
 }
 END_TEST
 
+/* Issue 12 #9: a line over 2,047 bytes was cut in two and its tail read as a setting. */
+START_TEST(test_long_line_refused_whole)
+{
+    char path[] = "/tmp/np-helperconf-XXXXXX.conf";
+    struct np_helper_config cfg;
+    struct np_err err = {0};
+    int fd = mkstemps(path, 5);
+    FILE *f = fdopen(fd, "w");
+
+    ck_assert_ptr_nonnull(f);
+    /* "# " then padding to 2046 bytes, then a tail that looks like a setting */
+    fputs("# ", f);
+    for (int i = 0; i < 2046; i++)
+        fputc('x', f);
+    fputs("migration = off\ninterval_ms = 700\n", f);
+    fclose(f);
+    np_helper_config_defaults(&cfg);
+    ck_assert_int_eq(np_helper_config_load(&cfg, path, NULL, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, ":1: line of"));
+    ck_assert(cfg.migration);                /* the tail was not read as a setting */
+    ck_assert_uint_eq(cfg.interval_ms, 700); /* the next line still applies */
+    unlink(path);
+}
+END_TEST
+
 /* The key list (usage, error messages) and the parser agree: every listed key is known to the
  * parser (a nonsense value gets a bad-value error, never "unknown key"), and an unknown key's
  * error lists them all. */
@@ -142,6 +167,7 @@ int main(void)
 
     tcase_add_loop_test(tc, test_set, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, test_load_file);
+    tcase_add_test(tc, test_long_line_refused_whole);
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_keys_listed_are_parsed);
     suite_add_tcase(s, tc);
