@@ -2,9 +2,12 @@
 #include "parse.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "numaplace/codec.h"
 
@@ -89,4 +92,45 @@ int cli_decode_admin_comment(const char *comment, uint32_t job_id, json_t **summ
                    "summary",
                    job_id);
     return rc;
+}
+
+int cli_load_report(const char *path, size_t max, json_t **out, struct np_err *err)
+{
+    struct stat st;
+    json_error_t jerr;
+    char *text;
+    size_t got = 0;
+    int fd, rc = 0;
+
+    *out = NULL;
+    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return np_err_set(err, -errno, "%s: %s%s", path, strerror(errno),
+                          errno == ELOOP ? " (a symlink: not followed)" : "");
+    if (fstat(fd, &st) < 0)
+        rc = np_err_set(err, -errno, "%s: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        rc = np_err_set(err, -EINVAL, "%s: not a regular file", path);
+    else if ((size_t)st.st_size > max)
+        rc = np_err_set(err, -EFBIG, "%s: %lld bytes, over the %zu a report can have", path,
+                        (long long)st.st_size, max);
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    text = malloc((size_t)st.st_size + 1);
+    while (text && got < (size_t)st.st_size) {
+        const ssize_t n = read(fd, text + got, (size_t)st.st_size - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    if (!text)
+        return np_err_set(err, -ENOMEM, "%s: out of memory", path);
+    *out = json_loadb(text, got, 0, &jerr);
+    free(text);
+    if (!*out)
+        return np_err_set(err, -EBADMSG, "%s: %s", path, jerr.text);
+    return 0;
 }

@@ -43,6 +43,17 @@ void cli_hostnames_to_list(char *out);
 /** Whether spool file @p name is a report of @p job_arg ("42" or "42.batch"): JOB.*.json. */
 bool cli_spool_name_matches(const char *name, const char *job_arg);
 
+/** A report in the spool is at most this big (one step's report is a few kB to a few hundred). */
+#define CLI_REPORT_MAX_BYTES (8u << 20)
+
+/**
+ * Load the spool report at @p path: a regular file (no symlink is followed: root reads the spool,
+ * where users' files are), at most @p max bytes, parsed as JSON.
+ * @return 0 with @p out (new), or -ELOOP (a symlink), -EINVAL (not a regular file), -EFBIG (too
+ *         big), -EBADMSG (not JSON), -errno; each with @p err naming the file
+ */
+int cli_load_report(const char *path, size_t max, json_t **out, struct np_err *err);
+
 /**
  * Decode job @p job_id's AdminComment @p comment into a summary (new reference in @p summary).
  * @return 0; -ENOMSG when it holds no numaplace summary (empty, or another tool's text, each

@@ -28,7 +28,6 @@ int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, 
     for (int i = 0; i < n; i++) {
         const char *name = names[i]->d_name;
         char path[4096];
-        json_error_t jerr;
         struct np_err rerr = {0};
         json_t *report;
 
@@ -42,9 +41,9 @@ int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, 
             (*denied)++;
             continue;
         }
-        report = json_load_file(path, 0, &jerr);
-        if (!report || np_report_check(report, &rerr) < 0) {
-            fprintf(stderr, "numaplace: %s: %s\n", path, report ? rerr.msg : jerr.text);
+        if (cli_load_report(path, CLI_REPORT_MAX_BYTES, &report, &rerr) < 0 ||
+            np_report_check(report, &rerr) < 0) {
+            fprintf(stderr, "numaplace: %s: %s\n", path, rerr.msg);
             json_decref(report);
             (*bad)++;
             continue;

@@ -184,6 +184,34 @@ END_TEST
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* Spool reports as root reads them (issue 12 #2): bounded, no symlink followed, files only. */
+START_TEST(test_load_report_limits)
+{
+    char dir[] = "/tmp/np-spool-XXXXXX", path[96], link[96];
+    struct np_err err = {0};
+    json_t *r = NULL;
+    FILE *f;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/1.0.n.json", dir);
+    f = fopen(path, "w");
+    fputs("{\"schema\":\"numaplace.report/1\"}\n", f);
+    fclose(f);
+    ck_assert_int_eq(cli_load_report(path, 1024, &r, &err), 0);
+    ck_assert_ptr_nonnull(r);
+    json_decref(r);
+    ck_assert_int_eq(cli_load_report(path, 8, &r, &err), -EFBIG); /* over the limit */
+    ck_assert_ptr_null(r);
+    snprintf(link, sizeof(link), "%s/2.0.n.json", dir);
+    ck_assert_int_eq(symlink(path, link), 0);
+    ck_assert_int_eq(cli_load_report(link, 1024, &r, &err), -ELOOP); /* not followed */
+    ck_assert_int_eq(cli_load_report(dir, 1024, &r, &err), -EINVAL); /* not a file */
+    unlink(link);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *suite = suite_create("cli_accounting");
@@ -196,6 +224,7 @@ int main(void)
     tcase_add_loop_test(tc, test_spool_names, 0, N(spool_cases));
     tcase_add_loop_test(tc, test_admin_comment, 0, N(comment_cases));
     tcase_add_test(tc, test_admin_comment_round_trip);
+    tcase_add_test(tc, test_load_report_limits);
     suite_add_tcase(suite, tc);
     return np_test_run(suite);
 }
