@@ -144,6 +144,8 @@ static json_t *step_json(const struct np_sum_step *st)
     for (unsigned i = 0; o && i < st->keys.n; i++) {
         const unsigned m = st->keys.k[i];
         json_t *v = NULL;
+        if (m >= NP_STEP_NMEMBERS)
+            continue; /* not a member: the model never sets one, but the index must hold */
         switch (m) {
         case NP_STEP_STEP:
             v = str_or_null(st->step);
@@ -193,6 +195,8 @@ static json_t *migrations_json(const struct np_sum_migrations *m)
     for (unsigned i = 0; o && i < m->keys.n; i++) {
         const unsigned k = m->keys.k[i];
         json_t *v = NULL;
+        if (k >= NP_MIGR_NMEMBERS)
+            continue;
         switch (k) {
         case NP_MIGR_IN_BYTES:
             v = np_map_json(&m->in_bytes);
@@ -251,6 +255,8 @@ static json_t *timeline_json(const struct np_sum_timeline *tl)
     for (unsigned i = 0; o && i < tl->keys.n; i++) {
         const unsigned k = tl->keys.k[i];
         json_t *v = NULL;
+        if (k >= NP_TL_NMEMBERS)
+            continue;
         switch (k) {
         case NP_TL_T:
             v = nums_json(&tl->t);
@@ -324,6 +330,8 @@ static json_t *node_json(const struct np_sum_node *n)
     for (unsigned i = 0; o && i < n->keys.n; i++) {
         const unsigned k = n->keys.k[i];
         json_t *v = NULL;
+        if (k >= NP_NODE_NMEMBERS)
+            continue;
         switch (k) {
         case NP_NODE_STEPS:
             v = json_array();
