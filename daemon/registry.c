@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "jobs.h"
+#include "numaplace/procfs.h"
 
 static int compare_key(uint32_t job_id, uint32_t step_id, const struct np_daemon_job *j)
 {
@@ -92,17 +93,21 @@ int registry_remove(struct np_registry *r, const struct np_daemon_job *job)
 
 static json_t *job_entry(const struct np_daemon_job *j)
 {
-    json_t *pids = json_array();
+    json_t *pids = json_array(), *starts = json_array();
 
-    for (unsigned t = 0; pids && t < j->sampler.ntasks; t++)
-        if (!j->sampler.tasks[t].gone)
+    /* Each pid with its start time: after a restart, a recycled pid is told from the task. */
+    for (unsigned t = 0; pids && starts && t < j->sampler.ntasks; t++)
+        if (!j->sampler.tasks[t].gone) {
             json_array_append_new(pids, json_integer(j->sampler.tasks[t].pid));
-    return json_pack("{s:I, s:I, s:I, s:f, s:s, s:s, s:s, s:s, s:o, s:O}", "job",
+            json_array_append_new(starts,
+                                  json_integer((json_int_t)j->sampler.tasks[t].starttime_ticks));
+        }
+    return json_pack("{s:I, s:I, s:I, s:f, s:s, s:s, s:s, s:s, s:o, s:o, s:O}", "job",
                      (json_int_t)j->meta.job_id, "step", (json_int_t)j->meta.step_id, "uid",
                      (json_int_t)j->meta.uid, "start", j->meta.start_epoch, "policy",
                      j->meta.policy_requested, "sensitivity", j->meta.sensitivity, "class",
-                     np_class_name(j->job_class), "cpus", j->meta.cpus, "pids", pids, "tasks",
-                     j->tasks);
+                     np_class_name(j->job_class), "cpus", j->meta.cpus, "pids", pids, "starts",
+                     starts, "tasks", j->tasks);
 }
 
 void registry_save(struct np_daemon *d)
@@ -124,22 +129,47 @@ void registry_save(struct np_daemon *d)
     json_decref(state);
 }
 
+/* Is @p pid still the job's task? After a restart the pid may belong to another process, maybe
+ * another user's: it must run as the job's user and, where the registry kept it, have started
+ * when the task did. */
+static bool still_the_task(struct np_daemon *d, const struct np_daemon_job *j, pid_t pid,
+                           const json_t *saved_start)
+{
+    struct np_proc_stat st;
+    struct np_proc_status status;
+
+    if (np_proc_stat_read(d->cfg.proc_root, pid, &st, NULL) < 0 ||
+        np_proc_status_read(d->cfg.proc_root, pid, &status, NULL) < 0)
+        return false; /* gone */
+    if (status.uid != j->meta.uid ||
+        (json_is_integer(saved_start) &&
+         (uint64_t)json_integer_value(saved_start) != st.starttime_ticks)) {
+        NPD_LOG(d, WARNING,
+                "job %u.%s: pid %d is no longer its task (uid %u, started at tick %llu); not "
+                "adopted",
+                j->meta.job_id, np_step_name(j->meta.step_id), (int)pid, (unsigned)status.uid,
+                (unsigned long long)st.starttime_ticks);
+        return false;
+    }
+    return true;
+}
+
 /* One saved step back in the registry. @return 1 restored, 0 ended meanwhile, -1 skipped */
 static int restore_entry(struct np_daemon *d, const char *path, size_t index, json_t *entry)
 {
     json_int_t job_id, step_id, uid;
     double start = 0;
     const char *cpus = "", *policy = "", *sensitivity = "low", *class_name = NULL;
-    json_t *pids = NULL, *tasks = NULL, *pid;
+    json_t *pids = NULL, *starts = NULL, *tasks = NULL, *pid;
     struct np_err err = {0};
     struct np_daemon_job *j;
     json_error_t jerr;
     size_t k;
 
-    if (json_unpack_ex(entry, &jerr, 0, "{s:I, s:I, s:I, s?F, s?s, s?s, s?s, s?s, s?o, s?o}", "job",
-                       &job_id, "step", &step_id, "uid", &uid, "start", &start, "cpus", &cpus,
-                       "policy", &policy, "sensitivity", &sensitivity, "class", &class_name, "pids",
-                       &pids, "tasks", &tasks) < 0) {
+    if (json_unpack_ex(entry, &jerr, 0, "{s:I, s:I, s:I, s?F, s?s, s?s, s?s, s?s, s?o, s?o, s?o}",
+                       "job", &job_id, "step", &step_id, "uid", &uid, "start", &start, "cpus",
+                       &cpus, "policy", &policy, "sensitivity", &sensitivity, "class", &class_name,
+                       "pids", &pids, "starts", &starts, "tasks", &tasks) < 0) {
         NPD_LOG(d, ERROR, "registry %s: step %zu skipped: %s", path, index, jerr.text);
         return -1;
     }
@@ -157,7 +187,9 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
     }
     json_array_foreach(pids, k, pid)
     {
-        np_sampler_add_task(&j->sampler, (pid_t)json_integer_value(pid), NULL);
+        const pid_t p = (pid_t)json_integer_value(pid);
+        if (still_the_task(d, j, p, json_array_get(starts, k)))
+            np_sampler_add_task(&j->sampler, p, NULL);
     }
     if (j->sampler.ntasks)
         return 1;

@@ -28,6 +28,18 @@ void report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complet
     }
     snprintf(name, sizeof(name), "%u.%s.%s.json", j->meta.job_id, np_step_name(j->meta.step_id),
              d->host);
+    /* A crash between writing a step's report and saving the registry brings the step back as
+     * "ended while the helper was down": its complete report must not become an empty one. */
+    if (!complete) {
+        char path[2048];
+        snprintf(path, sizeof(path), "%s/%s", d->cfg.spool_dir, name);
+        if (access(path, F_OK) == 0) {
+            NPD_LOG(d, INFO, "job %u.%s: its report %s is already written; kept", j->meta.job_id,
+                    np_step_name(j->meta.step_id), path);
+            json_decref(report);
+            return;
+        }
+    }
     text = json_dumps(report, JSON_INDENT(2));
     if (text) {
         len = strlen(text);
