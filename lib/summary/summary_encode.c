@@ -405,6 +405,8 @@ static json_t *totals_json(const struct np_sum_totals *t)
     for (unsigned i = 0; o && i < t->keys.n; i++) {
         const unsigned k = t->keys.k[i];
         json_t *v = NULL;
+        if (k >= NP_TOT_NMEMBERS)
+            continue;
         switch (k) {
         case NP_TOT_NODES:
             v = json_integer(t->nodes);
@@ -473,6 +475,8 @@ json_t *np_sum_encode(const struct np_sum *s)
     for (unsigned i = 0; o && i < s->keys.n; i++) {
         const unsigned k = s->keys.k[i];
         json_t *v = NULL;
+        if (k >= NP_SUM_NMEMBERS)
+            continue;
         switch (k) {
         case NP_SUM_SCHEMA:
             v = str_or_null(s->schema);
