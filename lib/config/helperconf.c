@@ -300,14 +300,14 @@ int np_helper_config_load(struct np_helper_config *cfg, const char *path, const 
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     while ((len = getline(&line, &cap, f)) >= 0) {
         struct np_err lerr = {0};
-        char *hash, *eq, *key;
 
         lineno++;
         if (len > MAX_LINE + 1 || (len == MAX_LINE + 1 && line[len - 1] != '\n')) {
             np_err_set(&lerr, -EINVAL, "line of %zd bytes: lines are at most %d bytes", len,
                        MAX_LINE);
         } else {
-            if ((hash = strchr(line, '#')) != NULL)
+            char *hash = strchr(line, '#'), *key, *eq;
+            if (hash)
                 *hash = '\0';
             key = trim(line);
             if (!*key)
