@@ -15,6 +15,7 @@
 #   np_at_exit CMD                        run CMD (eval'd) at exit, before the cluster stops
 #   np_node_idle                          true when the node is idle
 #   np_wait_for SECONDS CMD...            poll CMD until it succeeds, at most SECONDS
+#   np_slurm_version                      the running Slurm's release as a number (2205, 2411)
 # Opt-ins, read by np_cluster_start (see README.md):
 #   NP_ACCOUNTING=1                       also a private MariaDB and slurmdbd; the cluster, an
 #                                         account and associations for NP_ACCOUNTING_USERS

@@ -217,10 +217,13 @@ case_child() {
 np_case "a script that fails mid-way leaves no daemons (EXIT trap)" case_child fail
 np_case "SIGTERM to a script leaves no daemons (TERM trap)" case_child term
 
+cluster_has_step() { [ "$(np_cluster_pids | wc -l)" -ge 4 ]; }
 case_stop() {
   local pids dir=$np_dir job
   job=$(sbatch --parsable -o /dev/null --wrap 'sleep 300')
   np_wait_for 30 bash -c "scontrol show job $job | grep -q JobState=RUNNING" || np_fail "job $job never ran"
+  # RUNNING is slurmctld's word: on a loaded machine the node's slurmstepd comes a moment later.
+  np_wait_for 30 cluster_has_step
   pids=$(np_cluster_pids | paste -sd' ')
   [ "$(wc -w <<<"$pids")" -ge 4 ] || np_fail "expected munged, slurmctld, slurmd and a slurmstepd; got '$pids'"
   np_cluster_stop

@@ -31,10 +31,15 @@ innodb-flush-method=nosync
 socket=$db/mariadb.sock
 user=root
 CNF
-  # Run at every start of the server: slurmdbd's login over TCP (root logs in by socket only).
+  # Run at every start of the server: slurmdbd's login over TCP (root logs in by socket only), and
+  # its database made beforehand, as Slurm's accounting guide has sites do. Without it slurmdbd
+  # connects, finds no database, creates it and connects again on the same handle; with Debian
+  # 13's libmariadb (11.8) that handle then refuses every result set ("5027 Number of columns in
+  # result (=1) set execeeds maxmimum allowed number of columns (=0)", and slurmdbd exits).
   cat >"$db/init.sql" <<'SQL'
 CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY 'numaplace';
 GRANT ALL ON *.* TO 'slurm'@'127.0.0.1';
+CREATE DATABASE IF NOT EXISTS slurm_acct_db;
 SQL
   mariadb-install-db --defaults-file="$db/my.cnf" --auth-root-authentication-method=socket \
     --skip-test-db >"$db/install.out" 2>&1 || np_die "mariadb-install-db failed: $(tail -20 "$db/install.out")"

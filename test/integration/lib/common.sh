@@ -42,6 +42,10 @@ np_wait_for() { # np_wait_for SECONDS CMD...: poll until CMD succeeds; 1 if it n
   done
 }
 
+np_slurm_version() { # the running Slurm's release as a number: 2205 for 22.05.8, 2411 for 24.11.5
+  sinfo --version | sed -n 's/^[^ ]* \([0-9]*\)\.\([0-9]*\)\..*/\1\2/p'
+}
+
 np_tails() { # the last lines of the daemons' logs, for error messages
   local f
   for f in "$np_dir"/slurmctld.log "$np_dir"/slurmctld.out "$np_dir"/slurmd.log \

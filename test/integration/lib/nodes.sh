@@ -6,6 +6,8 @@
 
 # ---- nodes: each node's slurmd lives in its own mount and UTS namespace, held by a "holder"
 # process (sleep) whose argv names the node's directory; np_on_node enters them with nsenter.
+# nsenter --root keeps the holder's root: entering a mount namespace resets the caller's root to
+# the namespace's, which inside a chroot (test/packaging/in_root.sh) is the host's, not the test's.
 np_nodes_setup() {
   local node pid
   for node in "${np_nodes[@]}"; do
@@ -28,14 +30,14 @@ np_on_node() { # np_on_node NODE CMD...: CMD in NODE's mount and UTS namespaces,
   local node=$1
   shift
   [ -n "${np_node_holder[$node]:-}" ] || np_die "np_on_node: no node '$node' (NP_NODES=N starts node1..nodeN)"
-  nsenter -t "${np_node_holder[$node]}" -m -u --wd="$PWD" -- "$@"
+  nsenter -t "${np_node_holder[$node]}" -m -u --root --wd="$PWD" -- "$@"
 }
 
 # In the background, "np_on_node NODE CMD &" gives the pid of a subshell; daemons are started
 # with nsenter itself (which execs CMD), so $! is the daemon.
 np_node_nsenter() { # np_node_nsenter NODE: the nsenter command line, in the array np_nsenter
   [ -n "${np_node_holder[$1]:-}" ] || np_die "no node '$1' (NP_NODES=N starts node1..nodeN)"
-  np_nsenter=(nsenter -t "${np_node_holder[$1]}" -m -u --wd="$PWD" --)
+  np_nsenter=(nsenter -t "${np_node_holder[$1]}" -m -u --root --wd="$PWD" --)
 }
 
 np_node_dir() {
