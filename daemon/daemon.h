@@ -46,6 +46,7 @@ struct np_daemon_job {
     double last_pages_mono, last_detail_mono;
     double homecoming_quiet_until; /**< its last homecoming moved nothing: not again before */
     bool traced, ended;
+    bool restored; /**< adopted after a restart: its counters before it are lost */
 };
 
 /** The steps, sorted by (job_id, step_id) for a binary-search lookup. */

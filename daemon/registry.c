@@ -178,6 +178,7 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
     if (!j)
         return -1;
     j->meta.start_epoch = start;
+    j->restored = true;
     /* a class an administrator set survives the restart */
     if (np_class_from_name(class_name, &j->job_class, NULL) == 0)
         job_set_class(j, j->job_class);
