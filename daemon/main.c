@@ -17,6 +17,7 @@
 #include "loop.h"
 #include "migration.h"
 #include "registry.h"
+#include "report_hold.h"
 #include "report_out.h"
 #include "safe_file.h"
 #include "sampling.h"
@@ -145,6 +146,7 @@ static void tear_down(struct np_daemon *d)
     NPD_LOG(d, INFO, "stopping: %u step(s) still running stay in %s/registry.json",
             d->registry.count, d->cfg.state_dir);
     migration_stop(d);
+    report_hold_flush(d);
     registry_save(d);
     np_daemon_fini(d);
     NPD_LOG(d, INFO, "stopped");
