@@ -7,7 +7,11 @@
 #   refused to that member once admin_group is unset (SIGHUP);
 # - status of another user's job: refused, and the job is not listed to them; an admin_group
 #   member sees only their own jobs too (status is not an administrator's request);
-# - register and step_end by anyone but root: refused, and the step stays tracked.
+# - register and step_end by anyone but root: refused, and the step stays tracked;
+# - applied for a task not the caller's own process: refused, the task's entry untouched;
+# - a protocol version of 2^32+1 (read as 1 once): refused;
+# - a user holding every connection it can: another user and root still get in, the refusals
+#   logged; a connection that never sends is dropped.
 set -u
 # shellcheck source=test/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -93,6 +97,8 @@ for u in "$other" "$admin"; do
   np_expect_rc 0
   np_expect_no_match "^$job "
 done
+np_run as "$other" status "$job"
+np_expect_no_match "uid|$owner_uid|$owner" # who owns it is not their business
 np_run as "$owner" status "$job"
 np_expect_rc 0
 np_expect_match "^$job +0 "
@@ -108,6 +114,47 @@ done
 np_run np_numaplace status
 np_expect_match "^$job +0 "
 np_expect_no_match "^$job +1 "
+np_end_case
+
+np_case "applied: only the task itself, for itself"
+for u in "$other" "$owner"; do
+  np_run proto_as "$u" "{\"v\":1,\"op\":\"applied\",\"job\":$job,\"step\":0,\"pid\":$task,\"policy\":\"bind\",\"mode\":\"bind\",\"nodes\":\"0\",\"cpus\":\"0\"}"
+  np_expect_match "a task may report only itself \(peer pid [0-9]+, claimed $task\)"
+done
+np_run np_numaplace --json status "$job"
+np_expect_no_match '"policy": "bind"'
+np_end_case
+
+np_case "a protocol version of 2^32+1 is not version 1"
+np_run proto_as "$other" '{"v":4294967297,"op":"ping"}'
+np_expect_match "request speaks protocol version 4294967297; this side speaks 1"
+np_end_case
+
+np_case "a user holding every connection it can: another user and root still get in"
+np_run_as "$other" python3 -c 'import socket, sys, time
+held = []
+for _ in range(40):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    held.append(s)
+time.sleep(float(sys.argv[2]))' "$sock" 1.5 &
+holder=$!
+sleep 0.5
+np_run as "$owner" ping
+np_expect_rc 0
+np_run np_numaplace status
+np_expect_match "^$job +0 "
+wait "$holder"
+np_out=$(cat "$log")
+np_expect_match "refused [0-9]+ connection\(s\) \(the last from uid $(id -u "$other")\)"
+# a connection that never sends is dropped after 2 s
+np_run np_run_as "$other" python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(5)
+t = time.time()
+print("closed after %.1f s" % (time.time() - t) if s.recv(1) == b"" else "got data")' "$sock"
+np_expect_match "closed after [2-4]\.[0-9] s"
 np_end_case
 
 np_case "an admin_group member (supplementary group) may set-class and migrate"
