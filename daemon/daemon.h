@@ -65,6 +65,8 @@ struct np_daemon_job {
 struct np_registry {
     struct np_daemon_job **jobs; /**< owned, as are the jobs */
     unsigned count, cap;
+    bool save_failing;         /**< the last save failed (a full or read-only disk) */
+    double save_failed_logged; /**< when that was last logged (monotonic s) */
 };
 
 /** A connected client of the socket. */

@@ -8,7 +8,8 @@
 #   never replaced by a poorer one), no temporary file is left, and one planted by a "killed
 #   earlier run" is removed;
 # - a full spool (a small tmpfs) and a read-only one: logged once, the helper keeps answering and
-#   sampling, no file half-written, and the held reports are written once the spool takes them.
+#   sampling, no file half-written, and the held reports are written once the spool takes them;
+#   a full state directory: the registry's failed saves are logged once.
 # The host has one NUMA node, so no migration runs here (test/vm/ does that).
 set -u
 # shellcheck source=test/integration/lib.sh
@@ -233,6 +234,7 @@ print(r["jobs"][0]["latest"]["samples"])'
 
 np_helper_start --interval_ms=200
 np_at_exit "mountpoint -q '$spool' && umount -l '$spool'"
+np_at_exit "mountpoint -q '$state' && umount -l '$state'"
 
 np_case "a full spool: logged once, reports held and written once there is room"
 mount -t tmpfs -o size=64k,mode=0755 numaplace-faults "$spool" || np_fail "cannot mount a tmpfs on $spool"
@@ -275,6 +277,21 @@ np_helper_answers >/dev/null || np_fail "the helper stopped answering"
 mount -o remount,rw "$spool"
 np_wait_for 5 test -s "$spool/501.0.$host.json" || np_fail "the held report was never written"
 np_expect_eq "$(find "$spool" -name '*.tmp' | wc -l)" 0 "temporary files"
+np_end_case
+
+np_case "a full state directory: the registry's failed saves logged once, saved again after"
+mount -t tmpfs -o size=64k,mode=0700 numaplace-faults-state "$state" || np_fail "cannot mount a tmpfs on $state"
+dd if=/dev/zero of="$state/filler" bs=4k count=64 status=none 2>/dev/null
+step_run 505
+step_end 505
+np_expect_eq "$(grep -c 'cannot save the registry' "$log")" 1 "log lines about the registry"
+np_helper_answers >/dev/null || np_fail "the helper stopped answering"
+np_wait_for 5 test -s "$spool/505.0.$host.json" || np_fail "no report for job 505"
+umount "$state"
+step_run 506
+np_out=$(cat "$log")
+np_expect_match "registry saved to $state/registry.json again"
+step_end 506
 np_end_case
 
 np_case "at stop, a report the spool still refuses is logged as lost with its job"
