@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "registry.h"
+#include "report_hold.h"
 #include "server.h"
 
 void np_daemon_init(struct np_daemon *d)
@@ -30,6 +31,7 @@ void np_daemon_init(struct np_daemon *d)
 void np_daemon_fini(struct np_daemon *d)
 {
     registry_fini(&d->registry);
+    report_hold_fini(d);
     server_close(d);
     if (d->pid_fd >= 0) {
         unlink(d->cfg.pid_file);

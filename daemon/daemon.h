@@ -32,8 +32,20 @@
 #define NPD_MAX_OVERRIDES     64   /* above the number of keys: a flag given twice counts twice */
 #define NPD_QUEUE_MAX         16   /* migration requests waiting for the worker */
 #define NPD_TRIGGER_BACKOFF_S 30.0 /* a trigger whose request moved nothing waits this long */
+#define NPD_HOLD_MAX          1024 /* reports held while the spool refuses them (report_hold.h) */
+#define NPD_HOLD_MAX_BYTES    (64u << 20)
+#define NPD_HOLD_REMIND_S     60.0 /* while it refuses them: one log line per this many seconds */
 
 struct migrator;
+struct np_held_report;
+
+/** Reports the spool refused, oldest first (report_hold.c). */
+struct np_report_hold {
+    struct np_held_report *first, *last; /**< owned */
+    unsigned count;
+    size_t bytes;
+    double reminded; /**< when the refusal was last logged (monotonic s) */
+};
 
 /** One step on this node. Owned by the registry. */
 struct np_daemon_job {
@@ -46,12 +58,15 @@ struct np_daemon_job {
     double last_pages_mono, last_detail_mono;
     double homecoming_quiet_until; /**< its last homecoming moved nothing: not again before */
     bool traced, ended;
+    bool restored; /**< adopted after a restart: its counters before it are lost */
 };
 
 /** The steps, sorted by (job_id, step_id) for a binary-search lookup. */
 struct np_registry {
     struct np_daemon_job **jobs; /**< owned, as are the jobs */
     unsigned count, cap;
+    bool save_failing;         /**< the last save failed (a full or read-only disk) */
+    double save_failed_logged; /**< when that was last logged (monotonic s) */
 };
 
 /** A connected client of the socket. */
@@ -110,6 +125,7 @@ struct np_daemon {
     int listen_fd, timer_fd, signal_fd, pid_fd;
     FILE *trace;
     struct np_migration_state migration;
+    struct np_report_hold report_hold;
     double started_mono;
     bool stop;
 };

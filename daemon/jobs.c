@@ -97,7 +97,8 @@ void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete)
         sampling_sample_job(d, j, np_monotonic_s(), true, true);
         j->ended = true;
     }
-    report_out_write(d, j, complete);
+    /* The helper restarted during the step: its figures cover only the time since. */
+    report_out_write(d, j, complete && !j->restored);
     if (j->traced)
         trace_line(d, np_trace_end_line(j->meta.job_id, j->meta.step_id, j->meta.end_epoch));
     registry_remove(&d->registry, j);

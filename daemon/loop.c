@@ -12,6 +12,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "migration.h"
+#include "report_hold.h"
 #include "sampling.h"
 #include "server.h"
 
@@ -62,6 +63,7 @@ static void read_timer(struct np_daemon *d)
     if (read(d->timer_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
         NPD_LOG(d, WARNING, "timerfd: %s", strerror(errno));
     sampling_tick(d);
+    report_hold_retry(d);
 }
 
 void loop_run(struct np_daemon *d)

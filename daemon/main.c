@@ -17,7 +17,9 @@
 #include "loop.h"
 #include "migration.h"
 #include "registry.h"
+#include "report_hold.h"
 #include "report_out.h"
+#include "safe_file.h"
 #include "sampling.h"
 #include "server.h"
 
@@ -88,6 +90,19 @@ static int parse_args(struct np_daemon *d, int argc, char **argv, bool *check_on
     return 0;
 }
 
+/* A kill -9 between a temporary file's creation and its rename left it behind. Only once the pid
+ * file's lock is ours: no other helper writes here. */
+static void sweep_temporaries(struct np_daemon *d, const char *dir)
+{
+    struct np_err err = {0};
+    const int removed = safe_dir_sweep(dir, &err);
+
+    if (removed < 0)
+        NPD_LOG(d, WARNING, "cannot look for temporary files left in %s: %s", dir, err.msg);
+    else if (removed > 0)
+        NPD_LOG(d, INFO, "removed %d temporary file(s) an earlier run left in %s", removed, dir);
+}
+
 /* Everything before the loop. @return 0, or the exit status */
 static int set_up(struct np_daemon *d)
 {
@@ -108,6 +123,8 @@ static int set_up(struct np_daemon *d)
     }
     if (np_daemon_write_pid_file(d) < 0 || server_open(d) < 0 || fds_rc < 0)
         return 1;
+    sweep_temporaries(d, d->cfg.spool_dir);
+    sweep_temporaries(d, d->cfg.state_dir);
     if (np_node_counters_init(&d->counters, 4096) < 0) {
         NPD_LOG(d, ERROR, "out of memory");
         return 1;
@@ -129,6 +146,7 @@ static void tear_down(struct np_daemon *d)
     NPD_LOG(d, INFO, "stopping: %u step(s) still running stay in %s/registry.json",
             d->registry.count, d->cfg.state_dir);
     migration_stop(d);
+    report_hold_flush(d);
     registry_save(d);
     np_daemon_fini(d);
     NPD_LOG(d, INFO, "stopped");

@@ -122,9 +122,21 @@ void registry_save(struct np_daemon *d)
     text = state ? json_dumps(state, JSON_COMPACT) : NULL;
     /* Flushed to disk before it replaces the old one: a power loss never leaves it empty. */
     if (!text || safe_write(d->cfg.state_dir, "registry.json", text, strlen(text), (uid_t)-1, 0600,
-                            &err) < 0)
-        NPD_LOG(d, ERROR, "cannot save the registry to %s/registry.json: %s", d->cfg.state_dir,
-                text ? err.msg : "out of memory");
+                            &err) < 0) {
+        /* A full or read-only disk fails every save: said once, then once a minute. */
+        struct np_registry *r = &d->registry;
+        const double now = np_monotonic_s();
+        if (!r->save_failing || now - r->save_failed_logged >= NPD_HOLD_REMIND_S) {
+            NPD_LOG(d, ERROR, "cannot save the registry to %s/registry.json: %s%s",
+                    d->cfg.state_dir, text ? err.msg : "out of memory",
+                    r->save_failing ? " (still; said once a minute)" : "");
+            r->save_failed_logged = now;
+        }
+        r->save_failing = true;
+    } else if (d->registry.save_failing) {
+        d->registry.save_failing = false;
+        NPD_LOG(d, INFO, "registry saved to %s/registry.json again", d->cfg.state_dir);
+    }
     free(text);
     json_decref(state);
 }
@@ -178,6 +190,7 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
     if (!j)
         return -1;
     j->meta.start_epoch = start;
+    j->restored = true;
     /* a class an administrator set survives the restart */
     if (np_class_from_name(class_name, &j->job_class, NULL) == 0)
         job_set_class(j, j->job_class);

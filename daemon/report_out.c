@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "report_hold.h"
 #include "safe_file.h"
 
 void report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complete)
@@ -45,11 +46,14 @@ void report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complet
         len = strlen(text);
         text[len++] = '\n'; /* the terminator becomes the file's last newline */
     }
-    if (!text || safe_write(d->cfg.spool_dir, name, text, len, j->meta.uid, 0600, &err) < 0)
-        NPD_LOG(d, ERROR, "job %u.%s: cannot write its report %s/%s: %s", j->meta.job_id,
-                np_step_name(j->meta.step_id), d->cfg.spool_dir, name,
-                text ? err.msg : "out of memory");
-    else
+    if (!text)
+        NPD_LOG(d, ERROR, "job %u.%s: cannot write its report %s/%s: out of memory", j->meta.job_id,
+                np_step_name(j->meta.step_id), d->cfg.spool_dir, name);
+    else if (safe_write(d->cfg.spool_dir, name, text, len, j->meta.uid, 0600, &err) < 0) {
+        /* A full or read-only spool: written on a later interval, once it takes it. */
+        report_hold_add(d, name, text, len, j->meta.uid, j->meta.job_id, j->meta.step_id, err.msg);
+        text = NULL;
+    } else
         NPD_LOG(d, INFO, "job %u.%s: report %s/%s (%u samples, helper %.4f s CPU)", j->meta.job_id,
                 np_step_name(j->meta.step_id), d->cfg.spool_dir, name, j->stats.samples,
                 j->stats.helper_cpu_s);

@@ -1,9 +1,13 @@
 /* Durable, atomic writes into verified directories (see safe_file.h). */
 #include "safe_file.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -67,6 +71,50 @@ int safe_write_at(int dirfd, const char *name, const char *data, size_t len, uid
         return np_err_set(err, rc, "%s: %s", name, strerror(-rc));
     }
     return 0;
+}
+
+/* Is @p name one of safe_write_at's temporary names, of another process than this one? */
+static bool stale_temp_name(const char *name)
+{
+    const size_t len = strlen(name);
+    const char *pid_at;
+    char *end;
+    long pid;
+
+    if (name[0] != '.' || len < 7 || strcmp(name + len - 4, ".tmp") != 0)
+        return false;
+    pid_at = name + len - 5;
+    while (pid_at > name && isdigit((unsigned char)*pid_at))
+        pid_at--;
+    if (*pid_at != '.' || pid_at == name || !isdigit((unsigned char)pid_at[1]))
+        return false;
+    pid = strtol(pid_at + 1, &end, 10);
+    return strcmp(end, ".tmp") == 0 && pid != (long)getpid();
+}
+
+int safe_dir_sweep(const char *dir, struct np_err *err)
+{
+    const int dirfd = safe_dir_open(dir, err);
+    const struct dirent *e;
+    DIR *listing;
+    int removed = 0, fd;
+
+    if (dirfd < 0)
+        return dirfd;
+    fd = dup(dirfd);
+    if (fd < 0 || !(listing = fdopendir(fd))) {
+        const int e2 = errno;
+        if (fd >= 0)
+            close(fd);
+        close(dirfd);
+        return np_err_set(err, -e2, "%s: %s", dir, strerror(e2));
+    }
+    while ((e = readdir(listing)))
+        if (stale_temp_name(e->d_name) && unlinkat(dirfd, e->d_name, 0) == 0)
+            removed++;
+    closedir(listing);
+    close(dirfd);
+    return removed;
 }
 
 int safe_write(const char *dir, const char *name, const char *data, size_t len, uid_t owner,

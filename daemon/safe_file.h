@@ -27,6 +27,14 @@ int safe_dir_open(const char *path, struct np_err *err);
 int safe_write_at(int dirfd, const char *name, const char *data, size_t len, uid_t owner,
                   mode_t mode, struct np_err *err);
 
+/**
+ * Remove the temporary files of safe_write_at that an earlier numaplaced left in @p dir when it
+ * was killed between creating one and renaming it: ".NAME.PID.tmp" of a pid not ours (the pid
+ * file's lock keeps a second helper off the same directories). Nothing is followed or read.
+ * @return how many were removed, or -errno with @p err
+ */
+int safe_dir_sweep(const char *dir, struct np_err *err);
+
 /** safe_dir_open + safe_write_at + close, for a directory given by path. */
 int safe_write(const char *dir, const char *name, const char *data, size_t len, uid_t owner,
                mode_t mode, struct np_err *err);

@@ -387,20 +387,29 @@ static int connect_and_send(const char *socket_path, const char *line, unsigned 
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return np_err_set(err, -errno, "socket: %s", strerror(errno));
-    if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-        /* A Unix connect only waits when the listen backlog is full. */
-        if (errno != EAGAIN && errno != EINPROGRESS) {
+    /* A full listen backlog (another user's flood of connections) fails a non-blocking Unix
+     * connect with EAGAIN and leaves nothing pending: try again, briefly, until the deadline. */
+    while (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+        const struct timespec pause = {.tv_nsec = 1000000L};
+
+        if (errno == EAGAIN && remaining_ms(deadline) > 0) {
+            nanosleep(&pause, NULL);
+            continue;
+        }
+        if (errno == EAGAIN)
+            rc = np_err_set(err, -ETIMEDOUT, "the helper at %s did not accept within %u ms",
+                            socket_path, timeout_ms);
+        else if (errno != EINPROGRESS)
             rc = np_err_set(err, -errno, "cannot reach the helper at %s: %s", socket_path,
                             strerror(errno));
-            close(fd);
-            return rc;
-        }
-        if ((rc = wait_fd(fd, POLLOUT, deadline)) < 0) {
+        else if ((rc = wait_fd(fd, POLLOUT, deadline)) < 0)
             np_err_set(err, rc, "the helper at %s did not accept within %u ms", socket_path,
                        timeout_ms);
+        if (rc < 0) {
             close(fd);
             return rc;
         }
+        break;
     }
     while (sent < len) {
         ssize_t n = send(fd, line + sent, len - sent, MSG_NOSIGNAL);

@@ -39,6 +39,8 @@
 #   np_node_dir NODE                      $np_dir/node-NODE (its logs, spool, run/, helper/)
 # Helper (numaplaced, every path in $np_dir/helper; the cluster's stop stops it too):
 #   np_helper_start [--KEY=VALUE...]     start numaplaced in the foreground, wait until it answers
+#   np_helper_command [--KEY=VALUE...]   that command line, in the array np_helper_cmd
+#   np_helper_alone                       np_dir for a helper without a cluster (host-only suites)
 #   np_helper_stop                        SIGTERM it and wait (bounded)
 #   np_helper_plugstack [ARG...]          the plugstack line that loads the plugin talking to it
 #   np_numaplace ARGS...                  the numaplace command pointed at this helper
@@ -76,6 +78,7 @@ NP_HELPER=${NUMAPLACE_HELPER:-$NUMAPLACE_BUILD/daemon/numaplaced}
 NP_CLI=${NUMAPLACE_CLI:-$NUMAPLACE_BUILD/cli/numaplace}
 export NP_PLUGIN NP_PROBE NP_WORKLOAD NP_HELPER NP_CLI
 np_helper_pid=""
+np_helper_cmd=()
 np_passed=0
 np_failed=0
 np_dir=""

@@ -137,6 +137,30 @@ START_TEST(save_then_restore)
 }
 END_TEST
 
+/* A full or read-only state directory fails every save (each registration, each step's end): the
+ * failure is said once, and its end too (issue 12, faults). */
+START_TEST(failed_saves_logged_once)
+{
+    struct np_test_daemon t;
+    char path[1200];
+
+    np_test_daemon_init(&t);
+    ck_assert_int_eq(rmdir(t.d->cfg.state_dir), 0);
+    for (int i = 0; i < 5; i++)
+        registry_save(t.d);
+    ck_assert_uint_eq(t.log.errors, 1);
+    ck_assert_ptr_nonnull(strstr(t.log.text, "cannot save the registry to"));
+    ck_assert_int_eq(mkdir(t.d->cfg.state_dir, 0700), 0);
+    registry_save(t.d);
+    registry_save(t.d);
+    snprintf(path, sizeof(path), "%s/registry.json", t.d->cfg.state_dir);
+    ck_assert_int_eq(access(path, F_OK), 0);
+    ck_assert_ptr_nonnull(strstr(t.log.text, "registry saved to"));
+    ck_assert_ptr_null(strstr(strstr(t.log.text, "registry saved to") + 1, "registry saved to"));
+    np_test_daemon_fini(&t);
+}
+END_TEST
+
 START_TEST(no_file_starts_empty_quietly)
 {
     struct np_test_daemon t;
@@ -194,6 +218,7 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("state");
     tcase_add_test(tc, save_then_restore);
+    tcase_add_test(tc, failed_saves_logged_once);
     tcase_add_test(tc, no_file_starts_empty_quietly);
     tcase_add_loop_test(tc, corrupt_file_starts_empty, 0,
                         (int)(sizeof(corrupt) / sizeof(corrupt[0])));

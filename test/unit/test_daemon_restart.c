@@ -82,6 +82,39 @@ START_TEST(test_complete_report_survives_restart)
 }
 END_TEST
 
+/* A kill -9 during a step loses its counters up to the restart: its report, written at its real
+ * end, says it is incomplete (docs/report-schema.md: "the helper ... restarted before the step
+ * ended"). */
+START_TEST(test_restored_step_report_incomplete)
+{
+    struct np_test_daemon t;
+    char path[1200], buf[8192] = "";
+    struct np_daemon_job *j;
+    FILE *f;
+
+    np_test_daemon_init(&t);
+    snprintf(path, sizeof(path), "%s/registry.json", t.d->cfg.state_dir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "{\"schema\": \"numaplace.state/1\", \"jobs\": [{\"job\": 43, \"step\": 0, \"uid\": 0, "
+            "\"cpus\": \"0\", \"pids\": [%d], \"starts\": [987654]}]}",
+            NP_TEST_LIVE_PID);
+    fclose(f);
+    registry_restore(t.d);
+    j = registry_find(&t.d->registry, 43, 0);
+    ck_assert_ptr_nonnull(j);
+    job_finish(t.d, j, true); /* step_end from slurmstepd */
+    snprintf(path, sizeof(path), "%s/43.0.testhost.json", t.d->cfg.spool_dir);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_gt(fread(buf, 1, sizeof(buf) - 1, f), 0);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, "\"complete\": false"));
+    np_test_daemon_fini(&t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("daemon_restart");
@@ -92,6 +125,7 @@ int main(void)
     tcase_add_loop_test(tc, test_restore_checks_each_pid, 0,
                         (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, test_complete_report_survives_restart);
+    tcase_add_test(tc, test_restored_step_report_incomplete);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

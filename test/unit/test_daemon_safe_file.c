@@ -65,6 +65,45 @@ START_TEST(test_planted_symlink_is_not_followed)
 }
 END_TEST
 
+/* A kill -9 mid-write leaves ".NAME.PID.tmp": the next start removes those of other pids only. */
+START_TEST(test_sweep_removes_stale_temporaries)
+{
+    static const char *const stale[] = {".1.0.host.json.99999.tmp", ".registry.json.1.tmp"};
+    static const char *const kept[] = {"1.0.host.json", ".hidden", "x.1.tmp", ".a.tmp",
+                                       ".b.12x.tmp"};
+    char spool[128], path[256], mine[128];
+    struct np_err err = {0};
+    FILE *f;
+
+    snprintf(spool, sizeof(spool), "%s/spool", dir);
+    snprintf(mine, sizeof(mine), ".r.json.%d.tmp", (int)getpid());
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/%s", spool, stale[i]);
+        ck_assert_ptr_nonnull(f = fopen(path, "w"));
+        fclose(f);
+    }
+    for (size_t i = 0; i <= 5; i++) {
+        snprintf(path, sizeof(path), "%s/%s", spool, i < 5 ? kept[i] : mine);
+        ck_assert_ptr_nonnull(f = fopen(path, "w"));
+        fclose(f);
+    }
+    /* a link is removed itself, never followed */
+    snprintf(path, sizeof(path), "%s/.victim.77.tmp", spool);
+    ck_assert_int_eq(symlink(victim, path), 0);
+    ck_assert_int_eq(safe_dir_sweep(spool, &err), 3);
+    expect_file(victim, "root's file\n");
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/%s", spool, stale[i]);
+        ck_assert_msg(access(path, F_OK) != 0, "%s is still there", path);
+    }
+    for (size_t i = 0; i <= 5; i++) {
+        snprintf(path, sizeof(path), "%s/%s", spool, i < 5 ? kept[i] : mine);
+        ck_assert_msg(access(path, F_OK) == 0, "%s was removed", path);
+    }
+    ck_assert_int_eq(safe_dir_sweep("/nonexistent-np-dir", &err), -ENOENT);
+}
+END_TEST
+
 START_TEST(test_unsafe_directories_are_refused)
 {
     char spool[128], link[128], path[192];
@@ -114,6 +153,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, test_planted_symlink_is_not_followed, 0,
                         (int)(sizeof(planted) / sizeof(planted[0])));
+    tcase_add_test(tc, test_sweep_removes_stale_temporaries);
     tcase_add_test(tc, test_unsafe_directories_are_refused);
     tcase_add_test(tc, test_report_refused_in_open_spool);
     suite_add_tcase(s, tc);

@@ -170,7 +170,8 @@ enum server_mode {
     SERVE_OLD_VERSION,
     SERVE_REFUSE,
     SERVE_GARBAGE,
-    SERVE_BIG /* a status of thousands of steps: over 64 KiB, once cut off */
+    SERVE_BIG, /* a status of thousands of steps: over 64 KiB, once cut off */
+    SERVE_LATE /* its backlog full (one connection waiting, backlog 0) for 150 ms, then ok */
 };
 
 static pid_t start_server(const char *path, enum server_mode mode)
@@ -183,7 +184,7 @@ static pid_t start_server(const char *path, enum server_mode mode)
     unlink(path);
     ck_assert_int_ge(lfd, 0);
     ck_assert_int_eq(bind(lfd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-    ck_assert_int_eq(listen(lfd, 4), 0);
+    ck_assert_int_eq(listen(lfd, mode == SERVE_LATE ? 0 : 4), 0);
     pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
@@ -192,9 +193,16 @@ static pid_t start_server(const char *path, enum server_mode mode)
             [SERVE_OLD_VERSION] = "{\"v\":0,\"ok\":true}\n",
             [SERVE_REFUSE] = "{\"v\":1,\"ok\":false,\"error\":\"not yours\"}\n",
             [SERVE_GARBAGE] = "<html>\n",
+            [SERVE_LATE] = "{\"v\":1,\"ok\":true,\"version\":1}\n",
         };
         char buf[4096];
-        int cfd = accept(lfd, NULL, NULL);
+        int cfd;
+
+        if (mode == SERVE_LATE) {
+            usleep(150000);
+            close(accept(lfd, NULL, NULL)); /* the connection that filled the backlog */
+        }
+        cfd = accept(lfd, NULL, NULL);
 
         if (cfd < 0)
             _exit(1);
@@ -274,6 +282,49 @@ START_TEST(test_call)
 }
 END_TEST
 
+/* Another user's flood fills the helper's listen backlog: a non-blocking Unix connect then fails
+ * with EAGAIN; the caller tries again until its deadline instead of failing at once. */
+START_TEST(test_call_backlog_full)
+{
+    char path[108];
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    struct np_err err = {0};
+    json_t *reply = NULL;
+    pid_t server;
+    int filler, probe, lfd;
+
+    snprintf(path, sizeof(path), "/tmp/np-proto-backlog-%d.sock", (int)getpid());
+    server = start_server(path, SERVE_LATE);
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+    filler = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_eq(connect(filler, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    /* the backlog is full now: a non-blocking connect is refused at once */
+    probe = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    ck_assert_int_lt(connect(probe, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    ck_assert_int_eq(errno, EAGAIN);
+    close(probe);
+    ck_assert_msg(np_proto_call(path, "{\"v\":1,\"op\":\"ping\"}\n", 2000, &reply, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_int_eq(json_integer_value(json_object_get(reply, "version")), 1);
+    json_decref(reply);
+    close(filler);
+    kill(server, SIGKILL);
+    waitpid(server, NULL, 0);
+    unlink(path);
+    /* still bounded: a backlog nobody drains is a timeout, not a hang */
+    lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_eq(bind(lfd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    ck_assert_int_eq(listen(lfd, 0), 0);
+    filler = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_eq(connect(filler, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    ck_assert_int_eq(np_proto_call(path, "{}\n", 200, &reply, &err), -ETIMEDOUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "did not accept within 200 ms"));
+    close(filler);
+    close(lfd);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(test_call_nobody_listening)
 {
     struct np_err err = {0};
@@ -330,6 +381,7 @@ int main(void)
     tcase_add_test(tc, test_decode_oversized_and_long_field);
     tcase_add_test(tc, test_round_trip);
     tcase_add_loop_test(tc, test_call, 0, (int)(sizeof(call_cases) / sizeof(call_cases[0])));
+    tcase_add_test(tc, test_call_backlog_full);
     tcase_add_test(tc, test_call_nobody_listening);
     tcase_add_test(tc, test_send_without_reply);
     tcase_add_test(tc, test_reply_builders);

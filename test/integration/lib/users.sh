@@ -12,12 +12,15 @@ np_test_user_ensure() {
 }
 
 # Runs in the user's home when the current directory is not theirs to enter (slurmstepd
-# changes into the submitter's directory as that user).
+# changes into the submitter's directory as that user). Without a cluster (np_helper_alone) there
+# is no SLURM_CONF to pass.
 np_run_as() {
   local user=$1 dir=$PWD
+  local conf=()
   shift
+  [ -z "${SLURM_CONF:-}" ] || conf=(SLURM_CONF="$SLURM_CONF")
   runuser -u "$user" -- test -x "$dir" 2>/dev/null || dir=$(getent passwd "$user" | cut -d: -f6)
-  (cd "${dir:-/tmp}" && runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" PATH="$PATH" "$@")
+  (cd "${dir:-/tmp}" && runuser -u "$user" -- env "${conf[@]}" PATH="$PATH" "$@")
 }
 
 # With NP_NODES=N the slurmd logs are node-NAME/slurmd.log (all of them are searched).

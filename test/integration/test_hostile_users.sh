@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# Hostile users against a real numaplaced on its real socket (issue 12), host-only: who may do
+# what is decided from SO_PEERCRED alone, so Slurm adds nothing. Each user is a real account and
+# each request the numaplace command (or, for slurmstepd's requests, the protocol) run as them:
+# - set-class and migrate: refused to a plain user and to the job's own user; allowed to root, to a
+#   member of admin_group (supplementary group) and to a process whose group is admin_group;
+#   refused to that member once admin_group is unset (SIGHUP);
+# - status of another user's job: refused, and the job is not listed to them; an admin_group
+#   member sees only their own jobs too (status is not an administrator's request);
+# - register and step_end by anyone but root: refused, and the step stays tracked;
+# - applied for a task not the caller's own process: refused, the task's entry untouched;
+# - a protocol version of 2^32+1 (read as 1 once): refused;
+# - a user holding every connection it can: another user and root still get in, the refusals
+#   logged; a connection that never sends is dropped.
+set -u
+# shellcheck source=test/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+owner=nptest
+other=nptest2
+admin=nptestadm
+group=npadmins
+np_test_user_ensure "$owner"
+np_test_user_ensure "$other"
+np_test_user_ensure "$admin"
+getent group "$group" >/dev/null || groupadd "$group" 2>/dev/null || getent group "$group" >/dev/null ||
+  np_die "cannot create the group $group"
+id -nG "$admin" | grep -qw "$group" || usermod -a -G "$group" "$admin" || np_die "cannot add $admin to $group"
+owner_uid=$(id -u "$owner")
+group_gid=$(getent group "$group" | cut -d: -f3)
+
+np_helper_alone
+mkdir -p "$np_dir/helper"
+echo "admin_group = $group" >"$np_dir/helper/numaplaced.conf"
+np_helper_start
+sock="$np_dir/helper/numaplaced.sock"
+log="$np_dir/helper/numaplaced.log"
+
+# as USER ARGS...: the numaplace command as USER (their own uid and groups).
+as() {
+  local user=$1
+  shift
+  np_run_as "$user" "$NP_CLI" --socket "$sock" "$@"
+}
+
+# proto_as USER|root LINE: one raw request as that user; prints the reply.
+proto_as() {
+  local script='import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode() + b"\n")
+print(s.makefile().readline().strip())'
+  if [ "$1" = root ]; then
+    python3 -c "$script" "$sock" "$2"
+  else
+    np_run_as "$1" python3 -c "$script" "$sock" "$2"
+  fi
+}
+
+# The owner's step: one task, registered by root as slurmstepd would.
+setpriv --reuid="$owner_uid" --regid="$owner_uid" --clear-groups sleep 600 &
+task=$!
+np_at_exit "kill $task 2>/dev/null"
+job=4242
+proto_as root "{\"v\":1,\"op\":\"register\",\"job\":$job,\"step\":0,\"uid\":$owner_uid,\"pid\":$task,\"task\":0,\"cpus\":\"0\",\"sensitivity\":\"low\"}" |
+  grep -q '"ok": *true' || np_die "root could not register the owner's step"
+
+class_of() { # the job's class as root sees it
+  np_numaplace --json status "$job" | python3 -c 'import json, sys; print(json.load(sys.stdin)["jobs"][0]["class"])'
+}
+
+np_case "set-class: refused to a plain user and to the job's own user"
+for u in "$other" "$owner"; do
+  np_run as "$u" set-class "$job" high
+  np_expect_fail
+  np_expect_match "only root or members of admin_group $group may change a job's class; uid $(id -u "$u") may not"
+done
+np_expect_eq "$(class_of)" low "class after the refusals"
+np_end_case
+
+np_case "migrate: refused to a plain user and to the job's own user, dry run or not"
+for u in "$other" "$owner"; do
+  for dry in "" --dry-run; do
+    np_run as "$u" migrate --from 0 --to 1 --pages 100 $dry
+    np_expect_fail
+    np_expect_match "only root or members of admin_group $group may request migrations; uid $(id -u "$u") may not"
+  done
+done
+np_end_case
+
+np_case "status: another user's job is refused and not listed, to a plain user and an admin alike"
+for u in "$other" "$admin"; do
+  np_run as "$u" status "$job"
+  np_expect_fail
+  np_expect_match "job $job is not yours"
+  np_run as "$u" status
+  np_expect_rc 0
+  np_expect_no_match "^$job "
+done
+np_run as "$other" status "$job"
+np_expect_no_match "uid|$owner_uid|$owner" # who owns it is not their business
+np_run as "$owner" status "$job"
+np_expect_rc 0
+np_expect_match "^$job +0 "
+np_end_case
+
+np_case "register and step_end: refused to everyone but root; the step stays tracked"
+for u in "$other" "$owner" "$admin"; do
+  np_run proto_as "$u" "{\"v\":1,\"op\":\"register\",\"job\":$job,\"step\":1,\"uid\":$owner_uid,\"pid\":$task,\"sensitivity\":\"high\"}"
+  np_expect_match "only root \(slurmstepd\) may register tasks; uid $(id -u "$u") may not"
+  np_run proto_as "$u" "{\"v\":1,\"op\":\"step_end\",\"job\":$job,\"step\":0}"
+  np_expect_match "only root \(slurmstepd\) may end steps; uid $(id -u "$u") may not"
+done
+np_run np_numaplace status
+np_expect_match "^$job +0 "
+np_expect_no_match "^$job +1 "
+np_end_case
+
+np_case "applied: only the task itself, for itself"
+for u in "$other" "$owner"; do
+  np_run proto_as "$u" "{\"v\":1,\"op\":\"applied\",\"job\":$job,\"step\":0,\"pid\":$task,\"policy\":\"bind\",\"mode\":\"bind\",\"nodes\":\"0\",\"cpus\":\"0\"}"
+  np_expect_match "a task may report only itself \(peer pid [0-9]+, claimed $task\)"
+done
+np_run np_numaplace --json status "$job"
+np_expect_no_match '"policy": "bind"'
+np_end_case
+
+np_case "a protocol version of 2^32+1 is not version 1"
+np_run proto_as "$other" '{"v":4294967297,"op":"ping"}'
+np_expect_match "request speaks protocol version 4294967297; this side speaks 1"
+np_end_case
+
+np_case "a user holding every connection it can: another user and root still get in"
+np_run_as "$other" python3 -c 'import socket, sys, time
+held = []
+for _ in range(40):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    held.append(s)
+time.sleep(float(sys.argv[2]))' "$sock" 1.5 &
+holder=$!
+sleep 0.5
+np_run as "$owner" ping
+np_expect_rc 0
+np_run np_numaplace status
+np_expect_match "^$job +0 "
+wait "$holder"
+np_out=$(cat "$log")
+np_expect_match "refused [0-9]+ connection\(s\) \(the last from uid $(id -u "$other")\)"
+# a connection that never sends is dropped after 2 s
+np_run np_run_as "$other" python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(5)
+t = time.time()
+print("closed after %.1f s" % (time.time() - t) if s.recv(1) == b"" else "got data")' "$sock"
+np_expect_match "closed after [2-4]\.[0-9] s"
+np_end_case
+
+np_case "an admin_group member (supplementary group) may set-class and migrate"
+np_run as "$admin" set-class "$job" high
+np_expect_rc 0
+np_expect_eq "$(class_of)" high "class set by the admin"
+np_out=$(cat "$log")
+np_expect_match "job $job.0: class low -> high \(set by uid $(id -u "$admin")\)"
+# One NUMA node here: past the check of who asks, the request is refused for what it asks.
+np_run as "$admin" migrate --from 0 --to 1 --pages 100 --dry-run
+np_expect_no_match "only root or members of admin_group"
+np_expect_match "two different NUMA nodes|migration is off"
+np_end_case
+
+np_case "a process whose own group is admin_group may set-class"
+np_run setpriv --reuid="$(id -u "$other")" --regid="$group_gid" --clear-groups \
+  "$NP_CLI" --socket "$sock" set-class "$job" low
+np_expect_rc 0
+np_expect_eq "$(class_of)" low "class set by a process of group $group"
+np_end_case
+
+np_case "admin_group unset (SIGHUP): the member is refused again; root still may"
+echo "admin_group =" >"$np_dir/helper/numaplaced.conf"
+kill -HUP "$np_helper_pid"
+np_wait_for 10 grep -q "reloaded" "$log" || np_fail "no reload line in the log"
+np_run as "$admin" set-class "$job" high
+np_expect_fail
+np_expect_match "only root or members of admin_group may change a job's class"
+np_run np_numaplace set-class "$job" high
+np_expect_rc 0
+np_expect_eq "$(class_of)" high "class set by root"
+np_end_case
+
+np_finish
