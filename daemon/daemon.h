@@ -109,6 +109,7 @@ struct np_daemon {
     double refused_logged; /**< when that line was written (monotonic s) */
     int listen_fd, timer_fd, signal_fd, pid_fd;
     FILE *trace;
+    char spool_without_acl[1024]; /**< the spool whose refusal of ACLs was logged */
     struct np_migration_state migration;
     double started_mono;
     bool stop;
