@@ -114,18 +114,10 @@ static size_t keep_own_reports(json_t *reports, uint32_t job_id, const struct st
 {
     for (size_t i = 0; i < json_array_size(reports);) {
         json_t *report = json_array_get(reports, i);
-        const json_t *job = json_object_get(report, "job_id"),
-                     *uid = json_object_get(report, "uid");
-        const char *node = json_string_value(json_object_get(report, "node"));
+        struct np_err why = {0};
 
-        if (json_integer_value(job) != (json_int_t)job_id ||
-            json_integer_value(uid) != (json_int_t)who->uid || !node ||
-            strcmp(node, who->host) != 0) {
-            np_logf(log, NP_LOG_WARNING,
-                    "job %" PRIu32 ": a report naming job %lld, uid %lld, node %s left out: Slurm "
-                    "says uid %u, and this is node %s",
-                    job_id, (long long)json_integer_value(job), (long long)json_integer_value(uid),
-                    node ? node : "(none)", (unsigned)who->uid, who->host);
+        if (cli_report_is_own(report, job_id, who->uid, who->host, &why) < 0) {
+            np_logf(log, NP_LOG_WARNING, "job %" PRIu32 ": left out %s", job_id, why.msg);
             json_array_remove(reports, i);
             continue;
         }

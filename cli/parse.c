@@ -191,3 +191,20 @@ int cli_load_report(const char *path, size_t max, const struct cli_report_trust 
         return np_err_set(err, -EBADMSG, "%s: %s", path, jerr.text);
     return 0;
 }
+
+int cli_report_is_own(const json_t *report, uint32_t job_id, uid_t uid, const char *host,
+                      struct np_err *err)
+{
+    const json_t *job = json_object_get(report, "job_id"), *owner = json_object_get(report, "uid");
+    const char *node = json_string_value(json_object_get(report, "node"));
+
+    if (json_is_integer(job) && json_integer_value(job) == (json_int_t)job_id &&
+        json_is_integer(owner) && json_integer_value(owner) == (json_int_t)uid && node &&
+        strcmp(node, host) == 0)
+        return 0;
+    return np_err_set(err, -EINVAL,
+                      "a report naming job %lld, uid %lld, node %s: Slurm says job %" PRIu32
+                      ", uid %u, and this is node %s",
+                      (long long)json_integer_value(job), (long long)json_integer_value(owner),
+                      node ? node : "(none)", job_id, (unsigned)uid, host);
+}

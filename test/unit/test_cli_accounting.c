@@ -289,6 +289,34 @@ out:
 }
 END_TEST
 
+/* The epilog believes no report about whose it is (issue 12 #2): job, uid and node must be
+ * Slurm's. */
+static const struct own_case {
+    const char *report;
+    int expect;
+} own_cases[] = {
+    {"{\"job_id\": 42, \"uid\": 1000, \"node\": \"n1\"}", 0},
+    {"{\"job_id\": 42, \"uid\": 0, \"node\": \"n1\"}", -EINVAL},    /* claims root */
+    {"{\"job_id\": 42, \"uid\": 1000, \"node\": \"n2\"}", -EINVAL}, /* another node's part */
+    {"{\"job_id\": 43, \"uid\": 1000, \"node\": \"n1\"}", -EINVAL}, /* another job */
+    {"{\"job_id\": 42, \"node\": \"n1\"}", -EINVAL},                /* no uid */
+    {"{\"job_id\": 42, \"uid\": 1000}", -EINVAL},                   /* no node */
+    {"{\"job_id\": 42, \"uid\": \"1000\", \"node\": \"n1\"}", -EINVAL},
+};
+
+START_TEST(test_report_is_own)
+{
+    json_t *r = json_loads(own_cases[_i].report, 0, NULL);
+    struct np_err err = {0};
+
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(cli_report_is_own(r, 42, 1000, "n1", &err), own_cases[_i].expect);
+    if (own_cases[_i].expect)
+        ck_assert_ptr_nonnull(strstr(err.msg, "Slurm says job 42, uid 1000"));
+    json_decref(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *suite = suite_create("cli_accounting");
@@ -303,6 +331,7 @@ int main(void)
     tcase_add_test(tc, test_admin_comment_round_trip);
     tcase_add_test(tc, test_load_report_limits);
     tcase_add_loop_test(tc, test_load_report_trust, 0, N(trust_cases));
+    tcase_add_loop_test(tc, test_report_is_own, 0, N(own_cases));
     suite_add_tcase(suite, tc);
     return np_test_run(suite);
 }
