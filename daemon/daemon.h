@@ -52,6 +52,8 @@ struct np_daemon_job {
 struct np_registry {
     struct np_daemon_job **jobs; /**< owned, as are the jobs */
     unsigned count, cap;
+    bool dirty;          /**< changed in what a restart needs since registry.json was written */
+    unsigned long saves; /**< registry.json writes since start (the write-count suite) */
 };
 
 /** A connected client of the socket. */

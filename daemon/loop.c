@@ -12,6 +12,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "migration.h"
+#include "registry.h"
 #include "sampling.h"
 #include "server.h"
 
@@ -62,6 +63,7 @@ static void read_timer(struct np_daemon *d)
     if (read(d->timer_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
         NPD_LOG(d, WARNING, "timerfd: %s", strerror(errno));
     sampling_tick(d);
+    registry_flush(d); /* at most one registry write per interval, whatever the requests */
 }
 
 void loop_run(struct np_daemon *d)

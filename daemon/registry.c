@@ -125,8 +125,18 @@ void registry_save(struct np_daemon *d)
                             &err) < 0)
         NPD_LOG(d, ERROR, "cannot save the registry to %s/registry.json: %s", d->cfg.state_dir,
                 text ? err.msg : "out of memory");
+    else
+        d->registry.saves++;
+    /* a failed write is retried at the next tick */
+    d->registry.dirty = !text || err.code != 0;
     free(text);
     json_decref(state);
+}
+
+void registry_flush(struct np_daemon *d)
+{
+    if (d->registry.dirty)
+        registry_save(d);
 }
 
 /* Is @p pid still the job's task? After a restart the pid may belong to another process, maybe
@@ -234,6 +244,7 @@ void registry_restore(struct np_daemon *d)
         lost += rc == 0;
     }
     json_decref(state);
+    registry_flush(d); /* without the steps that ended meanwhile, before any request */
     if (restored || lost)
         NPD_LOG(d, INFO,
                 "registry: %u step(s) still running restored (their counters restart now), %u "

@@ -33,8 +33,19 @@ static inline struct np_daemon_job *registry_at(const struct np_registry *r, uns
     return r->jobs[i];
 }
 
-/** Write every step to <state_dir>/registry.json (atomically); failures are logged. */
+/** Write every step to <state_dir>/registry.json (atomically); failures are logged. At stop, and
+ *  through registry_flush. */
 void registry_save(struct np_daemon *d);
+
+/** Something a restart needs changed (a step or task registered or ended, a class, a task's
+ *  applied policy): registry.json is written at the next interval tick, not once per request. */
+static inline void registry_mark_dirty(struct np_daemon *d)
+{
+    d->registry.dirty = true;
+}
+
+/** Once per interval tick: registry_save when marked dirty, else nothing. */
+void registry_flush(struct np_daemon *d);
 
 /**
  * Read <state_dir>/registry.json back: steps whose processes still run are tracked again; those
