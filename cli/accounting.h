@@ -25,6 +25,18 @@
  */
 int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct np_err *err);
 
+/** The longest line acct_run_lines passes on: sacct's fields and a 64 KiB AdminComment. */
+#define ACCT_LINE_MAX (128u << 10)
+
+/**
+ * acct_run, its standard output passed to @p on_line one line at a time (newline removed, at most
+ * ACCT_LINE_MAX bytes: longer lines are skipped) and never held whole. @p on_line returns
+ * non-zero to stop being called (the output is still read to the end).
+ * @return the exit status (>= 0), or -errno when it could not run, with @p err
+ */
+int acct_run_lines(char *const argv[], int (*on_line)(char *line, void *arg), void *arg,
+                   char *errbuf, size_t errlen, struct np_err *err);
+
 /**
  * The reports of job @p job_arg ("42" or "42.batch") in @p spool, appended to @p reports.
  * @p denied / @p bad count files the caller may not read / that are not reports (message on
