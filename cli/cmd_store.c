@@ -76,7 +76,7 @@ static int store_identity(uint32_t job_id, struct store_identity *who, struct np
     char *end = NULL;
 
     memset(who, 0, sizeof(*who));
-    if (env_job && *env_job && strtoull(env_job, &end, 10) != job_id)
+    if (env_job && *env_job && (strtoull(env_job, &end, 10) != job_id || *end))
         return np_err_set(err, -EINVAL,
                           "job %" PRIu32 " is not the epilog's job (SLURM_JOB_ID=%s): refused",
                           job_id, env_job);
