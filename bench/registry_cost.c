@@ -77,14 +77,15 @@ int main(int argc, char **argv)
     const char *base = argc > 1 ? argv[1] : "/var/tmp";
     const int rounds = argc > 2 ? atoi(argv[2]) : 200;
     static const unsigned sizes[] = {1, 100, 1000};
-    double *now = calloc((size_t)rounds, sizeof(double));
-    double *before = calloc((size_t)rounds, sizeof(double));
-    double *tick = calloc((size_t)rounds, sizeof(double));
+    static double now[1000], before[1000], tick[1000];
+    static struct np_daemon daemon;
+    struct np_daemon *d = &daemon;
     char dir[512], cmd[600];
-    struct np_daemon *d = calloc(1, sizeof(*d));
 
-    if (!now || !before || !tick || !d || rounds < 2)
-        return 1;
+    if (rounds < 2 || rounds > 1000) {
+        fprintf(stderr, "ROUNDS: 2 to 1000\n");
+        return 2;
+    }
     snprintf(dir, sizeof(dir), "%s/np-registry-bench.XXXXXX", base);
     if (!mkdtemp(dir)) {
         perror(dir);
@@ -129,10 +130,6 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     np_daemon_fini(d);
-    free(d);
-    free(now);
-    free(before);
-    free(tick);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : 1;
 }

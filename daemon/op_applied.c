@@ -21,6 +21,7 @@ json_t *op_applied(struct np_daemon *d, const struct ucred *peer, const struct n
 {
     struct np_daemon_job *j = registry_find(&d->registry, a->job_id, a->step_id);
     json_t *t;
+    int changed = 0;
 
     /* The task speaks for itself only: its own pid, and the job's uid. */
     if (!auth_speaks_for(peer, a->pid))
@@ -31,9 +32,11 @@ json_t *op_applied(struct np_daemon *d, const struct ucred *peer, const struct n
                                     np_step_name(a->step_id), (int)a->pid);
     if (!auth_owns(peer, j->meta.uid))
         return np_proto_reply_error("job %u is not yours", a->job_id);
-    /* A task repeating itself changes nothing, and writes nothing. */
-    if (set_if_changed(t, "policy", a->policy) | set_if_changed(t, "mode", a->mode) |
-        set_if_changed(t, "nodes", a->nodes) | set_if_changed(t, "cpus", a->cpus))
+    changed += set_if_changed(t, "policy", a->policy);
+    changed += set_if_changed(t, "mode", a->mode);
+    changed += set_if_changed(t, "nodes", a->nodes);
+    changed += set_if_changed(t, "cpus", a->cpus);
+    if (changed) /* a task repeating itself changes nothing, and writes nothing */
         registry_mark_dirty(d);
     return np_proto_reply_ok();
 }

@@ -145,7 +145,7 @@ static void expect_reader_only(const char *path, uid_t reader)
 
 START_TEST(test_reader_gets_an_acl_entry_not_the_file)
 {
-    char base[96], spool[128], path[192], cmd[160];
+    char base[96], spool[128], cmd[160];
     struct np_err err = {0};
     int rc;
 
@@ -157,6 +157,7 @@ START_TEST(test_reader_gets_an_acl_entry_not_the_file)
         fprintf(stderr, "SKIPPED: %s refuses POSIX ACLs: the reader case is not tested there\n",
                 acl_filesystems[_i]);
     } else {
+        char path[192];
         ck_assert_msg(rc == 0, "%s", err.msg);
         snprintf(path, sizeof(path), "%s/r.json", spool);
         expect_reader_only(path, 54321);
