@@ -1,6 +1,12 @@
 /* numaplaced's writes (issue 12 #6, #7): a planted symlink is never followed, a directory others
  * can write or a symlinked one is refused, and a report still arrives whole. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <check.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/mount.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -188,6 +194,43 @@ START_TEST(test_report_is_the_helpers)
 }
 END_TEST
 
+/* A spool whose filesystem refuses ACLs (ramfs has no xattrs): reports stay root-only, and one
+ * log line per spool says so. Needs to mount: skipped loudly where the test may not. */
+START_TEST(test_spool_without_acls)
+{
+    struct np_test_daemon t;
+    struct np_err err = {0};
+    char path[1200];
+    struct stat st;
+    const char *said;
+
+    np_test_daemon_init(&t);
+    /* in a mount namespace of this test's own (check forks each test): nothing to clean up */
+    if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+        mount("np-test", t.d->cfg.spool_dir, "ramfs", 0, "mode=0755") < 0) {
+        fprintf(stderr, "SKIPPED: cannot mount a ramfs spool (%s): the no-ACL case is not tested\n",
+                strerror(errno));
+        np_test_daemon_fini(&t);
+        return;
+    }
+    for (uint32_t job = 1; job <= 2; job++) {
+        struct np_daemon_job *j = job_new(t.d, job, 0, 54321, "0", "local", "low", &err);
+        ck_assert_ptr_nonnull(j);
+        report_out_write(t.d, j, true);
+        snprintf(path, sizeof(path), "%s/%u.0.testhost.json", t.d->cfg.spool_dir, job);
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert_uint_eq(st.st_uid, geteuid());
+        ck_assert_uint_eq(st.st_mode & 07777, 0600); /* root-only: never handed to the user */
+    }
+    said = strstr(t.log.text, "refuses POSIX ACLs");
+    ck_assert_msg(said != NULL, "%s", t.log.text);
+    ck_assert_ptr_null(strstr(said + 1, "refuses POSIX ACLs")); /* once per spool */
+    ck_assert_ptr_nonnull(strstr(said, "readable by root only"));
+    umount2(t.d->cfg.spool_dir, MNT_DETACH);
+    np_test_daemon_fini(&t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("daemon_safe_file");
@@ -203,6 +246,7 @@ int main(void)
     tcase_add_loop_test(tc, test_reader_gets_an_acl_entry_not_the_file, 0,
                         (int)(sizeof(acl_filesystems) / sizeof(acl_filesystems[0])));
     tcase_add_test(tc, test_report_is_the_helpers);
+    tcase_add_test(tc, test_spool_without_acls);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
