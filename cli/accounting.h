@@ -25,6 +25,18 @@
  */
 int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct np_err *err);
 
+/** The longest line acct_run_lines passes on: sacct's fields and a 64 KiB AdminComment. */
+#define ACCT_LINE_MAX (128u << 10)
+
+/**
+ * acct_run, its standard output passed to @p on_line one line at a time (newline removed, at most
+ * ACCT_LINE_MAX bytes: longer lines are skipped) and never held whole. @p on_line returns
+ * non-zero to stop being called (the output is still read to the end).
+ * @return the exit status (>= 0), or -errno when it could not run, with @p err
+ */
+int acct_run_lines(char *const argv[], int (*on_line)(char *line, void *arg), void *arg,
+                   char *errbuf, size_t errlen, struct np_err *err);
+
 /**
  * The reports of job @p job_arg ("42" or "42.batch") in @p spool, appended to @p reports.
  * @p denied / @p bad count files the caller may not read / that are not reports (message on
@@ -33,6 +45,21 @@ int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct
  */
 int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, int *denied,
                        int *bad, struct np_err *err);
+
+/** The job's user as numaplaced named it: the read ACL entry of its reports. */
+struct acct_spool_reader {
+    bool known;    /**< some report had the entry */
+    bool conflict; /**< two reports named different users */
+    uid_t uid;
+};
+
+/**
+ * acct_spool_reports, and the reports' reader in @p reader (may be NULL). Run as root, only
+ * reports numaplaced wrote are read (owned by root or by the spool's owner, not writable by group
+ * or others: cli_load_report); any other is counted in @p bad with a message naming it and why.
+ */
+int acct_spool_reports_from(const char *spool, const char *job_arg, json_t *reports, int *denied,
+                            int *bad, struct acct_spool_reader *reader, struct np_err *err);
 
 /**
  * Store @p value (borrowed) as job @p job_id's AdminComment in slurmdbd, byte for byte, through
@@ -90,8 +117,6 @@ int acct_sacct_admin_comment(uint32_t job_id, uid_t *uid, char **comment, struct
 char *acct_expand_hostlist(const char *list);
 /** The AdminComment slurmctld holds for the job (new string), NULL when it does not know it. */
 char *acct_controller_admin_comment(uint32_t job_id);
-/** The uid a report (borrowed) names, 0 when it names none. */
-uid_t acct_report_uid(const json_t *report);
 
 /**
  * May the caller read job @p job_uid's report? Root, the job's owner, and Slurm operators and

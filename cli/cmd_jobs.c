@@ -15,11 +15,20 @@
 #include "cli.h"
 #include "parse.h"
 
+/* What is kept of a listed job until the list is sorted: its printed line, or for --json where
+ * its stored text is in a temporary file; never its decoded summary (issue 12 #9: every summary
+ * was held at once). */
 struct listed_job {
-    char id[32], user[64], state[32];
     double share;
-    json_t *summary;   /* as stored, for --json */
-    struct np_sum sum; /* the same, read */
+    char *line;   /* owned: the text line (NULL with --json) */
+    long offset;  /* --json: where its AdminComment is in the spill file, to decode again */
+    size_t bytes; /* and its length */
+};
+
+struct job_list {
+    struct listed_job *jobs;
+    size_t njobs, cap;
+    FILE *spill; /* --json: the AdminComments, out of memory until they are printed */
 };
 
 static int by_share(const void *a, const void *b)
@@ -30,18 +39,17 @@ static int by_share(const void *a, const void *b)
     return (x->share > y->share) - (x->share < y->share);
 }
 
-/* One line of the job list. */
-static void print_job(const struct listed_job *job)
+/* One line of the job list (new string). */
+static char *job_line(const struct cli_jobs_row *row, const struct np_sum *s, double local)
 {
-    const struct np_sum *s = &job->sum;
     struct np_advice *advice = NULL;
     const int nadvice = np_sum_advice(s, &advice);
-    char share[16], rules[128] = "", policies[64] = "";
+    char share[16], rules[128] = "", policies[64] = "", *line = NULL;
 
-    if (isnan(job->share))
+    if (isnan(local))
         snprintf(share, sizeof(share), "unavailable");
     else
-        snprintf(share, sizeof(share), "%.0f%%", 100 * job->share);
+        snprintf(share, sizeof(share), "%.0f%%", 100 * local);
     for (int k = 0; k < nadvice; k++)
         if (strlen(rules) + strlen(advice[k].rule) + 2 < sizeof(rules))
             snprintf(rules + strlen(rules), sizeof(rules) - strlen(rules), "%s%s", k ? "," : "",
@@ -50,16 +58,86 @@ static void print_job(const struct listed_job *job)
     for (size_t k = 0; k < s->policy_requested.n; k++)
         snprintf(policies + strlen(policies), sizeof(policies) - strlen(policies), "%s%s",
                  k ? "," : "", s->policy_requested.v[k]);
-    printf("%-10s %-10s %-11s %-5zu %-16s %-5s %-12s %s\n", job->id, job->user, job->state,
-           s->nnodes, policies[0] ? policies : "-", s->sensitivity ? s->sensitivity : "-", share,
-           rules);
+    if (asprintf(&line, "%-10.31s %-10.63s %-11.31s %-5zu %-16s %-5s %-12s %s", row->id, row->user,
+                 row->state, s->nnodes, policies[0] ? policies : "-",
+                 s->sensitivity ? s->sensitivity : "-", share, rules) < 0)
+        return NULL;
+    return line;
+}
+
+/* One line of sacct's output: decoded, summed up, and let go before the next. */
+static int list_one(char *text, void *arg)
+{
+    struct job_list *list = arg;
+    struct cli_jobs_row row;
+    json_t *summary = NULL;
+    struct np_sum sum;
+    struct listed_job job;
+
+    if (cli_parse_jobs_line(text, &row) != 0 ||
+        cli_decode_admin_comment(row.comment, 0, &summary, NULL) < 0)
+        return 0; /* no numaplace summary: not one of ours */
+    if (np_sum_decode(summary, &sum, NULL) != 0) {
+        json_decref(summary);
+        return 0;
+    }
+    json_decref(summary);
+    if (!np_sum_worst_local_share(&sum, &job.share))
+        job.share = NAN;
+    job.line = NULL;
+    if (list->spill) {
+        job.offset = ftell(list->spill);
+        job.bytes = strlen(row.comment);
+        if (job.offset < 0 || fwrite(row.comment, 1, job.bytes, list->spill) != job.bytes) {
+            np_sum_free(&sum);
+            return 0;
+        }
+    } else if (!(job.line = job_line(&row, &sum, job.share))) {
+        np_sum_free(&sum);
+        return 0;
+    }
+    np_sum_free(&sum);
+    if (list->njobs == list->cap) {
+        const size_t cap = list->cap ? list->cap * 2 : 64;
+        struct listed_job *grown = realloc(list->jobs, cap * sizeof(*grown));
+        if (!grown) {
+            free(job.line);
+            return 0;
+        }
+        list->jobs = grown;
+        list->cap = cap;
+    }
+    list->jobs[list->njobs++] = job;
+    return 0;
+}
+
+static void free_list(struct job_list *list)
+{
+    for (size_t i = 0; i < list->njobs; i++)
+        free(list->jobs[i].line);
+    free(list->jobs);
+    if (list->spill)
+        fclose(list->spill);
+}
+
+/* A job's AdminComment back from the spill file (new string, NULL on failure). */
+static char *spilled(FILE *spill, const struct listed_job *job)
+{
+    char *text = malloc(job->bytes + 1);
+
+    if (!text || fseek(spill, job->offset, SEEK_SET) < 0 ||
+        fread(text, 1, job->bytes, spill) != job->bytes) {
+        free(text);
+        return NULL;
+    }
+    text[job->bytes] = '\0';
+    return text;
 }
 
 int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct np_err *err)
 {
-    char *argv[16], errbuf[256], *out = NULL, *save = NULL;
-    struct listed_job *jobs = NULL;
-    size_t njobs = 0, cap = 0;
+    char *argv[16], errbuf[256];
+    struct job_list list = {0};
     int argc = 0, rc;
 
     argv[argc++] = "sacct";
@@ -83,67 +161,41 @@ int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct n
         argv[argc++] = (char *)filter->until;
     }
     argv[argc] = NULL;
-    rc = acct_run(argv, &out, errbuf, sizeof(errbuf), err);
+    if (as_json && !(list.spill = tmpfile()))
+        return np_err_set(err, -errno, "cannot make a temporary file: %s", strerror(errno));
+    rc = acct_run_lines(argv, list_one, &list, errbuf, sizeof(errbuf), err);
     if (rc != 0) {
-        free(out);
+        free_list(&list);
         return rc < 0 ? rc
                       : np_err_set(err, -EIO, "sacct failed (exit %d): %s", rc,
                                    errbuf[0] ? errbuf : "no message");
     }
-    for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        struct cli_jobs_row row;
-        json_t *summary = NULL;
-        struct np_sum sum;
-
-        if (cli_parse_jobs_line(line, &row) != 0 ||
-            cli_decode_admin_comment(row.comment, 0, &summary, NULL) < 0)
-            continue; /* no numaplace summary: not one of ours */
-        if (np_sum_decode(summary, &sum, NULL) != 0) {
-            json_decref(summary);
-            continue;
-        }
-        if (njobs == cap) {
-            struct listed_job *grown = realloc(jobs, (cap ? cap * 2 : 64) * sizeof(*jobs));
-            if (!grown) {
-                json_decref(summary);
-                np_sum_free(&sum);
-                break;
-            }
-            jobs = grown;
-            cap = cap ? cap * 2 : 64;
-        }
-        snprintf(jobs[njobs].id, sizeof(jobs[njobs].id), "%s", row.id);
-        snprintf(jobs[njobs].user, sizeof(jobs[njobs].user), "%s", row.user);
-        snprintf(jobs[njobs].state, sizeof(jobs[njobs].state), "%s", row.state);
-        if (!np_sum_worst_local_share(&sum, &jobs[njobs].share))
-            jobs[njobs].share = NAN;
-        jobs[njobs].summary = summary;
-        jobs[njobs].sum = sum;
-        njobs++;
-    }
-    free(out);
-    if (njobs)
-        qsort(jobs, njobs, sizeof(*jobs), by_share);
+    if (list.njobs)
+        qsort(list.jobs, list.njobs, sizeof(*list.jobs), by_share);
     if (as_json) {
-        json_t *arr = json_array();
-        for (size_t i = 0; i < njobs; i++)
-            json_array_append(arr, jobs[i].summary);
-        json_dumpf(arr, stdout, JSON_INDENT(2));
-        putchar('\n');
-        json_decref(arr);
+        /* one summary decoded at a time, written out and let go */
+        printf("[");
+        for (size_t i = 0, n = 0; i < list.njobs; i++) {
+            json_t *summary = NULL;
+            char *comment = spilled(list.spill, &list.jobs[i]);
+            const int bad = !comment || cli_decode_admin_comment(comment, 0, &summary, NULL) < 0;
+            free(comment);
+            if (bad)
+                continue;
+            printf("%s\n", n++ ? "," : "");
+            json_dumpf(summary, stdout, JSON_INDENT(2));
+            json_decref(summary);
+        }
+        printf("%s]\n", list.njobs ? "\n" : "");
     } else {
         printf("%-10s %-10s %-11s %-5s %-16s %-5s %-12s %s\n", "JOBID", "USER", "STATE", "NODES",
                "POLICY", "CLASS", "LOCAL(min)", "ADVICE");
-        for (size_t i = 0; i < njobs; i++)
-            print_job(&jobs[i]);
-        if (!njobs)
+        for (size_t i = 0; i < list.njobs; i++)
+            printf("%s\n", list.jobs[i].line);
+        if (!list.njobs)
             printf("(no job with a numaplace summary in accounting for this selection)\n");
     }
-    for (size_t i = 0; i < njobs; i++) {
-        json_decref(jobs[i].summary);
-        np_sum_free(&jobs[i].sum);
-    }
-    free(jobs);
+    free_list(&list);
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "numaplace/report.h"
 #include "numaplace/report_model.h"
@@ -30,18 +31,54 @@ static int print_report(json_t *report, void *arg)
     return 0;
 }
 
+/* The job's uid is what Slurm or numaplaced says, never what a file says: @p uid (Slurm's, or the
+ * reader numaplaced named) replaces the "uid" of @p doc (a report or a summary), and a
+ * disagreement is shown. */
+static void uid_from(json_t *doc, uid_t uid, const char *who, const char *what)
+{
+    const json_t *said = json_object_get(doc, "uid");
+
+    if (json_is_integer(said) && json_integer_value(said) != (json_int_t)uid)
+        fprintf(stderr,
+                "numaplace: warning: %s names uid %lld, but %s says uid %u: shown as uid %u\n",
+                what, (long long)json_integer_value(said), who, (unsigned)uid, (unsigned)uid);
+    json_object_set_new(doc, "uid", json_integer((json_int_t)uid));
+}
+
+/* Name the summary's user from @p uid (Slurm's or numaplaced's), not from its reports. */
+static void user_from(json_t *summary, uid_t uid, const char *who)
+{
+    const struct passwd *pw;
+
+    uid_from(summary, uid, who, "the job's summary");
+    pw = getpwuid(uid);
+    if (pw)
+        np_summary_set_user(summary, pw->pw_name, NULL);
+    else
+        json_object_del(summary, "user");
+}
+
 /* The per-step reports of this node's spool (`report --steps`, and JOBID.STEP). */
 static int report_steps(const char *job_arg)
 {
     struct np_err err = {0};
+    struct acct_spool_reader reader;
     json_t *reports = json_array();
     int denied, bad, n;
 
-    n = acct_spool_reports(cli.spool_dir, job_arg, reports, &denied, &bad, &err);
+    n = acct_spool_reports_from(cli.spool_dir, job_arg, reports, &denied, &bad, &reader, &err);
     if (n < 0) {
         fprintf(stderr, "numaplace: %s\n", err.msg);
         json_decref(reports);
         return 1;
+    }
+    if (reader.known && !reader.conflict) {
+        json_t *report;
+        size_t i;
+        json_array_foreach(reports, i, report)
+        {
+            uid_from(report, reader.uid, "numaplaced (the file's read ACL)", "a report");
+        }
     }
     if (cli.as_json && n) {
         json_dumpf(reports, stdout, JSON_INDENT(2));
@@ -83,6 +120,8 @@ static int report_summary(uint32_t job_id, const char *job_arg, const char *plot
     char source[700];
 
     rc = acct_load_summary(job_id, &summary, &uid, &acct_err);
+    if (rc == 0)
+        user_from(summary, uid, "Slurm (sacct)");
     if (rc == 0 && !acct_may_read(uid)) {
         fprintf(stderr,
                 "numaplace: job %s is not yours: its report is readable by its owner, Slurm "
@@ -96,21 +135,27 @@ static int report_summary(uint32_t job_id, const char *job_arg, const char *plot
     } else {
         /* Not in accounting (yet, or the site stores none): this node's spool serves. */
         json_t *reports = json_array();
+        struct acct_spool_reader reader;
         int denied = 0, bad = 0;
-        const int n = acct_spool_reports(cli.spool_dir, job_arg, reports, &denied, &bad, &err);
+        const int n =
+            acct_spool_reports_from(cli.spool_dir, job_arg, reports, &denied, &bad, &reader, &err);
 
         if (n > 0) {
             json_t *report;
             size_t i;
-            const struct passwd *pw = getpwuid(acct_report_uid(json_array_get(reports, 0)));
             summary = np_summary_new(job_id);
-            if (pw)
-                np_summary_set_user(summary, pw->pw_name, NULL);
             json_array_foreach(reports, i, report)
             {
                 if (np_summary_add_report(summary, report, &err) < 0)
                     fprintf(stderr, "numaplace: a report left out: %s\n", err.msg);
             }
+            /* sacct knew the job (no summary stored): Slurm names the user; else numaplaced */
+            if (rc == -ENOMSG)
+                user_from(summary, uid, "Slurm (sacct)");
+            else if (reader.known && !reader.conflict)
+                user_from(summary, reader.uid, "numaplaced (the reports' read ACL)");
+            else if (geteuid() != 0)
+                user_from(summary, getuid(), "the reader of these reports");
         }
         json_decref(reports);
         if (!summary) {

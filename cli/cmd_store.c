@@ -58,6 +58,75 @@ static int stored_summary(uint32_t job_id, json_t **current, struct np_err *err)
     return 0;
 }
 
+/* Who the job is and where this runs, from Slurm and this node, never from a report. */
+struct store_identity {
+    uid_t uid;
+    char user[64];  /* "" when the uid has no name here */
+    char host[256]; /* this node's own name: what numaplaced names its reports with */
+    char node[256]; /* Slurm's name for it (SLURMD_NODENAME): the key of this node's part */
+};
+
+/* The epilog's environment (SLURM_JOB_ID, SLURM_JOB_UID, SLURM_JOB_USER, SLURMD_NODENAME), else
+ * sacct and the node's own name (an administrator running `numaplace store` by hand). */
+static int store_identity(uint32_t job_id, struct store_identity *who, struct np_err *err)
+{
+    const char *env_job = getenv("SLURM_JOB_ID"), *env_uid = getenv("SLURM_JOB_UID");
+    const char *env_user = getenv("SLURM_JOB_USER"), *env_node = getenv("SLURMD_NODENAME");
+    const struct passwd *pw;
+    char *end = NULL;
+
+    memset(who, 0, sizeof(*who));
+    if (env_job && *env_job && (strtoull(env_job, &end, 10) != job_id || *end))
+        return np_err_set(err, -EINVAL,
+                          "job %" PRIu32 " is not the epilog's job (SLURM_JOB_ID=%s): refused",
+                          job_id, env_job);
+    if (env_uid && *env_uid) {
+        const unsigned long v = strtoul(env_uid, &end, 10);
+        if (*end || v >= (uid_t)-1)
+            return np_err_set(err, -EINVAL, "SLURM_JOB_UID=\"%s\" is not a uid", env_uid);
+        who->uid = (uid_t)v;
+    } else {
+        char *comment = NULL;
+        const int rc = acct_sacct_admin_comment(job_id, &who->uid, &comment, err);
+        free(comment);
+        if (rc < 0)
+            return np_err_set(err, rc,
+                              "the job's user is unknown: no SLURM_JOB_UID (not run by the "
+                              "epilog) and sacct: %s",
+                              err ? err->msg : "failed");
+    }
+    pw = env_user && *env_user ? getpwnam(env_user) : NULL;
+    if (!pw || pw->pw_uid != who->uid)
+        pw = getpwuid(who->uid); /* the uid decides; a name that is not its own is ignored */
+    if (pw)
+        snprintf(who->user, sizeof(who->user), "%s", pw->pw_name);
+    if (gethostname(who->host, sizeof(who->host) - 1) < 0)
+        return np_err_set(err, -errno, "gethostname: %s", strerror(errno));
+    snprintf(who->node, sizeof(who->node), "%s", env_node && *env_node ? env_node : who->host);
+    return 0;
+}
+
+/* Keep only the reports of this job, its user and this node, and key them by Slurm's node name:
+ * a report that names another node or user (numaplaced never writes one) is left out, logged.
+ * @return the number kept */
+static size_t keep_own_reports(json_t *reports, uint32_t job_id, const struct store_identity *who,
+                               const struct np_log *log)
+{
+    for (size_t i = 0; i < json_array_size(reports);) {
+        json_t *report = json_array_get(reports, i);
+        struct np_err why = {0};
+
+        if (cli_report_is_own(report, job_id, who->uid, who->host, &why) < 0) {
+            np_logf(log, NP_LOG_WARNING, "job %" PRIu32 ": left out %s", job_id, why.msg);
+            json_array_remove(reports, i);
+            continue;
+        }
+        json_object_set_new(report, "node", json_string(who->node));
+        i++;
+    }
+    return json_array_size(reports);
+}
+
 /* Every node of @p mine is in @p stored (the read-back check of a concurrent store). */
 static bool holds_nodes_of(json_t *stored, json_t *mine)
 {
@@ -83,13 +152,18 @@ int acct_store(uint32_t job_id, const char *spool, const char *nodes, const stru
     enum { ATTEMPTS = 8 };
     char job_arg[16], *expanded = NULL;
     json_t *reports = json_array(), *mine = NULL, *report;
+    struct store_identity who;
     int denied, bad, n, rc = 0;
     size_t i;
 
     snprintf(job_arg, sizeof(job_arg), "%" PRIu32, job_id);
+    if ((rc = store_identity(job_id, &who, err)) < 0)
+        goto out;
     n = acct_spool_reports(spool, job_arg, reports, &denied, &bad, err);
     if (n < 0)
         goto out;
+    if (n > 0)
+        n = (int)keep_own_reports(reports, job_id, &who, log);
     if (n == 0) {
         np_logf(log, NP_LOG_INFO, "job %s: no report on this node in %s: nothing to store", job_arg,
                 spool);
@@ -106,11 +180,8 @@ int acct_store(uint32_t job_id, const char *spool, const char *nodes, const stru
         if (np_summary_add_report(mine, report, &rerr) < 0)
             np_logf(log, NP_LOG_WARNING, "job %s: a report left out: %s", job_arg, rerr.msg);
     }
-    {
-        const struct passwd *pw = getpwuid(acct_report_uid(json_array_get(reports, 0)));
-        if (pw)
-            np_summary_set_user(mine, pw->pw_name, NULL);
-    }
+    if (who.user[0])
+        np_summary_set_user(mine, who.user, NULL);
     if (nodes && *nodes)
         expanded = acct_expand_hostlist(nodes);
     srandom((unsigned)(getpid() ^ time(NULL)));

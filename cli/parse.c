@@ -9,6 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <acl/libacl.h>
+#include <sys/acl.h>
+
 #include "numaplace/codec.h"
 
 int cli_parse_sacct_job(char *out, uid_t *uid, bool *full, const char **comment)
@@ -94,7 +97,54 @@ int cli_decode_admin_comment(const char *comment, uint32_t job_id, json_t **summ
     return rc;
 }
 
-int cli_load_report(const char *path, size_t max, json_t **out, struct np_err *err)
+/* The first named user an ACL lets read the file: numaplaced's one entry, the job's user. */
+static bool acl_reader(int fd, uid_t *reader)
+{
+    acl_t acl = acl_get_fd(fd);
+    acl_entry_t entry;
+    bool found = false;
+
+    if (!acl)
+        return false; /* no ACL support: no reader */
+    for (int which = ACL_FIRST_ENTRY; !found && acl_get_entry(acl, which, &entry) == 1;
+         which = ACL_NEXT_ENTRY) {
+        acl_tag_t tag;
+        acl_permset_t perms;
+        if (acl_get_tag_type(entry, &tag) == 0 && tag == ACL_USER &&
+            acl_get_permset(entry, &perms) == 0 && acl_get_perm(perms, ACL_READ) == 1) {
+            uid_t *q = acl_get_qualifier(entry);
+            if (q) {
+                *reader = *q;
+                found = true;
+                acl_free(q);
+            }
+        }
+    }
+    acl_free(acl);
+    return found;
+}
+
+/* Root trusts only what numaplaced wrote: nobody else may have been able to write the file. */
+static int check_writer(const char *path, const struct stat *st,
+                        const struct cli_report_trust *trust, struct np_err *err)
+{
+    if (st->st_uid != 0 && st->st_uid != trust->helper_uid)
+        return np_err_set(err, -EPERM,
+                          "%s is owned by uid %u: not trusted (root reads only reports numaplaced "
+                          "wrote: owned by root or numaplaced's uid %u, not writable by group or "
+                          "others)",
+                          path, (unsigned)st->st_uid, (unsigned)trust->helper_uid);
+    if (st->st_mode & (S_IWGRP | S_IWOTH))
+        return np_err_set(err, -EPERM,
+                          "%s has mode %04o: writable by %s, not trusted (root reads only reports "
+                          "numaplaced wrote, which nobody else can write)",
+                          path, (unsigned)(st->st_mode & 07777),
+                          st->st_mode & S_IWOTH ? "others" : "its group or an ACL entry");
+    return 0;
+}
+
+int cli_load_report(const char *path, size_t max, const struct cli_report_trust *trust,
+                    json_t **out, struct cli_report_origin *origin, struct np_err *err)
 {
     struct stat st;
     json_error_t jerr;
@@ -114,6 +164,13 @@ int cli_load_report(const char *path, size_t max, json_t **out, struct np_err *e
     else if ((size_t)st.st_size > max)
         rc = np_err_set(err, -EFBIG, "%s: %lld bytes, over the %zu a report can have", path,
                         (long long)st.st_size, max);
+    else if (trust)
+        rc = check_writer(path, &st, trust, err);
+    if (rc == 0 && origin) {
+        origin->owner = st.st_uid;
+        origin->mode = st.st_mode & 07777;
+        origin->has_reader = acl_reader(fd, &origin->reader);
+    }
     if (rc < 0) {
         close(fd);
         return rc;
@@ -133,4 +190,21 @@ int cli_load_report(const char *path, size_t max, json_t **out, struct np_err *e
     if (!*out)
         return np_err_set(err, -EBADMSG, "%s: %s", path, jerr.text);
     return 0;
+}
+
+int cli_report_is_own(const json_t *report, uint32_t job_id, uid_t uid, const char *host,
+                      struct np_err *err)
+{
+    const json_t *job = json_object_get(report, "job_id"), *owner = json_object_get(report, "uid");
+    const char *node = json_string_value(json_object_get(report, "node"));
+
+    if (json_is_integer(job) && json_integer_value(job) == (json_int_t)job_id &&
+        json_is_integer(owner) && json_integer_value(owner) == (json_int_t)uid && node &&
+        strcmp(node, host) == 0)
+        return 0;
+    return np_err_set(err, -EINVAL,
+                      "a report naming job %lld, uid %lld, node %s: Slurm says job %" PRIu32
+                      ", uid %u, and this is node %s",
+                      (long long)json_integer_value(job), (long long)json_integer_value(owner),
+                      node ? node : "(none)", job_id, (unsigned)uid, host);
 }

@@ -46,13 +46,32 @@ bool cli_spool_name_matches(const char *name, const char *job_arg);
 /** A report in the spool is at most this big (one step's report is a few kB to a few hundred). */
 #define CLI_REPORT_MAX_BYTES (8u << 20)
 
+/** Who root trusts to have written a report: numaplaced, i.e. root or @p helper_uid (the owner of
+ *  the spool, which numaplaced writes only when nobody else can). */
+struct cli_report_trust {
+    uid_t helper_uid;
+};
+
+/** Where a loaded report came from: its file's owner and mode, and the reader numaplaced named
+ *  in its ACL (the job's user; has_reader false when the file has no such entry). */
+struct cli_report_origin {
+    uid_t owner, reader;
+    mode_t mode;
+    bool has_reader;
+};
+
 /**
  * Load the spool report at @p path: a regular file (no symlink is followed: root reads the spool,
- * where users' files are), at most @p max bytes, parsed as JSON.
- * @return 0 with @p out (new), or -ELOOP (a symlink), -EINVAL (not a regular file), -EFBIG (too
- *         big), -EBADMSG (not JSON), -errno; each with @p err naming the file
+ * where users' files are), at most @p max bytes, parsed as JSON. With @p trust (NULL: any file),
+ * only a file numaplaced wrote: owned by root or trust->helper_uid, not writable by group or
+ * others (an ACL granting write shows in the group bits, its mask). @p origin (may be NULL) says
+ * who owns it and whom its ACL lets read it.
+ * @return 0 with @p out (new), or -ELOOP (a symlink), -EINVAL (not a regular file), -EPERM (not
+ *         numaplaced's, with @p trust), -EFBIG (too big), -EBADMSG (not JSON), -errno; each with
+ *         @p err naming the file and why
  */
-int cli_load_report(const char *path, size_t max, json_t **out, struct np_err *err);
+int cli_load_report(const char *path, size_t max, const struct cli_report_trust *trust,
+                    json_t **out, struct cli_report_origin *origin, struct np_err *err);
 
 /**
  * Decode job @p job_id's AdminComment @p comment into a summary (new reference in @p summary).
@@ -61,5 +80,13 @@ int cli_load_report(const char *path, size_t max, json_t **out, struct np_err *e
  */
 int cli_decode_admin_comment(const char *comment, uint32_t job_id, json_t **summary,
                              struct np_err *err);
+
+/**
+ * Is @p report (borrowed) one of job @p job_id's, of @p uid, written on @p host? The epilog keeps
+ * only those (numaplaced never writes another: a report that says otherwise is not believed).
+ * @return 0, or -EINVAL with @p err naming what the report says and what Slurm says
+ */
+int cli_report_is_own(const json_t *report, uint32_t job_id, uid_t uid, const char *host,
+                      struct np_err *err);
 
 #endif /* NUMAPLACE_CLI_PARSE_H */

@@ -223,3 +223,105 @@ bool acct_may_read(uid_t job_uid)
     free(out);
     return ok;
 }
+
+int acct_run_lines(char *const argv[], int (*on_line)(char *line, void *arg), void *arg,
+                   char *errbuf, size_t errlen, struct np_err *err)
+{
+    int out_pipe[2], err_pipe[2], status = 0, stop = 0;
+    size_t len = 0, elen = 0;
+    char *line = malloc(ACCT_LINE_MAX + 1), ebuf[1024];
+    bool skipping = false; /* in a line longer than ACCT_LINE_MAX: not one of ours */
+    pid_t pid;
+
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!line)
+        return np_err_set(err, -ENOMEM, "out of memory");
+    if (pipe2(out_pipe, O_CLOEXEC) < 0) {
+        free(line);
+        return np_err_set(err, -errno, "pipe: %s", strerror(errno));
+    }
+    if (pipe2(err_pipe, O_CLOEXEC) < 0) {
+        const int e = errno;
+        close(out_pipe[0]);
+        close(out_pipe[1]);
+        free(line);
+        return np_err_set(err, -e, "pipe: %s", strerror(e));
+    }
+    pid = fork();
+    if (pid < 0) {
+        const int e = errno;
+        close(out_pipe[0]);
+        close(out_pipe[1]);
+        close(err_pipe[0]);
+        close(err_pipe[1]);
+        free(line);
+        return np_err_set(err, -e, "fork: %s", strerror(e));
+    }
+    if (pid == 0) {
+        dup2(out_pipe[1], STDOUT_FILENO);
+        dup2(err_pipe[1], STDERR_FILENO);
+        execvp(argv[0], argv);
+        dprintf(STDERR_FILENO, "cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    /* One line at a time: the output of a month of jobs is never held whole. */
+    while (out_pipe[0] >= 0 || err_pipe[0] >= 0) {
+        struct pollfd pfd[2] = {{.fd = out_pipe[0], .events = POLLIN},
+                                {.fd = err_pipe[0], .events = POLLIN}};
+        char chunk[4096];
+        if (poll(pfd, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (out_pipe[0] >= 0 && pfd[0].revents) {
+            const ssize_t n = read(out_pipe[0], chunk, sizeof(chunk));
+            if (n <= 0) {
+                close(out_pipe[0]);
+                out_pipe[0] = -1;
+            }
+            for (ssize_t i = 0; i < n; i++) {
+                if (chunk[i] != '\n') {
+                    if (len < ACCT_LINE_MAX)
+                        line[len++] = chunk[i];
+                    else
+                        skipping = true;
+                    continue;
+                }
+                line[len] = '\0';
+                if (!skipping && !stop)
+                    stop = on_line(line, arg);
+                len = 0;
+                skipping = false;
+            }
+        }
+        if (err_pipe[0] >= 0 && pfd[1].revents) {
+            const ssize_t n = read(err_pipe[0], chunk, sizeof(chunk));
+            if (n <= 0) {
+                close(err_pipe[0]);
+                err_pipe[0] = -1;
+            } else if (elen + (size_t)n < sizeof(ebuf)) {
+                memcpy(ebuf + elen, chunk, (size_t)n);
+                elen += (size_t)n;
+            }
+        }
+    }
+    if (len && !skipping && !stop) {
+        line[len] = '\0';
+        on_line(line, arg);
+    }
+    free(line);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    ebuf[elen] = '\0';
+    if (errbuf && errlen) {
+        snprintf(errbuf, errlen, "%s", ebuf);
+        errbuf[strcspn(errbuf, "\n")] = '\0';
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && strstr(ebuf, "cannot run"))
+        return np_err_set(err, -ENOENT, "%s", ebuf[0] ? strtok(ebuf, "\n") : argv[0]);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}

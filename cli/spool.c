@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "numaplace/report.h"
@@ -15,13 +16,37 @@
 #include "accounting.h"
 #include "parse.h"
 
+/* Root reads only what numaplaced wrote: root's files, or those of the spool's owner while the
+ * spool is that owner's alone (numaplaced writes only into such a spool: daemon/safe_file.c). */
+static bool root_trust(const char *spool, struct cli_report_trust *trust)
+{
+    struct stat st;
+
+    if (geteuid() != 0)
+        return false; /* a user reads with their own rights: nothing to trust */
+    trust->helper_uid = 0;
+    if (stat(spool, &st) == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)))
+        trust->helper_uid = st.st_uid;
+    return true;
+}
+
 int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, int *denied,
                        int *bad, struct np_err *err)
 {
+    return acct_spool_reports_from(spool, job_arg, reports, denied, bad, NULL, err);
+}
+
+int acct_spool_reports_from(const char *spool, const char *job_arg, json_t *reports, int *denied,
+                            int *bad, struct acct_spool_reader *reader, struct np_err *err)
+{
     struct dirent **names = NULL;
+    struct cli_report_trust trust;
+    const bool as_root = root_trust(spool, &trust);
     int n, added = 0;
 
     *denied = *bad = 0;
+    if (reader)
+        *reader = (struct acct_spool_reader){0};
     n = scandir(spool, &names, NULL, alphasort);
     if (n < 0)
         return np_err_set(err, -errno, "cannot read the spool %s: %s", spool, strerror(errno));
@@ -29,6 +54,7 @@ int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, 
         const char *name = names[i]->d_name;
         char path[4096];
         struct np_err rerr = {0};
+        struct cli_report_origin origin = {0};
         json_t *report;
 
         if (!cli_spool_name_matches(name, job_arg)) {
@@ -41,29 +67,22 @@ int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, 
             (*denied)++;
             continue;
         }
-        if (cli_load_report(path, CLI_REPORT_MAX_BYTES, &report, &rerr) < 0 ||
+        if (cli_load_report(path, CLI_REPORT_MAX_BYTES, as_root ? &trust : NULL, &report, &origin,
+                            &rerr) < 0 ||
             np_report_check(report, &rerr) < 0) {
             fprintf(stderr, "numaplace: %s: %s\n", path, rerr.msg);
             json_decref(report);
             (*bad)++;
             continue;
         }
+        if (reader && origin.has_reader) {
+            reader->conflict |= reader->known && reader->uid != origin.reader;
+            reader->known = true;
+            reader->uid = origin.reader;
+        }
         json_array_append_new(reports, report);
         added++;
     }
     free(names);
     return added;
-}
-
-uid_t acct_report_uid(const json_t *report)
-{
-    struct np_report r;
-    uid_t uid = 0;
-
-    /* the ids only: enough for the uid, and never refused for what follows them */
-    if (np_report_model_decode(report, false, &r, NULL) == 0) {
-        uid = r.has_uid ? (uid_t)r.uid : 0;
-        np_report_model_free(&r);
-    }
-    return uid;
 }

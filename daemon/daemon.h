@@ -67,6 +67,9 @@ struct np_registry {
     unsigned count, cap;
     bool save_failing;         /**< the last save failed (a full or read-only disk) */
     double save_failed_logged; /**< when that was last logged (monotonic s) */
+    bool dirty;          /**< changed in what a restart needs since registry.json was written */
+    unsigned long saves; /**< registry.json writes since start (the write-count suite) */
+    uint64_t generation; /**< registry.json's; journal lines carry the one they follow */
 };
 
 /** A connected client of the socket. */
@@ -124,6 +127,7 @@ struct np_daemon {
     double refused_logged; /**< when that line was written (monotonic s) */
     int listen_fd, timer_fd, signal_fd, pid_fd;
     FILE *trace;
+    char spool_without_acl[1024]; /**< the spool whose refusal of ACLs was logged */
     struct np_migration_state migration;
     struct np_report_hold report_hold;
     double started_mono;

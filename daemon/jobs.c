@@ -102,8 +102,8 @@ void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete)
     if (j->traced)
         trace_line(d, np_trace_end_line(j->meta.job_id, j->meta.step_id, j->meta.end_epoch));
     registry_remove(&d->registry, j);
+    registry_note_end(d, j->meta.job_id, j->meta.step_id);
     job_free(j);
-    registry_save(d);
 }
 
 json_t *job_task_entry(const struct np_daemon_job *j, pid_t pid)

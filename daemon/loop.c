@@ -13,6 +13,7 @@
 #include "daemon.h"
 #include "migration.h"
 #include "report_hold.h"
+#include "registry.h"
 #include "sampling.h"
 #include "server.h"
 
@@ -64,6 +65,7 @@ static void read_timer(struct np_daemon *d)
         NPD_LOG(d, WARNING, "timerfd: %s", strerror(errno));
     sampling_tick(d);
     report_hold_retry(d);
+    registry_flush(d); /* at most one registry write per interval, whatever the requests */
 }
 
 void loop_run(struct np_daemon *d)

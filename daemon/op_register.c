@@ -36,6 +36,6 @@ json_t *op_register(struct np_daemon *d, const struct ucred *peer, const struct 
         json_array_append_new(
             j->tasks, json_pack("{s:i, s:I}", "task", r->task_id, "pid", (json_int_t)r->pid));
     j->stats.helper_cpu_s += np_daemon_thread_cpu_s() - cpu0;
-    registry_save(d);
+    registry_note(d, j);
     return np_proto_reply_ok();
 }

@@ -4,6 +4,8 @@
 #include "safe_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -110,9 +112,52 @@ static json_t *job_entry(const struct np_daemon_job *j)
                      starts, "tasks", j->tasks);
 }
 
+/* The journal's lines since the last snapshot: one step's entry, or its end, each tagged with the
+ * snapshot generation it follows (a line of an older generation is already in the snapshot). */
+#define JOURNAL_NAME "registry.journal"
+
+static void journal_append(struct np_daemon *d, json_t *line)
+{
+    struct np_err err = {0};
+    char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+    const int dirfd = text ? safe_dir_open(d->cfg.state_dir, &err) : -ENOMEM;
+    int fd = -1;
+
+    if (dirfd >= 0) {
+        fd = openat(dirfd, JOURNAL_NAME, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+                    0600);
+        close(dirfd);
+    }
+    if (fd >= 0) {
+        /* One write of a whole line: a kill -9 leaves it whole or absent. No fsync: a power loss
+         * loses at most the requests since the last tick's snapshot, which is flushed. A failed
+         * write is not logged here: the tick's snapshot fails too and says so, once a minute. */
+        const size_t len = strlen(text);
+        text[len] = '\n';
+        (void)!write(fd, text, len + 1);
+        close(fd);
+    }
+    free(text);
+    json_decref(line);
+    d->registry.dirty = true;
+}
+
+void registry_note(struct np_daemon *d, const struct np_daemon_job *j)
+{
+    journal_append(d, json_pack("{s:I, s:o}", "gen", (json_int_t)d->registry.generation, "entry",
+                                job_entry(j)));
+}
+
+void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id)
+{
+    journal_append(d, json_pack("{s:I, s:[I, I]}", "gen", (json_int_t)d->registry.generation, "end",
+                                (json_int_t)job_id, (json_int_t)step_id));
+}
+
 void registry_save(struct np_daemon *d)
 {
-    json_t *state = json_pack("{s:s, s:[]}", "schema", NPD_STATE_SCHEMA, "jobs");
+    json_t *state = json_pack("{s:s, s:I, s:[]}", "schema", NPD_STATE_SCHEMA, "generation",
+                              (json_int_t)d->registry.generation + 1, "jobs");
     json_t *arr = json_object_get(state, "jobs");
     struct np_err err = {0};
     char *text;
@@ -133,12 +178,30 @@ void registry_save(struct np_daemon *d)
             r->save_failed_logged = now;
         }
         r->save_failing = true;
-    } else if (d->registry.save_failing) {
-        d->registry.save_failing = false;
-        NPD_LOG(d, INFO, "registry saved to %s/registry.json again", d->cfg.state_dir);
+    } else {
+        /* The snapshot is on disk: the journal's lines are in it, and the next ones follow it. */
+        const int dirfd = safe_dir_open(d->cfg.state_dir, NULL);
+        d->registry.generation++;
+        if (dirfd >= 0) {
+            unlinkat(dirfd, JOURNAL_NAME, 0);
+            close(dirfd);
+        }
+        d->registry.saves++;
+        if (d->registry.save_failing) {
+            d->registry.save_failing = false;
+            NPD_LOG(d, INFO, "registry saved to %s/registry.json again", d->cfg.state_dir);
+        }
     }
+    /* a failed write is retried at the next tick */
+    d->registry.dirty = !text || err.code != 0;
     free(text);
     json_decref(state);
+}
+
+void registry_flush(struct np_daemon *d)
+{
+    if (d->registry.dirty)
+        registry_save(d);
 }
 
 /* Is @p pid still the job's task? After a restart the pid may belong to another process, maybe
@@ -212,22 +275,83 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
     return 0;
 }
 
+static void step_key(char *key, size_t size, json_int_t job_id, json_int_t step_id)
+{
+    snprintf(key, size, "%lld.%lld", (long long)job_id, (long long)step_id);
+}
+
+/* The snapshot's entries with the journal's lines of its generation applied in order: a step's
+ * newer entry replaces its older one, an end removes it. A line that does not parse (cut by a
+ * crash mid-write, or not ours) is skipped. @return a new array. */
+static json_t *merge_journal(struct np_daemon *d, json_t *jobs)
+{
+    json_t *by_step = json_object(), *merged = json_array(), *entry, *line;
+    char path[1100], key[48], *buf = NULL;
+    json_int_t job_id, step_id, gen;
+    size_t i, cap = 0;
+    FILE *journal;
+    const char *k;
+    unsigned skipped = 0;
+
+    json_array_foreach(jobs, i, entry)
+    {
+        if (json_unpack(entry, "{s:I, s:I}", "job", &job_id, "step", &step_id) < 0)
+            snprintf(key, sizeof(key), "#%zu", i); /* restore_entry says what is wrong */
+        else
+            step_key(key, sizeof(key), job_id, step_id);
+        json_object_set(by_step, key, entry);
+    }
+    snprintf(path, sizeof(path), "%s/%s", d->cfg.state_dir, JOURNAL_NAME);
+    journal = fopen(path, "re");
+    while (journal && getline(&buf, &cap, journal) > 0) {
+        json_t *got = NULL;
+        line = json_loads(buf, 0, NULL);
+        if (line && json_unpack(line, "{s:I, s:o}", "gen", &gen, "entry", &got) == 0 &&
+            json_unpack(got, "{s:I, s:I}", "job", &job_id, "step", &step_id) == 0) {
+            step_key(key, sizeof(key), job_id, step_id);
+            if ((uint64_t)gen == d->registry.generation)
+                json_object_set(by_step, key, got);
+        } else if (line && json_unpack(line, "{s:I, s:[I, I]}", "gen", &gen, "end", &job_id,
+                                       &step_id) == 0) {
+            step_key(key, sizeof(key), job_id, step_id);
+            if ((uint64_t)gen == d->registry.generation)
+                json_object_del(by_step, key);
+        } else {
+            skipped++;
+        }
+        json_decref(line);
+    }
+    free(buf);
+    if (journal) {
+        fclose(journal);
+        d->registry.dirty = true; /* folded into registry.json by the restore's flush */
+    }
+    if (skipped)
+        NPD_LOG(d, WARNING, "registry journal %s: %u line(s) skipped (cut short or malformed)",
+                path, skipped);
+    json_object_foreach(by_step, k, entry) json_array_append(merged, entry);
+    json_decref(by_step);
+    return merged;
+}
+
 void registry_restore(struct np_daemon *d)
 {
     char path[1100];
     json_error_t jerr;
-    json_t *state, *jobs = NULL, *entry;
+    json_t *state, *jobs = NULL, *entry, *merged;
     const char *schema = NULL, *why = NULL;
     size_t i;
     unsigned restored = 0, lost = 0;
 
     snprintf(path, sizeof(path), "%s/registry.json", d->cfg.state_dir);
     state = json_load_file(path, 0, &jerr);
-    if (!state) {
-        if (access(path, F_OK) == 0)
-            NPD_LOG(d, ERROR, "registry %s is unreadable (%s); starting empty", path, jerr.text);
+    if (!state && access(path, F_OK) == 0) {
+        NPD_LOG(d, ERROR, "registry %s is unreadable (%s); starting empty", path, jerr.text);
         return;
     }
+    /* None yet (killed before its first tick): the journal alone, generation 0. */
+    if (!state)
+        state = json_pack("{s:s, s:[]}", "schema", NPD_STATE_SCHEMA, "jobs");
     /* Read the whole file's shape first: a wrong one starts empty rather than half-restored. */
     if (json_unpack_ex(state, &jerr, 0, "{s:s, s:o}", "schema", &schema, "jobs", &jobs) < 0)
         why = jerr.text;
@@ -240,13 +364,17 @@ void registry_restore(struct np_daemon *d)
         json_decref(state);
         return;
     }
-    json_array_foreach(jobs, i, entry)
+    d->registry.generation = (uint64_t)json_integer_value(json_object_get(state, "generation"));
+    merged = merge_journal(d, jobs);
+    json_array_foreach(merged, i, entry)
     {
         const int rc = restore_entry(d, path, i, entry);
         restored += rc == 1;
         lost += rc == 0;
     }
+    json_decref(merged);
     json_decref(state);
+    registry_flush(d); /* without the steps that ended meanwhile, before any request */
     if (restored || lost)
         NPD_LOG(d, INFO,
                 "registry: %u step(s) still running restored (their counters restart now), %u "

@@ -33,14 +33,30 @@ static inline struct np_daemon_job *registry_at(const struct np_registry *r, uns
     return r->jobs[i];
 }
 
-/** Write every step to <state_dir>/registry.json (atomically); failures are logged. */
+/** Write every step to <state_dir>/registry.json (atomically); failures are logged. At stop, and
+ *  through registry_flush. */
 void registry_save(struct np_daemon *d);
 
 /**
- * Read <state_dir>/registry.json back: steps whose processes still run are tracked again; those
- * that ended while the helper was down get an incomplete report. A file that cannot be read or
- * is not numaplace.state/1 is logged and the registry starts empty; a malformed entry is logged
- * and skipped.
+ * Something a restart needs changed in @p j (registered, a task added, a class, a task's applied
+ * policy): one line with its entry is appended to <state_dir>/registry.journal at once (a kill -9
+ * right after the reply loses nothing), and registry.json is rewritten at the next interval tick,
+ * not once per request. The journal is not flushed to disk: a power loss loses at most the
+ * requests since the last tick.
+ */
+void registry_note(struct np_daemon *d, const struct np_daemon_job *j);
+
+/** The step ended (its report is written): a journal line, as registry_note. */
+void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id);
+
+/** Once per interval tick: registry_save when marked dirty, else nothing. */
+void registry_flush(struct np_daemon *d);
+
+/**
+ * Read <state_dir>/registry.json back, with the journal's lines since it was written: steps whose
+ * processes still run are tracked again; those that ended while the helper was down get an
+ * incomplete report. A file that cannot be read or is not numaplace.state/1 is logged and the
+ * registry starts empty; a malformed entry is logged and skipped.
  */
 void registry_restore(struct np_daemon *d);
 

@@ -18,6 +18,7 @@ void report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complet
     json_t *report;
     char *text;
     size_t len = 0;
+    int rc;
 
     j->meta.end_epoch = np_daemon_epoch_s();
     j->meta.tasks = j->tasks;
@@ -46,10 +47,20 @@ void report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complet
         len = strlen(text);
         text[len++] = '\n'; /* the terminator becomes the file's last newline */
     }
+    rc = text ? safe_write(d->cfg.spool_dir, name, text, len, j->meta.uid, 0600, &err) : -ENOMEM;
+    if (rc == SAFE_WRITE_NO_ACL && strcmp(d->spool_without_acl, d->cfg.spool_dir) != 0) {
+        /* once per spool: every report there is the same */
+        snprintf(d->spool_without_acl, sizeof(d->spool_without_acl), "%s", d->cfg.spool_dir);
+        NPD_LOG(d, WARNING,
+                "the spool %s refuses POSIX ACLs: reports there are readable by root only (users "
+                "read their summary from accounting with `numaplace report JOBID`, not their "
+                "per-step reports)",
+                d->cfg.spool_dir);
+    }
     if (!text)
         NPD_LOG(d, ERROR, "job %u.%s: cannot write its report %s/%s: out of memory", j->meta.job_id,
                 np_step_name(j->meta.step_id), d->cfg.spool_dir, name);
-    else if (safe_write(d->cfg.spool_dir, name, text, len, j->meta.uid, 0600, &err) < 0) {
+    else if (rc < 0) {
         /* A full or read-only spool: written on a later interval, once it takes it. */
         report_hold_add(d, name, text, len, j->meta.uid, j->meta.job_id, j->meta.step_id, err.msg);
         text = NULL;

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sys/acl.h>
+
 int safe_dir_open(const char *path, struct np_err *err)
 {
     struct stat st;
@@ -35,12 +37,46 @@ int safe_dir_open(const char *path, struct np_err *err)
     return fd;
 }
 
-int safe_write_at(int dirfd, const char *name, const char *data, size_t len, uid_t owner,
+static int add_acl_entry(acl_t *acl, acl_tag_t tag, const uid_t *qualifier, bool read, bool write)
+{
+    acl_entry_t entry;
+    acl_permset_t perms;
+
+    if (acl_create_entry(acl, &entry) < 0 || acl_set_tag_type(entry, tag) < 0 ||
+        (qualifier && acl_set_qualifier(entry, qualifier) < 0) ||
+        acl_get_permset(entry, &perms) < 0 || acl_clear_perms(perms) < 0 ||
+        (read && acl_add_perm(perms, ACL_READ) < 0) ||
+        (write && acl_add_perm(perms, ACL_WRITE) < 0))
+        return -errno;
+    return 0;
+}
+
+/* user::rw- user:READER:r-- group::--- mask::r-- other::---: the owner (numaplaced) writes, the
+ * reader reads, nobody else. @return 0, -EOPNOTSUPP (the filesystem has no ACLs) or -errno */
+static int grant_read(int fd, uid_t reader)
+{
+    acl_t acl = acl_init(5);
+    int rc;
+
+    if (!acl)
+        return -errno;
+    if ((rc = add_acl_entry(&acl, ACL_USER_OBJ, NULL, true, true)) == 0 &&
+        (rc = add_acl_entry(&acl, ACL_USER, &reader, true, false)) == 0 &&
+        (rc = add_acl_entry(&acl, ACL_GROUP_OBJ, NULL, false, false)) == 0 &&
+        (rc = add_acl_entry(&acl, ACL_MASK, NULL, true, false)) == 0 &&
+        (rc = add_acl_entry(&acl, ACL_OTHER, NULL, false, false)) == 0 && acl_set_fd(fd, acl) < 0)
+        rc = errno == ENOTSUP ? -EOPNOTSUPP : -errno;
+    acl_free(acl);
+    return rc;
+}
+
+int safe_write_at(int dirfd, const char *name, const char *data, size_t len, uid_t reader,
                   mode_t mode, struct np_err *err)
 {
     char tmp[512];
     size_t done = 0;
     int fd, rc = 0;
+    bool no_acl = false;
 
     /* A name of our own per attempt: nothing someone planted under it is ever opened. */
     snprintf(tmp, sizeof(tmp), ".%s.%ld.tmp", name, (long)getpid());
@@ -55,8 +91,15 @@ int safe_write_at(int dirfd, const char *name, const char *data, size_t len, uid
         else if (n > 0)
             done += (size_t)n;
     }
-    if (rc == 0 && owner != (uid_t)-1 && fchown(fd, owner, (gid_t)-1) < 0)
-        rc = -errno;
+    /* Before the rename: the file never exists under its name without its reader, and the
+     * reader can never write it (the owner stays the helper). */
+    if (rc == 0 && reader != (uid_t)-1) {
+        rc = grant_read(fd, reader);
+        if (rc == -EOPNOTSUPP) {
+            no_acl = true;
+            rc = 0;
+        }
+    }
     if (rc == 0 && fsync(fd) < 0)
         rc = -errno;
     if (close(fd) < 0 && rc == 0)
@@ -70,7 +113,7 @@ int safe_write_at(int dirfd, const char *name, const char *data, size_t len, uid
         unlinkat(dirfd, tmp, 0);
         return np_err_set(err, rc, "%s: %s", name, strerror(-rc));
     }
-    return 0;
+    return no_acl ? SAFE_WRITE_NO_ACL : 0;
 }
 
 /* Is @p name one of safe_write_at's temporary names, of another process than this one? */
@@ -117,7 +160,7 @@ int safe_dir_sweep(const char *dir, struct np_err *err)
     return removed;
 }
 
-int safe_write(const char *dir, const char *name, const char *data, size_t len, uid_t owner,
+int safe_write(const char *dir, const char *name, const char *data, size_t len, uid_t reader,
                mode_t mode, struct np_err *err)
 {
     const int dirfd = safe_dir_open(dir, err);
@@ -125,7 +168,7 @@ int safe_write(const char *dir, const char *name, const char *data, size_t len, 
 
     if (dirfd < 0)
         return dirfd;
-    rc = safe_write_at(dirfd, name, data, len, owner, mode, err);
+    rc = safe_write_at(dirfd, name, data, len, reader, mode, err);
     close(dirfd);
     return rc;
 }

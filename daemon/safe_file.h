@@ -4,7 +4,7 @@
  * others, opened without following a symlink), through a temporary file of its own (O_EXCL,
  * O_NOFOLLOW: a planted symlink is never followed), flushed to disk, then renamed over the old
  * file and the directory flushed too. A crash at any point leaves the old file or the new one,
- * whole.
+ * whole. Files are always the helper's own; a report's user reads it through an ACL entry.
  */
 #ifndef NUMAPLACED_SAFE_FILE_H
 #define NUMAPLACED_SAFE_FILE_H
@@ -20,11 +20,18 @@
  */
 int safe_dir_open(const char *path, struct np_err *err);
 
+/** safe_write_at's return when the file was written but the filesystem refuses ACLs. */
+#define SAFE_WRITE_NO_ACL 1
+
 /**
  * Replace @p name in @p dirfd with @p len bytes of @p data, atomically and durably, mode
- * @p mode, owned by @p owner (-1: the helper). @return 0 or -errno with @p err.
+ * @p mode, owned by the helper. @p reader (-1: none) gets read access through a POSIX ACL entry
+ * user:READER:r set before the rename (the file never exists without it); it never owns or may
+ * write the file (root trusts what it reads back only because nobody else could write it).
+ * @return 0; SAFE_WRITE_NO_ACL when the filesystem refuses ACLs (the file is written, readable by
+ *         the helper only); or -errno with @p err.
  */
-int safe_write_at(int dirfd, const char *name, const char *data, size_t len, uid_t owner,
+int safe_write_at(int dirfd, const char *name, const char *data, size_t len, uid_t reader,
                   mode_t mode, struct np_err *err);
 
 /**
@@ -36,7 +43,7 @@ int safe_write_at(int dirfd, const char *name, const char *data, size_t len, uid
 int safe_dir_sweep(const char *dir, struct np_err *err);
 
 /** safe_dir_open + safe_write_at + close, for a directory given by path. */
-int safe_write(const char *dir, const char *name, const char *data, size_t len, uid_t owner,
+int safe_write(const char *dir, const char *name, const char *data, size_t len, uid_t reader,
                mode_t mode, struct np_err *err);
 
 #endif /* NUMAPLACED_SAFE_FILE_H */

@@ -10,9 +10,6 @@
 
 #include <zlib.h>
 
-/* The decompressed JSON is bounded so a corrupt or hostile comment cannot balloon. */
-#define MAX_JSON_BYTES (16u << 20)
-
 static const char b64_alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -63,6 +60,64 @@ static long base64_decode(const char *in, size_t len, unsigned char *out, size_t
             out[o++] = (unsigned char)((v[2] & 3) << 6 | v[3]);
     }
     return (long)o;
+}
+
+/* Values, nesting and members per array or object of the JSON text, counted without building it:
+ * a value is the root or follows a '[', '{', ':' or ','; strings are skipped. A count is an upper
+ * bound ("[]" counts one member), which is all a limit needs. */
+static int check_shape(const char *json, size_t len, struct np_err *err)
+{
+    size_t members[NP_STORED_MAX_DEPTH + 1] = {1}, values = 1;
+    unsigned depth = 0;
+    bool in_string = false;
+
+    for (size_t i = 0; i < len; i++) {
+        const char c = json[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = false;
+            continue;
+        }
+        switch (c) {
+        case '"':
+            in_string = true;
+            break;
+        case '[':
+        case '{':
+            if (++depth > NP_STORED_MAX_DEPTH)
+                return np_err_set(err, -EBADMSG,
+                                  "stored summary is corrupt: nested deeper than the %d levels a "
+                                  "summary has",
+                                  NP_STORED_MAX_DEPTH);
+            members[depth] = 1;
+            values++;
+            break;
+        case ']':
+        case '}':
+            if (depth)
+                depth--;
+            break;
+        case ',':
+            values++;
+            if (++members[depth] > NP_STORED_MAX_MEMBERS)
+                return np_err_set(err, -EBADMSG,
+                                  "stored summary is corrupt: an array or object of more than the "
+                                  "%d members a summary has",
+                                  NP_STORED_MAX_MEMBERS);
+            break;
+        default:
+            break;
+        }
+        if (values > NP_STORED_MAX_VALUES || values > len / NP_STORED_MIN_BYTES_PER_VALUE + 16)
+            return np_err_set(err, -EBADMSG,
+                              "stored summary is corrupt: more than %s JSON values in %zu bytes "
+                              "(a summary has at most %d, and %d bytes or more per value)",
+                              values > NP_STORED_MAX_VALUES ? "the" : "its", len,
+                              NP_STORED_MAX_VALUES, NP_STORED_MIN_BYTES_PER_VALUE);
+    }
+    return 0;
 }
 
 long np_stored_encode(const json_t *summary, char **out, struct np_err *err)
@@ -135,8 +190,10 @@ int np_stored_decode(const char *text, json_t **out, struct np_err *err)
                         bad + prefix, len + prefix);
         goto out;
     }
-    /* Grow the output until it fits, up to the bound. */
+    /* Grow the output until it fits, up to the bound: never more than it allows. */
     for (jlen = (uLongf)zlen * 8 + 64;; jlen *= 2) {
+        if (jlen > NP_STORED_MAX_JSON_BYTES)
+            jlen = NP_STORED_MAX_JSON_BYTES;
         int zrc;
         free(json);
         json = malloc(jlen + 1);
@@ -153,13 +210,17 @@ int np_stored_decode(const char *text, json_t **out, struct np_err *err)
                 break;
             }
         }
-        if (zrc != Z_BUF_ERROR || jlen > MAX_JSON_BYTES) {
+        if (zrc != Z_BUF_ERROR || jlen >= NP_STORED_MAX_JSON_BYTES) {
             rc = np_err_set(err, -EBADMSG, "stored summary is corrupt: %s",
-                            zrc == Z_BUF_ERROR ? "decompresses to more than 16 MiB"
+                            zrc == Z_BUF_ERROR ? "decompresses to more than the "
+                                                 "1 MiB a summary can have"
                                                : "not valid zlib data");
             goto out;
         }
     }
+    /* Its shape before jansson builds it: memory then stays a small multiple of its size. */
+    if ((rc = check_shape(json, jlen, err)) < 0)
+        goto out;
     *out = json_loadb(json, jlen, JSON_REJECT_DUPLICATES, &jerr);
     if (!*out)
         rc = np_err_set(err, -EBADMSG, "stored summary is corrupt: JSON error at line %d: %s",

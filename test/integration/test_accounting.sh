@@ -90,4 +90,37 @@ np_expect_rc 0
 np_expect_match "source: this node's spool .*another tool's text"
 np_end_case
 
+np_case "the user cannot rewrite their report; root trusts only what numaplaced wrote (issue 12 #2)"
+node=${np_nodes[0]} spool=$np_dir/helper/spool # the node's own spool, seen from inside it
+report=$(np_on_node "$node" sh -c "ls $spool/$job.0.*.json" | head -1)
+np_expect_eq "$(np_on_node "$node" stat -c %U "$report")" root "the report's owner"
+np_run np_on_node "$node" runuser -u "$user" -- cat "$report"
+np_expect_rc 0 # read through its ACL entry
+np_run np_on_node "$node" runuser -u "$user" -- sh -c "echo '{}' >'$report'"
+np_expect_fail
+# What the helper before this fix let the user do: their own file, saying uid 0, another node,
+# class high (planted by root here, as the user can no longer write it).
+hostile() { # hostile OWNER: replace the report by a rewritten copy owned by OWNER
+  np_on_node "$node" python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d.update(uid=0, node="evil", **{"class": "high"}); json.dump(d, open(sys.argv[1], "w"))' "$report"
+  np_on_node "$node" chown "$1" "$report"
+}
+hostile "$user"
+epilog_env=(env SLURM_JOB_ID="$job" SLURM_JOB_UID="$(id -u "$user")" SLURM_JOB_USER="$user" SLURMD_NODENAME="$node")
+np_run np_on_node "$node" "${epilog_env[@]}" "$NP_CLI" --spool "$spool" store "$job"
+np_expect_match "owned by uid $(id -u "$user"): not trusted"
+np_run np_on_node "$node" "$NP_CLI" --spool "$spool" report --steps "$job"
+np_expect_match "not trusted"
+np_expect_no_match "on evil"
+hostile root # numaplaced's file but not what it wrote: the identity is Slurm's, not the file's
+np_run np_on_node "$node" "${epilog_env[@]}" "$NP_CLI" --spool "$spool" store "$job"
+np_expect_match "left out a report naming job $job, uid 0, node evil"
+# the node's honest reports (its batch step's) may be stored again; the planted one never is
+np_run "$NP_CLI" --json report "$job"
+np_expect_eq "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["uid"], d["user"], " ".join(sorted(d["nodes"])))' <<<"$np_out")" \
+  "$(id -u "$user") $user ${np_nodes[*]}" "uid, user and nodes of the stored summary"
+np_run "$NP_CLI" report "$job"
+np_expect_match "User: $user "
+np_expect_no_match "evil"
+np_end_case
+
 np_finish

@@ -2,6 +2,11 @@
  * sacct lines good and bad, `numaplace jobs` lines, scontrol's AdminComment, hostnames, spool
  * file names, AdminComment payloads that are not numaplace summaries. */
 #include <check.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/acl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,18 +202,118 @@ START_TEST(test_load_report_limits)
     f = fopen(path, "w");
     fputs("{\"schema\":\"numaplace.report/1\"}\n", f);
     fclose(f);
-    ck_assert_int_eq(cli_load_report(path, 1024, &r, &err), 0);
+    ck_assert_int_eq(cli_load_report(path, 1024, NULL, &r, NULL, &err), 0);
     ck_assert_ptr_nonnull(r);
     json_decref(r);
-    ck_assert_int_eq(cli_load_report(path, 8, &r, &err), -EFBIG); /* over the limit */
+    ck_assert_int_eq(cli_load_report(path, 8, NULL, &r, NULL, &err), -EFBIG); /* over the limit */
     ck_assert_ptr_null(r);
     snprintf(link, sizeof(link), "%s/2.0.n.json", dir);
     ck_assert_int_eq(symlink(path, link), 0);
-    ck_assert_int_eq(cli_load_report(link, 1024, &r, &err), -ELOOP); /* not followed */
-    ck_assert_int_eq(cli_load_report(dir, 1024, &r, &err), -EINVAL); /* not a file */
+    ck_assert_int_eq(cli_load_report(link, 1024, NULL, &r, NULL, &err), -ELOOP); /* not followed */
+    ck_assert_int_eq(cli_load_report(dir, 1024, NULL, &r, NULL, &err), -EINVAL); /* not a file */
     unlink(link);
     unlink(path);
     rmdir(dir);
+}
+END_TEST
+
+/* Root trusts only what numaplaced wrote (issue 12 #2): owned by root or the helper's uid, not
+ * writable by group or others (an ACL granting write shows in the group bits). */
+static const struct trust_case {
+    const char *what;
+    mode_t mode;
+    bool other_owner; /* chowned away from the trusted writers (needs root; else it is so) */
+    const char *acl;  /* setfacl-style text applied after chmod, or NULL */
+    int expect;
+} trust_cases[] = {
+    {"numaplaced's, read ACL", 0600, false, "u::rw-,u:54321:r--,g::---,m::r--,o::---", 0},
+    {"numaplaced's, no ACL", 0600, false, NULL, 0},
+    {"the user's own file", 0600, true, NULL, -EPERM},
+    {"group-writable", 0620, false, NULL, -EPERM},
+    {"world-writable", 0602, false, NULL, -EPERM},
+    {"an ACL lets a user write", 0600, false, "u::rw-,u:54321:rw-,g::---,m::rw-,o::---", -EPERM},
+};
+
+START_TEST(test_load_report_trust)
+{
+    const struct trust_case *c = &trust_cases[_i];
+    char dir[] = "/tmp/np-trust-XXXXXX", path[96];
+    struct cli_report_trust trust = {.helper_uid = geteuid()};
+    struct cli_report_origin origin = {0};
+    struct np_err err = {0};
+    json_t *r = NULL;
+    FILE *f;
+    int rc;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/1.0.n.json", dir);
+    f = fopen(path, "w");
+    fputs("{\"schema\":\"numaplace.report/1\"}\n", f);
+    fclose(f);
+    ck_assert_int_eq(chmod(path, c->mode), 0);
+    if (c->other_owner) {
+        if (geteuid() == 0)
+            ck_assert_int_eq(chown(path, 54321, (gid_t)-1), 0);
+        else
+            trust.helper_uid = geteuid() + 1; /* owned by us, whom root would not trust */
+    }
+    if (c->acl) {
+        acl_t acl = acl_from_text(c->acl);
+        ck_assert_ptr_nonnull(acl);
+        if (acl_set_file(path, ACL_TYPE_ACCESS, acl) < 0 && errno == EOPNOTSUPP) {
+            fprintf(stderr, "SKIPPED: /tmp refuses POSIX ACLs: case \"%s\" not tested\n", c->what);
+            acl_free(acl);
+            goto out;
+        }
+        acl_free(acl);
+    }
+    rc = cli_load_report(path, 1024, &trust, &r, &origin, &err);
+    ck_assert_msg(rc == c->expect, "%s: %d (%s)", c->what, rc, err.msg);
+    if (rc < 0) {
+        ck_assert_ptr_null(r);
+        ck_assert_ptr_nonnull(strstr(err.msg, path)); /* names the file */
+        ck_assert_ptr_nonnull(strstr(err.msg, "not trusted"));
+    } else {
+        ck_assert_uint_eq(origin.owner, geteuid());
+        ck_assert_int_eq(origin.has_reader, c->acl != NULL);
+        if (c->acl)
+            ck_assert_uint_eq(origin.reader, 54321);
+    }
+    json_decref(r);
+    /* without a trust (a user reading with their own rights) any file of theirs loads */
+    ck_assert_int_eq(cli_load_report(path, 1024, NULL, &r, NULL, &err), 0);
+    json_decref(r);
+out:
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* The epilog believes no report about whose it is (issue 12 #2): job, uid and node must be
+ * Slurm's. */
+static const struct own_case {
+    const char *report;
+    int expect;
+} own_cases[] = {
+    {"{\"job_id\": 42, \"uid\": 1000, \"node\": \"n1\"}", 0},
+    {"{\"job_id\": 42, \"uid\": 0, \"node\": \"n1\"}", -EINVAL},    /* claims root */
+    {"{\"job_id\": 42, \"uid\": 1000, \"node\": \"n2\"}", -EINVAL}, /* another node's part */
+    {"{\"job_id\": 43, \"uid\": 1000, \"node\": \"n1\"}", -EINVAL}, /* another job */
+    {"{\"job_id\": 42, \"node\": \"n1\"}", -EINVAL},                /* no uid */
+    {"{\"job_id\": 42, \"uid\": 1000}", -EINVAL},                   /* no node */
+    {"{\"job_id\": 42, \"uid\": \"1000\", \"node\": \"n1\"}", -EINVAL},
+};
+
+START_TEST(test_report_is_own)
+{
+    json_t *r = json_loads(own_cases[_i].report, 0, NULL);
+    struct np_err err = {0};
+
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(cli_report_is_own(r, 42, 1000, "n1", &err), own_cases[_i].expect);
+    if (own_cases[_i].expect)
+        ck_assert_ptr_nonnull(strstr(err.msg, "Slurm says job 42, uid 1000"));
+    json_decref(r);
 }
 END_TEST
 
@@ -225,6 +330,8 @@ int main(void)
     tcase_add_loop_test(tc, test_admin_comment, 0, N(comment_cases));
     tcase_add_test(tc, test_admin_comment_round_trip);
     tcase_add_test(tc, test_load_report_limits);
+    tcase_add_loop_test(tc, test_load_report_trust, 0, N(trust_cases));
+    tcase_add_loop_test(tc, test_report_is_own, 0, N(own_cases));
     suite_add_tcase(suite, tc);
     return np_test_run(suite);
 }

@@ -115,6 +115,96 @@ START_TEST(test_restored_step_report_incomplete)
 }
 END_TEST
 
+/* The journal (issue 12: kill -9 at any moment): what a request changed is back after a restart
+ * even when no interval tick wrote registry.json, and nothing older than registry.json wins. */
+enum journal_case { REGISTERED, ENDED, CLASS_AFTER_TICK, STALE_LINE, CUT_LINE };
+static const struct {
+    const char *name;
+    enum journal_case what;
+    bool tracked;      /* job 44 tracked after the restart */
+    enum np_class cls; /* its class, when tracked */
+} journal_cases[] = {
+    {"registered, killed before the tick", REGISTERED, true, NP_CLASS_LOW},
+    {"registered and ended, killed before the tick", ENDED, false, NP_CLASS_LOW},
+    {"a class set after the tick, killed before the next", CLASS_AFTER_TICK, true, NP_CLASS_HIGH},
+    {"a line of an older registry.json (power loss after its rename)", STALE_LINE, true,
+     NP_CLASS_HIGH},
+    {"a last line cut short", CUT_LINE, true, NP_CLASS_LOW},
+};
+
+static void copy_file(const char *from, const char *to)
+{
+    char buf[65536];
+    FILE *in = fopen(from, "r"), *out = fopen(to, "w");
+    size_t n;
+
+    ck_assert_ptr_nonnull(in);
+    ck_assert_ptr_nonnull(out);
+    while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+        ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    fclose(out);
+}
+
+START_TEST(test_journal_after_kill)
+{
+    struct np_test_daemon a, b;
+    struct np_err err = {0};
+    struct np_daemon_job *j;
+    char journal[1200], kept[1300];
+    FILE *f;
+
+    np_test_daemon_init(&a);
+    snprintf(journal, sizeof(journal), "%s/registry.journal", a.d->cfg.state_dir);
+    snprintf(kept, sizeof(kept), "%s.kept", journal);
+    j = job_new(a.d, 44, 0, 0, "0", "local", "low", &err);
+    ck_assert_msg(j != NULL, "%s", err.msg);
+    ck_assert_int_eq(np_sampler_add_task(&j->sampler, NP_TEST_LIVE_PID, &err), 0);
+    registry_note(a.d, j); /* op_register's */
+    switch (journal_cases[_i].what) {
+    case REGISTERED:
+        break;
+    case ENDED:
+        registry_remove(&a.d->registry, j);
+        registry_note_end(a.d, 44, 0); /* job_finish's */
+        job_free(j);
+        break;
+    case CLASS_AFTER_TICK:
+        registry_flush(a.d);
+        job_set_class(j, NP_CLASS_HIGH);
+        registry_note(a.d, j);
+        break;
+    case STALE_LINE: /* the journal of generation 0 outlives the unlink registry.json 1 made */
+        copy_file(journal, kept);
+        job_set_class(j, NP_CLASS_HIGH);
+        registry_flush(a.d);
+        ck_assert_int_eq(rename(kept, journal), 0);
+        break;
+    case CUT_LINE:
+        f = fopen(journal, "a");
+        ck_assert_ptr_nonnull(f);
+        fputs("{\"gen\": 0, \"entry\": {\"job\": 44, \"step\": 0, \"ui", f);
+        fclose(f);
+        break;
+    }
+    /* kill -9 here: nothing of a's memory survives, only its state directory */
+    np_test_daemon_init(&b);
+    snprintf(b.d->cfg.state_dir, sizeof(b.d->cfg.state_dir), "%s", a.d->cfg.state_dir);
+    registry_restore(b.d);
+    j = registry_find(&b.d->registry, 44, 0);
+    ck_assert_msg((j != NULL) == journal_cases[_i].tracked, "%s: tracked %d",
+                  journal_cases[_i].name, j != NULL);
+    if (j)
+        ck_assert_int_eq(j->job_class, journal_cases[_i].cls);
+    if (journal_cases[_i].what == CUT_LINE)
+        ck_assert_ptr_nonnull(strstr(b.log.text, "1 line(s) skipped"));
+    /* the restore wrote registry.json: the journal is folded in and gone */
+    ck_assert_int_ne(access(journal, F_OK), 0);
+    np_test_daemon_fini(&b);
+    np_test_daemon_fini(&a);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("daemon_restart");
@@ -126,6 +216,8 @@ int main(void)
                         (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, test_complete_report_survives_restart);
     tcase_add_test(tc, test_restored_step_report_incomplete);
+    tcase_add_loop_test(tc, test_journal_after_kill, 0,
+                        (int)(sizeof(journal_cases) / sizeof(journal_cases[0])));
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
