@@ -92,24 +92,34 @@ void np_move_result_add(struct np_move_result *total, const struct np_move_resul
     total->process_gone |= add->process_gone;
     total->whole |= add->whole;
     total->stopped |= add->stopped;
+    total->replaced |= add->replaced;
 }
 
-static void count_failure(struct np_move_result *result, int status)
+enum np_move_failure np_move_failure_of_status(int status)
 {
     switch (-status) {
     case EBUSY:
-        result->pages_failed[NP_MOVE_FAIL_BUSY]++;
-        break;
+        return NP_MOVE_FAIL_BUSY;
     case ENOMEM:
-        result->pages_failed[NP_MOVE_FAIL_NOMEM]++;
-        break;
-    case EACCES:
-        result->pages_failed[NP_MOVE_FAIL_ACCESS]++;
-        break;
+        return NP_MOVE_FAIL_NOMEM;
+    case EACCES: /* mapped by another process too, and MPOL_MF_MOVE_ALL not given */
+        return NP_MOVE_FAIL_ACCESS;
     default:
-        result->pages_failed[NP_MOVE_FAIL_OTHER]++;
-        break;
+        return NP_MOVE_FAIL_OTHER;
     }
+}
+
+enum np_move_path np_move_path_choose(uint64_t max_pages, double bytes_per_s, bool move_shared)
+{
+    /* Everything on S, no rate limit: one migrate_pages call does it fastest, in the kernel,
+     * but as root it moves shared pages too, so only when the site said they may move. */
+    return max_pages == UINT64_MAX && !(bytes_per_s > 0) && move_shared ? NP_MOVE_PATH_WHOLE
+                                                                        : NP_MOVE_PATH_PAGES;
+}
+
+int np_move_pages_flag(bool move_shared)
+{
+    return move_shared ? MPOL_MF_MOVE_ALL : MPOL_MF_MOVE;
 }
 
 /* The kernel's PF_EXITING task flag (include/linux/sched.h): the process is being torn down. */
@@ -126,6 +136,27 @@ static bool process_exiting(const char *root, pid_t pid)
 
     return np_proc_stat_read(root, pid, &st, NULL) < 0 || st.state == 'Z' || st.state == 'X' ||
            (st.flags & NP_PF_EXITING);
+}
+
+/*
+ * Is @p pid still the process the move was asked for? A rate-limited move can run for minutes:
+ * the process may exit meanwhile and its pid go to another (another user's) process.
+ */
+static bool same_process(pid_t pid, const struct np_move_options *options)
+{
+    struct np_proc_stat st;
+    struct np_proc_status status = {0};
+    int rc;
+
+    if (!options->starttime_ticks)
+        return true;
+    /* A process that is gone is not "replaced": the move itself finds it gone. */
+    rc = np_proc_stat_read(options->root, pid, &st, NULL);
+    if (rc == 0 && st.starttime_ticks == options->starttime_ticks)
+        rc = np_proc_status_read(options->root, pid, &status, NULL);
+    else if (rc == 0)
+        return false;
+    return rc == -ESRCH || (rc == 0 && status.uid == options->uid);
 }
 
 /* The work of a page-by-page move, shared between batches and mappings. */
@@ -193,7 +224,8 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, b
         m->nodes[i] = m->dst;
     {
         const uint64_t t0 = np_now_ns();
-        rc = move_pages(m->pid, found, m->on_src, m->nodes, m->status, MPOL_MF_MOVE);
+        rc = move_pages(m->pid, found, m->on_src, m->nodes, m->status,
+                        np_move_pages_flag(m->options->move_shared));
         m->result->ns_moving += np_now_ns() - t0;
     }
     if (rc < 0) {
@@ -212,7 +244,7 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, b
         if (m->status[i] == m->dst)
             moved++;
         else if (m->status[i] < 0)
-            count_failure(m->result, m->status[i]);
+            m->result->pages_failed[np_move_failure_of_status(m->status[i])]++;
         else
             m->result->pages_failed[NP_MOVE_FAIL_OTHER]++;
     }
@@ -359,6 +391,11 @@ static int move_partial(struct partial_move *m, struct np_err *err)
                 m->result->stopped = true;
                 break;
             }
+            if (!same_process(m->pid, m->options)) {
+                m->result->replaced = true;
+                rc = -ESRCH;
+                break;
+            }
             rc = move_batch(m, a, count, vmas[v].only_src, err);
             a += (uintptr_t)count * m->page_size;
         }
@@ -409,6 +446,10 @@ static int move_whole(pid_t pid, unsigned src, unsigned dst, const struct np_mov
         result->stopped = true;
         return 0;
     }
+    if (!same_process(pid, options)) {
+        result->replaced = result->process_gone = true;
+        return 0;
+    }
     if (options->dry_run) {
         result->pages_moved = before;
         return 0;
@@ -448,8 +489,8 @@ int np_move_process_pages(pid_t pid, unsigned src, unsigned dst, uint64_t max_pa
         options = &defaults;
     if (pid <= 0 || src == dst || src >= NODEMASK_WORDS * 64 || dst >= NODEMASK_WORDS * 64)
         return np_err_set(err, -EINVAL, "invalid move: pid %d, node %u -> %u", (int)pid, src, dst);
-    /* Everything on S, no rate limit: one migrate_pages call does it fastest, in the kernel. */
-    if (max_pages == UINT64_MAX && (!rl || rl->bytes_per_s <= 0)) {
+    if (np_move_path_choose(max_pages, rl ? rl->bytes_per_s : 0, options->move_shared) ==
+        NP_MOVE_PATH_WHOLE) {
         rc = move_whole(pid, src, dst, options, result, err);
         result->bytes_moved = result->pages_moved * (uint64_t)sysconf(_SC_PAGESIZE);
         return rc;
