@@ -46,9 +46,8 @@ void migration_start(struct np_daemon *d)
                 "(/proc/sys/kernel/numa_balancing): it moves pages on its own and can undo "
                 "numaplace's moves, and pages it has marked for NUMA hinting faults cannot be "
                 "found or moved by move_pages on some kernels (seen on Debian 12's 6.1: "
-                "-ENOENT while the job leaves them untouched), so moves page by page leave them "
-                "behind (only with move_shared_pages=yes do unlimited whole moves use "
-                "migrate_pages, which walks the page tables itself); "
+                "-ENOENT while the job leaves them untouched), so partial moves leave them "
+                "behind (whole moves use migrate_pages, which walks the page tables itself); "
                 "nodes where numaplaced migrates usually run "
                 "with sysctl kernel.numa_balancing=0 (docs/migration.md)");
 }

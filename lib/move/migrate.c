@@ -3,6 +3,7 @@
 #include "numaplace/names.h"
 #include "numaplace/numa_maps.h"
 #include "numaplace/procfs.h"
+#include "own_pages.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -109,12 +110,10 @@ enum np_move_failure np_move_failure_of_status(int status)
     }
 }
 
-enum np_move_path np_move_path_choose(uint64_t max_pages, double bytes_per_s, bool move_shared)
+enum np_move_path np_move_path_choose(uint64_t max_pages, double bytes_per_s)
 {
-    /* Everything on S, no rate limit: one migrate_pages call does it fastest, in the kernel,
-     * but as root it moves shared pages too, so only when the site said they may move. */
-    return max_pages == UINT64_MAX && !(bytes_per_s > 0) && move_shared ? NP_MOVE_PATH_WHOLE
-                                                                        : NP_MOVE_PATH_PAGES;
+    /* Everything on S, no rate limit: one migrate_pages call does it fastest, in the kernel. */
+    return max_pages == UINT64_MAX && !(bytes_per_s > 0) ? NP_MOVE_PATH_WHOLE : NP_MOVE_PATH_PAGES;
 }
 
 int np_move_pages_flag(bool move_shared)
@@ -425,53 +424,55 @@ static int count_on_node(pid_t pid, unsigned src, const struct np_move_options *
     return n < 0 ? (int)n : 0;
 }
 
-static int move_whole(pid_t pid, unsigned src, unsigned dst, const struct np_move_options *options,
-                      struct np_move_result *result, struct np_err *err)
+/*
+ * All the process has on S with one migrate_pages call: the kernel walks the page tables
+ * itself, fast even over huge sparse mappings that a walk address by address would crawl
+ * through. Shared pages stay unless options->move_shared (np_migrate_own_pages). The call only
+ * says how many pages failed, not which or why, and skips shared pages without a word: one
+ * page-by-page pass over what is still on S then moves what it can and counts the rest by
+ * cause. That pass walks only the mappings still holding pages on S (mostly the shared ones).
+ */
+static int move_whole(struct partial_move *m, struct np_err *err)
 {
+    const struct np_move_options *options = m->options;
     unsigned long from[NODEMASK_WORDS], to[NODEMASK_WORDS];
-    uint64_t before = 0;
-    uint64_t t0;
+    uint64_t before = 0, after = 0, t0;
     long left;
-    int rc = count_on_node(pid, src, options, &before, err);
+    int rc = count_on_node(m->pid, (unsigned)m->src, options, &before, err);
 
-    if (rc == -ESRCH) {
-        result->process_gone = true;
-        return 0;
-    }
     if (rc < 0)
         return rc;
-    result->whole = true;
-    result->pages_examined = before;
+    m->result->whole = true;
+    m->result->pages_examined = before;
     if (options->should_stop && options->should_stop(options->stop_arg)) {
-        result->stopped = true;
+        m->result->stopped = true;
         return 0;
     }
-    if (!same_process(pid, options)) {
-        result->replaced = result->process_gone = true;
-        return 0;
+    if (!same_process(m->pid, options)) {
+        m->result->replaced = true;
+        return -ESRCH;
     }
     if (options->dry_run) {
-        result->pages_moved = before;
+        m->result->pages_moved = before;
         return 0;
     }
-    nodemask_of(src, from);
-    nodemask_of(dst, to);
+    nodemask_of((unsigned)m->src, from);
+    nodemask_of((unsigned)m->dst, to);
     t0 = np_now_ns();
-    left = migrate_pages(pid, NODEMASK_WORDS * 8ul * sizeof(unsigned long), from, to);
-    result->ns_moving = np_now_ns() - t0;
+    left = np_migrate_own_pages(m->pid, NODEMASK_WORDS * 8ul * sizeof(unsigned long), from, to,
+                                options->move_shared);
+    m->result->ns_moving = np_now_ns() - t0;
     if (left < 0) {
         const int saved = errno;
-        if (saved == ESRCH || process_exiting(options->root, pid)) {
-            result->process_gone = true;
-            return 0;
-        }
-        return np_err_set(err, -saved, "migrate_pages(pid %d, node %u -> %u): %s", (int)pid, src,
-                          dst, strerror(saved));
+        return saved == ESRCH ? -ESRCH
+                              : np_err_set(err, -saved, "migrate_pages(pid %d, node %d -> %d): %s",
+                                           (int)m->pid, m->src, m->dst, strerror(saved));
     }
-    /* migrate_pages only says how many pages stayed; it cannot say why. */
-    result->pages_failed[NP_MOVE_FAIL_OTHER] = (uint64_t)left;
-    result->pages_moved = before > (uint64_t)left ? before - (uint64_t)left : 0;
-    return 0;
+    rc = count_on_node(m->pid, (unsigned)m->src, options, &after, err);
+    if (rc < 0)
+        return rc;
+    m->result->pages_moved = before > after ? before - after : 0;
+    return after ? move_partial(m, err) : 0;
 }
 
 int np_move_process_pages(pid_t pid, unsigned src, unsigned dst, uint64_t max_pages,
@@ -489,13 +490,6 @@ int np_move_process_pages(pid_t pid, unsigned src, unsigned dst, uint64_t max_pa
         options = &defaults;
     if (pid <= 0 || src == dst || src >= NODEMASK_WORDS * 64 || dst >= NODEMASK_WORDS * 64)
         return np_err_set(err, -EINVAL, "invalid move: pid %d, node %u -> %u", (int)pid, src, dst);
-    if (np_move_path_choose(max_pages, rl ? rl->bytes_per_s : 0, options->move_shared) ==
-        NP_MOVE_PATH_WHOLE) {
-        rc = move_whole(pid, src, dst, options, result, err);
-        result->bytes_moved = result->pages_moved * (uint64_t)sysconf(_SC_PAGESIZE);
-        return rc;
-    }
-
     m.pid = pid;
     m.src = (int)src;
     m.dst = (int)dst;
@@ -512,7 +506,9 @@ int np_move_process_pages(pid_t pid, unsigned src, unsigned dst, uint64_t max_pa
     if (!m.addrs || !m.on_src || !m.status || !m.nodes) {
         rc = np_err_set(err, -ENOMEM, "out of memory for a %u-page batch", m.batch);
     } else {
-        rc = move_partial(&m, err);
+        rc = np_move_path_choose(max_pages, rl ? rl->bytes_per_s : 0) == NP_MOVE_PATH_WHOLE
+                 ? move_whole(&m, err)
+                 : move_partial(&m, err);
         if (rc < 0 && rc != -ENOMEM && process_exiting(options->root, pid))
             rc = -ESRCH;
         if (rc == -ESRCH) {

@@ -4,15 +4,16 @@
  * Two ways (np_move_path_choose):
  * - pages: move_pages(2) over the process's mappings, a batch at a time, only the pages found
  *   on S, until the budget is spent, so asking for N pages never moves a 100 GB job whole;
- * - whole: one migrate_pages(2) moves everything the process has on S to D in the kernel. Called
- *   by root (CAP_SYS_NICE) it also moves pages other processes map (MPOL_MF_MOVE_ALL), so it is
- *   used only when the site lets shared pages move (options->move_shared).
- * Without move_shared, a page another process maps too (shared memory, shared files and
- * libraries, copy-on-write pages after fork) never moves: MPOL_MF_MOVE refuses it (EACCES) and
- * it counts as `shared`. Both ways share one token-bucket rate limiter, so migration never
- * steals the bandwidth it is meant to save. Pages the kernel refuses (busy, pinned, no room on
- * D) are counted by cause; a process that exits mid-move, or whose pid has gone to another
- * process, ends its part of the move cleanly.
+ * - whole: one migrate_pages(2) moves everything the process has on S to D in the kernel, then
+ *   one page-by-page pass over what stayed moves what it can and says why the rest stayed.
+ * Without options->move_shared, a page another process maps too (shared memory, shared files
+ * and libraries, copy-on-write pages after fork) never moves: move_pages gets MPOL_MF_MOVE,
+ * which refuses it (EACCES: counted as `shared`), and migrate_pages runs without CAP_SYS_NICE
+ * in the calling thread's effective set, which makes the kernel skip it too (as root, with the
+ * capability, migrate_pages moves shared pages: MPOL_MF_MOVE_ALL). Both ways share one token-bucket
+ * rate limiter, so migration never steals the bandwidth it is meant to save. Pages the kernel
+ * refuses (busy, pinned, no room on D) are counted by cause; a process that exits mid-move, or
+ * whose pid has gone to another process, ends its part of the move cleanly.
  */
 #ifndef NUMAPLACE_MIGRATE_H
 #define NUMAPLACE_MIGRATE_H
@@ -64,13 +65,9 @@ enum np_move_path {
     NP_MOVE_PATH_WHOLE,     /**< one migrate_pages(2) */
 };
 
-/**
- * The path of a move of @p max_pages (UINT64_MAX: all the process has on S) at @p bytes_per_s
- * (0: no limit): whole only for all of it, unlimited, and when @p move_shared lets shared pages
- * move too (migrate_pages as root moves them; move_pages with MPOL_MF_MOVE does not).
- */
-NP_API enum np_move_path np_move_path_choose(uint64_t max_pages, double bytes_per_s,
-                                             bool move_shared);
+/** The path of a move of @p max_pages (UINT64_MAX: all the process has on S) at @p bytes_per_s
+ *  (0: no limit): whole only for all of it with no limit. */
+NP_API enum np_move_path np_move_path_choose(uint64_t max_pages, double bytes_per_s);
 
 /** The move_pages(2) flag: MPOL_MF_MOVE_ALL when @p move_shared, else MPOL_MF_MOVE. */
 NP_API int np_move_pages_flag(bool move_shared);
@@ -84,7 +81,7 @@ struct np_move_result {
     uint64_t ns_moving;      /**< time in the move system calls */
     uint64_t ns_throttled;   /**< time the rate limiter held the move back */
     bool process_gone;       /**< the process exited during the move */
-    bool whole;              /**< done with migrate_pages rather than page by page */
+    bool whole;              /**< done with migrate_pages (then page by page for what stayed) */
     bool stopped;            /**< options->should_stop ended it before its budget was met */
     bool replaced; /**< the pid had become another process (start time or uid changed): the
                         move ended there, before touching it (process_gone is set too) */
@@ -100,8 +97,8 @@ struct np_move_options {
      *  result->stopped. Called from the moving thread; NULL = never stop early. */
     bool (*should_stop)(void *arg);
     void *stop_arg;
-    /** Move pages other processes map too (MPOL_MF_MOVE_ALL; migrate_pages for an unlimited
-     *  whole move). false (the default): they stay and count as `shared`. */
+    /** Move pages other processes map too (MPOL_MF_MOVE_ALL; migrate_pages with CAP_SYS_NICE).
+     *  false (the default): they stay and count as `shared`. */
     bool move_shared;
     /** Nonzero: the process's start time (/proc/<pid>/stat, clock ticks after boot), checked
      *  with its real uid before each batch and before a whole move, so a long move never
@@ -113,7 +110,8 @@ struct np_move_options {
 /**
  * Move up to @p max_pages base pages of process @p pid from node @p src to node @p dst, by the
  * path np_move_path_choose gives: move_pages moves exactly the pages found on S until the
- * budget is met (UINT64_MAX: all of them); migrate_pages moves all of them.
+ * budget is met (UINT64_MAX: all of them); migrate_pages moves all of them. Shared pages stay
+ * unless options->move_shared.
  * @param rl      shared rate limiter, or NULL for none
  * @param result  zeroed and filled in, also on partial failure
  * @return 0 (including a process that exited: see result->process_gone), or a negative errno
