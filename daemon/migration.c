@@ -33,9 +33,11 @@ void migration_start(struct np_daemon *d)
         return;
     }
     NPD_LOG(d, INFO,
-            "migration: on, order %s, rate %u MB/s%s, free floor %llu MiB, triggers:%s%s%s%s",
+            "migration: on, order %s, rate %u MB/s%s, free floor %llu MiB, shared pages %s, "
+            "triggers:%s%s%s%s",
             cfg->migration_order, cfg->migration_rate_mb_s,
             cfg->migration_rate_mb_s ? "" : " (no limit)", (unsigned long long)cfg->free_floor_mb,
+            cfg->move_shared_pages ? "moved (move_shared_pages=yes)" : "left in place",
             cfg->trigger_homecoming ? " homecoming" : "", cfg->trigger_pressure ? " pressure" : "",
             cfg->trigger_bandwidth ? " bandwidth" : "", cfg->migration_dry_run ? " (dry run)" : "");
     if (np_numa_balancing_enabled(cfg->proc_root, &err) == 1)
@@ -74,14 +76,22 @@ static bool fill_job_view(const struct np_daemon_job *j, struct np_node_view *vi
 {
     const struct np_jobstats *st = &j->stats;
     pid_t *pids;
+    uint64_t *starts;
 
     if (j->ended || j->sampler.npids == 0)
         return false;
     pids = malloc(j->sampler.npids * sizeof(pid_t));
-    if (!pids)
+    starts = malloc(j->sampler.npids * sizeof(uint64_t));
+    if (!pids || !starts) {
+        free(pids);
+        free(starts);
         return false;
+    }
     memcpy(pids, j->sampler.pids, j->sampler.npids * sizeof(pid_t));
+    memcpy(starts, j->sampler.starttimes, j->sampler.npids * sizeof(uint64_t));
     v->pids = pids;
+    v->starttimes = starts; /* the mover checks them, and the uid, before each batch */
+    v->uid = j->meta.uid;
     v->npids = j->sampler.npids;
     v->job_id = j->meta.job_id;
     v->step_id = j->meta.step_id;
@@ -179,6 +189,7 @@ void migration_submit_next(struct np_daemon *d)
     cfg.seed = (uint64_t)time(NULL);
     cfg.free_floor_bytes = d->cfg.free_floor_mb << 20;
     cfg.dry_run = q.dry_run || d->cfg.migration_dry_run;
+    cfg.move_shared = d->cfg.move_shared_pages;
     migrator_set_rate(ms->migrator, d->cfg.migration_rate_mb_s * 1e6);
     if (migrator_submit(ms->migrator, view, &cfg, &q.request, q.tag) < 0) {
         migrator_view_free(view);

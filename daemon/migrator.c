@@ -47,8 +47,10 @@ void migrator_view_free(struct np_node_view *view)
 {
     if (!view)
         return;
-    for (size_t i = 0; i < view->njobs; i++)
+    for (size_t i = 0; i < view->njobs; i++) {
         free((void *)view->jobs[i].pids);
+        free((void *)view->jobs[i].starttimes);
+    }
     free(view->jobs);
     free(view);
 }

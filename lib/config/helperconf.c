@@ -16,7 +16,7 @@
     "socket, state_dir, spool_dir, pid_file, log, log_level, interval_ms, "                        \
     "numa_maps_interval_ms, numa_maps_large_interval_ms, numa_maps_large_bytes, "                  \
     "detail_interval_ms, backends, housekeeping_cpus, record, proc_root, max_jobs, migration, "    \
-    "migration_dry_run, migration_rate_mb_s, migration_order, free_floor_mb, "                     \
+    "migration_dry_run, migration_rate_mb_s, move_shared_pages, migration_order, free_floor_mb, "  \
     "trigger_homecoming, trigger_pressure, trigger_bandwidth, bandwidth_threshold_mb_s, "          \
     "bandwidth_intervals, admin_group, class_map, class_default"
 
@@ -191,6 +191,8 @@ int np_helper_config_set(struct np_helper_config *cfg, const char *key, const ch
         return set_switch(&cfg->migration, key, value, err);
     if (strcmp(key, "migration_dry_run") == 0)
         return set_switch(&cfg->migration_dry_run, key, value, err);
+    if (strcmp(key, "move_shared_pages") == 0)
+        return set_switch(&cfg->move_shared_pages, key, value, err);
     if (strcmp(key, "trigger_homecoming") == 0)
         return set_switch(&cfg->trigger_homecoming, key, value, err);
     if (strcmp(key, "trigger_pressure") == 0)

@@ -25,8 +25,10 @@ static void move_job(const struct np_job_view *job, const struct np_request *req
 {
     struct np_move_options options = {.dry_run = config->dry_run,
                                       .should_stop = config->should_stop,
-                                      .stop_arg = config->stop_arg};
-    /* The job's whole share of S: let each process go whole (migrate_pages when unlimited). */
+                                      .stop_arg = config->stop_arg,
+                                      .move_shared = config->move_shared,
+                                      .uid = job->uid};
+    /* The job's whole share of S: each process moves all it has there. */
     const bool whole = pages >= job->pages_on_node[req->src];
     uint64_t left = pages;
 
@@ -34,6 +36,7 @@ static void move_job(const struct np_job_view *job, const struct np_request *req
     for (size_t p = 0; p < job->npids && (whole || left > 0) && !total->stopped; p++) {
         struct np_move_result one;
         struct np_err err = {0};
+        options.starttime_ticks = job->starttimes ? job->starttimes[p] : 0;
         /* A failed move still says what it moved before it failed: that counts too. */
         if (np_move_process_pages(job->pids[p], req->src, req->dst, whole ? UINT64_MAX : left,
                                   &options, rl, &one, &err) < 0)
@@ -61,11 +64,12 @@ static void log_outcome(const struct np_log *log, const char *trigger, const str
 {
     np_logf(log, NP_LOG_INFO,
             "%s: job %" PRIu32 ".%s (%s, %s bandwidth %.3g B/s) node %u -> %u: "
-            "planned %" PRIu64 " pages, %s %" PRIu64 "%s%s",
+            "planned %" PRIu64 " pages, %s %" PRIu64 "%s%s%s",
             trigger, job->job_id, np_step_name(job->step_id), np_move_group_name(cand->group),
             job->bandwidth_is_proxy ? "proxy" : "measured", job->bandwidth, req->src, req->dst,
             o->planned, dry_run ? "would move" : "moved", o->moved.pages_moved,
             o->moved.process_gone ? " (a process exited mid-move)" : "",
+            o->moved.replaced ? " (a pid went to another process: not touched)" : "",
             o->moved.stopped ? " (stopped early)" : "");
 }
 

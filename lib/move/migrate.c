@@ -3,6 +3,7 @@
 #include "numaplace/names.h"
 #include "numaplace/numa_maps.h"
 #include "numaplace/procfs.h"
+#include "own_pages.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -92,24 +93,32 @@ void np_move_result_add(struct np_move_result *total, const struct np_move_resul
     total->process_gone |= add->process_gone;
     total->whole |= add->whole;
     total->stopped |= add->stopped;
+    total->replaced |= add->replaced;
 }
 
-static void count_failure(struct np_move_result *result, int status)
+enum np_move_failure np_move_failure_of_status(int status)
 {
     switch (-status) {
     case EBUSY:
-        result->pages_failed[NP_MOVE_FAIL_BUSY]++;
-        break;
+        return NP_MOVE_FAIL_BUSY;
     case ENOMEM:
-        result->pages_failed[NP_MOVE_FAIL_NOMEM]++;
-        break;
-    case EACCES:
-        result->pages_failed[NP_MOVE_FAIL_ACCESS]++;
-        break;
+        return NP_MOVE_FAIL_NOMEM;
+    case EACCES: /* mapped by another process too, and MPOL_MF_MOVE_ALL not given */
+        return NP_MOVE_FAIL_ACCESS;
     default:
-        result->pages_failed[NP_MOVE_FAIL_OTHER]++;
-        break;
+        return NP_MOVE_FAIL_OTHER;
     }
+}
+
+enum np_move_path np_move_path_choose(uint64_t max_pages, double bytes_per_s)
+{
+    /* Everything on S, no rate limit: one migrate_pages call does it fastest, in the kernel. */
+    return max_pages == UINT64_MAX && !(bytes_per_s > 0) ? NP_MOVE_PATH_WHOLE : NP_MOVE_PATH_PAGES;
+}
+
+int np_move_pages_flag(bool move_shared)
+{
+    return move_shared ? MPOL_MF_MOVE_ALL : MPOL_MF_MOVE;
 }
 
 /* The kernel's PF_EXITING task flag (include/linux/sched.h): the process is being torn down. */
@@ -126,6 +135,27 @@ static bool process_exiting(const char *root, pid_t pid)
 
     return np_proc_stat_read(root, pid, &st, NULL) < 0 || st.state == 'Z' || st.state == 'X' ||
            (st.flags & NP_PF_EXITING);
+}
+
+/*
+ * Is @p pid still the process the move was asked for? A rate-limited move can run for minutes:
+ * the process may exit meanwhile and its pid go to another (another user's) process.
+ */
+static bool same_process(pid_t pid, const struct np_move_options *options)
+{
+    struct np_proc_stat st;
+    struct np_proc_status status = {0};
+    int rc;
+
+    if (!options->starttime_ticks)
+        return true;
+    /* A process that is gone is not "replaced": the move itself finds it gone. */
+    rc = np_proc_stat_read(options->root, pid, &st, NULL);
+    if (rc == 0 && st.starttime_ticks == options->starttime_ticks)
+        rc = np_proc_status_read(options->root, pid, &status, NULL);
+    else if (rc == 0)
+        return false;
+    return rc == -ESRCH || (rc == 0 && status.uid == options->uid);
 }
 
 /* The work of a page-by-page move, shared between batches and mappings. */
@@ -193,7 +223,8 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, b
         m->nodes[i] = m->dst;
     {
         const uint64_t t0 = np_now_ns();
-        rc = move_pages(m->pid, found, m->on_src, m->nodes, m->status, MPOL_MF_MOVE);
+        rc = move_pages(m->pid, found, m->on_src, m->nodes, m->status,
+                        np_move_pages_flag(m->options->move_shared));
         m->result->ns_moving += np_now_ns() - t0;
     }
     if (rc < 0) {
@@ -212,7 +243,7 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, b
         if (m->status[i] == m->dst)
             moved++;
         else if (m->status[i] < 0)
-            count_failure(m->result, m->status[i]);
+            m->result->pages_failed[np_move_failure_of_status(m->status[i])]++;
         else
             m->result->pages_failed[NP_MOVE_FAIL_OTHER]++;
     }
@@ -359,6 +390,11 @@ static int move_partial(struct partial_move *m, struct np_err *err)
                 m->result->stopped = true;
                 break;
             }
+            if (!same_process(m->pid, m->options)) {
+                m->result->replaced = true;
+                rc = -ESRCH;
+                break;
+            }
             rc = move_batch(m, a, count, vmas[v].only_src, err);
             a += (uintptr_t)count * m->page_size;
         }
@@ -388,49 +424,55 @@ static int count_on_node(pid_t pid, unsigned src, const struct np_move_options *
     return n < 0 ? (int)n : 0;
 }
 
-static int move_whole(pid_t pid, unsigned src, unsigned dst, const struct np_move_options *options,
-                      struct np_move_result *result, struct np_err *err)
+/*
+ * All the process has on S with one migrate_pages call: the kernel walks the page tables
+ * itself, fast even over huge sparse mappings that a walk address by address would crawl
+ * through. Shared pages stay unless options->move_shared (np_migrate_own_pages). The call only
+ * says how many pages failed, not which or why, and skips shared pages without a word: one
+ * page-by-page pass over what is still on S then moves what it can and counts the rest by
+ * cause. That pass walks only the mappings still holding pages on S (mostly the shared ones).
+ */
+static int move_whole(struct partial_move *m, struct np_err *err)
 {
+    const struct np_move_options *options = m->options;
     unsigned long from[NODEMASK_WORDS], to[NODEMASK_WORDS];
-    uint64_t before = 0;
-    uint64_t t0;
+    uint64_t before = 0, after = 0, t0;
     long left;
-    int rc = count_on_node(pid, src, options, &before, err);
+    int rc = count_on_node(m->pid, (unsigned)m->src, options, &before, err);
 
-    if (rc == -ESRCH) {
-        result->process_gone = true;
-        return 0;
-    }
     if (rc < 0)
         return rc;
-    result->whole = true;
-    result->pages_examined = before;
+    m->result->whole = true;
+    m->result->pages_examined = before;
     if (options->should_stop && options->should_stop(options->stop_arg)) {
-        result->stopped = true;
+        m->result->stopped = true;
         return 0;
+    }
+    if (!same_process(m->pid, options)) {
+        m->result->replaced = true;
+        return -ESRCH;
     }
     if (options->dry_run) {
-        result->pages_moved = before;
+        m->result->pages_moved = before;
         return 0;
     }
-    nodemask_of(src, from);
-    nodemask_of(dst, to);
+    nodemask_of((unsigned)m->src, from);
+    nodemask_of((unsigned)m->dst, to);
     t0 = np_now_ns();
-    left = migrate_pages(pid, NODEMASK_WORDS * 8ul * sizeof(unsigned long), from, to);
-    result->ns_moving = np_now_ns() - t0;
+    left = np_migrate_own_pages(m->pid, NODEMASK_WORDS * 8ul * sizeof(unsigned long), from, to,
+                                options->move_shared);
+    m->result->ns_moving = np_now_ns() - t0;
     if (left < 0) {
         const int saved = errno;
-        if (saved == ESRCH || process_exiting(options->root, pid)) {
-            result->process_gone = true;
-            return 0;
-        }
-        return np_err_set(err, -saved, "migrate_pages(pid %d, node %u -> %u): %s", (int)pid, src,
-                          dst, strerror(saved));
+        return saved == ESRCH ? -ESRCH
+                              : np_err_set(err, -saved, "migrate_pages(pid %d, node %d -> %d): %s",
+                                           (int)m->pid, m->src, m->dst, strerror(saved));
     }
-    /* migrate_pages only says how many pages stayed; it cannot say why. */
-    result->pages_failed[NP_MOVE_FAIL_OTHER] = (uint64_t)left;
-    result->pages_moved = before > (uint64_t)left ? before - (uint64_t)left : 0;
-    return 0;
+    rc = count_on_node(m->pid, (unsigned)m->src, options, &after, err);
+    if (rc < 0)
+        return rc;
+    m->result->pages_moved = before > after ? before - after : 0;
+    return after ? move_partial(m, err) : 0;
 }
 
 int np_move_process_pages(pid_t pid, unsigned src, unsigned dst, uint64_t max_pages,
@@ -448,13 +490,6 @@ int np_move_process_pages(pid_t pid, unsigned src, unsigned dst, uint64_t max_pa
         options = &defaults;
     if (pid <= 0 || src == dst || src >= NODEMASK_WORDS * 64 || dst >= NODEMASK_WORDS * 64)
         return np_err_set(err, -EINVAL, "invalid move: pid %d, node %u -> %u", (int)pid, src, dst);
-    /* Everything on S, no rate limit: one migrate_pages call does it fastest, in the kernel. */
-    if (max_pages == UINT64_MAX && (!rl || rl->bytes_per_s <= 0)) {
-        rc = move_whole(pid, src, dst, options, result, err);
-        result->bytes_moved = result->pages_moved * (uint64_t)sysconf(_SC_PAGESIZE);
-        return rc;
-    }
-
     m.pid = pid;
     m.src = (int)src;
     m.dst = (int)dst;
@@ -471,7 +506,9 @@ int np_move_process_pages(pid_t pid, unsigned src, unsigned dst, uint64_t max_pa
     if (!m.addrs || !m.on_src || !m.status || !m.nodes) {
         rc = np_err_set(err, -ENOMEM, "out of memory for a %u-page batch", m.batch);
     } else {
-        rc = move_partial(&m, err);
+        rc = np_move_path_choose(max_pages, rl ? rl->bytes_per_s : 0) == NP_MOVE_PATH_WHOLE
+                 ? move_whole(&m, err)
+                 : move_partial(&m, err);
         if (rc < 0 && rc != -ENOMEM && process_exiting(options->root, pid))
             rc = -ESRCH;
         if (rc == -ESRCH) {

@@ -104,6 +104,8 @@ void np_sampler_fini(struct np_sampler *s)
     s->tasks = NULL;
     free(s->pids);
     s->pids = NULL;
+    free(s->starttimes);
+    s->starttimes = NULL;
     s->npids = 0;
     s->ntasks = s->cap = 0;
     hwloc_bitmap_free(s->cpus);
@@ -160,6 +162,7 @@ static int node_of_cpu(const struct np_sampler *s, int cpu)
 struct seen_process {
     pid_t pid;
     long threads;
+    uint64_t starttime_ticks;
 };
 
 /* Pass 1, every interval: /proc/<pid>/stat only (one read), added into @p out. */
@@ -286,7 +289,7 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
         add_stat(&st, out);
         t->last_node = node_of_cpu(s, st.processor);
         if (tail < NP_SAMPLER_MAX_PROCESSES)
-            procs[tail++] = (struct seen_process){t->pid, st.num_threads};
+            procs[tail++] = (struct seen_process){t->pid, st.num_threads, st.starttime_ticks};
     }
     while (head < tail) {
         pid_t children[256];
@@ -301,18 +304,26 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
             }
             if (np_proc_stat_read(s->root, children[c], &st, NULL) == 0) {
                 add_stat(&st, out);
-                procs[tail++] = (struct seen_process){children[c], st.num_threads};
+                procs[tail++] =
+                    (struct seen_process){children[c], st.num_threads, st.starttime_ticks};
             }
         }
     }
     out->processes = tail;
     {
         pid_t *pids = realloc(s->pids, (tail ? tail : 1) * sizeof(pid_t));
+        uint64_t *starts = NULL;
+
         if (pids) {
-            for (unsigned i = 0; i < tail; i++)
-                pids[i] = procs[i].pid;
             s->pids = pids;
-            s->npids = tail;
+            starts = realloc(s->starttimes, (tail ? tail : 1) * sizeof(uint64_t));
+        }
+        if (starts)
+            s->starttimes = starts;
+        s->npids = pids && starts ? tail : 0; /* out of memory: nothing to migrate this time */
+        for (unsigned i = 0; i < s->npids; i++) {
+            s->pids[i] = procs[i].pid;
+            s->starttimes[i] = procs[i].starttime_ticks;
         }
     }
     if (cut)

@@ -2,12 +2,17 @@
  * np_workload: a job with known figures, for the helper's tests and the demo.
  *
  *   np_workload [--mb N] [--busy SECONDS] [--idle SECONDS] [--threads N] [--mlock 1]
+ *               [--share-file PATH] [--share-sysv KEY] [--share-mb N]
  *
  * Allocates N MiB (default 64) and writes every page, then keeps re-writing it on N threads
  * (default 1) for --busy seconds of wall time (default 8), then sleeps --idle seconds (default
  * 2) so a sampler catches its final CPU time, and prints one JSON line measured by the kernel
  * for the whole process: {"mb", "user_s", "system_s", "pid"} (getrusage RUSAGE_SELF).
  * --mlock 1 locks the buffer in memory (mlock) before touching it, for the migration tests.
+ * --share-file maps PATH shared (created, and grown to --share-mb MiB, default 8, if shorter)
+ * and --share-sysv attaches the SysV shared-memory segment KEY (created if missing, that size):
+ * two processes given the same ones map the same pages, for the tests of shared pages. Every
+ * page of each is written before "ready".
  * It prints "ready <pid>" on stderr once its memory is touched.
  */
 #ifndef _GNU_SOURCE
@@ -18,13 +23,51 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <time.h>
 #include <unistd.h>
 
 static unsigned char *buffer;
 static size_t buffer_len;
 static double busy_s = 8;
+
+/* Map PATH shared, at least @p len long, and write every page. NULL on failure (said). */
+static unsigned char *share_file(const char *path, size_t len)
+{
+    const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    unsigned char *p;
+
+    if (fd < 0 || ftruncate(fd, (off_t)len) < 0) {
+        perror("np_workload: --share-file");
+        return NULL;
+    }
+    p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        perror("np_workload: --share-file mmap");
+        return NULL;
+    }
+    for (size_t o = 0; o < len; o += (size_t)sysconf(_SC_PAGESIZE))
+        p[o] = 1;
+    return p;
+}
+
+/* Attach the SysV segment KEY (created if missing) and write every page. */
+static unsigned char *share_sysv(long key, size_t len)
+{
+    const int id = shmget((key_t)key, len, IPC_CREAT | 0600);
+    unsigned char *p = id < 0 ? (void *)-1 : shmat(id, NULL, 0);
+
+    if (p == (void *)-1) {
+        perror("np_workload: --share-sysv");
+        return NULL;
+    }
+    for (size_t o = 0; o < len; o += (size_t)sysconf(_SC_PAGESIZE))
+        p[o] = 1;
+    return p;
+}
 
 static double now_s(void)
 {
@@ -49,7 +92,8 @@ static void *burn(void *arg)
 int main(int argc, char **argv)
 {
     double idle_s = 2;
-    long mb = 64, threads = 1, lock = 0;
+    long mb = 64, threads = 1, lock = 0, share_mb = 8, sysv_key = 0;
+    const char *share_path = NULL;
     pthread_t tid[64];
     struct rusage ru;
 
@@ -64,15 +108,22 @@ int main(int argc, char **argv)
             threads = atol(argv[i + 1]);
         else if (strcmp(argv[i], "--mlock") == 0)
             lock = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--share-file") == 0)
+            share_path = argv[i + 1];
+        else if (strcmp(argv[i], "--share-sysv") == 0)
+            sysv_key = strtol(argv[i + 1], NULL, 0);
+        else if (strcmp(argv[i], "--share-mb") == 0)
+            share_mb = atol(argv[i + 1]);
         else {
             fprintf(stderr,
-                    "np_workload: unknown option %s (--mb, --busy, --idle, --threads, --mlock)\n",
+                    "np_workload: unknown option %s (--mb, --busy, --idle, --threads, --mlock, "
+                    "--share-file, --share-sysv, --share-mb)\n",
                     argv[i]);
             return 2;
         }
     }
-    if (mb < 1 || threads < 1 || threads > 64) {
-        fprintf(stderr, "np_workload: --mb must be >= 1 and --threads 1..64\n");
+    if (mb < 1 || threads < 1 || threads > 64 || share_mb < 1) {
+        fprintf(stderr, "np_workload: --mb and --share-mb must be >= 1 and --threads 1..64\n");
         return 2;
     }
     buffer_len = (size_t)mb << 20;
@@ -84,6 +135,9 @@ int main(int argc, char **argv)
     if (lock && mlock(buffer, buffer_len) < 0)
         perror("np_workload: mlock");
     memset(buffer, 1, buffer_len);
+    if ((share_path && !share_file(share_path, (size_t)share_mb << 20)) ||
+        (sysv_key && !share_sysv(sysv_key, (size_t)share_mb << 20)))
+        return 1;
     fprintf(stderr, "ready %d\n", (int)getpid());
     for (long t = 1; t < threads; t++)
         pthread_create(&tid[t], NULL, burn, (void *)(size_t)t);

@@ -102,6 +102,9 @@ START_TEST(homecoming_pauses_its_job_in_the_view)
     job2->sampler.pids = malloc(sizeof(pid_t));
     ck_assert_ptr_nonnull(job2->sampler.pids);
     job2->sampler.pids[0] = getpid();
+    job2->sampler.starttimes = malloc(sizeof(uint64_t));
+    ck_assert_ptr_nonnull(job2->sampler.starttimes);
+    job2->sampler.starttimes[0] = 4242;
     job2->sampler.npids = 1;
     migration_book(t.d, &done, np_monotonic_s());
     view = migration_build_view(t.d);
@@ -109,6 +112,10 @@ START_TEST(homecoming_pauses_its_job_in_the_view)
     ck_assert_uint_eq(view->njobs, 1);
     ck_assert_uint_eq(view->jobs[0].job_id, 2);
     ck_assert(view->jobs[0].homecoming_paused);
+    /* the mover is told who each pid must still be (issue 12 #4) */
+    ck_assert_ptr_nonnull(view->jobs[0].starttimes);
+    ck_assert_uint_eq(view->jobs[0].starttimes[0], 4242);
+    ck_assert_uint_eq(view->jobs[0].uid, getuid());
     migrator_view_free(view);
     migrator_done_fini(&done);
 }

@@ -78,20 +78,25 @@ static const struct {
     {"worst", 45, "3:40,5:5", 45},
 };
 
+#define NCASES (sizeof(request_cases) / sizeof(request_cases[0]))
+
 START_TEST(test_request_plans_in_order)
 {
-    struct np_engine_config cfg = {.dry_run = true};
+    /* Each case twice: shared pages left (the default), then allowed to move (move_shared):
+     * the plan and the path are the same. */
+    const size_t c = (size_t)_i % NCASES;
+    struct np_engine_config cfg = {.dry_run = true, .move_shared = (size_t)_i >= NCASES};
     struct np_request req = {.src = 0, .dst = 1, .target_job = -1};
     struct np_request_result res;
     struct np_err err = {0};
     char got[128] = "";
 
     setup_view();
-    cfg.order = np_order_lookup(request_cases[_i].order);
-    req.pages = request_cases[_i].pages;
+    cfg.order = np_order_lookup(request_cases[c].order);
+    req.pages = request_cases[c].pages;
     ck_assert_int_eq(np_engine_run_request(&view, &cfg, &req, NULL, NULL, &res, &err), 0);
     ck_assert_uint_eq(res.candidates, 4);
-    ck_assert_uint_eq(res.planned, request_cases[_i].planned);
+    ck_assert_uint_eq(res.planned, request_cases[c].planned);
     for (size_t i = 0; i < res.noutcomes; i++) {
         char one[32];
         snprintf(one, sizeof(one), "%s%u:%llu", i ? "," : "",
@@ -108,9 +113,32 @@ START_TEST(test_request_plans_in_order)
             ck_assert_uint_eq(res.outcomes[i].moved.pages_moved, res.outcomes[i].planned);
         }
     }
-    ck_assert_str_eq(got, request_cases[_i].expected);
+    ck_assert_str_eq(got, request_cases[c].expected);
     if (res.planned < req.pages)
         ck_assert_ptr_nonnull(strstr(res.summary, "ended short"));
+    np_request_result_fini(&res);
+}
+END_TEST
+
+START_TEST(test_reused_pid_is_not_touched)
+{
+    /* Job 2's pid now has another start time than the one sampled: the engine hands the job's
+     * start times and uid to the mover, which leaves that pid alone; job 1 still moves. */
+    static const uint64_t other_start[1] = {1};
+    struct np_engine_config cfg = {.dry_run = true};
+    struct np_request req = {.src = 0, .dst = 1, .pages = 120, .target_job = -1};
+    struct np_request_result res;
+
+    setup_view();
+    jobs[1].starttimes = other_start;
+    jobs[1].uid = getuid();
+    ck_assert_int_eq(np_engine_run_request(&view, &cfg, &req, NULL, NULL, &res, NULL), 0);
+    ck_assert_uint_eq(res.noutcomes, 2);
+    ck_assert_uint_eq(jobs[res.outcomes[0].job_index].job_id, 2);
+    ck_assert(res.outcomes[0].moved.replaced);
+    ck_assert(res.outcomes[0].moved.process_gone);
+    ck_assert_uint_eq(res.outcomes[0].moved.pages_moved, 0);
+    ck_assert_uint_eq(res.outcomes[1].moved.pages_moved, 20);
     np_request_result_fini(&res);
 }
 END_TEST
@@ -304,8 +332,8 @@ int main(void)
 {
     Suite *s = suite_create("engine");
     TCase *tc = tcase_create("engine");
-    tcase_add_loop_test(tc, test_request_plans_in_order, 0,
-                        sizeof(request_cases) / sizeof(request_cases[0]));
+    tcase_add_loop_test(tc, test_request_plans_in_order, 0, 2 * NCASES);
+    tcase_add_test(tc, test_reused_pid_is_not_touched);
     tcase_add_loop_test(tc, test_bad_request, 0, sizeof(bad_requests) / sizeof(bad_requests[0]));
     tcase_add_loop_test(tc, test_pressure_trigger, 0,
                         sizeof(pressure_cases) / sizeof(pressure_cases[0]));

@@ -42,6 +42,8 @@ static const struct {
     {"migration_order", "worst-plus", 0, ""},
     {"migration_order", "fastest", -EINVAL, "accepted: best-plus, best, random, worst, worst-plus"},
     {"migration_rate_mb_s", "0", 0, ""},
+    {"move_shared_pages", "yes", 0, ""},
+    {"move_shared_pages", "all", -EINVAL, "move_shared_pages=\"all\": accepted: on, off"},
     {"class_map", "high:low,low:low", 0, ""},
     {"class_map", "urgent:high", -EINVAL, "label \"urgent\": accepted labels: high, low"},
     {"class_map", "high", -EINVAL, "is not label:class"},
@@ -157,6 +159,7 @@ START_TEST(test_defaults)
     ck_assert(cfg.perf);
     ck_assert_str_eq(cfg.housekeeping_cpus, "auto");
     ck_assert_str_eq(cfg.log, "syslog");
+    ck_assert(!cfg.move_shared_pages); /* shared pages stay unless the site says otherwise */
 }
 END_TEST
 

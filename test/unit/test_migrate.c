@@ -6,17 +6,21 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <numaif.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "np_test.h"
 #include "numaplace/migrate.h"
+#include "numaplace/procfs.h"
 
 START_TEST(test_dry_run_finds_touched_pages)
 {
@@ -33,11 +37,16 @@ START_TEST(test_dry_run_finds_touched_pages)
     ck_assert_int_eq(np_move_process_pages(getpid(), 0, 1, 100, &opt, NULL, &res, &err), 0);
     ck_assert_uint_eq(res.pages_moved, 100);
     ck_assert(!res.whole);
-    /* Whole: at least our buffer, and more (the test binary, its stack, libc). */
-    ck_assert_int_eq(np_move_process_pages(getpid(), 0, 1, UINT64_MAX, &opt, NULL, &res, &err), 0);
-    ck_assert(res.whole);
-    ck_assert_uint_ge(res.pages_moved, pages);
-    ck_assert_uint_eq(res.bytes_moved, res.pages_moved * page);
+    /* All of it, with migrate_pages whether shared pages may move or not: at least our buffer,
+     * and more (the test binary, its stack, libc). */
+    for (int shared = 0; shared < 2; shared++) {
+        opt.move_shared = shared;
+        ck_assert_int_eq(np_move_process_pages(getpid(), 0, 1, UINT64_MAX, &opt, NULL, &res, &err),
+                         0);
+        ck_assert(res.whole);
+        ck_assert_uint_ge(res.pages_moved, pages);
+        ck_assert_uint_eq(res.bytes_moved, res.pages_moved * page);
+    }
     munmap(buf, pages * page);
 }
 END_TEST
@@ -156,6 +165,147 @@ START_TEST(test_should_stop_ends_the_move)
 }
 END_TEST
 
+/* Per-page statuses of move_pages(2) and the cause each counts under. */
+static const struct {
+    int status;
+    enum np_move_failure cause;
+    const char *name;
+} statuses[] = {
+    {-EACCES, NP_MOVE_FAIL_ACCESS, "shared"}, /* another process maps it (MPOL_MF_MOVE) */
+    {-EBUSY, NP_MOVE_FAIL_BUSY, "busy"},
+    {-ENOMEM, NP_MOVE_FAIL_NOMEM, "no-memory-on-destination"},
+    {-EFAULT, NP_MOVE_FAIL_OTHER, "other"},
+    {-ENOENT, NP_MOVE_FAIL_OTHER, "other"},
+    {-EIO, NP_MOVE_FAIL_OTHER, "other"},
+};
+
+START_TEST(test_status_causes)
+{
+    ck_assert_int_eq(np_move_failure_of_status(statuses[_i].status), statuses[_i].cause);
+    ck_assert_str_eq(np_move_failure_name(np_move_failure_of_status(statuses[_i].status)),
+                     statuses[_i].name);
+}
+END_TEST
+
+/* The path of a move and the flag move_pages gets. */
+static const struct {
+    uint64_t max_pages;
+    double rate;
+    bool move_shared;
+    enum np_move_path path;
+    int flag;
+} paths[] = {
+    {UINT64_MAX, 0, false, NP_MOVE_PATH_WHOLE, MPOL_MF_MOVE}, /* the default: issue 12 #1 */
+    {UINT64_MAX, 0, true, NP_MOVE_PATH_WHOLE, MPOL_MF_MOVE_ALL},
+    {UINT64_MAX, 25e6, true, NP_MOVE_PATH_PAGES, MPOL_MF_MOVE_ALL}, /* a limit: batches */
+    {UINT64_MAX, 25e6, false, NP_MOVE_PATH_PAGES, MPOL_MF_MOVE},
+    {1000, 0, true, NP_MOVE_PATH_PAGES, MPOL_MF_MOVE_ALL}, /* a budget: exactly those pages */
+    {1000, 0, false, NP_MOVE_PATH_PAGES, MPOL_MF_MOVE},
+};
+
+START_TEST(test_path_choice)
+{
+    ck_assert_int_eq(np_move_path_choose(paths[_i].max_pages, paths[_i].rate), paths[_i].path);
+    ck_assert_int_eq(np_move_pages_flag(paths[_i].move_shared), paths[_i].flag);
+}
+END_TEST
+
+/*
+ * The process is re-checked before each batch (issue 12 #4): its start time and uid, as the
+ * daemon sampled them. The check's expected start time is changed by should_stop (asked just
+ * before it) after some batches, as if the pid now were another process.
+ */
+struct identity_change {
+    struct np_move_options *opt;
+    int batches_before_change; /* -1: never */
+};
+
+static bool change_identity(void *arg)
+{
+    struct identity_change *c = arg;
+
+    if (c->batches_before_change-- == 0)
+        c->opt->starttime_ticks++;
+    return false;
+}
+
+static const struct {
+    bool right_start, right_uid;
+    int batches_before_change;
+    uint64_t max_pages;
+    uint64_t moved; /* dry run: would move (at most, when it changes mid-move) */
+    bool replaced;
+} identities[] = {
+    {true, true, -1, 100, 100, false},
+    {false, true, -1, 100, 0, true},        /* another start time from the start */
+    {true, false, -1, 100, 0, true},        /* another user */
+    {true, true, 3, 100, 3 * 16, true},     /* the pid changed hands after 3 batches */
+    {false, true, -1, UINT64_MAX, 0, true}, /* a whole move (migrate_pages) too */
+    {true, true, -1, UINT64_MAX, 256, false},
+};
+
+START_TEST(test_identity_checked_before_each_batch)
+{
+    const size_t pages = 256, page = (size_t)sysconf(_SC_PAGESIZE);
+    char *buf =
+        mmap(NULL, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    struct np_move_options opt = {.dry_run = true, .batch_pages = 16, .move_shared = true};
+    struct identity_change change = {&opt, identities[_i].batches_before_change};
+    struct np_proc_stat st;
+    struct np_move_result res;
+    struct np_err err = {0};
+
+    ck_assert_ptr_ne(buf, MAP_FAILED);
+    memset(buf, 1, pages * page);
+    ck_assert_int_eq(np_proc_stat_read(NULL, getpid(), &st, NULL), 0);
+    opt.starttime_ticks = st.starttime_ticks + (identities[_i].right_start ? 0 : 1);
+    opt.uid = getuid() + (identities[_i].right_uid ? 0 : 1);
+    opt.should_stop = change_identity;
+    opt.stop_arg = &change;
+    ck_assert_int_eq(
+        np_move_process_pages(getpid(), 0, 1, identities[_i].max_pages, &opt, NULL, &res, &err), 0);
+    ck_assert(res.replaced == identities[_i].replaced);
+    ck_assert(res.process_gone == identities[_i].replaced);
+    if (identities[_i].max_pages == UINT64_MAX && !identities[_i].replaced) {
+        ck_assert_uint_ge(res.pages_moved, identities[_i].moved);
+    } else if (identities[_i].batches_before_change > 0) {
+        /* some batches (short ones end on huge-page boundaries), never more */
+        ck_assert_uint_gt(res.pages_moved, 0);
+        ck_assert_uint_le(res.pages_moved, identities[_i].moved);
+    } else {
+        ck_assert_uint_eq(res.pages_moved, identities[_i].moved);
+    }
+    munmap(buf, pages * page);
+}
+END_TEST
+
+/* This thread's effective capabilities, low word (CAP_SYS_NICE is bit 23). */
+static uint32_t effective_caps(void)
+{
+    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
+
+    ck_assert_int_eq(syscall(SYS_capget, &header, caps), 0);
+    return caps[0].effective;
+}
+
+/* A whole move takes CAP_SYS_NICE out of the mover thread's effective set for its
+ * migrate_pages call (so shared pages stay) and always puts it back: the daemon's next move,
+ * and anything else the thread does, keep their rights. (Node 1 does not exist here: the call
+ * itself fails; the guest suite checks what moves.) */
+START_TEST(test_whole_move_gives_back_sys_nice)
+{
+    struct np_move_options opt = {.move_shared = _i == 1};
+    struct np_move_result res;
+    struct np_err err = {0};
+    const uint32_t before = effective_caps();
+
+    np_move_process_pages(getpid(), 0, 1, UINT64_MAX, &opt, NULL, &res, &err);
+    ck_assert(res.whole);
+    ck_assert_uint_eq(effective_caps(), before);
+}
+END_TEST
+
 START_TEST(test_rate_limiter_unlimited_and_accounting)
 {
     struct np_rate_limiter rl;
@@ -200,6 +350,11 @@ int main(void)
     tcase_add_loop_test(tc, test_gone_process_ends_cleanly, 0, 2);
     tcase_add_test(tc, test_missing_node_is_counted_not_fatal);
     tcase_add_loop_test(tc, test_should_stop_ends_the_move, 0, sizeof(stops) / sizeof(stops[0]));
+    tcase_add_loop_test(tc, test_status_causes, 0, sizeof(statuses) / sizeof(statuses[0]));
+    tcase_add_loop_test(tc, test_path_choice, 0, sizeof(paths) / sizeof(paths[0]));
+    tcase_add_loop_test(tc, test_identity_checked_before_each_batch, 0,
+                        sizeof(identities) / sizeof(identities[0]));
+    tcase_add_loop_test(tc, test_whole_move_gives_back_sys_nice, 0, 2);
     tcase_add_test(tc, test_rate_limiter_unlimited_and_accounting);
     tcase_add_test(tc, test_rate_limiter_holds_back);
     suite_add_tcase(s, tc);

@@ -338,6 +338,68 @@ sys.exit(0 if moved + failed >= 4096 * 0.95 and abs(moved - on_dst) <= 256 else 
 PY
 np_end_case
 
+# pages_by_node PID: the process's pages per node over all its mappings (its own, files, shared
+# memory, libraries), in base pages, from numa_maps: "N0=a N1=b N2=c N3=d".
+pages_by_node() {
+  python3 - "$1" <<'PY'
+import re, sys
+pages = [0] * 4
+for line in open(f"/proc/{sys.argv[1]}/numa_maps"):
+    k = re.search(r"kernelpagesize_kB=(\d+)", line)
+    for node, count in re.findall(r"\bN(\d+)=(\d+)", line):
+        pages[int(node)] += int(count) * (int(k.group(1)) // 4 if k else 1)
+print(" ".join(f"N{n}={p}" for n, p in enumerate(pages)))
+PY
+}
+
+# shared_pages_case ID RATE SRC DST: high job ID and low job ID+1 share a file mapping and a SysV
+# segment (8 MiB each, first written by the high job, so on SRC); the low job (CPUs on DST) is
+# moved SRC -> DST and back with migration_rate_mb_s=RATE. Its own 32 MiB move both ways; the
+# shared pages stay, counted as `shared` in the answer and in its report; the high job's pages
+# per node never change (issue 12 #1: migrate_pages as root moved them).
+shared_pages_case() {
+  local id=$1 rate=$2 src=$3 dst=$4 lowid=$(($1 + 1)) high low before key
+  key=$((0x4e500000 + id))
+  start_helper --migration_rate_mb_s="$rate" --trigger_homecoming=off --trigger_pressure=off --free_floor_mb=16
+  job "$id" high "$src" "$src" 16 "--share-file $work/shared$id --share-sysv $key"; high=$job_pid
+  job "$lowid" low "$dst" "$src" 32 "--share-file $work/shared$id --share-sysv $key"; low=$job_pid
+  ipcrm -M "$key" # removed once both have detached
+  settle
+  before=$(pages_by_node "$high")
+  np_run cli --json migrate --from "$src" --to "$dst" --pages 100000
+  np_expect_rc 0
+  echo "$np_out" >"$work/shared$id.json"
+  python3 - "$work/shared$id.json" <<'PY' || np_fail "the shared pages are not counted as shared in the answer: $np_out"
+import json, sys
+jobs = json.load(open(sys.argv[1]))["jobs"]
+sys.exit(0 if len(jobs) == 1 and jobs[0]["class"] == "low" and
+         jobs[0]["failed_pages"].get("shared", 0) >= 2 * 2048 else 1)
+PY
+  near "$(mib_on "$low" "$dst")" 32 2 || np_fail "the low job's own memory did not move: $(mib_on "$low" "$dst") MiB on node $dst"
+  np_expect_eq "$(pages_by_node "$high")" "$before" "the high job's pages per node after the move $src -> $dst"
+  settle
+  np_run cli migrate --from "$dst" --to "$src" --pages 100000
+  np_expect_rc 0
+  near "$(mib_on "$low" "$src")" 32 2 || np_fail "the low job's own memory did not come back: $(mib_on "$low" "$src") MiB on node $src"
+  np_expect_eq "$(pages_by_node "$high")" "$before" "the high job's pages per node after the move back"
+  helper_call "{\"v\":1,\"op\":\"step_end\",\"job\":$lowid,\"step\":0}" || np_fail "step_end refused"
+  np_wait_for 10 bash -c "ls $work/spool/$lowid.0.*.json" || np_fail "no report for the low job"
+  python3 - "$work/spool/$lowid".0.*.json <<'PY' || np_fail "the low job's report does not count its shared pages"
+import json, sys
+m = json.load(open(sys.argv[1]))["migrations"]
+print("    report: failed_pages", m["failed_pages"])
+sys.exit(0 if m["failed_pages"].get("shared", 0) >= 2 * 2048 else 1)
+PY
+}
+
+np_case "shared pages, no rate limit: a low job moved 2 -> 1 and back leaves the high job's pages"
+shared_pages_case 20 0 2 1
+np_end_case
+
+np_case "shared pages, rate-limited: a low job moved 1 -> 2 and back leaves the high job's pages"
+shared_pages_case 22 20 1 2
+np_end_case
+
 np_case "memory pressure: room is made on a high job's node by moving low pages off it"
 start_helper --migration_rate_mb_s=0 --trigger_homecoming=off --trigger_pressure=on --free_floor_mb=300
 free_mb() { awk '/MemFree/ { print int($4 / 1024) }' "/sys/devices/system/node/node$1/meminfo"; }

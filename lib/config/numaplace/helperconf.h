@@ -40,6 +40,7 @@ struct np_helper_config {
     bool migration;                    /**< migration: on|off */
     bool migration_dry_run;            /**< migration_dry_run: decide and log, move nothing */
     unsigned migration_rate_mb_s;      /**< migration_rate_mb_s: all moves together; 0 = no limit */
+    bool move_shared_pages;            /**< move_shared_pages: pages other processes map move too */
     char migration_order[32];          /**< migration_order: best-plus, best, random, ... */
     uint64_t free_floor_mb;            /**< free_floor_mb: never push a node below this */
     bool trigger_homecoming;           /**< trigger_homecoming: high jobs' pages brought home */

@@ -35,6 +35,10 @@ struct np_job_view {
     enum np_class job_class;
     uint64_t cpu_nodes; /**< bit i: the job has CPUs on node i */
     const pid_t *pids;  /**< the job's processes (thread group leaders) */
+    /** Each pid's start time (clock ticks after boot), or NULL: the mover checks it and
+     *  @c uid before each batch, so a pid reused during a long move is never touched. */
+    const uint64_t *starttimes;
+    uid_t uid; /**< the job's user */
     size_t npids;
     uint64_t pages_on_node[NP_MAX_NODES]; /**< base pages per node (numa_maps) */
     double bandwidth;                     /**< bytes/s: measured, or the proxy */

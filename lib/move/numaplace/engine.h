@@ -29,6 +29,7 @@ struct np_engine_config {
     uint64_t seed;                    /**< for the random order */
     uint64_t free_floor_bytes;        /**< never push a destination below this */
     bool dry_run;
+    bool move_shared; /**< pages other processes map move too (np_move_options.move_shared) */
     /** Asked before each batch from the moving thread: true ends the request there (the
      *  result says "stopped"). NULL = run every request to its end. */
     bool (*should_stop)(void *arg);

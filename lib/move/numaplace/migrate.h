@@ -1,13 +1,19 @@
 /*
  * numaplace/migrate.h - moving a process's memory between NUMA nodes, rate-limited.
  *
- * Two ways, chosen per process by how much of its memory on S a request needs:
- * - whole: migrate_pages(2) moves everything the process has on S to D in the kernel;
- * - partial: move_pages(2) over the process's mappings, a batch at a time, only the pages
- *   found on S, until the budget is spent, so asking for N pages never moves a 100 GB job whole.
- * Both share one token-bucket rate limiter, so migration never steals the bandwidth it is meant
- * to save. Pages the kernel refuses (busy, pinned, no room on D) are counted by cause; a process
- * that exits mid-move ends its part of the move cleanly.
+ * Two ways (np_move_path_choose):
+ * - pages: move_pages(2) over the process's mappings, a batch at a time, only the pages found
+ *   on S, until the budget is spent, so asking for N pages never moves a 100 GB job whole;
+ * - whole: one migrate_pages(2) moves everything the process has on S to D in the kernel, then
+ *   one page-by-page pass over what stayed moves what it can and says why the rest stayed.
+ * Without options->move_shared, a page another process maps too (shared memory, shared files
+ * and libraries, copy-on-write pages after fork) never moves: move_pages gets MPOL_MF_MOVE,
+ * which refuses it (EACCES: counted as `shared`), and migrate_pages runs without CAP_SYS_NICE
+ * in the calling thread's effective set, which makes the kernel skip it too (as root, with the
+ * capability, migrate_pages moves shared pages: MPOL_MF_MOVE_ALL). Both ways share one token-bucket
+ * rate limiter, so migration never steals the bandwidth it is meant to save. Pages the kernel
+ * refuses (busy, pinned, no room on D) are counted by cause; a process that exits mid-move, or
+ * whose pid has gone to another process, ends its part of the move cleanly.
  */
 #ifndef NUMAPLACE_MIGRATE_H
 #define NUMAPLACE_MIGRATE_H
@@ -50,6 +56,22 @@ enum np_move_failure {
 
 NP_API const char *np_move_failure_name(enum np_move_failure f);
 
+/** The cause a per-page status of move_pages(2) (a negative errno) counts under. */
+NP_API enum np_move_failure np_move_failure_of_status(int status);
+
+/** How a process's pages move. */
+enum np_move_path {
+    NP_MOVE_PATH_PAGES = 0, /**< move_pages(2), batch by batch, under the rate limit */
+    NP_MOVE_PATH_WHOLE,     /**< one migrate_pages(2) */
+};
+
+/** The path of a move of @p max_pages (UINT64_MAX: all the process has on S) at @p bytes_per_s
+ *  (0: no limit): whole only for all of it with no limit. */
+NP_API enum np_move_path np_move_path_choose(uint64_t max_pages, double bytes_per_s);
+
+/** The move_pages(2) flag: MPOL_MF_MOVE_ALL when @p move_shared, else MPOL_MF_MOVE. */
+NP_API int np_move_pages_flag(bool move_shared);
+
 /** What a move did. Counts are in base pages (the size of the page at each address). */
 struct np_move_result {
     uint64_t pages_moved; /**< found on S and now on D */
@@ -59,8 +81,10 @@ struct np_move_result {
     uint64_t ns_moving;      /**< time in the move system calls */
     uint64_t ns_throttled;   /**< time the rate limiter held the move back */
     bool process_gone;       /**< the process exited during the move */
-    bool whole;              /**< done with migrate_pages rather than page by page */
+    bool whole;              /**< done with migrate_pages (then page by page for what stayed) */
     bool stopped;            /**< options->should_stop ended it before its budget was met */
+    bool replaced; /**< the pid had become another process (start time or uid changed): the
+                        move ended there, before touching it (process_gone is set too) */
 };
 
 /** Options of a move. */
@@ -73,12 +97,21 @@ struct np_move_options {
      *  result->stopped. Called from the moving thread; NULL = never stop early. */
     bool (*should_stop)(void *arg);
     void *stop_arg;
+    /** Move pages other processes map too (MPOL_MF_MOVE_ALL; migrate_pages with CAP_SYS_NICE).
+     *  false (the default): they stay and count as `shared`. */
+    bool move_shared;
+    /** Nonzero: the process's start time (/proc/<pid>/stat, clock ticks after boot), checked
+     *  with its real uid before each batch and before a whole move, so a long move never
+     *  touches a later process that got the pid. 0: not checked. */
+    uint64_t starttime_ticks;
+    uid_t uid; /**< its real uid, checked with starttime_ticks */
 };
 
 /**
- * Move up to @p max_pages base pages of process @p pid from node @p src to node @p dst.
- * @p max_pages UINT64_MAX (or more than the process has on S) moves all of them with
- * migrate_pages; otherwise move_pages moves exactly the pages found on S until the budget is met.
+ * Move up to @p max_pages base pages of process @p pid from node @p src to node @p dst, by the
+ * path np_move_path_choose gives: move_pages moves exactly the pages found on S until the
+ * budget is met (UINT64_MAX: all of them); migrate_pages moves all of them. Shared pages stay
+ * unless options->move_shared.
  * @param rl      shared rate limiter, or NULL for none
  * @param result  zeroed and filled in, also on partial failure
  * @return 0 (including a process that exited: see result->process_gone), or a negative errno

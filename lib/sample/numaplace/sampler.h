@@ -62,9 +62,10 @@ struct np_sampler {
     struct np_sampler_task *tasks;
     unsigned ntasks, cap;
     uint64_t misses_by_node[NP_SAMPLE_MAX_NODES];
-    double t0;       /**< CLOCK_MONOTONIC seconds at init */
-    bool pages_read; /**< numa_maps read at least once */
-    pid_t *pids;     /**< owned: the processes the last sample found (for migration) */
+    double t0;            /**< CLOCK_MONOTONIC seconds at init */
+    bool pages_read;      /**< numa_maps read at least once */
+    pid_t *pids;          /**< owned: the processes the last sample found (for migration) */
+    uint64_t *starttimes; /**< owned: their start times (clock ticks), to tell a reused pid */
     unsigned npids;
     uint64_t rss_at_pages; /**< the job's RSS when numa_maps was last read */
 };
