@@ -21,6 +21,9 @@
 #include "accounting.h"
 #include "store_pending.h"
 
+/* sacct runs before slurmdbd counts as unreachable. */
+#define SACCT_TRIES 3
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -71,7 +74,13 @@ static int read_stored(uint32_t job_id, char **text, json_t **summary, struct st
     int rc;
 
     *summary = NULL;
-    rc = acct_sacct_admin_comment(job_id, &uid, text, err);
+    /* A busy slurmdbd times sacct out now and then: a few tries before "unreachable". */
+    for (int tries = 1;; tries++) {
+        rc = acct_sacct_admin_comment(job_id, &uid, text, err);
+        if (rc != -EIO || tries == SACCT_TRIES)
+            break;
+        sleep_s(1 + jitter(1));
+    }
     costs->reads++;
     costs->read_s += now_s() - t0;
     if (rc < 0)
@@ -114,7 +123,7 @@ static bool holds_nodes_of(const json_t *stored, const json_t *part)
 static int wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
 {
     const double until = now_s() + max_s;
-    int rc;
+    int rc, failed = 0;
 
     for (;;) {
         uid_t uid;
@@ -125,8 +134,13 @@ static int wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
         free(comment);
         if (rc == 0 && full)
             return 0;
+        if (rc == -EIO && ++failed < SACCT_TRIES) {
+            sleep_s(1 + jitter(1));
+            continue;
+        }
         if (rc < 0 && rc != -ENOENT)
             return rc;
+        failed = 0;
         if (now_s() > until)
             return np_err_set(err, -ENOENT,
                               "slurmdbd has no full record of job %" PRIu32 " after %.0f s", job_id,
