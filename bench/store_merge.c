@@ -22,16 +22,23 @@
  * random factor in [0.5, 1) (fractions stay fractions). */
 static void vary(json_t *v)
 {
-    const char *key;
-    json_t *item;
-    size_t i;
-
-    if (json_is_real(v))
+    if (json_is_real(v)) {
         json_real_set(v, json_real_value(v) * (0.5 + 0.5 * (double)(random() % 1000) / 1000.0));
-    else if (json_is_object(v))
-        json_object_foreach(v, key, item) vary(item);
-    else if (json_is_array(v))
-        json_array_foreach(v, i, item) vary(item);
+    } else if (json_is_object(v)) {
+        const char *key;
+        json_t *item;
+        json_object_foreach(v, key, item)
+        {
+            vary(item);
+        }
+    } else if (json_is_array(v)) {
+        json_t *item;
+        size_t i;
+        json_array_foreach(v, i, item)
+        {
+            vary(item);
+        }
+    }
 }
 
 static double now_s(void)
@@ -73,7 +80,9 @@ static int fit_once(json_t *report, long nodes)
         size_t i;
         printf("%ld, trimmed:", len);
         json_array_foreach(json_object_get(all, "trimmed"), i, t)
+        {
             printf(" %s", json_string_value(json_object_get(t, "what")));
+        }
         printf("\n");
     }
     free(stored);
@@ -154,7 +163,9 @@ int main(int argc, char **argv)
             printf("%ld\t%.1f\t%.2f\t%ld\t%zu\t", n, (now_s() - t0) * 1e3, total, len,
                    json_object_size(json_object_get(merged, "nodes")));
             json_array_foreach(trimmed, i, t)
+            {
                 printf("%s%s", i ? "," : "", json_string_value(json_object_get(t, "what")));
+            }
             printf("\n");
             fflush(stdout);
         }

@@ -65,6 +65,32 @@ static int store_durably(uint32_t job_id, const char *spool, const json_t *part,
     return rc;
 }
 
+/* One AdminComment read, merged and written by every node does not scale (docs/accounting.md):
+ * past NUMAPLACE_STORE_MAX_NODES (default STORE_MAX_NODES) nodes the parts stay in the spools. */
+static bool store_too_many_nodes(const char *expanded, const struct np_log *log, uint32_t job_id)
+{
+    const char *env = getenv("NUMAPLACE_STORE_MAX_NODES");
+    long max = STORE_MAX_NODES, n = 1;
+    char *end;
+
+    if (env && *env) {
+        const long v = strtol(env, &end, 10);
+        if (!*end && v > 0)
+            max = v;
+    }
+    if (!expanded || !*expanded)
+        return false;
+    for (const char *p = expanded; *p; p++)
+        n += *p == ',';
+    if (n <= max)
+        return false;
+    np_logf(log, NP_LOG_INFO,
+            "job %" PRIu32 ": %ld nodes, over the %ld whose parts numaplace stores in one "
+            "AdminComment (NUMAPLACE_STORE_MAX_NODES): this node's reports stay in its spool",
+            job_id, n, max);
+    return true;
+}
+
 int acct_store(uint32_t job_id, const char *spool, const char *nodes, const struct np_log *log,
                struct np_err *err)
 {
@@ -102,6 +128,8 @@ int acct_store(uint32_t job_id, const char *spool, const char *nodes, const stru
         expanded = acct_expand_hostlist(nodes);
     if (expanded)
         np_summary_expect_nodes(mine, expanded, NULL);
+    if (store_too_many_nodes(expanded, log, job_id))
+        goto out;
     rc = store_durably(job_id, spool, mine, log, err);
 out:
     free(expanded);

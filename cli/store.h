@@ -25,6 +25,10 @@
 /** Seconds a write may take from its read to slurmdbd; NUMAPLACE_STORE_SETTLE_S overrides. */
 #define STORE_SETTLE_S 3.0
 
+/** Jobs on more nodes store no summary (docs/accounting.md); NUMAPLACE_STORE_MAX_NODES overrides.
+ */
+#define STORE_MAX_NODES 128
+
 /** How long one store may take. */
 struct store_limits {
     double record_wait_s; /**< for slurmctld's record of the job to reach slurmdbd */
@@ -62,6 +66,6 @@ void store_costs_format(const struct store_costs *costs, char *buf, size_t len);
 int store_pending_pass(const char *spool, uint32_t except, const struct np_log *log);
 
 /** After this a part no longer waits (logged when dropped). */
-#define STORE_PENDING_MAX_AGE_S (7 * 24 * 3600)
+#define STORE_PENDING_MAX_AGE_S (7L * 24 * 3600)
 
 #endif /* NUMAPLACE_STORE_H */

@@ -118,19 +118,19 @@ static bool holds_nodes_of(const json_t *stored, const json_t *part)
 }
 
 /* slurmdbd gets slurmctld's record of the job a few seconds after the job has ended, and not
- * before the epilogs are done; a modify reaches only that record. -EIO at once when sacct fails
+ * before the epilogs are done; a modify reaches only that record. -EIO when sacct fails 3 times
  * (slurmdbd down: the part stays pending), -ENOENT when the record did not come in time. */
 static int wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
 {
     const double until = now_s() + max_s;
-    int rc, failed = 0;
+    int failed = 0;
 
     for (;;) {
         uid_t uid;
         char *comment = NULL;
         bool full = false;
+        const int rc = acct_sacct_job(job_id, &uid, &comment, &full, err);
 
-        rc = acct_sacct_job(job_id, &uid, &comment, &full, err);
         free(comment);
         if (rc == 0 && full)
             return 0;
@@ -292,7 +292,7 @@ static int retry_one(int dirfd, uint32_t job_id, const struct np_log *log)
     if (fd < 0)
         return fd == -EBUSY ? 1 : 0; /* another store has it, or it is gone */
     if (fstat(fd, &st) == 0 && time(NULL) - st.st_mtime > STORE_PENDING_MAX_AGE_S) {
-        rc = np_err_set(&err, -ETIME, "it waited over %d days", STORE_PENDING_MAX_AGE_S / 86400);
+        rc = np_err_set(&err, -ETIME, "it waited over %ld days", STORE_PENDING_MAX_AGE_S / 86400);
         drop = true;
     } else if ((rc = store_pending_load(fd, &part, &err)) < 0) {
         drop = true;
@@ -322,7 +322,7 @@ static int retry_one(int dirfd, uint32_t job_id, const struct np_log *log)
 
 int store_pending_pass(const char *spool, uint32_t except, const struct np_log *log)
 {
-    uint32_t *jobs = malloc(STORE_PENDING_MAX_FILES * sizeof(*jobs));
+    uint32_t *jobs = calloc(STORE_PENDING_MAX_FILES, sizeof(*jobs));
     struct np_err err = {0};
     int dirfd, n, waiting = 0;
 

@@ -78,7 +78,7 @@ int store_pending_list(int dirfd, uint32_t *jobs, size_t max, struct np_err *err
 /* Past the bound the oldest jobs go: their parts are the least likely to still be wanted. */
 static void drop_oldest(int dirfd, uint32_t keep, const struct np_log *log)
 {
-    uint32_t *jobs = malloc((STORE_PENDING_MAX_FILES + 64) * sizeof(*jobs));
+    uint32_t *jobs = calloc(STORE_PENDING_MAX_FILES + 64, sizeof(*jobs));
     int n;
 
     if (!jobs)

@@ -34,7 +34,7 @@ epilogs_done() { # every node's epilog logged the end of its store (it logs once
 }
 
 # One case: a job on every node; its summary must name every node once each epilog is done.
-scale_case() {
+scale_case() { # scale_case [_ NODES_EXPECTED]
   local job ended done_at got
   job=$(np_run_as "$user" sbatch --parsable -N"${#np_nodes[@]}" --ntasks-per-node=1 -o "$out/job.out" \
     --wrap "srun $NP_WORKLOAD --mb 8 --busy 1 --idle 0.5")
@@ -46,7 +46,7 @@ scale_case() {
   echo "job $job: ${#np_nodes[@]} nodes, $got in the stored summary; the last node's store ended $(
     python3 -c "print(f'{$done_at - $ended:.1f}')") s after the job left the queue"
   grep -h " job $job on " "$np_dir"/node-*/helper/epilog.log | sed 's/^/  /'
-  np_expect_eq "$got" "${#np_nodes[@]}" "nodes in the stored summary"
+  np_expect_eq "$got" "${2:-${#np_nodes[@]}}" "nodes in the stored summary"
 }
 
 np_case "a job on ${#np_nodes[@]} nodes stores one summary with every node's part"
@@ -72,6 +72,13 @@ SH
 chmod 755 "$np_dir/busy/sacct"
 sed -i "s|^export PATH=|export PATH=$np_dir/busy:|" "$np_dir/numaplace-epilog"
 scale_case
+np_end_case
+
+# Past NUMAPLACE_STORE_MAX_NODES the nodes leave the AdminComment alone (docs/accounting.md).
+np_case "a job over NUMAPLACE_STORE_MAX_NODES stores no summary and says why"
+sed -i "s|^export PATH=|export NUMAPLACE_STORE_MAX_NODES=$((${#np_nodes[@]} - 1)) PATH=|" "$np_dir/numaplace-epilog"
+scale_case _ 0
+np_expect_match "over the $((${#np_nodes[@]} - 1)) whose parts numaplace stores" "$(cat "$np_dir/node-node1/helper/epilog.log")"
 np_end_case
 
 np_finish
