@@ -37,8 +37,13 @@ static int store_durably(uint32_t job_id, const char *spool, const json_t *part,
     char line[256];
 
     dirfd = store_pending_open(spool, true, &perr);
-    if (dirfd >= 0 && store_pending_save(dirfd, job_id, part, log, &perr) == 0)
+    /* A part of this job already waiting and being stored (`store --pending`): left to it. */
+    if (dirfd >= 0 && (fd = store_pending_take(dirfd, job_id, &perr)) >= 0)
+        store_pending_release(dirfd, job_id, fd, false);
+    if (dirfd >= 0 && fd != -EBUSY && store_pending_save(dirfd, job_id, part, log, &perr) == 0)
         fd = store_pending_take(dirfd, job_id, &perr);
+    else if (fd != -EBUSY)
+        fd = -1;
     if (fd == -EBUSY) { /* `store --pending` took it meanwhile: it stores it */
         close(dirfd);
         np_logf(log, NP_LOG_INFO, "job %" PRIu32 ": %s", job_id, perr.msg);
@@ -53,42 +58,41 @@ static int store_durably(uint32_t job_id, const char *spool, const json_t *part,
     if (rc == 0)
         np_logf(log, NP_LOG_INFO, "job %" PRIu32 ": summary stored in AdminComment (%ld bytes; %s)",
                 job_id, costs.stored_bytes, line);
+    else if (rc == -EFBIG) /* by design: logged, nothing waits */
+        np_logf(log, NP_LOG_INFO, "job %" PRIu32 ": %s", job_id, err->msg);
     else if (fd >= 0 && rc != -EEXIST && rc != -E2BIG)
         np_logf(log, NP_LOG_WARNING,
                 "job %" PRIu32 ": this node's part waits in %s/%s: the next numaplace store on "
                 "this node or `numaplace store --pending` stores it",
                 job_id, spool, STORE_PENDING_DIR);
     if (fd >= 0) /* never stored: the job's reports stay in the spool, nothing to retry */
-        store_pending_release(dirfd, job_id, fd, rc == 0 || rc == -EEXIST || rc == -E2BIG);
+        store_pending_release(dirfd, job_id, fd,
+                              rc == 0 || rc == -EEXIST || rc == -E2BIG || rc == -EFBIG);
     if (dirfd >= 0)
         close(dirfd);
     return rc;
 }
 
-/* One AdminComment read, merged and written by every node does not scale (docs/accounting.md):
- * past NUMAPLACE_STORE_MAX_NODES (default STORE_MAX_NODES) nodes the parts stay in the spools. */
-static bool store_too_many_nodes(const char *expanded, const struct np_log *log, uint32_t job_id)
+/* The job's nodes as slurmctld has them ("node[1-4]"; new string, NULL when it does not say):
+ * slurmd's epilog environment has no SLURM_JOB_NODELIST on Slurm 22.05. Nodes whose epilog is
+ * done may have left it already: the list names nodes of the job, not always all of them. */
+static char *controller_nodelist(uint32_t job_id)
 {
-    const char *env = getenv("NUMAPLACE_STORE_MAX_NODES");
-    long max = STORE_MAX_NODES, n = 1;
-    char *end;
+    char id[16], *out = NULL, *list = NULL;
+    char *argv[] = {"scontrol", "-o", "show", "job", id, NULL};
+    const char *at;
 
-    if (env && *env) {
-        const long v = strtol(env, &end, 10);
-        if (!*end && v > 0)
-            max = v;
+    snprintf(id, sizeof(id), "%" PRIu32, job_id);
+    if (acct_run(argv, &out, NULL, 0, NULL) == 0 && (at = strstr(out, " NodeList=")) != NULL) {
+        at += strlen(" NodeList=");
+        list = strndup(at, strcspn(at, " \n"));
     }
-    if (!expanded || !*expanded)
-        return false;
-    for (const char *p = expanded; *p; p++)
-        n += *p == ',';
-    if (n <= max)
-        return false;
-    np_logf(log, NP_LOG_INFO,
-            "job %" PRIu32 ": %ld nodes, over the %ld whose parts numaplace stores in one "
-            "AdminComment (NUMAPLACE_STORE_MAX_NODES): this node's reports stay in its spool",
-            job_id, n, max);
-    return true;
+    free(out);
+    if (list && (!list[0] || strcmp(list, "(null)") == 0)) {
+        free(list);
+        list = NULL;
+    }
+    return list;
 }
 
 int acct_store(uint32_t job_id, const char *spool, const char *nodes, const struct np_log *log,
@@ -124,20 +128,25 @@ int acct_store(uint32_t job_id, const char *spool, const char *nodes, const stru
         if (pw)
             np_summary_set_user(mine, pw->pw_name, NULL);
     }
-    if (nodes && *nodes)
+    if (nodes && *nodes) {
         expanded = acct_expand_hostlist(nodes);
+    } else {
+        char *list = controller_nodelist(job_id);
+        expanded = list ? acct_expand_hostlist(list) : NULL;
+        free(list);
+    }
     if (expanded)
         np_summary_expect_nodes(mine, expanded, NULL);
-    if (store_too_many_nodes(expanded, log, job_id))
-        goto out;
     rc = store_durably(job_id, spool, mine, log, err);
+    if (rc == -EFBIG)
+        rc = 0;
 out:
     free(expanded);
     json_decref(mine);
     json_decref(reports);
     /* Parts of earlier jobs left waiting (slurmdbd was down): while slurmdbd answers. */
     if (rc != -EIO)
-        store_pending_pass(spool, job_id, log);
+        store_pending_pass(spool, job_id, STORE_PENDING_PER_EPILOG, log);
     return rc;
 }
 
@@ -145,7 +154,7 @@ out:
 static int cmd_store_pending(void)
 {
     struct np_log log = {cli_stderr_log, NULL};
-    const int waiting = store_pending_pass(cli.spool_dir, 0, &log);
+    const int waiting = store_pending_pass(cli.spool_dir, 0, 0, &log);
 
     if (waiting < 0) {
         fprintf(stderr, "numaplace: store --pending: %s\n", strerror(-waiting));

@@ -48,7 +48,7 @@ struct store_costs {
  * confirm it as above. Never writes over another tool's AdminComment (-EEXIST) nor over a
  * summary it could not read (sacct failing: -EIO).
  * @return 0; -EIO (slurmdbd unreachable); -ETIMEDOUT; -EEXIST; -E2BIG; -ENOENT (slurmdbd has no
- *         such job); each with @p err
+ *         such job); -EFBIG (the job has more than STORE_MAX_NODES nodes); each with @p err
  */
 int store_commit(uint32_t job_id, const json_t *part, const struct store_limits *limits,
                  struct store_costs *costs, const struct np_log *log, struct np_err *err);
@@ -57,13 +57,17 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
 void store_costs_format(const struct store_costs *costs, char *buf, size_t len);
 
 /**
- * Store every part waiting in <@p spool>/pending but job @p except (0: none), oldest first,
+ * Store the parts waiting in <@p spool>/pending but job @p except (0: none), oldest first, at
+ * most @p max_jobs of them (0: all),
  * stopping at the first that finds slurmdbd unreachable. A part stored is removed; one that can
  * never be stored (another tool's AdminComment, too large, a corrupt file) or waited longer than
  * STORE_PENDING_MAX_AGE_S is dropped and logged.
  * @return the number of parts still waiting
  */
-int store_pending_pass(const char *spool, uint32_t except, const struct np_log *log);
+int store_pending_pass(const char *spool, uint32_t except, int max_jobs, const struct np_log *log);
+
+/** Waiting parts an epilog's store takes on after its own job (the timer takes all). */
+#define STORE_PENDING_PER_EPILOG 8
 
 /** After this a part no longer waits (logged when dropped). */
 #define STORE_PENDING_MAX_AGE_S (7L * 24 * 3600)

@@ -149,6 +149,40 @@ static int wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
     }
 }
 
+/* One AdminComment read, merged and written by every node does not scale (docs/accounting.md):
+ * past NUMAPLACE_STORE_MAX_NODES (default STORE_MAX_NODES) nodes the parts stay in the spools.
+ * The count is the full record's (slurmctld's shrinks as nodes finish their epilogs). */
+static int too_many_nodes(uint32_t job_id, struct np_err *err)
+{
+    const char *env = getenv("NUMAPLACE_STORE_MAX_NODES");
+    char id[16], *out = NULL, *end;
+    char *argv[] = {"sacct", "-j", id, "-X", "-n", "-P", "-o", "NNodes", NULL};
+    long max = STORE_MAX_NODES, n = 0;
+
+    if (env && *env) {
+        const long v = strtol(env, &end, 10);
+        if (!*end && v > 0)
+            max = v;
+    }
+    snprintf(id, sizeof(id), "%" PRIu32, job_id);
+    for (int tries = 0; tries < SACCT_TRIES; tries++) {
+        const int rc = acct_run(argv, &out, NULL, 0, NULL);
+        if (rc == 0)
+            n = strtol(out, NULL, 10);
+        free(out);
+        out = NULL;
+        if (rc == 0)
+            break;
+        sleep_s(1 + jitter(1));
+    }
+    if (n <= max)
+        return 0;
+    return np_err_set(err, -EFBIG,
+                      "%ld nodes, over the %ld whose parts numaplace stores in one AdminComment "
+                      "(NUMAPLACE_STORE_MAX_NODES): this node's reports stay in its spool",
+                      n, max);
+}
+
 /* One read-merge-write. @p text: what was read. 1: the read was too old to write on. */
 static int write_merged(uint32_t job_id, const json_t *part, double settle,
                         struct store_costs *costs, char **text, struct np_err *err)
@@ -211,6 +245,9 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
     free(controller);
     rc = wait_for_record(job_id, limits->record_wait_s, err);
     costs->record_wait_s = now_s() - start;
+    if (rc < 0)
+        return rc;
+    rc = too_many_nodes(job_id, err);
     if (rc < 0)
         return rc;
     until = now_s() + limits->total_s;
@@ -298,7 +335,7 @@ static int retry_one(int dirfd, uint32_t job_id, const struct np_log *log)
         drop = true;
     } else {
         rc = store_commit(job_id, part, &limits, &costs, log, &err);
-        drop = rc == -EEXIST || rc == -E2BIG || rc == -EINVAL;
+        drop = rc == -EEXIST || rc == -E2BIG || rc == -EINVAL || rc == -EFBIG;
     }
     json_decref(part);
     if (rc == 0) {
@@ -320,7 +357,7 @@ static int retry_one(int dirfd, uint32_t job_id, const struct np_log *log)
     return rc == 0 || drop ? 0 : rc == -EIO ? -EIO : 1;
 }
 
-int store_pending_pass(const char *spool, uint32_t except, const struct np_log *log)
+int store_pending_pass(const char *spool, uint32_t except, int max_jobs, const struct np_log *log)
 {
     uint32_t *jobs = calloc(STORE_PENDING_MAX_FILES, sizeof(*jobs));
     struct np_err err = {0};
@@ -336,10 +373,14 @@ int store_pending_pass(const char *spool, uint32_t except, const struct np_log *
         return dirfd == -ENOENT ? 0 : dirfd;
     }
     n = store_pending_list(dirfd, jobs, STORE_PENDING_MAX_FILES, &err);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0, tried = 0; i < n; i++) {
         int rc;
         if (jobs[i] == except)
             continue;
+        if (max_jobs > 0 && tried++ == max_jobs) {
+            waiting += n - i;
+            break;
+        }
         rc = retry_one(dirfd, jobs[i], log);
         if (rc == -EIO) { /* slurmdbd unreachable: the others would fail the same way */
             waiting += n - i;

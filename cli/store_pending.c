@@ -178,9 +178,13 @@ int store_pending_load(int fd, json_t **part, struct np_err *err)
 
 void store_pending_release(int dirfd, uint32_t job_id, int fd, bool stored)
 {
-    if (stored) {
-        char name[32];
-        file_name(job_id, name, sizeof(name));
+    struct stat held, now;
+    char name[32];
+
+    file_name(job_id, name, sizeof(name));
+    /* Only the file this process took: a store of the same job may have saved a newer one. */
+    if (stored && fstat(fd, &held) == 0 && fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+        held.st_ino == now.st_ino && held.st_dev == now.st_dev) {
         unlinkat(dirfd, name, 0);
         fsync(dirfd);
     }

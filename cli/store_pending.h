@@ -51,7 +51,7 @@ int store_pending_load(int fd, json_t **part, struct np_err *err);
 
 /**
  * Let go of a taken file; with @p stored, remove it first (durably) so no other process takes
- * it again.
+ * it again, unless the name holds a newer file by then (saved by another store of the job).
  */
 void store_pending_release(int dirfd, uint32_t job_id, int fd, bool stored);
 

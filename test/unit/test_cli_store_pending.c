@@ -67,6 +67,12 @@ START_TEST(test_save_take_release)
     ck_assert_int_eq(stat(path, &st), 0);
     fd = store_pending_take(dirfd, 42, &err);
     ck_assert_int_ge(fd, 0);
+    /* Another store of the job saved a newer part meanwhile: that one stays. */
+    ck_assert_int_eq(store_pending_save(dirfd, 42, part, NULL, &err), 0);
+    store_pending_release(dirfd, 42, fd, true);
+    ck_assert_int_eq(stat(path, &st), 0);
+    fd = store_pending_take(dirfd, 42, &err);
+    ck_assert_int_ge(fd, 0);
     store_pending_release(dirfd, 42, fd, true); /* stored: gone */
     ck_assert_int_eq(stat(path, &st), -1);
     ck_assert_int_eq(store_pending_take(dirfd, 42, &err), -ENOENT);
