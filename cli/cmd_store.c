@@ -21,41 +21,56 @@
 #include "accounting.h"
 #include "cli.h"
 #include "parse.h"
+#include "store.h"
+#include "store_pending.h"
 
-/* The summary stored for the job in slurmdbd (where the epilogs write it; slurmctld does not
- * see those writes). *current NULL: nothing stored yet. -EEXIST: another tool's AdminComment. */
-static int stored_summary(uint32_t job_id, json_t **current, struct np_err *err)
+/* This node's part of the job, saved as pending before it goes to slurmdbd and removed only
+ * once it is stored and confirmed (store_pending.h): a store that fails or is killed leaves it
+ * for the next store on this node or `numaplace store --pending`. */
+static int store_durably(uint32_t job_id, const char *spool, const json_t *part,
+                         const struct np_log *log, struct np_err *err)
 {
-    char *comment = NULL;
-    uid_t uid;
-    int rc;
+    const struct store_limits limits = {.record_wait_s = 120, .total_s = 300};
+    struct store_costs costs;
+    struct np_err perr = {0};
+    int dirfd, fd = -1, rc;
+    char line[256];
 
-    *current = NULL;
-    comment = acct_controller_admin_comment(job_id);
-    if (comment && comment[0] &&
-        strncmp(comment, NP_STORED_PREFIX, strlen(NP_STORED_PREFIX)) != 0) {
-        free(comment);
-        return np_err_set(err, -EEXIST,
-                          "job %" PRIu32 "'s AdminComment holds another tool's text: numaplace "
-                          "does not overwrite it (the summary stays in the spool)",
-                          job_id);
+    dirfd = store_pending_open(spool, true, &perr);
+    /* A part of this job already waiting and being stored (`store --pending`): left to it. */
+    if (dirfd >= 0 && (fd = store_pending_take(dirfd, job_id, &perr)) >= 0)
+        store_pending_release(dirfd, job_id, fd, false);
+    if (dirfd >= 0 && fd != -EBUSY && store_pending_save(dirfd, job_id, part, log, &perr) == 0)
+        fd = store_pending_take(dirfd, job_id, &perr);
+    else if (fd != -EBUSY)
+        fd = -1;
+    if (fd == -EBUSY) { /* `store --pending` took it meanwhile: it stores it */
+        close(dirfd);
+        np_logf(log, NP_LOG_INFO, "job %" PRIu32 ": %s", job_id, perr.msg);
+        return 0;
     }
-    free(comment);
-    comment = NULL;
-    if (acct_sacct_admin_comment(job_id, &uid, &comment, NULL) < 0 || !comment || !comment[0]) {
-        free(comment);
-        return 0; /* not there yet, or empty: store as the first */
-    }
-    rc = np_stored_decode(comment, current, err);
-    free(comment);
-    if (rc == -ENOMSG)
-        return np_err_set(err, -EEXIST,
-                          "job %" PRIu32 "'s AdminComment holds another tool's text: numaplace "
-                          "does not overwrite it (the summary stays in the spool)",
-                          job_id);
-    if (rc < 0) /* a corrupt summary of ours: replaced */
-        *current = NULL;
-    return 0;
+    if (fd < 0)
+        np_logf(log, NP_LOG_WARNING,
+                "job %" PRIu32 ": this node's part cannot wait in the spool if slurmdbd fails: %s",
+                job_id, perr.msg);
+    rc = store_commit(job_id, part, &limits, &costs, log, err);
+    store_costs_format(&costs, line, sizeof(line));
+    if (rc == 0)
+        np_logf(log, NP_LOG_INFO, "job %" PRIu32 ": summary stored in AdminComment (%ld bytes; %s)",
+                job_id, costs.stored_bytes, line);
+    else if (rc == -EFBIG) /* by design: logged, nothing waits */
+        np_logf(log, NP_LOG_INFO, "job %" PRIu32 ": %s", job_id, err->msg);
+    else if (fd >= 0 && rc != -EEXIST && rc != -E2BIG)
+        np_logf(log, NP_LOG_WARNING,
+                "job %" PRIu32 ": this node's part waits in %s/%s: the next numaplace store on "
+                "this node or `numaplace store --pending` stores it",
+                job_id, spool, STORE_PENDING_DIR);
+    if (fd >= 0) /* never stored: the job's reports stay in the spool, nothing to retry */
+        store_pending_release(dirfd, job_id, fd,
+                              rc == 0 || rc == -EEXIST || rc == -E2BIG || rc == -EFBIG);
+    if (dirfd >= 0)
+        close(dirfd);
+    return rc;
 }
 
 /* Who the job is and where this runs, from Slurm and this node, never from a report. */
@@ -127,29 +142,31 @@ static size_t keep_own_reports(json_t *reports, uint32_t job_id, const struct st
     return json_array_size(reports);
 }
 
-/* Every node of @p mine is in @p stored (the read-back check of a concurrent store). */
-static bool holds_nodes_of(json_t *stored, json_t *mine)
+/* The job's nodes as slurmctld has them ("node[1-4]"; new string, NULL when it does not say):
+ * slurmd's epilog environment has no SLURM_JOB_NODELIST on Slurm 22.05. Nodes whose epilog is
+ * done may have left it already: the list names nodes of the job, not always all of them. */
+static char *controller_nodelist(uint32_t job_id)
 {
-    struct np_sum st, me;
-    bool all = true;
+    char id[16], *out = NULL, *list = NULL;
+    char *argv[] = {"scontrol", "-o", "show", "job", id, NULL};
+    const char *at;
 
-    if (np_sum_decode(stored, &st, NULL) != 0)
-        return false;
-    if (np_sum_decode(mine, &me, NULL) != 0) {
-        np_sum_free(&st);
-        return false;
+    snprintf(id, sizeof(id), "%" PRIu32, job_id);
+    if (acct_run(argv, &out, NULL, 0, NULL) == 0 && (at = strstr(out, " NodeList=")) != NULL) {
+        at += strlen(" NodeList=");
+        list = strndup(at, strcspn(at, " \n"));
     }
-    for (size_t i = 0; all && i < me.nnodes; i++)
-        all = np_sum_node_get(&st, me.nodes[i].name) != NULL;
-    np_sum_free(&st);
-    np_sum_free(&me);
-    return all;
+    free(out);
+    if (list && (!list[0] || strcmp(list, "(null)") == 0)) {
+        free(list);
+        list = NULL;
+    }
+    return list;
 }
 
 int acct_store(uint32_t job_id, const char *spool, const char *nodes, const struct np_log *log,
                struct np_err *err)
 {
-    enum { ATTEMPTS = 8 };
     char job_arg[16], *expanded = NULL;
     json_t *reports = json_array(), *mine = NULL, *report;
     struct store_identity who;
@@ -182,77 +199,42 @@ int acct_store(uint32_t job_id, const char *spool, const char *nodes, const stru
     }
     if (who.user[0])
         np_summary_set_user(mine, who.user, NULL);
-    if (nodes && *nodes)
+    if (nodes && *nodes) {
         expanded = acct_expand_hostlist(nodes);
-    srandom((unsigned)(getpid() ^ time(NULL)));
-    /* slurmdbd gets slurmctld's record of the job a few seconds after the job has ended, and
-     * not before the epilogs are done: `numaplace store` runs detached from the epilog
-     * (etc/numaplace-epilog) and waits here, bounded, so the nodes' writes meet a real row. */
-    for (int waited = 0; waited < 480; waited++) {
-        uid_t uid;
-        char *comment = NULL;
-        bool full = false;
-        const int known = acct_sacct_job(job_id, &uid, &comment, &full, NULL);
-        free(comment);
-        if (known == 0 && full)
-            break;
-        if (known < 0 && known != -ENOENT)
-            break; /* sacct itself fails: the write below says why */
-        usleep(250000);
+    } else {
+        char *list = controller_nodelist(job_id);
+        expanded = list ? acct_expand_hostlist(list) : NULL;
+        free(list);
     }
-    for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
-        json_t *merged = NULL, *check = NULL;
-        char *stored = NULL;
-        long len;
-
-        rc = stored_summary(job_id, &merged, err);
-        if (rc < 0)
-            break;
-        if (!merged)
-            merged = json_deep_copy(mine);
-        else if ((rc = np_summary_merge(merged, mine, err)) < 0) {
-            json_decref(merged);
-            break;
-        }
-        if (expanded)
-            np_summary_expect_nodes(merged, expanded, NULL);
-        len = np_summary_fit(merged, NP_SUMMARY_STORED_MAX, &stored, err);
-        json_decref(merged);
-        if (len < 0) {
-            rc = (int)len;
-            break;
-        }
-        rc = acct_set_admin_comment(job_id, stored, err);
-        free(stored);
-        if (rc < 0)
-            break;
-        /* Read back twice: soon, and again after the other nodes' epilogs (which run at the same
-         * time) have had time to finish a write they based on what was stored before ours. A
-         * part that was overwritten is merged in and written again. */
-        usleep((useconds_t)(100000 + random() % 300000));
-        if (stored_summary(job_id, &check, NULL) == 0 && check && holds_nodes_of(check, mine)) {
-            json_decref(check);
-            check = NULL;
-            usleep((useconds_t)(2000000 + random() % 500000));
-            if (stored_summary(job_id, &check, NULL) == 0 && check && holds_nodes_of(check, mine)) {
-                json_decref(check);
-                np_logf(log, NP_LOG_INFO,
-                        "job %s: summary stored in AdminComment (%ld bytes, try %d)", job_arg, len,
-                        attempt);
-                rc = 0;
-                goto out;
-            }
-        }
-        json_decref(check);
-        rc = np_err_set(err, -EAGAIN,
-                        "job %s: this node's part was overwritten %d times by concurrent writers",
-                        job_arg, attempt);
-    }
+    if (expanded)
+        np_summary_expect_nodes(mine, expanded, NULL);
+    rc = store_durably(job_id, spool, mine, log, err);
+    if (rc == -EFBIG)
+        rc = 0;
 out:
     free(expanded);
     json_decref(mine);
     json_decref(reports);
+    /* Parts of earlier jobs left waiting (slurmdbd was down): while slurmdbd answers. */
+    if (rc != -EIO)
+        store_pending_pass(spool, job_id, STORE_PENDING_PER_EPILOG, log);
     return rc;
+}
+
+/* `numaplace store --pending`: the parts this node could not store yet (a timer's call). */
+static int cmd_store_pending(void)
+{
+    struct np_log log = {cli_stderr_log, NULL};
+    const int waiting = store_pending_pass(cli.spool_dir, 0, 0, &log);
+
+    if (waiting < 0) {
+        fprintf(stderr, "numaplace: store --pending: %s\n", strerror(-waiting));
+        return 1;
+    }
+    if (waiting > 0)
+        fprintf(stderr, "numaplace: store --pending: %d job(s) still wait for accounting\n",
+                waiting);
+    return waiting > 0 ? 1 : 0;
 }
 
 /* `numaplace store JOBID`: the epilog's call (etc/numaplace-epilog). */
@@ -264,19 +246,26 @@ int cmd_store(int argc, char **argv)
     char *end;
     unsigned long id;
 
+    if (argc == 2 && strcmp(argv[1], "--pending") == 0) {
+        if (getuid() != 0) {
+            fprintf(stderr, "numaplace: store writes Slurm accounting: root only\n");
+            return 1;
+        }
+        return cmd_store_pending();
+    }
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc) {
             nodes = argv[++i];
         } else {
             fprintf(stderr,
                     "numaplace: store: unexpected \"%s\" (usage: store JOBID [--nodes "
-                    "HOSTLIST])\n",
+                    "HOSTLIST], or store --pending)\n",
                     argv[i]);
             return 2;
         }
     }
     if (argc < 2) {
-        fprintf(stderr, "numaplace: store needs a JOBID\n");
+        fprintf(stderr, "numaplace: store needs a JOBID (or --pending)\n");
         return 2;
     }
     id = strtoul(argv[1], &end, 10);

@@ -52,7 +52,8 @@ static void usage(FILE *out)
             "                        DELAY_S seconds after the previous one ('#' comments)\n"
             "  store JOBID [--nodes HOSTLIST]\n"
             "                        (epilog, root) add this node's reports to the job's summary\n"
-            "                        in its AdminComment\n",
+            "                        in its AdminComment; kept in the spool until stored\n"
+            "  store --pending       (root, a timer) store this node's parts still waiting\n",
             DEFAULT_SPOOL, np_class_names(), np_order_names());
 }
 

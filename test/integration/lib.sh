@@ -28,6 +28,7 @@
 #   np_sacct_wait JOBID [SECONDS [FIELD REGEX]]  wait until sacct shows the job finished (and FIELD,
 #                                         e.g. AdminComment, matches REGEX)
 #   np_db_sql SQL                         run SQL as MariaDB's root on the private server
+#   np_slurmdbd_stop / np_slurmdbd_start  stop slurmdbd alone / start it again (bounded wait)
 #   np_admin_comment_tool                 build a tool "TOOL JOBID <VALUE" that sets a job's
 #                                         AdminComment in slurmdbd exactly (from an Epilog too);
 #                                         its path in $NP_ADMIN_COMMENT

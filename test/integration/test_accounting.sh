@@ -123,4 +123,58 @@ np_expect_match "User: $user "
 np_expect_no_match "evil"
 np_end_case
 
+# slurmdbd down during the epilog (issue 12 #1): the node's part waits in its spool
+# (pending/JOBID.json) and is stored later, by `numaplace store --pending` or by the next store.
+node=${np_nodes[0]}
+pending_dir=$(np_node_dir "$node")/helper/spool/pending
+node_log=$(np_node_dir "$node")/helper/epilog.log
+epilog_logged() { grep -q " job $1 on $node: " "$node_log" 2>/dev/null; }
+one_node_job() {
+  np_run_as "$user" sbatch --parsable -N1 -n1 -w "$node" -o "$out/$1.out" \
+    --wrap "srun $NP_WORKLOAD --mb 8 --busy 1 --idle 0.5"
+}
+job_gone() { [ -z "$(squeue -h -j "$1" 2>/dev/null)" ]; }
+store_pending_on_node() {
+  np_on_node "$node" env NUMAPLACE_SPOOL="$np_dir/helper/spool" "$NP_CLI" store --pending
+}
+
+np_case "slurmdbd down during the epilog: the part waits in the spool, store --pending stores it"
+np_slurmdbd_stop
+job3=$(one_node_job job3)
+np_wait_for 60 job_gone "$job3" || np_fail "job $job3 did not end"
+np_wait_for 90 epilog_logged "$job3" || np_fail "no store logged for job $job3: $(cat "$node_log")"
+np_expect_match "job $job3: .*waits in .*/pending" "$(grep -A10 " job $job3 on " "$node_log")"
+[ -f "$pending_dir/$job3.json" ] || np_fail "no $pending_dir/$job3.json: $(ls -la "$pending_dir" 2>&1)"
+np_expect_eq "$(stat -c '%U %a' "$pending_dir")" "root 700" "pending directory owner and mode"
+np_expect_eq "$(stat -c '%U %a' "$pending_dir/$job3.json")" "root 600" "pending file owner and mode"
+np_slurmdbd_start
+np_run store_pending_on_node
+np_expect_rc 0
+np_expect_match "job $job3: this node's waiting part stored in AdminComment"
+[ ! -e "$pending_dir/$job3.json" ] || np_fail "$pending_dir/$job3.json is still there after the store"
+np_run np_run_as "$user" "$NP_CLI" --spool /nonexistent report "$job3"
+np_expect_rc 0
+np_expect_match "source: Slurm accounting"
+np_expect_match "$node"
+np_end_case
+
+np_case "a part left waiting is stored by the next job's epilog on the node"
+np_slurmdbd_stop
+job4=$(one_node_job job4)
+np_wait_for 60 job_gone "$job4" || np_fail "job $job4 did not end"
+np_wait_for 90 epilog_logged "$job4" || np_fail "no store logged for job $job4"
+[ -f "$pending_dir/$job4.json" ] || np_fail "no $pending_dir/$job4.json"
+np_slurmdbd_start
+job5=$(one_node_job job5)
+np_wait_for 60 job_gone "$job5" || np_fail "job $job5 did not end"
+np_wait_for 150 epilog_logged "$job5" || np_fail "no store logged for job $job5"
+np_expect_match "job $job4: this node's waiting part stored" "$(cat "$node_log")"
+for j in "$job4" "$job5"; do
+  np_run np_run_as "$user" "$NP_CLI" --spool /nonexistent report "$j"
+  np_expect_rc 0
+  np_expect_match "source: Slurm accounting"
+done
+[ -z "$(ls -A "$pending_dir")" ] || np_fail "parts still waiting: $(ls -A "$pending_dir")"
+np_end_case
+
 np_finish

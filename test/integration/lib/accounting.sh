@@ -123,3 +123,17 @@ np_admin_comment_tool() {
   NP_ADMIN_COMMENT=$tool
   echo "$tool"
 }
+
+# slurmdbd alone stopped and started again (MariaDB stays): slurmctld keeps the records it could
+# not send and sends them once slurmdbd is back.
+np_slurmdbd_stop() {
+  np_kill_wait "$(cat "$np_dir/slurmdbd.pid" 2>/dev/null)" "$np_dbd_pid"
+  wait "$np_dbd_pid" 2>/dev/null || true
+  np_dbd_pid=""
+}
+
+np_slurmdbd_start() {
+  slurmdbd -D >>"$np_dir/slurmdbd.out" 2>&1 &
+  np_dbd_pid=$!
+  np_wait_for 60 sacctmgr -n list cluster || np_die "slurmdbd did not answer within 60 s:$(np_tails)"
+}

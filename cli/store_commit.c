@@ -1,0 +1,394 @@
+/* A node's part into the job's AdminComment against concurrent writers, and the retry of parts
+ * left pending (store.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "numaplace/codec.h"
+#include "numaplace/summary.h"
+#include "numaplace/summary_model.h"
+
+#include "accounting.h"
+#include "store_pending.h"
+
+/* sacct runs before slurmdbd counts as unreachable. */
+#define SACCT_TRIES 3
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_s(double s)
+{
+    if (s > 0)
+        usleep((useconds_t)(s * 1e6));
+}
+
+/* A random share of @p s in [0, s): writers that collided do not collide again in step. */
+static double jitter(double s)
+{
+    return s * (double)(random() % 1000) / 1000.0;
+}
+
+static double settle_s(void)
+{
+    const char *env = getenv("NUMAPLACE_STORE_SETTLE_S");
+    char *end;
+    double v;
+
+    if (!env || !*env)
+        return STORE_SETTLE_S;
+    v = strtod(env, &end);
+    return (*end || v < 0.5 || v > 60) ? STORE_SETTLE_S : v;
+}
+
+static int another_tool(uint32_t job_id, struct np_err *err)
+{
+    return np_err_set(err, -EEXIST,
+                      "job %" PRIu32 "'s AdminComment holds another tool's text: numaplace "
+                      "does not overwrite it (the summary stays in the spool)",
+                      job_id);
+}
+
+/* The job's stored AdminComment (@p text new, "" when empty) and our summary in it (@p summary
+ * new, NULL when none or corrupt: a corrupt one of ours is replaced). A failing sacct is an
+ * error, never "nothing stored": writing on it would drop every other node's part. */
+static int read_stored(uint32_t job_id, char **text, json_t **summary, struct store_costs *costs,
+                       struct np_err *err)
+{
+    const double t0 = now_s();
+    uid_t uid;
+    int rc;
+
+    *summary = NULL;
+    /* A busy slurmdbd times sacct out now and then: a few tries before "unreachable". */
+    for (int tries = 1;; tries++) {
+        rc = acct_sacct_admin_comment(job_id, &uid, text, err);
+        if (rc != -EIO || tries == SACCT_TRIES)
+            break;
+        sleep_s(1 + jitter(1));
+    }
+    costs->reads++;
+    costs->read_s += now_s() - t0;
+    if (rc < 0)
+        return rc;
+    if (!(*text)[0])
+        return 0;
+    rc = np_stored_decode(*text, summary, NULL);
+    if (rc == -ENOMSG) {
+        free(*text);
+        *text = NULL;
+        return another_tool(job_id, err);
+    }
+    if (rc < 0)
+        *summary = NULL;
+    return 0;
+}
+
+/* Every node of @p part is in @p stored. */
+static bool holds_nodes_of(const json_t *stored, const json_t *part)
+{
+    struct np_sum st, me;
+    bool all = true;
+
+    if (!stored || np_sum_decode(stored, &st, NULL) != 0)
+        return false;
+    if (np_sum_decode(part, &me, NULL) != 0) {
+        np_sum_free(&st);
+        return false;
+    }
+    for (size_t i = 0; all && i < me.nnodes; i++)
+        all = np_sum_node_get(&st, me.nodes[i].name) != NULL;
+    np_sum_free(&st);
+    np_sum_free(&me);
+    return all;
+}
+
+/* slurmdbd gets slurmctld's record of the job a few seconds after the job has ended, and not
+ * before the epilogs are done; a modify reaches only that record. -EIO when sacct fails 3 times
+ * (slurmdbd down: the part stays pending), -ENOENT when the record did not come in time. */
+static int wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
+{
+    const double until = now_s() + max_s;
+    int failed = 0;
+
+    for (;;) {
+        uid_t uid;
+        char *comment = NULL;
+        bool full = false;
+        const int rc = acct_sacct_job(job_id, &uid, &comment, &full, err);
+
+        free(comment);
+        if (rc == 0 && full)
+            return 0;
+        if (rc == -EIO && ++failed < SACCT_TRIES) {
+            sleep_s(1 + jitter(1));
+            continue;
+        }
+        if (rc < 0 && rc != -ENOENT)
+            return rc;
+        failed = 0;
+        if (now_s() > until)
+            return np_err_set(err, -ENOENT,
+                              "slurmdbd has no full record of job %" PRIu32 " after %.0f s", job_id,
+                              max_s);
+        sleep_s(0.25);
+    }
+}
+
+/* One AdminComment read, merged and written by every node does not scale (docs/accounting.md):
+ * past NUMAPLACE_STORE_MAX_NODES (default STORE_MAX_NODES) nodes the parts stay in the spools.
+ * The count is the full record's (slurmctld's shrinks as nodes finish their epilogs). */
+static int too_many_nodes(uint32_t job_id, struct np_err *err)
+{
+    const char *env = getenv("NUMAPLACE_STORE_MAX_NODES");
+    char id[16], *out = NULL, *end;
+    char *argv[] = {"sacct", "-j", id, "-X", "-n", "-P", "-o", "NNodes", NULL};
+    long max = STORE_MAX_NODES, n = 0;
+
+    if (env && *env) {
+        const long v = strtol(env, &end, 10);
+        if (!*end && v > 0)
+            max = v;
+    }
+    snprintf(id, sizeof(id), "%" PRIu32, job_id);
+    for (int tries = 0; tries < SACCT_TRIES; tries++) {
+        const int rc = acct_run(argv, &out, NULL, 0, NULL);
+        if (rc == 0)
+            n = strtol(out, NULL, 10);
+        free(out);
+        out = NULL;
+        if (rc == 0)
+            break;
+        sleep_s(1 + jitter(1));
+    }
+    if (n <= max)
+        return 0;
+    return np_err_set(err, -EFBIG,
+                      "%ld nodes, over the %ld whose parts numaplace stores in one AdminComment "
+                      "(NUMAPLACE_STORE_MAX_NODES): this node's reports stay in its spool",
+                      n, max);
+}
+
+/* One read-merge-write. @p text: what was read. 1: the read was too old to write on. */
+static int write_merged(uint32_t job_id, const json_t *part, double settle,
+                        struct store_costs *costs, char **text, struct np_err *err)
+{
+    const double t_read = now_s();
+    json_t *merged = NULL;
+    char *stored = NULL;
+    double t0;
+    long len;
+    int rc;
+
+    rc = read_stored(job_id, text, &merged, costs, err);
+    if (rc < 0)
+        return rc;
+    t0 = now_s();
+    if (!merged)
+        merged = json_deep_copy(part);
+    else if ((rc = np_summary_merge(merged, (json_t *)part, err)) < 0) {
+        json_decref(merged);
+        return rc;
+    }
+    len = np_summary_fit(merged, NP_SUMMARY_STORED_MAX, &stored, err);
+    json_decref(merged);
+    costs->merge_s += now_s() - t0;
+    if (len < 0)
+        return (int)len;
+    /* Others confirm on the promise that a write lands within SETTLE of its read. */
+    if (now_s() - t_read > settle / 2) {
+        free(stored);
+        return 1;
+    }
+    t0 = now_s();
+    rc = acct_set_admin_comment(job_id, stored, err);
+    costs->writes++;
+    costs->write_s += now_s() - t0;
+    costs->stored_bytes = len;
+    free(stored);
+    if (rc == 0 && now_s() - t_read > settle)
+        rc = 2;
+    return rc;
+}
+
+int store_commit(uint32_t job_id, const json_t *part, const struct store_limits *limits,
+                 struct store_costs *costs, const struct np_log *log, struct np_err *err)
+{
+    const double settle = settle_s(), start = now_s();
+    double until;
+    char *controller;
+    int rc;
+
+    memset(costs, 0, sizeof(*costs));
+    srandom((unsigned)(getpid() ^ time(NULL)));
+    /* slurmctld may still hold another tool's AdminComment that slurmdbd has not got yet. */
+    controller = acct_controller_admin_comment(job_id);
+    if (controller && controller[0] &&
+        strncmp(controller, NP_STORED_PREFIX, strlen(NP_STORED_PREFIX)) != 0) {
+        free(controller);
+        return another_tool(job_id, err);
+    }
+    free(controller);
+    rc = wait_for_record(job_id, limits->record_wait_s, err);
+    costs->record_wait_s = now_s() - start;
+    if (rc < 0)
+        return rc;
+    rc = too_many_nodes(job_id, err);
+    if (rc < 0)
+        return rc;
+    until = now_s() + limits->total_s;
+    while (now_s() < until) {
+        char *read_text = NULL, *previous = NULL;
+        bool lost = false;
+
+        rc = write_merged(job_id, part, settle, costs, &read_text, err);
+        free(read_text);
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
+            np_logf(log, NP_LOG_INFO,
+                    "job %" PRIu32 ": the read was over %.1f s old before the write: read again",
+                    job_id, settle / 2);
+            continue;
+        }
+        if (rc == 2)
+            np_logf(log, NP_LOG_WARNING,
+                    "job %" PRIu32 ": a write landed over %.1f s after its read (slurmdbd slow?): "
+                    "other nodes' parts may need their retry (numaplace store --pending)",
+                    job_id, settle);
+        /* Confirmed: two reads SETTLE apart, the same, both with the part (store.h). */
+        while (!lost && now_s() < until) {
+            char *text = NULL;
+            json_t *check = NULL;
+
+            sleep_s(settle + jitter(settle / 4));
+            rc = read_stored(job_id, &text, &check, costs, err);
+            if (rc < 0) {
+                free(previous);
+                return rc;
+            }
+            lost = !holds_nodes_of(check, part);
+            json_decref(check);
+            if (!lost && previous && strcmp(previous, text) == 0) {
+                free(previous);
+                free(text);
+                costs->total_s = now_s() - start;
+                return 0;
+            }
+            free(previous);
+            previous = text;
+        }
+        free(previous);
+        if (lost) /* overwritten by a writer that read before our write: again, spread out */
+            sleep_s(jitter(settle));
+    }
+    costs->total_s = now_s() - start;
+    return np_err_set(err, -ETIMEDOUT,
+                      "job %" PRIu32 ": this node's part not confirmed within %.0f s (%d writes): "
+                      "concurrent writers",
+                      job_id, limits->total_s, costs->writes);
+}
+
+void store_costs_format(const struct store_costs *costs, char *buf, size_t len)
+{
+    snprintf(buf, len,
+             "%d writes, %d reads; per read %.3f s, merge %.3f s, write %.3f s; waited %.1f s for "
+             "the job's record, %.1f s in all",
+             costs->writes, costs->reads, costs->reads ? costs->read_s / costs->reads : 0.0,
+             costs->writes ? costs->merge_s / costs->writes : 0.0,
+             costs->writes ? costs->write_s / costs->writes : 0.0, costs->record_wait_s,
+             costs->total_s);
+}
+
+/* One waiting part: 0 stored, 1 still waiting, -EIO slurmdbd unreachable (stop the pass). */
+static int retry_one(int dirfd, uint32_t job_id, const struct np_log *log)
+{
+    const struct store_limits limits = {.record_wait_s = 20, .total_s = 120};
+    struct store_costs costs;
+    struct np_err err = {0};
+    struct stat st;
+    json_t *part = NULL;
+    bool drop = false;
+    int fd, rc;
+
+    fd = store_pending_take(dirfd, job_id, &err);
+    if (fd < 0)
+        return fd == -EBUSY ? 1 : 0; /* another store has it, or it is gone */
+    if (fstat(fd, &st) == 0 && time(NULL) - st.st_mtime > STORE_PENDING_MAX_AGE_S) {
+        rc = np_err_set(&err, -ETIME, "it waited over %ld days", STORE_PENDING_MAX_AGE_S / 86400);
+        drop = true;
+    } else if ((rc = store_pending_load(fd, &part, &err)) < 0) {
+        drop = true;
+    } else {
+        rc = store_commit(job_id, part, &limits, &costs, log, &err);
+        drop = rc == -EEXIST || rc == -E2BIG || rc == -EINVAL || rc == -EFBIG;
+    }
+    json_decref(part);
+    if (rc == 0) {
+        char line[256];
+        store_costs_format(&costs, line, sizeof(line));
+        np_logf(log, NP_LOG_INFO,
+                "job %" PRIu32 ": this node's waiting part stored in AdminComment (%ld bytes; %s)",
+                job_id, costs.stored_bytes, line);
+    } else if (drop) {
+        np_logf(log, NP_LOG_WARNING,
+                "job %" PRIu32 ": this node's waiting part dropped: %s (its reports stay in the "
+                "spool)",
+                job_id, err.msg);
+    } else {
+        np_logf(log, NP_LOG_WARNING, "job %" PRIu32 ": this node's part still waits: %s", job_id,
+                err.msg);
+    }
+    store_pending_release(dirfd, job_id, fd, rc == 0 || drop);
+    return rc == 0 || drop ? 0 : rc == -EIO ? -EIO : 1;
+}
+
+int store_pending_pass(const char *spool, uint32_t except, int max_jobs, const struct np_log *log)
+{
+    uint32_t *jobs = calloc(STORE_PENDING_MAX_FILES, sizeof(*jobs));
+    struct np_err err = {0};
+    int dirfd, n, waiting = 0;
+
+    if (!jobs)
+        return -ENOMEM;
+    dirfd = store_pending_open(spool, false, &err);
+    if (dirfd < 0) {
+        free(jobs);
+        if (dirfd != -ENOENT)
+            np_logf(log, NP_LOG_WARNING, "parts waiting for accounting: %s", err.msg);
+        return dirfd == -ENOENT ? 0 : dirfd;
+    }
+    n = store_pending_list(dirfd, jobs, STORE_PENDING_MAX_FILES, &err);
+    for (int i = 0, tried = 0; i < n; i++) {
+        int rc;
+        if (jobs[i] == except)
+            continue;
+        if (max_jobs > 0 && tried++ == max_jobs) {
+            waiting += n - i;
+            break;
+        }
+        rc = retry_one(dirfd, jobs[i], log);
+        if (rc == -EIO) { /* slurmdbd unreachable: the others would fail the same way */
+            waiting += n - i;
+            break;
+        }
+        waiting += rc > 0;
+    }
+    close(dirfd);
+    free(jobs);
+    return waiting;
+}
