@@ -195,8 +195,8 @@ for p in /proc/[0-9]*; do
   [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && kill "${p#/proc/}" 2>/dev/null
 done
 sleep 2
-owned=$(in_root dpkg -L slurm-spank-numaplace numaplaced numaplace | sort -u)
-if in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq slurm-spank-numaplace numaplaced numaplace &&
+owned=$(in_root dpkg -L slurm-spank-numaplace numaplaced numaplace numaplace-data | sort -u)
+if in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq slurm-spank-numaplace numaplaced numaplace numaplace-data &&
   DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y -qq' >>"$work/apt.log" 2>&1; then
   pass "purged"
 else
