@@ -79,6 +79,13 @@ enum np_sum_step_member {
     NP_STEP_LOCAL_NODES,
     NP_STEP_START,
     NP_STEP_END,
+    /* since issue 13 (optional: summaries written before lack them) */
+    NP_STEP_CLASS,                /**< the report's class */
+    NP_STEP_CLASS_SOURCE,         /**< what decided it (the report's class_source) */
+    NP_STEP_CPI,                  /**< perf_counts cycles / instructions */
+    NP_STEP_LLC_MPKI,             /**< perf_counts LLC load + store misses per 1000 instructions */
+    NP_STEP_BANDWIDTH,            /**< the report's bandwidth.mean_bytes_per_s */
+    NP_STEP_COUNTERS_UNAVAILABLE, /**< why cpi or llc_mpki is missing */
     NP_STEP_NMEMBERS
 };
 
@@ -86,6 +93,8 @@ enum np_sum_step_member {
 struct np_sum_step {
     struct np_keys keys;
     char *step, *policy, *sensitivity, *cpus, *start, *end;
+    char *job_class, *class_source, *counters_unavailable;
+    double cpi, llc_mpki, bandwidth_bytes_per_s;
     struct np_map applied; /**< policy -> tasks */
     bool complete;
     double duration_s;
