@@ -65,7 +65,7 @@ int main(int argc, char **argv)
                        r->input[0] ? r->input : "-", r->remote, pred[i], label);
         }
         {
-            struct np_sensitivity m;
+            struct np_sens_model m;
             np_sensitivity_fit(&m, &table, NP_SENS_FEATURES_DEFAULT, cv.threshold, NULL, &err);
             printf("\nfit on all %zu rows: ln(remote) = %.4f %+.4f ln(mpki+0.01) %+.4f ln(cpi)\n",
                    m.rows, m.coef[0], m.coef[1], m.coef[2]);

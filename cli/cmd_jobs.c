@@ -34,9 +34,11 @@ static int by_share(const void *a, const void *b)
 static void print_job(const struct listed_job *job)
 {
     const struct np_sum *s = &job->sum;
+    const struct np_sens_model *model = cli_sensitivity();
     struct np_advice *advice = NULL;
-    const int nadvice = np_sum_advice(s, &advice);
-    char share[16], rules[128] = "", policies[64] = "";
+    const int nadvice = np_sum_advice_with(s, model, &advice);
+    char share[16], rules[128] = "", policies[64] = "", predicted[24];
+    struct np_sum_prediction p;
 
     if (isnan(job->share))
         snprintf(share, sizeof(share), "unavailable");
@@ -50,9 +52,26 @@ static void print_job(const struct listed_job *job)
     for (size_t k = 0; k < s->policy_requested.n; k++)
         snprintf(policies + strlen(policies), sizeof(policies) - strlen(policies), "%s%s",
                  k ? "," : "", s->policy_requested.v[k]);
-    printf("%-10s %-10s %-11s %-5zu %-16s %-5s %-12s %s\n", job->id, job->user, job->state,
-           s->nnodes, policies[0] ? policies : "-", s->sensitivity ? s->sensitivity : "-", share,
-           rules);
+    np_sum_predict(s, model, &p);
+    if (p.available)
+        snprintf(predicted, sizeof(predicted), "%.1fx %s", p.slowdown,
+                 p.sensitive ? "high" : "low");
+    else
+        snprintf(predicted, sizeof(predicted), "unavailable");
+    printf("%-10s %-10s %-11s %-5zu %-16s %-5s %-13s %-12s %s\n", job->id, job->user, job->state,
+           s->nnodes, policies[0] ? policies : "-", s->sensitivity ? s->sensitivity : "-",
+           predicted, share, rules);
+}
+
+/* Why each listed job's prediction is unavailable, after the table: never a guess. */
+static void print_unavailable(const struct listed_job *jobs, size_t njobs)
+{
+    for (size_t i = 0; i < njobs; i++) {
+        struct np_sum_prediction p;
+        np_sum_predict(&jobs[i].sum, cli_sensitivity(), &p);
+        if (!p.available)
+            printf("%s: predicted sensitivity %s\n", jobs[i].id, p.why);
+    }
 }
 
 int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct np_err *err)
@@ -132,10 +151,11 @@ int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct n
         putchar('\n');
         json_decref(arr);
     } else {
-        printf("%-10s %-10s %-11s %-5s %-16s %-5s %-12s %s\n", "JOBID", "USER", "STATE", "NODES",
-               "POLICY", "CLASS", "LOCAL(min)", "ADVICE");
+        printf("%-10s %-10s %-11s %-5s %-16s %-5s %-13s %-12s %s\n", "JOBID", "USER", "STATE",
+               "NODES", "POLICY", "CLASS", "PREDICTED", "LOCAL(min)", "ADVICE");
         for (size_t i = 0; i < njobs; i++)
             print_job(&jobs[i]);
+        print_unavailable(jobs, njobs);
         if (!njobs)
             printf("(no job with a numaplace summary in accounting for this selection)\n");
     }

@@ -133,7 +133,7 @@ static int report_summary(uint32_t job_id, const char *job_arg, const char *plot
         json_dumpf(summary, stdout, JSON_INDENT(2));
         putchar('\n');
     } else {
-        np_summary_print(stdout, summary);
+        np_summary_print_with(stdout, summary, cli_sensitivity());
         printf("source: %s\n", source);
     }
     rc = 0;

@@ -82,7 +82,7 @@ static bool solve(double a[NCOEF][NCOEF], double b[NCOEF], int k, double z[NCOEF
     return true;
 }
 
-int np_sensitivity_fit(struct np_sensitivity *m, const struct np_model *table, unsigned features,
+int np_sensitivity_fit(struct np_sens_model *m, const struct np_model *table, unsigned features,
                        double threshold, const char *without, struct np_err *err)
 {
     double ata[NCOEF][NCOEF] = {{0}}, atb[NCOEF] = {0}, z[NCOEF] = {0};
@@ -128,7 +128,7 @@ int np_sensitivity_fit(struct np_sensitivity *m, const struct np_model *table, u
     return 0;
 }
 
-int np_sensitivity_predict(const struct np_sensitivity *m, const struct np_sens_inputs *in,
+int np_sensitivity_predict(const struct np_sens_model *m, const struct np_sens_inputs *in,
                            double *slowdown, struct np_err *err)
 {
     static const char *const names[NP_SENS_NFEATURES] = {"LLC MPKI", "CPI", "bandwidth",
@@ -153,7 +153,7 @@ int np_sensitivity_predict(const struct np_sensitivity *m, const struct np_sens_
     return 0;
 }
 
-bool np_sensitivity_is_sensitive(const struct np_sensitivity *m, double slowdown)
+bool np_sensitivity_is_sensitive(const struct np_sens_model *m, double slowdown)
 {
     return slowdown >= m->threshold;
 }
@@ -233,7 +233,7 @@ static int predict_out_of_fold(const struct np_model *table, unsigned features, 
         pred[i] = NAN;
     for (size_t i = 0; i < table->count; i++) {
         const struct np_model_row *r = &table->rows[i];
-        struct np_sensitivity m;
+        struct np_sens_model m;
         bool seen = false;
         int rc;
         for (size_t j = 0; j < i && !seen; j++)
@@ -324,7 +324,7 @@ int np_sensitivity_cv_threshold(const struct np_model *table, unsigned features,
     return cross_validate(table, features, true, 0, NULL, out, err);
 }
 
-int np_sensitivity_load(struct np_sensitivity *m, const char *path, struct np_err *err)
+int np_sensitivity_load(struct np_sens_model *m, const char *path, struct np_err *err)
 {
     struct np_model table;
     struct np_sens_cv cv;

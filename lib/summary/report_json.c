@@ -191,8 +191,8 @@ int np_report_model_decode(const json_t *json, bool full, struct np_report *r, s
     json_t *schema = NULL, *node = NULL, *step = NULL, *start = NULL, *end = NULL, *sens = NULL,
            *cpus = NULL, *policy = NULL, *job = NULL, *uid = NULL, *dur = NULL, *complete = NULL,
            *local = NULL, *cpi = NULL, *bw = NULL, *pages = NULL, *migr = NULL, *os = NULL,
-           *tl = NULL, *requested = NULL, *tasks = NULL, *t, *job_class = NULL, *class_source = NULL,
-           *perf = NULL;
+           *tl = NULL, *requested = NULL, *tasks = NULL, *t, *job_class = NULL,
+           *class_source = NULL, *perf = NULL;
     static const char *const perf_names[NP_RPERF_N] = {"cycles", "instructions", "llc_load_misses",
                                                        "llc_store_misses"};
     size_t i;

@@ -52,7 +52,7 @@ END_TEST
 /* The product's model (np_sensitivity_load) is the CV's threshold over a fit on every row. */
 START_TEST(test_load_uses_cv_threshold)
 {
-    struct np_sensitivity m;
+    struct np_sens_model m;
     struct np_err err = {0};
 
     ck_assert_msg(np_sensitivity_load(&m, getenv("NUMAPLACE_MODEL_DATA"), &err) == 0, "%s",
@@ -92,7 +92,7 @@ static const struct {
 
 START_TEST(test_predict)
 {
-    struct np_sensitivity m;
+    struct np_sens_model m;
     struct np_err err = {0};
     const struct np_sens_inputs in = {predict_cases[_i].cpi, predict_cases[_i].mpki, NAN, NAN,
                                       predict_cases[_i].why};
@@ -118,7 +118,7 @@ END_TEST
 /* A model nobody calibrated predicts nothing. */
 START_TEST(test_uncalibrated)
 {
-    struct np_sensitivity m = {0};
+    struct np_sens_model m = {0};
     struct np_err err = {0};
     const struct np_sens_inputs in = {1, 1, 1, 1, NULL};
     double slowdown;
@@ -143,7 +143,7 @@ START_TEST(test_fit_errors)
 {
     struct np_model table;
     struct np_model few;
-    struct np_sensitivity m;
+    struct np_sens_model m;
     struct np_err err = {0};
 
     load_table(&table);
@@ -161,7 +161,7 @@ END_TEST
 START_TEST(test_fit_without_benchmark)
 {
     struct np_model table;
-    struct np_sensitivity all, without;
+    struct np_sens_model all, without;
     struct np_err err = {0};
 
     load_table(&table);

@@ -53,7 +53,7 @@ struct np_sens_inputs {
 };
 
 /** A calibrated model. Plain data: copy it freely, nothing to free. */
-struct np_sensitivity {
+struct np_sens_model {
     unsigned features;                  /**< enum np_sens_feature bits */
     double coef[1 + NP_SENS_NFEATURES]; /**< intercept, then one per feature in bit order */
     double threshold;                   /**< predicted slowdown >= this: sensitive */
@@ -66,7 +66,7 @@ struct np_sensitivity {
  * @return 0, or -EINVAL (no feature, unknown bits, fewer usable rows than parameters + 1, or a
  *         singular system) with @p err
  */
-NP_API int np_sensitivity_fit(struct np_sensitivity *m, const struct np_model *table,
+NP_API int np_sensitivity_fit(struct np_sens_model *m, const struct np_model *table,
                               unsigned features, double threshold, const char *without,
                               struct np_err *err);
 
@@ -75,11 +75,11 @@ NP_API int np_sensitivity_fit(struct np_sensitivity *m, const struct np_model *t
  * @return 0 with *@p slowdown, or -ENODATA with @p err "unavailable: no CPI (why)" naming the
  *         first missing input and @p in->why (never a guess)
  */
-NP_API int np_sensitivity_predict(const struct np_sensitivity *m, const struct np_sens_inputs *in,
+NP_API int np_sensitivity_predict(const struct np_sens_model *m, const struct np_sens_inputs *in,
                                   double *slowdown, struct np_err *err);
 
 /** Whether @p slowdown (from np_sensitivity_predict) is at or above @p m's threshold. */
-NP_API bool np_sensitivity_is_sensitive(const struct np_sensitivity *m, double slowdown);
+NP_API bool np_sensitivity_is_sensitive(const struct np_sens_model *m, double slowdown);
 
 /** Leave-one-benchmark-out cross-validation figures at one threshold. */
 struct np_sens_cv {
@@ -114,7 +114,7 @@ NP_API int np_sensitivity_cv_threshold(const struct np_model *table, unsigned fe
  * product uses). @p path NULL: np_sensitivity_default_table().
  * @return 0, or as np_model_load / np_sensitivity_cv with @p err
  */
-NP_API int np_sensitivity_load(struct np_sensitivity *m, const char *path, struct np_err *err);
+NP_API int np_sensitivity_load(struct np_sens_model *m, const char *path, struct np_err *err);
 
 /** The installed table's path (/usr/share/numaplace/sandman-spec2017.csv). Borrowed, static. */
 NP_API const char *np_sensitivity_default_table(void);
