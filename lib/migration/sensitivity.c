@@ -90,6 +90,9 @@ int np_sensitivity_fit(struct np_sens_model *m, const struct np_model *table, un
     int k = 0;
 
     memset(m, 0, sizeof(*m));
+    if (table->count && !table->rows)
+        return np_err_set(err, -EINVAL, "sensitivity: a table of %zu rows without rows",
+                          table->count);
     if (features == 0 || (features & ~NP_SENS_FEATURES_ALL))
         return np_err_set(err, -EINVAL,
                           "sensitivity features 0x%x: accepted: a non-empty set of 0x%x", features,
@@ -174,9 +177,10 @@ static void ranks(const double *v, size_t n, double *rank)
 double np_spearman(const double *x, const double *y, size_t n)
 {
     double *rx = calloc(n ? n : 1, sizeof(*rx)), *ry = calloc(n ? n : 1, sizeof(*ry));
-    double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0, rho = NAN;
+    double rho = NAN;
 
     if (rx && ry && n > 1) {
+        double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
         ranks(x, n, rx);
         ranks(y, n, ry);
         for (size_t i = 0; i < n; i++) {
@@ -219,7 +223,7 @@ static void score(const struct np_model *table, const double *pred, double thres
         }
     }
     out->threshold = threshold;
-    out->agree = pos + neg ? (double)(tp + tn) / (double)(pos + neg) : NAN;
+    out->agree = (pos + neg) > 0 ? (double)(tp + tn) / (double)(pos + neg) : NAN;
     out->balanced = pos && neg ? ((double)tp / (double)pos + (double)tn / (double)neg) / 2.0 : NAN;
     out->labelled = labelled;
     out->agree_label = labelled ? (double)label_ok / (double)labelled : NAN;
@@ -276,10 +280,13 @@ static int cross_validate(const struct np_model *table, unsigned features, bool 
     int rc = 0;
 
     memset(out, 0, sizeof(*out));
-    if (!pred || !p || !y)
-        rc = np_err_set(err, -ENOMEM, "sensitivity: out of memory");
-    if (rc == 0)
-        rc = predict_out_of_fold(table, features, pred, err);
+    if (!pred || !p || !y) {
+        free(pred);
+        free(p);
+        free(y);
+        return np_err_set(err, -ENOMEM, "sensitivity: out of memory");
+    }
+    rc = predict_out_of_fold(table, features, pred, err);
     if (rc == 0) {
         out->rows = pack(table, pred, p, y);
         out->spearman = np_spearman(p, y, out->rows);

@@ -262,6 +262,7 @@ int np_sum_advice_with(const struct np_sum *s, const struct np_sens_model *model
     const char **names;
     size_t n = 0;
     int rc = 0;
+    const double threshold = model ? model->threshold : 0; /* the rules fire only with one */
 
     *out = NULL;
     memset(&r, 0, sizeof(r));
@@ -305,14 +306,14 @@ int np_sum_advice_with(const struct np_sum *s, const struct np_sens_model *model
         advise(&a, "predicted-sensitive",
                "This job behaved like a placement-sensitive code (predicted slowdown with remote "
                "memory: %s; sensitive from %.2fx); label it --numa-sensitivity=high.",
-               hits_text(&r.sensitive), model->threshold);
+               hits_text(&r.sensitive), threshold);
     if (r.insensitive.n)
         advise(
             &a, "predicted-insensitive",
             "This job is labelled --numa-sensitivity=high but showed no sensitivity to placement "
             "(predicted slowdown with remote memory: %s; sensitive from %.2fx); "
             "--numa-sensitivity=low would let its memory move when a node needs room.",
-            hits_text(&r.insensitive), model->threshold);
+            hits_text(&r.insensitive), threshold);
     if (r.moved > 0)
         migrated(&a, &r);
     np_map_free(&r.triggers);
