@@ -279,7 +279,7 @@ static void print_prediction(FILE *out, const struct np_sum *s, const struct np_
     else
         fprintf(out,
                 "Predicted sensitivity: %.2fx with remote memory (%s step %s): %s (threshold "
-                "%.2fx); label and class above\n",
+                "%.2fx)\n",
                 p.slowdown, p.node, p.step ? p.step : "?",
                 p.sensitive ? "placement-sensitive" : "not placement-sensitive", model->threshold);
 }

@@ -6,6 +6,8 @@
 #include <check.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +64,25 @@ START_TEST(test_load_uses_cv_threshold)
     ck_assert_double_eq_tol(m.threshold, RECORDED_THRESHOLD, 1e-9);
     ck_assert_int_eq(np_sensitivity_load(&m, "/nonexistent/table.csv", &err), -ENOENT);
     ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/table.csv"));
+}
+END_TEST
+
+/* The shipped table says where it comes from and what was corrected, in its comment lines. */
+START_TEST(test_table_names_source_and_correction)
+{
+    FILE *f = fopen(getenv("NUMAPLACE_MODEL_DATA"), "r");
+    char line[1024];
+    bool source = false, correction = false;
+
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof(line), f) && line[0] == '#') {
+        source |= strstr(line, "# Source: the 2020 NTUA diploma thesis") != NULL;
+        correction |= strstr(line, "# Corrections to the source: one. 538.imagick_r's "
+                                   "interleave_pct") != NULL;
+    }
+    fclose(f);
+    ck_assert_msg(source, "the table's header names no source");
+    ck_assert_msg(correction, "the table's header does not note the 538.imagick_r correction");
 }
 END_TEST
 
@@ -207,6 +228,7 @@ int main(void)
     TCase *tc = tcase_create("sensitivity");
     tcase_add_test(tc, test_cross_validation_holds);
     tcase_add_test(tc, test_load_uses_cv_threshold);
+    tcase_add_test(tc, test_table_names_source_and_correction);
     tcase_add_loop_test(tc, test_predict, 0, sizeof(predict_cases) / sizeof(predict_cases[0]));
     tcase_add_test(tc, test_uncalibrated);
     tcase_add_loop_test(tc, test_fit_errors, 0, sizeof(fit_errors) / sizeof(fit_errors[0]));
