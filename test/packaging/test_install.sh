@@ -96,6 +96,8 @@ else
 fi
 expect "state directory made by the package, mode 0700" test "$(stat -c %a "$root/var/lib/numaplace")" = 700
 expect "spool directory made by the package" test -d "$root/var/spool/numaplace"
+expect "the measured sensitivity table installed (numaplace-data)" \
+  test -s "$root/usr/share/numaplace/sandman-spec2017.csv"
 
 # ---- 3. enable the plugin, start the cluster and the helper ----
 sed -i 's/^#optional /optional /' "$root/etc/slurm/plugstack.conf.d/numaplace.conf"
