@@ -27,7 +27,7 @@ static uint64_t next(uint64_t *s)
 
 int main(int argc, char **argv)
 {
-    const char *path = "../shared/data/sandman-spec2017.csv";
+    const char *path = "data/sandman-spec2017.csv";
     int mixes = 1000;
     static const double shares[] = {0.25, 0.5, 0.75};
     struct np_model model;

@@ -14,12 +14,15 @@
 
 #include "numaplace/common.h"
 #include "numaplace/protocol.h"
+#include "numaplace/sensitivity.h"
 
 #define DEFAULT_SPOOL "/var/spool/numaplace"
 
 /** The options before (or, for --json, after) the command. */
 struct cli_options {
     const char *socket_path, *spool_dir;
+    const char
+        *table_path; /**< the sensitivity table (--table, NUMAPLACE_TABLE), NULL: installed */
     unsigned timeout_ms;
     bool as_json;
 };
@@ -45,6 +48,12 @@ int cmd_jobs(int argc, char **argv);
 
 /* cmd_store.c */
 int cmd_store(int argc, char **argv);
+
+/**
+ * The sensitivity model from cli.table_path, loaded on first use; NULL when it cannot be (said
+ * once on stderr: the prediction is then unavailable, never guessed). Borrowed, static.
+ */
+const struct np_sens_model *cli_sensitivity(void);
 
 /** A struct np_log sink writing "numaplace: level: msg" to stderr. */
 void cli_stderr_log(enum np_log_level level, const char *msg, void *arg);

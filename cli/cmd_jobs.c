@@ -21,6 +21,7 @@
 struct listed_job {
     double share;
     char *line;   /* owned: the text line (NULL with --json) */
+    char *why;    /* owned: why its predicted sensitivity is unavailable, else NULL */
     long offset;  /* --json: where its AdminComment is in the spill file, to decode again */
     size_t bytes; /* and its length */
 };
@@ -39,12 +40,16 @@ static int by_share(const void *a, const void *b)
     return (x->share > y->share) - (x->share < y->share);
 }
 
-/* One line of the job list (new string). */
-static char *job_line(const struct cli_jobs_row *row, const struct np_sum *s, double local)
+/* One line of the job list (new string); @p why gets the reason (new string) when its
+ * predicted sensitivity is unavailable. */
+static char *job_line(const struct cli_jobs_row *row, const struct np_sum *s, double local,
+                      char **why)
 {
+    const struct np_sens_model *model = cli_sensitivity();
     struct np_advice *advice = NULL;
-    const int nadvice = np_sum_advice(s, &advice);
-    char share[16], rules[128] = "", policies[64] = "", *line = NULL;
+    const int nadvice = np_sum_advice_with(s, model, &advice);
+    char share[16], rules[128] = "", policies[64] = "", predicted[24], *line = NULL;
+    struct np_sum_prediction p;
 
     if (isnan(local))
         snprintf(share, sizeof(share), "unavailable");
@@ -58,9 +63,16 @@ static char *job_line(const struct cli_jobs_row *row, const struct np_sum *s, do
     for (size_t k = 0; k < s->policy_requested.n; k++)
         snprintf(policies + strlen(policies), sizeof(policies) - strlen(policies), "%s%s",
                  k ? "," : "", s->policy_requested.v[k]);
-    if (asprintf(&line, "%-10.31s %-10.63s %-11.31s %-5zu %-16s %-5s %-12s %s", row->id, row->user,
-                 row->state, s->nnodes, policies[0] ? policies : "-",
-                 s->sensitivity ? s->sensitivity : "-", share, rules) < 0)
+    np_sum_predict(s, model, &p);
+    if (p.available)
+        snprintf(predicted, sizeof(predicted), "%.1fx %s", p.slowdown,
+                 p.sensitive ? "high" : "low");
+    else
+        snprintf(predicted, sizeof(predicted), "unavailable");
+    *why = p.available ? NULL : strdup(p.why);
+    if (asprintf(&line, "%-10.31s %-10.63s %-11.31s %-5zu %-16s %-5s %-13s %-12s %s", row->id,
+                 row->user, row->state, s->nnodes, policies[0] ? policies : "-",
+                 s->sensitivity ? s->sensitivity : "-", predicted, share, rules) < 0)
         return NULL;
     return line;
 }
@@ -84,7 +96,7 @@ static int list_one(char *text, void *arg)
     json_decref(summary);
     if (!np_sum_worst_local_share(&sum, &job.share))
         job.share = NAN;
-    job.line = NULL;
+    job.line = job.why = NULL;
     if (list->spill) {
         job.offset = ftell(list->spill);
         job.bytes = strlen(row.comment);
@@ -92,7 +104,8 @@ static int list_one(char *text, void *arg)
             np_sum_free(&sum);
             return 0;
         }
-    } else if (!(job.line = job_line(&row, &sum, job.share))) {
+    } else if (!(job.line = job_line(&row, &sum, job.share, &job.why))) {
+        free(job.why);
         np_sum_free(&sum);
         return 0;
     }
@@ -102,6 +115,7 @@ static int list_one(char *text, void *arg)
         struct listed_job *grown = realloc(list->jobs, cap * sizeof(*grown));
         if (!grown) {
             free(job.line);
+            free(job.why);
             return 0;
         }
         list->jobs = grown;
@@ -113,8 +127,10 @@ static int list_one(char *text, void *arg)
 
 static void free_list(struct job_list *list)
 {
-    for (size_t i = 0; i < list->njobs; i++)
+    for (size_t i = 0; i < list->njobs; i++) {
         free(list->jobs[i].line);
+        free(list->jobs[i].why);
+    }
     free(list->jobs);
     if (list->spill)
         fclose(list->spill);
@@ -132,6 +148,26 @@ static char *spilled(FILE *spill, const struct listed_job *job)
     }
     text[job->bytes] = '\0';
     return text;
+}
+
+/* Why predictions are unavailable, after the table (never a guess): each reason once, with how
+ * many jobs it covers and the first of them. */
+static void print_unavailable(const struct job_list *list)
+{
+    for (size_t i = 0; i < list->njobs; i++) {
+        const char *why = list->jobs[i].why;
+        size_t count = 0, seen_before = 0;
+        if (!why)
+            continue;
+        for (size_t k = 0; k < i && !seen_before; k++)
+            seen_before = list->jobs[k].why && strcmp(list->jobs[k].why, why) == 0;
+        if (seen_before)
+            continue;
+        for (size_t k = i; k < list->njobs; k++)
+            count += list->jobs[k].why && strcmp(list->jobs[k].why, why) == 0;
+        printf("predicted sensitivity unavailable for %zu job(s) (first: %.*s): %s\n", count,
+               (int)strcspn(list->jobs[i].line, " "), list->jobs[i].line, why);
+    }
 }
 
 int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct np_err *err)
@@ -188,10 +224,11 @@ int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct n
         }
         printf("%s]\n", list.njobs ? "\n" : "");
     } else {
-        printf("%-10s %-10s %-11s %-5s %-16s %-5s %-12s %s\n", "JOBID", "USER", "STATE", "NODES",
-               "POLICY", "CLASS", "LOCAL(min)", "ADVICE");
+        printf("%-10s %-10s %-11s %-5s %-16s %-5s %-13s %-12s %s\n", "JOBID", "USER", "STATE",
+               "NODES", "POLICY", "CLASS", "PREDICTED", "LOCAL(min)", "ADVICE");
         for (size_t i = 0; i < list.njobs; i++)
             printf("%s\n", list.jobs[i].line);
+        print_unavailable(&list);
         if (!list.njobs)
             printf("(no job with a numaplace summary in accounting for this selection)\n");
     }

@@ -117,7 +117,7 @@ static int report_summary(uint32_t job_id, const char *job_arg, const char *plot
     json_t *summary = NULL;
     uid_t uid = 0;
     int rc;
-    char source[700];
+    char source[NP_ERR_MSG_MAX + 1200]; /* the spool's path and what accounting said */
 
     rc = acct_load_summary(job_id, &summary, &uid, &acct_err);
     if (rc == 0)
@@ -178,7 +178,7 @@ static int report_summary(uint32_t job_id, const char *job_arg, const char *plot
         json_dumpf(summary, stdout, JSON_INDENT(2));
         putchar('\n');
     } else {
-        np_summary_print(stdout, summary);
+        np_summary_print_with(stdout, summary, cli_sensitivity());
         printf("source: %s\n", source);
     }
     rc = 0;

@@ -31,7 +31,7 @@ struct cli_options cli = {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: numaplace [--socket PATH] [--spool DIR] [--json] COMMAND [ARGS]\n"
+            "usage: numaplace [--socket PATH] [--spool DIR] [--table CSV] [--json] COMMAND [ARGS]\n"
             "  status [JOBID]        jobs the local numaplaced tracks, with class, pages per node\n"
             "                        and the latest figures (users see their own jobs)\n"
             "  report [--plot FILE.png|FILE.svg [--node NODE]] JOBID\n"
@@ -57,6 +57,20 @@ static void usage(FILE *out)
             DEFAULT_SPOOL, np_class_names(), np_order_names());
 }
 
+const struct np_sens_model *cli_sensitivity(void)
+{
+    static struct np_sens_model model;
+    static int state; /* 0 not tried, 1 loaded, -1 failed */
+    struct np_err err = {0};
+
+    if (state == 0) {
+        state = np_sensitivity_load(&model, cli.table_path, &err) == 0 ? 1 : -1;
+        if (state < 0)
+            fprintf(stderr, "numaplace: predicted sensitivity unavailable: %s\n", err.msg);
+    }
+    return state > 0 ? &model : NULL;
+}
+
 void cli_stderr_log(enum np_log_level level, const char *msg, void *arg)
 {
     (void)arg;
@@ -67,11 +81,14 @@ int main(int argc, char **argv)
 {
     int i = 1;
     const char *env_socket = getenv("NUMAPLACE_SOCKET"), *env_spool = getenv("NUMAPLACE_SPOOL");
+    const char *env_table = getenv("NUMAPLACE_TABLE");
 
     if (env_socket && *env_socket)
         cli.socket_path = env_socket;
     if (env_spool && *env_spool)
         cli.spool_dir = env_spool;
+    if (env_table && *env_table)
+        cli.table_path = env_table;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             cli.as_json = true;
@@ -79,6 +96,8 @@ int main(int argc, char **argv)
             cli.socket_path = argv[++i];
         } else if (strcmp(argv[i], "--spool") == 0 && i + 1 < argc) {
             cli.spool_dir = argv[++i];
+        } else if (strcmp(argv[i], "--table") == 0 && i + 1 < argc) {
+            cli.table_path = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return 0;

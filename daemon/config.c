@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "auto_class.h"
 #include "daemon.h"
 #include "log.h"
 #include "loop.h"
@@ -42,6 +43,7 @@ int config_load(struct np_daemon *d, bool initial)
         memcpy(cfg.proc_root, d->cfg.proc_root, sizeof(cfg.proc_root));
     }
     d->cfg = cfg;
+    auto_class_load(d);
     return 0;
 }
 

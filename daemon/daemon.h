@@ -23,6 +23,7 @@
 #include "numaplace/protocol.h"
 #include "numaplace/report.h"
 #include "numaplace/sampler.h"
+#include "numaplace/sensitivity.h"
 #include "numaplace/topology.h"
 
 #define NPD_MAX_CLIENTS       64
@@ -52,8 +53,10 @@ struct np_daemon_job {
     struct np_job_meta meta;
     struct np_sampler sampler;
     struct np_jobstats stats;
-    json_t *tasks;           /**< owned: [{task, pid, policy, mode, nodes, cpus}] */
-    enum np_class job_class; /**< from the label (class_map), or set by an administrator */
+    json_t *tasks;            /**< owned: [{task, pid, policy, mode, nodes, cpus}] */
+    enum np_class job_class;  /**< from the label (class_map), or set by an administrator */
+    bool unlabelled;          /**< no --numa-sensitivity: class_default=auto may class it */
+    unsigned counter_samples; /**< samples with the counters the prediction needs */
     double registered_mono;
     double last_pages_mono, last_detail_mono;
     double homecoming_quiet_until; /**< its last homecoming moved nothing: not again before */
@@ -120,6 +123,10 @@ struct np_daemon {
     unsigned perf_mask;
     char perf_off_reason[NP_REASON_MAX];
     struct np_node_counters counters;
+    /* class_default=auto: the sensitivity model (auto_class.c), or why there is none */
+    struct np_sens_model sens_model;
+    bool sens_loaded;
+    char sens_why[NP_ERR_MSG_MAX];
     /* the steps and the clients */
     struct np_registry registry;
     struct np_daemon_client clients[NPD_MAX_CLIENTS];

@@ -63,6 +63,9 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
            : strcmp(sensitivity, "low") == 0 ? cfg->class_low_is_high
                                              : cfg->class_default_high;
     job_set_class(j, high ? NP_CLASS_HIGH : NP_CLASS_LOW);
+    job_set_class_source(j, strcmp(sensitivity, "high") == 0 || strcmp(sensitivity, "low") == 0
+                                ? "label"
+                                : "default");
     j->stats.migration_enabled = cfg->migration;
     j->meta.local_nodes = j->stats.local_nodes = cpu_nodes_mask(d, j->sampler.cpus);
     snprintf(j->meta.backends, sizeof(j->meta.backends), "%s", d->perf_mask ? "perf,proc" : "proc");
@@ -123,4 +126,9 @@ void job_set_class(struct np_daemon_job *j, enum np_class cls)
 {
     j->job_class = cls;
     snprintf(j->meta.job_class, sizeof(j->meta.job_class), "%s", np_class_name(cls));
+}
+
+void job_set_class_source(struct np_daemon_job *j, const char *source)
+{
+    snprintf(j->meta.class_source, sizeof(j->meta.class_source), "%s", source);
 }

@@ -32,4 +32,8 @@ json_t *job_task_entry(const struct np_daemon_job *j, pid_t pid);
 /** Set its priority class (and the name its report carries). */
 void job_set_class(struct np_daemon_job *j, enum np_class cls);
 
+/** Say what decided its class (the report's class_source): "label", "default", "admin" or
+ * "auto: ..." (docs/sensitivity.md). */
+void job_set_class_source(struct np_daemon_job *j, const char *source);
+
 #endif /* NUMAPLACED_JOBS_H */

@@ -19,6 +19,10 @@ json_t *op_register(struct np_daemon *d, const struct ucred *peer, const struct 
                     &err);
         if (!j)
             return np_proto_reply_error("%s", err.msg);
+        if (r->unlabelled) { /* the site's default label, not the user's */
+            j->unlabelled = true;
+            job_set_class_source(j, "default");
+        }
         NPD_LOG(d, INFO, "job %u.%s: registered (uid %u, class %s, policy %s, CPUs %s)", r->job_id,
                 np_step_name(r->step_id), (unsigned)r->uid, r->sensitivity,
                 r->policy_requested[0] ? r->policy_requested : "-", r->cpus[0] ? r->cpus : "-");

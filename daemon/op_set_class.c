@@ -26,6 +26,7 @@ json_t *op_set_class(struct np_daemon *d, const struct ucred *peer, uint32_t job
                 np_step_name(j->meta.step_id), np_class_name(j->job_class), np_class_name(cls),
                 (unsigned)peer->uid);
         job_set_class(j, cls);
+        job_set_class_source(j, "admin"); /* wins over the label and class_default=auto */
         registry_note(d, j);
         changed++;
     }

@@ -17,6 +17,8 @@ static json_t *job_status(const struct np_daemon_job *j)
                   j->tasks, "latest", np_jobstats_latest(&j->stats));
     if (obj)
         json_object_set_new(obj, "helper_cpu_s", json_real(j->stats.helper_cpu_s));
+    if (obj && j->meta.class_source[0]) /* what decided the class (docs/sensitivity.md) */
+        json_object_set_new(obj, "class_source", json_string(j->meta.class_source));
     return obj;
 }
 

@@ -104,11 +104,12 @@ static json_t *job_entry(const struct np_daemon_job *j)
             json_array_append_new(starts,
                                   json_integer((json_int_t)j->sampler.tasks[t].starttime_ticks));
         }
-    return json_pack("{s:I, s:I, s:I, s:f, s:s, s:s, s:s, s:s, s:o, s:o, s:O}", "job",
+    return json_pack("{s:I, s:I, s:I, s:f, s:s, s:s, s:s, s:s, s:b, s:s, s:o, s:o, s:O}", "job",
                      (json_int_t)j->meta.job_id, "step", (json_int_t)j->meta.step_id, "uid",
                      (json_int_t)j->meta.uid, "start", j->meta.start_epoch, "policy",
                      j->meta.policy_requested, "sensitivity", j->meta.sensitivity, "class",
-                     np_class_name(j->job_class), "cpus", j->meta.cpus, "pids", pids, "starts",
+                     np_class_name(j->job_class), "class_source", j->meta.class_source,
+                     "unlabelled", j->unlabelled, "cpus", j->meta.cpus, "pids", pids, "starts",
                      starts, "tasks", j->tasks);
 }
 
@@ -234,17 +235,21 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
 {
     json_int_t job_id, step_id, uid;
     double start = 0;
-    const char *cpus = "", *policy = "", *sensitivity = "low", *class_name = NULL;
+    const char *cpus = "", *policy = "", *sensitivity = "low", *class_name = NULL,
+               *class_source = NULL;
+    int unlabelled = 0;
     json_t *pids = NULL, *starts = NULL, *tasks = NULL, *pid;
     struct np_err err = {0};
     struct np_daemon_job *j;
     json_error_t jerr;
     size_t k;
 
-    if (json_unpack_ex(entry, &jerr, 0, "{s:I, s:I, s:I, s?F, s?s, s?s, s?s, s?s, s?o, s?o, s?o}",
-                       "job", &job_id, "step", &step_id, "uid", &uid, "start", &start, "cpus",
-                       &cpus, "policy", &policy, "sensitivity", &sensitivity, "class", &class_name,
-                       "pids", &pids, "starts", &starts, "tasks", &tasks) < 0) {
+    if (json_unpack_ex(entry, &jerr, 0,
+                       "{s:I, s:I, s:I, s?F, s?s, s?s, s?s, s?s, s?s, s?b, s?o, s?o, s?o}", "job",
+                       &job_id, "step", &step_id, "uid", &uid, "start", &start, "cpus", &cpus,
+                       "policy", &policy, "sensitivity", &sensitivity, "class", &class_name,
+                       "class_source", &class_source, "unlabelled", &unlabelled, "pids", &pids,
+                       "starts", &starts, "tasks", &tasks) < 0) {
         NPD_LOG(d, ERROR, "registry %s: step %zu skipped: %s", path, index, jerr.text);
         return -1;
     }
@@ -257,6 +262,10 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
     /* a class an administrator set survives the restart */
     if (np_class_from_name(class_name, &j->job_class, NULL) == 0)
         job_set_class(j, j->job_class);
+    /* and what decided it (an automatic class is not decided again) */
+    j->unlabelled = unlabelled;
+    if (class_source)
+        job_set_class_source(j, class_source);
     if (json_is_array(tasks)) {
         json_decref(j->tasks);
         j->tasks = json_incref(tasks);

@@ -10,6 +10,7 @@
 
 #include <hwloc.h>
 
+#include "auto_class.h"
 #include "command.h"
 #include "jobs.h"
 #include "migration.h"
@@ -184,6 +185,7 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
         j->last_detail_mono = now;
     if (np_jobstats_add(&j->stats, &s) < 0)
         NPD_LOG(d, ERROR, "job %u: out of memory", j->meta.job_id);
+    auto_class_consider(d, j, &s);
     if (d->trace) {
         if (!j->traced) {
             j->meta.tasks = j->tasks;

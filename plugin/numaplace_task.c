@@ -226,6 +226,7 @@ static int task_post_fork(spank_t sp, const struct numaplace_step_settings *sett
                                 : plugin->site->default_policy));
     snprintf(req.reg.sensitivity, sizeof(req.reg.sensitivity), "%s",
              np_sensitivity_name(quiet_sensitivity(sp)));
+    req.reg.unlabelled = !plugin->sensitivity_given; /* class_default=auto may class it */
     if (helper_call(&req, &err) == 0) {
         helper_registered = true;
     } else if (!helper_warned) {

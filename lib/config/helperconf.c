@@ -18,7 +18,7 @@
     "detail_interval_ms, backends, housekeeping_cpus, record, proc_root, max_jobs, migration, "    \
     "migration_dry_run, migration_rate_mb_s, move_shared_pages, migration_order, free_floor_mb, "  \
     "trigger_homecoming, trigger_pressure, trigger_bandwidth, bandwidth_threshold_mb_s, "          \
-    "bandwidth_intervals, admin_group, class_map, class_default"
+    "bandwidth_intervals, admin_group, class_map, class_default, sensitivity_table"
 
 const char *np_helper_config_keys(void)
 {
@@ -230,8 +230,21 @@ int np_helper_config_set(struct np_helper_config *cfg, const char *key, const ch
         snprintf(cfg->admin_group, sizeof(cfg->admin_group), "%s", value);
         return 0;
     }
-    if (strcmp(key, "class_default") == 0)
+    if (strcmp(key, "class_default") == 0) {
+        /* auto: unlabelled steps classed by their predicted sensitivity (docs/sensitivity.md) */
+        cfg->class_default_auto = strcmp(value, "auto") == 0;
+        if (cfg->class_default_auto) {
+            cfg->class_default_high = false;
+            return 0;
+        }
+        if (np_class_from_name(value, &(enum np_class){0}, NULL) < 0)
+            return np_err_set(err, -EINVAL, "class_default: \"%s\": accepted: %s, auto", value,
+                              np_class_names());
         return parse_class(key, value, &cfg->class_default_high, err);
+    }
+    if (strcmp(key, "sensitivity_table") == 0)
+        return set_path(cfg->sensitivity_table, sizeof(cfg->sensitivity_table), key, value, false,
+                        err);
     if (strcmp(key, "class_map") == 0) {
         /* label:class pairs, e.g. high:high,low:low (the plugin's labels are high and low) */
         char copy[128], *save = NULL;

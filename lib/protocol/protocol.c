@@ -115,6 +115,12 @@ static int decode_register(json_t *obj, struct np_task_reg *reg, struct np_err *
         return rc;
     if (pid == 0)
         return np_err_set(err, -EINVAL, "request field \"pid\" must be a process id above 0");
+    {
+        json_t *labelled = json_object_get(obj, "labelled");
+        if (labelled && !json_is_boolean(labelled))
+            return np_err_set(err, -EINVAL, "request field \"labelled\" must be true or false");
+        reg->unlabelled = json_is_false(labelled);
+    }
     if (np_sensitivity_from_name(reg->sensitivity, &(enum np_sensitivity){0}, NULL) < 0)
         return np_err_set(err, -EINVAL, "request field \"sensitivity\" is \"%s\"; accepted: %s",
                           reg->sensitivity, np_sensitivity_names());
@@ -252,11 +258,11 @@ char *np_proto_encode(const struct np_proto_request *req)
     switch (req->op) {
     case NP_OP_REGISTER: {
         const struct np_task_reg *r = &req->reg;
-        json_t *more =
-            json_pack("{s:I, s:I, s:I, s:I, s:I, s:i, s:s, s:s, s:s}", "job", (json_int_t)r->job_id,
-                      "step", (json_int_t)r->step_id, "uid", (json_int_t)r->uid, "gid",
-                      (json_int_t)r->gid, "pid", (json_int_t)r->pid, "task", r->task_id, "cpus",
-                      r->cpus, "policy", r->policy_requested, "sensitivity", r->sensitivity);
+        json_t *more = json_pack(
+            "{s:I, s:I, s:I, s:I, s:I, s:i, s:s, s:s, s:s, s:b}", "job", (json_int_t)r->job_id,
+            "step", (json_int_t)r->step_id, "uid", (json_int_t)r->uid, "gid", (json_int_t)r->gid,
+            "pid", (json_int_t)r->pid, "task", r->task_id, "cpus", r->cpus, "policy",
+            r->policy_requested, "sensitivity", r->sensitivity, "labelled", !r->unlabelled);
         rc = json_object_update(obj, more);
         json_decref(more);
         break;

@@ -324,6 +324,8 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *
     json_object_set_new(rep, "sensitivity", json_string(meta->sensitivity));
     if (meta->job_class[0])
         json_object_set_new(rep, "class", json_string(meta->job_class));
+    if (meta->class_source[0])
+        json_object_set_new(rep, "class_source", json_string(meta->class_source));
     json_object_set_new(rep, "cpus", json_string(meta->cpus));
     json_object_set_new(rep, "sampling",
                         json_pack("{s:f, s:i, s:s}", "interval_s", meta->interval_s, "count",

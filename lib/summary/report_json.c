@@ -191,7 +191,10 @@ int np_report_model_decode(const json_t *json, bool full, struct np_report *r, s
     json_t *schema = NULL, *node = NULL, *step = NULL, *start = NULL, *end = NULL, *sens = NULL,
            *cpus = NULL, *policy = NULL, *job = NULL, *uid = NULL, *dur = NULL, *complete = NULL,
            *local = NULL, *cpi = NULL, *bw = NULL, *pages = NULL, *migr = NULL, *os = NULL,
-           *tl = NULL, *requested = NULL, *tasks = NULL, *t;
+           *tl = NULL, *requested = NULL, *tasks = NULL, *t, *job_class = NULL,
+           *class_source = NULL, *perf = NULL;
+    static const char *const perf_names[NP_RPERF_N] = {"cycles", "instructions", "llc_load_misses",
+                                                       "llc_store_misses"};
     size_t i;
     int rc;
 
@@ -205,11 +208,14 @@ int np_report_model_decode(const json_t *json, bool full, struct np_report *r, s
     json_unpack((json_t *)json, "{s?o, s?o, s?o, s?o, s?o, s?o, s?o}", "local_nodes", &local, "cpi",
                 &cpi, "bandwidth", &bw, "pages", &pages, "migrations", &migr, "os_interference",
                 &os, "timeline", &tl);
+    json_unpack((json_t *)json, "{s?o, s?o, s?o}", "class", &job_class, "class_source",
+                &class_source, "perf_counts", &perf);
     if (json_is_object(policy))
         json_unpack(policy, "{s?o, s?o}", "requested", &requested, "tasks", &tasks);
     if (!dup_str(&r->schema, schema) || !dup_str(&r->node, node) || !dup_str(&r->step, step) ||
         !dup_str(&r->start, start) || !dup_str(&r->end, end) || !dup_str(&r->sensitivity, sens) ||
-        !dup_str(&r->cpus, cpus) || !dup_str(&r->policy_requested, requested))
+        !dup_str(&r->cpus, cpus) || !dup_str(&r->policy_requested, requested) ||
+        !dup_str(&r->job_class, job_class) || !dup_str(&r->class_source, class_source))
         goto oom;
     r->has_job_id = json_is_integer(job);
     r->job_id = json_integer_value(job);
@@ -246,6 +252,10 @@ int np_report_model_decode(const json_t *json, bool full, struct np_report *r, s
         read_rfig(bw, "mean_bytes_per_s", "peak_bytes_per_s", &r->bandwidth) != 0 ||
         read_os(os, r) != 0)
         goto oom;
+    for (int k = 0; k < NP_RPERF_N; k++)
+        if (read_rfig(json_is_object(perf) ? json_object_get(perf, perf_names[k]) : NULL, "value",
+                      NULL, &r->perf[k]) != 0)
+            goto oom;
     if ((rc = read_pages(pages, &r->pages, err)) != 0 ||
         (rc = read_migrations(migr, &r->migrations, err)) != 0)
         goto fail;
@@ -274,6 +284,10 @@ void np_report_model_free(struct np_report *r)
     free(r->sensitivity);
     free(r->cpus);
     free(r->policy_requested);
+    free(r->job_class);
+    free(r->class_source);
+    for (int k = 0; k < NP_RPERF_N; k++)
+        rfig_free(&r->perf[k]);
     for (size_t i = 0; i < r->ntasks; i++)
         free(r->tasks[i].policy);
     free(r->tasks);

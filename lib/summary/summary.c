@@ -156,3 +156,15 @@ int np_summary_plot(const json_t *summary, const char *node, const char *path, s
     np_sum_free(&s);
     return rc;
 }
+
+int np_summary_print_with(FILE *out, const json_t *summary, const struct np_sens_model *model)
+{
+    struct np_sum s;
+    int rc;
+
+    if (!out || np_sum_decode(summary, &s, NULL) != 0)
+        return -EINVAL;
+    rc = np_sum_print_with(out, &s, model, true);
+    np_sum_free(&s);
+    return rc;
+}

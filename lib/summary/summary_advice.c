@@ -166,10 +166,29 @@ static int count_triggers(const struct np_sum_node *n, struct np_map *triggers)
 }
 
 struct rules {
-    struct hits remote, high, interleave, good, noise, counters, moved_on;
+    struct hits remote, high, interleave, good, noise, counters, moved_on, sensitive, insensitive;
     json_int_t moved;
     struct np_map triggers;
 };
+
+/* The sensitivity rules on each step that ran long enough and could be predicted. */
+static void judge_steps(struct rules *r, const struct np_sum_node *n,
+                        const struct np_sens_model *model)
+{
+    for (size_t i = 0; model && i < n->nsteps; i++) {
+        const struct np_sum_step *st = &n->steps[i];
+        const bool high = st->sensitivity && strcmp(st->sensitivity, "high") == 0;
+        double x;
+        if (st->duration_s < NP_ADVICE_SENSITIVITY_MIN_S ||
+            np_sum_step_predict(st, model, &x, NULL) < 0)
+            continue;
+        if (np_sensitivity_is_sensitive(model, x) && !high)
+            hit(&r->sensitive, "%s step %s: %.1fx, LLC MPKI %.1f, CPI %.2f", n->name,
+                st->step ? st->step : "?", x, st->llc_mpki, st->cpi);
+        else if (!np_sensitivity_is_sensitive(model, x) && high)
+            hit(&r->insensitive, "%s step %s: %.1fx", n->name, st->step ? st->step : "?", x);
+    }
+}
 
 static int judge_node(struct rules *r, const struct np_sum_node *n)
 {
@@ -232,19 +251,28 @@ static void migrated(struct advice_list *a, struct rules *r)
 
 int np_sum_advice(const struct np_sum *s, struct np_advice **out)
 {
+    return np_sum_advice_with(s, NULL, out);
+}
+
+int np_sum_advice_with(const struct np_sum *s, const struct np_sens_model *model,
+                       struct np_advice **out)
+{
     struct rules r;
     struct advice_list a = {0};
     const char **names;
     size_t n = 0;
     int rc = 0;
+    const double threshold = model ? model->threshold : 0; /* the rules fire only with one */
 
     *out = NULL;
     memset(&r, 0, sizeof(r));
     names = np_sum_sorted_nodes(s, &n);
     if (!names)
         return -ENOMEM;
-    for (size_t k = 0; k < n && !rc; k++)
+    for (size_t k = 0; k < n && !rc; k++) {
         rc = judge_node(&r, np_sum_node_get(s, names[k]));
+        judge_steps(&r, np_sum_node_get(s, names[k]), model);
+    }
     free(names);
     if (r.remote.n)
         advise(&a, "remote-memory", "Most memory was remote for most of the run on %s.",
@@ -274,6 +302,18 @@ int np_sum_advice(const struct np_sum *s, struct np_advice **out)
                "Hardware counters were unavailable on %s, so the job's sensitivity to placement "
                "could not be judged.",
                hits_text(&r.counters));
+    if (r.sensitive.n)
+        advise(&a, "predicted-sensitive",
+               "This job behaved like a placement-sensitive code (predicted slowdown with remote "
+               "memory: %s; sensitive from %.2fx); label it --numa-sensitivity=high.",
+               hits_text(&r.sensitive), threshold);
+    if (r.insensitive.n)
+        advise(
+            &a, "predicted-insensitive",
+            "This job is labelled --numa-sensitivity=high but showed no sensitivity to placement "
+            "(predicted slowdown with remote memory: %s; sensitive from %.2fx); "
+            "--numa-sensitivity=low would let its memory move when a node needs room.",
+            hits_text(&r.insensitive), threshold);
     if (r.moved > 0)
         migrated(&a, &r);
     np_map_free(&r.triggers);

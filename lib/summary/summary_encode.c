@@ -18,6 +18,9 @@ static void step_free(struct np_sum_step *st)
     free(st->cpus);
     free(st->start);
     free(st->end);
+    free(st->job_class);
+    free(st->class_source);
+    free(st->counters_unavailable);
     np_map_free(&st->applied);
     free(st->local_nodes);
     memset(st, 0, sizeof(*st));
@@ -178,6 +181,24 @@ static json_t *step_json(const struct np_sum_step *st)
             break;
         case NP_STEP_END:
             v = str_or_null(st->end);
+            break;
+        case NP_STEP_CLASS:
+            v = str_or_null(st->job_class);
+            break;
+        case NP_STEP_CLASS_SOURCE:
+            v = str_or_null(st->class_source);
+            break;
+        case NP_STEP_CPI:
+            v = json_real(st->cpi);
+            break;
+        case NP_STEP_LLC_MPKI:
+            v = json_real(st->llc_mpki);
+            break;
+        case NP_STEP_BANDWIDTH:
+            v = json_real(st->bandwidth_bytes_per_s);
+            break;
+        case NP_STEP_COUNTERS_UNAVAILABLE:
+            v = str_or_null(st->counters_unavailable);
             break;
         }
         if (!put(o, np_sumk_step[m], v)) {

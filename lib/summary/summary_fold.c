@@ -1,6 +1,7 @@
 /* A step's report folded into its node of a job summary (docs/summary-schema.md, "Building and
  * merging"): time-weighted means, statistics, pages, migrations, the longest step's timeline. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -331,6 +332,40 @@ static int fold_os(struct np_sum_node *node, const struct np_report *r, double w
     return rc ? -ENOMEM : 0;
 }
 
+/* The step's sensitivity inputs from its perf totals (what the prediction needs,
+ * docs/sensitivity.md), or why there are none. false on out-of-memory. */
+static bool step_counters(struct np_sum_step *st, const struct np_report *r)
+{
+    static const char *const names[NP_RPERF_N] = {"cycles", "instructions", "llc_load_misses",
+                                                  "llc_store_misses"};
+    const struct np_rfig *p = r->perf;
+    char why[NP_ERR_MSG_MAX] = "";
+    bool ok = true;
+
+    for (int k = 0; k < NP_RPERF_N && !why[0]; k++)
+        if (p[k].state == NP_RFIG_ABSENT)
+            snprintf(why, sizeof(why), "the report has no perf_counts.%s", names[k]);
+        else if (p[k].state != NP_RFIG_VALUE)
+            snprintf(why, sizeof(why), "%s", p[k].reason ? p[k].reason : "malformed perf count");
+    if (!why[0] && !(p[NP_RPERF_INSTRUCTIONS].value > 0))
+        snprintf(why, sizeof(why), "no instructions counted");
+    if (why[0]) {
+        st->counters_unavailable = np_strdup_or_null(why, &ok);
+        np_keys_set(&st->keys, NP_STEP_COUNTERS_UNAVAILABLE);
+        return ok;
+    }
+    st->cpi = p[NP_RPERF_CYCLES].value / p[NP_RPERF_INSTRUCTIONS].value;
+    st->llc_mpki = (p[NP_RPERF_LLC_LOAD_MISSES].value + p[NP_RPERF_LLC_STORE_MISSES].value) /
+                   p[NP_RPERF_INSTRUCTIONS].value * 1000.0;
+    np_keys_set(&st->keys, NP_STEP_CPI);
+    np_keys_set(&st->keys, NP_STEP_LLC_MPKI);
+    if (r->bandwidth.state == NP_RFIG_VALUE) {
+        st->bandwidth_bytes_per_s = r->bandwidth.value;
+        np_keys_set(&st->keys, NP_STEP_BANDWIDTH);
+    }
+    return true;
+}
+
 static int new_step(struct np_sum_node *node, const struct np_report *r, const char *step,
                     const char *requested, const char *sens)
 {
@@ -372,6 +407,15 @@ static int new_step(struct np_sum_node *node, const struct np_report *r, const c
         st->end = np_strdup_or_null(r->end, &ok);
         np_keys_set(&st->keys, NP_STEP_END);
     }
+    if (r->job_class) {
+        st->job_class = np_strdup_or_null(r->job_class, &ok);
+        np_keys_set(&st->keys, NP_STEP_CLASS);
+    }
+    if (r->class_source) {
+        st->class_source = np_strdup_or_null(r->class_source, &ok);
+        np_keys_set(&st->keys, NP_STEP_CLASS_SOURCE);
+    }
+    ok = ok && step_counters(st, r);
     np_keys_set(&node->keys, NP_NODE_STEPS);
     return ok ? 0 : -ENOMEM;
 }

@@ -268,7 +268,29 @@ static void print_job(FILE *out, const struct np_sum *s, const char **names, siz
         fprintf(out, "Kernel time share: unavailable (%s)\n", k->reason ? k->reason : "not kept");
 }
 
+/* The job's predicted sensitivity beside its label and class (docs/sensitivity.md). */
+static void print_prediction(FILE *out, const struct np_sum *s, const struct np_sens_model *model)
+{
+    struct np_sum_prediction p;
+
+    np_sum_predict(s, model, &p);
+    if (!p.available)
+        fprintf(out, "Predicted sensitivity: %s\n", p.why);
+    else
+        fprintf(out,
+                "Predicted sensitivity: %.2fx with remote memory (%s step %s): %s (threshold "
+                "%.2fx)\n",
+                p.slowdown, p.node, p.step ? p.step : "?",
+                p.sensitive ? "placement-sensitive" : "not placement-sensitive", model->threshold);
+}
+
 int np_sum_print(FILE *out, const struct np_sum *s)
+{
+    return np_sum_print_with(out, s, NULL, false);
+}
+
+int np_sum_print_with(FILE *out, const struct np_sum *s, const struct np_sens_model *model,
+                      bool prediction)
 {
     struct np_advice *advice = NULL;
     const char **names;
@@ -276,7 +298,7 @@ int np_sum_print(FILE *out, const struct np_sum *s)
     int width = 4, nadvice;
 
     names = np_sum_sorted_nodes(s, &n);
-    nadvice = np_sum_advice(s, &advice);
+    nadvice = np_sum_advice_with(s, model, &advice);
     if (!names || nadvice < 0) {
         free(names);
         free(advice);
@@ -292,6 +314,8 @@ int np_sum_print(FILE *out, const struct np_sum *s)
         print_node(out, names[k], width, np_sum_node_get(s, names[k]));
     free(names);
 
+    if (prediction)
+        print_prediction(out, s, model);
     fprintf(out, "\nAdvice:\n");
     for (int i = 0; i < nadvice; i++)
         fprintf(out, "  [%s] %s\n", advice[i].rule, advice[i].text);

@@ -78,6 +78,8 @@ NP_WORKLOAD=${NUMAPLACE_WORKLOAD:-$NUMAPLACE_BUILD/test/np_workload}
 NP_HELPER=${NUMAPLACE_HELPER:-$NUMAPLACE_BUILD/daemon/numaplaced}
 NP_CLI=${NUMAPLACE_CLI:-$NUMAPLACE_BUILD/cli/numaplace}
 export NP_PLUGIN NP_PROBE NP_WORKLOAD NP_HELPER NP_CLI
+# A command from the build tree finds the measured table in the source (installed: /usr/share).
+[ -n "${NUMAPLACE_CLI:-}" ] || export NUMAPLACE_TABLE=${NUMAPLACE_TABLE:-$NUMAPLACE_SOURCE/data/sandman-spec2017.csv}
 np_helper_pid=""
 np_helper_cmd=()
 np_passed=0

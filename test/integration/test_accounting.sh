@@ -69,10 +69,13 @@ np_expect_fail
 np_expect_match "job $job is not yours"
 np_end_case
 
-np_case "numaplace jobs lists finished jobs with their policy, class and local share"
+np_case "numaplace jobs lists finished jobs with their policy, class, predicted sensitivity and local share"
 np_run "$NP_CLI" jobs
 np_expect_rc 0
+np_expect_match "^JOBID .* CLASS +PREDICTED +LOCAL"
 np_expect_match "^$job +$user +COMPLETED +2 +interleave"
+# a 4-second job is too short to judge, and says so rather than guessing
+np_expect_match "^$job: predicted sensitivity unavailable: "
 np_run "$NP_CLI" jobs --user "$other"
 np_expect_no_match "^$job "
 np_end_case

@@ -96,6 +96,8 @@ else
 fi
 expect "state directory made by the package, mode 0700" test "$(stat -c %a "$root/var/lib/numaplace")" = 700
 expect "spool directory made by the package" test -d "$root/var/spool/numaplace"
+expect "the measured sensitivity table installed (numaplace-data)" \
+  test -s "$root/usr/share/numaplace/sandman-spec2017.csv"
 
 # ---- 3. enable the plugin, start the cluster and the helper ----
 sed -i 's/^#optional /optional /' "$root/etc/slurm/plugstack.conf.d/numaplace.conf"
@@ -195,8 +197,8 @@ for p in /proc/[0-9]*; do
   [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && kill "${p#/proc/}" 2>/dev/null
 done
 sleep 2
-owned=$(in_root dpkg -L slurm-spank-numaplace numaplaced numaplace | sort -u)
-if in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq slurm-spank-numaplace numaplaced numaplace &&
+owned=$(in_root dpkg -L slurm-spank-numaplace numaplaced numaplace numaplace-data | sort -u)
+if in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq slurm-spank-numaplace numaplaced numaplace numaplace-data &&
   DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y -qq' >>"$work/apt.log" 2>&1; then
   pass "purged"
 else

@@ -47,7 +47,10 @@ static const struct {
     {"class_map", "high:low,low:low", 0, ""},
     {"class_map", "urgent:high", -EINVAL, "label \"urgent\": accepted labels: high, low"},
     {"class_map", "high", -EINVAL, "is not label:class"},
-    {"class_default", "medium", -EINVAL, "accepted: high, low"},
+    {"class_default", "medium", -EINVAL, "accepted: high, low, auto"},
+    {"class_default", "auto", 0, ""},
+    {"sensitivity_table", "/etc/numaplace/table.csv", 0, ""},
+    {"sensitivity_table", "table.csv", -EINVAL, "an absolute path is required"},
     {"detail_interval_ms", "5000", 0, ""},
 };
 

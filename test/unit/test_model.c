@@ -1,6 +1,6 @@
 /*
- * The measured model and the simulator, on the real figures of ../shared/data (found through
- * NUMAPLACE_MODEL_DATA): the orders must rank as the thesis measured them.
+ * The measured model and the simulator, on the shipped table data/sandman-spec2017.csv (found
+ * through NUMAPLACE_MODEL_DATA): the orders must rank as the thesis measured them.
  */
 #include <check.h>
 #include <errno.h>
@@ -34,6 +34,7 @@ START_TEST(test_load_real_data)
     ck_assert_double_eq_tol(lbm->remote, 3.988, 1e-9);
     ck_assert_double_eq_tol(lbm->interleave, 1.732, 1e-9);
     ck_assert_double_eq_tol(lbm->bw_mbps, 15577.67, 1e-6);
+    ck_assert_double_eq_tol(lbm->tlb_mpki, 0.8031, 1e-9); /* optional column, read when there */
     ck_assert_str_eq(lbm->sensitivity, "high");
     x264 = np_model_find(&model, "525.x264_r", "1");
     ck_assert_ptr_nonnull(x264);

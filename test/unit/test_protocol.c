@@ -43,6 +43,9 @@ static const struct {
     {"{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":0,\"pid\":5,\"sensitivity\":"
      "\"urgent\"}",
      -EINVAL, "accepted: high, low"},
+    {"{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":0,\"pid\":5,\"sensitivity\":"
+     "\"low\",\"labelled\":\"no\"}",
+     -EINVAL, "\"labelled\" must be true or false"},
     {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5}", -EINVAL, "no \"policy\""},
     {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":7}", -EINVAL,
      "\"policy\" must be a string"},
@@ -105,7 +108,8 @@ START_TEST(test_round_trip)
                                   .task_id = 3,
                                   .cpus = "0-3,8",
                                   .policy_requested = "interleave",
-                                  .sensitivity = "high"};
+                                  .sensitivity = "high",
+                                  .unlabelled = true};
     line = np_proto_encode(&in);
     ck_assert_ptr_nonnull(line);
     ck_assert_int_eq(line[strlen(line) - 1], '\n');
@@ -118,6 +122,14 @@ START_TEST(test_round_trip)
     ck_assert_int_eq(out.reg.task_id, 3);
     ck_assert_str_eq(out.reg.cpus, "0-3,8");
     ck_assert_str_eq(out.reg.sensitivity, "high");
+    ck_assert(out.reg.unlabelled); /* "labelled": false; absent (older plugins) is labelled */
+    ck_assert_int_eq(np_proto_decode("{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,"
+                                     "\"uid\":0,\"pid\":5,\"sensitivity\":\"low\"}\n",
+                                     strlen("{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,"
+                                            "\"uid\":0,\"pid\":5,\"sensitivity\":\"low\"}\n"),
+                                     &out, &err),
+                     0);
+    ck_assert(!out.reg.unlabelled);
 
     in = (struct np_proto_request){.op = NP_OP_APPLIED};
     in.applied = (struct np_task_applied){.job_id = 7,

@@ -52,6 +52,10 @@ struct np_helper_config {
     bool class_high_is_high;           /**< class_map: how the plugin's labels map to classes */
     bool class_low_is_high;
     bool class_default_high; /**< class_default: a missing or unknown label */
+    /** class_default=auto: an unlabelled step's class from its predicted sensitivity, after
+     * enough samples with counters, through class_map (docs/sensitivity.md) */
+    bool class_default_auto;
+    char sensitivity_table[1024]; /**< sensitivity_table: "" = the installed table */
 };
 
 /** The defaults (documented in numaplaced(8)). */

@@ -1,5 +1,6 @@
 /*
- * numaplace/model.h - the measured slowdown model (../shared/data/sandman-spec2017.csv).
+ * numaplace/model.h - the measured slowdown model (data/sandman-spec2017.csv, installed under
+ * /usr/share/numaplace; a site may give its own table in the same columns).
  *
  * Each benchmark was measured alone with its memory local, remote (a near node) and interleaved
  * over local and near. Those three points give a job's slowdown as a function of the share of
@@ -25,6 +26,7 @@ struct np_model_row {
     char benchmark[32];
     char input[8];
     double ipc, llc_mpki, bw_mbps; /**< local metrics; NaN when the source was unreadable */
+    double tlb_mpki;               /**< NaN also when the table has no tlb_mpki column */
     double remote, interleave;     /**< slowdown factors (remote_pct / 100) */
     char sensitivity[8];           /**< "high", "low" or "" */
 };
@@ -36,7 +38,8 @@ struct np_model {
 };
 
 /**
- * Load the CSV (comment lines start with '#'; the header names the columns).
+ * Load the CSV (comment lines start with '#'; the header names the columns; tlb_mpki is
+ * optional, every other column of np_model_row is required).
  * @return 0, or -ENOENT / -EINVAL with @p err naming the file, line and column
  */
 NP_API int np_model_load(const char *path, struct np_model *model, struct np_err *err);

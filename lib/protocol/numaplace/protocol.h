@@ -58,6 +58,9 @@ struct np_task_reg {
     char cpus[256];            /**< the step's CPUs on this node, list form ("0-3,8") or "" */
     char policy_requested[32]; /**< what the user (or site default) asked for */
     char sensitivity[8];       /**< "high" or "low" */
+    /** the user gave no --numa-sensitivity: the label is the site's default (wire: "labelled":
+     * false; absent, from plugins before it, means labelled) */
+    bool unlabelled;
 };
 
 /** What a task got, reported by the task itself before exec. */

@@ -35,8 +35,10 @@ struct np_job_meta {
     double start_epoch, end_epoch; /**< wall clock; end 0 while running */
     double interval_s;
     char policy_requested[32];
-    char sensitivity[8];  /**< the label the plugin registered (after the site's checks) */
-    char job_class[8];    /**< the helper's priority class, "high" or "low" ("" = unknown) */
+    char sensitivity[8]; /**< the label the plugin registered (after the site's checks) */
+    char job_class[8];   /**< the helper's priority class, "high" or "low" ("" = unknown) */
+    /** what decided the class: "label", "default", "admin", "auto: ..." ("" = not said) */
+    char class_source[192];
     char cpus[256];       /**< the step's CPUs on this node */
     char backends[64];    /**< "perf,proc", "replay", ... */
     uint64_t local_nodes; /**< bit n: the step's CPUs are on NUMA node n (0 = unknown) */

@@ -77,8 +77,18 @@ struct np_report_pages {
     struct np_rfig local_share;
 };
 
+/** The perf_counts a report's sensitivity inputs come from (perf_counts.NAME's value). */
+enum np_report_perf {
+    NP_RPERF_CYCLES = 0,
+    NP_RPERF_INSTRUCTIONS,
+    NP_RPERF_LLC_LOAD_MISSES,
+    NP_RPERF_LLC_STORE_MISSES,
+    NP_RPERF_N
+};
+
 struct np_report {
     char *schema, *node, *step, *start, *end, *sensitivity, *cpus, *policy_requested;
+    char *job_class, *class_source; /**< `class`, `class_source`; NULL when absent */
     bool has_job_id, has_uid, complete;
     json_int_t job_id, uid;
     double duration_s;
@@ -87,6 +97,7 @@ struct np_report {
     bool has_local_nodes;
     struct np_nums local_nodes;
     struct np_rfig cpi, bandwidth;
+    struct np_rfig perf[NP_RPERF_N]; /**< absent when the report has no perf_counts */
     struct np_report_pages pages;
     struct np_report_migrations migrations;
     /* os_interference: kernel_time_share, involuntary_cs_per_s, interrupts_on_cpus (per_s),

@@ -23,6 +23,7 @@
 #include <jansson.h>
 
 #include "numaplace/common.h"
+#include "numaplace/sensitivity.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,6 +49,7 @@ extern "C" {
 #define NP_ADVICE_KERNEL_SHARE          0.10 /**< os-noise: kernel share of CPU time >= this, */
 #define NP_ADVICE_INVOLUNTARY_CS_PER_S  100.0  /**< or involuntary context switches/s >= this, */
 #define NP_ADVICE_INTERRUPTS_PER_S      1000.0 /**< or interrupts/s on the job's CPUs >= this */
+#define NP_ADVICE_SENSITIVITY_MIN_S     30.0 /**< predicted-*: steps that ran at least this long */
 
 /** Width of the local-memory bar in np_summary_print: `[##########----------]`. */
 #define NP_SUMMARY_BAR_WIDTH 20
@@ -119,6 +121,9 @@ NP_API json_t *np_summary_advice(const json_t *summary);
  * @return 0, -EINVAL (not a summary, NULL @p out) or -EIO (write error)
  */
 NP_API int np_summary_print(FILE *out, const json_t *summary);
+/** As np_summary_print, with the predicted sensitivity and its advice (np_sum_print_with). */
+NP_API int np_summary_print_with(FILE *out, const json_t *summary,
+                                 const struct np_sens_model *model);
 
 /**
  * The stored form of @p summary (np_stored_encode, "NPS1:..."), at most @p max_bytes long (use

@@ -22,6 +22,7 @@
 
 #include "numaplace/common.h"
 #include "numaplace/figure.h"
+#include "numaplace/sensitivity.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,6 +80,13 @@ enum np_sum_step_member {
     NP_STEP_LOCAL_NODES,
     NP_STEP_START,
     NP_STEP_END,
+    /* since issue 13 (optional: summaries written before lack them) */
+    NP_STEP_CLASS,                /**< the report's class */
+    NP_STEP_CLASS_SOURCE,         /**< what decided it (the report's class_source) */
+    NP_STEP_CPI,                  /**< perf_counts cycles / instructions */
+    NP_STEP_LLC_MPKI,             /**< perf_counts LLC load + store misses per 1000 instructions */
+    NP_STEP_BANDWIDTH,            /**< the report's bandwidth.mean_bytes_per_s */
+    NP_STEP_COUNTERS_UNAVAILABLE, /**< why cpi or llc_mpki is missing */
     NP_STEP_NMEMBERS
 };
 
@@ -86,6 +94,8 @@ enum np_sum_step_member {
 struct np_sum_step {
     struct np_keys keys;
     char *step, *policy, *sensitivity, *cpus, *start, *end;
+    char *job_class, *class_source, *counters_unavailable;
+    double cpi, llc_mpki, bandwidth_bytes_per_s;
     struct np_map applied; /**< policy -> tasks */
     bool complete;
     double duration_s;
@@ -302,10 +312,46 @@ struct np_advice {
  * @return the number of entries, or -ENOMEM
  */
 NP_API int np_sum_advice(const struct np_sum *s, struct np_advice **out);
+/**
+ * As np_sum_advice, with the sensitivity rules (predicted-sensitive, predicted-insensitive) when
+ * @p model (borrowed, may be NULL: those rules stay silent) is given.
+ */
+NP_API int np_sum_advice_with(const struct np_sum *s, const struct np_sens_model *model,
+                              struct np_advice **out);
+
+/**
+ * A step's predicted remote-memory slowdown from its cpi and llc_mpki (docs/sensitivity.md).
+ * @return 0 with *@p slowdown, or -ENODATA with @p err "unavailable: ..." naming why (the
+ *         step's counters_unavailable, a summary from before steps carried counters, no model)
+ */
+NP_API int np_sum_step_predict(const struct np_sum_step *st, const struct np_sens_model *model,
+                               double *slowdown, struct np_err *err);
+
+/** A job's predicted sensitivity: its most sensitive step that ran long enough. */
+struct np_sum_prediction {
+    bool available;
+    double slowdown;          /**< the highest step prediction */
+    bool sensitive;           /**< slowdown at or above the model's threshold */
+    const char *node;         /**< borrowed from the summary: where that step ran */
+    const char *step;         /**< borrowed: which step */
+    char why[NP_ERR_MSG_MAX]; /**< when !available: "unavailable: ..." */
+};
+
+/**
+ * Predict over the steps that ran at least NP_ADVICE_SENSITIVITY_MIN_S (shorter ones are mostly
+ * start-up); unavailable, with the first step's reason, when none could be predicted.
+ */
+NP_API void np_sum_predict(const struct np_sum *s, const struct np_sens_model *model,
+                           struct np_sum_prediction *out);
+
 /** [{rule, text}] of @p n entries. New reference, NULL on out-of-memory. */
 NP_API json_t *np_sum_advice_json(const struct np_advice *advice, int n);
 /** As np_summary_print. */
 NP_API int np_sum_print(FILE *out, const struct np_sum *s);
+/** As np_sum_print, with the sensitivity rules of @p model (borrowed, may be NULL) and, when
+ * @p prediction, a "Predicted sensitivity:" line (np_sum_predict; unavailable says why). */
+NP_API int np_sum_print_with(FILE *out, const struct np_sum *s, const struct np_sens_model *model,
+                             bool prediction);
 /** As np_summary_fit: trims @p s until its stored form fits. */
 NP_API long np_sum_fit(struct np_sum *s, size_t max_bytes, char **stored, struct np_err *err);
 /** As np_summary_plot. */

@@ -1,0 +1,120 @@
+/* class_default=auto: unlabelled steps classed by their predicted sensitivity (auto_class.h). */
+#include "auto_class.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jobs.h"
+#include "log.h"
+
+/* The perf events the prediction needs: cycles, instructions, LLC load and store misses. */
+static const enum np_perf_event needed[] = {NP_PERF_CYCLES, NP_PERF_INSTRUCTIONS,
+                                            NP_PERF_LLC_LOAD_MISSES, NP_PERF_LLC_STORE_MISSES};
+#define NNEEDED (sizeof(needed) / sizeof(needed[0]))
+
+/* Root reads the table: only one no other user could have written (numaplaced(8) SECURITY). */
+static int table_is_safe(const char *path, struct np_err *err)
+{
+    struct stat st;
+
+    if (lstat(path, &st) < 0)
+        return np_err_set(err, -errno, "sensitivity_table %s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return np_err_set(err, -EPERM,
+                          "sensitivity_table %s: not a regular file (symlinks are "
+                          "not followed)",
+                          path);
+    if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+        return np_err_set(err, -EPERM,
+                          "sensitivity_table %s: owned by uid %u with mode %03o; it must be "
+                          "root's (or numaplaced's) and not group- or world-writable",
+                          path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+    return 0;
+}
+
+void auto_class_load(struct np_daemon *d)
+{
+    const char *path =
+        d->cfg.sensitivity_table[0] ? d->cfg.sensitivity_table : np_sensitivity_default_table();
+    struct np_err err = {0};
+
+    d->sens_loaded = false;
+    d->sens_why[0] = '\0';
+    if (!d->cfg.class_default_auto)
+        return;
+    if (table_is_safe(path, &err) == 0 && np_sensitivity_load(&d->sens_model, path, &err) == 0) {
+        d->sens_loaded = true;
+        NPD_LOG(d, INFO,
+                "class_default=auto: sensitivity table %s (%zu rows, sensitive from %.2fx)", path,
+                d->sens_model.rows, d->sens_model.threshold);
+        return;
+    }
+    snprintf(d->sens_why, sizeof(d->sens_why), "%s", err.msg);
+    NPD_LOG(d, ERROR, "class_default=auto: unlabelled steps keep the default class: %s",
+            d->sens_why);
+}
+
+/* Why @p s lacks a counter the prediction needs, or NULL. */
+static const char *missing_counter(const struct np_sample *s)
+{
+    for (size_t k = 0; k < NNEEDED; k++)
+        if (!s->have_perf[needed[k]])
+            return s->perf_reason[needed[k]][0] ? s->perf_reason[needed[k]] : "not counted";
+    return NULL;
+}
+
+void auto_class_consider(struct np_daemon *d, struct np_daemon_job *j, const struct np_sample *s)
+{
+    const char *missing;
+    struct np_sens_inputs in = {NAN, NAN, NAN, NAN, NULL};
+    struct np_err err = {0};
+    char source[sizeof(j->meta.class_source)];
+    double slowdown;
+    bool sensitive, high;
+
+    /* Only a step whose class came from the default: a label, the site or an admin decided. */
+    if (!d->cfg.class_default_auto || !j->unlabelled ||
+        strncmp(j->meta.class_source, "default", 7) != 0)
+        return;
+    if (!d->sens_loaded) {
+        snprintf(source, sizeof(source), "default (auto unavailable: %.150s)", d->sens_why);
+        job_set_class_source(j, source);
+        return;
+    }
+    if ((missing = missing_counter(s)) != NULL) {
+        snprintf(source, sizeof(source), "default (auto unavailable: %.150s)", missing);
+        job_set_class_source(j, source);
+        return;
+    }
+    if (++j->counter_samples < NPD_AUTO_CLASS_SAMPLES)
+        return;
+    /* The counts are cumulative since registration: the step's whole run so far. */
+    if (s->perf[NP_PERF_INSTRUCTIONS] > 0) {
+        in.cpi = (double)s->perf[NP_PERF_CYCLES] / (double)s->perf[NP_PERF_INSTRUCTIONS];
+        in.llc_mpki =
+            (double)(s->perf[NP_PERF_LLC_LOAD_MISSES] + s->perf[NP_PERF_LLC_STORE_MISSES]) /
+            (double)s->perf[NP_PERF_INSTRUCTIONS] * 1000.0;
+    } else {
+        in.why = "no instructions counted";
+    }
+    if (np_sensitivity_predict(&d->sens_model, &in, &slowdown, &err) < 0) {
+        snprintf(source, sizeof(source), "default (auto %.160s)", err.msg);
+        job_set_class_source(j, source);
+        return;
+    }
+    sensitive = np_sensitivity_is_sensitive(&d->sens_model, slowdown);
+    /* The prediction stands in for the label; class_map turns a label into a class. */
+    high = sensitive ? d->cfg.class_high_is_high : d->cfg.class_low_is_high;
+    snprintf(source, sizeof(source),
+             "auto: predicted %.2fx with remote memory (LLC MPKI %.2f, CPI %.2f): %s", slowdown,
+             in.llc_mpki, in.cpi, sensitive ? "sensitive" : "not sensitive");
+    NPD_LOG(d, INFO, "job %u.%s: class %s -> %s (%s)", j->meta.job_id,
+            np_step_name(j->meta.step_id), np_class_name(j->job_class),
+            np_class_name(high ? NP_CLASS_HIGH : NP_CLASS_LOW), source);
+    job_set_class(j, high ? NP_CLASS_HIGH : NP_CLASS_LOW);
+    job_set_class_source(j, source);
+}

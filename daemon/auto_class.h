@@ -1,0 +1,23 @@
+/*
+ * auto_class.h - class_default=auto (docs/sensitivity.md): a step registered without a
+ * --numa-sensitivity label is classed by its predicted sensitivity once it has
+ * NPD_AUTO_CLASS_SAMPLES samples with counters, through class_map. A label, the site's refusal of
+ * one, or an administrator's set-class wins; the report's class_source says which decided.
+ */
+#ifndef NUMAPLACED_AUTO_CLASS_H
+#define NUMAPLACED_AUTO_CLASS_H
+
+#include "daemon.h"
+
+/* Samples with counters before an unlabelled step is classed: its start-up (loading input,
+ * allocating) is not what it runs like; at the default 1 s interval, half a minute. */
+#define NPD_AUTO_CLASS_SAMPLES 30
+
+/** Load the sensitivity table (sensitivity_table) when class_default=auto, or say why it cannot
+ * be; a table a user could write is refused (root reads it). Logs the outcome. */
+void auto_class_load(struct np_daemon *d);
+
+/** After each sample of @p j: count it when it has the counters, and class the step when due. */
+void auto_class_consider(struct np_daemon *d, struct np_daemon_job *j, const struct np_sample *s);
+
+#endif /* NUMAPLACED_AUTO_CLASS_H */

@@ -1,0 +1,239 @@
+/*
+ * The sensitivity model on the shipped table (data/sandman-spec2017.csv, through
+ * NUMAPLACE_MODEL_DATA): leave-one-benchmark-out cross-validation must not fall below the figures
+ * recorded in bench/RESULTS.md, and the predictor says "unavailable" with why instead of guessing.
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "np_test.h"
+#include "numaplace/sensitivity.h"
+
+/* bench/RESULTS.md, "Sensitivity from counters" (to 2 decimals, rounded down). */
+#define RECORDED_SPEARMAN    0.91
+#define RECORDED_AGREE       0.93
+#define RECORDED_AGREE_LABEL 0.95
+#define RECORDED_THRESHOLD   1.60
+
+static void load_table(struct np_model *table)
+{
+    const char *path = getenv("NUMAPLACE_MODEL_DATA");
+    struct np_err err = {0};
+
+    ck_assert_msg(path, "NUMAPLACE_MODEL_DATA is not set");
+    ck_assert_msg(np_model_load(path, table, &err) == 0, "%s", err.msg);
+}
+
+START_TEST(test_cross_validation_holds)
+{
+    struct np_model table;
+    struct np_sens_cv cv;
+    struct np_err err = {0};
+
+    load_table(&table);
+    ck_assert_msg(np_sensitivity_cv_threshold(&table, NP_SENS_FEATURES_DEFAULT, &cv, &err) == 0,
+                  "%s", err.msg);
+    ck_assert_uint_eq(cv.rows, 61); /* 525.x264_r input 1 has no ipc or llc_mpki: left out */
+    ck_assert_uint_eq(cv.labelled, 21);
+    ck_assert_msg(cv.spearman >= RECORDED_SPEARMAN, "Spearman rho %.3f < recorded %.2f",
+                  cv.spearman, RECORDED_SPEARMAN);
+    ck_assert_msg(cv.agree >= RECORDED_AGREE, "class agreement %.3f < recorded %.2f", cv.agree,
+                  RECORDED_AGREE);
+    ck_assert_msg(cv.agree_label >= RECORDED_AGREE_LABEL, "label agreement %.3f < recorded %.2f",
+                  cv.agree_label, RECORDED_AGREE_LABEL);
+    ck_assert_double_eq_tol(cv.threshold, RECORDED_THRESHOLD, 1e-9);
+    np_model_free(&table);
+}
+END_TEST
+
+/* The product's model (np_sensitivity_load) is the CV's threshold over a fit on every row. */
+START_TEST(test_load_uses_cv_threshold)
+{
+    struct np_sens_model m;
+    struct np_err err = {0};
+
+    ck_assert_msg(np_sensitivity_load(&m, getenv("NUMAPLACE_MODEL_DATA"), &err) == 0, "%s",
+                  err.msg);
+    ck_assert_uint_eq(m.rows, 61);
+    ck_assert_uint_eq(m.features, NP_SENS_FEATURES_DEFAULT);
+    ck_assert_double_eq_tol(m.threshold, RECORDED_THRESHOLD, 1e-9);
+    ck_assert_int_eq(np_sensitivity_load(&m, "/nonexistent/table.csv", &err), -ENOENT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/table.csv"));
+}
+END_TEST
+
+/* The shipped table says where it comes from and what was corrected, in its comment lines. */
+START_TEST(test_table_names_source_and_correction)
+{
+    FILE *f = fopen(getenv("NUMAPLACE_MODEL_DATA"), "r");
+    char line[1024];
+    bool source = false, correction = false;
+
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof(line), f) && line[0] == '#') {
+        source |= strstr(line, "# Source: the 2020 NTUA diploma thesis") != NULL;
+        correction |= strstr(line, "# Corrections to the source: one. 538.imagick_r's "
+                                   "interleave_pct") != NULL;
+    }
+    fclose(f);
+    ck_assert_msg(source, "the table's header names no source");
+    ck_assert_msg(correction, "the table's header does not note the 538.imagick_r correction");
+}
+END_TEST
+
+static const struct {
+    const char *what;
+    double cpi, mpki;
+    const char *why;
+    int rc;
+    double slowdown; /* when rc == 0 */
+    bool sensitive;
+    const char *message; /* when rc < 0 */
+} predict_cases[] = {
+    {"619.lbm_s's counters", 1 / 0.1042, 25.2749, NULL, 0, 3.876, true, NULL},
+    {"520.omnetpp_r's counters", 1 / 0.6524, 7.7763, NULL, 0, 2.051, true, NULL},
+    {"648.exchange2_s's counters", 1 / 1.9517, 0.0002, NULL, 0, 0.825, false, NULL},
+    {"1 MPKI at CPI 1", 1, 1, NULL, 0, 1.510, false, NULL},
+    {"10 MPKI at CPI 1", 1, 10, NULL, 0, 1.854, true, NULL},
+    {"no PMU (software-only perf events)", NAN, NAN,
+     "perf::CYCLES: perf_event_open: No such file or directory: no hardware PMU", -ENODATA, 0,
+     false, "unavailable: no LLC MPKI (perf::CYCLES: perf_event_open: No such file or directory"},
+    {"no CPI", NAN, 3, "perf::CYCLES: not counted", -ENODATA, 0, false,
+     "unavailable: no CPI (perf::CYCLES: not counted)"},
+    {"no MPKI, no reason given", 1, NAN, NULL, -ENODATA, 0, false,
+     "unavailable: no LLC MPKI (not measured)"},
+    {"no instructions counted", 0, 1, NULL, -ENODATA, 0, false,
+     "unavailable: an input is zero (no instructions counted)"},
+};
+
+START_TEST(test_predict)
+{
+    struct np_sens_model m;
+    struct np_err err = {0};
+    const struct np_sens_inputs in = {predict_cases[_i].cpi, predict_cases[_i].mpki, NAN, NAN,
+                                      predict_cases[_i].why};
+    double slowdown = 0;
+    int rc;
+
+    ck_assert_msg(np_sensitivity_load(&m, getenv("NUMAPLACE_MODEL_DATA"), &err) == 0, "%s",
+                  err.msg);
+    rc = np_sensitivity_predict(&m, &in, &slowdown, &err);
+    ck_assert_msg(rc == predict_cases[_i].rc, "%s: rc %d (%s)", predict_cases[_i].what, rc,
+                  err.msg);
+    if (rc == 0) {
+        ck_assert_double_eq_tol(slowdown, predict_cases[_i].slowdown, 0.005);
+        ck_assert(np_sensitivity_is_sensitive(&m, slowdown) == predict_cases[_i].sensitive);
+    } else {
+        ck_assert(isnan(slowdown)); /* never a guess */
+        ck_assert_msg(strstr(err.msg, predict_cases[_i].message), "%s: '%s' lacks '%s'",
+                      predict_cases[_i].what, err.msg, predict_cases[_i].message);
+    }
+}
+END_TEST
+
+/* A model nobody calibrated predicts nothing. */
+START_TEST(test_uncalibrated)
+{
+    struct np_sens_model m = {0};
+    struct np_err err = {0};
+    const struct np_sens_inputs in = {1, 1, 1, 1, NULL};
+    double slowdown;
+
+    ck_assert_int_eq(np_sensitivity_predict(&m, &in, &slowdown, &err), -ENODATA);
+    ck_assert_str_eq(err.msg, "unavailable: no calibrated model");
+}
+END_TEST
+
+static const struct {
+    unsigned features;
+    size_t rows;
+    const char *message;
+} fit_errors[] = {
+    {0, 10, "accepted: a non-empty set of 0xf"},
+    {1u << 7, 10, "accepted: a non-empty set of 0xf"},
+    {NP_SENS_FEATURES_DEFAULT, 3, "3 table rows have the model's inputs; at least 4 needed"},
+    {NP_SENS_FEATURES_DEFAULT, 0, "0 table rows have the model's inputs; at least 4 needed"},
+};
+
+START_TEST(test_fit_errors)
+{
+    struct np_model table;
+    struct np_model few;
+    struct np_sens_model m;
+    struct np_err err = {0};
+
+    load_table(&table);
+    few = table;
+    few.count = fit_errors[_i].rows;
+    ck_assert_int_eq(np_sensitivity_fit(&m, &few, fit_errors[_i].features, 1.5, NULL, &err),
+                     -EINVAL);
+    ck_assert_msg(strstr(err.msg, fit_errors[_i].message), "'%s' lacks '%s'", err.msg,
+                  fit_errors[_i].message);
+    np_model_free(&table);
+}
+END_TEST
+
+/* Leaving a benchmark out leaves every one of its rows out (525.x264_r has three, one unusable). */
+START_TEST(test_fit_without_benchmark)
+{
+    struct np_model table;
+    struct np_sens_model all, without;
+    struct np_err err = {0};
+
+    load_table(&table);
+    ck_assert_int_eq(np_sensitivity_fit(&all, &table, NP_SENS_FEATURES_DEFAULT, 1.5, NULL, &err),
+                     0);
+    ck_assert_int_eq(
+        np_sensitivity_fit(&without, &table, NP_SENS_FEATURES_DEFAULT, 1.5, "502.gcc_r", &err), 0);
+    ck_assert_uint_eq(all.rows - without.rows, 5);
+    ck_assert_int_eq(
+        np_sensitivity_fit(&without, &table, NP_SENS_FEATURES_DEFAULT, 1.5, "525.x264_r", &err), 0);
+    ck_assert_uint_eq(all.rows - without.rows, 2);
+    np_model_free(&table);
+}
+END_TEST
+
+static const struct {
+    double x[5], y[5];
+    size_t n;
+    double rho;
+} spearman_cases[] = {
+    {{1, 2, 3, 4, 5}, {10, 20, 30, 40, 50}, 5, 1.0},
+    {{1, 2, 3, 4, 5}, {5, 4, 3, 2, 1}, 5, -1.0},
+    {{1, 2, 3, 4, 5}, {1, 1, 2, 2, 3}, 5, 0.9486833},
+    {{1, 1, 1}, {1, 2, 3}, 3, NAN},
+    {{1}, {1}, 1, NAN},
+};
+
+START_TEST(test_spearman)
+{
+    const double rho =
+        np_spearman(spearman_cases[_i].x, spearman_cases[_i].y, spearman_cases[_i].n);
+
+    if (isnan(spearman_cases[_i].rho))
+        ck_assert(isnan(rho));
+    else
+        ck_assert_double_eq_tol(rho, spearman_cases[_i].rho, 1e-6);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sensitivity");
+    TCase *tc = tcase_create("sensitivity");
+    tcase_add_test(tc, test_cross_validation_holds);
+    tcase_add_test(tc, test_load_uses_cv_threshold);
+    tcase_add_test(tc, test_table_names_source_and_correction);
+    tcase_add_loop_test(tc, test_predict, 0, sizeof(predict_cases) / sizeof(predict_cases[0]));
+    tcase_add_test(tc, test_uncalibrated);
+    tcase_add_loop_test(tc, test_fit_errors, 0, sizeof(fit_errors) / sizeof(fit_errors[0]));
+    tcase_add_test(tc, test_fit_without_benchmark);
+    tcase_add_loop_test(tc, test_spearman, 0, sizeof(spearman_cases) / sizeof(spearman_cases[0]));
+    suite_add_tcase(s, tc);
+    return np_test_run(s);
+}
