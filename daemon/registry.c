@@ -120,9 +120,15 @@ static json_t *job_entry(const struct np_daemon_job *j)
 static void journal_append(struct np_daemon *d, json_t *line)
 {
     struct np_err err = {0};
-    char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
-    const int dirfd = text ? safe_dir_open(d->cfg.state_dir, &err) : -ENOMEM;
-    int fd = -1;
+    char *body = line ? json_dumps(line, JSON_COMPACT) : NULL, *text = NULL;
+    int dirfd, fd = -1;
+
+    /* Each line starts with its newline: a line cut short (a full disk) is ended by the next
+     * one's, which then reads whole; empty lines are skipped. */
+    if (body && asprintf(&text, "\n%s", body) < 0)
+        text = NULL;
+    free(body);
+    dirfd = text ? safe_dir_open(d->cfg.state_dir, &err) : -ENOMEM;
 
     if (dirfd >= 0) {
         fd = openat(dirfd, JOURNAL_NAME, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
@@ -133,9 +139,7 @@ static void journal_append(struct np_daemon *d, json_t *line)
         /* One write of a whole line: a kill -9 leaves it whole or absent. No fsync: a power loss
          * loses at most the requests since the last tick's snapshot, which is flushed. A failed
          * write is not logged here: the tick's snapshot fails too and says so, once a minute. */
-        const size_t len = strlen(text);
-        text[len] = '\n';
-        (void)!write(fd, text, len + 1);
+        (void)!write(fd, text, strlen(text) + 1);
         close(fd);
     }
     free(text);
@@ -157,8 +161,12 @@ void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id)
 
 void registry_save(struct np_daemon *d)
 {
+    /* A new generation for every attempt, whatever its outcome: a save whose rename landed but
+     * whose directory flush failed leaves registry.json at this generation, and the journal's
+     * next lines must follow it, not the one before. */
+    const uint64_t generation = ++d->registry.generation;
     json_t *state = json_pack("{s:s, s:I, s:[]}", "schema", NPD_STATE_SCHEMA, "generation",
-                              (json_int_t)d->registry.generation + 1, "jobs");
+                              (json_int_t)generation, "jobs");
     json_t *arr = json_object_get(state, "jobs");
     struct np_err err = {0};
     char *text;
@@ -182,7 +190,6 @@ void registry_save(struct np_daemon *d)
     } else {
         /* The snapshot is on disk: the journal's lines are in it, and the next ones follow it. */
         const int dirfd = safe_dir_open(d->cfg.state_dir, NULL);
-        d->registry.generation++;
         if (dirfd >= 0) {
             unlinkat(dirfd, JOURNAL_NAME, 0);
             close(dirfd);
@@ -289,18 +296,20 @@ static void step_key(char *key, size_t size, json_int_t job_id, json_int_t step_
     snprintf(key, size, "%lld.%lld", (long long)job_id, (long long)step_id);
 }
 
-/* The snapshot's entries with the journal's lines of its generation applied in order: a step's
- * newer entry replaces its older one, an end removes it. A line that does not parse (cut by a
+/* The snapshot's entries with the journal's lines of its generation or later (saves that failed
+ * after it) applied in order; lines of older generations are in it already. A step's newer entry
+ * replaces its older one, an end removes it. A line that does not parse (cut by a
  * crash mid-write, or not ours) is skipped. @return a new array. */
 static json_t *merge_journal(struct np_daemon *d, json_t *jobs)
 {
     json_t *by_step = json_object(), *merged = json_array(), *entry, *line;
     char path[1100], key[48], *buf = NULL;
-    json_int_t job_id, step_id, gen;
+    json_int_t job_id, step_id, gen = 0;
     size_t i, cap = 0;
     FILE *journal;
     const char *k;
     unsigned skipped = 0;
+    const uint64_t file_generation = d->registry.generation;
 
     json_array_foreach(jobs, i, entry)
     {
@@ -314,20 +323,25 @@ static json_t *merge_journal(struct np_daemon *d, json_t *jobs)
     journal = fopen(path, "re");
     while (journal && getline(&buf, &cap, journal) > 0) {
         json_t *got = NULL;
+        gen = 0;
+        if (buf[strspn(buf, " \n")] == '\0')
+            continue; /* the newline each line starts with */
         line = json_loads(buf, 0, NULL);
         if (line && json_unpack(line, "{s:I, s:o}", "gen", &gen, "entry", &got) == 0 &&
             json_unpack(got, "{s:I, s:I}", "job", &job_id, "step", &step_id) == 0) {
             step_key(key, sizeof(key), job_id, step_id);
-            if ((uint64_t)gen == d->registry.generation)
+            if ((uint64_t)gen >= file_generation)
                 json_object_set(by_step, key, got);
         } else if (line && json_unpack(line, "{s:I, s:[I, I]}", "gen", &gen, "end", &job_id,
                                        &step_id) == 0) {
             step_key(key, sizeof(key), job_id, step_id);
-            if ((uint64_t)gen == d->registry.generation)
+            if ((uint64_t)gen >= file_generation)
                 json_object_del(by_step, key);
         } else {
             skipped++;
         }
+        if (line && (uint64_t)gen > d->registry.generation)
+            d->registry.generation = (uint64_t)gen; /* saves that failed after the snapshot's */
         json_decref(line);
     }
     free(buf);

@@ -75,7 +75,7 @@ np_expect_rc 0
 np_expect_match "^JOBID .* CLASS +PREDICTED +LOCAL"
 np_expect_match "^$job +$user +COMPLETED +2 +interleave"
 # a 4-second job is too short to judge, and says so rather than guessing
-np_expect_match "^$job: predicted sensitivity unavailable: "
+np_expect_match "^predicted sensitivity unavailable for [0-9]+ job\\(s\\) \\(first: [0-9]+\\): "
 np_run "$NP_CLI" jobs --user "$other"
 np_expect_no_match "^$job "
 np_end_case

@@ -117,7 +117,7 @@ END_TEST
 
 /* The journal (issue 12: kill -9 at any moment): what a request changed is back after a restart
  * even when no interval tick wrote registry.json, and nothing older than registry.json wins. */
-enum journal_case { REGISTERED, ENDED, CLASS_AFTER_TICK, STALE_LINE, CUT_LINE };
+enum journal_case { REGISTERED, ENDED, CLASS_AFTER_TICK, STALE_LINE, CUT_LINE, AFTER_FAILED_SAVE };
 static const struct {
     const char *name;
     enum journal_case what;
@@ -129,7 +129,9 @@ static const struct {
     {"a class set after the tick, killed before the next", CLASS_AFTER_TICK, true, NP_CLASS_HIGH},
     {"a line of an older registry.json (power loss after its rename)", STALE_LINE, true,
      NP_CLASS_HIGH},
-    {"a last line cut short", CUT_LINE, true, NP_CLASS_LOW},
+    {"a line cut short, and the next one", CUT_LINE, true, NP_CLASS_HIGH},
+    {"lines after a save that failed (past its rename, at the directory's flush)",
+     AFTER_FAILED_SAVE, true, NP_CLASS_HIGH},
 };
 
 static void copy_file(const char *from, const char *to)
@@ -180,11 +182,19 @@ START_TEST(test_journal_after_kill)
         registry_flush(a.d);
         ck_assert_int_eq(rename(kept, journal), 0);
         break;
-    case CUT_LINE:
+    case CUT_LINE: /* a write cut short (a full disk), then the next request's line */
         f = fopen(journal, "a");
         ck_assert_ptr_nonnull(f);
-        fputs("{\"gen\": 0, \"entry\": {\"job\": 44, \"step\": 0, \"ui", f);
+        fputs("\n{\"gen\": 0, \"entry\": {\"job\": 44, \"step\": 0, \"ui", f);
         fclose(f);
+        job_set_class(j, NP_CLASS_HIGH);
+        registry_note(a.d, j);
+        break;
+    case AFTER_FAILED_SAVE: /* registry.json says 1; the failed save moved on to 2 */
+        registry_flush(a.d);
+        a.d->registry.generation++;
+        job_set_class(j, NP_CLASS_HIGH);
+        registry_note(a.d, j);
         break;
     }
     /* kill -9 here: nothing of a's memory survives, only its state directory */
