@@ -184,6 +184,15 @@ struct partial_move {
  * skipped and the whole batch is asked to move; addresses with no page (-ENOENT, -EFAULT) are
  * then simply not there, neither moved nor failed.
  */
+/* same_process for a batch: a process that changed hands ends the move, said in the result. */
+static bool still_same_process(struct partial_move *m)
+{
+    if (same_process(m->pid, m->options))
+        return true;
+    m->result->replaced = true;
+    return false;
+}
+
 static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, bool all_on_src,
                       struct np_err *err)
 {
@@ -214,11 +223,17 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, b
     if (found > m->budget)
         found = (unsigned)m->budget;
     if (m->options->dry_run) {
+        if (!still_same_process(m))
+            return -ESRCH;
         m->result->pages_moved += found; /* "would move" in a dry run */
         m->budget -= found;
         return 0;
     }
     m->result->ns_throttled += np_rate_limiter_take(m->rl, (uint64_t)found * m->page_size);
+    /* Right before the move, after the rate limiter's wait (seconds at a low rate): the pid may
+     * have changed hands meanwhile, and another process must never get these addresses moved. */
+    if (!still_same_process(m))
+        return -ESRCH;
     for (unsigned i = 0; i < found; i++)
         m->nodes[i] = m->dst;
     {
@@ -388,11 +403,6 @@ static int move_partial(struct partial_move *m, struct np_err *err)
                 count = (unsigned)to_boundary;
             if (m->options->should_stop && m->options->should_stop(m->options->stop_arg)) {
                 m->result->stopped = true;
-                break;
-            }
-            if (!same_process(m->pid, m->options)) {
-                m->result->replaced = true;
-                rc = -ESRCH;
                 break;
             }
             rc = move_batch(m, a, count, vmas[v].only_src, err);
