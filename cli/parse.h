@@ -45,6 +45,10 @@ bool cli_spool_name_matches(const char *name, const char *job_arg);
 
 /** A report in the spool is at most this big (one step's report is a few kB to a few hundred). */
 #define CLI_REPORT_MAX_BYTES (8u << 20)
+/** Reports of one job read from one spool at most: a job's user chooses its step count (Slurm's
+ *  MaxStepCount, 40,000 by default), and root's store holds what it reads. 1,024 reports are at
+ *  most ~32 MB decoded; a summary keeps far fewer steps anyway. */
+#define CLI_SPOOL_MAX_REPORTS 1024
 
 /** Who root trusts to have written a report: numaplaced, i.e. root or @p helper_uid (the owner of
  *  the spool, which numaplaced writes only when nobody else can). */

@@ -42,7 +42,7 @@ int acct_spool_reports_from(const char *spool, const char *job_arg, json_t *repo
     struct dirent **names = NULL;
     struct cli_report_trust trust;
     const bool as_root = root_trust(spool, &trust);
-    int n, added = 0;
+    int n, added = 0, left_out = 0;
 
     *denied = *bad = 0;
     if (reader)
@@ -63,6 +63,10 @@ int acct_spool_reports_from(const char *spool, const char *job_arg, json_t *repo
         }
         snprintf(path, sizeof(path), "%s/%s", spool, name);
         free(names[i]);
+        if (added == CLI_SPOOL_MAX_REPORTS) {
+            left_out++;
+            continue;
+        }
         if (access(path, R_OK) < 0) {
             (*denied)++;
             continue;
@@ -84,5 +88,10 @@ int acct_spool_reports_from(const char *spool, const char *job_arg, json_t *repo
         added++;
     }
     free(names);
+    if (left_out)
+        fprintf(stderr,
+                "numaplace: job %s: %d more report(s) in %s left out: at most %d of one job are "
+                "read\n",
+                job_arg, left_out, spool, CLI_SPOOL_MAX_REPORTS);
     return added;
 }
