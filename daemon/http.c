@@ -56,8 +56,8 @@ static void log_refusal(struct np_daemon *d, const struct peer_address *a, const
         return;
     if (a->family)
         inet_ntop(a->family, a->addr, addr, sizeof(addr));
-    NPD_LOG(d, WARNING, "metrics: refused %u scrape(s) (the last from %s: %s)",
-            d->metrics_refused, addr, why);
+    NPD_LOG(d, WARNING, "metrics: refused %u scrape(s) (the last from %s: %s)", d->metrics_refused,
+            addr, why);
     d->metrics_refused = 0;
     d->metrics_refused_logged = now;
 }
@@ -83,8 +83,8 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
  * network of metrics_allow would otherwise let in. */
 static bool admitted(struct np_daemon *d, struct MHD_Connection *conn)
 {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
-                                                                  MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     struct sockaddr_storage ss_local, ss_remote;
     socklen_t llen = sizeof(ss_local), rlen = sizeof(ss_remote);
     struct peer_address local = {0}, remote = {0};
@@ -126,8 +126,8 @@ static enum MHD_Result serve_page(struct np_daemon *d, struct MHD_Connection *co
 }
 
 static enum MHD_Result on_request(void *arg, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size, void **state)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **state)
 {
     struct np_daemon *d = arg;
 

@@ -187,7 +187,8 @@ int np_metrics_config_set(struct np_metrics_config *mc, const char *key, const c
         next.nuids = 0;
         rc = each_item(value, bad, sizeof(bad), add_user, &next);
         if (rc == -E2BIG)
-            return np_err_set(err, -EINVAL, "metrics_users: at most %d users", NP_METRICS_MAX_USERS);
+            return np_err_set(err, -EINVAL, "metrics_users: at most %d users",
+                              NP_METRICS_MAX_USERS);
         if (rc < 0)
             return np_err_set(err, -EINVAL,
                               "metrics_users=\"%s\": %s\"%s\"; accepted: user names of this node "

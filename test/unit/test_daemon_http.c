@@ -56,8 +56,8 @@ static void start(const char *users)
  * write what came back to @p out. */
 static void client(const char *request, uid_t uid, int out)
 {
-    struct sockaddr_in in = {.sin_family = AF_INET, .sin_port = htons(port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in in = {
+        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     char buf[65536];
     ssize_t n;
     int fd;
