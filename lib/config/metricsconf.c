@@ -61,11 +61,12 @@ bad:
 
 static int parse_uid(const char *item, uid_t *out)
 {
-    char buf[4096], *end;
+    char buf[4096];
     struct passwd pw, *found = NULL;
-    unsigned long v;
 
     if (isdigit((unsigned char)item[0])) {
+        char *end;
+        unsigned long v;
         errno = 0;
         v = strtoul(item, &end, 10);
         if (*end || errno || v >= (uid_t)-1)

@@ -104,8 +104,9 @@ static char *exchange(const char *request, uid_t uid)
         if (!(pfd[1].revents & (POLLIN | POLLHUP)))
             continue;
         if (len + 4096 > cap) {
-            reply = realloc(reply, cap *= 2);
-            ck_assert_ptr_nonnull(reply);
+            char *bigger = realloc(reply, cap *= 2);
+            ck_assert_ptr_nonnull(bigger);
+            reply = bigger;
         }
         n = read(pipefd[0], reply + len, cap - len - 1);
         if (n <= 0)

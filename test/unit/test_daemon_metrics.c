@@ -79,7 +79,7 @@ static void setup(void)
     measured->stats.bw_last[1] = 2e9;
     measured->stats.bw_last_total = 3e9;
     t.d->totals.pages_moved[NP_TRIGGER_PRESSURE][migration_order_index("best")] = 42;
-    t.d->totals.requests[NP_TRIGGER_ADMIN][NPD_OUTCOME_DRY_RUN] = 3;
+    t.d->totals.requests[NP_TRIGGER_ADMIN][NP_OUTCOME_DRY_RUN] = 3;
     t.d->totals.failed_pages[NP_MOVE_FAIL_BUSY] = 7;
     t.d->totals.samples = 99;
     t.d->totals.sampling_cpu_s = 1.5;
@@ -321,7 +321,7 @@ START_TEST(migration_results_are_counted)
 {
     struct migrator_done done = {0};
     char *page, line[256];
-    const uint64_t before = t.d->totals.requests[booked[_i].trigger][NPD_OUTCOME_DRY_RUN];
+    const uint64_t before = t.d->totals.requests[booked[_i].trigger][NP_OUTCOME_DRY_RUN];
 
     done.trigger = booked[_i].trigger;
     done.rc = booked[_i].rc;
