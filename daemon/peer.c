@@ -128,6 +128,12 @@ int peer_uid(const struct peer_address *local, const struct peer_address *remote
             const struct inet_diag_msg *m = NLMSG_DATA(h);
             if (m->id.idiag_sport != htons(remote->port) || m->id.idiag_dport != htons(local->port))
                 break; /* not the socket asked for: never guess whose it is */
+            /* A closed socket the kernel keeps as TIME_WAIT (a client that closed at once
+             * leaves one) reports uid 0 and no inode: it is nobody's, never root's. */
+            if (m->idiag_inode == 0) {
+                rc = -ESTALE;
+                break;
+            }
             *uid = (uid_t)m->idiag_uid;
             rc = 0;
             break;
