@@ -34,6 +34,9 @@
 #include "registry.h"
 #include "sampling.h"
 
+#define MAX_STEPS   1024
+#define MAX_SCRAPES 100000
+
 static pid_t sleeper(void)
 {
     const pid_t pid = fork();
@@ -91,9 +94,10 @@ int main(int argc, char **argv)
 {
     const int nsteps = argc > 1 ? atoi(argv[1]) : 64;
     const int scrapes = argc > 2 ? atoi(argv[2]) : 200;
-    struct np_daemon *d = malloc(sizeof(*d));
-    pid_t *pids = calloc((size_t)(nsteps > 0 ? nsteps : 1), sizeof(pid_t));
-    double *v = calloc((size_t)(scrapes > 21 ? scrapes : 21), sizeof(double));
+    static struct np_daemon daemon_state; /* large: every client's buffer */
+    static pid_t pids[MAX_STEPS];
+    static double v[MAX_SCRAPES];
+    struct np_daemon *d = &daemon_state;
     struct np_err err = {0};
     struct metrics_text page = {0};
     double t0, first_tick, tick, render, cpu0, wall0, scrape_cpu, scrape_wall;
@@ -102,8 +106,9 @@ int main(int argc, char **argv)
     pid_t cl;
     int status;
 
-    if (!d || !pids || !v || nsteps < 1 || scrapes < 1) {
-        fprintf(stderr, "usage: metrics_cost [STEPS] [SCRAPES]\n");
+    if (nsteps < 1 || nsteps > MAX_STEPS || scrapes < 21 || scrapes > MAX_SCRAPES) {
+        fprintf(stderr, "usage: metrics_cost [STEPS (1-%d)] [SCRAPES (21-%d)]\n", MAX_STEPS,
+                MAX_SCRAPES);
         return 2;
     }
     np_daemon_init(d);
@@ -183,8 +188,5 @@ int main(int argc, char **argv)
         waitpid(pids[i], NULL, 0);
     }
     np_daemon_fini(d);
-    free(d);
-    free(pids);
-    free(v);
     return 0;
 }
