@@ -12,7 +12,8 @@
  *  - scrape: the real endpoint on 127.0.0.1 (libmicrohttpd driven by http_fd/http_run, as the
  *    poll loop drives it) fetched SCRAPES times by a client process, one connection each:
  *    accept, the peer's uid (inet_diag), render, send. CPU time of the loop's thread per scrape.
- * CPU times are CLOCK_THREAD_CPUTIME_ID; the client's own time is not counted.
+ * CPU times are CLOCK_THREAD_CPUTIME_ID; the client's own time is not counted. With
+ * METRICS_COST_PAGE=FILE the last page rendered is written there (for promtool check metrics).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -148,6 +149,13 @@ int main(int argc, char **argv)
             return 1;
         v[i] = np_daemon_thread_cpu_s() - t0;
         page_len = page.len;
+        if (i == scrapes - 1 && getenv("METRICS_COST_PAGE")) {
+            FILE *f = fopen(getenv("METRICS_COST_PAGE"), "w");
+            if (f) {
+                fwrite(page.buf, 1, page.len, f);
+                fclose(f);
+            }
+        }
         free(page.buf);
     }
     render = median(v, scrapes);
