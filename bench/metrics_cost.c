@@ -125,7 +125,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nsteps; i++) {
         struct np_daemon_job *j;
         pids[i] = sleeper();
-        j = job_new(d, 100000u + (unsigned)i, 0, 0, "", "local", i % 2 ? "high" : "low", &err);
+        j = job_new(d, 100000u + (unsigned)i, 0, 0, "0-1", "local", i % 2 ? "high" : "low", &err);
         if (!j || np_sampler_add_task(&j->sampler, pids[i], &err) < 0) {
             fprintf(stderr, "metrics_cost: step %d: %s\n", i, err.msg);
             return 1;
