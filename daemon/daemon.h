@@ -60,6 +60,7 @@ struct np_daemon_job {
     double registered_mono;
     double last_pages_mono, last_detail_mono;
     double homecoming_quiet_until; /**< its last homecoming moved nothing: not again before */
+    char user[64]; /**< its user's name for the metrics page, found at its first scrape */
     bool traced, ended;
     bool restored; /**< adopted after a restart: its counters before it are lost */
 };
@@ -106,6 +107,19 @@ struct np_migration_state {
     double trigger_quiet_until[NP_TRIGGER_COUNT]; /**< after a request that moved nothing */
 };
 
+#define NPD_MAX_ORDERS 16 /* above the number of migration orders (np_order_at) */
+
+/** Daemon-wide counters since start (the Prometheus page, metrics.c). */
+struct np_daemon_totals {
+    uint64_t pages_moved[NP_TRIGGER_COUNT][NPD_MAX_ORDERS]; /**< by trigger and order index */
+    uint64_t requests[NP_TRIGGER_COUNT][NP_OUTCOME_COUNT];  /**< by enum np_request_outcome */
+    uint64_t failed_pages[NP_MOVE_FAIL_COUNT];              /**< by enum np_move_failure */
+    double sampling_cpu_s; /**< CPU time spent sampling steps and the node */
+    uint64_t samples;      /**< step samples taken */
+};
+
+struct http_server;
+
 struct np_daemon {
     struct np_helper_config cfg;
     char config_path[1024];
@@ -122,6 +136,7 @@ struct np_daemon {
     unsigned ncpus;
     unsigned perf_mask;
     char perf_off_reason[NP_REASON_MAX];
+    char hw_off_reason[NP_REASON_MAX]; /**< why hw_counters is false, else "" */
     struct np_node_counters counters;
     /* class_default=auto: the sensitivity model (auto_class.c), or why there is none */
     struct np_sens_model sens_model;
@@ -137,7 +152,14 @@ struct np_daemon {
     char spool_without_acl[1024]; /**< the spool whose refusal of ACLs was logged */
     struct np_migration_state migration;
     struct np_report_hold report_hold;
+    struct np_daemon_totals totals;
+    /* the Prometheus endpoint (http.c), NULL when metrics_listen is empty */
+    struct http_server *http;
+    double metrics_render_s;       /**< time the last page took to render */
+    uint64_t metrics_refused;      /**< scrapes refused since the last log line about them */
+    double metrics_refused_logged; /**< when that line was written (monotonic s) */
     double started_mono;
+    bool hw_counters; /**< cycles, instructions and LLC misses count here (sampling.c) */
     bool stop;
 };
 

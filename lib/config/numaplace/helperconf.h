@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "numaplace/common.h"
+#include "numaplace/metricsconf.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,6 +57,7 @@ struct np_helper_config {
      * enough samples with counters, through class_map (docs/sensitivity.md) */
     bool class_default_auto;
     char sensitivity_table[1024]; /**< sensitivity_table: "" = the installed table */
+    struct np_metrics_config metrics; /**< metrics_listen, metrics_users, metrics_allow */
 };
 
 /** The defaults (documented in numaplaced(8)). */

@@ -1,0 +1,346 @@
+/* numaplaced's Prometheus endpoint (see http.h). */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <microhttpd.h>
+
+#include "daemon.h"
+#include "metrics.h"
+#include "peer.h"
+
+#define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* One open connection: MHD's idle timeout alone would let a client that sends a byte now and
+ * then hold its slot for hours, so each also has a lifetime. */
+struct http_conn {
+    int fd; /* -1: a free slot */
+    double started;
+    bool cut;
+};
+
+struct http_server {
+    struct MHD_Daemon *mhd;
+    int epoll_fd;
+    double lifetime_s;
+    struct http_conn conns[NPD_HTTP_MAX_CONNECTIONS];
+};
+
+static void mhd_log(void *arg, const char *fmt, va_list ap) NP_PRINTF(2, 0);
+static void mhd_log(void *arg, const char *fmt, va_list ap)
+{
+    struct np_daemon *d = arg;
+    char msg[512];
+    size_t len;
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    len = strlen(msg);
+    while (len && msg[len - 1] == '\n')
+        msg[--len] = '\0';
+    NPD_LOG(d, DEBUG, "metrics: %s", msg); /* clients cause them: not worth a warning */
+}
+
+/* One line per 10 s at most, however many are refused (as the socket's refusals, server.c). */
+static void log_refusal(struct np_daemon *d, const struct peer_address *a, const char *why)
+{
+    const double now = np_monotonic_s();
+    char addr[INET6_ADDRSTRLEN] = "?";
+
+    d->metrics_refused++;
+    if (d->metrics_refused_logged > 0 && now - d->metrics_refused_logged < 10.0)
+        return;
+    if (a->family)
+        inet_ntop(a->family, a->addr, addr, sizeof(addr));
+    NPD_LOG(d, WARNING, "metrics: refused %llu scrape(s) (the last from %s: %s)",
+            (unsigned long long)d->metrics_refused, addr, why);
+    d->metrics_refused = 0;
+    d->metrics_refused_logged = now;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *text)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result rc;
+
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET");
+    rc = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* Root and the users of metrics_users on this host, the networks of metrics_allow: no one else.
+ * Every peer is looked up: one on this host may come through the node's own address, which a
+ * network of metrics_allow would otherwise let in. */
+static bool admitted(struct np_daemon *d, struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct sockaddr_storage ss_local, ss_remote;
+    socklen_t llen = sizeof(ss_local), rlen = sizeof(ss_remote);
+    struct peer_address remote = {0};
+    uid_t uid = (uid_t)-1;
+    bool uid_known = false;
+    char why[160];
+
+    if (ci && getsockname(ci->connect_fd, (struct sockaddr *)&ss_local, &llen) == 0 &&
+        getpeername(ci->connect_fd, (struct sockaddr *)&ss_remote, &rlen) == 0) {
+        const struct peer_address local = peer_address_of((struct sockaddr *)&ss_local);
+        remote = peer_address_of((struct sockaddr *)&ss_remote);
+        uid_known = peer_uid(&local, &remote, &uid) == 0;
+    }
+    if (peer_allowed(&remote, uid_known, uid, &d->cfg.metrics, why, sizeof(why)))
+        return true;
+    log_refusal(d, &remote, why);
+    return false;
+}
+
+static enum MHD_Result serve_page(struct np_daemon *d, struct MHD_Connection *conn)
+{
+    struct metrics_text page;
+    struct MHD_Response *r;
+    enum MHD_Result rc;
+    const double t0 = np_monotonic_s();
+
+    if (metrics_render(d, &page) < 0)
+        return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+    d->metrics_render_s = np_monotonic_s() - t0;
+    r = MHD_create_response_from_buffer(page.len, page.buf, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(page.buf);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
+    rc = MHD_queue_response(conn, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static enum MHD_Result on_request(void *arg, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **state)
+{
+    struct np_daemon *d = arg;
+
+    (void)version;
+    (void)upload_data;
+    (void)state;
+    /* Answered at the first call: nothing of a body is needed (and a body is not read). */
+    *upload_data_size = 0;
+    if (!admitted(d, conn))
+        return reply(conn, MHD_HTTP_FORBIDDEN, "forbidden: see numaplaced(8), METRICS\n");
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0)
+        return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n");
+    if (strcmp(url, "/metrics") != 0)
+        return reply(conn, MHD_HTTP_NOT_FOUND, "not found: the page is /metrics\n");
+    return serve_page(d, conn);
+}
+
+static void on_connection(void *arg, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct http_server *s = arg;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_context = NULL;
+        for (int i = 0; ci && i < NPD_HTTP_MAX_CONNECTIONS; i++)
+            if (s->conns[i].fd < 0) {
+                s->conns[i] = (struct http_conn){ci->connect_fd, np_monotonic_s(), false};
+                *socket_context = &s->conns[i];
+                break;
+            }
+    } else if (*socket_context) {
+        ((struct http_conn *)*socket_context)->fd = -1;
+        *socket_context = NULL;
+    }
+}
+
+/* A connection past its lifetime is shut down, not closed: MHD sees the end on its next read
+ * and closes it itself, so the fd is never closed under it. */
+static void cut_old_connections(struct http_server *s, double now)
+{
+    for (int i = 0; i < NPD_HTTP_MAX_CONNECTIONS; i++)
+        if (s->conns[i].fd >= 0 && !s->conns[i].cut && now - s->conns[i].started > s->lifetime_s) {
+            shutdown(s->conns[i].fd, SHUT_RDWR);
+            s->conns[i].cut = true;
+        }
+}
+
+static int start_on(struct np_daemon *d, const struct np_metrics_config *mc,
+                    struct http_server **out)
+{
+    struct sockaddr_storage ss = {0};
+    const union MHD_DaemonInfo *info;
+    struct http_server *s;
+    unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+
+    if (mc->family == AF_INET6) {
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons(mc->port);
+        memcpy(&in6->sin6_addr, mc->addr, 16);
+        flags |= MHD_USE_DUAL_STACK; /* [::] takes IPv4 peers too (as ::ffff:a.b.c.d) */
+    } else {
+        struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+        in->sin_family = AF_INET;
+        in->sin_port = htons(mc->port);
+        memcpy(&in->sin_addr, mc->addr, 4);
+    }
+    s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    s->lifetime_s = NPD_HTTP_LIFETIME_S;
+    for (int i = 0; i < NPD_HTTP_MAX_CONNECTIONS; i++)
+        s->conns[i].fd = -1;
+    errno = 0;
+    s->mhd = MHD_start_daemon(
+        flags, mc->port, NULL, NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, d,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)NPD_HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)NPD_HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+    info = s->mhd ? MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+    if (!info) {
+        const int rc = errno ? -errno : -EADDRNOTAVAIL;
+        if (s->mhd)
+            MHD_stop_daemon(s->mhd);
+        free(s);
+        return rc;
+    }
+    s->epoll_fd = info->epoll_fd;
+    *out = s;
+    return 0;
+}
+
+static void stop(struct http_server *s)
+{
+    if (!s)
+        return;
+    MHD_stop_daemon(s->mhd);
+    free(s);
+}
+
+int http_start(struct np_daemon *d)
+{
+    const struct np_metrics_config *mc = &d->cfg.metrics;
+    int rc;
+
+    if (!mc->listen[0] || d->http)
+        return 0;
+    rc = start_on(d, mc, &d->http);
+    if (rc < 0) {
+        NPD_LOG(d, ERROR, "metrics: cannot listen on %s: %s; metrics off", mc->listen,
+                strerror(-rc));
+        return rc;
+    }
+    NPD_LOG(d, INFO,
+            "metrics: serving http://%s/metrics to root and %u user(s) of metrics_users on this "
+            "host, and to %u network(s) of metrics_allow",
+            mc->listen, mc->nuids, mc->nnets);
+    return 0;
+}
+
+void http_stop(struct np_daemon *d)
+{
+    stop(d->http);
+    d->http = NULL;
+}
+
+void http_reload(struct np_daemon *d, const struct np_metrics_config *old)
+{
+    struct http_server *next = NULL;
+    int rc;
+
+    if (!d->cfg.metrics.listen[0]) {
+        if (d->http)
+            NPD_LOG(d, INFO, "metrics: off");
+        http_stop(d);
+        return;
+    }
+    if (!d->http) {
+        http_start(d); /* newly on, or its address could not be bound before: try again */
+        return;
+    }
+    if (strcmp(old->listen, d->cfg.metrics.listen) == 0)
+        return;
+    /* Bind the new address first: when it fails, the running endpoint stays as it was. The same
+     * port on an overlapping address (127.0.0.1 to 0.0.0.0) is taken by the old endpoint itself:
+     * then the old one goes first and comes back if the new one still cannot be bound. */
+    rc = start_on(d, &d->cfg.metrics, &next);
+    if (rc == -EADDRINUSE && old->port == d->cfg.metrics.port) {
+        stop(d->http);
+        d->http = NULL;
+        rc = start_on(d, &d->cfg.metrics, &next);
+        if (rc < 0 && start_on(d, old, &d->http) < 0) {
+            NPD_LOG(d, ERROR, "metrics: cannot listen on %s: %s, nor again on %s; metrics off",
+                    d->cfg.metrics.listen, strerror(-rc), old->listen);
+            d->cfg.metrics.listen[0] = '\0';
+            return;
+        }
+    }
+    if (rc < 0) {
+        NPD_LOG(d, ERROR, "metrics: cannot listen on %s: %s; still serving %s",
+                d->cfg.metrics.listen, strerror(-rc), old->listen);
+        memcpy(d->cfg.metrics.listen, old->listen, sizeof(old->listen));
+        d->cfg.metrics.family = old->family;
+        memcpy(d->cfg.metrics.addr, old->addr, sizeof(old->addr));
+        d->cfg.metrics.port = old->port;
+        return;
+    }
+    stop(d->http); /* accepts NULL */
+    d->http = next;
+    NPD_LOG(d, INFO, "metrics: now serving http://%s/metrics", d->cfg.metrics.listen);
+}
+
+int http_fd(const struct np_daemon *d)
+{
+    return d->http ? d->http->epoll_fd : -1;
+}
+
+int http_timeout_ms(const struct np_daemon *d, int max_ms)
+{
+    const double now = np_monotonic_s();
+    MHD_UNSIGNED_LONG_LONG ms;
+    int wait = max_ms;
+
+    if (!d->http)
+        return max_ms;
+    if (MHD_get_timeout(d->http->mhd, &ms) == MHD_YES && ms < (unsigned)wait)
+        wait = (int)ms;
+    for (int i = 0; i < NPD_HTTP_MAX_CONNECTIONS; i++) {
+        const struct http_conn *c = &d->http->conns[i];
+        if (c->fd >= 0 && !c->cut) {
+            const double left = c->started + d->http->lifetime_s - now;
+            const int left_ms = left <= 0 ? 0 : (int)(left * 1000.0) + 1;
+            if (left_ms < wait)
+                wait = left_ms;
+        }
+    }
+    return wait;
+}
+
+void http_run(struct np_daemon *d)
+{
+    if (!d->http)
+        return;
+    MHD_run(d->http->mhd);
+    cut_old_connections(d->http, np_monotonic_s());
+}
+
+void http_set_lifetime(struct np_daemon *d, double seconds)
+{
+    if (d->http)
+        d->http->lifetime_s = seconds;
+}
