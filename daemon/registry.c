@@ -352,7 +352,10 @@ static json_t *merge_journal(struct np_daemon *d, json_t *jobs)
     if (skipped)
         NPD_LOG(d, WARNING, "registry journal %s: %u line(s) skipped (cut short or malformed)",
                 path, skipped);
-    json_object_foreach(by_step, k, entry) json_array_append(merged, entry);
+    json_object_foreach(by_step, k, entry)
+    {
+        json_array_append(merged, entry);
+    }
     json_decref(by_step);
     return merged;
 }

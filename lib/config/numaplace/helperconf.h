@@ -56,7 +56,7 @@ struct np_helper_config {
     /** class_default=auto: an unlabelled step's class from its predicted sensitivity, after
      * enough samples with counters, through class_map (docs/sensitivity.md) */
     bool class_default_auto;
-    char sensitivity_table[1024]; /**< sensitivity_table: "" = the installed table */
+    char sensitivity_table[1024];     /**< sensitivity_table: "" = the installed table */
     struct np_metrics_config metrics; /**< metrics_listen, metrics_users, metrics_allow */
 };
 
