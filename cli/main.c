@@ -8,6 +8,7 @@
  *   numaplace set-class JOBID high|low      change a running job's class (root, admin_group)
  *   numaplace migrate --from S --to D --pages N [--order O] [--dry-run]
  *   numaplace migrate --script FILE         timed requests, one per line (root, admin_group)
+ *   numaplace characterize [--output FILE]  measure this node type's NUMA figures (root)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -21,6 +22,7 @@
 #include "cli.h"
 #include "numaplace/labels.h"
 #include "numaplace/migration.h"
+#include "numaplace/profile.h"
 
 struct cli_options cli = {
     .socket_path = NP_HELPER_DEFAULT_SOCKET,
@@ -52,8 +54,14 @@ static void usage(FILE *out)
             "                        DELAY_S seconds after the previous one ('#' comments)\n"
             "  store JOBID [--nodes HOSTLIST]\n"
             "                        (epilog, root) add this node's reports to the job's summary\n"
-            "                        in its AdminComment\n",
-            DEFAULT_SPOOL, np_class_names(), np_order_names());
+            "                        in its AdminComment\n"
+            "  characterize [--seconds S] [--size MiB] [--loaders K,K] [--output FILE] [--force]\n"
+            "                        (root, idle node) measure read bandwidth and load latency\n"
+            "                        between every pair of NUMA nodes into a machine profile\n"
+            "                        (%s)\n"
+            "  characterize --print FILE\n"
+            "                        show a machine profile's matrices\n",
+            DEFAULT_SPOOL, np_class_names(), np_order_names(), NP_PROFILE_DEFAULT_PATH);
 }
 
 void cli_stderr_log(enum np_log_level level, const char *msg, void *arg)
@@ -115,9 +123,11 @@ int main(int argc, char **argv)
         return cmd_jobs(argc - i, argv + i);
     if (strcmp(argv[i], "migrate") == 0)
         return cmd_migrate(argc - i, argv + i);
+    if (strcmp(argv[i], "characterize") == 0)
+        return cmd_characterize(argc - i, argv + i);
     fprintf(stderr,
             "numaplace: unknown command \"%s\"; accepted: status, report, jobs, replay, ping, "
-            "set-class, migrate, store\n",
+            "set-class, migrate, store, characterize\n",
             argv[i]);
     return 2;
 }
