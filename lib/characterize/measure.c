@@ -19,7 +19,7 @@
 
 #include <numa.h>
 
-#define CACHE_LINE 64
+#define CACHE_LINE ((size_t)64)
 /* Loads between two looks at the clock: short enough for an emulated guest. */
 #define CHASE_CHUNK 8192
 
