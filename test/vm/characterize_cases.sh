@@ -3,7 +3,8 @@
 # this checks completeness (every CPU node x memory node pair, positive finite figures), units
 # (every figure's key names its unit), the SLIT copied from the topology, loaders skipped where a
 # node has no CPU for them (said so), the profile's round trip (--print of the written file
-# prints the same matrices the run printed) and the refusals (not root). Never speeds.
+# prints the same matrices the run printed) and the refusals (not root; numaplaced tracking
+# steps, unless --force). Never speeds.
 #   characterize_cases.sh 4node|8node|cpuless
 set -u
 layout=${1:?usage: characterize_cases.sh 4node|8node|cpuless}
@@ -84,6 +85,32 @@ out=$("$np" characterize --print "$dir/future.json" 2>&1)
 rc=$?
 check "--print of an unknown schema fails naming it" "1 yes" \
   "$rc $(grep -q '"schema" is unknown; accepted: 1' <<<"$out" && echo yes || echo no)"
+
+# A node where numaplaced tracks job steps: refused unless --force (then a warning). The helper
+# here is a stand-in answering every request with two running steps.
+python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(4)
+while True:
+    c, _ = s.accept(); c.recv(65536)
+    c.sendall(b"{\"v\": 1, \"ok\": true, \"helper\": {}, \"jobs\": [{\"job_id\": 7}, {\"job_id\": 8}]}\n")
+    c.close()' "$dir/helper.sock" &
+helper=$!
+for _ in $(seq 100); do [ -S "$dir/helper.sock" ] && break; sleep 0.1; done
+out=$(NUMAPLACE_SOCKET=$dir/helper.sock "$np" characterize --output "$dir/busy.json" 2>&1)
+rc=$?
+check "refused while numaplaced tracks steps (exit 2, says so, writes nothing)" "2 yes no" \
+  "$rc $(grep -q 'tracks 2 running job step(s).*--force' <<<"$out" && echo yes || echo no) $([ -e "$dir/busy.json" ] && echo yes || echo no)"
+if [ "$layout" = cpuless ]; then # the smallest layout: one more (short) run
+  out=$(NUMAPLACE_SOCKET=$dir/helper.sock "$np" characterize --force --seconds 0.01 --size 1 \
+    --loaders 1 --output "$dir/busy.json" 2>&1 >/dev/null)
+  rc=$?
+  check "--force runs anyway, with a warning" "0 yes yes" \
+    "$rc $(grep -q '^numaplace characterize: warning: numaplaced tracks 2' <<<"$out" && echo yes || echo no) $([ -s "$dir/busy.json" ] && echo yes || echo no)"
+fi
+kill "$helper"
+wait "$helper" 2>/dev/null
 
 rm -rf "$dir"
 echo "characterize: $passed passed, $failed failed"
