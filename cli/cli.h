@@ -55,6 +55,9 @@ int cmd_store(int argc, char **argv);
  */
 const struct np_sens_model *cli_sensitivity(void);
 
+/* cmd_characterize.c */
+int cmd_characterize(int argc, char **argv);
+
 /** A struct np_log sink writing "numaplace: level: msg" to stderr. */
 void cli_stderr_log(enum np_log_level level, const char *msg, void *arg);
 

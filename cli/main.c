@@ -8,6 +8,7 @@
  *   numaplace set-class JOBID high|low      change a running job's class (root, admin_group)
  *   numaplace migrate --from S --to D --pages N [--order O] [--dry-run]
  *   numaplace migrate --script FILE         timed requests, one per line (root, admin_group)
+ *   numaplace characterize [--output FILE]  measure this node type's NUMA figures (root)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -21,6 +22,7 @@
 #include "cli.h"
 #include "numaplace/labels.h"
 #include "numaplace/migration.h"
+#include "numaplace/profile.h"
 
 struct cli_options cli = {
     .socket_path = NP_HELPER_DEFAULT_SOCKET,
@@ -53,8 +55,14 @@ static void usage(FILE *out)
             "  store JOBID [--nodes HOSTLIST]\n"
             "                        (epilog, root) add this node's reports to the job's summary\n"
             "                        in its AdminComment; kept in the spool until stored\n"
-            "  store --pending       (root, a timer) store this node's parts still waiting\n",
-            DEFAULT_SPOOL, np_class_names(), np_order_names());
+            "  store --pending       (root, a timer) store this node's parts still waiting\n"
+            "  characterize [--seconds S] [--size MiB] [--loaders K,K] [--output FILE] [--force]\n"
+            "                        (root, idle node) measure read bandwidth and load latency\n"
+            "                        between every pair of NUMA nodes into a machine profile\n"
+            "                        (%s)\n"
+            "  characterize --print FILE\n"
+            "                        show a machine profile's matrices\n",
+            DEFAULT_SPOOL, np_class_names(), np_order_names(), NP_PROFILE_DEFAULT_PATH);
 }
 
 const struct np_sens_model *cli_sensitivity(void)
@@ -135,9 +143,11 @@ int main(int argc, char **argv)
         return cmd_jobs(argc - i, argv + i);
     if (strcmp(argv[i], "migrate") == 0)
         return cmd_migrate(argc - i, argv + i);
+    if (strcmp(argv[i], "characterize") == 0)
+        return cmd_characterize(argc - i, argv + i);
     fprintf(stderr,
             "numaplace: unknown command \"%s\"; accepted: status, report, jobs, replay, ping, "
-            "set-class, migrate, store\n",
+            "set-class, migrate, store, characterize\n",
             argv[i]);
     return 2;
 }

@@ -11,7 +11,7 @@ cd "$top"
 # or a program's directory.
 declare -A layer=(
   [core]=0
-  [topology]=1 [protocol]=1 [sample]=1
+  [topology]=1 [protocol]=1 [sample]=1 [characterize]=1
   [placement]=2 [migration]=2 [config]=2
   [move]=3
   [report]=4 [summary]=4

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Host side: the guest with a CPU-less memory node (and the 8-node layout's self-check): the
-# CPU-less node stays out of every policy unless the site opts in.
+# CPU-less node stays out of every policy unless the site opts in. Both boots also run
+# `numaplace characterize` (characterize_cases.sh).
 set -u
 # shellcheck source=test/vm/guest_suite.sh
 source "$(dirname "$0")/guest_suite.sh"
@@ -10,8 +11,14 @@ status=0
   status=0
   bash test/vm/selfcheck.sh cpuless || status=1
   bash test/vm/numa_cases.sh cpuless || status=1
+  bash test/vm/characterize_cases.sh cpuless || status=1
   exit $status' || status=1
-"$here/run" --layout 8node --timeout 300 -- bash test/vm/selfcheck.sh 8node || status=1
+# shellcheck disable=SC2016 # expanded inside the guest
+"$here/run" --layout 8node --timeout 400 -- env NUMAPLACE_BUILD="$build" bash -c '
+  status=0
+  bash test/vm/selfcheck.sh 8node || status=1
+  bash test/vm/characterize_cases.sh 8node || status=1
+  exit $status' || status=1
 
 # The harness itself: a hung guest says what was still running before the deadline, is killed
 # at the deadline, says so, and leaves nothing behind. Emulated, so the time is the boot's and
