@@ -101,11 +101,10 @@ static bool fill_job_view(const struct np_daemon_job *j, struct np_node_view *vi
     v->homecoming_paused = now < j->homecoming_quiet_until;
     for (unsigned n = 0; n < view->nnodes; n++)
         v->pages_on_node[n] = st->pages_end[n] / page;
+    /* The job's whole traffic; np_node_traffic spreads it over the nodes holding its pages
+     * (bw_last[] is by the CPUs' node, which is not the memory that serves the misses). */
     if (st->bw_intervals) {
         v->bandwidth = st->bw_last_total;
-        for (unsigned n = 0; n < view->nnodes; n++)
-            view->node_bandwidth[n] += st->bw_last[n];
-        view->node_bandwidth_available = true;
     } else {
         const struct np_sample *l = &st->last_proc, *p = &st->prev;
         const double dt = l->t - p->t;
@@ -147,6 +146,7 @@ struct np_node_view *migration_build_view(const struct np_daemon *d)
         if (fill_job_view(registry_at(&d->registry, i), view, page, np_monotonic_s(),
                           &view->jobs[view->njobs]))
             view->njobs++;
+    np_node_traffic(view);
     return view;
 }
 
