@@ -150,6 +150,35 @@ struct np_node_view *migration_build_view(const struct np_daemon *d)
     return view;
 }
 
+json_t *migration_node_traffic_json(const struct np_daemon *d)
+{
+    struct np_node_view *view = migration_build_view(d);
+    json_t *nodes = view ? json_array() : NULL;
+
+    for (unsigned n = 0; nodes && n < view->nnodes; n++) {
+        const enum np_bandwidth_source src = view->node_bandwidth_source[n];
+        json_t *o;
+
+        if (!migration_node_exists(d, n))
+            continue; /* a gap in the kernel's numbering */
+        o = json_pack("{s:i, s:s}", "node", (int)n, "source", np_bandwidth_source_name(src));
+        if (!o)
+            continue;
+        if (np_bandwidth_source_measured(src))
+            json_object_set_new(o, "bytes_per_s", json_real(view->node_bandwidth[n]));
+        else if (src == NP_BW_SOURCE_PROXY)
+            json_object_set_new(o, "proxy_rank", json_real(view->node_bandwidth[n]));
+        else
+            json_object_set_new(o, "unavailable",
+                                json_string(view->njobs ? "no job's pages read yet, or the node's "
+                                                          "memory size unknown"
+                                                        : "no job steps running on this node"));
+        json_array_append_new(nodes, o);
+    }
+    migrator_view_free(view);
+    return nodes;
+}
+
 static struct np_daemon_job *job_of_view(const struct np_daemon *d, const struct np_node_view *view,
                                          size_t index)
 {

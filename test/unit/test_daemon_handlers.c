@@ -174,6 +174,8 @@ START_TEST(status_shows_own_jobs)
                              status_cases[_i].first_seen);
         ck_assert_int_eq(
             json_integer_value(json_object_get(json_object_get(reply, "helper"), "jobs")), 2);
+        /* the node's memory traffic is shown to every peer (it names no job) */
+        ck_assert(json_is_array(json_object_get(reply, "memory_nodes")));
     }
     json_decref(reply);
 }

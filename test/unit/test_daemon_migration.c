@@ -128,6 +128,7 @@ START_TEST(view_spreads_bandwidth_over_memory_nodes)
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     struct np_err err = {0};
     struct np_node_view *view;
+    json_t *nodes;
 
     ck_assert_int_eq(np_topology_load(&t.d->topology, NP_TOPOLOGY_XML,
                                       np_test_fixture("topology/sandman.xml"), &err),
@@ -156,6 +157,16 @@ START_TEST(view_spreads_bandwidth_over_memory_nodes)
     /* this fixture's proc root has no node meminfo: no memory known, nothing to say */
     ck_assert_str_eq(np_bandwidth_source_name(view->node_bandwidth_source[3]), "unavailable");
     migrator_view_free(view);
+    /* what `numaplace status` shows: MB/s only for a measured source, else the reason */
+    nodes = migration_node_traffic_json(t.d);
+    ck_assert_uint_eq(json_array_size(nodes), 4);
+    ck_assert_double_eq_tol(
+        json_number_value(json_object_get(json_array_get(nodes, 1), "bytes_per_s")), 3e9, 1);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(nodes, 1), "source")),
+                     "misses");
+    ck_assert_ptr_null(json_object_get(json_array_get(nodes, 3), "bytes_per_s"));
+    ck_assert_ptr_nonnull(json_object_get(json_array_get(nodes, 3), "unavailable"));
+    json_decref(nodes);
 }
 END_TEST
 
