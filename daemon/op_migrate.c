@@ -13,12 +13,10 @@ static void warn_if_saturated(struct np_daemon *d, struct np_request *r)
 {
     const double threshold = d->cfg.bandwidth_threshold_mb_s * 1e6;
     struct np_node_view *view = threshold > 0 ? migration_build_view(d) : NULL;
-    size_t len;
-
     if (!view)
         return;
     if (np_node_saturated(view, r->dst, threshold)) {
-        len = strlen(r->reason);
+        const size_t len = strlen(r->reason);
         snprintf(r->reason + len, sizeof(r->reason) - len,
                  "; warning: destination node %u is saturated (%.0f MB/s, %s; threshold %.0f)",
                  r->dst, view->node_bandwidth[r->dst] / 1e6,

@@ -70,7 +70,6 @@ void np_node_traffic(struct np_node_view *view)
 {
     enum np_bandwidth_source best = NP_BW_SOURCE_UNAVAILABLE;
     bool touched[NP_MAX_NODES] = {false};
-    const unsigned nnodes = view->nnodes < NP_MAX_NODES ? view->nnodes : NP_MAX_NODES;
 
     for (unsigned n = 0; n < NP_MAX_NODES; n++) {
         view->node_bandwidth[n] = 0;
@@ -83,13 +82,13 @@ void np_node_traffic(struct np_node_view *view)
             job->bandwidth_is_proxy ? NP_BW_SOURCE_PROXY : NP_BW_SOURCE_MISSES;
         uint64_t total = 0;
 
-        for (unsigned n = 0; n < nnodes; n++)
+        for (unsigned n = 0; n < view->nnodes && n < NP_MAX_NODES; n++)
             total += job->pages_on_node[n];
         if (total == 0)
             continue; /* its pages were not read: nowhere to spread its traffic */
         if (src > best)
             best = src;
-        for (unsigned n = 0; n < nnodes; n++) {
+        for (unsigned n = 0; n < view->nnodes && n < NP_MAX_NODES; n++) {
             if (job->pages_on_node[n] == 0)
                 continue;
             view->node_bandwidth[n] +=
@@ -100,7 +99,7 @@ void np_node_traffic(struct np_node_view *view)
             touched[n] = true;
         }
     }
-    for (unsigned n = 0; n < nnodes; n++) {
+    for (unsigned n = 0; n < view->nnodes && n < NP_MAX_NODES; n++) {
         if (!touched[n] && view->total_bytes[n] > 0)
             view->node_bandwidth_source[n] = best; /* no job's pages here: it serves them 0 */
         if (np_bandwidth_source_measured(view->node_bandwidth_source[n]))
@@ -132,7 +131,7 @@ int np_pick_destination(const struct np_node_view *view, unsigned from, uint64_t
     for (unsigned d = 0; d < view->nnodes && d < NP_MAX_NODES; d++) {
         unsigned dist, best_dist;
 
-        if (d == from || (d < 64 && (avoid_mask >> d & 1u)) || view->total_bytes[d] == 0 ||
+        if (d == from || (avoid_mask >> d & 1u) || view->total_bytes[d] == 0 ||
             view->free_bytes[d] <= min_free_bytes || np_node_saturated(view, d, threshold))
             continue;
         if (best < 0) {
