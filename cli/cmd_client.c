@@ -64,13 +64,14 @@ static void print_memory_nodes(json_t *nodes)
     json_array_foreach(nodes, i, node)
     {
         json_t *bw = json_object_get(node, "bytes_per_s");
-        printf(" node%lld=", (long long)json_integer_value(json_object_get(node, "node")));
+        printf("%s node%lld ", i ? "," : "",
+               (long long)json_integer_value(json_object_get(node, "node")));
         if (json_is_number(bw))
-            printf("%.1fMB/s(%s)", json_number_value(bw) / 1e6, str(node, "source"));
+            printf("%.1f MB/s (%s)", json_number_value(bw) / 1e6, str(node, "source"));
         else if (json_object_get(node, "proxy_rank"))
-            printf("proxy(rank only)");
+            printf("proxy (ranks jobs, no MB/s)");
         else
-            printf("unavailable(%s)", str(node, "unavailable"));
+            printf("unavailable (%s)", str(node, "unavailable"));
     }
     putchar('\n');
 }
