@@ -52,6 +52,30 @@ static void print_figure_short(json_t *fig, int precision, int width)
     np_figure_free(&f);
 }
 
+/* The traffic each memory node serves, with its source; a proxy ranks only, so no MB/s. */
+static void print_memory_nodes(json_t *nodes)
+{
+    json_t *node;
+    size_t i;
+
+    if (!json_array_size(nodes))
+        return;
+    printf("memory traffic by node:");
+    json_array_foreach(nodes, i, node)
+    {
+        json_t *bw = json_object_get(node, "bytes_per_s");
+        printf("%s node%lld ", i ? "," : "",
+               (long long)json_integer_value(json_object_get(node, "node")));
+        if (json_is_number(bw))
+            printf("%.1f MB/s (%s)", json_number_value(bw) / 1e6, str(node, "source"));
+        else if (json_object_get(node, "proxy_rank"))
+            printf("proxy (ranks jobs, no MB/s)");
+        else
+            printf("unavailable (%s)", str(node, "unavailable"));
+    }
+    putchar('\n');
+}
+
 int cmd_status(int argc, char **argv)
 {
     struct np_proto_request req = {.op = NP_OP_STATUS};
@@ -85,6 +109,7 @@ int cmd_status(int argc, char **argv)
            json_number_value(json_object_get(helper, "cpu_time_s")),
            (long long)json_integer_value(json_object_get(helper, "interval_ms")),
            str(helper, "backends"), json_array_size(jobs));
+    print_memory_nodes(json_object_get(reply, "memory_nodes"));
     if (json_array_size(jobs))
         printf("%-10s %-11s %-6s %-5s %-16s %-8s %-5s %-7s %-7s %-11s %s\n", "JOBID", "STEP", "UID",
                "CLASS", "POLICY", "CPUS", "PROCS", "SAMPLES", "CORES", "CPI", "PAGES PER NODE");

@@ -101,11 +101,10 @@ static bool fill_job_view(const struct np_daemon_job *j, struct np_node_view *vi
     v->homecoming_paused = now < j->homecoming_quiet_until;
     for (unsigned n = 0; n < view->nnodes; n++)
         v->pages_on_node[n] = st->pages_end[n] / page;
+    /* The job's whole traffic; np_node_traffic spreads it over the nodes holding its pages
+     * (bw_last[] is by the CPUs' node, which is not the memory that serves the misses). */
     if (st->bw_intervals) {
         v->bandwidth = st->bw_last_total;
-        for (unsigned n = 0; n < view->nnodes; n++)
-            view->node_bandwidth[n] += st->bw_last[n];
-        view->node_bandwidth_available = true;
     } else {
         const struct np_sample *l = &st->last_proc, *p = &st->prev;
         const double dt = l->t - p->t;
@@ -147,7 +146,37 @@ struct np_node_view *migration_build_view(const struct np_daemon *d)
         if (fill_job_view(registry_at(&d->registry, i), view, page, np_monotonic_s(),
                           &view->jobs[view->njobs]))
             view->njobs++;
+    np_node_traffic(view);
     return view;
+}
+
+json_t *migration_node_traffic_json(const struct np_daemon *d)
+{
+    struct np_node_view *view = migration_build_view(d);
+    json_t *nodes = view ? json_array() : NULL;
+
+    for (unsigned n = 0; nodes && n < view->nnodes; n++) {
+        const enum np_bandwidth_source src = view->node_bandwidth_source[n];
+        json_t *o;
+
+        if (!migration_node_exists(d, n))
+            continue; /* a gap in the kernel's numbering */
+        o = json_pack("{s:i, s:s}", "node", (int)n, "source", np_bandwidth_source_name(src));
+        if (!o)
+            continue;
+        if (np_bandwidth_source_measured(src))
+            json_object_set_new(o, "bytes_per_s", json_real(view->node_bandwidth[n]));
+        else if (src == NP_BW_SOURCE_PROXY)
+            json_object_set_new(o, "proxy_rank", json_real(view->node_bandwidth[n]));
+        else
+            json_object_set_new(o, "unavailable",
+                                json_string(view->njobs ? "no job's pages read yet, or the node's "
+                                                          "memory size unknown"
+                                                        : "no job steps running on this node"));
+        json_array_append_new(nodes, o);
+    }
+    migrator_view_free(view);
+    return nodes;
 }
 
 static struct np_daemon_job *job_of_view(const struct np_daemon *d, const struct np_node_view *view,

@@ -25,6 +25,14 @@ void migration_stop(struct np_daemon *d);
 /** The node as the engine sees it, a deep copy the worker may own. New (migrator_view_free). */
 struct np_node_view *migration_build_view(const struct np_daemon *d);
 
+/**
+ * The traffic each memory node serves now (np_node_traffic over the jobs' latest figures), for
+ * `numaplace status` and the metrics: an array of {"node", "source", "bytes_per_s"} with
+ * bytes_per_s only where the source is measured, "proxy_rank" for a proxy, and "unavailable"
+ * (the reason) otherwise. New reference; NULL when out of memory.
+ */
+json_t *migration_node_traffic_json(const struct np_daemon *d);
+
 /** Queue one request. @return 0 or -EBUSY (the queue is full) */
 int migration_enqueue(struct np_daemon *d, const struct np_request *req,
                       const struct np_order_ops *order, bool dry_run, uint64_t tag);

@@ -4,6 +4,28 @@
 #include "migration.h"
 #include "numaplace/migration.h"
 
+#include <stdio.h>
+#include <string.h>
+
+/* An administrator's destination is kept, but the reply's reason and the log say when its
+ * memory controller is saturated (a trigger never picks one). */
+static void warn_if_saturated(struct np_daemon *d, struct np_request *r)
+{
+    const double threshold = d->cfg.bandwidth_threshold_mb_s * 1e6;
+    struct np_node_view *view = threshold > 0 ? migration_build_view(d) : NULL;
+    if (!view)
+        return;
+    if (np_node_saturated(view, r->dst, threshold)) {
+        const size_t len = strlen(r->reason);
+        snprintf(r->reason + len, sizeof(r->reason) - len,
+                 "; warning: destination node %u is saturated (%.0f MB/s, %s; threshold %.0f)",
+                 r->dst, view->node_bandwidth[r->dst] / 1e6,
+                 np_bandwidth_source_name(view->node_bandwidth_source[r->dst]), threshold / 1e6);
+        NPD_LOG(d, WARNING, "migrate %u -> %u: %s", r->src, r->dst, r->reason);
+    }
+    migrator_view_free(view);
+}
+
 json_t *op_migrate(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
                    const struct np_proto_request *req)
 {
@@ -34,6 +56,7 @@ json_t *op_migrate(struct np_daemon *d, const struct ucred *peer, uint64_t *pend
     }
     snprintf(r.reason, sizeof(r.reason), "administrator (uid %u)%s", (unsigned)peer->uid,
              req->migrate.dry_run ? ", dry run" : "");
+    warn_if_saturated(d, &r);
     *pending = ++d->migration.next_tag;
     if (migration_enqueue(d, &r, order, req->migrate.dry_run, *pending) < 0) {
         *pending = 0;

@@ -4,6 +4,7 @@
 
 #include "auth.h"
 #include "handlers.h"
+#include "migration.h"
 #include "registry.h"
 
 static json_t *job_status(const struct np_daemon_job *j)
@@ -62,5 +63,7 @@ json_t *op_status(struct np_daemon *d, const struct ucred *peer, uint32_t job_id
     reply = np_proto_reply_ok();
     json_object_set_new(reply, "jobs", jobs);
     json_object_set_new(reply, "helper", helper_status(d));
+    /* The whole node's memory traffic, every user's jobs together: no job is named in it. */
+    json_object_set_new(reply, "memory_nodes", migration_node_traffic_json(d));
     return reply;
 }

@@ -4,9 +4,11 @@
  * homecoming:      a high job's pages on nodes its CPUs are not on are brought to its home node.
  * memory-pressure: a high job's home node fell below the free-memory floor: move low jobs' pages
  *                  off it, to the node with room that is nearest (then the one with most free).
- * bandwidth:       a node's measured bandwidth stayed above the threshold for K intervals: move
- *                  half of the low jobs' pages there to the least loaded node. Needs memory
- *                  counters; without them it says it is inactive and why.
+ * bandwidth:       a memory node's measured traffic (np_node_traffic) stayed above the threshold
+ *                  for K intervals: move half of the low jobs' pages there to the nearest
+ *                  unsaturated node (SLIT, then least traffic). Needs measured bandwidth;
+ *                  without it it says it is inactive and why.
+ * No trigger sends pages into a saturated memory node (np_pick_destination).
  * Administrator requests do not come from here: `numaplace migrate` sends them to the daemon.
  */
 #include "numaplace/migration.h"
@@ -56,27 +58,19 @@ static int propose_homecoming(const struct np_node_view *view,
     return (int)n;
 }
 
-/* The node with room for @p need bytes above the floor, nearest to @p from (then most free). */
+/* The node with room for @p need bytes above the floor, nearest to @p from (then least traffic,
+ * then most free), never a saturated one. */
 static int pick_destination(const struct np_node_view *view, unsigned from, uint64_t floor,
-                            uint64_t need, uint64_t avoid_mask)
+                            uint64_t need, uint64_t avoid_mask, double threshold)
 {
-    int best = -1;
+    int best = np_pick_destination(view, from, avoid_mask, floor + need, threshold);
 
-    for (unsigned d = 0; d < view->nnodes; d++) {
-        if (d == from || (avoid_mask >> d & 1u) || view->total_bytes[d] == 0)
-            continue;
-        if (view->free_bytes[d] <= floor + need)
-            continue;
-        if (best < 0 || view->distance[from][d] < view->distance[from][best] ||
-            (view->distance[from][d] == view->distance[from][best] &&
-             view->free_bytes[d] > view->free_bytes[best]))
-            best = (int)d;
-    }
     if (best >= 0)
         return best;
     /* Nobody has room for all of it: the one with most free above the floor takes what fits. */
     for (unsigned d = 0; d < view->nnodes; d++)
         if (d != from && !(avoid_mask >> d & 1u) && view->free_bytes[d] > floor &&
+            !np_node_saturated(view, d, threshold) &&
             (best < 0 || view->free_bytes[d] > view->free_bytes[best]))
             best = (int)d;
     return best;
@@ -105,9 +99,11 @@ static int propose_pressure(const struct np_node_view *view, const struct np_tri
             continue;
         need = config->free_floor_bytes - view->free_bytes[node];
         /* Never move pressure onto another high job's home. */
-        dst = pick_destination(view, node, config->free_floor_bytes, need, high_homes);
+        dst = pick_destination(view, node, config->free_floor_bytes, need, high_homes,
+                               config->bandwidth_threshold);
         if (dst < 0)
-            dst = pick_destination(view, node, config->free_floor_bytes, need, 0);
+            dst = pick_destination(view, node, config->free_floor_bytes, need, 0,
+                                   config->bandwidth_threshold);
         if (dst < 0)
             continue;
         out[n] = (struct np_request){.src = node,
@@ -147,18 +143,17 @@ static int propose_bandwidth(const struct np_node_view *view,
         uint64_t low_pages = 0;
         int dst = -1;
 
+        /* The memory node's own traffic (np_node_traffic), only where it is measured. */
         st->above[node] =
-            view->node_bandwidth[node] > config->bandwidth_threshold ? st->above[node] + 1 : 0;
+            np_node_saturated(view, node, config->bandwidth_threshold) ? st->above[node] + 1 : 0;
         if (st->above[node] < (config->bandwidth_intervals ? config->bandwidth_intervals : 1))
             continue;
         for (size_t j = 0; j < view->njobs; j++)
             if (view->jobs[j].job_class == NP_CLASS_LOW)
                 low_pages += view->jobs[j].pages_on_node[node];
-        for (unsigned d = 0; d < view->nnodes; d++)
-            if (d != node && view->total_bytes[d] > 0 &&
-                view->node_bandwidth[d] < config->bandwidth_threshold &&
-                (dst < 0 || view->node_bandwidth[d] < view->node_bandwidth[dst]))
-                dst = (int)d;
+        /* Nearest by SLIT, then least traffic; never a saturated controller. */
+        dst = np_pick_destination(view, node, 0, config->free_floor_bytes,
+                                  config->bandwidth_threshold);
         if (low_pages == 0 || dst < 0)
             continue;
         out[n] = (struct np_request){.src = node,
@@ -167,7 +162,10 @@ static int propose_bandwidth(const struct np_node_view *view,
                                      .trigger = NP_TRIGGER_BANDWIDTH,
                                      .target_job = -1};
         snprintf(out[n].reason, sizeof(out[n].reason),
-                 "node %u above %.0f MB/s for %u intervals; node %d is least loaded", node,
+                 "memory node %u serves %.0f MB/s (%s), above %.0f MB/s for %u intervals; "
+                 "node %d is the nearest unsaturated",
+                 node, view->node_bandwidth[node] / 1e6,
+                 np_bandwidth_source_name(view->node_bandwidth_source[node]),
                  config->bandwidth_threshold / 1e6, st->above[node], dst);
         st->above[node] = 0;
         n++;

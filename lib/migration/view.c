@@ -44,3 +44,111 @@ int np_job_home_node(const struct np_node_view *view, const struct np_job_view *
             best = (int)n;
     return best;
 }
+
+static const char *const source_names[] = {
+    [NP_BW_SOURCE_UNAVAILABLE] = "unavailable",
+    [NP_BW_SOURCE_PROXY] = "proxy",
+    [NP_BW_SOURCE_MISSES] = "misses",
+    [NP_BW_SOURCE_UNCORE] = "uncore",
+};
+_Static_assert(sizeof(source_names) / sizeof(source_names[0]) == NP_BW_SOURCE_COUNT,
+               "every bandwidth source has a name");
+static const struct np_name_table sources = {"bandwidth source", source_names,
+                                             sizeof(source_names) / sizeof(source_names[0]), NULL};
+
+const char *np_bandwidth_source_name(enum np_bandwidth_source s)
+{
+    return np_name_of(&sources, (unsigned)s);
+}
+
+bool np_bandwidth_source_measured(enum np_bandwidth_source s)
+{
+    return s == NP_BW_SOURCE_MISSES || s == NP_BW_SOURCE_UNCORE;
+}
+
+void np_node_traffic(struct np_node_view *view)
+{
+    enum np_bandwidth_source best = NP_BW_SOURCE_UNAVAILABLE;
+    bool touched[NP_MAX_NODES] = {false};
+
+    for (unsigned n = 0; n < NP_MAX_NODES; n++) {
+        view->node_bandwidth[n] = 0;
+        view->node_bandwidth_source[n] = NP_BW_SOURCE_UNAVAILABLE;
+    }
+    view->node_bandwidth_available = false;
+    for (size_t j = 0; j < view->njobs; j++) {
+        const struct np_job_view *job = &view->jobs[j];
+        const enum np_bandwidth_source src =
+            job->bandwidth_is_proxy ? NP_BW_SOURCE_PROXY : NP_BW_SOURCE_MISSES;
+        uint64_t total = 0;
+
+        for (unsigned n = 0; n < view->nnodes && n < NP_MAX_NODES; n++)
+            total += job->pages_on_node[n];
+        if (total == 0)
+            continue; /* its pages were not read: nowhere to spread its traffic */
+        if (src > best)
+            best = src;
+        for (unsigned n = 0; n < view->nnodes && n < NP_MAX_NODES; n++) {
+            if (job->pages_on_node[n] == 0)
+                continue;
+            view->node_bandwidth[n] +=
+                job->bandwidth * ((double)job->pages_on_node[n] / (double)total);
+            /* The weakest source among the jobs there: a proxy taints the sum. */
+            if (!touched[n] || src < view->node_bandwidth_source[n])
+                view->node_bandwidth_source[n] = src;
+            touched[n] = true;
+        }
+    }
+    for (unsigned n = 0; n < view->nnodes && n < NP_MAX_NODES; n++) {
+        if (!touched[n] && view->total_bytes[n] > 0)
+            view->node_bandwidth_source[n] = best; /* no job's pages here: it serves them 0 */
+        if (np_bandwidth_source_measured(view->node_bandwidth_source[n]))
+            view->node_bandwidth_available = true;
+    }
+}
+
+bool np_node_saturated(const struct np_node_view *view, unsigned node, double threshold)
+{
+    return threshold > 0 && node < view->nnodes && node < NP_MAX_NODES &&
+           np_bandwidth_source_measured(view->node_bandwidth_source[node]) &&
+           view->node_bandwidth[node] > threshold;
+}
+
+/* SLIT distance, unknown (0) ranked after every known one. */
+static unsigned rank_distance(const struct np_node_view *view, unsigned from, unsigned to)
+{
+    const uint8_t d = view->distance[from][to];
+    return d ? d : 256u;
+}
+
+int np_pick_destination(const struct np_node_view *view, unsigned from, uint64_t avoid_mask,
+                        uint64_t min_free_bytes, double threshold)
+{
+    int best = -1;
+
+    if (from >= view->nnodes || from >= NP_MAX_NODES)
+        return -1;
+    for (unsigned d = 0; d < view->nnodes && d < NP_MAX_NODES; d++) {
+        unsigned dist, best_dist;
+
+        if (d == from || (avoid_mask >> d & 1u) || view->total_bytes[d] == 0 ||
+            view->free_bytes[d] <= min_free_bytes || np_node_saturated(view, d, threshold))
+            continue;
+        if (best < 0) {
+            best = (int)d;
+            continue;
+        }
+        dist = rank_distance(view, from, d);
+        best_dist = rank_distance(view, from, (unsigned)best);
+        if (dist != best_dist) {
+            if (dist < best_dist)
+                best = (int)d;
+        } else if (view->node_bandwidth[d] != view->node_bandwidth[best]) {
+            if (view->node_bandwidth[d] < view->node_bandwidth[best])
+                best = (int)d;
+        } else if (view->free_bytes[d] > view->free_bytes[best]) {
+            best = (int)d;
+        }
+    }
+    return best;
+}

@@ -108,6 +108,21 @@ static int push_cpi(struct np_jobstats *js, double cpi)
     return 0;
 }
 
+/* The interval's traffic by the node whose memory served it: the misses are counted on the
+ * CPUs' node, the pages say where the memory is (as np_node_traffic does for the daemon). */
+static void spread_over_memory_nodes(struct np_jobstats *js, double bw)
+{
+    uint64_t total = 0;
+
+    for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++)
+        total += js->pages_end[n];
+    if (total == 0)
+        return;
+    for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++)
+        js->bw_mem_sum[n] += bw * ((double)js->pages_end[n] / (double)total);
+    js->bw_mem_intervals++;
+}
+
 int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s)
 {
     const struct np_sample *p = &js->last;
@@ -163,6 +178,8 @@ int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s)
         js->page_samples++;
         add_local_share(js, s);
     }
+    if (interval_bw >= 0 && js->page_samples)
+        spread_over_memory_nodes(js, interval_bw);
     if (add_timeline_point(js, s->t, interval_bw, interval_cpi) < 0)
         return -ENOMEM;
     if (s->have_proc && s->processes > 0) {

@@ -20,6 +20,10 @@
     "perf: (perf::LLC-LOAD-MISSES + perf::LLC-STORE-MISSES) x 64 B / interval, attributed to "     \
     "the node of the CPUs each task ran on"
 
+#define SRC_BANDWIDTH_MEMORY                                                                       \
+    "misses: the same traffic spread over the nodes holding the step's pages (numa_maps shares "   \
+    "at each interval)"
+
 /* ---- figures: {"value", "unit", "source"} or {"unavailable", "source"} ---- */
 
 static json_t *figure(double value, const char *unit, const char *source)
@@ -79,6 +83,28 @@ static json_t *cpi_figure(const struct np_jobstats *js)
     return obj;
 }
 
+/* The traffic by the node whose memory served it, with its source; unavailable without pages. */
+static json_t *by_memory_node(const struct np_jobstats *js)
+{
+    json_t *nodes;
+
+    if (js->bw_mem_intervals == 0)
+        return json_pack("{s:s, s:s}", "unavailable",
+                         "no numa_maps reading during an interval with LLC misses", "source",
+                         "unavailable");
+    nodes = json_object();
+    for (int n = 0; nodes && n < NP_SAMPLE_MAX_NODES; n++)
+        if (js->bw_mem_sum[n] > 0) {
+            char key[8];
+            snprintf(key, sizeof(key), "%d", n);
+            json_object_set_new(
+                nodes, key,
+                json_pack("{s:f}", "mean_bytes_per_s", js->bw_mem_sum[n] / js->bw_mem_intervals));
+        }
+    return json_pack("{s:o, s:i, s:s}", "per_node", nodes, "intervals", (int)js->bw_mem_intervals,
+                     "source", SRC_BANDWIDTH_MEMORY);
+}
+
 static json_t *bandwidth_figure(const struct np_jobstats *js)
 {
     const struct np_sample *l = &js->last;
@@ -104,6 +130,8 @@ static json_t *bandwidth_figure(const struct np_jobstats *js)
     obj = json_pack("{s:o, s:f, s:f, s:i, s:s}", "per_node", per_node, "mean_bytes_per_s",
                     js->bw_total_sum / js->bw_intervals, "peak_bytes_per_s", js->bw_total_peak,
                     "intervals", (int)js->bw_intervals, "source", SRC_BANDWIDTH);
+    if (obj)
+        json_object_set_new(obj, "by_memory_node", by_memory_node(js));
     return obj;
 }
 

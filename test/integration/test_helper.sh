@@ -60,6 +60,8 @@ np_wait_for 20 bash -c "'$NP_CLI' --socket '$np_dir/helper/numaplaced.sock' stat
 np_run np_numaplace status
 np_expect_rc 0
 np_expect_match "^$job +0 +[0-9]+ +low +interleave "
+# the node's memory traffic, each node with its source (MB/s only where measured)
+np_expect_match "^memory traffic by node: node[0-9]+ ([0-9.]+ MB/s \((misses|uncore)\)|proxy|unavailable \()"
 np_run np_run_as "$user" "$NP_CLI" --socket "$np_dir/helper/numaplaced.sock" status
 np_expect_match "^$job +0 "
 np_run np_run_as "$other" "$NP_CLI" --socket "$np_dir/helper/numaplaced.sock" status

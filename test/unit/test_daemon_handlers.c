@@ -6,8 +6,10 @@
 #include <grp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "handlers.h"
 #include "migration.h"
@@ -174,6 +176,8 @@ START_TEST(status_shows_own_jobs)
                              status_cases[_i].first_seen);
         ck_assert_int_eq(
             json_integer_value(json_object_get(json_object_get(reply, "helper"), "jobs")), 2);
+        /* the node's memory traffic is shown to every peer (it names no job) */
+        ck_assert(json_is_array(json_object_get(reply, "memory_nodes")));
     }
     json_decref(reply);
 }
@@ -296,6 +300,55 @@ START_TEST(migrate_queues_for_the_worker)
 }
 END_TEST
 
+/* An administrator's destination is kept, but a saturated one is warned about (issue 13 #2). */
+START_TEST(migrate_warns_of_a_saturated_destination)
+{
+    const struct ucred root = np_test_peer(1, 0, 0);
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    struct np_proto_request req = {.op = NP_OP_MIGRATE};
+    struct np_err err = {0};
+    struct np_daemon_job *j;
+    struct pollfd done;
+    uint64_t pending = 0;
+
+    ck_assert_int_eq(np_topology_load(&t.d->topology, NP_TOPOLOGY_XML,
+                                      np_test_fixture("topology/sandman.xml"), &err),
+                     0);
+    two_jobs();
+    j = registry_find(&t.d->registry, 10, 0);
+    ck_assert_ptr_nonnull(j);
+    free(j->sampler.pids);
+    free(j->sampler.starttimes);
+    j->sampler.pids = malloc(sizeof(pid_t));
+    j->sampler.starttimes = calloc(1, sizeof(uint64_t));
+    ck_assert_ptr_nonnull(j->sampler.pids);
+    ck_assert_ptr_nonnull(j->sampler.starttimes);
+    j->sampler.pids[0] = getpid();
+    j->sampler.npids = 1;
+    j->stats.bw_intervals = 1;
+    j->stats.bw_last_total = 4e9;
+    j->stats.pages_end[1] = 100 * page; /* all its traffic is node 1's memory */
+    t.d->cfg.bandwidth_threshold_mb_s = 1000;
+    t.d->cfg.migration = true;
+    ck_assert_int_eq(migrator_start(&t.d->migration.migrator, 0, &t.d->log), 0);
+    for (unsigned to = 2; to >= 1; to--) {
+        req.migrate.from = 0;
+        req.migrate.to = to;
+        req.migrate.dry_run = true;
+        ck_assert_ptr_null(op_migrate(t.d, &root, &pending, &req));
+        done = (struct pollfd){.fd = migrator_fd(t.d->migration.migrator), .events = POLLIN};
+        ck_assert_int_eq(poll(&done, 1, 10000), 1);
+        migration_collect(t.d);
+        /* node 2 serves nothing: no warning; node 1 serves 4000 MB/s: kept, and warned */
+        ck_assert_int_eq(strstr(t.log.text,
+                                "destination node 1 is saturated (4000 MB/s, misses; threshold "
+                                "1000)") != NULL,
+                         to == 1);
+    }
+    migration_stop(t.d);
+}
+END_TEST
+
 START_TEST(dispatch_decodes_and_pings)
 {
     const struct ucred peer = np_test_peer(1, USER_A, NOGROUP);
@@ -398,6 +451,7 @@ int main(void)
     tcase_add_loop_test(tc, migrate_admins_only, 0,
                         (int)(sizeof(admin_cases) / sizeof(admin_cases[0])));
     tcase_add_test(tc, migrate_queues_for_the_worker);
+    tcase_add_test(tc, migrate_warns_of_a_saturated_destination);
     tcase_add_test(tc, dispatch_decodes_and_pings);
     tcase_add_test(tc, applied_in_a_loop_writes_nothing);
     tcase_add_test(tc, restart_changes_are_written_at_the_tick);

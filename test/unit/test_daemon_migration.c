@@ -121,6 +121,55 @@ START_TEST(homecoming_pauses_its_job_in_the_view)
 }
 END_TEST
 
+/* The view's node traffic is the memory node's: job 2 runs on node 0 with its pages 3:1 on nodes
+ * 1 and 2, so its 4 GB/s of LLC misses load nodes 1 and 2, not its CPUs' node 0. */
+START_TEST(view_spreads_bandwidth_over_memory_nodes)
+{
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    struct np_err err = {0};
+    struct np_node_view *view;
+    json_t *nodes;
+
+    ck_assert_int_eq(np_topology_load(&t.d->topology, NP_TOPOLOGY_XML,
+                                      np_test_fixture("topology/sandman.xml"), &err),
+                     0);
+    job2->sampler.pids = malloc(sizeof(pid_t));
+    job2->sampler.starttimes = calloc(1, sizeof(uint64_t));
+    ck_assert_ptr_nonnull(job2->sampler.pids);
+    ck_assert_ptr_nonnull(job2->sampler.starttimes);
+    job2->sampler.pids[0] = getpid();
+    job2->sampler.npids = 1;
+    job2->stats.local_nodes = 1u << 0;
+    job2->stats.bw_intervals = 1;
+    job2->stats.bw_last_total = 4e9;
+    job2->stats.bw_last[0] = 4e9; /* the misses, counted on the CPUs' node */
+    job2->stats.pages_end[1] = 300 * page;
+    job2->stats.pages_end[2] = 100 * page;
+    view = migration_build_view(t.d);
+    ck_assert_ptr_nonnull(view);
+    ck_assert_uint_eq(view->nnodes, 4);
+    ck_assert(view->node_bandwidth_available);
+    ck_assert_double_eq_tol(view->node_bandwidth[0], 0, 1);
+    ck_assert_double_eq_tol(view->node_bandwidth[1], 3e9, 1);
+    ck_assert_double_eq_tol(view->node_bandwidth[2], 1e9, 1);
+    ck_assert_str_eq(np_bandwidth_source_name(view->node_bandwidth_source[1]), "misses");
+    ck_assert_str_eq(np_bandwidth_source_name(view->node_bandwidth_source[2]), "misses");
+    /* this fixture's proc root has no node meminfo: no memory known, nothing to say */
+    ck_assert_str_eq(np_bandwidth_source_name(view->node_bandwidth_source[3]), "unavailable");
+    migrator_view_free(view);
+    /* what `numaplace status` shows: MB/s only for a measured source, else the reason */
+    nodes = migration_node_traffic_json(t.d);
+    ck_assert_uint_eq(json_array_size(nodes), 4);
+    ck_assert_double_eq_tol(
+        json_number_value(json_object_get(json_array_get(nodes, 1), "bytes_per_s")), 3e9, 1);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(nodes, 1), "source")),
+                     "misses");
+    ck_assert_ptr_null(json_object_get(json_array_get(nodes, 3), "bytes_per_s"));
+    ck_assert_ptr_nonnull(json_object_get(json_array_get(nodes, 3), "unavailable"));
+    json_decref(nodes);
+}
+END_TEST
+
 START_TEST(moves_are_booked_into_the_job)
 {
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -187,6 +236,7 @@ int main(void)
     tcase_add_loop_test(tc, nothing_moved_backs_off, 0,
                         (int)(sizeof(backoff_cases) / sizeof(backoff_cases[0])));
     tcase_add_test(tc, homecoming_pauses_its_job_in_the_view);
+    tcase_add_test(tc, view_spreads_bandwidth_over_memory_nodes);
     tcase_add_loop_test(tc, moves_are_booked_into_the_job, 0, 2);
     tcase_add_test(tc, outcome_of_an_ended_job_is_dropped);
     tcase_add_test(tc, queue_is_bounded);

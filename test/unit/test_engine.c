@@ -303,6 +303,8 @@ START_TEST(test_bandwidth_trigger)
     view.node_bandwidth[1] = 5e9;
     view.node_bandwidth[2] = 2e9;
     view.node_bandwidth[3] = 8e9;
+    for (unsigned n = 0; n < 4; n++)
+        view.node_bandwidth_source[n] = NP_BW_SOURCE_MISSES;
     ck_assert_int_eq(t->propose(&view, &tc, state, out, 4, why, sizeof(why)), 0);
     ck_assert_int_eq(t->propose(&view, &tc, state, out, 4, why, sizeof(why)), 0);
     ck_assert_int_eq(t->propose(&view, &tc, state, out, 4, why, sizeof(why)), 1);

@@ -79,6 +79,14 @@ START_TEST(test_replay_hw_trace)
     ck_assert_double_eq_tol(num(r, "bandwidth.per_node.1.mean_bytes_per_s"), 16000, 1e-6);
     ck_assert_double_eq_tol(num(r, "bandwidth.per_node.1.peak_bytes_per_s"), 64000, 1e-6);
     ck_assert_double_eq_tol(num(r, "bandwidth.peak_bytes_per_s"), 70400, 1e-6);
+    /* by the memory node serving it: each interval spread by that interval's page shares
+     * (1:1, 2:1, 2:1 held over the skipped reading, then all on node 0) */
+    ck_assert_double_eq_tol(num(r, "bandwidth.by_memory_node.per_node.0.mean_bytes_per_s"), 15200,
+                            1e-6);
+    ck_assert_double_eq_tol(num(r, "bandwidth.by_memory_node.per_node.1.mean_bytes_per_s"), 7200,
+                            1e-6);
+    ck_assert_int_eq((int)num(r, "bandwidth.by_memory_node.intervals"), 4);
+    ck_assert_ptr_nonnull(strstr(str_at(r, "bandwidth.by_memory_node.source"), "misses: "));
     /* pages: one reading skipped (large job), peak per node */
     ck_assert_int_eq((int)num(r, "pages.samples"), 4);
     ck_assert_double_eq_tol(num(r, "pages.start_bytes.0"), 4096, 0.5);

@@ -46,14 +46,34 @@ struct np_job_view {
     bool homecoming_paused; /**< its last homecoming moved nothing: left alone for a while */
 };
 
+/**
+ * Where a memory node's traffic figure comes from, weakest first: a figure is only as good as
+ * the weakest job's bandwidth that went into it. Names come from np_bandwidth_source_name.
+ */
+enum np_bandwidth_source {
+    NP_BW_SOURCE_UNAVAILABLE = 0, /**< "unavailable": no job to spread, nothing known */
+    NP_BW_SOURCE_PROXY,  /**< "proxy": some job's figure is np_bandwidth_proxy (ranks only) */
+    NP_BW_SOURCE_MISSES, /**< "misses": jobs' LLC misses x 64 B, spread by their pages */
+    NP_BW_SOURCE_UNCORE, /**< "uncore": the memory controller's own counters */
+    NP_BW_SOURCE_COUNT
+};
+/** "unavailable", "proxy", "misses", "uncore". Borrowed, static. */
+NP_API const char *np_bandwidth_source_name(enum np_bandwidth_source s);
+/** True for a figure in real bytes/s (misses, uncore): only those are compared to a threshold. */
+NP_API bool np_bandwidth_source_measured(enum np_bandwidth_source s);
+
 /** The node: its NUMA nodes' memory and distances, and the jobs on it. */
 struct np_node_view {
     unsigned nnodes;
     uint64_t free_bytes[NP_MAX_NODES];
     uint64_t total_bytes[NP_MAX_NODES];
     uint8_t distance[NP_MAX_NODES][NP_MAX_NODES]; /**< SLIT; 0 = unknown */
-    double node_bandwidth[NP_MAX_NODES];          /**< bytes/s measured per node */
-    bool node_bandwidth_available;
+    /** Memory-node traffic, bytes/s: the traffic each NUMA node's memory serves (not what its
+     *  CPUs issue), from np_node_traffic. Meaningful as bytes/s only where the source is
+     *  measured (np_bandwidth_source_measured). */
+    double node_bandwidth[NP_MAX_NODES];
+    enum np_bandwidth_source node_bandwidth_source[NP_MAX_NODES]; /**< per node */
+    bool node_bandwidth_available; /**< some node's source is measured */
     struct np_job_view *jobs;
     size_t njobs;
 };
@@ -65,6 +85,27 @@ struct np_node_view {
  * log line and report that uses it says "proxy".
  */
 NP_API double np_bandwidth_proxy(double cpu_cores_busy, uint64_t resident_bytes);
+
+/**
+ * The traffic each memory node serves: for every node n, the sum over jobs of the job's
+ * bandwidth x (its pages on n / its pages), its numa_maps shares; with each node's source (the
+ * weakest among the jobs with pages there; a node no job has pages on serves 0 from the best
+ * source in the view; unavailable when no job can be spread). Fills node_bandwidth,
+ * node_bandwidth_source and node_bandwidth_available; a job without pages read is skipped.
+ * Pure: reads only the view.
+ */
+NP_API void np_node_traffic(struct np_node_view *view);
+
+/** True when @p node's traffic is measured and above @p threshold bytes/s (0: never). */
+NP_API bool np_node_saturated(const struct np_node_view *view, unsigned node, double threshold);
+
+/**
+ * A destination for pages leaving @p from: the node with memory, not in @p avoid_mask, not
+ * saturated (np_node_saturated), with more than @p min_free_bytes free; nearest to @p from by
+ * SLIT first (21 before 30), then lowest traffic, then most free. -1 when none.
+ */
+NP_API int np_pick_destination(const struct np_node_view *view, unsigned from, uint64_t avoid_mask,
+                               uint64_t min_free_bytes, double threshold);
 
 /** The home node of a job: its CPUs' node with the most free memory (or -1 when none). */
 NP_API int np_job_home_node(const struct np_node_view *view, const struct np_job_view *job);

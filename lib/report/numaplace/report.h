@@ -83,9 +83,12 @@ struct np_jobstats {
     double *cpi;
     size_t ncpi, cpi_cap;
     /* per-interval bandwidth estimate per node: LLC misses x 64 B / interval */
-    unsigned bw_intervals;
+    unsigned bw_intervals, bw_mem_intervals;
     double bw_sum[NP_SAMPLE_MAX_NODES], bw_peak[NP_SAMPLE_MAX_NODES];
     double bw_total_sum, bw_total_peak;
+    /* the same traffic by the memory node serving it: each interval's total spread over the
+     * nodes holding the step's pages (the latest numa_maps reading's shares) */
+    double bw_mem_sum[NP_SAMPLE_MAX_NODES];
     /* pages the helper moved, by node (migration) */
     uint64_t pages_in[NP_SAMPLE_MAX_NODES], pages_out[NP_SAMPLE_MAX_NODES]; /**< bytes */
     double migration_moving_s;                     /**< time in the move system calls */
