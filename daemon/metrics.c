@@ -198,33 +198,35 @@ static void render_node_memory(const struct np_daemon *d, struct metrics_text *t
         }
 }
 
-/* Per node: the steps' LLC misses x 64 B over the last interval, where a step has them. There
- * is no node-wide counter here; nodes with no measured step have no series. */
-static void render_node_bandwidth(const struct np_daemon *d, struct metrics_text *t,
-                                  const unsigned *os, unsigned count)
+/* Per memory node: the traffic it serves, each job's bandwidth spread over the nodes that hold its
+ * pages (np_node_traffic, the figures `numaplace status` shows), with its source; a node whose
+ * figure is a proxy or unavailable has no series (a proxy is a rank, not bytes per second). */
+static void render_node_bandwidth(const struct np_daemon *d, struct metrics_text *t)
 {
-    double bw[NP_SAMPLE_MAX_NODES] = {0};
-    bool measured = false;
+    json_t *traffic = migration_node_traffic_json(d), *entry;
+    size_t i;
     char node[16];
 
-    for (unsigned i = 0; i < d->registry.count; i++) {
-        const struct np_jobstats *st = &registry_at(&d->registry, i)->stats;
-        if (!st->bw_intervals)
-            continue;
-        measured = true;
-        for (unsigned n = 0; n < NP_SAMPLE_MAX_NODES; n++)
-            bw[n] += st->bw_last[n];
-    }
+    if (!traffic)
+        t->oom = true;
     family(t, "numaplace_node_bandwidth_bytes_per_second", "gauge",
-           "Memory bandwidth of each NUMA node over the last interval, with its source; absent "
-           "when not measured.");
-    for (unsigned i = 0; measured && i < count; i++) {
-        snprintf(node, sizeof(node), "%u", os[i]);
+           "Memory traffic each NUMA node serves over the last interval (its jobs' bandwidth by "
+           "their pages there), with its source; absent when not measured.");
+    json_array_foreach(traffic, i, entry)
+    {
+        json_int_t n;
+        const char *source;
+        double bytes_per_s;
+        if (json_unpack(entry, "{s:I, s:s, s:F}", "node", &n, "source", &source, "bytes_per_s",
+                        &bytes_per_s) < 0)
+            continue; /* proxy or unavailable */
+        snprintf(node, sizeof(node), "%lld", (long long)n);
         series(t, "numaplace_node_bandwidth_bytes_per_second");
         label(t, true, "node", node);
-        label(t, false, "source", "misses");
-        value_f(t, true, bw[os[i]]);
+        label(t, false, "source", source);
+        value_f(t, true, bytes_per_s);
     }
+    json_decref(traffic);
 }
 
 static double process_cpu_s(void)
@@ -379,7 +381,7 @@ int metrics_render(struct np_daemon *d, struct metrics_text *text)
     memset(text, 0, sizeof(*text));
     node_numbers(d, os, &count);
     render_node_memory(d, text, os, count);
-    render_node_bandwidth(d, text, os, count);
+    render_node_bandwidth(d, text);
     render_helper(d, text);
     render_steps(d, text, os, count);
     if (text->oom) {

@@ -64,6 +64,13 @@ static void setup(void)
     ck_assert_ptr_nonnull(bare);
     snprintf(measured->user, sizeof(measured->user), "alice");
     snprintf(bare->user, sizeof(bare->user), "bob");
+    /* a live task: the memory-node traffic counts running steps only */
+    measured->sampler.npids = 1;
+    measured->sampler.pids = calloc(1, sizeof(pid_t));
+    measured->sampler.starttimes = calloc(1, sizeof(uint64_t));
+    ck_assert_ptr_nonnull(measured->sampler.pids);
+    ck_assert_ptr_nonnull(measured->sampler.starttimes);
+    measured->sampler.pids[0] = NP_TEST_LIVE_PID;
     measured->stats.page_samples = 1;
     measured->stats.pages_end[0] = 10 * page_size;
     measured->stats.pages_end[1] = 5 * page_size;
@@ -155,8 +162,10 @@ static const char *const expected_lines[] = {
     "numaplace_node_memory_total_bytes{node=\"1\"} 1073741824",
     "numaplace_node_memory_free_bytes{node=\"0\"} 1073741824",
     "numaplace_node_memory_free_bytes{node=\"1\"} 268435456",
-    "numaplace_node_bandwidth_bytes_per_second{node=\"0\",source=\"misses\"} 1000000000",
-    "numaplace_node_bandwidth_bytes_per_second{node=\"1\",source=\"misses\"} 2000000000",
+    /* its 3 GB/s spread over the memory holding its pages (10 on node 0, 5 on node 1), not over
+     * the nodes of its CPUs (bw_last: 1 and 2 GB/s) */
+    "numaplace_node_bandwidth_bytes_per_second{node=\"0\",source=\"misses\"} 2000000000",
+    "numaplace_node_bandwidth_bytes_per_second{node=\"1\",source=\"misses\"} 1000000000",
     "numaplace_counters_available 0",
     "numaplace_counters_info{reason=\"no hardware PMU (virtual machine)\"} 1",
     "numaplace_pages_moved_total{trigger=\"memory-pressure\",order=\"best\"} 42",
