@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "http.h"
 #include "log.h"
 #include "loop.h"
 #include "migration.h"
@@ -47,6 +48,8 @@ int config_load(struct np_daemon *d, bool initial)
 
 void config_reload(struct np_daemon *d)
 {
+    const struct np_metrics_config old_metrics = d->cfg.metrics;
+
     NPD_LOG(d, INFO, "SIGHUP: reloading %s", d->config_path);
     if (config_load(d, false) < 0) {
         NPD_LOG(d, ERROR, "reload failed; the previous configuration stays");
@@ -60,6 +63,7 @@ void config_reload(struct np_daemon *d)
     sampling_probe_perf(d);
     sampling_pin_housekeeping(d);
     migration_start(d);
+    http_reload(d, &old_metrics);
     NPD_LOG(d, INFO, "reloaded: interval %u ms, backends %s", d->cfg.interval_ms,
             d->perf_mask ? "perf,proc" : "proc");
 }

@@ -15,7 +15,8 @@ struct np_daemon;
 int config_load(struct np_daemon *d, bool initial);
 
 /** SIGHUP: load again and apply what can change while running (log, dirs, trace, timer, perf,
- *  housekeeping CPUs, the migration worker). A failed load keeps the running configuration. */
+ *  housekeeping CPUs, the migration worker,
+ *  the metrics endpoint). A failed load keeps the running configuration. */
 void config_reload(struct np_daemon *d);
 
 #endif /* NUMAPLACED_CONFIG_H */

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http.h"
 #include "log.h"
 #include "registry.h"
 #include "server.h"
@@ -25,12 +26,14 @@ void np_daemon_init(struct np_daemon *d)
     for (int i = 0; i < NPD_MAX_CLIENTS; i++)
         d->clients[i].fd = -1;
     registry_init(&d->registry);
+    snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "not probed yet");
 }
 
 void np_daemon_fini(struct np_daemon *d)
 {
     registry_fini(&d->registry);
     server_close(d);
+    http_stop(d);
     if (d->pid_fd >= 0) {
         unlink(d->cfg.pid_file);
         close(d->pid_fd);

@@ -45,6 +45,7 @@ struct np_daemon_job {
     double registered_mono;
     double last_pages_mono, last_detail_mono;
     double homecoming_quiet_until; /**< its last homecoming moved nothing: not again before */
+    char user[64]; /**< its user's name for the metrics page, found at its first scrape */
     bool traced, ended;
 };
 
@@ -85,6 +86,27 @@ struct np_migration_state {
     double trigger_quiet_until[NP_TRIGGER_COUNT]; /**< after a request that moved nothing */
 };
 
+/** How a migration request ended (numaplace_migration_requests_total's outcome label). */
+enum npd_request_outcome {
+    NPD_OUTCOME_DONE = 0, /**< moved what it asked for */
+    NPD_OUTCOME_SHORT,    /**< moved less: candidates ran out, the floor, failures, stopped */
+    NPD_OUTCOME_FAILED,   /**< the engine refused it (its error is logged) */
+    NPD_OUTCOME_DRY_RUN,  /**< decided and logged, nothing moved */
+    NPD_OUTCOME_COUNT
+};
+#define NPD_MAX_ORDERS 16 /* above the number of migration orders (np_order_at) */
+
+/** Daemon-wide counters since start (the Prometheus page, metrics.c). */
+struct np_daemon_totals {
+    uint64_t pages_moved[NP_TRIGGER_COUNT][NPD_MAX_ORDERS]; /**< by trigger and order index */
+    uint64_t requests[NP_TRIGGER_COUNT][NPD_OUTCOME_COUNT];
+    uint64_t failed_pages[NP_MOVE_FAIL_COUNT]; /**< by enum np_move_failure */
+    double sampling_cpu_s;                     /**< CPU time spent sampling steps and the node */
+    uint64_t samples;                          /**< step samples taken */
+};
+
+struct http_server;
+
 struct np_daemon {
     struct np_helper_config cfg;
     char config_path[1024];
@@ -101,6 +123,8 @@ struct np_daemon {
     unsigned ncpus;
     unsigned perf_mask;
     char perf_off_reason[NP_REASON_MAX];
+    bool hw_counters;                  /**< cycles, instructions and LLC misses count here */
+    char hw_off_reason[NP_REASON_MAX]; /**< why not, else "" */
     struct np_node_counters counters;
     /* the steps and the clients */
     struct np_registry registry;
@@ -110,6 +134,12 @@ struct np_daemon {
     int listen_fd, timer_fd, signal_fd, pid_fd;
     FILE *trace;
     struct np_migration_state migration;
+    struct np_daemon_totals totals;
+    /* the Prometheus endpoint (http.c), NULL when metrics_listen is empty */
+    struct http_server *http;
+    double metrics_render_s;       /**< time the last page took to render */
+    unsigned metrics_refused;      /**< scrapes refused since the last log line about them */
+    double metrics_refused_logged; /**< when that line was written (monotonic s) */
     double started_mono;
     bool stop;
 };

@@ -11,12 +11,13 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "http.h"
 #include "migration.h"
 #include "sampling.h"
 #include "server.h"
 
 /* The fixed slots of the poll set; the clients follow. */
-enum { SLOT_SIGNAL, SLOT_TIMER, SLOT_LISTEN, SLOT_MIGRATOR, NSLOTS };
+enum { SLOT_SIGNAL, SLOT_TIMER, SLOT_LISTEN, SLOT_MIGRATOR, SLOT_METRICS, NSLOTS };
 
 int loop_open_fds(struct np_daemon *d)
 {
@@ -77,13 +78,14 @@ void loop_run(struct np_daemon *d)
         pfd[SLOT_MIGRATOR] =
             (struct pollfd){.fd = d->migration.migrator ? migrator_fd(d->migration.migrator) : -1,
                             .events = POLLIN};
+        pfd[SLOT_METRICS] = (struct pollfd){.fd = http_fd(d), .events = POLLIN};
         for (int i = 0; i < NPD_MAX_CLIENTS; i++)
             if (d->clients[i].fd >= 0) {
                 owner[n] = &d->clients[i];
                 pfd[n++] = (struct pollfd){.fd = d->clients[i].fd,
                                            .events = d->clients[i].out ? POLLOUT : POLLIN};
             }
-        if (poll(pfd, (nfds_t)n, 1000) < 0) {
+        if (poll(pfd, (nfds_t)n, http_timeout_ms(d, 1000)) < 0) {
             if (errno == EINTR)
                 continue;
             NPD_LOG(d, ERROR, "poll: %s", strerror(errno));
@@ -102,6 +104,8 @@ void loop_run(struct np_daemon *d)
             server_accept(d);
         if (pfd[SLOT_TIMER].revents & POLLIN)
             read_timer(d);
+        /* Readable or not: MHD_run also closes connections whose time is up, and never waits. */
+        http_run(d);
         server_expire_idle(d, np_monotonic_s());
     }
 }

@@ -1,5 +1,5 @@
 /* loop.h - numaplaced's one thread: a poll loop over the signalfd, the sampling timerfd, the
- * socket and its clients, and the migration worker's fd. */
+ * socket and its clients, the migration worker's fd and the metrics endpoint's epoll fd. */
 #ifndef NUMAPLACED_LOOP_H
 #define NUMAPLACED_LOOP_H
 

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "http.h"
 #include "log.h"
 #include "loop.h"
 #include "migration.h"
@@ -117,6 +118,7 @@ static int set_up(struct np_daemon *d)
     sampling_probe_perf(d);
     trace_open(d);
     migration_start(d);
+    http_start(d); /* a failure is logged and leaves metrics off: placement matters more */
     registry_restore(d);
     loop_set_timer(d);
     NPD_LOG(d, INFO, "listening on %s; spool %s; interval %u ms", d->cfg.socket, d->cfg.spool_dir,

@@ -224,10 +224,53 @@ json_t *migration_result_json(const struct migrator_done *done)
     return obj;
 }
 
+const char *migration_outcome_name(enum npd_request_outcome o)
+{
+    static const char *const names[NPD_OUTCOME_COUNT] = {"done", "short", "failed", "dry_run"};
+
+    return (unsigned)o < NPD_OUTCOME_COUNT ? names[o] : "?";
+}
+
+int migration_order_index(const char *name)
+{
+    for (int i = 0; name && i < NPD_MAX_ORDERS && np_order_at((size_t)i); i++)
+        if (strcmp(np_order_at((size_t)i)->name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* The daemon-wide counters of the Prometheus page. */
+static void book_totals(struct np_daemon_totals *t, const struct migrator_done *done)
+{
+    const struct np_request_result *r = &done->result;
+    const unsigned trigger = (unsigned)done->trigger < NP_TRIGGER_COUNT ? done->trigger : 0;
+    enum npd_request_outcome outcome;
+    int order;
+
+    if (done->rc < 0)
+        outcome = NPD_OUTCOME_FAILED;
+    else if (r->dry_run)
+        outcome = NPD_OUTCOME_DRY_RUN;
+    else if (r->moved < r->request.pages)
+        outcome = NPD_OUTCOME_SHORT;
+    else
+        outcome = NPD_OUTCOME_DONE;
+    t->requests[trigger][outcome]++;
+    if (done->rc < 0 || r->dry_run)
+        return;
+    order = migration_order_index(r->order);
+    if (order >= 0)
+        t->pages_moved[trigger][order] += r->moved;
+    for (size_t i = 0; i < r->noutcomes; i++)
+        for (int f = 0; f < NP_MOVE_FAIL_COUNT; f++)
+            t->failed_pages[f] += r->outcomes[i].moved.pages_failed[f];
+}
+
 void migration_book(struct np_daemon *d, const struct migrator_done *done, double now)
 {
     const struct np_request_result *r = &done->result;
 
+    book_totals(&d->totals, done);
     if (done->rc < 0) {
         NPD_LOG(d, ERROR, "migration: %s", done->err.msg);
         return;

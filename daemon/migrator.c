@@ -77,6 +77,7 @@ static void *worker(void *arg)
         m->have_job = false;
         np_rate_limiter_init(&rl, m->bytes_per_s);
         done.tag = m->tag;
+        done.trigger = m->request.trigger;
         done.view = m->view;
         pthread_mutex_unlock(&m->lock);
 

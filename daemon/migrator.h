@@ -17,6 +17,7 @@ struct migrator;
 /** What the worker hands back. Free with migrator_done_fini. */
 struct migrator_done {
     uint64_t tag;
+    enum np_trigger_kind trigger; /**< who asked (also when rc < 0) */
     int rc; /**< 0, or the engine's negative errno (then err says why) */
     struct np_err err;
     struct np_node_view *view; /**< the view the request ran on (owned) */

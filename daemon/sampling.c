@@ -132,32 +132,45 @@ void sampling_probe_perf(struct np_daemon *d)
     int opened;
 
     d->perf_mask = 0;
+    d->hw_counters = false;
     if (!d->cfg.perf) {
         snprintf(d->perf_off_reason, sizeof(d->perf_off_reason),
                  "perf backend turned off (backends=proc)");
+        snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "%s", d->perf_off_reason);
         NPD_LOG(d, INFO, "perf: %s", d->perf_off_reason);
         return;
     }
     if (np_perf_init(&err) < 0) {
         snprintf(d->perf_off_reason, sizeof(d->perf_off_reason), "libpfm4: %.400s", err.msg);
+        snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "%s", d->perf_off_reason);
         NPD_LOG(d, WARNING, "perf: unavailable: %s", err.msg);
         return;
     }
     /* Try every event on ourselves once, to say at start-up what this node can count. */
     np_perf_counters_init(&c);
     opened = np_perf_open(&c, getpid(), NP_PERF_ALL_MASK, &err);
+    d->hw_counters = opened > 0;
+    d->hw_off_reason[0] = '\0';
     for (int e = 0; e < NP_PERF_NEVENTS; e++) {
-        if (c.fd[e] < 0)
-            NPD_LOG(d, INFO, "perf: %s unavailable: %s", np_perf_event_name((enum np_perf_event)e),
-                    c.reason[e]);
+        if (c.fd[e] >= 0)
+            continue;
+        NPD_LOG(d, INFO, "perf: %s unavailable: %s", np_perf_event_name((enum np_perf_event)e),
+                c.reason[e]);
+        /* CPI and bandwidth need the hardware events: the first one missing says why not. */
+        if ((NP_PERF_HARDWARE_MASK & (1u << e)) && d->hw_counters) {
+            d->hw_counters = false;
+            snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "%.400s", c.reason[e]);
+        }
     }
     np_perf_close(&c);
     /* Keep asking for the hardware events too: their per-task failure is the reason shown. */
     d->perf_mask = opened > 0 ? NP_PERF_ALL_MASK : 0;
-    if (!d->perf_mask)
+    if (!d->perf_mask) {
         snprintf(d->perf_off_reason, sizeof(d->perf_off_reason),
                  "no perf event opens here (%.400s)",
                  err.msg[0] ? err.msg : "see the helper's log");
+        snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "%s", d->perf_off_reason);
+    }
     NPD_LOG(d, INFO, "perf: %d of %d events count on this node", opened < 0 ? 0 : opened,
             NP_PERF_NEVENTS);
 }
@@ -194,15 +207,20 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
             d, np_trace_sample_line(j->meta.job_id, j->meta.step_id, &s, j->stats.helper_cpu_s));
     }
     j->stats.helper_cpu_s += np_daemon_thread_cpu_s() - cpu0;
+    d->totals.sampling_cpu_s += np_daemon_thread_cpu_s() - cpu0;
+    d->totals.samples++;
 }
 
 void sampling_tick(struct np_daemon *d)
 {
     const double now = np_monotonic_s();
+    double cpu0;
 
     if (d->registry.count == 0)
         return;
+    cpu0 = np_daemon_thread_cpu_s();
     np_node_counters_read(&d->counters, d->cfg.proc_root);
+    d->totals.sampling_cpu_s += np_daemon_thread_cpu_s() - cpu0;
     for (unsigned i = 0; i < d->registry.count;) {
         struct np_daemon_job *j = registry_at(&d->registry, i);
         sampling_sample_job(d, j, now, true, false);

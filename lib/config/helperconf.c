@@ -18,7 +18,8 @@
     "detail_interval_ms, backends, housekeeping_cpus, record, proc_root, max_jobs, migration, "    \
     "migration_dry_run, migration_rate_mb_s, migration_order, free_floor_mb, "                     \
     "trigger_homecoming, trigger_pressure, trigger_bandwidth, bandwidth_threshold_mb_s, "          \
-    "bandwidth_intervals, admin_group, class_map, class_default"
+    "bandwidth_intervals, admin_group, class_map, class_default, metrics_listen, metrics_users, "    \
+    "metrics_allow"
 
 const char *np_helper_config_keys(void)
 {
@@ -114,6 +115,8 @@ int np_helper_config_set(struct np_helper_config *cfg, const char *key, const ch
     uint64_t v = 0;
     int rc;
 
+    if (np_metrics_config_key(key))
+        return np_metrics_config_set(&cfg->metrics, key, value, err);
     if (strcmp(key, "socket") == 0)
         return set_path(cfg->socket, sizeof(cfg->socket), key, value, false, err);
     if (strcmp(key, "state_dir") == 0)

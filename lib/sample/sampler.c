@@ -49,7 +49,8 @@ void np_node_counters_read(struct np_node_counters *nc, const char *root)
     nc->have_irq =
         np_proc_cpu_counters(root, "interrupts", nc->interrupts, nc->max_cpus, &err) >= 0 &&
         np_proc_cpu_counters(root, "softirqs", nc->softirqs, nc->max_cpus, &err) >= 0;
-    snprintf(nc->irq_reason, sizeof(nc->irq_reason), "%s", nc->have_irq ? "" : err.msg);
+    snprintf(nc->irq_reason, sizeof(nc->irq_reason), "%.*s", (int)sizeof(nc->irq_reason) - 1,
+             nc->have_irq ? "" : err.msg);
     err.msg[0] = '\0';
     nc->have_busy = np_proc_cpu_busy(root, nc->busy_ticks, nc->max_cpus, &err) >= 0;
     snprintf(nc->busy_reason, sizeof(nc->busy_reason), "%s", nc->have_busy ? "" : err.msg);
@@ -193,7 +194,8 @@ static void add_detail(const struct np_sampler *s, const struct seen_process *p,
             out->balancing_faults += faults;
         } else if (err.code != -ESRCH) {
             out->have_balancing = false;
-            snprintf(out->balancing_reason, sizeof(out->balancing_reason), "%s", err.msg);
+            snprintf(out->balancing_reason, sizeof(out->balancing_reason), "%.*s",
+                     (int)sizeof(out->balancing_reason) - 1, err.msg);
         }
     }
 }
@@ -211,7 +213,8 @@ static void add_pages(const struct np_sampler *s, pid_t pid, struct np_sample *o
             out->node_bytes[n] += usage.anon_bytes[n] + usage.file_bytes[n];
     } else if (err.code != -ESRCH) {
         out->have_pages = false;
-        snprintf(out->pages_reason, sizeof(out->pages_reason), "%s", err.msg);
+        snprintf(out->pages_reason, sizeof(out->pages_reason), "%.*s",
+                 (int)sizeof(out->pages_reason) - 1, err.msg);
     }
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "numaplace/common.h"
+#include "numaplace/metricsconf.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,6 +52,7 @@ struct np_helper_config {
     bool class_high_is_high;           /**< class_map: how the plugin's labels map to classes */
     bool class_low_is_high;
     bool class_default_high; /**< class_default: a missing or unknown label */
+    struct np_metrics_config metrics; /**< metrics_listen, metrics_users, metrics_allow */
 };
 
 /** The defaults (documented in numaplaced(8)). */

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 /** Room for one explanatory line; longer messages are cut, never overflowed. */
-#define NP_ERR_MSG_MAX 512
+#define NP_ERR_MSG_MAX 1024
 
 /** An error code with the line that explains it. Zero-initialise before use. */
 struct np_err {

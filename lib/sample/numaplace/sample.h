@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 #define NP_SAMPLE_MAX_NODES NP_NUMA_MAPS_MAX_NODES
-#define NP_REASON_MAX       NP_ERR_MSG_MAX
+#define NP_REASON_MAX       512 /* a reason kept per sample: longer errors are cut */
 
 /** One job (one step on one node) at time t. Zero-initialise, or use np_sample_init. */
 struct np_sample {

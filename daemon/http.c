@@ -1,0 +1,280 @@
+/* numaplaced's Prometheus endpoint (see http.h). */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <microhttpd.h>
+
+#include "daemon.h"
+#include "metrics.h"
+#include "peer.h"
+
+#define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+struct http_server {
+    struct MHD_Daemon *mhd;
+    int epoll_fd;
+};
+
+static void mhd_log(void *arg, const char *fmt, va_list ap)
+{
+    struct np_daemon *d = arg;
+    char msg[512];
+    size_t len;
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    len = strlen(msg);
+    while (len && msg[len - 1] == '\n')
+        msg[--len] = '\0';
+    NPD_LOG(d, WARNING, "metrics: %s", msg);
+}
+
+/* One line per 10 s at most, however many are refused (as the socket's refusals, server.c). */
+static void log_refusal(struct np_daemon *d, const struct peer_address *a, const char *why)
+{
+    const double now = np_monotonic_s();
+    char addr[INET6_ADDRSTRLEN] = "?";
+
+    d->metrics_refused++;
+    if (d->metrics_refused_logged > 0 && now - d->metrics_refused_logged < 10.0)
+        return;
+    if (a->family)
+        inet_ntop(a->family, a->addr, addr, sizeof(addr));
+    NPD_LOG(d, WARNING, "metrics: refused %u scrape(s) (the last from %s: %s)",
+            d->metrics_refused, addr, why);
+    d->metrics_refused = 0;
+    d->metrics_refused_logged = now;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *text)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result rc;
+
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET");
+    rc = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* Root, the users of metrics_users over loopback, the networks of metrics_allow: no one else. */
+static bool admitted(struct np_daemon *d, struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
+                                                                  MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct sockaddr_storage ss_local, ss_remote;
+    socklen_t llen = sizeof(ss_local), rlen = sizeof(ss_remote);
+    struct peer_address local = {0}, remote = {0};
+    uid_t uid = (uid_t)-1;
+    bool uid_known = false;
+    char why[160];
+
+    if (ci && getsockname(ci->connect_fd, (struct sockaddr *)&ss_local, &llen) == 0 &&
+        getpeername(ci->connect_fd, (struct sockaddr *)&ss_remote, &rlen) == 0) {
+        local = peer_address_of((struct sockaddr *)&ss_local);
+        remote = peer_address_of((struct sockaddr *)&ss_remote);
+        if (peer_is_loopback(&remote))
+            uid_known = peer_uid(&local, &remote, &uid) == 0;
+    }
+    if (peer_allowed(&remote, uid_known, uid, &d->cfg.metrics, why, sizeof(why)))
+        return true;
+    log_refusal(d, &remote, why);
+    return false;
+}
+
+static enum MHD_Result serve_page(struct np_daemon *d, struct MHD_Connection *conn)
+{
+    struct metrics_text page;
+    struct MHD_Response *r;
+    enum MHD_Result rc;
+    const double t0 = np_monotonic_s();
+
+    if (metrics_render(d, &page) < 0)
+        return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+    d->metrics_render_s = np_monotonic_s() - t0;
+    r = MHD_create_response_from_buffer(page.len, page.buf, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(page.buf);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
+    rc = MHD_queue_response(conn, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static enum MHD_Result on_request(void *arg, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size, void **state)
+{
+    struct np_daemon *d = arg;
+
+    (void)version;
+    (void)upload_data;
+    (void)state;
+    /* Answered at the first call: nothing of a body is needed (and a body is not read). */
+    *upload_data_size = 0;
+    if (!admitted(d, conn))
+        return reply(conn, MHD_HTTP_FORBIDDEN, "forbidden: see numaplaced(8), METRICS\n");
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0)
+        return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n");
+    if (strcmp(url, "/metrics") != 0)
+        return reply(conn, MHD_HTTP_NOT_FOUND, "not found: the page is /metrics\n");
+    return serve_page(d, conn);
+}
+
+/* A peer that can never be let in is closed at accept, before it holds a connection slot. */
+static enum MHD_Result on_accept(void *arg, const struct sockaddr *addr, socklen_t len)
+{
+    struct np_daemon *d = arg;
+    const struct peer_address a = peer_address_of(addr);
+    char why[160];
+
+    (void)len;
+    if (peer_is_loopback(&a))
+        return MHD_YES; /* its user is known only once connected */
+    if (peer_allowed(&a, false, (uid_t)-1, &d->cfg.metrics, why, sizeof(why)))
+        return MHD_YES;
+    log_refusal(d, &a, why);
+    return MHD_NO;
+}
+
+static int start_on(struct np_daemon *d, const struct np_metrics_config *mc,
+                    struct http_server **out)
+{
+    struct sockaddr_storage ss = {0};
+    const union MHD_DaemonInfo *info;
+    struct http_server *s;
+    unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+
+    if (mc->family == AF_INET6) {
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons(mc->port);
+        memcpy(&in6->sin6_addr, mc->addr, 16);
+        flags |= MHD_USE_IPv6;
+    } else {
+        struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+        in->sin_family = AF_INET;
+        in->sin_port = htons(mc->port);
+        memcpy(&in->sin_addr, mc->addr, 4);
+    }
+    s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    errno = 0;
+    s->mhd = MHD_start_daemon(
+        flags, mc->port, on_accept, d, on_request, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, d,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)NPD_HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)NPD_HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+        MHD_OPTION_END);
+    info = s->mhd ? MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+    if (!info) {
+        const int rc = errno ? -errno : -EADDRNOTAVAIL;
+        if (s->mhd)
+            MHD_stop_daemon(s->mhd);
+        free(s);
+        return rc;
+    }
+    s->epoll_fd = info->epoll_fd;
+    *out = s;
+    return 0;
+}
+
+static void stop(struct http_server *s)
+{
+    if (!s)
+        return;
+    MHD_stop_daemon(s->mhd);
+    free(s);
+}
+
+int http_start(struct np_daemon *d)
+{
+    const struct np_metrics_config *mc = &d->cfg.metrics;
+    int rc;
+
+    if (!mc->listen[0] || d->http)
+        return 0;
+    rc = start_on(d, mc, &d->http);
+    if (rc < 0) {
+        NPD_LOG(d, ERROR, "metrics: cannot listen on %s: %s; metrics off", mc->listen,
+                strerror(-rc));
+        return rc;
+    }
+    NPD_LOG(d, INFO,
+            "metrics: serving http://%s/metrics to root, %u user(s) of metrics_users over "
+            "loopback and %u network(s) of metrics_allow",
+            mc->listen, mc->nuids, mc->nnets);
+    return 0;
+}
+
+void http_stop(struct np_daemon *d)
+{
+    stop(d->http);
+    d->http = NULL;
+}
+
+void http_reload(struct np_daemon *d, const struct np_metrics_config *old)
+{
+    struct http_server *next = NULL;
+    int rc;
+
+    if (strcmp(old->listen, d->cfg.metrics.listen) == 0)
+        return;
+    if (!d->cfg.metrics.listen[0]) {
+        http_stop(d);
+        NPD_LOG(d, INFO, "metrics: off");
+        return;
+    }
+    if (!d->http) {
+        http_start(d);
+        return;
+    }
+    /* Bind the new address first: when it fails, the running endpoint stays as it was. */
+    rc = start_on(d, &d->cfg.metrics, &next);
+    if (rc < 0) {
+        NPD_LOG(d, ERROR, "metrics: cannot listen on %s: %s; still serving %s",
+                d->cfg.metrics.listen, strerror(-rc), old->listen);
+        memcpy(d->cfg.metrics.listen, old->listen, sizeof(old->listen));
+        d->cfg.metrics.family = old->family;
+        memcpy(d->cfg.metrics.addr, old->addr, sizeof(old->addr));
+        d->cfg.metrics.port = old->port;
+        return;
+    }
+    stop(d->http);
+    d->http = next;
+    NPD_LOG(d, INFO, "metrics: now serving http://%s/metrics", d->cfg.metrics.listen);
+}
+
+int http_fd(const struct np_daemon *d)
+{
+    return d->http ? d->http->epoll_fd : -1;
+}
+
+int http_timeout_ms(const struct np_daemon *d, int max_ms)
+{
+    MHD_UNSIGNED_LONG_LONG ms;
+
+    if (d->http && MHD_get_timeout(d->http->mhd, &ms) == MHD_YES && ms < (unsigned)max_ms)
+        return (int)ms;
+    return max_ms;
+}
+
+void http_run(struct np_daemon *d)
+{
+    if (d->http)
+        MHD_run(d->http->mhd);
+}

@@ -1,0 +1,47 @@
+/*
+ * peer.h - who may read the metrics page. It names every job's user and id on the node, while
+ * `numaplace status` shows a user only their own jobs: so over loopback only root and the users
+ * of metrics_users may read it (the peer's uid is the kernel's, found with NETLINK_SOCK_DIAG),
+ * and from other addresses only the networks of metrics_allow. A loopback peer is never let in
+ * by a network: any local user could otherwise read it through 127.0.0.1.
+ */
+#ifndef NUMAPLACED_PEER_H
+#define NUMAPLACED_PEER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "numaplace/metricsconf.h"
+
+/** An address as the decision sees it: IPv4-mapped IPv6 addresses become IPv4. */
+struct peer_address {
+    int family; /**< AF_INET or AF_INET6; 0: neither */
+    unsigned char addr[16];
+    uint16_t port; /**< host order */
+};
+
+/** @p sa (AF_INET or AF_INET6) as a peer_address. */
+struct peer_address peer_address_of(const struct sockaddr *sa);
+
+/** 127.0.0.0/8 or ::1. */
+bool peer_is_loopback(const struct peer_address *a);
+
+/**
+ * May this peer read the page? Loopback: when its uid is known and is root's or in mc->uids.
+ * Elsewhere: when its address is inside one of mc->nets. Pure: no lookup, no log.
+ * @param why on refusal, why (for the log)
+ */
+bool peer_allowed(const struct peer_address *remote, bool uid_known, uid_t uid,
+                  const struct np_metrics_config *mc, char *why, size_t why_size);
+
+/**
+ * The uid owning the TCP socket at the other end of our connection @p local <- @p remote
+ * (both on this host): the kernel's exact 4-tuple lookup (inet_diag, SOCK_DIAG_BY_FAMILY).
+ * @return 0, or -errno (-ENOENT: no such socket here)
+ */
+int peer_uid(const struct peer_address *local, const struct peer_address *remote, uid_t *uid);
+
+#endif /* NUMAPLACED_PEER_H */
