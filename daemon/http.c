@@ -17,9 +17,19 @@
 
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
+/* One open connection: MHD's idle timeout alone would let a client that sends a byte now and
+ * then hold its slot for hours, so each also has a lifetime. */
+struct http_conn {
+    int fd; /* -1: a free slot */
+    double started;
+    bool cut;
+};
+
 struct http_server {
     struct MHD_Daemon *mhd;
     int epoll_fd;
+    double lifetime_s;
+    struct http_conn conns[NPD_HTTP_MAX_CONNECTIONS];
 };
 
 static void mhd_log(void *arg, const char *fmt, va_list ap)
@@ -32,7 +42,7 @@ static void mhd_log(void *arg, const char *fmt, va_list ap)
     len = strlen(msg);
     while (len && msg[len - 1] == '\n')
         msg[--len] = '\0';
-    NPD_LOG(d, WARNING, "metrics: %s", msg);
+    NPD_LOG(d, DEBUG, "metrics: %s", msg); /* clients cause them: not worth a warning */
 }
 
 /* One line per 10 s at most, however many are refused (as the socket's refusals, server.c). */
@@ -68,7 +78,9 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
     return rc;
 }
 
-/* Root, the users of metrics_users over loopback, the networks of metrics_allow: no one else. */
+/* Root and the users of metrics_users on this host, the networks of metrics_allow: no one else.
+ * Every peer is looked up: one on this host may come through the node's own address, which a
+ * network of metrics_allow would otherwise let in. */
 static bool admitted(struct np_daemon *d, struct MHD_Connection *conn)
 {
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
@@ -84,8 +96,7 @@ static bool admitted(struct np_daemon *d, struct MHD_Connection *conn)
         getpeername(ci->connect_fd, (struct sockaddr *)&ss_remote, &rlen) == 0) {
         local = peer_address_of((struct sockaddr *)&ss_local);
         remote = peer_address_of((struct sockaddr *)&ss_remote);
-        if (peer_is_loopback(&remote))
-            uid_known = peer_uid(&local, &remote, &uid) == 0;
+        uid_known = peer_uid(&local, &remote, &uid) == 0;
     }
     if (peer_allowed(&remote, uid_known, uid, &d->cfg.metrics, why, sizeof(why)))
         return true;
@@ -134,20 +145,36 @@ static enum MHD_Result on_request(void *arg, struct MHD_Connection *conn, const 
     return serve_page(d, conn);
 }
 
-/* A peer that can never be let in is closed at accept, before it holds a connection slot. */
-static enum MHD_Result on_accept(void *arg, const struct sockaddr *addr, socklen_t len)
+static void on_connection(void *arg, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
 {
-    struct np_daemon *d = arg;
-    const struct peer_address a = peer_address_of(addr);
-    char why[160];
+    struct http_server *s = arg;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 
-    (void)len;
-    if (peer_is_loopback(&a))
-        return MHD_YES; /* its user is known only once connected */
-    if (peer_allowed(&a, false, (uid_t)-1, &d->cfg.metrics, why, sizeof(why)))
-        return MHD_YES;
-    log_refusal(d, &a, why);
-    return MHD_NO;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_context = NULL;
+        for (int i = 0; ci && i < NPD_HTTP_MAX_CONNECTIONS; i++)
+            if (s->conns[i].fd < 0) {
+                s->conns[i] = (struct http_conn){ci->connect_fd, np_monotonic_s(), false};
+                *socket_context = &s->conns[i];
+                break;
+            }
+    } else if (*socket_context) {
+        ((struct http_conn *)*socket_context)->fd = -1;
+        *socket_context = NULL;
+    }
+}
+
+/* A connection past its lifetime is shut down, not closed: MHD sees the end on its next read
+ * and closes it itself, so the fd is never closed under it. */
+static void cut_old_connections(struct http_server *s, double now)
+{
+    for (int i = 0; i < NPD_HTTP_MAX_CONNECTIONS; i++)
+        if (s->conns[i].fd >= 0 && !s->conns[i].cut && now - s->conns[i].started > s->lifetime_s) {
+            shutdown(s->conns[i].fd, SHUT_RDWR);
+            s->conns[i].cut = true;
+        }
 }
 
 static int start_on(struct np_daemon *d, const struct np_metrics_config *mc,
@@ -163,7 +190,7 @@ static int start_on(struct np_daemon *d, const struct np_metrics_config *mc,
         in6->sin6_family = AF_INET6;
         in6->sin6_port = htons(mc->port);
         memcpy(&in6->sin6_addr, mc->addr, 16);
-        flags |= MHD_USE_IPv6;
+        flags |= MHD_USE_DUAL_STACK; /* [::] takes IPv4 peers too (as ::ffff:a.b.c.d) */
     } else {
         struct sockaddr_in *in = (struct sockaddr_in *)&ss;
         in->sin_family = AF_INET;
@@ -173,13 +200,16 @@ static int start_on(struct np_daemon *d, const struct np_metrics_config *mc,
     s = calloc(1, sizeof(*s));
     if (!s)
         return -ENOMEM;
+    s->lifetime_s = NPD_HTTP_LIFETIME_S;
+    for (int i = 0; i < NPD_HTTP_MAX_CONNECTIONS; i++)
+        s->conns[i].fd = -1;
     errno = 0;
     s->mhd = MHD_start_daemon(
-        flags, mc->port, on_accept, d, on_request, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, d,
+        flags, mc->port, NULL, NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, d,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)NPD_HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)NPD_HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
-        MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
     info = s->mhd ? MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
     if (!info) {
         const int rc = errno ? -errno : -EADDRNOTAVAIL;
@@ -215,8 +245,8 @@ int http_start(struct np_daemon *d)
         return rc;
     }
     NPD_LOG(d, INFO,
-            "metrics: serving http://%s/metrics to root, %u user(s) of metrics_users over "
-            "loopback and %u network(s) of metrics_allow",
+            "metrics: serving http://%s/metrics to root and %u user(s) of metrics_users on this "
+            "host, and to %u network(s) of metrics_allow",
             mc->listen, mc->nuids, mc->nnets);
     return 0;
 }
@@ -266,15 +296,36 @@ int http_fd(const struct np_daemon *d)
 
 int http_timeout_ms(const struct np_daemon *d, int max_ms)
 {
+    const double now = np_monotonic_s();
     MHD_UNSIGNED_LONG_LONG ms;
+    int wait = max_ms;
 
-    if (d->http && MHD_get_timeout(d->http->mhd, &ms) == MHD_YES && ms < (unsigned)max_ms)
-        return (int)ms;
-    return max_ms;
+    if (!d->http)
+        return max_ms;
+    if (MHD_get_timeout(d->http->mhd, &ms) == MHD_YES && ms < (unsigned)wait)
+        wait = (int)ms;
+    for (int i = 0; i < NPD_HTTP_MAX_CONNECTIONS; i++) {
+        const struct http_conn *c = &d->http->conns[i];
+        if (c->fd >= 0 && !c->cut) {
+            const double left = c->started + d->http->lifetime_s - now;
+            const int left_ms = left <= 0 ? 0 : (int)(left * 1000.0) + 1;
+            if (left_ms < wait)
+                wait = left_ms;
+        }
+    }
+    return wait;
 }
 
 void http_run(struct np_daemon *d)
 {
+    if (!d->http)
+        return;
+    MHD_run(d->http->mhd);
+    cut_old_connections(d->http, np_monotonic_s());
+}
+
+void http_set_lifetime(struct np_daemon *d, double seconds)
+{
     if (d->http)
-        MHD_run(d->http->mhd);
+        d->http->lifetime_s = seconds;
 }

@@ -13,6 +13,7 @@ struct np_metrics_config;
 
 #define NPD_HTTP_MAX_CONNECTIONS 16 /* scrapers at once; more wait in the listen backlog */
 #define NPD_HTTP_TIMEOUT_S       5  /* a connection idle this long is closed */
+#define NPD_HTTP_LIFETIME_S      10 /* and any connection this old (a slow client included) */
 
 /** Start serving d->cfg.metrics (nothing when metrics_listen is empty). Says where it listens.
  *  @return 0 or -errno (logged; metrics stay off) */
@@ -33,5 +34,8 @@ int http_timeout_ms(const struct np_daemon *d, int max_ms);
 
 /** Do whatever the endpoint can without waiting (accept, read, answer, time out). */
 void http_run(struct np_daemon *d);
+
+/** Change the connections' lifetime (NPD_HTTP_LIFETIME_S; the suites shorten it). */
+void http_set_lifetime(struct np_daemon *d, double seconds);
 
 #endif /* NUMAPLACED_HTTP_H */

@@ -43,25 +43,25 @@ bool peer_is_loopback(const struct peer_address *a)
            (a->family == AF_INET6 && memcmp(a->addr, v6_loopback, 16) == 0);
 }
 
-bool peer_allowed(const struct peer_address *remote, bool uid_known, uid_t uid,
+bool peer_allowed(const struct peer_address *remote, bool local_uid_known, uid_t uid,
                   const struct np_metrics_config *mc, char *why, size_t why_size)
 {
     if (remote->family != AF_INET && remote->family != AF_INET6) {
         snprintf(why, why_size, "not an IP peer");
         return false;
     }
-    if (peer_is_loopback(remote)) {
-        if (!uid_known) {
-            snprintf(why, why_size, "loopback peer whose user could not be found");
-            return false;
-        }
+    if (local_uid_known) {
         if (uid == 0)
             return true;
         for (unsigned i = 0; i < mc->nuids; i++)
             if (mc->uids[i] == uid)
                 return true;
-        snprintf(why, why_size, "loopback peer of uid %u, not root nor in metrics_users",
+        snprintf(why, why_size, "local peer of uid %u, neither root nor in metrics_users",
                  (unsigned)uid);
+        return false;
+    }
+    if (peer_is_loopback(remote)) {
+        snprintf(why, why_size, "loopback peer whose user could not be found");
         return false;
     }
     for (unsigned i = 0; i < mc->nnets; i++)

@@ -1,9 +1,10 @@
 /*
  * peer.h - who may read the metrics page. It names every job's user and id on the node, while
- * `numaplace status` shows a user only their own jobs: so over loopback only root and the users
- * of metrics_users may read it (the peer's uid is the kernel's, found with NETLINK_SOCK_DIAG),
- * and from other addresses only the networks of metrics_allow. A loopback peer is never let in
- * by a network: any local user could otherwise read it through 127.0.0.1.
+ * `numaplace status` shows a user only their own jobs: so a peer on this host (over loopback,
+ * or through one of the host's own addresses) may read it only as root or as a user of
+ * metrics_users (its uid is the kernel's, found with NETLINK_SOCK_DIAG), and other hosts only
+ * from the networks of metrics_allow. A local peer is never let in by a network: any local user
+ * could otherwise read the page through 127.0.0.1 or the node's own address.
  */
 #ifndef NUMAPLACED_PEER_H
 #define NUMAPLACED_PEER_H
@@ -30,11 +31,12 @@ struct peer_address peer_address_of(const struct sockaddr *sa);
 bool peer_is_loopback(const struct peer_address *a);
 
 /**
- * May this peer read the page? Loopback: when its uid is known and is root's or in mc->uids.
- * Elsewhere: when its address is inside one of mc->nets. Pure: no lookup, no log.
+ * May this peer read the page? A peer whose socket was found on this host (@p local_uid_known):
+ * when @p uid is root's or in mc->uids, whatever its address. A loopback peer not found: never.
+ * Another host: when its address is inside one of mc->nets. Pure: no lookup, no log.
  * @param why on refusal, why (for the log)
  */
-bool peer_allowed(const struct peer_address *remote, bool uid_known, uid_t uid,
+bool peer_allowed(const struct peer_address *remote, bool local_uid_known, uid_t uid,
                   const struct np_metrics_config *mc, char *why, size_t why_size);
 
 /**

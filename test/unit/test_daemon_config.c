@@ -25,11 +25,20 @@ static const struct {
     bool accepted;
     bool migration;       /* migration= afterwards */
     unsigned interval_ms; /* interval_ms= afterwards */
+    const char *metrics_listen; /* metrics_listen= afterwards */
 } cases[] = {
-    {"a good reload applies", "migration = on\ninterval_ms = 2000\n", true, true, 2000},
-    {"a bad value keeps everything", "migration = of\ninterval_ms = 2000\n", false, false, 500},
-    {"an unknown key keeps everything", "migratoin = on\ninterval_ms = 2000\n", false, false, 500},
-    {"a line without '=' keeps everything", "migration on\n", false, false, 500},
+    {"a good reload applies", "migration = on\ninterval_ms = 2000\n", true, true, 2000, ""},
+    {"a bad value keeps everything", "migration = of\ninterval_ms = 2000\n", false, false, 500, ""},
+    {"an unknown key keeps everything", "migratoin = on\ninterval_ms = 2000\n", false, false, 500,
+     ""},
+    {"a line without '=' keeps everything", "migration on\n", false, false, 500, ""},
+    {"a bad metrics_listen keeps everything", "metrics_listen = 127.0.0.1\ninterval_ms = 2000\n",
+     false, false, 500, ""},
+    {"a bad metrics_users keeps everything",
+     "metrics_listen = 127.0.0.1:9477\nmetrics_users = no-such-user-here\n", false, false, 500,
+     ""},
+    {"a good metrics_listen applies", "metrics_listen = 127.0.0.1:9477\nmigration = on\n", true,
+     true, 1000, "127.0.0.1:9477"},
 };
 
 START_TEST(test_reload)
@@ -56,6 +65,7 @@ START_TEST(test_reload)
     ck_assert_int_eq(rc == 0, cases[_i].accepted);
     ck_assert_int_eq(t.d->cfg.migration, cases[_i].migration);
     ck_assert_uint_eq(t.d->cfg.interval_ms, cases[_i].interval_ms);
+    ck_assert_str_eq(t.d->cfg.metrics.listen, cases[_i].metrics_listen);
     if (!cases[_i].accepted)
         ck_assert_uint_gt(t.log.errors, 0);
     np_test_daemon_fini(&t);

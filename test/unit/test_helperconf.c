@@ -1,4 +1,5 @@
 /* numaplaced's configuration: every key, good and bad values, and a file with bad lines. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,31 @@ static const struct {
     {"class_map", "high", -EINVAL, "is not label:class"},
     {"class_default", "medium", -EINVAL, "accepted: high, low"},
     {"detail_interval_ms", "5000", 0, ""},
+    {"metrics_listen", "", 0, ""},
+    {"metrics_listen", "127.0.0.1:9477", 0, ""},
+    {"metrics_listen", "[::1]:9477", 0, ""},
+    {"metrics_listen", "0.0.0.0:1", 0, ""},
+    {"metrics_listen", "127.0.0.1", -EINVAL,
+     "metrics_listen=\"127.0.0.1\": accepted: nothing (off), or HOST:PORT with an IPv4"},
+    {"metrics_listen", "localhost:9477", -EINVAL, "metrics_listen=\"localhost:9477\": accepted"},
+    {"metrics_listen", "::1:9477", -EINVAL, "or [IPv6] and a port from 1 to 65535"},
+    {"metrics_listen", "127.0.0.1:0", -EINVAL, "a port from 1 to 65535"},
+    {"metrics_listen", "127.0.0.1:65536", -EINVAL, "a port from 1 to 65535"},
+    {"metrics_listen", "127.0.0.1:94x", -EINVAL, "a port from 1 to 65535"},
+    {"metrics_listen", "[::1:9477", -EINVAL, "accepted: nothing (off)"},
+    {"metrics_users", "", 0, ""},
+    {"metrics_users", "root, 1000,0", 0, ""},
+    {"metrics_users", "root,no-such-user-here", -EINVAL,
+     "metrics_users=\"root,no-such-user-here\": no such user \"no-such-user-here\"; accepted: "
+     "user names of this node or uids, comma-separated"},
+    {"metrics_users", "12ab", -EINVAL, "bad uid \"12ab\""},
+    {"metrics_allow", "", 0, ""},
+    {"metrics_allow", "10.1.0.0/16, fd00::/8,192.0.2.7", 0, ""},
+    {"metrics_allow", "10.1.0.0/33", -EINVAL,
+     "metrics_allow=\"10.1.0.0/33\": \"10.1.0.0/33\" is not a network; accepted: CIDRs like"},
+    {"metrics_allow", "fd00::/129", -EINVAL, "\"fd00::/129\" is not a network"},
+    {"metrics_allow", "10.0.0.0/8,intranet", -EINVAL, "\"intranet\" is not a network"},
+    {"metrics_allow", "10.0.0.0/", -EINVAL, "is not a network"},
 };
 
 START_TEST(test_set)
@@ -147,6 +173,55 @@ START_TEST(test_keys_listed_are_parsed)
 }
 END_TEST
 
+/* A bad metrics value leaves the earlier one in place (a reload refuses the whole file anyway,
+ * but a flag given after a good file must not half-apply). */
+START_TEST(test_metrics_bad_value_keeps_previous)
+{
+    struct np_helper_config cfg;
+    struct np_err err = {0};
+
+    np_helper_config_defaults(&cfg);
+    ck_assert_str_eq(cfg.metrics.listen, ""); /* off by default */
+    ck_assert_int_eq(np_helper_config_set(&cfg, "metrics_listen", "127.0.0.1:9477", &err), 0);
+    ck_assert_int_eq(np_helper_config_set(&cfg, "metrics_users", "0,7", &err), 0);
+    ck_assert_int_eq(np_helper_config_set(&cfg, "metrics_allow", "10.0.0.0/8", &err), 0);
+    ck_assert_int_lt(np_helper_config_set(&cfg, "metrics_listen", "[::1]:99999", &err), 0);
+    ck_assert_int_lt(np_helper_config_set(&cfg, "metrics_users", "7,nobody-at-all", &err), 0);
+    ck_assert_int_lt(np_helper_config_set(&cfg, "metrics_allow", "192.0.2.0/8,x", &err), 0);
+    ck_assert_str_eq(cfg.metrics.listen, "127.0.0.1:9477");
+    ck_assert_int_eq(cfg.metrics.family, AF_INET);
+    ck_assert_uint_eq(cfg.metrics.port, 9477);
+    ck_assert_uint_eq(cfg.metrics.nuids, 2);
+    ck_assert_uint_eq(cfg.metrics.uids[1], 7);
+    ck_assert_uint_eq(cfg.metrics.nnets, 1);
+}
+END_TEST
+
+static const struct {
+    const char *net, *addr;
+    bool inside;
+} cidr_cases[] = {
+    {"10.0.0.0/8", "10.255.1.2", true},     {"10.0.0.0/8", "11.0.0.1", false},
+    {"192.0.2.0/25", "192.0.2.127", true},  {"192.0.2.0/25", "192.0.2.128", false},
+    {"192.0.2.7", "192.0.2.7", true},       {"192.0.2.7", "192.0.2.6", false},
+    {"0.0.0.0/0", "203.0.113.9", true},     {"fd00::/8", "fd12::1", true},
+    {"fd00::/8", "fe80::1", false},         {"fd00::/8", "10.0.0.1", false},
+    {"2001:db8::/33", "2001:db8:7fff::1", true}, {"2001:db8::/33", "2001:db8:8000::1", false},
+};
+
+START_TEST(test_cidr_contains)
+{
+    struct np_cidr net;
+    unsigned char addr[16];
+    const int family = strchr(cidr_cases[_i].addr, ':') ? AF_INET6 : AF_INET;
+
+    ck_assert_int_eq(np_cidr_parse(cidr_cases[_i].net, &net), 0);
+    ck_assert_int_eq(inet_pton(family, cidr_cases[_i].addr, addr), 1);
+    ck_assert_msg(np_cidr_contains(&net, family, addr) == cidr_cases[_i].inside, "%s in %s",
+                  cidr_cases[_i].addr, cidr_cases[_i].net);
+}
+END_TEST
+
 START_TEST(test_defaults)
 {
     struct np_helper_config cfg;
@@ -170,6 +245,9 @@ int main(void)
     tcase_add_test(tc, test_long_line_refused_whole);
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_keys_listed_are_parsed);
+    tcase_add_test(tc, test_metrics_bad_value_keeps_previous);
+    tcase_add_loop_test(tc, test_cidr_contains, 0,
+                        (int)(sizeof(cidr_cases) / sizeof(cidr_cases[0])));
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

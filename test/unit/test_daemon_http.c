@@ -1,0 +1,234 @@
+/*
+ * numaplaced's metrics endpoint served for real over loopback by libmicrohttpd, driven the way
+ * the poll loop drives it (http_fd, http_run), and read by a plain socket client in a child
+ * process (as another user when the suite runs as root): the page, 404, 405, 403, a client that
+ * drips bytes cut at its lifetime, a reload onto an address that cannot be bound.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "np_daemon_test.h"
+
+#define NOBODY 65534
+
+static struct np_test_daemon t;
+static uint16_t port;
+
+/* A port free on 127.0.0.1 now (the kernel's pick; it could be taken again, rarely). */
+static uint16_t free_port(void)
+{
+    struct sockaddr_in in = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(in);
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&in, sizeof(in)), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&in, &len), 0);
+    close(fd);
+    return ntohs(in.sin_port);
+}
+
+static void start(const char *users)
+{
+    struct np_err err = {0};
+    char listen[64];
+
+    np_test_daemon_init(&t);
+    port = free_port();
+    snprintf(listen, sizeof(listen), "127.0.0.1:%u", port);
+    ck_assert_int_eq(np_helper_config_set(&t.d->cfg, "metrics_listen", listen, &err), 0);
+    ck_assert_int_eq(np_helper_config_set(&t.d->cfg, "metrics_users", users, &err), 0);
+    ck_assert_int_eq(http_start(t.d), 0);
+    ck_assert_int_ge(http_fd(t.d), 0);
+}
+
+/* The client: connect, send @p request (as @p uid when it is not ours), read to the end and
+ * write what came back to @p out. */
+static void client(const char *request, uid_t uid, int out)
+{
+    struct sockaddr_in in = {.sin_family = AF_INET, .sin_port = htons(port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    char buf[65536];
+    ssize_t n;
+    int fd;
+
+    if (uid != geteuid() && (setgid(NOBODY) < 0 || setuid(uid) < 0))
+        _exit(3);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&in, sizeof(in)) < 0)
+        _exit(4);
+    if (write(fd, request, strlen(request)) < 0)
+        _exit(5);
+    while ((n = read(fd, buf, sizeof(buf))) > 0)
+        if (write(out, buf, (size_t)n) != n)
+            _exit(6);
+    _exit(0);
+}
+
+/* Run the endpoint as the loop does until the client is done; its reply (free it). */
+static char *exchange(const char *request, uid_t uid)
+{
+    int pipefd[2];
+    pid_t pid;
+    size_t len = 0, cap = 1 << 16;
+    char *reply = malloc(cap);
+    const double deadline = np_monotonic_s() + 10.0;
+    int status;
+
+    ck_assert_ptr_nonnull(reply);
+    ck_assert_int_eq(pipe(pipefd), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(pipefd[0]);
+        client(request, uid, pipefd[1]);
+    }
+    close(pipefd[1]);
+    for (;;) {
+        struct pollfd pfd[2] = {{.fd = http_fd(t.d), .events = POLLIN},
+                                {.fd = pipefd[0], .events = POLLIN}};
+        ssize_t n;
+        ck_assert_msg(np_monotonic_s() < deadline, "no reply within 10 s");
+        poll(pfd, 2, http_timeout_ms(t.d, 100));
+        http_run(t.d);
+        if (!(pfd[1].revents & (POLLIN | POLLHUP)))
+            continue;
+        if (len + 4096 > cap) {
+            reply = realloc(reply, cap *= 2);
+            ck_assert_ptr_nonnull(reply);
+        }
+        n = read(pipefd[0], reply + len, cap - len - 1);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    reply[len] = '\0';
+    close(pipefd[0]);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "client failed: %d", status);
+    return reply;
+}
+
+static const struct {
+    const char *request;
+    bool as_other; /* a user neither root nor in metrics_users */
+    const char *status, *also;
+} cases[] = {
+    {"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", false, "HTTP/1.1 200 OK",
+     "# TYPE numaplace_steps gauge"},
+    {"GET /metrics HTTP/1.0\r\n\r\n", false, "HTTP/1.1 200 OK",
+     "Content-Type: text/plain; version=0.0.4; charset=utf-8"},
+    {"GET / HTTP/1.0\r\n\r\n", false, "HTTP/1.1 404 Not Found", "the page is /metrics"},
+    {"GET /metrics/../x HTTP/1.0\r\n\r\n", false, "HTTP/1.1 404", ""},
+    {"POST /metrics HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc", false,
+     "HTTP/1.1 405 Method Not Allowed", "Allow: GET"},
+    {"DELETE /metrics HTTP/1.0\r\n\r\n", false, "HTTP/1.1 405", ""},
+    {"GET /metrics HTTP/1.0\r\n\r\n", true, "HTTP/1.1 403 Forbidden", "numaplaced(8)"},
+    {"GET /x HTTP/1.0\r\n\r\n", true, "HTTP/1.1 403 Forbidden", ""},
+};
+
+START_TEST(serves_over_loopback)
+{
+    const bool root = geteuid() == 0;
+    char users[32] = "";
+    char *reply;
+
+    /* As root the other user is nobody; otherwise it is us, left out of metrics_users. */
+    if (!root && !cases[_i].as_other)
+        snprintf(users, sizeof(users), "%u", (unsigned)geteuid());
+    start(users);
+    reply = exchange(cases[_i].request, root && cases[_i].as_other ? NOBODY : geteuid());
+    ck_assert_msg(strncmp(reply, cases[_i].status, strlen(cases[_i].status)) == 0, "got: %.200s",
+                  reply);
+    ck_assert_msg(strstr(reply, cases[_i].also), "no \"%s\" in %.300s", cases[_i].also, reply);
+    if (cases[_i].as_other) {
+        ck_assert_ptr_null(strstr(reply, "numaplace_"));
+        ck_assert_ptr_nonnull(strstr(t.log.text, "metrics: refused 1 scrape(s)"));
+    }
+    free(reply);
+    np_test_daemon_fini(&t);
+}
+END_TEST
+
+/* A client sending one byte now and then is cut at its lifetime, not kept by the idle timeout. */
+START_TEST(slow_client_is_cut)
+{
+    struct sockaddr_in in = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    const double t0 = np_monotonic_s();
+    bool closed = false;
+    char c;
+    int fd;
+
+    start("");
+    http_set_lifetime(t.d, 0.5);
+    in.sin_port = htons(port);
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert(connect(fd, (struct sockaddr *)&in, sizeof(in)) == 0 || errno == EINPROGRESS);
+    while (!closed && np_monotonic_s() - t0 < 4.0) {
+        struct pollfd pfd = {.fd = http_fd(t.d), .events = POLLIN};
+        poll(&pfd, 1, http_timeout_ms(t.d, 50));
+        http_run(t.d);
+        if (send(fd, "G", 1, MSG_NOSIGNAL) < 0 && errno != EAGAIN)
+            closed = true;
+        else if (recv(fd, &c, 1, 0) == 0)
+            closed = true;
+    }
+    ck_assert_msg(closed, "a dripping client still connected after 4 s");
+    ck_assert_double_lt(np_monotonic_s() - t0, 2.0);
+    close(fd);
+    np_test_daemon_fini(&t);
+}
+END_TEST
+
+/* A reload onto an address that cannot be bound keeps the running endpoint and says so. */
+START_TEST(reload_keeps_serving_when_the_new_address_fails)
+{
+    struct np_metrics_config old;
+    struct np_err err = {0};
+    char *reply;
+
+    start("");
+    old = t.d->cfg.metrics;
+    ck_assert_int_eq(np_helper_config_set(&t.d->cfg, "metrics_listen", "192.0.2.1:9", &err), 0);
+    http_reload(t.d, &old);
+    ck_assert_str_eq(t.d->cfg.metrics.listen, old.listen);
+    ck_assert_ptr_nonnull(strstr(t.log.text, "cannot listen on 192.0.2.1:9"));
+    ck_assert_ptr_nonnull(strstr(t.log.text, "still serving"));
+    reply = exchange("GET /metrics HTTP/1.0\r\n\r\n", geteuid());
+    /* root reads the page; another user running the suite is refused, by the same endpoint */
+    ck_assert_msg(strncmp(reply, geteuid() == 0 ? "HTTP/1.1 200" : "HTTP/1.1 403", 12) == 0,
+                  "got: %.100s", reply);
+    free(reply);
+    np_test_daemon_fini(&t);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("daemon_http");
+    TCase *tc = tcase_create("http");
+    SRunner *sr;
+    int failed;
+
+    tcase_set_timeout(tc, 30);
+    tcase_add_loop_test(tc, serves_over_loopback, 0, (int)(sizeof(cases) / sizeof(cases[0])));
+    tcase_add_test(tc, slow_client_is_cut);
+    tcase_add_test(tc, reload_keeps_serving_when_the_new_address_fails);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
