@@ -126,8 +126,8 @@ static int report_summary(uint32_t job_id, const char *job_arg, const char *plot
                         n < 0 ? " (unreadable)" : " (it may still run: see `numaplace status`)");
             return 1;
         }
-        snprintf(source, sizeof(source), "this node's spool %s (accounting: %.300s)",
-                 cli.spool_dir, acct_err.msg);
+        snprintf(source, sizeof(source), "this node's spool %s (accounting: %.300s)", cli.spool_dir,
+                 acct_err.msg);
     }
     if (cli.as_json) {
         json_dumpf(summary, stdout, JSON_INDENT(2));

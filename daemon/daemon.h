@@ -86,23 +86,15 @@ struct np_migration_state {
     double trigger_quiet_until[NP_TRIGGER_COUNT]; /**< after a request that moved nothing */
 };
 
-/** How a migration request ended (numaplace_migration_requests_total's outcome label). */
-enum npd_request_outcome {
-    NPD_OUTCOME_DONE = 0, /**< moved what it asked for */
-    NPD_OUTCOME_SHORT,    /**< moved less: candidates ran out, the floor, failures, stopped */
-    NPD_OUTCOME_FAILED,   /**< the engine refused it (its error is logged) */
-    NPD_OUTCOME_DRY_RUN,  /**< decided and logged, nothing moved */
-    NPD_OUTCOME_COUNT
-};
 #define NPD_MAX_ORDERS 16 /* above the number of migration orders (np_order_at) */
 
 /** Daemon-wide counters since start (the Prometheus page, metrics.c). */
 struct np_daemon_totals {
     uint64_t pages_moved[NP_TRIGGER_COUNT][NPD_MAX_ORDERS]; /**< by trigger and order index */
-    uint64_t requests[NP_TRIGGER_COUNT][NPD_OUTCOME_COUNT];
-    uint64_t failed_pages[NP_MOVE_FAIL_COUNT]; /**< by enum np_move_failure */
-    double sampling_cpu_s;                     /**< CPU time spent sampling steps and the node */
-    uint64_t samples;                          /**< step samples taken */
+    uint64_t requests[NP_TRIGGER_COUNT][NP_OUTCOME_COUNT];  /**< by enum np_request_outcome */
+    uint64_t failed_pages[NP_MOVE_FAIL_COUNT];              /**< by enum np_move_failure */
+    double sampling_cpu_s; /**< CPU time spent sampling steps and the node */
+    uint64_t samples;      /**< step samples taken */
 };
 
 struct http_server;

@@ -56,8 +56,8 @@ static void log_refusal(struct np_daemon *d, const struct peer_address *a, const
         return;
     if (a->family)
         inet_ntop(a->family, a->addr, addr, sizeof(addr));
-    NPD_LOG(d, WARNING, "metrics: refused %u scrape(s) (the last from %s: %s)",
-            d->metrics_refused, addr, why);
+    NPD_LOG(d, WARNING, "metrics: refused %u scrape(s) (the last from %s: %s)", d->metrics_refused,
+            addr, why);
     d->metrics_refused = 0;
     d->metrics_refused_logged = now;
 }
@@ -83,18 +83,18 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
  * network of metrics_allow would otherwise let in. */
 static bool admitted(struct np_daemon *d, struct MHD_Connection *conn)
 {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
-                                                                  MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     struct sockaddr_storage ss_local, ss_remote;
     socklen_t llen = sizeof(ss_local), rlen = sizeof(ss_remote);
-    struct peer_address local = {0}, remote = {0};
+    struct peer_address remote = {0};
     uid_t uid = (uid_t)-1;
     bool uid_known = false;
     char why[160];
 
     if (ci && getsockname(ci->connect_fd, (struct sockaddr *)&ss_local, &llen) == 0 &&
         getpeername(ci->connect_fd, (struct sockaddr *)&ss_remote, &rlen) == 0) {
-        local = peer_address_of((struct sockaddr *)&ss_local);
+        const struct peer_address local = peer_address_of((struct sockaddr *)&ss_local);
         remote = peer_address_of((struct sockaddr *)&ss_remote);
         uid_known = peer_uid(&local, &remote, &uid) == 0;
     }
@@ -126,8 +126,8 @@ static enum MHD_Result serve_page(struct np_daemon *d, struct MHD_Connection *co
 }
 
 static enum MHD_Result on_request(void *arg, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size, void **state)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **state)
 {
     struct np_daemon *d = arg;
 
@@ -262,19 +262,33 @@ void http_reload(struct np_daemon *d, const struct np_metrics_config *old)
     struct http_server *next = NULL;
     int rc;
 
-    if (strcmp(old->listen, d->cfg.metrics.listen) == 0)
-        return;
     if (!d->cfg.metrics.listen[0]) {
+        if (d->http)
+            NPD_LOG(d, INFO, "metrics: off");
         http_stop(d);
-        NPD_LOG(d, INFO, "metrics: off");
         return;
     }
     if (!d->http) {
-        http_start(d);
+        http_start(d); /* newly on, or its address could not be bound before: try again */
         return;
     }
-    /* Bind the new address first: when it fails, the running endpoint stays as it was. */
+    if (strcmp(old->listen, d->cfg.metrics.listen) == 0)
+        return;
+    /* Bind the new address first: when it fails, the running endpoint stays as it was. The same
+     * port on an overlapping address (127.0.0.1 to 0.0.0.0) is taken by the old endpoint itself:
+     * then the old one goes first and comes back if the new one still cannot be bound. */
     rc = start_on(d, &d->cfg.metrics, &next);
+    if (rc == -EADDRINUSE && old->port == d->cfg.metrics.port) {
+        stop(d->http);
+        d->http = NULL;
+        rc = start_on(d, &d->cfg.metrics, &next);
+        if (rc < 0 && start_on(d, old, &d->http) < 0) {
+            NPD_LOG(d, ERROR, "metrics: cannot listen on %s: %s, nor again on %s; metrics off",
+                    d->cfg.metrics.listen, strerror(-rc), old->listen);
+            d->cfg.metrics.listen[0] = '\0';
+            return;
+        }
+    }
     if (rc < 0) {
         NPD_LOG(d, ERROR, "metrics: cannot listen on %s: %s; still serving %s",
                 d->cfg.metrics.listen, strerror(-rc), old->listen);
@@ -284,7 +298,7 @@ void http_reload(struct np_daemon *d, const struct np_metrics_config *old)
         d->cfg.metrics.port = old->port;
         return;
     }
-    stop(d->http);
+    stop(d->http); /* accepts NULL */
     d->http = next;
     NPD_LOG(d, INFO, "metrics: now serving http://%s/metrics", d->cfg.metrics.listen);
 }

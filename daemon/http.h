@@ -23,7 +23,8 @@ int http_start(struct np_daemon *d);
 void http_stop(struct np_daemon *d);
 
 /** At a reload: restart on a new metrics_listen (the old one stays when the new one cannot be
- *  bound, and d->cfg.metrics.listen says so). Users and networks apply at the next request. */
+ *  bound, and d->cfg.metrics.listen says so), start when it is not serving (newly on, or it
+ *  could not bind before). Users and networks apply at the next request. */
 void http_reload(struct np_daemon *d, const struct np_metrics_config *old);
 
 /** The fd to poll for input, or -1. */

@@ -263,10 +263,10 @@ static void render_helper(const struct np_daemon *d, struct metrics_text *t)
     family(t, "numaplace_migration_requests_total", "counter",
            "Migration requests finished, by trigger and outcome.");
     for (int tr = 0; tr < NP_TRIGGER_COUNT; tr++)
-        for (int o = 0; o < NPD_OUTCOME_COUNT; o++) {
+        for (int o = 0; o < NP_OUTCOME_COUNT; o++) {
             series(t, "numaplace_migration_requests_total");
             label(t, true, "trigger", np_trigger_name((enum np_trigger_kind)tr));
-            label(t, false, "outcome", migration_outcome_name((enum npd_request_outcome)o));
+            label(t, false, "outcome", np_request_outcome_name((enum np_request_outcome)o));
             value_u64(t, true, tot->requests[tr][o]);
         }
     family(t, "numaplace_failed_pages_total", "counter",

@@ -224,13 +224,6 @@ json_t *migration_result_json(const struct migrator_done *done)
     return obj;
 }
 
-const char *migration_outcome_name(enum npd_request_outcome o)
-{
-    static const char *const names[NPD_OUTCOME_COUNT] = {"done", "short", "failed", "dry_run"};
-
-    return (unsigned)o < NPD_OUTCOME_COUNT ? names[o] : "?";
-}
-
 int migration_order_index(const char *name)
 {
     for (int i = 0; name && i < NPD_MAX_ORDERS && np_order_at((size_t)i); i++)
@@ -244,18 +237,9 @@ static void book_totals(struct np_daemon_totals *t, const struct migrator_done *
 {
     const struct np_request_result *r = &done->result;
     const unsigned trigger = (unsigned)done->trigger < NP_TRIGGER_COUNT ? done->trigger : 0;
-    enum npd_request_outcome outcome;
     int order;
 
-    if (done->rc < 0)
-        outcome = NPD_OUTCOME_FAILED;
-    else if (r->dry_run)
-        outcome = NPD_OUTCOME_DRY_RUN;
-    else if (r->moved < r->request.pages)
-        outcome = NPD_OUTCOME_SHORT;
-    else
-        outcome = NPD_OUTCOME_DONE;
-    t->requests[trigger][outcome]++;
+    t->requests[trigger][np_request_outcome_of(done->rc, r)]++;
     if (done->rc < 0 || r->dry_run)
         return;
     order = migration_order_index(r->order);

@@ -43,9 +43,6 @@ void migration_collect(struct np_daemon *d);
  */
 void migration_book(struct np_daemon *d, const struct migrator_done *done, double now);
 
-/** "done", "short", "failed", "dry_run". Borrowed, static. */
-const char *migration_outcome_name(enum npd_request_outcome o);
-
 /** Index of the order called @p name in np_order_at's table, or -1. */
 int migration_order_index(const char *name);
 

@@ -18,7 +18,7 @@ struct migrator;
 struct migrator_done {
     uint64_t tag;
     enum np_trigger_kind trigger; /**< who asked (also when rc < 0) */
-    int rc; /**< 0, or the engine's negative errno (then err says why) */
+    int rc;                       /**< 0, or the engine's negative errno (then err says why) */
     struct np_err err;
     struct np_node_view *view; /**< the view the request ran on (owned) */
     struct np_request_result result;

@@ -88,10 +88,7 @@ int peer_uid(const struct peer_address *local, const struct peer_address *remote
         struct nlmsghdr nlh;
         struct inet_diag_req_v2 req;
     } msg;
-    union {
-        struct nlmsghdr nlh;
-        char bytes[8192];
-    } reply;
+    struct nlmsghdr reply[8192 / sizeof(struct nlmsghdr)]; /* aligned for NLMSG_NEXT */
     struct timeval tv = {.tv_sec = 0, .tv_usec = 200000};
     ssize_t n;
     int fd, rc = -ENOENT;
@@ -117,10 +114,10 @@ int peer_uid(const struct peer_address *local, const struct peer_address *remote
         close(fd);
         return rc;
     }
-    n = recv(fd, &reply, sizeof(reply), 0);
+    n = recv(fd, reply, sizeof(reply), 0);
     if (n < 0)
         rc = -errno;
-    for (struct nlmsghdr *h = &reply.nlh; n > 0 && NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+    for (struct nlmsghdr *h = reply; n > 0 && NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
         if (h->nlmsg_type == NLMSG_ERROR) {
             const struct nlmsgerr *e = NLMSG_DATA(h);
             rc = h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error ? e->error : -EPROTO;
@@ -131,6 +128,12 @@ int peer_uid(const struct peer_address *local, const struct peer_address *remote
             const struct inet_diag_msg *m = NLMSG_DATA(h);
             if (m->id.idiag_sport != htons(remote->port) || m->id.idiag_dport != htons(local->port))
                 break; /* not the socket asked for: never guess whose it is */
+            /* A closed socket the kernel keeps as TIME_WAIT (a client that closed at once
+             * leaves one) reports uid 0 and no inode: it is nobody's, never root's. */
+            if (m->idiag_inode == 0) {
+                rc = -ESTALE;
+                break;
+            }
             *uid = (uid_t)m->idiag_uid;
             rc = 0;
             break;

@@ -42,7 +42,7 @@ bool peer_allowed(const struct peer_address *remote, bool local_uid_known, uid_t
 /**
  * The uid owning the TCP socket at the other end of our connection @p local <- @p remote
  * (both on this host): the kernel's exact 4-tuple lookup (inet_diag, SOCK_DIAG_BY_FAMILY).
- * @return 0, or -errno (-ENOENT: no such socket here)
+ * @return 0, or -errno (-ENOENT: no such socket here; -ESTALE: only its TIME_WAIT remains)
  */
 int peer_uid(const struct peer_address *local, const struct peer_address *remote, uid_t *uid);
 

@@ -5,8 +5,8 @@
  *   man_lists < numaplaced.8.in > numaplaced.8
  *
  * Replaces @LIST:NAME:SEP@ with the names of table NAME (policies, sensitivities, classes, and,
- * where the build has the migration module, orders and triggers) joined by SEP ("bar": "|",
- * "pipe": " | ", "comma": ", "), written for roff ('-' as '\-').
+ * where the build has the migration module, orders, triggers, move failures and request outcomes)
+ * joined by SEP ("bar": "|", "pipe": " | ", "comma": ", "), written for roff ('-' as '\-').
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +14,8 @@
 #include "numaplace/labels.h"
 #include "numaplace/policy.h"
 #ifdef NP_MAN_LISTS_MIGRATION
+#include "numaplace/engine.h"
+#include "numaplace/migrate.h"
 #include "numaplace/migration.h"
 #endif
 
@@ -35,6 +37,22 @@ static const char *list_of(const char *name)
         for (size_t i = 0; np_trigger_at(i) && len < sizeof(text); i++)
             len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s", i ? ", " : "",
                                     np_trigger_at(i)->name);
+        return text;
+    }
+    if (strcmp(name, "failures") == 0) {
+        static char text[256];
+        size_t len = 0;
+        for (int f = 0; f < NP_MOVE_FAIL_COUNT && len < sizeof(text); f++)
+            len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s", f ? ", " : "",
+                                    np_move_failure_name((enum np_move_failure)f));
+        return text;
+    }
+    if (strcmp(name, "outcomes") == 0) {
+        static char text[256];
+        size_t len = 0;
+        for (int o = 0; o < NP_OUTCOME_COUNT && len < sizeof(text); o++)
+            len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s", o ? ", " : "",
+                                    np_request_outcome_name((enum np_request_outcome)o));
         return text;
     }
 #endif
@@ -80,7 +98,8 @@ int main(void)
                 !(list = list_of(name)) || !(sep = separator(style))) {
                 fprintf(stderr,
                         "man_lists: line %u: bad or unknown @LIST:NAME:SEP@ (names: "
-                        "policies, sensitivities, classes, orders, triggers; separators: "
+                        "policies, sensitivities, classes, orders, triggers, failures, outcomes; "
+                        "separators: "
                         "bar, pipe, comma)\n",
                         lineno);
                 return 1;

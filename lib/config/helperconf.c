@@ -18,7 +18,7 @@
     "detail_interval_ms, backends, housekeeping_cpus, record, proc_root, max_jobs, migration, "    \
     "migration_dry_run, migration_rate_mb_s, migration_order, free_floor_mb, "                     \
     "trigger_homecoming, trigger_pressure, trigger_bandwidth, bandwidth_threshold_mb_s, "          \
-    "bandwidth_intervals, admin_group, class_map, class_default, metrics_listen, metrics_users, "    \
+    "bandwidth_intervals, admin_group, class_map, class_default, metrics_listen, metrics_users, "  \
     "metrics_allow"
 
 const char *np_helper_config_keys(void)

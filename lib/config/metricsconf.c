@@ -61,11 +61,12 @@ bad:
 
 static int parse_uid(const char *item, uid_t *out)
 {
-    char buf[4096], *end;
+    char buf[4096];
     struct passwd pw, *found = NULL;
-    unsigned long v;
 
     if (isdigit((unsigned char)item[0])) {
+        char *end;
+        unsigned long v;
         errno = 0;
         v = strtoul(item, &end, 10);
         if (*end || errno || v >= (uid_t)-1)
@@ -187,7 +188,8 @@ int np_metrics_config_set(struct np_metrics_config *mc, const char *key, const c
         next.nuids = 0;
         rc = each_item(value, bad, sizeof(bad), add_user, &next);
         if (rc == -E2BIG)
-            return np_err_set(err, -EINVAL, "metrics_users: at most %d users", NP_METRICS_MAX_USERS);
+            return np_err_set(err, -EINVAL, "metrics_users: at most %d users",
+                              NP_METRICS_MAX_USERS);
         if (rc < 0)
             return np_err_set(err, -EINVAL,
                               "metrics_users=\"%s\": %s\"%s\"; accepted: user names of this node "

@@ -1,5 +1,6 @@
 /* Migration requests over the jobs of one node (see numaplace/engine.h). */
 #include "numaplace/engine.h"
+#include "numaplace/names.h"
 #include "numaplace/step.h"
 
 #include <errno.h>
@@ -16,6 +17,29 @@ void np_request_result_fini(struct np_request_result *r)
     free(r->outcomes);
     r->outcomes = NULL;
     r->noutcomes = 0;
+}
+
+static const char *const outcome_names[NP_OUTCOME_COUNT] = {
+    [NP_OUTCOME_DONE] = "done",
+    [NP_OUTCOME_SHORT] = "short",
+    [NP_OUTCOME_FAILED] = "failed",
+    [NP_OUTCOME_DRY_RUN] = "dry_run",
+};
+static const struct np_name_table outcomes = {"request outcome", outcome_names, NP_OUTCOME_COUNT,
+                                              NULL};
+
+enum np_request_outcome np_request_outcome_of(int rc, const struct np_request_result *result)
+{
+    if (rc < 0)
+        return NP_OUTCOME_FAILED;
+    if (result->dry_run)
+        return NP_OUTCOME_DRY_RUN;
+    return result->moved < result->request.pages ? NP_OUTCOME_SHORT : NP_OUTCOME_DONE;
+}
+
+const char *np_request_outcome_name(enum np_request_outcome o)
+{
+    return np_name_of(&outcomes, (unsigned)o);
 }
 
 /* Move @p pages of one job's memory from src to dst, process by process. */

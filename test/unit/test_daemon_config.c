@@ -23,8 +23,8 @@ static const struct {
     const char *name;
     const char *reload; /* the file at SIGHUP */
     bool accepted;
-    bool migration;       /* migration= afterwards */
-    unsigned interval_ms; /* interval_ms= afterwards */
+    bool migration;             /* migration= afterwards */
+    unsigned interval_ms;       /* interval_ms= afterwards */
     const char *metrics_listen; /* metrics_listen= afterwards */
 } cases[] = {
     {"a good reload applies", "migration = on\ninterval_ms = 2000\n", true, true, 2000, ""},
@@ -35,8 +35,7 @@ static const struct {
     {"a bad metrics_listen keeps everything", "metrics_listen = 127.0.0.1\ninterval_ms = 2000\n",
      false, false, 500, ""},
     {"a bad metrics_users keeps everything",
-     "metrics_listen = 127.0.0.1:9477\nmetrics_users = no-such-user-here\n", false, false, 500,
-     ""},
+     "metrics_listen = 127.0.0.1:9477\nmetrics_users = no-such-user-here\n", false, false, 500, ""},
     {"a good metrics_listen applies", "metrics_listen = 127.0.0.1:9477\nmigration = on\n", true,
      true, 1000, "127.0.0.1:9477"},
 };

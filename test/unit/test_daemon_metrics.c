@@ -51,9 +51,9 @@ static void setup(void)
 
     np_test_daemon_init(&t);
     page_size = (uint64_t)sysconf(_SC_PAGESIZE);
-    ck_assert_int_eq(np_topology_load(&t.d->topology, NP_TOPOLOGY_SYNTHETIC,
-                                      "pack:2 numa:1 core:1 pu:1", &err),
-                     0);
+    ck_assert_int_eq(
+        np_topology_load(&t.d->topology, NP_TOPOLOGY_SYNTHETIC, "pack:2 numa:1 core:1 pu:1", &err),
+        0);
     make_root();
     t.d->hw_counters = false;
     snprintf(t.d->hw_off_reason, sizeof(t.d->hw_off_reason), "no hardware PMU (virtual machine)");
@@ -79,7 +79,7 @@ static void setup(void)
     measured->stats.bw_last[1] = 2e9;
     measured->stats.bw_last_total = 3e9;
     t.d->totals.pages_moved[NP_TRIGGER_PRESSURE][migration_order_index("best")] = 42;
-    t.d->totals.requests[NP_TRIGGER_ADMIN][NPD_OUTCOME_DRY_RUN] = 3;
+    t.d->totals.requests[NP_TRIGGER_ADMIN][NP_OUTCOME_DRY_RUN] = 3;
     t.d->totals.failed_pages[NP_MOVE_FAIL_BUSY] = 7;
     t.d->totals.samples = 99;
     t.d->totals.sampling_cpu_s = 1.5;
@@ -172,18 +172,21 @@ static const char *const expected_lines[] = {
     "numaplace_step_pages{jobid=\"1234\",step=\"0\",user=\"alice\",node=\"0\"} 10",
     "numaplace_step_pages{jobid=\"1234\",step=\"0\",user=\"alice\",node=\"1\"} 5",
     "numaplace_step_local_ratio{jobid=\"1234\",step=\"0\",user=\"alice\"} 0.75",
-    "numaplace_step_info{jobid=\"1234\",step=\"0\",user=\"alice\",class=\"high\",policy=\"local\"} 1",
-    "numaplace_step_info{jobid=\"77\",step=\"batch\",user=\"bob\",class=\"low\",policy=\"unknown\"} 1",
+    "numaplace_step_info{jobid=\"1234\",step=\"0\",user=\"alice\",class=\"high\",policy=\"local\"} "
+    "1",
+    "numaplace_step_info{jobid=\"77\",step=\"batch\",user=\"bob\",class=\"low\",policy=\"unknown\"}"
+    " 1",
     "numaplace_step_cycles_per_instruction{jobid=\"1234\",step=\"0\",user=\"alice\"} 1.5",
-    "numaplace_step_bandwidth_bytes_per_second{jobid=\"1234\",step=\"0\",user=\"alice\"} 3000000000",
+    "numaplace_step_bandwidth_bytes_per_second{jobid=\"1234\",step=\"0\",user=\"alice\"} "
+    "3000000000",
 };
 
 START_TEST(figures_are_rendered)
 {
     char *page = render();
 
-    ck_assert_msg(has_line(page, expected_lines[_i]), "no line \"%s\" in:\n%s", expected_lines[_i],
-                  page);
+    ck_assert_msg(has_line(page, expected_lines[_i]), "no line \"%s\" in:\n%.1500s",
+                  expected_lines[_i], page);
     free(page);
 }
 END_TEST
@@ -200,7 +203,7 @@ START_TEST(unmeasured_has_no_series)
 {
     char *page = render();
 
-    ck_assert_msg(!strstr(page, absent[_i]), "\"%s\" in:\n%s", absent[_i], page);
+    ck_assert_msg(!strstr(page, absent[_i]), "\"%s\" in:\n%.1500s", absent[_i], page);
     free(page);
 }
 END_TEST
@@ -248,9 +251,9 @@ START_TEST(label_values_are_escaped)
              "numaplace_step_info{jobid=\"1234\",step=\"0\",user=\"%s\",class=\"high\","
              "policy=\"%s\"} 1",
              hostile[_i].escaped, hostile[_i].escaped);
-    ck_assert_msg(has_line(page, line), "no \"%s\" in:\n%s", line, page);
+    ck_assert_msg(has_line(page, line), "no \"%s\" in:\n%.1500s", line, page);
     /* Nothing was injected: every line is a comment or one of our series. */
-    for (const char *p = page; *p; p = strchr(p, '\n') + 1) {
+    for (const char *p = page; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
         ck_assert_msg(*p == '#' || strncmp(p, "numaplace_", 10) == 0, "stray line: %.60s", p);
         ck_assert_msg(strncmp(p, "numaplace_steps ", 16) != 0 || strncmp(p + 16, "2\n", 2) == 0,
                       "forged numaplace_steps");
@@ -318,15 +321,14 @@ START_TEST(migration_results_are_counted)
 {
     struct migrator_done done = {0};
     char *page, line[256];
-    const uint64_t before = t.d->totals.requests[booked[_i].trigger][NPD_OUTCOME_DRY_RUN];
+    const uint64_t before = t.d->totals.requests[booked[_i].trigger][NP_OUTCOME_DRY_RUN];
 
     done.trigger = booked[_i].trigger;
     done.rc = booked[_i].rc;
     done.view = migrator_view_new(1);
     ck_assert_ptr_nonnull(done.view);
-    done.result.request = (struct np_request){.pages = booked[_i].requested,
-                                              .trigger = booked[_i].trigger,
-                                              .target_job = -1};
+    done.result.request = (struct np_request){
+        .pages = booked[_i].requested, .trigger = booked[_i].trigger, .target_job = -1};
     done.result.order = "worst";
     done.result.dry_run = booked[_i].dry_run;
     done.result.moved = booked[_i].moved;
@@ -337,7 +339,8 @@ START_TEST(migration_results_are_counted)
     migration_book(t.d, &done, 1000.0);
     migrator_done_fini(&done);
     page = render();
-    snprintf(line, sizeof(line), "numaplace_migration_requests_total{trigger=\"%s\",outcome=\"%s\"} %d",
+    snprintf(line, sizeof(line),
+             "numaplace_migration_requests_total{trigger=\"%s\",outcome=\"%s\"} %d",
              np_trigger_name(booked[_i].trigger), booked[_i].outcome,
              strcmp(booked[_i].outcome, "dry_run") == 0 ? (int)before + 1 : 1);
     ck_assert_msg(has_line(page, line), "no \"%s\"", line);
@@ -348,7 +351,8 @@ START_TEST(migration_results_are_counted)
     /* failed and dry-run requests moved nothing, so nothing failed either; the cause is named
      * from the move-failure table */
     snprintf(line, sizeof(line), "numaplace_failed_pages_total{cause=\"%s\"} %d",
-             np_move_failure_name(NP_MOVE_FAIL_NOMEM), booked[_i].rc || booked[_i].dry_run ? 0 : 40);
+             np_move_failure_name(NP_MOVE_FAIL_NOMEM),
+             booked[_i].rc || booked[_i].dry_run ? 0 : 40);
     ck_assert_msg(has_line(page, line), "no \"%s\"", line);
     free(page);
 }
@@ -397,7 +401,8 @@ int main(void)
                         (int)(sizeof(expected_lines) / sizeof(expected_lines[0])));
     tcase_add_loop_test(tc, unmeasured_has_no_series, 0, (int)(sizeof(absent) / sizeof(absent[0])));
     tcase_add_test(tc, node_bandwidth_absent_when_unmeasured);
-    tcase_add_loop_test(tc, label_values_are_escaped, 0, (int)(sizeof(hostile) / sizeof(hostile[0])));
+    tcase_add_loop_test(tc, label_values_are_escaped, 0,
+                        (int)(sizeof(hostile) / sizeof(hostile[0])));
     tcase_add_test(tc, ended_step_series_are_gone);
     tcase_add_test(tc, user_name_is_looked_up_once);
     tcase_add_loop_test(tc, migration_results_are_counted, 0,

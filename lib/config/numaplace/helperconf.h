@@ -51,7 +51,7 @@ struct np_helper_config {
     char admin_group[64];              /**< admin_group: may set-class and migrate besides root */
     bool class_high_is_high;           /**< class_map: how the plugin's labels map to classes */
     bool class_low_is_high;
-    bool class_default_high; /**< class_default: a missing or unknown label */
+    bool class_default_high;          /**< class_default: a missing or unknown label */
     struct np_metrics_config metrics; /**< metrics_listen, metrics_users, metrics_allow */
 };
 

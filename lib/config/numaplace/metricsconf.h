@@ -30,10 +30,10 @@ struct np_cidr {
 };
 
 struct np_metrics_config {
-    char listen[64];         /**< metrics_listen as given; "" = off */
-    int family;              /**< AF_INET or AF_INET6 when on */
-    unsigned char addr[16];  /**< the address to bind (network order) */
-    uint16_t port;           /**< host order */
+    char listen[64];                  /**< metrics_listen as given; "" = off */
+    int family;                       /**< AF_INET or AF_INET6 when on */
+    unsigned char addr[16];           /**< the address to bind (network order) */
+    uint16_t port;                    /**< host order */
     uid_t uids[NP_METRICS_MAX_USERS]; /**< metrics_users, names resolved at parse time */
     unsigned nuids;
     struct np_cidr nets[NP_METRICS_MAX_NETS]; /**< metrics_allow */

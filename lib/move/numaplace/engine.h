@@ -60,6 +60,21 @@ struct np_request_result {
 
 NP_API void np_request_result_fini(struct np_request_result *r);
 
+/** How a request ended (numaplaced's counters, numaplace_migration_requests_total). */
+enum np_request_outcome {
+    NP_OUTCOME_DONE = 0, /**< moved what it asked for */
+    NP_OUTCOME_SHORT,    /**< moved less: candidates ran out, the floor, failures, stopped */
+    NP_OUTCOME_FAILED,   /**< refused (np_engine_run_request returned an error) */
+    NP_OUTCOME_DRY_RUN,  /**< decided and logged, nothing moved */
+    NP_OUTCOME_COUNT
+};
+
+/** The outcome of a request that returned @p rc with @p result (unread when @p rc < 0). */
+NP_API enum np_request_outcome np_request_outcome_of(int rc,
+                                                     const struct np_request_result *result);
+/** "done", "short", "failed", "dry_run"; "unknown" past the end. Borrowed, static. */
+NP_API const char *np_request_outcome_name(enum np_request_outcome o);
+
 /**
  * Carry out one request: candidates are the LOW jobs with pages on S (high jobs are never
  * moved away); order them, cap the pages so D keeps its free floor, plan, and move job by job
