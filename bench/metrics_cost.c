@@ -12,7 +12,8 @@
  *  - scrape: the real endpoint on 127.0.0.1 (libmicrohttpd driven by http_fd/http_run, as the
  *    poll loop drives it) fetched SCRAPES times by a client process, one connection each:
  *    accept, the peer's uid (inet_diag), render, send. CPU time of the loop's thread per scrape.
- * CPU times are CLOCK_THREAD_CPUTIME_ID; the client's own time is not counted.
+ * CPU times are CLOCK_THREAD_CPUTIME_ID; the client's own time is not counted. With
+ * METRICS_COST_PAGE=FILE the last page rendered is written there (for promtool check metrics).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,6 +34,9 @@
 #include "metrics.h"
 #include "registry.h"
 #include "sampling.h"
+
+#define MAX_STEPS   1024
+#define MAX_SCRAPES 100000
 
 static pid_t sleeper(void)
 {
@@ -91,9 +95,10 @@ int main(int argc, char **argv)
 {
     const int nsteps = argc > 1 ? atoi(argv[1]) : 64;
     const int scrapes = argc > 2 ? atoi(argv[2]) : 200;
-    struct np_daemon *d = malloc(sizeof(*d));
-    pid_t *pids = calloc((size_t)(nsteps > 0 ? nsteps : 1), sizeof(pid_t));
-    double *v = calloc((size_t)(scrapes > 21 ? scrapes : 21), sizeof(double));
+    static struct np_daemon daemon_state; /* large: every client's buffer */
+    static pid_t pids[MAX_STEPS];
+    static double v[MAX_SCRAPES];
+    struct np_daemon *d = &daemon_state;
     struct np_err err = {0};
     struct metrics_text page = {0};
     double t0, first_tick, tick, render, cpu0, wall0, scrape_cpu, scrape_wall;
@@ -102,8 +107,9 @@ int main(int argc, char **argv)
     pid_t cl;
     int status;
 
-    if (!d || !pids || !v || nsteps < 1 || scrapes < 1) {
-        fprintf(stderr, "usage: metrics_cost [STEPS] [SCRAPES]\n");
+    if (nsteps < 1 || nsteps > MAX_STEPS || scrapes < 21 || scrapes > MAX_SCRAPES) {
+        fprintf(stderr, "usage: metrics_cost [STEPS (1-%d)] [SCRAPES (21-%d)]\n", MAX_STEPS,
+                MAX_SCRAPES);
         return 2;
     }
     np_daemon_init(d);
@@ -119,7 +125,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nsteps; i++) {
         struct np_daemon_job *j;
         pids[i] = sleeper();
-        j = job_new(d, 100000u + (unsigned)i, 0, 0, "", "local", i % 2 ? "high" : "low", &err);
+        j = job_new(d, 100000u + (unsigned)i, 0, 0, "0-1", "local", i % 2 ? "high" : "low", &err);
         if (!j || np_sampler_add_task(&j->sampler, pids[i], &err) < 0) {
             fprintf(stderr, "metrics_cost: step %d: %s\n", i, err.msg);
             return 1;
@@ -143,6 +149,13 @@ int main(int argc, char **argv)
             return 1;
         v[i] = np_daemon_thread_cpu_s() - t0;
         page_len = page.len;
+        if (i == scrapes - 1 && getenv("METRICS_COST_PAGE")) {
+            FILE *f = fopen(getenv("METRICS_COST_PAGE"), "w");
+            if (f) {
+                fwrite(page.buf, 1, page.len, f);
+                fclose(f);
+            }
+        }
         free(page.buf);
     }
     render = median(v, scrapes);
@@ -183,8 +196,5 @@ int main(int argc, char **argv)
         waitpid(pids[i], NULL, 0);
     }
     np_daemon_fini(d);
-    free(d);
-    free(pids);
-    free(v);
     return 0;
 }

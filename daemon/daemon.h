@@ -115,8 +115,7 @@ struct np_daemon {
     unsigned ncpus;
     unsigned perf_mask;
     char perf_off_reason[NP_REASON_MAX];
-    bool hw_counters;                  /**< cycles, instructions and LLC misses count here */
-    char hw_off_reason[NP_REASON_MAX]; /**< why not, else "" */
+    char hw_off_reason[NP_REASON_MAX]; /**< why hw_counters is false, else "" */
     struct np_node_counters counters;
     /* the steps and the clients */
     struct np_registry registry;
@@ -130,9 +129,10 @@ struct np_daemon {
     /* the Prometheus endpoint (http.c), NULL when metrics_listen is empty */
     struct http_server *http;
     double metrics_render_s;       /**< time the last page took to render */
-    unsigned metrics_refused;      /**< scrapes refused since the last log line about them */
+    uint64_t metrics_refused;      /**< scrapes refused since the last log line about them */
     double metrics_refused_logged; /**< when that line was written (monotonic s) */
     double started_mono;
+    bool hw_counters; /**< cycles, instructions and LLC misses count here (sampling.c) */
     bool stop;
 };
 

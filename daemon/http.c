@@ -32,6 +32,7 @@ struct http_server {
     struct http_conn conns[NPD_HTTP_MAX_CONNECTIONS];
 };
 
+static void mhd_log(void *arg, const char *fmt, va_list ap) NP_PRINTF(2, 0);
 static void mhd_log(void *arg, const char *fmt, va_list ap)
 {
     struct np_daemon *d = arg;
@@ -56,8 +57,8 @@ static void log_refusal(struct np_daemon *d, const struct peer_address *a, const
         return;
     if (a->family)
         inet_ntop(a->family, a->addr, addr, sizeof(addr));
-    NPD_LOG(d, WARNING, "metrics: refused %u scrape(s) (the last from %s: %s)", d->metrics_refused,
-            addr, why);
+    NPD_LOG(d, WARNING, "metrics: refused %llu scrape(s) (the last from %s: %s)",
+            (unsigned long long)d->metrics_refused, addr, why);
     d->metrics_refused = 0;
     d->metrics_refused_logged = now;
 }

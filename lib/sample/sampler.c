@@ -53,7 +53,8 @@ void np_node_counters_read(struct np_node_counters *nc, const char *root)
              nc->have_irq ? "" : err.msg);
     err.msg[0] = '\0';
     nc->have_busy = np_proc_cpu_busy(root, nc->busy_ticks, nc->max_cpus, &err) >= 0;
-    snprintf(nc->busy_reason, sizeof(nc->busy_reason), "%s", nc->have_busy ? "" : err.msg);
+    snprintf(nc->busy_reason, sizeof(nc->busy_reason), "%.*s", (int)sizeof(nc->busy_reason) - 1,
+             nc->have_busy ? "" : err.msg);
     err.msg[0] = '\0';
     switch (np_numa_balancing_enabled(root, &err)) {
     case 1:
