@@ -17,7 +17,15 @@ packages=(
   mariadb-server slurmdbd pngcheck
   # Debian packages: build, lint, and the install test's clean Debian roots
   debhelper lintian mmdebstrap systemd
+  # metrics tests: a Prometheus server scraping numaplaced, promtool checking the page and the
+  # dashboard (tests start their own server; the package's service is not used)
+  prometheus curl
 )
+# Debian 13 ships promtool as a package of its own (Debian 12's prometheus contains it); a
+# testing or unstable system has no VERSION_ID.
+# shellcheck source=/dev/null
+debian_major=$(. /etc/os-release && echo "${VERSION_ID:-99}" | cut -d. -f1)
+[ "$debian_major" -lt 13 ] || packages+=(promtool)
 
 if [ "$(id -u)" != 0 ]; then
   echo "install-deps: must run as root (apt-get install)" >&2
