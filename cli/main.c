@@ -13,6 +13,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,29 @@ static void usage(FILE *out)
             DEFAULT_SPOOL, np_class_names(), np_order_names(), NP_PROFILE_DEFAULT_PATH);
 }
 
+/* Predictions for this machine: its profile's near-node penalty (`numaplace characterize`), from
+ * NUMAPLACE_PROFILE or the default path; without one they stay the reference machine's. */
+static void cli_use_machine_profile(struct np_sens_model *model)
+{
+    const char *path = getenv("NUMAPLACE_PROFILE");
+    struct np_profile *profile = NULL;
+    struct np_err err = {0};
+
+    if (!path || !*path)
+        path = NP_PROFILE_DEFAULT_PATH;
+    if (np_profile_load(path, &profile, &err) == 0) {
+        const double penalty = np_profile_near_penalty(profile);
+        if (isfinite(penalty))
+            model->remote_penalty = penalty;
+        np_profile_free(profile);
+    } else if (err.code != -ENOENT) {
+        fprintf(stderr,
+                "numaplace: machine profile not used (predictions are the reference "
+                "machine's): %s\n",
+                err.msg);
+    }
+}
+
 const struct np_sens_model *cli_sensitivity(void)
 {
     static struct np_sens_model model;
@@ -75,6 +100,8 @@ const struct np_sens_model *cli_sensitivity(void)
         state = np_sensitivity_load(&model, cli.table_path, &err) == 0 ? 1 : -1;
         if (state < 0)
             fprintf(stderr, "numaplace: predicted sensitivity unavailable: %s\n", err.msg);
+        else
+            cli_use_machine_profile(&model);
     }
     return state > 0 ? &model : NULL;
 }

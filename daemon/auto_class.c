@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "jobs.h"
+#include "numaplace/penalty.h"
+#include "numaplace/profile.h"
 #include "log.h"
 
 /* The perf events the prediction needs: cycles, instructions, LLC load and store misses. */
@@ -16,24 +18,53 @@ static const enum np_perf_event needed[] = {NP_PERF_CYCLES, NP_PERF_INSTRUCTIONS
                                             NP_PERF_LLC_LOAD_MISSES, NP_PERF_LLC_STORE_MISSES};
 #define NNEEDED (sizeof(needed) / sizeof(needed[0]))
 
-/* Root reads the table: only one no other user could have written (numaplaced(8) SECURITY). */
-static int table_is_safe(const char *path, struct np_err *err)
+/* Root reads the table and the machine profile: only files no other user could have written
+ * (numaplaced(8) SECURITY). @p what names the file in the message. */
+static int file_is_safe(const char *what, const char *path, struct np_err *err)
 {
     struct stat st;
 
     if (lstat(path, &st) < 0)
-        return np_err_set(err, -errno, "sensitivity_table %s: %s", path, strerror(errno));
+        return np_err_set(err, -errno, "%s %s: %s", what, path, strerror(errno));
     if (!S_ISREG(st.st_mode))
         return np_err_set(err, -EPERM,
-                          "sensitivity_table %s: not a regular file (symlinks are "
+                          "%s %s: not a regular file (symlinks are "
                           "not followed)",
-                          path);
+                          what, path);
     if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
         return np_err_set(err, -EPERM,
-                          "sensitivity_table %s: owned by uid %u with mode %03o; it must be "
+                          "%s %s: owned by uid %u with mode %03o; it must be "
                           "root's (or numaplaced's) and not group- or world-writable",
-                          path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+                          what, path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
     return 0;
+}
+
+/* Predictions for this machine when `numaplace characterize` wrote its profile (the default
+ * path); without one they stay the reference machine's, and the log says which. */
+static void use_machine_profile(struct np_daemon *d)
+{
+    const char *path = NP_PROFILE_DEFAULT_PATH;
+    struct np_profile *profile = NULL;
+    struct np_err err = {0};
+    double penalty = NAN;
+
+    if (file_is_safe("machine profile", path, &err) == 0 &&
+        np_profile_load(path, &profile, &err) == 0) {
+        penalty = np_profile_near_penalty(profile);
+        np_profile_free(profile);
+    }
+    if (isfinite(penalty)) {
+        d->sens_model.remote_penalty = penalty;
+        NPD_LOG(d, INFO,
+                "class_default=auto: predictions scaled to this machine (%s: near-node "
+                "remote penalty %.2fx, the reference's %.2fx)",
+                path, penalty, NP_REFERENCE_REMOTE_PENALTY);
+    } else {
+        np_logf(&d->log, err.code == -ENOENT ? NP_LOG_INFO : NP_LOG_WARNING,
+                "class_default=auto: predictions are the reference machine's (no usable machine "
+                "profile: %s)",
+                err.code ? err.msg : "no remote pair measured");
+    }
 }
 
 void auto_class_load(struct np_daemon *d)
@@ -46,8 +77,10 @@ void auto_class_load(struct np_daemon *d)
     d->sens_why[0] = '\0';
     if (!d->cfg.class_default_auto)
         return;
-    if (table_is_safe(path, &err) == 0 && np_sensitivity_load(&d->sens_model, path, &err) == 0) {
+    if (file_is_safe("sensitivity_table", path, &err) == 0 &&
+        np_sensitivity_load(&d->sens_model, path, &err) == 0) {
         d->sens_loaded = true;
+        use_machine_profile(d);
         NPD_LOG(d, INFO,
                 "class_default=auto: sensitivity table %s (%zu rows, sensitive from %.2fx)", path,
                 d->sens_model.rows, d->sens_model.threshold);

@@ -323,14 +323,35 @@ int np_profile_load(const char *path, struct np_profile **out, struct np_err *er
 
 /* ---- scaling ---------------------------------------------------------------------------- */
 
-double np_profile_scale_slowdown(double slowdown, double penalty_ref, double penalty_here)
+/* A pair whose memory is another socket's: remote, on a node with CPUs (the reference's "remote"
+ * placement; a CPU-less HBM or CXL node is another kind of memory). */
+static bool socket_remote(const struct np_profile *p, const struct np_profile_pair *q)
 {
-    if (!isfinite(slowdown) || !isfinite(penalty_ref) || !isfinite(penalty_here) ||
-        penalty_ref <= 1)
-        return NAN;
-    if (penalty_here < 1)
-        penalty_here = 1;
-    return 1 + (slowdown - 1) * (penalty_here - 1) / (penalty_ref - 1);
+    for (unsigned n = 0; n < p->node_count; n++)
+        if (p->nodes[n].os_index == q->mem_node && p->nodes[n].cpus == 0)
+            return false;
+    return q->cpu_node != q->mem_node && isfinite(q->remote_penalty);
+}
+
+double np_profile_near_penalty(const struct np_profile *p)
+{
+    int nearest = 0;
+    double sum = 0;
+    unsigned n = 0;
+
+    for (size_t i = 0; i < p->pair_count; i++) {
+        const struct np_profile_pair *q = &p->pairs[i];
+        if (socket_remote(p, q) && q->distance > 10 && (nearest == 0 || q->distance < nearest))
+            nearest = q->distance;
+    }
+    for (size_t i = 0; i < p->pair_count; i++) {
+        const struct np_profile_pair *q = &p->pairs[i];
+        if (socket_remote(p, q) && (nearest == 0 || q->distance == nearest)) {
+            sum += q->remote_penalty;
+            n++;
+        }
+    }
+    return n ? sum / n : NAN;
 }
 
 double np_profile_scale_for_pair(const struct np_profile *p, unsigned cpu_node, unsigned mem_node,
@@ -340,5 +361,5 @@ double np_profile_scale_for_pair(const struct np_profile *p, unsigned cpu_node, 
 
     if (!pair)
         return NAN;
-    return np_profile_scale_slowdown(slowdown, NP_PROFILE_REFERENCE_PENALTY, pair->remote_penalty);
+    return np_penalty_scale_slowdown(slowdown, NP_REFERENCE_REMOTE_PENALTY, pair->remote_penalty);
 }

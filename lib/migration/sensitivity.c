@@ -1,6 +1,8 @@
 /* A job's remote-memory slowdown from its counters (see numaplace/sensitivity.h). */
 #include "numaplace/sensitivity.h"
 
+#include "numaplace/penalty.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -153,6 +155,12 @@ int np_sensitivity_predict(const struct np_sens_model *m, const struct np_sens_i
     for (int j = 0; j < k; j++)
         y += m->coef[j] * x[j];
     *slowdown = exp(y);
+    if (m->remote_penalty > 0) {
+        const double here =
+            np_penalty_scale_slowdown(*slowdown, NP_REFERENCE_REMOTE_PENALTY, m->remote_penalty);
+        if (isfinite(here))
+            *slowdown = here;
+    }
     return 0;
 }
 

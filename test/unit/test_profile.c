@@ -295,7 +295,7 @@ static const struct {
 
 START_TEST(test_scale)
 {
-    double got = np_profile_scale_slowdown(scale_cases[_i].slowdown, scale_cases[_i].ref,
+    double got = np_penalty_scale_slowdown(scale_cases[_i].slowdown, scale_cases[_i].ref,
                                            scale_cases[_i].here);
     assert_figure_eq(got, scale_cases[_i].expect);
 }
@@ -310,6 +310,19 @@ START_TEST(test_scale_for_pair)
                      1 + 2.0 * (penalty - 1) / (NP_PROFILE_REFERENCE_PENALTY - 1));
     assert_figure_eq(np_profile_scale_for_pair(p, 0, 0, 3.0), 1.0);
     ck_assert(isnan(np_profile_scale_for_pair(p, 2, 0, 3.0)));
+    np_profile_free(p);
+}
+END_TEST
+
+/* The penalty the sensitivity model scales by: the near pairs of another socket's memory
+ * (0->1, 1->0 at distance 21), not the CPU-less node 2 (distance 17, another kind of memory). */
+START_TEST(test_near_penalty)
+{
+    struct np_profile *p = sample_profile();
+
+    assert_figure_eq(np_profile_near_penalty(p), (140.0 / 90 + 150.0 / 95) / 2);
+    p->pair_count = 1; /* only (0, 0): nothing remote */
+    ck_assert(isnan(np_profile_near_penalty(p)));
     np_profile_free(p);
 }
 END_TEST
@@ -334,6 +347,7 @@ int main(void)
     tcase_add_test(tc, test_load_errors);
     tcase_add_loop_test(tc, test_scale, 0, sizeof(scale_cases) / sizeof(scale_cases[0]));
     tcase_add_test(tc, test_scale_for_pair);
+    tcase_add_test(tc, test_near_penalty);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

@@ -137,6 +137,29 @@ START_TEST(test_predict)
 END_TEST
 
 /* A model nobody calibrated predicts nothing. */
+/* With this machine's measured penalty (numaplace characterize) a prediction is scaled from the
+ * reference machine's: a machine whose remote memory costs 1.3x, not 2.1x, predicts less. */
+START_TEST(test_predict_scaled_to_machine)
+{
+    const struct np_sens_inputs in = {1.0, 20.0, NAN, NAN, NULL};
+    struct np_sens_model m;
+    struct np_err err = {0};
+    double reference, here;
+
+    ck_assert_msg(np_sensitivity_load(&m, getenv("NUMAPLACE_MODEL_DATA"), &err) == 0, "%s",
+                  err.msg);
+    ck_assert_double_eq(m.remote_penalty, 0); /* not measured: the reference's */
+    ck_assert_int_eq(np_sensitivity_predict(&m, &in, &reference, &err), 0);
+    ck_assert_double_gt(reference, 1.5);
+    m.remote_penalty = 1.3;
+    ck_assert_int_eq(np_sensitivity_predict(&m, &in, &here, &err), 0);
+    ck_assert_double_eq_tol(here, 1 + (reference - 1) * 0.3 / 1.1, 1e-9);
+    m.remote_penalty = 0.9; /* remote measured faster: noise, no slowdown */
+    ck_assert_int_eq(np_sensitivity_predict(&m, &in, &here, &err), 0);
+    ck_assert_double_eq_tol(here, 1, 1e-12);
+}
+END_TEST
+
 START_TEST(test_uncalibrated)
 {
     struct np_sens_model m = {0};
@@ -230,6 +253,7 @@ int main(void)
     tcase_add_test(tc, test_load_uses_cv_threshold);
     tcase_add_test(tc, test_table_names_source_and_correction);
     tcase_add_loop_test(tc, test_predict, 0, sizeof(predict_cases) / sizeof(predict_cases[0]));
+    tcase_add_test(tc, test_predict_scaled_to_machine);
     tcase_add_test(tc, test_uncalibrated);
     tcase_add_loop_test(tc, test_fit_errors, 0, sizeof(fit_errors) / sizeof(fit_errors[0]));
     tcase_add_test(tc, test_fit_without_benchmark);

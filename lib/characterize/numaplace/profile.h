@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "numaplace/common.h"
+#include "numaplace/penalty.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,13 +30,8 @@ extern "C" {
 #define NP_PROFILE_MAX_LOADS 4
 #define NP_PROFILE_WHY_MAX   128
 
-/**
- * The reference machine's remote penalty: the near-node (0 -> 1) distance of the thesis's
- * machine "Sandman", 21/10 (../shared/design/thesis-experiments.md §1, the firmware's SLIT).
- * The thesis measured slowdowns, not latencies, so its SLIT ratio is the one remote-to-local
- * latency figure it gives for the pair its "remote" placement used.
- */
-#define NP_PROFILE_REFERENCE_PENALTY 2.1
+/** The reference machine's remote penalty (numaplace/penalty.h). */
+#define NP_PROFILE_REFERENCE_PENALTY NP_REFERENCE_REMOTE_PENALTY
 
 /** One pair measured with k bandwidth-heavy loader threads on the memory node. */
 struct np_profile_loaded {
@@ -110,15 +106,15 @@ NP_API int np_profile_load(const char *path, struct np_profile **out, struct np_
 NP_API void np_profile_print(FILE *out, const struct np_profile *p);
 
 /**
- * Scale a slowdown predicted on the reference machine to this machine:
- * 1 + (s - 1) * (penalty_here - 1) / (penalty_ref - 1). A penalty_here below 1 (remote
- * measured faster than local: noise) counts as 1, so no slowdown is predicted.
- * @return the scaled slowdown, or NAN when an input is not finite or penalty_ref <= 1
+ * This machine's remote penalty as the sensitivity model means it (memory on a near node of
+ * another socket): the mean remote_penalty of the pairs whose memory node has CPUs, at the
+ * smallest SLIT distance above local (every such pair when the profile has no distances).
+ * @return NAN when no such pair has a penalty.
  */
-NP_API double np_profile_scale_slowdown(double slowdown, double penalty_ref, double penalty_here);
+NP_API double np_profile_near_penalty(const struct np_profile *p);
 
 /**
- * np_profile_scale_slowdown with this profile's remote_penalty for (cpu_node, mem_node) and
+ * np_penalty_scale_slowdown with this profile's remote_penalty for (cpu_node, mem_node) and
  * NP_PROFILE_REFERENCE_PENALTY. @return NAN when the pair or its ratio is missing.
  */
 NP_API double np_profile_scale_for_pair(const struct np_profile *p, unsigned cpu_node,

@@ -58,6 +58,10 @@ struct np_sens_model {
     double coef[1 + NP_SENS_NFEATURES]; /**< intercept, then one per feature in bit order */
     double threshold;                   /**< predicted slowdown >= this: sensitive */
     size_t rows;                        /**< table rows it was fitted on */
+    /** This machine's near-node remote penalty (`numaplace characterize`'s profile): predictions
+     *  are scaled from the reference machine's to it (numaplace/penalty.h). 0: not measured,
+     *  predictions are the reference machine's. */
+    double remote_penalty;
 };
 
 /**
@@ -71,7 +75,8 @@ NP_API int np_sensitivity_fit(struct np_sens_model *m, const struct np_model *ta
                               struct np_err *err);
 
 /**
- * The predicted slowdown of a job with all its memory remote.
+ * The predicted slowdown of a job with all its memory remote (on a near node), on this machine
+ * when @p m has its remote_penalty, else on the reference machine.
  * @return 0 with *@p slowdown, or -ENODATA with @p err "unavailable: no CPI (why)" naming the
  *         first missing input and @p in->why (never a guess)
  */
