@@ -10,8 +10,11 @@
 
 #include <zlib.h>
 
-/* The decompressed JSON is bounded so a corrupt or hostile comment cannot balloon. */
-#define MAX_JSON_BYTES (16u << 20)
+/* The decompressed JSON is bounded so a corrupt or hostile comment cannot balloon. A real one
+ * is far smaller (its stored form fits NP_SUMMARY_STORED_MAX, 60 kB, and zlib shrinks summary
+ * JSON a few times), while jansson's values take about 25 times their text: 16 MiB of "0,"
+ * took over 500 MB to decode (fuzz_stored_summary); 4 MiB keeps a hostile one near 100 MB. */
+#define MAX_JSON_BYTES (4u << 20)
 
 static const char b64_alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -155,7 +158,7 @@ int np_stored_decode(const char *text, json_t **out, struct np_err *err)
         }
         if (zrc != Z_BUF_ERROR || jlen > MAX_JSON_BYTES) {
             rc = np_err_set(err, -EBADMSG, "stored summary is corrupt: %s",
-                            zrc == Z_BUF_ERROR ? "decompresses to more than 16 MiB"
+                            zrc == Z_BUF_ERROR ? "decompresses to more than 4 MiB"
                                                : "not valid zlib data");
             goto out;
         }

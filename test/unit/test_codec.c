@@ -124,6 +124,40 @@ START_TEST(test_corrupt_input)
 }
 END_TEST
 
+/* Decompression bombs: JSON of @p repeat "0," in an array, stored; decoded or refused. */
+static const struct {
+    unsigned repeat;
+    int code;
+} bomb_cases[] = {
+    {1u << 20, 0}, /* 2 MiB of JSON: well over any real summary, still read */
+    /* fuzz_stored_summary: 16 MiB of it took over 500 MB to decode; now over the bound */
+    {5u << 20, -EBADMSG},
+};
+
+START_TEST(test_decompression_bomb)
+{
+    const unsigned n = bomb_cases[_i].repeat;
+    struct np_err err = {0};
+    char *raw = malloc(2 * (size_t)n + 4), *text;
+    json_t *out = NULL;
+
+    ck_assert_ptr_nonnull(raw);
+    raw[0] = '[';
+    for (unsigned i = 0; i < n; i++)
+        memcpy(raw + 1 + 2 * (size_t)i, "0,", 2);
+    memcpy(raw + 1 + 2 * (size_t)n, "0]", 3);
+    text = stored_of_raw(raw);
+    free(raw);
+    ck_assert_int_eq(np_stored_decode(text, &out, &err), bomb_cases[_i].code);
+    if (bomb_cases[_i].code == 0)
+        ck_assert_uint_eq(json_array_size(out), n + 1);
+    else
+        ck_assert_msg(strstr(err.msg, "decompresses to more than 4 MiB"), "%s", err.msg);
+    json_decref(out);
+    free(text);
+}
+END_TEST
+
 START_TEST(test_null_input)
 {
     json_t *out = NULL;
@@ -142,6 +176,8 @@ int main(void)
     tcase_add_test(tc, test_large_summary_compresses);
     tcase_add_loop_test(tc, test_corrupt_input, 0,
                         sizeof(corrupt_cases) / sizeof(corrupt_cases[0]));
+    tcase_add_loop_test(tc, test_decompression_bomb, 0,
+                        (int)(sizeof(bomb_cases) / sizeof(bomb_cases[0])));
     tcase_add_test(tc, test_null_input);
     suite_add_tcase(s, tc);
     return np_test_run(s);
