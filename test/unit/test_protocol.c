@@ -93,8 +93,8 @@ END_TEST
 
 /* Lines that decode: encoding the decoded request and decoding that gives the same request. */
 static const char *const rewire_cases[] = {
-    "{\"v\":1,\"op\":\"register\",\"job\":42,\"step\":0,\"uid\":1000,\"pid\":12345,"
-    "\"sensitivity\":\"low\"}",
+    ("{\"v\":1,\"op\":\"register\",\"job\":42,\"step\":0,\"uid\":1000,\"pid\":12345,"
+     "\"sensitivity\":\"low\"}"),
     "{\"v\":1,\"op\":\"status\"}",
     "{\"v\":1,\"op\":\"status\",\"job\":42,\"step\":3}",
     /* fuzz_proto_request: a step without a job was dropped by the encoder */
