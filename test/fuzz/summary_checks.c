@@ -4,6 +4,7 @@
 #include "numaplace/codec.h"
 #include "numaplace/summary_model.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +19,41 @@ static char *dump(const json_t *j)
     return text;
 }
 
-/* Decode -> encode is byte for byte; the encoded form decodes again and encodes the same. */
+/*
+ * The same JSON, members in the same order, where a number is equal to a number of the same
+ * value: the model reads an integer where the schema has a real (60030 for 60030.0, as jq
+ * writes it) and writes it back as a real, as numaplace wrote it.
+ */
+static bool same_json(const json_t *a, const json_t *b)
+{
+    if (json_is_number(a) && json_is_number(b))
+        return json_is_integer(a) && json_is_integer(b)
+                   ? json_integer_value(a) == json_integer_value(b)
+                   : json_number_value(a) == json_number_value(b);
+    if (json_typeof(a) != json_typeof(b))
+        return false;
+    if (json_is_array(a)) {
+        if (json_array_size(a) != json_array_size(b))
+            return false;
+        for (size_t i = 0; i < json_array_size(a); i++)
+            if (!same_json(json_array_get(a, i), json_array_get(b, i)))
+                return false;
+        return true;
+    }
+    if (json_is_object(a)) {
+        void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
+        for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
+                         ib = json_object_iter_next((json_t *)b, ib))
+            if (strcmp(json_object_iter_key(ia), json_object_iter_key(ib)) != 0 ||
+                !same_json(json_object_iter_value(ia), json_object_iter_value(ib)))
+                return false;
+        return !ia && !ib;
+    }
+    return json_equal(a, b);
+}
+
+/* Decode -> encode gives the input back (byte for byte once numaplace wrote it: checked on the
+ * encoded form, which decodes again and encodes the same bytes). */
 static void check_round_trip(const json_t *json, const struct np_sum *s)
 {
     struct np_err err = {0};
@@ -28,9 +63,9 @@ static void check_round_trip(const json_t *json, const struct np_sum *s)
 
     FUZZ_ASSERT(back != NULL);
     out = dump(back);
-    if (strcmp(in, out) != 0) {
+    if (!same_json(json, back)) {
         fprintf(stderr, "in:  %s\nout: %s\n", in, out);
-        FUZZ_ASSERT(!"np_sum_encode(np_sum_decode(x)) is x byte for byte");
+        FUZZ_ASSERT(!"np_sum_encode(np_sum_decode(x)) is x, numbers by value");
     }
     FUZZ_ASSERT(np_sum_decode(back, &again, &err) == 0);
     back2 = np_sum_encode(&again);
