@@ -17,6 +17,11 @@ if [ ${#harnesses[@]} -eq 0 ]; then
   harnesses=(proto_request proto_reply stored_summary summary_json report numa_maps procfs
     helperconf siteconf topology_xml)
 fi
+# The readers' scratch trees (fuzz_common.c) on tmpfs when there is one: ten times the speed.
+[ -w /dev/shm ] && export TMPDIR=${TMPDIR:-/dev/shm}
+# ASan keeps 256 MB of freed memory by default, which counts against -rss_limit_mb: 64 MB keeps
+# the limit about the code's own memory (a 4 MiB summary's decode peaks near 250 MB under ASan).
+export ASAN_OPTIONS=quarantine_size_mb=64${ASAN_OPTIONS:+:$ASAN_OPTIONS}
 scratch=$(mktemp -d)
 artifacts=${NUMAPLACE_FUZZ_ARTIFACTS:-$scratch/artifacts}
 mkdir -p "$artifacts"
