@@ -9,6 +9,8 @@
 
 #include <hwloc.h>
 
+#include "numaplace/cpulist.h"
+
 #include "numaplace/labels.h"
 #include "numaplace/migration.h"
 
@@ -274,14 +276,18 @@ int np_helper_config_set(struct np_helper_config *cfg, const char *key, const ch
     if (strcmp(key, "housekeeping_cpus") == 0) {
         hwloc_bitmap_t set;
         if (strcmp(value, "auto") != 0 && strcmp(value, "none") != 0) {
-            set = hwloc_bitmap_alloc();
+            /* Bounded before hwloc reads it: hwloc sizes its bitmap for the largest CPU. */
+            set = strlen(value) < sizeof(cfg->housekeeping_cpus) && np_cpu_list_bounded(value)
+                      ? hwloc_bitmap_alloc()
+                      : NULL;
             rc = set && hwloc_bitmap_list_sscanf(set, value) == 0 && !hwloc_bitmap_iszero(set);
             hwloc_bitmap_free(set);
-            if (!rc || strlen(value) >= sizeof(cfg->housekeeping_cpus))
+            if (!rc)
                 return np_err_set(err, -EINVAL,
                                   "housekeeping_cpus=\"%s\": accepted: auto (Slurm's "
-                                  "CpuSpecList), none, or a CPU list like 0,1 or 0-3",
-                                  value);
+                                  "CpuSpecList), none, or a CPU list like 0,1 or 0-3 of CPUs "
+                                  "below %u",
+                                  value, NP_CPU_LIST_LIMIT);
         }
         snprintf(cfg->housekeeping_cpus, sizeof(cfg->housekeeping_cpus), "%s", value);
         return 0;

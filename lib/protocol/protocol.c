@@ -279,7 +279,8 @@ char *np_proto_encode(const struct np_proto_request *req)
     }
     case NP_OP_STEP_END:
     case NP_OP_STATUS:
-        if (req->op == NP_OP_STEP_END || req->job_id) {
+        /* A status request's step is sent whenever it was set, so decoding gives it back. */
+        if (req->op == NP_OP_STEP_END || req->job_id || req->step_id) {
             rc = json_object_set_new(obj, "job", json_integer(req->job_id));
             if (rc == 0)
                 rc = json_object_set_new(obj, "step", json_integer(req->step_id));

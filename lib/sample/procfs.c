@@ -95,6 +95,31 @@ int np_proc_stat_read(const char *root, pid_t pid, struct np_proc_stat *out, str
     return np_proc_stat_parse(line, out, err);
 }
 
+void np_proc_status_parse_line(const char *line, struct np_proc_status *out)
+{
+    unsigned long long v;
+    long id;
+
+    if (sscanf(line, "Tgid: %ld", &id) == 1)
+        out->tgid = (pid_t)id;
+    else if (sscanf(line, "PPid: %ld", &id) == 1)
+        out->ppid = (pid_t)id;
+    else if (sscanf(line, "Uid: %ld", &id) == 1)
+        out->uid = (uid_t)id;
+    else if (sscanf(line, "VmRSS: %llu", &v) == 1)
+        out->vm_rss_kb = v;
+    else if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
+        out->voluntary_ctxt_switches = v;
+    else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+        out->nonvoluntary_ctxt_switches = v;
+    else if (strncmp(line, "Cpus_allowed_list:", 18) == 0)
+        snprintf(out->cpus_allowed_list, sizeof(out->cpus_allowed_list), "%s",
+                 line + 18 + strspn(line + 18, " \t"));
+    else if (strncmp(line, "Mems_allowed_list:", 18) == 0)
+        snprintf(out->mems_allowed_list, sizeof(out->mems_allowed_list), "%s",
+                 line + 18 + strspn(line + 18, " \t"));
+}
+
 int np_proc_status_read(const char *root, pid_t pid, struct np_proc_status *out, struct np_err *err)
 {
     char path[4096], line[1024];
@@ -105,27 +130,8 @@ int np_proc_status_read(const char *root, pid_t pid, struct np_proc_status *out,
     if (!f)
         return rc;
     while (fgets(line, sizeof(line), f)) {
-        unsigned long long v;
-        long id;
         line[strcspn(line, "\n")] = '\0';
-        if (sscanf(line, "Tgid: %ld", &id) == 1)
-            out->tgid = (pid_t)id;
-        else if (sscanf(line, "PPid: %ld", &id) == 1)
-            out->ppid = (pid_t)id;
-        else if (sscanf(line, "Uid: %ld", &id) == 1)
-            out->uid = (uid_t)id;
-        else if (sscanf(line, "VmRSS: %llu", &v) == 1)
-            out->vm_rss_kb = v;
-        else if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
-            out->voluntary_ctxt_switches = v;
-        else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
-            out->nonvoluntary_ctxt_switches = v;
-        else if (strncmp(line, "Cpus_allowed_list:", 18) == 0)
-            snprintf(out->cpus_allowed_list, sizeof(out->cpus_allowed_list), "%s",
-                     line + 18 + strspn(line + 18, " \t"));
-        else if (strncmp(line, "Mems_allowed_list:", 18) == 0)
-            snprintf(out->mems_allowed_list, sizeof(out->mems_allowed_list), "%s",
-                     line + 18 + strspn(line + 18, " \t"));
+        np_proc_status_parse_line(line, out);
     }
     fclose(f);
     return 0;
@@ -241,9 +247,10 @@ static int read_children(const char *file, pid_t *out, unsigned max, unsigned *f
             if (end == p)
                 break;
             if (*end == '\0' && n == (ssize_t)sizeof(buf) - 1) {
-                /* possibly cut: rewind to re-read it */
-                if (lseek(fd, -(off_t)(end - p), SEEK_CUR) < 0)
-                    break;
+                /* Possibly cut: rewind to re-read it. A number filling the whole buffer is no
+                 * pid, and re-reading it would never end: the file is not read further. */
+                if (p == buf || lseek(fd, -(off_t)(end - p), SEEK_CUR) < 0)
+                    goto done;
                 break;
             }
             if (*found < max)
@@ -251,6 +258,7 @@ static int read_children(const char *file, pid_t *out, unsigned max, unsigned *f
             (*found)++;
         }
     }
+done:
     close(fd);
     return 0;
 }

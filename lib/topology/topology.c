@@ -89,6 +89,11 @@ static int build_nodes(struct np_topology *topo, struct np_err *err)
     for (unsigned i = 0; i < topo->count; i++)
         topo->nodes[i].cpus = topo->node_cpus[i];
     qsort(topo->nodes, topo->count, sizeof(*topo->nodes), compare_os_index);
+    /* hwloc's XML import takes two nodes of one OS index; a node mask could not tell them. */
+    for (unsigned i = 1; i < topo->count; i++)
+        if (topo->nodes[i].os_index == topo->nodes[i - 1].os_index)
+            return np_err_set(err, -EINVAL, "topology has NUMA node %u twice",
+                              topo->nodes[i].os_index);
     return 0;
 }
 

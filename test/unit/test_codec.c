@@ -124,6 +124,42 @@ START_TEST(test_corrupt_input)
 }
 END_TEST
 
+/* Decompression bombs: JSON of @p repeat @p item in an array, stored; decoded or refused. */
+static const struct {
+    const char *item; /* with its comma */
+    unsigned repeat;
+    int code;
+} bomb_cases[] = {
+    {"1000,", 16000, 0}, /* 80 kB in one array: many more values than a real summary, still read */
+    /* fuzz_stored_summary: 16 MiB of "0," took over 500 MB to decode; now over the bound */
+    {"0,", 5u << 20, -EBADMSG},
+};
+
+START_TEST(test_decompression_bomb)
+{
+    const unsigned n = bomb_cases[_i].repeat;
+    const size_t item = strlen(bomb_cases[_i].item);
+    struct np_err err = {0};
+    char *raw = malloc(item * (size_t)n + 4), *text;
+    json_t *out = NULL;
+
+    ck_assert_ptr_nonnull(raw);
+    raw[0] = '[';
+    for (unsigned i = 0; i < n; i++)
+        memcpy(raw + 1 + item * (size_t)i, bomb_cases[_i].item, item);
+    memcpy(raw + 1 + item * (size_t)n, "0]", 3);
+    text = stored_of_raw(raw);
+    free(raw);
+    ck_assert_int_eq(np_stored_decode(text, &out, &err), bomb_cases[_i].code);
+    if (bomb_cases[_i].code == 0)
+        ck_assert_uint_eq(json_array_size(out), n + 1);
+    else
+        ck_assert_msg(strstr(err.msg, "decompresses to more than the 1 MiB"), "%s", err.msg);
+    json_decref(out);
+    free(text);
+}
+END_TEST
+
 START_TEST(test_null_input)
 {
     json_t *out = NULL;
@@ -142,6 +178,8 @@ int main(void)
     tcase_add_test(tc, test_large_summary_compresses);
     tcase_add_loop_test(tc, test_corrupt_input, 0,
                         sizeof(corrupt_cases) / sizeof(corrupt_cases[0]));
+    tcase_add_loop_test(tc, test_decompression_bomb, 0,
+                        (int)(sizeof(bomb_cases) / sizeof(bomb_cases[0])));
     tcase_add_test(tc, test_null_input);
     suite_add_tcase(s, tc);
     return np_test_run(s);

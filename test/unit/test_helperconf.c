@@ -38,6 +38,12 @@ static const struct {
     {"housekeeping_cpus", "auto", 0, ""},
     {"housekeeping_cpus", "0,32", 0, ""},
     {"housekeeping_cpus", "zero", -EINVAL, "accepted: auto (Slurm's CpuSpecList), none, or a CPU"},
+    /* fuzz_helperconf: hwloc reads "-1" as ULONG_MAX and sized a 512 MB bitmap for it */
+    {"housekeeping_cpus", "0L-1", -EINVAL, "0-3 of CPUs below 65536"},
+    {"housekeeping_cpus", "0-4000000000", -EINVAL, "of CPUs below 65536"},
+    {"housekeeping_cpus", "0x10", -EINVAL, "of CPUs below 65536"},
+    {"housekeeping_cpus", "65536", -EINVAL, "of CPUs below 65536"},
+    {"housekeeping_cpus", "0-3, 65535", 0, ""},
     {"colour", "blue", -EINVAL, "unknown key \"colour\"; accepted: socket, state_dir"},
     {"migration", "maybe", -EINVAL, "migration=\"maybe\": accepted: on, off"},
     {"migration_order", "worst-plus", 0, ""},

@@ -1,9 +1,12 @@
 /* /proc/<pid>/stat and status over fixtures and this process. */
 #include <errno.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -174,6 +177,59 @@ START_TEST(test_cpu_busy_children_switches)
 }
 END_TEST
 
+/* task/<tid>/children files (head, then body repeated): what is found with one thread. */
+static const struct {
+    const char *name, *head, *body;
+    unsigned repeat;
+    int found;
+    pid_t first;
+} children_cases[] = {
+    {"three", "12 13 14 ", "", 0, 3, 12},
+    {"empty", "", "", 0, 0, 0},
+    /* longer than one read (4095 bytes): a number cut at the end is read again whole */
+    {"cut across reads", "", "100000 ", 700, 700, 100000},
+    /* fuzz_procfs: a number filling a whole read was re-read forever */
+    {"one endless number", "", "1", 5000, 0, 0},
+    {"a pid, then an endless number", "5 ", "9", 5000, 1, 5},
+};
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+START_TEST(test_children_file)
+{
+    char root[] = "/tmp/np-children-XXXXXX", path[256];
+    struct np_err err = {0};
+    pid_t found[1024];
+    FILE *f;
+
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    snprintf(path, sizeof(path), "%s/proc/1/task/1", root);
+    for (char *slash = strchr(path + strlen(root) + 1, '/'); slash;
+         slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        ck_assert_int_eq(mkdir(path, 0700), 0);
+        *slash = '/';
+    }
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/proc/1/task/1/children", root);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(children_cases[_i].head, f);
+    for (unsigned i = 0; i < children_cases[_i].repeat; i++)
+        fputs(children_cases[_i].body, f);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_msg(np_proc_children(root, 1, 1, found, 1024, &err) == children_cases[_i].found, "%s",
+                  children_cases[_i].name);
+    if (children_cases[_i].found)
+        ck_assert_int_eq(found[0], children_cases[_i].first);
+    nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+END_TEST
+
 START_TEST(test_numa_balancing)
 {
     struct np_err err = {0};
@@ -221,6 +277,8 @@ int main(void)
     tcase_add_test(tc, test_read_fixture_and_self);
     tcase_add_test(tc, test_cpu_counters);
     tcase_add_test(tc, test_cpu_busy_children_switches);
+    tcase_add_loop_test(tc, test_children_file, 0,
+                        sizeof(children_cases) / sizeof(children_cases[0]));
     tcase_add_test(tc, test_numa_balancing);
     tcase_add_test(tc, test_node_meminfo);
     suite_add_tcase(s, tc);

@@ -94,6 +94,33 @@ START_TEST(test_decode_oversized_and_long_field)
 }
 END_TEST
 
+/* Lines that decode: encoding the decoded request and decoding that gives the same request. */
+static const char *const rewire_cases[] = {
+    ("{\"v\":1,\"op\":\"register\",\"job\":42,\"step\":0,\"uid\":1000,\"pid\":12345,"
+     "\"sensitivity\":\"low\"}"),
+    "{\"v\":1,\"op\":\"status\"}",
+    "{\"v\":1,\"op\":\"status\",\"job\":42,\"step\":3}",
+    /* fuzz_proto_request: a step without a job was dropped by the encoder */
+    "{\"v\":1,\"op\":\"status\",\"step\":5}",
+    "{\"v\":1,\"op\":\"migrate\",\"from\":2,\"to\":1,\"pages\":16384,\"dry_run\":true}",
+};
+
+START_TEST(test_decode_encode_decode)
+{
+    struct np_proto_request first, second;
+    struct np_err err = {0};
+    char *line;
+
+    ck_assert_msg(np_proto_decode(rewire_cases[_i], strlen(rewire_cases[_i]), &first, &err) == 0,
+                  "%s", err.msg);
+    line = np_proto_encode(&first);
+    ck_assert_ptr_nonnull(line);
+    ck_assert_msg(np_proto_decode(line, strlen(line), &second, &err) == 0, "%s", err.msg);
+    ck_assert_msg(memcmp(&first, &second, sizeof(first)) == 0, "%s -> %s", rewire_cases[_i], line);
+    free(line);
+}
+END_TEST
+
 START_TEST(test_round_trip)
 {
     struct np_proto_request in = {.op = NP_OP_REGISTER}, out;
@@ -392,6 +419,8 @@ int main(void)
     tcase_add_loop_test(tc, test_decode_bad, 0, (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
     tcase_add_test(tc, test_decode_oversized_and_long_field);
     tcase_add_test(tc, test_round_trip);
+    tcase_add_loop_test(tc, test_decode_encode_decode, 0,
+                        (int)(sizeof(rewire_cases) / sizeof(rewire_cases[0])));
     tcase_add_loop_test(tc, test_call, 0, (int)(sizeof(call_cases) / sizeof(call_cases[0])));
     tcase_add_test(tc, test_call_backlog_full);
     tcase_add_test(tc, test_call_nobody_listening);

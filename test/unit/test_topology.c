@@ -204,16 +204,26 @@ START_TEST(test_load_errors)
 }
 END_TEST
 
+/* Existing files that do not give a topology numaplace can use. */
+static const struct {
+    const char *fixture, *message;
+} bad_xml_cases[] = {
+    {"topology/generate.sh", "not an hwloc XML file"},
+    /* fuzz_topology_xml: hwloc loads two NUMA nodes of OS index 0 */
+    {"topology/duplicate-node.xml", "topology has NUMA node 0 twice"},
+};
+
 START_TEST(test_not_xml)
 {
     struct np_topology *topo = NULL;
     struct np_err err = {0};
 
-    /* An existing file that is not hwloc XML. */
     ck_assert_int_eq(
-        np_topology_load(&topo, NP_TOPOLOGY_XML, np_test_fixture("topology/generate.sh"), &err),
+        np_topology_load(&topo, NP_TOPOLOGY_XML, np_test_fixture(bad_xml_cases[_i].fixture), &err),
         -EINVAL);
-    ck_assert_ptr_nonnull(strstr(err.msg, "not an hwloc XML file"));
+    ck_assert_ptr_null(topo);
+    ck_assert_msg(strstr(err.msg, bad_xml_cases[_i].message), "'%s' lacks '%s'", err.msg,
+                  bad_xml_cases[_i].message);
 }
 END_TEST
 
@@ -398,7 +408,7 @@ int main(void)
     tcase_add_loop_test(tc, test_cores_to_cpus, 0, sizeof(cores_cases) / sizeof(cores_cases[0]));
     tcase_add_loop_test(tc, test_load_errors, 0,
                         sizeof(load_error_cases) / sizeof(load_error_cases[0]));
-    tcase_add_test(tc, test_not_xml);
+    tcase_add_loop_test(tc, test_not_xml, 0, sizeof(bad_xml_cases) / sizeof(bad_xml_cases[0]));
     tcase_add_test(tc, test_live_and_synthetic);
     tcase_add_test(tc, test_fsroot);
     tcase_add_loop_test(tc, test_fsroot_errors, 0,

@@ -50,6 +50,12 @@ struct np_proc_status {
     char mems_allowed_list[256];
 };
 
+/**
+ * Apply one line of a status file (without its newline) to @p out: a line that is none of the
+ * fields above leaves @p out as it was.
+ */
+NP_API void np_proc_status_parse_line(const char *line, struct np_proc_status *out);
+
 /** Read /proc/<pid>/status under @p root. @return 0, -ESRCH, -errno */
 NP_API int np_proc_status_read(const char *root, pid_t pid, struct np_proc_status *out,
                                struct np_err *err);

@@ -1,0 +1,30 @@
+/*
+ * numaplace/cpulist.h - a bound on CPU lists ("0-3,8") from outside, checked before hwloc reads
+ * them: hwloc's list parser takes any number, reads "-1" as the largest, and sizes its bitmap
+ * for the largest CPU named, so one typo ("0-4000000000") asks for 512 MB.
+ */
+#ifndef NUMAPLACE_CPULIST_H
+#define NUMAPLACE_CPULIST_H
+
+#include <stdbool.h>
+
+#include "numaplace/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** CPU numbers in a list are below this (Linux's NR_CPUS tops out at 8192). */
+#define NP_CPU_LIST_LIMIT 65536u
+
+/**
+ * Whether @p text holds only decimal numbers below NP_CPU_LIST_LIMIT, '-', ',' and spaces, with
+ * every '-' after a number. It does not check the list's syntax further: hwloc does.
+ */
+NP_API bool np_cpu_list_bounded(const char *text);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_CPULIST_H */
