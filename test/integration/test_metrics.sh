@@ -23,11 +23,11 @@ page_size=$(getconf PAGESIZE)
 np_cluster_start
 np_cluster_set_plugstack "$(np_helper_plugstack)"
 read -r mport pport < <(np_free_ports 2)
-conf=$np_dir/helper/numaplaced.conf
+helper_conf=$np_dir/helper/numaplaced.conf
 log=$np_dir/helper/numaplaced.log
 mkdir -p "$np_dir/helper"
 # In the file, not flags: flags override the file at every reload, and the cases reload it.
-printf 'metrics_listen = 127.0.0.1:%s\n' "$mport" >"$conf"
+printf 'metrics_listen = 127.0.0.1:%s\n' "$mport" >"$helper_conf"
 np_helper_start
 np_wait_for 10 curl -sf -o /dev/null "http://127.0.0.1:$mport/metrics" ||
   np_die "numaplaced does not serve http://127.0.0.1:$mport/metrics: $(tail -5 "$log")"
@@ -109,7 +109,7 @@ reloads() { grep -c "reloaded: interval" "$log"; }
 reload() {
   local before
   before=$(reloads)
-  printf '%s\n' "$@" >"$conf"
+  printf '%s\n' "$@" >"$helper_conf"
   kill -HUP "$np_helper_pid"
   np_wait_for 10 test_gt reloads "$before" || np_fail "no reload line after SIGHUP: $(tail -3 "$log")"
 }
@@ -294,7 +294,7 @@ np_case "another network: refused unless in metrics_allow (listening on 0.0.0.0)
 # A restart: 0.0.0.0:PORT cannot be bound while 127.0.0.1:PORT still is, so a reload keeps the
 # old address (and says so).
 np_helper_stop
-printf '%s\n' "metrics_listen = 0.0.0.0:$mport" >"$conf"
+printf '%s\n' "metrics_listen = 0.0.0.0:$mport" >"$helper_conf"
 np_helper_start
 restarted=$(date +%s)
 np_wait_for 10 ns_answers ||
