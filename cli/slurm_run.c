@@ -19,27 +19,19 @@
 
 #define CAPTURE_MAX (16u << 20) /* sacct over a busy month stays far below this */
 
-int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct np_err *err)
+/* Start argv[0] with its stdout and stderr on pipes (their read ends in *out_fd and *err_fd).
+ * @return the child's pid, or -errno with @p err */
+static pid_t spawn_piped(char *const argv[], int *out_fd, int *err_fd, struct np_err *err)
 {
-    int out_pipe[2], err_pipe[2], status = 0;
-    size_t len = 0, cap = 4096, elen = 0;
-    char *buf = malloc(cap), ebuf[1024];
+    int out_pipe[2], err_pipe[2];
     pid_t pid;
 
-    *out = NULL;
-    if (errbuf && errlen)
-        errbuf[0] = '\0';
-    if (!buf)
-        return np_err_set(err, -ENOMEM, "out of memory");
-    if (pipe2(out_pipe, O_CLOEXEC) < 0) {
-        free(buf);
+    if (pipe2(out_pipe, O_CLOEXEC) < 0)
         return np_err_set(err, -errno, "pipe: %s", strerror(errno));
-    }
     if (pipe2(err_pipe, O_CLOEXEC) < 0) {
         const int e = errno;
         close(out_pipe[0]);
         close(out_pipe[1]);
-        free(buf);
         return np_err_set(err, -e, "pipe: %s", strerror(e));
     }
     pid = fork();
@@ -49,7 +41,6 @@ int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct
         close(out_pipe[1]);
         close(err_pipe[0]);
         close(err_pipe[1]);
-        free(buf);
         return np_err_set(err, -e, "fork: %s", strerror(e));
     }
     if (pid == 0) {
@@ -61,10 +52,31 @@ int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct
     }
     close(out_pipe[1]);
     close(err_pipe[1]);
+    *out_fd = out_pipe[0];
+    *err_fd = err_pipe[0];
+    return pid;
+}
+
+int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct np_err *err)
+{
+    int out_fd, err_fd, status = 0;
+    size_t len = 0, cap = 4096, elen = 0;
+    char *buf = malloc(cap), ebuf[1024];
+    pid_t pid;
+
+    *out = NULL;
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!buf)
+        return np_err_set(err, -ENOMEM, "out of memory");
+    pid = spawn_piped(argv, &out_fd, &err_fd, err);
+    if (pid < 0) {
+        free(buf);
+        return (int)pid;
+    }
     /* Both pipes at once: a chatty stderr must not block the child while we wait on stdout. */
     for (int open_fds = 2; open_fds > 0;) {
-        struct pollfd pfd[2] = {{.fd = out_pipe[0], .events = POLLIN},
-                                {.fd = err_pipe[0], .events = POLLIN}};
+        struct pollfd pfd[2] = {{.fd = out_fd, .events = POLLIN}, {.fd = err_fd, .events = POLLIN}};
         if (poll(pfd, 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
@@ -79,34 +91,34 @@ int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct
                     cap *= 2;
                 }
             }
-            n = len + 1 < cap ? read(out_pipe[0], buf + len, cap - len - 1) : 0;
+            n = len + 1 < cap ? read(out_fd, buf + len, cap - len - 1) : 0;
             if (n <= 0) {
-                close(out_pipe[0]);
-                out_pipe[0] = -1;
+                close(out_fd);
+                out_fd = -1;
                 open_fds--;
             } else {
                 len += (size_t)n;
             }
         }
-        if (err_pipe[0] >= 0 && pfd[1].revents) {
+        if (err_fd >= 0 && pfd[1].revents) {
             char chunk[512];
-            ssize_t n = read(err_pipe[0], chunk, sizeof(chunk));
+            ssize_t n = read(err_fd, chunk, sizeof(chunk));
             if (n <= 0) {
-                close(err_pipe[0]);
-                err_pipe[0] = -1;
+                close(err_fd);
+                err_fd = -1;
                 open_fds--;
             } else if (elen + (size_t)n < sizeof(ebuf)) {
                 memcpy(ebuf + elen, chunk, (size_t)n);
                 elen += (size_t)n;
             }
         }
-        if (out_pipe[0] < 0 && err_pipe[0] < 0)
+        if (out_fd < 0 && err_fd < 0)
             break;
     }
-    if (out_pipe[0] >= 0)
-        close(out_pipe[0]);
-    if (err_pipe[0] >= 0)
-        close(err_pipe[0]);
+    if (out_fd >= 0)
+        close(out_fd);
+    if (err_fd >= 0)
+        close(err_fd);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     buf[len] = '\0';
@@ -227,7 +239,7 @@ bool acct_may_read(uid_t job_uid)
 int acct_run_lines(char *const argv[], int (*on_line)(char *line, void *arg), void *arg,
                    char *errbuf, size_t errlen, struct np_err *err)
 {
-    int out_pipe[2], err_pipe[2], status = 0, stop = 0;
+    int out_fd, err_fd, status = 0, stop = 0;
     size_t len = 0, elen = 0;
     char *line = malloc(ACCT_LINE_MAX + 1), ebuf[1024];
     bool skipping = false; /* in a line longer than ACCT_LINE_MAX: not one of ours */
@@ -237,51 +249,25 @@ int acct_run_lines(char *const argv[], int (*on_line)(char *line, void *arg), vo
         errbuf[0] = '\0';
     if (!line)
         return np_err_set(err, -ENOMEM, "out of memory");
-    if (pipe2(out_pipe, O_CLOEXEC) < 0) {
-        free(line);
-        return np_err_set(err, -errno, "pipe: %s", strerror(errno));
-    }
-    if (pipe2(err_pipe, O_CLOEXEC) < 0) {
-        const int e = errno;
-        close(out_pipe[0]);
-        close(out_pipe[1]);
-        free(line);
-        return np_err_set(err, -e, "pipe: %s", strerror(e));
-    }
-    pid = fork();
+    pid = spawn_piped(argv, &out_fd, &err_fd, err);
     if (pid < 0) {
-        const int e = errno;
-        close(out_pipe[0]);
-        close(out_pipe[1]);
-        close(err_pipe[0]);
-        close(err_pipe[1]);
         free(line);
-        return np_err_set(err, -e, "fork: %s", strerror(e));
+        return (int)pid;
     }
-    if (pid == 0) {
-        dup2(out_pipe[1], STDOUT_FILENO);
-        dup2(err_pipe[1], STDERR_FILENO);
-        execvp(argv[0], argv);
-        dprintf(STDERR_FILENO, "cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    close(out_pipe[1]);
-    close(err_pipe[1]);
     /* One line at a time: the output of a month of jobs is never held whole. */
-    while (out_pipe[0] >= 0 || err_pipe[0] >= 0) {
-        struct pollfd pfd[2] = {{.fd = out_pipe[0], .events = POLLIN},
-                                {.fd = err_pipe[0], .events = POLLIN}};
+    while (out_fd >= 0 || err_fd >= 0) {
+        struct pollfd pfd[2] = {{.fd = out_fd, .events = POLLIN}, {.fd = err_fd, .events = POLLIN}};
         char chunk[4096];
         if (poll(pfd, 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
             break;
         }
-        if (out_pipe[0] >= 0 && pfd[0].revents) {
-            const ssize_t n = read(out_pipe[0], chunk, sizeof(chunk));
+        if (out_fd >= 0 && pfd[0].revents) {
+            const ssize_t n = read(out_fd, chunk, sizeof(chunk));
             if (n <= 0) {
-                close(out_pipe[0]);
-                out_pipe[0] = -1;
+                close(out_fd);
+                out_fd = -1;
             }
             for (ssize_t i = 0; i < n; i++) {
                 if (chunk[i] != '\n') {
@@ -298,11 +284,11 @@ int acct_run_lines(char *const argv[], int (*on_line)(char *line, void *arg), vo
                 skipping = false;
             }
         }
-        if (err_pipe[0] >= 0 && pfd[1].revents) {
-            const ssize_t n = read(err_pipe[0], chunk, sizeof(chunk));
+        if (err_fd >= 0 && pfd[1].revents) {
+            const ssize_t n = read(err_fd, chunk, sizeof(chunk));
             if (n <= 0) {
-                close(err_pipe[0]);
-                err_pipe[0] = -1;
+                close(err_fd);
+                err_fd = -1;
             } else if (elen + (size_t)n < sizeof(ebuf)) {
                 memcpy(ebuf + elen, chunk, (size_t)n);
                 elen += (size_t)n;
