@@ -137,6 +137,7 @@ one_node_job() {
     --wrap "srun $NP_WORKLOAD --mb 8 --busy 1 --idle 0.5"
 }
 job_gone() { [ -z "$(squeue -h -j "$1" 2>/dev/null)" ]; }
+sacct_knows() { sacct -n -X -j "$1" -o JobID 2>/dev/null | grep -qw "$1"; }
 store_pending_on_node() {
   np_on_node "$node" env NUMAPLACE_SPOOL="$np_dir/helper/spool" "$NP_CLI" store --pending
 }
@@ -168,6 +169,9 @@ np_wait_for 60 job_gone "$job4" || np_fail "job $job4 did not end"
 np_wait_for 90 epilog_logged "$job4" || np_fail "no store logged for job $job4"
 [ -f "$pending_dir/$job4.json" ] || np_fail "no $pending_dir/$job4.json"
 np_slurmdbd_start
+# slurmctld hands slurmdbd the jobs it queued while it was down a moment after it is back (24.11
+# later than 22.05): the next epilog can store a waiting part once its job's record is there.
+np_wait_for 120 sacct_knows "$job4" || np_fail "slurmdbd never received job $job4's record"
 job5=$(one_node_job job5)
 np_wait_for 60 job_gone "$job5" || np_fail "job $job5 did not end"
 np_wait_for 150 epilog_logged "$job5" || np_fail "no store logged for job $job5"

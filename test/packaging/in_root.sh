@@ -11,7 +11,8 @@
 # -Werror gcc build with the unit tests, the real-Slurm integration suites (ctest -L slurm:
 # plugin, helper, accounting, several nodes), then the Debian packages (copied to DEB_OUT_DIR
 # when given), and the 4-node QEMU guest suite with this root as the guest's filesystem.
-# NUMAPLACE_IN_ROOT_SUITES=0 skips the Slurm suites. Runs in its own mount
+# NUMAPLACE_IN_ROOT_SUITES=0 skips the Slurm suites, NUMAPLACE_IN_ROOT_TESTS=REGEX runs only those
+# matching (ctest -R), NUMAPLACE_IN_ROOT_GUEST=0 skips the guest. Runs in its own mount
 # namespace; nothing outlives it. The last line counts the suites: "N passed, M failed".
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -86,7 +87,8 @@ count() { # count CTEST_LOG: add its "N tests failed out of M" to the totals
 }
 count "$work/unit.log"
 if [ "${NUMAPLACE_IN_ROOT_SUITES:-1}" != 0 ]; then
-  in_root sh -c "cd /src/numaplace && ctest --test-dir build -L slurm --output-on-failure" 2>&1 |
+  only=${NUMAPLACE_IN_ROOT_TESTS:+-R $NUMAPLACE_IN_ROOT_TESTS}
+  in_root sh -c "cd /src/numaplace && ctest --test-dir build -L slurm --output-on-failure $only" 2>&1 |
     tee "$work/slurm.log" || true
   count "$work/slurm.log"
 fi
