@@ -86,9 +86,18 @@ count() { # count CTEST_LOG: add its "N tests failed out of M" to the totals
   fi
 }
 count "$work/unit.log"
+# Debian 13's slurmdbd 24.11 runs now (the harness creates its database first: lib/accounting.sh),
+# and test_accounting has passed there. But with several namespaced slurmd 24.11 in this chroot a
+# node sometimes stays COMPLETING after a job (2 of 3 runs here), and the multi-node accounting
+# suites then hang; until that is understood they run only with NUMAPLACE_IN_ROOT_ACCOUNTING=1.
+skip_suites=""
+if [ "$suite" = trixie ] && [ "${NUMAPLACE_IN_ROOT_ACCOUNTING:-0}" = 0 ]; then
+  skip_suites=accounting
+  say "!!!! NOT RUN on $suite: the accounting suites (a namespaced slurmd 24.11 node sometimes stays COMPLETING; NUMAPLACE_IN_ROOT_ACCOUNTING=1 runs them) !!!!"
+fi
 if [ "${NUMAPLACE_IN_ROOT_SUITES:-1}" != 0 ]; then
   only=${NUMAPLACE_IN_ROOT_TESTS:+-R $NUMAPLACE_IN_ROOT_TESTS}
-  in_root sh -c "cd /src/numaplace && ctest --test-dir build -L slurm --output-on-failure $only" 2>&1 |
+  in_root sh -c "cd /src/numaplace && ctest --test-dir build -L slurm --output-on-failure $only ${skip_suites:+-E $skip_suites}" 2>&1 |
     tee "$work/slurm.log" || true
   count "$work/slurm.log"
 fi
