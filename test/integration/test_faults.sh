@@ -284,11 +284,14 @@ mount -t tmpfs -o size=64k,mode=0700 numaplace-faults-state "$state" || np_fail 
 dd if=/dev/zero of="$state/filler" bs=4k count=64 status=none 2>/dev/null
 step_run 505
 step_end 505
+np_wait_for 5 grep -q 'cannot save the registry' "$log"
 np_expect_eq "$(grep -c 'cannot save the registry' "$log")" 1 "log lines about the registry"
 np_helper_answers >/dev/null || np_fail "the helper stopped answering"
 np_wait_for 5 test -s "$spool/505.0.$host.json" || np_fail "no report for job 505"
 umount "$state"
 step_run 506
+# the registry is written at the interval's tick, not at the request
+np_wait_for 5 grep -q "registry saved to $state/registry.json again" "$log"
 np_out=$(cat "$log")
 np_expect_match "registry saved to $state/registry.json again"
 step_end 506
