@@ -10,7 +10,7 @@ packages=(
   libmicrohttpd-dev
   # run: Slurm, munge, tools the tests and demo drive
   slurm-wlm slurm-client slurmd slurmctld munge hwloc numactl stress-ng
-  util-linux procps iproute2 python3
+  util-linux procps iproute2 python3 jq
   # multi-NUMA guest: QEMU, a Debian kernel, a static busybox for the initramfs
   qemu-system-x86 busybox-static cpio zstd
   # accounting tests: a private MariaDB and slurmdbd per test cluster; pngcheck parses plots

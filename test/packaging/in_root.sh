@@ -29,7 +29,7 @@ build_deps=$(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$top/debian/control" | sed '1
   tr ',' '\n' | sed 's/|.*//; s/[(<].*//; s/^ *//; s/ *$//' | grep -v '^$' | sed 's/debhelper-compat/debhelper/' | paste -sd,)
 # What test/integration runs, as scripts/install-deps.sh installs it on the host.
 test_deps=slurm-wlm,slurm-client,slurmd,slurmctld,slurmdbd,munge,mariadb-server,hwloc,numactl
-test_deps+=,stress-ng,util-linux,procps,iproute2,python3,pngcheck,hostname,iputils-ping,prometheus,curl
+test_deps+=,stress-ng,util-linux,procps,iproute2,python3,jq,pngcheck,hostname,iputils-ping,prometheus,curl
 # Debian 13 ships promtool as a package of its own (Debian 12's prometheus contains it).
 [ "$suite" = bookworm ] || test_deps+=,promtool
 # The cached root is named after its package list, so a new dependency makes a new root.
