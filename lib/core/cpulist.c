@@ -8,6 +8,10 @@ bool np_cpu_list_bounded(const char *text)
 
     for (const char *p = text; *p; p++) {
         if (*p >= '0' && *p <= '9') {
+            /* "08": hwloc reads numbers with base 0, so a leading zero is octal ("08-1124"
+             * became a 512 MB bitmap, fuzz_helperconf) */
+            if (in_number && number == 0)
+                return false;
             number = (in_number ? number * 10 : 0) + (unsigned long)(*p - '0');
             if (number >= NP_CPU_LIST_LIMIT)
                 return false;

@@ -43,6 +43,9 @@ static const struct {
     {"housekeeping_cpus", "0-4000000000", -EINVAL, "of CPUs below 65536"},
     {"housekeeping_cpus", "0x10", -EINVAL, "of CPUs below 65536"},
     {"housekeeping_cpus", "65536", -EINVAL, "of CPUs below 65536"},
+    /* fuzz_helperconf (10M run): hwloc reads "08" as octal; "08-1124" sized a 512 MB bitmap */
+    {"housekeeping_cpus", "08-1124", -EINVAL, "of CPUs below 65536"},
+    {"housekeeping_cpus", "0,10-12", 0, ""},
     {"housekeeping_cpus", "0-3, 65535", 0, ""},
     {"colour", "blue", -EINVAL, "unknown key \"colour\"; accepted: socket, state_dir"},
     {"migration", "maybe", -EINVAL, "migration=\"maybe\": accepted: on, off"},

@@ -18,8 +18,9 @@ extern "C" {
 #define NP_CPU_LIST_LIMIT 65536u
 
 /**
- * Whether @p text holds only decimal numbers below NP_CPU_LIST_LIMIT, '-', ',' and spaces, with
- * every '-' after a number. It does not check the list's syntax further: hwloc does.
+ * Whether @p text holds only decimal numbers below NP_CPU_LIST_LIMIT without leading zeros (hwloc
+ * reads "08" as octal), '-', ',' and spaces, with every '-' after a number. It does not check the
+ * list's syntax further: hwloc does.
  */
 NP_API bool np_cpu_list_bounded(const char *text);
 
