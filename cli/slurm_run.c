@@ -26,6 +26,7 @@ static pid_t spawn_piped(char *const argv[], int *out_fd, int *err_fd, struct np
     int out_pipe[2], err_pipe[2];
     pid_t pid;
 
+    *out_fd = *err_fd = -1;
     if (pipe2(out_pipe, O_CLOEXEC) < 0)
         return np_err_set(err, -errno, "pipe: %s", strerror(errno));
     if (pipe2(err_pipe, O_CLOEXEC) < 0) {
@@ -59,7 +60,7 @@ static pid_t spawn_piped(char *const argv[], int *out_fd, int *err_fd, struct np
 
 int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct np_err *err)
 {
-    int out_fd, err_fd, status = 0;
+    int out_fd = -1, err_fd = -1, status = 0;
     size_t len = 0, cap = 4096, elen = 0;
     char *buf = malloc(cap), ebuf[1024];
     pid_t pid;
@@ -239,7 +240,7 @@ bool acct_may_read(uid_t job_uid)
 int acct_run_lines(char *const argv[], int (*on_line)(char *line, void *arg), void *arg,
                    char *errbuf, size_t errlen, struct np_err *err)
 {
-    int out_fd, err_fd, status = 0, stop = 0;
+    int out_fd = -1, err_fd = -1, status = 0, stop = 0;
     size_t len = 0, elen = 0;
     char *line = malloc(ACCT_LINE_MAX + 1), ebuf[1024];
     bool skipping = false; /* in a line longer than ACCT_LINE_MAX: not one of ours */
