@@ -12,6 +12,7 @@
 #include "migration.h"
 #include "report_out.h"
 #include "sampling.h"
+#include "uncore_bw.h"
 
 int config_load(struct np_daemon *d, bool initial)
 {
@@ -63,6 +64,7 @@ void config_reload(struct np_daemon *d)
     trace_open(d);
     loop_set_timer(d);
     sampling_probe_perf(d);
+    uncore_bw_start(d);
     sampling_pin_housekeeping(d);
     migration_start(d);
     http_reload(d, &old_metrics);

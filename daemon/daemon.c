@@ -15,6 +15,7 @@
 #include "registry.h"
 #include "report_hold.h"
 #include "server.h"
+#include "uncore_bw.h"
 
 void np_daemon_init(struct np_daemon *d)
 {
@@ -33,6 +34,7 @@ void np_daemon_init(struct np_daemon *d)
 void np_daemon_fini(struct np_daemon *d)
 {
     registry_fini(&d->registry);
+    uncore_bw_stop(d);
     report_hold_fini(d);
     server_close(d);
     http_stop(d);

@@ -25,6 +25,7 @@
 #include "numaplace/sampler.h"
 #include "numaplace/sensitivity.h"
 #include "numaplace/topology.h"
+#include "numaplace/uncore.h"
 
 #define NPD_MAX_CLIENTS       64
 #define NPD_ROOT_RESERVED     16   /* slots only root (slurmstepd) may use: steps always register */
@@ -138,6 +139,7 @@ struct np_daemon {
     char perf_off_reason[NP_REASON_MAX];
     char hw_off_reason[NP_REASON_MAX]; /**< why hw_counters is false, else "" */
     struct np_node_counters counters;
+    struct np_uncore_reader uncore; /**< the memory controllers' counters (uncore_bw.c) */
     /* class_default=auto: the sensitivity model (auto_class.c), or why there is none */
     struct np_sens_model sens_model;
     bool sens_loaded;

@@ -23,6 +23,7 @@
 #include "safe_file.h"
 #include "sampling.h"
 #include "server.h"
+#include "uncore_bw.h"
 
 /* The one daemon of this process. Static: it is large (every client's buffer). */
 static struct np_daemon daemon_state;
@@ -133,6 +134,7 @@ static int set_up(struct np_daemon *d)
     sampling_pin_housekeeping(d);
     sampling_load_topology(d);
     sampling_probe_perf(d);
+    uncore_bw_start(d);
     trace_open(d);
     migration_start(d);
     http_start(d); /* a failure is logged and leaves metrics off: placement matters more */

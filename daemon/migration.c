@@ -13,6 +13,7 @@
 #include "numaplace/procfs.h"
 #include "registry.h"
 #include "server.h"
+#include "uncore_bw.h"
 
 #define TRIGGER_MAX_REQUESTS 4 /* requests one trigger may propose per interval */
 
@@ -147,6 +148,7 @@ struct np_node_view *migration_build_view(const struct np_daemon *d)
                           &view->jobs[view->njobs]))
             view->njobs++;
     np_node_traffic(view);
+    uncore_bw_apply(d, view); /* the controllers' own figures where they count */
     return view;
 }
 

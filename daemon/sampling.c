@@ -16,6 +16,7 @@
 #include "migration.h"
 #include "registry.h"
 #include "report_out.h"
+#include "uncore_bw.h"
 
 #define SCONTROL_TIMEOUT_MS 5000
 
@@ -222,6 +223,7 @@ void sampling_tick(struct np_daemon *d)
         return;
     cpu0 = np_daemon_thread_cpu_s();
     np_node_counters_read(&d->counters, d->cfg.proc_root);
+    uncore_bw_tick(d);
     d->totals.sampling_cpu_s += np_daemon_thread_cpu_s() - cpu0;
     for (unsigned i = 0; i < d->registry.count;) {
         struct np_daemon_job *j = registry_at(&d->registry, i);

@@ -170,6 +170,48 @@ START_TEST(view_spreads_bandwidth_over_memory_nodes)
 }
 END_TEST
 
+/* Where the memory controllers count (uncore_bw.c), their figure replaces the estimate node by
+ * node; a controller without a rate yet, or on a node it does not serve, changes nothing. */
+START_TEST(controllers_replace_the_estimate)
+{
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    struct np_err err = {0};
+    struct np_node_view *view;
+
+    ck_assert_int_eq(np_topology_load(&t.d->topology, NP_TOPOLOGY_XML,
+                                      np_test_fixture("topology/sandman.xml"), &err),
+                     0);
+    t.d->ncpus = 64; /* Sandman: node k holds CPUs 8k..8k+7 and 32+8k..39+8k */
+    t.d->cpu_node = malloc(64 * sizeof(int));
+    ck_assert_ptr_nonnull(t.d->cpu_node);
+    for (int c = 0; c < 64; c++)
+        t.d->cpu_node[c] = (c % 32) / 8;
+    t.d->uncore.boxes = calloc(2, sizeof(*t.d->uncore.boxes));
+    ck_assert_ptr_nonnull(t.d->uncore.boxes);
+    t.d->uncore.nboxes = 2;
+    t.d->uncore.boxes[0] = (struct np_uncore_box){.cpu = 40, .fd = {-1, -1}, .bytes_per_s = 5e9};
+    t.d->uncore.boxes[1] = (struct np_uncore_box){.cpu = 16, .fd = {-1, -1}, .bytes_per_s = -1};
+    job2->sampler.pids = malloc(sizeof(pid_t));
+    job2->sampler.starttimes = calloc(1, sizeof(uint64_t));
+    ck_assert_ptr_nonnull(job2->sampler.pids);
+    ck_assert_ptr_nonnull(job2->sampler.starttimes);
+    job2->sampler.pids[0] = getpid();
+    job2->sampler.npids = 1;
+    job2->stats.local_nodes = 1u << 0;
+    job2->stats.bw_intervals = 1;
+    job2->stats.bw_last_total = 4e9;
+    job2->stats.pages_end[1] = 300 * page;
+    job2->stats.pages_end[2] = 100 * page;
+    view = migration_build_view(t.d);
+    ck_assert_ptr_nonnull(view);
+    ck_assert_double_eq_tol(view->node_bandwidth[1], 5e9, 1); /* CPU 40 is node 1's */
+    ck_assert_str_eq(np_bandwidth_source_name(view->node_bandwidth_source[1]), "uncore");
+    ck_assert_double_eq_tol(view->node_bandwidth[2], 1e9, 1); /* no rate yet: the estimate */
+    ck_assert_str_eq(np_bandwidth_source_name(view->node_bandwidth_source[2]), "misses");
+    migrator_view_free(view);
+}
+END_TEST
+
 START_TEST(moves_are_booked_into_the_job)
 {
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -237,6 +279,7 @@ int main(void)
                         (int)(sizeof(backoff_cases) / sizeof(backoff_cases[0])));
     tcase_add_test(tc, homecoming_pauses_its_job_in_the_view);
     tcase_add_test(tc, view_spreads_bandwidth_over_memory_nodes);
+    tcase_add_test(tc, controllers_replace_the_estimate);
     tcase_add_loop_test(tc, moves_are_booked_into_the_job, 0, 2);
     tcase_add_test(tc, outcome_of_an_ended_job_is_dropped);
     tcase_add_test(tc, queue_is_bounded);

@@ -7,8 +7,11 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "np_test.h"
 #include "numaplace/uncore.h"
@@ -57,6 +60,86 @@ START_TEST(test_detect_says_why)
 }
 END_TEST
 
+/* ---- the reader: sysfs roots in test/fixtures/roots/uncore-* ---- */
+
+static const char *devices_of(const char *root)
+{
+    static char path[4200];
+    ck_assert_int_lt(snprintf(path, sizeof(path), "%s/sys", np_test_root(root)), (int)sizeof(path));
+    return path;
+}
+
+/* Every way the reader refuses a node's sysfs, each naming what it read. */
+static const struct {
+    const char *root;
+    int rc;
+    const char *says;
+} refusals[] = {
+    {"uncore-none", -ENOENT, "no uncore_imc_<N> PMU in "},
+    {"uncore-badtype", -EINVAL, "uncore_imc_0/type: \"imc\" is not a PMU type number"},
+    {"uncore-octal", -EINVAL, "uncore_imc_0/cpumask: missing or not a CPU list"},
+    {"uncore-unknown-pmu", -ENOENT, "uncore_imc_0 on CPU 0: perf_event_open: "},
+    {"no-such-root", -ENOENT, "bus/event_source/devices: No such file"},
+};
+
+START_TEST(test_reader_refuses)
+{
+    struct np_uncore_reader r;
+    struct np_err err = {0};
+    const int rc = np_uncore_open(&r, devices_of(refusals[_i].root), 0, 0, &err);
+
+    ck_assert_int_eq(rc, refusals[_i].rc);
+    ck_assert_msg(strstr(err.msg, refusals[_i].says), "%s: %s", refusals[_i].root, err.msg);
+    ck_assert_msg(strncmp(r.why, "unavailable: ", 13) == 0 && strstr(r.why, refusals[_i].says),
+                  "%s", r.why);
+    ck_assert_uint_eq(r.nboxes, 0);
+    ck_assert_ptr_null(r.boxes);
+    np_uncore_close(&r); /* twice is harmless */
+}
+END_TEST
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The whole path with real perf_event_open and read: the fixture's PMUs are the kernel's
+ * software PMU (type 1), counting CPU time in ns as if it were CAS lines. */
+START_TEST(test_reader_counts)
+{
+    struct np_uncore_reader r;
+    struct np_err err = {0};
+    const int rc = np_uncore_open(&r, devices_of("uncore-2socket"), PERF_COUNT_SW_CPU_CLOCK,
+                                  PERF_COUNT_SW_CPU_CLOCK, &err);
+    volatile double spin = 0;
+    double t0;
+
+    if (rc == -EACCES || rc == -EPERM) { /* not root, paranoid: the message says what to do */
+        ck_assert_ptr_nonnull(strstr(err.msg, "perf_event_paranoid"));
+        return;
+    }
+    ck_assert_msg(rc == 4, "rc %d: %s", rc, err.msg); /* two IMCs x CPUs 0-1; no free-running */
+    for (size_t i = 0; i < r.nboxes; i++) {
+        ck_assert_int_eq(strncmp(r.boxes[i].pmu, "uncore_imc_", 11), 0);
+        ck_assert_uint_eq(r.boxes[i].cpu, i % 2);
+        ck_assert(r.boxes[i].bytes_per_s < 0);
+    }
+    ck_assert_int_eq(np_uncore_sample(&r, now_s()), 0); /* one reading gives no rate yet */
+    t0 = now_s();
+    while (now_s() - t0 < 0.05)
+        spin += 1;
+    ck_assert_int_eq(np_uncore_sample(&r, now_s()), 4);
+    /* each CPU ran for up to the 50 ms, counted twice (both "CAS" events are its clock), 64 B/ns */
+    for (size_t i = 0; i < r.nboxes; i++)
+        ck_assert_msg(r.boxes[i].bytes_per_s > 0 && r.boxes[i].bytes_per_s <= 2 * 64e9 * 1.05,
+                      "%s cpu %u: %g", r.boxes[i].pmu, r.boxes[i].cpu, r.boxes[i].bytes_per_s);
+    np_uncore_close(&r);
+    ck_assert_uint_eq(r.nboxes, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("uncore");
@@ -67,6 +150,8 @@ int main(void)
         n++;
     tcase_add_loop_test(tc, test_forced_pmu_encodes, 0, (int)n);
     tcase_add_test(tc, test_detect_says_why);
+    tcase_add_loop_test(tc, test_reader_refuses, 0, (int)(sizeof(refusals) / sizeof(refusals[0])));
+    tcase_add_test(tc, test_reader_counts);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

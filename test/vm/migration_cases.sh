@@ -416,6 +416,42 @@ np_out=$(cat "$work/numaplaced.log")
 np_expect_match "trigger memory-pressure: node 1 holds a high job"
 np_end_case
 
+# Issue 13: destinations by distance, then by the memory node's traffic (np_pick_destination).
+# From node 0, nodes 1 and 2 are near (21) and node 3 is far (30). Node 1 serves a busy job's
+# memory and has the most free memory; node 2 holds an idle job's larger memory. The pages must go
+# to node 2: nearer than node 3, quieter than node 1 (most free alone would pick node 1).
+np_case "pressure: pages go to the near node whose memory serves the least traffic"
+start_helper --migration_rate_mb_s=0 --trigger_homecoming=off --trigger_pressure=on --free_floor_mb=200
+job 23 low 1 1 32 "--busy 3600 --idle 0"; j23=$job_pid
+job 24 low 2 2 96
+# Two samples of the busy job's CPU time: its traffic (a proxy here: no PMU under TCG) exists.
+node1_busy() {
+  cli --json status | python3 -c 'import json, sys
+nodes = {n["node"]: n for n in json.load(sys.stdin)["memory_nodes"]}
+sys.exit(0 if nodes[1].get("proxy_rank", 0) > 0 else 1)'
+}
+np_wait_for 30 node1_busy || np_fail "node 1 never showed its job's traffic"
+np_run cli --json status
+echo "$np_out" >"$work/traffic.json"
+python3 - "$work/traffic.json" <<'PY' || np_fail "memory_nodes does not show the busy job's traffic on node 1 alone: $np_out"
+import json, sys
+nodes = {n["node"]: n for n in json.load(open(sys.argv[1]))["memory_nodes"]}
+ok = sorted(nodes) == [0, 1, 2, 3] and all(n["source"] == "proxy" for n in nodes.values())
+ok = ok and nodes[1]["proxy_rank"] > 0 and nodes[2].get("proxy_rank", 0) == 0
+sys.exit(0 if ok else 1)
+PY
+job 22 high 0 0 8
+job 21 low 3 0 "$(($(free_mb 0) - 100))"; j21=$job_pid
+np_wait_for 60 has_mib_on "$j21" 2 || np_fail "no page moved to node 2"
+sleep 2
+if [ "$(mib_on "$j21" 1)" != 0 ] || [ "$(mib_on "$j21" 3)" != 0 ]; then
+  np_fail "pages went to node 1 ($(mib_on "$j21" 1) MiB) or node 3 ($(mib_on "$j21" 3) MiB)"
+fi
+np_out=$(cat "$work/numaplaced.log")
+np_expect_match "trigger memory-pressure: node 0 holds a high job"
+kill "$j23" 2>/dev/null
+np_end_case
+
 np_case "numaplaced stops within 30 s of SIGTERM after all of the above"
 stop_helper
 [ "$stop_failed" = 0 ] || np_fail "it did not (see above)"
