@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "np_test.h"
+#include "numaplace/model.h"
 #include "numaplace/scenario.h"
 
 #define MAX_CASES 256
@@ -280,6 +281,160 @@ START_TEST(test_sniff)
 }
 END_TEST
 
+/* The thesis's five dynamic sets as shipped (data/scenarios/), against the thesis
+ * (../shared/design/thesis-experiments.md, section 4) and the model table. */
+static const struct {
+    unsigned set;
+    size_t njobs, requests;
+    unsigned per_node[4]; /* job instances whose CPUs and memory start on each node */
+    uint64_t min_pages, max_pages;
+    struct np_scenario_request first, last;
+    const char *runs;
+} shipped_cases[] = {
+    {1,
+     16,
+     25,
+     {8, 8, 0, 0},
+     1000,
+     20000,
+     {30, 0, 1, 20000},
+     {30, 3, 0, 10000},
+     "best random random random worst"},
+    {2,
+     32,
+     100,
+     {8, 8, 8, 8},
+     1000,
+     400000,
+     {30, 0, 1, 200000},
+     {30, 2, 0, 1000},
+     "best random random random worst"},
+    {3,
+     32,
+     100,
+     {8, 8, 8, 8},
+     10000,
+     100000,
+     {30, 0, 1, 100000},
+     {30, 1, 0, 10000},
+     "best random random random random worst"},
+    {4,
+     32,
+     100,
+     {8, 8, 8, 8},
+     1000000,
+     3000000,
+     {30, 0, 1, 2000000},
+     {30, 3, 1, 2000000},
+     "best random random random worst best-plus worst-plus"},
+    {5,
+     32,
+     100,
+     {8, 8, 8, 8},
+     1000000,
+     3000000,
+     {30, 0, 1, 2000000},
+     {30, 3, 1, 2000000},
+     "best best-plus worst worst-plus"},
+};
+
+static void load_shipped(unsigned set, struct np_scenario *s)
+{
+    const char *dir = getenv("NUMAPLACE_SCENARIOS");
+    struct np_err err = {0};
+    char path[4096];
+
+    ck_assert_msg(dir != NULL, "NUMAPLACE_SCENARIOS is not set (run the tests through ctest)");
+    snprintf(path, sizeof(path), "%s/thesis-set-%u.json", dir, set);
+    ck_assert_msg(np_scenario_load(path, s, &err) == 0, "%s", err.msg);
+}
+
+static bool same_request(const struct np_scenario_request *a, const struct np_scenario_request *b)
+{
+    return a->delay_s == b->delay_s && a->from == b->from && a->to == b->to && a->pages == b->pages;
+}
+
+START_TEST(test_shipped)
+{
+    const char *table = getenv("NUMAPLACE_MODEL_DATA");
+    struct np_scenario s;
+    struct np_model model = {0};
+    struct np_err err = {0};
+    unsigned per_node[4] = {0};
+    uint64_t lo = UINT64_MAX, hi = 0;
+    char runs[256] = "", name[32];
+    size_t len = 0;
+
+    load_shipped(shipped_cases[_i].set, &s);
+    snprintf(name, sizeof(name), "thesis-set-%u", shipped_cases[_i].set);
+    ck_assert_str_eq(s.name, name);
+    ck_assert_uint_eq(s.nodes, 4);
+    ck_assert_uint_eq(s.njobs, shipped_cases[_i].njobs);
+    ck_assert_uint_eq(np_scenario_instances(&s), shipped_cases[_i].njobs);
+    ck_assert_uint_eq(s.nrequests, shipped_cases[_i].requests);
+    ck_assert_msg(s.source && strstr(s.source, "theovaka/Resource_Manager") &&
+                      strstr(s.source, "automatic_migration.txt") &&
+                      strstr(s.source, "d1703a1f70e3893c6821aee83b6a8ee6e6ae6f16"),
+                  "%s: the source names the repository, the file and the commit", name);
+    ck_assert_int_eq(np_model_load(table, &model, &err), 0);
+    for (size_t i = 0; i < s.njobs; i++) {
+        /* Every job low, input 0, one thread, a benchmark of the model table. */
+        ck_assert_int_eq(s.jobs[i].job_class, NP_CLASS_LOW);
+        ck_assert_uint_eq(s.jobs[i].input, 0);
+        ck_assert_uint_eq(s.jobs[i].threads, 1);
+        ck_assert_msg(np_model_find(&model, s.jobs[i].benchmark, NULL) != NULL,
+                      "%s: jobs[%zu] %s is not in the model table", name, i, s.jobs[i].benchmark);
+        per_node[s.jobs[i].node] += s.jobs[i].copies;
+    }
+    np_model_free(&model);
+    for (unsigned n = 0; n < 4; n++)
+        ck_assert_uint_eq(per_node[n], shipped_cases[_i].per_node[n]);
+    for (size_t i = 0; i < s.nrequests; i++) {
+        ck_assert(s.requests[i].delay_s == 30);
+        lo = s.requests[i].pages < lo ? s.requests[i].pages : lo;
+        hi = s.requests[i].pages > hi ? s.requests[i].pages : hi;
+    }
+    ck_assert_uint_eq(lo, shipped_cases[_i].min_pages);
+    ck_assert_uint_eq(hi, shipped_cases[_i].max_pages);
+    ck_assert(same_request(&s.requests[0], &shipped_cases[_i].first));
+    ck_assert(same_request(&s.requests[s.nrequests - 1], &shipped_cases[_i].last));
+    for (size_t i = 0; i < s.nruns; i++)
+        len +=
+            (size_t)snprintf(runs + len, sizeof(runs) - len, "%s%s", i ? " " : "", s.runs[i]->name);
+    ck_assert_str_eq(runs, shipped_cases[_i].runs);
+    np_scenario_fini(&s);
+}
+END_TEST
+
+/* What the thesis says of the series beyond their ranges: set 2 never asks 1 -> 3; set 4 comes
+ * back to zero after every group of 8; set 5's file is set 4's. */
+START_TEST(test_shipped_series)
+{
+    struct np_scenario set2, set4, set5;
+    long long net[4] = {0};
+
+    load_shipped(2, &set2);
+    load_shipped(4, &set4);
+    load_shipped(5, &set5);
+    for (size_t i = 0; i < set2.nrequests; i++)
+        ck_assert(!(set2.requests[i].from == 1 && set2.requests[i].to == 3));
+    for (size_t i = 0; i < set4.nrequests; i++) {
+        net[set4.requests[i].from] -= (long long)set4.requests[i].pages;
+        net[set4.requests[i].to] += (long long)set4.requests[i].pages;
+        if (i % 8 == 7 || i == set4.nrequests - 1)
+            for (unsigned n = 0; n < 4; n++)
+                ck_assert_msg(net[n] == 0, "set 4: node %u at %lld pages after request %zu", n,
+                              net[n], i);
+    }
+    ck_assert_uint_eq(set5.nrequests, set4.nrequests);
+    for (size_t i = 0; i < set4.nrequests; i++)
+        ck_assert(same_request(&set4.requests[i], &set5.requests[i]));
+    np_scenario_fini(&set2);
+    np_scenario_fini(&set4);
+    np_scenario_fini(&set5);
+}
+END_TEST
+
 int main(void)
 {
     Suite *suite = suite_create("scenario");
@@ -293,6 +448,8 @@ int main(void)
     tcase_add_loop_test(tc, test_sizes, 0, sizeof(size_cases) / sizeof(size_cases[0]));
     tcase_add_test(tc, test_load);
     tcase_add_loop_test(tc, test_sniff, 0, sizeof(sniff_cases) / sizeof(sniff_cases[0]));
+    tcase_add_loop_test(tc, test_shipped, 0, sizeof(shipped_cases) / sizeof(shipped_cases[0]));
+    tcase_add_test(tc, test_shipped_series);
     suite_add_tcase(suite, tc);
     if (ninvalid < 50 || nvalid < 2) {
         fprintf(stderr,
