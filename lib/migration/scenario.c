@@ -409,52 +409,53 @@ int np_scenario_parse(const char *text, size_t len, struct np_scenario *out, str
     return rc;
 }
 
+int np_scenario_read(FILE *in, const char *name, struct np_scenario *out, struct np_err *err)
+{
+    /* One byte past the limit, so a larger input is refused rather than cut. */
+    char *text = malloc(NP_SCENARIO_MAX_BYTES + 1);
+    size_t len;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!text)
+        return np_err_set(err, -ENOMEM, "%s: out of memory", name);
+    len = fread(text, 1, NP_SCENARIO_MAX_BYTES + 1, in);
+    if (ferror(in))
+        rc = np_err_set(err, -EIO, "%s: cannot read: %s", name, strerror(errno));
+    else if (len > NP_SCENARIO_MAX_BYTES)
+        rc = np_err_set(err, -EFBIG, "%s: larger than %u bytes, the most a scenario may be", name,
+                        NP_SCENARIO_MAX_BYTES);
+    else if ((rc = np_scenario_parse(text, len, out, err)) != 0 && err) {
+        char msg[NP_ERR_MSG_MAX];
+        snprintf(msg, sizeof(msg), "%s", err->msg);
+        np_err_set(err, rc, "%s: %s", name, msg);
+    }
+    free(text);
+    return rc;
+}
+
 int np_scenario_load(const char *path, struct np_scenario *out, struct np_err *err)
 {
-    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    size_t len = 0;
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     struct stat st;
-    char *text;
+    FILE *in;
     int rc;
 
     memset(out, 0, sizeof(*out));
     if (fd < 0)
         return np_err_set(err, -errno, "%s: cannot open: %s", path, strerror(errno));
+    /* Not a FIFO or a device (O_NONBLOCK: opening a FIFO does not wait for a writer). */
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         return np_err_set(err, -EINVAL, "%s: not a regular file", path);
     }
-    /* Read one byte past the limit, so a file that grew since fstat is refused too. */
-    text = malloc(NP_SCENARIO_MAX_BYTES + 1);
-    if (!text) {
+    in = fdopen(fd, "r");
+    if (!in) {
         close(fd);
         return np_err_set(err, -ENOMEM, "%s: out of memory", path);
     }
-    for (;;) {
-        const ssize_t got = read(fd, text + len, NP_SCENARIO_MAX_BYTES + 1 - len);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            rc = np_err_set(err, -errno, "%s: cannot read: %s", path, strerror(errno));
-            goto out;
-        }
-        if (got == 0 || (len += (size_t)got) > NP_SCENARIO_MAX_BYTES)
-            break;
-    }
-    if (len > NP_SCENARIO_MAX_BYTES) {
-        rc = np_err_set(err, -EFBIG, "%s: larger than %u bytes, the most a scenario may be", path,
-                        NP_SCENARIO_MAX_BYTES);
-        goto out;
-    }
-    rc = np_scenario_parse(text, len, out, err);
-    if (rc != 0 && err) {
-        char msg[NP_ERR_MSG_MAX];
-        snprintf(msg, sizeof(msg), "%s", err->msg);
-        np_err_set(err, rc, "%s: %s", path, msg);
-    }
-out:
-    free(text);
-    close(fd);
+    rc = np_scenario_read(in, path, out, err);
+    fclose(in);
     return rc;
 }
 
