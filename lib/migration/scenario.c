@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -477,13 +478,4 @@ size_t np_scenario_instances(const struct np_scenario *s)
     for (size_t i = 0; s && i < s->njobs; i++)
         n += s->jobs[i].copies;
     return n;
-}
-
-bool np_scenario_text_is_json(const char *text, size_t len)
-{
-    size_t i = 0;
-
-    while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
-        i++;
-    return i < len && text[i] == '{';
 }
