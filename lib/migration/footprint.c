@@ -48,11 +48,12 @@ static int parse_header(char **fields, int n, int *index, const char *path, int 
 static int parse_row(char **fields, int n, const int *index, struct np_footprint *row,
                      const char *path, int lineno, struct np_err *err)
 {
-    const char *text = index[COL_PAGES] < n ? fields[index[COL_PAGES]] : "";
+    const char *text =
+        index[COL_PAGES] >= 0 && index[COL_PAGES] < n ? fields[index[COL_PAGES]] : "";
     char *end;
     unsigned long long pages;
 
-    if (index[COL_BENCH] >= n || !*fields[index[COL_BENCH]])
+    if (index[COL_BENCH] < 0 || index[COL_BENCH] >= n || !*fields[index[COL_BENCH]])
         return np_err_set(err, -EINVAL, "%s:%d: column 'benchmark' is empty", path, lineno);
     errno = 0;
     pages = strtoull(text, &end, 10);
@@ -72,7 +73,7 @@ static int parse_row(char **fields, int n, const int *index, struct np_footprint
     }
     snprintf(row->benchmark, sizeof(row->benchmark), "%s", fields[index[COL_BENCH]]);
     snprintf(row->input, sizeof(row->input), "%s",
-             index[COL_INPUT] < n ? fields[index[COL_INPUT]] : "");
+             index[COL_INPUT] >= 0 && index[COL_INPUT] < n ? fields[index[COL_INPUT]] : "");
     row->pages = pages;
     return 0;
 }
@@ -81,7 +82,7 @@ int np_footprints_load(const char *path, struct np_footprints *table, struct np_
 {
     FILE *f = fopen(path, "re");
     char line[1024];
-    int index[COL_COUNT];
+    int index[COL_COUNT] = {-1, -1, -1, -1};
     bool have_header = false;
     size_t cap = 0;
     int lineno = 0, rc = 0;
