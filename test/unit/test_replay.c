@@ -259,14 +259,30 @@ static const struct {
     struct np_replay_request req;
     const char *message;
 } bad_cases[] = {
-    {{&quiet, 10, 4, 0, 1, NP_CLASS_LOW, 0}, {0, 0, 1, 1}, "jobs[0].node: 4 is not a node (0-3)"},
-    {{&quiet, 10, 0, 9, 1, NP_CLASS_LOW, 0}, {0, 0, 1, 1}, "jobs[0].memory_node: 9 is not a node"},
-    {{&quiet, 0, 0, 0, 1, NP_CLASS_LOW, 0}, {0, 0, 1, 1}, "jobs[0].work_s: 0 is not a time > 0 s"},
-    {{NULL, 10, 0, 0, 1, NP_CLASS_LOW, 0}, {0, 0, 1, 1}, "jobs[0]: no model row"},
-    {{&quiet, 10, 0, 0, 1, NP_CLASS_LOW, 0.5}, {0, 0, 1, 1}, "jobs[0].corun: 0.5 is not a factor"},
-    {{&quiet, 10, 0, 0, 1u << 30, NP_CLASS_LOW, 0}, {0, 0, 1, 1}, "node 0: its jobs start with"},
-    {{&quiet, 10, 0, 0, 1, NP_CLASS_LOW, 0}, {0, 2, 2, 1}, "requests[0]: from 2 to 2: nodes must"},
-    {{&quiet, 10, 0, 0, 1, NP_CLASS_LOW, 0}, {-1, 0, 1, 1}, "requests[0].delay_s: -1 is not a"},
+    {{.row = &quiet, .work_s = 10, .node = 4, .memory_node = 0, .pages = 1, .corun = 0},
+     {0, 0, 1, 1},
+     "jobs[0].node: 4 is not a node (0-3)"},
+    {{.row = &quiet, .work_s = 10, .node = 0, .memory_node = 9, .pages = 1, .corun = 0},
+     {0, 0, 1, 1},
+     "jobs[0].memory_node: 9 is not a node"},
+    {{.row = &quiet, .work_s = 0, .node = 0, .memory_node = 0, .pages = 1, .corun = 0},
+     {0, 0, 1, 1},
+     "jobs[0].work_s: 0 is not a time > 0 s"},
+    {{.row = NULL, .work_s = 10, .node = 0, .memory_node = 0, .pages = 1, .corun = 0},
+     {0, 0, 1, 1},
+     "jobs[0]: no model row"},
+    {{.row = &quiet, .work_s = 10, .node = 0, .memory_node = 0, .pages = 1, .corun = 0.5},
+     {0, 0, 1, 1},
+     "jobs[0].corun: 0.5 is not a factor"},
+    {{.row = &quiet, .work_s = 10, .node = 0, .memory_node = 0, .pages = 1u << 30, .corun = 0},
+     {0, 0, 1, 1},
+     "node 0: its jobs start with"},
+    {{.row = &quiet, .work_s = 10, .node = 0, .memory_node = 0, .pages = 1, .corun = 0},
+     {0, 2, 2, 1},
+     "requests[0]: from 2 to 2: nodes must"},
+    {{.row = &quiet, .work_s = 10, .node = 0, .memory_node = 0, .pages = 1, .corun = 0},
+     {-1, 0, 1, 1},
+     "requests[0].delay_s: -1 is not a"},
 };
 
 START_TEST(test_bad_sets)
@@ -395,7 +411,8 @@ START_TEST(test_set_from_scenario)
     load_tables(&model, &fp);
     ck_assert_msg(np_scenario_parse(text, strlen(text), &sc, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(
-        np_replay_set_from_scenario(&sc, &model, &fp, 0.5, NP_REPLAY_WITH_CORUN, &set, &err), 0);
+        np_replay_set_from_scenario_flags(&sc, &model, &fp, 0.5, NP_REPLAY_WITH_CORUN, &set, &err),
+        0);
     ck_assert_uint_eq(set.set.njobs, 4);
     ck_assert_uint_eq(set.set.nrequests, 1);
     ck_assert_uint_eq(set.set.requests[0].pages, 7);
@@ -409,7 +426,7 @@ START_TEST(test_set_from_scenario)
     ck_assert_str_eq(set.jobs[3].row->input, "2"); /* its own input's row */
     ck_assert_double_eq_tol(set.jobs[3].work_s, 155.8813, 1e-9);
     np_replay_owned_fini(&set);
-    ck_assert_int_eq(np_replay_set_from_scenario(&sc, &model, &fp, 1, 0, &set, &err), 0);
+    ck_assert_int_eq(np_replay_set_from_scenario(&sc, &model, &fp, 1, &set, &err), 0);
     ck_assert_double_eq(set.jobs[0].corun, 0); /* without the flag: none */
     np_replay_owned_fini(&set);
     np_replay_owned_fini(NULL);
@@ -445,8 +462,8 @@ START_TEST(test_set_from_bad_scenario)
              "[{\"benchmark\": \"%s\", \"node\": 0}]}",
              bad_builds[_i].benchmark);
     ck_assert_msg(np_scenario_parse(text, strlen(text), &sc, &err) == 0, "%s", err.msg);
-    ck_assert_int_eq(np_replay_set_from_scenario(&sc, &model, &fp, bad_builds[_i].scale,
-                                                 bad_builds[_i].flags, &set, &err),
+    ck_assert_int_eq(np_replay_set_from_scenario_flags(&sc, &model, &fp, bad_builds[_i].scale,
+                                                       bad_builds[_i].flags, &set, &err),
                      -EINVAL);
     ck_assert_msg(strstr(err.msg, bad_builds[_i].message), "%s", err.msg);
     ck_assert_ptr_null(set.jobs);
@@ -475,8 +492,9 @@ START_TEST(test_shipped_sets_rank)
             struct np_replay_owned set;
             struct np_replay_result best, worst_plus;
             double random = 0;
-            ck_assert_msg(np_replay_set_from_scenario(&sc, &model, &fp, 1, flags, &set, &err) == 0,
-                          "%s", err.msg);
+            ck_assert_msg(
+                np_replay_set_from_scenario_flags(&sc, &model, &fp, 1, flags, &set, &err) == 0,
+                "%s", err.msg);
             ck_assert_int_eq(np_replay_run(&set.set, &c, np_order_lookup("best"), 0, &best, &err),
                              0);
             ck_assert_int_eq(
