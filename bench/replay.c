@@ -187,13 +187,13 @@ static int evaluate(const struct inputs *in, const struct np_scenario *s, double
     return rc;
 }
 
-static void print_header(const char *first, bool rank)
+static void print_header(const char *first, const char *last)
 {
     printf("| %s | way | model |", first);
     for (size_t k = 0; k < count_orders(); k++)
         printf(" %s |", np_order_at(k)->name);
-    printf(" spread |%s\n|---|---|---|", rank ? " ranking (eq. 6.1) |" : "");
-    for (size_t k = 0; k <= count_orders() + rank; k++)
+    printf(" spread | %s |\n|---|---|---|", last);
+    for (size_t k = 0; k <= count_orders() + 1; k++)
         printf("---|");
     printf("\n");
 }
@@ -215,9 +215,9 @@ static void print_measured(const struct np_scenario *s)
         hi = fmax(hi, m);
     }
     if (hi > lo)
-        printf(" %.1f%% |\n", 100 * (hi / lo - 1));
+        printf(" %.1f%% | |\n", 100 * (hi / lo - 1));
     else
-        printf(" unavailable (no figures) |\n");
+        printf(" unavailable (no figures) | |\n");
 }
 
 /* The thesis's figures averaged over the sets that ran each order. */
@@ -261,8 +261,12 @@ static int print_set(const struct inputs *in, const struct np_scenario *s)
                 printf(" %.3f (%.3f)%s |", scores[k].figure, scores[k].total,
                        strcmp(np_order_at(k)->name, "random") || own ? "" : "*");
             const double sp = spread(scores, &lo, &hi);
-            printf(" %.1f%% (%s over %s) |\n", 100 * sp, np_order_at(hi)->name,
+            printf(" %.1f%% (%s over %s) |", 100 * sp, np_order_at(hi)->name,
                    np_order_at(lo)->name);
+            for (size_t k = 0; k < count_orders(); k++) /* whole shares overshoot */
+                printf(" %.2f",
+                       scores[k].asked ? (double)scores[k].moved / (double)scores[k].asked : 0.0);
+            printf(" |\n");
         }
     return 0;
 }
@@ -391,14 +395,14 @@ int main(int argc, char **argv)
                "Model alone: no contention; co-run: each job's measured co-location factor. Not "
                "represented: contention changing as jobs move and end, the cost of moving, "
                "memory growth, the 6xx thread counts (docs/replay.md)\n\n");
-        print_header("set", false);
+        print_header("set", "pages moved / asked, per order");
     }
     for (size_t i = 0; i < nfiles && rc == 0; i++)
         rc = print_set(&in, &sets[i].scenario) < 0;
     if (rc == 0) {
         printf("\nMean over the sets; footprints x0.5 and x1.5 show how the results depend on "
                "them (x2 would overfill a node at the start).\n\n");
-        print_header("footprints", true);
+        print_header("footprints", "ranking (eq. 6.1)");
         print_measured_means(sets, nfiles);
         const double scales[] = {o.scale, o.scale * 0.5, o.scale * 1.5};
         for (size_t k = 0; k < 3 && rc == 0; k++)
