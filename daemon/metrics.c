@@ -198,9 +198,9 @@ static void render_node_memory(const struct np_daemon *d, struct metrics_text *t
         }
 }
 
-/* Per memory node: the traffic it serves, each job's bandwidth spread over the nodes that hold its
- * pages (np_node_traffic, the figures `numaplace status` shows), with its source; a node whose
- * figure is a proxy or unavailable has no series (a proxy is a rank, not bytes per second). */
+/* Per memory node: the traffic it serves (its controllers' counters, or each job's bandwidth spread
+ * over the nodes that hold its pages: the figures `numaplace status` shows), with its source; a
+ * node whose figure is a proxy or unavailable has no series (a proxy is a rank, not bytes/s). */
 static void render_node_bandwidth(const struct np_daemon *d, struct metrics_text *t)
 {
     json_t *traffic = migration_node_traffic_json(d), *entry;
@@ -210,8 +210,9 @@ static void render_node_bandwidth(const struct np_daemon *d, struct metrics_text
     if (!traffic)
         t->oom = true;
     family(t, "numaplace_node_bandwidth_bytes_per_second", "gauge",
-           "Memory traffic each NUMA node serves over the last interval (its jobs' bandwidth by "
-           "their pages there), with its source; absent when not measured.");
+           "Memory traffic each NUMA node serves over the last interval (its memory controllers' "
+           "counters, or its jobs' bandwidth by their pages there), with its source; absent when "
+           "not measured.");
     json_array_foreach(traffic, i, entry)
     {
         json_int_t n;
