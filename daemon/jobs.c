@@ -48,6 +48,7 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
             np_err_set(err, -ENOMEM, "out of memory");
         return NULL;
     }
+    np_sampler_set_fd_budget(&j->sampler, &d->fd_budget);
     np_jobstats_init(&j->stats);
     j->tasks = json_array();
     j->meta.job_id = job_id;
