@@ -250,6 +250,8 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
         final || (now - j->last_detail_mono) * 1000.0 >= cfg->detail_interval_ms - half;
     struct np_sample s;
 
+    if (!j->meta.helper_cpus[0])
+        job_note_helper_cpus(d, j); /* the first sample: the step's CPUs are known by now */
     np_sampler_sample(&j->sampler, now, node_counters_read ? &d->counters : NULL, pages_due,
                       detail_due, &s);
     if (s.have_pages)

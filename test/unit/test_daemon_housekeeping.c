@@ -4,10 +4,15 @@
  */
 #include <check.h>
 #include <hwloc.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "housekeeping.h"
+#include "jobs.h"
+#include "np_daemon_test.h"
 #include "np_test.h"
+#include "numaplace/report_model.h"
 
 static const struct {
     const char *root; /* fixture root, NULL: none (no such files) */
@@ -67,6 +72,50 @@ START_TEST(helper_cpus_are_chosen)
 }
 END_TEST
 
+/* A step's report says when its CPUs were the helper's too, and `numaplace report` shows it. */
+static const struct {
+    const char *helper, *job, *reload; /* reload: the helper's CPUs after a reload, or NULL */
+    const char *shared, *text;
+} shared_cases[] = {
+    {"0-1", "1-3", NULL, "1", "shared with this step: CPUs 1 (the helper runs on 0-1)"},
+    {"0-1", "2-3", NULL, "", "0-1, none of this step's"},
+    {"0-1", "2-3", "2", "2", "shared with this step: CPUs 2 (the helper runs on 2)"},
+    {"2", "2-3", "0", "2", "shared with this step: CPUs 2 (the helper runs on 0)"}, /* stays */
+};
+
+START_TEST(shared_cpus_are_reported)
+{
+    struct np_test_daemon t;
+    struct np_err err = {0};
+    struct np_daemon_job *j;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out;
+    json_t *report;
+
+    np_test_daemon_init(&t);
+    hwloc_bitmap_list_sscanf(t.d->helper_cpus, shared_cases[_i].helper);
+    j = job_new(t.d, 42, 0, 0, shared_cases[_i].job, "", "low", &err);
+    ck_assert_ptr_nonnull(j);
+    job_note_helper_cpus(t.d, j);
+    if (shared_cases[_i].reload) {
+        hwloc_bitmap_list_sscanf(t.d->helper_cpus, shared_cases[_i].reload);
+        job_note_helper_cpus(t.d, j);
+    }
+    report = np_report_new(&j->meta, &j->stats, true);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(report, "helper"), "shared_cpus")),
+        shared_cases[_i].shared);
+    out = open_memstream(&text, &len);
+    ck_assert_int_eq(np_report_print(out, report), 0);
+    fclose(out);
+    ck_assert_msg(strstr(text, shared_cases[_i].text) != NULL, "%s", text);
+    free(text);
+    json_decref(report);
+    np_test_daemon_fini(&t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("daemon_housekeeping");
@@ -76,6 +125,8 @@ int main(void)
                         (int)(sizeof(quiet_cases) / sizeof(quiet_cases[0])));
     tcase_add_loop_test(tc, helper_cpus_are_chosen, 0,
                         (int)(sizeof(choose_cases) / sizeof(choose_cases[0])));
+    tcase_add_loop_test(tc, shared_cpus_are_reported, 0,
+                        (int)(sizeof(shared_cases) / sizeof(shared_cases[0])));
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }
