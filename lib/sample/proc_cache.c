@@ -224,11 +224,11 @@ int np_proc_cache_children(struct np_proc_cache *c, struct np_proc_entry *e, lon
 
     if (threads == 1 && e->children_fd < 0) {
         char path[1200];
-        int fd, rc;
+        int fd;
         snprintf(path, sizeof(path), "%s/proc/%d/task/%d/children", c->root, (int)e->pid,
                  (int)e->pid);
         if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-            rc = np_proc_children_read_fd(fd, out, max, &found);
+            const int rc = np_proc_children_read_fd(fd, out, max, &found);
             keep(c, &e->children_fd, fd);
             if (rc == 0)
                 return (int)found;
