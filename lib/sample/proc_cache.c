@@ -253,13 +253,14 @@ int np_proc_cache_pages(struct np_proc_cache *c, struct np_proc_entry *e,
     /* Pages per node change by the process's own faults (minflt, majflt), by its resident size
      * shrinking (unmapped, reclaimed, swapped) or by the kernel moving pages (migration, huge
      * page collapse, KSM merging): none of these, the reading holds. */
-    if (e->have_pages && epoch->known && e->pages_epoch.known && e->pages_minflt == st->minflt &&
-        e->pages_majflt == st->majflt && e->pages_rss == st->rss_pages &&
-        e->pages_epoch.migrated == epoch->migrated &&
+    if (e->have_pages && e->reuses < NP_PROC_CACHE_MAX_REUSE && epoch->known &&
+        e->pages_epoch.known && e->pages_minflt == st->minflt && e->pages_majflt == st->majflt &&
+        e->pages_rss == st->rss_pages && e->pages_epoch.migrated == epoch->migrated &&
         e->pages_epoch.collapsed == epoch->collapsed &&
         e->pages_epoch.ksm_scans == epoch->ksm_scans) {
         for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++)
             node_bytes[n] += e->node_bytes[n];
+        e->reuses++;
         return 0;
     }
     e->have_pages = false;
@@ -270,6 +271,7 @@ int np_proc_cache_pages(struct np_proc_cache *c, struct np_proc_entry *e,
         node_bytes[n] += e->node_bytes[n];
     }
     e->have_pages = true;
+    e->reuses = 0;
     e->pages_minflt = st->minflt;
     e->pages_majflt = st->majflt;
     e->pages_rss = st->rss_pages;

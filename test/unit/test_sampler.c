@@ -244,6 +244,11 @@ START_TEST(test_pages_reused_while_nothing_moved)
     ck_assert_msg(second.have_pages, "%s", reuse_cases[_i].name);
     ck_assert_uint_eq(second.node_bytes[0], reuse_cases[_i].node0_pages * page);
     ck_assert_uint_eq(second.node_bytes[1], 9 * page);
+    /* However still, a reading is walked again after NP_PROC_CACHE_MAX_REUSE uses. */
+    for (int k = 1; k <= NP_PROC_CACHE_MAX_REUSE; k++)
+        ck_assert_int_eq(
+            np_sampler_sample(&s, np_monotonic_s() + 1 + k, NULL, true, false, &second), 2);
+    ck_assert_uint_eq(second.node_bytes[0], 8 * page);
     np_sampler_fini(&s);
 }
 END_TEST

@@ -29,6 +29,10 @@
 extern "C" {
 #endif
 
+/** A reading is used at most this many times in a row, then walked again: a change no counter
+ *  shows (another process's ptrace write to a copy-on-write page) lasts a bounded time. */
+#define NP_PROC_CACHE_MAX_REUSE 9
+
 /** Descriptors the caches of one process may keep open between them (0: none kept). */
 struct np_fd_budget {
     long left;
@@ -54,6 +58,7 @@ struct np_proc_entry {
     bool seen;                /**< found in the current interval */
     /* the last numa_maps reading and what it depended on */
     bool have_pages;
+    unsigned reuses; /**< times the reading was used again since it was walked */
     uint64_t node_bytes[NP_SAMPLE_MAX_NODES];
     uint64_t pages_minflt, pages_majflt, pages_rss;
     struct np_pages_epoch pages_epoch;
