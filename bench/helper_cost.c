@@ -1,7 +1,7 @@
 /*
  * helper_cost: what numaplaced costs, measured on a real numaplaced (run as root).
  *
- *   helper_cost NUMAPLACED [SECONDS] [MiB-per-process]
+ *   helper_cost NUMAPLACED [SECONDS] [MiB-per-process] [PROCESSES]
  *
  * Part 1, helper CPU: for 1, 16 and 64 monitored processes (each has touched MiB-per-process,
  * default 16, and then sleeps), and for each backend (proc; perf,proc), start numaplaced in a
@@ -13,6 +13,9 @@
  * Part 2, numa_maps against process size: a child touches 1 GiB, then 8 GiB, with transparent
  * huge pages allowed and refused (MADV_NOHUGEPAGE), and the median of 5 reads of its numa_maps
  * through np_numa_maps_usage, beside one read of stat + status, is printed.
+ *
+ * With PROCESSES, only that count with the proc backend, one round, and no part 2: a helper to
+ * attach a profiler to (its pid is printed on stderr).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -128,6 +131,7 @@ static double helper_percent(const char *numaplaced, const char *backends, int n
         free(line);
     }
     sleep(2); /* past the first samples and the start-up */
+    fprintf(stderr, "helper_cost: numaplaced pid %d sampling %d processes\n", (int)helper, nproc);
     before = cpu_ns(helper);
     t0 = now_s();
     usleep((useconds_t)(seconds * 1e6));
@@ -189,11 +193,23 @@ int main(int argc, char **argv)
     static const char *const backends[] = {"proc", "perf,proc"};
     double seconds = argc > 2 ? atof(argv[2]) : 30;
     long mb = argc > 3 ? atol(argv[3]) : 16;
+    int only = argc > 4 ? atoi(argv[4]) : 0;
     double pct[3][2][3];
 
     if (argc < 2 || geteuid() != 0) {
-        fprintf(stderr, "usage (as root): helper_cost NUMAPLACED [SECONDS] [MiB-per-process]\n");
+        fprintf(stderr, "usage (as root): helper_cost NUMAPLACED [SECONDS] [MiB-per-process] "
+                        "[PROCESSES]\n");
         return 2;
+    }
+    if (only < 0 || only > 64) {
+        fprintf(stderr, "helper_cost: PROCESSES must be 1 to 64, not %s\n", argv[4]);
+        return 2;
+    }
+    if (only > 0) {
+        printf("| processes | backends | %% of one core (one run of %g s) |\n|---|---|---|\n"
+               "| %d | proc | %.3f |\n",
+               seconds, only, helper_percent(argv[1], "proc", only, seconds, mb));
+        return 0;
     }
     printf("## numaplaced CPU, %g s per measurement, 3 rounds rotated, %ld MiB per process\n\n",
            seconds, mb);

@@ -7,9 +7,11 @@
 #include "auto_class.h"
 #include "daemon.h"
 #include "http.h"
+#include "jobs.h"
 #include "log.h"
 #include "loop.h"
 #include "migration.h"
+#include "registry.h"
 #include "report_out.h"
 #include "sampling.h"
 #include "uncore_bw.h"
@@ -66,6 +68,8 @@ void config_reload(struct np_daemon *d)
     sampling_probe_perf(d);
     uncore_bw_start(d);
     sampling_pin_housekeeping(d);
+    for (unsigned i = 0; i < d->registry.count; i++)
+        job_note_helper_cpus(d, registry_at(&d->registry, i));
     migration_start(d);
     http_reload(d, &old_metrics);
     NPD_LOG(d, INFO, "reloaded: interval %u ms, backends %s", d->cfg.interval_ms,

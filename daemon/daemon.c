@@ -28,6 +28,8 @@ void np_daemon_init(struct np_daemon *d)
     for (int i = 0; i < NPD_MAX_CLIENTS; i++)
         d->clients[i].fd = -1;
     registry_init(&d->registry);
+    d->started_cpus = hwloc_bitmap_alloc(); /* NULL (out of memory): the helper is not pinned */
+    d->helper_cpus = hwloc_bitmap_alloc();
     snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "not probed yet");
 }
 
@@ -54,6 +56,9 @@ void np_daemon_fini(struct np_daemon *d)
     np_node_counters_fini(&d->counters);
     np_topology_free(d->topology);
     d->topology = NULL;
+    hwloc_bitmap_free(d->started_cpus);
+    hwloc_bitmap_free(d->helper_cpus);
+    d->started_cpus = d->helper_cpus = NULL;
     free(d->cpu_node);
     d->cpu_node = NULL;
     for (unsigned i = 0; i < d->noverrides; i++) {

@@ -155,6 +155,9 @@ struct np_daemon {
     struct np_migration_state migration;
     struct np_report_hold report_hold;
     struct np_daemon_totals totals;
+    struct np_fd_budget fd_budget; /**< /proc files the samplers may keep open (sampling.c) */
+    hwloc_bitmap_t started_cpus;   /**< owned: the affinity it was started with */
+    hwloc_bitmap_t helper_cpus;    /**< owned: where it runs (a job on them shares its CPUs) */
     /* the Prometheus endpoint (http.c), NULL when metrics_listen is empty */
     struct http_server *http;
     double metrics_render_s;       /**< time the last page took to render */

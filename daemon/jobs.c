@@ -48,6 +48,7 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
             np_err_set(err, -ENOMEM, "out of memory");
         return NULL;
     }
+    np_sampler_set_fd_budget(&j->sampler, &d->fd_budget);
     np_jobstats_init(&j->stats);
     j->tasks = json_array();
     j->meta.job_id = job_id;
@@ -131,4 +132,24 @@ void job_set_class(struct np_daemon_job *j, enum np_class cls)
 void job_set_class_source(struct np_daemon_job *j, const char *source)
 {
     snprintf(j->meta.class_source, sizeof(j->meta.class_source), "%s", source);
+}
+
+void job_note_helper_cpus(const struct np_daemon *d, struct np_daemon_job *j)
+{
+    hwloc_bitmap_t shared, now;
+
+    if (!d->helper_cpus || hwloc_bitmap_iszero(d->helper_cpus) ||
+        hwloc_bitmap_iszero(j->sampler.cpus) || !(shared = hwloc_bitmap_alloc()))
+        return;
+    /* Once shared, the step says so: the helper may have moved since (a reload). */
+    if (hwloc_bitmap_list_sscanf(shared, j->meta.shared_cpus) < 0)
+        hwloc_bitmap_zero(shared);
+    if ((now = hwloc_bitmap_alloc())) {
+        hwloc_bitmap_and(now, d->helper_cpus, j->sampler.cpus);
+        hwloc_bitmap_or(shared, shared, now);
+        hwloc_bitmap_free(now);
+    }
+    hwloc_bitmap_list_snprintf(j->meta.helper_cpus, sizeof(j->meta.helper_cpus), d->helper_cpus);
+    hwloc_bitmap_list_snprintf(j->meta.shared_cpus, sizeof(j->meta.shared_cpus), shared);
+    hwloc_bitmap_free(shared);
 }

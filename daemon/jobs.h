@@ -36,4 +36,8 @@ void job_set_class(struct np_daemon_job *j, enum np_class cls);
  * "auto: ..." (docs/sensitivity.md). */
 void job_set_class_source(struct np_daemon_job *j, const char *source);
 
+/** The helper's CPUs and those of them that are @p j's (meta.helper_cpus, meta.shared_cpus; once
+ *  shared, a CPU stays listed). Nothing when either set is unknown. */
+void job_note_helper_cpus(const struct np_daemon *d, struct np_daemon_job *j);
+
 #endif /* NUMAPLACED_JOBS_H */

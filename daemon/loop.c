@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -32,18 +33,35 @@ int loop_open_fds(struct np_daemon *d)
     sigprocmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN);
     d->signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-    d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    /* The wall clock: every node of a job samples at the same moments (loop_next_deadline). */
+    d->timer_fd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
     return d->signal_fd < 0 || d->timer_fd < 0 ? -errno : 0;
+}
+
+struct timespec loop_next_deadline(struct timespec now, unsigned interval_ms)
+{
+    const uint64_t interval_ns = (uint64_t)(interval_ms ? interval_ms : 1) * 1000000ULL;
+    const uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+    const uint64_t next = (now_ns / interval_ns + 1) * interval_ns;
+
+    return (struct timespec){.tv_sec = (time_t)(next / 1000000000ULL),
+                             .tv_nsec = (long)(next % 1000000000ULL)};
 }
 
 void loop_set_timer(struct np_daemon *d)
 {
     struct itimerspec its = {0};
+    struct timespec now;
 
+    /* Expire at whole multiples of the interval since the epoch on every node (with NTP, the
+     * nodes of a job are disturbed at the same moments, not at random offsets), and be told when
+     * the clock is set, to re-arm on the new time. */
+    clock_gettime(CLOCK_REALTIME, &now);
     its.it_interval.tv_sec = d->cfg.interval_ms / 1000;
     its.it_interval.tv_nsec = (long)(d->cfg.interval_ms % 1000) * 1000000L;
-    its.it_value = its.it_interval;
-    timerfd_settime(d->timer_fd, 0, &its, NULL);
+    its.it_value = loop_next_deadline(now, d->cfg.interval_ms);
+    if (timerfd_settime(d->timer_fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &its, NULL) < 0)
+        NPD_LOG(d, WARNING, "timerfd: %s", strerror(errno));
 }
 
 static void read_signals(struct np_daemon *d)
@@ -62,8 +80,17 @@ static void read_timer(struct np_daemon *d)
 {
     uint64_t expirations;
 
-    if (read(d->timer_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+    if (read(d->timer_fd, &expirations, sizeof(expirations)) < 0) {
+        if (errno == ECANCELED) {
+            /* The wall clock was set: the deadlines move with it (no sample now). */
+            NPD_LOG(d, INFO, "the clock was set: sampling re-aligned to the new time");
+            loop_set_timer(d);
+            return;
+        }
+        if (errno == EAGAIN)
+            return; /* nothing expired after all */
         NPD_LOG(d, WARNING, "timerfd: %s", strerror(errno));
+    }
     sampling_tick(d);
     report_hold_retry(d);
     registry_flush(d); /* at most one registry write per interval, whatever the requests */

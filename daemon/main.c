@@ -132,6 +132,7 @@ static int set_up(struct np_daemon *d)
         return 1;
     }
     sampling_pin_housekeeping(d);
+    sampling_set_fd_budget(d);
     sampling_load_topology(d);
     sampling_probe_perf(d);
     uncore_bw_start(d);

@@ -6,12 +6,14 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <hwloc.h>
 
 #include "auto_class.h"
 #include "command.h"
+#include "housekeeping.h"
 #include "jobs.h"
 #include "migration.h"
 #include "registry.h"
@@ -45,48 +47,82 @@ static void slurm_spec_cpus(const struct np_daemon *d, char *out, size_t size)
             sampling_spec_cpus_of(line, out, size); /* the last line that names one wins */
 }
 
-void sampling_pin_housekeeping(struct np_daemon *d)
+static void bitmap_from_mask(hwloc_bitmap_t set, const cpu_set_t *mask)
 {
-    char list[256] = "", running[256] = "";
-    const char *why;
-    hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    cpu_set_t mask;
+    hwloc_bitmap_zero(set);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, mask))
+            hwloc_bitmap_set(set, (unsigned)c);
+}
 
-    if (!set)
-        return;
+/* The housekeeping CPUs asked for into @p wanted (empty: none), and why. */
+static const char *wanted_cpus(const struct np_daemon *d, hwloc_bitmap_t wanted)
+{
+    char list[256] = "";
+    const char *why = NULL;
+
     if (strcmp(d->cfg.housekeeping_cpus, "auto") == 0) {
         slurm_spec_cpus(d, list, sizeof(list));
-        why = list[0] ? "Slurm's CpuSpecList for this node" : NULL;
+        why = "Slurm's CpuSpecList for this node";
     } else if (strcmp(d->cfg.housekeeping_cpus, "none") != 0) {
         snprintf(list, sizeof(list), "%s", d->cfg.housekeeping_cpus);
         why = "housekeeping_cpus";
-    } else {
-        why = NULL;
     }
-    if (list[0] && hwloc_bitmap_list_sscanf(set, list) == 0 && !hwloc_bitmap_iszero(set)) {
-        int cpu;
-        CPU_ZERO(&mask);
-        hwloc_bitmap_foreach_begin(cpu, set)
-        {
-            if (cpu < CPU_SETSIZE)
-                CPU_SET(cpu, &mask);
-        }
-        hwloc_bitmap_foreach_end();
-        if (sched_setaffinity(0, sizeof(mask), &mask) < 0)
-            NPD_LOG(d, WARNING, "cannot pin to housekeeping CPUs %s (%s): %s", list, why,
-                    strerror(errno));
-    } else {
-        why = NULL;
+    hwloc_bitmap_zero(wanted);
+    if (!list[0] || hwloc_bitmap_list_sscanf(wanted, list) < 0) {
+        hwloc_bitmap_zero(wanted);
+        return NULL;
     }
-    if (sched_getaffinity(0, sizeof(mask), &mask) == 0) {
-        hwloc_bitmap_zero(set);
-        for (int c = 0; c < CPU_SETSIZE; c++)
-            if (CPU_ISSET(c, &mask))
-                hwloc_bitmap_set(set, (unsigned)c);
-        hwloc_bitmap_list_snprintf(running, sizeof(running), set);
+    return hwloc_bitmap_iszero(wanted) ? NULL : why;
+}
+
+void sampling_pin_housekeeping(struct np_daemon *d)
+{
+    char running[256] = "", quiet_list[256] = "", nohz_list[256] = "", isol_list[256] = "";
+    hwloc_bitmap_t wanted = hwloc_bitmap_alloc(), nohz = hwloc_bitmap_alloc(),
+                   isolated = hwloc_bitmap_alloc(), quiet = hwloc_bitmap_alloc(),
+                   chosen = hwloc_bitmap_alloc();
+    const char *why;
+    cpu_set_t mask;
+    int cpu, rc;
+
+    if (!wanted || !nohz || !isolated || !quiet || !chosen || !d->started_cpus || !d->helper_cpus)
+        goto out;
+    if (hwloc_bitmap_iszero(d->started_cpus) && sched_getaffinity(0, sizeof(mask), &mask) == 0)
+        bitmap_from_mask(d->started_cpus, &mask); /* once: a reload starts from it again */
+    why = wanted_cpus(d, wanted);
+    if (housekeeping_quiet_cpus(d->cfg.proc_root, nohz, isolated) < 0)
+        NPD_LOG(d, WARNING, "cannot read the nohz_full or isolated CPU list under %s/sys",
+                d->cfg.proc_root);
+    hwloc_bitmap_or(quiet, nohz, isolated);
+    rc = housekeeping_choose(wanted, d->started_cpus, quiet, chosen);
+    CPU_ZERO(&mask);
+    hwloc_bitmap_foreach_begin(cpu, chosen)
+    {
+        if (cpu < CPU_SETSIZE)
+            CPU_SET(cpu, &mask);
     }
-    if (why)
+    hwloc_bitmap_foreach_end();
+    if (sched_setaffinity(0, sizeof(mask), &mask) < 0)
+        NPD_LOG(d, WARNING, "cannot pin to CPUs: %s", strerror(errno));
+    if (sched_getaffinity(0, sizeof(mask), &mask) == 0)
+        bitmap_from_mask(d->helper_cpus, &mask);
+    hwloc_bitmap_list_snprintf(running, sizeof(running), d->helper_cpus);
+    hwloc_bitmap_list_snprintf(quiet_list, sizeof(quiet_list), quiet);
+    hwloc_bitmap_list_snprintf(nohz_list, sizeof(nohz_list), nohz);
+    hwloc_bitmap_list_snprintf(isol_list, sizeof(isol_list), isolated);
+    if (!hwloc_bitmap_iszero(quiet))
+        NPD_LOG(d, INFO, "leaves out the kernel's quiet CPUs %s (nohz_full: %s; isolated: %s)",
+                quiet_list, nohz_list[0] ? nohz_list : "none", isol_list[0] ? isol_list : "none");
+    if (rc == 2)
+        NPD_LOG(d, WARNING, "every CPU it may use is nohz_full or isolated: runs on %s", running);
+    else if (why && rc == 0)
         NPD_LOG(d, INFO, "runs on housekeeping CPUs %s (%s)", running, why);
+    else if (why)
+        NPD_LOG(d, WARNING,
+                "the housekeeping CPUs (%s) are all nohz_full or isolated: runs on CPUs %s; it "
+                "may share CPUs with jobs",
+                why, running);
     else
         NPD_LOG(d, INFO,
                 "runs on CPUs %s: no housekeeping CPUs (housekeeping_cpus=%s%s); it may share "
@@ -94,7 +130,31 @@ void sampling_pin_housekeeping(struct np_daemon *d)
                 running, d->cfg.housekeeping_cpus,
                 strcmp(d->cfg.housekeeping_cpus, "auto") == 0 ? " and this node has no CpuSpecList"
                                                               : "");
-    hwloc_bitmap_free(set);
+out:
+    hwloc_bitmap_free(wanted);
+    hwloc_bitmap_free(nohz);
+    hwloc_bitmap_free(isolated);
+    hwloc_bitmap_free(quiet);
+    hwloc_bitmap_free(chosen);
+}
+
+void sampling_set_fd_budget(struct np_daemon *d)
+{
+    struct rlimit lim;
+
+    d->fd_budget.left = 0;
+    if (getrlimit(RLIMIT_NOFILE, &lim) < 0)
+        return;
+    /* The soft limit's default (1024) is for select(2); this process polls, so take the hard. */
+    if (lim.rlim_cur < lim.rlim_max) {
+        struct rlimit raised = {lim.rlim_max, lim.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+            lim = raised;
+    }
+    /* A quarter for kept /proc files; the rest for perf counters, clients and reports. */
+    d->fd_budget.left = lim.rlim_cur == RLIM_INFINITY ? 1L << 20 : (long)(lim.rlim_cur / 4);
+    NPD_LOG(d, INFO, "keeps up to %ld /proc files open between intervals (of %llu descriptors)",
+            d->fd_budget.left, (unsigned long long)lim.rlim_cur);
 }
 
 void sampling_load_topology(struct np_daemon *d)
@@ -191,6 +251,8 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
         final || (now - j->last_detail_mono) * 1000.0 >= cfg->detail_interval_ms - half;
     struct np_sample s;
 
+    if (!j->meta.helper_cpus[0])
+        job_note_helper_cpus(d, j); /* the first sample: the step's CPUs are known by now */
     np_sampler_sample(&j->sampler, now, node_counters_read ? &d->counters : NULL, pages_due,
                       detail_due, &s);
     if (s.have_pages)

@@ -15,6 +15,10 @@ void sampling_pin_housekeeping(struct np_daemon *d);
  *  line has none). */
 void sampling_spec_cpus_of(const char *node_line, char *out, size_t size);
 
+/** Raise the descriptor limit to its hard limit and give the samplers a quarter of it to keep
+ *  /proc files open between intervals (d->fd_budget). */
+void sampling_set_fd_budget(struct np_daemon *d);
+
 /** Which NUMA node each CPU belongs to (d->topology, d->cpu_node). Failure is logged: then
  *  bandwidth cannot be attributed to nodes. */
 void sampling_load_topology(struct np_daemon *d);

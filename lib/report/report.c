@@ -332,7 +332,7 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *
 {
     const struct np_sample *l = &js->last;
     char start[32], end[32];
-    json_t *rep, *pages, *cpu, *faults, *migr;
+    json_t *rep, *pages, *cpu, *faults, *migr, *helper;
 
     iso_time(meta->start_epoch, start, sizeof(start));
     iso_time(meta->end_epoch, end, sizeof(end));
@@ -416,9 +416,14 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *
                                         (json_int_t)js->balancing_pages_migrated, "faults",
                                         (json_int_t)js->balancing_faults, "source", SRC_BALANCING)
                             : missing(js->last.balancing_reason, SRC_BALANCING));
-    json_object_set_new(rep, "helper",
-                        json_pack("{s:f, s:s}", "cpu_time_s", js->helper_cpu_s, "source",
-                                  "numaplaced: CLOCK_THREAD_CPUTIME_ID around this job's work"));
+    helper = json_pack("{s:f, s:s}", "cpu_time_s", js->helper_cpu_s, "source",
+                       "numaplaced: CLOCK_THREAD_CPUTIME_ID around this job's work");
+    if (helper && meta->helper_cpus[0]) {
+        /* Where the helper's own noise can land on this step: its CPUs that are the step's. */
+        json_object_set_new(helper, "cpus", json_string(meta->helper_cpus));
+        json_object_set_new(helper, "shared_cpus", json_string(meta->shared_cpus));
+    }
+    json_object_set_new(rep, "helper", helper);
     return rep;
 }
 

@@ -21,6 +21,10 @@ json_t *np_trace_job_line(const struct np_job_meta *meta)
         json_object_set(obj, "tasks", meta->tasks);
     if (obj && meta->local_nodes)
         json_object_set_new(obj, "local_nodes", np_node_list_json(meta->local_nodes));
+    if (obj && meta->helper_cpus[0]) {
+        json_object_set_new(obj, "helper_cpus", json_string(meta->helper_cpus));
+        json_object_set_new(obj, "shared_cpus", json_string(meta->shared_cpus));
+    }
     return obj;
 }
 
@@ -135,6 +139,10 @@ int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *arg, str
                     copy_str(j->meta.sensitivity, sizeof(j->meta.sensitivity),
                              json_object_get(obj, "sensitivity"));
                     copy_str(j->meta.cpus, sizeof(j->meta.cpus), json_object_get(obj, "cpus"));
+                    copy_str(j->meta.helper_cpus, sizeof(j->meta.helper_cpus),
+                             json_object_get(obj, "helper_cpus"));
+                    copy_str(j->meta.shared_cpus, sizeof(j->meta.shared_cpus),
+                             json_object_get(obj, "shared_cpus"));
                     snprintf(j->meta.backends, sizeof(j->meta.backends), "replay of %s",
                              json_string_value(json_object_get(obj, "backends"))
                                  ? json_string_value(json_object_get(obj, "backends"))

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "numaplace/numa_maps.h"
+#include "numaplace/proc_cache.h"
 #include "numaplace/procfs.h"
 
 double np_monotonic_s(void)
@@ -92,8 +93,14 @@ int np_sampler_init(struct np_sampler *s, const char *root, unsigned perf_mask,
         s->cpus = NULL;
         return np_err_set(err, -EINVAL, "job CPU list \"%s\" is not a CPU list like 0-3,8", cpus);
     }
+    np_proc_cache_init(&s->cache, s->root, NULL);
     s->t0 = np_monotonic_s();
     return 0;
+}
+
+void np_sampler_set_fd_budget(struct np_sampler *s, struct np_fd_budget *budget)
+{
+    s->cache.budget = budget;
 }
 
 void np_sampler_fini(struct np_sampler *s)
@@ -112,6 +119,7 @@ void np_sampler_fini(struct np_sampler *s)
     s->ntasks = s->cap = 0;
     hwloc_bitmap_free(s->cpus);
     s->cpus = NULL;
+    np_proc_cache_fini(&s->cache);
 }
 
 int np_sampler_add_task(struct np_sampler *s, pid_t pid, struct np_err *err)
@@ -165,7 +173,14 @@ struct seen_process {
     pid_t pid;
     long threads;
     uint64_t starttime_ticks;
+    uint64_t minflt, majflt, rss_pages; /* whether its last numa_maps reading still holds */
 };
+
+static struct seen_process seen(const struct np_proc_stat *st, pid_t pid)
+{
+    return (struct seen_process){pid,        st->num_threads, st->starttime_ticks,
+                                 st->minflt, st->majflt,      st->rss_pages};
+}
 
 /* Pass 1, every interval: /proc/<pid>/stat only (one read), added into @p out. */
 static void add_stat(const struct np_proc_stat *st, struct np_sample *out)
@@ -204,18 +219,27 @@ static void add_detail(const struct np_sampler *s, const struct seen_process *p,
     }
 }
 
-/* Pass 3, when pages are due: numa_maps, which walks the page tables (the costly read). */
-static void add_pages(const struct np_sampler *s, pid_t pid, struct np_sample *out)
+/* Pass 3, when pages are due: numa_maps, which walks the page tables (the costly read), unless
+ * the process's last reading still holds (proc_cache.h). */
+static void add_pages(struct np_sampler *s, const struct seen_process *p,
+                      const struct np_pages_epoch *epoch, struct np_sample *out)
 {
+    struct np_proc_entry *e = np_proc_cache_find(&s->cache, p->pid);
     struct np_numa_usage usage;
     struct np_err err = {0};
+    int rc;
 
     if (!out->have_pages)
         return;
-    if (np_numa_maps_usage(s->root, pid, &usage, &err) == 0) {
+    if (e) {
+        const struct np_proc_stat st = {
+            .minflt = p->minflt, .majflt = p->majflt, .rss_pages = p->rss_pages};
+        rc = np_proc_cache_pages(&s->cache, e, &st, epoch, out->node_bytes, &err);
+    } else if ((rc = np_numa_maps_usage(s->root, p->pid, &usage, &err)) == 0) {
         for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++)
             out->node_bytes[n] += usage.anon_bytes[n] + usage.file_bytes[n];
-    } else if (err.code != -ESRCH) {
+    }
+    if (rc < 0 && err.code != -ESRCH) {
         out->have_pages = false;
         snprintf(out->pages_reason, sizeof(out->pages_reason), "%.*s",
                  (int)sizeof(out->pages_reason) - 1, err.msg);
@@ -268,6 +292,7 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
     const bool balancing = nc && nc->balancing;
     unsigned head = 0, tail = 0;
     bool cut = false, read_pages;
+    struct np_pages_epoch epoch = {0};
 
     np_sample_init(out);
     out->t = now - s->t0;
@@ -279,26 +304,33 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
 
     /* Pass 1: the tasks (checked against their start time: a reused pid is not ours), then
      * their descendants, breadth first; each process has one parent, so none is seen twice. */
+    np_proc_cache_begin(&s->cache);
     for (unsigned i = 0; i < s->ntasks; i++) {
         struct np_sampler_task *t = &s->tasks[i];
         struct np_proc_stat st;
+        struct np_proc_entry *e;
 
         if (t->gone)
             continue;
-        if (np_proc_stat_read(s->root, t->pid, &st, NULL) < 0 ||
-            st.starttime_ticks != t->starttime_ticks || st.state == 'Z') {
+        e = np_proc_cache_stat(&s->cache, t->pid, &st, NULL);
+        if (!e || st.starttime_ticks != t->starttime_ticks || st.state == 'Z') {
             t->gone = true; /* exited, or its pid now belongs to someone else */
+            if (e)
+                e->seen = false; /* not ours: its files are closed at the sweep */
             continue;
         }
         add_stat(&st, out);
         t->last_node = node_of_cpu(s, st.processor);
         if (tail < NP_SAMPLER_MAX_PROCESSES)
-            procs[tail++] = (struct seen_process){t->pid, st.num_threads, st.starttime_ticks};
+            procs[tail++] = seen(&st, t->pid);
     }
     while (head < tail) {
         pid_t children[256];
         const struct seen_process parent = procs[head++];
-        int n = np_proc_children(s->root, parent.pid, parent.threads, children, 256, NULL);
+        struct np_proc_entry *e = np_proc_cache_find(&s->cache, parent.pid);
+        const int n =
+            e ? np_proc_cache_children(&s->cache, e, parent.threads, children, 256, NULL)
+              : np_proc_children(s->root, parent.pid, parent.threads, children, 256, NULL);
 
         for (int c = 0; c < n && c < 256; c++) {
             struct np_proc_stat st;
@@ -306,10 +338,9 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
                 cut = true;
                 break;
             }
-            if (np_proc_stat_read(s->root, children[c], &st, NULL) == 0) {
+            if (np_proc_cache_stat(&s->cache, children[c], &st, NULL)) {
                 add_stat(&st, out);
-                procs[tail++] =
-                    (struct seen_process){children[c], st.num_threads, st.starttime_ticks};
+                procs[tail++] = seen(&st, children[c]);
             }
         }
     }
@@ -347,12 +378,15 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
     if (!balancing)
         snprintf(out->balancing_reason, sizeof(out->balancing_reason), "%s",
                  nc ? nc->balancing_reason : "node counters not read");
+    if (read_pages)
+        np_pages_epoch_read(s->root, &epoch);
     for (unsigned i = 0; i < tail; i++) {
         if (detail_due)
             add_detail(s, &procs[i], balancing, out);
         if (read_pages)
-            add_pages(s, procs[i].pid, out);
+            add_pages(s, &procs[i], &epoch, out);
     }
+    np_proc_cache_sweep(&s->cache);
     if (read_pages && out->have_pages) {
         s->pages_read = true;
         s->rss_at_pages = out->rss_bytes;

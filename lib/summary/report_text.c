@@ -175,7 +175,14 @@ int np_report_print(FILE *out, json_t *r)
         fprintf(out, "  %-22s %lld pages migrated, %lld NUMA faults\n", "kernel NUMA balancing",
                 (long long)json_integer_value(json_object_get(fig, "pages_migrated")),
                 (long long)json_integer_value(json_object_get(fig, "faults")));
+    fig = json_object_get(r, "helper");
     fprintf(out, "  %-22s %.4f s CPU\n", "helper cost",
-            json_number_value(json_object_get(json_object_get(r, "helper"), "cpu_time_s")));
+            json_number_value(json_object_get(fig, "cpu_time_s")));
+    if ((why = json_string_value(json_object_get(fig, "shared_cpus"))) && *why)
+        fprintf(out, "  %-22s shared with this step: CPUs %s (the helper runs on %s)\n",
+                "helper CPUs", why, json_string_value(json_object_get(fig, "cpus")));
+    else if (why)
+        fprintf(out, "  %-22s %s, none of this step's\n", "helper CPUs",
+                json_string_value(json_object_get(fig, "cpus")));
     return ferror(out) ? -EIO : 0;
 }

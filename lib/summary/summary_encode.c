@@ -20,6 +20,7 @@ static void step_free(struct np_sum_step *st)
     free(st->end);
     free(st->job_class);
     free(st->class_source);
+    free(st->helper_shared_cpus);
     free(st->counters_unavailable);
     np_map_free(&st->applied);
     free(st->local_nodes);
@@ -199,6 +200,9 @@ static json_t *step_json(const struct np_sum_step *st)
             break;
         case NP_STEP_COUNTERS_UNAVAILABLE:
             v = str_or_null(st->counters_unavailable);
+            break;
+        case NP_STEP_HELPER_SHARED_CPUS:
+            v = str_or_null(st->helper_shared_cpus);
             break;
         }
         if (!put(o, np_sumk_step[m], v)) {

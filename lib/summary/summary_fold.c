@@ -415,6 +415,10 @@ static int new_step(struct np_sum_node *node, const struct np_report *r, const c
         st->class_source = np_strdup_or_null(r->class_source, &ok);
         np_keys_set(&st->keys, NP_STEP_CLASS_SOURCE);
     }
+    if (r->helper_shared_cpus) {
+        st->helper_shared_cpus = np_strdup_or_null(r->helper_shared_cpus, &ok);
+        np_keys_set(&st->keys, NP_STEP_HELPER_SHARED_CPUS);
+    }
     ok = ok && step_counters(st, r);
     np_keys_set(&node->keys, NP_NODE_STEPS);
     return ok ? 0 : -ENOMEM;

@@ -38,6 +38,7 @@ const char *const np_sumk_step[NP_STEP_NMEMBERS] = {
     "llc_mpki",
     "bandwidth_bytes_per_s",
     "counters_unavailable",
+    "helper_shared_cpus",
 };
 const char *const np_sumk_migr[NP_MIGR_NMEMBERS] = {
     "in_bytes", "out_bytes",    "requests", "dry_run_requests",
@@ -146,7 +147,7 @@ static int decode_step(const json_t *j, struct np_sum_step *st, const char *what
                        struct np_err *err)
 {
     const char *step = NULL, *policy = NULL, *sens = NULL, *cpus = NULL, *start = NULL, *end = NULL;
-    const char *cls = NULL, *cls_source = NULL, *why = NULL;
+    const char *cls = NULL, *cls_source = NULL, *why = NULL, *shared = NULL;
     json_t *applied = NULL, *local = NULL;
     json_error_t jerr;
     int complete = 0, rc;
@@ -157,15 +158,16 @@ static int decode_step(const json_t *j, struct np_sum_step *st, const char *what
     if (json_unpack_ex(
             (json_t *)j, &jerr, JSON_STRICT,
             "{s?s, s?s, s?o, s?s, s?s, s?b, s?F, s?o, s?s, s?s, s?s, s?s, s?F, s?F, s?F, "
-            "s?s}",
+            "s?s, s?s}",
             "step", &step, "policy", &policy, "applied", &applied, "sensitivity", &sens, "cpus",
             &cpus, "complete", &complete, "duration_s", &st->duration_s, "local_nodes", &local,
             "start", &start, "end", &end, "class", &cls, "class_source", &cls_source, "cpi",
             &st->cpi, "llc_mpki", &st->llc_mpki, "bandwidth_bytes_per_s",
-            &st->bandwidth_bytes_per_s, "counters_unavailable", &why) != 0)
+            &st->bandwidth_bytes_per_s, "counters_unavailable", &why, "helper_shared_cpus",
+            &shared) != 0)
         return BAD(what);
     if (!dup_into(&st->job_class, cls) || !dup_into(&st->class_source, cls_source) ||
-        !dup_into(&st->counters_unavailable, why))
+        !dup_into(&st->counters_unavailable, why) || !dup_into(&st->helper_shared_cpus, shared))
         return OOM(what);
     st->complete = complete;
     if (!dup_into(&st->step, step) || !dup_into(&st->policy, policy) ||

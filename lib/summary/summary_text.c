@@ -107,10 +107,13 @@ static void print_local_share(FILE *out, const char *name, int width, const stru
                 break;
             o += (size_t)w;
         }
-        fprintf(out, "%s %s (requested %s, applied %s, %.0f s%s)", i ? ";" : ":",
+        fprintf(out, "%s %s (requested %s, applied %s, %.0f s%s%s%s)", i ? ";" : ":",
                 e->step ? e->step : "?", e->policy ? e->policy : "?",
                 applied[0] ? applied : "no tasks", e->duration_s,
-                np_keys_has(&e->keys, NP_STEP_COMPLETE) && !e->complete ? ", incomplete" : "");
+                np_keys_has(&e->keys, NP_STEP_COMPLETE) && !e->complete ? ", incomplete" : "",
+                e->helper_shared_cpus && *e->helper_shared_cpus ? ", shared CPUs with the helper: "
+                                                                : "",
+                e->helper_shared_cpus && *e->helper_shared_cpus ? e->helper_shared_cpus : "");
     }
     fputc('\n', out);
 }

@@ -62,8 +62,13 @@ static void write_proc(const struct fake_proc *p)
 
 static void remove_proc(pid_t pid)
 {
-    char cmd[256];
+    char cmd[256], path[256];
 
+    /* As in /proc, a file of an exited process kept open reads nothing more. */
+    snprintf(path, sizeof(path), "%s/proc/%d/stat", root, (int)pid);
+    ck_assert_int_eq(truncate(path, 0), 0);
+    snprintf(path, sizeof(path), "%s/proc/%d/task/%d/children", root, (int)pid, (int)pid);
+    ck_assert_int_eq(truncate(path, 0), 0);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s/proc/%d'", root, (int)pid);
     ck_assert_int_eq(system(cmd), 0);
 }
@@ -100,14 +105,25 @@ static void teardown(void)
     ck_assert_int_eq(system(cmd), 0);
 }
 
-static void start(struct np_sampler *s)
+static struct np_fd_budget budget;
+
+/* @p keep_open: the sampler keeps its /proc files open between samples (the daemon's way). */
+static void start_with(struct np_sampler *s, bool keep_open)
 {
     struct np_err err = {0};
 
     ck_assert_int_eq(
         np_sampler_init(s, root, 0, "perf backend turned off (backends=proc)", NULL, 0, "0", &err),
         0);
+    budget.left = 100;
+    if (keep_open)
+        np_sampler_set_fd_budget(s, &budget);
     ck_assert_int_eq(np_sampler_add_task(s, parent.pid, &err), 0);
+}
+
+static void start(struct np_sampler *s)
+{
+    start_with(s, false);
 }
 
 /* What changes between the first sample and the second, and what the second must show. */
@@ -124,14 +140,17 @@ static const struct {
     {"the parent's pid is reused", 0, true, 0, 0, 0},
 };
 
+/* Each case twice: files read afresh each time (_i even) and kept open (_i odd). */
 START_TEST(test_job_over_time)
 {
     const uint64_t page = 4096;
+    const bool keep_open = _i % 2 == 1;
     struct np_sampler s;
     struct np_sample first, second;
     const double tick = (double)sysconf(_SC_CLK_TCK);
 
-    start(&s);
+    _i /= 2;
+    start_with(&s, keep_open);
     ck_assert_int_eq(np_sampler_sample(&s, np_monotonic_s(), NULL, true, true, &first), 2);
     ck_assert(first.have_proc && first.have_pages);
     ck_assert_double_eq_tol(first.utime_s, (250.0 + 100.0) / tick, 1e-9);
@@ -156,6 +175,80 @@ START_TEST(test_job_over_time)
         ck_assert_uint_eq(second.node_bytes[0], cases[_i].node0_pages * page);
         ck_assert_uint_eq(second.node_bytes[1], cases[_i].node1_pages * page);
     }
+    if (keep_open) /* the live processes' stat and children files */
+        ck_assert_int_eq(budget.left, 100 - 2 * cases[_i].processes);
+    np_sampler_fini(&s);
+    ck_assert_int_eq(budget.left, 100); /* every kept descriptor given back */
+}
+END_TEST
+
+/* What the pages of the second sample are after one change (the first read 6 and 9 pages). */
+static const struct {
+    const char *name;
+    bool vmstat;      /* /proc/vmstat exists (else no reading is ever reused) */
+    const char *bump; /* "" none, "minflt" the parent faulted, "migrated" pages moved */
+    uint64_t node0_pages;
+} reuse_cases[] = {
+    {"nothing moved: the reading holds", true, "", 6},
+    {"the parent faulted", true, "minflt", 8},
+    {"pages migrated on the node", true, "migrated", 8},
+    {"no /proc/vmstat: read again", false, "", 8},
+};
+
+static void write_vmstat(unsigned migrated)
+{
+    char path[128], text[256];
+
+    snprintf(path, sizeof(path), "%s/proc/vmstat", root);
+    snprintf(text, sizeof(text),
+             "nr_free_pages 1000\npgmigrate_success %u\npgmigrate_fail 3\n"
+             "thp_collapse_alloc 2\n",
+             migrated);
+    write_file(path, text);
+}
+
+START_TEST(test_pages_reused_while_nothing_moved)
+{
+    const uint64_t page = 4096;
+    struct np_sampler s;
+    struct np_sample first, second;
+    struct fake_proc changed = parent;
+    char path[128];
+
+    if (reuse_cases[_i].vmstat)
+        write_vmstat(5);
+    start_with(&s, true);
+    ck_assert_int_eq(np_sampler_sample(&s, np_monotonic_s(), NULL, true, false, &first), 2);
+    ck_assert_uint_eq(first.node_bytes[0], 6 * page);
+    /* The parent's pages now say 8 on node 0; what else changed decides whether it is read. */
+    changed.numa_maps = "7f0000000000 default anon=12 dirty=12 N0=8 N1=4 kernelpagesize_kB=4\n";
+    snprintf(path, sizeof(path), "%s/proc/%d/numa_maps", root, (int)parent.pid);
+    write_file(path, changed.numa_maps);
+    if (strcmp(reuse_cases[_i].bump, "minflt") == 0) {
+        /* minflt 100 -> 101, all else the same */
+        snprintf(path, sizeof(path), "%s/proc/%d/stat", root, (int)parent.pid);
+        {
+            FILE *f = fopen(path, "w");
+            ck_assert_ptr_nonnull(f);
+            fprintf(f,
+                    "%d (job) S 1 %d %d 0 -1 4194560 101 0 2 0 250 50 0 0 20 0 1 0 %llu "
+                    "10000000 50 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 "
+                    "0\n",
+                    (int)parent.pid, (int)parent.pid, (int)parent.pid, parent.start);
+            fclose(f);
+        }
+    } else if (strcmp(reuse_cases[_i].bump, "migrated") == 0) {
+        write_vmstat(6);
+    }
+    ck_assert_int_eq(np_sampler_sample(&s, np_monotonic_s() + 1, NULL, true, false, &second), 2);
+    ck_assert_msg(second.have_pages, "%s", reuse_cases[_i].name);
+    ck_assert_uint_eq(second.node_bytes[0], reuse_cases[_i].node0_pages * page);
+    ck_assert_uint_eq(second.node_bytes[1], 9 * page);
+    /* However still, a reading is walked again after NP_PROC_CACHE_MAX_REUSE uses. */
+    for (int k = 1; k <= NP_PROC_CACHE_MAX_REUSE; k++)
+        ck_assert_int_eq(
+            np_sampler_sample(&s, np_monotonic_s() + 1 + k, NULL, true, false, &second), 2);
+    ck_assert_uint_eq(second.node_bytes[0], 8 * page);
     np_sampler_fini(&s);
 }
 END_TEST
@@ -199,7 +292,9 @@ int main(void)
     int failed;
 
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_loop_test(tc, test_job_over_time, 0, (int)(sizeof(cases) / sizeof(cases[0])));
+    tcase_add_loop_test(tc, test_job_over_time, 0, 2 * (int)(sizeof(cases) / sizeof(cases[0])));
+    tcase_add_loop_test(tc, test_pages_reused_while_nothing_moved, 0,
+                        (int)(sizeof(reuse_cases) / sizeof(reuse_cases[0])));
     tcase_add_test(tc, test_perf_off_says_why);
     tcase_add_test(tc, test_add_task_refusals);
     suite_add_tcase(suite, tc);

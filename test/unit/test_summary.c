@@ -775,6 +775,52 @@ static const char *const print_expected[] = {
     "Skipped: node node4 step 0: report schema numaplace.report/2",
 };
 
+/* A step whose CPUs were the helper's too says so in the summary and its text (issue 16). */
+static const struct {
+    const char *shared; /* the report's helper.shared_cpus, NULL: none written (older helper) */
+    const char *text;   /* in the summary's text, or NULL: no such note */
+} shared_cases[] = {
+    {"1", "shared CPUs with the helper: 1)"},
+    {"", NULL},
+    {NULL, NULL},
+};
+
+START_TEST(test_helper_shared_cpus)
+{
+    json_t *s = np_summary_new(100), *r = load("job100.0.node1.json"), *again, *step;
+    char *first, *second, *text;
+
+    if (shared_cases[_i].shared)
+        json_object_set_new(json_object_get(r, "helper"), "shared_cpus",
+                            json_string(shared_cases[_i].shared));
+    ck_assert_int_eq(np_summary_add_report(s, r, NULL), 0);
+    step = json_array_get(
+        json_object_get(json_object_get(json_object_get(s, "nodes"), "node1"), "steps"), 0);
+    if (shared_cases[_i].shared)
+        ck_assert_str_eq(json_string_value(json_object_get(step, "helper_shared_cpus")),
+                         shared_cases[_i].shared);
+    else
+        ck_assert_ptr_null(json_object_get(step, "helper_shared_cpus"));
+    /* stored and read back byte for byte */
+    first = json_dumps(s, JSON_COMPACT);
+    again = json_loads(first, 0, NULL);
+    ck_assert_int_eq(np_summary_check(again, NULL), 0);
+    second = json_dumps(again, JSON_COMPACT);
+    ck_assert_str_eq(first, second);
+    text = print_to_string(again);
+    if (shared_cases[_i].text)
+        ck_assert_msg(strstr(text, shared_cases[_i].text) != NULL, "%s", text);
+    else
+        ck_assert_ptr_null(strstr(text, "with the helper"));
+    free(text);
+    free(first);
+    free(second);
+    json_decref(again);
+    json_decref(r);
+    json_decref(s);
+}
+END_TEST
+
 START_TEST(test_print)
 {
     json_t *s = fixture_summary(1);
@@ -978,6 +1024,8 @@ int main(void)
     tcase_add_test(tc, test_fit_small_keeps_everything);
     tcase_add_test(tc, test_fit_too_small);
     tcase_add_test(tc, test_print);
+    tcase_add_loop_test(tc, test_helper_shared_cpus, 0,
+                        sizeof(shared_cases) / sizeof(shared_cases[0]));
     tcase_add_loop_test(tc, test_plot, 0, sizeof(plot_cases) / sizeof(plot_cases[0]));
     tcase_add_test(tc, test_plot_without_timeline);
     tcase_add_test(tc, test_not_a_summary);

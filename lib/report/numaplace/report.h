@@ -39,10 +39,12 @@ struct np_job_meta {
     char job_class[8];   /**< the helper's priority class, "high" or "low" ("" = unknown) */
     /** what decided the class: "label", "default", "admin", "auto: ..." ("" = not said) */
     char class_source[192];
-    char cpus[256];       /**< the step's CPUs on this node */
-    char backends[64];    /**< "perf,proc", "replay", ... */
-    uint64_t local_nodes; /**< bit n: the step's CPUs are on NUMA node n (0 = unknown) */
-    json_t *tasks;        /**< borrowed, may be NULL: [{task, pid, policy, mode, nodes, cpus}] */
+    char cpus[256];        /**< the step's CPUs on this node */
+    char helper_cpus[256]; /**< the CPUs numaplaced may run on ("" = not known) */
+    char shared_cpus[256]; /**< the step's CPUs numaplaced may also run on ("" = none) */
+    char backends[64];     /**< "perf,proc", "replay", ... */
+    uint64_t local_nodes;  /**< bit n: the step's CPUs are on NUMA node n (0 = unknown) */
+    json_t *tasks;         /**< borrowed, may be NULL: [{task, pid, policy, mode, nodes, cpus}] */
 };
 
 /** Points a report's timeline keeps at most: older points are thinned, never the span. */

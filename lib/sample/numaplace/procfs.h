@@ -40,6 +40,22 @@ NP_API int np_proc_stat_parse(const char *line, struct np_proc_stat *out, struct
 NP_API int np_proc_stat_read(const char *root, pid_t pid, struct np_proc_stat *out,
                              struct np_err *err);
 
+/**
+ * Open /proc/<pid>/stat under @p root to keep (O_CLOEXEC), its path written to @p path.
+ * @return the new descriptor (the caller closes it), -ESRCH, or -errno with @p err
+ */
+NP_API int np_proc_stat_open(const char *root, pid_t pid, char *path, size_t size,
+                             struct np_err *err);
+
+/**
+ * Read a stat file opened by np_proc_stat_open, from offset 0 (pread: a kept descriptor shows
+ * the figures of now). A descriptor kept past its process's exit reads -ESRCH, never another
+ * process that got the pid. @p pid and @p path only name it in messages.
+ * @return 0, -ESRCH, -EINVAL (empty or malformed), -errno with @p err
+ */
+NP_API int np_proc_stat_read_fd(int fd, pid_t pid, const char *path, struct np_proc_stat *out,
+                                struct np_err *err);
+
 /** From /proc/<pid>/status: the fields the helper needs. Missing fields stay 0 / "". */
 struct np_proc_status {
     pid_t tgid, ppid;
@@ -88,6 +104,13 @@ NP_API int np_proc_cpu_busy(const char *root, uint64_t *busy_ticks, unsigned max
  */
 NP_API int np_proc_children(const char *root, pid_t pid, long threads, pid_t *out, unsigned max,
                             struct np_err *err);
+
+/**
+ * The pids listed in one open task/<tid>/children file, read from offset 0 (pread), stored
+ * from out[*found] up to @p max; *found counts them all (more than @p max when cut).
+ * @return 0 or -errno
+ */
+NP_API int np_proc_children_read_fd(int fd, pid_t *out, unsigned max, unsigned *found);
 
 /**
  * Voluntary and involuntary context switches of every thread of @p pid, summed

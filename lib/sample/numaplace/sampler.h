@@ -19,6 +19,7 @@
 
 #include "numaplace/common.h"
 #include "numaplace/perf.h"
+#include "numaplace/proc_cache.h"
 #include "numaplace/sample.h"
 
 #ifdef __cplusplus
@@ -67,7 +68,8 @@ struct np_sampler {
     pid_t *pids;          /**< owned: the processes the last sample found (for migration) */
     uint64_t *starttimes; /**< owned: their start times (clock ticks), to tell a reused pid */
     unsigned npids;
-    uint64_t rss_at_pages; /**< the job's RSS when numa_maps was last read */
+    uint64_t rss_at_pages;      /**< the job's RSS when numa_maps was last read */
+    struct np_proc_cache cache; /**< owned: kept descriptors and readings (proc_cache.h) */
 };
 
 /**
@@ -81,6 +83,13 @@ struct np_sampler {
 NP_API int np_sampler_init(struct np_sampler *s, const char *root, unsigned perf_mask,
                            const char *perf_off_reason, const int *cpu_node, unsigned ncpu_node,
                            const char *cpus, struct np_err *err);
+
+/**
+ * Let the sampler keep its processes' /proc files open between intervals, taking descriptors
+ * from @p budget (borrowed, shared by every sampler; NULL: none kept, the default). Samples are
+ * the same either way; only their cost differs.
+ */
+NP_API void np_sampler_set_fd_budget(struct np_sampler *s, struct np_fd_budget *budget);
 
 /** Free everything (closes perf counters); accepts NULL. */
 NP_API void np_sampler_fini(struct np_sampler *s);

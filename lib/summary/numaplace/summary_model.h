@@ -87,6 +87,8 @@ enum np_sum_step_member {
     NP_STEP_LLC_MPKI,             /**< perf_counts LLC load + store misses per 1000 instructions */
     NP_STEP_BANDWIDTH,            /**< the report's bandwidth.mean_bytes_per_s */
     NP_STEP_COUNTERS_UNAVAILABLE, /**< why cpi or llc_mpki is missing */
+    /* since issue 16 (optional) */
+    NP_STEP_HELPER_SHARED_CPUS, /**< the report's helper.shared_cpus ("" none) */
     NP_STEP_NMEMBERS
 };
 
@@ -95,6 +97,7 @@ struct np_sum_step {
     struct np_keys keys;
     char *step, *policy, *sensitivity, *cpus, *start, *end;
     char *job_class, *class_source, *counters_unavailable;
+    char *helper_shared_cpus; /**< NULL when the report did not say */
     double cpi, llc_mpki, bandwidth_bytes_per_s;
     struct np_map applied; /**< policy -> tasks */
     bool complete;
