@@ -13,6 +13,7 @@
 #include "accounting.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,6 +47,20 @@ static char *cluster_name(void)
     return name;
 }
 
+/* libslurm set up once per process and never torn down: Slurm 24.11 crashes (SIGSEGV) in a
+ * slurmdb_connection_get() after slurm_fini() and slurm_init() again, and a process writes more
+ * than once (a store whose part another node's write dropped writes again; `store --pending`
+ * writes one job after another). 22.05 did not mind. */
+static void slurm_init_once(void)
+{
+    static bool done;
+
+    if (!done) {
+        slurm_init(NULL);
+        done = true;
+    }
+}
+
 int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *err)
 {
     slurmdb_job_cond_t cond;
@@ -56,10 +71,9 @@ int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *er
     void *db;
     int rc = 0;
 
-    slurm_init(NULL);
+    slurm_init_once();
     cluster = cluster_name();
     if (!cluster) {
-        slurm_fini();
         return np_err_set(err, -ENOENT,
                           "cannot tell the job's cluster (no SLURM_CLUSTER_NAME, and slurmctld's "
                           "configuration did not say)");
@@ -68,7 +82,6 @@ int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *er
     if (!db) {
         rc = np_err_set(err, -EIO, "no connection to slurmdbd: %s", slurm_strerror(errno));
         free(cluster);
-        slurm_fini();
         return rc;
     }
     /* As sacctmgr's "modify job where jobid=N": that one job, no default time window. */
@@ -114,6 +127,5 @@ int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *er
     slurm_list_destroy(cond.step_list);
     slurm_list_destroy(cond.cluster_list);
     free(cluster);
-    slurm_fini();
     return rc;
 }

@@ -16,6 +16,8 @@
 #   np_node_idle                          true when the node is idle
 #   np_wait_for SECONDS CMD...            poll CMD until it succeeds, at most SECONDS
 #   np_slurm_version                      the running Slurm's release as a number (2205, 2411)
+#   np_host_resolves                      die unless this machine's name resolves (np_cluster_start
+#                                         checks it first: Slurm looks it up at each job's end)
 # Opt-ins, read by np_cluster_start (see README.md):
 #   NP_ACCOUNTING=1                       also a private MariaDB and slurmdbd; the cluster, an
 #                                         account and associations for NP_ACCOUNTING_USERS

@@ -2,8 +2,9 @@
 # The harness itself (lib.sh) on a real local Slurm: the cluster starts, srun and sbatch run,
 # Slurm binds tasks to distinct CPUs, an unprivileged user can submit, plugstack.conf is re-read
 # at every step (srun and slurmstepd), slurmstepd's lines land in slurmd.log, two clusters run
-# side by side, slurmd restarts, the case framework counts, a missing program is a loud error,
-# and nothing is left running after a stop, a failed script or SIGTERM.
+# side by side, slurmd restarts, the case framework counts, a missing program or a machine name
+# that does not resolve is a loud error, and nothing is left running after a stop, a failed script
+# or SIGTERM.
 # A subshell starts the second cluster with its own np_dir on purpose:
 # shellcheck disable=SC2030,SC2031
 set -u
@@ -177,6 +178,17 @@ case_missing() {
   np_expect_no_match "^reached$"
 }
 np_case "a missing program is a loud error, not a skip" case_missing
+
+case_unresolvable_host() {
+  # The machine's name as a UTS namespace of its own sets it: a name no resolver knows.
+  np_run unshare --uts /bin/bash -c "hostname np-unresolvable.invalid && source '$lib' &&
+    np_cluster_start && echo reached"
+  np_expect_rc 1
+  np_expect_match "^!!!! numaplace test harness: this machine's name 'np-unresolvable.invalid' does not resolve"
+  np_expect_no_match "^reached$"
+  np_expect_no_match "test cluster up"
+}
+np_case "a machine name that does not resolve is a loud error before any daemon starts" case_unresolvable_host
 
 # child_cluster MODE: a script that starts a cluster in $out_dir/MODE, then exits 3 (fail) or
 # waits for SIGTERM (term). The EXIT trap must stop everything either way.

@@ -23,6 +23,7 @@ np_cluster_start() {
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || np_die "NP_NODES=$n is not a positive number"
   [ "$np_accounting" = 0 ] || np_require mariadbd mariadb-install-db mariadb slurmdbd sacctmgr sacct
   [ "$n" = 1 ] || np_require unshare nsenter mountpoint
+  np_host_resolves
   if [ -n "${NUMAPLACE_CLUSTER_DIR:-}" ]; then
     np_dir=$NUMAPLACE_CLUSTER_DIR
     [ -e "$np_dir" ] && [ -n "$(ls -A "$np_dir")" ] && np_die "NUMAPLACE_CLUSTER_DIR=$np_dir is not empty"
@@ -147,6 +148,19 @@ CONF
   np_slurmd_start
   echo "numaplace test cluster up in $np_dir (slurmctld :$ctld_port, ${#np_nodes[@]} slurmd (:$slurmd_port)$(
     [ "$np_accounting" = 0 ] || echo ", slurmdbd :$dbd_port, mariadb :$db_port"))"
+}
+
+# This machine's name must resolve (/etc/hosts): srun sends it as its host and munged signs with
+# it. Found in a bare Debian 13 root, where DNS answered it with EAI_AGAIN: at a job's end
+# slurmctld 24.11 spent 10 s on Debian's retries of that lookup, a step's completion message timed
+# out meanwhile (MessageTimeout, 10 s), slurmstepd resent it 60 s later, and the node stayed
+# COMPLETING for that minute: the next job on it waited (the accounting suites hung, 2 runs in 3).
+np_host_resolves() {
+  local name
+  name=$(hostname)
+  timeout 5 getent hosts "$name" >/dev/null ||
+    np_die "this machine's name '$name' does not resolve (getent hosts, 5 s): list it in" \
+      "/etc/hosts; Slurm looks it up at each job's end, and a node then stays COMPLETING now and then"
 }
 
 # NP_NUMAPLACE_EPILOG=1: Epilog= is numaplace's own epilog (etc/numaplace-epilog), through a
