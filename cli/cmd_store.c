@@ -37,14 +37,9 @@ static int store_durably(uint32_t job_id, const char *spool, const json_t *part,
     char line[256];
 
     dirfd = store_pending_open(spool, true, &perr);
-    /* A part of this job already waiting and being stored (`store --pending`): left to it. */
-    if (dirfd >= 0 && (fd = store_pending_take(dirfd, job_id, &perr)) >= 0)
-        store_pending_release(dirfd, job_id, fd, false);
-    if (dirfd >= 0 && fd != -EBUSY && store_pending_save(dirfd, job_id, part, log, &perr) == 0)
-        fd = store_pending_take(dirfd, job_id, &perr);
-    else if (fd != -EBUSY)
-        fd = -1;
-    if (fd == -EBUSY) { /* `store --pending` took it meanwhile: it stores it */
+    if (dirfd >= 0)
+        fd = store_pending_hold(dirfd, job_id, part, log, &perr);
+    if (fd == -EBUSY) { /* `store --pending` took this very part meanwhile: it stores it */
         close(dirfd);
         np_logf(log, NP_LOG_INFO, "job %" PRIu32 ": %s", job_id, perr.msg);
         return 0;

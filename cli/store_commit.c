@@ -372,6 +372,7 @@ int store_pending_pass(const char *spool, uint32_t except, int max_jobs, const s
             np_logf(log, NP_LOG_WARNING, "parts waiting for accounting: %s", err.msg);
         return dirfd == -ENOENT ? 0 : dirfd;
     }
+    store_pending_sweep(dirfd, log);
     n = store_pending_list(dirfd, jobs, STORE_PENDING_MAX_FILES, &err);
     for (int i = 0, tried = 0; i < n; i++) {
         int rc;

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "np_test.h"
@@ -172,6 +175,92 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* A store killed mid-write leaves ".JOB.json.PID.tmp" (issue 12 #1b): swept once its writer is
+ * gone and it is a minute old; a live writer's, or a fresh one, stays. */
+START_TEST(test_sweep_temporaries)
+{
+    static const struct {
+        const char *pid; /* "dead": a process that ran and ended; "live": this test's parent */
+        long age_s;
+        bool swept;
+    } temps[] = {{"dead", 3600, true}, {"dead", 0, false}, {"live", 3600, false}};
+    struct np_err err = {0};
+    char path[200], live[16], dead[16];
+    struct timespec times[2] = {{0}, {0}};
+    json_t *part = part_of(3);
+    struct stat st;
+    pid_t child;
+    int dirfd;
+
+    make_spool();
+    dirfd = store_pending_open(spool, true, &err);
+    ck_assert_int_ge(dirfd, 0);
+    ck_assert_int_eq(store_pending_save(dirfd, 3, part, NULL, &err), 0);
+    child = fork();
+    if (child == 0)
+        _exit(0);
+    ck_assert_int_eq(waitpid(child, NULL, 0), child);
+    snprintf(dead, sizeof(dead), "%d", (int)child);
+    snprintf(live, sizeof(live), "%d", (int)getppid());
+    for (int i = 0; i < N(temps); i++) {
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/pending/.%d.json.%s.tmp", spool, 10 + i,
+                 strcmp(temps[i].pid, "dead") == 0 ? dead : live);
+        f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("{\"half", f);
+        fclose(f);
+        times[0].tv_sec = times[1].tv_sec = time(NULL) - temps[i].age_s;
+        ck_assert_int_eq(utimensat(AT_FDCWD, path, times, 0), 0);
+    }
+    ck_assert_int_eq(store_pending_sweep(dirfd, NULL), 1);
+    for (int i = 0; i < N(temps); i++) {
+        snprintf(path, sizeof(path), "%s/pending/.%d.json.%s.tmp", spool, 10 + i,
+                 strcmp(temps[i].pid, "dead") == 0 ? dead : live);
+        ck_assert_msg((stat(path, &st) < 0) == temps[i].swept, "%s: swept %d", path,
+                      temps[i].swept);
+    }
+    snprintf(path, sizeof(path), "%s/pending/3.json", spool);
+    ck_assert_int_eq(stat(path, &st), 0); /* parts are not temporaries */
+    close(dirfd);
+    json_decref(part);
+    remove_spool();
+}
+END_TEST
+
+/* A second store of a job while another process holds an older part of it (issue 12 #1a): the
+ * newer part is saved and taken, never dropped; the holder's release leaves it. */
+START_TEST(test_hold_while_older_held)
+{
+    struct np_err err = {0};
+    struct stat st;
+    char path[128];
+    json_t *older = part_of(5), *newer = part_of(5), *back = NULL;
+    int dirfd, held, mine;
+
+    json_object_set_new(newer, "user", json_string("newer"));
+    make_spool();
+    dirfd = store_pending_open(spool, true, &err);
+    ck_assert_int_eq(store_pending_save(dirfd, 5, older, NULL, &err), 0);
+    held = store_pending_take(dirfd, 5, &err); /* `store --pending` is storing the older part */
+    ck_assert_int_ge(held, 0);
+    mine = store_pending_hold(dirfd, 5, newer, NULL, &err);
+    ck_assert_msg(mine >= 0, "the newer part was not held: %d %s", mine, err.msg);
+    ck_assert_int_eq(store_pending_load(mine, &back, &err), 0);
+    ck_assert(json_equal(back, newer));
+    json_decref(back);
+    store_pending_release(dirfd, 5, held, true); /* the older part stored: the newer stays */
+    snprintf(path, sizeof(path), "%s/pending/5.json", spool);
+    ck_assert_int_eq(stat(path, &st), 0);
+    store_pending_release(dirfd, 5, mine, true);
+    ck_assert_int_eq(stat(path, &st), -1);
+    close(dirfd);
+    json_decref(older);
+    json_decref(newer);
+    remove_spool();
+}
+END_TEST
+
 int main(void)
 {
     Suite *suite = suite_create("cli_store_pending");
@@ -181,6 +270,8 @@ int main(void)
     tcase_add_test(tc, test_bounded_count);
     tcase_add_loop_test(tc, test_list_skips_strays, 0, N(stray_names));
     tcase_add_test(tc, test_refusals);
+    tcase_add_test(tc, test_sweep_temporaries);
+    tcase_add_test(tc, test_hold_while_older_held);
     suite_add_tcase(suite, tc);
     return np_test_run(suite);
 }
