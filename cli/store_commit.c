@@ -19,6 +19,7 @@
 #include "numaplace/summary_model.h"
 
 #include "accounting.h"
+#include "store_parts.h"
 #include "store_pending.h"
 
 /* sacct runs before slurmdbd counts as unreachable. */
@@ -120,7 +121,7 @@ static bool holds_nodes_of(const json_t *stored, const json_t *part)
 /* slurmdbd gets slurmctld's record of the job a few seconds after the job has ended, and not
  * before the epilogs are done; a modify reaches only that record. -EIO when sacct fails 3 times
  * (slurmdbd down: the part stays pending), -ENOENT when the record did not come in time. */
-static int wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
+int store_wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
 {
     const double until = now_s() + max_s;
     int failed = 0;
@@ -152,18 +153,26 @@ static int wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
 /* One AdminComment read, merged and written by every node does not scale (docs/accounting.md):
  * past NUMAPLACE_STORE_MAX_NODES (default STORE_MAX_NODES) nodes the parts stay in the spools.
  * The count is the full record's (slurmctld's shrinks as nodes finish their epilogs). */
-static int too_many_nodes(uint32_t job_id, struct np_err *err)
+long store_max_nodes(void)
 {
     const char *env = getenv("NUMAPLACE_STORE_MAX_NODES");
-    char id[16], *out = NULL, *end;
-    char *argv[] = {"sacct", "-j", id, "-X", "-n", "-P", "-o", "NNodes", NULL};
-    long max = STORE_MAX_NODES, n = 0;
+    char *end;
 
     if (env && *env) {
         const long v = strtol(env, &end, 10);
         if (!*end && v > 0)
-            max = v;
+            return v;
     }
+    return STORE_MAX_NODES;
+}
+
+static int too_many_nodes(uint32_t job_id, struct np_err *err)
+{
+    char id[16], *out = NULL;
+    char *argv[] = {"sacct", "-j", id, "-X", "-n", "-P", "-o", "NNodes", NULL};
+    const long max = store_max_nodes();
+    long n = 0;
+
     snprintf(id, sizeof(id), "%" PRIu32, job_id);
     for (int tries = 0; tries < SACCT_TRIES; tries++) {
         const int rc = acct_run(argv, &out, NULL, 0, NULL);
@@ -178,8 +187,8 @@ static int too_many_nodes(uint32_t job_id, struct np_err *err)
     if (n <= max)
         return 0;
     return np_err_set(err, -EFBIG,
-                      "%ld nodes, over the %ld whose parts numaplace stores in one AdminComment "
-                      "(NUMAPLACE_STORE_MAX_NODES): this node's reports stay in its spool",
+                      "%ld nodes, over the %ld whose nodes each store their part in the one "
+                      "AdminComment (NUMAPLACE_STORE_MAX_NODES)",
                       n, max);
 }
 
@@ -243,11 +252,25 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
         return another_tool(job_id, err);
     }
     free(controller);
-    rc = wait_for_record(job_id, limits->record_wait_s, err);
+    rc = store_wait_for_record(job_id, limits->record_wait_s, err);
     costs->record_wait_s = now_s() - start;
     if (rc < 0)
         return rc;
-    rc = too_many_nodes(job_id, err);
+    rc = limits->merged ? 0 : too_many_nodes(job_id, err);
+    if (rc == -EFBIG && store_parts_dir()) { /* one merge stores the job's parts */
+        rc = store_parts_deposit(store_parts_dir(), job_id, part, err);
+        costs->deposited = rc == 0;
+        costs->total_s = now_s() - start;
+        return rc;
+    }
+    if (rc == -EFBIG && err) {
+        char why[sizeof(err->msg)];
+        snprintf(why, sizeof(why), "%s", err->msg);
+        np_err_set(err, rc,
+                   "%s, and no parts directory for one merge (NUMAPLACE_PARTS_DIR): this node's "
+                   "reports stay in its spool",
+                   why);
+    }
     if (rc < 0)
         return rc;
     until = now_s() + limits->total_s;

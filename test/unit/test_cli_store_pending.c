@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "np_test.h"
+#include "store_parts.h"
 #include "store_pending.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -261,6 +262,101 @@ START_TEST(test_hold_while_older_held)
 }
 END_TEST
 
+/* ---- a large job's parts for its one merge (store_parts.h, issue 12 #2) ---- */
+
+static json_t *node_part(unsigned job, unsigned uid, const char *node)
+{
+    return json_pack("{s:s, s:i, s:i, s:{s:{s:i, s:f}}}", "schema", "numaplace.summary/1", "job_id",
+                     job, "uid", uid, "nodes", node, "step_count", 1, "duration_s", 10.0);
+}
+
+static void plant(const char *dir, const char *name, json_t *part, uid_t owner)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/7/%s", dir, name);
+    ck_assert_int_eq(json_dump_file(part, path, 0), 0);
+    chmod(path, 0640);
+    if (owner != geteuid())
+        ck_assert_int_eq(chown(path, owner, (gid_t)-1), 0);
+    json_decref(part);
+}
+
+START_TEST(test_parts_merge_once)
+{
+    const unsigned uid = 1000;
+    struct np_err err = {0};
+    struct store_parts_job job, other;
+    struct store_parts_found found;
+    json_t *part, *merged = NULL, *again = NULL;
+    char dir[128], path[256];
+    uint32_t jobs[4];
+    struct stat st;
+
+    make_spool();
+    snprintf(dir, sizeof(dir), "%s/parts", spool);
+    ck_assert_int_eq(mkdir(dir, 0750), 0);
+    for (int i = 1; i <= 2; i++) {
+        char node[8];
+        snprintf(node, sizeof(node), "n%d", i);
+        part = node_part(7, uid, node);
+        ck_assert_int_eq(store_parts_deposit(dir, 7, part, &err), 0);
+        json_decref(part);
+    }
+    /* a part of two nodes, a name that is not a node's */
+    part = node_part(7, uid, "n1");
+    json_object_set(json_object_get(part, "nodes"), "n9",
+                    json_object_get(json_object_get(part, "nodes"), "n1"));
+    ck_assert_int_eq(store_parts_deposit(dir, 7, part, &err), -EINVAL);
+    json_decref(part);
+    part = node_part(7, uid, "../x");
+    ck_assert_int_eq(store_parts_deposit(dir, 7, part, &err), -EINVAL);
+    json_decref(part);
+    snprintf(path, sizeof(path), "%s/7/n1.json", dir);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_uint_eq(st.st_mode & 07777, 0640);
+    /* left out: a part under another node's name, another user's, one root did not write */
+    plant(dir, "n3.json", node_part(7, uid, "n4"), geteuid());
+    plant(dir, "n5.json", node_part(7, 0, "n5"), geteuid());
+    if (geteuid() == 0)
+        plant(dir, "n6.json", node_part(7, uid, "n6"), 65534);
+    ck_assert_int_eq(store_parts_count(dir, 7), geteuid() == 0 ? 5 : 4);
+    ck_assert_int_eq(store_parts_list(dir, jobs, 4, &err), 1);
+    ck_assert_uint_eq(jobs[0], 7);
+
+    ck_assert_int_eq(store_parts_merge(dir, 7, uid, &job, &merged, &found, NULL, &err), 0);
+    ck_assert_int_eq(found.parts, 2);
+    ck_assert_int_eq(found.rejected, geteuid() == 0 ? 3 : 2);
+    ck_assert_int_eq(json_object_size(json_object_get(merged, "nodes")), 2);
+    ck_assert_ptr_nonnull(json_object_get(json_object_get(merged, "nodes"), "n2"));
+    /* one merge at a time */
+    ck_assert_int_eq(store_parts_merge(dir, 7, uid, &other, &again, &found, NULL, &err), -EBUSY);
+    ck_assert_ptr_null(again);
+    /* n1 stores again meanwhile: its newer part stays for the next pass */
+    part = node_part(7, uid, "n1");
+    ck_assert_int_eq(store_parts_deposit(dir, 7, part, &err), 0);
+    json_decref(part);
+    store_parts_release(dir, 7, &job, true);
+    ck_assert_int_eq(stat(path, &st), 0);
+    snprintf(path, sizeof(path), "%s/7/n2.json", dir);
+    ck_assert_int_eq(stat(path, &st), -1);
+    json_decref(merged);
+    /* a pass that merged everything removes the job's directory */
+    for (size_t k = 0; k < 3; k++) {
+        static const char *const left_out[] = {"n3.json", "n5.json", "n6.json"};
+        snprintf(path, sizeof(path), "%s/7/%s", dir, left_out[k]);
+        unlink(path);
+    }
+    ck_assert_int_eq(store_parts_merge(dir, 7, uid, &job, &merged, &found, NULL, &err), 0);
+    ck_assert_int_eq(found.parts, 1);
+    store_parts_release(dir, 7, &job, true);
+    snprintf(path, sizeof(path), "%s/7", dir);
+    ck_assert_int_eq(stat(path, &st), -1);
+    ck_assert_int_eq(store_parts_merge(dir, 7, uid, &job, &again, &found, NULL, &err), -ENOENT);
+    json_decref(merged);
+    remove_spool();
+}
+END_TEST
+
 int main(void)
 {
     Suite *suite = suite_create("cli_store_pending");
@@ -272,6 +368,7 @@ int main(void)
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_sweep_temporaries);
     tcase_add_test(tc, test_hold_while_older_held);
+    tcase_add_test(tc, test_parts_merge_once);
     suite_add_tcase(suite, tc);
     return np_test_run(suite);
 }
