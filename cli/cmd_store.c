@@ -32,7 +32,7 @@ static int store_durably(uint32_t job_id, const char *spool, const json_t *part,
                          const struct np_log *log, struct np_err *err)
 {
     const struct store_limits limits = {.record_wait_s = 120, .total_s = 300};
-    struct store_costs costs;
+    struct store_costs costs = {0};
     struct np_err perr = {0};
     int dirfd, fd = -1, rc;
     char line[256];
@@ -53,8 +53,9 @@ static int store_durably(uint32_t job_id, const char *spool, const json_t *part,
     store_costs_format(&costs, line, sizeof(line));
     if (rc == 0 && costs.deposited)
         np_logf(log, NP_LOG_INFO,
-                "job %" PRIu32 ": this node's part left in %s for the job's one merge (%s)", job_id,
-                store_parts_dir(), line);
+                "job %" PRIu32 ": this node's part left in %s for the job's one merge (waited "
+                "%.1f s for the job's record, %.1f s in all)",
+                job_id, store_parts_dir(), costs.record_wait_s, costs.total_s);
     else if (rc == 0)
         np_logf(log, NP_LOG_INFO, "job %" PRIu32 ": summary stored in AdminComment (%ld bytes; %s)",
                 job_id, costs.stored_bytes, line);

@@ -234,35 +234,48 @@ static int write_merged(uint32_t job_id, const json_t *part, double settle,
     return rc;
 }
 
+/* A large job's part left for its one merge (store_parts.h). */
+static int deposit(uint32_t job_id, const json_t *part, struct store_costs *costs, double start,
+                   struct np_err *err)
+{
+    const int rc = store_parts_deposit(store_parts_dir(), job_id, part, err);
+
+    costs->deposited = rc == 0;
+    costs->total_s = now_s() - start;
+    return rc;
+}
+
 int store_commit(uint32_t job_id, const json_t *part, const struct store_limits *limits,
                  struct store_costs *costs, const struct np_log *log, struct np_err *err)
 {
     const double settle = settle_s(), start = now_s();
     double until;
+    long controller_nodes = 0;
     char *controller;
     int rc;
 
     memset(costs, 0, sizeof(*costs));
     srandom((unsigned)(getpid() ^ time(NULL)));
     /* slurmctld may still hold another tool's AdminComment that slurmdbd has not got yet. */
-    controller = acct_controller_admin_comment(job_id);
+    controller = acct_controller_admin_comment(job_id, &controller_nodes);
     if (controller && controller[0] &&
         strncmp(controller, NP_STORED_PREFIX, strlen(NP_STORED_PREFIX)) != 0) {
         free(controller);
         return another_tool(job_id, err);
     }
     free(controller);
+    /* A large job by slurmctld's count: left for its merge at once, no sacct at all (thousands of
+     * nodes polling slurmdbd for the record would load it; the count may shrink as nodes finish
+     * their epilogs, and then the record's count below decides). */
+    if (!limits->merged && store_parts_dir() && controller_nodes > store_max_nodes())
+        return deposit(job_id, part, costs, start, err);
     rc = store_wait_for_record(job_id, limits->record_wait_s, err);
     costs->record_wait_s = now_s() - start;
     if (rc < 0)
         return rc;
     rc = limits->merged ? 0 : too_many_nodes(job_id, err);
-    if (rc == -EFBIG && store_parts_dir()) { /* one merge stores the job's parts */
-        rc = store_parts_deposit(store_parts_dir(), job_id, part, err);
-        costs->deposited = rc == 0;
-        costs->total_s = now_s() - start;
-        return rc;
-    }
+    if (rc == -EFBIG && store_parts_dir()) /* one merge stores the job's parts */
+        return deposit(job_id, part, costs, start, err);
     if (rc == -EFBIG && err) {
         char why[sizeof(err->msg)];
         snprintf(why, sizeof(why), "%s", err->msg);
@@ -341,7 +354,7 @@ void store_costs_format(const struct store_costs *costs, char *buf, size_t len)
 static int retry_one(int dirfd, uint32_t job_id, const struct np_log *log)
 {
     const struct store_limits limits = {.record_wait_s = 20, .total_s = 120};
-    struct store_costs costs;
+    struct store_costs costs = {0};
     struct np_err err = {0};
     struct stat st;
     json_t *part = NULL;
@@ -361,7 +374,11 @@ static int retry_one(int dirfd, uint32_t job_id, const struct np_log *log)
         drop = rc == -EEXIST || rc == -E2BIG || rc == -EINVAL || rc == -EFBIG;
     }
     json_decref(part);
-    if (rc == 0) {
+    if (rc == 0 && costs.deposited) {
+        np_logf(log, NP_LOG_INFO,
+                "job %" PRIu32 ": this node's waiting part left in %s for the job's one merge",
+                job_id, store_parts_dir());
+    } else if (rc == 0) {
         char line[256];
         store_costs_format(&costs, line, sizeof(line));
         np_logf(log, NP_LOG_INFO,

@@ -54,7 +54,7 @@ static int merge_job(const char *dir, uint32_t job_id, const struct store_limits
     const double start = now_s();
     struct store_parts_job job;
     struct store_parts_found found;
-    struct store_costs costs;
+    struct store_costs costs = {0};
     char *nodelist = NULL, *expanded = NULL, line[256];
     json_t *merged = NULL;
     long nnodes = 0;
@@ -84,7 +84,12 @@ static int merge_job(const char *dir, uint32_t job_id, const struct store_limits
     if (expanded)
         np_summary_expect_nodes(merged, expanded, NULL);
     rc = store_commit(job_id, merged, limits, &costs, log, err);
-    store_parts_release(dir, job_id, &job, rc == 0);
+    /* Another tool's AdminComment, or too many nodes for it even trimmed: never storable, and
+     * each node's spool keeps its reports. */
+    if (rc == -EEXIST || rc == -E2BIG)
+        np_logf(log, NP_LOG_WARNING, "job %" PRIu32 ": its %d parts dropped: %s", job_id,
+                found.parts, err->msg);
+    store_parts_release(dir, job_id, &job, rc == 0 || rc == -EEXIST || rc == -E2BIG);
     store_costs_format(&costs, line, sizeof(line));
     if (rc == 0)
         np_logf(log, NP_LOG_INFO,
