@@ -143,7 +143,8 @@ static json_t *load_part(int fd, const char *name, uint32_t job_id, uid_t uid, c
     } else if (json_integer_value(json_object_get(part, "job_id")) != (json_int_t)job_id ||
                json_integer_value(json_object_get(part, "uid")) != (json_int_t)uid) {
         snprintf(why, len, "another job's or user's part");
-    } else if (strncmp(name, node, strlen(node)) != 0 || strcmp(name + strlen(node), ".json")) {
+    } else if (strncmp(name, node, strlen(node)) != 0 ||
+               strcmp(name + strlen(node), ".json") != 0) {
         snprintf(why, len, "its part names node %s", node);
     } else {
         return part;
