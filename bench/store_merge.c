@@ -9,6 +9,9 @@
  *
  *   store_merge REPORT.json [MAX_NODES]          (default 4096)
  *   store_merge --once REPORT.json NODES         merge all in memory, fit once: the size only
+ *   store_merge --parts REPORT.json NODES DIR    the single merger (cli/store_parts.h): each
+ *       node's part left in DIR (an empty directory of root's) as its epilog does, then read,
+ *       checked and merged once and fitted once, as `numaplace store --merge` does
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,8 @@
 
 #include "numaplace/codec.h"
 #include "numaplace/summary.h"
+
+#include "store_parts.h"
 
 /* Real nodes' figures differ, and compress worse than copies: every real number scaled by a
  * random factor in [0.5, 1) (fractions stay fractions). */
@@ -46,6 +51,56 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The single merger's CPU and file side: NODES parts deposited, merged once, fitted once. */
+static int merge_parts(json_t *report, long nodes, const char *dir)
+{
+    const uint32_t job = (uint32_t)json_integer_value(json_object_get(report, "job_id"));
+    const uid_t uid = (uid_t)json_integer_value(json_object_get(report, "uid"));
+    struct store_parts_job taken;
+    struct store_parts_found found;
+    struct np_err err = {0};
+    json_t *merged = NULL;
+    char *stored = NULL;
+    double t0, deposit_s = 0, merge_s, fit_s;
+    long len;
+
+    for (long n = 1; n <= nodes; n++) {
+        char name[32];
+        json_t *part = np_summary_new(job), *copy = json_deep_copy(report);
+        snprintf(name, sizeof(name), "node%ld", n);
+        json_object_set_new(copy, "node", json_string(name));
+        vary(copy);
+        t0 = now_s();
+        if (np_summary_add_report(part, copy, &err) < 0 ||
+            store_parts_deposit(dir, job, part, &err) < 0) {
+            fprintf(stderr, "store_merge: %s\n", err.msg);
+            return 1;
+        }
+        deposit_s += now_s() - t0;
+        json_decref(copy);
+        json_decref(part);
+    }
+    t0 = now_s();
+    if (store_parts_merge(dir, job, uid, &taken, &merged, &found, NULL, &err) < 0) {
+        fprintf(stderr, "store_merge: %s\n", err.msg);
+        return 1;
+    }
+    merge_s = now_s() - t0;
+    t0 = now_s();
+    len = np_summary_fit(merged, NP_SUMMARY_STORED_MAX, &stored, &err);
+    fit_s = now_s() - t0;
+    printf("%ld nodes: per node part and deposit %.2f ms; one merge of %d parts %.2f s; fit "
+           "%.2f s; %s%ld\n",
+           nodes, deposit_s / (double)nodes * 1e3, found.parts, merge_s, fit_s,
+           len < 0 ? "does not fit: " : "stored bytes ", len);
+    if (len < 0)
+        printf("  %s\n", err.msg);
+    store_parts_release(dir, job, &taken, true);
+    free(stored);
+    json_decref(merged);
+    return 0;
 }
 
 /* Every node's part merged in memory and fitted once: whether NODES nodes fit AdminComment. */
@@ -106,6 +161,17 @@ int main(int argc, char **argv)
             return 1;
         }
         rc = fit_once(report, strtol(argv[3], NULL, 10));
+        json_decref(report);
+        return rc;
+    }
+    if (argc == 5 && strcmp(argv[1], "--parts") == 0) {
+        int rc;
+        report = json_load_file(argv[2], 0, &jerr);
+        if (!report) {
+            fprintf(stderr, "store_merge: %s: %s\n", argv[2], jerr.text);
+            return 1;
+        }
+        rc = merge_parts(report, strtol(argv[3], NULL, 10), argv[4]);
         json_decref(report);
         return rc;
     }

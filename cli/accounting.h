@@ -115,8 +115,9 @@ int acct_sacct_job(uint32_t job_id, uid_t *uid, char **comment, bool *full, stru
 int acct_sacct_admin_comment(uint32_t job_id, uid_t *uid, char **comment, struct np_err *err);
 /** "node[1-2],x" -> "node1,node2,x" through `scontrol show hostnames` (new string). */
 char *acct_expand_hostlist(const char *list);
-/** The AdminComment slurmctld holds for the job (new string), NULL when it does not know it. */
-char *acct_controller_admin_comment(uint32_t job_id);
+/** The AdminComment slurmctld holds for the job (new string), NULL when it does not know it;
+ *  its NumNodes in @p num_nodes (may be NULL; 0 when not said). */
+char *acct_controller_admin_comment(uint32_t job_id, long *num_nodes);
 
 /**
  * May the caller read job @p job_uid's report? Root, the job's owner, and Slurm operators and

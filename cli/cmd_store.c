@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "parse.h"
 #include "store.h"
+#include "store_parts.h"
 #include "store_pending.h"
 
 /* This node's part of the job, saved as pending before it goes to slurmdbd and removed only
@@ -31,20 +32,15 @@ static int store_durably(uint32_t job_id, const char *spool, const json_t *part,
                          const struct np_log *log, struct np_err *err)
 {
     const struct store_limits limits = {.record_wait_s = 120, .total_s = 300};
-    struct store_costs costs;
+    struct store_costs costs = {0};
     struct np_err perr = {0};
     int dirfd, fd = -1, rc;
     char line[256];
 
     dirfd = store_pending_open(spool, true, &perr);
-    /* A part of this job already waiting and being stored (`store --pending`): left to it. */
-    if (dirfd >= 0 && (fd = store_pending_take(dirfd, job_id, &perr)) >= 0)
-        store_pending_release(dirfd, job_id, fd, false);
-    if (dirfd >= 0 && fd != -EBUSY && store_pending_save(dirfd, job_id, part, log, &perr) == 0)
-        fd = store_pending_take(dirfd, job_id, &perr);
-    else if (fd != -EBUSY)
-        fd = -1;
-    if (fd == -EBUSY) { /* `store --pending` took it meanwhile: it stores it */
+    if (dirfd >= 0)
+        fd = store_pending_hold(dirfd, job_id, part, log, &perr);
+    if (fd == -EBUSY) { /* `store --pending` took this very part meanwhile: it stores it */
         close(dirfd);
         np_logf(log, NP_LOG_INFO, "job %" PRIu32 ": %s", job_id, perr.msg);
         return 0;
@@ -55,7 +51,12 @@ static int store_durably(uint32_t job_id, const char *spool, const json_t *part,
                 job_id, perr.msg);
     rc = store_commit(job_id, part, &limits, &costs, log, err);
     store_costs_format(&costs, line, sizeof(line));
-    if (rc == 0)
+    if (rc == 0 && costs.deposited)
+        np_logf(log, NP_LOG_INFO,
+                "job %" PRIu32 ": this node's part left in %s for the job's one merge (waited "
+                "%.1f s for the job's record, %.1f s in all)",
+                job_id, store_parts_dir(), costs.record_wait_s, costs.total_s);
+    else if (rc == 0)
         np_logf(log, NP_LOG_INFO, "job %" PRIu32 ": summary stored in AdminComment (%ld bytes; %s)",
                 job_id, costs.stored_bytes, line);
     else if (rc == -EFBIG) /* by design: logged, nothing waits */
@@ -237,6 +238,56 @@ static int cmd_store_pending(void)
     return waiting > 0 ? 1 : 0;
 }
 
+/* EpilogSlurmctld runs as SlurmUser ("SlurmUser = slurm(64030)" in scontrol's config). */
+static bool is_slurm_user(uid_t uid)
+{
+    char *out = NULL, *argv[] = {"scontrol", "show", "config", NULL};
+    const char *at;
+    bool yes = false;
+
+    if (acct_run(argv, &out, NULL, 0, NULL) == 0 && (at = strstr(out, "\nSlurmUser ")) &&
+        (at = strchr(at, '(')))
+        yes = strtoul(at + 1, NULL, 10) == uid;
+    free(out);
+    return yes;
+}
+
+/* `numaplace store --merge JOBID` (EpilogSlurmctld: etc/numaplace-epilog-slurmctld), or
+ * `store --merge --pending` (a timer on the controller host). */
+static int cmd_store_merge(const char *job)
+{
+    const struct store_limits limits = {.record_wait_s = 120, .total_s = 120, .merged = true};
+    struct np_log log = {cli_stderr_log, NULL};
+    struct np_err err = {0};
+    const char *dir = store_parts_dir();
+    char *end;
+    unsigned long id = 0;
+
+    if (strcmp(job, "--pending") != 0) {
+        id = strtoul(job, &end, 10);
+        if (*end || !id || id > UINT32_MAX || !isdigit((unsigned char)job[0])) {
+            fprintf(stderr, "numaplace: store --merge: \"%s\" is not a job id (a number above 0)\n",
+                    job);
+            return 2;
+        }
+    }
+    if (getuid() != 0 && !is_slurm_user(getuid())) {
+        fprintf(stderr, "numaplace: store --merge writes Slurm accounting: root or SlurmUser only "
+                        "(EpilogSlurmctld)\n");
+        return 1;
+    }
+    if (!dir) {
+        fprintf(stderr, "numaplace: store --merge: NUMAPLACE_PARTS_DIR is not set (an absolute "
+                        "path): no parts to merge\n");
+        return 2;
+    }
+    if (store_merge(dir, (uint32_t)id, &limits, &log, &err) < 0) {
+        fprintf(stderr, "numaplace: store --merge: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
 /* `numaplace store JOBID`: the epilog's call (etc/numaplace-epilog). */
 int cmd_store(int argc, char **argv)
 {
@@ -246,6 +297,8 @@ int cmd_store(int argc, char **argv)
     char *end;
     unsigned long id;
 
+    if (argc == 3 && strcmp(argv[1], "--merge") == 0)
+        return cmd_store_merge(argv[2]);
     if (argc == 2 && strcmp(argv[1], "--pending") == 0) {
         if (getuid() != 0) {
             fprintf(stderr, "numaplace: store writes Slurm accounting: root only\n");
@@ -259,7 +312,8 @@ int cmd_store(int argc, char **argv)
         } else {
             fprintf(stderr,
                     "numaplace: store: unexpected \"%s\" (usage: store JOBID [--nodes "
-                    "HOSTLIST], or store --pending)\n",
+                    "HOSTLIST], store --pending, store --merge JOBID, or store --merge "
+                    "--pending)\n",
                     argv[i]);
             return 2;
         }

@@ -16,6 +16,7 @@
 #ifndef NUMAPLACE_STORE_H
 #define NUMAPLACE_STORE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -33,6 +34,7 @@
 struct store_limits {
     double record_wait_s; /**< for slurmctld's record of the job to reach slurmdbd */
     double total_s;       /**< for the writes and their confirmation after that */
+    bool merged; /**< the part is the single merger's (store_parts.h): no node-count limit */
 };
 
 /** What one store cost, for the log and bench/RESULTS.md. */
@@ -41,17 +43,40 @@ struct store_costs {
     double read_s, merge_s, write_s; /**< summed over the reads, merges, writes */
     double record_wait_s, total_s;   /**< waiting for the record; the whole store */
     long stored_bytes;
+    bool deposited; /**< a large job's part left for its merger (store_parts.h), not stored */
 };
 
 /**
  * Merge @p part (borrowed: this node's part of job @p job_id) into the job's stored summary and
  * confirm it as above. Never writes over another tool's AdminComment (-EEXIST) nor over a
  * summary it could not read (sacct failing: -EIO).
+ * A job on more than NUMAPLACE_STORE_MAX_NODES nodes (default STORE_MAX_NODES) is the single
+ * merger's: the part is left in the parts directory (store_parts_deposit; @p costs->deposited)
+ * when the site has one, and is -EFBIG when not.
  * @return 0; -EIO (slurmdbd unreachable); -ETIMEDOUT; -EEXIST; -E2BIG; -ENOENT (slurmdbd has no
- *         such job); -EFBIG (the job has more than STORE_MAX_NODES nodes); each with @p err
+ *         such job); -EFBIG; each with @p err
  */
 int store_commit(uint32_t job_id, const json_t *part, const struct store_limits *limits,
                  struct store_costs *costs, const struct np_log *log, struct np_err *err);
+
+/**
+ * slurmdbd's full record of job @p job_id, waited for up to @p max_s (slurmctld sends it after
+ * the epilogs). @return 0; -EIO (sacct failed 3 times); -ENOENT (not in time); with @p err
+ */
+int store_wait_for_record(uint32_t job_id, double max_s, struct np_err *err);
+
+/** NUMAPLACE_STORE_MAX_NODES, else STORE_MAX_NODES. */
+long store_max_nodes(void);
+
+/**
+ * `numaplace store --merge JOBID` (EpilogSlurmctld): once every node of the large job @p job_id
+ * left its part in @p parts_dir (or @p limits->total_s passed), merge them and store the summary
+ * with one write (store_commit), then remove the parts; a job on at most store_max_nodes() nodes
+ * is left to its nodes. With @p job_id 0, every job waiting in @p parts_dir, each once.
+ * @return 0, or -errno with @p err (the parts stay for the next pass)
+ */
+int store_merge(const char *parts_dir, uint32_t job_id, const struct store_limits *limits,
+                const struct np_log *log, struct np_err *err);
 
 /** One line of @p costs for the log ("2 writes, 5 reads; read 0.12 s ..."). */
 void store_costs_format(const struct store_costs *costs, char *buf, size_t len);

@@ -19,6 +19,7 @@
 #include "numaplace/summary_model.h"
 
 #include "accounting.h"
+#include "store_parts.h"
 #include "store_pending.h"
 
 /* sacct runs before slurmdbd counts as unreachable. */
@@ -120,7 +121,7 @@ static bool holds_nodes_of(const json_t *stored, const json_t *part)
 /* slurmdbd gets slurmctld's record of the job a few seconds after the job has ended, and not
  * before the epilogs are done; a modify reaches only that record. -EIO when sacct fails 3 times
  * (slurmdbd down: the part stays pending), -ENOENT when the record did not come in time. */
-static int wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
+int store_wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
 {
     const double until = now_s() + max_s;
     int failed = 0;
@@ -152,18 +153,26 @@ static int wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
 /* One AdminComment read, merged and written by every node does not scale (docs/accounting.md):
  * past NUMAPLACE_STORE_MAX_NODES (default STORE_MAX_NODES) nodes the parts stay in the spools.
  * The count is the full record's (slurmctld's shrinks as nodes finish their epilogs). */
-static int too_many_nodes(uint32_t job_id, struct np_err *err)
+long store_max_nodes(void)
 {
     const char *env = getenv("NUMAPLACE_STORE_MAX_NODES");
-    char id[16], *out = NULL, *end;
-    char *argv[] = {"sacct", "-j", id, "-X", "-n", "-P", "-o", "NNodes", NULL};
-    long max = STORE_MAX_NODES, n = 0;
+    char *end;
 
     if (env && *env) {
         const long v = strtol(env, &end, 10);
         if (!*end && v > 0)
-            max = v;
+            return v;
     }
+    return STORE_MAX_NODES;
+}
+
+static int too_many_nodes(uint32_t job_id, struct np_err *err)
+{
+    char id[16], *out = NULL;
+    char *argv[] = {"sacct", "-j", id, "-X", "-n", "-P", "-o", "NNodes", NULL};
+    const long max = store_max_nodes();
+    long n = 0;
+
     snprintf(id, sizeof(id), "%" PRIu32, job_id);
     for (int tries = 0; tries < SACCT_TRIES; tries++) {
         const int rc = acct_run(argv, &out, NULL, 0, NULL);
@@ -178,8 +187,8 @@ static int too_many_nodes(uint32_t job_id, struct np_err *err)
     if (n <= max)
         return 0;
     return np_err_set(err, -EFBIG,
-                      "%ld nodes, over the %ld whose parts numaplace stores in one AdminComment "
-                      "(NUMAPLACE_STORE_MAX_NODES): this node's reports stay in its spool",
+                      "%ld nodes, over the %ld whose nodes each store their part in the one "
+                      "AdminComment (NUMAPLACE_STORE_MAX_NODES)",
                       n, max);
 }
 
@@ -225,29 +234,56 @@ static int write_merged(uint32_t job_id, const json_t *part, double settle,
     return rc;
 }
 
+/* A large job's part left for its one merge (store_parts.h). */
+static int deposit(uint32_t job_id, const json_t *part, struct store_costs *costs, double start,
+                   struct np_err *err)
+{
+    const int rc = store_parts_deposit(store_parts_dir(), job_id, part, err);
+
+    costs->deposited = rc == 0;
+    costs->total_s = now_s() - start;
+    return rc;
+}
+
 int store_commit(uint32_t job_id, const json_t *part, const struct store_limits *limits,
                  struct store_costs *costs, const struct np_log *log, struct np_err *err)
 {
     const double settle = settle_s(), start = now_s();
     double until;
+    long controller_nodes = 0;
     char *controller;
     int rc;
 
     memset(costs, 0, sizeof(*costs));
     srandom((unsigned)(getpid() ^ time(NULL)));
     /* slurmctld may still hold another tool's AdminComment that slurmdbd has not got yet. */
-    controller = acct_controller_admin_comment(job_id);
+    controller = acct_controller_admin_comment(job_id, &controller_nodes);
     if (controller && controller[0] &&
         strncmp(controller, NP_STORED_PREFIX, strlen(NP_STORED_PREFIX)) != 0) {
         free(controller);
         return another_tool(job_id, err);
     }
     free(controller);
-    rc = wait_for_record(job_id, limits->record_wait_s, err);
+    /* A large job by slurmctld's count: left for its merge at once, no sacct at all (thousands of
+     * nodes polling slurmdbd for the record would load it; the count may shrink as nodes finish
+     * their epilogs, and then the record's count below decides). */
+    if (!limits->merged && store_parts_dir() && controller_nodes > store_max_nodes())
+        return deposit(job_id, part, costs, start, err);
+    rc = store_wait_for_record(job_id, limits->record_wait_s, err);
     costs->record_wait_s = now_s() - start;
     if (rc < 0)
         return rc;
-    rc = too_many_nodes(job_id, err);
+    rc = limits->merged ? 0 : too_many_nodes(job_id, err);
+    if (rc == -EFBIG && store_parts_dir()) /* one merge stores the job's parts */
+        return deposit(job_id, part, costs, start, err);
+    if (rc == -EFBIG && err) {
+        char why[sizeof(err->msg)];
+        snprintf(why, sizeof(why), "%s", err->msg);
+        np_err_set(err, rc,
+                   "%s, and no parts directory for one merge (NUMAPLACE_PARTS_DIR): this node's "
+                   "reports stay in its spool",
+                   why);
+    }
     if (rc < 0)
         return rc;
     until = now_s() + limits->total_s;
@@ -318,7 +354,7 @@ void store_costs_format(const struct store_costs *costs, char *buf, size_t len)
 static int retry_one(int dirfd, uint32_t job_id, const struct np_log *log)
 {
     const struct store_limits limits = {.record_wait_s = 20, .total_s = 120};
-    struct store_costs costs;
+    struct store_costs costs = {0};
     struct np_err err = {0};
     struct stat st;
     json_t *part = NULL;
@@ -338,7 +374,11 @@ static int retry_one(int dirfd, uint32_t job_id, const struct np_log *log)
         drop = rc == -EEXIST || rc == -E2BIG || rc == -EINVAL || rc == -EFBIG;
     }
     json_decref(part);
-    if (rc == 0) {
+    if (rc == 0 && costs.deposited) {
+        np_logf(log, NP_LOG_INFO,
+                "job %" PRIu32 ": this node's waiting part left in %s for the job's one merge",
+                job_id, store_parts_dir());
+    } else if (rc == 0) {
         char line[256];
         store_costs_format(&costs, line, sizeof(line));
         np_logf(log, NP_LOG_INFO,
@@ -372,6 +412,7 @@ int store_pending_pass(const char *spool, uint32_t except, int max_jobs, const s
             np_logf(log, NP_LOG_WARNING, "parts waiting for accounting: %s", err.msg);
         return dirfd == -ENOENT ? 0 : dirfd;
     }
+    store_pending_sweep(dirfd, log);
     n = store_pending_list(dirfd, jobs, STORE_PENDING_MAX_FILES, &err);
     for (int i = 0, tried = 0; i < n; i++) {
         int rc;

@@ -75,6 +75,21 @@ int store_pending_list(int dirfd, uint32_t *jobs, size_t max, struct np_err *err
     return (int)n;
 }
 
+int store_pending_sweep(int dirfd, const struct np_log *log)
+{
+    struct np_err err = {0};
+    const int removed = safe_dirfd_sweep_shared(dirfd, &err);
+
+    if (removed < 0)
+        np_logf(log, NP_LOG_WARNING, "cannot look for temporary files left in %s: %s",
+                STORE_PENDING_DIR, err.msg);
+    else if (removed > 0)
+        np_logf(log, NP_LOG_INFO,
+                "removed %d temporary file(s) a killed numaplace store left in %s", removed,
+                STORE_PENDING_DIR);
+    return removed;
+}
+
 /* Past the bound the oldest jobs go: their parts are the least likely to still be wanted. */
 static void drop_oldest(int dirfd, uint32_t keep, const struct np_log *log)
 {
@@ -143,6 +158,16 @@ int store_pending_take(int dirfd, uint32_t job_id, struct np_err *err)
         return np_err_set(err, -ENOENT, "job %" PRIu32 ": already stored", job_id);
     }
     return fd;
+}
+
+int store_pending_hold(int dirfd, uint32_t job_id, const json_t *part, const struct np_log *log,
+                       struct np_err *err)
+{
+    /* Renamed over an older file another process holds: its lock stays on the old inode, and
+     * store_pending_release removes only the inode it took. */
+    const int rc = store_pending_save(dirfd, job_id, part, log, err);
+
+    return rc < 0 ? rc : store_pending_take(dirfd, job_id, err);
 }
 
 int store_pending_load(int fd, json_t **part, struct np_err *err)

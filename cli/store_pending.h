@@ -46,6 +46,17 @@ int store_pending_save(int dirfd, uint32_t job_id, const json_t *part, const str
  */
 int store_pending_take(int dirfd, uint32_t job_id, struct np_err *err);
 
+/**
+ * Save @p part (borrowed: this node's newest part of job @p job_id) and take its file, as a store
+ * of the job does before it writes to slurmdbd. The part is saved even while another process
+ * holds an older file of the job (`store --pending`, an earlier store): that one keeps its old
+ * file and stores it; the newer part is never dropped for it (the merge keeps the newer part).
+ * @return the taken fd; -EBUSY when another process took the new file first (it stores it);
+ *         another -errno (the part could not be saved) with @p err
+ */
+int store_pending_hold(int dirfd, uint32_t job_id, const json_t *part, const struct np_log *log,
+                       struct np_err *err);
+
 /** The part in a taken file (@p part new). @return 0, or -errno with @p err (-EBADMSG: corrupt) */
 int store_pending_load(int fd, json_t **part, struct np_err *err);
 
@@ -54,6 +65,13 @@ int store_pending_load(int fd, json_t **part, struct np_err *err);
  * it again, unless the name holds a newer file by then (saved by another store of the job).
  */
 void store_pending_release(int dirfd, uint32_t job_id, int fd, bool stored);
+
+/**
+ * Remove the temporary files that a store killed mid-write left (safe_dirfd_sweep_shared: other
+ * stores may be writing now), each pass of `store --pending` and of an epilog's store; the count
+ * goes to @p log. @return how many, or -errno
+ */
+int store_pending_sweep(int dirfd, const struct np_log *log);
 
 /**
  * The jobs with a file in the directory, oldest job id first, at most @p max in @p jobs.

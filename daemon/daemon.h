@@ -72,9 +72,12 @@ struct np_registry {
     unsigned count, cap;
     bool save_failing;         /**< the last save failed (a full or read-only disk) */
     double save_failed_logged; /**< when that was last logged (monotonic s) */
-    bool dirty;          /**< changed in what a restart needs since registry.json was written */
-    unsigned long saves; /**< registry.json writes since start (the write-count suite) */
-    uint64_t generation; /**< registry.json's; journal lines carry the one they follow */
+    bool dirty;            /**< changed in what a restart needs since registry.json was written */
+    unsigned long saves;   /**< registry.json writes since start (the write-count suite) */
+    uint64_t generation;   /**< registry.json's; journal lines carry the one they follow */
+    size_t journal_bytes;  /**< appended to registry.journal since registry.json was written */
+    size_t snapshot_bytes; /**< registry.json's size at its last write */
+    bool restoring;        /**< no compaction: the journal holds steps not restored yet */
 };
 
 /** A connected client of the socket. */

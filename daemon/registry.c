@@ -117,12 +117,32 @@ static json_t *job_entry(const struct np_daemon_job *j)
  * snapshot generation it follows (a line of an older generation is already in the snapshot). */
 #define JOURNAL_NAME "registry.journal"
 
+/* The journal would pass its bound with @p more bytes: fold it into registry.json first. Not
+ * while saves fail (a full disk): the tick retries those, once per interval. */
+static void compact_if_due(struct np_daemon *d, size_t more)
+{
+    const struct np_registry *r = &d->registry;
+    const size_t bound = r->snapshot_bytes * 2 > REGISTRY_JOURNAL_MIN_BYTES
+                             ? r->snapshot_bytes * 2
+                             : REGISTRY_JOURNAL_MIN_BYTES;
+
+    if (!r->save_failing && !r->restoring && r->journal_bytes + more > bound)
+        registry_save(d);
+}
+
+/* @p line (stolen) gets the generation it follows, after a compaction that may start a new one:
+ * written after that snapshot, it is never lost with the old journal. */
 static void journal_append(struct np_daemon *d, json_t *line)
 {
     struct np_err err = {0};
-    char *body = line ? json_dumps(line, JSON_COMPACT) : NULL, *text = NULL;
+    char *body, *text = NULL;
     int dirfd, fd = -1;
 
+    /* A step's entry is a few hundred bytes: the estimate need not be exact. */
+    compact_if_due(d, 512);
+    if (line)
+        json_object_set_new(line, "gen", json_integer((json_int_t)d->registry.generation));
+    body = line ? json_dumps(line, JSON_COMPACT) : NULL;
     /* Each line starts with its newline: a line cut short (a full disk) is ended by the next
      * one's, which then reads whole; empty lines are skipped. */
     if (body && asprintf(&text, "\n%s", body) < 0)
@@ -139,7 +159,9 @@ static void journal_append(struct np_daemon *d, json_t *line)
         /* One write of a whole line: a kill -9 leaves it whole or absent. No fsync: a power loss
          * loses at most the requests since the last tick's snapshot, which is flushed. A failed
          * write is not logged here: the tick's snapshot fails too and says so, once a minute. */
-        (void)!write(fd, text, strlen(text) + 1);
+        const ssize_t n = write(fd, text, strlen(text) + 1);
+        if (n > 0)
+            d->registry.journal_bytes += (size_t)n;
         close(fd);
     }
     free(text);
@@ -149,14 +171,12 @@ static void journal_append(struct np_daemon *d, json_t *line)
 
 void registry_note(struct np_daemon *d, const struct np_daemon_job *j)
 {
-    journal_append(d, json_pack("{s:I, s:o}", "gen", (json_int_t)d->registry.generation, "entry",
-                                job_entry(j)));
+    journal_append(d, json_pack("{s:o}", "entry", job_entry(j)));
 }
 
 void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id)
 {
-    journal_append(d, json_pack("{s:I, s:[I, I]}", "gen", (json_int_t)d->registry.generation, "end",
-                                (json_int_t)job_id, (json_int_t)step_id));
+    journal_append(d, json_pack("{s:[I, I]}", "end", (json_int_t)job_id, (json_int_t)step_id));
 }
 
 void registry_save(struct np_daemon *d)
@@ -194,6 +214,8 @@ void registry_save(struct np_daemon *d)
             unlinkat(dirfd, JOURNAL_NAME, 0);
             close(dirfd);
         }
+        d->registry.journal_bytes = 0;
+        d->registry.snapshot_bytes = strlen(text);
         d->registry.saves++;
         if (d->registry.save_failing) {
             d->registry.save_failing = false;
@@ -392,12 +414,14 @@ void registry_restore(struct np_daemon *d)
     }
     d->registry.generation = (uint64_t)json_integer_value(json_object_get(state, "generation"));
     merged = merge_journal(d, jobs);
+    d->registry.restoring = true;
     json_array_foreach(merged, i, entry)
     {
         const int rc = restore_entry(d, path, i, entry);
         restored += rc == 1;
         lost += rc == 0;
     }
+    d->registry.restoring = false;
     json_decref(merged);
     json_decref(state);
     registry_flush(d); /* without the steps that ended meanwhile, before any request */

@@ -11,6 +11,9 @@
 
 #define NPD_STATE_SCHEMA "numaplace.state/1"
 
+/** The journal is never folded into registry.json below this size (registry.h). */
+#define REGISTRY_JOURNAL_MIN_BYTES (64u << 10)
+
 /** Empty. Cannot fail (memory comes with the first insert). */
 void registry_init(struct np_registry *r);
 
@@ -42,7 +45,10 @@ void registry_save(struct np_daemon *d);
  * policy): one line with its entry is appended to <state_dir>/registry.journal at once (a kill -9
  * right after the reply loses nothing), and registry.json is rewritten at the next interval tick,
  * not once per request. The journal is not flushed to disk: a power loss loses at most the
- * requests since the last tick.
+ * requests since the last tick. Within an interval the journal stays bounded (a task sending
+ * `applied` with alternating policies in a loop): past REGISTRY_JOURNAL_MIN_BYTES and twice
+ * registry.json's size, registry.json is written at once and the journal starts again, so the
+ * writes stay proportional to what the requests change.
  */
 void registry_note(struct np_daemon *d, const struct np_daemon_job *j);
 

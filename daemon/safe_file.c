@@ -5,11 +5,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sys/acl.h>
@@ -116,8 +119,9 @@ int safe_write_at(int dirfd, const char *name, const char *data, size_t len, uid
     return no_acl ? SAFE_WRITE_NO_ACL : 0;
 }
 
-/* Is @p name one of safe_write_at's temporary names, of another process than this one? */
-static bool stale_temp_name(const char *name)
+/* The pid in @p name when it is one of safe_write_at's temporary names (".NAME.PID.tmp"), else
+ * -1. */
+static long temp_name_pid(const char *name)
 {
     const size_t len = strlen(name);
     const char *pid_at;
@@ -125,39 +129,69 @@ static bool stale_temp_name(const char *name)
     long pid;
 
     if (name[0] != '.' || len < 7 || strcmp(name + len - 4, ".tmp") != 0)
-        return false;
+        return -1;
     pid_at = name + len - 5;
     while (pid_at > name && isdigit((unsigned char)*pid_at))
         pid_at--;
     if (*pid_at != '.' || pid_at == name || !isdigit((unsigned char)pid_at[1]))
-        return false;
+        return -1;
     pid = strtol(pid_at + 1, &end, 10);
-    return strcmp(end, ".tmp") == 0 && pid != (long)getpid();
+    return strcmp(end, ".tmp") == 0 ? pid : -1;
+}
+
+/* Is @p name a temporary file left by another process? With @p shared, other live processes
+ * write here too: only a dead one's, and only once it is old. */
+static bool stale_temp(int dirfd, const char *name, bool shared)
+{
+    const long pid = temp_name_pid(name);
+    struct stat st;
+
+    if (pid < 0 || pid == (long)getpid())
+        return false;
+    if (!shared)
+        return true;
+    if (pid > 0 && pid <= INT_MAX && (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+        return false;
+    return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           time(NULL) - st.st_mtime >= SAFE_SWEEP_SHARED_MIN_AGE_S;
+}
+
+static int sweep_at(int dirfd, const char *dir, bool shared, struct np_err *err)
+{
+    const struct dirent *e;
+    DIR *listing;
+    int removed = 0;
+    const int fd = dup(dirfd);
+
+    if (fd < 0 || !(listing = fdopendir(fd))) {
+        const int e2 = errno;
+        if (fd >= 0)
+            close(fd);
+        return np_err_set(err, -e2, "%s: %s", dir, strerror(e2));
+    }
+    rewinddir(listing);
+    while ((e = readdir(listing)))
+        if (stale_temp(dirfd, e->d_name, shared) && unlinkat(dirfd, e->d_name, 0) == 0)
+            removed++;
+    closedir(listing);
+    return removed;
 }
 
 int safe_dir_sweep(const char *dir, struct np_err *err)
 {
     const int dirfd = safe_dir_open(dir, err);
-    const struct dirent *e;
-    DIR *listing;
-    int removed = 0, fd;
+    int removed;
 
     if (dirfd < 0)
         return dirfd;
-    fd = dup(dirfd);
-    if (fd < 0 || !(listing = fdopendir(fd))) {
-        const int e2 = errno;
-        if (fd >= 0)
-            close(fd);
-        close(dirfd);
-        return np_err_set(err, -e2, "%s: %s", dir, strerror(e2));
-    }
-    while ((e = readdir(listing)))
-        if (stale_temp_name(e->d_name) && unlinkat(dirfd, e->d_name, 0) == 0)
-            removed++;
-    closedir(listing);
+    removed = sweep_at(dirfd, dir, false, err);
     close(dirfd);
     return removed;
+}
+
+int safe_dirfd_sweep_shared(int dirfd, struct np_err *err)
+{
+    return sweep_at(dirfd, "the directory", true, err);
 }
 
 int safe_write(const char *dir, const char *name, const char *data, size_t len, uid_t reader,

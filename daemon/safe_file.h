@@ -42,6 +42,18 @@ int safe_write_at(int dirfd, const char *name, const char *data, size_t len, uid
  */
 int safe_dir_sweep(const char *dir, struct np_err *err);
 
+/** A temporary file younger than this is never swept from a shared directory. */
+#define SAFE_SWEEP_SHARED_MIN_AGE_S 60
+
+/**
+ * safe_dir_sweep for a verified directory that several processes write at once (the parts
+ * `numaplace store` keeps in <spool>/pending, one store per ending job): only temporary files
+ * of a process that no longer runs and older than SAFE_SWEEP_SHARED_MIN_AGE_S go, so a store
+ * writing at the same moment (or a new process that got a dead one's pid) keeps its own.
+ * @return how many were removed, or -errno with @p err
+ */
+int safe_dirfd_sweep_shared(int dirfd, struct np_err *err);
+
 /** safe_dir_open + safe_write_at + close, for a directory given by path. */
 int safe_write(const char *dir, const char *name, const char *data, size_t len, uid_t reader,
                mode_t mode, struct np_err *err);

@@ -27,7 +27,36 @@ static void free_skips(struct np_sum_skip *k, size_t n)
     free(k);
 }
 
-/* skipped: @p other's word on its nodes wins. */
+static json_int_t steps_of(const struct np_sum_node *n)
+{
+    return np_keys_has(&n->keys, NP_NODE_STEP_COUNT) ? n->step_count : 0;
+}
+
+static double duration_of(const struct np_sum_node *n)
+{
+    return np_keys_has(&n->keys, NP_NODE_DURATION_S) ? n->duration_s : 0;
+}
+
+/* Is @p have newer than @p incoming, two parts of one node? A node's part is built from its
+ * spool, where a job's reports only accumulate: a later part has at least the steps and the
+ * duration of an earlier one. A part retried from pending/ may be older than the one stored. */
+static bool newer_part(const struct np_sum_node *have, const struct np_sum_node *incoming)
+{
+    if (steps_of(have) != steps_of(incoming))
+        return steps_of(have) > steps_of(incoming);
+    return duration_of(have) > duration_of(incoming);
+}
+
+/* Does @p into keep its own part of @p node over @p other's (its nodes entry and skipped)? */
+static bool into_keeps(const struct np_sum *into, const struct np_sum *other, const char *node)
+{
+    const struct np_sum_node *have = node ? np_sum_node_get(into, node) : NULL,
+                             *incoming = node ? np_sum_node_get(other, node) : NULL;
+
+    return have && incoming && newer_part(have, incoming);
+}
+
+/* skipped: @p other's word on its nodes wins, unless @p into keeps its newer part. */
 static int merge_skipped(struct np_sum *into, const struct np_sum *other)
 {
     struct np_sum_skip *merged = calloc(into->nskipped + other->nskipped + 1, sizeof(*merged));
@@ -38,11 +67,13 @@ static int merge_skipped(struct np_sum *into, const struct np_sum *other)
         return -ENOMEM;
     for (size_t i = 0; i < into->nskipped; i++) {
         const char *node = into->skipped[i].node;
-        if (!node || (!np_sum_node_get(other, node) && !np_sum_skipped_has(other, node)))
+        if (!node || into_keeps(into, other, node) ||
+            (!np_sum_node_get(other, node) && !np_sum_skipped_has(other, node)))
             rc |= copy_skip(&merged[n++], &into->skipped[i]);
     }
     for (size_t i = 0; i < other->nskipped; i++)
-        rc |= copy_skip(&merged[n++], &other->skipped[i]);
+        if (!into_keeps(into, other, other->skipped[i].node))
+            rc |= copy_skip(&merged[n++], &other->skipped[i]);
     free_skips(into->skipped, into->nskipped);
     into->skipped = merged;
     into->nskipped = n;
@@ -50,12 +81,15 @@ static int merge_skipped(struct np_sum *into, const struct np_sum *other)
     return rc ? -ENOMEM : 0;
 }
 
-/* Each node of @p other replaces the same node of @p into, or joins it. */
+/* Each node of @p other replaces the same node of @p into (unless that one is newer), or joins
+ * it. */
 static int merge_nodes(struct np_sum *into, const struct np_sum *other)
 {
     for (size_t i = 0; i < other->nnodes; i++) {
         struct np_sum_node copy,
             *have = (struct np_sum_node *)np_sum_node_get(into, other->nodes[i].name);
+        if (into_keeps(into, other, other->nodes[i].name))
+            continue;
         if (np_sum_node_copy(&copy, &other->nodes[i]) != 0)
             return -ENOMEM;
         if (have) {

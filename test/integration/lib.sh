@@ -25,7 +25,8 @@
 #   NP_NODES=N                            N slurmd nodes (node1..nodeN) on this machine, each in
 #                                         its own mount and UTS namespace (multiple-slurmd build)
 #   NP_EPILOG=PATH / NP_EPILOG_SLURMCTLD=PATH / NP_PROLOG=PATH   Epilog= / EpilogSlurmctld= / Prolog=
-#   NP_NUMAPLACE_EPILOG=1                 Epilog= is etc/numaplace-epilog, its paths in this cluster
+#   NP_NUMAPLACE_EPILOG=1                 Epilog= is etc/numaplace-epilog, its paths in this cluster,
+#                                         and EpilogSlurmctld= etc/numaplace-epilog-slurmctld
 # Accounting (NP_ACCOUNTING=1):
 #   np_sacct_wait JOBID [SECONDS [FIELD REGEX]]  wait until sacct shows the job finished (and FIELD,
 #                                         e.g. AdminComment, matches REGEX)

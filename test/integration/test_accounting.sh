@@ -152,9 +152,16 @@ np_expect_match "job $job3: .*waits in .*/pending" "$(grep -A10 " job $job3 on "
 np_expect_eq "$(stat -c '%U %a' "$pending_dir")" "root 700" "pending directory owner and mode"
 np_expect_eq "$(stat -c '%U %a' "$pending_dir/$job3.json")" "root 600" "pending file owner and mode"
 np_slurmdbd_start
+# a store killed mid-write left its temporary file (issue 12 #1b): the next pass removes it
+dead_pid=$(sh -c 'echo $$')
+stale=$pending_dir/.$job3.json.$dead_pid.tmp
+echo '{"half' >"$stale"
+touch -d '-2 minutes' "$stale"
 np_run store_pending_on_node
 np_expect_rc 0
 np_expect_match "job $job3: this node's waiting part stored in AdminComment"
+np_expect_match "removed 1 temporary file\(s\) a killed numaplace store left in pending"
+[ ! -e "$stale" ] || np_fail "$stale is still there after store --pending"
 [ ! -e "$pending_dir/$job3.json" ] || np_fail "$pending_dir/$job3.json is still there after the store"
 np_run np_run_as "$user" "$NP_CLI" --spool /nonexistent report "$job3"
 np_expect_rc 0

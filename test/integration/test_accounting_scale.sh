@@ -3,7 +3,9 @@
 # each node's epilog (etc/numaplace-epilog) storing its part in the one AdminComment at the same
 # time. The summary must end up with every node's part: concurrent read-merge-writes must not
 # lose one. Prints the time from the job's end to the complete summary and each node's costs
-# (bench/RESULTS.md has the figures; this suite only checks that nothing is lost).
+# (bench/RESULTS.md has the figures; this suite only checks that nothing is lost). The last cases
+# force the single merger for large jobs (EpilogSlurmctld's `numaplace store --merge`) with a low
+# NUMAPLACE_STORE_MAX_NODES, with slurmdbd up and down.
 set -u
 # shellcheck source=test/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -78,7 +80,64 @@ np_end_case
 np_case "a job over NUMAPLACE_STORE_MAX_NODES stores no summary and says why"
 sed -i "s|^export PATH=|export NUMAPLACE_STORE_MAX_NODES=$((${#np_nodes[@]} - 1)) PATH=|" "$np_dir/numaplace-epilog"
 scale_case _ 0
-np_expect_match "over the $((${#np_nodes[@]} - 1)) whose parts numaplace stores" "$(cat "$np_dir/node-node1/helper/epilog.log")"
+np_expect_match "over the $((${#np_nodes[@]} - 1)) whose nodes each store .*no parts directory" "$(cat "$np_dir/node-node1/helper/epilog.log")"
+np_end_case
+
+# The single merger (issue 12 #2): past NUMAPLACE_STORE_MAX_NODES (here 4, to force it on 16
+# nodes) each node leaves its part in NUMAPLACE_PARTS_DIR and EpilogSlurmctld's
+# `numaplace store --merge` merges them once and writes once. The epilogs' sacct still fails one
+# time in four.
+parts=$np_dir/parts
+merge_log=$np_dir/epilog-slurmctld.log
+mkdir -m 0750 "$parts"
+for wrapper in "$np_dir/numaplace-epilog" "$np_dir/numaplace-epilog-slurmctld"; do
+  sed -i -e "s|NUMAPLACE_STORE_MAX_NODES=[0-9]* ||" \
+    -e "s|^export PATH=|export NUMAPLACE_STORE_MAX_NODES=4 NUMAPLACE_PARTS_DIR=$parts PATH=|" "$wrapper"
+done
+merged() { grep -q "job $1 merge: " "$merge_log" 2>/dev/null; }
+merge_case() { # merge_case: a job on every node, stored by the one merge; prints its costs
+  local job ended
+  job=$(np_run_as "$user" sbatch --parsable -N"${#np_nodes[@]}" --ntasks-per-node=1 -o "$out/job.out" \
+    --wrap "srun $NP_WORKLOAD --mb 8 --busy 1 --idle 0.5")
+  np_wait_for 60 bash -c "[ \"\$(squeue -h -j $job)\" = '' ]" || np_fail "job $job did not end within 60 s"
+  ended=$(date +%s.%N)
+  np_wait_for 150 epilogs_done "$job" || np_fail "not every node's store ended within 150 s"
+  np_wait_for 200 merged "$job" || np_fail "no merge logged for job $job: $(cat "$merge_log" 2>&1)"
+  echo "job $job: merged $(python3 -c "print(f'{$(date +%s.%N) - $ended:.1f}')") s after it left the queue"
+  grep -h " job $job " "$merge_log" "$np_dir"/node-*/helper/epilog.log | sed 's/^/  /'
+  np_expect_match "job $job: ${#np_nodes[@]} of ${#np_nodes[@]} nodes' parts merged and stored in AdminComment .*1 writes" "$(cat "$merge_log")"
+  np_expect_eq "$(cat "$np_dir"/node-*/helper/epilog.log | grep -c " job $job on .*left in $parts for the job's one merge")" \
+    "${#np_nodes[@]}" "nodes that left their part for the merge"
+  np_expect_eq "$(stored_nodes "$job")" "${#np_nodes[@]}" "nodes in the stored summary"
+  np_expect_eq "$(ls -A "$parts")" "" "parts left after the merge"
+}
+
+np_case "a job over NUMAPLACE_STORE_MAX_NODES is stored by one merge (EpilogSlurmctld) with every node's part"
+merge_case
+np_end_case
+
+# slurmdbd down when the job ends: the nodes' parts wait in their spools, the merge fails and
+# leaves what it has; once slurmdbd is back, each node's `store --pending` leaves its part and
+# `store --merge --pending` on the controller stores them all, nothing lost.
+np_case "slurmdbd down: the parts wait, and store --merge --pending stores every node's"
+np_slurmdbd_stop
+job=$(np_run_as "$user" sbatch --parsable -N"${#np_nodes[@]}" --ntasks-per-node=1 -o "$out/job.out" \
+  --wrap "srun $NP_WORKLOAD --mb 8 --busy 1 --idle 0.5")
+np_wait_for 60 bash -c "[ \"\$(squeue -h -j $job)\" = '' ]" || np_fail "job $job did not end within 60 s"
+np_wait_for 200 merged "$job" || np_fail "no merge logged for job $job"
+np_wait_for 150 epilogs_done "$job" || np_fail "not every node's store ended within 150 s"
+np_slurmdbd_start
+sacct_knows() { sacct -n -X -j "$1" -o JobID 2>/dev/null | grep -qw "$1"; }
+np_wait_for 120 sacct_knows "$job" || np_fail "slurmdbd never received job $job's record"
+for node in "${np_nodes[@]}"; do
+  np_on_node "$node" env NUMAPLACE_SPOOL="$np_dir/helper/spool" NUMAPLACE_STORE_MAX_NODES=4 \
+    NUMAPLACE_PARTS_DIR="$parts" "$NP_CLI" store --pending >>"$np_dir/pending.out" 2>&1
+done
+np_run env NUMAPLACE_STORE_MAX_NODES=4 NUMAPLACE_PARTS_DIR="$parts" "$NP_CLI" store --merge --pending
+np_expect_rc 0
+np_expect_match "job $job: ${#np_nodes[@]} of ${#np_nodes[@]} nodes' parts merged and stored"
+np_expect_eq "$(stored_nodes "$job")" "${#np_nodes[@]}" "nodes in the stored summary"
+np_expect_eq "$(ls -A "$parts")" "" "parts left after the merge"
 np_end_case
 
 np_finish

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "jobs.h"
 #include "np_daemon_test.h"
@@ -161,6 +163,87 @@ START_TEST(failed_saves_logged_once)
 }
 END_TEST
 
+/* A task sending `applied` with alternating policies in a loop, all within one interval (no
+ * tick): the journal stays within its bound, registry.json is written far less than once per
+ * request, and a restart still gets the last policy (issue 12 #1c). */
+START_TEST(journal_bounded_within_an_interval)
+{
+    enum { REQUESTS = 4000 };
+    static const char *const policies[] = {"local", "interleave"};
+    struct np_test_daemon a, b;
+    struct np_err err = {0};
+    struct np_daemon_job *j;
+    char path[2048];
+    struct stat st;
+    off_t largest = 0;
+    size_t bound;
+
+    np_test_daemon_init(&a);
+    /* a few other steps, so registry.json is not trivially small */
+    for (uint32_t job = 1; job <= 20; job++)
+        ck_assert_ptr_nonnull(job_new(a.d, job, 0, getuid(), "0", "local", "low", &err));
+    j = job_new(a.d, 42, 0, getuid(), "0-1", "local", "low", &err);
+    ck_assert_msg(j != NULL, "%s", err.msg);
+    ck_assert_int_eq(np_sampler_add_task(&j->sampler, NP_TEST_LIVE_PID, &err), 0);
+    json_array_append_new(j->tasks, json_pack("{s:i, s:i, s:s}", "task", 0, "pid", NP_TEST_LIVE_PID,
+                                              "policy", "local"));
+    registry_save(a.d);
+    snprintf(path, sizeof(path), "%s/registry.journal", a.d->cfg.state_dir);
+    for (int i = 0; i < REQUESTS; i++) {
+        json_object_set_new(json_array_get(j->tasks, 0), "policy", json_string(policies[i % 2]));
+        registry_note(a.d, j);
+        if (stat(path, &st) == 0 && st.st_size > largest)
+            largest = st.st_size;
+    }
+    bound = a.d->registry.snapshot_bytes * 2 > REGISTRY_JOURNAL_MIN_BYTES
+                ? a.d->registry.snapshot_bytes * 2
+                : REGISTRY_JOURNAL_MIN_BYTES;
+    ck_assert_msg((size_t)largest <= bound, "the journal grew to %lld bytes, over %zu",
+                  (long long)largest, bound);
+    ck_assert_msg(a.d->registry.saves * 50 < REQUESTS, "%lu saves for %d requests",
+                  a.d->registry.saves, REQUESTS);
+    ck_assert_uint_eq(a.log.errors, 0);
+
+    np_test_daemon_init(&b);
+    snprintf(b.d->cfg.state_dir, sizeof(b.d->cfg.state_dir), "%s", a.d->cfg.state_dir);
+    registry_restore(b.d);
+    ck_assert_msg(b.log.errors == 0, "%s", b.log.text);
+    j = registry_find(&b.d->registry, 42, 0);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(j->tasks, 0), "policy")),
+                     policies[(REQUESTS - 1) % 2]);
+    np_test_daemon_fini(&b);
+    np_test_daemon_fini(&a);
+}
+END_TEST
+
+/* A restart that finds steps ended while it was down writes their end lines while the old
+ * journal still holds steps not restored yet: no fold into registry.json before the restore is
+ * done (a crash then would lose those steps), one save at its end. */
+START_TEST(no_fold_mid_restore)
+{
+    enum { STEPS = 3 };
+    struct np_test_daemon a, b;
+    struct np_err err = {0};
+
+    np_test_daemon_init(&a);
+    for (uint32_t job = 1; job <= STEPS; job++) {
+        struct np_daemon_job *j = job_new(a.d, job, 0, getuid(), "0", "local", "low", &err);
+        ck_assert_msg(j != NULL, "%s", err.msg);
+        registry_note(a.d, j); /* registered; no task alive: they end at the restore */
+    }
+    np_test_daemon_init(&b);
+    snprintf(b.d->cfg.state_dir, sizeof(b.d->cfg.state_dir), "%s", a.d->cfg.state_dir);
+    b.d->registry.journal_bytes = REGISTRY_JOURNAL_MIN_BYTES; /* the next line passes the bound */
+    registry_restore(b.d);
+    ck_assert_msg(b.log.errors == 0, "%s", b.log.text);
+    ck_assert_ptr_nonnull(strstr(b.log.text, "3 ended while the helper was down"));
+    ck_assert_msg(b.d->registry.saves == 1, "%lu saves during the restore", b.d->registry.saves);
+    np_test_daemon_fini(&b);
+    np_test_daemon_fini(&a);
+}
+END_TEST
+
 START_TEST(no_file_starts_empty_quietly)
 {
     struct np_test_daemon t;
@@ -219,6 +302,8 @@ int main(void)
     tc = tcase_create("state");
     tcase_add_test(tc, save_then_restore);
     tcase_add_test(tc, failed_saves_logged_once);
+    tcase_add_test(tc, journal_bounded_within_an_interval);
+    tcase_add_test(tc, no_fold_mid_restore);
     tcase_add_test(tc, no_file_starts_empty_quietly);
     tcase_add_loop_test(tc, corrupt_file_starts_empty, 0,
                         (int)(sizeof(corrupt) / sizeof(corrupt[0])));

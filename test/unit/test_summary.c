@@ -400,6 +400,38 @@ START_TEST(test_merge_other_wins)
 }
 END_TEST
 
+/* A part retried from pending/ may be older than the node's part stored since (issue 12 #1a):
+ * the merge keeps the newer one whichever way round it goes. */
+START_TEST(test_merge_keeps_newer_part)
+{
+    static const char *const both[] = {"job100.0.node1.json", "job100.batch.node1.json"};
+    static const char *const first[] = {"job100.0.node1.json"};
+    json_t *newer = epilog_summary(both, 2), *older = epilog_summary(first, 1), *into;
+    struct np_err err = {0};
+
+    into = json_deep_copy(newer);
+    ck_assert_int_eq(np_summary_merge(into, older, &err), 0); /* the older one lands later */
+    ck_assert_int_eq(num(into, "nodes.node1.step_count"), 2);
+    ck_assert_int_eq(num(into, "totals.steps"), 2);
+    ck_assert(json_equal(into, newer));
+    json_decref(into);
+    into = json_deep_copy(older);
+    ck_assert_int_eq(np_summary_merge(into, newer, &err), 0); /* the newer one lands later */
+    ck_assert_int_eq(num(into, "nodes.node1.step_count"), 2);
+    json_decref(into);
+    /* the same steps, one of them longer in the newer part (a report completed since) */
+    into = json_deep_copy(newer);
+    json_object_set_new(jpath(into, "nodes.node1"), "duration_s",
+                        json_real(num(newer, "nodes.node1.duration_s") + 5));
+    ck_assert_int_eq(np_summary_merge(into, newer, &err), 0);
+    assert_near(num(into, "nodes.node1.duration_s"), num(newer, "nodes.node1.duration_s") + 5,
+                "the longer part kept");
+    json_decref(into);
+    json_decref(older);
+    json_decref(newer);
+}
+END_TEST
+
 static const struct {
     const char *other; /* JSON of the other summary */
     int rc;
@@ -1015,6 +1047,7 @@ int main(void)
     tcase_add_loop_test(tc, test_expect_nodes, 0, sizeof(expect_cases) / sizeof(expect_cases[0]));
     tcase_add_test(tc, test_merge_summaries);
     tcase_add_test(tc, test_merge_other_wins);
+    tcase_add_test(tc, test_merge_keeps_newer_part);
     tcase_add_loop_test(tc, test_merge_refused, 0,
                         sizeof(merge_bad_cases) / sizeof(merge_bad_cases[0]));
     tcase_add_loop_test(tc, test_advice, 0, sizeof(advice_cases) / sizeof(advice_cases[0]));

@@ -96,8 +96,10 @@ NP_API int np_summary_expect_nodes(json_t *summary, const char *hostlist, struct
 
 /**
  * Merge @p other (borrowed; its parts are copied) into @p into, both summaries of the same job:
- * each node in @p other replaces the same node in @p into (other wins), `skipped` and `trimmed`
- * are united, and totals and missing_nodes are recomputed.
+ * each node in @p other replaces the same node in @p into (other wins) unless @p into's part of
+ * it is newer (more steps, or as many and a longer duration_s: a node's reports only accumulate,
+ * and a part retried from the pending directory may be older than the one stored since),
+ * `skipped` and `trimmed` are united, and totals and missing_nodes are recomputed.
  * @return 0, or -EINVAL (not summaries, different jobs or uids) / -EPROTO / -ENOMEM with @p err
  */
 NP_API int np_summary_merge(json_t *into, json_t *other, struct np_err *err);

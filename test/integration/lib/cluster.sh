@@ -163,7 +163,8 @@ np_host_resolves() {
       "/etc/hosts; Slurm looks it up at each job's end, and a node then stays COMPLETING now and then"
 }
 
-# NP_NUMAPLACE_EPILOG=1: Epilog= is numaplace's own epilog (etc/numaplace-epilog), through a
+# NP_NUMAPLACE_EPILOG=1: Epilog= is numaplace's own epilog (etc/numaplace-epilog), and
+# EpilogSlurmctld= its one merge of large jobs (etc/numaplace-epilog-slurmctld), each through a
 # wrapper naming every path: slurmd runs epilogs with Slurm's small environment. Each node's
 # helper and spool are at $np_dir/helper as that node sees it; messages go to helper/epilog.log.
 np_numaplace_epilog_write() {
@@ -177,6 +178,16 @@ exec $NUMAPLACE_SOURCE/etc/numaplace-epilog
 EOF
   chmod 755 "$np_dir/numaplace-epilog"
   NP_EPILOG=$np_dir/numaplace-epilog
+  # The large jobs' one merge, on the controller (it does nothing until NUMAPLACE_PARTS_DIR is set
+  # here); messages go to epilog-slurmctld.log.
+  cat >"$np_dir/numaplace-epilog-slurmctld" <<EOF
+#!/bin/sh
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin SLURM_CONF=$np_dir/slurm.conf
+export NUMAPLACE=$NP_CLI NUMAPLACE_EPILOG_LOG=$np_dir/epilog-slurmctld.log
+exec $NUMAPLACE_SOURCE/etc/numaplace-epilog-slurmctld
+EOF
+  chmod 755 "$np_dir/numaplace-epilog-slurmctld"
+  NP_EPILOG_SLURMCTLD=${NP_EPILOG_SLURMCTLD:-$np_dir/numaplace-epilog-slurmctld}
 }
 
 np_slurmd_start() {
