@@ -10,11 +10,12 @@
  * Candidates under evaluation (np_order_candidate_at, bench/order_cv; not shipped, see
  * docs/migration.md "An order by predicted effect"), ranking by the sensitivity model's
  * predicted effect per page moved (np_predicted_effect_per_page):
- * predicted:         the most predicted gain (least predicted cost) per page first across all
- *                    groups, ties by best-plus; any candidate without a prediction and the
- *                    whole request falls back to best-plus (one yardstick or none).
- * predicted-grouped: best-plus's groups kept, the predicted effect ranking inside each, the
- *                    unpredicted after the predicted ones of their group by best-plus's rule.
+ * predicted:        best-plus's groups kept, inside each the most predicted gain (least
+ *                   predicted cost) per page first; the unpredicted after the predicted ones of
+ *                   their group, by best-plus's rule (so with no prediction it is best-plus).
+ * predicted-global: the effect alone across groups (a far-to-near neutral job may go before a
+ *                   gainer that hardly notices); any candidate without a prediction and the
+ *                   whole request falls back to best-plus (one yardstick or none).
  *
  * Ties are broken by id so every order is deterministic for a given input set.
  */
@@ -184,13 +185,13 @@ static const struct np_order_ops orders[] = {
 
 static const struct np_order_ops candidates[] = {
     {"predicted",
-     "the most predicted gain (least predicted slowdown) per page moved first; best-plus when a "
-     "candidate has no prediction",
-     sort_predicted, true},
-    {"predicted-grouped",
-     "best-plus's groups, by predicted effect per page inside each; the unpredicted last in "
-     "their group by best-plus's rule",
+     "best-plus's groups, inside each the most predicted gain (least predicted slowdown) per "
+     "page first; the unpredicted last in their group by best-plus's rule",
      sort_predicted_grouped, true},
+    {"predicted-global",
+     "the most predicted gain (least predicted slowdown) per page first across groups; "
+     "best-plus when a candidate has no prediction",
+     sort_predicted, true},
 };
 
 const struct np_order_ops *np_order_candidate_at(size_t i)

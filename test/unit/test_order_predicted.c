@@ -61,14 +61,15 @@ static const struct {
     size_t unpredicted;
 } cases[] = {
     {"best-plus by bandwidth", "best-plus", base, 5, false, "baedc", 0},
-    {"predicted: gain per page, then cost", "predicted", base, 5, false, "abecd", 0},
-    {"grouped: same without distances", "predicted-grouped", base, 5, false, "abecd", 0},
-    {"predicted: one unknown, all best-plus", "predicted", one_unknown, 5, false, "baedc", 1},
-    {"grouped: unknown last in its group", "predicted-grouped", one_unknown, 5, false, "abecd", 1},
+    {"global: gain per page, then cost", "predicted-global", base, 5, false, "abecd", 0},
+    {"predicted: same without distances", "predicted", base, 5, false, "abecd", 0},
+    {"global: one unknown, all best-plus", "predicted-global", one_unknown, 5, false, "baedc", 1},
+    {"predicted: unknown last in its group", "predicted", one_unknown, 5, false, "abecd", 1},
+    {"global: per page, not per job", "predicted-global", footprint, 2, false, "fg", 0},
     {"predicted: per page, not per job", "predicted", footprint, 2, false, "fg", 0},
     {"best-plus: bandwidth only", "best-plus", footprint, 2, false, "gf", 0},
-    {"predicted: far-to-near neutral first", "predicted", far, 3, true, "ihj", 0},
-    {"grouped: groups first", "predicted-grouped", far, 3, true, "hij", 0},
+    {"global: far-to-near neutral first", "predicted-global", far, 3, true, "ihj", 0},
+    {"predicted: groups first", "predicted", far, 3, true, "hij", 0},
     {"best-plus: far-to-near unseen", "best-plus", far, 3, true, "hji", 0},
 };
 
