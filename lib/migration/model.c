@@ -16,12 +16,13 @@ enum column {
     COL_REMOTE,
     COL_INTERLEAVE,
     COL_SENS,
-    COL_TLB, /* optional: a site's table may lack it */
+    COL_TLB,  /* optional: a site's table may lack it */
+    COL_TIME, /* optional: only the replay (numaplace/replay.h) needs it */
     COL_COUNT
 };
-static const char *const column_names[COL_COUNT] = {"benchmark",      "input",       "ipc",
-                                                    "llc_mpki",       "bw_mbps",     "remote_pct",
-                                                    "interleave_pct", "sensitivity", "tlb_mpki"};
+static const char *const column_names[COL_COUNT] = {
+    "benchmark",  "input",          "ipc",         "llc_mpki", "bw_mbps",
+    "remote_pct", "interleave_pct", "sensitivity", "tlb_mpki", "total_time_s"};
 
 /* Split @p line at commas in place; fields beyond @p max are dropped. */
 static int split(char *line, char **fields, int max)
@@ -78,7 +79,7 @@ int np_model_load(const char *path, struct np_model *model, struct np_err *err)
                 for (int i = 0; i < n; i++)
                     if (strcmp(fields[i], column_names[c]) == 0)
                         index[c] = i;
-                if (index[c] < 0 && c != COL_TLB)
+                if (index[c] < 0 && c != COL_TLB && c != COL_TIME)
                     rc = np_err_set(err, -EINVAL, "%s:%d: header lacks column '%s'", path, lineno,
                                     column_names[c]);
             }
@@ -97,9 +98,16 @@ int np_model_load(const char *path, struct np_model *model, struct np_err *err)
         }
         {
             struct np_model_row *row = &model->rows[model->count];
-            double *numbers[] = {NULL,          NULL,         &row->ipc,        &row->llc_mpki,
-                                 &row->bw_mbps, &row->remote, &row->interleave, NULL,
-                                 &row->tlb_mpki};
+            double *numbers[] = {NULL,
+                                 NULL,
+                                 &row->ipc,
+                                 &row->llc_mpki,
+                                 &row->bw_mbps,
+                                 &row->remote,
+                                 &row->interleave,
+                                 NULL,
+                                 &row->tlb_mpki,
+                                 &row->total_time_s};
             memset(row, 0, sizeof(*row));
             for (int c = 0; c < COL_COUNT && rc == 0; c++) {
                 const char *value = index[c] >= 0 && index[c] < n ? fields[index[c]] : "";

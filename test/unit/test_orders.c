@@ -127,17 +127,25 @@ START_TEST(test_move_group)
 }
 END_TEST
 
-/* Requests against best-plus order B(100) A(50) D(10) C(1000) E(70) F(0). */
+/* Requests against best-plus order B(100) A(50) D(10) C(1000) E(70) F(0), covered exactly
+ * (numaplace) or by whole shares (the thesis: N is a lower bound). */
 static const struct {
+    enum np_plan_cover cover;
     uint64_t wanted, planned;
     const char *steps; /* job:pages, ... */
 } plan_cases[] = {
-    {30, 30, "B:30"},                            /* N smaller than one job: partial */
-    {100, 100, "B:100"},                         /* exactly one job */
-    {120, 120, "B:100,A:20"},                    /* the last job partially */
-    {200, 200, "B:100,A:50,D:10,C:40"},          /* spans the groups */
-    {5000, 1230, "B:100,A:50,D:10,C:1000,E:70"}, /* exhausted: ends short, F has none */
-    {0, 0, ""},                                  /* nothing asked */
+    {NP_PLAN_EXACT, 30, 30, "B:30"},                            /* N below one job: partial */
+    {NP_PLAN_EXACT, 100, 100, "B:100"},                         /* exactly one job */
+    {NP_PLAN_EXACT, 120, 120, "B:100,A:20"},                    /* the last job partially */
+    {NP_PLAN_EXACT, 200, 200, "B:100,A:50,D:10,C:40"},          /* spans the groups */
+    {NP_PLAN_EXACT, 5000, 1230, "B:100,A:50,D:10,C:1000,E:70"}, /* exhausted: ends short */
+    {NP_PLAN_EXACT, 0, 0, ""},                                  /* nothing asked */
+    {NP_PLAN_WHOLE_SHARES, 30, 100, "B:100"},                   /* overshoot to B's share */
+    {NP_PLAN_WHOLE_SHARES, 100, 100, "B:100"},                  /* reached: stops */
+    {NP_PLAN_WHOLE_SHARES, 120, 150, "B:100,A:50"},             /* the last one whole */
+    {NP_PLAN_WHOLE_SHARES, 200, 1160, "B:100,A:50,D:10,C:1000"},
+    {NP_PLAN_WHOLE_SHARES, 5000, 1230, "B:100,A:50,D:10,C:1000,E:70"},
+    {NP_PLAN_WHOLE_SHARES, 0, 0, ""},
 };
 
 START_TEST(test_plan_request)
@@ -149,8 +157,15 @@ START_TEST(test_plan_request)
 
     load(c);
     np_order_default()->sort(c, NJOBS, 0);
-    ck_assert_uint_eq(np_plan_request(c, NJOBS, plan_cases[_i].wanted, steps, &nsteps),
+    ck_assert_uint_eq(np_plan_request_cover(c, NJOBS, plan_cases[_i].wanted, plan_cases[_i].cover,
+                                            steps, &nsteps),
                       plan_cases[_i].planned);
+    if (plan_cases[_i].cover == NP_PLAN_EXACT) {
+        size_t again = 0;
+        ck_assert_uint_eq(np_plan_request(c, NJOBS, plan_cases[_i].wanted, steps, &again),
+                          plan_cases[_i].planned);
+        ck_assert_uint_eq(again, nsteps);
+    }
     for (size_t i = 0; i < nsteps; i++) {
         char one[32];
         snprintf(one, sizeof(one), "%s%s:%llu", i ? "," : "", jobs[c[steps[i].index].id].name,

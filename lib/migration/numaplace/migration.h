@@ -250,6 +250,15 @@ struct np_plan_step {
     uint64_t pages;
 };
 
+/** How a plan covers a request's pages. */
+enum np_plan_cover {
+    /** numaplace: the last job taken gives only what is still missing (exactly N pages). */
+    NP_PLAN_EXACT = 0,
+    /** The thesis's manager: every job taken gives its whole share of S, so N is a lower bound
+     *  (overshoot up to one share); it stops once N is reached. For replaying the thesis. */
+    NP_PLAN_WHOLE_SHARES,
+};
+
 /**
  * Take sorted candidates until @p pages_wanted pages are covered, the last one partially.
  * @param steps  caller array of at least @p count entries
@@ -258,6 +267,11 @@ struct np_plan_step {
  */
 NP_API uint64_t np_plan_request(const struct np_candidate *cands, size_t count,
                                 uint64_t pages_wanted, struct np_plan_step *steps, size_t *nsteps);
+/** np_plan_request with the way the last job is taken chosen (@p cover). With
+ *  NP_PLAN_WHOLE_SHARES the return may exceed @p pages_wanted. */
+NP_API uint64_t np_plan_request_cover(const struct np_candidate *cands, size_t count,
+                                      uint64_t pages_wanted, enum np_plan_cover cover,
+                                      struct np_plan_step *steps, size_t *nsteps);
 
 /** A request's plan over a view. Free with np_plan_fini. */
 struct np_plan {
@@ -279,6 +293,11 @@ struct np_plan {
 NP_API int np_plan_make(const struct np_node_view *view, const struct np_request *request,
                         const struct np_order_ops *order, uint64_t seed, uint64_t pages_wanted,
                         struct np_plan *plan);
+/** np_plan_make with the way the last job is taken chosen (@p cover; np_plan_make: exact). */
+NP_API int np_plan_make_cover(const struct np_node_view *view, const struct np_request *request,
+                              const struct np_order_ops *order, uint64_t seed,
+                              uint64_t pages_wanted, enum np_plan_cover cover,
+                              struct np_plan *plan);
 /** Free what the plan owns. Accepts NULL. */
 NP_API void np_plan_fini(struct np_plan *plan);
 

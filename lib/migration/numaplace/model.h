@@ -27,6 +27,7 @@ struct np_model_row {
     char input[8];
     double ipc, llc_mpki, bw_mbps; /**< local metrics; NaN when the source was unreadable */
     double tlb_mpki;               /**< NaN also when the table has no tlb_mpki column */
+    double total_time_s;           /**< the local run's wall time; NaN when absent (optional) */
     double remote, interleave;     /**< slowdown factors (remote_pct / 100) */
     char sensitivity[8];           /**< "high", "low" or "" */
 };
@@ -38,8 +39,8 @@ struct np_model {
 };
 
 /**
- * Load the CSV (comment lines start with '#'; the header names the columns; tlb_mpki is
- * optional, every other column of np_model_row is required).
+ * Load the CSV (comment lines start with '#'; the header names the columns; tlb_mpki and
+ * total_time_s are optional, every other column of np_model_row is required).
  * @return 0, or -ENOENT / -EINVAL with @p err naming the file, line and column
  */
 NP_API int np_model_load(const char *path, struct np_model *model, struct np_err *err);

@@ -1,0 +1,334 @@
+/*
+ * The thesis's dynamic experiment sets replayed in the model (lib/migration/replay.c), every
+ * order in both ways of carrying a request out, scored as the thesis scored them.
+ *
+ *   replay [--model CSV] [--footprints CSV] [--footprint-scale X] [--random-runs N]
+ *          [--rate-mb-s R] [--floor-mb F] [--step S] [SCENARIO.json...]
+ *
+ * Default scenarios: data/scenarios/thesis-set-1..5.json. Per set and way: each order's eq. 6.1
+ * figure (geometric mean over jobs of the job's time relative to the same job in the Best run;
+ * Random: the mean over its seeded runs, as many as the set's runs list, else 3) beside the
+ * thesis's measured figure, the modelled total of the jobs' times relative to Best, and the
+ * spread between the best and the worst order; then the means over the sets, and the same
+ * means with every footprint halved and doubled. Deterministic: no timing is measured.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numaplace/replay_scenario.h"
+
+#define MAX_ORDERS 16
+#define MAX_SETS   16
+
+/* The thesis's measured eq. 6.1 figures relative to its Best run: the "Overall Slowdown" rows of
+ * theovaka/Resource_Manager results/resource_manager/TestN/overview.csv (commit d1703a1), the
+ * run order of TestN/info.txt; Random is the mean of its runs. Set 1's file is relative to the
+ * alone runs (Best 2.566, Random 2.686 2.82 3.049, Worst 3.207): divided by Best here. */
+static const struct {
+    const char *set, *order;
+    double figure;
+} measured[] = {
+    {"thesis-set-1", "best", 1.0},
+    {"thesis-set-1", "random", (2.686 + 2.82 + 3.049) / 3 / 2.566},
+    {"thesis-set-1", "worst", 3.207 / 2.566},
+    {"thesis-set-2", "best", 1.0},
+    {"thesis-set-2", "random", (1.155 + 1.054 + 1.07) / 3},
+    {"thesis-set-2", "worst", 1.189},
+    {"thesis-set-3", "best", 1.0},
+    {"thesis-set-3", "random", (1.15 + 1.206 + 1.181 + 1.113) / 4},
+    {"thesis-set-3", "worst", 1.3},
+    {"thesis-set-4", "best", 1.0},
+    {"thesis-set-4", "random", (1.152 + 1.171 + 1.262) / 3},
+    {"thesis-set-4", "worst", 1.242},
+    {"thesis-set-4", "best-plus", 1.014},
+    {"thesis-set-4", "worst-plus", 1.382},
+    {"thesis-set-5", "best", 1.0},
+    {"thesis-set-5", "best-plus", 0.925},
+    {"thesis-set-5", "worst", 1.11},
+    {"thesis-set-5", "worst-plus", 1.29},
+};
+
+static double measured_figure(const char *set, const char *order)
+{
+    for (size_t i = 0; i < sizeof(measured) / sizeof(measured[0]); i++)
+        if (!strcmp(measured[i].set, set) && !strcmp(measured[i].order, order))
+            return measured[i].figure;
+    return NAN;
+}
+
+struct options {
+    const char *model, *footprints;
+    double scale, rate_mb_s, floor_mb, step_s;
+    int random_runs; /* 0: the set's own count */
+};
+
+/* One order's score in one set and way. */
+struct score {
+    double figure, total;
+    unsigned long long asked, moved;
+    size_t fired, short_, overshot, runs;
+};
+
+static size_t count_orders(void)
+{
+    size_t n = 0;
+
+    while (np_order_at(n) && n < MAX_ORDERS)
+        n++;
+    return n;
+}
+
+static int random_runs(const struct np_scenario *s, const struct options *o, bool *own)
+{
+    int n = 0;
+
+    for (size_t i = 0; i < s->nruns; i++)
+        n += !strcmp(s->runs[i]->name, "random");
+    *own = n > 0;
+    return o->random_runs > 0 ? o->random_runs : n > 0 ? n : 3;
+}
+
+/* Score every order of one set in one way into @p scores (indexed as np_order_at). */
+static int score_set(const struct np_replay_set *set, const struct np_replay_config *config,
+                     int nrandom, struct score *scores)
+{
+    struct np_replay_result best, r;
+    struct np_err err = {0};
+
+    if (np_replay_run(set, config, np_order_lookup("best"), 0, &best, &err) < 0) {
+        fprintf(stderr, "replay: %s\n", err.msg);
+        return -1;
+    }
+    for (size_t o = 0; o < count_orders(); o++) {
+        const struct np_order_ops *ops = np_order_at(o);
+        const int runs = strcmp(ops->name, "random") ? 1 : nrandom;
+        struct score *sc = &scores[o];
+
+        memset(sc, 0, sizeof(*sc));
+        for (int k = 0; k < runs; k++) {
+            if (np_replay_run(set, config, ops, (uint64_t)k + 1, &r, &err) < 0) {
+                fprintf(stderr, "replay: %s\n", err.msg);
+                np_replay_result_fini(&best);
+                return -1;
+            }
+            sc->figure += np_replay_figure(r.job_time_s, best.job_time_s, r.njobs) / runs;
+            sc->total += r.total_job_s / best.total_job_s / runs;
+            sc->asked += r.pages_asked;
+            sc->moved += r.pages_moved;
+            sc->fired += r.requests_fired;
+            sc->short_ += r.requests_short;
+            sc->overshot += r.requests_overshot;
+            sc->runs++;
+            np_replay_result_fini(&r);
+        }
+    }
+    np_replay_result_fini(&best);
+    return 0;
+}
+
+/* The spread between the best and the worst order's figure, and which they are. */
+static double spread(const struct score *scores, size_t *lo, size_t *hi)
+{
+    *lo = *hi = 0;
+    for (size_t o = 1; o < count_orders(); o++) {
+        if (scores[o].figure < scores[*lo].figure)
+            *lo = o;
+        if (scores[o].figure > scores[*hi].figure)
+            *hi = o;
+    }
+    return scores[*hi].figure / scores[*lo].figure - 1.0;
+}
+
+static void config_for(const struct options *o, enum np_replay_way way, struct np_replay_config *c)
+{
+    np_replay_config_sandman(c, way);
+    c->rate_bytes_s = o->rate_mb_s * 1e6;
+    c->free_floor_pages = (uint64_t)(o->floor_mb * 1024 * 1024 / NP_REPLAY_PAGE_BYTES);
+    c->step_s = o->step_s;
+}
+
+static void print_set(const char *name, enum np_replay_way way, const struct score *scores,
+                      int nrandom, bool own_random)
+{
+    size_t lo, hi;
+    const double s = spread(scores, &lo, &hi);
+
+    for (size_t o = 0; o < count_orders(); o++) {
+        const struct score *sc = &scores[o];
+        const char *order = np_order_at(o)->name;
+        const double m = measured_figure(name, order);
+        char thesis[32] = "not run";
+        if (!isnan(m))
+            snprintf(thesis, sizeof(thesis), "%.3f", m);
+        printf("| %s | %s | %s%s | %.3f | %.3f | %s | %llu / %llu | %zu | %zu |\n", name,
+               np_replay_way_name(way), order,
+               strcmp(order, "random") ? ""
+               : own_random            ? ""
+                                       : " (not in the set's runs)",
+               sc->figure, sc->total, thesis, sc->moved / sc->runs, sc->asked / sc->runs,
+               sc->short_ / sc->runs, sc->overshot / sc->runs);
+    }
+    printf("| %s | %s | spread | %s %.1f%% over %s | | | | | |\n", name, np_replay_way_name(way),
+           np_order_at(hi)->name, 100 * s, np_order_at(lo)->name);
+    (void)nrandom;
+}
+
+struct set_data {
+    struct np_scenario scenario;
+    struct np_replay_owned owned;
+};
+
+/* The mean over sets of each order's figure and total, and of the spread, per way. */
+static int print_means(struct set_data *sets, size_t nsets, const struct options *o, double scale,
+                       struct np_model *model, struct np_footprints *fp)
+{
+    for (int way = 0; way < NP_REPLAY_WAY_COUNT; way++) {
+        double figure[MAX_ORDERS] = {0}, total[MAX_ORDERS] = {0}, spreads = 0;
+        struct np_replay_config c;
+
+        config_for(o, (enum np_replay_way)way, &c);
+        for (size_t i = 0; i < nsets; i++) {
+            struct score scores[MAX_ORDERS];
+            struct np_replay_owned scaled;
+            struct np_err err = {0};
+            bool own;
+            size_t lo, hi;
+            if (np_replay_set_from_scenario(&sets[i].scenario, model, fp, scale, &scaled, &err) <
+                0) {
+                fprintf(stderr, "replay: %s\n", err.msg);
+                return -1;
+            }
+            const int rc =
+                score_set(&scaled.set, &c, random_runs(&sets[i].scenario, o, &own), scores);
+            np_replay_owned_fini(&scaled);
+            if (rc < 0)
+                return -1;
+            for (size_t k = 0; k < count_orders(); k++) {
+                figure[k] += scores[k].figure / (double)nsets;
+                total[k] += scores[k].total / (double)nsets;
+            }
+            spreads += spread(scores, &lo, &hi) / (double)nsets;
+        }
+        printf("| x%g | %s |", scale, np_replay_way_name((enum np_replay_way)way));
+        for (size_t k = 0; k < count_orders(); k++)
+            printf(" %.3f / %.3f |", figure[k], total[k]);
+        printf(" %.1f%% |\n", 100 * spreads);
+    }
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o, const char **files,
+                         size_t *nfiles)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const bool value = i + 1 < argc;
+        if (!strcmp(a, "--model") && value)
+            o->model = argv[++i];
+        else if (!strcmp(a, "--footprints") && value)
+            o->footprints = argv[++i];
+        else if (!strcmp(a, "--footprint-scale") && value)
+            o->scale = atof(argv[++i]);
+        else if (!strcmp(a, "--random-runs") && value)
+            o->random_runs = atoi(argv[++i]);
+        else if (!strcmp(a, "--rate-mb-s") && value)
+            o->rate_mb_s = atof(argv[++i]);
+        else if (!strcmp(a, "--floor-mb") && value)
+            o->floor_mb = atof(argv[++i]);
+        else if (!strcmp(a, "--step") && value)
+            o->step_s = atof(argv[++i]);
+        else if (a[0] == '-') {
+            fprintf(stderr,
+                    "replay: unknown option '%s': accepted are --model, --footprints, "
+                    "--footprint-scale, --random-runs, --rate-mb-s, --floor-mb, --step\n",
+                    a);
+            return -1;
+        } else if (*nfiles < MAX_SETS)
+            files[(*nfiles)++] = a;
+    }
+    if (!(o->scale > 0) || !(o->step_s > 0) || !(o->rate_mb_s >= 0) || !(o->floor_mb >= 0)) {
+        fprintf(stderr, "replay: --footprint-scale and --step must be > 0, --rate-mb-s and "
+                        "--floor-mb >= 0\n");
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const defaults[] = {
+        "data/scenarios/thesis-set-1.json", "data/scenarios/thesis-set-2.json",
+        "data/scenarios/thesis-set-3.json", "data/scenarios/thesis-set-4.json",
+        "data/scenarios/thesis-set-5.json"};
+    struct options o = {
+        "data/sandman-spec2017.csv", "data/spec2017-footprints.csv", 1.0, 200, 256, 1.0, 0};
+    const char *files[MAX_SETS];
+    size_t nfiles = 0;
+    struct set_data sets[MAX_SETS];
+    struct np_model model;
+    struct np_footprints fp;
+    struct np_err err = {0};
+    int rc = 0;
+
+    if (parse_options(argc, argv, &o, files, &nfiles) < 0)
+        return 2;
+    if (nfiles == 0)
+        for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+            files[nfiles++] = defaults[i];
+    if (np_model_load(o.model, &model, &err) < 0 ||
+        np_footprints_load(o.footprints, &fp, &err) < 0) {
+        fprintf(stderr, "replay: %s\n", err.msg);
+        return 1;
+    }
+    memset(sets, 0, sizeof(sets));
+    for (size_t i = 0; i < nfiles && rc == 0; i++)
+        if (np_scenario_load(files[i], &sets[i].scenario, &err) < 0 ||
+            np_replay_set_from_scenario(&sets[i].scenario, &model, &fp, o.scale, &sets[i].owned,
+                                        &err) < 0) {
+            fprintf(stderr, "replay: %s: %s\n", files[i], err.msg);
+            rc = 1;
+        }
+    printf("replay: %zu sets, model %s, footprints %s x%g; numaplace way: %g MB/s, free floor "
+           "%g MiB; step %g s; Sandman's SLIT and 64,500 MiB per node\n",
+           nfiles, o.model, o.footprints, o.scale, o.rate_mb_s, o.floor_mb, o.step_s);
+    printf("Not represented: contention between co-located jobs (CPU sharing, one node's memory "
+           "controller), the cost of moving to the job moved, memory growing while a job runs, "
+           "the 6xx thread counts (docs/replay.md)\n\n");
+    printf("| set | way | order | eq. 6.1 vs best | total time vs best | thesis measured | "
+           "pages moved / asked | short | overshot |\n|---|---|---|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < nfiles && rc == 0; i++)
+        for (int way = 0; way < NP_REPLAY_WAY_COUNT && rc == 0; way++) {
+            struct score scores[MAX_ORDERS];
+            struct np_replay_config c;
+            bool own;
+            const int nrandom = random_runs(&sets[i].scenario, &o, &own);
+            config_for(&o, (enum np_replay_way)way, &c);
+            if (score_set(&sets[i].owned.set, &c, nrandom, scores) < 0)
+                rc = 1;
+            else
+                print_set(sets[i].scenario.name, (enum np_replay_way)way, scores, nrandom, own);
+        }
+    if (rc == 0) {
+        printf("\nMean over the sets, eq. 6.1 / total time vs best, per order; then the mean "
+               "spread. Footprints x0.5 and x2 show how the results depend on them.\n\n| "
+               "footprints | way |");
+        for (size_t k = 0; k < count_orders(); k++)
+            printf(" %s |", np_order_at(k)->name);
+        printf(" spread |\n|---|---|");
+        for (size_t k = 0; k <= count_orders(); k++)
+            printf("---|");
+        printf("\n");
+        const double scales[] = {o.scale, o.scale * 0.5, o.scale * 2};
+        for (size_t k = 0; k < 3 && rc == 0; k++)
+            rc = print_means(sets, nfiles, &o, scales[k], &model, &fp) < 0;
+    }
+    for (size_t i = 0; i < nfiles; i++) {
+        np_replay_owned_fini(&sets[i].owned);
+        np_scenario_fini(&sets[i].scenario);
+    }
+    np_footprints_free(&fp);
+    np_model_free(&model);
+    return rc;
+}

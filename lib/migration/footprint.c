@@ -1,0 +1,136 @@
+/* Per-benchmark memory footprints for the replay (see numaplace/footprint.h). */
+#include "numaplace/footprint.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { COL_BENCH, COL_INPUT, COL_PAGES, COL_COUNT };
+static const char *const column_names[COL_COUNT] = {"benchmark", "input", "footprint_pages"};
+
+/* Split @p line at commas in place; returns the number of fields (at most @p max). */
+static int split(char *line, char **fields, int max)
+{
+    int n = 0;
+    char *p = line;
+
+    line[strcspn(line, "\r\n")] = '\0';
+    while (n < max) {
+        fields[n++] = p;
+        p = strchr(p, ',');
+        if (!p)
+            break;
+        *p++ = '\0';
+    }
+    return n;
+}
+
+static int parse_header(char **fields, int n, int *index, const char *path, int lineno,
+                        struct np_err *err)
+{
+    for (int c = 0; c < COL_COUNT; c++) {
+        index[c] = -1;
+        for (int i = 0; i < n; i++)
+            if (strcmp(fields[i], column_names[c]) == 0)
+                index[c] = i;
+        if (index[c] < 0)
+            return np_err_set(err, -EINVAL, "%s:%d: header lacks column '%s'", path, lineno,
+                              column_names[c]);
+    }
+    return 0;
+}
+
+static int parse_row(char **fields, int n, const int *index, struct np_footprint *row,
+                     const char *path, int lineno, struct np_err *err)
+{
+    const char *text = index[COL_PAGES] < n ? fields[index[COL_PAGES]] : "";
+    char *end;
+    unsigned long long pages;
+
+    if (index[COL_BENCH] >= n || !*fields[index[COL_BENCH]])
+        return np_err_set(err, -EINVAL, "%s:%d: column 'benchmark' is empty", path, lineno);
+    errno = 0;
+    pages = strtoull(text, &end, 10);
+    if (!*text || *end || errno || pages == 0 || text[0] == '-')
+        return np_err_set(err, -EINVAL,
+                          "%s:%d: column 'footprint_pages' is not a page count (1 or more): '%s'",
+                          path, lineno, text);
+    memset(row, 0, sizeof(*row));
+    snprintf(row->benchmark, sizeof(row->benchmark), "%s", fields[index[COL_BENCH]]);
+    snprintf(row->input, sizeof(row->input), "%s",
+             index[COL_INPUT] < n ? fields[index[COL_INPUT]] : "");
+    row->pages = pages;
+    return 0;
+}
+
+int np_footprints_load(const char *path, struct np_footprints *table, struct np_err *err)
+{
+    FILE *f = fopen(path, "re");
+    char line[1024];
+    int index[COL_COUNT];
+    bool have_header = false;
+    size_t cap = 0;
+    int lineno = 0, rc = 0;
+
+    memset(table, 0, sizeof(*table));
+    if (!f)
+        return np_err_set(err, -errno, "cannot open footprint table '%s': %s", path,
+                          strerror(errno));
+    while (rc == 0 && fgets(line, sizeof(line), f)) {
+        char *fields[16];
+        int n;
+
+        lineno++;
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        n = split(line, fields, 16);
+        if (!have_header) {
+            rc = parse_header(fields, n, index, path, lineno, err);
+            have_header = true;
+            continue;
+        }
+        if (table->count == cap) {
+            struct np_footprint *grown;
+            cap = cap ? cap * 2 : 32;
+            grown = realloc(table->rows, cap * sizeof(*grown));
+            if (!grown) {
+                rc = np_err_set(err, -ENOMEM, "out of memory reading '%s'", path);
+                break;
+            }
+            table->rows = grown;
+        }
+        rc = parse_row(fields, n, index, &table->rows[table->count], path, lineno, err);
+        if (rc == 0)
+            table->count++;
+    }
+    fclose(f);
+    if (rc == 0 && table->count == 0)
+        rc = np_err_set(err, -EINVAL, "%s: no data rows", path);
+    if (rc)
+        np_footprints_free(table);
+    return rc;
+}
+
+void np_footprints_free(struct np_footprints *table)
+{
+    if (!table)
+        return;
+    free(table->rows);
+    table->rows = NULL;
+    table->count = 0;
+}
+
+uint64_t np_footprint_pages(const struct np_footprints *table, const char *benchmark,
+                            const char *input)
+{
+    for (size_t i = 0; i < table->count; i++) {
+        const struct np_footprint *row = &table->rows[i];
+        if (strcmp(row->benchmark, benchmark) == 0 &&
+            (!row->input[0] || (input && strcmp(row->input, input) == 0)))
+            return row->pages;
+    }
+    return 0;
+}

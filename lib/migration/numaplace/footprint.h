@@ -1,0 +1,48 @@
+/*
+ * numaplace/footprint.h - per-benchmark memory footprints for the replay (numaplace/replay.h).
+ *
+ * The thesis gives no footprints; data/spec2017-footprints.csv holds them in base pages (4 KiB),
+ * with its source in its header. Columns: benchmark, input (empty: any), footprint_pages.
+ */
+#ifndef NUMAPLACE_FOOTPRINT_H
+#define NUMAPLACE_FOOTPRINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "numaplace/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct np_footprint {
+    char benchmark[32];
+    char input[8]; /**< "" matches any input */
+    uint64_t pages;
+};
+
+/** The table. Free with np_footprints_free. */
+struct np_footprints {
+    struct np_footprint *rows; /**< owned */
+    size_t count;
+};
+
+/**
+ * Load a footprint table ('#' comment lines, then a header naming at least benchmark, input
+ * and footprint_pages). @return 0, or -ENOENT / -EINVAL / -ENOMEM with @p err naming the file,
+ * line and column
+ */
+NP_API int np_footprints_load(const char *path, struct np_footprints *table, struct np_err *err);
+/** Accepts NULL. */
+NP_API void np_footprints_free(struct np_footprints *table);
+/** Pages of @p benchmark with @p input (a row with an empty input matches any), or 0 when the
+ *  table has none. */
+NP_API uint64_t np_footprint_pages(const struct np_footprints *table, const char *benchmark,
+                                   const char *input);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_FOOTPRINT_H */

@@ -1,0 +1,134 @@
+/*
+ * numaplace/replay.h - the thesis's experiment sets replayed over time in the model.
+ *
+ * Each job does its alone, local work (the table's total_time_s) at a rate 1/slowdown, the
+ * slowdown coming from where its pages are now (model.h's curve through local, interleaved and
+ * near-remote; pages on a farther node scaled by the SLIT distances, numaplace/penalty.h). The
+ * set's requests fire over time and each is carried out by the daemon's own planner and the
+ * order given (any struct np_order_ops, so a new order is scored the same way), in one of two
+ * ways (enum np_replay_way). A finished job frees its pages. Deterministic: the same set,
+ * config, order and seed give the same times on every machine.
+ *
+ * Not represented (docs/replay.md says why and what it would take): contention between
+ * co-located jobs (CPU sharing and one node's memory controller), the cost of moving to the job
+ * moved, jobs' memory growing while they run, the 6xx benchmarks' thread counts.
+ */
+#ifndef NUMAPLACE_REPLAY_H
+#define NUMAPLACE_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "numaplace/migration.h"
+#include "numaplace/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The replay's base page: the thesis's machine's (and the scenario files') 4 KiB. */
+#define NP_REPLAY_PAGE_BYTES 4096u
+
+/** How a request is carried out. Names from np_replay_way_name. */
+enum np_replay_way {
+    /** "thesis": every chosen job's whole share of S moves (NP_PLAN_WHOLE_SHARES), at once; a
+     *  request's delay counts from the previous request's issue; no free floor. */
+    NP_REPLAY_THESIS = 0,
+    /** "numaplace": the last job gives only what is missing (NP_PLAN_EXACT), the destination
+     *  keeps its free floor, pages move at the rate limit over time; a request's delay counts
+     *  from the previous request's answer. */
+    NP_REPLAY_NUMAPLACE,
+    NP_REPLAY_WAY_COUNT
+};
+/** "thesis", "numaplace"; "unknown" past the end. Borrowed, static. */
+NP_API const char *np_replay_way_name(enum np_replay_way way);
+
+/** One job of a set: its CPUs stay on @p node; all its pages start on @p memory_node. */
+struct np_replay_job {
+    const struct np_model_row *row; /**< borrowed: slowdown curve and bandwidth */
+    double work_s;                  /**< its alone, local run time (> 0) */
+    unsigned node;
+    unsigned memory_node; /**< a scenario's jobs: @p node (numactl -N k -m k) */
+    uint64_t pages;       /**< footprint in base pages, constant while it runs */
+    enum np_class job_class;
+};
+
+/** "Move at least @p pages from @p from to @p to", @p delay_s after the previous one. */
+struct np_replay_request {
+    double delay_s;
+    unsigned from, to;
+    uint64_t pages;
+};
+
+/** A set to replay. Arrays are borrowed. */
+struct np_replay_set {
+    unsigned nnodes;
+    const struct np_replay_job *jobs;
+    size_t njobs;
+    const struct np_replay_request *requests;
+    size_t nrequests;
+};
+
+/** How to replay. Start from np_replay_config_sandman. */
+struct np_replay_config {
+    enum np_replay_way way;
+    double step_s;             /**< longest time step; requests and answers fall exactly */
+    uint64_t node_pages;       /**< memory per node: no move fills a node beyond it */
+    uint64_t free_floor_pages; /**< numaplace: a destination keeps this much free */
+    double rate_bytes_s;       /**< numaplace: the move rate limit; 0 = instant */
+    uint8_t distance[NP_MAX_NODES][NP_MAX_NODES]; /**< SLIT; 0 = unknown (counted as near) */
+};
+
+/**
+ * The thesis's machine and numaplace's defaults: Sandman's SLIT for 4 nodes (10, 21 near,
+ * 30 far; other node counts: unknown, so every remote node is near), 64,500 MiB per node,
+ * a 1 s step, numaplaced.conf's free_floor_mb = 256 and migration_rate_mb_s = 200.
+ */
+NP_API void np_replay_config_sandman(struct np_replay_config *config, enum np_replay_way way);
+
+/** What one replay gave. Free with np_replay_result_fini. */
+struct np_replay_result {
+    double *job_time_s; /**< owned: each job's wall time (it starts at 0) */
+    size_t njobs;
+    double total_job_s;       /**< sum of the jobs' times */
+    double makespan_s;        /**< the last job's end */
+    uint64_t pages_asked;     /**< over the requests fired */
+    uint64_t pages_moved;     /**< pages that actually moved */
+    size_t requests_fired;    /**< requests issued before every job ended */
+    size_t requests_short;    /**< fired but planned less than asked */
+    size_t requests_overshot; /**< thesis way: planned more than asked (whole shares) */
+    double moving_s;          /**< numaplace way: time the mover was busy */
+};
+NP_API void np_replay_result_fini(struct np_replay_result *result);
+
+/**
+ * Replay @p set under @p order (NULL: np_order_default()); @p seed drives "random", reshuffled
+ * per request (each request's seed derives from @p seed and its index).
+ * @param result filled and owning memory when the return is 0
+ * @return 0, or -EINVAL with @p err naming the bad member (e.g. "jobs[3].node") and the accepted
+ *         values, -ENOMEM
+ */
+NP_API int np_replay_run(const struct np_replay_set *set, const struct np_replay_config *config,
+                         const struct np_order_ops *order, uint64_t seed,
+                         struct np_replay_result *result, struct np_err *err);
+
+/**
+ * A job's slowdown with @p pages[n] of its pages on node n (n < @p nnodes) and its CPUs on
+ * @p cpu_node: the model's curve at its remote share, the excess scaled from the near node's
+ * distance (21) to the remote pages' mean distance (np_penalty_scale_slowdown).
+ */
+NP_API double np_replay_slowdown(const struct np_model_row *row, const uint64_t *pages,
+                                 unsigned nnodes, unsigned cpu_node,
+                                 const uint8_t (*distance)[NP_MAX_NODES]);
+
+/**
+ * The thesis's eq. 6.1: the geometric mean over jobs of each job's time relative to the same
+ * job in the reference (Best) run. NAN when @p n is 0 or a time is not positive.
+ */
+NP_API double np_replay_figure(const double *times, const double *reference, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_REPLAY_H */

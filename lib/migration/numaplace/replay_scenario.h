@@ -1,0 +1,44 @@
+/*
+ * numaplace/replay_scenario.h - a replay set (numaplace/replay.h) from a scenario file
+ * (numaplace/scenario.h), the model table and the footprint table (numaplace/footprint.h).
+ */
+#ifndef NUMAPLACE_REPLAY_SCENARIO_H
+#define NUMAPLACE_REPLAY_SCENARIO_H
+
+#include "numaplace/footprint.h"
+#include "numaplace/replay.h"
+#include "numaplace/scenario.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A set that owns its arrays. Free with np_replay_owned_fini. */
+struct np_replay_owned {
+    struct np_replay_set set;           /**< points into the arrays below */
+    struct np_replay_job *jobs;         /**< owned: copies expanded, in file order */
+    struct np_replay_request *requests; /**< owned */
+    size_t *from_job;                   /**< owned: each instance's index in the file's jobs */
+};
+
+/**
+ * Build the set of @p scenario: every copy one job, its row from @p model (benchmark and input;
+ * a benchmark with a single row matches input 0), its work the row's total_time_s, its
+ * footprint from @p footprints times @p footprint_scale (> 0; at least one page).
+ * Borrows @p model's rows: keep @p model until the set is freed.
+ * @return 0, or -EINVAL with @p err naming the job ("jobs[2].benchmark") and what is missing,
+ *         -ENOMEM
+ */
+NP_API int np_replay_set_from_scenario(const struct np_scenario *scenario,
+                                       const struct np_model *model,
+                                       const struct np_footprints *footprints,
+                                       double footprint_scale, struct np_replay_owned *out,
+                                       struct np_err *err);
+/** Accepts NULL. */
+NP_API void np_replay_owned_fini(struct np_replay_owned *owned);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_REPLAY_SCENARIO_H */

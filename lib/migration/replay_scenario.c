@@ -1,0 +1,110 @@
+/* A replay set from a scenario file (see numaplace/replay_scenario.h). */
+#include "numaplace/replay_scenario.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The table's row for a job: its input index, or the benchmark's only row for input 0. */
+static const struct np_model_row *find_row(const struct np_model *model, const char *benchmark,
+                                           unsigned input, char *input_text, size_t len)
+{
+    const struct np_model_row *row;
+
+    snprintf(input_text, len, "%u", input);
+    row = np_model_find(model, benchmark, input_text);
+    if (!row && input == 0) {
+        input_text[0] = '\0';
+        row = np_model_find(model, benchmark, "");
+    }
+    return row;
+}
+
+static int build_job(const struct np_scenario_job *sj, size_t index, const struct np_model *model,
+                     const struct np_footprints *footprints, double scale,
+                     struct np_replay_job *out, struct np_err *err)
+{
+    char input[16];
+    const struct np_model_row *row =
+        find_row(model, sj->benchmark, sj->input, input, sizeof(input));
+    uint64_t pages;
+
+    if (!row)
+        return np_err_set(err, -EINVAL,
+                          "jobs[%zu].benchmark: '%s' input %u is not in the model table", index,
+                          sj->benchmark, sj->input);
+    if (!(row->total_time_s > 0))
+        return np_err_set(err, -EINVAL,
+                          "jobs[%zu].benchmark: '%s' has no total_time_s in the model table", index,
+                          sj->benchmark);
+    pages = np_footprint_pages(footprints, sj->benchmark, input);
+    if (pages == 0)
+        return np_err_set(err, -EINVAL,
+                          "jobs[%zu].benchmark: no footprint for '%s' in the footprint table "
+                          "(data/spec2017-footprints.csv lists the thesis's dynamic sets' 16)",
+                          index, sj->benchmark);
+    *out = (struct np_replay_job){
+        .row = row,
+        .work_s = row->total_time_s,
+        .node = sj->node,
+        .memory_node = sj->node,
+        .pages = (uint64_t)fmax(1.0, round((double)pages * scale)),
+        .job_class = sj->job_class,
+    };
+    return 0;
+}
+
+int np_replay_set_from_scenario(const struct np_scenario *scenario, const struct np_model *model,
+                                const struct np_footprints *footprints, double footprint_scale,
+                                struct np_replay_owned *out, struct np_err *err)
+{
+    const size_t n = np_scenario_instances(scenario);
+    size_t k = 0;
+    int rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (!(footprint_scale > 0) || !isfinite(footprint_scale))
+        return np_err_set(err, -EINVAL, "footprint scale %g: must be a number > 0",
+                          footprint_scale);
+    out->jobs = calloc(n ? n : 1, sizeof(*out->jobs));
+    out->from_job = calloc(n ? n : 1, sizeof(*out->from_job));
+    out->requests = calloc(scenario->nrequests ? scenario->nrequests : 1, sizeof(*out->requests));
+    if (!out->jobs || !out->from_job || !out->requests) {
+        np_replay_owned_fini(out);
+        return np_err_set(err, -ENOMEM, "out of memory building scenario '%s'", scenario->name);
+    }
+    for (size_t i = 0; rc == 0 && i < scenario->njobs; i++) {
+        struct np_replay_job job;
+        rc = build_job(&scenario->jobs[i], i, model, footprints, footprint_scale, &job, err);
+        for (unsigned c = 0; rc == 0 && c < scenario->jobs[i].copies && k < n; c++) {
+            out->from_job[k] = i;
+            out->jobs[k++] = job;
+        }
+    }
+    if (rc < 0) {
+        np_replay_owned_fini(out);
+        return rc;
+    }
+    for (size_t i = 0; i < scenario->nrequests; i++) {
+        const struct np_scenario_request *r = &scenario->requests[i];
+        out->requests[i] = (struct np_replay_request){r->delay_s, r->from, r->to, r->pages};
+    }
+    out->set = (struct np_replay_set){.nnodes = scenario->nodes,
+                                      .jobs = out->jobs,
+                                      .njobs = k,
+                                      .requests = out->requests,
+                                      .nrequests = scenario->nrequests};
+    return 0;
+}
+
+void np_replay_owned_fini(struct np_replay_owned *owned)
+{
+    if (!owned)
+        return;
+    free(owned->jobs);
+    free(owned->requests);
+    free(owned->from_job);
+    memset(owned, 0, sizeof(*owned));
+}

@@ -1,0 +1,374 @@
+/*
+ * The replay (lib/migration/replay.c): small hand-made sets whose outcome is known from the
+ * model by hand, in both ways of carrying a request out; the footprint table it reads.
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "numaplace/footprint.h"
+#include "numaplace/replay.h"
+
+/* A sensitive job (x2 fully remote, x1.5 interleaved: s = 1 + remote share) and an insensitive
+ * one; bandwidth decides the orders. */
+static const struct np_model_row sensitive = {
+    .benchmark = "sens", .remote = 2.0, .interleave = 1.5, .bw_mbps = 1000};
+static const struct np_model_row quiet = {
+    .benchmark = "quiet", .remote = 1.0, .interleave = 1.0, .bw_mbps = 10};
+
+static struct np_replay_job job(const struct np_model_row *row, double work, unsigned cpu,
+                                unsigned mem, uint64_t pages)
+{
+    return (struct np_replay_job){.row = row,
+                                  .work_s = work,
+                                  .node = cpu,
+                                  .memory_node = mem,
+                                  .pages = pages,
+                                  .job_class = NP_CLASS_LOW};
+}
+
+static struct np_replay_config config(enum np_replay_way way, double rate_pages_s)
+{
+    struct np_replay_config c;
+
+    np_replay_config_sandman(&c, way);
+    c.rate_bytes_s = rate_pages_s * NP_REPLAY_PAGE_BYTES;
+    return c;
+}
+
+static struct np_replay_result replay(const struct np_replay_job *jobs, size_t njobs,
+                                      const struct np_replay_request *reqs, size_t nreqs,
+                                      const struct np_replay_config *c, const char *order,
+                                      uint64_t seed)
+{
+    const struct np_replay_set set = {4, jobs, njobs, reqs, nreqs};
+    struct np_replay_result r;
+    struct np_err err = {0};
+
+    ck_assert_msg(np_replay_run(&set, c, np_order_lookup(order), seed, &r, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_uint_eq(r.njobs, njobs);
+    return r;
+}
+
+/* A job alone finishes at work / rate: its pages where a delay-0 request put them. */
+static const struct {
+    unsigned cpu, mem;
+    double expected;
+} alone_cases[] = {
+    {0, 0, 100.0},                   /* local */
+    {0, 1, 200.0},                   /* near (21): the table's remote */
+    {0, 3, 100.0 * (1 + 2.0 / 1.1)}, /* far (30): the excess scaled by (3.0-1)/(2.1-1) */
+    {1, 2, 100.0 * (1 + 2.0 / 1.1)}, /* 1-2 is far on Sandman too */
+    {2, 3, 200.0},
+};
+
+START_TEST(test_job_finishes_at_work_over_rate)
+{
+    const struct np_replay_job jobs[] = {
+        job(&sensitive, 100, alone_cases[_i].cpu, alone_cases[_i].mem, 1000)};
+
+    for (int way = 0; way < NP_REPLAY_WAY_COUNT; way++) {
+        const struct np_replay_config c = config((enum np_replay_way)way, 0);
+        struct np_replay_result r = replay(jobs, 1, NULL, 0, &c, "best-plus", 1);
+        ck_assert_double_eq_tol(r.job_time_s[0], alone_cases[_i].expected, 1e-9);
+        ck_assert_double_eq_tol(r.makespan_s, alone_cases[_i].expected, 1e-9);
+        np_replay_result_fini(&r);
+    }
+}
+END_TEST
+
+/* L (CPUs on 1, pages on 0) and R (CPUs and pages on 0); at 10 s one request moves L's share
+ * from 0 to 1. Best(+) take L, which turns local: 10 s at half speed, then 95 s. Worst(+) take
+ * R, which turns remote: 10 s, then 90 s of work at half speed. */
+static const struct {
+    const char *order;
+    double l_time, r_time;
+} gain_cases[] = {
+    {"best-plus", 105, 100},
+    {"best", 105, 100},
+    {"worst", 200, 190},
+    {"worst-plus", 200, 190},
+};
+
+START_TEST(test_request_making_l_local_speeds_it_up)
+{
+    const struct np_replay_job jobs[] = {job(&sensitive, 100, 1, 0, 1000),
+                                         job(&sensitive, 100, 0, 0, 1000)};
+    const struct np_replay_request reqs[] = {{10, 0, 1, 1000}};
+
+    for (int way = 0; way < NP_REPLAY_WAY_COUNT; way++) {
+        const struct np_replay_config c = config((enum np_replay_way)way, 0);
+        struct np_replay_result r = replay(jobs, 2, reqs, 1, &c, gain_cases[_i].order, 1);
+        ck_assert_double_eq_tol(r.job_time_s[0], gain_cases[_i].l_time, 1e-9);
+        ck_assert_double_eq_tol(r.job_time_s[1], gain_cases[_i].r_time, 1e-9);
+        ck_assert_double_eq_tol(r.total_job_s, gain_cases[_i].l_time + gain_cases[_i].r_time, 1e-9);
+        ck_assert_uint_eq(r.pages_moved, 1000);
+        np_replay_result_fini(&r);
+    }
+}
+END_TEST
+
+/* Three low jobs on node 0 (600, 300, 100 pages; best-plus takes the lowest bandwidth first
+ * among neutral jobs, all of equal bandwidth here: by id). The thesis moves whole shares until
+ * N is reached; numaplace moves exactly N (instant here). */
+static const struct {
+    enum np_replay_way way;
+    uint64_t asked, moved;
+    size_t overshot, short_;
+} cover_cases[] = {
+    {NP_REPLAY_THESIS, 100, 600, 1, 0},    /* one whole share for 100 pages */
+    {NP_REPLAY_THESIS, 600, 600, 0, 0},    /* exactly one share */
+    {NP_REPLAY_THESIS, 700, 900, 1, 0},    /* stops once reached: not the third */
+    {NP_REPLAY_THESIS, 5000, 1000, 0, 1},  /* everything, short */
+    {NP_REPLAY_NUMAPLACE, 100, 100, 0, 0}, /* exactly N */
+    {NP_REPLAY_NUMAPLACE, 700, 700, 0, 0}, {NP_REPLAY_NUMAPLACE, 5000, 1000, 0, 1},
+};
+
+START_TEST(test_cover_whole_shares_or_exact)
+{
+    const struct np_replay_job jobs[] = {job(&quiet, 100, 2, 0, 600), job(&quiet, 100, 2, 0, 300),
+                                         job(&quiet, 100, 2, 0, 100)};
+    const struct np_replay_request reqs[] = {{0, 0, 1, cover_cases[_i].asked}};
+    const struct np_replay_config c = config(cover_cases[_i].way, 0);
+    struct np_replay_result r = replay(jobs, 3, reqs, 1, &c, "best-plus", 1);
+
+    ck_assert_uint_eq(r.pages_asked, cover_cases[_i].asked);
+    ck_assert_uint_eq(r.pages_moved, cover_cases[_i].moved);
+    ck_assert_uint_eq(r.requests_overshot, cover_cases[_i].overshot);
+    ck_assert_uint_eq(r.requests_short, cover_cases[_i].short_);
+    ck_assert_uint_eq(r.requests_fired, 1);
+    np_replay_result_fini(&r);
+}
+END_TEST
+
+/* numaplace keeps the destination's free floor; the thesis fills it up to the node's memory. */
+START_TEST(test_free_floor_and_capacity)
+{
+    const struct np_replay_job jobs[] = {job(&quiet, 100, 0, 0, 2000),
+                                         job(&quiet, 100, 1, 1, 1000)};
+    const struct np_replay_request reqs[] = {{0, 0, 1, 2000}};
+    struct np_replay_config c = config(NP_REPLAY_NUMAPLACE, 0);
+    struct np_replay_result r;
+
+    c.node_pages = 3000;
+    c.free_floor_pages = 500; /* node 1: 1000 used, 500 kept free: 1500 may come */
+    r = replay(jobs, 2, reqs, 1, &c, "best-plus", 1);
+    ck_assert_uint_eq(r.pages_moved, 1500);
+    ck_assert_uint_eq(r.requests_short, 1);
+    np_replay_result_fini(&r);
+    c.way = NP_REPLAY_THESIS; /* no floor: up to the 2000 free pages */
+    r = replay(jobs, 2, reqs, 1, &c, "best-plus", 1);
+    ck_assert_uint_eq(r.pages_moved, 2000);
+    np_replay_result_fini(&r);
+    c.node_pages = 2500; /* only 1500 free: the kernel could place no more */
+    r = replay(jobs, 2, reqs, 1, &c, "best-plus", 1);
+    ck_assert_uint_eq(r.pages_moved, 1500);
+    np_replay_result_fini(&r);
+}
+END_TEST
+
+/* Two requests, 1000 pages of one sensitive job (CPUs on 0) to node 1 at 0 s, back 5 s later.
+ * The thesis: both at once, 5 s after the first's issue: 5 s remote (2.5 s of work), then
+ * local. numaplace at 100 pages/s: the first answers at 10 s, the second is issued 5 s after
+ * that answer (15 s) and answers at 25 s; with 1 s steps the job runs at 1/(1 + k/10) in the
+ * k-th second of each move. */
+START_TEST(test_delay_from_issue_or_answer)
+{
+    const struct np_replay_job jobs[] = {job(&sensitive, 100, 0, 0, 1000)};
+    const struct np_replay_request reqs[] = {{0, 0, 1, 1000}, {5, 1, 0, 1000}};
+    struct np_replay_config c = config(NP_REPLAY_THESIS, 100);
+    struct np_replay_result r = replay(jobs, 1, reqs, 2, &c, "best-plus", 1);
+    double work = 0;
+
+    ck_assert_double_eq_tol(r.job_time_s[0], 5 + (100 - 2.5), 1e-9);
+    ck_assert_double_eq_tol(r.moving_s, 0, 1e-12);
+    np_replay_result_fini(&r);
+
+    c.way = NP_REPLAY_NUMAPLACE;
+    r = replay(jobs, 1, reqs, 2, &c, "best-plus", 1);
+    for (int k = 0; k < 10; k++)
+        work += 1.0 / (1.0 + k / 10.0); /* moving away */
+    work += 5 * 0.5;                    /* remote until the second request */
+    for (int k = 0; k < 10; k++)
+        work += 1.0 / (2.0 - k / 10.0); /* moving back */
+    ck_assert_double_eq_tol(r.job_time_s[0], 25 + (100 - work), 1e-9);
+    ck_assert_double_eq_tol(r.moving_s, 20, 1e-9);
+    ck_assert_uint_eq(r.pages_moved, 2000);
+    ck_assert_uint_eq(r.requests_fired, 2);
+    np_replay_result_fini(&r);
+}
+END_TEST
+
+/* Random: the same seed gives the same run; different seeds differ; best-plus ignores it. */
+START_TEST(test_random_reproducible_per_seed)
+{
+    struct np_replay_job jobs[8];
+    const struct np_replay_request reqs[] = {{5, 0, 1, 500}, {5, 0, 2, 500}, {5, 0, 3, 500}};
+    const struct np_replay_config c = config(NP_REPLAY_THESIS, 0);
+    struct np_replay_result a, b;
+    int differ = 0;
+
+    for (unsigned j = 0; j < 8; j++)
+        jobs[j] = job(&sensitive, 50 + 10 * j, j % 4, 0, 400 + 50 * j);
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        a = replay(jobs, 8, reqs, 3, &c, "random", seed);
+        b = replay(jobs, 8, reqs, 3, &c, "random", seed);
+        ck_assert_mem_eq(a.job_time_s, b.job_time_s, 8 * sizeof(double));
+        np_replay_result_fini(&b);
+        b = replay(jobs, 8, reqs, 3, &c, "random", seed + 100);
+        differ += memcmp(a.job_time_s, b.job_time_s, 8 * sizeof(double)) != 0;
+        np_replay_result_fini(&a);
+        np_replay_result_fini(&b);
+    }
+    ck_assert_int_gt(differ, 0);
+    a = replay(jobs, 8, reqs, 3, &c, "best-plus", 1);
+    b = replay(jobs, 8, reqs, 3, &c, "best-plus", 2);
+    ck_assert_mem_eq(a.job_time_s, b.job_time_s, 8 * sizeof(double));
+    np_replay_result_fini(&a);
+    np_replay_result_fini(&b);
+}
+END_TEST
+
+/* A request due after every job ended never fires; a job's pages leave with it. */
+START_TEST(test_requests_after_the_end)
+{
+    const struct np_replay_job jobs[] = {job(&quiet, 10, 0, 0, 100)};
+    const struct np_replay_request reqs[] = {{5, 0, 1, 10}, {20, 0, 1, 10}};
+    const struct np_replay_config c = config(NP_REPLAY_THESIS, 0);
+    struct np_replay_result r = replay(jobs, 1, reqs, 2, &c, "best-plus", 1);
+
+    ck_assert_uint_eq(r.requests_fired, 1);
+    ck_assert_uint_eq(r.pages_moved, 100); /* the whole share for 10 */
+    ck_assert_double_eq_tol(r.job_time_s[0], 10, 1e-9);
+    np_replay_result_fini(&r);
+}
+END_TEST
+
+static const struct {
+    struct np_replay_job job;
+    struct np_replay_request req;
+    const char *message;
+} bad_cases[] = {
+    {{&quiet, 10, 4, 0, 1, NP_CLASS_LOW}, {0, 0, 1, 1}, "jobs[0].node: 4 is not a node (0-3)"},
+    {{&quiet, 10, 0, 9, 1, NP_CLASS_LOW}, {0, 0, 1, 1}, "jobs[0].memory_node: 9 is not a node"},
+    {{&quiet, 0, 0, 0, 1, NP_CLASS_LOW}, {0, 0, 1, 1}, "jobs[0].work_s: 0 is not a time > 0 s"},
+    {{NULL, 10, 0, 0, 1, NP_CLASS_LOW}, {0, 0, 1, 1}, "jobs[0]: no model row"},
+    {{&quiet, 10, 0, 0, 1, NP_CLASS_LOW}, {0, 2, 2, 1}, "requests[0]: from 2 to 2: nodes must"},
+    {{&quiet, 10, 0, 0, 1, NP_CLASS_LOW}, {-1, 0, 1, 1}, "requests[0].delay_s: -1 is not a"},
+};
+
+START_TEST(test_bad_sets)
+{
+    const struct np_replay_set set = {4, &bad_cases[_i].job, 1, &bad_cases[_i].req, 1};
+    const struct np_replay_config c = config(NP_REPLAY_THESIS, 0);
+    struct np_replay_result r;
+    struct np_err err = {0};
+
+    ck_assert_int_eq(np_replay_run(&set, &c, NULL, 0, &r, &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, bad_cases[_i].message), "%s", err.msg);
+    ck_assert_ptr_null(r.job_time_s);
+    np_replay_result_fini(NULL);
+}
+END_TEST
+
+START_TEST(test_figure_and_names)
+{
+    const double times[] = {2, 8}, best[] = {1, 2}, zero[] = {0, 1};
+
+    ck_assert_double_eq_tol(np_replay_figure(times, best, 2), sqrt(8.0), 1e-12);
+    ck_assert(isnan(np_replay_figure(times, zero, 2)));
+    ck_assert(isnan(np_replay_figure(times, best, 0)));
+    ck_assert_str_eq(np_replay_way_name(NP_REPLAY_THESIS), "thesis");
+    ck_assert_str_eq(np_replay_way_name(NP_REPLAY_NUMAPLACE), "numaplace");
+    ck_assert_str_eq(np_replay_way_name(NP_REPLAY_WAY_COUNT), "unknown");
+}
+END_TEST
+
+/* The shipped footprint table, beside the model table NUMAPLACE_MODEL_DATA names. */
+START_TEST(test_shipped_footprints)
+{
+    const char *model = getenv("NUMAPLACE_MODEL_DATA");
+    char path[4096];
+    struct np_footprints fp;
+    struct np_err err = {0};
+
+    ck_assert_ptr_nonnull(model);
+    snprintf(path, sizeof(path), "%.*s/spec2017-footprints.csv", (int)(strrchr(model, '/') - model),
+             model);
+    ck_assert_msg(np_footprints_load(path, &fp, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(fp.count, 16);
+    ck_assert_uint_eq(np_footprint_pages(&fp, "619.lbm_s", "0"), 825499);
+    ck_assert_uint_eq(np_footprint_pages(&fp, "648.exchange2_s", ""), 731);
+    ck_assert_uint_eq(np_footprint_pages(&fp, "502.gcc_r", "0"), 0);
+    np_footprints_free(&fp);
+    np_footprints_free(NULL);
+}
+END_TEST
+
+static const struct {
+    const char *text;
+    int code;
+    const char *message;
+} bad_footprints[] = {
+    {"benchmark,input\n", -EINVAL, "header lacks column 'footprint_pages'"},
+    {"benchmark,input,footprint_pages\na,,x\n", -EINVAL, "'footprint_pages' is not a page count"},
+    {"benchmark,input,footprint_pages\na,,-5\n", -EINVAL, "is not a page count (1 or more)"},
+    {"benchmark,input,footprint_pages\na,,0\n", -EINVAL, "is not a page count"},
+    {"benchmark,input,footprint_pages\n,,5\n", -EINVAL, "column 'benchmark' is empty"},
+    {"# only a comment\nbenchmark,input,footprint_pages\n", -EINVAL, "no data rows"},
+    {NULL, -ENOENT, "cannot open footprint table"},
+};
+
+START_TEST(test_bad_footprints)
+{
+    char path[] = "/tmp/np_footprints_XXXXXX";
+    struct np_footprints fp;
+    struct np_err err = {0};
+    int fd = mkstemp(path);
+
+    ck_assert_int_ge(fd, 0);
+    if (bad_footprints[_i].text)
+        ck_assert_int_eq(write(fd, bad_footprints[_i].text, strlen(bad_footprints[_i].text)),
+                         (int)strlen(bad_footprints[_i].text));
+    close(fd);
+    if (!bad_footprints[_i].text)
+        unlink(path);
+    ck_assert_int_eq(np_footprints_load(path, &fp, &err), bad_footprints[_i].code);
+    ck_assert_msg(strstr(err.msg, bad_footprints[_i].message), "%s", err.msg);
+    ck_assert_ptr_null(fp.rows);
+    unlink(path);
+}
+END_TEST
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+int main(void)
+{
+    Suite *s = suite_create("replay");
+    TCase *tc = tcase_create("replay");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_loop_test(tc, test_job_finishes_at_work_over_rate, 0, N(alone_cases));
+    tcase_add_loop_test(tc, test_request_making_l_local_speeds_it_up, 0, N(gain_cases));
+    tcase_add_loop_test(tc, test_cover_whole_shares_or_exact, 0, N(cover_cases));
+    tcase_add_test(tc, test_free_floor_and_capacity);
+    tcase_add_test(tc, test_delay_from_issue_or_answer);
+    tcase_add_test(tc, test_random_reproducible_per_seed);
+    tcase_add_test(tc, test_requests_after_the_end);
+    tcase_add_loop_test(tc, test_bad_sets, 0, N(bad_cases));
+    tcase_add_test(tc, test_figure_and_names);
+    tcase_add_test(tc, test_shipped_footprints);
+    tcase_add_loop_test(tc, test_bad_footprints, 0, N(bad_footprints));
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
