@@ -4,7 +4,11 @@
  * (leave-set-out cross-validation), and also on the whole table (in-sample); both are reported,
  * beside the shipped orders, with the measured slowdown as an oracle bound.
  *
- *   order_cv [CSV] [--mixes N]
+ *   order_cv [--model CSV] [--footprints CSV] [SCENARIO.json...]    the replayed sets
+ *   order_cv [--model CSV] --mixes N                                 random mixes
+ *
+ * Defaults: data/sandman-spec2017.csv, data/spec2017-footprints.csv,
+ * data/scenarios/thesis-set-1..5.
  *
  * Mixes as bench/orders_sim: 8 jobs drawn (seeded) from every row of the table, CPUs on a random
  * node of 4, memory on node 0 and sometimes partly at home; one request moves a quarter, half or
@@ -13,19 +17,27 @@
  * node moves; the request size is a lower bound). A case's figure is the geometric mean over its
  * jobs of the modelled slowdown after the move (the thesis's eq. 6.1 scale); the table gives its
  * ratio to best-plus's, as a geometric mean over cases, with the cases won and lost.
+ *
+ * The sets: the thesis's experiment sets (data/scenarios/thesis-set-*.json) replayed over time
+ * (numaplace/replay.h), both ways of carrying out requests; a set's figure under an order is the
+ * thesis's eq. 6.1, the geometric mean over its jobs of each job's time relative to the same job
+ * in the set's Best run (Random: the mean of three runs, as the thesis); the mean is over sets.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "numaplace/replay_scenario.h"
 #include "numaplace/sensitivity.h"
 #include "numaplace/sim.h"
 
-#define NJOBS       8
-#define NNODES      4
-#define MAXCOLS     32
-#define RANDOM_REPS 20
+#define NJOBS           8
+#define NNODES          4
+#define MAXCOLS         32
+#define RANDOM_REPS     20
+#define SET_RANDOM_RUNS 3
+#define MAX_SETS        16
 
 /* Where the orders' predictions come from. */
 enum calibration { CAL_CV, CAL_CV_TWINS, CAL_IN_SAMPLE, CAL_ORACLE, CAL_COUNT };
@@ -40,7 +52,7 @@ static const char *const mode_names[MODE_COUNT] = {"numaplace (last job in part)
 struct column {
     const struct np_order_ops *ops;
     enum calibration cal; /* for an order that uses predictions */
-    char name[64];
+    char name[80];
 };
 
 struct tally {
@@ -66,16 +78,16 @@ static void stem_of(const char *benchmark, char *out, size_t size)
     snprintf(out, size, "%.*s", (int)(len < size ? len : size - 1), start);
 }
 
-static bool in_mix(const struct np_model_row *r, const struct np_sim_job *jobs, size_t n,
+static bool in_mix(const struct np_model_row *r, const struct np_model_row *const *mix, size_t n,
                    bool twins)
 {
     for (size_t i = 0; i < n; i++) {
-        if (strcmp(r->benchmark, jobs[i].row->benchmark) == 0)
+        if (strcmp(r->benchmark, mix[i]->benchmark) == 0)
             return true;
         if (twins) {
             char a[32], b[32];
             stem_of(r->benchmark, a, sizeof(a));
-            stem_of(jobs[i].row->benchmark, b, sizeof(b));
+            stem_of(mix[i]->benchmark, b, sizeof(b));
             if (strcmp(a, b) == 0)
                 return true;
         }
@@ -85,7 +97,7 @@ static bool in_mix(const struct np_model_row *r, const struct np_sim_job *jobs, 
 
 /* The product's model (features and fit) on @p table without the mix's benchmarks. */
 static int fit_without(struct np_sens_model *m, const struct np_model *table,
-                       const struct np_sim_job *jobs, size_t n, bool twins, bool leave_out)
+                       const struct np_model_row *const *mix, size_t n, bool twins, bool leave_out)
 {
     struct np_model kept = {.rows = calloc(table->count, sizeof(*kept.rows))};
     struct np_err err = {0};
@@ -94,7 +106,7 @@ static int fit_without(struct np_sens_model *m, const struct np_model *table,
     if (!kept.rows)
         return -1;
     for (size_t i = 0; i < table->count; i++)
-        if (!leave_out || !in_mix(&table->rows[i], jobs, n, twins))
+        if (!leave_out || !in_mix(&table->rows[i], mix, n, twins))
             kept.rows[kept.count++] = table->rows[i];
     rc = np_sensitivity_fit(m, &kept, NP_SENS_FEATURES_DEFAULT, 0, NULL, &err);
     if (rc < 0)
@@ -103,22 +115,40 @@ static int fit_without(struct np_sens_model *m, const struct np_model *table,
     return rc;
 }
 
-/* Each job's prediction as the daemon would make it from the benchmark's counters. */
+/* The model @p cal gives for a mix of @p n rows (none for the oracle). */
+static int calibrate(struct np_sens_model *m, const struct np_model *table,
+                     const struct np_model_row *const *mix, size_t n, enum calibration cal)
+{
+    memset(m, 0, sizeof(*m));
+    return cal == CAL_ORACLE
+               ? 0
+               : fit_without(m, table, mix, n, cal == CAL_CV_TWINS, cal != CAL_IN_SAMPLE);
+}
+
+/* A job's prediction as the daemon would make it from the benchmark's counters. */
+static bool predict_row(const struct np_sens_model *m, const struct np_model_row *r,
+                        enum calibration cal, double *slowdown)
+{
+    const struct np_sens_inputs in = {r->ipc > 0 ? 1.0 / r->ipc : NAN, r->llc_mpki, r->bw_mbps,
+                                      r->tlb_mpki, NULL};
+
+    *slowdown = r->remote;
+    return cal == CAL_ORACLE || np_sensitivity_predict(m, &in, slowdown, NULL) == 0;
+}
+
 static int predict(struct np_sim_job *jobs, size_t n, const struct np_model *table,
                    enum calibration cal)
 {
+    const struct np_model_row *mix[NJOBS];
     struct np_sens_model m;
 
-    if (cal != CAL_ORACLE &&
-        fit_without(&m, table, jobs, n, cal == CAL_CV_TWINS, cal != CAL_IN_SAMPLE) < 0)
+    for (size_t i = 0; i < n; i++)
+        mix[i] = jobs[i].row;
+    if (calibrate(&m, table, mix, n, cal) < 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        const struct np_model_row *r = jobs[i].row;
-        const struct np_sens_inputs in = {r->ipc > 0 ? 1.0 / r->ipc : NAN, r->llc_mpki, r->bw_mbps,
-                                          r->tlb_mpki, NULL};
-        double s = r->remote;
-        jobs[i].has_prediction =
-            cal == CAL_ORACLE || np_sensitivity_predict(&m, &in, &s, NULL) == 0;
+        double s;
+        jobs[i].has_prediction = predict_row(&m, jobs[i].row, cal, &s);
         jobs[i].predicted_remote = jobs[i].has_prediction ? s : NAN;
     }
     return 0;
@@ -167,54 +197,53 @@ static double geomean_slowdown(const struct np_sim_job *jobs, size_t n)
     return exp(sum / (double)n);
 }
 
-int main(int argc, char **argv)
+/* One column per order without predictions; one per calibration for an order with. */
+static size_t add_columns(struct column *cols, size_t n, const struct np_order_ops *ops,
+                          bool candidate)
 {
-    const char *path = "data/sandman-spec2017.csv";
-    static const double shares[] = {0.25, 0.5, 0.75};
-    struct column cols[32];
-    struct tally tally[MODE_COUNT][32];
-    struct np_model model;
-    struct np_err err = {0};
-    size_t ncols = 0, best_plus = 0;
-    int mixes = 1000;
-    uint64_t state = 2020;
-
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--mixes") && i + 1 < argc)
-            mixes = atoi(argv[++i]);
+    for (int c = 0; c < (ops->uses_prediction ? CAL_COUNT : 1); c++) {
+        cols[n] = (struct column){.ops = ops, .cal = (enum calibration)c};
+        if (ops->uses_prediction)
+            snprintf(cols[n].name, sizeof(cols[n].name), "%s%s, %s", ops->name,
+                     candidate ? " (bench only)" : "", calibration_names[c]);
         else
-            path = argv[i];
+            snprintf(cols[n].name, sizeof(cols[n].name), "%s", ops->name);
+        n++;
     }
-    if (mixes <= 0) {
-        fprintf(stderr, "order_cv: --mixes takes a positive count\n");
-        return 2;
-    }
-    if (np_model_load(path, &model, &err) < 0) {
-        fprintf(stderr, "order_cv: %s\n", err.msg);
-        return 1;
-    }
+    return n;
+}
+
+/* Every shipped order, then every candidate; best-plus's index. */
+static size_t make_columns(struct column *cols, size_t *best_plus)
+{
+    size_t n = 0;
+
     for (size_t o = 0; np_order_at(o); o++) {
-        cols[ncols] = (struct column){.ops = np_order_at(o)};
-        snprintf(cols[ncols].name, sizeof(cols[ncols].name), "%s", np_order_at(o)->name);
         if (!strcmp(np_order_at(o)->name, "best-plus"))
-            best_plus = ncols;
-        ncols++;
+            *best_plus = n;
+        n = add_columns(cols, n, np_order_at(o), false);
     }
     for (size_t o = 0; np_order_candidate_at(o); o++)
-        for (int c = 0; c < CAL_COUNT; c++) {
-            cols[ncols] = (struct column){.ops = np_order_candidate_at(o), .cal = c};
-            snprintf(cols[ncols].name, sizeof(cols[ncols].name), "%s, %s",
-                     np_order_candidate_at(o)->name, calibration_names[c]);
-            ncols++;
-        }
-    memset(tally, 0, sizeof(tally));
+        n = add_columns(cols, n, np_order_candidate_at(o), true);
+    return n;
+}
 
+static int run_mixes(const struct np_model *model, int mixes)
+{
+    static const double shares[] = {0.25, 0.5, 0.75};
+    struct column cols[MAXCOLS];
+    struct tally tally[MODE_COUNT][MAXCOLS];
+    size_t best_plus = 0;
+    const size_t ncols = make_columns(cols, &best_plus);
+    uint64_t state = 2020;
+
+    memset(tally, 0, sizeof(tally));
     for (int m = 0; m < mixes; m++) {
         struct np_sim_job base[NJOBS];
         uint64_t on_src = 0;
         memset(base, 0, sizeof(base));
         for (int j = 0; j < NJOBS; j++) {
-            base[j].row = &model.rows[next(&state) % model.count];
+            base[j].row = &model->rows[next(&state) % model->count];
             base[j].cpu_node = (unsigned)(next(&state) % NNODES);
             base[j].pages[0] = 50 + next(&state) % 200;
             if (next(&state) % 2)
@@ -224,7 +253,7 @@ int main(int argc, char **argv)
         for (size_t r = 0; r < sizeof(shares) / sizeof(shares[0]); r++) {
             const uint64_t want = (uint64_t)(shares[r] * (double)on_src);
             for (int mode = 0; mode < MODE_COUNT; mode++) {
-                double fig[32];
+                double fig[MAXCOLS];
                 for (size_t c = 0; c < ncols; c++) {
                     const bool random = !strcmp(cols[c].ops->name, "random");
                     const int reps = random ? RANDOM_REPS : 1;
@@ -233,10 +262,10 @@ int main(int argc, char **argv)
                         struct np_sim_job jobs[NJOBS];
                         memcpy(jobs, base, sizeof(jobs));
                         if (cols[c].ops->uses_prediction &&
-                            predict(jobs, NJOBS, &model, cols[c].cal) < 0)
+                            predict(jobs, NJOBS, model, cols[c].cal) < 0)
                             return 1;
                         tally[mode][c].unpredicted += (unsigned)carry_out(
-                            jobs, NJOBS, cols[c].ops, (uint64_t)k + 1, 0, 1, want, mode);
+                            jobs, NJOBS, cols[c].ops, (uint64_t)k + 1, 0, 1, want, (enum mode)mode);
                         log_sum += log(geomean_slowdown(jobs, NJOBS));
                     }
                     fig[c] = exp(log_sum / reps);
@@ -251,9 +280,8 @@ int main(int argc, char **argv)
             }
         }
     }
-
-    printf("order_cv: %d mixes x %zu request sizes, %d jobs on %d nodes, model %s (%zu rows)\n",
-           mixes, sizeof(shares) / sizeof(shares[0]), NJOBS, NNODES, path, model.count);
+    printf("order_cv: %d mixes x %zu request sizes, %d jobs on %d nodes, model %zu rows\n", mixes,
+           sizeof(shares) / sizeof(shares[0]), NJOBS, NNODES, model->count);
     for (int mode = 0; mode < MODE_COUNT; mode++) {
         printf("\n%s: geometric-mean slowdown relative to best-plus (below 1: better)\n",
                mode_names[mode]);
@@ -266,6 +294,217 @@ int main(int argc, char **argv)
                    100.0 * t->lost / t->cases);
         }
     }
-    np_model_free(&model);
     return 0;
+}
+
+/* ---- the replayed sets ---- */
+
+struct set {
+    char name[65];
+    struct np_scenario scenario;
+    struct np_replay_owned owned;
+};
+
+/* Give the set's jobs the predictions of @p cal (the CV ones: without the set's benchmarks). */
+static int predict_set(struct set *set, const struct np_model *table, enum calibration cal)
+{
+    const size_t n = set->owned.set.njobs;
+    const struct np_model_row **mix = calloc(n ? n : 1, sizeof(*mix));
+    struct np_sens_model m;
+    int rc;
+
+    if (!mix)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        mix[i] = set->owned.jobs[i].row;
+    rc = calibrate(&m, table, mix, n, cal);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        struct np_replay_job *job = &set->owned.jobs[i];
+        double s;
+        job->has_prediction = predict_row(&m, job->row, cal, &s);
+        job->predicted_remote = job->has_prediction ? s : 0.0;
+    }
+    free(mix);
+    return rc;
+}
+
+/* One replay; the job times into @p times (the set's njobs). */
+static int replay(const struct set *set, enum np_replay_way way, const struct np_order_ops *ops,
+                  uint64_t seed, double *times)
+{
+    struct np_replay_config config;
+    struct np_replay_result result;
+    struct np_err err = {0};
+
+    np_replay_config_sandman(&config, way);
+    if (np_replay_run(&set->owned.set, &config, ops, seed, &result, &err) < 0) {
+        fprintf(stderr, "order_cv: %s: %s\n", set->name, err.msg);
+        return -1;
+    }
+    memcpy(times, result.job_time_s, set->owned.set.njobs * sizeof(*times));
+    np_replay_result_fini(&result);
+    return 0;
+}
+
+static int load_sets(struct set *sets, size_t nsets, const char *const *paths,
+                     const struct np_model *model, const struct np_footprints *footprints)
+{
+    for (size_t i = 0; i < nsets; i++) {
+        struct np_err err = {0};
+        if (np_scenario_load(paths[i], &sets[i].scenario, &err) < 0 ||
+            np_replay_set_from_scenario(&sets[i].scenario, model, footprints, 1.0, &sets[i].owned,
+                                        &err) < 0) {
+            fprintf(stderr, "order_cv: %s: %s\n", paths[i], err.msg);
+            return -1;
+        }
+        snprintf(sets[i].name, sizeof(sets[i].name), "%s", sets[i].scenario.name);
+    }
+    return 0;
+}
+
+/* What the orders were told: each benchmark of the set, measured and predicted (CV, in-sample). */
+static void print_predictions(struct set *set, const struct np_model *table)
+{
+    const size_t n = set->owned.set.njobs;
+    double *cv = calloc(n ? n : 1, sizeof(*cv));
+
+    if (!cv || predict_set(set, table, CAL_CV) < 0) {
+        free(cv);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        cv[i] = set->owned.jobs[i].has_prediction ? set->owned.jobs[i].predicted_remote : NAN;
+    if (predict_set(set, table, CAL_IN_SAMPLE) == 0) {
+        printf("%s: benchmark measured / CV / in-sample remote slowdown:", set->name);
+        for (size_t i = 0; i < n; i++) {
+            bool seen = false;
+            for (size_t j = 0; j < i && !seen; j++)
+                seen = set->owned.jobs[j].row == set->owned.jobs[i].row;
+            if (!seen)
+                printf(" %s %.2f/%.2f/%.2f", set->owned.jobs[i].row->benchmark,
+                       set->owned.jobs[i].row->remote, cv[i], set->owned.jobs[i].predicted_remote);
+        }
+        printf("\n");
+    }
+    free(cv);
+}
+
+static int run_sets(const struct np_model *model, const struct np_footprints *footprints,
+                    const char *const *paths, size_t nsets)
+{
+    static struct set sets[MAX_SETS];
+    struct column cols[MAXCOLS];
+    size_t best_plus = 0;
+    const size_t ncols = make_columns(cols, &best_plus);
+    const struct np_order_ops *best = np_order_lookup("best");
+    int rc = 0;
+
+    if (load_sets(sets, nsets, paths, model, footprints) < 0)
+        return 1;
+    printf("order_cv: %zu replayed sets, model %zu rows; figure = eq. 6.1 (geometric mean of each "
+           "job's time / its time under best), mean over sets\n",
+           nsets, model->count);
+    for (size_t k = 0; k < nsets; k++)
+        print_predictions(&sets[k], model);
+    for (int way = 0; way < NP_REPLAY_WAY_COUNT && rc == 0; way++) {
+        double fig[MAXCOLS][MAX_SETS];
+        printf("\nway \"%s\"\n| order, predictions from |",
+               np_replay_way_name((enum np_replay_way)way));
+        for (size_t k = 0; k < nsets; k++)
+            printf(" %s |", sets[k].name);
+        printf(" mean | mean vs best-plus |\n|---|");
+        for (size_t k = 0; k < nsets + 2; k++)
+            printf("---|");
+        printf("\n");
+        for (size_t k = 0; k < nsets && rc == 0; k++) {
+            const size_t n = sets[k].owned.set.njobs;
+            double *ref = calloc(n, sizeof(*ref)), *t = calloc(n, sizeof(*t));
+            rc = ref && t ? replay(&sets[k], (enum np_replay_way)way, best, 1, ref) : -1;
+            for (size_t c = 0; c < ncols && rc == 0; c++) {
+                const int runs = strcmp(cols[c].ops->name, "random") ? 1 : SET_RANDOM_RUNS;
+                fig[c][k] = 0;
+                if (cols[c].ops->uses_prediction)
+                    rc = predict_set(&sets[k], model, cols[c].cal);
+                for (int r = 0; r < runs && rc == 0; r++) {
+                    rc = replay(&sets[k], (enum np_replay_way)way, cols[c].ops, (uint64_t)r + 1, t);
+                    fig[c][k] += np_replay_figure(t, ref, n) / runs;
+                }
+            }
+            free(ref);
+            free(t);
+        }
+        for (size_t c = 0; c < ncols && rc == 0; c++) {
+            double mean = 0, mean_bp = 0;
+            printf("| %s |", cols[c].name);
+            for (size_t k = 0; k < nsets; k++) {
+                printf(" %.4f |", fig[c][k]);
+                mean += fig[c][k] / (double)nsets;
+                mean_bp += fig[best_plus][k] / (double)nsets;
+            }
+            printf(" %.4f | %.4f |\n", mean, mean / mean_bp);
+        }
+    }
+    for (size_t k = 0; k < nsets; k++) {
+        np_replay_owned_fini(&sets[k].owned);
+        np_scenario_fini(&sets[k].scenario);
+    }
+    return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const default_sets[] = {
+        "data/scenarios/thesis-set-1.json", "data/scenarios/thesis-set-2.json",
+        "data/scenarios/thesis-set-3.json", "data/scenarios/thesis-set-4.json",
+        "data/scenarios/thesis-set-5.json"};
+    const char *path = "data/sandman-spec2017.csv",
+               *footprint_path = "data/spec2017-footprints.csv";
+    const char *set_paths[MAX_SETS];
+    size_t nsets = 0;
+    struct np_model model;
+    struct np_err err = {0};
+    int mixes = 0, rc;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--mixes") && i + 1 < argc) {
+            mixes = atoi(argv[++i]);
+            if (mixes <= 0) {
+                fprintf(stderr, "order_cv: --mixes '%s': accepted: a positive count\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
+            path = argv[++i];
+        } else if (!strcmp(argv[i], "--footprints") && i + 1 < argc) {
+            footprint_path = argv[++i];
+        } else if (argv[i][0] != '-' && nsets < MAX_SETS) {
+            set_paths[nsets++] = argv[i];
+        } else {
+            fprintf(stderr,
+                    "order_cv: '%s': accepted: --model CSV, --footprints CSV, --mixes N, up to "
+                    "%d SCENARIO.json\n",
+                    argv[i], MAX_SETS);
+            return 2;
+        }
+    }
+    if (nsets == 0)
+        for (size_t i = 0; i < sizeof(default_sets) / sizeof(default_sets[0]); i++)
+            set_paths[nsets++] = default_sets[i];
+    if (np_model_load(path, &model, &err) < 0) {
+        fprintf(stderr, "order_cv: %s\n", err.msg);
+        return 1;
+    }
+    if (mixes == 0) {
+        struct np_footprints footprints;
+        if (np_footprints_load(footprint_path, &footprints, &err) < 0) {
+            fprintf(stderr, "order_cv: %s\n", err.msg);
+            np_model_free(&model);
+            return 1;
+        }
+        rc = run_sets(&model, &footprints, set_paths, nsets);
+        np_footprints_free(&footprints);
+    } else {
+        rc = run_mixes(&model, mixes);
+    }
+    np_model_free(&model);
+    return rc;
 }

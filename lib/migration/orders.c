@@ -7,13 +7,14 @@
  * random:     a seeded shuffle, the baseline for "migration without a model".
  * worst, worst-plus: the exact reverse of best and best-plus, the bound on a blind choice.
  *
- * Candidates under evaluation (np_order_candidate_at, bench/order_cv; not shipped, see
- * docs/migration.md "An order by predicted effect"), ranking by the sensitivity model's
- * predicted effect per page moved (np_predicted_effect_per_page):
+ * Ranking by the sensitivity model's predicted effect per page moved
+ * (np_predicted_effect_per_page; docs/migration.md "The order by predicted effect"):
  * predicted:        best-plus's groups kept, inside each the most predicted gain (least
  *                   predicted cost) per page first; the unpredicted after the predicted ones of
  *                   their group, by best-plus's rule (so with no prediction it is best-plus).
- * predicted-global: the effect alone across groups (a far-to-near neutral job may go before a
+ * predicted-global: a candidate under evaluation only (np_order_candidate_at, bench/order_cv;
+ *                   not shipped: no better than predicted on the replayed sets), the effect
+ *                   alone across groups (a far-to-near neutral job may go before a
  *                   gainer that hardly notices); any candidate without a prediction and the
  *                   whole request falls back to best-plus (one yardstick or none).
  *
@@ -181,13 +182,13 @@ static const struct np_order_ops orders[] = {
     {"random", "a seeded random order (the baseline without a model)", sort_random, false},
     {"worst", "the reverse of best", sort_worst, false},
     {"worst-plus", "the reverse of best-plus", sort_worst_plus, false},
-};
-
-static const struct np_order_ops candidates[] = {
     {"predicted",
      "best-plus's groups, inside each the most predicted gain (least predicted slowdown) per "
      "page first; the unpredicted last in their group by best-plus's rule",
      sort_predicted_grouped, true},
+};
+
+static const struct np_order_ops candidates[] = {
     {"predicted-global",
      "the most predicted gain (least predicted slowdown) per page first across groups; "
      "best-plus when a candidate has no prediction",

@@ -254,12 +254,22 @@ static const struct {
     struct np_replay_request req;
     const char *message;
 } bad_cases[] = {
-    {{&quiet, 10, 4, 0, 1, NP_CLASS_LOW}, {0, 0, 1, 1}, "jobs[0].node: 4 is not a node (0-3)"},
-    {{&quiet, 10, 0, 9, 1, NP_CLASS_LOW}, {0, 0, 1, 1}, "jobs[0].memory_node: 9 is not a node"},
-    {{&quiet, 0, 0, 0, 1, NP_CLASS_LOW}, {0, 0, 1, 1}, "jobs[0].work_s: 0 is not a time > 0 s"},
-    {{NULL, 10, 0, 0, 1, NP_CLASS_LOW}, {0, 0, 1, 1}, "jobs[0]: no model row"},
-    {{&quiet, 10, 0, 0, 1, NP_CLASS_LOW}, {0, 2, 2, 1}, "requests[0]: from 2 to 2: nodes must"},
-    {{&quiet, 10, 0, 0, 1, NP_CLASS_LOW}, {-1, 0, 1, 1}, "requests[0].delay_s: -1 is not a"},
+    {{&quiet, 10, 4, 0, 1, NP_CLASS_LOW, 0, false},
+     {0, 0, 1, 1},
+     "jobs[0].node: 4 is not a node (0-3)"},
+    {{&quiet, 10, 0, 9, 1, NP_CLASS_LOW, 0, false},
+     {0, 0, 1, 1},
+     "jobs[0].memory_node: 9 is not a node"},
+    {{&quiet, 0, 0, 0, 1, NP_CLASS_LOW, 0, false},
+     {0, 0, 1, 1},
+     "jobs[0].work_s: 0 is not a time > 0 s"},
+    {{NULL, 10, 0, 0, 1, NP_CLASS_LOW, 0, false}, {0, 0, 1, 1}, "jobs[0]: no model row"},
+    {{&quiet, 10, 0, 0, 1, NP_CLASS_LOW, 0, false},
+     {0, 2, 2, 1},
+     "requests[0]: from 2 to 2: nodes must"},
+    {{&quiet, 10, 0, 0, 1, NP_CLASS_LOW, 0, false},
+     {-1, 0, 1, 1},
+     "requests[0].delay_s: -1 is not a"},
 };
 
 START_TEST(test_bad_sets)

@@ -16,6 +16,7 @@
 #ifndef NUMAPLACE_REPLAY_H
 #define NUMAPLACE_REPLAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,11 @@ struct np_replay_job {
     unsigned memory_node; /**< a scenario's jobs: @p node (numactl -N k -m k) */
     uint64_t pages;       /**< footprint in base pages, constant while it runs */
     enum np_class job_class;
+    /** What the orders are told (np_job_view): a sensitivity model's prediction the caller
+     *  calibrated (bench/order_cv: with or without the set's benchmarks), read only when
+     *  @c has_prediction. */
+    double predicted_remote;
+    bool has_prediction;
 };
 
 /** "Move at least @p pages from @p from to @p to", @p delay_s after the previous one. */
