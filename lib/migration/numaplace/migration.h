@@ -218,7 +218,7 @@ NP_API double np_predicted_effect_per_page(const struct np_node_view *view,
 
 /** An order: name plus one function, registered in one static table (orders.c). */
 struct np_order_ops {
-    const char *name;        /**< "best-plus", "best", "random", "worst", "worst-plus" */
+    const char *name; /**< "best-plus", "best", "random", "worst", "worst-plus", "predicted" */
     const char *description; /**< one line for help and logs */
     /** Sort @p cands in place into the order jobs are taken. @p seed drives "random" only. */
     void (*sort)(struct np_candidate *cands, size_t count, uint64_t seed);
@@ -234,7 +234,7 @@ NP_API int np_order_find(const char *name, const struct np_order_ops **out, stru
 NP_API const struct np_order_ops *np_order_at(size_t i);
 /** The default order ("best-plus": measured best in the model's experiments). */
 NP_API const struct np_order_ops *np_order_default(void);
-/** "best-plus, best, random, worst, worst-plus": for help and errors. Borrowed, static. */
+/** "best-plus, best, random, worst, worst-plus, predicted": for help and errors. Borrowed. */
 NP_API const char *np_order_names(void);
 /**
  * The @p i-th order under evaluation (bench/order_cv), not shipped: no configuration, request
