@@ -167,13 +167,14 @@ static size_t carry_out(struct np_sim_job *jobs, size_t n, const struct np_order
 
     memset(views, 0, sizeof(views));
     for (size_t i = 0; i < n; i++) {
-        views[i].id = i;
-        views[i].job_class = jobs[i].job_class;
-        views[i].cpu_nodes = 1ull << jobs[i].cpu_node;
-        views[i].bandwidth = jobs[i].row->bw_mbps * 1e6;
-        views[i].predicted_remote = jobs[i].predicted_remote;
-        views[i].has_prediction = jobs[i].has_prediction;
-        memcpy(views[i].pages_on_node, jobs[i].pages, sizeof(views[i].pages_on_node));
+        struct np_job_view *v = &view.jobs[i];
+        v->id = i;
+        v->job_class = jobs[i].job_class;
+        v->cpu_nodes = 1ull << jobs[i].cpu_node;
+        v->bandwidth = jobs[i].row->bw_mbps * 1e6;
+        v->predicted_remote = jobs[i].predicted_remote;
+        v->has_prediction = jobs[i].has_prediction;
+        memcpy(v->pages_on_node, jobs[i].pages, sizeof(v->pages_on_node));
     }
     if (np_plan_make(&view, &request, ops, seed, pages, &plan) < 0)
         return 0;

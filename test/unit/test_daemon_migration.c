@@ -271,8 +271,7 @@ START_TEST(view_carries_the_prediction)
     ck_assert_msg(view->jobs[0].has_prediction == prediction_cases[_i].expected, "%s",
                   prediction_cases[_i].what);
     if (prediction_cases[_i].expected) /* 1 miss per kilo-instruction */
-        ck_assert_double_eq_tol(view->jobs[0].predicted_remote, exp(0.5 + 0.2 * log(1.0 + 0.01)),
-                                1e-9);
+        ck_assert_double_eq_tol(view->jobs[0].predicted_remote, exp(0.5 + 0.2 * log1p(0.01)), 1e-9);
     migrator_view_free(view);
 }
 END_TEST
