@@ -9,8 +9,9 @@
  * figure (geometric mean over jobs of the job's time relative to the same job in the Best run;
  * Random: the mean over its seeded runs, as many as the set's runs list, else 3) beside the
  * thesis's measured figure, the modelled total of the jobs' times relative to Best, and the
- * spread between the best and the worst order; then the means over the sets, and the same
- * means with every footprint halved and doubled. Deterministic: no timing is measured.
+ * spread between the best and the worst order, with the model alone and with each job's
+ * measured co-location factor; then the means over the sets, and the same means with every
+ * footprint halved and x1.5. Deterministic: no timing is measured.
  */
 #include <math.h>
 #include <stdio.h>
@@ -69,6 +70,10 @@ struct score {
     double figure, total;
     unsigned long long asked, moved;
     size_t fired, short_, overshot, runs;
+};
+
+struct set_data {
+    struct np_scenario scenario;
 };
 
 static size_t count_orders(void)
@@ -149,73 +154,166 @@ static void config_for(const struct options *o, enum np_replay_way way, struct n
     c->step_s = o->step_s;
 }
 
-static void print_set(const char *name, enum np_replay_way way, const struct score *scores,
-                      int nrandom, bool own_random)
-{
-    size_t lo, hi;
-    const double s = spread(scores, &lo, &hi);
+/* The model without and with the thesis's measured co-location factors. */
+static const struct {
+    const char *name;
+    unsigned flags;
+} variants[] = {{"alone", 0}, {"co-run", NP_REPLAY_WITH_CORUN}};
+#define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
 
-    for (size_t o = 0; o < count_orders(); o++) {
-        const struct score *sc = &scores[o];
-        const char *order = np_order_at(o)->name;
-        const double m = measured_figure(name, order);
-        char thesis[32] = "not run";
-        if (!isnan(m))
-            snprintf(thesis, sizeof(thesis), "%.3f", m);
-        printf("| %s | %s | %s%s | %.3f | %.3f | %s | %llu / %llu | %zu | %zu |\n", name,
-               np_replay_way_name(way), order,
-               strcmp(order, "random") ? ""
-               : own_random            ? ""
-                                       : " (not in the set's runs)",
-               sc->figure, sc->total, thesis, sc->moved / sc->runs, sc->asked / sc->runs,
-               sc->short_ / sc->runs, sc->overshot / sc->runs);
-    }
-    printf("| %s | %s | spread | %s %.1f%% over %s | | | | | |\n", name, np_replay_way_name(way),
-           np_order_at(hi)->name, 100 * s, np_order_at(lo)->name);
-    (void)nrandom;
-}
-
-struct set_data {
-    struct np_scenario scenario;
-    struct np_replay_owned owned;
+struct inputs {
+    const struct options *o;
+    const struct np_model *model;
+    const struct np_footprints *fp;
 };
 
-/* The mean over sets of each order's figure and total, and of the spread, per way. */
-static int print_means(struct set_data *sets, size_t nsets, const struct options *o, double scale,
-                       struct np_model *model, struct np_footprints *fp)
+/* Build @p s's set with @p scale and @p flags and score every order in @p way. */
+static int evaluate(const struct inputs *in, const struct np_scenario *s, double scale,
+                    unsigned flags, enum np_replay_way way, struct score *scores)
 {
-    for (int way = 0; way < NP_REPLAY_WAY_COUNT; way++) {
-        double figure[MAX_ORDERS] = {0}, total[MAX_ORDERS] = {0}, spreads = 0;
-        struct np_replay_config c;
+    struct np_replay_owned owned;
+    struct np_replay_config c;
+    struct np_err err = {0};
+    bool own;
+    int rc;
 
-        config_for(o, (enum np_replay_way)way, &c);
-        for (size_t i = 0; i < nsets; i++) {
-            struct score scores[MAX_ORDERS];
-            struct np_replay_owned scaled;
-            struct np_err err = {0};
-            bool own;
-            size_t lo, hi;
-            if (np_replay_set_from_scenario(&sets[i].scenario, model, fp, scale, &scaled, &err) <
-                0) {
-                fprintf(stderr, "replay: %s\n", err.msg);
-                return -1;
-            }
-            const int rc =
-                score_set(&scaled.set, &c, random_runs(&sets[i].scenario, o, &own), scores);
-            np_replay_owned_fini(&scaled);
-            if (rc < 0)
-                return -1;
-            for (size_t k = 0; k < count_orders(); k++) {
-                figure[k] += scores[k].figure / (double)nsets;
-                total[k] += scores[k].total / (double)nsets;
-            }
-            spreads += spread(scores, &lo, &hi) / (double)nsets;
-        }
-        printf("| x%g | %s |", scale, np_replay_way_name((enum np_replay_way)way));
-        for (size_t k = 0; k < count_orders(); k++)
-            printf(" %.3f / %.3f |", figure[k], total[k]);
-        printf(" %.1f%% |\n", 100 * spreads);
+    if (np_replay_set_from_scenario_flags(s, in->model, in->fp, scale, flags, &owned, &err) < 0) {
+        fprintf(stderr, "replay: %s: %s\n", s->name, err.msg);
+        return -1;
     }
+    config_for(in->o, way, &c);
+    rc = score_set(&owned.set, &c, random_runs(s, in->o, &own), scores);
+    np_replay_owned_fini(&owned);
+    return rc;
+}
+
+static void print_header(const char *first, const char *last)
+{
+    printf("| %s | way | model |", first);
+    for (size_t k = 0; k < count_orders(); k++)
+        printf(" %s |", np_order_at(k)->name);
+    printf(" spread | %s |\n|---|---|---|", last);
+    for (size_t k = 0; k <= count_orders() + 1; k++)
+        printf("---|");
+    printf("\n");
+}
+
+/* The thesis's own figures for a set: its runs only, and their spread. */
+static void print_measured(const struct np_scenario *s)
+{
+    double lo = INFINITY, hi = -INFINITY;
+
+    printf("| %s | measured on Sandman | |", s->name);
+    for (size_t k = 0; k < count_orders(); k++) {
+        const double m = measured_figure(s->name, np_order_at(k)->name);
+        if (isnan(m)) {
+            printf(" not run |");
+            continue;
+        }
+        printf(" %.3f |", m);
+        lo = fmin(lo, m);
+        hi = fmax(hi, m);
+    }
+    if (hi > lo)
+        printf(" %.1f%% | |\n", 100 * (hi / lo - 1));
+    else
+        printf(" unavailable (no figures) | |\n");
+}
+
+/* The thesis's figures averaged over the sets that ran each order. */
+static void print_measured_means(const struct set_data *sets, size_t nsets)
+{
+    printf("| measured | on Sandman | |");
+    for (size_t k = 0; k < count_orders(); k++) {
+        double sum = 0;
+        int n = 0;
+        for (size_t i = 0; i < nsets; i++) {
+            const double m = measured_figure(sets[i].scenario.name, np_order_at(k)->name);
+            if (!isnan(m)) {
+                sum += m;
+                n++;
+            }
+        }
+        if (n)
+            printf(" %.3f (%d sets) |", sum / n, n);
+        else
+            printf(" not run |");
+    }
+    printf(" | |\n");
+}
+
+static int print_set(const struct inputs *in, const struct np_scenario *s)
+{
+    bool own;
+
+    (void)random_runs(s, in->o, &own);
+    print_measured(s);
+    for (int way = 0; way < NP_REPLAY_WAY_COUNT; way++)
+        for (size_t v = 0; v < NVARIANTS; v++) {
+            struct score scores[MAX_ORDERS];
+            size_t lo, hi;
+            if (evaluate(in, s, in->o->scale, variants[v].flags, (enum np_replay_way)way, scores) <
+                0)
+                return -1;
+            printf("| %s | %s | %s |", s->name, np_replay_way_name((enum np_replay_way)way),
+                   variants[v].name);
+            for (size_t k = 0; k < count_orders(); k++)
+                printf(" %.3f (%.3f)%s |", scores[k].figure, scores[k].total,
+                       strcmp(np_order_at(k)->name, "random") || own ? "" : "*");
+            const double sp = spread(scores, &lo, &hi);
+            printf(" %.1f%% (%s over %s) |", 100 * sp, np_order_at(hi)->name,
+                   np_order_at(lo)->name);
+            for (size_t k = 0; k < count_orders(); k++) /* whole shares overshoot */
+                printf(" %.2f",
+                       scores[k].asked ? (double)scores[k].moved / (double)scores[k].asked : 0.0);
+            printf(" |\n");
+        }
+    return 0;
+}
+
+/* The mean over sets of each order's figure and total and of the spread, per way and model;
+ * @p rank: also the order of the orders by mean figure. */
+static int print_means(const struct inputs *in, const struct set_data *sets, size_t nsets,
+                       double scale, bool rank)
+{
+    for (int way = 0; way < NP_REPLAY_WAY_COUNT; way++)
+        for (size_t v = 0; v < NVARIANTS; v++) {
+            double figure[MAX_ORDERS] = {0}, total[MAX_ORDERS] = {0}, spreads = 0;
+            size_t lo, hi, idx[MAX_ORDERS];
+            for (size_t i = 0; i < nsets; i++) {
+                struct score scores[MAX_ORDERS];
+                if (evaluate(in, &sets[i].scenario, scale, variants[v].flags,
+                             (enum np_replay_way)way, scores) < 0)
+                    return -1;
+                for (size_t k = 0; k < count_orders(); k++) {
+                    figure[k] += scores[k].figure / (double)nsets;
+                    total[k] += scores[k].total / (double)nsets;
+                }
+                spreads += spread(scores, &lo, &hi) / (double)nsets;
+            }
+            printf("| x%g | %s | %s |", scale, np_replay_way_name((enum np_replay_way)way),
+                   variants[v].name);
+            for (size_t k = 0; k < count_orders(); k++)
+                printf(" %.3f (%.3f) |", figure[k], total[k]);
+            printf(" %.1f%% |", 100 * spreads);
+            if (rank) {
+                for (size_t k = 0; k < count_orders(); k++)
+                    idx[k] = k;
+                for (size_t a = 1; a < count_orders(); a++) /* insertion sort by figure */
+                    for (size_t b = a; b > 0 && figure[idx[b]] < figure[idx[b - 1]]; b--) {
+                        const size_t t = idx[b];
+                        idx[b] = idx[b - 1];
+                        idx[b - 1] = t;
+                    }
+                printf(" ");
+                for (size_t k = 0; k < count_orders(); k++)
+                    printf("%s%s", k ? " < " : "", np_order_at(idx[k])->name);
+                printf(" |");
+            } else {
+                printf(" |");
+            }
+            printf("\n");
+        }
     return 0;
 }
 
@@ -270,6 +368,7 @@ int main(int argc, char **argv)
     struct np_model model;
     struct np_footprints fp;
     struct np_err err = {0};
+    const struct inputs in = {&o, &model, &fp};
     int rc = 0;
 
     if (parse_options(argc, argv, &o, files, &nfiles) < 0)
@@ -284,50 +383,33 @@ int main(int argc, char **argv)
     }
     memset(sets, 0, sizeof(sets));
     for (size_t i = 0; i < nfiles && rc == 0; i++)
-        if (np_scenario_load(files[i], &sets[i].scenario, &err) < 0 ||
-            np_replay_set_from_scenario(&sets[i].scenario, &model, &fp, o.scale, &sets[i].owned,
-                                        &err) < 0) {
+        if (np_scenario_load(files[i], &sets[i].scenario, &err) < 0) {
             fprintf(stderr, "replay: %s: %s\n", files[i], err.msg);
             rc = 1;
         }
-    printf("replay: %zu sets, model %s, footprints %s x%g; numaplace way: %g MB/s, free floor "
-           "%g MiB; step %g s; Sandman's SLIT and 64,500 MiB per node\n",
-           nfiles, o.model, o.footprints, o.scale, o.rate_mb_s, o.floor_mb, o.step_s);
-    printf("Not represented: contention between co-located jobs (CPU sharing, one node's memory "
-           "controller), the cost of moving to the job moved, memory growing while a job runs, "
-           "the 6xx thread counts (docs/replay.md)\n\n");
-    printf("| set | way | order | eq. 6.1 vs best | total time vs best | thesis measured | "
-           "pages moved / asked | short | overshot |\n|---|---|---|---|---|---|---|---|---|\n");
-    for (size_t i = 0; i < nfiles && rc == 0; i++)
-        for (int way = 0; way < NP_REPLAY_WAY_COUNT && rc == 0; way++) {
-            struct score scores[MAX_ORDERS];
-            struct np_replay_config c;
-            bool own;
-            const int nrandom = random_runs(&sets[i].scenario, &o, &own);
-            config_for(&o, (enum np_replay_way)way, &c);
-            if (score_set(&sets[i].owned.set, &c, nrandom, scores) < 0)
-                rc = 1;
-            else
-                print_set(sets[i].scenario.name, (enum np_replay_way)way, scores, nrandom, own);
-        }
     if (rc == 0) {
-        printf("\nMean over the sets, eq. 6.1 / total time vs best, per order; then the mean "
-               "spread. Footprints x0.5 and x2 show how the results depend on them.\n\n| "
-               "footprints | way |");
-        for (size_t k = 0; k < count_orders(); k++)
-            printf(" %s |", np_order_at(k)->name);
-        printf(" spread |\n|---|---|");
-        for (size_t k = 0; k <= count_orders(); k++)
-            printf("---|");
-        printf("\n");
-        const double scales[] = {o.scale, o.scale * 0.5, o.scale * 2};
+        printf("replay: %zu sets, model %s, footprints %s x%g; numaplace way: %g MB/s, free "
+               "floor %g MiB; step %g s; Sandman's SLIT, 64,500 MiB per node\n",
+               nfiles, o.model, o.footprints, o.scale, o.rate_mb_s, o.floor_mb, o.step_s);
+        printf("Cells: eq. 6.1 vs best (total time vs best); * Random not in the set's runs. "
+               "Model alone: no contention; co-run: each job's measured co-location factor. Not "
+               "represented: contention changing as jobs move and end, the cost of moving, "
+               "memory growth, the 6xx thread counts (docs/replay.md)\n\n");
+        print_header("set", "pages moved / asked, per order");
+    }
+    for (size_t i = 0; i < nfiles && rc == 0; i++)
+        rc = print_set(&in, &sets[i].scenario) < 0;
+    if (rc == 0) {
+        printf("\nMean over the sets; footprints x0.5 and x1.5 show how the results depend on "
+               "them (x2 would overfill a node at the start).\n\n");
+        print_header("footprints", "ranking (eq. 6.1)");
+        print_measured_means(sets, nfiles);
+        const double scales[] = {o.scale, o.scale * 0.5, o.scale * 1.5};
         for (size_t k = 0; k < 3 && rc == 0; k++)
-            rc = print_means(sets, nfiles, &o, scales[k], &model, &fp) < 0;
+            rc = print_means(&in, sets, nfiles, scales[k], k == 0) < 0;
     }
-    for (size_t i = 0; i < nfiles; i++) {
-        np_replay_owned_fini(&sets[i].owned);
+    for (size_t i = 0; i < nfiles; i++)
         np_scenario_fini(&sets[i].scenario);
-    }
     np_footprints_free(&fp);
     np_model_free(&model);
     return rc;

@@ -14,6 +14,7 @@
 
 #include "numaplace/common.h"
 #include "numaplace/protocol.h"
+#include "numaplace/scenario.h"
 #include "numaplace/sensitivity.h"
 
 #define DEFAULT_SPOOL "/var/spool/numaplace"
@@ -54,6 +55,11 @@ int cmd_store(int argc, char **argv);
  * once on stderr: the prediction is then unavailable, never guessed). Borrowed, static.
  */
 const struct np_sens_model *cli_sensitivity(void);
+
+/* cmd_scenario.c */
+int cmd_scenario(int argc, char **argv);
+/** A scenario file from @p path ("-": stdin); np_scenario_fini it. @return 0 or -errno */
+int cli_scenario_open(const char *path, struct np_scenario *s, struct np_err *err);
 
 /* cmd_characterize.c */
 int cmd_characterize(int argc, char **argv);

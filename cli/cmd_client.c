@@ -1,5 +1,5 @@
 /* The commands that talk to the local numaplaced over its socket: status, ping, set-class,
- * migrate (numaplace(1)). */
+ * migrate (numaplace(1)); migrate --script reads a scenario file or the older line format. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "numaplace/figure.h"
@@ -14,6 +15,8 @@
 
 #include "cli.h"
 #include "numaplace/labels.h"
+#include "numaplace/migration.h"
+#include "numaplace/scenario.h"
 
 int cli_call(const struct np_proto_request *req, json_t **reply)
 {
@@ -260,19 +263,50 @@ static int parse_count(const char *what, const char *text, unsigned long long ma
     return 0;
 }
 
-static int run_script(const char *path)
+/* Sleep @p seconds (0 to a day), resuming after a signal that does not end the process. */
+static void sleep_s(double seconds)
 {
-    char line[512];
-    unsigned lineno = 0;
-    int failed = 0;
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+    struct timespec left = {.tv_sec = (time_t)seconds};
 
-    if (!f) {
-        fprintf(stderr, "numaplace: cannot read %s: %s\n", path, strerror(errno));
+    left.tv_nsec = (long)((seconds - (double)left.tv_sec) * 1e9);
+    while (nanosleep(&left, &left) != 0 && errno == EINTR)
+        ;
+}
+
+/* A scenario file's requests (docs/scenarios.md), in order, each delay_s after the previous
+ * answer, all with @p order (NULL: the helper's configured order). */
+static int run_scenario(FILE *f, const char *path, const char *order, bool dry_run)
+{
+    struct np_scenario s;
+    struct np_err err = {0};
+    int failed = 0;
+
+    if (np_scenario_read(f, path, &s, &err) != 0) {
+        fprintf(stderr, "numaplace: migrate: %s\n", err.msg);
         return 1;
     }
+    printf("scenario %s: %zu request(s), order %s%s\n", s.name, s.nrequests,
+           order ? order : "as numaplaced is configured", dry_run ? ", dry run" : "");
+    fflush(stdout);
+    for (size_t i = 0; i < s.nrequests; i++) {
+        const struct np_scenario_request *r = &s.requests[i];
+        sleep_s(r->delay_s);
+        printf("[%s requests[%zu]] ", s.name, i);
+        fflush(stdout);
+        failed |= migrate_once(r->from, r->to, r->pages, order, dry_run);
+    }
+    np_scenario_fini(&s);
+    return failed;
+}
+
+/* Lines of "DELAY_S FROM TO PAGES [ORDER]"; a line's ORDER wins over @p order. */
+static int run_lines(FILE *f, const char *path, unsigned lineno, const char *order, bool dry_run)
+{
+    char line[512];
+    int failed = 0;
+
     while (fgets(line, sizeof(line), f)) {
-        char order[64] = "", *hash = strchr(line, '#');
+        char line_order[64] = "", *hash = strchr(line, '#');
         double delay;
         unsigned from, to;
         unsigned long long pages;
@@ -283,20 +317,43 @@ static int run_script(const char *path)
             *hash = '\0';
         if (line[strspn(line, " \t\r\n")] == '\0')
             continue;
-        n = sscanf(line, "%lf %u %u %llu %63s", &delay, &from, &to, &pages, order);
-        if (n < 4 || delay < 0) {
+        n = sscanf(line, "%lf %u %u %llu %63s", &delay, &from, &to, &pages, line_order);
+        if (n < 4 || !(delay >= 0 && delay <= NP_SCENARIO_MAX_DELAY_S)) {
             fprintf(stderr,
                     "numaplace: %s:%u: expected \"DELAY_S FROM TO PAGES [ORDER]\" with DELAY_S "
-                    ">= 0\n",
-                    path, lineno);
+                    "from 0 to %.0f\n",
+                    path, lineno, NP_SCENARIO_MAX_DELAY_S);
             failed = 1;
             break;
         }
-        usleep((useconds_t)(delay * 1e6));
+        sleep_s(delay);
         printf("[%s:%u] ", path, lineno);
         fflush(stdout);
-        failed |= migrate_once(from, to, pages, n == 5 ? order : NULL, false);
+        failed |= migrate_once(from, to, pages, n == 5 ? line_order : order, dry_run);
     }
+    return failed;
+}
+
+/* --script FILE: a scenario file (a JSON object) or the line format, told apart by the first
+ * character that is not white space. */
+static int run_script(const char *path, const char *order, bool dry_run)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+    unsigned blank_lines = 0;
+    int c, failed;
+
+    if (!f) {
+        fprintf(stderr, "numaplace: cannot read %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    while ((c = getc(f)) == ' ' || c == '\t' || c == '\r' || c == '\n')
+        blank_lines += c == '\n';
+    if (c != EOF)
+        ungetc(c, f);
+    if (c == '{')
+        failed = run_scenario(f, path, order, dry_run);
+    else
+        failed = run_lines(f, path, blank_lines, order, dry_run);
     if (f != stdin)
         fclose(f);
     return failed;
@@ -342,8 +399,16 @@ int cmd_migrate(int argc, char **argv)
             return 2;
         }
     }
+    if (order) { /* checked here, before a script's first delay */
+        const struct np_order_ops *ops;
+        struct np_err err = {0};
+        if (np_order_find(order, &ops, &err) != 0) {
+            fprintf(stderr, "numaplace: migrate: --order: %s\n", err.msg);
+            return 2;
+        }
+    }
     if (script)
-        return run_script(script);
+        return run_script(script, order, dry_run);
     if (from == ~0ull || to == ~0ull || pages == ~0ull) {
         fprintf(stderr, "numaplace: migrate needs --from S --to D --pages N (or --script FILE)\n");
         return 2;

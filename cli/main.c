@@ -7,7 +7,8 @@
  *   numaplace ping                          is the helper up
  *   numaplace set-class JOBID high|low      change a running job's class (root, admin_group)
  *   numaplace migrate --from S --to D --pages N [--order O] [--dry-run]
- *   numaplace migrate --script FILE         timed requests, one per line (root, admin_group)
+ *   numaplace migrate --script FILE         timed requests: a scenario file or one per line
+ *   numaplace scenario [--jobs|--runs] FILE check and show a scenario file
  *   numaplace characterize [--output FILE]  measure this node type's NUMA figures (root)
  */
 #ifndef _GNU_SOURCE
@@ -52,8 +53,14 @@ static void usage(FILE *out)
             "  migrate --from S --to D --pages N [--order ORDER] [--dry-run]\n"
             "                        move at least N pages from node S to node D, taking low\n"
             "                        jobs in ORDER (%s)\n"
-            "  migrate --script FILE lines of \"DELAY_S FROM TO PAGES [ORDER]\": each request\n"
-            "                        DELAY_S seconds after the previous one ('#' comments)\n"
+            "  migrate --script FILE [--order ORDER] [--dry-run]\n"
+            "                        timed requests, each DELAY_S seconds after the previous\n"
+            "                        answer: a scenario file's requests, or lines of\n"
+            "                        \"DELAY_S FROM TO PAGES [ORDER]\" ('#' comments)\n"
+            "  scenario [--jobs | --runs] FILE\n"
+            "                        check a scenario file and summarise it; --jobs: one line per\n"
+            "                        job instance (INDEX BENCHMARK INPUT NODE CLASS THREADS,\n"
+            "                        tab-separated), --runs: its orders, one per line\n"
             "  store JOBID [--nodes HOSTLIST]\n"
             "                        (epilog, root) add this node's reports to the job's summary\n"
             "                        in its AdminComment; kept in the spool until stored\n"
@@ -112,6 +119,26 @@ void cli_stderr_log(enum np_log_level level, const char *msg, void *arg)
     fprintf(stderr, "numaplace: %s: %s\n", np_log_level_name(level), msg);
 }
 
+static int run_ping(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    return cmd_ping();
+}
+
+/* The commands, in the order the unknown-command message lists them. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"status", cmd_status},   {"report", cmd_report},
+    {"jobs", cmd_jobs},       {"replay", cmd_replay},
+    {"ping", run_ping},       {"set-class", cmd_set_class},
+    {"migrate", cmd_migrate}, {"scenario", cmd_scenario},
+    {"store", cmd_store},     {"characterize", cmd_characterize},
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
 int main(int argc, char **argv)
 {
     int i = 1;
@@ -154,27 +181,12 @@ int main(int argc, char **argv)
             argc--;
             k--;
         }
-    if (strcmp(argv[i], "status") == 0)
-        return cmd_status(argc - i, argv + i);
-    if (strcmp(argv[i], "report") == 0)
-        return cmd_report(argc - i, argv + i);
-    if (strcmp(argv[i], "replay") == 0)
-        return cmd_replay(argc - i, argv + i);
-    if (strcmp(argv[i], "ping") == 0)
-        return cmd_ping();
-    if (strcmp(argv[i], "set-class") == 0)
-        return cmd_set_class(argc - i, argv + i);
-    if (strcmp(argv[i], "store") == 0)
-        return cmd_store(argc - i, argv + i);
-    if (strcmp(argv[i], "jobs") == 0)
-        return cmd_jobs(argc - i, argv + i);
-    if (strcmp(argv[i], "migrate") == 0)
-        return cmd_migrate(argc - i, argv + i);
-    if (strcmp(argv[i], "characterize") == 0)
-        return cmd_characterize(argc - i, argv + i);
-    fprintf(stderr,
-            "numaplace: unknown command \"%s\"; accepted: status, report, jobs, replay, ping, "
-            "set-class, migrate, store, characterize\n",
-            argv[i]);
+    for (size_t c = 0; c < NCOMMANDS; c++)
+        if (strcmp(argv[i], commands[c].name) == 0)
+            return commands[c].run(argc - i, argv + i);
+    fprintf(stderr, "numaplace: unknown command \"%s\"; accepted:", argv[i]);
+    for (size_t c = 0; c < NCOMMANDS; c++)
+        fprintf(stderr, "%s %s", c ? "," : "", commands[c].name);
+    fputc('\n', stderr);
     return 2;
 }

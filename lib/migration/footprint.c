@@ -3,13 +3,15 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { COL_BENCH, COL_INPUT, COL_PAGES, COL_COUNT };
-static const char *const column_names[COL_COUNT] = {"benchmark", "input", "footprint_pages"};
+enum { COL_BENCH, COL_INPUT, COL_PAGES, COL_CORUN, COL_COUNT };
+static const char *const column_names[COL_COUNT] = {"benchmark", "input", "footprint_pages",
+                                                    "corun_factor"};
 
 /* Split @p line at commas in place; returns the number of fields (at most @p max). */
 static int split(char *line, char **fields, int max)
@@ -36,7 +38,7 @@ static int parse_header(char **fields, int n, int *index, const char *path, int 
         for (int i = 0; i < n; i++)
             if (strcmp(fields[i], column_names[c]) == 0)
                 index[c] = i;
-        if (index[c] < 0)
+        if (index[c] < 0 && c != COL_CORUN) /* corun_factor is optional */
             return np_err_set(err, -EINVAL, "%s:%d: header lacks column '%s'", path, lineno,
                               column_names[c]);
     }
@@ -46,11 +48,12 @@ static int parse_header(char **fields, int n, int *index, const char *path, int 
 static int parse_row(char **fields, int n, const int *index, struct np_footprint *row,
                      const char *path, int lineno, struct np_err *err)
 {
-    const char *text = index[COL_PAGES] < n ? fields[index[COL_PAGES]] : "";
+    const char *text =
+        index[COL_PAGES] >= 0 && index[COL_PAGES] < n ? fields[index[COL_PAGES]] : "";
     char *end;
     unsigned long long pages;
 
-    if (index[COL_BENCH] >= n || !*fields[index[COL_BENCH]])
+    if (index[COL_BENCH] < 0 || index[COL_BENCH] >= n || !*fields[index[COL_BENCH]])
         return np_err_set(err, -EINVAL, "%s:%d: column 'benchmark' is empty", path, lineno);
     errno = 0;
     pages = strtoull(text, &end, 10);
@@ -59,9 +62,18 @@ static int parse_row(char **fields, int n, const int *index, struct np_footprint
                           "%s:%d: column 'footprint_pages' is not a page count (1 or more): '%s'",
                           path, lineno, text);
     memset(row, 0, sizeof(*row));
+    row->corun = NAN;
+    text = index[COL_CORUN] >= 0 && index[COL_CORUN] < n ? fields[index[COL_CORUN]] : "";
+    if (*text) {
+        row->corun = strtod(text, &end);
+        if (*end || !(row->corun >= 1) || !isfinite(row->corun))
+            return np_err_set(err, -EINVAL,
+                              "%s:%d: column 'corun_factor' is not a factor (1 or more): '%s'",
+                              path, lineno, text);
+    }
     snprintf(row->benchmark, sizeof(row->benchmark), "%s", fields[index[COL_BENCH]]);
     snprintf(row->input, sizeof(row->input), "%s",
-             index[COL_INPUT] < n ? fields[index[COL_INPUT]] : "");
+             index[COL_INPUT] >= 0 && index[COL_INPUT] < n ? fields[index[COL_INPUT]] : "");
     row->pages = pages;
     return 0;
 }
@@ -70,7 +82,7 @@ int np_footprints_load(const char *path, struct np_footprints *table, struct np_
 {
     FILE *f = fopen(path, "re");
     char line[1024];
-    int index[COL_COUNT];
+    int index[COL_COUNT] = {-1, -1, -1, -1};
     bool have_header = false;
     size_t cap = 0;
     int lineno = 0, rc = 0;
@@ -123,14 +135,22 @@ void np_footprints_free(struct np_footprints *table)
     table->count = 0;
 }
 
-uint64_t np_footprint_pages(const struct np_footprints *table, const char *benchmark,
-                            const char *input)
+const struct np_footprint *np_footprint_find(const struct np_footprints *table,
+                                             const char *benchmark, const char *input)
 {
     for (size_t i = 0; i < table->count; i++) {
         const struct np_footprint *row = &table->rows[i];
         if (strcmp(row->benchmark, benchmark) == 0 &&
             (!row->input[0] || (input && strcmp(row->input, input) == 0)))
-            return row->pages;
+            return row;
     }
-    return 0;
+    return NULL;
+}
+
+uint64_t np_footprint_pages(const struct np_footprints *table, const char *benchmark,
+                            const char *input)
+{
+    const struct np_footprint *row = np_footprint_find(table, benchmark, input);
+
+    return row ? row->pages : 0;
 }

@@ -122,7 +122,8 @@ static double job_rate(struct replay *r, size_t j)
     const struct np_replay_job *job = &r->set->jobs[j];
     const double s = np_replay_slowdown(job->row, job_pages(r, j), r->set->nnodes, job->node,
                                         r->config->distance);
-    return s > 0 && isfinite(s) ? 1.0 / s : 1.0;
+    const double corun = job->corun > 0 ? job->corun : 1.0;
+    return s > 0 && isfinite(s) ? 1.0 / (s * corun) : 1.0 / corun;
 }
 
 /* Move up to @p want of job @p j's pages from @p src to @p dst, never filling @p dst past the
@@ -326,6 +327,9 @@ static int check(const struct np_replay_set *set, const struct np_replay_config 
         const struct np_replay_job *job = &set->jobs[i];
         if (!job->row)
             return np_err_set(err, -EINVAL, "jobs[%zu]: no model row", i);
+        if (!(job->corun == 0 || job->corun >= 1) || !isfinite(job->corun))
+            return np_err_set(err, -EINVAL, "jobs[%zu].corun: %g is not a factor (0: none, >= 1)",
+                              i, job->corun);
         if (!(job->work_s > 0) || !isfinite(job->work_s))
             return np_err_set(err, -EINVAL, "jobs[%zu].work_s: %g is not a time > 0 s", i,
                               job->work_s);
@@ -335,6 +339,16 @@ static int check(const struct np_replay_set *set, const struct np_replay_config 
                               cpu ? "node" : "memory_node", cpu ? job->node : job->memory_node,
                               set->nnodes - 1);
         }
+    }
+    for (unsigned n = 0; n < set->nnodes; n++) {
+        uint64_t start = 0;
+        for (size_t i = 0; i < set->njobs; i++)
+            start += set->jobs[i].memory_node == n ? set->jobs[i].pages : 0;
+        if (start > config->node_pages)
+            return np_err_set(err, -EINVAL,
+                              "node %u: its jobs start with %llu pages, more than its memory "
+                              "(%llu pages)",
+                              n, (unsigned long long)start, (unsigned long long)config->node_pages);
     }
     for (size_t i = 0; i < set->nrequests; i++) {
         const struct np_replay_request *req = &set->requests[i];

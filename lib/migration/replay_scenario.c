@@ -23,13 +23,13 @@ static const struct np_model_row *find_row(const struct np_model *model, const c
 }
 
 static int build_job(const struct np_scenario_job *sj, size_t index, const struct np_model *model,
-                     const struct np_footprints *footprints, double scale,
+                     const struct np_footprints *footprints, double scale, unsigned flags,
                      struct np_replay_job *out, struct np_err *err)
 {
     char input[16];
     const struct np_model_row *row =
         find_row(model, sj->benchmark, sj->input, input, sizeof(input));
-    uint64_t pages;
+    const struct np_footprint *fp;
 
     if (!row)
         return np_err_set(err, -EINVAL,
@@ -39,19 +39,24 @@ static int build_job(const struct np_scenario_job *sj, size_t index, const struc
         return np_err_set(err, -EINVAL,
                           "jobs[%zu].benchmark: '%s' has no total_time_s in the model table", index,
                           sj->benchmark);
-    pages = np_footprint_pages(footprints, sj->benchmark, input);
-    if (pages == 0)
+    fp = np_footprint_find(footprints, sj->benchmark, input);
+    if (!fp)
         return np_err_set(err, -EINVAL,
                           "jobs[%zu].benchmark: no footprint for '%s' in the footprint table "
                           "(data/spec2017-footprints.csv lists the thesis's dynamic sets' 16)",
+                          index, sj->benchmark);
+    if ((flags & NP_REPLAY_WITH_CORUN) && isnan(fp->corun))
+        return np_err_set(err, -EINVAL,
+                          "jobs[%zu].benchmark: no corun_factor for '%s' in the footprint table",
                           index, sj->benchmark);
     *out = (struct np_replay_job){
         .row = row,
         .work_s = row->total_time_s,
         .node = sj->node,
         .memory_node = sj->node,
-        .pages = (uint64_t)fmax(1.0, round((double)pages * scale)),
+        .pages = (uint64_t)fmax(1.0, round((double)fp->pages * scale)),
         .job_class = sj->job_class,
+        .corun = flags & NP_REPLAY_WITH_CORUN ? fp->corun : 0,
     };
     return 0;
 }
@@ -59,6 +64,16 @@ static int build_job(const struct np_scenario_job *sj, size_t index, const struc
 int np_replay_set_from_scenario(const struct np_scenario *scenario, const struct np_model *model,
                                 const struct np_footprints *footprints, double footprint_scale,
                                 struct np_replay_owned *out, struct np_err *err)
+{
+    return np_replay_set_from_scenario_flags(scenario, model, footprints, footprint_scale, 0, out,
+                                             err);
+}
+
+int np_replay_set_from_scenario_flags(const struct np_scenario *scenario,
+                                      const struct np_model *model,
+                                      const struct np_footprints *footprints,
+                                      double footprint_scale, unsigned flags,
+                                      struct np_replay_owned *out, struct np_err *err)
 {
     const size_t n = np_scenario_instances(scenario);
     size_t k = 0;
@@ -77,7 +92,7 @@ int np_replay_set_from_scenario(const struct np_scenario *scenario, const struct
     }
     for (size_t i = 0; rc == 0 && i < scenario->njobs; i++) {
         struct np_replay_job job;
-        rc = build_job(&scenario->jobs[i], i, model, footprints, footprint_scale, &job, err);
+        rc = build_job(&scenario->jobs[i], i, model, footprints, footprint_scale, flags, &job, err);
         for (unsigned c = 0; rc == 0 && c < scenario->jobs[i].copies && k < n; c++) {
             out->from_job[k] = i;
             out->jobs[k++] = job;

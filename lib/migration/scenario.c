@@ -75,13 +75,15 @@ static const char *shown(const char *s, char *buf, size_t size)
     buf[n] = '\0';
     return buf;
 }
+/* shown() into a buffer that lives as long as the enclosing block (a message's arguments). */
+#define SHOWN(s) shown((s), (char[96]){""}, 96)
 
 /* Every member of @p obj is one of @p names, and every required one (names[i] with
  * required[i]) is there. json_unpack_ex's JSON_STRICT check then agrees; this gives the names. */
 static int check_members(const json_t *obj, const char *const *names, const bool *required,
                          size_t count, const char *where, struct np_err *err)
 {
-    char accepted[256] = "", text[96];
+    char accepted[256] = "";
     size_t len = 0;
     const char *key;
     json_t *v;
@@ -96,7 +98,7 @@ static int check_members(const json_t *obj, const char *const *names, const bool
             i++;
         if (i == count)
             return BAD("%s%sunknown member \"%s\": accepted members are %s", where,
-                       *where ? ": " : "", shown(key, text, sizeof(text)), accepted);
+                       *where ? ": " : "", SHOWN(key), accepted);
     }
     for (size_t i = 0; i < count; i++)
         if (required[i] && !json_object_get(obj, names[i]))
@@ -142,7 +144,6 @@ static int get_word(const json_t *v, const char *path, char *out, size_t max, st
 {
     const char *s = json_string_value(v);
     const size_t len = s ? strlen(s) : 0;
-    char text[96];
 
     if (!s)
         return BAD("%s: expected a string of 1 to %zu characters from A-Z a-z 0-9 . _ -, got %s",
@@ -150,8 +151,8 @@ static int get_word(const json_t *v, const char *path, char *out, size_t max, st
     if (len == 0 || len > max ||
         strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                   "0123456789._-") != len)
-        return BAD("%s: \"%s\" is not 1 to %zu characters from A-Z a-z 0-9 . _ -", path,
-                   shown(s, text, sizeof(text)), max);
+        return BAD("%s: \"%s\" is not 1 to %zu characters from A-Z a-z 0-9 . _ -", path, SHOWN(s),
+                   max);
     memcpy(out, s, len + 1);
     return 0;
 }
@@ -221,14 +222,13 @@ static int decode_job(const json_t *j, size_t i, unsigned nodes, struct np_scena
         return rc;
     job->job_class = NP_CLASS_LOW;
     if (cls) {
-        char text[96];
         pathf(path, sizeof(path), "%s.class", where);
         if (!json_is_string(cls))
             return BAD("%s: expected a string (%s), got %s", path, np_class_names(),
                        json_kind(cls));
         if (np_class_from_name(json_string_value(cls), &job->job_class, NULL) != 0)
             return BAD("%s: invalid class \"%s\": accepted values are %s", path,
-                       shown(json_string_value(cls), text, sizeof(text)), np_class_names());
+                       SHOWN(json_string_value(cls)), np_class_names());
     }
     return 0;
 }
@@ -325,30 +325,29 @@ static int decode_runs(const json_t *arr, struct np_scenario *s, struct np_err *
 {
     size_t i, count = 0;
     json_t *j;
-    int rc;
 
     while (np_order_at(count))
         count++;
     if (arr) {
+        int rc;
         if ((rc = get_array(arr, 1, NP_SCENARIO_MAX_RUNS, "runs", err)) != 0)
             return rc;
         count = json_array_size(arr);
     }
-    s->runs = calloc(count, sizeof(*s->runs));
+    s->runs = calloc(count + 1, sizeof(const struct np_order_ops *)); /* + 1: never 0 bytes */
     if (!s->runs)
         return np_err_set(err, -ENOMEM, "runs: out of memory");
     for (i = 0; !arr && i < count; i++)
         s->runs[s->nruns++] = np_order_at(i);
     json_array_foreach((json_t *)arr, i, j)
     {
-        char text[96];
         if (!json_is_string(j))
             return BAD("runs[%zu]: expected an order name (%s), got %s", i, np_order_names(),
                        json_kind(j));
         s->runs[i] = np_order_lookup(json_string_value(j));
         if (!s->runs[i])
             return BAD("runs[%zu]: unknown migration order \"%s\": accepted values are %s", i,
-                       shown(json_string_value(j), text, sizeof(text)), np_order_names());
+                       SHOWN(json_string_value(j)), np_order_names());
         s->nruns++;
     }
     return 0;
@@ -409,52 +408,53 @@ int np_scenario_parse(const char *text, size_t len, struct np_scenario *out, str
     return rc;
 }
 
+int np_scenario_read(FILE *in, const char *name, struct np_scenario *out, struct np_err *err)
+{
+    /* One byte past the limit, so a larger input is refused rather than cut. */
+    char *text = malloc(NP_SCENARIO_MAX_BYTES + 1);
+    size_t len;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!text)
+        return np_err_set(err, -ENOMEM, "%s: out of memory", name);
+    len = fread(text, 1, NP_SCENARIO_MAX_BYTES + 1, in);
+    if (ferror(in))
+        rc = np_err_set(err, -EIO, "%s: cannot read: %s", name, strerror(errno));
+    else if (len > NP_SCENARIO_MAX_BYTES)
+        rc = np_err_set(err, -EFBIG, "%s: larger than %u bytes, the most a scenario may be", name,
+                        NP_SCENARIO_MAX_BYTES);
+    else if ((rc = np_scenario_parse(text, len, out, err)) != 0 && err) {
+        char msg[NP_ERR_MSG_MAX];
+        snprintf(msg, sizeof(msg), "%s", err->msg);
+        np_err_set(err, rc, "%s: %s", name, msg);
+    }
+    free(text);
+    return rc;
+}
+
 int np_scenario_load(const char *path, struct np_scenario *out, struct np_err *err)
 {
-    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    size_t len = 0;
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     struct stat st;
-    char *text;
+    FILE *in;
     int rc;
 
     memset(out, 0, sizeof(*out));
     if (fd < 0)
         return np_err_set(err, -errno, "%s: cannot open: %s", path, strerror(errno));
+    /* Not a FIFO or a device (O_NONBLOCK: opening a FIFO does not wait for a writer). */
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         return np_err_set(err, -EINVAL, "%s: not a regular file", path);
     }
-    /* Read one byte past the limit, so a file that grew since fstat is refused too. */
-    text = malloc(NP_SCENARIO_MAX_BYTES + 1);
-    if (!text) {
+    in = fdopen(fd, "r");
+    if (!in) {
         close(fd);
         return np_err_set(err, -ENOMEM, "%s: out of memory", path);
     }
-    for (;;) {
-        const ssize_t got = read(fd, text + len, NP_SCENARIO_MAX_BYTES + 1 - len);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            rc = np_err_set(err, -errno, "%s: cannot read: %s", path, strerror(errno));
-            goto out;
-        }
-        if (got == 0 || (len += (size_t)got) > NP_SCENARIO_MAX_BYTES)
-            break;
-    }
-    if (len > NP_SCENARIO_MAX_BYTES) {
-        rc = np_err_set(err, -EFBIG, "%s: larger than %u bytes, the most a scenario may be", path,
-                        NP_SCENARIO_MAX_BYTES);
-        goto out;
-    }
-    rc = np_scenario_parse(text, len, out, err);
-    if (rc != 0 && err) {
-        char msg[NP_ERR_MSG_MAX];
-        snprintf(msg, sizeof(msg), "%s", err->msg);
-        np_err_set(err, rc, "%s: %s", path, msg);
-    }
-out:
-    free(text);
-    close(fd);
+    rc = np_scenario_read(in, path, out, err);
+    fclose(in);
     return rc;
 }
 

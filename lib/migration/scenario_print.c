@@ -69,8 +69,11 @@ static void print_requests(FILE *out, const struct np_scenario *s)
             ", %" PRIu64 " to %" PRIu64 " pages each, %" PRIu64 " in all (%.1f MiB at 4 KiB a "
             "page)\n",
             lo, hi, total, (double)total * 4096 / 1048576.0);
-    fprintf(out, "  delays %g to %g s, %g s in all before the last request\n", delay_lo, delay_hi,
-            delays);
+    if (delay_lo == delay_hi)
+        fprintf(out, "  delays %g s each, %g s in all before the last request\n", delay_lo, delays);
+    else
+        fprintf(out, "  delays %g to %g s, %g s in all before the last request\n", delay_lo,
+                delay_hi, delays);
     fprintf(out, "  net pages asked per node (in - out):");
     for (unsigned node = 0; node < s->nodes; node++)
         fprintf(out, "%s node %u %+lld", node ? "," : "", node, net[node]);

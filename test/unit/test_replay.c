@@ -12,6 +12,7 @@
 
 #include "numaplace/footprint.h"
 #include "numaplace/replay.h"
+#include "numaplace/replay_scenario.h"
 
 /* A sensitive job (x2 fully remote, x1.5 interleaved: s = 1 + remote share) and an insensitive
  * one; bandwidth decides the orders. */
@@ -55,23 +56,27 @@ static struct np_replay_result replay(const struct np_replay_job *jobs, size_t n
     return r;
 }
 
-/* A job alone finishes at work / rate: its pages where a delay-0 request put them. */
+/* A job alone finishes at work / rate: rate 1 / (slowdown where its pages are x co-run). */
 static const struct {
     unsigned cpu, mem;
-    double expected;
+    double corun, expected;
 } alone_cases[] = {
-    {0, 0, 100.0},                   /* local */
-    {0, 1, 200.0},                   /* near (21): the table's remote */
-    {0, 3, 100.0 * (1 + 2.0 / 1.1)}, /* far (30): the excess scaled by (3.0-1)/(2.1-1) */
-    {1, 2, 100.0 * (1 + 2.0 / 1.1)}, /* 1-2 is far on Sandman too */
-    {2, 3, 200.0},
+    {0, 0, 0, 100.0},                   /* local */
+    {0, 1, 0, 200.0},                   /* near (21): the table's remote */
+    {0, 3, 0, 100.0 * (1 + 2.0 / 1.1)}, /* far (30): the excess scaled by (3.0-1)/(2.1-1) */
+    {1, 2, 0, 100.0 * (1 + 2.0 / 1.1)}, /* 1-2 is far on Sandman too */
+    {2, 3, 0, 200.0},
+    {0, 0, 1, 100.0},   /* a factor of 1 is none */
+    {0, 0, 2.5, 250.0}, /* co-located: 2.5 times slower */
+    {0, 1, 2.5, 500.0}, /* and remote */
 };
 
 START_TEST(test_job_finishes_at_work_over_rate)
 {
-    const struct np_replay_job jobs[] = {
+    struct np_replay_job jobs[] = {
         job(&sensitive, 100, alone_cases[_i].cpu, alone_cases[_i].mem, 1000)};
 
+    jobs[0].corun = alone_cases[_i].corun;
     for (int way = 0; way < NP_REPLAY_WAY_COUNT; way++) {
         const struct np_replay_config c = config((enum np_replay_way)way, 0);
         struct np_replay_result r = replay(jobs, 1, NULL, 0, &c, "best-plus", 1);
@@ -254,20 +259,28 @@ static const struct {
     struct np_replay_request req;
     const char *message;
 } bad_cases[] = {
-    {{&quiet, 10, 4, 0, 1, NP_CLASS_LOW, 0, false},
+    {{.row = &quiet, .work_s = 10, .node = 4, .memory_node = 0, .pages = 1, .corun = 0},
      {0, 0, 1, 1},
      "jobs[0].node: 4 is not a node (0-3)"},
-    {{&quiet, 10, 0, 9, 1, NP_CLASS_LOW, 0, false},
+    {{.row = &quiet, .work_s = 10, .node = 0, .memory_node = 9, .pages = 1, .corun = 0},
      {0, 0, 1, 1},
      "jobs[0].memory_node: 9 is not a node"},
-    {{&quiet, 0, 0, 0, 1, NP_CLASS_LOW, 0, false},
+    {{.row = &quiet, .work_s = 0, .node = 0, .memory_node = 0, .pages = 1, .corun = 0},
      {0, 0, 1, 1},
      "jobs[0].work_s: 0 is not a time > 0 s"},
-    {{NULL, 10, 0, 0, 1, NP_CLASS_LOW, 0, false}, {0, 0, 1, 1}, "jobs[0]: no model row"},
-    {{&quiet, 10, 0, 0, 1, NP_CLASS_LOW, 0, false},
+    {{.row = NULL, .work_s = 10, .node = 0, .memory_node = 0, .pages = 1, .corun = 0},
+     {0, 0, 1, 1},
+     "jobs[0]: no model row"},
+    {{.row = &quiet, .work_s = 10, .node = 0, .memory_node = 0, .pages = 1, .corun = 0.5},
+     {0, 0, 1, 1},
+     "jobs[0].corun: 0.5 is not a factor"},
+    {{.row = &quiet, .work_s = 10, .node = 0, .memory_node = 0, .pages = 1u << 30, .corun = 0},
+     {0, 0, 1, 1},
+     "node 0: its jobs start with"},
+    {{.row = &quiet, .work_s = 10, .node = 0, .memory_node = 0, .pages = 1, .corun = 0},
      {0, 2, 2, 1},
      "requests[0]: from 2 to 2: nodes must"},
-    {{&quiet, 10, 0, 0, 1, NP_CLASS_LOW, 0, false},
+    {{.row = &quiet, .work_s = 10, .node = 0, .memory_node = 0, .pages = 1, .corun = 0},
      {-1, 0, 1, 1},
      "requests[0].delay_s: -1 is not a"},
 };
@@ -315,6 +328,9 @@ START_TEST(test_shipped_footprints)
     ck_assert_uint_eq(np_footprint_pages(&fp, "619.lbm_s", "0"), 825499);
     ck_assert_uint_eq(np_footprint_pages(&fp, "648.exchange2_s", ""), 731);
     ck_assert_uint_eq(np_footprint_pages(&fp, "502.gcc_r", "0"), 0);
+    ck_assert_ptr_null(np_footprint_find(&fp, "502.gcc_r", "0"));
+    ck_assert_double_eq_tol(np_footprint_find(&fp, "619.lbm_s", "0")->corun, 2.857, 1e-12);
+    ck_assert_double_eq_tol(np_footprint_find(&fp, "600.perlbench_s", "0")->corun, 12.116, 1e-12);
     np_footprints_free(&fp);
     np_footprints_free(NULL);
 }
@@ -331,6 +347,9 @@ static const struct {
     {"benchmark,input,footprint_pages\na,,0\n", -EINVAL, "is not a page count"},
     {"benchmark,input,footprint_pages\n,,5\n", -EINVAL, "column 'benchmark' is empty"},
     {"# only a comment\nbenchmark,input,footprint_pages\n", -EINVAL, "no data rows"},
+    {"benchmark,input,footprint_pages,corun_factor\na,,5,0.5\n", -EINVAL,
+     "'corun_factor' is not a factor (1 or more): '0.5'"},
+    {"benchmark,input,footprint_pages,corun_factor\na,,5,x\n", -EINVAL, "is not a factor"},
     {NULL, -ENOENT, "cannot open footprint table"},
 };
 
@@ -355,6 +374,155 @@ START_TEST(test_bad_footprints)
 }
 END_TEST
 
+/* The shipped data directory: beside the model table NUMAPLACE_MODEL_DATA names. */
+static const char *data_path(const char *relative)
+{
+    static char path[4096];
+    const char *model = getenv("NUMAPLACE_MODEL_DATA");
+
+    ck_assert_ptr_nonnull(model);
+    snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(model, '/') - model), model, relative);
+    return path;
+}
+
+static void load_tables(struct np_model *model, struct np_footprints *fp)
+{
+    struct np_err err = {0};
+
+    ck_assert_msg(np_model_load(getenv("NUMAPLACE_MODEL_DATA"), model, &err) == 0, "%s", err.msg);
+    ck_assert_msg(np_footprints_load(data_path("spec2017-footprints.csv"), fp, &err) == 0, "%s",
+                  err.msg);
+}
+
+/* A scenario's jobs become replay jobs: copies expanded, rows, work, footprints, factors. */
+START_TEST(test_set_from_scenario)
+{
+    static const char text[] =
+        "{\"numaplace_scenario\": 1, \"name\": \"t\", \"nodes\": 4, \"jobs\": ["
+        "{\"benchmark\": \"619.lbm_s\", \"node\": 2, \"copies\": 3},"
+        "{\"benchmark\": \"600.perlbench_s\", \"input\": 2, \"node\": 1}],"
+        "\"requests\": [{\"delay_s\": 30, \"from\": 2, \"to\": 1, \"pages\": 7}]}";
+    struct np_model model;
+    struct np_footprints fp;
+    struct np_scenario sc;
+    struct np_replay_owned set;
+    struct np_err err = {0};
+
+    load_tables(&model, &fp);
+    ck_assert_msg(np_scenario_parse(text, strlen(text), &sc, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(
+        np_replay_set_from_scenario_flags(&sc, &model, &fp, 0.5, NP_REPLAY_WITH_CORUN, &set, &err),
+        0);
+    ck_assert_uint_eq(set.set.njobs, 4);
+    ck_assert_uint_eq(set.set.nrequests, 1);
+    ck_assert_uint_eq(set.set.requests[0].pages, 7);
+    ck_assert_uint_eq(set.from_job[2], 0);
+    ck_assert_uint_eq(set.from_job[3], 1);
+    ck_assert_uint_eq(set.jobs[2].node, 2);
+    ck_assert_uint_eq(set.jobs[2].memory_node, 2);
+    ck_assert_uint_eq(set.jobs[2].pages, 412750); /* 825,499 / 2, rounded */
+    ck_assert_double_eq_tol(set.jobs[2].work_s, 1391.0048, 1e-9);
+    ck_assert_double_eq_tol(set.jobs[2].corun, 2.857, 1e-12);
+    ck_assert_str_eq(set.jobs[3].row->input, "2"); /* its own input's row */
+    ck_assert_double_eq_tol(set.jobs[3].work_s, 155.8813, 1e-9);
+    np_replay_owned_fini(&set);
+    ck_assert_int_eq(np_replay_set_from_scenario(&sc, &model, &fp, 1, &set, &err), 0);
+    ck_assert_double_eq(set.jobs[0].corun, 0); /* without the flag: none */
+    np_replay_owned_fini(&set);
+    np_replay_owned_fini(NULL);
+    np_scenario_fini(&sc);
+    np_footprints_free(&fp);
+    np_model_free(&model);
+}
+END_TEST
+
+static const struct {
+    const char *benchmark;
+    unsigned flags;
+    double scale;
+    const char *message;
+} bad_builds[] = {
+    {"999.nope", 0, 1, "jobs[0].benchmark: '999.nope' input 0 is not in the model table"},
+    {"502.gcc_r", 0, 1, "jobs[0].benchmark: no footprint for '502.gcc_r'"},
+    {"619.lbm_s", 0, 0, "footprint scale 0: must be a number > 0"},
+};
+
+START_TEST(test_set_from_bad_scenario)
+{
+    char text[512];
+    struct np_model model;
+    struct np_footprints fp;
+    struct np_scenario sc;
+    struct np_replay_owned set;
+    struct np_err err = {0};
+
+    load_tables(&model, &fp);
+    snprintf(text, sizeof(text),
+             "{\"numaplace_scenario\": 1, \"name\": \"t\", \"nodes\": 2, \"jobs\": "
+             "[{\"benchmark\": \"%s\", \"node\": 0}]}",
+             bad_builds[_i].benchmark);
+    ck_assert_msg(np_scenario_parse(text, strlen(text), &sc, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(np_replay_set_from_scenario_flags(&sc, &model, &fp, bad_builds[_i].scale,
+                                                       bad_builds[_i].flags, &set, &err),
+                     -EINVAL);
+    ck_assert_msg(strstr(err.msg, bad_builds[_i].message), "%s", err.msg);
+    ck_assert_ptr_null(set.jobs);
+    np_scenario_fini(&sc);
+    np_footprints_free(&fp);
+    np_model_free(&model);
+}
+END_TEST
+
+/* The shipped sets replay in both ways, with and without co-location, and rank as the thesis
+ * measured: Best ahead of Random, Random ahead of Worst+. */
+START_TEST(test_shipped_sets_rank)
+{
+    char name[64];
+    struct np_model model;
+    struct np_footprints fp;
+    struct np_scenario sc;
+    struct np_err err = {0};
+
+    load_tables(&model, &fp);
+    snprintf(name, sizeof(name), "scenarios/thesis-set-%d.json", _i + 1);
+    ck_assert_msg(np_scenario_load(data_path(name), &sc, &err) == 0, "%s", err.msg);
+    for (int way = 0; way < NP_REPLAY_WAY_COUNT; way++)
+        for (unsigned flags = 0; flags <= NP_REPLAY_WITH_CORUN; flags++) {
+            const struct np_replay_config c = config((enum np_replay_way)way, 200e6 / 4096);
+            struct np_replay_owned set;
+            struct np_replay_result best, worst_plus;
+            double random = 0;
+            ck_assert_msg(
+                np_replay_set_from_scenario_flags(&sc, &model, &fp, 1, flags, &set, &err) == 0,
+                "%s", err.msg);
+            ck_assert_int_eq(np_replay_run(&set.set, &c, np_order_lookup("best"), 0, &best, &err),
+                             0);
+            ck_assert_int_eq(
+                np_replay_run(&set.set, &c, np_order_lookup("worst-plus"), 0, &worst_plus, &err),
+                0);
+            for (uint64_t seed = 1; seed <= 3; seed++) {
+                struct np_replay_result r;
+                ck_assert_int_eq(
+                    np_replay_run(&set.set, &c, np_order_lookup("random"), seed, &r, &err), 0);
+                random += np_replay_figure(r.job_time_s, best.job_time_s, r.njobs) / 3;
+                np_replay_result_fini(&r);
+            }
+            ck_assert_msg(random > 1.0, "set %d %s: random %.4f", _i + 1,
+                          np_replay_way_name((enum np_replay_way)way), random);
+            ck_assert_msg(np_replay_figure(worst_plus.job_time_s, best.job_time_s, best.njobs) >
+                              random,
+                          "set %d %s: worst-plus not behind random", _i + 1,
+                          np_replay_way_name((enum np_replay_way)way));
+            np_replay_result_fini(&best);
+            np_replay_result_fini(&worst_plus);
+            np_replay_owned_fini(&set);
+        }
+    np_scenario_fini(&sc);
+    np_footprints_free(&fp);
+    np_model_free(&model);
+}
+END_TEST
+
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 int main(void)
@@ -375,6 +543,9 @@ int main(void)
     tcase_add_test(tc, test_figure_and_names);
     tcase_add_test(tc, test_shipped_footprints);
     tcase_add_loop_test(tc, test_bad_footprints, 0, N(bad_footprints));
+    tcase_add_test(tc, test_set_from_scenario);
+    tcase_add_loop_test(tc, test_set_from_bad_scenario, 0, N(bad_builds));
+    tcase_add_loop_test(tc, test_shipped_sets_rank, 0, 5);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

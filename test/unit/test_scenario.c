@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "np_test.h"
@@ -250,6 +251,11 @@ START_TEST(test_load)
     ck_assert_msg(strstr(err.msg, path) != NULL, "%s", err.msg);
     ck_assert_int_eq(np_scenario_load(dir, &s, &err), -EINVAL);
     ck_assert_msg(strstr(err.msg, "not a regular file") != NULL, "%s", err.msg);
+    /* A FIFO is refused at once, not waited on for a writer. */
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ck_assert_int_eq(np_scenario_load(path, &s, &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, "not a regular file") != NULL, "%s", err.msg);
+    unlink(path);
     /* A decoding error names the file too. */
     f = fopen(path, "we");
     fprintf(f, "{\"numaplace_scenario\": 1}");
@@ -258,6 +264,28 @@ START_TEST(test_load)
     ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "\"name\" is missing"), "%s", err.msg);
     unlink(path);
     rmdir(dir);
+}
+END_TEST
+
+/* A stream (stdin, a pipe): read to its end, the name in messages. */
+START_TEST(test_read)
+{
+    static const char ok[] = "{\"numaplace_scenario\": 1, \"name\": \"p\", \"nodes\": 2, "
+                             "\"jobs\": [{\"benchmark\": \"x\", \"node\": 1}]}";
+    static const char bad[] = "{\"numaplace_scenario\": 1, \"name\": \"p\", \"nodes\": 2, "
+                              "\"jobs\": [{\"benchmark\": \"x\", \"node\": 2}]}";
+    struct np_scenario s;
+    struct np_err err = {0};
+    FILE *in = fmemopen((void *)ok, sizeof(ok) - 1, "r");
+
+    ck_assert_int_eq(np_scenario_read(in, "-", &s, &err), 0);
+    fclose(in);
+    ck_assert_uint_eq(s.jobs[0].node, 1);
+    np_scenario_fini(&s);
+    in = fmemopen((void *)bad, sizeof(bad) - 1, "r");
+    ck_assert_int_eq(np_scenario_read(in, "-", &s, &err), -EINVAL);
+    fclose(in);
+    ck_assert_str_eq(err.msg, "-: jobs[0].node: 2 is out of range: accepted values are 0 to 1");
 }
 END_TEST
 
@@ -447,6 +475,7 @@ int main(void)
     tcase_add_loop_test(tc, test_valid, 0, (int)nvalid);
     tcase_add_loop_test(tc, test_sizes, 0, sizeof(size_cases) / sizeof(size_cases[0]));
     tcase_add_test(tc, test_load);
+    tcase_add_test(tc, test_read);
     tcase_add_loop_test(tc, test_sniff, 0, sizeof(sniff_cases) / sizeof(sniff_cases[0]));
     tcase_add_loop_test(tc, test_shipped, 0, sizeof(shipped_cases) / sizeof(shipped_cases[0]));
     tcase_add_test(tc, test_shipped_series);

@@ -9,9 +9,11 @@
  * ways (enum np_replay_way). A finished job frees its pages. Deterministic: the same set,
  * config, order and seed give the same times on every machine.
  *
- * Not represented (docs/replay.md says why and what it would take): contention between
- * co-located jobs (CPU sharing and one node's memory controller), the cost of moving to the job
- * moved, jobs' memory growing while they run, the 6xx benchmarks' thread counts.
+ * Co-location (CPU sharing and one node's memory controller) enters only as a constant factor per
+ * job measured by the thesis for its mix (struct np_replay_job's corun), not as a function of
+ * what runs where. Not represented (docs/replay.md says why): how contention changes as jobs move
+ * and end, the cost of moving to the job moved, jobs' memory growing while they run, the 6xx
+ * benchmarks' thread counts.
  */
 #ifndef NUMAPLACE_REPLAY_H
 #define NUMAPLACE_REPLAY_H
@@ -52,6 +54,9 @@ struct np_replay_job {
     unsigned memory_node; /**< a scenario's jobs: @p node (numactl -N k -m k) */
     uint64_t pages;       /**< footprint in base pages, constant while it runs */
     enum np_class job_class;
+    /** Co-location: its slowdown is multiplied by this while it runs (the thesis's static runs'
+     *  measured factor for its mix sharing one node); 0 = none. */
+    double corun;
     /** What the orders are told (np_job_view): a sensitivity model's prediction the caller
      *  calibrated (bench/order_cv: with or without the set's benchmarks), read only when
      *  @c has_prediction. */

@@ -21,14 +21,28 @@ struct np_replay_owned {
     size_t *from_job;                   /**< owned: each instance's index in the file's jobs */
 };
 
+/** Options of np_replay_set_from_scenario, as bits. */
+enum np_replay_build_flag {
+    /** Each job's corun factor from the footprint table (else none): the thesis's static runs'
+     *  co-location slowdown for its mix. */
+    NP_REPLAY_WITH_CORUN = 1u << 0,
+};
+
 /**
  * Build the set of @p scenario: every copy one job, its row from @p model (benchmark and input;
  * a benchmark with a single row matches input 0), its work the row's total_time_s, its
- * footprint from @p footprints times @p footprint_scale (> 0; at least one page).
+ * footprint from @p footprints times @p footprint_scale (> 0; at least one page), and with
+ * NP_REPLAY_WITH_CORUN in @p flags its co-location factor from @p footprints.
  * Borrows @p model's rows: keep @p model until the set is freed.
  * @return 0, or -EINVAL with @p err naming the job ("jobs[2].benchmark") and what is missing,
  *         -ENOMEM
  */
+NP_API int np_replay_set_from_scenario_flags(const struct np_scenario *scenario,
+                                             const struct np_model *model,
+                                             const struct np_footprints *footprints,
+                                             double footprint_scale, unsigned flags,
+                                             struct np_replay_owned *out, struct np_err *err);
+/** np_replay_set_from_scenario_flags without flags: no co-location factors. */
 NP_API int np_replay_set_from_scenario(const struct np_scenario *scenario,
                                        const struct np_model *model,
                                        const struct np_footprints *footprints,

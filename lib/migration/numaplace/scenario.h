@@ -83,6 +83,14 @@ NP_API int np_scenario_parse(const char *text, size_t len, struct np_scenario *o
  */
 NP_API int np_scenario_load(const char *path, struct np_scenario *out, struct np_err *err);
 
+/**
+ * Read and decode all of @p in (a pipe or stdin too), refusing more than NP_SCENARIO_MAX_BYTES.
+ * @p name (e.g. the path, or "-") starts every message. @p in is borrowed, read to its end.
+ * @return as np_scenario_load
+ */
+NP_API int np_scenario_read(FILE *in, const char *name, struct np_scenario *out,
+                            struct np_err *err);
+
 /** Free what @p s owns and empty it. Accepts NULL and an empty scenario. */
 NP_API void np_scenario_fini(struct np_scenario *s);
 
