@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -83,14 +84,18 @@ static const char *shown(const char *s, char *buf, size_t size)
 static int check_members(const json_t *obj, const char *const *names, const bool *required,
                          size_t count, const char *where, struct np_err *err)
 {
-    char accepted[256] = "";
-    size_t len = 0;
+    char accepted[256] = "", needed[256] = "";
+    size_t len = 0, needed_len = 0;
     const char *key;
     json_t *v;
 
     for (size_t i = 0; i < count && len < sizeof(accepted); i++)
         len += (size_t)snprintf(accepted + len, sizeof(accepted) - len, "%s%s", i ? ", " : "",
                                 names[i]);
+    for (size_t i = 0; i < count && needed_len < sizeof(needed); i++)
+        if (required[i])
+            needed_len += (size_t)snprintf(needed + needed_len, sizeof(needed) - needed_len, "%s%s",
+                                           needed_len ? ", " : "", names[i]);
     json_object_foreach((json_t *)obj, key, v)
     {
         size_t i = 0;
@@ -103,7 +108,7 @@ static int check_members(const json_t *obj, const char *const *names, const bool
     for (size_t i = 0; i < count; i++)
         if (required[i] && !json_object_get(obj, names[i]))
             return BAD("%s%s\"%s\" is missing (required members: %s)", where, *where ? ": " : "",
-                       names[i], accepted);
+                       names[i], needed);
     return 0;
 }
 
@@ -477,13 +482,4 @@ size_t np_scenario_instances(const struct np_scenario *s)
     for (size_t i = 0; s && i < s->njobs; i++)
         n += s->jobs[i].copies;
     return n;
-}
-
-bool np_scenario_text_is_json(const char *text, size_t len)
-{
-    size_t i = 0;
-
-    while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
-        i++;
-    return i < len && text[i] == '{';
 }
