@@ -23,6 +23,7 @@
  * thesis's eq. 6.1, the geometric mean over its jobs of each job's time relative to the same job
  * in the set's Best run (Random: the mean of three runs, as the thesis); the mean is over sets;
  * the last column, the sum of the set's job times relative to best-plus's, is the mean over sets.
+ * Twice: the model alone, and with the replay's co-location factors (NP_REPLAY_WITH_CORUN).
  */
 #include <math.h>
 #include <stdio.h>
@@ -349,13 +350,14 @@ static int replay(const struct set *set, enum np_replay_way way, const struct np
 }
 
 static int load_sets(struct set *sets, size_t nsets, const char *const *paths,
-                     const struct np_model *model, const struct np_footprints *footprints)
+                     const struct np_model *model, const struct np_footprints *footprints,
+                     unsigned flags)
 {
     for (size_t i = 0; i < nsets; i++) {
         struct np_err err = {0};
         if (np_scenario_load(paths[i], &sets[i].scenario, &err) < 0 ||
-            np_replay_set_from_scenario(&sets[i].scenario, model, footprints, 1.0, &sets[i].owned,
-                                        &err) < 0) {
+            np_replay_set_from_scenario_flags(&sets[i].scenario, model, footprints, 1.0, flags,
+                                              &sets[i].owned, &err) < 0) {
             fprintf(stderr, "order_cv: %s: %s\n", paths[i], err.msg);
             return -1;
         }
@@ -391,26 +393,28 @@ static void print_predictions(struct set *set, const struct np_model *table)
     free(cv);
 }
 
-static int run_sets(const struct np_model *model, const struct np_footprints *footprints,
-                    const char *const *paths, size_t nsets)
+static void free_sets(struct set *sets, size_t nsets)
 {
-    static struct set sets[MAX_SETS];
+    for (size_t k = 0; k < nsets; k++) {
+        np_replay_owned_fini(&sets[k].owned);
+        np_scenario_fini(&sets[k].scenario);
+        memset(&sets[k], 0, sizeof(sets[k]));
+    }
+}
+
+/* Both ways over @p sets (already built), one table each. */
+static int score_sets(struct set *sets, size_t nsets, const struct np_model *model,
+                      const char *variant)
+{
     struct column cols[MAXCOLS];
     size_t best_plus = 0;
     const size_t ncols = make_columns(cols, &best_plus);
     const struct np_order_ops *best = np_order_lookup("best");
     int rc = 0;
 
-    if (load_sets(sets, nsets, paths, model, footprints) < 0)
-        return 1;
-    printf("order_cv: %zu replayed sets, model %zu rows; figure = eq. 6.1 (geometric mean of each "
-           "job's time / its time under best), mean over sets\n",
-           nsets, model->count);
-    for (size_t k = 0; k < nsets; k++)
-        print_predictions(&sets[k], model);
     for (int way = 0; way < NP_REPLAY_WAY_COUNT && rc == 0; way++) {
         double fig[MAXCOLS][MAX_SETS], total[MAXCOLS][MAX_SETS];
-        printf("\nway \"%s\"\n| order, predictions from |",
+        printf("\n%s, way \"%s\"\n| order, predictions from |", variant,
                np_replay_way_name((enum np_replay_way)way));
         for (size_t k = 0; k < nsets; k++)
             printf(" %s |", sets[k].name);
@@ -450,9 +454,32 @@ static int run_sets(const struct np_model *model, const struct np_footprints *fo
             printf(" %.4f | %.4f | %.4f |\n", mean, mean / mean_bp, total_bp);
         }
     }
-    for (size_t k = 0; k < nsets; k++) {
-        np_replay_owned_fini(&sets[k].owned);
-        np_scenario_fini(&sets[k].scenario);
+    return rc;
+}
+
+static int run_sets(const struct np_model *model, const struct np_footprints *footprints,
+                    const char *const *paths, size_t nsets)
+{
+    static const struct {
+        const char *name;
+        unsigned flags;
+    } variants[] = {{"model alone", 0},
+                    {"co-run (the thesis's co-location factors)", NP_REPLAY_WITH_CORUN}};
+    static struct set sets[MAX_SETS];
+    int rc = 0;
+
+    printf("order_cv: %zu replayed sets, model %zu rows; figure = eq. 6.1 (geometric mean of each "
+           "job's time / its time under best), mean over sets\n",
+           nsets, model->count);
+    for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]) && rc == 0; v++) {
+        if (load_sets(sets, nsets, paths, model, footprints, variants[v].flags) < 0) {
+            free_sets(sets, nsets);
+            return 1;
+        }
+        for (size_t k = 0; v == 0 && k < nsets; k++)
+            print_predictions(&sets[k], model);
+        rc = score_sets(sets, nsets, model, variants[v].name);
+        free_sets(sets, nsets);
     }
     return rc ? 1 : 0;
 }
