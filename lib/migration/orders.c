@@ -173,6 +173,7 @@ static void sort_random(struct np_candidate *cands, size_t count, uint64_t seed)
     }
 }
 
+/* The orders ranking by prediction come last (bench/replay scores the prefix without them). */
 static const struct np_order_ops orders[] = {
     {"best-plus",
      "gainers by bandwidth high to low, then neutral low to high, then losers low "

@@ -186,8 +186,12 @@ START_TEST(test_shipped_and_candidates)
         ck_assert(np_order_candidate_at(i)->uses_prediction);
     }
     ck_assert_ptr_null(strstr(np_order_names(), "predicted-global"));
-    for (size_t i = 0; np_order_at(i); i++)
+    for (size_t i = 0; np_order_at(i); i++) {
         ck_assert(np_order_at(i)->uses_prediction == !strcmp(np_order_at(i)->name, "predicted"));
+        /* those ranking by prediction come last (bench/replay scores the others) */
+        ck_assert(!np_order_at(i)->uses_prediction || !np_order_at(i + 1) ||
+                  np_order_at(i + 1)->uses_prediction);
+    }
 }
 END_TEST
 
