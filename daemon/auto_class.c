@@ -41,7 +41,7 @@ static int file_is_safe(const char *what, const char *path, struct np_err *err)
 
 /* Predictions for this machine when `numaplace characterize` wrote its profile (the default
  * path); without one they stay the reference machine's, and the log says which. */
-static void use_machine_profile(struct np_daemon *d)
+static void use_machine_profile(struct np_daemon *d, const char *user)
 {
     const char *path = NP_PROFILE_DEFAULT_PATH;
     struct np_profile *profile = NULL;
@@ -56,14 +56,14 @@ static void use_machine_profile(struct np_daemon *d)
     if (isfinite(penalty)) {
         d->sens_model.remote_penalty = penalty;
         NPD_LOG(d, INFO,
-                "class_default=auto: predictions scaled to this machine (%s: near-node "
+                "%s: predictions scaled to this machine (%s: near-node "
                 "remote penalty %.2fx, the reference's %.2fx)",
-                path, penalty, NP_REFERENCE_REMOTE_PENALTY);
+                user, path, penalty, NP_REFERENCE_REMOTE_PENALTY);
     } else {
         np_logf(&d->log, err.code == -ENOENT ? NP_LOG_INFO : NP_LOG_WARNING,
-                "class_default=auto: predictions are the reference machine's (no usable machine "
+                "%s: predictions are the reference machine's (no usable machine "
                 "profile: %s)",
-                err.code ? err.msg : "no remote pair measured");
+                user, err.code ? err.msg : "no remote pair measured");
     }
 }
 
@@ -71,23 +71,28 @@ void auto_class_load(struct np_daemon *d)
 {
     const char *path =
         d->cfg.sensitivity_table[0] ? d->cfg.sensitivity_table : np_sensitivity_default_table();
+    const struct np_order_ops *order = np_order_lookup(d->cfg.migration_order);
+    /* An order that ranks by predicted effect needs the model too (np_job_view). */
+    const bool for_order = d->cfg.migration && order && order->uses_prediction;
+    const char *user = d->cfg.class_default_auto ? "class_default=auto" : "migration order";
     struct np_err err = {0};
 
     d->sens_loaded = false;
     d->sens_why[0] = '\0';
-    if (!d->cfg.class_default_auto)
+    if (!d->cfg.class_default_auto && !for_order)
         return;
     if (file_is_safe("sensitivity_table", path, &err) == 0 &&
         np_sensitivity_load(&d->sens_model, path, &err) == 0) {
         d->sens_loaded = true;
-        use_machine_profile(d);
-        NPD_LOG(d, INFO,
-                "class_default=auto: sensitivity table %s (%zu rows, sensitive from %.2fx)", path,
+        use_machine_profile(d, user);
+        NPD_LOG(d, INFO, "%s: sensitivity table %s (%zu rows, sensitive from %.2fx)", user, path,
                 d->sens_model.rows, d->sens_model.threshold);
         return;
     }
     snprintf(d->sens_why, sizeof(d->sens_why), "%s", err.msg);
-    NPD_LOG(d, ERROR, "class_default=auto: unlabelled steps keep the default class: %s",
+    NPD_LOG(d, ERROR, "%s: %s: %s", user,
+            d->cfg.class_default_auto ? "unlabelled steps keep the default class"
+                                      : "no predictions, the order falls back to best-plus",
             d->sens_why);
 }
 
@@ -100,10 +105,34 @@ static const char *missing_counter(const struct np_sample *s)
     return NULL;
 }
 
+int auto_class_predict(const struct np_daemon *d, const struct np_sample *s,
+                       struct np_sens_inputs *in, double *slowdown, struct np_err *err)
+{
+    const char *missing;
+
+    *in = (struct np_sens_inputs){NAN, NAN, NAN, NAN, NULL};
+    *slowdown = NAN;
+    if (!d->sens_loaded)
+        return np_err_set(err, -ENODATA, "unavailable: %s",
+                          d->sens_why[0] ? d->sens_why : "no sensitivity model loaded");
+    if ((missing = missing_counter(s)) != NULL)
+        return np_err_set(err, -ENODATA, "unavailable: %s", missing);
+    /* The counts are cumulative since registration: the step's whole run so far. */
+    if (s->perf[NP_PERF_INSTRUCTIONS] > 0) {
+        in->cpi = (double)s->perf[NP_PERF_CYCLES] / (double)s->perf[NP_PERF_INSTRUCTIONS];
+        in->llc_mpki =
+            (double)(s->perf[NP_PERF_LLC_LOAD_MISSES] + s->perf[NP_PERF_LLC_STORE_MISSES]) /
+            (double)s->perf[NP_PERF_INSTRUCTIONS] * 1000.0;
+    } else {
+        in->why = "no instructions counted";
+    }
+    return np_sensitivity_predict(&d->sens_model, in, slowdown, err);
+}
+
 void auto_class_consider(struct np_daemon *d, struct np_daemon_job *j, const struct np_sample *s)
 {
     const char *missing;
-    struct np_sens_inputs in = {NAN, NAN, NAN, NAN, NULL};
+    struct np_sens_inputs in;
     struct np_err err = {0};
     char source[sizeof(j->meta.class_source)];
     double slowdown;
@@ -125,16 +154,7 @@ void auto_class_consider(struct np_daemon *d, struct np_daemon_job *j, const str
     }
     if (++j->counter_samples < NPD_AUTO_CLASS_SAMPLES)
         return;
-    /* The counts are cumulative since registration: the step's whole run so far. */
-    if (s->perf[NP_PERF_INSTRUCTIONS] > 0) {
-        in.cpi = (double)s->perf[NP_PERF_CYCLES] / (double)s->perf[NP_PERF_INSTRUCTIONS];
-        in.llc_mpki =
-            (double)(s->perf[NP_PERF_LLC_LOAD_MISSES] + s->perf[NP_PERF_LLC_STORE_MISSES]) /
-            (double)s->perf[NP_PERF_INSTRUCTIONS] * 1000.0;
-    } else {
-        in.why = "no instructions counted";
-    }
-    if (np_sensitivity_predict(&d->sens_model, &in, &slowdown, &err) < 0) {
+    if (auto_class_predict(d, s, &in, &slowdown, &err) < 0) {
         snprintf(source, sizeof(source), "default (auto %.160s)", err.msg);
         job_set_class_source(j, source);
         return;

@@ -10,6 +10,7 @@
 
 #include "numaplace/migrate.h"
 #include "numaplace/migration.h"
+#include "auto_class.h"
 #include "numaplace/procfs.h"
 #include "registry.h"
 #include "server.h"
@@ -72,8 +73,9 @@ void migration_stop(struct np_daemon *d)
 }
 
 /* One step as the engine sees it; false when it has no processes to move. */
-static bool fill_job_view(const struct np_daemon_job *j, struct np_node_view *view, uint64_t page,
-                          double now, struct np_job_view *v)
+static bool fill_job_view(const struct np_daemon *d, const struct np_daemon_job *j,
+                          struct np_node_view *view, uint64_t page, double now,
+                          struct np_job_view *v)
 {
     const struct np_jobstats *st = &j->stats;
     pid_t *pids;
@@ -115,6 +117,14 @@ static bool fill_job_view(const struct np_daemon_job *j, struct np_node_view *vi
         v->bandwidth = np_bandwidth_proxy(cores > 0 ? cores : 0, l->rss_bytes);
         v->bandwidth_is_proxy = true;
     }
+    {
+        /* The sensitivity model's, where it is loaded and the step has counters; else none and
+         * an order by prediction falls back (numaplace/migration.h). */
+        struct np_sens_inputs in;
+        double slowdown;
+        v->has_prediction = auto_class_predict(d, &st->last, &in, &slowdown, NULL) == 0;
+        v->predicted_remote = v->has_prediction ? slowdown : 0.0;
+    }
     return true;
 }
 
@@ -144,7 +154,7 @@ struct np_node_view *migration_build_view(const struct np_daemon *d)
         }
     }
     for (unsigned i = 0; i < d->registry.count; i++)
-        if (fill_job_view(registry_at(&d->registry, i), view, page, np_monotonic_s(),
+        if (fill_job_view(d, registry_at(&d->registry, i), view, page, np_monotonic_s(),
                           &view->jobs[view->njobs]))
             view->njobs++;
     np_node_traffic(view);

@@ -7,6 +7,17 @@
  * random:     a seeded shuffle, the baseline for "migration without a model".
  * worst, worst-plus: the exact reverse of best and best-plus, the bound on a blind choice.
  *
+ * Ranking by the sensitivity model's predicted effect per page moved
+ * (np_predicted_effect_per_page; docs/migration.md "The order by predicted effect"):
+ * predicted:        best-plus's groups kept, inside each the most predicted gain (least
+ *                   predicted cost) per page first; the unpredicted after the predicted ones of
+ *                   their group, by best-plus's rule (so with no prediction it is best-plus).
+ * predicted-global: a candidate under evaluation only (np_order_candidate_at, bench/order_cv;
+ *                   not shipped: no better than predicted on the replayed sets), the effect
+ *                   alone across groups (a far-to-near neutral job may go before a
+ *                   gainer that hardly notices); any candidate without a prediction and the
+ *                   whole request falls back to best-plus (one yardstick or none).
+ *
  * Ties are broken by id so every order is deterministic for a given input set.
  */
 #include "numaplace/migration.h"
@@ -92,6 +103,48 @@ static void sort_worst_plus(struct np_candidate *cands, size_t count, uint64_t s
     reverse(cands, count);
 }
 
+/* Least predicted effect per page first (the biggest gain), ties by best-plus. */
+static int by_effect(const struct np_candidate *a, const struct np_candidate *b)
+{
+    const int cmp =
+        (a->effect_per_page > b->effect_per_page) - (a->effect_per_page < b->effect_per_page);
+    return cmp ? cmp : compare_best_plus(a, b);
+}
+
+static int compare_predicted(const void *pa, const void *pb)
+{
+    return by_effect(pa, pb);
+}
+
+static void sort_predicted(struct np_candidate *cands, size_t count, uint64_t seed)
+{
+    for (size_t i = 0; i < count; i++)
+        if (!cands[i].predicted) {
+            sort_best_plus(cands, count, seed); /* the planner counts and reports them */
+            return;
+        }
+    qsort(cands, count, sizeof(*cands), compare_predicted);
+}
+
+/* Best-plus's group first, then predicted before unpredicted, then the effect (or best-plus's
+ * bandwidth rule among the unpredicted). */
+static int compare_predicted_grouped(const void *pa, const void *pb)
+{
+    const struct np_candidate *a = pa, *b = pb;
+
+    if (a->group != b->group)
+        return (int)a->group - (int)b->group;
+    if (a->predicted != b->predicted)
+        return (int)b->predicted - (int)a->predicted;
+    return a->predicted ? by_effect(a, b) : compare_best_plus(a, b);
+}
+
+static void sort_predicted_grouped(struct np_candidate *cands, size_t count, uint64_t seed)
+{
+    (void)seed;
+    qsort(cands, count, sizeof(*cands), compare_predicted_grouped);
+}
+
 static int compare_id(const void *pa, const void *pb)
 {
     return by_id(pa, pb);
@@ -120,16 +173,33 @@ static void sort_random(struct np_candidate *cands, size_t count, uint64_t seed)
     }
 }
 
+/* The orders ranking by prediction come last (bench/replay scores the prefix without them). */
 static const struct np_order_ops orders[] = {
     {"best-plus",
      "gainers by bandwidth high to low, then neutral low to high, then losers low "
      "to high",
-     sort_best_plus},
-    {"best", "gainers by bandwidth high to low, then all others low to high", sort_best},
-    {"random", "a seeded random order (the baseline without a model)", sort_random},
-    {"worst", "the reverse of best", sort_worst},
-    {"worst-plus", "the reverse of best-plus", sort_worst_plus},
+     sort_best_plus, false},
+    {"best", "gainers by bandwidth high to low, then all others low to high", sort_best, false},
+    {"random", "a seeded random order (the baseline without a model)", sort_random, false},
+    {"worst", "the reverse of best", sort_worst, false},
+    {"worst-plus", "the reverse of best-plus", sort_worst_plus, false},
+    {"predicted",
+     "best-plus's groups, inside each the most predicted gain (least predicted slowdown) per "
+     "page first; the unpredicted last in their group by best-plus's rule",
+     sort_predicted_grouped, true},
 };
+
+static const struct np_order_ops candidates[] = {
+    {"predicted-global",
+     "the most predicted gain (least predicted slowdown) per page first across groups; "
+     "best-plus when a candidate has no prediction",
+     sort_predicted, true},
+};
+
+const struct np_order_ops *np_order_candidate_at(size_t i)
+{
+    return i < sizeof(candidates) / sizeof(candidates[0]) ? &candidates[i] : NULL;
+}
 
 const struct np_order_ops *np_order_at(size_t i)
 {

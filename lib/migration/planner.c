@@ -5,6 +5,7 @@
 #include "numaplace/migration.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,13 @@ int np_plan_make_cover(const struct np_node_view *view, const struct np_request 
             .pages_on_src = job->pages_on_node[request->src],
         };
         plan->used_proxy |= job->bandwidth_is_proxy;
+        if (order && order->uses_prediction) {
+            struct np_candidate *c = &plan->cands[plan->ncands - 1];
+            c->effect_per_page =
+                np_predicted_effect_per_page(view, job, request->src, request->dst);
+            c->predicted = !isnan(c->effect_per_page);
+            plan->unpredicted += !c->predicted;
+        }
     }
     if (request->target_job < 0)
         (order ? order : np_order_default())->sort(plan->cands, plan->ncands, seed);

@@ -154,6 +154,8 @@ static void fill_views(struct replay *r)
         v->job_class = job->job_class;
         v->cpu_nodes = 1ull << job->node;
         v->bandwidth = job->row->bw_mbps * 1e6;
+        v->predicted_remote = job->predicted_remote;
+        v->has_prediction = job->has_prediction;
         memcpy(v->pages_on_node, job_pages(r, j), r->set->nnodes * sizeof(uint64_t));
     }
 }
@@ -179,6 +181,8 @@ static int issue(struct replay *r, size_t index)
     int rc;
 
     fill_views(r);
+    /* the machine's SLIT, as the daemon's view has it (an order by prediction reads it) */
+    memcpy(view.distance, r->config->distance, sizeof(view.distance));
     if (!thesis) {
         /* the engine's cap: the destination keeps its free floor */
         const uint64_t used = node_used(r, req->to) + r->config->free_floor_pages;

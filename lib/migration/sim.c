@@ -50,6 +50,8 @@ long long np_sim_request(struct np_sim_job *jobs, size_t count, unsigned nnodes,
         v->job_class = jobs[i].job_class;
         v->cpu_nodes = 1ull << jobs[i].cpu_node;
         v->bandwidth = jobs[i].row->bw_mbps * 1e6;
+        v->predicted_remote = jobs[i].predicted_remote;
+        v->has_prediction = jobs[i].has_prediction;
         memcpy(v->pages_on_node, jobs[i].pages, sizeof(v->pages_on_node));
     }
     rc = np_plan_make(&view, &request, order, seed, pages, &plan);

@@ -1,6 +1,8 @@
 /* What the policies know of a node and its jobs (see numaplace/migration.h). */
 #include "numaplace/migration.h"
 
+#include <math.h>
+
 #include "numaplace/names.h"
 
 static const char *const group_names[] = {
@@ -151,4 +153,57 @@ int np_pick_destination(const struct np_node_view *view, unsigned from, uint64_t
         }
     }
     return best;
+}
+
+/* How remote node @p n is from CPU node @p c, in near-node units: 0 local, 1 the nearest other
+ * node, more for farther ones by SLIT; 1 for any other node when distances are unknown. */
+static double excess_from(const struct np_node_view *view, unsigned c, unsigned n)
+{
+    unsigned near = 0;
+
+    if (c == n)
+        return 0.0;
+    for (unsigned m = 0; m < view->nnodes && m < NP_MAX_NODES; m++)
+        if (m != c && view->distance[c][m] > 10 && (near == 0 || view->distance[c][m] < near))
+            near = view->distance[c][m];
+    if (near == 0 || view->distance[c][n] <= 10)
+        return 1.0;
+    return (double)(view->distance[c][n] - 10) / (double)(near - 10);
+}
+
+/* The mean over the job's CPU nodes; NAN when it has none on this view. */
+static double remote_excess(const struct np_node_view *view, uint64_t cpu_nodes, unsigned n)
+{
+    double sum = 0;
+    unsigned count = 0;
+
+    for (unsigned c = 0; c < view->nnodes && c < NP_MAX_NODES; c++)
+        if (cpu_nodes >> c & 1u) {
+            sum += excess_from(view, c, n);
+            count++;
+        }
+    return count ? sum / count : NAN;
+}
+
+double np_predicted_effect_per_page(const struct np_node_view *view, const struct np_job_view *job,
+                                    unsigned src, unsigned dst)
+{
+    /* A prediction below 1 (remote faster) is noise: no effect rather than a reversed one. */
+    const double excess_slowdown = job->predicted_remote > 1.0 ? job->predicted_remote - 1.0 : 0.0;
+    double total = 0, weighted = 0, now, delta;
+
+    if (!job->has_prediction || !isfinite(job->predicted_remote) || src >= view->nnodes ||
+        dst >= view->nnodes || view->nnodes > NP_MAX_NODES)
+        return NAN;
+    for (unsigned n = 0; n < view->nnodes; n++) {
+        if (job->pages_on_node[n] == 0)
+            continue;
+        total += (double)job->pages_on_node[n];
+        weighted += (double)job->pages_on_node[n] * remote_excess(view, job->cpu_nodes, n);
+    }
+    delta = remote_excess(view, job->cpu_nodes, dst) - remote_excess(view, job->cpu_nodes, src);
+    if (total <= 0 || isnan(delta))
+        return NAN;
+    now = 1.0 + excess_slowdown * weighted / total;
+    return excess_slowdown * delta / total / now;
 }

@@ -105,6 +105,7 @@ int np_engine_run_request(const struct np_node_view *view, const struct np_engin
     const struct np_order_ops *order = config->order ? config->order : np_order_default();
     const char *trigger = np_trigger_name(request->trigger);
     uint64_t wanted = request->pages;
+    char unpredicted[96] = "";
     struct np_plan plan;
     int rc;
 
@@ -134,6 +135,7 @@ int np_engine_run_request(const struct np_node_view *view, const struct np_engin
     }
     result->candidates = plan.ncands;
     result->used_proxy = plan.used_proxy;
+    result->unpredicted = plan.unpredicted;
     result->planned = plan.planned;
     for (size_t s = 0; s < plan.nsteps && !result->stopped; s++) {
         const struct np_candidate *cand = &plan.cands[plan.steps[s].index];
@@ -147,12 +149,17 @@ int np_engine_run_request(const struct np_node_view *view, const struct np_engin
         result->stopped = o->moved.stopped;
         log_outcome(log, trigger, request, job, cand, o, config->dry_run);
     }
+    if (result->unpredicted)
+        snprintf(unpredicted, sizeof(unpredicted),
+                 " (%" PRIu64 " candidate%s without a predicted effect: best-plus's rule for "
+                 "them)",
+                 result->unpredicted, result->unpredicted == 1 ? "" : "s");
     snprintf(result->summary, sizeof(result->summary),
-             "%s request node %u -> %u for %" PRIu64 " pages (%s): order %s%s, %" PRIu64
+             "%s request node %u -> %u for %" PRIu64 " pages (%s): order %s%s%s, %" PRIu64
              " candidates, planned %" PRIu64 ", %s %" PRIu64 "%s%s",
              trigger, request->src, request->dst, request->pages,
              request->reason[0] ? request->reason : "no reason given", result->order,
-             result->used_proxy ? " on proxy bandwidth (no memory counter)" : "",
+             result->used_proxy ? " on proxy bandwidth (no memory counter)" : "", unpredicted,
              result->candidates, result->planned, config->dry_run ? "would move" : "moved",
              result->moved,
              result->capped_by_floor ? ", capped to keep the destination's free floor" : "",

@@ -171,6 +171,32 @@ START_TEST(test_source_survives_restart)
 }
 END_TEST
 
+/* The model is loaded for class_default=auto, and for an order that ranks by prediction when
+ * migration is on (its jobs' views carry the prediction); not otherwise. */
+static const struct {
+    bool auto_on, migration;
+    const char *order;
+    bool loaded;
+} load_cases[] = {
+    {false, true, "best-plus", false},  {false, true, "predicted", true},
+    {false, false, "predicted", false}, {true, true, "best-plus", true},
+    {true, false, "best-plus", true},
+};
+
+START_TEST(test_model_loaded_for)
+{
+    t.d->cfg.class_default_auto = load_cases[_i].auto_on;
+    t.d->cfg.migration = load_cases[_i].migration;
+    snprintf(t.d->cfg.migration_order, sizeof(t.d->cfg.migration_order), "%s",
+             load_cases[_i].order);
+    snprintf(t.d->cfg.sensitivity_table, sizeof(t.d->cfg.sensitivity_table), "%s",
+             getenv("NUMAPLACE_MODEL_DATA"));
+    auto_class_load(t.d);
+    ck_assert_msg(t.d->sens_loaded == load_cases[_i].loaded, "auto %d migration %d order %s",
+                  load_cases[_i].auto_on, load_cases[_i].migration, load_cases[_i].order);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("daemon_auto_class");
@@ -178,6 +204,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, test_auto_class, 0, sizeof(cases) / sizeof(cases[0]));
     tcase_add_test(tc, test_source_survives_restart);
+    tcase_add_loop_test(tc, test_model_loaded_for, 0, sizeof(load_cases) / sizeof(load_cases[0]));
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

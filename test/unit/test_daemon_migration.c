@@ -4,6 +4,7 @@
  * waits per job).
  */
 #include <check.h>
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -269,6 +270,54 @@ START_TEST(queue_is_bounded)
 }
 END_TEST
 
+/* What an order by prediction is told (fill_job_view): the sensitivity model's prediction from
+ * the step's cumulative counters, or none. The hand-made model: ln(s) = 0.5 + 0.2 ln(mpki + 0.01).
+ */
+static const struct {
+    const char *what;
+    bool loaded;
+    bool have_llc;
+    uint64_t instructions, misses;
+    bool expected;
+} prediction_cases[] = {
+    {"counters and a model", true, true, 1000000, 1000, true},
+    {"no model loaded", false, true, 1000000, 1000, false},
+    {"no LLC counter", true, false, 1000000, 1000, false},
+    {"no instructions counted", true, true, 0, 0, false},
+};
+
+START_TEST(view_carries_the_prediction)
+{
+    struct np_sample *last = &job1->stats.last;
+    struct np_node_view *view;
+
+    t.d->sens_model = (struct np_sens_model){
+        .features = NP_SENS_LOG_MPKI, .coef = {0.5, 0.2}, .threshold = 1.5, .rows = 10};
+    t.d->sens_loaded = prediction_cases[_i].loaded;
+    job1->sampler.pids = malloc(sizeof(pid_t));
+    job1->sampler.starttimes = calloc(1, sizeof(uint64_t));
+    ck_assert_ptr_nonnull(job1->sampler.pids);
+    ck_assert_ptr_nonnull(job1->sampler.starttimes);
+    job1->sampler.pids[0] = getpid();
+    job1->sampler.npids = 1;
+    last->have_perf[NP_PERF_CYCLES] = last->have_perf[NP_PERF_INSTRUCTIONS] = true;
+    last->have_perf[NP_PERF_LLC_LOAD_MISSES] = prediction_cases[_i].have_llc;
+    last->have_perf[NP_PERF_LLC_STORE_MISSES] = true;
+    last->perf[NP_PERF_CYCLES] = 2 * prediction_cases[_i].instructions;
+    last->perf[NP_PERF_INSTRUCTIONS] = prediction_cases[_i].instructions;
+    last->perf[NP_PERF_LLC_LOAD_MISSES] = prediction_cases[_i].misses;
+    last->perf[NP_PERF_LLC_STORE_MISSES] = 0;
+    view = migration_build_view(t.d);
+    ck_assert_ptr_nonnull(view);
+    ck_assert_uint_eq(view->njobs, 1);
+    ck_assert_msg(view->jobs[0].has_prediction == prediction_cases[_i].expected, "%s",
+                  prediction_cases[_i].what);
+    if (prediction_cases[_i].expected) /* 1 miss per kilo-instruction */
+        ck_assert_double_eq_tol(view->jobs[0].predicted_remote, exp(0.5 + 0.2 * log1p(0.01)), 1e-9);
+    migrator_view_free(view);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("daemon_migration");
@@ -283,6 +332,8 @@ int main(void)
     tcase_add_loop_test(tc, moves_are_booked_into_the_job, 0, 2);
     tcase_add_test(tc, outcome_of_an_ended_job_is_dropped);
     tcase_add_test(tc, queue_is_bounded);
+    tcase_add_loop_test(tc, view_carries_the_prediction, 0,
+                        sizeof(prediction_cases) / sizeof(prediction_cases[0]));
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

@@ -120,6 +120,60 @@ START_TEST(test_request_plans_in_order)
 }
 END_TEST
 
+/* 'predicted' through the engine: jobs 1 (3.0x) and 2 (1.05x) gain, so 1 goes first despite
+ * its lower bandwidth; the summary counts the candidates without a prediction (only for an order
+ * that ranks by one). Predictions per job 1, 2, 3, 5 (0: none). */
+static const struct {
+    const char *order;
+    double predicted[4];
+    const char *expected;
+    uint64_t unpredicted;
+    const char *summary; /* NULL: no mention */
+} prediction_cases[] = {
+    {"predicted",
+     {3.0, 1.05, 0, 0},
+     "1:50,2:70",
+     2,
+     "2 candidates without a predicted effect: best-plus's rule for them"},
+    {"predicted", {3.0, 1.05, 2.0, 1.5}, "1:50,2:70", 0, NULL},
+    {"predicted", {0, 0, 0, 0}, "2:100,1:20", 4, "4 candidates without"}, /* best-plus's */
+    {"best-plus", {3.0, 1.05, 0, 0}, "2:100,1:20", 0, NULL},
+};
+
+START_TEST(test_prediction_in_summary)
+{
+    static const size_t low[4] = {0, 1, 2, 4};
+    struct np_engine_config cfg = {.dry_run = true};
+    struct np_request req = {.src = 0, .dst = 1, .pages = 120, .target_job = -1};
+    struct np_request_result res;
+    struct np_err err = {0};
+    char got[128] = "";
+
+    setup_view();
+    for (size_t k = 0; k < 4; k++) {
+        jobs[low[k]].has_prediction = prediction_cases[_i].predicted[k] > 0;
+        jobs[low[k]].predicted_remote = prediction_cases[_i].predicted[k];
+    }
+    cfg.order = np_order_lookup(prediction_cases[_i].order);
+    ck_assert_ptr_nonnull(cfg.order);
+    ck_assert_int_eq(np_engine_run_request(&view, &cfg, &req, NULL, NULL, &res, &err), 0);
+    for (size_t i = 0; i < res.noutcomes; i++) {
+        char one[32];
+        snprintf(one, sizeof(one), "%s%u:%llu", i ? "," : "",
+                 jobs[res.outcomes[i].job_index].job_id,
+                 (unsigned long long)res.outcomes[i].planned);
+        strcat(got, one);
+    }
+    ck_assert_str_eq(got, prediction_cases[_i].expected);
+    ck_assert_uint_eq(res.unpredicted, prediction_cases[_i].unpredicted);
+    if (prediction_cases[_i].summary)
+        ck_assert_msg(strstr(res.summary, prediction_cases[_i].summary), "%s", res.summary);
+    else
+        ck_assert_msg(!strstr(res.summary, "predicted effect"), "%s", res.summary);
+    np_request_result_fini(&res);
+}
+END_TEST
+
 START_TEST(test_reused_pid_is_not_touched)
 {
     /* Job 2's pid now has another start time than the one sampled: the engine hands the job's
@@ -336,6 +390,8 @@ int main(void)
     TCase *tc = tcase_create("engine");
     tcase_add_loop_test(tc, test_request_plans_in_order, 0, 2 * NCASES);
     tcase_add_test(tc, test_reused_pid_is_not_touched);
+    tcase_add_loop_test(tc, test_prediction_in_summary, 0,
+                        sizeof(prediction_cases) / sizeof(prediction_cases[0]));
     tcase_add_loop_test(tc, test_bad_request, 0, sizeof(bad_requests) / sizeof(bad_requests[0]));
     tcase_add_loop_test(tc, test_pressure_trigger, 0,
                         sizeof(pressure_cases) / sizeof(pressure_cases[0]));

@@ -185,12 +185,12 @@ START_TEST(test_order_lookup)
     ck_assert_str_eq(np_order_default()->name, "best-plus");
     while (np_order_at(n))
         n++;
-    ck_assert_uint_eq(n, 5);
+    ck_assert_uint_eq(n, 6);
     ck_assert_int_eq(np_order_find("best", &ops, &err), 0);
     ck_assert_str_eq(ops->name, "best");
     ck_assert_int_eq(np_order_find("bestplus", &ops, &err), -EINVAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "'bestplus'"));
-    ck_assert_ptr_nonnull(strstr(err.msg, "best-plus, best, random, worst, worst-plus"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "best-plus, best, random, worst, worst-plus, predicted"));
     ck_assert_ptr_null(np_order_lookup(NULL));
 }
 END_TEST

@@ -44,6 +44,11 @@ struct np_job_view {
     double bandwidth;                     /**< bytes/s: measured, or the proxy */
     bool bandwidth_is_proxy;              /**< no memory counter: see np_bandwidth_proxy */
     bool homecoming_paused; /**< its last homecoming moved nothing: left alone for a while */
+    /** The sensitivity model's predicted slowdown with all its memory on a near node
+     *  (numaplace/sensitivity.h, scaled to this machine where profiled); read only when
+     *  @c has_prediction (no counters, no model: false, and orders fall back). */
+    double predicted_remote;
+    bool has_prediction;
 };
 
 /**
@@ -192,14 +197,33 @@ struct np_candidate {
     double bandwidth;         /**< bytes/s, measured or the documented proxy */
     bool bandwidth_is_proxy;  /**< true when no memory counter was available */
     uint64_t pages_on_src;    /**< base pages the job has on S */
+    /** Predicted change of ln(the job's slowdown) per page moved S -> D (negative: it gains),
+     *  from np_predicted_effect_per_page; read only when @c predicted. */
+    double effect_per_page;
+    bool predicted;
 };
+
+/**
+ * What moving one page of @p job from @p src to @p dst does to ln(its slowdown), predicted from
+ * job->predicted_remote: its slowdown is taken as 1 + (predicted_remote - 1) x the page-weighted
+ * mean of each node's remote excess seen from its CPUs' nodes, a node at SLIT distance d from a
+ * CPU node counting (d - 10) / (that CPU node's nearest other distance - 10) (0 local, 1 a near
+ * node, 20/11 a far node on the thesis's machine; 1 for every other node when distances are
+ * unknown). The log is the thesis's scale: its figure is a geometric mean of job times.
+ * @return the effect, or NAN when the job has no prediction, no pages or no CPU node
+ */
+NP_API double np_predicted_effect_per_page(const struct np_node_view *view,
+                                           const struct np_job_view *job, unsigned src,
+                                           unsigned dst);
 
 /** An order: name plus one function, registered in one static table (orders.c). */
 struct np_order_ops {
-    const char *name;        /**< "best-plus", "best", "random", "worst", "worst-plus" */
+    const char *name; /**< "best-plus", "best", "random", "worst", "worst-plus", "predicted" */
     const char *description; /**< one line for help and logs */
     /** Sort @p cands in place into the order jobs are taken. @p seed drives "random" only. */
     void (*sort)(struct np_candidate *cands, size_t count, uint64_t seed);
+    /** It ranks by the candidates' predicted effect (and says when some have none). */
+    bool uses_prediction;
 };
 
 /** The order called @p name, or NULL. Borrowed, static. */
@@ -210,8 +234,13 @@ NP_API int np_order_find(const char *name, const struct np_order_ops **out, stru
 NP_API const struct np_order_ops *np_order_at(size_t i);
 /** The default order ("best-plus": measured best in the model's experiments). */
 NP_API const struct np_order_ops *np_order_default(void);
-/** "best-plus, best, random, worst, worst-plus": for help and errors. Borrowed, static. */
+/** "best-plus, best, random, worst, worst-plus, predicted": for help and errors. Borrowed. */
 NP_API const char *np_order_names(void);
+/**
+ * The @p i-th order under evaluation (bench/order_cv), not shipped: no configuration, request
+ * or name list accepts it (docs/migration.md says why). NULL past the end. Borrowed, static.
+ */
+NP_API const struct np_order_ops *np_order_candidate_at(size_t i);
 
 /* ---- the planner: one for the engine and the simulator ---- */
 
@@ -250,8 +279,9 @@ struct np_plan {
     size_t ncands;
     struct np_plan_step *steps; /**< owned; steps[i].index is into cands */
     size_t nsteps;
-    uint64_t planned; /**< pages planned */
-    bool used_proxy;  /**< some candidate's bandwidth was the proxy */
+    uint64_t planned;   /**< pages planned */
+    bool used_proxy;    /**< some candidate's bandwidth was the proxy */
+    size_t unpredicted; /**< candidates without a prediction (for an order that uses them) */
 };
 
 /**

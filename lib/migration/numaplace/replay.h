@@ -18,6 +18,7 @@
 #ifndef NUMAPLACE_REPLAY_H
 #define NUMAPLACE_REPLAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,11 @@ struct np_replay_job {
     /** Co-location: its slowdown is multiplied by this while it runs (the thesis's static runs'
      *  measured factor for its mix sharing one node); 0 = none. */
     double corun;
+    /** What the orders are told (np_job_view): a sensitivity model's prediction the caller
+     *  calibrated (bench/order_cv: with or without the set's benchmarks), read only when
+     *  @c has_prediction. */
+    double predicted_remote;
+    bool has_prediction;
 };
 
 /** "Move at least @p pages from @p from to @p to", @p delay_s after the previous one. */

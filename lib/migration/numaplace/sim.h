@@ -8,6 +8,7 @@
 #ifndef NUMAPLACE_SIM_H
 #define NUMAPLACE_SIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,11 @@ struct np_sim_job {
     unsigned cpu_node;
     enum np_class job_class;
     uint64_t pages[NP_MAX_NODES];
+    /** What the orders are told (np_job_view): a prediction from a sensitivity model calibrated
+     *  by the caller (bench/order_cv: with or without the set's benchmarks), never the row's
+     *  measured figure unless the caller means an oracle. */
+    double predicted_remote;
+    bool has_prediction;
 };
 
 /** Share of the job's pages not on its CPUs' node. */

@@ -46,14 +46,15 @@ struct np_job_outcome {
 /** What one request did. Free with np_request_result_fini. */
 struct np_request_result {
     struct np_request request;
-    const char *order;               /**< order name used. Borrowed, static */
-    bool used_proxy;                 /**< some candidate's bandwidth was the proxy */
-    uint64_t candidates;             /**< low jobs with pages on S */
-    uint64_t planned;                /**< pages planned (< request.pages: ended short) */
-    uint64_t moved;                  /**< pages actually moved */
-    uint64_t capped_by_floor;        /**< pages dropped so D stays above its free floor */
-    bool stopped;                    /**< config->should_stop ended it early */
-    bool dry_run;                    /**< config->dry_run: "moved" counts what would move */
+    const char *order;        /**< order name used. Borrowed, static */
+    bool used_proxy;          /**< some candidate's bandwidth was the proxy */
+    uint64_t candidates;      /**< low jobs with pages on S */
+    uint64_t unpredicted;     /**< candidates without a prediction, for an order ranking by one */
+    uint64_t planned;         /**< pages planned (< request.pages: ended short) */
+    uint64_t moved;           /**< pages actually moved */
+    uint64_t capped_by_floor; /**< pages dropped so D stays above its free floor */
+    bool stopped;             /**< config->should_stop ended it early */
+    bool dry_run;             /**< config->dry_run: "moved" counts what would move */
     struct np_job_outcome *outcomes; /**< owned */
     size_t noutcomes;
     char summary[640]; /**< one line: what, how far it got, why */
