@@ -1,10 +1,10 @@
-#!/usr/bin/env bash
+#!/bin/bash
 # numaplace-run-scenario: run a scenario file's job set on this node through Slurm, once per run
 # order, with the scenario's migration requests, and compare each job's time with its time in the
 # Best run (numaplace-run-scenario(1), docs/scenarios.md "On a real node").
 #
 #   numaplace-run-scenario [--partition P] [--nodelist NODE] [--alloc-arg ARG]...
-#       (--commands FILE | --stand-in PROGRAM [--stand-in-mb N] [--stand-in-busy S])
+#       (--commands FILE | --stand-in PROGRAM [--stand-in-mb N] [--stand-in-busy S] [--stand-in-idle S])
 #       [--bind auto|slurm|numactl] [--timing auto|sacct|step] [--register-timeout S]
 #       [--out DIR] SCENARIO.json
 #   numaplace-run-scenario --report DIR      (the results of DIR's runs again, from its times)
@@ -32,7 +32,7 @@ warn() { printf '%s: warning: %s\n' "$prog" "$*" >&2; }
 usage() {
   cat <<EOF
 usage: $prog [--partition P] [--nodelist NODE] [--alloc-arg ARG]...
-         (--commands FILE | --stand-in PROGRAM [--stand-in-mb N] [--stand-in-busy S])
+         (--commands FILE | --stand-in PROGRAM [--stand-in-mb N] [--stand-in-busy S] [--stand-in-idle S])
          [--bind auto|slurm|numactl] [--timing auto|sacct|step] [--register-timeout S]
          [--out DIR] SCENARIO.json
        $prog --report DIR
@@ -94,7 +94,7 @@ report_results() {
     ($orders | map(.run_figures |= (tostring | split(",") | map(tonumber? // null)))) as $orders
     | ($orders | map(select(.figure != null))) as $f
     | . + {runs: $runs, jobs: $jobs, orders: $orders,
-       spread: (if ($f | length) >= 2 then
+       spread: (if ($f | length) >= 2 and ($f | min_by(.figure) | .figure) > 0 then
          ($f | min_by(.figure)) as $lo | ($f | max_by(.figure)) as $hi
          | {lowest: $lo.order, highest: $hi.order, ratio: ($hi.figure / $lo.figure)} else null end)}' \
     "$dir/setup.json" >"$dir/results.json"
@@ -118,7 +118,7 @@ report_results() {
 }
 
 # ---- options -------------------------------------------------------------------------------------
-partition="" node="" commands="" stand_in="" stand_in_mb=64 stand_in_busy=20 bind=auto timing=auto
+partition="" node="" commands="" stand_in="" stand_in_mb=64 stand_in_busy=20 stand_in_idle=0 bind=auto timing=auto
 register_timeout=300 out="" scenario="" report_dir=""
 alloc_args=()
 is_count() { [[ $1 =~ ^[0-9]+$ ]] && [ "${#1}" -le 9 ] && [ "$1" -ge "${2:-0}" ]; } # is_count TEXT [MIN]
@@ -127,7 +127,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     -h | --help) usage; exit 0 ;;
     --partition | --nodelist | --alloc-arg | --commands | --stand-in | --stand-in-mb | \
-      --stand-in-busy | --bind | --timing | --register-timeout | --out | --report)
+      --stand-in-busy | --stand-in-idle | --bind | --timing | --register-timeout | --out | --report)
       [ $# -ge 2 ] || die "$1 needs a value"
       case $1 in
         --partition) partition=$2 ;;
@@ -139,6 +139,8 @@ while [ $# -gt 0 ]; do
           stand_in_mb=$2 ;;
         --stand-in-busy) is_seconds "$2" || die "--stand-in-busy \"$2\" is not a number of seconds from 0 to 86400"
           stand_in_busy=$2 ;;
+        --stand-in-idle) is_seconds "$2" || die "--stand-in-idle \"$2\" is not a number of seconds from 0 to 86400"
+          stand_in_idle=$2 ;;
         --bind) case $2 in auto | slurm | numactl) bind=$2 ;;
           *) die "--bind \"$2\" is not one of: auto, slurm, numactl" ;; esac ;;
         --timing) case $2 in auto | sacct | step) timing=$2 ;;
@@ -149,7 +151,7 @@ while [ $# -gt 0 ]; do
         --report) report_dir=$2 ;;
       esac
       shift 2 ;;
-    -*) die "unknown option $1 (accepted: --partition, --nodelist, --alloc-arg, --commands, --stand-in, --stand-in-mb, --stand-in-busy, --bind, --timing, --register-timeout, --out, --report, --help)" ;;
+    -*) die "unknown option $1 (accepted: --partition, --nodelist, --alloc-arg, --commands, --stand-in, --stand-in-mb, --stand-in-busy, --stand-in-idle, --bind, --timing, --register-timeout, --out, --report, --help)" ;;
     *) [ -z "$scenario" ] || die "one scenario file only (\"$scenario\", then \"$1\")"
       scenario=$1; shift ;;
   esac
@@ -168,9 +170,7 @@ if [ -n "$stand_in" ] && ! [ -x "$stand_in" ]; then
   die "--stand-in $stand_in is not an executable program (one taking --mb N --busy S --idle S, e.g. a build's test/np_workload)"
 fi
 
-for tool in "$numaplace" salloc srun scancel squeue scontrol jq awk; do
-  command -v "$tool" >/dev/null || die "$tool is not installed (or not in PATH); this script needs numaplace, Slurm's commands, jq and awk"
-done
+command -v "$numaplace" >/dev/null || die "$numaplace is not installed (or not in PATH; NUMAPLACE names the command)"
 
 # ---- the scenario, through numaplace's own parser ----------------------------------------------
 jobs_text=$("$numaplace" scenario --jobs "$scenario") || die "numaplace could not read the scenario (above)"
@@ -226,7 +226,7 @@ if [ -n "$commands" ]; then
 fi
 job_command() { # job_command J: the shell command line job J runs
   if [ -n "$stand_in" ]; then
-    printf 'exec %q --mb %s --busy %s --idle 0' "$stand_in" "$stand_in_mb" "$stand_in_busy"
+    printf 'exec %q --mb %s --busy %s --idle %s' "$stand_in" "$stand_in_mb" "$stand_in_busy" "$stand_in_idle"
   elif [ -n "${command_of[${bench[$1]}:${input[$1]}]:-}" ]; then
     printf '%s' "${command_of[${bench[$1]}:${input[$1]}]}"
   else
@@ -235,6 +235,9 @@ job_command() { # job_command J: the shell command line job J runs
 }
 
 # ---- the node, Slurm, the plugin, numaplaced ---------------------------------------------------
+for tool in salloc srun scancel squeue scontrol sinfo jq awk; do
+  command -v "$tool" >/dev/null || die "$tool is not installed (or not in PATH); this script needs Slurm's commands, jq and awk"
+done
 here=$(hostname -s)
 [ -n "$node" ] || node=$here
 node_info=$(scontrol show node "$node" 2>&1) || die "--nodelist $node: Slurm does not know it ($node_info)"
@@ -270,7 +273,7 @@ out=$(cd "$out" && pwd)
 cp "$scenario" "$out/scenario.json"
 printf '%s\n' "$jobs_text" >"$out/jobs.tsv"
 workload="commands $commands"
-[ -z "$stand_in" ] || workload="stand-in $stand_in --mb $stand_in_mb --busy $stand_in_busy"
+[ -z "$stand_in" ] || workload="stand-in $stand_in --mb $stand_in_mb --busy $stand_in_busy --idle $stand_in_idle"
 jq -n --arg scenario "$name" --arg file "$scenario" --arg node "$node" --arg binding "$bind" \
   --arg timing "$timing" --arg workload "$workload" --arg started "$(date -u +%FT%TZ)" \
   --arg slurm "$(sinfo --version 2>/dev/null || echo unknown)" \
@@ -308,10 +311,14 @@ allocate() {
   [ -n "$allocation" ] || die "salloc granted no allocation: $text"
 }
 
-# The step's own clock: start and end (EPOCHREALTIME, '.' whatever the locale) and the exit status.
+# The step's own clock, inside its binding: "start EPOCH CPUS" (the CPUs it may run on) when it
+# starts, "end EPOCH STATUS" when the job's command has ended (EPOCHREALTIME, '.' whatever the
+# locale).
 # shellcheck disable=SC2016 # expanded by the step's shell
-step_timer='t=$1; shift; s=$EPOCHREALTIME; "$@"; rc=$?; e=$EPOCHREALTIME
-printf "%s %s %s\n" "${s/,/.}" "${e/,/.}" "$rc" >"$t"; exit "$rc"'
+step_timer='t=$1; shift; s=$EPOCHREALTIME
+c=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)
+printf "start %s %s\n" "${s/,/.}" "$c" >"$t"; "$@"; rc=$?; e=$EPOCHREALTIME
+printf "end %s %s\n" "${e/,/.}" "$rc" >>"$t"; exit "$rc"'
 
 # launch RUN ORDER J DIR: job J as a step of $allocation, in the background.
 launch() {
@@ -327,22 +334,23 @@ launch() {
     NUMAPLACE_RUN="$1" NUMAPLACE_ORDER="$2" \
     srun --jobid="$allocation" --overlap --whole --mem=0 -N1 -n1 -J "np$j-${bench[j]}" \
     "${binding[@]}" --numa-sensitivity="${jclass[j]}" -o "$dir/job$j.out" -e "$dir/job$j.err" \
-    bash -c "$step_timer" step-timer "$dir/job$j.time" "${prefix[@]}" bash -c "$(job_command "$j")" \
+    "${prefix[@]}" bash -c "$step_timer" step-timer "$dir/job$j.time" bash -c "$(job_command "$j")" \
     >>"$dir/srun.log" 2>&1 &
   step_pids[j]=$!
 }
 
-# The steps of $allocation numaplaced has read pages of: "STEP<TAB>CPUS<TAB>NODE=BYTES,..."
+# The steps of $allocation numaplaced has read pages of: "STEP<TAB>NODE=BYTES,..."
 registered_steps() {
   "$numaplace" --json status 2>/dev/null | jq -r --argjson job "$allocation" '
     .jobs[] | select(.job == $job and .step < 4294967040 and (.latest.pages.node_bytes? | type) == "object")
-    | [.step, .cpus, (.latest.pages.node_bytes | to_entries | map("\(.key)=\(.value)") | join(","))] | @tsv'
+    | [.step, (.latest.pages.node_bytes | to_entries | map("\(.key)=\(.value)") | join(","))] | @tsv'
 }
 
-# wait_registered DIR: until every step still running is registered; writes DIR/placement.tsv
-# (job, step, node, CPUs, the node's CPUs, share of its pages on the node) and checks the CPUs.
+# wait_registered DIR: until every step still running has started its command and numaplaced
+# has read its pages; writes DIR/placement.tsv (job, step, node, the CPUs it may run on, the
+# node's CPUs, the share of its pages on the node, by numaplaced) and checks the CPUs.
 wait_registered() {
-  local dir=$1 deadline=$((SECONDS + register_timeout)) seen running j step cpus pages share
+  local dir=$1 deadline=$((SECONDS + register_timeout)) seen running j step line cpus pages share
   declare -A step_of=()
   while :; do
     # Step ids by name (np<J>-<benchmark>): they are numbered as Slurm received them.
@@ -353,7 +361,8 @@ wait_registered() {
     running=0
     for ((j = 0; j < njobs; j++)); do
       kill -0 "${step_pids[j]}" 2>/dev/null || continue
-      [ -n "${step_of[$j]:-}" ] && grep -q "^${step_of[$j]}"$'\t' <<<"$seen" && continue
+      [ -n "${step_of[$j]:-}" ] && grep -q "^${step_of[$j]}"$'\t' <<<"$seen" &&
+        grep -q '^start ' "$dir/job$j.time" 2>/dev/null && continue
       running=$((running + 1))
     done
     [ "$running" = 0 ] && break
@@ -371,12 +380,14 @@ wait_registered() {
       printf '%s\t%s\t%s\t-\t%s\t-\n' "$j" "${step:--}" "${jnode[j]}" "${node_cpus[${jnode[j]}]}" >>"$dir/placement.tsv"
       continue
     fi
-    IFS=$'\t' read -r _ cpus pages <<<"$line"
+    IFS=$'\t' read -r _ pages <<<"$line"
+    cpus=$(sed -n 's/^start [^ ]* //p' "$dir/job$j.time" 2>/dev/null)
+    [ -n "$cpus" ] || cpus=-
     share=$(awk -v k="${jnode[j]}" -v p="$pages" 'BEGIN { n = split(p, kv, ","); t = 0; m = 0
       for (i = 1; i <= n; i++) { split(kv[i], x, "="); t += x[2]; if (x[1] == k) m = x[2] }
       printf "%.3f", t ? m / t : 0 }')
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$j" "$step" "${jnode[j]}" "$cpus" "${node_cpus[${jnode[j]}]}" "$share" >>"$dir/placement.tsv"
-    cpus_within "$cpus" "${node_cpus[${jnode[j]}]}" ||
+    [ "$cpus" = - ] || cpus_within "$cpus" "${node_cpus[${jnode[j]}]}" ||
       die "job $j (${bench[j]}, step $allocation.$step) runs on CPUs $cpus, not within node ${jnode[j]}'s ${node_cpus[${jnode[j]}]} (Slurm's ldoms are not NUMA nodes here? try --bind numactl)"
   done
 }
@@ -417,7 +428,7 @@ for ((r = 1; r <= ${#run_orders[@]}; r++)); do
   [ "$migrate_rc" = 0 ] || warn "run $r ($order): numaplace migrate --script exited $migrate_rc ($dir/migrate.out)"
   for ((j = 0; j < njobs; j++)); do wait "${step_pids[j]}" || true; done
   # The last job's end by the steps' clocks (the node's clock, as $t1).
-  t2=$(cat "$dir"/job*.time 2>/dev/null | awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print m }')
+  t2=$(cat "$dir"/job*.time 2>/dev/null | awk 'BEGIN { m = 0 } $1 == "end" && $2 > m { m = $2 } END { print m }')
   if awk -v a="$t2" -v b="${t1/,/.}" 'BEGIN { exit !(a < b) }'; then
     warn "run $r ($order): the jobs ended before the last request's answer: later requests found less or nothing to move"
   fi
@@ -441,8 +452,11 @@ for ((r = 1; r <= ${#run_orders[@]}; r++)); do
     "$(awk -v a="${t0/,/.}" -v b="$t2" 'BEGIN { print (b > a ? b - a : 0) }')" >>"$out/runs-info.tsv"
   for ((j = 0; j < njobs; j++)); do
     step_s=- rc=-
-    if read -r s e rc <"$dir/job$j.time" 2>/dev/null; then
+    s=$(sed -n 's/^start \([^ ]*\).*/\1/p' "$dir/job$j.time" 2>/dev/null)
+    e=$(sed -n 's/^end \([^ ]*\) .*/\1/p' "$dir/job$j.time" 2>/dev/null)
+    if [ -n "$s" ] && [ -n "$e" ]; then
       step_s=$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f", e - s }')
+      rc=$(sed -n 's/^end [^ ]* //p' "$dir/job$j.time")
     fi
     if [ "$timing" = sacct ]; then t=${sacct_s[$j]:--}; else t=$step_s; fi
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$order" "$allocation" "$j" \
