@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -75,20 +76,26 @@ static const char *shown(const char *s, char *buf, size_t size)
     buf[n] = '\0';
     return buf;
 }
+/* shown() into a buffer that lives as long as the enclosing block (a message's arguments). */
+#define SHOWN(s) shown((s), (char[96]){""}, 96)
 
 /* Every member of @p obj is one of @p names, and every required one (names[i] with
  * required[i]) is there. json_unpack_ex's JSON_STRICT check then agrees; this gives the names. */
 static int check_members(const json_t *obj, const char *const *names, const bool *required,
                          size_t count, const char *where, struct np_err *err)
 {
-    char accepted[256] = "", text[96];
-    size_t len = 0;
+    char accepted[256] = "", needed[256] = "";
+    size_t len = 0, needed_len = 0;
     const char *key;
     json_t *v;
 
     for (size_t i = 0; i < count && len < sizeof(accepted); i++)
         len += (size_t)snprintf(accepted + len, sizeof(accepted) - len, "%s%s", i ? ", " : "",
                                 names[i]);
+    for (size_t i = 0; i < count && needed_len < sizeof(needed); i++)
+        if (required[i])
+            needed_len += (size_t)snprintf(needed + needed_len, sizeof(needed) - needed_len, "%s%s",
+                                           needed_len ? ", " : "", names[i]);
     json_object_foreach((json_t *)obj, key, v)
     {
         size_t i = 0;
@@ -96,12 +103,12 @@ static int check_members(const json_t *obj, const char *const *names, const bool
             i++;
         if (i == count)
             return BAD("%s%sunknown member \"%s\": accepted members are %s", where,
-                       *where ? ": " : "", shown(key, text, sizeof(text)), accepted);
+                       *where ? ": " : "", SHOWN(key), accepted);
     }
     for (size_t i = 0; i < count; i++)
         if (required[i] && !json_object_get(obj, names[i]))
             return BAD("%s%s\"%s\" is missing (required members: %s)", where, *where ? ": " : "",
-                       names[i], accepted);
+                       names[i], needed);
     return 0;
 }
 
@@ -142,7 +149,6 @@ static int get_word(const json_t *v, const char *path, char *out, size_t max, st
 {
     const char *s = json_string_value(v);
     const size_t len = s ? strlen(s) : 0;
-    char text[96];
 
     if (!s)
         return BAD("%s: expected a string of 1 to %zu characters from A-Z a-z 0-9 . _ -, got %s",
@@ -150,8 +156,8 @@ static int get_word(const json_t *v, const char *path, char *out, size_t max, st
     if (len == 0 || len > max ||
         strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                   "0123456789._-") != len)
-        return BAD("%s: \"%s\" is not 1 to %zu characters from A-Z a-z 0-9 . _ -", path,
-                   shown(s, text, sizeof(text)), max);
+        return BAD("%s: \"%s\" is not 1 to %zu characters from A-Z a-z 0-9 . _ -", path, SHOWN(s),
+                   max);
     memcpy(out, s, len + 1);
     return 0;
 }
@@ -221,14 +227,13 @@ static int decode_job(const json_t *j, size_t i, unsigned nodes, struct np_scena
         return rc;
     job->job_class = NP_CLASS_LOW;
     if (cls) {
-        char text[96];
         pathf(path, sizeof(path), "%s.class", where);
         if (!json_is_string(cls))
             return BAD("%s: expected a string (%s), got %s", path, np_class_names(),
                        json_kind(cls));
         if (np_class_from_name(json_string_value(cls), &job->job_class, NULL) != 0)
             return BAD("%s: invalid class \"%s\": accepted values are %s", path,
-                       shown(json_string_value(cls), text, sizeof(text)), np_class_names());
+                       SHOWN(json_string_value(cls)), np_class_names());
     }
     return 0;
 }
@@ -325,30 +330,29 @@ static int decode_runs(const json_t *arr, struct np_scenario *s, struct np_err *
 {
     size_t i, count = 0;
     json_t *j;
-    int rc;
 
     while (np_order_at(count))
         count++;
     if (arr) {
+        int rc;
         if ((rc = get_array(arr, 1, NP_SCENARIO_MAX_RUNS, "runs", err)) != 0)
             return rc;
         count = json_array_size(arr);
     }
-    s->runs = calloc(count, sizeof(*s->runs));
+    s->runs = calloc(count + 1, sizeof(const struct np_order_ops *)); /* + 1: never 0 bytes */
     if (!s->runs)
         return np_err_set(err, -ENOMEM, "runs: out of memory");
     for (i = 0; !arr && i < count; i++)
         s->runs[s->nruns++] = np_order_at(i);
     json_array_foreach((json_t *)arr, i, j)
     {
-        char text[96];
         if (!json_is_string(j))
             return BAD("runs[%zu]: expected an order name (%s), got %s", i, np_order_names(),
                        json_kind(j));
         s->runs[i] = np_order_lookup(json_string_value(j));
         if (!s->runs[i])
             return BAD("runs[%zu]: unknown migration order \"%s\": accepted values are %s", i,
-                       shown(json_string_value(j), text, sizeof(text)), np_order_names());
+                       SHOWN(json_string_value(j)), np_order_names());
         s->nruns++;
     }
     return 0;
@@ -478,13 +482,4 @@ size_t np_scenario_instances(const struct np_scenario *s)
     for (size_t i = 0; s && i < s->njobs; i++)
         n += s->jobs[i].copies;
     return n;
-}
-
-bool np_scenario_text_is_json(const char *text, size_t len)
-{
-    size_t i = 0;
-
-    while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
-        i++;
-    return i < len && text[i] == '{';
 }

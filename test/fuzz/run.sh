@@ -15,7 +15,7 @@ shift $(($# > 1 ? 2 : 1))
 harnesses=("$@")
 if [ ${#harnesses[@]} -eq 0 ]; then
   harnesses=(proto_request proto_reply stored_summary summary_json report numa_maps procfs
-    helperconf siteconf topology_xml)
+    helperconf siteconf topology_xml scenario)
 fi
 # The readers' scratch trees (fuzz_common.c) on tmpfs when there is one: ten times the speed.
 [ -w /dev/shm ] && export TMPDIR=${TMPDIR:-/dev/shm}
@@ -34,6 +34,7 @@ for name in "${harnesses[@]}"; do
   proto_*) dict=(-dict="$here/protocol.dict") ;;
   summary_json | stored_summary) dict=(-dict="$here/summary.dict") ;;
   report) dict=(-dict="$here/report.dict") ;;
+  scenario) dict=(-dict="$here/scenario.dict") ;;
   esac
   mkdir -p "$scratch/$name" "$artifacts/$name"
   log=$scratch/$name.log

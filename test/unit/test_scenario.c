@@ -289,26 +289,6 @@ START_TEST(test_read)
 }
 END_TEST
 
-static const struct {
-    const char *text;
-    bool json;
-} sniff_cases[] = {
-    {"{}", true},
-    {" \n\t{\"a\": 1}", true},
-    {"30 0 1 1000 best\n", false},
-    {"# comment\n", false},
-    {"", false},
-    {"  ", false},
-    {"[1]", false},
-};
-
-START_TEST(test_sniff)
-{
-    ck_assert_int_eq(np_scenario_text_is_json(sniff_cases[_i].text, strlen(sniff_cases[_i].text)),
-                     sniff_cases[_i].json);
-}
-END_TEST
-
 /* The thesis's five dynamic sets as shipped (data/scenarios/), against the thesis
  * (../shared/design/thesis-experiments.md, section 4) and the model table. */
 static const struct {
@@ -476,7 +456,6 @@ int main(void)
     tcase_add_loop_test(tc, test_sizes, 0, sizeof(size_cases) / sizeof(size_cases[0]));
     tcase_add_test(tc, test_load);
     tcase_add_test(tc, test_read);
-    tcase_add_loop_test(tc, test_sniff, 0, sizeof(sniff_cases) / sizeof(sniff_cases[0]));
     tcase_add_loop_test(tc, test_shipped, 0, sizeof(shipped_cases) / sizeof(shipped_cases[0]));
     tcase_add_test(tc, test_shipped_series);
     suite_add_tcase(suite, tc);

@@ -13,7 +13,6 @@
 #ifndef NUMAPLACE_SCENARIO_H
 #define NUMAPLACE_SCENARIO_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -96,10 +95,6 @@ NP_API void np_scenario_fini(struct np_scenario *s);
 
 /** Job instances after expanding copies (the sum of every job's copies). */
 NP_API size_t np_scenario_instances(const struct np_scenario *s);
-
-/** True when @p text starts (after white space) with '{': a scenario rather than the line
- *  format of `numaplace migrate --script`. */
-NP_API bool np_scenario_text_is_json(const char *text, size_t len);
 
 /* ---- printing (scenario_print.c): what `numaplace scenario` shows ---- */
 
