@@ -339,18 +339,20 @@ launch() {
   step_pids[j]=$!
 }
 
-# The steps of $allocation numaplaced has read pages of: "STEP<TAB>NODE=BYTES,..."
+# The steps of $allocation numaplaced has read pages of: "STEP<TAB>CPUS<TAB>NODE=BYTES,...", CPUS
+# being the CPUs numaplaced takes as the job's (the step's allocation, as the plugin registers it).
 registered_steps() {
   "$numaplace" --json status 2>/dev/null | jq -r --argjson job "$allocation" '
     .jobs[] | select(.job == $job and .step < 4294967040 and (.latest.pages.node_bytes? | type) == "object")
-    | [.step, (.latest.pages.node_bytes | to_entries | map("\(.key)=\(.value)") | join(","))] | @tsv'
+    | [.step, .cpus, (.latest.pages.node_bytes | to_entries | map("\(.key)=\(.value)") | join(","))] | @tsv'
 }
 
 # wait_registered DIR: until every step still running has started its command and numaplaced
 # has read its pages; writes DIR/placement.tsv (job, step, node, the CPUs it may run on, the
 # node's CPUs, the share of its pages on the node, by numaplaced) and checks the CPUs.
 wait_registered() {
-  local dir=$1 deadline=$((SECONDS + register_timeout)) seen running j step line cpus pages share
+  local dir=$1 deadline=$((SECONDS + register_timeout)) seen running j step line cpus helper_cpus pages share
+  local wide=0
   declare -A step_of=()
   while :; do
     # Step ids by name (np<J>-<benchmark>): they are numbered as Slurm received them.
@@ -370,26 +372,30 @@ wait_registered() {
       die "$running of $njobs steps of allocation $allocation not registered with numaplaced after $register_timeout s (numaplace status; is the plugin's helper_socket numaplaced's?)"
     sleep 1
   done
-  printf 'job\tstep\tnode\tcpus\tnode_cpus\tpages_on_node\n' >"$dir/placement.tsv"
+  printf 'job\tstep\tnode\tcpus\tnode_cpus\thelper_cpus\tpages_on_node\n' >"$dir/placement.tsv"
   for ((j = 0; j < njobs; j++)); do
     step=${step_of[$j]:-}
     line=""
     [ -z "$step" ] || line=$(grep "^$step"$'\t' <<<"$seen" || true)
     if [ -z "$line" ]; then
       warn "job $j (${bench[j]}) ended before numaplaced read its pages"
-      printf '%s\t%s\t%s\t-\t%s\t-\n' "$j" "${step:--}" "${jnode[j]}" "${node_cpus[${jnode[j]}]}" >>"$dir/placement.tsv"
+      printf '%s\t%s\t%s\t-\t%s\t-\t-\n' "$j" "${step:--}" "${jnode[j]}" "${node_cpus[${jnode[j]}]}" >>"$dir/placement.tsv"
       continue
     fi
-    IFS=$'\t' read -r _ pages <<<"$line"
+    IFS=$'\t' read -r _ helper_cpus pages <<<"$line"
     cpus=$(sed -n 's/^start [^ ]* //p' "$dir/job$j.time" 2>/dev/null)
     [ -n "$cpus" ] || cpus=-
     share=$(awk -v k="${jnode[j]}" -v p="$pages" 'BEGIN { n = split(p, kv, ","); t = 0; m = 0
       for (i = 1; i <= n; i++) { split(kv[i], x, "="); t += x[2]; if (x[1] == k) m = x[2] }
       printf "%.3f", t ? m / t : 0 }')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$j" "$step" "${jnode[j]}" "$cpus" "${node_cpus[${jnode[j]}]}" "$share" >>"$dir/placement.tsv"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$j" "$step" "${jnode[j]}" "$cpus" "${node_cpus[${jnode[j]}]}" \
+      "${helper_cpus:--}" "$share" >>"$dir/placement.tsv"
+    [ -z "$helper_cpus" ] || cpus_within "$helper_cpus" "${node_cpus[${jnode[j]}]}" || wide=1
     [ "$cpus" = - ] || cpus_within "$cpus" "${node_cpus[${jnode[j]}]}" ||
       die "job $j (${bench[j]}, step $allocation.$step) runs on CPUs $cpus, not within node ${jnode[j]}'s ${node_cpus[${jnode[j]}]} (Slurm's ldoms are not NUMA nodes here? try --bind numactl)"
-  done
+  done  # numaplaced groups a request's candidates by the nodes of the CPUs the plugin registered: the
+  # step's allocation, all of the node's CPUs for these steps, not the job's binding.
+  [ "$wide" = 0 ] || warn "numaplaced takes the jobs' CPUs from their steps' allocations (placement.tsv, helper_cpus), wider than their NUMA nodes: its orders cannot tell the jobs that gain or lose from a move (all in group O), and rank by bandwidth alone"
 }
 
 # sacct_times: "J<TAB>SECONDS" per step of $allocation from accounting (bounded wait).
