@@ -1,0 +1,43 @@
+/*
+ * fwq_trace: the sched_switch tracepoint on each job CPU through perf_event_open (CLOCK_MONOTONIC
+ * timestamps, one ring per CPU read after each measurement, never during it), so bench/fwq can
+ * say what ran on a CPU in place of its FWQ thread. Needs tracefs (events/sched/sched_switch)
+ * and root or perf_event_paranoid <= -1.
+ */
+#ifndef NUMAPLACE_BENCH_FWQ_TRACE_H
+#define NUMAPLACE_BENCH_FWQ_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fwq_stats.h"
+
+#define FWQ_TRACE_MAX_CPUS 256
+
+struct fwq_trace {
+    int ncpu;
+    int fd[FWQ_TRACE_MAX_CPUS];
+    void *ring[FWQ_TRACE_MAX_CPUS];
+    size_t ring_bytes; /**< the whole mapping: one meta page and the data pages */
+    struct fwq_switch_layout layout;
+};
+
+/**
+ * Open the tracepoint on @p ncpu CPUs, disabled, with @p data_pages (a power of two) per ring.
+ * @return 0, or -errno with the reason in @p why.
+ */
+int fwq_trace_open(struct fwq_trace *t, const int *cpus, int ncpu, size_t data_pages, char *why,
+                   size_t why_len);
+
+void fwq_trace_enable(struct fwq_trace *t, int on);
+
+/**
+ * Take CPU index @p i's records out of its ring. @p out is reallocated to hold them (the
+ * caller frees it); @p lost accumulates records the kernel dropped. @return the count or -errno.
+ */
+long fwq_trace_take(struct fwq_trace *t, int i, struct fwq_switch **out, uint64_t *lost);
+
+/** Close everything; accepts a trace that failed to open. */
+void fwq_trace_close(struct fwq_trace *t);
+
+#endif
