@@ -8,7 +8,7 @@
  * times equal work quanta (calibrated once to U us, default 50) with CLOCK_MONOTONIC; a quantum's
  * detour is its time minus the fastest quantum on that CPU over the whole run. Each measurement
  * is a fixed number of quanta (S seconds' worth, default 10) on every job CPU at once, in one of
- * six configurations, rotated round by round (R rounds, default 3; each configuration takes each
+ * six configurations, rotated round by round (R rounds, default 6: each configuration takes each
  * place in the rotation once per 6 rounds) so drift hits them all alike:
  *   a  no daemon;
  *   b  numaplaced sampling N processes (default 64, M MiB touched each, default 16) at 1 Hz;
@@ -60,12 +60,12 @@ static uint64_t work(uint64_t iters, uint64_t seed)
 }
 
 struct fwq_thread {
-    int cpu;
     uint64_t iters;
     size_t quanta;
     uint64_t *stamps; /* quanta + 1 */
-    int32_t tid;
     pthread_barrier_t *start;
+    int cpu;
+    int32_t tid;
 };
 
 static void *fwq_thread_main(void *arg)
@@ -154,7 +154,7 @@ static uint64_t calibrate(int cpu, uint64_t target_ns)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage (as root): fwq NUMAPLACED [--seconds S (10)] [--rounds R (3)] "
+            "usage (as root): fwq NUMAPLACED [--seconds S (10)] [--rounds R (6)] "
             "[--quantum-us U (50)]\n"
             "  [--cpus LIST (every CPU this process may use)] [--helper-cpus LIST (none: the "
             "daemons share the job's CPUs)]\n"
@@ -202,7 +202,7 @@ int main(int argc, char **argv)
                                              {"numad", required_argument, NULL, 'n'},
                                              {NULL, 0, NULL, 0}};
     struct fwq_run run = {.seconds = 10,
-                          .rounds = 3,
+                          .rounds = 6,
                           .quantum_us = 50,
                           .procs = 64,
                           .mib = 16,

@@ -79,8 +79,48 @@ static void wait_resident(pid_t pid, long mib)
     }
 }
 
+/* What a signal must undo: the daemon running now, numad's change to khugepaged, the jobs. */
+static struct fwq_run *volatile signal_run;
+static struct fwq_daemon *volatile signal_daemon;
+
+static void on_signal(int sig)
+{
+    static const char msg[] = "fwq: interrupted: daemon and jobs stopped, khugepaged restored\n";
+    struct fwq_run *run = signal_run;
+    struct fwq_daemon *d = signal_daemon;
+
+    if (d && d->pid > 0)
+        kill(d->pid, SIGTERM);
+    if (run) {
+        int fd = open(THP_SCAN_SLEEP, O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            if (run->thp_scan_sleep[0] &&
+                write(fd, run->thp_scan_sleep, strlen(run->thp_scan_sleep)) < 0) {
+                /* nothing more a handler can do */
+            }
+            close(fd);
+        }
+        for (int i = 0; i < run->procs; i++)
+            if (run->proc_pids[i] > 0)
+                kill(run->proc_pids[i], SIGKILL);
+        if (run->large_pid > 0)
+            kill(run->large_pid, SIGKILL);
+    }
+    if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+        /* the exit status says it too */
+    }
+    _exit(128 + sig);
+}
+
 int fwq_jobs_start(struct fwq_run *run)
 {
+    struct sigaction sa = {.sa_handler = on_signal};
+
+    signal_run = run;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     for (int i = 0; i < run->procs; i++)
         if ((run->proc_pids[i] = toucher(run->mib, 1)) < 0)
             return -errno;
@@ -286,6 +326,7 @@ void fwq_daemon_start(struct fwq_run *run, enum fwq_config c, struct fwq_daemon 
 {
     memset(d, 0, sizeof(*d));
     d->migrate_fd = -1;
+    signal_daemon = d;
     switch (c) {
     case FWQ_NONE:
         break;
@@ -298,7 +339,7 @@ void fwq_daemon_start(struct fwq_run *run, enum fwq_config c, struct fwq_daemon 
         start_numaplaced(run, c, d);
         break;
     case FWQ_NUMA_MAPS:
-        if (run->large_mib < 2 * run->procs * run->mib) {
+        if (run->large_mib < 2L * run->procs * run->mib) {
             snprintf(d->why, sizeof(d->why),
                      "the large job (%ld MiB) must be at least twice job 1 (%ld MiB) for its "
                      "numa_maps to be read on a schedule of its own",
@@ -394,5 +435,6 @@ int fwq_daemon_stop(struct fwq_run *run, enum fwq_config c, struct fwq_daemon *d
             fprintf(stderr, "fwq: could not remove %s\n", d->dir);
     }
     d->pid = 0;
+    signal_daemon = NULL;
     return answered;
 }

@@ -120,6 +120,8 @@ static void keep(struct fwq_run *run, struct fwq_result *r, struct fwq_slot *slo
         uint8_t *mask = r->masks + (size_t)i * per_cpu + r->slots * run->quanta;
         const uint64_t *st = slot->stamps[i];
 
+        if (!st)
+            continue;
         for (size_t q = 0; q < run->quanta; q++) {
             uint64_t d = st[q + 1] - st[q];
             dur[q] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
@@ -141,10 +143,10 @@ static void measure_one(struct fwq_run *run, enum fwq_config c, struct fwq_slot 
 {
     struct fwq_result *r = &run->result[c];
     struct fwq_daemon d;
-    uint64_t cpu0, t0, t1;
 
     fwq_daemon_start(run, c, &d);
     if (!d.why[0]) {
+        uint64_t cpu0, t0, t1;
         fwq_daemon_go(run, c, &d);
         cpu0 = d.pid ? fwq_cpu_ns(d.pid) : 0;
         fwq_trace_enable(trace, 1);
@@ -188,7 +190,7 @@ static void report(struct fwq_run *run)
 {
     size_t per_cpu = (size_t)run->rounds * run->quanta, n_all = per_cpu * (size_t)run->ncpu;
     uint32_t *flat = malloc(n_all * sizeof(uint32_t)), *scratch = malloc(n_all * sizeof(uint32_t));
-    uint32_t fastest[FWQ_MAX_CPUS];
+    uint32_t fastest[FWQ_MAX_CPUS] = {0};
     struct fwq_detour_stats st[FWQ_CONFIGS];
     size_t daemon_quanta[FWQ_CONFIGS] = {0}, daemon_over[FWQ_CONFIGS] = {0};
     double mean[FWQ_CONFIGS] = {0}, mean_own[FWQ_CONFIGS] = {0};
@@ -316,15 +318,14 @@ int fwq_run(struct fwq_run *run)
             run->thp_scan_sleep[0] = '\0';
         fclose(f);
     }
-    for (int i = 0; i < run->ncpu; i++) {
-        slot.stamps[i] = calloc(run->quanta + 1, sizeof(uint64_t));
-        if (!slot.stamps[i])
-            return -1;
-    }
-    if (alloc_results(run) < 0 || fwq_jobs_start(run) < 0) {
+    for (int i = 0; i < run->ncpu; i++)
+        if (!(slot.stamps[i] = calloc(run->quanta + 1, sizeof(uint64_t))))
+            rc = -1;
+    if (rc < 0 || alloc_results(run) < 0 || fwq_jobs_start(run) < 0) {
         fprintf(stderr, "fwq: out of memory or fork failed\n");
         fwq_jobs_stop(run);
-        return -1;
+        rc = -1;
+        goto out;
     }
     if (fwq_trace_open(&trace, run->cpus, run->ncpu, 2048, run->trace_why, sizeof(run->trace_why)) <
         0)
@@ -355,8 +356,9 @@ int fwq_run(struct fwq_run *run)
         printf(" Migrations answered within their measurement: %d of %zu.",
                run->result[FWQ_MIGRATING].migrations_done, run->result[FWQ_MIGRATING].slots);
     printf("\n");
+out:
     free(ev);
-    for (int i = 0; i < run->ncpu; i++)
+    for (int i = 0; i < FWQ_MAX_CPUS; i++)
         free(slot.stamps[i]);
     for (int c = 0; c < FWQ_CONFIGS; c++) {
         free(run->result[c].durations);

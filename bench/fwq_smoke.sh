@@ -27,7 +27,7 @@ grep -q '^Load average before: ' "$out" || fail "no load average"
 # an unavailable figure always says why
 if grep -Eq 'unavailable:? *(\||$)' "$out"; then fail "an 'unavailable' without a reason"; fi
 grep -Eqi '(^|[^a-z])(nan|inf)([^a-z]|$)' "$out" && fail "NaN or infinity in the report"
-nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
+nodes=$(find /sys/devices/system/node -maxdepth 1 -name 'node[0-9]*' 2>/dev/null | wc -l)
 if [ "$nodes" -le 1 ]; then
   grep -q '^| c\. .*| unavailable: one NUMA node (' "$out" || fail "row c does not say one NUMA node"
 else

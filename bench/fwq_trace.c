@@ -21,13 +21,12 @@ static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "r");
     char *buf;
-    size_t n;
 
     if (!f)
         return NULL;
     buf = calloc(1, 65536);
     if (buf) {
-        n = fread(buf, 1, 65535, f);
+        size_t n = fread(buf, 1, 65535, f);
         buf[n] = '\0';
     }
     fclose(f);
