@@ -4,6 +4,7 @@
 #endif
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -172,6 +173,27 @@ uint64_t fwq_cpu_ns(pid_t pid)
     }
     closedir(d);
     return sum;
+}
+
+void fwq_daemon_tids(pid_t pid, struct fwq_slot *slot)
+{
+    char path[64];
+    DIR *d;
+    struct dirent *e;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    d = opendir(path);
+    if (!d)
+        return;
+    while ((e = readdir(d))) {
+        int32_t tid = (int32_t)atoi(e->d_name);
+        bool known = tid <= 0;
+        for (size_t i = 0; i < slot->ndaemon_tids && !known; i++)
+            known = slot->daemon_tids[i] == tid;
+        if (!known && slot->ndaemon_tids < sizeof(slot->daemon_tids) / sizeof(slot->daemon_tids[0]))
+            slot->daemon_tids[slot->ndaemon_tids++] = tid;
+    }
+    closedir(d);
 }
 
 static int ping(const char *sock)

@@ -111,7 +111,7 @@ static int alloc_results(struct fwq_run *run)
 
 /* Keep one measurement: durations and the sources that ran inside each quantum. */
 static void keep(struct fwq_run *run, struct fwq_result *r, struct fwq_slot *slot,
-                 struct fwq_trace *trace, struct fwq_switch **ev)
+                 struct fwq_trace *trace)
 {
     size_t per_cpu = (size_t)run->rounds * run->quanta;
 
@@ -126,43 +126,47 @@ static void keep(struct fwq_run *run, struct fwq_result *r, struct fwq_slot *slo
             uint64_t d = st[q + 1] - st[q];
             dur[q] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
         }
-        if (trace->ncpu) {
-            long n = fwq_trace_take(trace, i, ev, &r->lost_switches);
-            if (n > 0) {
-                r->switches += (uint64_t)n;
-                fwq_attribute(st, run->quanta, *ev, (size_t)n, slot->tids[i], r->ns_by_source,
-                              mask);
-            }
+        if (i < trace->ncpu && fwq_trace_drain(trace, i) == 0) {
+            r->switches += trace->nev[i];
+            fwq_attribute(st, run->quanta, trace->ev[i], trace->nev[i], slot->tids[i],
+                          slot->daemon_tids, slot->ndaemon_tids, r->ns_by_source, mask);
         }
     }
+    r->lost_switches += trace->lost;
     r->slots++;
 }
 
 static void measure_one(struct fwq_run *run, enum fwq_config c, struct fwq_slot *slot,
-                        struct fwq_trace *trace, struct fwq_switch **ev)
+                        struct fwq_trace *trace)
 {
     struct fwq_result *r = &run->result[c];
     struct fwq_daemon d;
 
     fwq_daemon_start(run, c, &d);
+    slot->ndaemon_tids = 0;
     if (!d.why[0]) {
         uint64_t cpu0, t0, t1;
         fwq_daemon_go(run, c, &d);
+        if (d.pid)
+            fwq_daemon_tids(d.pid, slot);
         cpu0 = d.pid ? fwq_cpu_ns(d.pid) : 0;
+        fwq_trace_clear(trace);
         fwq_trace_enable(trace, 1);
         t0 = now_ns();
-        fwq_measure(run, slot);
+        fwq_measure(run, slot, trace);
         t1 = now_ns();
         fwq_trace_enable(trace, 0);
-        if (d.pid)
+        if (d.pid) {
             r->daemon_cpu_ns += fwq_cpu_ns(d.pid) - cpu0;
+            fwq_daemon_tids(d.pid, slot);
+        }
         r->window_ns += t1 - t0;
     }
     if (d.why[0] && !r->why[0])
         snprintf(r->why, sizeof(r->why), "%s", d.why);
     r->migrations_done += fwq_daemon_stop(run, c, &d);
     if (!d.why[0])
-        keep(run, r, slot, trace, ev);
+        keep(run, r, slot, trace);
     fprintf(stderr, "fwq: %s: %s\n", fwq_config_label(c), d.why[0] ? d.why : "measured");
 }
 
@@ -193,7 +197,7 @@ static void report(struct fwq_run *run)
     uint32_t fastest[FWQ_MAX_CPUS] = {0};
     struct fwq_detour_stats st[FWQ_CONFIGS];
     size_t daemon_quanta[FWQ_CONFIGS] = {0}, daemon_over[FWQ_CONFIGS] = {0};
-    double mean[FWQ_CONFIGS] = {0}, mean_own[FWQ_CONFIGS] = {0};
+    double mean[FWQ_CONFIGS] = {0}, mean_own[FWQ_CONFIGS] = {0}, sum_ns[FWQ_CONFIGS] = {0};
 
     if (!flat || !scratch) {
         free(flat);
@@ -223,6 +227,7 @@ static void report(struct fwq_run *run)
                 for (size_t q = 0; q < r->slots * run->quanta; q++)
                     sum += r->durations[(size_t)i * per_cpu + q];
             mean[c] = (double)sum / (double)n;
+            sum_ns[c] = (double)sum;
             /* without the time other users' processes ran in the quanta (a shared machine) */
             mean_own[c] = (double)(sum - r->ns_by_source[FWQ_SRC_OTHER]) / (double)n;
         }
@@ -270,8 +275,9 @@ static void report(struct fwq_run *run)
         printf("| configuration | detour ms per s per CPU |");
         for (int s = 0; s < FWQ_SRC_COUNT; s++)
             printf(" %s |", fwq_source_name((enum fwq_source)s));
-        printf(" in place | quanta with a daemon run (> 10 us) | switches (lost) |\n|---|---|");
-        for (int s = 0; s <= FWQ_SRC_COUNT + 2; s++)
+        printf(" in place | quanta with a daemon run (> 10 us) | the daemon's time in the quanta, "
+               "%% of FWQ time | switches (lost) |\n|---|---|");
+        for (int s = 0; s <= FWQ_SRC_COUNT + 3; s++)
             printf("---|");
         printf("\n");
         for (int c = 0; c < FWQ_CONFIGS; c++) {
@@ -289,9 +295,12 @@ static void report(struct fwq_run *run)
             }
             printf(" %.1f | ", total > switched ? (total - switched) / total * 100 : 0.0);
             if (c == FWQ_NONE)
-                printf("- |");
+                printf("- | - |");
             else
-                printf("%zu (%zu) |", daemon_quanta[c], daemon_over[c]);
+                printf("%zu (%zu) | %.4f |", daemon_quanta[c], daemon_over[c],
+                       sum_ns[c] > 0 ? (double)r->ns_by_source[daemon_source((enum fwq_config)c)] /
+                                           sum_ns[c] * 100
+                                     : 0.0);
             printf(" %llu (%llu) |\n", (unsigned long long)r->switches,
                    (unsigned long long)r->lost_switches);
         }
@@ -304,7 +313,6 @@ int fwq_run(struct fwq_run *run)
 {
     struct fwq_slot slot = {0};
     struct fwq_trace trace;
-    struct fwq_switch *ev = NULL;
     FILE *f;
     double load[3] = {0};
     int rc = 0;
@@ -346,7 +354,7 @@ int fwq_run(struct fwq_run *run)
     for (unsigned round = 0; round < run->rounds; round++)
         for (unsigned pos = 0; pos < FWQ_CONFIGS; pos++)
             measure_one(run, (enum fwq_config)fwq_rotation_config(round, pos, FWQ_CONFIGS), &slot,
-                        &trace, &ev);
+                        &trace);
     fwq_trace_close(&trace);
     fwq_jobs_stop(run);
     report(run);
@@ -357,7 +365,6 @@ int fwq_run(struct fwq_run *run)
                run->result[FWQ_MIGRATING].migrations_done, run->result[FWQ_MIGRATING].slots);
     printf("\n");
 out:
-    free(ev);
     for (int i = 0; i < FWQ_MAX_CPUS; i++)
         free(slot.stamps[i]);
     for (int c = 0; c < FWQ_CONFIGS; c++) {

@@ -28,6 +28,8 @@ enum fwq_config {
 struct fwq_slot {
     uint64_t *stamps[FWQ_MAX_CPUS];
     int32_t tids[FWQ_MAX_CPUS];
+    int32_t daemon_tids[64]; /**< the daemon's threads, seen at the start or the end */
+    size_t ndaemon_tids;
 };
 
 /** What was running for a measurement (fwq_daemons.c). */
@@ -72,8 +74,10 @@ struct fwq_run {
     char trace_why[256]; /**< "" when sched_switch is recorded */
 };
 
-/** Run the FWQ threads for one measurement (fwq.c). @return 0 or -errno. */
-int fwq_measure(struct fwq_run *run, struct fwq_slot *slot);
+struct fwq_trace;
+/** Run the FWQ threads for one measurement (fwq.c), draining @p trace's rings when they fill
+ * (a trace that did not open has ncpu 0). @return 0 or -errno. */
+int fwq_measure(struct fwq_run *run, struct fwq_slot *slot, struct fwq_trace *trace);
 
 /** The whole rotation and its report (fwq_run.c). @return 0 or -1. */
 int fwq_run(struct fwq_run *run);
@@ -93,5 +97,7 @@ void fwq_daemon_go(struct fwq_run *run, enum fwq_config c, struct fwq_daemon *d)
 int fwq_daemon_stop(struct fwq_run *run, enum fwq_config c, struct fwq_daemon *d);
 /** CPU time of every thread of @p pid, ns, or 0 when it is gone. */
 uint64_t fwq_cpu_ns(pid_t pid);
+/** Add the TIDs of @p pid's threads to @p slot's daemon_tids (no duplicates). */
+void fwq_daemon_tids(pid_t pid, struct fwq_slot *slot);
 
 #endif

@@ -196,8 +196,22 @@ static void add_piece(const uint64_t *stamps, size_t n, uint64_t from, uint64_t 
         mask[q] |= (uint8_t)(1u << src);
 }
 
+static enum fwq_source source_of_task(const struct fwq_switch *sw, const int32_t *daemon_tids,
+                                      size_t ndaemon_tids)
+{
+    enum fwq_source src = fwq_source_of(sw->next_comm);
+
+    if (src != FWQ_SRC_NUMAPLACED && src != FWQ_SRC_NUMAD)
+        return src;
+    for (size_t i = 0; i < ndaemon_tids; i++)
+        if (daemon_tids[i] == sw->next_pid)
+            return src;
+    return FWQ_SRC_OTHER;
+}
+
 void fwq_attribute(const uint64_t *stamps, size_t n, const struct fwq_switch *ev, size_t nev,
-                   int32_t fwq_tid, uint64_t ns_by_source[FWQ_SRC_COUNT], uint8_t *mask)
+                   int32_t fwq_tid, const int32_t *daemon_tids, size_t ndaemon_tids,
+                   uint64_t ns_by_source[FWQ_SRC_COUNT], uint8_t *mask)
 {
     bool away = false;
     uint64_t since = 0;
@@ -215,7 +229,7 @@ void fwq_attribute(const uint64_t *stamps, size_t n, const struct fwq_switch *ev
         } else if (away || ev[i].prev_pid == fwq_tid) {
             away = true;
             since = ev[i].t_ns;
-            running = fwq_source_of(ev[i].next_comm);
+            running = source_of_task(&ev[i], daemon_tids, ndaemon_tids);
         }
     }
     if (away) /* still away when the record ended: up to the last stamp */

@@ -82,10 +82,13 @@ int fwq_switch_decode(const void *raw, size_t len, const struct fwq_switch_layou
  * (sorted by time) are that CPU's switches. Each stretch from a switch away from @p fwq_tid to
  * the switch back is split by the switches inside it, and each piece's time is added to
  * @p ns_by_source by the task that ran it; bit (1 << source) of @p mask[i] is set for each
- * quantum a piece falls in. Pieces are clipped to [stamps[0], stamps[n]].
+ * quantum a piece falls in. Pieces are clipped to [stamps[0], stamps[n]]. A task named like a
+ * daemon counts as that daemon only when its TID is one of @p daemon_tids (another user's
+ * numaplaced on a shared machine is one of "other processes").
  */
 void fwq_attribute(const uint64_t *stamps, size_t n, const struct fwq_switch *ev, size_t nev,
-                   int32_t fwq_tid, uint64_t ns_by_source[FWQ_SRC_COUNT], uint8_t *mask);
+                   int32_t fwq_tid, const int32_t *daemon_tids, size_t ndaemon_tids,
+                   uint64_t ns_by_source[FWQ_SRC_COUNT], uint8_t *mask);
 
 /**
  * Parse a CPU list ("0-3,8") into @p cpus (at most @p max). @return the count, or -EINVAL on a

@@ -76,6 +76,9 @@ int fwq_trace_open(struct fwq_trace *t, const int *cpus, int ncpu, size_t data_p
     attr.disabled = 1;
     attr.use_clockid = 1;
     attr.clockid = CLOCK_MONOTONIC;
+    /* poll() says a ring is half full: the caller drains it before records are lost */
+    attr.watermark = 1;
+    attr.wakeup_watermark = (uint32_t)(data_pages * (size_t)page / 2);
     t->ring_bytes = (data_pages + 1) * (size_t)page;
     for (int i = 0; i < ncpu; i++) {
         t->fd[i] = (int)syscall(SYS_perf_event_open, &attr, -1, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
@@ -109,13 +112,27 @@ void fwq_trace_enable(struct fwq_trace *t, int on)
         ioctl(t->fd[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
 }
 
-long fwq_trace_take(struct fwq_trace *t, int i, struct fwq_switch **out, uint64_t *lost)
+static int append(struct fwq_trace *t, int i, const struct fwq_switch *sw)
+{
+    if (t->nev[i] == t->cap[i]) {
+        size_t ncap = t->cap[i] ? t->cap[i] * 2 : 4096;
+        struct fwq_switch *grown = realloc(t->ev[i], ncap * sizeof(*grown));
+        if (!grown)
+            return -ENOMEM;
+        t->ev[i] = grown;
+        t->cap[i] = ncap;
+    }
+    t->ev[i][t->nev[i]++] = *sw;
+    return 0;
+}
+
+int fwq_trace_drain(struct fwq_trace *t, int i)
 {
     struct perf_event_mmap_page *meta = t->ring[i];
     const unsigned char *data;
     uint64_t head, tail, size;
-    size_t count = 0, cap = 0;
     unsigned char rec[65536];
+    int rc = 0;
 
     if (!meta)
         return -EBADF;
@@ -123,7 +140,7 @@ long fwq_trace_take(struct fwq_trace *t, int i, struct fwq_switch **out, uint64_
     size = meta->data_size;
     head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
     tail = meta->data_tail;
-    while (tail < head) {
+    while (tail < head && rc == 0) {
         struct perf_event_header hdr;
         size_t off = tail % size, first;
 
@@ -140,29 +157,27 @@ long fwq_trace_take(struct fwq_trace *t, int i, struct fwq_switch **out, uint64_
         if (hdr.type == PERF_RECORD_LOST && hdr.size >= sizeof(hdr) + 16) {
             uint64_t n;
             memcpy(&n, rec + sizeof(hdr) + 8, 8);
-            *lost += n;
+            t->lost += n;
         } else if (hdr.type == PERF_RECORD_SAMPLE && hdr.size >= sizeof(hdr) + 12) {
             uint64_t time;
             uint32_t raw_size;
             struct fwq_switch sw;
             memcpy(&time, rec + sizeof(hdr), 8);
             memcpy(&raw_size, rec + sizeof(hdr) + 8, 4);
-            if (sizeof(hdr) + 12 + raw_size > hdr.size ||
-                fwq_switch_decode(rec + sizeof(hdr) + 12, raw_size, &t->layout, time, &sw) < 0)
-                continue;
-            if (count == cap) {
-                size_t ncap = cap ? cap * 2 : 4096;
-                struct fwq_switch *grown = realloc(*out, ncap * sizeof(**out));
-                if (!grown)
-                    return -ENOMEM;
-                *out = grown;
-                cap = ncap;
-            }
-            (*out)[count++] = sw;
+            if (sizeof(hdr) + 12 + raw_size <= hdr.size &&
+                fwq_switch_decode(rec + sizeof(hdr) + 12, raw_size, &t->layout, time, &sw) == 0)
+                rc = append(t, i, &sw);
         }
     }
     __atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
-    return (long)count;
+    return rc;
+}
+
+void fwq_trace_clear(struct fwq_trace *t)
+{
+    for (int i = 0; i < FWQ_TRACE_MAX_CPUS; i++)
+        t->nev[i] = 0;
+    t->lost = 0;
 }
 
 void fwq_trace_close(struct fwq_trace *t)
@@ -174,6 +189,11 @@ void fwq_trace_close(struct fwq_trace *t)
             close(t->fd[i]);
         t->ring[i] = NULL;
         t->fd[i] = -1;
+    }
+    for (int i = 0; i < FWQ_TRACE_MAX_CPUS; i++) {
+        free(t->ev[i]);
+        t->ev[i] = NULL;
+        t->nev[i] = t->cap[i] = 0;
     }
     t->ncpu = 0;
 }

@@ -1,7 +1,7 @@
 /*
  * fwq_trace: the sched_switch tracepoint on each job CPU through perf_event_open (CLOCK_MONOTONIC
- * timestamps, one ring per CPU read after each measurement, never during it), so bench/fwq can
- * say what ran on a CPU in place of its FWQ thread. Needs tracefs (events/sched/sched_switch)
+ * timestamps, one ring per CPU, drained when half full and after each measurement), so bench/fwq
+ * can say what ran on a CPU in place of its FWQ thread. Needs tracefs (events/sched/sched_switch)
  * and root or perf_event_paranoid <= -1.
  */
 #ifndef NUMAPLACE_BENCH_FWQ_TRACE_H
@@ -20,6 +20,10 @@ struct fwq_trace {
     void *ring[FWQ_TRACE_MAX_CPUS];
     size_t ring_bytes; /**< the whole mapping: one meta page and the data pages */
     struct fwq_switch_layout layout;
+    /* what was drained since the last fwq_trace_clear, per CPU */
+    struct fwq_switch *ev[FWQ_TRACE_MAX_CPUS];
+    size_t nev[FWQ_TRACE_MAX_CPUS], cap[FWQ_TRACE_MAX_CPUS];
+    uint64_t lost; /**< records the kernel dropped (a ring full before it was drained) */
 };
 
 /**
@@ -31,11 +35,11 @@ int fwq_trace_open(struct fwq_trace *t, const int *cpus, int ncpu, size_t data_p
 
 void fwq_trace_enable(struct fwq_trace *t, int on);
 
-/**
- * Take CPU index @p i's records out of its ring. @p out is reallocated to hold them (the
- * caller frees it); @p lost accumulates records the kernel dropped. @return the count or -errno.
- */
-long fwq_trace_take(struct fwq_trace *t, int i, struct fwq_switch **out, uint64_t *lost);
+/** Move CPU index @p i's records from its ring to t->ev[i]. @return 0 or -errno. */
+int fwq_trace_drain(struct fwq_trace *t, int i);
+
+/** Forget what was drained (the buffers are kept). */
+void fwq_trace_clear(struct fwq_trace *t);
 
 /** Close everything; accepts a trace that failed to open. */
 void fwq_trace_close(struct fwq_trace *t);

@@ -253,6 +253,12 @@ static const struct attribute_case attribute_cases[] = {
      2,
      {[FWQ_SRC_OTHER] = 10},
      {0, 0, 0, 1 << FWQ_SRC_OTHER}},
+    /* another user's numaplaced (TID 43, not ours) */
+    {"a daemon that is not the one measured",
+     {EV(1150, TID, 43, "numaplaced"), EV(1180, 43, TID, "fwq")},
+     2,
+     {[FWQ_SRC_OTHER] = 30},
+     {0, 1 << FWQ_SRC_OTHER, 0, 0}},
     {"switches between other tasks while fwq runs elsewhere",
      {EV(1050, 11, 12, "numaplaced")},
      1,
@@ -267,7 +273,9 @@ START_TEST(test_attribute)
     uint64_t ns[FWQ_SRC_COUNT] = {0};
     uint8_t mask[4] = {0};
 
-    fwq_attribute(stamps, 4, tc->ev, tc->nev, TID, ns, mask);
+    const int32_t daemon_tids[] = {42, 3};
+
+    fwq_attribute(stamps, 4, tc->ev, tc->nev, TID, daemon_tids, 2, ns, mask);
     for (int s = 0; s < FWQ_SRC_COUNT; s++)
         ck_assert_msg(ns[s] == tc->ns[s], "%s: %s got %llu, expected %llu", tc->name,
                       fwq_source_name((enum fwq_source)s), (unsigned long long)ns[s],
