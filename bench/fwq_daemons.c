@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/msg.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -27,6 +28,8 @@
 #include "numaplace/protocol.h"
 
 #define NUMAD_PID_FILE "/var/run/numad.pid"
+/* numad's System V message queue (its key in numad.c), which it never removes */
+#define NUMAD_MSG_KEY  0xdeadbeef
 #define THP_SCAN_SLEEP "/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs"
 /* Past a daemon's start-up and first samples (numaplaced reads every numa_maps at its first). */
 #define SETTLE_US 2500000
@@ -295,6 +298,8 @@ static void start_numaplaced(struct fwq_run *run, enum fwq_config c, struct fwq_
         snprintf(d->why, sizeof(d->why), "registering the large job failed");
 }
 
+static int numad_queue_before = -1; /* whether numad's queue was there before the first numad */
+
 static int numad_running(void)
 {
     FILE *f = fopen(NUMAD_PID_FILE, "r");
@@ -327,6 +332,8 @@ static void start_numad(struct fwq_run *run, enum fwq_config c, struct fwq_daemo
                  "a numad already runs (pid %d): numad allows one per machine", other);
         return;
     }
+    if (numad_queue_before < 0)
+        numad_queue_before = msgget((key_t)NUMAD_MSG_KEY, 0) >= 0;
     unlink(NUMAD_PID_FILE);
     starter = fork();
     if (starter == 0) {
@@ -427,6 +434,15 @@ static void restore_thp(const struct fwq_run *run)
     close(fd);
 }
 
+/* Remove numad's message queue once numad is stopped, if the benchmark's numad created it. */
+static void numad_queue_cleanup(void)
+{
+    int id = msgget((key_t)NUMAD_MSG_KEY, 0);
+
+    if (numad_queue_before == 0 && id >= 0)
+        msgctl(id, IPC_RMID, NULL);
+}
+
 int fwq_daemon_stop(struct fwq_run *run, enum fwq_config c, struct fwq_daemon *d)
 {
     int answered = 0;
@@ -447,6 +463,7 @@ int fwq_daemon_stop(struct fwq_run *run, enum fwq_config c, struct fwq_daemon *d
         if (kill(d->pid, 0) == 0)
             kill(d->pid, SIGKILL);
         restore_thp(run);
+        numad_queue_cleanup();
     } else if (d->pid > 0) {
         kill(d->pid, SIGTERM);
         waitpid(d->pid, NULL, 0);

@@ -10,6 +10,9 @@ fwq=$1 helper=$2
 [ "$(id -u)" = 0 ] || { echo "fwq_smoke: needs root (numaplaced registers processes); skipped"; exit 77; }
 thp=/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs
 thp_before=$(cat "$thp" 2>/dev/null || echo none)
+# numad's System V message queue (key 0xdeadbeef): numad never removes it, the benchmark does
+numad_queue() { ipcs -q 2>/dev/null | grep -c '^0xdeadbeef' || true; }
+queue_before=$(numad_queue)
 out=$(mktemp /tmp/fwq-smoke.XXXXXX)
 trap 'rm -f "$out"' EXIT
 fail() { echo "fwq_smoke: FAIL: $*"; cat "$out"; exit 1; }
@@ -36,6 +39,7 @@ fi
 # the no-daemon row is the reference: its ratio is 1
 grep -q '^| a\. no daemon | 1\.0000 |' "$out" || fail "row a's ratio is not 1.0000"
 [ "$(cat "$thp" 2>/dev/null || echo none)" = "$thp_before" ] || fail "khugepaged scan interval not restored"
+[ "$(numad_queue)" = "$queue_before" ] || fail "numad's message queue left behind"
 if compgen -G "/tmp/np-fwq-*" >/dev/null; then fail "a numaplaced temp directory is left"; fi
 pid=$(cat /var/run/numad.pid 2>/dev/null || true)
 if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && grep -q '^| e\. .*| [0-9]' "$out"; then
