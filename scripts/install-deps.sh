@@ -20,6 +20,8 @@ packages=(
   # metrics tests: a Prometheus server scraping numaplaced, promtool checking the page and the
   # dashboard (tests start their own server; the package's service is not used)
   prometheus curl
+  # bench/fwq runs Debian's numad beside numaplaced (it starts and stops its own)
+  numad
 )
 # Debian 13 ships promtool as a package of its own (Debian 12's prometheus contains it); a
 # testing or unstable system has no VERSION_ID.
@@ -46,3 +48,8 @@ apt-get update -qq
 # Debian's slurm and munge packages try to start services; in containers without systemd that
 # fails harmlessly, and tests start their own daemons in temporary directories anyway.
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# numad's package enables its service; bench/fwq starts its own, and a numad running all the time
+# would move processes and change khugepaged's scan interval on a developer's machine.
+if [[ " ${missing[*]} " == *" numad "* ]] && [ -d /run/systemd/system ]; then
+  systemctl disable --now numad.service || true
+fi
