@@ -120,5 +120,19 @@ expect_fail 2 "unknown migration order 'fastest': accepted values are best-plus"
 expect_fail 1 "jobs\[1\].node" migrate --script "$bad"
 printf '86401 0 1 100\n' >"$dir/long.txt"
 expect_fail 1 "DELAY_S from 0 to 86400" migrate --script "$dir/long.txt"
+# a bad line anywhere stops the line format before its first request (numaplace(1))
+bad_line() { # PATTERN LINE: LINE after a good one is refused with PATTERN naming line 3
+  printf '# good, then bad\n0 0 1 100\n%s\n' "$2" >"$dir/bad.txt"
+  expect_fail 1 "bad.txt:3: $1" migrate --script "$dir/bad.txt"
+}
+bad_line 'PAGES "100abc" is not a number from 0 to 9223372036854775807' '0 0 1 100abc'
+bad_line 'PAGES "1.5" is not a number' '0 0 1 1.5'
+bad_line 'FROM "-1" is not a number from 0 to 4095' '0 -1 1 100'
+bad_line 'TO "-4294967295" is not a number' '0 0 -4294967295 100'
+bad_line 'PAGES "-5" is not a number' '0 0 1 -5'
+bad_line "ORDER: unknown migration order 'fastest': accepted values are best-plus" '0 0 1 100 fastest'
+bad_line 'expected "DELAY_S FROM TO PAGES \[ORDER\]"' '0 0 1'
+bad_line 'expected "DELAY_S FROM TO PAGES' 'nan 0 1 100'
+bad_line 'longer than 510 bytes' "0 0 1 100 best $(printf '%0600d' 0)"
 [ ! -e "$dir/requests.jsonl" ] || fail "a refused script sent requests"
 echo "cli_scenario: ok"
