@@ -61,12 +61,13 @@ static const char *json_kind(const json_t *v)
     return "something else";
 }
 
-/* @p s for a message: at most 72 bytes, control and non-ASCII bytes as \xHH (never raw). */
+/* @p s for a message: at most @p size - 2 bytes (a cut \xHH stops it before), control and non-ASCII
+ * bytes as \xHH (never raw). */
 static const char *shown(const char *s, char *buf, size_t size)
 {
     size_t n = 0;
 
-    for (; *s && n + 5 < size && n < 72; s++) {
+    for (; *s && n + 5 < size; s++) {
         const unsigned char c = (unsigned char)*s;
         if (c < 0x20 || c >= 0x7f)
             n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
@@ -77,7 +78,7 @@ static const char *shown(const char *s, char *buf, size_t size)
     return buf;
 }
 /* shown() into a buffer that lives as long as the enclosing block (a message's arguments). */
-#define SHOWN(s) shown((s), (char[96]){""}, 96)
+#define SHOWN(s) shown((s), (char[77]){""}, 77) /* at most 75 bytes */
 
 /* Every member of @p obj is one of @p names, and every required one (names[i] with
  * required[i]) is there. json_unpack_ex's JSON_STRICT check then agrees; this gives the names. */
@@ -405,7 +406,9 @@ int np_scenario_parse(const char *text, size_t len, struct np_scenario *out, str
         return BAD("no scenario text");
     root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root)
-        return BAD("not valid JSON: line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
+        /* jansson's text quotes the input near the error ("invalid token near '...'") */
+        return BAD("not valid JSON: line %d, column %d: %s", jerr.line, jerr.column,
+                   shown(jerr.text, (char[sizeof(jerr.text) * 4]){""}, sizeof(jerr.text) * 4));
     rc = decode(root, out, err);
     json_decref(root);
     if (rc != 0)
