@@ -337,14 +337,16 @@ static int check(const struct np_replay_set *set, const struct np_replay_config 
         }
     }
     for (unsigned n = 0; n < set->nnodes; n++) {
-        uint64_t start = 0;
-        for (size_t i = 0; i < set->njobs; i++)
-            start += set->jobs[i].memory_node == n ? set->jobs[i].pages : 0;
-        if (start > config->node_pages)
-            return np_err_set(err, -EINVAL,
-                              "node %u: its jobs start with %llu pages, more than its memory "
-                              "(%llu pages)",
-                              n, (unsigned long long)start, (unsigned long long)config->node_pages);
+        uint64_t start = 0; /* never above node_pages, so the sum cannot wrap */
+        for (size_t i = 0; i < set->njobs; i++) {
+            const uint64_t pages = set->jobs[i].memory_node == n ? set->jobs[i].pages : 0;
+            if (pages > config->node_pages - start)
+                return np_err_set(err, -EINVAL,
+                                  "node %u: its jobs start with more pages than its memory "
+                                  "(%llu pages; jobs[%zu] brings it past that)",
+                                  n, (unsigned long long)config->node_pages, i);
+            start += pages;
+        }
     }
     for (size_t i = 0; i < set->nrequests; i++) {
         const struct np_replay_request *req = &set->requests[i];

@@ -299,6 +299,23 @@ START_TEST(test_bad_sets)
 }
 END_TEST
 
+/* Two jobs whose pages sum past 2^64 are refused, not wrapped to a small start. */
+START_TEST(test_start_sum_cannot_wrap)
+{
+    const struct np_replay_job half = {
+        .row = &quiet, .work_s = 10, .node = 0, .memory_node = 0, .pages = UINT64_C(1) << 63};
+    const struct np_replay_job jobs[2] = {half, half};
+    const struct np_replay_set set = {4, jobs, 2, NULL, 0};
+    const struct np_replay_config c = config(NP_REPLAY_THESIS, 0);
+    struct np_replay_result r;
+    struct np_err err = {0};
+
+    ck_assert_int_eq(np_replay_run(&set, &c, NULL, 0, &r, &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, "node 0: its jobs start with more pages than its memory"), "%s",
+                  err.msg);
+}
+END_TEST
+
 START_TEST(test_figure_and_names)
 {
     const double times[] = {2, 8}, best[] = {1, 2}, zero[] = {0, 1};
@@ -343,7 +360,29 @@ static const struct {
 } bad_footprints[] = {
     {"benchmark,input\n", -EINVAL, "header lacks column 'footprint_pages'"},
     {"benchmark,input,footprint_pages\na,,x\n", -EINVAL, "'footprint_pages' is not a page count"},
-    {"benchmark,input,footprint_pages\na,,-5\n", -EINVAL, "is not a page count (1 or more)"},
+    {"benchmark,input,footprint_pages\na,,-5\n", -EINVAL,
+     "is not a page count (1 to 1099511627776)"},
+    {"benchmark,input,footprint_pages\na,,1099511627777\n", -EINVAL,
+     "'footprint_pages' is not a page count (1 to 1099511627776): '1099511627777'"},
+    {"benchmark,input,footprint_pages\n0123456789012345678901234567890123,,5\n", -EINVAL,
+     ":2: column 'benchmark' is longer than 31 bytes"},
+    {"benchmark,input,footprint_pages\na,012345678,5\n", -EINVAL,
+     ":2: column 'input' is longer than 7 bytes"},
+    {"# a comment longer than the line buffer "
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "benchmark,input,footprint_pages\nbenchmark,input,footprint_pages\na,,5\n",
+     -EINVAL, ":1: longer than 1022 bytes"},
     {"benchmark,input,footprint_pages\na,,0\n", -EINVAL, "is not a page count"},
     {"benchmark,input,footprint_pages\n,,5\n", -EINVAL, "column 'benchmark' is empty"},
     {"# only a comment\nbenchmark,input,footprint_pages\n", -EINVAL, "no data rows"},
@@ -445,6 +484,7 @@ static const struct {
     {"999.nope", 0, 1, "jobs[0].benchmark: '999.nope' input 0 is not in the model table"},
     {"502.gcc_r", 0, 1, "jobs[0].benchmark: no footprint for '502.gcc_r'"},
     {"619.lbm_s", 0, 0, "footprint scale 0: must be a number > 0"},
+    {"619.lbm_s", 0, 1e30, "jobs[0]: footprint 825499 pages x 1e+30 is more than 1099511627776"},
 };
 
 START_TEST(test_set_from_bad_scenario)
@@ -540,6 +580,7 @@ int main(void)
     tcase_add_test(tc, test_random_reproducible_per_seed);
     tcase_add_test(tc, test_requests_after_the_end);
     tcase_add_loop_test(tc, test_bad_sets, 0, N(bad_cases));
+    tcase_add_test(tc, test_start_sum_cannot_wrap);
     tcase_add_test(tc, test_figure_and_names);
     tcase_add_test(tc, test_shipped_footprints);
     tcase_add_loop_test(tc, test_bad_footprints, 0, N(bad_footprints));
