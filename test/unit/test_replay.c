@@ -299,6 +299,22 @@ START_TEST(test_bad_sets)
 }
 END_TEST
 
+/* A job slowed past any end stops the replay with a reason instead of looping for ever. */
+START_TEST(test_no_end_in_sight)
+{
+    const struct np_replay_job slow = {
+        .row = &quiet, .work_s = 10, .node = 0, .memory_node = 0, .pages = 1, .corun = 1e300};
+    const struct np_replay_set set = {4, &slow, 1, NULL, 0};
+    const struct np_replay_config c = config(NP_REPLAY_THESIS, 0);
+    struct np_replay_result r;
+    struct np_err err = {0};
+
+    ck_assert_int_eq(np_replay_run(&set, &c, NULL, 0, &r, &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, "jobs still running after 10000000 steps"), "%s", err.msg);
+    ck_assert_ptr_null(r.job_time_s);
+}
+END_TEST
+
 /* Two jobs whose pages sum past 2^64 are refused, not wrapped to a small start. */
 START_TEST(test_start_sum_cannot_wrap)
 {
@@ -581,6 +597,7 @@ int main(void)
     tcase_add_test(tc, test_requests_after_the_end);
     tcase_add_loop_test(tc, test_bad_sets, 0, N(bad_cases));
     tcase_add_test(tc, test_start_sum_cannot_wrap);
+    tcase_add_test(tc, test_no_end_in_sight);
     tcase_add_test(tc, test_figure_and_names);
     tcase_add_test(tc, test_shipped_footprints);
     tcase_add_loop_test(tc, test_bad_footprints, 0, N(bad_footprints));
