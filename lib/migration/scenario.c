@@ -80,6 +80,19 @@ static const char *shown(const char *s, char *buf, size_t size)
 /* shown() into a buffer that lives as long as the enclosing block (a message's arguments). */
 #define SHOWN(s) shown((s), (char[77]){""}, 77) /* at most 75 bytes */
 
+/* @p names joined with ", " into @p buf (cut when long): the lists in messages come from the
+ * member tables, never written out again. */
+static const char *joined(const char *const *names, size_t count, char *buf, size_t size)
+{
+    size_t len = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < count && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", names[i]);
+    return buf;
+}
+#define JOINED(names) joined((names), N_OF(names), (char[256]){""}, 256)
+
 /* Every member of @p obj is one of @p names, and every required one (names[i] with
  * required[i]) is there. json_unpack_ex's JSON_STRICT check then agrees; this gives the names. */
 static int check_members(const json_t *obj, const char *const *names, const bool *required,
@@ -202,9 +215,8 @@ static int decode_job(const json_t *j, size_t i, unsigned nodes, struct np_scena
 
     pathf(where, sizeof(where), "jobs[%zu]", i);
     if (!json_is_object(j))
-        return BAD("%s: expected an object with members %s, %s, %s, %s, %s, %s, got %s", where,
-                   job_members[0], job_members[1], job_members[2], job_members[3], job_members[4],
-                   job_members[5], json_kind(j));
+        return BAD("%s: expected an object with members %s, got %s", where, JOINED(job_members),
+                   json_kind(j));
     if ((rc = check_members(j, job_members, required, N_OF(job_members), where, err)) != 0)
         return rc;
     if (json_unpack_ex((json_t *)j, &jerr, JSON_STRICT, "{s:o, s?o, s:o, s?o, s?o, s?o}",
@@ -274,7 +286,7 @@ static int decode_request(const json_t *j, size_t i, unsigned nodes,
 
     pathf(where, sizeof(where), "requests[%zu]", i);
     if (!json_is_object(j))
-        return BAD("%s: expected an object with members delay_s, from, to, pages, got %s", where,
+        return BAD("%s: expected an object with members %s, got %s", where, JOINED(request_members),
                    json_kind(j));
     if ((rc = check_members(j, request_members, required, N_OF(request_members), where, err)) != 0)
         return rc;
