@@ -385,7 +385,7 @@ static long read_script_lines(FILE *f, const char *path, unsigned lineno,
         if (nwords == 0)
             continue;
         if (n == NP_SCENARIO_MAX_REQUESTS) {
-            fprintf(stderr, "numaplace: %s:%u: more than %u requests\n", path, lineno,
+            fprintf(stderr, "numaplace: %s:%u: more than %d requests\n", path, lineno,
                     NP_SCENARIO_MAX_REQUESTS);
             goto fail;
         }

@@ -134,5 +134,6 @@ bad_line "ORDER: unknown migration order 'fastest': accepted values are best-plu
 bad_line 'expected "DELAY_S FROM TO PAGES \[ORDER\]"' '0 0 1'
 bad_line 'expected "DELAY_S FROM TO PAGES' 'nan 0 1 100'
 bad_line 'longer than 510 bytes' "0 0 1 100 best $(printf '%0600d' 0)"
+expect_fail 1 "cannot read $dir: Is a directory" migrate --script "$dir" # was exit 0, nothing sent
 [ ! -e "$dir/requests.jsonl" ] || fail "a refused script sent requests"
 echo "cli_scenario: ok"
