@@ -4,9 +4,11 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -432,16 +434,39 @@ static int run_lines(FILE *f, const char *path, unsigned lineno, const char *ord
 
 /* --script FILE: a scenario file (a JSON object) or the line format, told apart by the first
  * character that is not white space. */
+/* @p path for reading if it is a regular file, as np_scenario_load does: a FIFO would wait for a
+ * writer for ever (O_NONBLOCK: the open does not); "-" is standard input, a pipe too. */
+static FILE *open_script(const char *path)
+{
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    struct stat st;
+    FILE *f;
+
+    if (fd < 0) {
+        fprintf(stderr, "numaplace: cannot read %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "numaplace: %s: not a regular file (- reads standard input, a pipe too)\n",
+                path);
+        close(fd);
+        return NULL;
+    }
+    if (!(f = fdopen(fd, "r"))) {
+        fprintf(stderr, "numaplace: out of memory\n");
+        close(fd);
+    }
+    return f;
+}
+
 static int run_script(const char *path, const char *order, bool dry_run)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+    FILE *f = strcmp(path, "-") == 0 ? stdin : open_script(path);
     unsigned blank_lines = 0;
     int c, failed;
 
-    if (!f) {
-        fprintf(stderr, "numaplace: cannot read %s: %s\n", path, strerror(errno));
+    if (!f)
         return 1;
-    }
     while ((c = getc(f)) == ' ' || c == '\t' || c == '\r' || c == '\n')
         blank_lines += c == '\n';
     if (c != EOF)

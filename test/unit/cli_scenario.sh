@@ -134,6 +134,12 @@ bad_line "ORDER: unknown migration order 'fastest': accepted values are best-plu
 bad_line 'expected "DELAY_S FROM TO PAGES \[ORDER\]"' '0 0 1'
 bad_line 'expected "DELAY_S FROM TO PAGES' 'nan 0 1 100'
 bad_line 'longer than 510 bytes' "0 0 1 100 best $(printf '%0600d' 0)"
-expect_fail 1 "cannot read $dir: Is a directory" migrate --script "$dir" # was exit 0, nothing sent
+expect_fail 1 "$dir: not a regular file" migrate --script "$dir" # was exit 0, nothing sent
+mkfifo "$dir/fifo" # no writer: fopen waited for one for ever
+rc=0
+timeout 10 "$numaplace" migrate --script "$dir/fifo" 2>"$dir/err" || rc=$?
+if [ "$rc" != 1 ] || ! grep -q "fifo: not a regular file (- reads standard input" "$dir/err"; then
+  fail "migrate --script FIFO: exit $rc: $(cat "$dir/err")"
+fi
 [ ! -e "$dir/requests.jsonl" ] || fail "a refused script sent requests"
 echo "cli_scenario: ok"
