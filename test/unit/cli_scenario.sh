@@ -67,6 +67,7 @@ expect_fail 1 "job-node-range.json: jobs\[1\].node: 4 is out of range: accepted 
 expect_fail 2 "needs a FILE" scenario
 expect_fail 2 "unexpected option --bogus (accepted: one of --jobs, --runs)" scenario --bogus "$valid"
 expect_fail 2 "takes one FILE" scenario "$valid" "$valid"
+expect_fail 2 "a second option --runs (accepted: one of --jobs, --runs)" scenario --jobs --runs "$valid"
 
 # --- migrate --script with a scenario: order, dry run, delays after each answer ---
 cat >"$dir/set.json" <<'EOF'
