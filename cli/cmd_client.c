@@ -4,9 +4,11 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -299,53 +301,172 @@ static int run_scenario(FILE *f, const char *path, const char *order, bool dry_r
     return failed;
 }
 
-/* Lines of "DELAY_S FROM TO PAGES [ORDER]"; a line's ORDER wins over @p order. */
-static int run_lines(FILE *f, const char *path, unsigned lineno, const char *order, bool dry_run)
+/* One line of the line format, checked with every other line before the first is sent. */
+struct script_line {
+    unsigned lineno, from, to;
+    double delay_s;
+    unsigned long long pages;
+    const char *order; /* the line's own (static, from the order table), or NULL */
+};
+
+/* A word that is all digits, from 0 to @p max (strtoull alone takes "-1" and "7x"). */
+static bool word_count(const char *word, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+
+    if (!word || word[strspn(word, "0123456789")] != '\0' || !*word)
+        return false;
+    errno = 0;
+    *out = strtoull(word, &end, 10);
+    return errno == 0 && *out <= max;
+}
+
+/* Line @p lineno's text (comment and blanks gone, @p words[0] non-NULL) into @p out.
+ * @return 0, or -1 with the reason printed as FILE:LINE: ... */
+static int parse_script_line(char **words, unsigned nwords, const char *path, unsigned lineno,
+                             struct script_line *out)
+{
+    const struct np_order_ops *ops = NULL;
+    struct np_err err = {0};
+    unsigned long long from = 0, to = 0;
+    const struct {
+        const char *name;
+        unsigned long long max, *out;
+    } counts[] = {{"FROM", 4095, &from}, {"TO", 4095, &to}, {"PAGES", INT64_MAX, &out->pages}};
+    char *end = NULL;
+
+    out->lineno = lineno;
+    out->delay_s = nwords >= 4 ? strtod(words[0], &end) : -1;
+    if (!end || *end || !(out->delay_s >= 0 && out->delay_s <= NP_SCENARIO_MAX_DELAY_S)) {
+        fprintf(stderr,
+                "numaplace: %s:%u: expected \"DELAY_S FROM TO PAGES [ORDER]\" with DELAY_S "
+                "from 0 to %.0f\n",
+                path, lineno, NP_SCENARIO_MAX_DELAY_S);
+        return -1;
+    }
+    for (unsigned i = 0; i < 3; i++)
+        if (!word_count(words[i + 1], counts[i].max, counts[i].out)) {
+            fprintf(stderr, "numaplace: %s:%u: %s \"%s\" is not a number from 0 to %llu\n", path,
+                    lineno, counts[i].name, words[i + 1], counts[i].max);
+            return -1;
+        }
+    if (nwords >= 5 && np_order_find(words[4], &ops, &err) != 0) {
+        fprintf(stderr, "numaplace: %s:%u: ORDER: %s\n", path, lineno, err.msg);
+        return -1;
+    }
+    out->from = (unsigned)from;
+    out->to = (unsigned)to;
+    out->order = ops ? ops->name : NULL;
+    return 0;
+}
+
+/* Every line of "DELAY_S FROM TO PAGES [ORDER]" (words after ORDER ignored), at most
+ * NP_SCENARIO_MAX_REQUESTS of them. @return the count, or -1 (printed) */
+static long read_script_lines(FILE *f, const char *path, unsigned lineno,
+                              struct script_line **lines)
 {
     char line[512];
-    int failed = 0;
+    size_t n = 0;
 
+    *lines = NULL;
     while (fgets(line, sizeof(line), f)) {
-        char line_order[64] = "", *hash = strchr(line, '#');
-        double delay;
-        unsigned from, to;
-        unsigned long long pages;
-        int n;
+        char *words[5] = {NULL}, *save = NULL, *hash = strchr(line, '#');
+        unsigned nwords = 0;
 
         lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            fprintf(stderr, "numaplace: %s:%u: longer than %zu bytes\n", path, lineno,
+                    sizeof(line) - 2);
+            goto fail;
+        }
         if (hash)
             *hash = '\0';
-        if (line[strspn(line, " \t\r\n")] == '\0')
+        for (char *w = strtok_r(line, " \t\r\n", &save); w && nwords < 5;
+             w = strtok_r(NULL, " \t\r\n", &save))
+            words[nwords++] = w;
+        if (nwords == 0)
             continue;
-        n = sscanf(line, "%lf %u %u %llu %63s", &delay, &from, &to, &pages, line_order);
-        if (n < 4 || !(delay >= 0 && delay <= NP_SCENARIO_MAX_DELAY_S)) {
-            fprintf(stderr,
-                    "numaplace: %s:%u: expected \"DELAY_S FROM TO PAGES [ORDER]\" with DELAY_S "
-                    "from 0 to %.0f\n",
-                    path, lineno, NP_SCENARIO_MAX_DELAY_S);
-            failed = 1;
-            break;
+        if (n == NP_SCENARIO_MAX_REQUESTS) {
+            fprintf(stderr, "numaplace: %s:%u: more than %d requests\n", path, lineno,
+                    NP_SCENARIO_MAX_REQUESTS);
+            goto fail;
         }
-        sleep_s(delay);
-        printf("[%s:%u] ", path, lineno);
-        fflush(stdout);
-        failed |= migrate_once(from, to, pages, n == 5 ? line_order : order, dry_run);
+        if (n % 64 == 0) {
+            struct script_line *grown = realloc(*lines, (n + 64) * sizeof(**lines));
+            if (!grown) {
+                fprintf(stderr, "numaplace: out of memory\n");
+                goto fail;
+            }
+            *lines = grown;
+        }
+        if (parse_script_line(words, nwords, path, lineno, &(*lines)[n]) < 0)
+            goto fail;
+        n++;
     }
+    if (!ferror(f))
+        return (long)n;
+    fprintf(stderr, "numaplace: cannot read %s: %s\n", path, strerror(errno));
+fail:
+    free(*lines);
+    *lines = NULL;
+    return -1;
+}
+
+/* The line format, all of it checked before the first request; a line's ORDER wins. */
+static int run_lines(FILE *f, const char *path, unsigned lineno, const char *order, bool dry_run)
+{
+    struct script_line *lines;
+    const long n = read_script_lines(f, path, lineno, &lines);
+    int failed = 0;
+
+    if (n < 0)
+        return 1;
+    for (long i = 0; i < n; i++) {
+        sleep_s(lines[i].delay_s);
+        printf("[%s:%u] ", path, lines[i].lineno);
+        fflush(stdout);
+        failed |= migrate_once(lines[i].from, lines[i].to, lines[i].pages,
+                               lines[i].order ? lines[i].order : order, dry_run);
+    }
+    free(lines);
     return failed;
 }
 
 /* --script FILE: a scenario file (a JSON object) or the line format, told apart by the first
  * character that is not white space. */
+/* @p path for reading if it is a regular file, as np_scenario_load does: a FIFO would wait for a
+ * writer for ever (O_NONBLOCK: the open does not); "-" is standard input, a pipe too. */
+static FILE *open_script(const char *path)
+{
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    struct stat st;
+    FILE *f;
+
+    if (fd < 0) {
+        fprintf(stderr, "numaplace: cannot read %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "numaplace: %s: not a regular file (- reads standard input, a pipe too)\n",
+                path);
+        close(fd);
+        return NULL;
+    }
+    if (!(f = fdopen(fd, "r"))) {
+        fprintf(stderr, "numaplace: out of memory\n");
+        close(fd);
+    }
+    return f;
+}
+
 static int run_script(const char *path, const char *order, bool dry_run)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+    FILE *f = strcmp(path, "-") == 0 ? stdin : open_script(path);
     unsigned blank_lines = 0;
     int c, failed;
 
-    if (!f) {
-        fprintf(stderr, "numaplace: cannot read %s: %s\n", path, strerror(errno));
+    if (!f)
         return 1;
-    }
     while ((c = getc(f)) == ' ' || c == '\t' || c == '\r' || c == '\n')
         blank_lines += c == '\n';
     if (c != EOF)

@@ -39,10 +39,11 @@ int cmd_scenario(int argc, char **argv)
         if (v < NVIEWS && view == 0) {
             view = v;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr,
-                    "numaplace: scenario: unexpected option %s (accepted: one of --jobs, "
-                    "--runs)\n",
-                    argv[i]);
+            fprintf(stderr, "numaplace: scenario: %s option %s (accepted: one of",
+                    v < NVIEWS ? "a second" : "unexpected", argv[i]);
+            for (size_t o = 1; o < NVIEWS; o++)
+                fprintf(stderr, "%s %s", o > 1 ? "," : "", views[o].option);
+            fprintf(stderr, ")\n");
             return 2;
         } else if (!path) {
             path = argv[i];

@@ -281,8 +281,12 @@ void sampling_tick(struct np_daemon *d)
     const double now = np_monotonic_s();
     double cpu0;
 
-    if (d->registry.count == 0)
+    if (d->registry.count == 0) {
+        /* still every interval: status and metrics show the node's traffic now, not a rate
+         * from when the last job ran (nor, at the next job, one averaged over the idle hours) */
+        uncore_bw_tick(d);
         return;
+    }
     cpu0 = np_daemon_thread_cpu_s();
     np_node_counters_read(&d->counters, d->cfg.proc_root);
     uncore_bw_tick(d);

@@ -57,10 +57,11 @@ static int parse_row(char **fields, int n, const int *index, struct np_footprint
         return np_err_set(err, -EINVAL, "%s:%d: column 'benchmark' is empty", path, lineno);
     errno = 0;
     pages = strtoull(text, &end, 10);
-    if (!*text || *end || errno || pages == 0 || text[0] == '-')
+    if (!*text || *end || errno || pages == 0 || pages > NP_FOOTPRINT_MAX_PAGES || text[0] == '-')
         return np_err_set(err, -EINVAL,
-                          "%s:%d: column 'footprint_pages' is not a page count (1 or more): '%s'",
-                          path, lineno, text);
+                          "%s:%d: column 'footprint_pages' is not a page count (1 to %" PRIu64
+                          "): '%s'",
+                          path, lineno, NP_FOOTPRINT_MAX_PAGES, text);
     memset(row, 0, sizeof(*row));
     row->corun = NAN;
     text = index[COL_CORUN] >= 0 && index[COL_CORUN] < n ? fields[index[COL_CORUN]] : "";
@@ -71,9 +72,16 @@ static int parse_row(char **fields, int n, const int *index, struct np_footprint
                               "%s:%d: column 'corun_factor' is not a factor (1 or more): '%s'",
                               path, lineno, text);
     }
+    text = index[COL_INPUT] >= 0 && index[COL_INPUT] < n ? fields[index[COL_INPUT]] : "";
+    /* never cut: a cut name could match another benchmark's row */
+    if (strlen(fields[index[COL_BENCH]]) >= sizeof(row->benchmark) ||
+        strlen(text) >= sizeof(row->input))
+        return np_err_set(err, -EINVAL, "%s:%d: column '%s' is longer than %zu bytes", path, lineno,
+                          strlen(text) >= sizeof(row->input) ? "input" : "benchmark",
+                          strlen(text) >= sizeof(row->input) ? sizeof(row->input) - 1
+                                                             : sizeof(row->benchmark) - 1);
     snprintf(row->benchmark, sizeof(row->benchmark), "%s", fields[index[COL_BENCH]]);
-    snprintf(row->input, sizeof(row->input), "%s",
-             index[COL_INPUT] >= 0 && index[COL_INPUT] < n ? fields[index[COL_INPUT]] : "");
+    snprintf(row->input, sizeof(row->input), "%s", text);
     row->pages = pages;
     return 0;
 }
@@ -96,6 +104,11 @@ int np_footprints_load(const char *path, struct np_footprints *table, struct np_
         int n;
 
         lineno++;
+        if (!strchr(line, '\n') && !feof(f)) { /* its rest would be read as the next line */
+            rc = np_err_set(err, -EINVAL, "%s:%d: longer than %zu bytes", path, lineno,
+                            sizeof(line) - 2);
+            break;
+        }
         if (line[0] == '#' || line[0] == '\n')
             continue;
         n = split(line, fields, 16);

@@ -278,10 +278,13 @@ static int run(struct replay *r)
 {
     const struct np_replay_set *set = r->set;
     double t = 0, last = 0; /* last: the previous request's issue (thesis) or answer */
-    size_t next = 0;
+    size_t next = 0, steps = 0;
     int rc;
 
     while (r->running > 0) {
+        /* jobs slowed past any end (a corun of 1e300), a step too small for t: never forever */
+        if (++steps > NP_REPLAY_MAX_STEPS)
+            return -E2BIG;
         while (next < set->nrequests && !r->move.active &&
                last + set->requests[next].delay_s <= t) {
             last = r->config->way == NP_REPLAY_THESIS ? last + set->requests[next].delay_s : t;
@@ -341,14 +344,16 @@ static int check(const struct np_replay_set *set, const struct np_replay_config 
         }
     }
     for (unsigned n = 0; n < set->nnodes; n++) {
-        uint64_t start = 0;
-        for (size_t i = 0; i < set->njobs; i++)
-            start += set->jobs[i].memory_node == n ? set->jobs[i].pages : 0;
-        if (start > config->node_pages)
-            return np_err_set(err, -EINVAL,
-                              "node %u: its jobs start with %llu pages, more than its memory "
-                              "(%llu pages)",
-                              n, (unsigned long long)start, (unsigned long long)config->node_pages);
+        uint64_t start = 0; /* never above node_pages, so the sum cannot wrap */
+        for (size_t i = 0; i < set->njobs; i++) {
+            const uint64_t pages = set->jobs[i].memory_node == n ? set->jobs[i].pages : 0;
+            if (pages > config->node_pages - start)
+                return np_err_set(err, -EINVAL,
+                                  "node %u: its jobs start with more pages than its memory "
+                                  "(%llu pages; jobs[%zu] brings it past that)",
+                                  n, (unsigned long long)config->node_pages, i);
+            start += pages;
+        }
     }
     for (size_t i = 0; i < set->nrequests; i++) {
         const struct np_replay_request *req = &set->requests[i];
@@ -390,8 +395,14 @@ int np_replay_run(const struct np_replay_set *set, const struct np_replay_config
         r.running = set->njobs;
         result->njobs = set->njobs;
         rc = run(&r);
-        if (rc < 0)
+        if (rc == -E2BIG)
+            np_err_set(err, -EINVAL,
+                       "replay: jobs still running after %u steps of at most %g s: a job's "
+                       "work, slowdown and corun give no end in sight",
+                       NP_REPLAY_MAX_STEPS, config->step_s);
+        else if (rc < 0)
             np_err_set(err, rc, "replay: planning a request failed");
+        rc = rc == -E2BIG ? -EINVAL : rc;
     }
     for (size_t j = 0; rc == 0 && j < set->njobs; j++) {
         result->total_job_s += result->job_time_s[j];

@@ -2,6 +2,7 @@
 #include "numaplace/replay_scenario.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ static int build_job(const struct np_scenario_job *sj, size_t index, const struc
     const struct np_model_row *row =
         find_row(model, sj->benchmark, sj->input, input, sizeof(input));
     const struct np_footprint *fp;
+    double scaled;
 
     if (!row)
         return np_err_set(err, -EINVAL,
@@ -49,12 +51,18 @@ static int build_job(const struct np_scenario_job *sj, size_t index, const struc
         return np_err_set(err, -EINVAL,
                           "jobs[%zu].benchmark: no corun_factor for '%s' in the footprint table",
                           index, sj->benchmark);
+    scaled = fmax(1.0, round((double)fp->pages * scale));
+    if (scaled > (double)NP_FOOTPRINT_MAX_PAGES) /* and no cast of a double past 2^64 */
+        return np_err_set(err, -EINVAL,
+                          "jobs[%zu]: footprint %" PRIu64 " pages x %g is more than %" PRIu64
+                          " pages",
+                          index, fp->pages, scale, NP_FOOTPRINT_MAX_PAGES);
     *out = (struct np_replay_job){
         .row = row,
         .work_s = row->total_time_s,
         .node = sj->node,
         .memory_node = sj->node,
-        .pages = (uint64_t)fmax(1.0, round((double)fp->pages * scale)),
+        .pages = (uint64_t)scaled,
         .job_class = sj->job_class,
         .corun = flags & NP_REPLAY_WITH_CORUN ? fp->corun : 0,
     };

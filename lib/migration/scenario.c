@@ -61,12 +61,13 @@ static const char *json_kind(const json_t *v)
     return "something else";
 }
 
-/* @p s for a message: at most 72 bytes, control and non-ASCII bytes as \xHH (never raw). */
+/* @p s for a message: at most @p size - 2 bytes (a cut \xHH stops it before), control and non-ASCII
+ * bytes as \xHH (never raw). */
 static const char *shown(const char *s, char *buf, size_t size)
 {
     size_t n = 0;
 
-    for (; *s && n + 5 < size && n < 72; s++) {
+    for (; *s && n + 5 < size; s++) {
         const unsigned char c = (unsigned char)*s;
         if (c < 0x20 || c >= 0x7f)
             n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
@@ -77,7 +78,20 @@ static const char *shown(const char *s, char *buf, size_t size)
     return buf;
 }
 /* shown() into a buffer that lives as long as the enclosing block (a message's arguments). */
-#define SHOWN(s) shown((s), (char[96]){""}, 96)
+#define SHOWN(s) shown((s), (char[77]){""}, 77) /* at most 75 bytes */
+
+/* @p names joined with ", " into @p buf (cut when long): the lists in messages come from the
+ * member tables, never written out again. */
+static const char *joined(const char *const *names, size_t count, char *buf, size_t size)
+{
+    size_t len = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < count && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", names[i]);
+    return buf;
+}
+#define JOINED(names) joined((names), N_OF(names), (char[256]){""}, 256)
 
 /* Every member of @p obj is one of @p names, and every required one (names[i] with
  * required[i]) is there. json_unpack_ex's JSON_STRICT check then agrees; this gives the names. */
@@ -201,9 +215,8 @@ static int decode_job(const json_t *j, size_t i, unsigned nodes, struct np_scena
 
     pathf(where, sizeof(where), "jobs[%zu]", i);
     if (!json_is_object(j))
-        return BAD("%s: expected an object with members %s, %s, %s, %s, %s, %s, got %s", where,
-                   job_members[0], job_members[1], job_members[2], job_members[3], job_members[4],
-                   job_members[5], json_kind(j));
+        return BAD("%s: expected an object with members %s, got %s", where, JOINED(job_members),
+                   json_kind(j));
     if ((rc = check_members(j, job_members, required, N_OF(job_members), where, err)) != 0)
         return rc;
     if (json_unpack_ex((json_t *)j, &jerr, JSON_STRICT, "{s:o, s?o, s:o, s?o, s?o, s?o}",
@@ -273,7 +286,7 @@ static int decode_request(const json_t *j, size_t i, unsigned nodes,
 
     pathf(where, sizeof(where), "requests[%zu]", i);
     if (!json_is_object(j))
-        return BAD("%s: expected an object with members delay_s, from, to, pages, got %s", where,
+        return BAD("%s: expected an object with members %s, got %s", where, JOINED(request_members),
                    json_kind(j));
     if ((rc = check_members(j, request_members, required, N_OF(request_members), where, err)) != 0)
         return rc;
@@ -405,7 +418,9 @@ int np_scenario_parse(const char *text, size_t len, struct np_scenario *out, str
         return BAD("no scenario text");
     root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root)
-        return BAD("not valid JSON: line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
+        /* jansson's text quotes the input near the error ("invalid token near '...'") */
+        return BAD("not valid JSON: line %d, column %d: %s", jerr.line, jerr.column,
+                   shown(jerr.text, (char[sizeof(jerr.text) * 4]){""}, sizeof(jerr.text) * 4));
     rc = decode(root, out, err);
     json_decref(root);
     if (rc != 0)

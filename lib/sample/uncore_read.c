@@ -166,9 +166,11 @@ int np_uncore_sample(struct np_uncore_reader *r, double now_s)
         struct np_uncore_box *b = &r->boxes[i];
         uint64_t now[2];
 
-        for (int k = 0; k < 2; k++)
-            if (read(b->fd[k], &now[k], sizeof(now[k])) != (ssize_t)sizeof(now[k]))
-                return errno ? -errno : -EIO;
+        for (int k = 0; k < 2; k++) {
+            const ssize_t got = read(b->fd[k], &now[k], sizeof(now[k]));
+            if (got != (ssize_t)sizeof(now[k]))
+                return got < 0 ? -errno : -EIO; /* a short read sets no errno */
+        }
         if (b->last_t > 0 && now_s > b->last_t) {
             /* Unsigned differences: a counter that wrapped still gives the right delta. */
             const uint64_t lines = (now[0] - b->last[0]) + (now[1] - b->last[1]);

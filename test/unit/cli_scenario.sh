@@ -67,6 +67,7 @@ expect_fail 1 "job-node-range.json: jobs\[1\].node: 4 is out of range: accepted 
 expect_fail 2 "needs a FILE" scenario
 expect_fail 2 "unexpected option --bogus (accepted: one of --jobs, --runs)" scenario --bogus "$valid"
 expect_fail 2 "takes one FILE" scenario "$valid" "$valid"
+expect_fail 2 "a second option --runs (accepted: one of --jobs, --runs)" scenario --jobs --runs "$valid"
 
 # --- migrate --script with a scenario: order, dry run, delays after each answer ---
 cat >"$dir/set.json" <<'EOF'
@@ -120,5 +121,26 @@ expect_fail 2 "unknown migration order 'fastest': accepted values are best-plus"
 expect_fail 1 "jobs\[1\].node" migrate --script "$bad"
 printf '86401 0 1 100\n' >"$dir/long.txt"
 expect_fail 1 "DELAY_S from 0 to 86400" migrate --script "$dir/long.txt"
+# a bad line anywhere stops the line format before its first request (numaplace(1))
+bad_line() { # PATTERN LINE: LINE after a good one is refused with PATTERN naming line 3
+  printf '# good, then bad\n0 0 1 100\n%s\n' "$2" >"$dir/bad.txt"
+  expect_fail 1 "bad.txt:3: $1" migrate --script "$dir/bad.txt"
+}
+bad_line 'PAGES "100abc" is not a number from 0 to 9223372036854775807' '0 0 1 100abc'
+bad_line 'PAGES "1.5" is not a number' '0 0 1 1.5'
+bad_line 'FROM "-1" is not a number from 0 to 4095' '0 -1 1 100'
+bad_line 'TO "-4294967295" is not a number' '0 0 -4294967295 100'
+bad_line 'PAGES "-5" is not a number' '0 0 1 -5'
+bad_line "ORDER: unknown migration order 'fastest': accepted values are best-plus" '0 0 1 100 fastest'
+bad_line 'expected "DELAY_S FROM TO PAGES \[ORDER\]"' '0 0 1'
+bad_line 'expected "DELAY_S FROM TO PAGES' 'nan 0 1 100'
+bad_line 'longer than 510 bytes' "0 0 1 100 best $(printf '%0600d' 0)"
+expect_fail 1 "$dir: not a regular file" migrate --script "$dir" # was exit 0, nothing sent
+mkfifo "$dir/fifo" # no writer: fopen waited for one for ever
+rc=0
+timeout 10 "$numaplace" migrate --script "$dir/fifo" 2>"$dir/err" || rc=$?
+if [ "$rc" != 1 ] || ! grep -q "fifo: not a regular file (- reads standard input" "$dir/err"; then
+  fail "migrate --script FIFO: exit $rc: $(cat "$dir/err")"
+fi
 [ ! -e "$dir/requests.jsonl" ] || fail "a refused script sent requests"
 echo "cli_scenario: ok"

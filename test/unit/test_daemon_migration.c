@@ -12,6 +12,7 @@
 #include "migration.h"
 #include "np_daemon_test.h"
 #include "registry.h"
+#include "sampling.h"
 
 #define NOW 1000.0
 
@@ -213,6 +214,37 @@ START_TEST(controllers_replace_the_estimate)
 }
 END_TEST
 
+/* The controllers are read every interval with no job too: status and metrics show the traffic
+ * now, not the rate from when the last job ran. Pipes stand in for the two counters. */
+START_TEST(controllers_are_read_with_no_job)
+{
+    struct np_test_daemon idle;
+    struct np_uncore_box *box;
+    int fds[2][2];
+
+    np_test_daemon_init(&idle);
+    ck_assert_uint_eq(idle.d->registry.count, 0);
+    idle.d->uncore.boxes = calloc(1, sizeof(*idle.d->uncore.boxes));
+    ck_assert_ptr_nonnull(idle.d->uncore.boxes);
+    idle.d->uncore.nboxes = 1;
+    box = &idle.d->uncore.boxes[0];
+    *box = (struct np_uncore_box){.last = {0, 0}, .last_t = 1.0, .bytes_per_s = 5e9};
+    for (int k = 0; k < 2; k++) {
+        const uint64_t count = 1000;
+        ck_assert_int_eq(pipe(fds[k]), 0);
+        ck_assert_int_eq(write(fds[k][1], &count, sizeof(count)), (ssize_t)sizeof(count));
+        box->fd[k] = fds[k][0];
+    }
+    sampling_tick(idle.d);
+    ck_assert_msg(box->last_t > 1.0, "no job: the counters were not read");
+    ck_assert_uint_eq(box->last[0], 1000);
+    ck_assert(box->bytes_per_s < 5e9); /* 2000 lines over the seconds since 1.0 */
+    for (int k = 0; k < 2; k++)
+        close(fds[k][1]);
+    np_test_daemon_fini(&idle); /* closes the read ends */
+}
+END_TEST
+
 START_TEST(moves_are_booked_into_the_job)
 {
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -334,6 +366,9 @@ int main(void)
     tcase_add_test(tc, queue_is_bounded);
     tcase_add_loop_test(tc, view_carries_the_prediction, 0,
                         sizeof(prediction_cases) / sizeof(prediction_cases[0]));
+    suite_add_tcase(s, tc);
+    tc = tcase_create("idle");
+    tcase_add_test(tc, controllers_are_read_with_no_job);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

@@ -299,6 +299,39 @@ START_TEST(test_bad_sets)
 }
 END_TEST
 
+/* A job slowed past any end stops the replay with a reason instead of looping for ever. */
+START_TEST(test_no_end_in_sight)
+{
+    const struct np_replay_job slow = {
+        .row = &quiet, .work_s = 10, .node = 0, .memory_node = 0, .pages = 1, .corun = 1e300};
+    const struct np_replay_set set = {4, &slow, 1, NULL, 0};
+    const struct np_replay_config c = config(NP_REPLAY_THESIS, 0);
+    struct np_replay_result r;
+    struct np_err err = {0};
+
+    ck_assert_int_eq(np_replay_run(&set, &c, NULL, 0, &r, &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, "jobs still running after 10000000 steps"), "%s", err.msg);
+    ck_assert_ptr_null(r.job_time_s);
+}
+END_TEST
+
+/* Two jobs whose pages sum past 2^64 are refused, not wrapped to a small start. */
+START_TEST(test_start_sum_cannot_wrap)
+{
+    const struct np_replay_job half = {
+        .row = &quiet, .work_s = 10, .node = 0, .memory_node = 0, .pages = UINT64_C(1) << 63};
+    const struct np_replay_job jobs[2] = {half, half};
+    const struct np_replay_set set = {4, jobs, 2, NULL, 0};
+    const struct np_replay_config c = config(NP_REPLAY_THESIS, 0);
+    struct np_replay_result r;
+    struct np_err err = {0};
+
+    ck_assert_int_eq(np_replay_run(&set, &c, NULL, 0, &r, &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, "node 0: its jobs start with more pages than its memory"), "%s",
+                  err.msg);
+}
+END_TEST
+
 START_TEST(test_figure_and_names)
 {
     const double times[] = {2, 8}, best[] = {1, 2}, zero[] = {0, 1};
@@ -343,7 +376,29 @@ static const struct {
 } bad_footprints[] = {
     {"benchmark,input\n", -EINVAL, "header lacks column 'footprint_pages'"},
     {"benchmark,input,footprint_pages\na,,x\n", -EINVAL, "'footprint_pages' is not a page count"},
-    {"benchmark,input,footprint_pages\na,,-5\n", -EINVAL, "is not a page count (1 or more)"},
+    {"benchmark,input,footprint_pages\na,,-5\n", -EINVAL,
+     "is not a page count (1 to 1099511627776)"},
+    {"benchmark,input,footprint_pages\na,,1099511627777\n", -EINVAL,
+     "'footprint_pages' is not a page count (1 to 1099511627776): '1099511627777'"},
+    {"benchmark,input,footprint_pages\n0123456789012345678901234567890123,,5\n", -EINVAL,
+     ":2: column 'benchmark' is longer than 31 bytes"},
+    {"benchmark,input,footprint_pages\na,012345678,5\n", -EINVAL,
+     ":2: column 'input' is longer than 7 bytes"},
+    {"# a comment longer than the line buffer "
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "benchmark,input,footprint_pages\nbenchmark,input,footprint_pages\na,,5\n",
+     -EINVAL, ":1: longer than 1022 bytes"},
     {"benchmark,input,footprint_pages\na,,0\n", -EINVAL, "is not a page count"},
     {"benchmark,input,footprint_pages\n,,5\n", -EINVAL, "column 'benchmark' is empty"},
     {"# only a comment\nbenchmark,input,footprint_pages\n", -EINVAL, "no data rows"},
@@ -445,6 +500,7 @@ static const struct {
     {"999.nope", 0, 1, "jobs[0].benchmark: '999.nope' input 0 is not in the model table"},
     {"502.gcc_r", 0, 1, "jobs[0].benchmark: no footprint for '502.gcc_r'"},
     {"619.lbm_s", 0, 0, "footprint scale 0: must be a number > 0"},
+    {"619.lbm_s", 0, 1e30, "jobs[0]: footprint 825499 pages x 1e+30 is more than 1099511627776"},
 };
 
 START_TEST(test_set_from_bad_scenario)
@@ -540,12 +596,17 @@ int main(void)
     tcase_add_test(tc, test_random_reproducible_per_seed);
     tcase_add_test(tc, test_requests_after_the_end);
     tcase_add_loop_test(tc, test_bad_sets, 0, N(bad_cases));
+    tcase_add_test(tc, test_start_sum_cannot_wrap);
     tcase_add_test(tc, test_figure_and_names);
     tcase_add_test(tc, test_shipped_footprints);
     tcase_add_loop_test(tc, test_bad_footprints, 0, N(bad_footprints));
     tcase_add_test(tc, test_set_from_scenario);
     tcase_add_loop_test(tc, test_set_from_bad_scenario, 0, N(bad_builds));
     tcase_add_loop_test(tc, test_shipped_sets_rank, 0, 5);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("no end"); /* 10^7 steps: about a second under ASan on a busy machine */
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_no_end_in_sight);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

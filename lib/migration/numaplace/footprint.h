@@ -18,6 +18,10 @@
 extern "C" {
 #endif
 
+/** The most pages a row may give (4 PiB of base pages, as a scenario's request): sums over a
+ *  set's jobs stay far from overflowing. */
+#define NP_FOOTPRINT_MAX_PAGES (UINT64_C(1) << 40)
+
 struct np_footprint {
     char benchmark[32];
     char input[8]; /**< "" matches any input */
@@ -33,8 +37,9 @@ struct np_footprints {
 
 /**
  * Load a footprint table ('#' comment lines, then a header naming at least benchmark, input
- * and footprint_pages). @return 0, or -ENOENT / -EINVAL / -ENOMEM with @p err naming the file,
- * line and column
+ * and footprint_pages; lines of at most 1022 bytes, benchmark names of 31, inputs of 7, pages
+ * 1 to NP_FOOTPRINT_MAX_PAGES, all refused rather than cut). @return 0, or -ENOENT / -EINVAL /
+ * -ENOMEM with @p err naming the file, line and column
  */
 NP_API int np_footprints_load(const char *path, struct np_footprints *table, struct np_err *err);
 /** Accepts NULL. */

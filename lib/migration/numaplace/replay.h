@@ -29,6 +29,9 @@
 extern "C" {
 #endif
 
+/** np_replay_run gives up after this many time steps (the shipped sets take about 10^4). */
+#define NP_REPLAY_MAX_STEPS 10000000u
+
 /** The replay's base page: the thesis's machine's (and the scenario files') 4 KiB. */
 #define NP_REPLAY_PAGE_BYTES 4096u
 
@@ -117,7 +120,7 @@ NP_API void np_replay_result_fini(struct np_replay_result *result);
  * per request (each request's seed derives from @p seed and its index).
  * @param result filled and owning memory when the return is 0
  * @return 0, or -EINVAL with @p err naming the bad member (e.g. "jobs[3].node") and the accepted
- *         values, -ENOMEM
+ *         values or saying the jobs did not end within NP_REPLAY_MAX_STEPS steps, -ENOMEM
  */
 NP_API int np_replay_run(const struct np_replay_set *set, const struct np_replay_config *config,
                          const struct np_order_ops *order, uint64_t seed,
