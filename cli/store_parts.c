@@ -142,7 +142,11 @@ static json_t *load_part(int fd, const char *name, uint32_t job_id, uid_t uid, c
         snprintf(why, len, "not one node's summary part");
     } else if (json_integer_value(json_object_get(part, "job_id")) != (json_int_t)job_id ||
                json_integer_value(json_object_get(part, "uid")) != (json_int_t)uid) {
-        snprintf(why, len, "another job's or user's part");
+        snprintf(
+            why, len,
+            "another job's or user's part (job %lld, uid %lld; the merge's: %" PRIu32 ", %lld)",
+            (long long)json_integer_value(json_object_get(part, "job_id")),
+            (long long)json_integer_value(json_object_get(part, "uid")), job_id, (long long)uid);
     } else if (strncmp(name, node, strlen(node)) != 0 ||
                strcmp(name + strlen(node), ".json") != 0) {
         snprintf(why, len, "its part names node %s", node);
