@@ -104,7 +104,8 @@ merge_case() { # merge_case: a job on every node, stored by the one merge; print
   np_wait_for 150 epilogs_done "$job" || np_fail "not every node's store ended within 150 s"
   np_wait_for 200 merged "$job" || np_fail "no merge logged for job $job: $(cat "$merge_log" 2>&1)"
   echo "job $job: merged $(python3 -c "print(f'{$(date +%s.%N) - $ended:.1f}')") s after it left the queue"
-  grep -h " job $job " "$merge_log" "$np_dir"/node-*/helper/epilog.log | sed 's/^/  /'
+  grep -h " job $job " "$np_dir"/node-*/helper/epilog.log | sed 's/^/  /'
+  sed 's/^/  /' "$merge_log" # the merge's whole output: its first line alone names the job
   np_expect_match "job $job: ${#np_nodes[@]} of ${#np_nodes[@]} nodes' parts merged and stored in AdminComment .*1 writes" "$(cat "$merge_log")"
   np_expect_eq "$(cat "$np_dir"/node-*/helper/epilog.log | grep -c " job $job on .*left in $parts for the job's one merge")" \
     "${#np_nodes[@]}" "nodes that left their part for the merge"
