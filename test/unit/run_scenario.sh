@@ -41,7 +41,8 @@ if out=$(bash "$runner" --report "$dir/r" 2>&1); then
     fail "orders.tsv is"$'\n'"$(cat "$dir/r/orders.tsv")"$'\n'"expected"$'\n'"$expected"
   elif [ "$(awk -F'\t' 'NR > 1 { printf "%s ", $14 }' "$dir/r/results.tsv")" != "1.0000 1.0000 1.1000 1.1000 1.0000 2.0000 1.5000 1.5000 " ]; then
     fail "ratios: $(awk -F'\t' 'NR > 1 { printf "%s ", $14 }' "$dir/r/results.tsv")"
-  elif [ "$(jq -c '[.spread.lowest, .spread.highest, .spread.ratio, .orders[1].run_figures, (.jobs | length), .node]' "$dir/r/results.json")" != '["best","worst",1.5,[1.1,1.4142],8,"n1"]' ]; then
+  # "+ 0": jq 1.7 (Debian 13) prints a number as written (1.1000), jq 1.6 as a double
+  elif [ "$(jq -c '[.spread.lowest, .spread.highest, .spread.ratio + 0, (.orders[1].run_figures | map(. + 0)), (.jobs | length), .node]' "$dir/r/results.json")" != '["best","worst",1.5,[1.1,1.4142],8,"n1"]' ]; then
     fail "results.json: $(jq -c '.spread, .orders' "$dir/r/results.json")"
   elif ! grep -q '^spread: worst / best = 1.5$' <<<"$out"; then
     fail "no spread line in: $out"
