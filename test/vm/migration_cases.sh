@@ -437,11 +437,12 @@ sys.exit(0 if nodes[1].get("proxy_rank", 0) > 0 else 1)'
 np_wait_for 30 node1_busy || np_fail "node 1 never showed its job's traffic"
 np_run cli --json status
 echo "$np_out" >"$work/traffic.json"
-python3 - "$work/traffic.json" <<'PY' || np_fail "memory_nodes does not show the busy job's traffic on node 1 alone: $np_out"
+python3 - "$work/traffic.json" <<'PY' || np_fail "memory_nodes does not show the busy job's traffic on node 1, ten times node 2's: $np_out"
 import json, sys
 nodes = {n["node"]: n for n in json.load(open(sys.argv[1]))["memory_nodes"]}
 ok = sorted(nodes) == [0, 1, 2, 3] and all(n["source"] == "proxy" for n in nodes.values())
-ok = ok and nodes[1]["proxy_rank"] > 0 and nodes[2].get("proxy_rank", 0) == 0
+# Node 2 may serve a sliver of it: the busy job's libraries' page cache can sit there.
+ok = ok and nodes[1]["proxy_rank"] > 10 * nodes[2].get("proxy_rank", 0)
 sys.exit(0 if ok else 1)
 PY
 job 22 high 0 0 8
