@@ -123,14 +123,12 @@ START_TEST(homecoming_pauses_its_job_in_the_view)
 }
 END_TEST
 
-/* The view's node traffic is the memory node's: job 2 runs on node 0 with its pages 3:1 on nodes
- * 1 and 2, so its 4 GB/s of LLC misses load nodes 1 and 2, not its CPUs' node 0. */
-START_TEST(view_spreads_bandwidth_over_memory_nodes)
+/* Sandman's topology, and job 2 (this process) on node 0 with 4 GB/s of LLC misses and its pages
+ * 3:1 on nodes 1 and 2. */
+static void sandman_job2_on_nodes_1_and_2(void)
 {
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     struct np_err err = {0};
-    struct np_node_view *view;
-    json_t *nodes;
 
     ck_assert_int_eq(np_topology_load(&t.d->topology, NP_TOPOLOGY_XML,
                                       np_test_fixture("topology/sandman.xml"), &err),
@@ -144,9 +142,19 @@ START_TEST(view_spreads_bandwidth_over_memory_nodes)
     job2->stats.local_nodes = 1u << 0;
     job2->stats.bw_intervals = 1;
     job2->stats.bw_last_total = 4e9;
-    job2->stats.bw_last[0] = 4e9; /* the misses, counted on the CPUs' node */
     job2->stats.pages_end[1] = 300 * page;
     job2->stats.pages_end[2] = 100 * page;
+}
+
+/* The view's node traffic is the memory node's: job 2 runs on node 0 with its pages 3:1 on nodes
+ * 1 and 2, so its 4 GB/s of LLC misses load nodes 1 and 2, not its CPUs' node 0. */
+START_TEST(view_spreads_bandwidth_over_memory_nodes)
+{
+    struct np_node_view *view;
+    json_t *nodes;
+
+    sandman_job2_on_nodes_1_and_2();
+    job2->stats.bw_last[0] = 4e9; /* the misses, counted on the CPUs' node */
     view = migration_build_view(t.d);
     ck_assert_ptr_nonnull(view);
     ck_assert_uint_eq(view->nnodes, 4);
@@ -176,13 +184,9 @@ END_TEST
  * node; a controller without a rate yet, or on a node it does not serve, changes nothing. */
 START_TEST(controllers_replace_the_estimate)
 {
-    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    struct np_err err = {0};
     struct np_node_view *view;
 
-    ck_assert_int_eq(np_topology_load(&t.d->topology, NP_TOPOLOGY_XML,
-                                      np_test_fixture("topology/sandman.xml"), &err),
-                     0);
+    sandman_job2_on_nodes_1_and_2();
     t.d->ncpus = 64; /* Sandman: node k holds CPUs 8k..8k+7 and 32+8k..39+8k */
     t.d->cpu_node = malloc(64 * sizeof(int));
     ck_assert_ptr_nonnull(t.d->cpu_node);
@@ -193,17 +197,6 @@ START_TEST(controllers_replace_the_estimate)
     t.d->uncore.nboxes = 2;
     t.d->uncore.boxes[0] = (struct np_uncore_box){.cpu = 40, .fd = {-1, -1}, .bytes_per_s = 5e9};
     t.d->uncore.boxes[1] = (struct np_uncore_box){.cpu = 16, .fd = {-1, -1}, .bytes_per_s = -1};
-    job2->sampler.pids = malloc(sizeof(pid_t));
-    job2->sampler.starttimes = calloc(1, sizeof(uint64_t));
-    ck_assert_ptr_nonnull(job2->sampler.pids);
-    ck_assert_ptr_nonnull(job2->sampler.starttimes);
-    job2->sampler.pids[0] = getpid();
-    job2->sampler.npids = 1;
-    job2->stats.local_nodes = 1u << 0;
-    job2->stats.bw_intervals = 1;
-    job2->stats.bw_last_total = 4e9;
-    job2->stats.pages_end[1] = 300 * page;
-    job2->stats.pages_end[2] = 100 * page;
     view = migration_build_view(t.d);
     ck_assert_ptr_nonnull(view);
     ck_assert_double_eq_tol(view->node_bandwidth[1], 5e9, 1); /* CPU 40 is node 1's */
