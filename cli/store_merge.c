@@ -47,6 +47,20 @@ static int job_nodes(uint32_t job_id, long *nnodes, char **nodelist, uid_t *uid,
     return *nodelist ? 0 : np_err_set(err, -ENOMEM, "out of memory");
 }
 
+/* SLURM_JOB_UID when this runs as EpilogSlurmctld of job @p job_id; else @p uid stays. */
+static void epilog_uid(uint32_t job_id, uid_t *uid)
+{
+    const char *job = getenv("SLURM_JOB_ID"), *user = getenv("SLURM_JOB_UID");
+    char *end = NULL;
+    unsigned long v;
+
+    if (!job || !user || !*user || strtoul(job, &end, 10) != job_id || *end)
+        return;
+    v = strtoul(user, &end, 10);
+    if (!*end && v < (uid_t)-1)
+        *uid = (uid_t)v;
+}
+
 /* Every part of the job merged and stored once. @return 0 or -errno with @p err */
 static int merge_job(const char *dir, uint32_t job_id, const struct store_limits *limits,
                      double parts_wait_s, const struct np_log *log, struct np_err *err)
@@ -66,6 +80,9 @@ static int merge_job(const char *dir, uint32_t job_id, const struct store_limits
         rc = job_nodes(job_id, &nnodes, &nodelist, &uid, err);
     if (rc < 0)
         return rc;
+    /* EpilogSlurmctld's own word for the job's user: slurmdbd's record can still say uid 0 right
+     * after the job ends (seen under load), and every part would then be refused. */
+    epilog_uid(job_id, &uid);
     if (nnodes <= store_max_nodes() && parts_wait_s > 0) {
         np_logf(log, NP_LOG_INFO, "job %" PRIu32 ": %ld node(s): each stores its own part", job_id,
                 nnodes);
