@@ -25,7 +25,7 @@
 /* sacct runs before slurmdbd counts as unreachable. */
 #define SACCT_TRIES 3
 
-static double now_s(void)
+double store_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -70,7 +70,7 @@ static int another_tool(uint32_t job_id, struct np_err *err)
 static int read_stored(uint32_t job_id, char **text, json_t **summary, struct store_costs *costs,
                        struct np_err *err)
 {
-    const double t0 = now_s();
+    const double t0 = store_now_s();
     uid_t uid;
     int rc;
 
@@ -83,7 +83,7 @@ static int read_stored(uint32_t job_id, char **text, json_t **summary, struct st
         sleep_s(1 + jitter(1));
     }
     costs->reads++;
-    costs->read_s += now_s() - t0;
+    costs->read_s += store_now_s() - t0;
     if (rc < 0)
         return rc;
     if (!(*text)[0])
@@ -123,7 +123,7 @@ static bool holds_nodes_of(const json_t *stored, const json_t *part)
  * (slurmdbd down: the part stays pending), -ENOENT when the record did not come in time. */
 int store_wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
 {
-    const double until = now_s() + max_s;
+    const double until = store_now_s() + max_s;
     int failed = 0;
 
     for (;;) {
@@ -142,7 +142,7 @@ int store_wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
         if (rc < 0 && rc != -ENOENT)
             return rc;
         failed = 0;
-        if (now_s() > until)
+        if (store_now_s() > until)
             return np_err_set(err, -ENOENT,
                               "slurmdbd has no full record of job %" PRIu32 " after %.0f s", job_id,
                               max_s);
@@ -196,7 +196,7 @@ static int too_many_nodes(uint32_t job_id, struct np_err *err)
 static int write_merged(uint32_t job_id, const json_t *part, double settle,
                         struct store_costs *costs, char **text, struct np_err *err)
 {
-    const double t_read = now_s();
+    const double t_read = store_now_s();
     json_t *merged = NULL;
     char *stored = NULL;
     double t0;
@@ -206,7 +206,7 @@ static int write_merged(uint32_t job_id, const json_t *part, double settle,
     rc = read_stored(job_id, text, &merged, costs, err);
     if (rc < 0)
         return rc;
-    t0 = now_s();
+    t0 = store_now_s();
     if (!merged)
         merged = json_deep_copy(part);
     else if ((rc = np_summary_merge(merged, (json_t *)part, err)) < 0) {
@@ -215,21 +215,21 @@ static int write_merged(uint32_t job_id, const json_t *part, double settle,
     }
     len = np_summary_fit(merged, NP_SUMMARY_STORED_MAX, &stored, err);
     json_decref(merged);
-    costs->merge_s += now_s() - t0;
+    costs->merge_s += store_now_s() - t0;
     if (len < 0)
         return (int)len;
     /* Others confirm on the promise that a write lands within SETTLE of its read. */
-    if (now_s() - t_read > settle / 2) {
+    if (store_now_s() - t_read > settle / 2) {
         free(stored);
         return 1;
     }
-    t0 = now_s();
+    t0 = store_now_s();
     rc = acct_set_admin_comment(job_id, stored, err);
     costs->writes++;
-    costs->write_s += now_s() - t0;
+    costs->write_s += store_now_s() - t0;
     costs->stored_bytes = len;
     free(stored);
-    if (rc == 0 && now_s() - t_read > settle)
+    if (rc == 0 && store_now_s() - t_read > settle)
         rc = 2;
     return rc;
 }
@@ -241,14 +241,14 @@ static int deposit(uint32_t job_id, const json_t *part, struct store_costs *cost
     const int rc = store_parts_deposit(store_parts_dir(), job_id, part, err);
 
     costs->deposited = rc == 0;
-    costs->total_s = now_s() - start;
+    costs->total_s = store_now_s() - start;
     return rc;
 }
 
 int store_commit(uint32_t job_id, const json_t *part, const struct store_limits *limits,
                  struct store_costs *costs, const struct np_log *log, struct np_err *err)
 {
-    const double settle = settle_s(), start = now_s();
+    const double settle = settle_s(), start = store_now_s();
     double until;
     long controller_nodes = 0;
     char *controller;
@@ -270,7 +270,7 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
     if (!limits->merged && store_parts_dir() && controller_nodes > store_max_nodes())
         return deposit(job_id, part, costs, start, err);
     rc = store_wait_for_record(job_id, limits->record_wait_s, err);
-    costs->record_wait_s = now_s() - start;
+    costs->record_wait_s = store_now_s() - start;
     if (rc < 0)
         return rc;
     rc = limits->merged ? 0 : too_many_nodes(job_id, err);
@@ -286,8 +286,8 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
     }
     if (rc < 0)
         return rc;
-    until = now_s() + limits->total_s;
-    while (now_s() < until) {
+    until = store_now_s() + limits->total_s;
+    while (store_now_s() < until) {
         char *read_text = NULL, *previous = NULL;
         bool lost = false;
 
@@ -307,7 +307,7 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
                     "other nodes' parts may need their retry (numaplace store --pending)",
                     job_id, settle);
         /* Confirmed: two reads SETTLE apart, the same, both with the part (store.h). */
-        while (!lost && now_s() < until) {
+        while (!lost && store_now_s() < until) {
             char *text = NULL;
             json_t *check = NULL;
 
@@ -322,7 +322,7 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
             if (!lost && previous && strcmp(previous, text) == 0) {
                 free(previous);
                 free(text);
-                costs->total_s = now_s() - start;
+                costs->total_s = store_now_s() - start;
                 return 0;
             }
             free(previous);
@@ -332,7 +332,7 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
         if (lost) /* overwritten by a writer that read before our write: again, spread out */
             sleep_s(jitter(settle));
     }
-    costs->total_s = now_s() - start;
+    costs->total_s = store_now_s() - start;
     return np_err_set(err, -ETIMEDOUT,
                       "job %" PRIu32 ": this node's part not confirmed within %.0f s (%d writes): "
                       "concurrent writers",

@@ -9,41 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv_table.h"
+
 enum { COL_BENCH, COL_INPUT, COL_PAGES, COL_CORUN, COL_COUNT };
 static const char *const column_names[COL_COUNT] = {"benchmark", "input", "footprint_pages",
                                                     "corun_factor"};
-
-/* Split @p line at commas in place; returns the number of fields (at most @p max). */
-static int split(char *line, char **fields, int max)
-{
-    int n = 0;
-    char *p = line;
-
-    line[strcspn(line, "\r\n")] = '\0';
-    while (n < max) {
-        fields[n++] = p;
-        p = strchr(p, ',');
-        if (!p)
-            break;
-        *p++ = '\0';
-    }
-    return n;
-}
-
-static int parse_header(char **fields, int n, int *index, const char *path, int lineno,
-                        struct np_err *err)
-{
-    for (int c = 0; c < COL_COUNT; c++) {
-        index[c] = -1;
-        for (int i = 0; i < n; i++)
-            if (strcmp(fields[i], column_names[c]) == 0)
-                index[c] = i;
-        if (index[c] < 0 && c != COL_CORUN) /* corun_factor is optional */
-            return np_err_set(err, -EINVAL, "%s:%d: header lacks column '%s'", path, lineno,
-                              column_names[c]);
-    }
-    return 0;
-}
 
 static int parse_row(char **fields, int n, const int *index, struct np_footprint *row,
                      const char *path, int lineno, struct np_err *err)
@@ -111,9 +81,10 @@ int np_footprints_load(const char *path, struct np_footprints *table, struct np_
         }
         if (line[0] == '#' || line[0] == '\n')
             continue;
-        n = split(line, fields, 16);
+        n = np_csv_split(line, fields, 16);
         if (!have_header) {
-            rc = parse_header(fields, n, index, path, lineno, err);
+            rc = np_csv_header(fields, n, column_names, COL_COUNT, 1u << COL_CORUN, index, path,
+                               lineno, err); /* corun_factor is optional */
             have_header = true;
             continue;
         }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv_table.h"
+
 enum column {
     COL_BENCH,
     COL_INPUT,
@@ -23,23 +25,6 @@ enum column {
 static const char *const column_names[COL_COUNT] = {
     "benchmark",  "input",          "ipc",         "llc_mpki", "bw_mbps",
     "remote_pct", "interleave_pct", "sensitivity", "tlb_mpki", "total_time_s"};
-
-/* Split @p line at commas in place; fields beyond @p max are dropped. */
-static int split(char *line, char **fields, int max)
-{
-    int n = 0;
-    char *p = line;
-
-    line[strcspn(line, "\r\n")] = '\0';
-    while (n < max) {
-        fields[n++] = p;
-        p = strchr(p, ',');
-        if (!p)
-            break;
-        *p++ = '\0';
-    }
-    return n;
-}
 
 static int parse_number(const char *text, double *out)
 {
@@ -72,17 +57,10 @@ int np_model_load(const char *path, struct np_model *model, struct np_err *err)
         lineno++;
         if (line[0] == '#' || line[0] == '\n')
             continue;
-        n = split(line, fields, 32);
+        n = np_csv_split(line, fields, 32);
         if (!have_header) {
-            for (int c = 0; c < COL_COUNT && rc == 0; c++) {
-                index[c] = -1;
-                for (int i = 0; i < n; i++)
-                    if (strcmp(fields[i], column_names[c]) == 0)
-                        index[c] = i;
-                if (index[c] < 0 && c != COL_TLB && c != COL_TIME)
-                    rc = np_err_set(err, -EINVAL, "%s:%d: header lacks column '%s'", path, lineno,
-                                    column_names[c]);
-            }
+            rc = np_csv_header(fields, n, column_names, COL_COUNT, 1u << COL_TLB | 1u << COL_TIME,
+                               index, path, lineno, err);
             have_header = true;
             continue;
         }
