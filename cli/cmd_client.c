@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "numaplace/labels.h"
 #include "numaplace/migration.h"
+#include "numaplace/open_regular.h"
 #include "numaplace/scenario.h"
 
 int cli_call(const struct np_proto_request *req, json_t **reply)
@@ -434,22 +435,17 @@ static int run_lines(FILE *f, const char *path, unsigned lineno, const char *ord
 
 /* --script FILE: a scenario file (a JSON object) or the line format, told apart by the first
  * character that is not white space. */
-/* @p path for reading if it is a regular file, as np_scenario_load does: a FIFO would wait for a
- * writer for ever (O_NONBLOCK: the open does not); "-" is standard input, a pipe too. */
+/* @p path for reading if it is a regular file (np_open_regular: a FIFO would wait for a writer
+ * for ever); "-" is standard input, a pipe too. */
 static FILE *open_script(const char *path)
 {
-    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    struct stat st;
+    struct np_err err = {0};
+    const int fd = np_open_regular(path, 0, &err);
     FILE *f;
 
     if (fd < 0) {
-        fprintf(stderr, "numaplace: cannot read %s: %s\n", path, strerror(errno));
-        return NULL;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "numaplace: %s: not a regular file (- reads standard input, a pipe too)\n",
-                path);
-        close(fd);
+        fprintf(stderr, "numaplace: cannot read %s (- reads standard input, a pipe too)\n",
+                err.msg);
         return NULL;
     }
     if (!(f = fdopen(fd, "r"))) {

@@ -13,6 +13,7 @@
 #include <sys/acl.h>
 
 #include "numaplace/codec.h"
+#include "numaplace/open_regular.h"
 
 int cli_parse_sacct_job(char *out, uid_t *uid, bool *full, const char **comment)
 {
@@ -153,14 +154,11 @@ int cli_load_report(const char *path, size_t max, const struct cli_report_trust 
     int fd, rc = 0;
 
     *out = NULL;
-    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    fd = np_open_regular(path, 1, err);
     if (fd < 0)
-        return np_err_set(err, -errno, "%s: %s%s", path, strerror(errno),
-                          errno == ELOOP ? " (a symlink: not followed)" : "");
+        return fd;
     if (fstat(fd, &st) < 0)
         rc = np_err_set(err, -errno, "%s: %s", path, strerror(errno));
-    else if (!S_ISREG(st.st_mode))
-        rc = np_err_set(err, -EINVAL, "%s: not a regular file", path);
     else if ((size_t)st.st_size > max)
         rc = np_err_set(err, -EFBIG, "%s: %lld bytes, over the %zu a report can have", path,
                         (long long)st.st_size, max);

@@ -6,6 +6,8 @@
  */
 #include "numaplace/scenario.h"
 
+#include "numaplace/open_regular.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -455,19 +457,13 @@ int np_scenario_read(FILE *in, const char *name, struct np_scenario *out, struct
 
 int np_scenario_load(const char *path, struct np_scenario *out, struct np_err *err)
 {
-    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    struct stat st;
+    const int fd = np_open_regular(path, 0, err);
     FILE *in;
     int rc;
 
     memset(out, 0, sizeof(*out));
     if (fd < 0)
-        return np_err_set(err, -errno, "%s: cannot open: %s", path, strerror(errno));
-    /* Not a FIFO or a device (O_NONBLOCK: opening a FIFO does not wait for a writer). */
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return np_err_set(err, -EINVAL, "%s: not a regular file", path);
-    }
+        return fd;
     in = fdopen(fd, "r");
     if (!in) {
         close(fd);
