@@ -54,6 +54,7 @@ int config_load(struct np_daemon *d, bool initial)
 void config_reload(struct np_daemon *d)
 {
     const struct np_metrics_config old_metrics = d->cfg.metrics;
+    const bool perf_before = d->cfg.perf;
 
     NPD_LOG(d, INFO, "SIGHUP: reloading %s", d->config_path);
     if (config_load(d, false) < 0) {
@@ -66,7 +67,7 @@ void config_reload(struct np_daemon *d)
     trace_open(d);
     loop_set_timer(d);
     sampling_probe_perf(d);
-    uncore_bw_start(d);
+    uncore_bw_reload(d, perf_before);
     sampling_pin_housekeeping(d);
     for (unsigned i = 0; i < d->registry.count; i++)
         job_note_helper_cpus(d, registry_at(&d->registry, i));

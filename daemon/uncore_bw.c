@@ -42,6 +42,13 @@ void uncore_bw_start(struct np_daemon *d)
                 pmu->generation, n);
 }
 
+void uncore_bw_reload(struct np_daemon *d, bool perf_before)
+{
+    if (d->cfg.perf == perf_before && d->uncore.nboxes > 0)
+        return;
+    uncore_bw_start(d);
+}
+
 void uncore_bw_tick(struct np_daemon *d)
 {
     int rc;

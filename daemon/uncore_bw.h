@@ -12,6 +12,11 @@
 /** Detect, encode and open the counters (perf on, as root); logs what it found. */
 void uncore_bw_start(struct np_daemon *d);
 
+/** After SIGHUP: counters already counting stay open with their rates (reopening would leave
+ * one interval without a rate, on the estimate); a change of `perf`, or counters not open, starts
+ * afresh. @p perf_before: `perf` before the reload. */
+void uncore_bw_reload(struct np_daemon *d, bool perf_before);
+
 /** Read them once per interval. */
 void uncore_bw_tick(struct np_daemon *d);
 

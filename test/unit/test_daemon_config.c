@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "np_daemon_test.h"
@@ -71,6 +72,50 @@ START_TEST(test_reload)
 }
 END_TEST
 
+/* A reload keeps the memory controllers' counters counting (reopening them would leave an
+ * interval on the estimate); turning perf off closes them. A pipe stands in for each counter. */
+START_TEST(test_reload_keeps_counters)
+{
+    static const struct {
+        const char *backends;
+        bool kept;
+    } reloads[] = {{"perf,proc", true}, {"proc", false}};
+    struct np_test_daemon t;
+    char contents[4096];
+    int fds[2][2];
+
+    np_test_daemon_init(&t);
+    snprintf(contents, sizeof(contents), "backends = perf,proc\nspool_dir = %s\nstate_dir = %s\n",
+             t.d->cfg.spool_dir, t.d->cfg.state_dir);
+    write_config(&t, contents);
+    ck_assert_int_eq(config_load(t.d, true), 0);
+    ck_assert(t.d->cfg.perf);
+    t.d->uncore.boxes = calloc(1, sizeof(*t.d->uncore.boxes));
+    ck_assert_ptr_nonnull(t.d->uncore.boxes);
+    t.d->uncore.nboxes = 1;
+    t.d->uncore.boxes[0] = (struct np_uncore_box){.last_t = 1.0, .bytes_per_s = 5e9};
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(pipe(fds[k]), 0);
+        t.d->uncore.boxes[0].fd[k] = fds[k][0];
+        close(fds[k][1]);
+    }
+    for (size_t i = 0; i < sizeof(reloads) / sizeof(reloads[0]); i++) {
+        snprintf(contents, sizeof(contents), "backends = %s\nspool_dir = %s\nstate_dir = %s\n",
+                 reloads[i].backends, t.d->cfg.spool_dir, t.d->cfg.state_dir);
+        write_config(&t, contents);
+        config_reload(t.d);
+        if (reloads[i].kept) {
+            ck_assert_uint_eq(t.d->uncore.nboxes, 1);
+            ck_assert_int_eq(t.d->uncore.boxes[0].fd[0], fds[0][0]);
+            ck_assert_double_eq(t.d->uncore.boxes[0].bytes_per_s, 5e9); /* the rate goes on */
+        } else {
+            ck_assert_uint_eq(t.d->uncore.nboxes, 0);
+        }
+    }
+    np_test_daemon_fini(&t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("daemon_config");
@@ -79,6 +124,7 @@ int main(void)
     int failed;
 
     tcase_add_loop_test(tc, test_reload, 0, (int)(sizeof(cases) / sizeof(cases[0])));
+    tcase_add_test(tc, test_reload_keeps_counters);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
