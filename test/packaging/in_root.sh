@@ -22,6 +22,8 @@ cache=${NUMAPLACE_ROOT_CACHE:-/var/cache/numaplace-test}
 if [ -z "${NP_IN_NAMESPACE:-}" ]; then
   NP_IN_NAMESPACE=1 exec unshare --mount --propagation private -- "$0" "$suite" "$out"
 fi
+# shellcheck source=test/packaging/root_hosts.sh
+. "$top/test/packaging/root_hosts.sh"
 say() { printf 'in-root(%s): %s\n' "$suite" "$*"; }
 
 # Build-Depends of debian/control, without version constraints, alternatives or profiles.
@@ -60,14 +62,7 @@ tar -C "$work/root" -xf "$root_tar"
 # The root a mount point of its own: the multi-node suites' `unshare --mount` inside the chroot
 # changes the propagation of "/", which fails on a plain directory.
 mount --bind "$work/root" "$work/root"
-# The machine's own name resolves in the root as on the host: an installed Debian lists it in
-# /etc/hosts, mmdebstrap's root does not, and DNS answers it with EAI_AGAIN. srun sends that name
-# as its host, and at a job's end slurmctld 24.11 looked it up, Debian's Slurm retrying 10 times
-# a second apart: 10 s in which the step's own completion message could time out (MessageTimeout
-# 10 s; 2 runs in 3), slurmstepd resent it only 60 s later, and the node stayed COMPLETING.
-host_name=$(hostname)
-host_addr=$(getent ahosts "$host_name" | awk 'NR == 1 { print $1 }')
-printf '%s\t%s\n' "${host_addr:-127.0.1.1}" "$host_name" >>"$work/root/etc/hosts"
+np_root_add_host "$work/root" # see root_hosts.sh: a 10 s stall at every job's end otherwise
 mount -t proc proc "$work/root/proc"
 mount -t tmpfs tmpfs "$work/root/tmp" # the suites' clusters live in /tmp
 mount --rbind /sys "$work/root/sys" # live topology, libpfm4's PMUs, node meminfo

@@ -26,6 +26,8 @@ if [ -z "${NP_IN_NAMESPACE:-}" ]; then
   NP_IN_NAMESPACE=1 exec unshare --mount --propagation private -- "$0" "$deb_dir" "$suite"
 fi
 
+# shellcheck source=test/packaging/root_hosts.sh
+. "$(dirname "$0")/root_hosts.sh"
 passed=0
 failed=0
 say() { printf 'install-test(%s): %s\n' "$suite" "$*"; }
@@ -61,6 +63,7 @@ work=$(mktemp -d /var/tmp/numaplace-install.XXXXXX)
 root=$work/root
 mkdir -p "$root"
 tar -C "$root" -xf "$root_tar"
+np_root_add_host "$root" # see root_hosts.sh: a 10 s stall at every job's end otherwise
 
 # Every process whose root is ours is ours to kill; then the files go.
 cleanup() {
