@@ -16,6 +16,7 @@
 #include "numaplace/report.h"
 
 #include "cli.h"
+#include "options.h"
 #include "numaplace/labels.h"
 #include "numaplace/migration.h"
 #include "numaplace/open_regular.h"
@@ -479,46 +480,26 @@ static int run_script(const char *path, const char *order, bool dry_run)
 int cmd_migrate(int argc, char **argv)
 {
     unsigned long long from = ~0ull, to = ~0ull, pages = ~0ull;
-    const char *order = NULL, *script = NULL;
+    const char *order = NULL, *script = NULL, *from_arg = NULL, *to_arg = NULL, *pages_arg = NULL;
     bool dry_run = false;
+    const struct cli_option opts[] = {
+        {"--from", "S", &from_arg, NULL},    {"--to", "D", &to_arg, NULL},
+        {"--pages", "N", &pages_arg, NULL},  {"--order", "ORDER", &order, NULL},
+        {"--script", "FILE", &script, NULL}, {"--dry-run", NULL, NULL, &dry_run},
+    };
+    struct np_err err = {0};
 
     cli.timeout_ms = 3600 * 1000; /* a rate-limited move of a large job takes its time */
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(opt, "--dry-run") == 0) {
-            dry_run = true;
-            continue;
-        }
-        if (!val) {
-            fprintf(stderr, "numaplace: migrate: %s needs a value\n", opt);
-            return 2;
-        }
-        i++;
-        if (strcmp(opt, "--from") == 0) {
-            if (parse_count("--from", val, 4095, &from) < 0)
-                return 2;
-        } else if (strcmp(opt, "--to") == 0) {
-            if (parse_count("--to", val, 4095, &to) < 0)
-                return 2;
-        } else if (strcmp(opt, "--pages") == 0) {
-            if (parse_count("--pages", val, INT64_MAX, &pages) < 0)
-                return 2;
-        } else if (strcmp(opt, "--order") == 0) {
-            order = val;
-        } else if (strcmp(opt, "--script") == 0) {
-            script = val;
-        } else {
-            fprintf(stderr,
-                    "numaplace: migrate: unknown option %s (accepted: --from, --to, --pages, "
-                    "--order, --dry-run, --script)\n",
-                    opt);
-            return 2;
-        }
+    if (cli_options_parse(opts, sizeof(opts) / sizeof(opts[0]), argc, argv, &err) < 0) {
+        fprintf(stderr, "numaplace: migrate: %s\n", err.msg);
+        return 2;
     }
+    if ((from_arg && parse_count("--from", from_arg, 4095, &from) < 0) ||
+        (to_arg && parse_count("--to", to_arg, 4095, &to) < 0) ||
+        (pages_arg && parse_count("--pages", pages_arg, INT64_MAX, &pages) < 0))
+        return 2;
     if (order) { /* checked here, before a script's first delay */
         const struct np_order_ops *ops;
-        struct np_err err = {0};
         if (np_order_find(order, &ops, &err) != 0) {
             fprintf(stderr, "numaplace: migrate: --order: %s\n", err.msg);
             return 2;

@@ -13,6 +13,7 @@
 
 #include "accounting.h"
 #include "cli.h"
+#include "options.h"
 #include "parse.h"
 
 /* What is kept of a listed job until the list is sorted: its printed line, or for --json where
@@ -242,21 +243,17 @@ int cmd_jobs(int argc, char **argv)
     struct acct_jobs_filter filter = {0};
     struct np_err err = {0};
 
-    for (int i = 1; i < argc; i++) {
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--user") == 0 && val)
-            filter.user = argv[++i];
-        else if (strcmp(argv[i], "--since") == 0 && val)
-            filter.since = argv[++i];
-        else if (strcmp(argv[i], "--until") == 0 && val)
-            filter.until = argv[++i];
-        else {
-            fprintf(stderr,
-                    "numaplace: jobs: unexpected \"%s\" (accepted: --user NAME, --since TIME, "
-                    "--until TIME, in sacct's time forms, e.g. 2026-11-01 or now-7days)\n",
-                    argv[i]);
-            return 2;
-        }
+    const struct cli_option opts[] = {
+        {"--user", "NAME", &filter.user, NULL},
+        {"--since", "TIME", &filter.since, NULL},
+        {"--until", "TIME", &filter.until, NULL},
+    };
+
+    if (cli_options_parse(opts, sizeof(opts) / sizeof(opts[0]), argc, argv, &err) < 0) {
+        fprintf(stderr,
+                "numaplace: jobs: %s; TIME in sacct's forms, e.g. 2026-11-01 or now-7days\n",
+                err.msg);
+        return 2;
     }
     if (acct_list_jobs(&filter, cli.as_json, &err) < 0) {
         fprintf(stderr, "numaplace: jobs: %s\n", err.msg);
