@@ -79,6 +79,34 @@ START_TEST(local_nodes_follow_the_binding)
 }
 END_TEST
 
+/* A task that reports where it runs (applied, from the plugin's task_init, after Slurm bound
+ * it) has its affinity read at the next interval, not a detail interval later. */
+START_TEST(applied_reads_the_affinity_at_once)
+{
+    const struct ucred root = np_test_peer(1, 0, 0);
+    struct np_task_applied a = {.job_id = 7, .step_id = 0, .pid = 510};
+    struct np_daemon_job *j = step(540); /* bound outside its CPUs: registered kept */
+    struct np_err err = {0};
+    json_t *reply;
+    double now = np_monotonic_s();
+
+    sampling_sample_job(t.d, j, now, false, false);
+    ck_assert_uint_eq(j->meta.local_nodes, 3u);
+    /* a second task, bound to node 0 */
+    ck_assert_int_eq(np_sampler_add_task(&j->sampler, 510, &err), 0);
+    json_array_append_new(j->tasks, json_pack("{s:i}", "pid", 510));
+    sampling_sample_job(t.d, j, now += 0.5, false, false); /* no detail interval yet */
+    ck_assert_uint_eq(j->meta.local_nodes, 3u);
+    snprintf(a.cpus, sizeof(a.cpus), "0-1");
+    reply = op_applied(t.d, &root, &a);
+    ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
+    json_decref(reply);
+    sampling_sample_job(t.d, j, now + 0.5, false, false);
+    ck_assert_uint_eq(j->meta.local_nodes, 1u << 0);
+    ck_assert_str_eq(j->meta.effective_cpus, "0-3"); /* 510 and its child 511 */
+}
+END_TEST
+
 static json_t *job_of_status(void)
 {
     const struct ucred root = np_test_peer(1, 0, 0);
@@ -148,6 +176,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, local_nodes_follow_the_binding, 0,
                         (int)(sizeof(cases) / sizeof(cases[0])));
+    tcase_add_test(tc, applied_reads_the_affinity_at_once);
     tcase_add_test(tc, status_report_and_trace_carry_both);
     suite_add_tcase(suite, tc);
     sr = srunner_create(suite);
