@@ -251,7 +251,6 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
         final || (now - j->last_detail_mono) * 1000.0 >= cfg->detail_interval_ms - half;
     struct np_sample s;
     bool cpus_changed = false;
-    json_t *line;
 
     if (!j->meta.helper_cpus[0])
         job_note_helper_cpus(d, j); /* the first sample: the step's CPUs are known by now */
@@ -272,6 +271,7 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
         NPD_LOG(d, ERROR, "job %u: out of memory", j->meta.job_id);
     auto_class_consider(d, j, &s);
     if (d->trace) {
+        json_t *line;
         if (!j->traced) {
             j->meta.tasks = j->tasks;
             trace_line(d, np_trace_job_line(&j->meta));

@@ -331,7 +331,7 @@ START_TEST(test_trace_effective_cpus)
     struct collected c = {0};
     struct np_err err = {0};
     FILE *f = tmpfile();
-    json_t *line, *r;
+    json_t *r;
 
     ck_assert_ptr_nonnull(f);
     snprintf(meta.cpus, sizeof(meta.cpus), "0-7");
@@ -345,7 +345,7 @@ START_TEST(test_trace_effective_cpus)
         s.t = k;
         s.have_pages = true;
         s.node_bytes[0] = s.node_bytes[1] = 100;
-        line = k == 0 ? np_trace_job_line(&meta) : NULL;
+        json_t *line = k == 0 ? np_trace_job_line(&meta) : NULL;
         if (line) {
             json_dumpf(line, f, JSON_COMPACT);
             fputc('\n', f);
