@@ -68,7 +68,8 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
                                 ? "label"
                                 : "default");
     j->stats.migration_enabled = cfg->migration;
-    j->meta.local_nodes = j->stats.local_nodes = cpu_nodes_mask(d, j->sampler.cpus);
+    j->meta.registered_nodes = cpu_nodes_mask(d, j->sampler.cpus);
+    j->meta.local_nodes = j->stats.local_nodes = j->meta.registered_nodes;
     snprintf(j->meta.backends, sizeof(j->meta.backends), "%s", d->perf_mask ? "perf,proc" : "proc");
     j->registered_mono = np_monotonic_s();
     j->last_pages_mono = j->last_detail_mono = -1e9;
@@ -132,6 +133,23 @@ void job_set_class(struct np_daemon_job *j, enum np_class cls)
 void job_set_class_source(struct np_daemon_job *j, const char *source)
 {
     snprintf(j->meta.class_source, sizeof(j->meta.class_source), "%s", source);
+}
+
+bool job_follow_effective_cpus(const struct np_daemon *d, struct np_daemon_job *j)
+{
+    hwloc_const_bitmap_t effective = np_sampler_effective_cpus(&j->sampler);
+    const uint64_t nodes = cpu_nodes_mask(d, effective);
+    char list[sizeof(j->meta.effective_cpus)];
+
+    if (hwloc_bitmap_iszero(effective) ||
+        hwloc_bitmap_list_snprintf(list, sizeof(list), effective) >= (int)sizeof(list))
+        return false; /* not known yet, or too long to say whole: keep what was said */
+    if (!nodes || (nodes == j->meta.local_nodes && strcmp(list, j->meta.effective_cpus) == 0))
+        return false;
+    snprintf(j->meta.effective_cpus, sizeof(j->meta.effective_cpus), "%s", list);
+    /* the planner's move group and the report's local share follow where the tasks may run */
+    j->meta.local_nodes = j->stats.local_nodes = nodes;
+    return true;
 }
 
 void job_note_helper_cpus(const struct np_daemon *d, struct np_daemon_job *j)

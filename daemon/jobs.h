@@ -36,6 +36,14 @@ void job_set_class(struct np_daemon_job *j, enum np_class cls);
  * "auto: ..." (docs/sensitivity.md). */
 void job_set_class_source(struct np_daemon_job *j, const char *source);
 
+/**
+ * Follow the sampler's effective CPUs (the registered ones narrowed to the tasks' affinity):
+ * meta.effective_cpus, and meta.local_nodes / stats.local_nodes, which the migration view and
+ * the local share read. meta.cpus and meta.registered_nodes keep what was registered.
+ * @return whether they changed
+ */
+bool job_follow_effective_cpus(const struct np_daemon *d, struct np_daemon_job *j);
+
 /** The helper's CPUs and those of them that are @p j's (meta.helper_cpus, meta.shared_cpus; once
  *  shared, a CPU stays listed). Nothing when either set is unknown. */
 void job_note_helper_cpus(const struct np_daemon *d, struct np_daemon_job *j);

@@ -35,7 +35,12 @@ json_t *op_applied(struct np_daemon *d, const struct ucred *peer, const struct n
     changed += set_if_changed(t, "policy", a->policy);
     changed += set_if_changed(t, "mode", a->mode);
     changed += set_if_changed(t, "nodes", a->nodes);
-    changed += set_if_changed(t, "cpus", a->cpus);
+    if (set_if_changed(t, "cpus", a->cpus)) {
+        /* Its binding is set by now (task/affinity, before the plugin's task_init): read the
+         * tasks' affinity at the next interval, not a detail interval later (sampling.c). */
+        j->last_detail_mono = -1e9;
+        changed++;
+    }
     if (changed) /* a task repeating itself changes nothing, and writes nothing */
         registry_note(d, j);
     return np_proto_reply_ok();

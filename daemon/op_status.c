@@ -18,6 +18,12 @@ static json_t *job_status(const struct np_daemon_job *j)
                   j->tasks, "latest", np_jobstats_latest(&j->stats));
     if (obj)
         json_object_set_new(obj, "helper_cpu_s", json_real(j->stats.helper_cpu_s));
+    if (obj && j->meta.effective_cpus[0]) /* where its tasks may run (their affinity) */
+        json_object_set_new(obj, "effective_cpus", json_string(j->meta.effective_cpus));
+    if (obj && j->meta.local_nodes)
+        json_object_set_new(obj, "local_nodes", np_node_list_json(j->meta.local_nodes));
+    if (obj && j->meta.registered_nodes)
+        json_object_set_new(obj, "registered_nodes", np_node_list_json(j->meta.registered_nodes));
     if (obj && j->meta.class_source[0]) /* what decided the class (docs/sensitivity.md) */
         json_object_set_new(obj, "class_source", json_string(j->meta.class_source));
     return obj;

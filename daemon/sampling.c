@@ -250,6 +250,7 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
     const bool detail_due =
         final || (now - j->last_detail_mono) * 1000.0 >= cfg->detail_interval_ms - half;
     struct np_sample s;
+    bool cpus_changed = false;
 
     if (!j->meta.helper_cpus[0])
         job_note_helper_cpus(d, j); /* the first sample: the step's CPUs are known by now */
@@ -257,19 +258,30 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
                       detail_due, &s);
     if (s.have_pages)
         j->last_pages_mono = now;
-    if (detail_due)
+    if (detail_due) {
+        const uint64_t before = j->meta.local_nodes;
         j->last_detail_mono = now;
+        cpus_changed = job_follow_effective_cpus(d, j);
+        if (cpus_changed && before != j->meta.local_nodes)
+            NPD_LOG(d, INFO, "job %u.%s: its tasks may run on CPUs %s (registered %s)",
+                    j->meta.job_id, np_step_name(j->meta.step_id), j->meta.effective_cpus,
+                    j->meta.cpus[0] ? j->meta.cpus : "none");
+    }
     if (np_jobstats_add(&j->stats, &s) < 0)
         NPD_LOG(d, ERROR, "job %u: out of memory", j->meta.job_id);
     auto_class_consider(d, j, &s);
     if (d->trace) {
+        json_t *line;
         if (!j->traced) {
             j->meta.tasks = j->tasks;
             trace_line(d, np_trace_job_line(&j->meta));
             j->traced = true;
+            cpus_changed = false; /* the job line says them */
         }
-        trace_line(
-            d, np_trace_sample_line(j->meta.job_id, j->meta.step_id, &s, j->stats.helper_cpu_s));
+        line = np_trace_sample_line(j->meta.job_id, j->meta.step_id, &s, j->stats.helper_cpu_s);
+        if (cpus_changed) /* after the job line: the replay follows from this sample on */
+            np_trace_sample_cpus(line, &j->meta);
+        trace_line(d, line);
     }
     j->stats.helper_cpu_s += np_daemon_thread_cpu_s() - cpu0;
     d->totals.sampling_cpu_s += np_daemon_thread_cpu_s() - cpu0;

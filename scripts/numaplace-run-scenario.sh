@@ -120,6 +120,7 @@ report_results() {
 # ---- options -------------------------------------------------------------------------------------
 partition="" node="" commands="" stand_in="" stand_in_mb=64 stand_in_busy=20 stand_in_idle=0 bind=auto timing=auto
 register_timeout=300 out="" scenario="" report_dir=""
+narrow_wait=15 # s: numaplaced's detail interval (10 s by default) and a margin
 alloc_args=()
 is_count() { [[ $1 =~ ^[0-9]+$ ]] && [ "${#1}" -le 9 ] && [ "$1" -ge "${2:-0}" ]; } # is_count TEXT [MIN]
 is_seconds() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]] && [ "${1%%.*}" -le 86400 ] 2>/dev/null; }
@@ -344,15 +345,32 @@ launch() {
 registered_steps() {
   "$numaplace" --json status 2>/dev/null | jq -r --argjson job "$allocation" '
     .jobs[] | select(.job == $job and .step < 4294967040 and (.latest.pages.node_bytes? | type) == "object")
-    | [.step, .cpus, (.latest.pages.node_bytes | to_entries | map("\(.key)=\(.value)") | join(","))] | @tsv'
+    | [.step, (.effective_cpus // .cpus), ((.local_nodes // []) | map(tostring) | join(",")),
+       (.latest.pages.node_bytes | to_entries | map("\(.key)=\(.value)") | join(","))] | @tsv'
+}
+
+# wide_steps SEEN: how many jobs numaplaced sees on CPUs beyond their node (SEEN: registered_steps;
+# step_of: wait_registered's).
+wide_steps() {
+  local seen=$1 j step helper_cpus count=0
+  for ((j = 0; j < njobs; j++)); do
+    step=${step_of[$j]:-}
+    [ -n "$step" ] || continue
+    helper_cpus=$(awk -F'\t' -v s="$step" '$1 == s { print $2 }' <<<"$seen")
+    [ -z "$helper_cpus" ] || cpus_within "$helper_cpus" "${node_cpus[${jnode[j]}]}" || count=$((count + 1))
+  done
+  echo "$count"
 }
 
 # wait_registered DIR: until every step still running has started its command and numaplaced
-# has read its pages; writes DIR/placement.tsv (job, step, node, the CPUs it may run on, the
-# node's CPUs, the share of its pages on the node, by numaplaced) and checks the CPUs.
+# has read its pages and, for at most narrow_wait s more, until numaplaced sees each job's CPUs
+# within its node (it reads the tasks' affinity every detail interval, and at once when a task
+# reports its binding); writes DIR/placement.tsv (job, step, node, the CPUs it may run on, the
+# node's CPUs, numaplaced's CPUs and nodes of the job, the share of its pages on the node, by
+# numaplaced) and checks the CPUs.
 wait_registered() {
-  local dir=$1 deadline=$((SECONDS + register_timeout)) seen running j step line cpus helper_cpus pages share
-  local wide=0
+  local dir=$1 deadline=$((SECONDS + register_timeout)) seen running j step line cpus helper_cpus helper_nodes pages share
+  local wide=0 narrow_deadline=""
   declare -A step_of=()
   while :; do
     # Step ids by name (np<J>-<benchmark>): they are numbered as Slurm received them.
@@ -367,35 +385,42 @@ wait_registered() {
         grep -q '^start ' "$dir/job$j.time" 2>/dev/null && continue
       running=$((running + 1))
     done
-    [ "$running" = 0 ] && break
+    if [ "$running" = 0 ]; then
+      [ -n "$narrow_deadline" ] || narrow_deadline=$((SECONDS + narrow_wait))
+      if [ "$(wide_steps "$seen")" = 0 ] || [ "$SECONDS" -ge "$narrow_deadline" ]; then break; fi
+      sleep 1
+      continue
+    fi
     [ "$SECONDS" -lt "$deadline" ] ||
       die "$running of $njobs steps of allocation $allocation not registered with numaplaced after $register_timeout s (numaplace status; is the plugin's helper_socket numaplaced's?)"
     sleep 1
   done
-  printf 'job\tstep\tnode\tcpus\tnode_cpus\thelper_cpus\tpages_on_node\n' >"$dir/placement.tsv"
+  printf 'job\tstep\tnode\tcpus\tnode_cpus\thelper_cpus\thelper_nodes\tpages_on_node\n' >"$dir/placement.tsv"
   for ((j = 0; j < njobs; j++)); do
     step=${step_of[$j]:-}
     line=""
     [ -z "$step" ] || line=$(grep "^$step"$'\t' <<<"$seen" || true)
     if [ -z "$line" ]; then
       warn "job $j (${bench[j]}) ended before numaplaced read its pages"
-      printf '%s\t%s\t%s\t-\t%s\t-\t-\n' "$j" "${step:--}" "${jnode[j]}" "${node_cpus[${jnode[j]}]}" >>"$dir/placement.tsv"
+      printf '%s\t%s\t%s\t-\t%s\t-\t-\t-\n' "$j" "${step:--}" "${jnode[j]}" "${node_cpus[${jnode[j]}]}" >>"$dir/placement.tsv"
       continue
     fi
-    IFS=$'\t' read -r _ helper_cpus pages <<<"$line"
+    IFS=$'\t' read -r _ helper_cpus helper_nodes pages <<<"$line"
     cpus=$(sed -n 's/^start [^ ]* //p' "$dir/job$j.time" 2>/dev/null)
     [ -n "$cpus" ] || cpus=-
     share=$(awk -v k="${jnode[j]}" -v p="$pages" 'BEGIN { n = split(p, kv, ","); t = 0; m = 0
       for (i = 1; i <= n; i++) { split(kv[i], x, "="); t += x[2]; if (x[1] == k) m = x[2] }
       printf "%.3f", t ? m / t : 0 }')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$j" "$step" "${jnode[j]}" "$cpus" "${node_cpus[${jnode[j]}]}" \
-      "${helper_cpus:--}" "$share" >>"$dir/placement.tsv"
-    [ -z "$helper_cpus" ] || cpus_within "$helper_cpus" "${node_cpus[${jnode[j]}]}" || wide=1
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$j" "$step" "${jnode[j]}" "$cpus" "${node_cpus[${jnode[j]}]}" \
+      "${helper_cpus:--}" "${helper_nodes:--}" "$share" >>"$dir/placement.tsv"
+    [ -z "$helper_cpus" ] || cpus_within "$helper_cpus" "${node_cpus[${jnode[j]}]}" || wide=$((wide + 1))
     [ "$cpus" = - ] || cpus_within "$cpus" "${node_cpus[${jnode[j]}]}" ||
       die "job $j (${bench[j]}, step $allocation.$step) runs on CPUs $cpus, not within node ${jnode[j]}'s ${node_cpus[${jnode[j]}]} (Slurm's ldoms are not NUMA nodes here? try --bind numactl)"
-  done  # numaplaced groups a request's candidates by the nodes of the CPUs the plugin registered: the
-  # step's allocation, all of the node's CPUs for these steps, not the job's binding.
-  [ "$wide" = 0 ] || warn "numaplaced takes the jobs' CPUs from their steps' allocations (placement.tsv, helper_cpus), wider than their NUMA nodes: its orders cannot tell the jobs that gain or lose from a move (all in group O), and rank by bandwidth alone"
+  done
+  # numaplaced groups a request's candidates by the nodes of the CPUs their tasks may run on (the
+  # steps' allocations narrowed to the tasks' affinity): a guard, for a numaplaced that does not
+  # narrow them, or a binding it has not read yet.
+  [ "$wide" = 0 ] || warn "numaplaced sees $wide job(s) on CPUs wider than their NUMA node after ${narrow_wait} s (placement.tsv, helper_cpus, helper_nodes): its orders cannot tell those jobs that gain or lose from a move (group O), and rank them by bandwidth alone"
 }
 
 # sacct_times: "J<TAB>SECONDS" per step of $allocation from accounting (bounded wait).

@@ -355,6 +355,10 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *
     if (meta->class_source[0])
         json_object_set_new(rep, "class_source", json_string(meta->class_source));
     json_object_set_new(rep, "cpus", json_string(meta->cpus));
+    if (meta->effective_cpus[0])
+        json_object_set_new(rep, "effective_cpus", json_string(meta->effective_cpus));
+    if (meta->registered_nodes)
+        json_object_set_new(rep, "registered_nodes", np_node_list_json(meta->registered_nodes));
     json_object_set_new(rep, "sampling",
                         json_pack("{s:f, s:i, s:s}", "interval_s", meta->interval_s, "count",
                                   (int)js->samples, "backends", meta->backends));

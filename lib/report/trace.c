@@ -21,6 +21,10 @@ json_t *np_trace_job_line(const struct np_job_meta *meta)
         json_object_set(obj, "tasks", meta->tasks);
     if (obj && meta->local_nodes)
         json_object_set_new(obj, "local_nodes", np_node_list_json(meta->local_nodes));
+    if (obj && meta->registered_nodes)
+        json_object_set_new(obj, "registered_nodes", np_node_list_json(meta->registered_nodes));
+    if (obj && meta->effective_cpus[0])
+        json_object_set_new(obj, "effective_cpus", json_string(meta->effective_cpus));
     if (obj && meta->helper_cpus[0]) {
         json_object_set_new(obj, "helper_cpus", json_string(meta->helper_cpus));
         json_object_set_new(obj, "shared_cpus", json_string(meta->shared_cpus));
@@ -34,6 +38,14 @@ json_t *np_trace_sample_line(uint32_t job_id, uint32_t step_id, const struct np_
     return json_pack("{s:s, s:I, s:I, s:f, s:o}", "event", "sample", "job", (json_int_t)job_id,
                      "step", (json_int_t)step_id, "helper_cpu_s", helper_cpu_s, "sample",
                      np_sample_to_json(s));
+}
+
+void np_trace_sample_cpus(json_t *line, const struct np_job_meta *meta)
+{
+    if (!line)
+        return;
+    json_object_set_new(line, "effective_cpus", json_string(meta->effective_cpus));
+    json_object_set_new(line, "local_nodes", np_node_list_json(meta->local_nodes));
 }
 
 json_t *np_trace_end_line(uint32_t job_id, uint32_t step_id, double end_epoch)
@@ -66,6 +78,34 @@ static struct replay_job *find_job(struct replay_job *jobs, json_t *line)
 static void copy_str(char *dst, size_t size, json_t *v)
 {
     snprintf(dst, size, "%s", json_string_value(v) ? json_string_value(v) : "");
+}
+
+/* [n, ...] as a node mask (bits past 63 and non-numbers left out). */
+static uint64_t node_mask(json_t *list)
+{
+    uint64_t mask = 0;
+    size_t k;
+    json_t *node;
+
+    json_array_foreach(list, k, node)
+    {
+        const json_int_t n = json_integer_value(node);
+        if (n >= 0 && n < 64)
+            mask |= 1ull << n;
+    }
+    return mask;
+}
+
+/* The effective CPUs and their nodes of a job or sample line, when it has them (older traces
+ * do not: local_nodes are then the registered CPUs' nodes). */
+static void apply_cpus(struct replay_job *j, json_t *line)
+{
+    if (json_is_string(json_object_get(line, "effective_cpus")))
+        copy_str(j->meta.effective_cpus, sizeof(j->meta.effective_cpus),
+                 json_object_get(line, "effective_cpus"));
+    if (json_is_array(json_object_get(line, "local_nodes")))
+        j->meta.local_nodes = j->stats.local_nodes =
+            node_mask(json_object_get(line, "local_nodes"));
 }
 
 static int emit(struct replay_job *j, bool complete, np_report_fn *fn, void *arg)
@@ -148,17 +188,8 @@ int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *arg, str
                                  ? json_string_value(json_object_get(obj, "backends"))
                                  : "?");
                     j->tasks = json_incref(json_object_get(obj, "tasks"));
-                    {
-                        size_t k;
-                        json_t *node;
-                        json_array_foreach(json_object_get(obj, "local_nodes"), k, node)
-                        {
-                            const json_int_t n = json_integer_value(node);
-                            if (n >= 0 && n < 64)
-                                j->meta.local_nodes |= 1ull << n;
-                        }
-                        j->stats.local_nodes = j->meta.local_nodes;
-                    }
+                    j->meta.registered_nodes = node_mask(json_object_get(obj, "registered_nodes"));
+                    apply_cpus(j, obj);
                 }
             }
         } else if (strcmp(event, "sample") == 0) {
@@ -169,10 +200,12 @@ int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *arg, str
                                 lineno);
             } else if (np_sample_from_json(json_object_get(obj, "sample"), &s, &serr) < 0) {
                 rc = np_err_set(err, -EINVAL, "%s:%u: %s", name, lineno, serr.msg);
-            } else if (np_jobstats_add(&j->stats, &s) < 0) {
-                rc = np_err_set(err, -EINVAL, "%s:%u: sample goes back in time", name, lineno);
             } else {
-                j->stats.helper_cpu_s = json_number_value(json_object_get(obj, "helper_cpu_s"));
+                apply_cpus(j, obj); /* before the sample, as the helper does */
+                if (np_jobstats_add(&j->stats, &s) < 0)
+                    rc = np_err_set(err, -EINVAL, "%s:%u: sample goes back in time", name, lineno);
+                else
+                    j->stats.helper_cpu_s = json_number_value(json_object_get(obj, "helper_cpu_s"));
             }
         } else if (strcmp(event, "end") == 0) {
             if (!j) {

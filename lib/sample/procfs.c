@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,7 +374,8 @@ int np_proc_children(const char *root, pid_t pid, long threads, pid_t *out, unsi
 }
 
 int np_proc_ctxt_switches(const char *root, pid_t pid, long threads, uint64_t *voluntary,
-                          uint64_t *involuntary, struct np_err *err)
+                          uint64_t *involuntary, np_cpu_list_fn *cpus_allowed, void *arg,
+                          struct np_err *err)
 {
     char path[4096];
     struct dirent *de;
@@ -386,6 +388,12 @@ int np_proc_ctxt_switches(const char *root, pid_t pid, long threads, uint64_t *v
         if (rc == 0) {
             *voluntary = ps.voluntary_ctxt_switches;
             *involuntary = ps.nonvoluntary_ctxt_switches;
+            /* a list that filled the field may have been cut: not known, rather than narrower */
+            if (cpus_allowed)
+                cpus_allowed(strlen(ps.cpus_allowed_list) + 1 < sizeof(ps.cpus_allowed_list)
+                                 ? ps.cpus_allowed_list
+                                 : NULL,
+                             arg);
         }
         return rc;
     }
@@ -396,7 +404,8 @@ int np_proc_ctxt_switches(const char *root, pid_t pid, long threads, uint64_t *v
                    ? np_err_set(err, -ESRCH, "no process %d (%s)", (int)pid, path)
                    : np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     while ((de = readdir(dir))) {
-        char file[4400], line[256];
+        char file[4400], line[1024];
+        bool listed = false;
         FILE *f;
 
         if (de->d_name[0] < '0' || de->d_name[0] > '9')
@@ -407,12 +416,22 @@ int np_proc_ctxt_switches(const char *root, pid_t pid, long threads, uint64_t *v
             continue; /* the thread ended meanwhile */
         while (fgets(line, sizeof(line), f)) {
             unsigned long long v;
-            if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
+            if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1) {
                 *voluntary += v;
-            else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+            } else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1) {
                 *involuntary += v;
+            } else if (cpus_allowed && !listed && strncmp(line, "Cpus_allowed_list:", 18) == 0) {
+                const size_t len = strcspn(line, "\n");
+                if (line[len] == '\n') { /* the whole line, not a cut one */
+                    line[len] = '\0';
+                    cpus_allowed(line + 18 + strspn(line + 18, " \t"), arg);
+                    listed = true;
+                }
+            }
         }
         fclose(f);
+        if (cpus_allowed && !listed)
+            cpus_allowed(NULL, arg);
     }
     closedir(dir);
     return 0;

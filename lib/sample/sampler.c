@@ -86,11 +86,17 @@ int np_sampler_init(struct np_sampler *s, const char *root, unsigned perf_mask,
     s->cpu_node = cpu_node;
     s->ncpu_node = cpu_node ? ncpu_node : 0;
     s->cpus = hwloc_bitmap_alloc();
-    if (!s->cpus)
+    s->effective_cpus = hwloc_bitmap_alloc();
+    if (!s->cpus || !s->effective_cpus) {
+        hwloc_bitmap_free(s->cpus);
+        hwloc_bitmap_free(s->effective_cpus);
+        s->cpus = s->effective_cpus = NULL;
         return np_err_set(err, -ENOMEM, "out of memory");
+    }
     if (cpus && *cpus && hwloc_bitmap_list_sscanf(s->cpus, cpus) < 0) {
         hwloc_bitmap_free(s->cpus);
-        s->cpus = NULL;
+        hwloc_bitmap_free(s->effective_cpus);
+        s->cpus = s->effective_cpus = NULL;
         return np_err_set(err, -EINVAL, "job CPU list \"%s\" is not a CPU list like 0-3,8", cpus);
     }
     np_proc_cache_init(&s->cache, s->root, NULL);
@@ -118,7 +124,8 @@ void np_sampler_fini(struct np_sampler *s)
     s->npids = 0;
     s->ntasks = s->cap = 0;
     hwloc_bitmap_free(s->cpus);
-    s->cpus = NULL;
+    hwloc_bitmap_free(s->effective_cpus);
+    s->cpus = s->effective_cpus = NULL;
     np_proc_cache_fini(&s->cache);
 }
 
@@ -163,6 +170,22 @@ int np_sampler_add_task(struct np_sampler *s, pid_t pid, struct np_err *err)
     return 0;
 }
 
+hwloc_const_bitmap_t np_sampler_effective_cpus(const struct np_sampler *s)
+{
+    return s->effective_cpus && !hwloc_bitmap_iszero(s->effective_cpus) ? s->effective_cpus
+                                                                        : s->cpus;
+}
+
+void np_sampler_narrow_cpus(struct np_sampler *s, hwloc_const_bitmap_t allowed)
+{
+    /* Empty means "the registered CPUs": the affinity is unknown, or binds the processes
+     * outside what was registered (a step's tasks never run there; trust the registration). */
+    if (allowed && !hwloc_bitmap_iszero(allowed))
+        hwloc_bitmap_and(s->effective_cpus, s->cpus, allowed);
+    else
+        hwloc_bitmap_zero(s->effective_cpus);
+}
+
 static int node_of_cpu(const struct np_sampler *s, int cpu)
 {
     return cpu >= 0 && (unsigned)cpu < s->ncpu_node ? s->cpu_node[cpu] : -1;
@@ -195,14 +218,35 @@ static void add_stat(const struct np_proc_stat *st, struct np_sample *out)
     out->rss_bytes += st->rss_pages * page;
 }
 
-/* Pass 2, every detail interval: context switches of every thread and NUMA balancing. */
+/* The union of a job's processes' affinity at a detail interval, as np_proc_ctxt_switches gives
+ * it thread by thread; unknown for good once one list could not be read. */
+struct affinity_union {
+    hwloc_bitmap_t allowed, one;
+    bool unknown;
+};
+
+static void affinity_add(const char *list, void *arg)
+{
+    struct affinity_union *u = arg;
+
+    if (u->unknown || !list || !u->allowed || !u->one ||
+        hwloc_bitmap_list_sscanf(u->one, list) < 0 || hwloc_bitmap_iszero(u->one))
+        u->unknown = true;
+    else
+        hwloc_bitmap_or(u->allowed, u->allowed, u->one);
+}
+
+/* Pass 2, every detail interval: context switches of every thread, their affinity (into @p u)
+ * and NUMA balancing. */
 static void add_detail(const struct np_sampler *s, const struct seen_process *p, bool balancing,
-                       struct np_sample *out)
+                       struct affinity_union *u, struct np_sample *out)
 {
     struct np_err err = {0};
     uint64_t vol = 0, invol = 0;
 
-    if (np_proc_ctxt_switches(s->root, p->pid, p->threads, &vol, &invol, &err) == 0) {
+    /* a process gone since pass 1 runs nowhere: its affinity is not needed */
+    if (np_proc_ctxt_switches(s->root, p->pid, p->threads, &vol, &invol, affinity_add, u, &err) ==
+        0) {
         out->voluntary_cs += vol;
         out->involuntary_cs += invol;
     }
@@ -292,6 +336,7 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
     const bool balancing = nc && nc->balancing;
     unsigned head = 0, tail = 0;
     bool cut = false, read_pages;
+    struct affinity_union u = {NULL, NULL, true}; /* the processes' affinity, at detail intervals */
     struct np_pages_epoch epoch = {0};
 
     np_sample_init(out);
@@ -380,12 +425,18 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
                  nc ? nc->balancing_reason : "node counters not read");
     if (read_pages)
         np_pages_epoch_read(s->root, &epoch);
+    if (detail_due)
+        u = (struct affinity_union){hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), false};
     for (unsigned i = 0; i < tail; i++) {
         if (detail_due)
-            add_detail(s, &procs[i], balancing, out);
+            add_detail(s, &procs[i], balancing, &u, out);
         if (read_pages)
             add_pages(s, &procs[i], &epoch, out);
     }
+    if (detail_due && tail > 0)
+        np_sampler_narrow_cpus(s, u.unknown ? NULL : u.allowed);
+    hwloc_bitmap_free(u.allowed);
+    hwloc_bitmap_free(u.one);
     np_proc_cache_sweep(&s->cache);
     if (read_pages && out->have_pages) {
         s->pages_read = true;

@@ -166,14 +166,16 @@ START_TEST(test_cpu_busy_children_switches)
     ck_assert_int_eq(np_proc_children(NULL, kids[0], 0, found, 8, &err), -ESRCH);
 
     /* Context switches summed over threads: sleeping voluntarily adds at least one. */
-    ck_assert_int_eq(np_proc_ctxt_switches(NULL, getpid(), 0, &vol, &invol, &err), 0);
+    ck_assert_int_eq(np_proc_ctxt_switches(NULL, getpid(), 0, &vol, &invol, NULL, NULL, &err), 0);
     usleep(1000);
     {
         uint64_t vol2 = 0, invol2 = 0;
-        ck_assert_int_eq(np_proc_ctxt_switches(NULL, getpid(), 1, &vol2, &invol2, &err), 0);
+        ck_assert_int_eq(np_proc_ctxt_switches(NULL, getpid(), 1, &vol2, &invol2, NULL, NULL, &err),
+                         0);
         ck_assert_uint_gt(vol2, vol);
     }
-    ck_assert_int_eq(np_proc_ctxt_switches(NULL, kids[0], 0, &vol, &invol, &err), -ESRCH);
+    ck_assert_int_eq(np_proc_ctxt_switches(NULL, kids[0], 0, &vol, &invol, NULL, NULL, &err),
+                     -ESRCH);
 }
 END_TEST
 

@@ -310,6 +310,75 @@ START_TEST(test_local_share)
 }
 END_TEST
 
+/* A step's effective CPUs and their nodes through the trace: on the job line, and on the sample
+ * where they changed after it; a replay's report says what the helper's said. A trace without
+ * them (older) keeps the job line's local_nodes. */
+static const struct {
+    const char *name;
+    bool narrowed_later; /* a sample line carries new effective CPUs */
+    bool older;          /* written before effective_cpus existed */
+    const char *effective;
+    int nlocal;
+} cpus_traces[] = {
+    {"narrowed after the job line", true, false, "0-3", 1},
+    {"as on the job line", false, false, "0-7", 2},
+    {"older trace: no effective CPUs", false, true, NULL, 2},
+};
+
+START_TEST(test_trace_effective_cpus)
+{
+    struct np_job_meta meta = {.job_id = 9, .interval_s = 1, .local_nodes = 0x3};
+    struct collected c = {0};
+    struct np_err err = {0};
+    FILE *f = tmpfile();
+    json_t *r;
+
+    ck_assert_ptr_nonnull(f);
+    snprintf(meta.cpus, sizeof(meta.cpus), "0-7");
+    if (!cpus_traces[_i].older) {
+        snprintf(meta.effective_cpus, sizeof(meta.effective_cpus), "0-7");
+        meta.registered_nodes = 0x3;
+    }
+    for (int k = 0; k < 3; k++) {
+        struct np_sample s;
+        np_sample_init(&s);
+        s.t = k;
+        s.have_pages = true;
+        s.node_bytes[0] = s.node_bytes[1] = 100;
+        json_t *line = k == 0 ? np_trace_job_line(&meta) : NULL;
+        if (line) {
+            json_dumpf(line, f, JSON_COMPACT);
+            fputc('\n', f);
+            json_decref(line);
+        }
+        line = np_trace_sample_line(9, 0, &s, 0);
+        if (k == 1 && cpus_traces[_i].narrowed_later) {
+            snprintf(meta.effective_cpus, sizeof(meta.effective_cpus), "0-3");
+            meta.local_nodes = 0x1;
+            np_trace_sample_cpus(line, &meta);
+        }
+        json_dumpf(line, f, JSON_COMPACT);
+        fputc('\n', f);
+        json_decref(line);
+    }
+    rewind(f);
+    ck_assert_msg(np_trace_replay(f, "cpus.jsonl", collect, &c, &err) == 1, "%s", err.msg);
+    fclose(f);
+    r = c.reports[0];
+    ck_assert_int_eq(np_report_check(r, &err), 0);
+    ck_assert_uint_eq(json_array_size(json_object_get(r, "local_nodes")), cpus_traces[_i].nlocal);
+    ck_assert_str_eq(str_at(r, "cpus"), "0-7");
+    if (cpus_traces[_i].effective) {
+        ck_assert_str_eq(str_at(r, "effective_cpus"), cpus_traces[_i].effective);
+        ck_assert_uint_eq(json_array_size(json_object_get(r, "registered_nodes")), 2);
+    } else {
+        ck_assert_ptr_null(json_object_get(r, "effective_cpus"));
+        ck_assert_ptr_null(json_object_get(r, "registered_nodes"));
+    }
+    json_decref(r);
+}
+END_TEST
+
 /* The timeline stays bounded and still spans the whole run; events are capped too. */
 START_TEST(test_timeline_bounded)
 {
@@ -376,6 +445,8 @@ int main(void)
     tcase_add_loop_test(tc, test_local_share, 0,
                         (int)(sizeof(local_cases) / sizeof(local_cases[0])));
     tcase_add_test(tc, test_timeline_bounded);
+    tcase_add_loop_test(tc, test_trace_effective_cpus, 0,
+                        (int)(sizeof(cpus_traces) / sizeof(cpus_traces[0])));
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

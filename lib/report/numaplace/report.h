@@ -39,12 +39,15 @@ struct np_job_meta {
     char job_class[8];   /**< the helper's priority class, "high" or "low" ("" = unknown) */
     /** what decided the class: "label", "default", "admin", "auto: ..." ("" = not said) */
     char class_source[192];
-    char cpus[256];        /**< the step's CPUs on this node */
-    char helper_cpus[256]; /**< the CPUs numaplaced may run on ("" = not known) */
-    char shared_cpus[256]; /**< the step's CPUs numaplaced may also run on ("" = none) */
-    char backends[64];     /**< "perf,proc", "replay", ... */
-    uint64_t local_nodes;  /**< bit n: the step's CPUs are on NUMA node n (0 = unknown) */
-    json_t *tasks;         /**< borrowed, may be NULL: [{task, pid, policy, mode, nodes, cpus}] */
+    char cpus[256]; /**< the step's CPUs on this node, as registered (its allocation) */
+    /** where its processes may run: cpus narrowed to their affinity ("" = not known) */
+    char effective_cpus[256];
+    char helper_cpus[256];     /**< the CPUs numaplaced may run on ("" = not known) */
+    char shared_cpus[256];     /**< the step's CPUs numaplaced may also run on ("" = none) */
+    char backends[64];         /**< "perf,proc", "replay", ... */
+    uint64_t local_nodes;      /**< bit n: its effective CPUs are on NUMA node n (0 = unknown) */
+    uint64_t registered_nodes; /**< bit n: its registered cpus are on node n (0 = unknown) */
+    json_t *tasks; /**< borrowed, may be NULL: [{task, pid, policy, mode, nodes, cpus}] */
 };
 
 /** Points a report's timeline keeps at most: older points are thinned, never the span. */
@@ -100,7 +103,9 @@ struct np_jobstats {
     double bw_last[NP_SAMPLE_MAX_NODES], bw_last_total;
     double helper_cpu_s; /**< the helper's own CPU time spent on this job */
     /* share of the pages on the nodes of the step's CPUs, weighted by how long each reading held */
-    uint64_t local_nodes; /**< set by the caller before the first sample (0 = unknown) */
+    /** the nodes of the step's effective CPUs: set by the caller before the first sample, and
+     * when they change (0 = unknown) */
+    uint64_t local_nodes;
     double local_share_time, local_share_weighted, local_share_last, local_share_t;
     /* a bounded timeline (for plots): every stride-th sample, thinned by half when full */
     struct np_jobstats_point *timeline; /**< owned */
@@ -151,6 +156,13 @@ NP_API json_t *np_trace_job_line(const struct np_job_meta *meta);
 NP_API json_t *np_trace_sample_line(uint32_t job_id, uint32_t step_id, const struct np_sample *s,
                                     double helper_cpu_s);
 NP_API json_t *np_trace_end_line(uint32_t job_id, uint32_t step_id, double end_epoch);
+
+/**
+ * Add the step's effective CPUs and their nodes (@p meta's effective_cpus, local_nodes) to a
+ * sample line (@p line borrowed): written when they changed after the job line, so a replay's
+ * local_nodes follows them from that sample on. Older traces have no such members.
+ */
+NP_API void np_trace_sample_cpus(json_t *line, const struct np_job_meta *meta);
 
 /** Called with each report a replay produces (borrowed); non-zero stops the replay. */
 typedef int np_report_fn(json_t *report, void *arg);

@@ -112,14 +112,20 @@ NP_API int np_proc_children(const char *root, pid_t pid, long threads, pid_t *ou
  */
 NP_API int np_proc_children_read_fd(int fd, pid_t *out, unsigned max, unsigned *found);
 
+/** Called with a CPU list ("0-3,8") as read, or NULL when it could not be read whole. */
+typedef void np_cpu_list_fn(const char *list, void *arg);
+
 /**
  * Voluntary and involuntary context switches of every thread of @p pid, summed
  * (/proc/<pid>/task/<tid>/status; /proc/<pid>/status counts the main thread only). With
  * @p threads == 1 only /proc/<pid>/status is read; 0 means unknown.
+ * @param cpus_allowed NULL, or called with the Cpus_allowed_list of each thread read (from the
+ *        same files: no extra read), or with NULL for a thread whose list was not read whole
  * @return 0, -ESRCH, or -errno with @p err
  */
 NP_API int np_proc_ctxt_switches(const char *root, pid_t pid, long threads, uint64_t *voluntary,
-                                 uint64_t *involuntary, struct np_err *err);
+                                 uint64_t *involuntary, np_cpu_list_fn *cpus_allowed, void *arg,
+                                 struct np_err *err);
 
 /**
  * The kernel's automatic NUMA balancing figures of a process's main thread, from

@@ -59,7 +59,10 @@ struct np_sampler {
     char perf_off_reason[NP_REASON_MAX];
     const int *cpu_node; /**< borrowed: NUMA node of each CPU number, -1 unknown */
     unsigned ncpu_node;
-    hwloc_bitmap_t cpus; /**< owned: the job's CPUs (interrupts, busy time) */
+    hwloc_bitmap_t cpus; /**< owned: the job's CPUs as registered (interrupts, busy time) */
+    /** owned: cpus narrowed to where its processes may run (their Cpus_allowed_list, read every
+     *  detail interval); empty until narrowed. np_sampler_effective_cpus reads it. */
+    hwloc_bitmap_t effective_cpus;
     struct np_sampler_task *tasks;
     unsigned ntasks, cap;
     uint64_t misses_by_node[NP_SAMPLE_MAX_NODES];
@@ -107,11 +110,27 @@ NP_API int np_sampler_add_task(struct np_sampler *s, pid_t pid, struct np_err *e
  * @param nc node-wide counters of this interval (may be NULL: those figures unavailable)
  * @param pages_due walk numa_maps this time; it is also walked, due or not, on the first call
  *        and whenever the job's RSS moved by more than 1% (and 1 MiB) since the last walk
- * @param detail_due read the context switches (every thread's status) and NUMA balancing
+ * @param detail_due read the context switches (every thread's status), the processes' affinity
+ *        from the same files (np_sampler_effective_cpus) and NUMA balancing
  * @return the number of live processes found (0: the job has ended on this node)
  */
 NP_API int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_counters *nc,
                              bool pages_due, bool detail_due, struct np_sample *out);
+
+/**
+ * The CPUs the job's processes may run on: its registered CPUs narrowed, at the last detail
+ * interval, to the union of its processes' affinity (the binding task/affinity applied after the
+ * step's allocation was registered). The registered CPUs when nothing narrowed them: no detail
+ * interval yet, an affinity that could not be read, or one that does not meet them. Borrowed.
+ */
+NP_API hwloc_const_bitmap_t np_sampler_effective_cpus(const struct np_sampler *s);
+
+/**
+ * Narrow the effective CPUs to @p cpus ∩ @p allowed (the union of the processes' affinity; NULL
+ * or empty: unknown), or back to @p cpus when that is unknown or empty. Called by
+ * np_sampler_sample at each detail interval.
+ */
+NP_API void np_sampler_narrow_cpus(struct np_sampler *s, hwloc_const_bitmap_t allowed);
 
 /** CLOCK_MONOTONIC in seconds. */
 NP_API double np_monotonic_s(void);
