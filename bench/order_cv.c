@@ -169,17 +169,8 @@ static size_t carry_out(struct np_sim_job *jobs, size_t n, const struct np_order
     struct np_plan plan;
     size_t unpredicted;
 
-    memset(views, 0, sizeof(views));
-    for (size_t i = 0; i < n; i++) {
-        struct np_job_view *v = &view.jobs[i];
-        v->id = i;
-        v->job_class = jobs[i].job_class;
-        v->cpu_nodes = 1ull << jobs[i].cpu_node;
-        v->bandwidth = jobs[i].row->bw_mbps * 1e6;
-        v->predicted_remote = jobs[i].predicted_remote;
-        v->has_prediction = jobs[i].has_prediction;
-        memcpy(v->pages_on_node, jobs[i].pages, sizeof(v->pages_on_node));
-    }
+    for (size_t i = 0; i < n; i++)
+        np_sim_job_view(&jobs[i], i, &views[i]);
     if (np_plan_make(&view, &request, ops, seed, pages, &plan) < 0)
         return 0;
     for (size_t s = 0; s < plan.nsteps; s++) {

@@ -28,6 +28,18 @@ double np_sim_throughput(const struct np_sim_job *jobs, size_t count, unsigned n
     return sum;
 }
 
+void np_sim_job_view(const struct np_sim_job *job, size_t id, struct np_job_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->id = id;
+    v->job_class = job->job_class;
+    v->cpu_nodes = 1ull << job->cpu_node;
+    v->bandwidth = job->row->bw_mbps * 1e6;
+    v->predicted_remote = job->predicted_remote;
+    v->has_prediction = job->has_prediction;
+    memcpy(v->pages_on_node, job->pages, sizeof(v->pages_on_node));
+}
+
 long long np_sim_request(struct np_sim_job *jobs, size_t count, unsigned nnodes,
                          const struct np_order_ops *order, uint64_t seed, unsigned src,
                          unsigned dst, uint64_t pages)
@@ -44,16 +56,8 @@ long long np_sim_request(struct np_sim_job *jobs, size_t count, unsigned nnodes,
     if (!view.jobs)
         return -ENOMEM;
     view.njobs = count;
-    for (size_t i = 0; i < count; i++) {
-        struct np_job_view *v = &view.jobs[i];
-        v->id = i;
-        v->job_class = jobs[i].job_class;
-        v->cpu_nodes = 1ull << jobs[i].cpu_node;
-        v->bandwidth = jobs[i].row->bw_mbps * 1e6;
-        v->predicted_remote = jobs[i].predicted_remote;
-        v->has_prediction = jobs[i].has_prediction;
-        memcpy(v->pages_on_node, jobs[i].pages, sizeof(v->pages_on_node));
-    }
+    for (size_t i = 0; i < count; i++)
+        np_sim_job_view(&jobs[i], i, &view.jobs[i]);
     rc = np_plan_make(&view, &request, order, seed, pages, &plan);
     for (size_t s = 0; rc == 0 && s < plan.nsteps; s++) {
         struct np_sim_job *job = &jobs[plan.cands[plan.steps[s].index].job_index];

@@ -41,6 +41,9 @@ NP_API double np_sim_slowdown(const struct np_sim_job *job, unsigned nnodes);
 /** Node throughput: the sum over jobs of 1 / slowdown (jobs' worth of full-speed work). */
 NP_API double np_sim_throughput(const struct np_sim_job *jobs, size_t count, unsigned nnodes);
 
+/** @p job as the daemon's planner sees a job (np_job_view), with id @p id. */
+NP_API void np_sim_job_view(const struct np_sim_job *job, size_t id, struct np_job_view *v);
+
 /**
  * Carry out "move at least @p pages from @p src to @p dst" over the LOW jobs with the given
  * order (bandwidth = the benchmark's measured local bandwidth), updating the jobs' pages.
