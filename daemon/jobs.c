@@ -149,21 +149,25 @@ bool job_follow_effective_cpus(const struct np_daemon *d, struct np_daemon_job *
     snprintf(j->meta.effective_cpus, sizeof(j->meta.effective_cpus), "%s", list);
     /* the planner's move group and the report's local share follow where the tasks may run */
     j->meta.local_nodes = j->stats.local_nodes = nodes;
+    job_note_helper_cpus(d, j);
     return true;
 }
 
 void job_note_helper_cpus(const struct np_daemon *d, struct np_daemon_job *j)
 {
+    hwloc_const_bitmap_t cpus = np_sampler_effective_cpus(&j->sampler);
     hwloc_bitmap_t shared, now;
 
-    if (!d->helper_cpus || hwloc_bitmap_iszero(d->helper_cpus) ||
-        hwloc_bitmap_iszero(j->sampler.cpus) || !(shared = hwloc_bitmap_alloc()))
+    if (!d->helper_cpus || hwloc_bitmap_iszero(d->helper_cpus) || hwloc_bitmap_iszero(cpus) ||
+        !(shared = hwloc_bitmap_alloc()))
         return;
-    /* Once shared, the step says so: the helper may have moved since (a reload). */
+    /* Once shared, the step says so: the helper may have moved since (a reload). Only of the
+     * CPUs the tasks may run on: the registered ones were wider when the binding came later. */
     if (hwloc_bitmap_list_sscanf(shared, j->meta.shared_cpus) < 0)
         hwloc_bitmap_zero(shared);
+    hwloc_bitmap_and(shared, shared, cpus);
     if ((now = hwloc_bitmap_alloc())) {
-        hwloc_bitmap_and(now, d->helper_cpus, j->sampler.cpus);
+        hwloc_bitmap_and(now, d->helper_cpus, cpus);
         hwloc_bitmap_or(shared, shared, now);
         hwloc_bitmap_free(now);
     }

@@ -43,10 +43,11 @@ static const struct {
     pid_t task;
     uint64_t local_nodes;        /* after a detail interval */
     enum np_move_group group0_1; /* its move group for a request from node 0 to node 1 */
+    const char *shared_cpus;     /* of the helper's CPUs 1 and 5, those the job may run on */
 } cases[] = {
-    {"bound to node 0", 510, 1u << 0, NP_GROUP_LOSE},
-    {"bound to node 1", 550, 1u << 1, NP_GROUP_GAIN},
-    {"bound outside its CPUs: registered kept", 540, 3u, NP_GROUP_NEUTRAL},
+    {"bound to node 0", 510, 1u << 0, NP_GROUP_LOSE, "1"},
+    {"bound to node 1", 550, 1u << 1, NP_GROUP_GAIN, "5"},
+    {"bound outside its CPUs: registered kept", 540, 3u, NP_GROUP_NEUTRAL, "1,5"},
 };
 
 static struct np_daemon_job *step(pid_t task)
@@ -65,8 +66,11 @@ START_TEST(local_nodes_follow_the_binding)
     struct np_daemon_job *j = step(cases[_i].task);
     struct np_node_view *view;
 
+    ck_assert_int_eq(hwloc_bitmap_list_sscanf(t.d->helper_cpus, "1,5"), 0);
     sampling_sample_job(t.d, j, np_monotonic_s(), false, false); /* the first is a detail one */
     ck_assert_uint_eq(j->meta.local_nodes, cases[_i].local_nodes);
+    /* the report's "shared with the helper" is of the CPUs the tasks may run on */
+    ck_assert_str_eq(j->meta.shared_cpus, cases[_i].shared_cpus);
     ck_assert_uint_eq(j->stats.local_nodes, cases[_i].local_nodes);
     ck_assert_uint_eq(j->meta.registered_nodes, 3u);
     ck_assert_str_eq(j->meta.cpus, "0-7");
