@@ -24,11 +24,11 @@
 /* One byte in the pipe lets one write go. */
 static void gate_hook(void *arg, const struct writer_job *job)
 {
-    const int *gate = arg;
+    const int *fds = arg;
     char c;
 
     (void)job;
-    while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+    while (read(fds[0], &c, 1) < 0 && errno == EINTR)
         ;
 }
 
@@ -178,22 +178,22 @@ END_TEST
 /* --- the daemon with its writer -------------------------------------------------------------- */
 
 static struct np_test_daemon t;
-static int gate[2];
+static int daemon_gate[2];
 
 static void daemon_setup(void)
 {
     np_test_daemon_init(&t);
-    ck_assert_int_eq(pipe(gate), 0);
+    ck_assert_int_eq(pipe(daemon_gate), 0);
     ck_assert_int_eq(writer_start(&t.d->writer), 0);
-    writer_set_hook(t.d->writer, gate_hook, gate);
+    writer_set_hook(t.d->writer, gate_hook, daemon_gate);
 }
 
 static void daemon_teardown(void)
 {
-    gate_open(gate, 64); /* whatever is still queued may go */
+    gate_open(daemon_gate, 64); /* whatever is still queued may go */
     np_test_daemon_fini(&t);
-    close(gate[0]);
-    close(gate[1]);
+    close(daemon_gate[0]);
+    close(daemon_gate[1]);
 }
 
 /* A root client slot (slurmstepd) on one end of a socketpair; the other end is returned. */
@@ -261,7 +261,7 @@ START_TEST(test_register_answered_while_report_is_written)
     ck_assert_ptr_nonnull(strstr(reply_of(arriving_peer), "\"ok\":true"));
     ck_assert_str_eq(reply_of(ending_peer), "");
     /* the report reaches the disk: then, and only then, step_end is answered */
-    gate_open(gate, 1);
+    gate_open(daemon_gate, 1);
     collect(t.d->writer, t.d, 1);
     ck_assert(np_test_report_exists(&t, "60.0"));
     ck_assert_ptr_nonnull(strstr(reply_of(ending_peer), "\"ok\":true"));
@@ -295,7 +295,7 @@ START_TEST(test_kill_while_report_is_written)
     peer = connect_root(ending);
     request(ending, peer, "{\"v\":1,\"op\":\"step_end\",\"job\":62,\"step\":0}\n");
     ck_assert_str_eq(reply_of(peer), "");
-    gate_open(gate, kill_cases[_i].writes);
+    gate_open(daemon_gate, kill_cases[_i].writes);
     if (kill_cases[_i].writes)
         wait_done(t.d->writer); /* written and flushed; the loop has not collected it */
     /* kill -9 here: a new helper on the same directories, the step's processes gone */
@@ -328,7 +328,7 @@ START_TEST(test_journal_kept_past_a_save_in_flight)
     register_step(64);   /* journaled while the writer holds the snapshot without it */
     registry_flush(t.d); /* one save at a time: this one waits for the next tick */
     ck_assert(t.d->registry.dirty);
-    gate_open(gate, 1);
+    gate_open(daemon_gate, 1);
     collect(t.d->writer, t.d, 1);
     ck_assert(!t.d->registry.save_in_flight);
     ck_assert_uint_eq(t.d->registry.saves, 1);
