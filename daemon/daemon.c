@@ -16,6 +16,7 @@
 #include "report_hold.h"
 #include "server.h"
 #include "uncore_bw.h"
+#include "writer.h"
 
 void np_daemon_init(struct np_daemon *d)
 {
@@ -33,8 +34,19 @@ void np_daemon_init(struct np_daemon *d)
     snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "not probed yet");
 }
 
+void np_daemon_stop_writer(struct np_daemon *d)
+{
+    if (!d->writer)
+        return;
+    writer_stop(d->writer);
+    writer_collect(d->writer, d);
+    writer_free(d->writer);
+    d->writer = NULL;
+}
+
 void np_daemon_fini(struct np_daemon *d)
 {
+    np_daemon_stop_writer(d); /* its completions need the registry and the clients */
     registry_fini(&d->registry);
     uncore_bw_stop(d);
     report_hold_fini(d);

@@ -63,7 +63,9 @@ struct np_daemon_job {
     double homecoming_quiet_until; /**< its last homecoming moved nothing: not again before */
     char user[64]; /**< its user's name for the metrics page, found at its first scrape */
     bool traced, ended;
-    bool restored; /**< adopted after a restart: its counters before it are lost */
+    bool restored;  /**< adopted after a restart: its counters before it are lost */
+    bool finishing; /**< its report is with the writer: still in the registry until it is durable */
+    uint64_t reply_tag; /**< the step_end client waiting for that, else 0 */
 };
 
 /** The steps, sorted by (job_id, step_id) for a binary-search lookup. */
@@ -78,6 +80,9 @@ struct np_registry {
     size_t journal_bytes;  /**< appended to registry.journal since registry.json was written */
     size_t snapshot_bytes; /**< registry.json's size at its last write */
     bool restoring;        /**< no compaction: the journal holds steps not restored yet */
+    bool save_in_flight;   /**< registry.json is with the writer (one at a time) */
+    unsigned long journal_lines;   /**< lines appended since start */
+    unsigned long lines_at_submit; /**< journal_lines when the save in flight was serialised */
 };
 
 /** A connected client of the socket. */
@@ -105,7 +110,7 @@ struct np_migration_state {
     struct migrator *migrator; /**< NULL: migration off */
     struct np_queued_request queue[NPD_QUEUE_MAX];
     unsigned nqueued;
-    uint64_t next_tag;
+    uint64_t next_tag; /**< the last client tag given (migrations, step_end replies) */
     unsigned char trigger_state[NP_TRIGGER_COUNT][NP_TRIGGER_STATE_SIZE];
     char trigger_inactive[NP_TRIGGER_COUNT][160];
     double trigger_quiet_until[NP_TRIGGER_COUNT]; /**< after a request that moved nothing */
@@ -123,6 +128,7 @@ struct np_daemon_totals {
 };
 
 struct http_server;
+struct writer;
 
 struct np_daemon {
     struct np_helper_config cfg;
@@ -157,6 +163,8 @@ struct np_daemon {
     char spool_without_acl[1024]; /**< the spool whose refusal of ACLs was logged */
     struct np_migration_state migration;
     struct np_report_hold report_hold;
+    struct writer *writer; /**< reports and registry.json off the loop (writer.h); NULL: written
+                                on the loop thread (start-up, stop, the unit suites) */
     struct np_daemon_totals totals;
     struct np_fd_budget fd_budget; /**< /proc files the samplers may keep open (sampling.c) */
     hwloc_bitmap_t started_cpus;   /**< owned: the affinity it was started with */
@@ -177,6 +185,10 @@ void np_daemon_init(struct np_daemon *d);
 /** Free and close what @p d holds (jobs, clients, socket, pid file, trace, node data,
  *  overrides); the log stays open. Does not save the registry. */
 void np_daemon_fini(struct np_daemon *d);
+
+/** Write what the writer still has, run its completions and end it; later writes are made on
+ *  the loop thread. Nothing without a writer. */
+void np_daemon_stop_writer(struct np_daemon *d);
 
 /** mkdir -p: the parents 0755, the last @p mode. @return 0 or -errno */
 int np_daemon_mkdir_p(const char *path, mode_t mode);

@@ -15,8 +15,9 @@
 #include "daemon.h"
 
 /**
- * Decode one request line and run its op. @p pending is the client's migration tag: a migrate
- * request that was queued sets it and returns NULL (the worker's result is the reply).
+ * Decode one request line and run its op. @p pending is the client's tag: a migrate request that
+ * was queued, or a step_end whose report is with the writer, sets it and returns NULL (the reply
+ * comes later, server_answer_tag).
  */
 json_t *handlers_dispatch(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
                           const char *buf, size_t len);
@@ -27,9 +28,10 @@ json_t *op_register(struct np_daemon *d, const struct ucred *peer, const struct 
 /** applied: the policy a task ended up with; the task itself (or root) only. */
 json_t *op_applied(struct np_daemon *d, const struct ucred *peer, const struct np_task_applied *a);
 
-/** step_end (root only): the step's report is written and it is forgotten. */
-json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint32_t job_id,
-                    uint32_t step_id);
+/** step_end (root only): the step's report is written and it is forgotten. With a writer
+ *  (d->writer): NULL, *@p pending set, and the reply comes once the report is durable. */
+json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
+                    uint32_t job_id, uint32_t step_id);
 
 /** status: the steps (of @p job_id, 0 = all) the peer may see, and the helper itself. */
 json_t *op_status(struct np_daemon *d, const struct ucred *peer, uint32_t job_id);

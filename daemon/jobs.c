@@ -8,6 +8,7 @@
 #include "registry.h"
 #include "report_out.h"
 #include "sampling.h"
+#include "server.h"
 
 /* Bit n: some CPU of @p cpus is on NUMA node n. */
 static uint64_t cpu_nodes_mask(const struct np_daemon *d, hwloc_const_bitmap_t cpus)
@@ -94,6 +95,14 @@ void job_free(struct np_daemon_job *j)
     free(j);
 }
 
+/* Its report is durable (or held): the registry forgets it. */
+static void job_forget(struct np_daemon *d, struct np_daemon_job *j)
+{
+    registry_remove(&d->registry, j);
+    registry_note_end(d, j->meta.job_id, j->meta.step_id);
+    job_free(j);
+}
+
 void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete)
 {
     if (!j->ended) {
@@ -103,12 +112,23 @@ void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete)
         j->ended = true;
     }
     /* The helper restarted during the step: its figures cover only the time since. */
-    report_out_write(d, j, complete && !j->restored);
+    j->finishing = report_out_write(d, j, complete && !j->restored);
     if (j->traced)
         trace_line(d, np_trace_end_line(j->meta.job_id, j->meta.step_id, j->meta.end_epoch));
-    registry_remove(&d->registry, j);
-    registry_note_end(d, j->meta.job_id, j->meta.step_id);
-    job_free(j);
+    /* Until its report is on disk it stays in the registry (and in registry.json): a crash
+     * meanwhile brings it back as ended while the helper was down, and the report is written
+     * then (a complete one already there is kept). */
+    if (!j->finishing)
+        job_forget(d, j);
+}
+
+void job_report_done(struct np_daemon *d, struct np_daemon_job *j)
+{
+    const uint64_t tag = j->reply_tag;
+
+    job_forget(d, j);
+    if (tag) /* the epilog reads the report right after: step_end is answered only now */
+        server_answer_tag(d, tag, np_proto_reply_ok());
 }
 
 json_t *job_task_entry(const struct np_daemon_job *j, pid_t pid)

@@ -22,9 +22,15 @@ void job_free(struct np_daemon_job *j);
 
 /**
  * The step ended (@p complete) or cannot be followed any more: take its final sample, write its
- * report, end its trace, drop it from the registry, free it and save the registry.
+ * report, end its trace, drop it from the registry (journaled), free it. With a writer
+ * (d->writer) the report is flushed there: the step stays in the registry, j->finishing, until
+ * job_report_done.
  */
 void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete);
+
+/** Its report is durable or held (the writer's completion): drop it from the registry, free it,
+ *  and answer the step_end client waiting on j->reply_tag, if any. */
+void job_report_done(struct np_daemon *d, struct np_daemon_job *j);
 
 /** Its entry in j->tasks for @p pid, or NULL. Borrowed. */
 json_t *job_task_entry(const struct np_daemon_job *j, pid_t pid);

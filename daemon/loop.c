@@ -18,9 +18,10 @@
 #include "registry.h"
 #include "sampling.h"
 #include "server.h"
+#include "writer.h"
 
 /* The fixed slots of the poll set; the clients follow. */
-enum { SLOT_SIGNAL, SLOT_TIMER, SLOT_LISTEN, SLOT_MIGRATOR, SLOT_METRICS, NSLOTS };
+enum { SLOT_SIGNAL, SLOT_TIMER, SLOT_LISTEN, SLOT_MIGRATOR, SLOT_METRICS, SLOT_WRITER, NSLOTS };
 
 int loop_open_fds(struct np_daemon *d)
 {
@@ -110,6 +111,7 @@ void loop_run(struct np_daemon *d)
             (struct pollfd){.fd = d->migration.migrator ? migrator_fd(d->migration.migrator) : -1,
                             .events = POLLIN};
         pfd[SLOT_METRICS] = (struct pollfd){.fd = http_fd(d), .events = POLLIN};
+        pfd[SLOT_WRITER] = (struct pollfd){.fd = writer_fd(d->writer), .events = POLLIN};
         for (int i = 0; i < NPD_MAX_CLIENTS; i++)
             if (d->clients[i].fd >= 0) {
                 owner[n] = &d->clients[i];
@@ -131,6 +133,8 @@ void loop_run(struct np_daemon *d)
                 server_read(d, owner[i]);
         if (pfd[SLOT_MIGRATOR].revents & POLLIN)
             migration_collect(d);
+        if (pfd[SLOT_WRITER].revents & POLLIN) /* reports durable: their step_end answered */
+            writer_collect(d->writer, d);
         if (pfd[SLOT_LISTEN].revents & POLLIN)
             server_accept(d);
         if (pfd[SLOT_TIMER].revents & POLLIN)

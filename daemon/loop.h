@@ -1,5 +1,6 @@
-/* loop.h - numaplaced's one thread: a poll loop over the signalfd, the sampling timerfd, the
- * socket and its clients, the migration worker's fd and the metrics endpoint's epoll fd. */
+/* loop.h - numaplaced's event loop: a poll over the signalfd, the sampling timerfd, the socket
+ * and its clients, the migration worker's fd, the metrics endpoint's epoll fd and the writer's
+ * eventfd (writer.h: the only disk flushes are made on that thread). */
 #ifndef NUMAPLACED_LOOP_H
 #define NUMAPLACED_LOOP_H
 

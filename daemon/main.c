@@ -24,6 +24,7 @@
 #include "sampling.h"
 #include "server.h"
 #include "uncore_bw.h"
+#include "writer.h"
 
 /* The one daemon of this process. Static: it is large (every client's buffer). */
 static struct np_daemon daemon_state;
@@ -140,6 +141,13 @@ static int set_up(struct np_daemon *d)
     migration_start(d);
     http_start(d); /* a failure is logged and leaves metrics off: placement matters more */
     registry_restore(d);
+    /* After the restore (written here, before any request): from now on reports and
+     * registry.json are flushed on the writer's thread, never on the loop's. */
+    if ((rc = writer_start(&d->writer)) < 0)
+        NPD_LOG(d, WARNING,
+                "cannot start the writer thread (%s): reports are written on the "
+                "event loop",
+                strerror(-rc));
     loop_set_timer(d);
     NPD_LOG(d, INFO, "listening on %s; spool %s; interval %u ms", d->cfg.socket, d->cfg.spool_dir,
             d->cfg.interval_ms);
@@ -151,6 +159,7 @@ static void tear_down(struct np_daemon *d)
     NPD_LOG(d, INFO, "stopping: %u step(s) still running stay in %s/registry.json",
             d->registry.count, d->cfg.state_dir);
     migration_stop(d);
+    np_daemon_stop_writer(d); /* every queued report written, its step_end answered */
     report_hold_flush(d);
     registry_save(d);
     np_daemon_fini(d);

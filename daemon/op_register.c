@@ -14,6 +14,9 @@ json_t *op_register(struct np_daemon *d, const struct ucred *peer, const struct 
         return np_proto_reply_error("only root (slurmstepd) may register tasks; uid %u may not",
                                     (unsigned)peer->uid);
     j = registry_find(&d->registry, r->job_id, r->step_id);
+    if (j && j->finishing)
+        return np_proto_reply_error("job %u.%s has ended; its report is being written", r->job_id,
+                                    np_step_name(r->step_id));
     if (!j) {
         j = job_new(d, r->job_id, r->step_id, r->uid, r->cpus, r->policy_requested, r->sensitivity,
                     &err);

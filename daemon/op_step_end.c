@@ -4,8 +4,8 @@
 #include "jobs.h"
 #include "registry.h"
 
-json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint32_t job_id,
-                    uint32_t step_id)
+json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
+                    uint32_t job_id, uint32_t step_id)
 {
     struct np_daemon_job *j = registry_find(&d->registry, job_id, step_id);
 
@@ -14,7 +14,16 @@ json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint32_t job_
                                     (unsigned)peer->uid);
     if (!j)
         return np_proto_reply_error("job %u.%s is not tracked here", job_id, np_step_name(step_id));
+    if (j->finishing)
+        return np_proto_reply_error("job %u.%s has ended already; its report is being written",
+                                    job_id, np_step_name(step_id));
     NPD_LOG(d, INFO, "job %u.%s: step ended", job_id, np_step_name(step_id));
-    job_finish(d, j, true);
-    return np_proto_reply_ok();
+    j->reply_tag = ++d->migration.next_tag;
+    job_finish(d, j, true); /* j is freed unless it is finishing */
+    if (!registry_find(&d->registry, job_id, step_id))
+        return np_proto_reply_ok();
+    /* The epilog reads the report right after the reply: it comes once the report is durable
+     * (job_report_done); the loop serves other clients meanwhile. */
+    *pending = d->migration.next_tag;
+    return NULL;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "jobs.h"
+#include "writer.h"
 #include "numaplace/procfs.h"
 
 static int compare_key(uint32_t job_id, uint32_t step_id, const struct np_daemon_job *j)
@@ -155,6 +156,7 @@ static void journal_append(struct np_daemon *d, json_t *line)
                     0600);
         close(dirfd);
     }
+    d->registry.journal_lines++; /* tried: a save in flight must not drop the journal */
     if (fd >= 0) {
         /* One write of a whole line: a kill -9 leaves it whole or absent. No fsync: a power loss
          * loses at most the requests since the last tick's snapshot, which is flushed. A failed
@@ -179,53 +181,99 @@ void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id)
     journal_append(d, json_pack("{s:[I, I]}", "end", (json_int_t)job_id, (json_int_t)step_id));
 }
 
-void registry_save(struct np_daemon *d)
+/* What became of a registry.json write: @p rc, @p err, @p bytes written. @p journal_in_it: the
+ * journal holds no line newer than the snapshot (none was appended while it was written). */
+static void save_outcome(struct np_daemon *d, int rc, const struct np_err *err, size_t bytes,
+                         bool journal_in_it)
 {
-    /* A new generation for every attempt, whatever its outcome: a save whose rename landed but
-     * whose directory flush failed leaves registry.json at this generation, and the journal's
-     * next lines must follow it, not the one before. */
-    const uint64_t generation = ++d->registry.generation;
-    json_t *state = json_pack("{s:s, s:I, s:[]}", "schema", NPD_STATE_SCHEMA, "generation",
-                              (json_int_t)generation, "jobs");
-    json_t *arr = json_object_get(state, "jobs");
-    struct np_err err = {0};
-    char *text;
+    struct np_registry *r = &d->registry;
 
-    for (unsigned i = 0; arr && i < d->registry.count; i++)
-        json_array_append_new(arr, job_entry(registry_at(&d->registry, i)));
-    text = state ? json_dumps(state, JSON_COMPACT) : NULL;
-    /* Flushed to disk before it replaces the old one: a power loss never leaves it empty. */
-    if (!text || safe_write(d->cfg.state_dir, "registry.json", text, strlen(text), (uid_t)-1, 0600,
-                            &err) < 0) {
+    if (rc < 0) {
         /* A full or read-only disk fails every save: said once, then once a minute. */
-        struct np_registry *r = &d->registry;
         const double now = np_monotonic_s();
         if (!r->save_failing || now - r->save_failed_logged >= NPD_HOLD_REMIND_S) {
             NPD_LOG(d, ERROR, "cannot save the registry to %s/registry.json: %s%s",
-                    d->cfg.state_dir, text ? err.msg : "out of memory",
+                    d->cfg.state_dir, err->msg,
                     r->save_failing ? " (still; said once a minute)" : "");
             r->save_failed_logged = now;
         }
         r->save_failing = true;
-    } else {
-        /* The snapshot is on disk: the journal's lines are in it, and the next ones follow it. */
+        r->dirty = true; /* retried at the next tick */
+        return;
+    }
+    /* The snapshot is on disk: the journal's lines are in it, and the next ones follow it. Lines
+     * appended while the writer had it follow it too: the journal stays (its older lines are
+     * skipped at a restart by their generation) until a save with none. */
+    if (journal_in_it) {
         const int dirfd = safe_dir_open(d->cfg.state_dir, NULL);
         if (dirfd >= 0) {
             unlinkat(dirfd, JOURNAL_NAME, 0);
             close(dirfd);
         }
-        d->registry.journal_bytes = 0;
-        d->registry.snapshot_bytes = strlen(text);
-        d->registry.saves++;
-        if (d->registry.save_failing) {
-            d->registry.save_failing = false;
-            NPD_LOG(d, INFO, "registry saved to %s/registry.json again", d->cfg.state_dir);
-        }
+        r->journal_bytes = 0;
     }
-    /* a failed write is retried at the next tick */
-    d->registry.dirty = !text || err.code != 0;
-    free(text);
+    r->snapshot_bytes = bytes;
+    r->saves++;
+    if (r->save_failing) {
+        r->save_failing = false;
+        NPD_LOG(d, INFO, "registry saved to %s/registry.json again", d->cfg.state_dir);
+    }
+}
+
+/* The writer's completion, on the loop thread. */
+static void registry_written(void *ctx, struct writer_job *w)
+{
+    struct np_daemon *d = ctx;
+
+    d->registry.save_in_flight = false;
+    save_outcome(d, w->rc, &w->err, w->len,
+                 d->registry.journal_lines == d->registry.lines_at_submit);
+}
+
+void registry_save(struct np_daemon *d)
+{
+    struct np_registry *r = &d->registry;
+    uint64_t generation;
+    json_t *state, *arr;
+    struct np_err err = {0};
+    char *text;
+    int rc;
+
+    if (r->save_in_flight) {
+        r->dirty = true; /* one at a time: the next tick writes what changed since */
+        return;
+    }
+    /* A new generation for every attempt, whatever its outcome: a save whose rename landed but
+     * whose directory flush failed leaves registry.json at this generation, and the journal's
+     * next lines must follow it, not the one before. */
+    generation = ++r->generation;
+    state = json_pack("{s:s, s:I, s:[]}", "schema", NPD_STATE_SCHEMA, "generation",
+                      (json_int_t)generation, "jobs");
+    arr = json_object_get(state, "jobs");
+    /* Finishing steps too: until their report is durable a restart must still know them. */
+    for (unsigned i = 0; arr && i < r->count; i++)
+        json_array_append_new(arr, job_entry(registry_at(r, i)));
+    text = state ? json_dumps(state, JSON_COMPACT) : NULL;
     json_decref(state);
+    r->dirty = false;
+    if (text && d->writer) {
+        /* Serialised here, flushed on the writer's thread: the loop goes on answering. */
+        struct writer_job *w = writer_job_new(d->cfg.state_dir, "registry.json", text, strlen(text),
+                                              (uid_t)-1, 0600, registry_written, NULL);
+        if (w) {
+            r->save_in_flight = true;
+            r->lines_at_submit = r->journal_lines;
+            writer_submit(d->writer, w);
+            return;
+        }
+        text = NULL; /* freed by writer_job_new */
+    }
+    /* Flushed to disk before it replaces the old one: a power loss never leaves it empty. */
+    rc = text ? safe_write(d->cfg.state_dir, "registry.json", text, strlen(text), (uid_t)-1, 0600,
+                           &err)
+              : np_err_set(&err, -ENOMEM, "out of memory");
+    save_outcome(d, rc, &err, text ? strlen(text) : 0, true);
+    free(text);
 }
 
 void registry_flush(struct np_daemon *d)

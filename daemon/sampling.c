@@ -305,15 +305,22 @@ void sampling_tick(struct np_daemon *d)
     d->totals.sampling_cpu_s += np_daemon_thread_cpu_s() - cpu0;
     for (unsigned i = 0; i < d->registry.count;) {
         struct np_daemon_job *j = registry_at(&d->registry, i);
+        if (j->finishing) { /* ended: its report is with the writer */
+            i++;
+            continue;
+        }
         sampling_sample_job(d, j, now, true, false);
         /* Tasks all gone and no step_end came: the plugin's message was lost; end it anyway. */
         if (j->stats.last.processes == 0 &&
             now - j->registered_mono > 2.0 * d->cfg.interval_ms / 1000.0) {
             NPD_LOG(d, INFO, "job %u.%s: its processes are gone without a step_end; ending it",
                     j->meta.job_id, np_step_name(j->meta.step_id));
+            const unsigned before = d->registry.count;
             j->ended = true;
             job_finish(d, j, true);
-            continue; /* the next step moved into slot i */
+            if (d->registry.count == before)
+                i++;  /* finishing: it stays until its report is durable */
+            continue; /* else the next step moved into slot i */
         }
         i++;
     }

@@ -186,7 +186,8 @@ void server_read(struct np_daemon *d, struct np_daemon_client *c)
     reply = handlers_dispatch(d, &c->cred, &c->pending, c->buf, (size_t)(nl - c->buf) + 1);
     if (reply)
         server_reply(c, reply);
-    /* else: a migration the worker will answer; the client waits, with no timeout */
+    /* else: a migration the worker will answer, or a step_end answered once its report is on
+     * disk; the client waits, with no timeout */
 }
 
 void server_expire_idle(struct np_daemon *d, double now)
@@ -197,11 +198,18 @@ void server_expire_idle(struct np_daemon *d, double now)
             close_client(&d->clients[i]);
 }
 
-void server_answer_pending(struct np_daemon *d, uint64_t tag, const struct migrator_done *done)
+void server_answer_tag(struct np_daemon *d, uint64_t tag, json_t *reply)
 {
     for (int i = 0; i < NPD_MAX_CLIENTS; i++)
         if (d->clients[i].fd >= 0 && d->clients[i].pending == tag) {
             d->clients[i].pending = 0;
-            server_reply(&d->clients[i], migration_result_json(done));
+            server_reply(&d->clients[i], reply);
+            return;
         }
+    json_decref(reply); /* the client went away */
+}
+
+void server_answer_pending(struct np_daemon *d, uint64_t tag, const struct migrator_done *done)
+{
+    server_answer_tag(d, tag, migration_result_json(done));
 }

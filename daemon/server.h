@@ -41,6 +41,9 @@ void server_write(struct np_daemon_client *c);
 /** Close idle clients: those silent for NPD_CLIENT_TIMEOUT_S and not waiting on a migration. */
 void server_expire_idle(struct np_daemon *d, double now);
 
+/** Answer the client waiting on @p tag with @p reply (stolen; freed when nobody waits). */
+void server_answer_tag(struct np_daemon *d, uint64_t tag, json_t *reply);
+
 /** The migration with @p tag is done: answer the client waiting on it. */
 void server_answer_pending(struct np_daemon *d, uint64_t tag, const struct migrator_done *done);
 

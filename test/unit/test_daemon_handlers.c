@@ -118,22 +118,23 @@ END_TEST
 START_TEST(step_end_root_only)
 {
     const struct ucred user = np_test_peer(1, USER_A, NOGROUP), root = np_test_peer(1, 0, 0);
+    uint64_t pending = 0;
     json_t *reply;
 
     /* owned by whoever runs the test: its report can be given to them without root */
     reply = register_task(0, 30, getuid());
     ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
     json_decref(reply);
-    reply = op_step_end(t.d, &user, 30, 0);
+    reply = op_step_end(t.d, &user, &pending, 30, 0);
     ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "only root (slurmstepd) may end"));
     json_decref(reply);
     ck_assert_ptr_nonnull(registry_find(&t.d->registry, 30, 0));
-    reply = op_step_end(t.d, &root, 30, 0);
+    reply = op_step_end(t.d, &root, &pending, 30, 0);
     ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
     json_decref(reply);
     ck_assert_ptr_null(registry_find(&t.d->registry, 30, 0));
     ck_assert(np_test_report_exists(&t, "30.0"));
-    reply = op_step_end(t.d, &root, 30, 0);
+    reply = op_step_end(t.d, &root, &pending, 30, 0);
     ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "is not tracked here"));
     json_decref(reply);
 }
@@ -414,6 +415,7 @@ END_TEST
 START_TEST(restart_changes_are_written_at_the_tick)
 {
     const struct ucred root = np_test_peer(1, 0, 0);
+    uint64_t pending = 0;
     json_t *reply;
 
     two_jobs();
@@ -423,7 +425,7 @@ START_TEST(restart_changes_are_written_at_the_tick)
     ck_assert(t.d->registry.dirty);
     registry_flush(t.d);
     ck_assert_uint_eq(t.d->registry.saves, 2);
-    reply = op_step_end(t.d, &root, 20, 0);
+    reply = op_step_end(t.d, &root, &pending, 20, 0);
     json_decref(reply);
     ck_assert(t.d->registry.dirty);
     registry_flush(t.d);

@@ -1,0 +1,68 @@
+/*
+ * writer.h - numaplaced's durable writes off the loop thread (issue 12: a registration must not
+ * wait for a report's fsync). One thread takes jobs in order from a queue, writes each with
+ * safe_write (temporary file, fsync, rename, fsync of the directory) and hands it back; the loop
+ * polls writer_fd and runs each job's completion on its own thread (writer_collect), in the order
+ * the jobs were submitted. The loop keeps serialising: the thread only sees bytes and a path, and
+ * touches nothing of the daemon's.
+ */
+#ifndef NUMAPLACED_WRITER_H
+#define NUMAPLACED_WRITER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "numaplace/common.h"
+
+struct writer;
+
+/** One file to write, and what to do once it is written (or not). */
+struct writer_job {
+    struct writer_job *next; /**< the queue's */
+    char dir[1024];          /**< a trusted directory (safe_dir_open) */
+    char name[256];
+    char *data; /**< owned (freed with the job); a completion may take it (set NULL) */
+    size_t len;
+    uid_t reader; /**< safe_write_at's (-1: none) */
+    mode_t mode;
+    /** On the loop thread, from writer_collect: @p ctx is writer_collect's. */
+    void (*done)(void *ctx, struct writer_job *job);
+    void *arg;         /**< the completion's (borrowed) */
+    int rc;            /**< the outcome: safe_write's return */
+    struct np_err err; /**< why, when rc < 0 */
+};
+
+/** A job for @p name in @p dir, @p data (@p len bytes) stolen. @return NULL: out of memory (then
+ *  @p data is freed) or a name too long for the job (-ENAMETOOLONG is not told apart) */
+struct writer_job *writer_job_new(const char *dir, const char *name, char *data, size_t len,
+                                  uid_t reader, mode_t mode,
+                                  void (*done)(void *ctx, struct writer_job *job), void *arg);
+
+/** Start the thread. @return 0 or -errno (then *@p out is NULL) */
+int writer_start(struct writer **out);
+
+/** The eventfd the loop polls: readable when jobs are done. */
+int writer_fd(const struct writer *w);
+
+/** Queue @p job (stolen). Never blocks on the disk. */
+void writer_submit(struct writer *w, struct writer_job *job);
+
+/** Jobs queued or being written, not yet collected. */
+unsigned writer_pending(struct writer *w);
+
+/** Run the completion of every job done so far, in submission order, and free them (on the
+ *  loop thread). @return how many */
+unsigned writer_collect(struct writer *w, void *ctx);
+
+/** Write everything queued, then end the thread (at stop: nothing is dropped). The completions
+ *  are still to be collected. Idempotent. */
+void writer_stop(struct writer *w);
+
+/** writer_stop, then free what is left (uncollected jobs without their completion). NULL ok. */
+void writer_free(struct writer *w);
+
+/** Tests only: @p hook runs on the writer's thread before each write (to hold a write back). */
+void writer_set_hook(struct writer *w, void (*hook)(void *arg, const struct writer_job *job),
+                     void *arg);
+
+#endif /* NUMAPLACED_WRITER_H */

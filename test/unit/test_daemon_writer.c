@@ -1,0 +1,363 @@
+/*
+ * numaplaced's writer thread (issue 12, Load and churn; #7): files are written durably off the
+ * loop and handed back in order; a step_end waits for its report while a registration is answered
+ * at once; a kill -9 at any point of a report's write loses no finished report; a registry.json
+ * written meanwhile keeps the journal's newer lines. Writes are held back through the writer's
+ * test hook (a pipe: one byte lets one write go), never by timing.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "np_daemon_test.h"
+#include "registry.h"
+#include "server.h"
+#include "writer.h"
+
+/* One byte in the pipe lets one write go. */
+static void gate_hook(void *arg, const struct writer_job *job)
+{
+    const int *fds = arg;
+    char c;
+
+    (void)job;
+    while (read(fds[0], &c, 1) < 0 && errno == EINTR)
+        ;
+}
+
+static void gate_open(const int *gate, unsigned writes)
+{
+    for (unsigned i = 0; i < writes; i++)
+        ck_assert_int_eq(write(gate[1], "x", 1), 1);
+}
+
+/* Wait until the writer says something is done (a guard against a hang, not a time limit). */
+static void wait_done(struct writer *w)
+{
+    struct pollfd p = {.fd = writer_fd(w), .events = POLLIN};
+
+    ck_assert_int_eq(poll(&p, 1, 30000), 1);
+}
+
+/* Collect until @p n completions ran. */
+static void collect(struct writer *w, void *ctx, unsigned n)
+{
+    unsigned got = 0;
+
+    while (got < n) {
+        wait_done(w);
+        got += writer_collect(w, ctx);
+    }
+    ck_assert_uint_eq(got, n);
+}
+
+static char *read_file(const char *path)
+{
+    static char buf[16384];
+    FILE *f = fopen(path, "r");
+    size_t n;
+
+    if (!f)
+        return NULL;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* --- the writer alone ------------------------------------------------------------------------ */
+
+struct outcome {
+    unsigned runs;
+    int rc;
+    char order[16];
+};
+
+static void record(void *ctx, struct writer_job *job)
+{
+    struct outcome *o = ctx;
+    const size_t len = strlen(o->order);
+
+    o->rc = job->rc;
+    if (len + 1 < sizeof(o->order))
+        o->order[len] = job->name[0];
+    o->runs++;
+}
+
+enum dir_kind { DIR_TRUSTED, DIR_MISSING, DIR_GROUP_WRITABLE };
+static const struct {
+    const char *name;
+    enum dir_kind dir;
+    int rc; /* what the completion is told */
+} write_cases[] = {
+    {"a trusted directory: written whole", DIR_TRUSTED, 0},
+    {"no such directory: the error, nothing written", DIR_MISSING, -ENOENT},
+    {"a directory others may write: refused, nothing written", DIR_GROUP_WRITABLE, -EPERM},
+};
+
+START_TEST(test_write_outcome)
+{
+    char top[] = "/tmp/np-writer-test.XXXXXX", dir[64], path[128];
+    struct outcome o = {0};
+    struct writer *w;
+    char *text = strdup("{\"a\": 1}\n");
+
+    ck_assert_ptr_nonnull(mkdtemp(top));
+    snprintf(dir, sizeof(dir), "%s/d", top);
+    if (write_cases[_i].dir != DIR_MISSING)
+        ck_assert_int_eq(mkdir(dir, 0755), 0);
+    if (write_cases[_i].dir == DIR_GROUP_WRITABLE)
+        ck_assert_int_eq(chmod(dir, 0775), 0);
+    ck_assert_int_eq(writer_start(&w), 0);
+    writer_submit(w,
+                  writer_job_new(dir, "r.json", text, strlen(text), (uid_t)-1, 0600, record, NULL));
+    ck_assert_uint_eq(writer_pending(w), 1);
+    collect(w, &o, 1);
+    ck_assert_uint_eq(writer_pending(w), 0);
+    ck_assert_msg(o.rc == write_cases[_i].rc, "%s: rc %d", write_cases[_i].name, o.rc);
+    snprintf(path, sizeof(path), "%s/r.json", dir);
+    if (write_cases[_i].rc == 0)
+        ck_assert_str_eq(read_file(path), "{\"a\": 1}\n");
+    else
+        ck_assert_int_ne(access(path, F_OK), 0);
+    writer_free(w);
+    if (write_cases[_i].dir != DIR_MISSING) {
+        chmod(dir, 0755);
+        unlink(path);
+        rmdir(dir);
+    }
+    rmdir(top);
+}
+END_TEST
+
+/* Completions come in submission order; a stop writes everything still queued. */
+START_TEST(test_order_and_stop_drains)
+{
+    char dir[] = "/tmp/np-writer-test.XXXXXX", path[128];
+    const char *names = "abcde";
+    struct outcome o = {0};
+    struct writer *w;
+    int gate[2];
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_int_eq(chmod(dir, 0755), 0);
+    ck_assert_int_eq(pipe(gate), 0);
+    ck_assert_int_eq(writer_start(&w), 0);
+    writer_set_hook(w, gate_hook, gate);
+    for (const char *n = names; *n; n++) {
+        char name[8] = {*n, '\0'};
+        writer_submit(w, writer_job_new(dir, name, strdup(name), 1, (uid_t)-1, 0600, record, NULL));
+    }
+    ck_assert_uint_eq(writer_pending(w), 5);
+    gate_open(gate, 5);
+    writer_stop(w); /* returns once the queue is written */
+    for (const char *n = names; *n; n++) {
+        snprintf(path, sizeof(path), "%s/%c", dir, *n);
+        ck_assert_msg(access(path, F_OK) == 0, "%s not written at stop", path);
+    }
+    ck_assert_uint_eq(writer_collect(w, &o), 5);
+    ck_assert_str_eq(o.order, names);
+    writer_free(w);
+    for (const char *n = names; *n; n++) {
+        snprintf(path, sizeof(path), "%s/%c", dir, *n);
+        unlink(path);
+    }
+    rmdir(dir);
+    close(gate[0]);
+    close(gate[1]);
+}
+END_TEST
+
+/* --- the daemon with its writer -------------------------------------------------------------- */
+
+static struct np_test_daemon t;
+static int daemon_gate[2];
+
+static void daemon_setup(void)
+{
+    np_test_daemon_init(&t);
+    ck_assert_int_eq(pipe(daemon_gate), 0);
+    ck_assert_int_eq(writer_start(&t.d->writer), 0);
+    writer_set_hook(t.d->writer, gate_hook, daemon_gate);
+}
+
+static void daemon_teardown(void)
+{
+    gate_open(daemon_gate, 64); /* whatever is still queued may go */
+    np_test_daemon_fini(&t);
+    close(daemon_gate[0]);
+    close(daemon_gate[1]);
+}
+
+/* A root client slot (slurmstepd) on one end of a socketpair; the other end is returned. */
+static int connect_root(struct np_daemon_client *c)
+{
+    int sv[2];
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    *c = (struct np_daemon_client){.fd = sv[0], .cred = np_test_peer(1, 0, 0)};
+    return sv[1];
+}
+
+/* Send @p line as the client's request and let the daemon read it. */
+static void request(struct np_daemon_client *c, int peer, const char *line)
+{
+    ck_assert_int_eq(write(peer, line, strlen(line)), (ssize_t)strlen(line));
+    server_read(t.d, c);
+}
+
+/* The reply the client has received so far ("" when none yet). */
+static const char *reply_of(int peer)
+{
+    static char buf[4096];
+    const ssize_t n = recv(peer, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+
+    buf[n > 0 ? n : 0] = '\0';
+    return buf;
+}
+
+static void register_step(uint32_t job)
+{
+    char line[256];
+    struct np_daemon_client *c = &t.d->clients[0];
+    int peer = connect_root(c);
+
+    snprintf(line, sizeof(line),
+             "{\"v\":1,\"op\":\"register\",\"job\":%u,\"step\":0,\"uid\":%u,\"pid\":%d,"
+             "\"sensitivity\":\"low\",\"cpus\":\"0\"}\n",
+             job, (unsigned)getuid(), NP_TEST_LIVE_PID);
+    request(c, peer, line);
+    ck_assert_ptr_nonnull(strstr(reply_of(peer), "\"ok\":true"));
+    close(peer);
+}
+
+/* The outcome the churn benchmark measures as a time: a registration that arrives while a report
+ * is being flushed is answered before that step_end is. */
+START_TEST(test_register_answered_while_report_is_written)
+{
+    struct np_daemon_client *ending = &t.d->clients[1], *arriving = &t.d->clients[2];
+    int ending_peer, arriving_peer;
+
+    register_step(60);
+    ending_peer = connect_root(ending);
+    request(ending, ending_peer, "{\"v\":1,\"op\":\"step_end\",\"job\":60,\"step\":0}\n");
+    /* its report is with the writer, held back: no reply yet, the step still known */
+    ck_assert_str_eq(reply_of(ending_peer), "");
+    ck_assert_int_ge(ending->fd, 0);
+    ck_assert_ptr_nonnull(registry_find(&t.d->registry, 60, 0));
+    ck_assert(!np_test_report_exists(&t, "60.0"));
+    /* a new step registers meanwhile, and hears back at once */
+    arriving_peer = connect_root(arriving);
+    request(arriving, arriving_peer,
+            "{\"v\":1,\"op\":\"register\",\"job\":61,\"step\":0,\"uid\":0,\"pid\":300,"
+            "\"sensitivity\":\"low\",\"cpus\":\"0\"}\n");
+    ck_assert_ptr_nonnull(strstr(reply_of(arriving_peer), "\"ok\":true"));
+    ck_assert_str_eq(reply_of(ending_peer), "");
+    /* the report reaches the disk: then, and only then, step_end is answered */
+    gate_open(daemon_gate, 1);
+    collect(t.d->writer, t.d, 1);
+    ck_assert(np_test_report_exists(&t, "60.0"));
+    ck_assert_ptr_nonnull(strstr(reply_of(ending_peer), "\"ok\":true"));
+    ck_assert_ptr_null(registry_find(&t.d->registry, 60, 0));
+    close(ending_peer);
+    close(arriving_peer);
+}
+END_TEST
+
+/* kill -9 while the writer has the report (before its write, or after it but before the step's
+ * end is journaled): the restarted helper still knows the step, and its report is written then
+ * (incomplete: the helper did not see its end) or kept (complete). Never lost, never degraded. */
+static const struct {
+    const char *name;
+    unsigned writes;    /* let go before the kill */
+    const char *report; /* what the report says after the restart */
+} kill_cases[] = {
+    {"killed before the report's write", 0, "\"complete\": false"},
+    {"killed after the report is durable, before its end is journaled", 1, "\"complete\": true"},
+};
+
+START_TEST(test_kill_while_report_is_written)
+{
+    struct np_daemon_client *ending = &t.d->clients[1];
+    struct np_test_daemon after;
+    char path[2048];
+    const char *text;
+    int peer;
+
+    register_step(62);
+    peer = connect_root(ending);
+    request(ending, peer, "{\"v\":1,\"op\":\"step_end\",\"job\":62,\"step\":0}\n");
+    ck_assert_str_eq(reply_of(peer), "");
+    gate_open(daemon_gate, kill_cases[_i].writes);
+    if (kill_cases[_i].writes)
+        wait_done(t.d->writer); /* written and flushed; the loop has not collected it */
+    /* kill -9 here: a new helper on the same directories, the step's processes gone */
+    np_test_daemon_init(&after);
+    memcpy(after.d->cfg.state_dir, t.d->cfg.state_dir, sizeof(after.d->cfg.state_dir));
+    memcpy(after.d->cfg.spool_dir, t.d->cfg.spool_dir, sizeof(after.d->cfg.spool_dir));
+    snprintf(after.d->cfg.proc_root, sizeof(after.d->cfg.proc_root), "%s", after.dir);
+    registry_restore(after.d);
+    snprintf(path, sizeof(path), "%s/62.0.testhost.json", t.d->cfg.spool_dir);
+    text = read_file(path);
+    ck_assert_msg(text != NULL, "%s: the report is lost", kill_cases[_i].name);
+    ck_assert_msg(strstr(text, kill_cases[_i].report), "%s: the report does not say %s",
+                  kill_cases[_i].name, kill_cases[_i].report);
+    ck_assert_ptr_null(registry_find(&after.d->registry, 62, 0));
+    np_test_daemon_fini(&after);
+    close(peer);
+}
+END_TEST
+
+/* registry.json goes to the writer; a request's journal line appended while it is being written
+ * follows that snapshot and must survive its completion (which otherwise drops the journal). */
+START_TEST(test_journal_kept_past_a_save_in_flight)
+{
+    struct np_test_daemon after;
+    struct np_daemon_job *j;
+
+    register_step(63);
+    registry_flush(t.d); /* the tick: serialised here, queued */
+    ck_assert(t.d->registry.save_in_flight);
+    register_step(64);   /* journaled while the writer holds the snapshot without it */
+    registry_flush(t.d); /* one save at a time: this one waits for the next tick */
+    ck_assert(t.d->registry.dirty);
+    gate_open(daemon_gate, 1);
+    collect(t.d->writer, t.d, 1);
+    ck_assert(!t.d->registry.save_in_flight);
+    ck_assert_uint_eq(t.d->registry.saves, 1);
+    /* kill -9 here */
+    np_test_daemon_init(&after);
+    memcpy(after.d->cfg.state_dir, t.d->cfg.state_dir, sizeof(after.d->cfg.state_dir));
+    memcpy(after.d->cfg.spool_dir, t.d->cfg.spool_dir, sizeof(after.d->cfg.spool_dir));
+    registry_restore(after.d);
+    ck_assert_ptr_nonnull(registry_find(&after.d->registry, 63, 0));
+    j = registry_find(&after.d->registry, 64, 0);
+    ck_assert_msg(j != NULL, "the step registered during the save is lost");
+    np_test_daemon_fini(&after);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("daemon_writer");
+    TCase *alone = tcase_create("writer"), *daemon = tcase_create("daemon");
+
+    tcase_add_loop_test(alone, test_write_outcome, 0,
+                        (int)(sizeof(write_cases) / sizeof(write_cases[0])));
+    tcase_add_test(alone, test_order_and_stop_drains);
+    suite_add_tcase(s, alone);
+    tcase_add_checked_fixture(daemon, daemon_setup, daemon_teardown);
+    tcase_add_test(daemon, test_register_answered_while_report_is_written);
+    tcase_add_loop_test(daemon, test_kill_while_report_is_written, 0,
+                        (int)(sizeof(kill_cases) / sizeof(kill_cases[0])));
+    tcase_add_test(daemon, test_journal_kept_past_a_save_in_flight);
+    suite_add_tcase(s, daemon);
+    return np_test_run(s);
+}
