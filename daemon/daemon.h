@@ -83,6 +83,7 @@ struct np_registry {
     bool save_in_flight;   /**< registry.json is with the writer (one at a time) */
     unsigned long journal_lines;   /**< lines appended since start */
     unsigned long lines_at_submit; /**< journal_lines when the save in flight was serialised */
+    size_t bytes_at_submit;        /**< journal_bytes then: the lines the snapshot holds */
 };
 
 /** A connected client of the socket. */

@@ -181,6 +181,43 @@ void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id)
     journal_append(d, json_pack("{s:[I, I]}", "end", (json_int_t)job_id, (json_int_t)step_id));
 }
 
+/* The journal without its first @p held bytes (lines the snapshot just written holds): under
+ * steady requests every save has lines appended meanwhile, and the journal would only grow. On
+ * the loop, as appends are, so none is missed; the tail is a few lines. A copy renamed over it:
+ * a kill -9 leaves the old journal whole (its older lines skipped at a restart by generation). */
+static void journal_keep_tail(struct np_daemon *d, size_t held)
+{
+    const int dirfd = safe_dir_open(d->cfg.state_dir, NULL);
+    int in = -1, out = -1;
+    char buf[8192];
+    size_t kept = 0;
+    ssize_t n;
+    bool ok = false;
+
+    if (dirfd < 0)
+        return;
+    in = openat(dirfd, JOURNAL_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    unlinkat(dirfd, JOURNAL_NAME ".new", 0); /* a copy a kill -9 left */
+    if (in >= 0)
+        out = openat(dirfd, JOURNAL_NAME ".new",
+                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (out >= 0 && lseek(in, (off_t)held, SEEK_SET) == (off_t)held) {
+        ok = true;
+        while (ok && (n = read(in, buf, sizeof(buf))) != 0) {
+            ok = n > 0 && write(out, buf, (size_t)n) == n;
+            kept += n > 0 ? (size_t)n : 0;
+        }
+    }
+    if (out >= 0 && close(out) == 0 && ok &&
+        renameat(dirfd, JOURNAL_NAME ".new", dirfd, JOURNAL_NAME) == 0)
+        d->registry.journal_bytes = kept;
+    else
+        unlinkat(dirfd, JOURNAL_NAME ".new", 0);
+    if (in >= 0)
+        close(in);
+    close(dirfd);
+}
+
 /* What became of a registry.json write: @p rc, @p err, @p bytes written. @p journal_in_it: the
  * journal holds no line newer than the snapshot (none was appended while it was written). */
 static void save_outcome(struct np_daemon *d, int rc, const struct np_err *err, size_t bytes,
@@ -202,8 +239,7 @@ static void save_outcome(struct np_daemon *d, int rc, const struct np_err *err, 
         return;
     }
     /* The snapshot is on disk: the journal's lines are in it, and the next ones follow it. Lines
-     * appended while the writer had it follow it too: the journal stays (its older lines are
-     * skipped at a restart by their generation) until a save with none. */
+     * appended while the writer had it follow it too: only they are kept. */
     if (journal_in_it) {
         const int dirfd = safe_dir_open(d->cfg.state_dir, NULL);
         if (dirfd >= 0) {
@@ -211,6 +247,8 @@ static void save_outcome(struct np_daemon *d, int rc, const struct np_err *err, 
             close(dirfd);
         }
         r->journal_bytes = 0;
+    } else {
+        journal_keep_tail(d, r->bytes_at_submit);
     }
     r->snapshot_bytes = bytes;
     r->saves++;
@@ -263,6 +301,7 @@ void registry_save(struct np_daemon *d)
         if (w) {
             r->save_in_flight = true;
             r->lines_at_submit = r->journal_lines;
+            r->bytes_at_submit = r->journal_bytes;
             writer_submit(d->writer, w);
             return;
         }
