@@ -165,7 +165,11 @@ void server_accept(struct np_daemon *d)
 
 void server_read(struct np_daemon *d, struct np_daemon_client *c)
 {
-    ssize_t n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len, 0);
+    char sink[256];
+    /* One request per connection: a client waiting for its answer (a migration, a step_end's
+     * report) that sends more has it dropped; its request must not be handled twice. */
+    ssize_t n = c->pending ? recv(c->fd, sink, sizeof(sink), 0)
+                           : recv(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len, 0);
     const char *nl;
     json_t *reply;
 
@@ -173,7 +177,7 @@ void server_read(struct np_daemon *d, struct np_daemon_client *c)
         close_client(c);
         return;
     }
-    if (n < 0)
+    if (n < 0 || c->pending)
         return;
     c->len += (size_t)n;
     nl = memchr(c->buf, '\n', c->len);

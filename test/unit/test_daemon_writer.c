@@ -260,6 +260,10 @@ START_TEST(test_register_answered_while_report_is_written)
             "\"sensitivity\":\"low\",\"cpus\":\"0\"}\n");
     ck_assert_ptr_nonnull(strstr(reply_of(arriving_peer), "\"ok\":true"));
     ck_assert_str_eq(reply_of(ending_peer), "");
+    /* the waiting client sends more: dropped, its step_end is not handled a second time */
+    request(ending, ending_peer, "{\"v\":1,\"op\":\"step_end\",\"job\":60,\"step\":0}\n");
+    ck_assert_str_eq(reply_of(ending_peer), "");
+    ck_assert_int_ge(ending->fd, 0);
     /* the report reaches the disk: then, and only then, step_end is answered */
     gate_open(daemon_gate, 1);
     collect(t.d->writer, t.d, 1);
