@@ -255,6 +255,12 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
         job_note_helper_cpus(d, j); /* the first sample: the step's CPUs are known by now */
     np_sampler_sample(&j->sampler, now, node_counters_read ? &d->counters : NULL, pages_due,
                       detail_due, &s);
+    if (node_counters_read && !d->counters.irq_read && s.processes == 0) {
+        /* Its processes are gone: this may be its last sample, which its report's interrupt
+         * figures are taken from. */
+        np_node_counters_read_irq(&d->counters, d->cfg.proc_root);
+        np_sampler_node_figures(&j->sampler, &d->counters, &s);
+    }
     if (s.have_pages)
         j->last_pages_mono = now;
     if (detail_due)
@@ -276,6 +282,28 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
     d->totals.samples++;
 }
 
+/* /proc/interrupts costs more than all else node-wide and a report uses only a job's first and
+ * last reading (its final sample, or the one that finds its processes gone, reads it): read it
+ * every interval only for the trace, else when a job has no reading yet. */
+static bool irq_wanted(struct np_daemon *d)
+{
+    if (d->trace)
+        return true;
+    for (unsigned i = 0; i < d->registry.count; i++)
+        if (registry_at(&d->registry, i)->stats.irq_samples == 0)
+            return true;
+    return false;
+}
+
+static void read_node_counters(struct np_daemon *d)
+{
+    if (irq_wanted(d))
+        np_node_counters_read_irq(&d->counters, d->cfg.proc_root);
+    else
+        np_node_counters_skip_irq(&d->counters);
+    np_node_counters_read_cpu(&d->counters, d->cfg.proc_root);
+}
+
 void sampling_tick(struct np_daemon *d)
 {
     const double now = np_monotonic_s();
@@ -288,7 +316,7 @@ void sampling_tick(struct np_daemon *d)
         return;
     }
     cpu0 = np_daemon_thread_cpu_s();
-    np_node_counters_read(&d->counters, d->cfg.proc_root);
+    read_node_counters(d);
     uncore_bw_tick(d);
     d->totals.sampling_cpu_s += np_daemon_thread_cpu_s() - cpu0;
     for (unsigned i = 0; i < d->registry.count;) {

@@ -5,10 +5,32 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* strtoull(p, &end, 10) for the numbers of a stat line, without its locale and overflow work:
+ * blanks, an optional sign (a minus negates, as strtoull does), digits. @return the end, or @p p
+ * when there is no number. */
+static const char *decimal(const char *p, uint64_t *value)
+{
+    const char *q = p;
+    uint64_t v = 0;
+    bool minus = false;
+
+    while (*q == ' ' || *q == '\t' || *q == '\n')
+        q++;
+    if (*q == '-' || *q == '+')
+        minus = *q++ == '-';
+    if (*q < '0' || *q > '9')
+        return p;
+    while (*q >= '0' && *q <= '9')
+        v = v * 10 + (uint64_t)(*q++ - '0');
+    *value = minus ? 0 - v : v;
+    return q;
+}
 
 int np_proc_stat_parse(const char *line, struct np_proc_stat *out, struct np_err *err)
 {
@@ -53,12 +75,10 @@ int np_proc_stat_parse(const char *line, struct np_proc_stat *out, struct np_err
             out->state = *p++;
             n = 1;
             for (int field = PPID; field <= PROCESSOR; field++) {
-                char *end;
-                const unsigned long long v = strtoull(p, &end, 10);
+                const char *end = decimal(p, &value[field]);
                 if (end == p)
                     break;
                 p = end;
-                value[field] = v;
                 if (n < (int)(sizeof(kept) / sizeof(kept[0])) && field == kept[n])
                     n++;
             }

@@ -43,16 +43,37 @@ void np_node_counters_fini(struct np_node_counters *nc)
     nc->interrupts = nc->softirqs = nc->busy_ticks = NULL;
 }
 
-void np_node_counters_read(struct np_node_counters *nc, const char *root)
+void np_node_counters_read_irq(struct np_node_counters *nc, const char *root)
 {
     struct np_err err = {0};
 
+    nc->irq_read = true;
     nc->have_irq =
         np_proc_cpu_counters(root, "interrupts", nc->interrupts, nc->max_cpus, &err) >= 0 &&
         np_proc_cpu_counters(root, "softirqs", nc->softirqs, nc->max_cpus, &err) >= 0;
     snprintf(nc->irq_reason, sizeof(nc->irq_reason), "%.*s", (int)sizeof(nc->irq_reason) - 1,
              nc->have_irq ? "" : err.msg);
-    err.msg[0] = '\0';
+}
+
+void np_node_counters_read(struct np_node_counters *nc, const char *root)
+{
+    np_node_counters_read_irq(nc, root);
+    np_node_counters_read_cpu(nc, root);
+}
+
+void np_node_counters_skip_irq(struct np_node_counters *nc)
+{
+    nc->irq_read = false;
+    nc->have_irq = false;
+    snprintf(nc->irq_reason, sizeof(nc->irq_reason),
+             "not read at this interval (read at a job's first and last sample, and at every "
+             "interval while a trace is recorded)");
+}
+
+void np_node_counters_read_cpu(struct np_node_counters *nc, const char *root)
+{
+    struct np_err err = {0};
+
     nc->have_busy = np_proc_cpu_busy(root, nc->busy_ticks, nc->max_cpus, &err) >= 0;
     snprintf(nc->busy_reason, sizeof(nc->busy_reason), "%.*s", (int)sizeof(nc->busy_reason) - 1,
              nc->have_busy ? "" : err.msg);
@@ -285,6 +306,39 @@ static void read_perf(struct np_sampler *s, struct np_sample *out)
     memcpy(out->misses_by_node, s->misses_by_node, sizeof(out->misses_by_node));
 }
 
+void np_sampler_node_figures(const struct np_sampler *s, const struct np_node_counters *nc,
+                             struct np_sample *out)
+{
+    out->have_irq = out->have_cpu_busy = false;
+    out->interrupts = out->softirqs = 0;
+    out->cpus_busy_s = 0;
+    if (!nc) {
+        snprintf(out->irq_reason, sizeof(out->irq_reason), "node counters not read");
+        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "node counters not read");
+    } else if (hwloc_bitmap_iszero(s->cpus)) {
+        snprintf(out->irq_reason, sizeof(out->irq_reason), "the job's CPUs are unknown");
+        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "the job's CPUs are unknown");
+    } else {
+        const double tick = (double)sysconf(_SC_CLK_TCK);
+        int cpu;
+        out->have_irq = nc->have_irq;
+        out->have_cpu_busy = nc->have_busy;
+        snprintf(out->irq_reason, sizeof(out->irq_reason), "%s", nc->irq_reason);
+        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "%s", nc->busy_reason);
+        hwloc_bitmap_foreach_begin(cpu, s->cpus)
+        {
+            if ((unsigned)cpu >= nc->max_cpus)
+                break;
+            if (nc->irq_read) {
+                out->interrupts += nc->interrupts[cpu];
+                out->softirqs += nc->softirqs[cpu];
+            }
+            out->cpus_busy_s += (double)nc->busy_ticks[cpu] / tick;
+        }
+        hwloc_bitmap_foreach_end();
+    }
+}
+
 int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_counters *nc,
                       bool pages_due, bool detail_due, struct np_sample *out)
 {
@@ -411,28 +465,6 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
             snprintf(out->perf_reason[e], sizeof(out->perf_reason[e]), "%s", s->perf_off_reason);
     }
 
-    if (!nc) {
-        snprintf(out->irq_reason, sizeof(out->irq_reason), "node counters not read");
-        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "node counters not read");
-    } else if (hwloc_bitmap_iszero(s->cpus)) {
-        snprintf(out->irq_reason, sizeof(out->irq_reason), "the job's CPUs are unknown");
-        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "the job's CPUs are unknown");
-    } else {
-        const double tick = (double)sysconf(_SC_CLK_TCK);
-        int cpu;
-        out->have_irq = nc->have_irq;
-        out->have_cpu_busy = nc->have_busy;
-        snprintf(out->irq_reason, sizeof(out->irq_reason), "%s", nc->irq_reason);
-        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "%s", nc->busy_reason);
-        hwloc_bitmap_foreach_begin(cpu, s->cpus)
-        {
-            if ((unsigned)cpu >= nc->max_cpus)
-                break;
-            out->interrupts += nc->interrupts[cpu];
-            out->softirqs += nc->softirqs[cpu];
-            out->cpus_busy_s += (double)nc->busy_ticks[cpu] / tick;
-        }
-        hwloc_bitmap_foreach_end();
-    }
+    np_sampler_node_figures(s, nc, out);
     return (int)out->processes;
 }

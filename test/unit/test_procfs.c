@@ -33,6 +33,10 @@ static const struct {
     {"51 (np_workload) D 1 51 51 0 -1 4194628 0 0 0 0 9 1 0 0 20 0 1 0 5 0 0", 0, "np_workload",
      'D', 9, 1, 1, -1, 4194628},
     {"7 ()) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0", 0, ")", 'Z', 0, 0, 1, -1, 0},
+    /* a real-time task: negative priority; the largest counts a 64-bit field holds */
+    {"77 (rt) S 1 77 77 0 -1 64 18446744073709551615 0 3 0 12 4 -5 -6 -21 0 2 0 99 1 2 "
+     "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 99 1 0 0 0",
+     0, "rt", 'S', 12, 4, 2, 1, 64},
     {"9 (x) R 1 9", -EINVAL, "", 0, 0, 0, 0, 0, 0},   /* truncated */
     {"9 x R 1 9 9 0", -EINVAL, "", 0, 0, 0, 0, 0, 0}, /* no comm */
     {"", -EINVAL, "", 0, 0, 0, 0, 0, 0},
@@ -55,6 +59,48 @@ START_TEST(test_stat_parse)
     ck_assert_int_eq(st.num_threads, stat_cases[_i].threads);
     ck_assert_int_eq(st.processor, stat_cases[_i].processor);
     ck_assert_uint_eq(st.flags, stat_cases[_i].flags);
+}
+END_TEST
+
+/* The fields after the comm as strtoull reads them: the hand-written parser must agree. */
+static void check_like_strtoull(const char *line)
+{
+    enum { MINFLT = 10, MAJFLT = 12, UTIME = 14, STIME, THREADS = 20, START = 22, RSS = 24 };
+    uint64_t v[40] = {0};
+    const char *p = strrchr(line, ')') + 3; /* past ") S " */
+    struct np_proc_stat st;
+    int field = 4;
+
+    for (char *end; field < 40; field++, p = end) {
+        v[field] = strtoull(p, &end, 10);
+        if (end == p)
+            break;
+    }
+    ck_assert_int_eq(np_proc_stat_parse(line, &st, NULL), 0);
+    ck_assert_uint_eq(st.minflt, v[MINFLT]);
+    ck_assert_uint_eq(st.majflt, v[MAJFLT]);
+    ck_assert_uint_eq(st.utime_ticks, v[UTIME]);
+    ck_assert_uint_eq(st.stime_ticks, v[STIME]);
+    ck_assert_int_eq(st.num_threads, (long)v[THREADS]);
+    ck_assert_uint_eq(st.starttime_ticks, v[START]);
+    ck_assert_uint_eq(st.rss_pages, v[RSS]);
+    ck_assert_int_eq(st.ppid, (pid_t)v[4]);
+}
+
+START_TEST(test_stat_parse_like_strtoull)
+{
+    char line[2048];
+    FILE *f;
+
+    for (size_t i = 0; i < sizeof(stat_cases) / sizeof(stat_cases[0]); i++)
+        if (stat_cases[i].rc == 0)
+            check_like_strtoull(stat_cases[i].line);
+    f = fopen("/proc/self/stat", "re");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+    fclose(f);
+    line[strcspn(line, "\n")] = '\0';
+    check_like_strtoull(line);
 }
 END_TEST
 
@@ -274,6 +320,7 @@ int main(void)
     TCase *tc = tcase_create("procfs");
 
     tcase_add_loop_test(tc, test_stat_parse, 0, sizeof(stat_cases) / sizeof(stat_cases[0]));
+    tcase_add_test(tc, test_stat_parse_like_strtoull);
     tcase_add_test(tc, test_read_fixture_and_self);
     tcase_add_test(tc, test_cpu_counters);
     tcase_add_test(tc, test_cpu_busy_children_switches);
