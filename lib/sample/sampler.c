@@ -216,14 +216,24 @@ static void add_stat(const struct np_proc_stat *st, struct np_sample *out)
     out->rss_bytes += st->rss_pages * page;
 }
 
+/* Through the process's kept status file when it has one (proc_cache.h). */
+static int ctxt_switches(struct np_sampler *s, const struct seen_process *p, uint64_t *vol,
+                         uint64_t *invol, struct np_err *err)
+{
+    struct np_proc_entry *e = np_proc_cache_find(&s->cache, p->pid);
+
+    return e ? np_proc_cache_ctxt_switches(&s->cache, e, p->threads, vol, invol, err)
+             : np_proc_ctxt_switches(s->root, p->pid, p->threads, vol, invol, err);
+}
+
 /* Pass 2, every detail interval: context switches of every thread and NUMA balancing. */
-static void add_detail(const struct np_sampler *s, const struct seen_process *p, bool balancing,
+static void add_detail(struct np_sampler *s, const struct seen_process *p, bool balancing,
                        struct np_sample *out)
 {
     struct np_err err = {0};
     uint64_t vol = 0, invol = 0;
 
-    if (np_proc_ctxt_switches(s->root, p->pid, p->threads, &vol, &invol, &err) == 0) {
+    if (ctxt_switches(s, p, &vol, &invol, &err) == 0) {
         out->voluntary_cs += vol;
         out->involuntary_cs += invol;
     }

@@ -175,8 +175,21 @@ START_TEST(test_job_over_time)
         ck_assert_uint_eq(second.node_bytes[0], cases[_i].node0_pages * page);
         ck_assert_uint_eq(second.node_bytes[1], cases[_i].node1_pages * page);
     }
-    if (keep_open) /* the live processes' stat and children files */
-        ck_assert_int_eq(budget.left, 100 - 2 * cases[_i].processes);
+    if (keep_open) /* the live processes' stat, children and (read at detail) status files */
+        ck_assert_int_eq(budget.left, 100 - 3 * cases[_i].processes);
+    if (cases[_i].processes > 0 && !cases[_i].reuse_parent_pid) {
+        /* Context switches through a kept status file are those of now, as read afresh. */
+        struct np_sample third;
+        char path[256];
+        ck_assert(second.have_cs);
+        ck_assert_uint_eq(second.voluntary_cs, 7u * (unsigned)cases[_i].processes);
+        snprintf(path, sizeof(path), "%s/proc/%d/status", root, (int)parent.pid);
+        write_file(path, "Name:\tjob\nvoluntary_ctxt_switches:\t70\n"
+                         "nonvoluntary_ctxt_switches:\t30\n");
+        np_sampler_sample(&s, np_monotonic_s() + 2, NULL, false, true, &third);
+        ck_assert_uint_eq(third.voluntary_cs, 70u + 7u * (unsigned)(cases[_i].processes - 1));
+        ck_assert_uint_eq(third.involuntary_cs, 30u + 3u * (unsigned)(cases[_i].processes - 1));
+    }
     np_sampler_fini(&s);
     ck_assert_int_eq(budget.left, 100); /* every kept descriptor given back */
 }
