@@ -226,6 +226,12 @@ int np_proc_status_read(const char *root, pid_t pid, struct np_proc_status *out,
 int np_proc_cpu_counters(const char *root, const char *file, uint64_t *per_cpu, unsigned max_cpus,
                          struct np_err *err)
 {
+    return np_proc_cpu_counters_kept(root, file, NULL, per_cpu, max_cpus, err);
+}
+
+int np_proc_cpu_counters_kept(const char *root, const char *file, struct np_kept_file *kept,
+                              uint64_t *per_cpu, unsigned max_cpus, struct np_err *err)
+{
     char path[4096];
     char *line = NULL;
     size_t cap = 0;
@@ -234,7 +240,7 @@ int np_proc_cpu_counters(const char *root, const char *file, uint64_t *per_cpu, 
 
     memset(per_cpu, 0, max_cpus * sizeof(*per_cpu));
     snprintf(path, sizeof(path), "%s/proc/%s", root && *root ? root : "", file);
-    f = fopen(path, "re");
+    f = np_kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     if (getline(&line, &cap, f) < 0) {
@@ -285,13 +291,19 @@ int np_proc_cpu_counters(const char *root, const char *file, uint64_t *per_cpu, 
 
 int np_proc_cpu_busy(const char *root, uint64_t *busy_ticks, unsigned max_cpus, struct np_err *err)
 {
+    return np_proc_cpu_busy_kept(root, NULL, busy_ticks, max_cpus, err);
+}
+
+int np_proc_cpu_busy_kept(const char *root, struct np_kept_file *kept, uint64_t *busy_ticks,
+                          unsigned max_cpus, struct np_err *err)
+{
     char path[4096], line[512];
     int top = 0;
     FILE *f;
 
     memset(busy_ticks, 0, max_cpus * sizeof(*busy_ticks));
     snprintf(path, sizeof(path), "%s/proc/stat", root && *root ? root : "");
-    f = fopen(path, "re");
+    f = np_kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     while (fgets(line, sizeof(line), f)) {
@@ -469,12 +481,17 @@ int np_proc_numa_balancing(const char *root, pid_t pid, uint64_t *pages_migrated
 
 int np_numa_balancing_enabled(const char *root, struct np_err *err)
 {
+    return np_numa_balancing_enabled_kept(root, NULL, err);
+}
+
+int np_numa_balancing_enabled_kept(const char *root, struct np_kept_file *kept, struct np_err *err)
+{
     char path[4096];
     int value = 0;
     FILE *f;
 
     snprintf(path, sizeof(path), "%s/proc/sys/kernel/numa_balancing", root && *root ? root : "");
-    f = fopen(path, "re");
+    f = np_kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     if (fscanf(f, "%d", &value) != 1)

@@ -26,6 +26,10 @@ int np_node_counters_init(struct np_node_counters *nc, unsigned max_cpus)
     nc->interrupts = calloc(max_cpus, sizeof(uint64_t));
     nc->softirqs = calloc(max_cpus, sizeof(uint64_t));
     nc->busy_ticks = calloc(max_cpus, sizeof(uint64_t));
+    np_kept_file_init(&nc->interrupts_file);
+    np_kept_file_init(&nc->softirqs_file);
+    np_kept_file_init(&nc->stat_file);
+    np_kept_file_init(&nc->balancing_file);
     if (!nc->interrupts || !nc->softirqs || !nc->busy_ticks) {
         np_node_counters_fini(nc);
         return -ENOMEM;
@@ -41,6 +45,10 @@ void np_node_counters_fini(struct np_node_counters *nc)
     free(nc->softirqs);
     free(nc->busy_ticks);
     nc->interrupts = nc->softirqs = nc->busy_ticks = NULL;
+    np_kept_file_close(&nc->interrupts_file);
+    np_kept_file_close(&nc->softirqs_file);
+    np_kept_file_close(&nc->stat_file);
+    np_kept_file_close(&nc->balancing_file);
 }
 
 void np_node_counters_read_irq(struct np_node_counters *nc, const char *root)
@@ -48,9 +56,10 @@ void np_node_counters_read_irq(struct np_node_counters *nc, const char *root)
     struct np_err err = {0};
 
     nc->irq_read = true;
-    nc->have_irq =
-        np_proc_cpu_counters(root, "interrupts", nc->interrupts, nc->max_cpus, &err) >= 0 &&
-        np_proc_cpu_counters(root, "softirqs", nc->softirqs, nc->max_cpus, &err) >= 0;
+    nc->have_irq = np_proc_cpu_counters_kept(root, "interrupts", &nc->interrupts_file,
+                                             nc->interrupts, nc->max_cpus, &err) >= 0 &&
+                   np_proc_cpu_counters_kept(root, "softirqs", &nc->softirqs_file, nc->softirqs,
+                                             nc->max_cpus, &err) >= 0;
     snprintf(nc->irq_reason, sizeof(nc->irq_reason), "%.*s", (int)sizeof(nc->irq_reason) - 1,
              nc->have_irq ? "" : err.msg);
 }
@@ -74,11 +83,12 @@ void np_node_counters_read_cpu(struct np_node_counters *nc, const char *root)
 {
     struct np_err err = {0};
 
-    nc->have_busy = np_proc_cpu_busy(root, nc->busy_ticks, nc->max_cpus, &err) >= 0;
+    nc->have_busy =
+        np_proc_cpu_busy_kept(root, &nc->stat_file, nc->busy_ticks, nc->max_cpus, &err) >= 0;
     snprintf(nc->busy_reason, sizeof(nc->busy_reason), "%.*s", (int)sizeof(nc->busy_reason) - 1,
              nc->have_busy ? "" : err.msg);
     err.msg[0] = '\0';
-    switch (np_numa_balancing_enabled(root, &err)) {
+    switch (np_numa_balancing_enabled_kept(root, &nc->balancing_file, &err)) {
     case 1:
         nc->balancing = true;
         nc->balancing_reason[0] = '\0';

@@ -166,6 +166,80 @@ START_TEST(test_cpu_counters)
 }
 END_TEST
 
+/* Node files read through a kept descriptor: the figures of a fresh read, each time as the file
+ * is now (rewritten in place between reads), an empty file refused alike, another root followed.
+ * Each fixture file is copied to a temp root first, where it can change. */
+static const struct {
+    const char *fixture, *file;
+} kept_cases[] = {
+    {"host", "interrupts"},
+    {"host", "softirqs"},
+    {"irq4", "interrupts"},
+    {"host", "stat"},
+    {"host", "sys/kernel/numa_balancing"},
+};
+
+/* The file's figures, through @p kept or afresh; the first figure bytes-compared. */
+static int read_node_file(const char *root, const char *file, struct np_kept_file *kept,
+                          uint64_t *values, struct np_err *err)
+{
+    memset(values, 0, 8 * sizeof(*values));
+    if (strcmp(file, "stat") == 0)
+        return np_proc_cpu_busy_kept(root, kept, values, 8, err);
+    if (strcmp(file, "sys/kernel/numa_balancing") == 0)
+        return values[0] = (uint64_t)np_numa_balancing_enabled_kept(root, kept, err), 0;
+    return np_proc_cpu_counters_kept(root, file, kept, values, 8, err);
+}
+
+static void expect_same(const char *root, const char *file, struct np_kept_file *kept)
+{
+    uint64_t fresh[8], through[8];
+    struct np_err e1 = {0}, e2 = {0};
+
+    ck_assert_int_eq(read_node_file(root, file, kept, through, &e2),
+                     read_node_file(root, file, NULL, fresh, &e1));
+    ck_assert_mem_eq(through, fresh, sizeof(fresh));
+    ck_assert_str_eq(e2.msg, e1.msg);
+}
+
+START_TEST(test_kept_node_files)
+{
+    char tmp[64] = "/tmp/np-kept.XXXXXX", other[64] = "/tmp/np-kept2.XXXXXX", cmd[8192], path[256];
+    const char *file = kept_cases[_i].file;
+    struct np_kept_file kept;
+    FILE *f;
+
+    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    ck_assert_ptr_nonnull(mkdtemp(other));
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s/proc/sys/kernel %s/proc && cp %s/proc/%s %s/proc/%s",
+             tmp, other, np_test_root(kept_cases[_i].fixture), file, tmp, file);
+    ck_assert_int_eq(system(cmd), 0);
+    np_kept_file_init(&kept);
+    expect_same(tmp, file, &kept);
+    expect_same(tmp, file, &kept); /* read again through the same descriptor */
+    ck_assert(kept.open);
+
+    /* Rewritten in place (same inode, as /proc regenerates it): a 9 prepended to every number. */
+    snprintf(cmd, sizeof(cmd),
+             "f=%s/proc/%s; sed -E 's/(^|[ :])([0-9])/\\19\\2/g' $f >$f.new; cat $f.new >$f", tmp,
+             file);
+    ck_assert_int_eq(system(cmd), 0);
+    expect_same(tmp, file, &kept);
+
+    snprintf(path, sizeof(path), "%s/proc/%s", tmp, file);
+    f = fopen(path, "w"); /* emptied: the same refusal as afresh */
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    expect_same(tmp, file, &kept);
+
+    expect_same(other, file, &kept); /* another root: its (missing) file, not the kept one */
+    np_kept_file_close(&kept);
+    ck_assert(!kept.open);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s %s", tmp, other);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_cpu_busy_children_switches)
 {
     uint64_t busy[8];
@@ -323,6 +397,8 @@ int main(void)
     tcase_add_test(tc, test_stat_parse_like_strtoull);
     tcase_add_test(tc, test_read_fixture_and_self);
     tcase_add_test(tc, test_cpu_counters);
+    tcase_add_loop_test(tc, test_kept_node_files, 0,
+                        (int)(sizeof(kept_cases) / sizeof(kept_cases[0])));
     tcase_add_test(tc, test_cpu_busy_children_switches);
     tcase_add_loop_test(tc, test_children_file, 0,
                         sizeof(children_cases) / sizeof(children_cases[0]));

@@ -34,6 +34,8 @@ struct np_node_counters {
     uint64_t *interrupts, *softirqs, *busy_ticks; /**< by CPU number */
     bool have_irq, have_busy, balancing; /**< balancing: the kernel's NUMA balancing is on */
     bool irq_read; /**< interrupts and softirqs were read (or tried) at this interval */
+    /** owned: the node files, kept open between intervals (kept_file.h) */
+    struct np_kept_file interrupts_file, softirqs_file, stat_file, balancing_file;
     char irq_reason[NP_REASON_MAX], busy_reason[NP_REASON_MAX], balancing_reason[NP_REASON_MAX];
 };
 
