@@ -33,9 +33,9 @@ void np_kept_file_close(struct np_kept_file *k)
 static ssize_t read_whole(struct np_kept_file *k)
 {
     size_t have = 0;
-    ssize_t n;
 
     for (;;) {
+        ssize_t n;
         if (have + 1 >= k->cap) {
             const size_t cap = k->cap ? k->cap * 2 : 8192;
             char *grown = realloc(k->text, cap);

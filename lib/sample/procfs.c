@@ -503,6 +503,12 @@ int np_numa_balancing_enabled_kept(const char *root, struct np_kept_file *kept, 
 int np_node_meminfo(const char *root, unsigned node, uint64_t *total_bytes, uint64_t *free_bytes,
                     struct np_err *err)
 {
+    return np_node_meminfo_kept(root, node, NULL, total_bytes, free_bytes, err);
+}
+
+int np_node_meminfo_kept(const char *root, unsigned node, struct np_kept_file *kept,
+                         uint64_t *total_bytes, uint64_t *free_bytes, struct np_err *err)
+{
     char path[4096], line[256];
     int found = 0;
     FILE *f;
@@ -510,7 +516,7 @@ int np_node_meminfo(const char *root, unsigned node, uint64_t *total_bytes, uint
     *total_bytes = *free_bytes = 0;
     snprintf(path, sizeof(path), "%s/sys/devices/system/node/node%u/meminfo",
              root && *root ? root : "", node);
-    f = fopen(path, "re");
+    f = np_kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     while (fgets(line, sizeof(line), f)) {

@@ -177,6 +177,7 @@ static const struct {
     {"irq4", "interrupts"},
     {"host", "stat"},
     {"host", "sys/kernel/numa_balancing"},
+    {"host", "../sys/devices/system/node/node1/meminfo"},
 };
 
 /* The file's figures, through @p kept or afresh; the first figure bytes-compared. */
@@ -186,6 +187,8 @@ static int read_node_file(const char *root, const char *file, struct np_kept_fil
     memset(values, 0, 8 * sizeof(*values));
     if (strcmp(file, "stat") == 0)
         return np_proc_cpu_busy_kept(root, kept, values, 8, err);
+    if (strstr(file, "meminfo"))
+        return np_node_meminfo_kept(root, 1, kept, &values[0], &values[1], err);
     if (strcmp(file, "sys/kernel/numa_balancing") == 0)
         return values[0] = (uint64_t)np_numa_balancing_enabled_kept(root, kept, err), 0;
     return np_proc_cpu_counters_kept(root, file, kept, values, 8, err);
@@ -211,8 +214,10 @@ START_TEST(test_kept_node_files)
 
     ck_assert_ptr_nonnull(mkdtemp(tmp));
     ck_assert_ptr_nonnull(mkdtemp(other));
-    snprintf(cmd, sizeof(cmd), "mkdir -p %s/proc/sys/kernel %s/proc && cp %s/proc/%s %s/proc/%s",
-             tmp, other, np_test_root(kept_cases[_i].fixture), file, tmp, file);
+    snprintf(cmd, sizeof(cmd),
+             "mkdir -p %s/proc/sys/kernel %s/sys/devices/system/node/node1 %s/proc && "
+             "cp %s/proc/%s %s/proc/%s",
+             tmp, tmp, other, np_test_root(kept_cases[_i].fixture), file, tmp, file);
     ck_assert_int_eq(system(cmd), 0);
     np_kept_file_init(&kept);
     expect_same(tmp, file, &kept);

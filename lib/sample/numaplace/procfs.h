@@ -157,6 +157,10 @@ NP_API int np_numa_balancing_enabled_kept(const char *root, struct np_kept_file 
 NP_API int np_node_meminfo(const char *root, unsigned node, uint64_t *total_bytes,
                            uint64_t *free_bytes, struct np_err *err);
 
+/** np_node_meminfo through a file kept open between calls (@p kept; NULL: opened afresh). */
+NP_API int np_node_meminfo_kept(const char *root, unsigned node, struct np_kept_file *kept,
+                                uint64_t *total_bytes, uint64_t *free_bytes, struct np_err *err);
+
 #ifdef __cplusplus
 }
 #endif
