@@ -14,6 +14,7 @@
 #include "log.h"
 #include "registry.h"
 #include "report_hold.h"
+#include "sampling.h"
 #include "server.h"
 #include "uncore_bw.h"
 #include "writer.h"
@@ -66,6 +67,7 @@ void np_daemon_fini(struct np_daemon *d)
         close(d->timer_fd);
     d->signal_fd = d->timer_fd = -1;
     np_node_counters_fini(&d->counters);
+    sampling_close_meminfo(d);
     np_topology_free(d->topology);
     d->topology = NULL;
     hwloc_bitmap_free(d->started_cpus);

@@ -142,8 +142,10 @@ struct np_daemon {
     bool use_syslog;
     /* the node */
     char host[64];
-    struct np_topology *topology; /**< NULL when it could not be loaded */
-    int *cpu_node;                /**< NUMA node of each CPU number, -1 unknown */
+    struct np_topology *topology;       /**< NULL when it could not be loaded */
+    int *cpu_node;                      /**< NUMA node of each CPU number, -1 unknown */
+    struct np_kept_file *meminfo_files; /**< owned: each node's meminfo kept open, by node number
+                                             (NP_MAX_NODES; sampling.c), NULL: read afresh */
     unsigned ncpus;
     unsigned perf_mask;
     char perf_off_reason[NP_REASON_MAX];

@@ -145,7 +145,8 @@ struct np_node_view *migration_build_view(const struct np_daemon *d)
             continue;
         if (os + 1 > view->nnodes)
             view->nnodes = os + 1;
-        np_node_meminfo(d->cfg.proc_root, os, &view->total_bytes[os], &view->free_bytes[os], NULL);
+        np_node_meminfo_kept(d->cfg.proc_root, os, d->meminfo_files ? &d->meminfo_files[os] : NULL,
+                             &view->total_bytes[os], &view->free_bytes[os], NULL);
         for (unsigned m = 0; m < count; m++) {
             const unsigned os_to = topo ? np_topology_node(topo, m)->os_index : m;
             const int dist = topo ? np_topology_distance(topo, n, m) : 0;

@@ -157,12 +157,22 @@ void sampling_set_fd_budget(struct np_daemon *d)
             d->fd_budget.left, (unsigned long long)lim.rlim_cur);
 }
 
+void sampling_close_meminfo(struct np_daemon *d)
+{
+    for (unsigned n = 0; d->meminfo_files && n < NP_MAX_NODES; n++)
+        np_kept_file_close(&d->meminfo_files[n]);
+    free(d->meminfo_files);
+    d->meminfo_files = NULL;
+}
+
 void sampling_load_topology(struct np_daemon *d)
 {
     struct np_err err = {0};
     const int maxcpu = (int)sysconf(_SC_NPROCESSORS_CONF);
 
     d->ncpus = maxcpu > 0 ? (unsigned)maxcpu : 1;
+    if (!d->meminfo_files) /* the migration view reads them every interval (zeroed: closed) */
+        d->meminfo_files = calloc(NP_MAX_NODES, sizeof(*d->meminfo_files));
     if (np_topology_load(&d->topology, NP_TOPOLOGY_LIVE, NULL, &err) < 0) {
         NPD_LOG(d, WARNING, "topology: %s; bandwidth cannot be attributed to nodes", err.msg);
         return;
@@ -256,6 +266,12 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
         job_note_helper_cpus(d, j); /* the first sample: the step's CPUs are known by now */
     np_sampler_sample(&j->sampler, now, node_counters_read ? &d->counters : NULL, pages_due,
                       detail_due, &s);
+    if (node_counters_read && !d->counters.irq_read && s.processes == 0) {
+        /* Its processes are gone: this may be its last sample, which its report's interrupt
+         * figures are taken from. */
+        np_node_counters_read_irq(&d->counters, d->cfg.proc_root);
+        np_sampler_node_figures(&j->sampler, &d->counters, &s);
+    }
     if (s.have_pages)
         j->last_pages_mono = now;
     if (detail_due) {
@@ -283,9 +299,34 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
             np_trace_sample_cpus(line, &j->meta);
         trace_line(d, line);
     }
-    j->stats.helper_cpu_s += np_daemon_thread_cpu_s() - cpu0;
-    d->totals.sampling_cpu_s += np_daemon_thread_cpu_s() - cpu0;
+    {
+        const double spent = np_daemon_thread_cpu_s() - cpu0; /* one clock read: a system call */
+        j->stats.helper_cpu_s += spent;
+        d->totals.sampling_cpu_s += spent;
+    }
     d->totals.samples++;
+}
+
+/* /proc/interrupts costs more than all else node-wide and a report uses only a job's first and
+ * last reading (its final sample, or the one that finds its processes gone, reads it): read it
+ * every interval only for the trace, else when a job has no reading yet. */
+static bool irq_wanted(struct np_daemon *d)
+{
+    if (d->trace)
+        return true;
+    for (unsigned i = 0; i < d->registry.count; i++)
+        if (registry_at(&d->registry, i)->stats.irq_samples == 0)
+            return true;
+    return false;
+}
+
+static void read_node_counters(struct np_daemon *d)
+{
+    if (irq_wanted(d))
+        np_node_counters_read_irq(&d->counters, d->cfg.proc_root);
+    else
+        np_node_counters_skip_irq(&d->counters);
+    np_node_counters_read_cpu(&d->counters, d->cfg.proc_root);
 }
 
 void sampling_tick(struct np_daemon *d)
@@ -300,7 +341,7 @@ void sampling_tick(struct np_daemon *d)
         return;
     }
     cpu0 = np_daemon_thread_cpu_s();
-    np_node_counters_read(&d->counters, d->cfg.proc_root);
+    read_node_counters(d);
     uncore_bw_tick(d);
     d->totals.sampling_cpu_s += np_daemon_thread_cpu_s() - cpu0;
     for (unsigned i = 0; i < d->registry.count;) {

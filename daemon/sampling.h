@@ -23,6 +23,9 @@ void sampling_set_fd_budget(struct np_daemon *d);
  *  bandwidth cannot be attributed to nodes. */
 void sampling_load_topology(struct np_daemon *d);
 
+/** Close the nodes' kept meminfo files (d->meminfo_files) and free them; NULL is fine. */
+void sampling_close_meminfo(struct np_daemon *d);
+
 /** Which perf events count on this node (d->perf_mask), and why not when none does. */
 void sampling_probe_perf(struct np_daemon *d);
 

@@ -97,6 +97,7 @@ void np_proc_cache_fini(struct np_proc_cache *c)
     for (unsigned i = 0; i < c->count; i++) {
         close_kept(c, &c->entries[i].stat_fd);
         close_kept(c, &c->entries[i].children_fd);
+        close_kept(c, &c->entries[i].status_fd);
     }
     free(c->entries);
     c->entries = NULL;
@@ -120,6 +121,7 @@ void np_proc_cache_sweep(struct np_proc_cache *c)
         }
         close_kept(c, &c->entries[i].stat_fd);
         close_kept(c, &c->entries[i].children_fd);
+        close_kept(c, &c->entries[i].status_fd);
     }
     c->count = kept;
 }
@@ -169,7 +171,7 @@ static struct np_proc_entry *insert(struct np_proc_cache *c, pid_t pid, struct n
     e = &c->entries[at];
     memset(e, 0, sizeof(*e));
     e->pid = pid;
-    e->stat_fd = e->children_fd = -1;
+    e->stat_fd = e->children_fd = e->status_fd = -1;
     return e;
 }
 
@@ -191,6 +193,7 @@ struct np_proc_entry *np_proc_cache_stat(struct np_proc_cache *c, pid_t pid,
         /* Its process is gone (or the file was replaced): look the pid up afresh. */
         close_kept(c, &e->stat_fd);
         close_kept(c, &e->children_fd);
+        close_kept(c, &e->status_fd);
     }
     fd = np_proc_stat_open(c->root, pid, path, sizeof(path), err);
     if (fd < 0)
@@ -206,6 +209,7 @@ struct np_proc_entry *np_proc_cache_stat(struct np_proc_cache *c, pid_t pid,
     if (e->starttime_ticks != st->starttime_ticks) {
         /* Another process than the one known by this pid (or the first look): start afresh. */
         close_kept(c, &e->children_fd);
+        close_kept(c, &e->status_fd);
         e->have_pages = false;
         e->starttime_ticks = st->starttime_ticks;
     }
@@ -241,6 +245,57 @@ int np_proc_cache_children(struct np_proc_cache *c, struct np_proc_entry *e, lon
     }
     /* Several threads, or the main thread's file unreadable: walk the threads as before. */
     return np_proc_children(c->root, e->pid, threads, out, max, err);
+}
+
+/* The status file through @p fd, from offset 0, into @p out; @return 0 or -errno. */
+static int read_status_fd(int fd, struct np_proc_status *out)
+{
+    char text[8192], *line, *save = NULL;
+    size_t have = 0;
+    ssize_t n;
+
+    while (have + 1 < sizeof(text) &&
+           (n = pread(fd, text + have, sizeof(text) - 1 - have, (off_t)have)) > 0)
+        have += (size_t)n;
+    if (have == 0)
+        return -ESRCH; /* as a kept file of an exited process reads */
+    text[have] = '\0';
+    memset(out, 0, sizeof(*out));
+    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        np_proc_status_parse_line(line, out);
+    return 0;
+}
+
+int np_proc_cache_ctxt_switches(struct np_proc_cache *c, struct np_proc_entry *e, long threads,
+                                uint64_t *voluntary, uint64_t *involuntary,
+                                np_cpu_list_fn *cpus_allowed, void *arg, struct np_err *err)
+{
+    struct np_proc_status ps;
+
+    if (threads == 1 && e->status_fd < 0) {
+        char path[1200];
+        int fd;
+        snprintf(path, sizeof(path), "%s/proc/%d/status", c->root, (int)e->pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+            keep(c, &e->status_fd, fd);
+    }
+    if (threads == 1 && e->status_fd >= 0) {
+        if (read_status_fd(e->status_fd, &ps) == 0) {
+            *voluntary = ps.voluntary_ctxt_switches;
+            *involuntary = ps.nonvoluntary_ctxt_switches;
+            /* a list that filled the field may have been cut: not known, rather than narrower */
+            if (cpus_allowed)
+                cpus_allowed(strlen(ps.cpus_allowed_list) + 1 < sizeof(ps.cpus_allowed_list)
+                                 ? ps.cpus_allowed_list
+                                 : NULL,
+                             arg);
+            return 0;
+        }
+        close_kept(c, &e->status_fd);
+    }
+    /* Several threads, not kept, or the kept file unreadable: read as before. */
+    return np_proc_ctxt_switches(c->root, e->pid, threads, voluntary, involuntary, cpus_allowed,
+                                 arg, err);
 }
 
 int np_proc_cache_pages(struct np_proc_cache *c, struct np_proc_entry *e,

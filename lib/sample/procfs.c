@@ -11,6 +11,27 @@
 #include <string.h>
 #include <unistd.h>
 
+/* strtoull(p, &end, 10) for the numbers of a stat line, without its locale and overflow work:
+ * blanks, an optional sign (a minus negates, as strtoull does), digits. @return the end, or @p p
+ * when there is no number. */
+static const char *decimal(const char *p, uint64_t *value)
+{
+    const char *q = p;
+    uint64_t v = 0;
+    bool minus = false;
+
+    while (*q == ' ' || *q == '\t' || *q == '\n')
+        q++;
+    if (*q == '-' || *q == '+')
+        minus = *q++ == '-';
+    if (*q < '0' || *q > '9')
+        return p;
+    while (*q >= '0' && *q <= '9')
+        v = v * 10 + (uint64_t)(*q++ - '0');
+    *value = minus ? 0 - v : v;
+    return q;
+}
+
 int np_proc_stat_parse(const char *line, struct np_proc_stat *out, struct np_err *err)
 {
     const char *open = strchr(line, '(');
@@ -54,12 +75,10 @@ int np_proc_stat_parse(const char *line, struct np_proc_stat *out, struct np_err
             out->state = *p++;
             n = 1;
             for (int field = PPID; field <= PROCESSOR; field++) {
-                char *end;
-                const unsigned long long v = strtoull(p, &end, 10);
+                const char *end = decimal(p, &value[field]);
                 if (end == p)
                     break;
                 p = end;
-                value[field] = v;
                 if (n < (int)(sizeof(kept) / sizeof(kept[0])) && field == kept[n])
                     n++;
             }
@@ -207,6 +226,12 @@ int np_proc_status_read(const char *root, pid_t pid, struct np_proc_status *out,
 int np_proc_cpu_counters(const char *root, const char *file, uint64_t *per_cpu, unsigned max_cpus,
                          struct np_err *err)
 {
+    return np_proc_cpu_counters_kept(root, file, NULL, per_cpu, max_cpus, err);
+}
+
+int np_proc_cpu_counters_kept(const char *root, const char *file, struct np_kept_file *kept,
+                              uint64_t *per_cpu, unsigned max_cpus, struct np_err *err)
+{
     char path[4096];
     char *line = NULL;
     size_t cap = 0;
@@ -215,7 +240,7 @@ int np_proc_cpu_counters(const char *root, const char *file, uint64_t *per_cpu, 
 
     memset(per_cpu, 0, max_cpus * sizeof(*per_cpu));
     snprintf(path, sizeof(path), "%s/proc/%s", root && *root ? root : "", file);
-    f = fopen(path, "re");
+    f = np_kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     if (getline(&line, &cap, f) < 0) {
@@ -266,13 +291,19 @@ int np_proc_cpu_counters(const char *root, const char *file, uint64_t *per_cpu, 
 
 int np_proc_cpu_busy(const char *root, uint64_t *busy_ticks, unsigned max_cpus, struct np_err *err)
 {
+    return np_proc_cpu_busy_kept(root, NULL, busy_ticks, max_cpus, err);
+}
+
+int np_proc_cpu_busy_kept(const char *root, struct np_kept_file *kept, uint64_t *busy_ticks,
+                          unsigned max_cpus, struct np_err *err)
+{
     char path[4096], line[512];
     int top = 0;
     FILE *f;
 
     memset(busy_ticks, 0, max_cpus * sizeof(*busy_ticks));
     snprintf(path, sizeof(path), "%s/proc/stat", root && *root ? root : "");
-    f = fopen(path, "re");
+    f = np_kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     while (fgets(line, sizeof(line), f)) {
@@ -468,12 +499,17 @@ int np_proc_numa_balancing(const char *root, pid_t pid, uint64_t *pages_migrated
 
 int np_numa_balancing_enabled(const char *root, struct np_err *err)
 {
+    return np_numa_balancing_enabled_kept(root, NULL, err);
+}
+
+int np_numa_balancing_enabled_kept(const char *root, struct np_kept_file *kept, struct np_err *err)
+{
     char path[4096];
     int value = 0;
     FILE *f;
 
     snprintf(path, sizeof(path), "%s/proc/sys/kernel/numa_balancing", root && *root ? root : "");
-    f = fopen(path, "re");
+    f = np_kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     if (fscanf(f, "%d", &value) != 1)
@@ -485,6 +521,12 @@ int np_numa_balancing_enabled(const char *root, struct np_err *err)
 int np_node_meminfo(const char *root, unsigned node, uint64_t *total_bytes, uint64_t *free_bytes,
                     struct np_err *err)
 {
+    return np_node_meminfo_kept(root, node, NULL, total_bytes, free_bytes, err);
+}
+
+int np_node_meminfo_kept(const char *root, unsigned node, struct np_kept_file *kept,
+                         uint64_t *total_bytes, uint64_t *free_bytes, struct np_err *err)
+{
     char path[4096], line[256];
     int found = 0;
     FILE *f;
@@ -492,7 +534,7 @@ int np_node_meminfo(const char *root, unsigned node, uint64_t *total_bytes, uint
     *total_bytes = *free_bytes = 0;
     snprintf(path, sizeof(path), "%s/sys/devices/system/node/node%u/meminfo",
              root && *root ? root : "", node);
-    f = fopen(path, "re");
+    f = np_kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     while (fgets(line, sizeof(line), f)) {

@@ -26,6 +26,10 @@ int np_node_counters_init(struct np_node_counters *nc, unsigned max_cpus)
     nc->interrupts = calloc(max_cpus, sizeof(uint64_t));
     nc->softirqs = calloc(max_cpus, sizeof(uint64_t));
     nc->busy_ticks = calloc(max_cpus, sizeof(uint64_t));
+    np_kept_file_init(&nc->interrupts_file);
+    np_kept_file_init(&nc->softirqs_file);
+    np_kept_file_init(&nc->stat_file);
+    np_kept_file_init(&nc->balancing_file);
     if (!nc->interrupts || !nc->softirqs || !nc->busy_ticks) {
         np_node_counters_fini(nc);
         return -ENOMEM;
@@ -41,23 +45,50 @@ void np_node_counters_fini(struct np_node_counters *nc)
     free(nc->softirqs);
     free(nc->busy_ticks);
     nc->interrupts = nc->softirqs = nc->busy_ticks = NULL;
+    np_kept_file_close(&nc->interrupts_file);
+    np_kept_file_close(&nc->softirqs_file);
+    np_kept_file_close(&nc->stat_file);
+    np_kept_file_close(&nc->balancing_file);
+}
+
+void np_node_counters_read_irq(struct np_node_counters *nc, const char *root)
+{
+    struct np_err err = {0};
+
+    nc->irq_read = true;
+    nc->have_irq = np_proc_cpu_counters_kept(root, "interrupts", &nc->interrupts_file,
+                                             nc->interrupts, nc->max_cpus, &err) >= 0 &&
+                   np_proc_cpu_counters_kept(root, "softirqs", &nc->softirqs_file, nc->softirqs,
+                                             nc->max_cpus, &err) >= 0;
+    snprintf(nc->irq_reason, sizeof(nc->irq_reason), "%.*s", (int)sizeof(nc->irq_reason) - 1,
+             nc->have_irq ? "" : err.msg);
 }
 
 void np_node_counters_read(struct np_node_counters *nc, const char *root)
 {
+    np_node_counters_read_irq(nc, root);
+    np_node_counters_read_cpu(nc, root);
+}
+
+void np_node_counters_skip_irq(struct np_node_counters *nc)
+{
+    nc->irq_read = false;
+    nc->have_irq = false;
+    snprintf(nc->irq_reason, sizeof(nc->irq_reason),
+             "not read at this interval (read at a job's first and last sample, and at every "
+             "interval while a trace is recorded)");
+}
+
+void np_node_counters_read_cpu(struct np_node_counters *nc, const char *root)
+{
     struct np_err err = {0};
 
-    nc->have_irq =
-        np_proc_cpu_counters(root, "interrupts", nc->interrupts, nc->max_cpus, &err) >= 0 &&
-        np_proc_cpu_counters(root, "softirqs", nc->softirqs, nc->max_cpus, &err) >= 0;
-    snprintf(nc->irq_reason, sizeof(nc->irq_reason), "%.*s", (int)sizeof(nc->irq_reason) - 1,
-             nc->have_irq ? "" : err.msg);
-    err.msg[0] = '\0';
-    nc->have_busy = np_proc_cpu_busy(root, nc->busy_ticks, nc->max_cpus, &err) >= 0;
+    nc->have_busy =
+        np_proc_cpu_busy_kept(root, &nc->stat_file, nc->busy_ticks, nc->max_cpus, &err) >= 0;
     snprintf(nc->busy_reason, sizeof(nc->busy_reason), "%.*s", (int)sizeof(nc->busy_reason) - 1,
              nc->have_busy ? "" : err.msg);
     err.msg[0] = '\0';
-    switch (np_numa_balancing_enabled(root, &err)) {
+    switch (np_numa_balancing_enabled_kept(root, &nc->balancing_file, &err)) {
     case 1:
         nc->balancing = true;
         nc->balancing_reason[0] = '\0';
@@ -236,17 +267,27 @@ static void affinity_add(const char *list, void *arg)
         hwloc_bitmap_or(u->allowed, u->allowed, u->one);
 }
 
+/* Through the process's kept status file when it has one (proc_cache.h). */
+static int ctxt_switches(struct np_sampler *s, const struct seen_process *p, uint64_t *vol,
+                         uint64_t *invol, struct affinity_union *u, struct np_err *err)
+{
+    struct np_proc_entry *e = np_proc_cache_find(&s->cache, p->pid);
+
+    return e ? np_proc_cache_ctxt_switches(&s->cache, e, p->threads, vol, invol, affinity_add, u,
+                                           err)
+             : np_proc_ctxt_switches(s->root, p->pid, p->threads, vol, invol, affinity_add, u, err);
+}
+
 /* Pass 2, every detail interval: context switches of every thread, their affinity (into @p u)
  * and NUMA balancing. */
-static void add_detail(const struct np_sampler *s, const struct seen_process *p, bool balancing,
+static void add_detail(struct np_sampler *s, const struct seen_process *p, bool balancing,
                        struct affinity_union *u, struct np_sample *out)
 {
     struct np_err err = {0};
     uint64_t vol = 0, invol = 0;
 
     /* a process gone since pass 1 runs nowhere: its affinity is not needed */
-    if (np_proc_ctxt_switches(s->root, p->pid, p->threads, &vol, &invol, affinity_add, u, &err) ==
-        0) {
+    if (ctxt_switches(s, p, &vol, &invol, u, &err) == 0) {
         out->voluntary_cs += vol;
         out->involuntary_cs += invol;
     }
@@ -327,6 +368,39 @@ static void read_perf(struct np_sampler *s, struct np_sample *out)
     out->have_misses_by_node =
         out->have_perf[NP_PERF_LLC_LOAD_MISSES] && out->have_perf[NP_PERF_LLC_STORE_MISSES];
     memcpy(out->misses_by_node, s->misses_by_node, sizeof(out->misses_by_node));
+}
+
+void np_sampler_node_figures(const struct np_sampler *s, const struct np_node_counters *nc,
+                             struct np_sample *out)
+{
+    out->have_irq = out->have_cpu_busy = false;
+    out->interrupts = out->softirqs = 0;
+    out->cpus_busy_s = 0;
+    if (!nc) {
+        snprintf(out->irq_reason, sizeof(out->irq_reason), "node counters not read");
+        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "node counters not read");
+    } else if (hwloc_bitmap_iszero(s->cpus)) {
+        snprintf(out->irq_reason, sizeof(out->irq_reason), "the job's CPUs are unknown");
+        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "the job's CPUs are unknown");
+    } else {
+        const double tick = (double)sysconf(_SC_CLK_TCK);
+        int cpu;
+        out->have_irq = nc->have_irq;
+        out->have_cpu_busy = nc->have_busy;
+        snprintf(out->irq_reason, sizeof(out->irq_reason), "%s", nc->irq_reason);
+        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "%s", nc->busy_reason);
+        hwloc_bitmap_foreach_begin(cpu, s->cpus)
+        {
+            if ((unsigned)cpu >= nc->max_cpus)
+                break;
+            if (nc->irq_read) {
+                out->interrupts += nc->interrupts[cpu];
+                out->softirqs += nc->softirqs[cpu];
+            }
+            out->cpus_busy_s += (double)nc->busy_ticks[cpu] / tick;
+        }
+        hwloc_bitmap_foreach_end();
+    }
 }
 
 int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_counters *nc,
@@ -462,28 +536,6 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
             snprintf(out->perf_reason[e], sizeof(out->perf_reason[e]), "%s", s->perf_off_reason);
     }
 
-    if (!nc) {
-        snprintf(out->irq_reason, sizeof(out->irq_reason), "node counters not read");
-        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "node counters not read");
-    } else if (hwloc_bitmap_iszero(s->cpus)) {
-        snprintf(out->irq_reason, sizeof(out->irq_reason), "the job's CPUs are unknown");
-        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "the job's CPUs are unknown");
-    } else {
-        const double tick = (double)sysconf(_SC_CLK_TCK);
-        int cpu;
-        out->have_irq = nc->have_irq;
-        out->have_cpu_busy = nc->have_busy;
-        snprintf(out->irq_reason, sizeof(out->irq_reason), "%s", nc->irq_reason);
-        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "%s", nc->busy_reason);
-        hwloc_bitmap_foreach_begin(cpu, s->cpus)
-        {
-            if ((unsigned)cpu >= nc->max_cpus)
-                break;
-            out->interrupts += nc->interrupts[cpu];
-            out->softirqs += nc->softirqs[cpu];
-            out->cpus_busy_s += (double)nc->busy_ticks[cpu] / tick;
-        }
-        hwloc_bitmap_foreach_end();
-    }
+    np_sampler_node_figures(s, nc, out);
     return (int)out->processes;
 }

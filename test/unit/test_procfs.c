@@ -33,6 +33,10 @@ static const struct {
     {"51 (np_workload) D 1 51 51 0 -1 4194628 0 0 0 0 9 1 0 0 20 0 1 0 5 0 0", 0, "np_workload",
      'D', 9, 1, 1, -1, 4194628},
     {"7 ()) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0", 0, ")", 'Z', 0, 0, 1, -1, 0},
+    /* a real-time task: negative priority; the largest counts a 64-bit field holds */
+    {"77 (rt) S 1 77 77 0 -1 64 18446744073709551615 0 3 0 12 4 -5 -6 -21 0 2 0 99 1 2 "
+     "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 99 1 0 0 0",
+     0, "rt", 'S', 12, 4, 2, 1, 64},
     {"9 (x) R 1 9", -EINVAL, "", 0, 0, 0, 0, 0, 0},   /* truncated */
     {"9 x R 1 9 9 0", -EINVAL, "", 0, 0, 0, 0, 0, 0}, /* no comm */
     {"", -EINVAL, "", 0, 0, 0, 0, 0, 0},
@@ -55,6 +59,48 @@ START_TEST(test_stat_parse)
     ck_assert_int_eq(st.num_threads, stat_cases[_i].threads);
     ck_assert_int_eq(st.processor, stat_cases[_i].processor);
     ck_assert_uint_eq(st.flags, stat_cases[_i].flags);
+}
+END_TEST
+
+/* The fields after the comm as strtoull reads them: the hand-written parser must agree. */
+static void check_like_strtoull(const char *line)
+{
+    enum { MINFLT = 10, MAJFLT = 12, UTIME = 14, STIME, THREADS = 20, START = 22, RSS = 24 };
+    uint64_t v[40] = {0};
+    const char *p = strrchr(line, ')') + 3; /* past ") S " */
+    struct np_proc_stat st;
+    int field = 4;
+
+    for (char *end; field < 40; field++, p = end) {
+        v[field] = strtoull(p, &end, 10);
+        if (end == p)
+            break;
+    }
+    ck_assert_int_eq(np_proc_stat_parse(line, &st, NULL), 0);
+    ck_assert_uint_eq(st.minflt, v[MINFLT]);
+    ck_assert_uint_eq(st.majflt, v[MAJFLT]);
+    ck_assert_uint_eq(st.utime_ticks, v[UTIME]);
+    ck_assert_uint_eq(st.stime_ticks, v[STIME]);
+    ck_assert_int_eq(st.num_threads, (long)v[THREADS]);
+    ck_assert_uint_eq(st.starttime_ticks, v[START]);
+    ck_assert_uint_eq(st.rss_pages, v[RSS]);
+    ck_assert_int_eq(st.ppid, (pid_t)v[4]);
+}
+
+START_TEST(test_stat_parse_like_strtoull)
+{
+    char line[2048];
+    FILE *f;
+
+    for (size_t i = 0; i < sizeof(stat_cases) / sizeof(stat_cases[0]); i++)
+        if (stat_cases[i].rc == 0)
+            check_like_strtoull(stat_cases[i].line);
+    f = fopen("/proc/self/stat", "re");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+    fclose(f);
+    line[strcspn(line, "\n")] = '\0';
+    check_like_strtoull(line);
 }
 END_TEST
 
@@ -117,6 +163,85 @@ START_TEST(test_cpu_counters)
     ck_assert_int_ge(np_proc_cpu_counters(NULL, "softirqs", per_cpu, 8, &err), 1);
     ck_assert_int_lt(np_proc_cpu_counters(root, "nonexistent", per_cpu, 8, &err), 0);
     ck_assert_ptr_nonnull(strstr(err.msg, "cannot read"));
+}
+END_TEST
+
+/* Node files read through a kept descriptor: the figures of a fresh read, each time as the file
+ * is now (rewritten in place between reads), an empty file refused alike, another root followed.
+ * Each fixture file is copied to a temp root first, where it can change. */
+static const struct {
+    const char *fixture, *file;
+} kept_cases[] = {
+    {"host", "interrupts"},
+    {"host", "softirqs"},
+    {"irq4", "interrupts"},
+    {"host", "stat"},
+    {"host", "sys/kernel/numa_balancing"},
+    {"host", "../sys/devices/system/node/node1/meminfo"},
+};
+
+/* The file's figures, through @p kept or afresh; the first figure bytes-compared. */
+static int read_node_file(const char *root, const char *file, struct np_kept_file *kept,
+                          uint64_t *values, struct np_err *err)
+{
+    memset(values, 0, 8 * sizeof(*values));
+    if (strcmp(file, "stat") == 0)
+        return np_proc_cpu_busy_kept(root, kept, values, 8, err);
+    if (strstr(file, "meminfo"))
+        return np_node_meminfo_kept(root, 1, kept, &values[0], &values[1], err);
+    if (strcmp(file, "sys/kernel/numa_balancing") == 0)
+        return values[0] = (uint64_t)np_numa_balancing_enabled_kept(root, kept, err), 0;
+    return np_proc_cpu_counters_kept(root, file, kept, values, 8, err);
+}
+
+static void expect_same(const char *root, const char *file, struct np_kept_file *kept)
+{
+    uint64_t fresh[8], through[8];
+    struct np_err e1 = {0}, e2 = {0};
+
+    ck_assert_int_eq(read_node_file(root, file, kept, through, &e2),
+                     read_node_file(root, file, NULL, fresh, &e1));
+    ck_assert_mem_eq(through, fresh, sizeof(fresh));
+    ck_assert_str_eq(e2.msg, e1.msg);
+}
+
+START_TEST(test_kept_node_files)
+{
+    char tmp[64] = "/tmp/np-kept.XXXXXX", other[64] = "/tmp/np-kept2.XXXXXX", cmd[8192], path[256];
+    const char *file = kept_cases[_i].file;
+    struct np_kept_file kept;
+    FILE *f;
+
+    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    ck_assert_ptr_nonnull(mkdtemp(other));
+    snprintf(cmd, sizeof(cmd),
+             "mkdir -p %s/proc/sys/kernel %s/sys/devices/system/node/node1 %s/proc && "
+             "cp %s/proc/%s %s/proc/%s",
+             tmp, tmp, other, np_test_root(kept_cases[_i].fixture), file, tmp, file);
+    ck_assert_int_eq(system(cmd), 0);
+    np_kept_file_init(&kept);
+    expect_same(tmp, file, &kept);
+    expect_same(tmp, file, &kept); /* read again through the same descriptor */
+    ck_assert(kept.open);
+
+    /* Rewritten in place (same inode, as /proc regenerates it): a 9 prepended to every number. */
+    snprintf(cmd, sizeof(cmd),
+             "f=%s/proc/%s; sed -E 's/(^|[ :])([0-9])/\\19\\2/g' $f >$f.new; cat $f.new >$f", tmp,
+             file);
+    ck_assert_int_eq(system(cmd), 0);
+    expect_same(tmp, file, &kept);
+
+    snprintf(path, sizeof(path), "%s/proc/%s", tmp, file);
+    f = fopen(path, "w"); /* emptied: the same refusal as afresh */
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    expect_same(tmp, file, &kept);
+
+    expect_same(other, file, &kept); /* another root: its (missing) file, not the kept one */
+    np_kept_file_close(&kept);
+    ck_assert(!kept.open);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s %s", tmp, other);
+    ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -276,8 +401,11 @@ int main(void)
     TCase *tc = tcase_create("procfs");
 
     tcase_add_loop_test(tc, test_stat_parse, 0, sizeof(stat_cases) / sizeof(stat_cases[0]));
+    tcase_add_test(tc, test_stat_parse_like_strtoull);
     tcase_add_test(tc, test_read_fixture_and_self);
     tcase_add_test(tc, test_cpu_counters);
+    tcase_add_loop_test(tc, test_kept_node_files, 0,
+                        (int)(sizeof(kept_cases) / sizeof(kept_cases[0])));
     tcase_add_test(tc, test_cpu_busy_children_switches);
     tcase_add_loop_test(tc, test_children_file, 0,
                         sizeof(children_cases) / sizeof(children_cases[0]));

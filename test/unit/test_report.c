@@ -271,6 +271,51 @@ static const struct {
     {"no pages at any reading", 0x1, 1, {{0, 0, 0}}, 5, -1},
 };
 
+/* The helper reads the interrupt counters at a job's first and last sample only (unless it
+ * records a trace): the report must be the same as with a reading every interval. */
+static json_t *irq_report(bool every_interval)
+{
+    struct np_jobstats js;
+    struct np_job_meta meta = {.job_id = 1, .interval_s = 1, .sensitivity = "low"};
+    struct np_sample s;
+    json_t *r, *os;
+
+    np_jobstats_init(&js);
+    for (int i = 0; i < 6; i++) {
+        np_sample_init(&s);
+        s.t = i;
+        s.processes = 1;
+        s.have_proc = true;
+        s.have_irq = every_interval || i == 0 || i == 5;
+        if (s.have_irq) {
+            s.interrupts = 1000 + 37u * (unsigned)(i * i);
+            s.softirqs = 500 + 11u * (unsigned)i;
+        } else {
+            snprintf(s.irq_reason, sizeof(s.irq_reason), "not read at this interval");
+        }
+        ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+    }
+    r = np_report_new(&meta, &js, true);
+    os = json_incref(json_object_get(r, "os_interference"));
+    json_decref(r);
+    np_jobstats_fini(&js);
+    return os;
+}
+
+START_TEST(test_irq_first_and_last_suffice)
+{
+    json_t *every = irq_report(true), *lazy = irq_report(false);
+
+    ck_assert_ptr_nonnull(json_object_get(every, "interrupts_on_cpus"));
+    ck_assert_double_eq_tol(
+        json_real_value(json_object_get(json_object_get(every, "interrupts_on_cpus"), "per_s")),
+        37.0 * 25 / 5, 1e-9);
+    ck_assert_msg(json_equal(every, lazy), "the report differs when only first and last are read");
+    json_decref(every);
+    json_decref(lazy);
+}
+END_TEST
+
 START_TEST(test_local_share)
 {
     struct np_jobstats js;
@@ -447,6 +492,7 @@ int main(void)
     tcase_add_test(tc, test_timeline_bounded);
     tcase_add_loop_test(tc, test_trace_effective_cpus, 0,
                         (int)(sizeof(cpus_traces) / sizeof(cpus_traces[0])));
+    tcase_add_test(tc, test_irq_first_and_last_suffice);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

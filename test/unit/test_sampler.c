@@ -175,8 +175,21 @@ START_TEST(test_job_over_time)
         ck_assert_uint_eq(second.node_bytes[0], cases[_i].node0_pages * page);
         ck_assert_uint_eq(second.node_bytes[1], cases[_i].node1_pages * page);
     }
-    if (keep_open) /* the live processes' stat and children files */
-        ck_assert_int_eq(budget.left, 100 - 2 * cases[_i].processes);
+    if (keep_open) /* the live processes' stat, children and (read at detail) status files */
+        ck_assert_int_eq(budget.left, 100 - 3 * cases[_i].processes);
+    if (cases[_i].processes > 0 && !cases[_i].reuse_parent_pid) {
+        /* Context switches through a kept status file are those of now, as read afresh. */
+        struct np_sample third;
+        char path[256];
+        ck_assert(second.have_cs);
+        ck_assert_uint_eq(second.voluntary_cs, 7u * (unsigned)cases[_i].processes);
+        snprintf(path, sizeof(path), "%s/proc/%d/status", root, (int)parent.pid);
+        write_file(path, "Name:\tjob\nvoluntary_ctxt_switches:\t70\n"
+                         "nonvoluntary_ctxt_switches:\t30\n");
+        np_sampler_sample(&s, np_monotonic_s() + 2, NULL, false, true, &third);
+        ck_assert_uint_eq(third.voluntary_cs, 70u + 7u * (unsigned)(cases[_i].processes - 1));
+        ck_assert_uint_eq(third.involuntary_cs, 30u + 3u * (unsigned)(cases[_i].processes - 1));
+    }
     np_sampler_fini(&s);
     ck_assert_int_eq(budget.left, 100); /* every kept descriptor given back */
 }
@@ -269,6 +282,49 @@ START_TEST(test_perf_off_says_why)
 }
 END_TEST
 
+/* Interrupts skipped at an interval and read after the sample (the daemon's way when a job's
+ * processes are gone) give the figures of a full read; skipped, the sample says so. */
+START_TEST(test_node_counters_irq_skipped_then_read)
+{
+    char cmd[512];
+    struct np_node_counters full, lazy;
+    struct np_sampler s;
+    struct np_sample a, b;
+
+    snprintf(cmd, sizeof(cmd), "cp -r '%s/roots/host/proc/.' '%s/proc/'",
+             getenv("NUMAPLACE_FIXTURES"), root);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(np_node_counters_init(&full, 8), 0);
+    ck_assert_int_eq(np_node_counters_init(&lazy, 8), 0);
+    start(&s);
+    np_node_counters_read(&full, root);
+    ck_assert(full.have_irq && full.have_busy);
+    np_sampler_sample(&s, np_monotonic_s(), &full, false, false, &a);
+    ck_assert(a.have_irq && a.interrupts > 0 && a.softirqs > 0);
+
+    np_node_counters_read(&lazy, root); /* an earlier interval read them */
+    np_node_counters_skip_irq(&lazy);
+    np_node_counters_read_cpu(&lazy, root);
+    np_sampler_sample(&s, np_monotonic_s(), &lazy, false, false, &b);
+    ck_assert(!b.have_irq);
+    ck_assert_uint_eq(b.interrupts, 0);
+    ck_assert_ptr_nonnull(strstr(b.irq_reason, "not read at this interval"));
+    ck_assert(b.have_cpu_busy);
+    ck_assert_double_eq(b.cpus_busy_s, a.cpus_busy_s);
+
+    np_node_counters_read_irq(&lazy, root);
+    np_sampler_node_figures(&s, &lazy, &b);
+    ck_assert(b.have_irq && b.have_cpu_busy);
+    ck_assert_uint_eq(b.interrupts, a.interrupts);
+    ck_assert_uint_eq(b.softirqs, a.softirqs);
+    ck_assert_double_eq(b.cpus_busy_s, a.cpus_busy_s);
+    ck_assert_str_eq(b.irq_reason, a.irq_reason);
+    np_sampler_fini(&s);
+    np_node_counters_fini(&full);
+    np_node_counters_fini(&lazy);
+}
+END_TEST
+
 START_TEST(test_add_task_refusals)
 {
     struct np_sampler s;
@@ -297,6 +353,7 @@ int main(void)
                         (int)(sizeof(reuse_cases) / sizeof(reuse_cases[0])));
     tcase_add_test(tc, test_perf_off_says_why);
     tcase_add_test(tc, test_add_task_refusals);
+    tcase_add_test(tc, test_node_counters_irq_skipped_then_read);
     suite_add_tcase(suite, tc);
     sr = srunner_create(suite);
     srunner_run_all(sr, CK_NORMAL);

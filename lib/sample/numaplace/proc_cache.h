@@ -2,7 +2,7 @@
  * numaplace/proc_cache.h - what a sampler keeps about a job's processes from one interval to
  * the next, so that each interval costs less than reading every file afresh:
  *
- * - their /proc/<pid>/stat and main-thread children files stay open and are read with pread
+ * - their /proc/<pid>/stat, main-thread children and status files stay open and are read with pread
  *   (an open(2) and close(2) of a /proc file cost more than generating it), within a budget of
  *   descriptors shared by every cache of the process (struct np_fd_budget);
  * - their last numa_maps reading, with what it depended on: a process whose faults and resident
@@ -54,8 +54,8 @@ NP_API void np_pages_epoch_read(const char *root, struct np_pages_epoch *out);
 struct np_proc_entry {
     pid_t pid;
     uint64_t starttime_ticks;
-    int stat_fd, children_fd; /**< -1: not kept */
-    bool seen;                /**< found in the current interval */
+    int stat_fd, children_fd, status_fd; /**< -1: not kept */
+    bool seen;                           /**< found in the current interval */
     /* the last numa_maps reading and what it depended on */
     bool have_pages;
     unsigned reuses; /**< times the reading was used again since it was walked */
@@ -99,6 +99,15 @@ NP_API struct np_proc_entry *np_proc_cache_stat(struct np_proc_cache *c, pid_t p
  */
 NP_API int np_proc_cache_children(struct np_proc_cache *c, struct np_proc_entry *e, long threads,
                                   pid_t *out, unsigned max, struct np_err *err);
+
+/**
+ * Context switches of the entry's process, and its threads' affinity to @p cpus_allowed, as
+ * np_proc_ctxt_switches: with @p threads == 1 through its kept status file (opened and kept if
+ * the budget allows), read every detail interval.
+ */
+NP_API int np_proc_cache_ctxt_switches(struct np_proc_cache *c, struct np_proc_entry *e,
+                                       long threads, uint64_t *voluntary, uint64_t *involuntary,
+                                       np_cpu_list_fn *cpus_allowed, void *arg, struct np_err *err);
 
 /** The entry of @p pid read in this interval, or NULL. */
 NP_API struct np_proc_entry *np_proc_cache_find(struct np_proc_cache *c, pid_t pid);

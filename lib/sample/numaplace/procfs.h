@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "numaplace/common.h"
+#include "numaplace/kept_file.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -87,6 +88,11 @@ NP_API int np_proc_status_read(const char *root, pid_t pid, struct np_proc_statu
 NP_API int np_proc_cpu_counters(const char *root, const char *file, uint64_t *per_cpu,
                                 unsigned max_cpus, struct np_err *err);
 
+/** np_proc_cpu_counters through a file kept open between calls (@p kept; NULL: opened afresh),
+ * with the same figures. */
+NP_API int np_proc_cpu_counters_kept(const char *root, const char *file, struct np_kept_file *kept,
+                                     uint64_t *per_cpu, unsigned max_cpus, struct np_err *err);
+
 /**
  * Per-CPU busy time from /proc/stat under @p root: user + nice + system + irq + softirq, in
  * clock ticks (idle, iowait and steal are not work done on the CPU).
@@ -95,6 +101,10 @@ NP_API int np_proc_cpu_counters(const char *root, const char *file, uint64_t *pe
  */
 NP_API int np_proc_cpu_busy(const char *root, uint64_t *busy_ticks, unsigned max_cpus,
                             struct np_err *err);
+
+/** np_proc_cpu_busy through a file kept open between calls (@p kept; NULL: opened afresh). */
+NP_API int np_proc_cpu_busy_kept(const char *root, struct np_kept_file *kept, uint64_t *busy_ticks,
+                                 unsigned max_cpus, struct np_err *err);
 
 /**
  * The children of every thread of @p pid (/proc/<pid>/task/<tid>/children, which lists the
@@ -142,12 +152,20 @@ NP_API int np_proc_numa_balancing(const char *root, pid_t pid, uint64_t *pages_m
  */
 NP_API int np_numa_balancing_enabled(const char *root, struct np_err *err);
 
+/** np_numa_balancing_enabled through a file kept open between calls (@p kept; NULL: afresh). */
+NP_API int np_numa_balancing_enabled_kept(const char *root, struct np_kept_file *kept,
+                                          struct np_err *err);
+
 /**
  * A NUMA node's memory from /sys/devices/system/node/node<N>/meminfo under @p root.
  * @return 0, -ENOENT (no such node) or -errno / -EINVAL with @p err
  */
 NP_API int np_node_meminfo(const char *root, unsigned node, uint64_t *total_bytes,
                            uint64_t *free_bytes, struct np_err *err);
+
+/** np_node_meminfo through a file kept open between calls (@p kept; NULL: opened afresh). */
+NP_API int np_node_meminfo_kept(const char *root, unsigned node, struct np_kept_file *kept,
+                                uint64_t *total_bytes, uint64_t *free_bytes, struct np_err *err);
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,9 @@ struct np_node_counters {
     unsigned max_cpus;
     uint64_t *interrupts, *softirqs, *busy_ticks; /**< by CPU number */
     bool have_irq, have_busy, balancing; /**< balancing: the kernel's NUMA balancing is on */
+    bool irq_read; /**< interrupts and softirqs were read (or tried) at this interval */
+    /** owned: the node files, kept open between intervals (kept_file.h) */
+    struct np_kept_file interrupts_file, softirqs_file, stat_file, balancing_file;
     char irq_reason[NP_REASON_MAX], busy_reason[NP_REASON_MAX], balancing_reason[NP_REASON_MAX];
 };
 
@@ -43,6 +46,18 @@ NP_API void np_node_counters_fini(struct np_node_counters *nc);
 /** Read /proc/interrupts, /proc/softirqs, /proc/stat and whether NUMA balancing is on, under
  * @p root. Failures are recorded as reasons in @p nc, never returned. */
 NP_API void np_node_counters_read(struct np_node_counters *nc, const char *root);
+
+/** The part of np_node_counters_read for /proc/interrupts and /proc/softirqs. They are the
+ * costliest node files (the kernel walks every interrupt descriptor) and a job's report needs
+ * only its first and last reading: a caller that records no trace may skip them at the other
+ * intervals (np_node_counters_skip_irq), with the same figures in reports. */
+NP_API void np_node_counters_read_irq(struct np_node_counters *nc, const char *root);
+
+/** Mark interrupts and softirqs not read at this interval (have_irq false, with the reason). */
+NP_API void np_node_counters_skip_irq(struct np_node_counters *nc);
+
+/** The rest of np_node_counters_read: /proc/stat and whether NUMA balancing is on. */
+NP_API void np_node_counters_read_cpu(struct np_node_counters *nc, const char *root);
 
 struct np_sampler_task {
     pid_t pid;
@@ -131,6 +146,14 @@ NP_API hwloc_const_bitmap_t np_sampler_effective_cpus(const struct np_sampler *s
  * np_sampler_sample at each detail interval.
  */
 NP_API void np_sampler_narrow_cpus(struct np_sampler *s, hwloc_const_bitmap_t allowed);
+
+/**
+ * Set the node-wide figures of @p out (interrupts, softirqs, busy time of the job's CPUs) from
+ * @p nc (NULL: not read), replacing what np_sampler_sample put there: for a sample whose node
+ * counters are read after it was taken (a job found ended at an interval that skipped them).
+ */
+NP_API void np_sampler_node_figures(const struct np_sampler *s, const struct np_node_counters *nc,
+                                    struct np_sample *out);
 
 /** CLOCK_MONOTONIC in seconds. */
 NP_API double np_monotonic_s(void);
