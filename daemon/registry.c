@@ -185,14 +185,28 @@ void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id)
  * steady requests every save has lines appended meanwhile, and the journal would only grow. On
  * the loop, as appends are, so none is missed; the tail is a few lines. A copy renamed over it:
  * a kill -9 leaves the old journal whole (its older lines skipped at a restart by generation). */
+static bool copy_from(int in, size_t at, int out, size_t *copied)
+{
+    char buf[8192];
+
+    if (lseek(in, (off_t)at, SEEK_SET) != (off_t)at)
+        return false;
+    for (;;) {
+        const ssize_t n = read(in, buf, sizeof(buf));
+        if (n == 0)
+            return true;
+        if (n < 0 || write(out, buf, (size_t)n) != n)
+            return false;
+        *copied += (size_t)n;
+    }
+}
+
 static void journal_keep_tail(struct np_daemon *d, size_t held)
 {
     const int dirfd = safe_dir_open(d->cfg.state_dir, NULL);
     int in = -1, out = -1;
-    char buf[8192];
     size_t kept = 0;
-    ssize_t n;
-    bool ok = false;
+    bool ok;
 
     if (dirfd < 0)
         return;
@@ -201,13 +215,7 @@ static void journal_keep_tail(struct np_daemon *d, size_t held)
     if (in >= 0)
         out = openat(dirfd, JOURNAL_NAME ".new",
                      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (out >= 0 && lseek(in, (off_t)held, SEEK_SET) == (off_t)held) {
-        ok = true;
-        while (ok && (n = read(in, buf, sizeof(buf))) != 0) {
-            ok = n > 0 && write(out, buf, (size_t)n) == n;
-            kept += n > 0 ? (size_t)n : 0;
-        }
-    }
+    ok = out >= 0 && copy_from(in, held, out, &kept);
     if (out >= 0 && close(out) == 0 && ok &&
         renameat(dirfd, JOURNAL_NAME ".new", dirfd, JOURNAL_NAME) == 0)
         d->registry.journal_bytes = kept;
