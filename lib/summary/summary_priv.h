@@ -23,6 +23,44 @@ extern const char *const np_sumk_skip[3];
 extern const char *const np_sumk_trim[2];
 extern const char *const np_sumk_totals[NP_TOT_NMEMBERS];
 
+/* ---- folded nodes (summary_hostlist.c, summary_fold_nodes.c, summary_fold_json.c) ---- */
+
+/* Most nodes a fold's hostlist may name: a hostlist of a few bytes must not expand to gigabytes
+ * when decoded (Slurm's largest clusters are a few tens of thousands of nodes). */
+#define NP_FOLD_MAX_NODES 65536
+
+/* The worst nodes (lowest local share) a fold keeps whole in `nodes`: the advice names up to 4. */
+#define NP_FOLD_KEEP_WORST 8
+
+/* @p names (borrowed, any order) as a hostlist: "node[0001-0100,0102],login1". *out: free(). */
+int np_hostlist_compress(const struct np_strs *names, char **out);
+/* @p list expanded into *out, sorted (strcmp) and without duplicates; at most @p max names.
+ * @return 0, -EINVAL (not a hostlist of node names, or more than @p max) / -ENOMEM with @p err */
+int np_hostlist_expand(const char *list, size_t max, struct np_strs *out, struct np_err *err);
+/* Whether sorted @p names holds @p name. */
+bool np_strs_sorted_has(const struct np_strs *names, const char *name);
+
+extern const char *const np_sumk_dist[NP_DIST_N];
+void np_sum_folded_free(struct np_sum_folded *f);
+json_t *np_sum_folded_json(const struct np_sum_folded *f);
+int np_sum_folded_decode(const json_t *j, struct np_sum_folded *f, struct np_err *err);
+int np_sum_folded_copy(struct np_sum_folded *dst, const struct np_sum_folded *src);
+
+/* A node's figures taken before np_sum_fit trims them (the fold's distributions and sums). */
+struct np_fold_snap {
+    double v[NP_DIST_N]; /* NAN: none */
+    double k_seconds;
+    json_int_t requests;
+};
+/* Snapshot the nodes of @p s (*out: free()). 0 or -ENOMEM. */
+int np_fold_snapshot(const struct np_sum *s, struct np_fold_snap **out);
+/* Fold the nodes of @p s not yet folded into its distributions and sums, and keep only the
+ * NP_FOLD_KEEP_WORST worst nodes in `nodes`. @p snap: np_fold_snapshot's, of these nodes.
+ * @return whether it changed anything, or -ENOMEM */
+int np_sum_fold_nodes(struct np_sum *s, const struct np_fold_snap *snap);
+/* Whether node @p name is in the fold of @p s (false when unknown: names dropped). */
+bool np_sum_in_fold(const struct np_sum *s, const char *name);
+
 /* Decode node @p name of a summary (summary_json.c; np_sum_node_copy uses it). */
 int np_sum_node_decode(const char *name, const json_t *j, struct np_sum_node *n,
                        struct np_err *err);
