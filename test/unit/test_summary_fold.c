@@ -164,6 +164,31 @@ START_TEST(test_fold_fits)
 }
 END_TEST
 
+/* Nodes with the same figures compress so well that the trimmed per-node form fits the column
+ * yet decodes past the decoder's limits: the fit goes on to the fold, and what it stores decodes.
+ */
+START_TEST(test_alike_nodes_decode)
+{
+    struct np_sum s;
+    struct np_err err = {0};
+    json_t *j = NULL;
+    char *stored = NULL;
+
+    build(&s, 4096);
+    for (size_t i = 0; i < s.nnodes; i++) {
+        s.nodes[i].local_share.value = np_num_real(0.5);
+        s.nodes[i].local_share.seconds = 600;
+        s.nodes[i].local_share.byte_seconds = 1e9;
+        s.nodes[i].duration_s = 600;
+    }
+    ck_assert_int_gt(np_sum_fit(&s, NP_SUMMARY_STORED_MAX, &stored, &err), 0);
+    ck_assert_msg(np_stored_decode(stored, &j, &err) == 0, "%s", err.msg);
+    json_decref(j);
+    free(stored);
+    np_sum_free(&s);
+}
+END_TEST
+
 /* The duration distribution's max_node is node n-1 (durations grow with i). */
 static const char *const text_expected[] = {
     "Nodes: 4,096 reported (n[00000-04095]); per-node figures as distributions; worst nodes: "
@@ -388,6 +413,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_fold_fits, 0, sizeof(sizes) / sizeof(sizes[0]));
     tcase_add_test(tc, test_fold_text);
+    tcase_add_test(tc, test_alike_nodes_decode);
     tcase_add_test(tc, test_merge_after_fold);
     tcase_add_loop_test(tc, test_fold_decode, 0, sizeof(fold_cases) / sizeof(fold_cases[0]));
     tcase_add_loop_test(tc, test_hostlist, 0, sizeof(hostlist_cases) / sizeof(hostlist_cases[0]));

@@ -266,6 +266,7 @@ enum np_sum_dist_figure {
  * nodes (a percentile cannot be updated from a distribution), while count, min and max are exact.
  */
 struct np_sum_dist {
+    struct np_keys keys; /**< member order as decoded (empty: numaplace's order) */
     json_int_t count, percentiles_of;
     double min, p50, p90, max;
     char *min_node, *max_node;
@@ -278,7 +279,8 @@ struct np_sum_dist {
  * figures are in the distributions and sums too) and nodes merged after the fold.
  */
 struct np_sum_folded {
-    json_int_t nodes;      /**< nodes in the fold */
+    struct np_keys keys, figure_keys, sums_keys; /**< member order as decoded (empty: ours) */
+    json_int_t nodes;                            /**< nodes in the fold */
     char *names;           /**< their names as a hostlist ("n[001-100],gpu7"); NULL: dropped */
     struct np_strs sorted; /**< @p names expanded and sorted (not encoded) */
     char *not_updated;     /**< hostlist of nodes whose later part could not be folded in */
