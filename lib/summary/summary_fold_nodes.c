@@ -193,9 +193,9 @@ static int cmp_worst(const void *a, const void *b)
 /* Keep the NP_FOLD_KEEP_WORST worst nodes of @p s; free the others. */
 static int keep_worst(struct np_sum *s, const struct np_fold_snap *snap)
 {
-    struct valued *order = malloc((s->nnodes ? s->nnodes : 1) * sizeof(*order));
-    const size_t nkept = s->nnodes < NP_FOLD_KEEP_WORST ? s->nnodes : NP_FOLD_KEEP_WORST;
-    struct np_sum_node *kept = calloc(nkept ? nkept : 1, sizeof(*kept));
+    struct valued *order = malloc(s->nnodes * sizeof(*order));
+    const size_t nkept = NP_FOLD_KEEP_WORST; /* np_sum_fold_nodes folds only past that many */
+    struct np_sum_node *kept = calloc(nkept, sizeof(*kept));
 
     if (!order || !kept) {
         free(order);
