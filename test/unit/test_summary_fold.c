@@ -80,6 +80,29 @@ static void build(struct np_sum *s, size_t count)
     ck_assert_int_eq(np_sum_recompute(s), 0);
 }
 
+/* The same summary as the merger makes it: one part per node, each merged in turn (quadratic:
+ * used for 4,096 nodes only). */
+static void build_by_merging(struct np_sum *s, size_t count)
+{
+    struct np_sum_node tmpl;
+    struct np_err err = {0};
+
+    template_node(&tmpl);
+    ck_assert_int_eq(np_sum_init(s, 100), 0);
+    for (size_t i = 0; i < count; i++) {
+        struct np_sum part;
+        ck_assert_int_eq(np_sum_init(&part, 100), 0);
+        part.nodes = calloc(1, sizeof(*part.nodes));
+        ck_assert_ptr_nonnull(part.nodes);
+        set_node(&part.nodes[0], &tmpl, i, count, NAN);
+        part.nnodes = 1;
+        ck_assert_int_eq(np_sum_recompute(&part), 0);
+        ck_assert_msg(np_sum_merge(s, &part, &err) == 0, "%s", err.msg);
+        np_sum_free(&part);
+    }
+    np_sum_node_free(&tmpl);
+}
+
 static double nearest_rank(size_t n, double p)
 {
     size_t r = (size_t)ceil(p * (double)n);
@@ -109,7 +132,10 @@ START_TEST(test_fold_fits)
     json_int_t total_steps;
     long len;
 
-    build(&s, n);
+    if (n <= 4096)
+        build_by_merging(&s, n);
+    else
+        build(&s, n);
     total_ls = np_figure_value(&s.totals.local_share);
     total_k = np_figure_value(&s.totals.kernel_time_share);
     total_steps = s.totals.steps;
