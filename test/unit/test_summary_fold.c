@@ -215,10 +215,10 @@ START_TEST(test_alike_nodes_decode)
 }
 END_TEST
 
-/* The duration distribution's max_node is node n-1 (durations grow with i). */
+/* What `numaplace report` prints of a folded summary (the worst node first). */
 static const char *const text_expected[] = {
-    "Nodes: 4,096 reported (n[00000-04095]); per-node figures as distributions; worst nodes: "
-    "n00000 ",
+    ("Nodes: 4,096 reported (n[00000-04095]); per-node figures as distributions; worst nodes: "
+     "n00000 "),
     "Per-node figures over the 4096 nodes folded",
     "  local memory       4096: 5% (n00000), ",
     "  duration           4096: 100 s (n00000), ",
