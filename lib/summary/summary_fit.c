@@ -198,25 +198,30 @@ static bool decodes(const char *text)
 
 /* Past the trims: the nodes folded into distributions (summary_fold_nodes.c), from their
  * figures as they were before trimming. 1: folded, 0: nothing left to fold, or -ENOMEM. */
-static int fold_last(struct np_sum *s, const struct np_fold_snap *snap, bool *done)
+static int fold_last(struct np_sum *s, const struct np_fold_snap *snap,
+                     const struct np_map *applied, bool *done)
 {
     if (*done)
         return 0;
     *done = true;
-    return np_sum_fold_nodes(s, snap);
+    return np_sum_fold_nodes(s, snap, applied);
 }
 
 long np_sum_fit(struct np_sum *s, size_t max_bytes, char **stored, struct np_err *err)
 {
     struct np_fold_snap *snap = NULL;
+    struct np_map applied = {0};
     size_t next = 0;
     bool folded = false;
     long ret;
 
     *stored = NULL;
     np_keys_set(&s->keys, NP_SUM_TRIMMED);
-    if (np_fold_snapshot(s, &snap) != 0)
+    if (np_fold_snapshot(s, &snap, &applied) != 0) {
+        free(snap);
+        np_map_free(&applied);
         return np_err_set(err, -ENOMEM, "out of memory fitting the summary");
+    }
     for (;;) {
         char *text = NULL;
         long len = encode(s, &text, err);
@@ -239,7 +244,7 @@ long np_sum_fit(struct np_sum *s, size_t max_bytes, char **stored, struct np_err
                 rc = -ENOMEM;
             next++;
         }
-        if (!dropped && !rc && (rc = fold_last(s, snap, &folded)) > 0) {
+        if (!dropped && !rc && (rc = fold_last(s, snap, &applied, &folded)) > 0) {
             dropped = true;
             rc = record_trim(s, "nodes-folded", len);
         }
@@ -262,5 +267,6 @@ long np_sum_fit(struct np_sum *s, size_t max_bytes, char **stored, struct np_err
         }
     }
     free(snap);
+    np_map_free(&applied);
     return ret;
 }

@@ -61,14 +61,20 @@ static void snap_node(const struct np_sum_node *n, struct np_fold_snap *sn)
                        : 0;
 }
 
-int np_fold_snapshot(const struct np_sum *s, struct np_fold_snap **out)
+int np_fold_snapshot(const struct np_sum *s, struct np_fold_snap **out, struct np_map *applied)
 {
+    int rc = 0;
+
+    memset(applied, 0, sizeof(*applied));
     *out = calloc(s->nnodes ? s->nnodes : 1, sizeof(**out));
     if (!*out)
         return -ENOMEM;
-    for (size_t i = 0; i < s->nnodes; i++)
+    for (size_t i = 0; i < s->nnodes; i++) {
         snap_node(&s->nodes[i], &(*out)[i]);
-    return 0;
+        if (!np_sum_in_fold(s, s->nodes[i].name))
+            rc |= np_map_add(applied, &s->nodes[i].policy_applied);
+    }
+    return rc ? -ENOMEM : 0;
 }
 
 /* ---- distributions ---- */
@@ -165,7 +171,6 @@ static int sums_add(struct np_sum_folded *f, const struct np_sum_node *n,
     }
     for (size_t k = 0; k < n->policy_requested.n; k++)
         rc |= np_strs_add_sorted(&f->policy_requested, n->policy_requested.v[k]);
-    rc |= np_map_add(&f->policy_applied, &n->policy_applied);
     if (ns &&
         (!f->sensitivity || strcmp(ns, "high") == 0 || strcmp(f->sensitivity, "unknown") == 0))
         rc |= np_str_set(&f->sensitivity, ns);
@@ -219,7 +224,8 @@ static int keep_worst(struct np_sum *s, const struct np_fold_snap *snap)
     return 0;
 }
 
-int np_sum_fold_nodes(struct np_sum *s, const struct np_fold_snap *snap)
+int np_sum_fold_nodes(struct np_sum *s, const struct np_fold_snap *snap,
+                      const struct np_map *applied)
 {
     struct np_sum_folded *f = &s->folded;
     struct valued *vals = malloc((s->nnodes ? s->nnodes : 1) * sizeof(*vals));
@@ -251,7 +257,7 @@ int np_sum_fold_nodes(struct np_sum *s, const struct np_fold_snap *snap)
             rc = sums_add(f, &s->nodes[i], &snap[i]);
             fresh++;
         }
-    if (rc)
+    if (rc || np_map_add(&f->policy_applied, applied) != 0)
         return -ENOMEM;
     /* the names: those folded before and the fresh ones (always kept: without them a later
      * part could not be told from one already folded) */

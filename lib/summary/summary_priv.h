@@ -52,12 +52,14 @@ struct np_fold_snap {
     double k_seconds;
     json_int_t requests;
 };
-/* Snapshot the nodes of @p s (*out: free()). 0 or -ENOMEM. */
-int np_fold_snapshot(const struct np_sum *s, struct np_fold_snap **out);
+/* Snapshot the nodes of @p s (*out: free()), and the tasks per policy of those not folded yet
+ * into @p applied (the trims drop each node's). 0 or -ENOMEM. */
+int np_fold_snapshot(const struct np_sum *s, struct np_fold_snap **out, struct np_map *applied);
 /* Fold the nodes of @p s not yet folded into its distributions and sums, and keep only the
- * NP_FOLD_KEEP_WORST worst nodes in `nodes`. @p snap: np_fold_snapshot's, of these nodes.
+ * NP_FOLD_KEEP_WORST worst nodes in `nodes`. @p snap, @p applied: np_fold_snapshot's.
  * @return whether it changed anything, or -ENOMEM */
-int np_sum_fold_nodes(struct np_sum *s, const struct np_fold_snap *snap);
+int np_sum_fold_nodes(struct np_sum *s, const struct np_fold_snap *snap,
+                      const struct np_map *applied);
 /* Whether node @p name is in the fold of @p s (false when unknown: names dropped). */
 bool np_sum_in_fold(const struct np_sum *s, const char *name);
 

@@ -129,7 +129,7 @@ START_TEST(test_fold_fits)
     struct np_err err = {0};
     char *stored = NULL, expect[64], name[32];
     double total_ls, total_k;
-    json_int_t total_steps;
+    json_int_t total_steps, tasks;
     long len;
 
     if (n <= 4096)
@@ -139,6 +139,8 @@ START_TEST(test_fold_fits)
     total_ls = np_figure_value(&s.totals.local_share);
     total_k = np_figure_value(&s.totals.kernel_time_share);
     total_steps = s.totals.steps;
+    ck_assert_int_eq(s.policy_applied.n, 1);
+    tasks = np_num_int_value(&s.policy_applied.e[0].v);
     len = np_sum_fit(&s, NP_SUMMARY_STORED_MAX, &stored, &err);
     ck_assert_msg(len > 0 && len <= NP_SUMMARY_STORED_MAX, "%zu nodes: %ld (%s)", n, len, err.msg);
     ck_assert(np_keys_has(&s.keys, NP_SUM_NODES_FOLDED));
@@ -176,6 +178,8 @@ START_TEST(test_fold_fits)
     ck_assert_double_eq_tol(np_figure_value(&back.totals.local_share), total_ls, 1e-9);
     ck_assert_double_eq_tol(np_figure_value(&back.totals.kernel_time_share), total_k, 1e-9);
     ck_assert_int_eq(back.totals.steps, total_steps);
+    ck_assert_int_eq(back.policy_applied.n, 1);
+    ck_assert_int_eq(np_num_int_value(&back.policy_applied.e[0].v), tasks);
     ck_assert(np_sum_node_reported(&back, "n00042"));
     ck_assert(!np_sum_node_reported(&back, "n99999"));
 
