@@ -285,10 +285,11 @@ static int decode_sums(const json_t *j, struct np_sum_folded *f, struct np_err *
         return BAD("sums");
     f->ls_all_bytes = all_bytes;
     if (f->ls_nodes < 0 || f->ls_nodes > f->nodes || f->k_nodes < 0 || f->k_nodes > f->nodes ||
-        (f->ls_nodes && !(f->ls_seconds > 0)) || (f->k_nodes && !(f->k_seconds > 0)))
+        (f->ls_nodes && !(f->ls_seconds > 0)) || (f->k_nodes && !(f->k_seconds > 0)) ||
+        (f->ls_nodes && f->ls_all_bytes && !(f->ls_byte_seconds > 0)))
         return np_err_set(err, -EINVAL,
                           "nodes_folded.sums: expected node counts between 0 and nodes (%lld), "
-                          "with positive weights",
+                          "with positive weights (byte seconds too when all_bytes)",
                           (long long)f->nodes);
     if ((rc = np_strs_decode(preq, &f->policy_requested, "nodes_folded.sums.policy_requested",
                              err)) != 0 ||
