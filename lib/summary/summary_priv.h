@@ -25,21 +25,6 @@ extern const char *const np_sumk_totals[NP_TOT_NMEMBERS];
 
 /* ---- folded nodes (summary_hostlist.c, summary_fold_nodes.c, summary_fold_json.c) ---- */
 
-/* Most nodes a fold's hostlist may name: a hostlist of a few bytes must not expand to gigabytes
- * when decoded (Slurm's largest clusters are a few tens of thousands of nodes). */
-#define NP_FOLD_MAX_NODES 65536
-
-/* The worst nodes (lowest local share) a fold keeps whole in `nodes`: the advice names up to 4. */
-#define NP_FOLD_KEEP_WORST 8
-
-/* @p names (borrowed, any order) as a hostlist: "node[0001-0100,0102],login1". *out: free(). */
-int np_hostlist_compress(const struct np_strs *names, char **out);
-/* @p list expanded into *out, sorted (strcmp) and without duplicates; at most @p max names.
- * @return 0, -EINVAL (not a hostlist of node names, or more than @p max) / -ENOMEM with @p err */
-int np_hostlist_expand(const char *list, size_t max, struct np_strs *out, struct np_err *err);
-/* Whether sorted @p names holds @p name. */
-bool np_strs_sorted_has(const struct np_strs *names, const char *name);
-
 extern const char *const np_sumk_dist[NP_DIST_N];
 void np_sum_folded_free(struct np_sum_folded *f);
 json_t *np_sum_folded_json(const struct np_sum_folded *f);

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/summary/summary_priv.h"
 #include "np_test.h"
 #include "numaplace/codec.h"
 #include "numaplace/summary.h"

@@ -247,6 +247,13 @@ struct np_sum_totals {
     struct np_figure local_share, kernel_time_share;
 };
 
+/** Most nodes a fold names: a hostlist of a few bytes must not expand to gigabytes when decoded
+ * (Slurm's largest clusters are a few tens of thousands of nodes). */
+#define NP_FOLD_MAX_NODES 65536
+
+/** The worst nodes (lowest local share) a fold keeps whole in `nodes`: the advice names up to 4. */
+#define NP_FOLD_KEEP_WORST 8
+
 /** The per-node figures `nodes_folded.figures` holds as distributions, in this order. */
 enum np_sum_dist_figure {
     NP_DIST_LOCAL_SHARE = 0,
