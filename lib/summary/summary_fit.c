@@ -249,7 +249,12 @@ long np_sum_fit(struct np_sum *s, size_t max_bytes, char **stored, struct np_err
             rc = record_trim(s, "nodes-folded", len);
         }
         if (rc < 0) {
-            ret = np_err_set(err, -ENOMEM, "out of memory fitting the summary");
+            ret = rc == -EINVAL ? np_err_set(err, -EINVAL,
+                                             "job %lld: a node name has characters a hostlist "
+                                             "cannot hold (accepted: letters, digits, '.', '-', "
+                                             "'_'; at most 255 before its number)",
+                                             (long long)s->job_id)
+                                : np_err_set(err, -ENOMEM, "out of memory fitting the summary");
             break;
         }
         if (!dropped) {

@@ -273,7 +273,9 @@ int np_sum_fold_nodes(struct np_sum *s, const struct np_fold_snap *snap,
     np_strs_free(&names);
     f->nodes += (json_int_t)fresh;
     np_keys_set(&s->keys, NP_SUM_NODES_FOLDED);
-    if (rc || keep_worst(s, snap) != 0)
+    if (rc)
+        return rc == -EINVAL ? rc : -ENOMEM; /* -EINVAL: a name no hostlist holds */
+    if (keep_worst(s, snap) != 0)
         return -ENOMEM;
     return np_sum_recompute(s) ? -ENOMEM : 1;
 }

@@ -158,9 +158,9 @@ static int expand_item(const char *p, size_t n, size_t max, struct np_strs *out,
 {
     const char *open = memchr(p, '[', n);
     const size_t prefix = open ? (size_t)(open - p) : n;
-    char name[256];
+    char name[256 + MAX_DIGITS + 2];
 
-    if (prefix >= 200 || (!open && n == 0))
+    if (prefix > 255 || (!open && n == 0))
         return BAD_LIST("hostlist item '%.*s': expected a node name or prefix[ranges]",
                         (int)(n < 64 ? n : 64), p);
     for (size_t k = 0; k < prefix; k++)

@@ -218,6 +218,21 @@ START_TEST(test_alike_nodes_decode)
 }
 END_TEST
 
+/* A node name no hostlist holds: the fold says so, not "out of memory". */
+START_TEST(test_fold_bad_name)
+{
+    struct np_sum s;
+    struct np_err err = {0};
+    char *stored = NULL;
+
+    build(&s, 16);
+    ck_assert_int_eq(np_str_set(&s.nodes[3].name, "rack/3"), 0);
+    ck_assert_int_eq(np_sum_fit(&s, 1, &stored, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "a node name has characters a hostlist cannot hold"));
+    np_sum_free(&s);
+}
+END_TEST
+
 /* What `numaplace report` prints of a folded summary (the worst node first). */
 static const char *const text_expected[] = {
     ("Nodes: 4,096 reported (n[00000-04095]); per-node figures as distributions; worst nodes: "
@@ -453,6 +468,7 @@ int main(void)
     tcase_add_loop_test(tc, test_fold_fits, 0, sizeof(sizes) / sizeof(sizes[0]));
     tcase_add_test(tc, test_fold_text);
     tcase_add_test(tc, test_alike_nodes_decode);
+    tcase_add_test(tc, test_fold_bad_name);
     tcase_add_test(tc, test_merge_after_fold);
     tcase_add_loop_test(tc, test_fold_decode, 0, sizeof(fold_cases) / sizeof(fold_cases[0]));
     tcase_add_loop_test(tc, test_hostlist, 0, sizeof(hostlist_cases) / sizeof(hostlist_cases[0]));
