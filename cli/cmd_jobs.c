@@ -72,7 +72,7 @@ static char *job_line(const struct cli_jobs_row *row, const struct np_sum *s, do
         snprintf(predicted, sizeof(predicted), "unavailable");
     *why = p.available ? NULL : strdup(p.why);
     if (asprintf(&line, "%-10.31s %-10.63s %-11.31s %-5zu %-16s %-5s %-13s %-12s %s", row->id,
-                 row->user, row->state, s->nnodes, policies[0] ? policies : "-",
+                 row->user, row->state, np_sum_node_count(s), policies[0] ? policies : "-",
                  s->sensitivity ? s->sensitivity : "-", predicted, share, rules) < 0)
         return NULL;
     return line;

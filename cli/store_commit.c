@@ -112,7 +112,7 @@ static bool holds_nodes_of(const json_t *stored, const json_t *part)
         return false;
     }
     for (size_t i = 0; all && i < me.nnodes; i++)
-        all = np_sum_node_get(&st, me.nodes[i].name) != NULL;
+        all = np_sum_node_reported(&st, me.nodes[i].name); /* kept whole or folded */
     np_sum_free(&st);
     np_sum_free(&me);
     return all;

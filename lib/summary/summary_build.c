@@ -32,13 +32,20 @@ bool np_sum_skipped_has(const struct np_sum *s, const char *node)
 /* The job-wide local share and kernel time share over the nodes that measured them. */
 static int totals_figures(const struct np_sum *s, struct np_sum_totals *t)
 {
-    double ls_sum = 0, ls_w = 0, ls_bsum = 0, ls_bw = 0, k_sum = 0, k_w = 0, x;
-    int ls_nodes = 0, k_nodes = 0, rc = 0;
-    bool all_bytes = true;
+    const bool folded = np_keys_has(&s->keys, NP_SUM_NODES_FOLDED);
+    const struct np_sum_folded *f = &s->folded;
+    /* the folded nodes' share first: the nodes kept whole are in it already */
+    double ls_sum = folded ? f->ls_x_seconds : 0, ls_w = folded ? f->ls_seconds : 0,
+           ls_bsum = folded ? f->ls_x_byte_seconds : 0, ls_bw = folded ? f->ls_byte_seconds : 0,
+           k_sum = folded ? f->k_x_seconds : 0, k_w = folded ? f->k_seconds : 0, x;
+    int ls_nodes = folded ? (int)f->ls_nodes : 0, k_nodes = folded ? (int)f->k_nodes : 0, rc = 0;
+    bool all_bytes = folded ? f->ls_all_bytes : true;
     char ls_why[NP_ERR_MSG_MAX] = "", k_why[NP_ERR_MSG_MAX] = "";
 
     for (size_t i = 0; i < s->nnodes; i++) {
         const struct np_sum_node *n = &s->nodes[i];
+        if (np_sum_in_fold(s, n->name))
+            continue;
         const struct np_figure *ls = &n->local_share;
         const struct np_figure *k = &n->os.fig[NP_OS_KERNEL_TIME_SHARE];
         const bool has_k = np_keys_has(&n->keys, NP_NODE_OS_INTERFERENCE) &&
@@ -104,11 +111,23 @@ int np_sum_recompute(struct np_sum *s)
     struct np_map applied = {0};
     struct np_sum_totals totals = {0};
     const char *start = NULL, *end = NULL, *sens = NULL;
-    json_int_t steps = 0, moved = 0, requests = 0;
+    const bool folded = np_keys_has(&s->keys, NP_SUM_NODES_FOLDED);
+    const struct np_sum_folded *f = &s->folded;
+    json_int_t steps = folded ? f->steps : 0, moved = folded ? f->pages_moved_bytes : 0,
+               requests = folded ? f->migration_requests : 0;
     int rc = 0;
 
+    if (folded) {
+        rc |= np_strs_copy(&policies, &f->policy_requested);
+        rc |= np_map_add(&applied, &f->policy_applied);
+        sens = f->sensitivity;
+        start = np_iso_ok(f->start) ? f->start : NULL;
+        end = np_iso_ok(f->end) ? f->end : NULL;
+    }
     for (size_t i = 0; i < s->nnodes; i++) {
         const struct np_sum_node *n = &s->nodes[i];
+        if (np_sum_in_fold(s, n->name))
+            continue; /* kept whole, counted in the fold */
         const char *ns = np_keys_has(&n->keys, NP_NODE_SENSITIVITY) ? n->sensitivity : NULL;
         const char *nstart = np_keys_has(&n->keys, NP_NODE_START) ? n->start : NULL;
         const char *nend = np_keys_has(&n->keys, NP_NODE_END) ? n->end : NULL;
@@ -133,7 +152,8 @@ int np_sum_recompute(struct np_sum *s)
     np_keys_set(&s->keys, NP_SUM_MISSING_NODES);
     for (size_t i = 0; i < s->missing_nodes.n; i++) {
         const char *name = s->missing_nodes.v[i];
-        if (!np_sum_node_get(s, name) && !np_sum_skipped_has(s, name) && !np_strs_has(&kept, name))
+        if (!np_sum_node_reported(s, name) && !np_sum_skipped_has(s, name) &&
+            !np_strs_has(&kept, name))
             rc |= np_strs_append(&kept, name);
     }
     np_strs_free(&s->missing_nodes);
@@ -162,7 +182,7 @@ int np_sum_recompute(struct np_sum *s)
         np_keys_set(&s->keys, NP_SUM_END);
     }
 
-    totals.nodes = (json_int_t)s->nnodes;
+    totals.nodes = (json_int_t)np_sum_node_count(s);
     totals.steps = steps;
     totals.missing_nodes = (json_int_t)s->missing_nodes.n;
     totals.skipped = (json_int_t)s->nskipped;
@@ -289,7 +309,12 @@ const char **np_sum_sorted_nodes(const struct np_sum *s, size_t *n)
 
 bool np_sum_worst_local_share(const struct np_sum *s, double *share)
 {
-    bool have = false;
+    const struct np_sum_dist *folded = &s->folded.dist[NP_DIST_LOCAL_SHARE];
+    bool have =
+        np_keys_has(&s->keys, NP_SUM_NODES_FOLDED) && s->folded.has_dist[NP_DIST_LOCAL_SHARE];
+
+    if (have) /* the lowest of every node folded */
+        *share = folded->min;
 
     for (size_t i = 0; i < s->nnodes; i++) {
         const struct np_figure *f = &s->nodes[i].local_share;

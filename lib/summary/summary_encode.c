@@ -116,6 +116,7 @@ void np_sum_free(struct np_sum *s)
     free(s->trimmed);
     np_figure_free(&s->totals.local_share);
     np_figure_free(&s->totals.kernel_time_share);
+    np_sum_folded_free(&s->folded);
     memset(s, 0, sizeof(*s));
 }
 
@@ -547,6 +548,9 @@ json_t *np_sum_encode(const struct np_sum *s)
         case NP_SUM_SKIPPED:
         case NP_SUM_TRIMMED:
             v = list_json(s, k);
+            break;
+        case NP_SUM_NODES_FOLDED:
+            v = np_sum_folded_json(&s->folded);
             break;
         }
         if (!put(o, np_sumk_sum[k], v)) {

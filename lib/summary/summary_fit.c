@@ -6,6 +6,7 @@
 #include "numaplace/codec.h"
 #include "numaplace/summary.h"
 #include "numaplace/summary_model.h"
+#include "summary_priv.h"
 
 /* Drop member @p m of node @p n; whether it was there. */
 static bool drop(struct np_sum_node *n, unsigned m)
@@ -184,35 +185,93 @@ static long encode(const struct np_sum *s, char **text, struct np_err *err)
     return len;
 }
 
+/* Whether np_stored_decode takes @p text back: a summary of many alike nodes can compress past
+ * the decoder's limits (NP_STORED_MAX_*) while fitting AdminComment; it is trimmed further. */
+static bool decodes(const char *text)
+{
+    json_t *j = NULL;
+    const int rc = np_stored_decode(text, &j, NULL);
+
+    json_decref(j);
+    return rc == 0;
+}
+
+/* Past the trims: the nodes folded into distributions (summary_fold_nodes.c), from their
+ * figures as they were before trimming. 1: folded, 0: nothing left to fold, or -ENOMEM. */
+static int fold_last(struct np_sum *s, const struct np_fold_snap *snap,
+                     const struct np_map *applied, bool *done)
+{
+    if (*done)
+        return 0;
+    *done = true;
+    return np_sum_fold_nodes(s, snap, applied);
+}
+
 long np_sum_fit(struct np_sum *s, size_t max_bytes, char **stored, struct np_err *err)
 {
+    struct np_fold_snap *snap = NULL;
+    struct np_map applied = {0};
     size_t next = 0;
+    bool folded = false;
+    long ret;
 
     *stored = NULL;
     np_keys_set(&s->keys, NP_SUM_TRIMMED);
+    if (np_fold_snapshot(s, &snap, &applied) != 0) {
+        free(snap);
+        np_map_free(&applied);
+        return np_err_set(err, -ENOMEM, "out of memory fitting the summary");
+    }
     for (;;) {
         char *text = NULL;
         long len = encode(s, &text, err);
         bool dropped = false;
+        int rc = 0;
 
-        if (len < 0)
-            return len;
-        if ((size_t)len <= max_bytes) {
+        if (len < 0) {
+            ret = len;
+            break;
+        }
+        if ((size_t)len <= max_bytes && decodes(text)) {
             *stored = text;
-            return len;
+            ret = len;
+            break;
         }
         free(text);
         while (!dropped && next < sizeof(trim_steps) / sizeof(trim_steps[0])) {
             dropped = trim_steps[next].drop(s);
             if (dropped && record_trim(s, trim_steps[next].what, len) != 0)
-                return np_err_set(err, -ENOMEM, "out of memory fitting the summary");
+                rc = -ENOMEM;
             next++;
         }
-        if (!dropped)
-            return np_err_set(err, -E2BIG,
-                              "the minimal summary of job %lld (ids, totals, local share per "
-                              "node) is %ld bytes stored; the limit given is %zu (AdminComment "
-                              "holds 65535, NP_SUMMARY_STORED_MAX is %d)",
-                              (long long)s->job_id, len, max_bytes, NP_SUMMARY_STORED_MAX);
+        if (!dropped && !rc && (rc = fold_last(s, snap, &applied, &folded)) > 0) {
+            dropped = true;
+            rc = record_trim(s, "nodes-folded", len);
+        }
+        if (rc < 0) {
+            ret = rc == -EINVAL ? np_err_set(err, -EINVAL,
+                                             "job %lld: a node name has characters a hostlist "
+                                             "cannot hold (accepted: letters, digits, '.', '-', "
+                                             "'_'; at most 255 before its number)",
+                                             (long long)s->job_id)
+                                : np_err_set(err, -ENOMEM, "out of memory fitting the summary");
+            break;
+        }
+        if (!dropped) {
+            ret = np_err_set(err, -E2BIG,
+                             "the minimal summary of job %lld (ids, totals, %s) is %ld bytes "
+                             "stored; the limit given is %zu (AdminComment holds 65535, "
+                             "NP_SUMMARY_STORED_MAX is %d)",
+                             (long long)s->job_id,
+                             np_keys_has(&s->keys, NP_SUM_NODES_FOLDED)
+                                 ? "per-node figures as distributions, the node names as a "
+                                   "hostlist"
+                                 : "local share per node",
+                             len, max_bytes, NP_SUMMARY_STORED_MAX);
+            break;
+        }
     }
+    free(snap);
+    np_map_free(&applied);
+    return ret;
 }

@@ -11,8 +11,9 @@
 #include "summary_priv.h"
 
 const char *const np_sumk_sum[NP_SUM_NMEMBERS] = {
-    "schema", "job_id", "uid",   "user",   "policy_requested", "policy_applied", "sensitivity",
-    "start",  "end",    "nodes", "totals", "missing_nodes",    "skipped",        "trimmed",
+    "schema",         "job_id",        "uid",     "user",    "policy_requested",
+    "policy_applied", "sensitivity",   "start",   "end",     "nodes",
+    "totals",         "missing_nodes", "skipped", "trimmed", "nodes_folded",
 };
 const char *const np_sumk_node[NP_NODE_NMEMBERS] = {
     "steps",       "step_count",       "duration_s",        "start",
@@ -527,19 +528,23 @@ static int decode(const json_t *j, struct np_sum *s, struct np_err *err)
 {
     const char *schema = NULL, *user = NULL, *sens = NULL, *start = NULL, *end = NULL, *key;
     json_t *preq = NULL, *papp = NULL, *nodes = NULL, *totals = NULL, *missing = NULL,
-           *skipped = NULL, *trimmed = NULL, *v;
+           *skipped = NULL, *trimmed = NULL, *folded = NULL, *v;
     json_error_t jerr;
     int rc;
 
     if ((rc = np_keys_scan(j, np_sumk_sum, NP_SUM_NMEMBERS, &s->keys, "summary", err)) != 0)
         return rc;
     if (json_unpack_ex((json_t *)j, &jerr, JSON_STRICT,
-                       "{s:s, s:I, s?I, s?s, s?o, s?o, s?s, s?s, s?s, s:o, s?o, s?o, s?o, s?o}",
+                       "{s:s, s:I, s?I, s?s, s?o, s?o, s?s, s?s, s?s, s:o, s?o, s?o, s?o, s?o, "
+                       "s?o}",
                        "schema", &schema, "job_id", &s->job_id, "uid", &s->uid, "user", &user,
                        "policy_requested", &preq, "policy_applied", &papp, "sensitivity", &sens,
                        "start", &start, "end", &end, "nodes", &nodes, "totals", &totals,
-                       "missing_nodes", &missing, "skipped", &skipped, "trimmed", &trimmed) != 0)
+                       "missing_nodes", &missing, "skipped", &skipped, "trimmed", &trimmed,
+                       "nodes_folded", &folded) != 0)
         return BAD("summary");
+    if (folded && (rc = np_sum_folded_decode(folded, &s->folded, err)) != 0)
+        return rc;
     if (!dup_into(&s->schema, schema) || !dup_into(&s->user, user) ||
         !dup_into(&s->sensitivity, sens) || !dup_into(&s->start, start) || !dup_into(&s->end, end))
         return OOM("summary");

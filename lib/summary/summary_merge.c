@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "numaplace/summary_model.h"
+#include "summary_priv.h"
 
 static int copy_skip(struct np_sum_skip *dst, const struct np_sum_skip *src)
 {
@@ -83,13 +84,22 @@ static int merge_skipped(struct np_sum *into, const struct np_sum *other)
 
 /* Each node of @p other replaces the same node of @p into (unless that one is newer), or joins
  * it. */
-static int merge_nodes(struct np_sum *into, const struct np_sum *other)
+static int merge_nodes(struct np_sum *into, const struct np_sum *other, struct np_strs *late)
 {
     for (size_t i = 0; i < other->nnodes; i++) {
         struct np_sum_node copy,
             *have = (struct np_sum_node *)np_sum_node_get(into, other->nodes[i].name);
         if (into_keeps(into, other, other->nodes[i].name))
             continue;
+        if (np_sum_in_fold(into, other->nodes[i].name)) {
+            /* its figures are in the fold's sums and distributions, which cannot give them
+             * back: a part no newer than the one kept whole changes nothing, any other is
+             * named as not folded in */
+            if ((!have || newer_part(&other->nodes[i], have)) &&
+                np_strs_add_sorted(late, other->nodes[i].name) != 0)
+                return -ENOMEM;
+            continue;
+        }
         if (np_sum_node_copy(&copy, &other->nodes[i]) != 0)
             return -ENOMEM;
         if (have) {
@@ -134,12 +144,63 @@ static int merge_trimmed(struct np_sum *into, const struct np_sum *other)
     return 0;
 }
 
+/* The nodes of @p late join `nodes_folded.not_updated`. */
+static int note_not_updated(struct np_sum *into, struct np_strs *late)
+{
+    struct np_strs all = {0};
+    char *list = NULL;
+    int rc = 0;
+
+    if (late->n == 0)
+        return 0;
+    if (into->folded.not_updated)
+        rc = np_hostlist_expand(into->folded.not_updated, NP_FOLD_MAX_NODES, &all, NULL);
+    for (size_t i = 0; !rc && i < late->n; i++)
+        rc = np_strs_sorted_has(&all, late->v[i]) ? 0 : np_strs_add_sorted(&all, late->v[i]);
+    if (!rc && (rc = np_hostlist_compress(&all, &list)) == 0) {
+        free(into->folded.not_updated);
+        into->folded.not_updated = list;
+    }
+    np_strs_free(&all);
+    return rc ? -ENOMEM : 0;
+}
+
+/* A summary whose nodes were folded merges parts into its fold; an unfolded one merged into a
+ * folded one: the folded one is taken as the base (its fold cannot be merged into nodes). */
+static int merge_into_folded(struct np_sum *into, const struct np_sum *other, struct np_err *err)
+{
+    json_t *j = np_sum_encode(other);
+    struct np_sum base;
+    int rc;
+
+    if (!j)
+        return np_err_set(err, -ENOMEM, "out of memory merging summaries");
+    rc = np_sum_decode(j, &base, err);
+    json_decref(j);
+    if (rc)
+        return rc;
+    rc = np_sum_merge(&base, into, err);
+    np_sum_free(into);
+    *into = base;
+    return rc;
+}
+
 int np_sum_merge(struct np_sum *into, const struct np_sum *other, struct np_err *err)
 {
+    struct np_strs late = {0};
     int rc = 0;
 
     if (into == other)
         return np_sum_recompute(into);
+    if (np_keys_has(&other->keys, NP_SUM_NODES_FOLDED)) {
+        if (np_keys_has(&into->keys, NP_SUM_NODES_FOLDED))
+            return np_err_set(err, -EINVAL,
+                              "cannot merge two summaries of job %lld whose nodes were both "
+                              "folded into distributions: merge the parts into one of them",
+                              (long long)into->job_id);
+        if (into->job_id == other->job_id)
+            return merge_into_folded(into, other, err);
+    }
     if (into->job_id != other->job_id)
         return np_err_set(err, -EINVAL,
                           "cannot merge the summary of job %lld into that of job %lld",
@@ -159,7 +220,10 @@ int np_sum_merge(struct np_sum *into, const struct np_sum *other, struct np_err 
     }
     if (rc || merge_skipped(into, other) != 0)
         return np_err_set(err, -ENOMEM, "out of memory merging summaries");
-    if (merge_nodes(into, other) != 0)
+    rc = merge_nodes(into, other, &late);
+    rc = rc ? rc : note_not_updated(into, &late);
+    np_strs_free(&late);
+    if (rc)
         return np_err_set(err, -ENOMEM, "out of memory merging the nodes");
     np_keys_set(&into->keys, NP_SUM_MISSING_NODES);
     for (size_t i = 0; i < other->missing_nodes.n; i++)

@@ -23,6 +23,31 @@ extern const char *const np_sumk_skip[3];
 extern const char *const np_sumk_trim[2];
 extern const char *const np_sumk_totals[NP_TOT_NMEMBERS];
 
+/* ---- folded nodes (summary_hostlist.c, summary_fold_nodes.c, summary_fold_json.c) ---- */
+
+extern const char *const np_sumk_dist[NP_DIST_N];
+void np_sum_folded_free(struct np_sum_folded *f);
+json_t *np_sum_folded_json(const struct np_sum_folded *f);
+int np_sum_folded_decode(const json_t *j, struct np_sum_folded *f, struct np_err *err);
+int np_sum_folded_copy(struct np_sum_folded *dst, const struct np_sum_folded *src);
+
+/* A node's figures taken before np_sum_fit trims them (the fold's distributions and sums). */
+struct np_fold_snap {
+    double v[NP_DIST_N]; /* NAN: none */
+    double k_seconds;
+    json_int_t requests;
+};
+/* Snapshot the nodes of @p s (*out: free()), and the tasks per policy of those not folded yet
+ * into @p applied (the trims drop each node's). 0 or -ENOMEM. */
+int np_fold_snapshot(const struct np_sum *s, struct np_fold_snap **out, struct np_map *applied);
+/* Fold the nodes of @p s not yet folded into its distributions and sums, and keep only the
+ * NP_FOLD_KEEP_WORST worst nodes in `nodes`. @p snap, @p applied: np_fold_snapshot's.
+ * @return whether it changed anything, or -ENOMEM */
+int np_sum_fold_nodes(struct np_sum *s, const struct np_fold_snap *snap,
+                      const struct np_map *applied);
+/* Whether node @p name is in the fold of @p s (false when unknown: names dropped). */
+bool np_sum_in_fold(const struct np_sum *s, const char *name);
+
 /* Decode node @p name of a summary (summary_json.c; np_sum_node_copy uses it). */
 int np_sum_node_decode(const char *name, const json_t *j, struct np_sum_node *n,
                        struct np_err *err);

@@ -211,6 +211,106 @@ static void print_strings(FILE *out, const struct np_strs *s)
         fprintf(out, "%s%s", i ? ", " : "", s->v[i]);
 }
 
+/* 4096 as "4,096". */
+static const char *thousands(long long v, char *buf, size_t len)
+{
+    char digits[32];
+    size_t n = (size_t)snprintf(digits, sizeof(digits), "%lld", v < 0 ? -v : v), o = 0;
+
+    if (v < 0 && o + 1 < len)
+        buf[o++] = '-';
+    for (size_t i = 0; i < n && o + 1 < len; i++) {
+        if (i && (n - i) % 3 == 0 && o + 1 < len)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* "Nodes: 4,096 reported (node[0001-4096]); per-node figures as distributions; worst nodes: ..."
+ * @p names: the nodes kept whole or merged after the fold. */
+static void print_folded_nodes(FILE *out, const struct np_sum *s, const char **names, size_t n)
+{
+    const struct np_sum_folded *f = &s->folded;
+    size_t late = 0;
+    char count[32];
+
+    fprintf(out, "Nodes: %s reported (%s",
+            thousands((long long)np_sum_node_count(s), count, sizeof(count)), f->names);
+    for (size_t i = 0; i < n; i++)
+        if (!np_sum_in_fold(s, names[i]))
+            fprintf(out, ",%s", names[i]);
+    fprintf(out, "); per-node figures as distributions; worst nodes:");
+    for (size_t i = 0; i < n; i++)
+        if (np_sum_in_fold(s, names[i]))
+            fprintf(out, " %s", names[i]);
+        else
+            late++;
+    if (late)
+        fprintf(out, "; %zu merged after the fold, kept whole", late);
+}
+
+/* A distribution's number as its figure is printed. */
+static void print_dist_value(FILE *out, unsigned d, double v)
+{
+    char human[32];
+
+    if (d == NP_DIST_LOCAL_SHARE || d == NP_DIST_KERNEL_TIME_SHARE) {
+        fprintf(out, "%.0f%%", v * 100);
+    } else if (d == NP_DIST_BANDWIDTH) {
+        fprintf(out, "%.2f GB/s", v / 1e9);
+    } else if (d == NP_DIST_PAGES_MOVED_BYTES) {
+        np_human_bytes(v, human, sizeof(human));
+        fprintf(out, "%s", human);
+    } else if (d == NP_DIST_DURATION_S) {
+        fprintf(out, "%.0f s", v);
+    } else {
+        fprintf(out, "%.3g", v);
+    }
+}
+
+/* "Per-node figures (nodes, min, p50, p90, max):" one line per figure of the fold. */
+static void print_distributions(FILE *out, const struct np_sum *s)
+{
+    static const char *const labels[NP_DIST_N] = {"local memory",      "CPI",      "bandwidth",
+                                                  "kernel time share", "duration", "steps",
+                                                  "pages moved"};
+    const struct np_sum_folded *f = &s->folded;
+
+    fprintf(out,
+            "\nPer-node figures over the %lld nodes folded (nodes with the figure: min, p50, "
+            "p90, max):\n",
+            (long long)f->nodes);
+    for (unsigned d = 0; d < NP_DIST_N; d++) {
+        const struct np_sum_dist *x = &f->dist[d];
+        if (!f->has_dist[d]) {
+            fprintf(out, "  %-18s unavailable (no folded node measured it)\n", labels[d]);
+            continue;
+        }
+        fprintf(out, "  %-18s %lld: ", labels[d], (long long)x->count);
+        print_dist_value(out, d, x->min);
+        fprintf(out, " (%s), ", x->min_node);
+        print_dist_value(out, d, x->p50);
+        fprintf(out, ", ");
+        print_dist_value(out, d, x->p90);
+        fprintf(out, ", ");
+        print_dist_value(out, d, x->max);
+        fprintf(out, " (%s)", x->max_node);
+        if (x->percentiles_of != x->count)
+            fprintf(out,
+                    "; p50 and p90 of the first %lld (nodes folded in later are in the "
+                    "count, min and max only)",
+                    (long long)x->percentiles_of);
+        fputc('\n', out);
+    }
+    if (f->not_updated)
+        fprintf(out,
+                "  not updated: later parts of %s came after their nodes were folded; their "
+                "figures are those of the parts folded\n",
+                f->not_updated);
+}
+
 /* The job-wide lines above the nodes. */
 static void print_job(FILE *out, const struct np_sum *s, const char **names, size_t n)
 {
@@ -227,10 +327,14 @@ static void print_job(FILE *out, const struct np_sum *s, const char **names, siz
     if (np_keys_has(&s->keys, NP_SUM_UID))
         fprintf(out, " (uid %lld)", (long long)s->uid);
     fputc('\n', out);
-    fprintf(out, "Nodes: %zu reported (", n);
-    for (size_t i = 0; i < n; i++)
-        fprintf(out, "%s%s", i ? ", " : "", names[i]);
-    fprintf(out, ")");
+    if (np_keys_has(&s->keys, NP_SUM_NODES_FOLDED)) {
+        print_folded_nodes(out, s, names, n);
+    } else {
+        fprintf(out, "Nodes: %zu reported (", n);
+        for (size_t i = 0; i < n; i++)
+            fprintf(out, "%s%s", i ? ", " : "", names[i]);
+        fprintf(out, ")");
+    }
     if (s->missing_nodes.n)
         fprintf(out, ", %zu missing", s->missing_nodes.n);
     fprintf(out, "; %lld steps\n",
@@ -311,6 +415,8 @@ int np_sum_print_with(FILE *out, const struct np_sum *s, const struct np_sens_mo
     for (size_t k = 0; k < n; k++)
         if ((int)strlen(names[k]) > width)
             width = (int)strlen(names[k]);
+    if (np_keys_has(&s->keys, NP_SUM_NODES_FOLDED))
+        print_distributions(out, s);
     if (n)
         fputc('\n', out);
     for (size_t k = 0; k < n; k++)

@@ -131,6 +131,21 @@ NP_API int np_strs_decode(const json_t *arr, struct np_strs *s, const char *what
                           struct np_err *err);
 NP_API json_t *np_strs_json(const struct np_strs *s);
 
+/**
+ * @p names (borrowed, any order) as a Slurm-style hostlist: "node[0001-0100,0102],login1" (a
+ * prefix and zero-padded numbers in ranges; names without a number as they are).
+ * @param out receives a new string (free()). @return 0 or -ENOMEM
+ */
+NP_API int np_hostlist_compress(const struct np_strs *names, char **out);
+/**
+ * @p list expanded into @p out, sorted (strcmp) and without duplicates, at most @p max names.
+ * @return 0, -EINVAL (not a hostlist of node names, or more than @p max) / -ENOMEM with @p err
+ */
+NP_API int np_hostlist_expand(const char *list, size_t max, struct np_strs *out,
+                              struct np_err *err);
+/** Whether @p names, sorted as np_hostlist_expand sorts, holds @p name. */
+NP_API bool np_strs_sorted_has(const struct np_strs *names, const char *name);
+
 /** A copy of @p s (NULL stays NULL); sets *ok false on out-of-memory. */
 NP_API char *np_strdup_or_null(const char *s, bool *ok);
 /** Replace *dst with a copy of @p s. 0 or -ENOMEM. */

@@ -99,8 +99,11 @@ NP_API int np_summary_expect_nodes(json_t *summary, const char *hostlist, struct
  * each node in @p other replaces the same node in @p into (other wins) unless @p into's part of
  * it is newer (more steps, or as many and a longer duration_s: a node's reports only accumulate,
  * and a part retried from the pending directory may be older than the one stored since),
- * `skipped` and `trimmed` are united, and totals and missing_nodes are recomputed.
- * @return 0, or -EINVAL (not summaries, different jobs or uids) / -EPROTO / -ENOMEM with @p err
+ * `skipped` and `trimmed` are united, and totals and missing_nodes are recomputed. Into a summary
+ * whose nodes were folded, a node not folded joins whole; a part of a folded node is not taken in
+ * and the node is named in `nodes_folded.not_updated` (docs/summary-schema.md, "Folded nodes").
+ * @return 0, or -EINVAL (not summaries, different jobs or uids, both folded) / -EPROTO / -ENOMEM
+ *         with @p err
  */
 NP_API int np_summary_merge(json_t *into, json_t *other, struct np_err *err);
 
@@ -134,11 +137,14 @@ NP_API int np_summary_print_with(FILE *out, const json_t *summary,
  * summary re-encoded until it fits: "timeline" (each node's), "steps" (per-step arrays),
  * "numa-node-pages" (per-NUMA-node byte maps), "os-interference-details" (all but the kernel time
  * share), "sources" (the `source` of every figure), "node-details" (everything per node but the
- * local share, step count, duration, bytes moved, start/end, policy and class). Nothing is ever
- * dropped from the ids, totals, missing_nodes, skipped or trimmed.
+ * local share, step count, duration, bytes moved, start/end, policy and class), and last
+ * "nodes-folded": past 8 nodes, per-node figures become distributions in `nodes_folded`, the 8
+ * lowest-local-share nodes stay whole (docs/summary-schema.md, "Folded nodes"). Nothing is ever
+ * dropped from the ids, totals, missing_nodes, skipped or trimmed, and what is stored decodes
+ * (np_stored_decode's limits).
  * @param stored receives a new string (free with free()); NULL on failure
  * @return its length; -E2BIG when even the minimal summary does not fit (@p summary is left
- *         trimmed); -EINVAL / -ENOMEM; each with @p err
+ *         trimmed or folded); -EINVAL / -ENOMEM; each with @p err
  */
 NP_API long np_summary_fit(json_t *summary, size_t max_bytes, char **stored, struct np_err *err);
 

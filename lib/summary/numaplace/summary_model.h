@@ -44,6 +44,7 @@ enum np_sum_member {
     NP_SUM_MISSING_NODES,
     NP_SUM_SKIPPED,
     NP_SUM_TRIMMED,
+    NP_SUM_NODES_FOLDED, /**< since issue 12: per-node figures as distributions (optional) */
     NP_SUM_NMEMBERS
 };
 
@@ -246,6 +247,61 @@ struct np_sum_totals {
     struct np_figure local_share, kernel_time_share;
 };
 
+/** Most nodes a fold names: a hostlist of a few bytes must not expand to gigabytes when decoded
+ * (Slurm's largest clusters are a few tens of thousands of nodes). */
+#define NP_FOLD_MAX_NODES 65536
+
+/** The worst nodes (lowest local share) a fold keeps whole in `nodes`: the advice names up to 4. */
+#define NP_FOLD_KEEP_WORST 8
+
+/** The per-node figures `nodes_folded.figures` holds as distributions, in this order. */
+enum np_sum_dist_figure {
+    NP_DIST_LOCAL_SHARE = 0,
+    NP_DIST_CPI,
+    NP_DIST_BANDWIDTH,
+    NP_DIST_KERNEL_TIME_SHARE,
+    NP_DIST_DURATION_S,
+    NP_DIST_STEP_COUNT,
+    NP_DIST_PAGES_MOVED_BYTES,
+    NP_DIST_N
+};
+
+/**
+ * One per-node figure over the folded nodes that had a number for it. Every number is a node's
+ * own (nearest-rank percentiles, never interpolated). @p percentiles_of < @p count when nodes were
+ * folded in after the first fold: p50 and p90 are then those of the first @p percentiles_of
+ * nodes (a percentile cannot be updated from a distribution), while count, min and max are exact.
+ */
+struct np_sum_dist {
+    struct np_keys keys; /**< member order as decoded (empty: numaplace's order) */
+    json_int_t count, percentiles_of;
+    double min, p50, p90, max;
+    char *min_node, *max_node;
+};
+
+/**
+ * `nodes_folded` (docs/summary-schema.md, "Folded nodes"): the nodes whose parts np_sum_fit
+ * folded into distributions when even the trimmed per-node form did not fit. Their share of every
+ * job-wide figure is kept as sums, so totals stay exact; `nodes` keeps the worst few whole (their
+ * figures are in the distributions and sums too) and nodes merged after the fold.
+ */
+struct np_sum_folded {
+    struct np_keys keys, figure_keys, sums_keys; /**< member order as decoded (empty: ours) */
+    json_int_t nodes;                            /**< nodes in the fold */
+    char *names;           /**< their names as a hostlist ("n[001-100],gpu7"); NULL: dropped */
+    struct np_strs sorted; /**< @p names expanded and sorted (not encoded) */
+    char *not_updated;     /**< hostlist of nodes whose later part could not be folded in */
+    struct np_sum_dist dist[NP_DIST_N];
+    bool has_dist[NP_DIST_N];
+    /* the fold's share of the totals (np_sum_recompute adds the nodes outside it) */
+    json_int_t steps, pages_moved_bytes, migration_requests, ls_nodes, k_nodes;
+    double ls_seconds, ls_x_seconds, ls_byte_seconds, ls_x_byte_seconds, k_seconds, k_x_seconds;
+    bool ls_all_bytes;
+    struct np_strs policy_requested;
+    struct np_map policy_applied;
+    char *sensitivity, *start, *end;
+};
+
 /** A job summary. */
 struct np_sum {
     struct np_keys keys;
@@ -261,6 +317,7 @@ struct np_sum {
     struct np_sum_trim *trimmed;
     size_t ntrimmed;
     struct np_sum_totals totals;
+    struct np_sum_folded folded; /**< when NP_SUM_NODES_FOLDED is in keys */
 };
 
 /**
@@ -366,6 +423,12 @@ NP_API const struct np_sum_node *np_sum_node_get(const struct np_sum *s, const c
 
 /** The node names in name order: a new array of borrowed strings (free() it), NULL on OOM. */
 NP_API const char **np_sum_sorted_nodes(const struct np_sum *s, size_t *n);
+
+/** Whether @p name reported: a node in `nodes` or one folded into `nodes_folded`. */
+NP_API bool np_sum_node_reported(const struct np_sum *s, const char *name);
+
+/** Nodes that reported: those in `nodes` plus those folded and not kept whole. */
+NP_API size_t np_sum_node_count(const struct np_sum *s);
 
 /** Worst (lowest) available local share over the nodes; false when no node measured it. */
 NP_API bool np_sum_worst_local_share(const struct np_sum *s, double *share);

@@ -1,0 +1,234 @@
+/* Node names as a Slurm-style hostlist ("node[0001-0100,0102],login1"): how a folded summary
+ * names thousands of nodes in a few bytes (docs/summary-schema.md, "Folded nodes"). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "summary_priv.h"
+
+/* Longest numeric suffix read as a number: 18 digits fit an unsigned long long. */
+#define MAX_DIGITS 18
+
+/* A name split as prefix + zero-padded number (width 0: no number). Borrowed. */
+struct split {
+    const char *name;
+    size_t prefix_len, width;
+    unsigned long long num;
+};
+
+static struct split split_name(const char *name)
+{
+    struct split sp = {.name = name, .prefix_len = strlen(name)};
+    size_t digits = 0;
+
+    while (digits < sp.prefix_len && isdigit((unsigned char)name[sp.prefix_len - digits - 1]))
+        digits++;
+    if (digits == 0 || digits > MAX_DIGITS)
+        return sp;
+    sp.prefix_len -= digits;
+    sp.width = digits;
+    sp.num = strtoull(name + sp.prefix_len, NULL, 10);
+    return sp;
+}
+
+static int cmp_split(const void *a, const void *b)
+{
+    const struct split *x = a, *y = b;
+    const size_t common = x->prefix_len < y->prefix_len ? x->prefix_len : y->prefix_len;
+    int c = strncmp(x->name, y->name, common);
+
+    if (c)
+        return c;
+    if (x->prefix_len != y->prefix_len)
+        return x->prefix_len < y->prefix_len ? -1 : 1;
+    if (x->width != y->width)
+        return x->width < y->width ? -1 : 1;
+    if (x->num != y->num)
+        return x->num < y->num ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static bool same_group(const struct split *a, const struct split *b)
+{
+    return a->width && a->width == b->width && a->prefix_len == b->prefix_len &&
+           strncmp(a->name, b->name, a->prefix_len) == 0;
+}
+
+/* Append to a growing string; false on out-of-memory. */
+static bool append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+    if (*len + n + 1 > *cap) {
+        size_t ncap = (*cap ? *cap * 2 : 256) + n;
+        char *grown = realloc(*buf, ncap);
+        if (!grown)
+            return false;
+        *buf = grown;
+        *cap = ncap;
+    }
+    memcpy(*buf + *len, s, n);
+    *len += n;
+    (*buf)[*len] = '\0';
+    return true;
+}
+
+int np_hostlist_compress(const struct np_strs *names, char **out)
+{
+    struct split *v = malloc((names->n ? names->n : 1) * sizeof(*v));
+    size_t len = 0, cap = 0;
+    bool ok = true;
+
+    *out = NULL;
+    if (!v)
+        return -ENOMEM;
+    for (size_t i = 0; i < names->n; i++)
+        v[i] = split_name(names->v[i]);
+    qsort(v, names->n, sizeof(*v), cmp_split);
+    ok = append(out, &len, &cap, "", 0);
+    for (size_t i = 0; ok && i < names->n;) {
+        size_t end = i + 1;
+        while (end < names->n && same_group(&v[i], &v[end]))
+            end++;
+        if (i)
+            ok &= append(out, &len, &cap, ",", 1);
+        if (end == i + 1) { /* a lone name stays as it is */
+            ok &= append(out, &len, &cap, v[i].name, strlen(v[i].name));
+            i = end;
+            continue;
+        }
+        ok &= append(out, &len, &cap, v[i].name, v[i].prefix_len);
+        ok &= append(out, &len, &cap, "[", 1);
+        for (size_t r = i; ok && r < end;) {
+            size_t last = r;
+            char range[2 * MAX_DIGITS + 3];
+            while (last + 1 < end && v[last + 1].num == v[last].num + 1)
+                last++;
+            if (last == r)
+                snprintf(range, sizeof(range), "%s%0*llu", r > i ? "," : "", (int)v[r].width,
+                         v[r].num);
+            else
+                snprintf(range, sizeof(range), "%s%0*llu-%0*llu", r > i ? "," : "", (int)v[r].width,
+                         v[r].num, (int)v[r].width, v[last].num);
+            ok &= append(out, &len, &cap, range, strlen(range));
+            r = last + 1;
+        }
+        ok &= append(out, &len, &cap, "]", 1);
+        i = end;
+    }
+    free(v);
+    if (!ok) {
+        free(*out);
+        *out = NULL;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+static bool name_char_ok(char c)
+{
+    return isalnum((unsigned char)c) || c == '.' || c == '-' || c == '_';
+}
+
+#define BAD_LIST(...) np_err_set(err, -EINVAL, __VA_ARGS__)
+
+/* "a", "a-b" of a bracket: both numbers, a <= b. */
+static int read_range(const char *p, size_t n, unsigned long long *lo, unsigned long long *hi,
+                      size_t *width)
+{
+    const char *dash = memchr(p, '-', n);
+    const size_t a = dash ? (size_t)(dash - p) : n, b = dash ? n - a - 1 : 0;
+
+    if (a == 0 || a > MAX_DIGITS || (dash && (b == 0 || b > MAX_DIGITS)))
+        return -EINVAL;
+    for (size_t k = 0; k < n; k++)
+        if (!isdigit((unsigned char)p[k]) && p + k != dash)
+            return -EINVAL;
+    *lo = strtoull(p, NULL, 10);
+    *hi = dash ? strtoull(dash + 1, NULL, 10) : *lo;
+    *width = a;
+    return *lo <= *hi ? 0 : -EINVAL;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of one item ("login1" or "node[1-4,7]") appended to @p out. */
+static int expand_item(const char *p, size_t n, size_t max, struct np_strs *out, struct np_err *err)
+{
+    const char *open = memchr(p, '[', n);
+    const size_t prefix = open ? (size_t)(open - p) : n;
+    char name[256 + MAX_DIGITS + 2];
+
+    if (prefix > 255 || (!open && n == 0))
+        return BAD_LIST("hostlist item '%.*s': expected a node name or prefix[ranges]",
+                        (int)(n < 64 ? n : 64), p);
+    for (size_t k = 0; k < prefix; k++)
+        if (!name_char_ok(p[k]))
+            return BAD_LIST("hostlist: '%c' in a node name (letters, digits, '.', '-', '_')", p[k]);
+    memcpy(name, p, prefix);
+    name[prefix] = '\0';
+    if (!open)
+        return out->n >= max ? BAD_LIST("hostlist names more than %zu nodes", max)
+                             : np_strs_append(out, name);
+    if (p[n - 1] != ']')
+        return BAD_LIST("hostlist item '%.*s': no closing ']'", (int)(n < 64 ? n : 64), p);
+    for (const char *r = open + 1, *end = p + n - 1; r < end;) {
+        const char *comma = memchr(r, ',', (size_t)(end - r));
+        const size_t rn = comma ? (size_t)(comma - r) : (size_t)(end - r);
+        unsigned long long lo, hi;
+        size_t width;
+        if (read_range(r, rn, &lo, &hi, &width) != 0)
+            return BAD_LIST("hostlist range '%.*s': expected N or N-M with N <= M",
+                            (int)(rn < 40 ? rn : 40), r);
+        if (hi - lo >= max - out->n)
+            return BAD_LIST("hostlist names more than %zu nodes", max);
+        for (unsigned long long k = lo; k <= hi; k++) {
+            snprintf(name + prefix, sizeof(name) - prefix, "%0*llu", (int)width, k);
+            if (np_strs_append(out, name) != 0)
+                return np_err_set(err, -ENOMEM, "hostlist: out of memory");
+        }
+        r += rn + (comma ? 1 : 0);
+    }
+    return 0;
+}
+
+int np_hostlist_expand(const char *list, size_t max, struct np_strs *out, struct np_err *err)
+{
+    const char *p = list;
+    size_t kept = 0;
+    int rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    while (!rc && p && *p) {
+        size_t n = 0;
+        int depth = 0;
+        while (p[n] && (depth || p[n] != ',')) {
+            depth += p[n] == '[' ? 1 : p[n] == ']' ? -1 : 0;
+            if (depth < 0 || depth > 1)
+                return np_strs_free(out), BAD_LIST("hostlist: unbalanced brackets");
+            n++;
+        }
+        rc = expand_item(p, n, max, out, err);
+        p += n + (p[n] == ',');
+    }
+    if (rc) {
+        np_strs_free(out);
+        return rc == -ENOMEM ? np_err_set(err, rc, "hostlist: out of memory") : rc;
+    }
+    qsort(out->v, out->n, sizeof(*out->v), cmp_str);
+    for (size_t i = 0; i < out->n; i++) { /* drop duplicates */
+        if (kept && strcmp(out->v[kept - 1], out->v[i]) == 0) {
+            free(out->v[i]);
+            continue;
+        }
+        out->v[kept++] = out->v[i];
+    }
+    out->n = kept;
+    return 0;
+}
+
+bool np_strs_sorted_has(const struct np_strs *names, const char *name)
+{
+    return name && names->n && bsearch(&name, names->v, names->n, sizeof(*names->v), cmp_str);
+}

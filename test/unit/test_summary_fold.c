@@ -1,0 +1,477 @@
+/* Summaries of thousands of nodes: the fit's last stage folds per-node figures into distributions
+ * (docs/summary-schema.md, "Folded nodes") so that a 4,096- or 16,384-node job stores one
+ * summary; round trip, text, merges after the fold, corrupt folds refused, hostlists. */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "np_test.h"
+#include "numaplace/codec.h"
+#include "numaplace/summary.h"
+#include "numaplace/summary_model.h"
+
+/* A permutation of 0..N-1 for a power-of-two N: node i's rank among the local shares. */
+#define STRIDE 7919
+
+static double share_of(size_t i, size_t n)
+{
+    return 0.05 + 0.9 * (double)((i * STRIDE) % n) / (double)(n - 1);
+}
+
+/* The node whose share has rank @p k. */
+static size_t node_of_rank(size_t k, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((i * STRIDE) % n == k)
+            return i;
+    ck_abort_msg("no node of rank %zu", k);
+    return 0;
+}
+
+/* One node's part from the fixture report, as a model node. */
+static void template_node(struct np_sum_node *out)
+{
+    json_error_t jerr;
+    json_t *r = json_load_file(np_test_fixture("summary/job100.0.node1.json"), 0, &jerr);
+    struct np_sum one;
+    struct np_err err = {0};
+
+    ck_assert_msg(r != NULL, "%s", jerr.text);
+    ck_assert_int_eq(np_sum_init(&one, 100), 0);
+    ck_assert_int_eq(np_sum_add_report(&one, r, &err), 0);
+    ck_assert_int_eq(np_sum_node_copy(out, &one.nodes[0]), 0);
+    np_sum_free(&one);
+    json_decref(r);
+}
+
+/* Node i: named n%05zu, local share share_of(i), duration 100 + i s. */
+static void set_node(struct np_sum_node *n, const struct np_sum_node *tmpl, size_t i, size_t count,
+                     double share)
+{
+    char name[32];
+
+    ck_assert_int_eq(np_sum_node_copy(n, tmpl), 0);
+    snprintf(name, sizeof(name), "n%05zu", i);
+    ck_assert_int_eq(np_str_set(&n->name, name), 0);
+    n->local_share.value = np_num_real(isnan(share) ? share_of(i, count) : share);
+    n->duration_s = 100.0 + (double)i;
+    /* real nodes' weights differ, and compress as badly as this */
+    n->local_share.seconds = 600.0 * (1.0 + fmod((double)i * 0.6180339887, 1.0));
+    n->local_share.byte_seconds = 1e9 * (1.0 + fmod((double)i * 0.4142135623, 1.0));
+}
+
+/* A summary of @p count synthetic nodes, built as the merger would, without its O(n^2) merges. */
+static void build(struct np_sum *s, size_t count)
+{
+    struct np_sum_node tmpl;
+
+    template_node(&tmpl);
+    ck_assert_int_eq(np_sum_init(s, 100), 0);
+    s->nodes = calloc(count, sizeof(*s->nodes));
+    ck_assert_ptr_nonnull(s->nodes);
+    for (size_t i = 0; i < count; i++)
+        set_node(&s->nodes[i], &tmpl, i, count, NAN);
+    s->nnodes = count;
+    np_sum_node_free(&tmpl);
+    ck_assert_int_eq(np_sum_recompute(s), 0);
+}
+
+/* The same summary as the merger makes it: one part per node, each merged in turn (quadratic:
+ * used for 4,096 nodes only). */
+static void build_by_merging(struct np_sum *s, size_t count)
+{
+    struct np_sum_node tmpl;
+    struct np_err err = {0};
+
+    template_node(&tmpl);
+    ck_assert_int_eq(np_sum_init(s, 100), 0);
+    for (size_t i = 0; i < count; i++) {
+        struct np_sum part;
+        ck_assert_int_eq(np_sum_init(&part, 100), 0);
+        part.nodes = calloc(1, sizeof(*part.nodes));
+        ck_assert_ptr_nonnull(part.nodes);
+        set_node(&part.nodes[0], &tmpl, i, count, NAN);
+        part.nnodes = 1;
+        ck_assert_int_eq(np_sum_recompute(&part), 0);
+        ck_assert_msg(np_sum_merge(s, &part, &err) == 0, "%s", err.msg);
+        np_sum_free(&part);
+    }
+    np_sum_node_free(&tmpl);
+}
+
+static double nearest_rank(size_t n, double p)
+{
+    size_t r = (size_t)ceil(p * (double)n);
+    return share_of(node_of_rank(r - 1, n), n);
+}
+
+static const size_t sizes[] = {4096, 16384};
+
+/* Decode @p stored into a model (asserting) */
+static void decode_stored(const char *stored, struct np_sum *s)
+{
+    json_t *j = NULL;
+    struct np_err err = {0};
+
+    ck_assert_int_eq(np_stored_decode(stored, &j, &err), 0);
+    ck_assert_msg(np_sum_decode(j, s, &err) == 0, "%s", err.msg);
+    json_decref(j);
+}
+
+START_TEST(test_fold_fits)
+{
+    const size_t n = sizes[_i];
+    struct np_sum s, back;
+    struct np_err err = {0};
+    char *stored = NULL, expect[64], name[32];
+    double total_ls, total_k;
+    json_int_t total_steps, tasks;
+    long len;
+
+    if (n <= 4096)
+        build_by_merging(&s, n);
+    else
+        build(&s, n);
+    total_ls = np_figure_value(&s.totals.local_share);
+    total_k = np_figure_value(&s.totals.kernel_time_share);
+    total_steps = s.totals.steps;
+    ck_assert_int_eq(s.policy_applied.n, 1);
+    tasks = np_num_int_value(&s.policy_applied.e[0].v);
+    len = np_sum_fit(&s, NP_SUMMARY_STORED_MAX, &stored, &err);
+    ck_assert_msg(len > 0 && len <= NP_SUMMARY_STORED_MAX, "%zu nodes: %ld (%s)", n, len, err.msg);
+    ck_assert(np_keys_has(&s.keys, NP_SUM_NODES_FOLDED));
+    ck_assert_str_eq(s.trimmed[s.ntrimmed - 1].what, "nodes-folded");
+    decode_stored(stored, &back);
+
+    /* what was stored: every node named, the distributions right, the worst kept whole */
+    ck_assert_int_eq(back.folded.nodes, (json_int_t)n);
+    snprintf(expect, sizeof(expect), "n[00000-%05zu]", n - 1);
+    ck_assert_str_eq(back.folded.names, expect);
+    ck_assert_int_eq(np_sum_node_count(&back), n);
+    ck_assert_int_eq(back.totals.nodes, (json_int_t)n);
+    const struct np_sum_dist *d = &back.folded.dist[NP_DIST_LOCAL_SHARE];
+    ck_assert_int_eq(d->count, (json_int_t)n);
+    ck_assert_int_eq(d->percentiles_of, (json_int_t)n);
+    ck_assert_double_eq_tol(d->min, 0.05, 1e-12);
+    ck_assert_double_eq_tol(d->max, 0.95, 1e-12);
+    ck_assert_double_eq_tol(d->p50, nearest_rank(n, 0.5), 1e-12);
+    ck_assert_double_eq_tol(d->p90, nearest_rank(n, 0.9), 1e-12);
+    snprintf(name, sizeof(name), "n%05zu", node_of_rank(0, n));
+    ck_assert_str_eq(d->min_node, name);
+    snprintf(name, sizeof(name), "n%05zu", node_of_rank(n - 1, n));
+    ck_assert_str_eq(d->max_node, name);
+    d = &back.folded.dist[NP_DIST_DURATION_S];
+    ck_assert_double_eq_tol(d->min, 100, 1e-9);
+    ck_assert_double_eq_tol(d->max, 100.0 + (double)(n - 1), 1e-9);
+    snprintf(name, sizeof(name), "n%05zu", n - 1);
+    ck_assert_str_eq(d->max_node, name);
+    ck_assert_int_eq(back.nnodes, NP_FOLD_KEEP_WORST);
+    for (size_t k = 0; k < NP_FOLD_KEEP_WORST; k++) {
+        snprintf(name, sizeof(name), "n%05zu", node_of_rank(k, n));
+        ck_assert_msg(np_sum_node_get(&back, name) != NULL, "worst node %s not kept", name);
+    }
+    /* the job-wide figures as they were before the fold */
+    ck_assert_double_eq_tol(np_figure_value(&back.totals.local_share), total_ls, 1e-9);
+    ck_assert_double_eq_tol(np_figure_value(&back.totals.kernel_time_share), total_k, 1e-9);
+    ck_assert_int_eq(back.totals.steps, total_steps);
+    ck_assert_int_eq(back.policy_applied.n, 1);
+    ck_assert_int_eq(np_num_int_value(&back.policy_applied.e[0].v), tasks);
+    ck_assert(np_sum_node_reported(&back, "n00042"));
+    ck_assert(!np_sum_node_reported(&back, "n99999"));
+
+    /* round trip: decoded and encoded again, the same JSON */
+    json_t *a = np_sum_encode(&s), *b = np_sum_encode(&back);
+    ck_assert(json_equal(a, b));
+    json_decref(a);
+    json_decref(b);
+    np_sum_free(&back);
+    np_sum_free(&s);
+    free(stored);
+}
+END_TEST
+
+/* Nodes with the same figures compress so well that the trimmed per-node form fits the column
+ * yet decodes past the decoder's limits: the fit goes on to the fold, and what it stores decodes.
+ */
+START_TEST(test_alike_nodes_decode)
+{
+    struct np_sum s;
+    struct np_err err = {0};
+    json_t *j = NULL;
+    char *stored = NULL;
+
+    build(&s, 4096);
+    for (size_t i = 0; i < s.nnodes; i++) {
+        s.nodes[i].local_share.value = np_num_real(0.5);
+        s.nodes[i].local_share.seconds = 600;
+        s.nodes[i].local_share.byte_seconds = 1e9;
+        s.nodes[i].duration_s = 600;
+    }
+    ck_assert_int_gt(np_sum_fit(&s, NP_SUMMARY_STORED_MAX, &stored, &err), 0);
+    ck_assert_msg(np_stored_decode(stored, &j, &err) == 0, "%s", err.msg);
+    json_decref(j);
+    free(stored);
+    np_sum_free(&s);
+}
+END_TEST
+
+/* A node name no hostlist holds: the fold says so, not "out of memory". */
+START_TEST(test_fold_bad_name)
+{
+    struct np_sum s;
+    struct np_err err = {0};
+    char *stored = NULL;
+
+    build(&s, 16);
+    ck_assert_int_eq(np_str_set(&s.nodes[3].name, "rack/3"), 0);
+    ck_assert_int_eq(np_sum_fit(&s, 1, &stored, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "a node name has characters a hostlist cannot hold"));
+    np_sum_free(&s);
+}
+END_TEST
+
+/* What `numaplace report` prints of a folded summary (the worst node first). */
+static const char *const text_expected[] = {
+    ("Nodes: 4,096 reported (n[00000-04095]); per-node figures as distributions; worst nodes: "
+     "n00000 "),
+    "Per-node figures over the 4096 nodes folded",
+    "  local memory       4096: 5% (n00000), ",
+    "  duration           4096: 100 s (n00000), ",
+    "Local memory (job): ",
+};
+
+START_TEST(test_fold_text)
+{
+    struct np_sum s;
+    struct np_err err = {0};
+    char *stored = NULL, *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+
+    build(&s, 4096);
+    ck_assert_int_gt(np_sum_fit(&s, NP_SUMMARY_STORED_MAX, &stored, &err), 0);
+    ck_assert_int_eq(np_sum_print(f, &s), 0);
+    fclose(f);
+    for (size_t k = 0; k < sizeof(text_expected) / sizeof(text_expected[0]); k++)
+        ck_assert_msg(strstr(buf, text_expected[k]), "no \"%s\" in:\n%s", text_expected[k], buf);
+    free(buf);
+    free(stored);
+    np_sum_free(&s);
+}
+END_TEST
+
+/* A part merged into a folded summary: a new node joins whole and counts in the totals; a later
+ * fold takes it into the distributions exactly where it can; a newer part of a folded node is
+ * named, never invented. */
+START_TEST(test_merge_after_fold)
+{
+    const size_t n = 4096;
+    struct np_sum s, folded, part, all;
+    struct np_sum_node tmpl;
+    struct np_err err = {0};
+    char *stored = NULL, *again = NULL;
+    double p50;
+
+    build(&s, n);
+    ck_assert_int_gt(np_sum_fit(&s, NP_SUMMARY_STORED_MAX, &stored, &err), 0);
+    decode_stored(stored, &folded);
+    p50 = folded.folded.dist[NP_DIST_LOCAL_SHARE].p50;
+
+    /* a late node, worse than all: joins whole, totals as if never folded */
+    template_node(&tmpl);
+    ck_assert_int_eq(np_sum_init(&part, 100), 0);
+    part.nodes = calloc(1, sizeof(*part.nodes));
+    set_node(&part.nodes[0], &tmpl, 99999, n, 0.01);
+    part.nnodes = 1;
+    ck_assert_int_eq(np_sum_recompute(&part), 0);
+    build(&all, n);
+    all.nodes = realloc(all.nodes, (n + 1) * sizeof(*all.nodes));
+    set_node(&all.nodes[n], &tmpl, 99999, n, 0.01);
+    all.nnodes = n + 1;
+    ck_assert_int_eq(np_sum_recompute(&all), 0);
+    ck_assert_msg(np_sum_merge(&folded, &part, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(folded.totals.nodes, (json_int_t)n + 1);
+    ck_assert_double_eq_tol(np_figure_value(&folded.totals.local_share),
+                            np_figure_value(&all.totals.local_share), 1e-9);
+    ck_assert_ptr_nonnull(np_sum_node_get(&folded, "n99999"));
+    ck_assert_int_gt(np_sum_fit(&folded, NP_SUMMARY_STORED_MAX, &again, &err), 0);
+    free(again);
+
+    /* forced to fold again: count, min and max exact, percentiles of the first n said so */
+    ck_assert_int_eq(np_sum_fit(&folded, 1, &again, &err), -E2BIG);
+    const struct np_sum_dist *d = &folded.folded.dist[NP_DIST_LOCAL_SHARE];
+    ck_assert_int_eq(d->count, (json_int_t)n + 1);
+    ck_assert_int_eq(d->percentiles_of, (json_int_t)n);
+    ck_assert_double_eq_tol(d->min, 0.01, 1e-12);
+    ck_assert_str_eq(d->min_node, "n99999");
+    ck_assert_double_eq_tol(d->p50, p50, 1e-12);
+    ck_assert_int_eq(folded.folded.nodes, (json_int_t)n + 1);
+    ck_assert_str_eq(folded.folded.names, "n[00000-04095,99999]");
+    ck_assert_double_eq_tol(np_figure_value(&folded.totals.local_share),
+                            np_figure_value(&all.totals.local_share), 1e-9);
+    ck_assert_ptr_nonnull(np_sum_node_get(&folded, "n99999")); /* the worst now */
+
+    /* a newer part of a node folded away: named, its figures not taken in */
+    free(part.nodes[0].name);
+    part.nodes[0].name = strdup("n00100");
+    part.nodes[0].step_count = 9;
+    ck_assert_int_eq(np_sum_merge(&folded, &part, &err), 0);
+    ck_assert_str_eq(folded.folded.not_updated, "n00100");
+    ck_assert_int_eq(folded.totals.nodes, (json_int_t)n + 1);
+    ck_assert_double_eq_tol(np_figure_value(&folded.totals.local_share),
+                            np_figure_value(&all.totals.local_share), 1e-9);
+    /* the same part of a node kept whole again (a retried write): nothing to note */
+    np_sum_node_free(&part.nodes[0]);
+    ck_assert_int_eq(np_sum_node_copy(&part.nodes[0], np_sum_node_get(&folded, "n99999")), 0);
+    ck_assert_int_eq(np_sum_merge(&folded, &part, &err), 0);
+    ck_assert_str_eq(folded.folded.not_updated, "n00100");
+
+    /* two folded summaries do not merge; an unfolded one merges into a folded one */
+    ck_assert_int_eq(np_sum_merge(&folded, &folded, &err), 0);
+    ck_assert_int_eq(np_sum_merge(&s, &folded, &err), -EINVAL);
+    ck_assert_int_eq(np_sum_merge(&part, &folded, &err), 0);
+    ck_assert(np_keys_has(&part.keys, NP_SUM_NODES_FOLDED));
+    ck_assert_int_eq(part.totals.nodes, (json_int_t)n + 1);
+
+    np_sum_node_free(&tmpl);
+    np_sum_free(&all);
+    np_sum_free(&part);
+    np_sum_free(&folded);
+    np_sum_free(&s);
+    free(stored);
+}
+END_TEST
+
+/* Corrupt folds are refused by the decoder, naming the member. */
+#define FOLD_HEAD                                                                                  \
+    "{\"schema\": \"numaplace.summary/1\", \"job_id\": 1, \"nodes\": {}, \"nodes_folded\": "
+#define SUMS                                                                                       \
+    "\"sums\": {\"steps\": 1, \"pages_moved_bytes\": 0, \"migration_requests\": 0, "               \
+    "\"local_share_nodes\": 1, \"local_share_seconds\": 1.0, \"local_share_x_seconds\": 0.5, "     \
+    "\"local_share_byte_seconds\": 0.0, \"local_share_x_byte_seconds\": 0.0, "                     \
+    "\"local_share_all_bytes\": false, \"kernel_time_share_nodes\": 0, "                           \
+    "\"kernel_time_share_seconds\": 0.0, \"kernel_time_share_x_seconds\": 0.0, "                   \
+    "\"policy_requested\": [], \"policy_applied\": {}}"
+/* all_bytes with no byte seconds: the job's local share would be 0/0 */
+#define SUMS_NO_BYTES                                                                              \
+    "\"sums\": {\"steps\": 1, \"pages_moved_bytes\": 0, \"migration_requests\": 0, "               \
+    "\"local_share_nodes\": 1, \"local_share_seconds\": 1.0, \"local_share_x_seconds\": 0.5, "     \
+    "\"local_share_byte_seconds\": 0.0, \"local_share_x_byte_seconds\": 0.0, "                     \
+    "\"local_share_all_bytes\": true, \"kernel_time_share_nodes\": 0, "                            \
+    "\"kernel_time_share_seconds\": 0.0, \"kernel_time_share_x_seconds\": 0.0, "                   \
+    "\"policy_requested\": [], \"policy_applied\": {}}"
+#define DIST(c, p50, p90)                                                                          \
+    "{\"count\": " #c ", \"min\": 0.1, \"min_node\": \"n1\", \"p50\": " #p50 ", \"p90\": " #p90    \
+    ", \"max\": 0.9, \"max_node\": \"n2\", \"percentiles_of\": " #c "}"
+
+static const struct {
+    const char *fold; /* nodes_folded's JSON */
+    int rc;
+    const char *msg;
+} fold_cases[] = {
+    {"{\"nodes\": 2, \"names\": \"n[1-2]\", \"figures\": {\"local_share\": " DIST(
+         2, 0.5, 0.8) "}, " SUMS "}",
+     0, ""},
+    {"{\"nodes\": 3, \"names\": \"n[1-2]\", \"figures\": {}, " SUMS "}", -EINVAL,
+     "2 names for 3 nodes"},
+    {"{\"nodes\": 2, \"names\": \"n[2-1]\", \"figures\": {}, " SUMS "}", -EINVAL,
+     "N or N-M with N <= M"},
+    {"{\"nodes\": 2, \"names\": \"n[0-99999999999]\", \"figures\": {}, " SUMS "}", -EINVAL,
+     "more than 2 nodes"},
+    {"{\"nodes\": 2, \"names\": \"n[1-2\", \"figures\": {}, " SUMS "}", -EINVAL, "closing"},
+    {"{\"nodes\": 2, \"names\": \"n/1,n2\", \"figures\": {}, " SUMS "}", -EINVAL, "'/'"},
+    {"{\"nodes\": 0, \"names\": \"\", \"figures\": {}, " SUMS "}", -EINVAL, "expected 1 to"},
+    {"{\"nodes\": 2, \"names\": \"n[1-2]\", \"figures\": {\"rss\": " DIST(2, 0.5, 0.8) "}, " SUMS
+                                                                                       "}",
+     -EINVAL, "unknown figure 'rss'"},
+    {"{\"nodes\": 2, \"names\": \"n[1-2]\", \"figures\": {\"cpi\": " DIST(2, 0.95, 0.8) "}, " SUMS
+                                                                                        "}",
+     -EINVAL, "min <= p50 <= p90 <= max"},
+    {"{\"nodes\": 2, \"names\": \"n[1-2]\", \"figures\": {\"cpi\": " DIST(3, 0.5, 0.8) "}, " SUMS
+                                                                                       "}",
+     -EINVAL, "count over nodes"},
+    {"{\"nodes\": 2, \"names\": \"n[1-2]\", \"figures\": {}, " SUMS_NO_BYTES "}", -EINVAL,
+     "byte seconds too"},
+    {"{\"nodes\": 2, \"names\": \"n[1-2]\", \"figures\": {}}", -EINVAL, "nodes_folded"},
+    {"{\"nodes\": 2, \"names\": \"n[1-2]\", \"figures\": {}, \"extra\": 1, " SUMS "}", -EINVAL,
+     "nodes_folded"},
+};
+
+START_TEST(test_fold_decode)
+{
+    char text[4096];
+    json_error_t jerr;
+    json_t *j;
+    struct np_sum s;
+    struct np_err err = {0};
+    int rc;
+
+    snprintf(text, sizeof(text), FOLD_HEAD "%s}", fold_cases[_i].fold);
+    j = json_loads(text, 0, &jerr);
+    ck_assert_msg(j != NULL, "case %d: %s", _i, jerr.text);
+    rc = np_sum_decode(j, &s, &err);
+    ck_assert_msg(rc == fold_cases[_i].rc, "case %d: %d (%s)", _i, rc, err.msg);
+    ck_assert_msg(strstr(err.msg, fold_cases[_i].msg), "case %d: %s", _i, err.msg);
+    if (rc == 0) {
+        ck_assert_int_eq(np_sum_node_count(&s), 2);
+        ck_assert(np_sum_node_reported(&s, "n2"));
+        np_sum_free(&s);
+    }
+    json_decref(j);
+}
+END_TEST
+
+static const struct {
+    const char *names; /* comma-separated, any order */
+    const char *list;  /* np_hostlist_compress's */
+} hostlist_cases[] = {
+    {"n3,n1,n2,n5", "n[1-3,5]"},
+    {"node0009,node0010,node0011", "node[0009-0011]"},
+    {"n9,n10", "n9,n10"},
+    {"login,c1,c2,gpu-07,gpu-08", "c[1-2],gpu-[07-08],login"},
+    {"a.b1", "a.b1"},
+};
+
+START_TEST(test_hostlist)
+{
+    struct np_strs names = {0}, back = {0}, sorted = {0};
+    char buf[256], *save = NULL, *list = NULL;
+    struct np_err err = {0};
+
+    snprintf(buf, sizeof(buf), "%s", hostlist_cases[_i].names);
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        ck_assert_int_eq(np_strs_append(&names, t), 0);
+        ck_assert_int_eq(np_strs_add_sorted(&sorted, t), 0);
+    }
+    ck_assert_int_eq(np_hostlist_compress(&names, &list), 0);
+    ck_assert_str_eq(list, hostlist_cases[_i].list);
+    ck_assert_int_eq(np_hostlist_expand(list, 100, &back, &err), 0);
+    ck_assert_int_eq(back.n, sorted.n);
+    for (size_t k = 0; k < back.n; k++)
+        ck_assert_str_eq(back.v[k], sorted.v[k]);
+    free(list);
+    np_strs_free(&names);
+    np_strs_free(&back);
+    np_strs_free(&sorted);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("summary_fold");
+    TCase *tc = tcase_create("summary_fold");
+
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, test_fold_fits, 0, sizeof(sizes) / sizeof(sizes[0]));
+    tcase_add_test(tc, test_fold_text);
+    tcase_add_test(tc, test_alike_nodes_decode);
+    tcase_add_test(tc, test_fold_bad_name);
+    tcase_add_test(tc, test_merge_after_fold);
+    tcase_add_loop_test(tc, test_fold_decode, 0, sizeof(fold_cases) / sizeof(fold_cases[0]));
+    tcase_add_loop_test(tc, test_hostlist, 0, sizeof(hostlist_cases) / sizeof(hostlist_cases[0]));
+    suite_add_tcase(s, tc);
+    return np_test_run(s);
+}
