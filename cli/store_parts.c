@@ -209,7 +209,8 @@ static int merge_files(struct store_parts_job *job, uint32_t job_id, uid_t uid,
         if (part && fstat(fd, &st) == 0) {
             struct np_err merr = {0};
             struct np_sum one;
-            if (np_sum_decode(part, &one, &merr) < 0 || np_sum_merge(merged, &one, &merr) < 0)
+            if (np_sum_decode(part, &one, &merr) < 0 ||
+                np_sum_merge_deferred(merged, &one, &merr) < 0)
                 snprintf(why, sizeof(why), "%s", merr.msg);
             else
                 rc = add_part(job, e->d_name, st.st_ino);
@@ -249,6 +250,8 @@ int store_parts_merge(const char *dir, uint32_t job_id, uid_t uid, struct store_
         return np_err_set(err, rc, "job %" PRIu32 ": another merge has its parts", job_id);
     }
     rc = np_sum_init(&acc, job_id) == 0 ? merge_files(job, job_id, uid, &acc, found, log) : -ENOMEM;
+    if (rc == 0 && np_sum_recompute(&acc) < 0) /* once, after the last part */
+        rc = -ENOMEM;
     if (rc == 0 && !(*merged = np_sum_encode(&acc)))
         rc = -ENOMEM;
     np_sum_free(&acc);

@@ -187,6 +187,13 @@ static int merge_into_folded(struct np_sum *into, const struct np_sum *other, st
 
 int np_sum_merge(struct np_sum *into, const struct np_sum *other, struct np_err *err)
 {
+    const int rc = np_sum_merge_deferred(into, other, err);
+
+    return rc ? rc : np_sum_recompute(into);
+}
+
+int np_sum_merge_deferred(struct np_sum *into, const struct np_sum *other, struct np_err *err)
+{
     struct np_strs late = {0};
     int rc = 0;
 
@@ -231,5 +238,5 @@ int np_sum_merge(struct np_sum *into, const struct np_sum *other, struct np_err 
             rc |= np_strs_append(&into->missing_nodes, other->missing_nodes.v[i]);
     if (rc || merge_trimmed(into, other) != 0)
         return np_err_set(err, -ENOMEM, "out of memory merging summaries");
-    return np_sum_recompute(into);
+    return 0;
 }

@@ -79,8 +79,8 @@ static void build(struct np_sum *s, size_t count)
     ck_assert_int_eq(np_sum_recompute(s), 0);
 }
 
-/* The same summary as the merger makes it: one part per node, each merged in turn (quadratic:
- * used for 4,096 nodes only). */
+/* The same summary as the merger makes it: one part per node, each merged in turn, the totals
+ * recomputed once after the last (store_parts.c). */
 static void build_by_merging(struct np_sum *s, size_t count)
 {
     struct np_sum_node tmpl;
@@ -96,9 +96,10 @@ static void build_by_merging(struct np_sum *s, size_t count)
         set_node(&part.nodes[0], &tmpl, i, count, NAN);
         part.nnodes = 1;
         ck_assert_int_eq(np_sum_recompute(&part), 0);
-        ck_assert_msg(np_sum_merge(s, &part, &err) == 0, "%s", err.msg);
+        ck_assert_msg(np_sum_merge_deferred(s, &part, &err) == 0, "%s", err.msg);
         np_sum_free(&part);
     }
+    ck_assert_int_eq(np_sum_recompute(s), 0);
     np_sum_node_free(&tmpl);
 }
 
@@ -131,10 +132,7 @@ START_TEST(test_fold_fits)
     json_int_t total_steps, tasks;
     long len;
 
-    if (n <= 4096)
-        build_by_merging(&s, n);
-    else
-        build(&s, n);
+    build_by_merging(&s, n);
     total_ls = np_figure_value(&s.totals.local_share);
     total_k = np_figure_value(&s.totals.kernel_time_share);
     total_steps = s.totals.steps;

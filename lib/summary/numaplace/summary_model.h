@@ -355,6 +355,10 @@ NP_API int np_sum_add_report(struct np_sum *s, const json_t *report, struct np_e
 NP_API int np_sum_expect_nodes(struct np_sum *s, const char *hostlist, struct np_err *err);
 /** Merge @p other into @p into, as np_summary_merge. */
 NP_API int np_sum_merge(struct np_sum *into, const struct np_sum *other, struct np_err *err);
+/** np_sum_merge without recomputing the totals, for many parts merged in a row (recomputing
+ *  after each made merging N parts cost N^2): call np_sum_recompute once after the last. */
+NP_API int np_sum_merge_deferred(struct np_sum *into, const struct np_sum *other,
+                                 struct np_err *err);
 /** Totals, policies, class, start/end and missing_nodes again from the nodes. 0 or -ENOMEM. */
 NP_API int np_sum_recompute(struct np_sum *s);
 /** Whether a skipped report of @p node is listed. */
