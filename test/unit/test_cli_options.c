@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "np_test.h"
 #include "options.h"
 
 static const struct {
@@ -58,14 +59,8 @@ int main(void)
 {
     Suite *s = suite_create("cli_options");
     TCase *tc = tcase_create("parse");
-    SRunner *sr;
-    int failed;
 
     tcase_add_loop_test(tc, test_parse, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return np_test_run(s);
 }
