@@ -14,9 +14,14 @@ json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint64_t *pen
                                     (unsigned)peer->uid);
     if (!j)
         return np_proto_reply_error("job %u.%s is not tracked here", job_id, np_step_name(step_id));
-    if (j->finishing)
+    if (j->finishing && j->reply_tag)
         return np_proto_reply_error("job %u.%s has ended already; its report is being written",
                                     job_id, np_step_name(step_id));
+    if (j->finishing) { /* a tick found its processes gone first: wait for the same report */
+        j->reply_tag = ++d->migration.next_tag;
+        *pending = j->reply_tag;
+        return NULL;
+    }
     NPD_LOG(d, INFO, "job %u.%s: step ended", job_id, np_step_name(step_id));
     j->reply_tag = ++d->migration.next_tag;
     job_finish(d, j, true); /* j is freed unless it is finishing */

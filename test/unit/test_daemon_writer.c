@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jobs.h"
 #include "np_daemon_test.h"
 #include "registry.h"
 #include "server.h"
@@ -275,6 +276,33 @@ START_TEST(test_register_answered_while_report_is_written)
 }
 END_TEST
 
+/* The tick found the step's processes gone and ended it before slurmstepd's step_end came: that
+ * step_end waits for the same report, as if it had come first, and is answered once it is on
+ * disk (it used to be refused as "ended already", answered before the report was durable). */
+START_TEST(test_step_end_after_the_tick_ended_it)
+{
+    struct np_daemon_client *ending = &t.d->clients[1];
+    struct np_daemon_job *j;
+    int peer;
+
+    register_step(66);
+    j = registry_find(&t.d->registry, 66, 0);
+    ck_assert_ptr_nonnull(j);
+    j->ended = true;
+    job_finish(t.d, j, true); /* as sampling_tick does */
+    ck_assert_ptr_nonnull(j = registry_find(&t.d->registry, 66, 0));
+    ck_assert(j->finishing);
+    peer = connect_root(ending);
+    request(ending, peer, "{\"v\":1,\"op\":\"step_end\",\"job\":66,\"step\":0}\n");
+    ck_assert_str_eq(reply_of(peer), "");
+    gate_open(daemon_gate, 1);
+    collect(t.d->writer, t.d, 1);
+    ck_assert(np_test_report_exists(&t, "66.0"));
+    ck_assert_ptr_nonnull(strstr(reply_of(peer), "\"ok\":true"));
+    close(peer);
+}
+END_TEST
+
 /* kill -9 while the writer has the report (before its write, or after it but before the step's
  * end is journaled): the restarted helper still knows the step, and its report is written then
  * (incomplete: the helper did not see its end) or kept (complete). Never lost, never degraded. */
@@ -368,6 +396,7 @@ int main(void)
     tcase_add_loop_test(daemon, test_kill_while_report_is_written, 0,
                         (int)(sizeof(kill_cases) / sizeof(kill_cases[0])));
     tcase_add_test(daemon, test_journal_kept_past_a_save_in_flight);
+    tcase_add_test(daemon, test_step_end_after_the_tick_ended_it);
     suite_add_tcase(s, daemon);
     return np_test_run(s);
 }
