@@ -37,12 +37,16 @@ void np_daemon_init(struct np_daemon *d)
 
 void np_daemon_stop_writer(struct np_daemon *d)
 {
-    if (!d->writer)
+    struct writer *w = d->writer;
+
+    if (!w)
         return;
-    writer_stop(d->writer);
-    writer_collect(d->writer, d);
-    writer_free(d->writer);
+    /* Detached first: a save its completions start (a step forgotten, the journal past its
+     * bound) is written here and now, not queued to a writer that no longer runs. */
     d->writer = NULL;
+    writer_stop(w);
+    writer_collect(w, d);
+    writer_free(w);
 }
 
 void np_daemon_fini(struct np_daemon *d)

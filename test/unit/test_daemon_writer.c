@@ -303,6 +303,31 @@ START_TEST(test_step_end_after_the_tick_ended_it)
 }
 END_TEST
 
+/* numaplaced stops while a report is with the writer and the journal has passed its bound: the
+ * save that the report's completion starts is written at once (it was queued to the stopped
+ * writer and dropped, and with it the final save at stop). */
+START_TEST(test_stop_saves_what_completions_start)
+{
+    struct np_daemon_client *ending = &t.d->clients[1];
+    const unsigned long saves = t.d->registry.saves;
+    char path[4200];
+    int peer;
+
+    register_step(67);
+    peer = connect_root(ending);
+    request(ending, peer, "{\"v\":1,\"op\":\"step_end\",\"job\":67,\"step\":0}\n");
+    gate_open(daemon_gate, 1);
+    t.d->registry.journal_bytes = (size_t)1 << 30; /* the next line folds the journal */
+    np_daemon_stop_writer(t.d);
+    ck_assert_ptr_null(t.d->writer);
+    ck_assert(!t.d->registry.save_in_flight);
+    ck_assert_uint_gt(t.d->registry.saves, saves);
+    snprintf(path, sizeof(path), "%s/registry.json", t.d->cfg.state_dir);
+    ck_assert_ptr_null(strstr(read_file(path), "\"job\":67")); /* its end is in the snapshot */
+    close(peer);
+}
+END_TEST
+
 /* kill -9 while the writer has the report (before its write, or after it but before the step's
  * end is journaled): the restarted helper still knows the step, and its report is written then
  * (incomplete: the helper did not see its end) or kept (complete). Never lost, never degraded. */
@@ -397,6 +422,7 @@ int main(void)
                         (int)(sizeof(kill_cases) / sizeof(kill_cases[0])));
     tcase_add_test(daemon, test_journal_kept_past_a_save_in_flight);
     tcase_add_test(daemon, test_step_end_after_the_tick_ended_it);
+    tcase_add_test(daemon, test_stop_saves_what_completions_start);
     suite_add_tcase(s, daemon);
     return np_test_run(s);
 }
