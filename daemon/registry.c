@@ -272,6 +272,12 @@ static void registry_written(void *ctx, struct writer_job *w)
     struct np_daemon *d = ctx;
 
     d->registry.save_in_flight = false;
+    if (strcmp(w->dir, d->cfg.state_dir) != 0) {
+        /* A reload moved state_dir meanwhile: this snapshot is the old directory's, and the new
+         * one's journal is in no snapshot yet. Leave it whole; the next tick saves there. */
+        d->registry.dirty = true;
+        return;
+    }
     save_outcome(d, w->rc, &w->err, w->len,
                  d->registry.journal_lines == d->registry.lines_at_submit);
 }

@@ -328,6 +328,28 @@ START_TEST(test_stop_saves_what_completions_start)
 }
 END_TEST
 
+/* A reload moves state_dir while registry.json is with the writer: the snapshot is the old
+ * directory's, so the new directory's journal (a step registered after the reload) stays whole. */
+START_TEST(test_state_dir_moved_during_a_save)
+{
+    char moved[sizeof(t.d->cfg.state_dir)], path[4200];
+
+    register_step(68);
+    registry_flush(t.d); /* queued to the writer, held back */
+    ck_assert(t.d->registry.save_in_flight);
+    snprintf(moved, sizeof(moved), "%s/moved-state", t.dir);
+    ck_assert_int_eq(mkdir(moved, 0700), 0);
+    memcpy(t.d->cfg.state_dir, moved, sizeof(moved)); /* as a SIGHUP with a new state_dir */
+    register_step(69);
+    gate_open(daemon_gate, 1);
+    collect(t.d->writer, t.d, 1);
+    snprintf(path, sizeof(path), "%s/registry.journal", moved);
+    ck_assert_msg(read_file(path) && strstr(read_file(path), "\"job\":69"),
+                  "the step registered after the reload is gone from %s", path);
+    ck_assert(t.d->registry.dirty); /* the next tick saves in the new directory */
+}
+END_TEST
+
 /* kill -9 while the writer has the report (before its write, or after it but before the step's
  * end is journaled): the restarted helper still knows the step, and its report is written then
  * (incomplete: the helper did not see its end) or kept (complete). Never lost, never degraded. */
@@ -423,6 +445,7 @@ int main(void)
     tcase_add_test(daemon, test_journal_kept_past_a_save_in_flight);
     tcase_add_test(daemon, test_step_end_after_the_tick_ended_it);
     tcase_add_test(daemon, test_stop_saves_what_completions_start);
+    tcase_add_test(daemon, test_state_dir_moved_during_a_save);
     suite_add_tcase(s, daemon);
     return np_test_run(s);
 }
