@@ -259,6 +259,8 @@ static int read_status_fd(int fd, struct np_proc_status *out)
         have += (size_t)n;
     if (have == 0)
         return -ESRCH; /* as a kept file of an exited process reads */
+    if (have + 1 == sizeof(text))
+        return -EFBIG; /* its last lines (the context switches) may be cut: the line reader */
     text[have] = '\0';
     memset(out, 0, sizeof(*out));
     for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
@@ -272,7 +274,7 @@ int np_proc_cache_ctxt_switches(struct np_proc_cache *c, struct np_proc_entry *e
 {
     struct np_proc_status ps;
 
-    if (threads == 1 && e->status_fd < 0) {
+    if (threads == 1 && e->status_fd < 0 && c->budget && c->budget->left > 0) {
         char path[1200];
         int fd;
         snprintf(path, sizeof(path), "%s/proc/%d/status", c->root, (int)e->pid);

@@ -189,6 +189,19 @@ START_TEST(test_job_over_time)
         np_sampler_sample(&s, np_monotonic_s() + 2, NULL, false, true, &third);
         ck_assert_uint_eq(third.voluntary_cs, 70u + 7u * (unsigned)(cases[_i].processes - 1));
         ck_assert_uint_eq(third.involuntary_cs, 30u + 3u * (unsigned)(cases[_i].processes - 1));
+        /* A status file longer than the kept read's buffer (a node of thousands of CPUs): its
+         * last lines, the context switches, come from the line reader, not as zero. */
+        {
+            static char big[12000];
+            size_t len = (size_t)snprintf(big, sizeof(big), "Name:\tjob\n");
+            while (len < 9000)
+                len += (size_t)snprintf(big + len, sizeof(big) - len, "Padding:\t%0100d\n", 0);
+            snprintf(big + len, sizeof(big) - len,
+                     "voluntary_ctxt_switches:\t700\nnonvoluntary_ctxt_switches:\t300\n");
+            write_file(path, big);
+            np_sampler_sample(&s, np_monotonic_s() + 3, NULL, false, true, &third);
+            ck_assert_uint_eq(third.voluntary_cs, 700u + 7u * (unsigned)(cases[_i].processes - 1));
+        }
     }
     np_sampler_fini(&s);
     ck_assert_int_eq(budget.left, 100); /* every kept descriptor given back */
