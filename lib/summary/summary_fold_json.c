@@ -2,6 +2,7 @@
  * like the rest of the summary: only its members, each of its type, its names a hostlist of as
  * many nodes as it says. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,6 +285,14 @@ static int decode_sums(const json_t *j, struct np_sum_folded *f, struct np_err *
                        "sensitivity", &sens, "start", &start, "end", &end) != 0)
         return BAD("sums");
     f->ls_all_bytes = all_bytes;
+    /* each x-weighted sum is a share (0 to 1) times its weight: a local share outside 0-100% */
+    if (!(f->ls_x_seconds >= 0 && f->ls_x_seconds <= f->ls_seconds) ||
+        !(f->ls_x_byte_seconds >= 0 && f->ls_x_byte_seconds <= f->ls_byte_seconds) ||
+        !(f->k_x_seconds >= 0 && f->k_x_seconds <= f->k_seconds) || !isfinite(f->ls_seconds) ||
+        !isfinite(f->ls_byte_seconds) || !isfinite(f->k_seconds))
+        return np_err_set(err, -EINVAL,
+                          "nodes_folded.sums: expected finite weights, each x_ sum between 0 "
+                          "and its weight (shares from 0 to 1)");
     if (f->ls_nodes < 0 || f->ls_nodes > f->nodes || f->k_nodes < 0 || f->k_nodes > f->nodes ||
         (f->ls_nodes && !(f->ls_seconds > 0)) || (f->k_nodes && !(f->k_seconds > 0)) ||
         (f->ls_nodes && f->ls_all_bytes && !(f->ls_byte_seconds > 0)))
@@ -323,6 +332,13 @@ static int decode(const json_t *j, struct np_sum_folded *f, struct np_err *err)
     if ((json_int_t)f->sorted.n != f->nodes)
         return np_err_set(err, -EINVAL, "nodes_folded.names: %zu names for %lld nodes", f->sorted.n,
                           (long long)f->nodes);
+    if (not_updated) { /* a hostlist too, of folded nodes: checked here, not at a later merge */
+        struct np_strs late = {0};
+        rc = np_hostlist_expand(not_updated, (size_t)f->nodes, &late, err);
+        np_strs_free(&late);
+        if (rc != 0)
+            return rc;
+    }
     if (np_str_set(&f->names, names) || (not_updated && np_str_set(&f->not_updated, not_updated)))
         return OOM;
     if (!json_is_object(figs))
@@ -343,6 +359,11 @@ static int decode(const json_t *j, struct np_sum_folded *f, struct np_err *err)
         np_keys_set(&f->figure_keys, d);
         if (f->dist[d].count > f->nodes)
             return np_err_set(err, -EINVAL, "nodes_folded.figures.%s: count over nodes", key);
+        if (!np_strs_sorted_has(&f->sorted, f->dist[d].min_node) ||
+            !np_strs_sorted_has(&f->sorted, f->dist[d].max_node))
+            return np_err_set(err, -EINVAL,
+                              "nodes_folded.figures.%s: min_node and max_node must be in names",
+                              key);
         f->has_dist[d] = true;
     }
     return decode_sums(sums, f, err);

@@ -377,6 +377,14 @@ END_TEST
     "\"local_share_all_bytes\": true, \"kernel_time_share_nodes\": 0, "                            \
     "\"kernel_time_share_seconds\": 0.0, \"kernel_time_share_x_seconds\": 0.0, "                   \
     "\"policy_requested\": [], \"policy_applied\": {}}"
+/* a local share of 300%: the x-weighted sum over its weight */
+#define SUMS_OVER_ONE                                                                              \
+    "\"sums\": {\"steps\": 1, \"pages_moved_bytes\": 0, \"migration_requests\": 0, "               \
+    "\"local_share_nodes\": 1, \"local_share_seconds\": 1.0, \"local_share_x_seconds\": 3.0, "     \
+    "\"local_share_byte_seconds\": 0.0, \"local_share_x_byte_seconds\": 0.0, "                     \
+    "\"local_share_all_bytes\": false, \"kernel_time_share_nodes\": 0, "                           \
+    "\"kernel_time_share_seconds\": 0.0, \"kernel_time_share_x_seconds\": 0.0, "                   \
+    "\"policy_requested\": [], \"policy_applied\": {}}"
 #define DIST(c, p50, p90)                                                                          \
     "{\"count\": " #c ", \"min\": 0.1, \"min_node\": \"n1\", \"p50\": " #p50 ", \"p90\": " #p90    \
     ", \"max\": 0.9, \"max_node\": \"n2\", \"percentiles_of\": " #c "}"
@@ -409,6 +417,13 @@ static const struct {
      -EINVAL, "count over nodes"},
     {"{\"nodes\": 2, \"names\": \"n[1-2]\", \"figures\": {}, " SUMS_NO_BYTES "}", -EINVAL,
      "byte seconds too"},
+    {"{\"nodes\": 2, \"names\": \"n[1-2]\", \"figures\": {}, " SUMS_OVER_ONE "}", -EINVAL,
+     "each x_ sum between 0 and its weight"},
+    {"{\"nodes\": 2, \"names\": \"n[2-3]\", \"figures\": {\"cpi\": " DIST(2, 0.5, 0.8) "}, " SUMS
+                                                                                       "}",
+     -EINVAL, "min_node and max_node must be in names"},
+    {"{\"nodes\": 2, \"names\": \"n[1-2]\", \"figures\": {}, \"not_updated\": \"n[1-\", " SUMS "}",
+     -EINVAL, "closing"},
     {"{\"nodes\": 2, \"names\": \"n[1-2]\", \"figures\": {}}", -EINVAL, "nodes_folded"},
     {"{\"nodes\": 2, \"names\": \"n[1-2]\", \"figures\": {}, \"extra\": 1, " SUMS "}", -EINVAL,
      "nodes_folded"},
