@@ -163,17 +163,24 @@ static bool helper_enabled(void)
            strcmp(plugin->site->helper_socket, "none") != 0;
 }
 
-/* One request to numaplaced, bounded by helper_timeout_ms. @return 0 or -errno. */
+/* step_end is answered once the step's report is on disk (the epilog reads it next): at the
+ * step's end, not at a launch, it may wait for a slow disk this long. */
+#define NP_STEP_END_TIMEOUT_MS 2000
+
+/* One request to numaplaced, bounded by helper_timeout_ms (step_end: at least
+ * NP_STEP_END_TIMEOUT_MS). @return 0 or -errno. */
 static int helper_call(const struct np_proto_request *req, struct np_err *err)
 {
     char *line = np_proto_encode(req);
     json_t *reply = NULL;
+    unsigned timeout_ms = plugin->site->helper_timeout_ms;
     int rc;
 
     if (!line)
         return np_err_set(err, -ENOMEM, "out of memory");
-    rc = np_proto_call(plugin->site->helper_socket, line, plugin->site->helper_timeout_ms, &reply,
-                       err);
+    if (req->op == NP_OP_STEP_END && timeout_ms < NP_STEP_END_TIMEOUT_MS)
+        timeout_ms = NP_STEP_END_TIMEOUT_MS;
+    rc = np_proto_call(plugin->site->helper_socket, line, timeout_ms, &reply, err);
     free(line);
     json_decref(reply);
     return rc;
