@@ -174,8 +174,6 @@ int main(void)
 {
     Suite *suite = suite_create("daemon_affinity");
     TCase *tc = tcase_create("daemon_affinity");
-    SRunner *sr;
-    int failed;
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, local_nodes_follow_the_binding, 0,
@@ -183,9 +181,5 @@ int main(void)
     tcase_add_test(tc, applied_reads_the_affinity_at_once);
     tcase_add_test(tc, status_report_and_trace_carry_both);
     suite_add_tcase(suite, tc);
-    sr = srunner_create(suite);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return np_test_run(suite);
 }

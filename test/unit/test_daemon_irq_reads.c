@@ -92,14 +92,8 @@ int main(void)
 {
     Suite *suite = suite_create("daemon_irq_reads");
     TCase *tc = tcase_create("irq");
-    SRunner *sr;
-    int failed;
 
     tcase_add_loop_test(tc, test_irq_read_when_kept, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     suite_add_tcase(suite, tc);
-    sr = srunner_create(suite);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return np_test_run(suite);
 }

@@ -104,16 +104,10 @@ int main(void)
 {
     Suite *suite = suite_create("sampler_affinity");
     TCase *tc = tcase_create("sampler_affinity");
-    SRunner *sr;
-    int failed;
 
     tcase_add_loop_test(tc, test_effective_cpus, 0, 2 * (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, test_no_registered_cpus);
     tcase_add_test(tc, test_ctxt_switches_give_the_lists);
     suite_add_tcase(suite, tc);
-    sr = srunner_create(suite);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return np_test_run(suite);
 }
