@@ -285,12 +285,8 @@ int np_proc_cache_ctxt_switches(struct np_proc_cache *c, struct np_proc_entry *e
         if (read_status_fd(e->status_fd, &ps) == 0) {
             *voluntary = ps.voluntary_ctxt_switches;
             *involuntary = ps.nonvoluntary_ctxt_switches;
-            /* a list that filled the field may have been cut: not known, rather than narrower */
             if (cpus_allowed)
-                cpus_allowed(strlen(ps.cpus_allowed_list) + 1 < sizeof(ps.cpus_allowed_list)
-                                 ? ps.cpus_allowed_list
-                                 : NULL,
-                             arg);
+                cpus_allowed(np_proc_status_cpus_allowed(&ps), arg);
             return 0;
         }
         close_kept(c, &e->status_fd);

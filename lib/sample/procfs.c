@@ -404,6 +404,13 @@ int np_proc_children(const char *root, pid_t pid, long threads, pid_t *out, unsi
     return (int)found;
 }
 
+const char *np_proc_status_cpus_allowed(const struct np_proc_status *ps)
+{
+    /* a list that filled the field may have been cut: not known, rather than narrower */
+    return strlen(ps->cpus_allowed_list) + 1 < sizeof(ps->cpus_allowed_list) ? ps->cpus_allowed_list
+                                                                             : NULL;
+}
+
 int np_proc_ctxt_switches(const char *root, pid_t pid, long threads, uint64_t *voluntary,
                           uint64_t *involuntary, np_cpu_list_fn *cpus_allowed, void *arg,
                           struct np_err *err)
@@ -419,12 +426,8 @@ int np_proc_ctxt_switches(const char *root, pid_t pid, long threads, uint64_t *v
         if (rc == 0) {
             *voluntary = ps.voluntary_ctxt_switches;
             *involuntary = ps.nonvoluntary_ctxt_switches;
-            /* a list that filled the field may have been cut: not known, rather than narrower */
             if (cpus_allowed)
-                cpus_allowed(strlen(ps.cpus_allowed_list) + 1 < sizeof(ps.cpus_allowed_list)
-                                 ? ps.cpus_allowed_list
-                                 : NULL,
-                             arg);
+                cpus_allowed(np_proc_status_cpus_allowed(&ps), arg);
         }
         return rc;
     }

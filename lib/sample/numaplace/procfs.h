@@ -73,6 +73,9 @@ struct np_proc_status {
  */
 NP_API void np_proc_status_parse_line(const char *line, struct np_proc_status *out);
 
+/** @p ps's Cpus_allowed_list (borrowed), or NULL when it filled the field and may be cut. */
+NP_API const char *np_proc_status_cpus_allowed(const struct np_proc_status *ps);
+
 /** Read /proc/<pid>/status under @p root. @return 0, -ESRCH, -errno */
 NP_API int np_proc_status_read(const char *root, pid_t pid, struct np_proc_status *out,
                                struct np_err *err);
