@@ -92,7 +92,10 @@ np_case "status: another user's job is refused and not listed, to a plain user a
 for u in "$other" "$admin"; do
   np_run as "$u" status "$job"
   np_expect_fail
-  np_expect_match "job $job is not yours"
+  np_expect_match "no job $job of yours is tracked on this node"
+  other_answer=$np_out
+  np_run as "$u" status 999999 # no such job: the very same answer (issue 23)
+  np_expect_eq "${np_out//999999/$job}" "$other_answer" "answer for a job not tracked"
   np_run as "$u" status
   np_expect_rc 0
   np_expect_no_match "^$job "

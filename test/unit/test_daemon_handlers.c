@@ -153,7 +153,9 @@ static const struct {
     {USER_B, 0, 1, 20, NULL},
     {NOGROUP, 0, 0, 0, NULL},
     {USER_A, 10, 1, 10, NULL},
-    {USER_A, 20, -1, 0, "job 20 is not yours"},
+    /* another user's job and no job at all: the same answer, so a user learns nothing */
+    {USER_A, 20, -1, 0, "no job 20 of yours is tracked on this node"},
+    {USER_A, 30, -1, 0, "no job 30 of yours is tracked on this node"},
     {0, 30, -1, 0, "job 30 is not tracked on this node"},
 };
 
