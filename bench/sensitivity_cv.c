@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "numaplace/sensitivity.h"
+#include "numaplace/tables.h"
 
 static const struct {
     const char *name;

@@ -13,6 +13,7 @@
 
 #include "np_test.h"
 #include "numaplace/sensitivity.h"
+#include "numaplace/tables.h"
 
 /* bench/RESULTS.md, "Sensitivity from counters" (to 2 decimals, rounded down). */
 #define RECORDED_SPEARMAN    0.91

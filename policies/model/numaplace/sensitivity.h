@@ -114,16 +114,6 @@ NP_API int np_sensitivity_cv(const struct np_model *table, unsigned features, do
 NP_API int np_sensitivity_cv_threshold(const struct np_model *table, unsigned features,
                                        struct np_sens_cv *out, struct np_err *err);
 
-/**
- * Load a table, choose its threshold by cross-validation and fit on all of it (the model the
- * product uses). @p path NULL: np_sensitivity_default_table().
- * @return 0, or as np_model_load / np_sensitivity_cv with @p err
- */
-NP_API int np_sensitivity_load(struct np_sens_model *m, const char *path, struct np_err *err);
-
-/** The installed table's path (/usr/share/numaplace/sandman-spec2017.csv). Borrowed, static. */
-NP_API const char *np_sensitivity_default_table(void);
-
 /** Spearman's rank correlation of @p n pairs (ties get their mean rank); NaN when undefined. */
 NP_API double np_spearman(const double *x, const double *y, size_t n);
 

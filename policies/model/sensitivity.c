@@ -8,19 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef NUMAPLACE_SENSITIVITY_TABLE
-#define NUMAPLACE_SENSITIVITY_TABLE "/usr/share/numaplace/sandman-spec2017.csv"
-#endif
-
 #define NCOEF (1 + NP_SENS_NFEATURES)
 /* Keeps ln() finite for codes that almost never miss (548.exchange2_r: 0.0002 MPKI) without
  * letting those outliers of the log scale steer the fit. */
 #define RATE_FLOOR 0.01
-
-const char *np_sensitivity_default_table(void)
-{
-    return NUMAPLACE_SENSITIVITY_TABLE;
-}
 
 /* The feature vector (1, then one entry per bit of @p features); false when an input is missing
  * or not positive. */
@@ -337,22 +328,4 @@ int np_sensitivity_cv_threshold(const struct np_model *table, unsigned features,
                                 struct np_sens_cv *out, struct np_err *err)
 {
     return cross_validate(table, features, true, 0, NULL, out, err);
-}
-
-int np_sensitivity_load(struct np_sens_model *m, const char *path, struct np_err *err)
-{
-    struct np_model table;
-    struct np_sens_cv cv;
-    int rc;
-
-    memset(m, 0, sizeof(*m));
-    if (!path)
-        path = np_sensitivity_default_table();
-    if ((rc = np_model_load(path, &table, err)) < 0)
-        return rc;
-    rc = np_sensitivity_cv_threshold(&table, NP_SENS_FEATURES_DEFAULT, &cv, err);
-    if (rc == 0)
-        rc = np_sensitivity_fit(m, &table, NP_SENS_FEATURES_DEFAULT, cv.threshold, NULL, err);
-    np_model_free(&table);
-    return rc;
 }
