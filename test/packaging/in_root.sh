@@ -24,6 +24,8 @@ if [ -z "${NP_IN_NAMESPACE:-}" ]; then
 fi
 # shellcheck source=test/packaging/root_hosts.sh
 . "$top/test/packaging/root_hosts.sh"
+# shellcheck source=test/packaging/root_sources.sh
+. "$top/test/packaging/root_sources.sh"
 say() { printf 'in-root(%s): %s\n' "$suite" "$*"; }
 
 # Build-Depends of debian/control, without version constraints, alternatives or profiles.
@@ -39,9 +41,8 @@ root_tar=$cache/$suite-ci-$(echo "$build_deps,$test_deps" | md5sum | cut -c1-8).
 if [ ! -s "$root_tar" ]; then
   say "making a $suite build root (cached in $root_tar)"
   mkdir -p "$cache"
-  host_suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
   sources=$(mktemp)
-  cat /etc/apt/sources.list.d/*.sources | sed "s/\b$host_suite\b/$suite/g" >"$sources"
+  np_root_sources "$suite" "$sources"
   mmdebstrap --quiet --format=tar --variant=apt --include="build-essential,$build_deps,$test_deps" \
     "$suite" "$root_tar.new" "$sources"
   rm -f "$sources"
