@@ -39,8 +39,7 @@ extern "C" {
  */
 #define NP_SUMMARY_STORED_MAX 60000
 
-/* Advice thresholds (docs/summary-schema.md explains each; the model is shared/design/model.md).
- */
+/* Advice thresholds (docs/summary-schema.md explains each; the model is docs/model.md). */
 #define NP_ADVICE_REMOTE_SHARE          0.50 /**< remote-memory: local share below this on a node */
 #define NP_ADVICE_LOCAL_GOOD_SHARE      0.90 /**< local-is-good: local policy and share >= this */
 #define NP_ADVICE_HIGH_LOCAL_SHARE      0.90 /**< high-but-remote: class high and share below */
