@@ -21,6 +21,7 @@
 #include "numaplace/migration.h"
 #include "numaplace/open_regular.h"
 #include "numaplace/scenario.h"
+#include "numaplace/scenario_file.h"
 
 int cli_call(const struct np_proto_request *req, json_t **reply)
 {

@@ -17,6 +17,8 @@
 #include "np_test.h"
 #include "numaplace/model.h"
 #include "numaplace/scenario.h"
+#include "numaplace/tables.h"
+#include "numaplace/scenario_file.h"
 
 #define MAX_CASES 256
 

@@ -128,7 +128,7 @@ static double job_rate(struct replay *r, size_t j)
 
 /* Move up to @p want of job @p j's pages from @p src to @p dst, never filling @p dst past the
  * node's memory. Returns the pages moved. */
-static uint64_t move_pages(struct replay *r, size_t j, unsigned src, unsigned dst, uint64_t want)
+static uint64_t replay_move(struct replay *r, size_t j, unsigned src, unsigned dst, uint64_t want)
 {
     uint64_t *p = job_pages(r, j);
     const uint64_t used = node_used(r, dst);
@@ -200,8 +200,8 @@ static int issue(struct replay *r, size_t index)
     r->result->requests_overshot += plan.planned > req->pages;
     if (thesis || r->config->rate_bytes_s <= 0) {
         for (size_t s = 0; s < plan.nsteps; s++)
-            move_pages(r, plan.cands[plan.steps[s].index].job_index, req->from, req->to,
-                       plan.steps[s].pages);
+            replay_move(r, plan.cands[plan.steps[s].index].job_index, req->from, req->to,
+                        plan.steps[s].pages);
     } else {
         for (size_t s = 0; s < plan.nsteps; s++)
             r->move.steps[s] = (struct np_plan_step){plan.cands[plan.steps[s].index].job_index,
@@ -242,7 +242,7 @@ static void advance_move(struct replay *r, double dt, bool finish)
     while (m->next < m->nsteps && budget > 0) {
         struct np_plan_step *step = &m->steps[m->next];
         const uint64_t want = step->pages < budget ? step->pages : budget;
-        const uint64_t moved = move_pages(r, step->index, m->src, m->dst, want);
+        const uint64_t moved = replay_move(r, step->index, m->src, m->dst, want);
         budget -= want;
         step->pages -= want;
         /* a job that ended, or pages the kernel could not place, end that job's share */

@@ -1,8 +1,8 @@
 /*
  * numaplace/placement.h - from a task's CPUs and a requested policy to a memory policy.
  *
- * Pure computation (np_place) is separate from the system call (np_placement_apply) so the
- * decision is unit-tested on topologies we do not have, and the plugin stays a thin shim.
+ * A decision only (policies/ do no I/O): numaplace/mempolicy.h applies it with the kernel's
+ * calls, so the decision is unit-tested on topologies we do not have.
  */
 #ifndef NUMAPLACE_PLACEMENT_H
 #define NUMAPLACE_PLACEMENT_H
@@ -52,30 +52,6 @@ NP_API void np_placement_fini(struct np_placement *placement);
  */
 NP_API int np_place(const struct np_topology *topo, const struct np_place_input *input,
                     struct np_placement *out);
-
-/**
- * Apply a placement to the calling thread with set_mempolicy (MPOL_DEFAULT resets). The
- * policy survives exec and is inherited by children. Nothing is substituted silently: when
- * the kernel refuses MPOL_PREFERRED_MANY (EINVAL before Linux 5.15) the result is -EINVAL with
- * @p err saying so, and the caller may place again with have_preferred_many false.
- * @return 0, or a negative errno from set_mempolicy with @p err saying which call failed
- */
-NP_API int np_placement_apply(const struct np_placement *placement, struct np_err *err);
-
-/**
- * Read the calling thread's current memory policy (get_mempolicy).
- * @param nodes caller-allocated, overwritten
- */
-NP_API int np_mempolicy_get(enum np_mode *mode, hwloc_nodeset_t nodes, struct np_err *err);
-
-/**
- * The memory nodes the calling task's cpuset allows (get_mempolicy with MPOL_F_MEMS_ALLOWED).
- * @param nodes caller-allocated, overwritten
- */
-NP_API int np_mems_allowed(hwloc_nodeset_t nodes, struct np_err *err);
-
-/** Whether the running kernel accepts MPOL_PREFERRED_MANY. */
-NP_API bool np_kernel_has_preferred_many(void);
 
 #ifdef __cplusplus
 }

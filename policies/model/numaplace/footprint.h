@@ -35,13 +35,6 @@ struct np_footprints {
     size_t count;
 };
 
-/**
- * Load a footprint table ('#' comment lines, then a header naming at least benchmark, input
- * and footprint_pages; lines of at most 1022 bytes, benchmark names of 31, inputs of 7, pages
- * 1 to NP_FOOTPRINT_MAX_PAGES, all refused rather than cut). @return 0, or -ENOENT / -EINVAL /
- * -ENOMEM with @p err naming the file, line and column
- */
-NP_API int np_footprints_load(const char *path, struct np_footprints *table, struct np_err *err);
 /** Accepts NULL. */
 NP_API void np_footprints_free(struct np_footprints *table);
 /** The row of @p benchmark with @p input (a row with an empty input matches any), or NULL.

@@ -1,11 +1,11 @@
 /*
- * numaplace/scenario.h - scenario files: one experiment set (its jobs, its timed migration
- * requests and the orders to run it under) as data, docs/scenarios.md.
- *
- * One reader for every user: the simulator's replay, `numaplace migrate --script` (the requests
- * only), `numaplace scenario` and through it the Slurm runner script (jobs and runs), so nobody
- * parses a scenario on their own. Decoding is strict: an unknown member, a wrong type or a value
- * out of range is an error naming the member's path (`jobs[3].node`) and the accepted values.
+ * numaplace/scenario.h - a scenario: one experiment set (its jobs, its timed migration requests
+ * and the orders to run it under) as data, docs/scenarios.md. Its file format is read by
+ * numaplace/scenario_file.h (lib/tables), one reader for every user: the simulator's replay,
+ * `numaplace migrate --script` (the requests only), `numaplace scenario` and through it the
+ * Slurm runner script (jobs and runs), so nobody parses a scenario on their own. Decoding is
+ * strict: an unknown member, a wrong type or a value out of range is an error naming the member's
+ * path (`jobs[3].node`) and the accepted values.
  *
  * Ownership: a parsed scenario owns its strings and arrays (free with np_scenario_fini); the order
  * ops in runs[] are borrowed from the static order table.
@@ -15,7 +15,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "numaplace/common.h"
 #include "numaplace/labels.h"
@@ -67,46 +66,11 @@ struct np_scenario {
     size_t nruns;
 };
 
-/**
- * Decode a scenario from @p len bytes of JSON text (need not be NUL-terminated). On success @p out
- * owns what it points to (np_scenario_fini); on failure it is left empty (safe to fini).
- * @return 0, -EINVAL (bad input; @p err names the member and the accepted values), -ENOMEM
- */
-NP_API int np_scenario_parse(const char *text, size_t len, struct np_scenario *out,
-                             struct np_err *err);
-
-/**
- * Read and decode the file at @p path (a regular file of at most NP_SCENARIO_MAX_BYTES).
- * @return as np_scenario_parse, or the -errno of opening or reading it (-EFBIG when too large);
- *         @p err names @p path.
- */
-NP_API int np_scenario_load(const char *path, struct np_scenario *out, struct np_err *err);
-
-/**
- * Read and decode all of @p in (a pipe or stdin too), refusing more than NP_SCENARIO_MAX_BYTES.
- * @p name (e.g. the path, or "-") starts every message. @p in is borrowed, read to its end.
- * @return as np_scenario_load
- */
-NP_API int np_scenario_read(FILE *in, const char *name, struct np_scenario *out,
-                            struct np_err *err);
-
 /** Free what @p s owns and empty it. Accepts NULL and an empty scenario. */
 NP_API void np_scenario_fini(struct np_scenario *s);
 
 /** Job instances after expanding copies (the sum of every job's copies). */
 NP_API size_t np_scenario_instances(const struct np_scenario *s);
-
-/* ---- printing (scenario_print.c): what `numaplace scenario` shows ---- */
-
-/** A readable summary: name, source, nodes, jobs per node, requests, runs. @return 0 or -EIO */
-NP_API int np_scenario_print_summary(FILE *out, const struct np_scenario *s);
-
-/** One line per job instance, copies expanded, tab-separated and in file order:
- *  "INDEX BENCHMARK INPUT NODE CLASS THREADS", INDEX from 0. @return 0 or -EIO */
-NP_API int np_scenario_print_jobs(FILE *out, const struct np_scenario *s);
-
-/** The run orders' names, one per line, in run order. @return 0 or -EIO */
-NP_API int np_scenario_print_runs(FILE *out, const struct np_scenario *s);
 
 #ifdef __cplusplus
 }

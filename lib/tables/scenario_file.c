@@ -4,7 +4,7 @@
  * accepted ones, which jansson's own message does not list), then unpacked strictly, then each
  * value is checked with its path and range in the message.
  */
-#include "numaplace/scenario.h"
+#include "numaplace/scenario_file.h"
 
 #include "numaplace/open_regular.h"
 
@@ -472,25 +472,4 @@ int np_scenario_load(const char *path, struct np_scenario *out, struct np_err *e
     rc = np_scenario_read(in, path, out, err);
     fclose(in);
     return rc;
-}
-
-void np_scenario_fini(struct np_scenario *s)
-{
-    if (!s)
-        return;
-    free(s->description);
-    free(s->source);
-    free(s->jobs);
-    free(s->requests);
-    free(s->runs);
-    memset(s, 0, sizeof(*s));
-}
-
-size_t np_scenario_instances(const struct np_scenario *s)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; s && i < s->njobs; i++)
-        n += s->jobs[i].copies;
-    return n;
 }

@@ -38,12 +38,6 @@ struct np_model {
     size_t count;
 };
 
-/**
- * Load the CSV (comment lines start with '#'; the header names the columns; tlb_mpki and
- * total_time_s are optional, every other column of np_model_row is required).
- * @return 0, or -ENOENT / -EINVAL with @p err naming the file, line and column
- */
-NP_API int np_model_load(const char *path, struct np_model *model, struct np_err *err);
 NP_API void np_model_free(struct np_model *model);
 
 /** The row for @p benchmark (and @p input, or the first row when NULL). Borrowed or NULL. */

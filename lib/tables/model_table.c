@@ -1,8 +1,9 @@
-/* The measured slowdown model (see numaplace/model.h). */
-#include "numaplace/model.h"
+/* The measured table's CSV reader (see numaplace/tables.h). */
+#include "numaplace/tables.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,6 @@ static int parse_number(const char *text, double *out)
     *out = strtod(text, &end);
     return *end == '\0' ? 0 : -1;
 }
-
 int np_model_load(const char *path, struct np_model *model, struct np_err *err)
 {
     FILE *f = fopen(path, "re");
@@ -116,32 +116,4 @@ int np_model_load(const char *path, struct np_model *model, struct np_err *err)
     if (rc)
         np_model_free(model);
     return rc;
-}
-
-void np_model_free(struct np_model *model)
-{
-    if (!model)
-        return;
-    free(model->rows);
-    model->rows = NULL;
-    model->count = 0;
-}
-
-const struct np_model_row *np_model_find(const struct np_model *model, const char *benchmark,
-                                         const char *input)
-{
-    for (size_t i = 0; i < model->count; i++)
-        if (strcmp(model->rows[i].benchmark, benchmark) == 0 &&
-            (!input || strcmp(model->rows[i].input, input) == 0))
-            return &model->rows[i];
-    return NULL;
-}
-
-double np_model_slowdown(const struct np_model_row *row, double remote_share)
-{
-    const double x = remote_share < 0 ? 0 : remote_share > 1 ? 1 : remote_share;
-
-    if (x <= 0.5)
-        return 1.0 + (row->interleave - 1.0) * (x / 0.5);
-    return row->interleave + (row->remote - row->interleave) * ((x - 0.5) / 0.5);
 }
