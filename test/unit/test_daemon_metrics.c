@@ -16,6 +16,7 @@
 #include "migration.h"
 #include "np_daemon_test.h"
 #include "registry.h"
+#include "job_life.h"
 
 static struct np_test_daemon t;
 static struct np_daemon_job *measured, *bare;
