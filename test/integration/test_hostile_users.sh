@@ -128,6 +128,41 @@ np_run np_numaplace --json status "$job"
 np_expect_no_match '"policy": "bind"'
 np_end_case
 
+np_case "applied with terminal escapes: refused, and nothing of it reaches root's terminal (issue 23)"
+# The task is a python of the owner's that root registers, then says what it "applied".
+esc_dir=$(mktemp -d)
+chmod 777 "$esc_dir"
+np_run_as "$owner" python3 -c 'import os, socket, sys, time
+d = sys.argv[2]
+open(d + "/pid", "w").write(str(os.getpid()))
+while not os.path.exists(d + "/go"):
+    time.sleep(0.05)
+for field, value in (("policy", "\x1b]0;owned\x07"), ("mode", "bind\x1b[2J"), ("nodes", "0\u009b2J")):
+    req = {"v": 1, "op": "applied", "job": 4343, "step": 0, "pid": os.getpid(), "policy": "local",
+           "mode": "bind", "nodes": "0", "cpus": "0"}
+    req[field] = value
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    s.connect(sys.argv[1])
+    import json
+    s.sendall(json.dumps(req).encode() + b"\n")
+    print(s.makefile().readline().strip())' "$sock" "$esc_dir" >"$esc_dir/out" 2>&1 &
+esc_holder=$!
+np_wait_for 10 test -s "$esc_dir/pid" || np_fail "the task did not start"
+proto_as root "{\"v\":1,\"op\":\"register\",\"job\":4343,\"step\":0,\"uid\":$owner_uid,\"pid\":$(cat "$esc_dir/pid"),\"task\":0,\"cpus\":\"0\",\"sensitivity\":\"low\"}" |
+  grep -q '"ok": *true' || np_fail "root could not register the task"
+touch "$esc_dir/go"
+wait "$esc_holder"
+np_out=$(cat "$esc_dir/out")
+np_expect_match 'request field \\"policy\\" is not a policy'
+np_expect_match 'request field \\"mode\\" is not a mode'
+np_expect_match 'request field \\"nodes\\" is not a list of numbers'
+np_run np_numaplace status 4343
+np_expect_rc 0
+if printf '%s' "$np_out" | grep -q $'\x1b'; then np_fail "an ESC reached root's status output"; fi
+rm -rf "$esc_dir"
+np_end_case
+
 np_case "a protocol version of 2^32+1 is not version 1"
 np_run proto_as "$other" '{"v":4294967297,"op":"ping"}'
 np_expect_match "request speaks protocol version 4294967297; this side speaks 1"
