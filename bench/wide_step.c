@@ -54,7 +54,7 @@ int main(int argc, char **argv)
     }
     parent = fork();
     if (parent == 0) { /* the step's task: forks wide, then waits to be killed */
-        setpgid(0, 0);  /* its group goes at once at the end */
+        setpgid(0, 0); /* its group goes at once at the end */
         for (int k = 0; k < children; k++)
             if (fork() == 0) {
                 pause();

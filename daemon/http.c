@@ -177,11 +177,12 @@ static void refuse(int fd, unsigned status, const char *text)
 {
     char buf[256];
     char sink[4096];
-    const int len = snprintf(buf, sizeof(buf),
-                             "HTTP/1.1 %u %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-                             status, status == MHD_HTTP_FORBIDDEN ? "Forbidden" : "Service Unavailable",
-                             strlen(text), text);
+    const int len =
+        snprintf(buf, sizeof(buf),
+                 "HTTP/1.1 %u %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                 status, status == MHD_HTTP_FORBIDDEN ? "Forbidden" : "Service Unavailable",
+                 strlen(text), text);
 
     if (send(fd, buf, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
         /* nothing to do: the peer is closed either way */
@@ -338,18 +339,17 @@ static int start_on(struct np_daemon *d, const struct np_metrics_config *mc,
         return rc;
     }
     errno = 0;
-    s->mhd = MHD_start_daemon(
-        MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, on_request, d,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, d, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)NPD_HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)NPD_HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+    s->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET, 0, NULL,
+                              NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, d,
+                              MHD_OPTION_CONNECTION_LIMIT, (unsigned)NPD_HTTP_MAX_CONNECTIONS,
+                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)NPD_HTTP_TIMEOUT_S,
+                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+                              MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
     info = s->mhd ? MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
     rc = errno ? -errno : -ENOMEM;
     if (info)
         s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    if (!info || s->epoll_fd < 0 ||
-        epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->listen_fd, &ev) < 0 ||
+    if (!info || s->epoll_fd < 0 || epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->listen_fd, &ev) < 0 ||
         epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, info->epoll_fd, &ev) < 0) {
         if (info)
             rc = -errno;

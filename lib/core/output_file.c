@@ -18,8 +18,8 @@ int np_output_file_open(struct np_output_file *o, const char *path, struct np_er
     o->fd = -1;
     o->tmp[0] = '\0';
     if ((size_t)snprintf(o->path, sizeof(o->path), "%s", path) >= sizeof(o->path) ||
-        (size_t)snprintf(o->tmp, sizeof(o->tmp), "%.*s.%s.XXXXXX", dirlen, path,
-                         path + dirlen) >= sizeof(o->tmp)) {
+        (size_t)snprintf(o->tmp, sizeof(o->tmp), "%.*s.%s.XXXXXX", dirlen, path, path + dirlen) >=
+            sizeof(o->tmp)) {
         o->tmp[0] = '\0';
         return np_err_set(err, -ENAMETOOLONG, "%s: name too long", path);
     }

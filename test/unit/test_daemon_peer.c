@@ -148,8 +148,8 @@ START_TEST(slot_admission)
         held[n] = holder(slot_cases[_i].held[n]);
         n++;
     }
-    ck_assert_msg(peer_slot_admit(held, n, 8, 2, 3, &who) == slot_cases[_i].admitted,
-                  "case %d: %s", _i, slot_cases[_i].who);
+    ck_assert_msg(peer_slot_admit(held, n, 8, 2, 3, &who) == slot_cases[_i].admitted, "case %d: %s",
+                  _i, slot_cases[_i].who);
 }
 END_TEST
 

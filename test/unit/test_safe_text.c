@@ -18,7 +18,9 @@ static const struct {
     {"\x1b]0;owned\a", "\\x1b]0;owned\\x07", "\\x1b]0;owned\\x07"},
     {"a\x1b[2Jb", "a\\x1b[2Jb", "a\\x1b[2Jb"},
     {"line\nnext\tcol\r", "line\\x0anext\\x09col\\x0d", "line\nnext\tcol\\x0d"},
-    {"csi \xc2\x9b" "2J", "csi \\u009b2J", "csi \\u009b2J"},
+    {"csi \xc2\x9b"
+     "2J",
+     "csi \\u009b2J", "csi \\u009b2J"},
     {"caf\xc3\xa9 \xc2\xa0nbsp", "caf\xc3\xa9 \xc2\xa0nbsp", "caf\xc3\xa9 \xc2\xa0nbsp"},
     {"del\x7f", "del\\x7f", "del\\x7f"},
     {"end \xc2", "end \xc2", "end \xc2"},
