@@ -121,11 +121,11 @@ np_end_case
 
 np_case "applied: only the task itself, for itself"
 for u in "$other" "$owner"; do
-  np_run proto_as "$u" "{\"v\":1,\"op\":\"applied\",\"job\":$job,\"step\":0,\"pid\":$task,\"policy\":\"bind\",\"mode\":\"bind\",\"nodes\":\"0\",\"cpus\":\"0\"}"
+  np_run proto_as "$u" "{\"v\":1,\"op\":\"applied\",\"job\":$job,\"step\":0,\"pid\":$task,\"policy\":\"local\",\"mode\":\"bind\",\"nodes\":\"0\",\"cpus\":\"0\"}"
   np_expect_match "a task may report only itself \(peer pid [0-9]+, claimed $task\)"
 done
 np_run np_numaplace --json status "$job"
-np_expect_no_match '"policy": "bind"'
+np_expect_no_match '"mode": "bind"'
 np_end_case
 
 np_case "applied with terminal escapes: refused, and nothing of it reaches root's terminal (issue 23)"
@@ -161,6 +161,34 @@ np_run np_numaplace status 4343
 np_expect_rc 0
 if printf '%s' "$np_out" | grep -q $'\x1b'; then np_fail "an ESC reached root's status output"; fi
 rm -rf "$esc_dir"
+np_end_case
+
+np_case "a task forking 1,000 children: every process is sampled (issue 23)"
+# A parent's children past its 256th were once left out, silently.
+wide_dir=$(mktemp -d)
+chmod 777 "$wide_dir"
+setpriv --reuid="$owner_uid" --regid="$owner_uid" --clear-groups python3 -c 'import os, signal, sys, time
+os.setpgid(0, 0)
+for _ in range(1000):
+    if os.fork() == 0:
+        signal.pause()
+        os._exit(0)
+open(sys.argv[1] + "/ready", "w").write("1")
+signal.pause()' "$wide_dir" &
+wide=$!
+np_at_exit "kill -KILL -- -$wide 2>/dev/null"
+np_wait_for 30 test -s "$wide_dir/ready" || np_fail "the task did not fork its children"
+proto_as root "{\"v\":1,\"op\":\"register\",\"job\":4344,\"step\":0,\"uid\":$owner_uid,\"pid\":$wide,\"task\":0,\"cpus\":\"0\",\"sensitivity\":\"low\"}" |
+  grep -q '"ok": *true' || np_fail "root could not register the wide step"
+wide_processes() {
+  np_numaplace --json status 4344 | python3 -c 'import json, sys; print(json.load(sys.stdin)["jobs"][0]["latest"]["processes"])'
+}
+wide_seen() { [ "$(wide_processes)" -ge 1001 ] 2>/dev/null; }
+np_wait_for 20 wide_seen || np_fail "status counts $(wide_processes) processes, not 1,001"
+np_run np_numaplace status 4344
+np_expect_no_match "processes left out"
+kill -KILL -- -"$wide" 2>/dev/null
+rm -rf "$wide_dir"
 np_end_case
 
 np_case "a protocol version of 2^32+1 is not version 1"
