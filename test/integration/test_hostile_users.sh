@@ -157,7 +157,8 @@ np_out=$(cat "$esc_dir/out")
 np_expect_match 'request field \\"policy\\" is not a policy'
 np_expect_match 'request field \\"mode\\" is not a mode'
 np_expect_match 'request field \\"nodes\\" is not a list of numbers'
-np_run np_numaplace status 4343
+# (the task has exited since: its step is gone, so every step's status is what root reads)
+np_run np_numaplace status
 np_expect_rc 0
 if printf '%s' "$np_out" | grep -q $'\x1b'; then np_fail "an ESC reached root's status output"; fi
 rm -rf "$esc_dir"
@@ -167,7 +168,7 @@ np_case "a task forking 1,000 children: every process is sampled (issue 23)"
 # A parent's children past its 256th were once left out, silently.
 wide_dir=$(mktemp -d)
 chmod 777 "$wide_dir"
-setpriv --reuid="$owner_uid" --regid="$owner_uid" --clear-groups python3 -c 'import os, signal, sys, time
+setpriv --reuid="$owner_uid" --regid="$owner_uid" --clear-groups /usr/bin/python3 -c 'import os, signal, sys, time
 os.setpgid(0, 0)
 for _ in range(1000):
     if os.fork() == 0:

@@ -349,9 +349,10 @@ root_scrapes() {
 np_case "a user holding $hold_count half-sent requests locks no one out (loopback, $host_ip)"
 for addr in 127.0.0.1 "$host_ip"; do
   setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --clear-groups \
-    python3 -c "$hold_script" "$addr" "$mport" "$hold_count" >/dev/null 2>&1 &
+    /usr/bin/python3 -c "$hold_script" "$addr" "$mport" "$hold_count" >/dev/null 2>&1 &
   holder=$!
   sleep 2
+  kill -0 "$holder" 2>/dev/null || np_fail "the holder of $user exited: nothing was held"
   np_expect_eq "$(root_scrapes "$addr")" "200 200 200 200 200" "root's scrapes through $addr while $user holds"
   np_expect_eq "$(root_scrapes 127.0.0.1)" "200 200 200 200 200" "root's scrapes over loopback while $user holds $addr"
   np_kill_wait "$holder"
@@ -361,9 +362,10 @@ np_expect_match "local peer of uid $(id -u "$user"), neither root nor in metrics
 np_end_case
 
 np_case "another host of metrics_allow holding $hold_count: root and the others still served"
-ip netns exec "$ns" python3 -c "$hold_script" "$host_ip" "$mport" "$hold_count" >/dev/null 2>&1 &
+ip netns exec "$ns" /usr/bin/python3 -c "$hold_script" "$host_ip" "$mport" "$hold_count" >/dev/null 2>&1 &
 holder=$!
 sleep 2
+kill -0 "$holder" 2>/dev/null || np_fail "the holder in $ns exited: nothing was held"
 np_expect_eq "$(root_scrapes "$host_ip")" "200 200 200 200 200" "root's scrapes through $host_ip while $ns_ip holds"
 np_expect_eq "$(root_scrapes 127.0.0.1)" "200 200 200 200 200" "root's scrapes over loopback while $ns_ip holds"
 # its own scrape past its share is answered at once, not queued
