@@ -120,7 +120,7 @@ static bool has_line(const char *page, const char *line)
     return false;
 }
 
-/* Every family of the contract (METRICS-SPEC.md, numaplaced(8)), with its type. */
+/* Every family of the contract (numaplaced(8), METRICS), with its type. */
 static const struct {
     const char *name, *type;
 } families[] = {
