@@ -49,11 +49,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "sensitivity_cv: %s\n", err.msg);
         return 1;
     }
-    pred = calloc(table.count, sizeof(*pred));
     if (np_sensitivity_cv_nested(&table, NP_SENS_FEATURES_DEFAULT, &nested, &err) < 0) {
         fprintf(stderr, "sensitivity_cv: %s\n", err.msg);
+        np_model_free(&table);
         return 1;
     }
+    pred = calloc(table.count, sizeof(*pred));
     printf("table: %zu rows, %zu benchmark names, %zu programs (folds)\n\n", table.count,
            nested.names, nested.folds);
     printf("| features | rows | nested: rho | thresholds | agree | balanced | agree (labels) | "
@@ -64,6 +65,8 @@ int main(int argc, char **argv)
         if (np_sensitivity_cv_threshold(&table, sets[s].features, &cv, &err) < 0 ||
             np_sensitivity_cv_nested(&table, sets[s].features, &n, &err) < 0) {
             fprintf(stderr, "sensitivity_cv: %s\n", err.msg);
+            free(pred);
+            np_model_free(&table);
             return 1;
         }
         printf("| %s | %zu | %.3f | %.2f-%.2f | %.3f | %.3f | %.3f of %zu | %.2f | %.3f | %.3f |\n",

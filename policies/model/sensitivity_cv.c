@@ -329,8 +329,12 @@ int np_sensitivity_cv_nested(const struct np_model *table, unsigned features,
     memset(out, 0, sizeof(*out));
     out->threshold_min = INFINITY;
     out->threshold_max = -INFINITY;
-    if (!inner.rows || !pred || !measured)
-        rc = np_err_set(err, -ENOMEM, "sensitivity: out of memory");
+    if (!inner.rows || !pred || !measured) {
+        free(inner.rows);
+        free(pred);
+        free(measured);
+        return np_err_set(err, -ENOMEM, "sensitivity: out of memory");
+    }
     for (size_t i = 0; rc == 0 && i < table->count; i++) {
         const char *code = table->rows[i].benchmark;
         bool seen = false;
