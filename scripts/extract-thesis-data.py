@@ -223,9 +223,10 @@ def dynamic(gitdir, commit, times, reqs, ends, fps):
             base = "results/resource_manager/Test%d/conf%d" % (s, run)
             for ln in show(gitdir, base + ".txt").splitlines():
                 t = ln.split("\t")
-                m = re.match(r"(\S+)-ref-\d+-instance_(\d+)", t[0])
+                # set 1's first runs name a job by its benchmark alone (one instance each)
+                m = re.match(r"(\d{3}\.[a-z0-9_]+?)(?:-ref-\d+(?:-instance_(\d+))?)?$", t[0])
                 if m and len(t) > 1:
-                    times.write("%d,%d,%s,%s,%s,%s\n" % (s, run, order, m.group(1), m.group(2), t[1]))
+                    times.write("%d,%d,%s,%s,%s,%s\n" % (s, run, order, m.group(1), m.group(2) or "0", t[1]))
             polls, requests, jend = parse_log(show(gitdir, base + "_log.txt"))
             last_end = max((e["poll"] for e in jend), default=len(polls))
             prev = None
