@@ -495,9 +495,10 @@ int main(int argc, char **argv)
                "floor %g MiB; step %g s; Sandman's SLIT, 64,500 MiB per node\n",
                nfiles, o.model, o.footprints, o.scale, o.rate_mb_s, o.floor_mb, o.step_s);
         printf("Cells: eq. 6.1 vs best (total time vs best); * Random not in the set's runs. "
-               "Model alone: no contention; co-run: each job's measured co-location factor. Not "
-               "represented: contention changing as jobs move and end, the cost of moving, "
-               "memory growth, the 6xx thread counts (docs/replay.md)\n\n");
+               "Model alone: no contention; co-run: each job's measured co-location factor; "
+               "contention: the contention model fit on static runs only, with the manager's "
+               "loop in the thesis way (docs/replay.md). Last column: pages moved / asked per "
+               "order, then the row against the measured figures\n\n");
         print_header("set", "pages moved / asked, per order");
     }
     for (size_t i = 0; i < nfiles && rc == 0; i++)
