@@ -65,11 +65,22 @@ struct options {
     const char *model, *footprints;
     double scale, rate_mb_s, floor_mb, step_s;
     int random_runs; /* 0: the set's own count */
+    bool json;
 };
+
+/* The calibrated model (numaplace/contention.h, fit by bench/contention_fit on static runs) and
+ * the thesis's manager loop: a 5-s sleep per pass; a pass's own work, 1.67 s on an idle CPU (the
+ * static mix-B run with 8 jobs on one node logged 3,315 passes over its 22,124 s); moves at
+ * 290 MB/s on an idle CPU (bench_migrate's raw migrate_pages rate on the build machine,
+ * bench/RESULTS.md: the thesis's static data holds no timed move). */
+static struct np_contention_params contention;
+#define LOOP_POLL_S      5.0
+#define LOOP_PASS_WORK_S 1.67
+#define LOOP_MOVER_BPS   290e6
 
 /* One order's score in one set and way. */
 struct score {
-    double figure, total;
+    double figure, total, spacing;
     unsigned long long asked, moved;
     size_t fired, short_, overshot, runs;
 };
@@ -127,6 +138,7 @@ static int score_set(const struct np_replay_set *set, const struct np_replay_con
             sc->asked += r.pages_asked;
             sc->moved += r.pages_moved;
             sc->fired += r.requests_fired;
+            sc->spacing += r.spacing_n ? r.spacing_sum_s / (double)r.spacing_n / runs : 0;
             sc->short_ += r.requests_short;
             sc->overshot += r.requests_overshot;
             sc->runs++;
@@ -158,11 +170,14 @@ static void config_for(const struct options *o, enum np_replay_way way, struct n
     c->step_s = o->step_s;
 }
 
-/* The model without and with the thesis's measured co-location factors. */
+/* The model without and with the thesis's measured co-location factors, and the calibrated
+ * contention model (with the manager's loop in the thesis way). */
 static const struct {
     const char *name;
     unsigned flags;
-} variants[] = {{"alone", 0}, {"co-run", NP_REPLAY_WITH_CORUN}};
+    bool contention;
+} variants[] = {
+    {"alone", 0, false}, {"co-run", NP_REPLAY_WITH_CORUN, false}, {"contention", 0, true}};
 #define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
 
 struct inputs {
@@ -173,7 +188,8 @@ struct inputs {
 
 /* Build @p s's set with @p scale and @p flags and score every order in @p way. */
 static int evaluate(const struct inputs *in, const struct np_scenario *s, double scale,
-                    unsigned flags, enum np_replay_way way, struct score *scores)
+                    unsigned flags, bool with_contention, enum np_replay_way way,
+                    struct score *scores)
 {
     struct np_replay_owned owned;
     struct np_replay_config c;
@@ -186,6 +202,13 @@ static int evaluate(const struct inputs *in, const struct np_scenario *s, double
         return -1;
     }
     config_for(in->o, way, &c);
+    if (with_contention) {
+        c.contention = &contention;
+        c.poll_s = LOOP_POLL_S;
+        c.pass_work_s = LOOP_PASS_WORK_S;
+        c.mover_rate_bytes_s = LOOP_MOVER_BPS;
+        c.cpus_per_node = contention.cpus_per_node;
+    }
     rc = score_set(&owned.set, &c, random_runs(s, in->o, &own), scores);
     np_replay_owned_fini(&owned);
     return rc;
@@ -246,19 +269,72 @@ static void print_measured_means(const struct set_data *sets, size_t nsets)
     printf(" | |\n");
 }
 
-static int print_set(const struct inputs *in, const struct np_scenario *s)
+/* How a row compares with the measured figures: mean absolute error over the measured cells,
+ * whether the orders rank as measured (every measured pair in the same order), the ratio of the
+ * spreads (max / min - 1 over the measured cells). */
+struct validation {
+    double mae, spread_ratio;
+    bool ranks;
+    int cells;
+};
+
+static struct validation validate(const struct np_scenario *s, const struct score *scores)
+{
+    struct validation v = {0, NAN, true, 0};
+    double mlo = INFINITY, mhi = -INFINITY, lo = INFINITY, hi = -INFINITY;
+
+    for (size_t k = 0; k < count_orders(); k++) {
+        const double m = measured_figure(s->name, np_order_at(k)->name);
+        if (isnan(m))
+            continue;
+        v.mae += fabs(scores[k].figure - m);
+        v.cells++;
+        mlo = fmin(mlo, m);
+        mhi = fmax(mhi, m);
+        lo = fmin(lo, scores[k].figure);
+        hi = fmax(hi, scores[k].figure);
+        for (size_t q = 0; q < count_orders(); q++) {
+            const double mq = measured_figure(s->name, np_order_at(q)->name);
+            if (!isnan(mq) && mq < m && !(scores[q].figure < scores[k].figure))
+                v.ranks = false;
+        }
+    }
+    if (v.cells)
+        v.mae /= v.cells;
+    if (mhi > mlo)
+        v.spread_ratio = (hi / lo - 1) / (mhi / mlo - 1);
+    return v;
+}
+
+static int print_set(const struct inputs *in, const struct np_scenario *s, bool *first_json)
 {
     bool own;
 
     (void)random_runs(s, in->o, &own);
-    print_measured(s);
+    if (!in->o->json)
+        print_measured(s);
     for (int way = 0; way < NP_REPLAY_WAY_COUNT; way++)
         for (size_t v = 0; v < NVARIANTS; v++) {
             struct score scores[MAX_ORDERS];
             size_t lo, hi;
-            if (evaluate(in, s, in->o->scale, variants[v].flags, (enum np_replay_way)way, scores) <
-                0)
+            if (evaluate(in, s, in->o->scale, variants[v].flags, variants[v].contention,
+                         (enum np_replay_way)way, scores) < 0)
                 return -1;
+            const struct validation val = validate(s, scores);
+            if (in->o->json) {
+                printf("%s\n  {\"set\": \"%s\", \"way\": \"%s\", \"model\": \"%s\", "
+                       "\"orders\": {",
+                       *first_json ? "" : ",", s->name, np_replay_way_name((enum np_replay_way)way),
+                       variants[v].name);
+                for (size_t k = 0; k < count_orders(); k++)
+                    printf("%s\"%s\": %.4f", k ? ", " : "", np_order_at(k)->name, scores[k].figure);
+                printf("}, \"mae\": %.4f, \"ranks_as_measured\": %s, \"spread_ratio\": %.3f, "
+                       "\"primary\": %s}",
+                       val.mae, val.ranks ? "true" : "false", val.spread_ratio,
+                       variants[v].contention && way == NP_REPLAY_THESIS ? "true" : "false");
+                *first_json = false;
+                continue;
+            }
             printf("| %s | %s | %s |", s->name, np_replay_way_name((enum np_replay_way)way),
                    variants[v].name);
             for (size_t k = 0; k < count_orders(); k++)
@@ -270,6 +346,15 @@ static int print_set(const struct inputs *in, const struct np_scenario *s)
             for (size_t k = 0; k < count_orders(); k++) /* whole shares overshoot */
                 printf(" %.2f",
                        scores[k].asked ? (double)scores[k].moved / (double)scores[k].asked : 0.0);
+            printf(" | MAE %.3f, ranks %s, spread x%.2f", val.mae,
+                   val.ranks ? "as measured" : "differ", val.spread_ratio);
+            if (variants[v].contention && way == NP_REPLAY_THESIS) {
+                printf("; fired/spacing:");
+                for (size_t k = 0; k < count_orders(); k++)
+                    printf(" %s %.0f/%.0fs", np_order_at(k)->name,
+                           (double)scores[k].fired / (double)(scores[k].runs ? scores[k].runs : 1),
+                           scores[k].spacing);
+            }
             printf(" |\n");
         }
     return 0;
@@ -287,7 +372,7 @@ static int print_means(const struct inputs *in, const struct set_data *sets, siz
             for (size_t i = 0; i < nsets; i++) {
                 struct score scores[MAX_ORDERS];
                 if (evaluate(in, &sets[i].scenario, scale, variants[v].flags,
-                             (enum np_replay_way)way, scores) < 0)
+                             variants[v].contention, (enum np_replay_way)way, scores) < 0)
                     return -1;
                 for (size_t k = 0; k < count_orders(); k++) {
                     figure[k] += scores[k].figure / (double)nsets;
@@ -341,10 +426,12 @@ static int parse_options(int argc, char **argv, struct options *o, const char **
             o->floor_mb = atof(argv[++i]);
         else if (!strcmp(a, "--step") && value)
             o->step_s = atof(argv[++i]);
+        else if (!strcmp(a, "--json"))
+            o->json = true;
         else if (a[0] == '-') {
             fprintf(stderr,
                     "replay: unknown option '%s': accepted are --model, --footprints, "
-                    "--footprint-scale, --random-runs, --rate-mb-s, --floor-mb, --step\n",
+                    "--footprint-scale, --random-runs, --rate-mb-s, --floor-mb, --step, --json\n",
                     a);
             return -1;
         } else if (*nfiles < MAX_SETS)
@@ -365,7 +452,7 @@ int main(int argc, char **argv)
         "data/scenarios/thesis-set-3.json", "data/scenarios/thesis-set-4.json",
         "data/scenarios/thesis-set-5.json"};
     struct options o = {
-        "data/sandman-spec2017.csv", "data/spec2017-footprints.csv", 1.0, 200, 256, 1.0, 0};
+        "data/sandman-spec2017.csv", "data/spec2017-footprints.csv", 1.0, 200, 256, 1.0, 0, false};
     const char *files[MAX_SETS];
     size_t nfiles = 0;
     struct set_data sets[MAX_SETS];
@@ -391,18 +478,33 @@ int main(int argc, char **argv)
             fprintf(stderr, "replay: %s: %s\n", files[i], err.msg);
             rc = 1;
         }
+    np_contention_params_sandman(&contention);
+    if (rc == 0 && o.json) {
+        bool first = true;
+        printf("[");
+        for (size_t i = 0; i < nfiles && rc == 0; i++)
+            rc = print_set(&in, &sets[i].scenario, &first) < 0;
+        printf("\n]\n");
+        nfiles = rc ? nfiles : 0; /* printed: skip the table */
+        for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+            np_scenario_fini(&sets[i].scenario);
+        np_footprints_free(&fp);
+        np_model_free(&model);
+        return rc;
+    }
     if (rc == 0) {
         printf("replay: %zu sets, model %s, footprints %s x%g; numaplace way: %g MB/s, free "
                "floor %g MiB; step %g s; Sandman's SLIT, 64,500 MiB per node\n",
                nfiles, o.model, o.footprints, o.scale, o.rate_mb_s, o.floor_mb, o.step_s);
         printf("Cells: eq. 6.1 vs best (total time vs best); * Random not in the set's runs. "
-               "Model alone: no contention; co-run: each job's measured co-location factor. Not "
-               "represented: contention changing as jobs move and end, the cost of moving, "
-               "memory growth, the 6xx thread counts (docs/replay.md)\n\n");
+               "Model alone: no contention; co-run: each job's measured co-location factor; "
+               "contention: the contention model fit on static runs only, with the manager's "
+               "loop in the thesis way (docs/replay.md). Last column: pages moved / asked per "
+               "order, then the row against the measured figures\n\n");
         print_header("set", "pages moved / asked, per order");
     }
     for (size_t i = 0; i < nfiles && rc == 0; i++)
-        rc = print_set(&in, &sets[i].scenario) < 0;
+        rc = print_set(&in, &sets[i].scenario, &(bool){true}) < 0;
     if (rc == 0) {
         printf("\nMean over the sets; footprints x0.5 and x1.5 show how the results depend on "
                "them (x2 would overfill a node at the start).\n\n");

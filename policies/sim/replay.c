@@ -2,6 +2,7 @@
 #include "numaplace/replay.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -102,6 +103,13 @@ struct replay {
     size_t running;
     struct in_flight move;
     struct np_replay_result *result;
+    /* contention model: each job's memory-bound share, the solved rates, a scratch job list */
+    double *mshare, *rate;
+    struct np_contention_job *cjobs;
+    size_t *cindex;
+    double *stall_until; /* thesis loop: a moved job waits until its pages are copied */
+    double last_issue;   /* thesis loop: for the spacing */
+    bool dirty;          /* pages moved or a job ended since the rates were solved */
 };
 
 static uint64_t *job_pages(struct replay *r, size_t job)
@@ -118,8 +126,39 @@ static uint64_t node_used(struct replay *r, unsigned node)
     return used;
 }
 
+/* Solve the running jobs' slowdowns together (contention model) into r->rate. */
+static void solve_rates(struct replay *r)
+{
+    const struct np_contention_params *p = r->config->contention;
+    size_t n = 0;
+    double s[NP_CONTENTION_MAX_JOBS];
+
+    for (size_t j = 0; j < r->set->njobs && n < NP_CONTENTION_MAX_JOBS; j++) {
+        const struct np_replay_job *job = &r->set->jobs[j];
+        struct np_contention_job *c = &r->cjobs[n];
+        if (r->done[j])
+            continue;
+        memset(c, 0, sizeof(*c));
+        c->cpu_node = job->node;
+        np_contention_access_shares(p, job_pages(r, j), r->set->nnodes, job->memory_node, c->share);
+        c->bw_mbps = isfinite(job->row->bw_mbps) ? job->row->bw_mbps : 0;
+        c->memory_share = r->mshare[j];
+        c->threads = job->threads;
+        c->multi_threaded = job->multi_threaded;
+        r->cindex[n++] = j;
+    }
+    if (np_contention_solve(p, r->set->nnodes, r->cjobs, n, NULL, s, NULL) < 0)
+        for (size_t k = 0; k < n; k++)
+            s[k] = 1.0; /* checked at the start: not reached with the shipped parameters */
+    for (size_t k = 0; k < n; k++)
+        r->rate[r->cindex[k]] = s[k] > 0 && isfinite(s[k]) ? 1.0 / s[k] : 1.0;
+}
+
 static double job_rate(struct replay *r, size_t j)
 {
+    if (r->config->contention)
+        return r->rate[j];
+
     const struct np_replay_job *job = &r->set->jobs[j];
     const double s = np_replay_slowdown(job->row, job_pages(r, j), r->set->nnodes, job->node,
                                         r->config->distance);
@@ -140,6 +179,7 @@ static uint64_t replay_move(struct replay *r, size_t j, unsigned src, unsigned d
         n = room;
     p[src] -= n;
     p[dst] += n;
+    r->dirty |= n > 0;
     r->result->pages_moved += n;
     return n;
 }
@@ -166,7 +206,7 @@ static uint64_t request_seed(uint64_t seed, size_t index)
     return seed ^ ((uint64_t)(index + 1) * 0x9e3779b97f4a7c15ULL);
 }
 
-static int issue(struct replay *r, size_t index)
+static int issue(struct replay *r, size_t index, double copy_rate, double *copy_s)
 {
     const struct np_replay_request *req = &r->set->requests[index];
     const bool thesis = r->config->way == NP_REPLAY_THESIS;
@@ -199,9 +239,15 @@ static int issue(struct replay *r, size_t index)
     r->result->requests_short += plan.planned < req->pages;
     r->result->requests_overshot += plan.planned > req->pages;
     if (thesis || r->config->rate_bytes_s <= 0) {
-        for (size_t s = 0; s < plan.nsteps; s++)
-            replay_move(r, plan.cands[plan.steps[s].index].job_index, req->from, req->to,
-                        plan.steps[s].pages);
+        for (size_t s = 0; s < plan.nsteps; s++) {
+            const size_t j = plan.cands[plan.steps[s].index].job_index;
+            const uint64_t moved = replay_move(r, j, req->from, req->to, plan.steps[s].pages);
+            /* the thesis loop: jobs are copied one after another, each stalled for its own */
+            if (copy_rate > 0 && moved > 0) {
+                *copy_s += (double)moved * NP_REPLAY_PAGE_BYTES / copy_rate;
+                r->stall_until[j] = r->last_issue + *copy_s;
+            }
+        }
     } else {
         for (size_t s = 0; s < plan.nsteps; s++)
             r->move.steps[s] = (struct np_plan_step){plan.cands[plan.steps[s].index].job_index,
@@ -256,22 +302,79 @@ static void advance_move(struct replay *r, double dt, bool finish)
 /* Run every job for @p dt seconds at its current rate; a job that ends frees its pages. */
 static void advance_jobs(struct replay *r, double t, double dt)
 {
+    if (r->config->contention && r->dirty) {
+        solve_rates(r);
+        r->dirty = false;
+    }
     for (size_t j = 0; j < r->set->njobs; j++) {
         if (r->done[j])
             continue;
+        /* a job whose pages are being copied makes no progress until they are */
+        const double stalled = fmin(dt, fmax(0, r->stall_until[j] - t));
         const double rate = job_rate(r, j), need = r->set->jobs[j].work_s - r->progress[j];
-        if (need <= rate * dt) {
+        if (need <= rate * (dt - stalled)) {
             r->done[j] = true;
             r->running--;
-            r->result->job_time_s[j] = t + need / rate;
+            r->dirty = true;
+            r->result->job_time_s[j] = t + stalled + need / rate;
+            if (r->result->first_end_s <= 0)
+                r->result->first_end_s = r->result->job_time_s[j];
             memset(job_pages(r, j), 0, r->set->nnodes * sizeof(uint64_t));
             for (size_t s = r->move.next; r->move.active && s < r->move.nsteps; s++)
                 if (r->move.steps[s].index == j)
                     r->move.steps[s].pages = 0; /* the mover finds the process gone */
         } else {
-            r->progress[j] += rate * dt;
+            r->progress[j] += rate * (dt - stalled);
         }
     }
+}
+
+/* The manager's share of a CPU: it and its mover are unbound, so the scheduler puts them on the
+ * least loaded node, where they compete with that node's runnable threads. */
+static double loop_cpu_share(struct replay *r)
+{
+    const unsigned cpus = r->config->cpus_per_node ? r->config->cpus_per_node : 16;
+    unsigned threads[NP_MAX_NODES] = {0}, least = UINT_MAX;
+
+    for (size_t j = 0; j < r->set->njobs; j++)
+        if (!r->done[j])
+            threads[r->set->jobs[j].node] += r->set->jobs[j].threads ? r->set->jobs[j].threads : 1;
+    for (unsigned n = 0; n < r->set->nnodes; n++)
+        least = threads[n] < least ? threads[n] : least;
+    return fmin(1.0, cpus / (double)(least + 1));
+}
+
+/* The thesis's manager loop (np_replay_config's poll_s): passes, each issuing at most one
+ * request and carrying it out before the next pass. */
+static int run_loop(struct replay *r)
+{
+    const struct np_replay_set *set = r->set;
+    double t = 0, pass = 0, last = 0;
+    size_t next = 0, steps = 0;
+    int rc;
+
+    while (r->running > 0) {
+        if (++steps > NP_REPLAY_MAX_STEPS)
+            return -E2BIG;
+        if (t >= pass) {
+            const double share = loop_cpu_share(r);
+            double copy_s = 0;
+            if (next < set->nrequests && t - last >= set->requests[next].delay_s) {
+                if (r->result->first_end_s <= 0 && r->result->requests_fired > 0) {
+                    r->result->spacing_sum_s += t - last;
+                    r->result->spacing_n++;
+                }
+                last = r->last_issue = t;
+                if ((rc = issue(r, next++, r->config->mover_rate_bytes_s * share, &copy_s)) < 0)
+                    return rc;
+            }
+            pass = t + r->config->poll_s + r->config->pass_work_s / share + copy_s;
+        }
+        const double t_next = fmin(t + r->config->step_s, pass);
+        advance_jobs(r, t, t_next - t);
+        t = t_next;
+    }
+    return 0;
 }
 
 static int run(struct replay *r)
@@ -288,7 +391,8 @@ static int run(struct replay *r)
         while (next < set->nrequests && !r->move.active &&
                last + set->requests[next].delay_s <= t) {
             last = r->config->way == NP_REPLAY_THESIS ? last + set->requests[next].delay_s : t;
-            if ((rc = issue(r, next++)) < 0)
+            double copy_s = 0;
+            if ((rc = issue(r, next++, 0, &copy_s)) < 0)
                 return rc;
             if (r->move.active)
                 break;
@@ -326,6 +430,19 @@ static int check(const struct np_replay_set *set, const struct np_replay_config 
         return np_err_set(err, -EINVAL,
                           "replay config: step_s must be > 0, rate_bytes_s >= 0 and the way "
                           "thesis or numaplace");
+    if (!(config->poll_s >= 0) || !(config->pass_work_s >= 0) ||
+        !(config->mover_rate_bytes_s >= 0) || !isfinite(config->poll_s + config->pass_work_s))
+        return np_err_set(err, -EINVAL,
+                          "replay config: poll_s, pass_work_s and mover_rate_bytes_s must be >= 0");
+    if (config->contention) {
+        int rc =
+            set->njobs > NP_CONTENTION_MAX_JOBS
+                ? np_err_set(err, -EINVAL, "jobs: %zu is more than the contention model's %d",
+                             set->njobs, NP_CONTENTION_MAX_JOBS)
+                : np_contention_solve(config->contention, set->nnodes, NULL, 0, NULL, NULL, err);
+        if (rc < 0)
+            return rc;
+    }
     for (size_t i = 0; i < set->njobs; i++) {
         const struct np_replay_job *job = &set->jobs[i];
         if (!job->row)
@@ -386,15 +503,24 @@ int np_replay_run(const struct np_replay_set *set, const struct np_replay_config
     r.views = calloc(n, sizeof(*r.views));
     r.move.steps = calloc(n, sizeof(*r.move.steps));
     result->job_time_s = calloc(n, sizeof(*result->job_time_s));
-    rc = r.pages && r.progress && r.done && r.views && r.move.steps && result->job_time_s
+    r.mshare = calloc(n, sizeof(*r.mshare));
+    r.rate = calloc(n, sizeof(*r.rate));
+    r.cjobs = calloc(n, sizeof(*r.cjobs));
+    r.cindex = calloc(n, sizeof(*r.cindex));
+    r.stall_until = calloc(n, sizeof(*r.stall_until));
+    rc = r.pages && r.progress && r.done && r.views && r.move.steps && result->job_time_s &&
+                 r.mshare && r.rate && r.cjobs && r.cindex && r.stall_until
              ? 0
              : np_err_set(err, -ENOMEM, "out of memory replaying %zu jobs", set->njobs);
     if (rc == 0) {
         for (size_t j = 0; j < set->njobs; j++)
             job_pages(&r, j)[set->jobs[j].memory_node] = set->jobs[j].pages;
         r.running = set->njobs;
+        r.dirty = true;
         result->njobs = set->njobs;
-        rc = run(&r);
+        for (size_t j = 0; config->contention && j < set->njobs; j++)
+            r.mshare[j] = np_contention_memory_share(config->contention, set->jobs[j].row);
+        rc = config->poll_s > 0 && config->way == NP_REPLAY_THESIS ? run_loop(&r) : run(&r);
         if (rc == -E2BIG)
             np_err_set(err, -EINVAL,
                        "replay: jobs still running after %u steps of at most %g s: a job's "
@@ -414,6 +540,11 @@ int np_replay_run(const struct np_replay_set *set, const struct np_replay_config
     free(r.done);
     free(r.views);
     free(r.move.steps);
+    free(r.mshare);
+    free(r.rate);
+    free(r.cjobs);
+    free(r.cindex);
+    free(r.stall_until);
     if (rc < 0)
         np_replay_result_fini(result);
     return rc;

@@ -1,6 +1,8 @@
 /* A replay set from a scenario file (see numaplace/replay_scenario.h). */
 #include "numaplace/replay_scenario.h"
 
+#include "numaplace/contention.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -65,6 +67,8 @@ static int build_job(const struct np_scenario_job *sj, size_t index, const struc
         .pages = (uint64_t)scaled,
         .job_class = sj->job_class,
         .corun = flags & NP_REPLAY_WITH_CORUN ? fp->corun : 0,
+        .threads = sj->threads,
+        .multi_threaded = np_contention_is_openmp(sj->benchmark),
     };
     return 0;
 }

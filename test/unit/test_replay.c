@@ -184,6 +184,38 @@ END_TEST
  * local. numaplace at 100 pages/s: the first answers at 10 s, the second is issued 5 s after
  * that answer (15 s) and answers at 25 s; with 1 s steps the job runs at 1/(1 + k/10) in the
  * k-th second of each move. */
+/* The thesis's manager loop on one insensitive job (no slowdown): passes of poll_s + pass_work_s
+ * (+ the copy), a request at the first pass 30 s after the previous issue, the moved job stalled
+ * while its 1,000 pages copy. */
+static const struct {
+    double pass_work_s, mover_pages_s;
+    double spacing_s, job_s;
+} loop_cases[] = {
+    {0, 0, 30, 1000},   /* passes every 5 s: requests at 30, 60, 90 */
+    {2, 0, 35, 1000},   /* passes every 7 s: at 35 (the first past 30), then 70, 105 */
+    {0, 100, 30, 1010}, /* at 30 the whole share copies in 10 s: the job waits 10 s */
+};
+
+START_TEST(test_thesis_loop)
+{
+    const struct np_replay_job jobs[] = {job(&quiet, 1000, 0, 0, 1000)};
+    const struct np_replay_request reqs[] = {{30, 0, 1, 1}, {30, 0, 1, 1}, {30, 0, 1, 1}};
+    struct np_replay_config c = config(NP_REPLAY_THESIS, 0);
+    struct np_replay_result r;
+
+    c.poll_s = 5;
+    c.pass_work_s = loop_cases[_i].pass_work_s;
+    c.mover_rate_bytes_s = loop_cases[_i].mover_pages_s * NP_REPLAY_PAGE_BYTES;
+    r = replay(jobs, 1, reqs, 3, &c, "best", 1);
+    ck_assert_uint_eq(r.requests_fired, 3);
+    ck_assert_uint_eq(r.spacing_n, 2);
+    ck_assert_double_eq_tol(r.spacing_sum_s / 2, loop_cases[_i].spacing_s, 1e-9);
+    ck_assert_double_eq_tol(r.job_time_s[0], loop_cases[_i].job_s, 1e-6);
+    ck_assert_double_eq_tol(r.first_end_s, loop_cases[_i].job_s, 1e-6);
+    np_replay_result_fini(&r);
+}
+END_TEST
+
 START_TEST(test_delay_from_issue_or_answer)
 {
     const struct np_replay_job jobs[] = {job(&sensitive, 100, 0, 0, 1000)};
@@ -595,6 +627,7 @@ int main(void)
     tcase_add_loop_test(tc, test_cover_whole_shares_or_exact, 0, N(cover_cases));
     tcase_add_test(tc, test_free_floor_and_capacity);
     tcase_add_test(tc, test_delay_from_issue_or_answer);
+    tcase_add_loop_test(tc, test_thesis_loop, 0, sizeof(loop_cases) / sizeof(loop_cases[0]));
     tcase_add_test(tc, test_random_reproducible_per_seed);
     tcase_add_test(tc, test_requests_after_the_end);
     tcase_add_loop_test(tc, test_bad_sets, 0, N(bad_cases));

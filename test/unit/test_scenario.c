@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "np_test.h"
+#include "numaplace/contention.h"
 #include "numaplace/model.h"
 #include "numaplace/scenario.h"
 #include "numaplace/tables.h"
@@ -388,10 +389,11 @@ START_TEST(test_shipped)
                   "%s: the source names the repository, the file and the commit", name);
     ck_assert_int_eq(np_model_load(table, &model, &err), 0);
     for (size_t i = 0; i < s.njobs; i++) {
-        /* Every job low, input 0, one thread, a benchmark of the model table. */
+        /* Every job low, input 0, a benchmark of the model table; OpenMP's default thread count
+         * (one per CPU of the node, 16) for the OpenMP codes, one thread for the rest. */
         ck_assert_int_eq(s.jobs[i].job_class, NP_CLASS_LOW);
         ck_assert_uint_eq(s.jobs[i].input, 0);
-        ck_assert_uint_eq(s.jobs[i].threads, 1);
+        ck_assert_uint_eq(s.jobs[i].threads, np_contention_is_openmp(s.jobs[i].benchmark) ? 16 : 1);
         ck_assert_msg(np_model_find(&model, s.jobs[i].benchmark, NULL) != NULL,
                       "%s: jobs[%zu] %s is not in the model table", name, i, s.jobs[i].benchmark);
         per_node[s.jobs[i].node] += s.jobs[i].copies;

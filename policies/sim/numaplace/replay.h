@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "numaplace/contention.h"
 #include "numaplace/migration.h"
 #include "numaplace/model.h"
 
@@ -65,6 +66,10 @@ struct np_replay_job {
      *  @c has_prediction. */
     double predicted_remote;
     bool has_prediction;
+    /** Runnable threads (0 counts as 1) and whether they are OpenMP's: read only by the
+     *  contention model (np_replay_config's contention). */
+    unsigned threads;
+    bool multi_threaded;
 };
 
 /** "Move at least @p pages from @p from to @p to", @p delay_s after the previous one. */
@@ -91,6 +96,18 @@ struct np_replay_config {
     uint64_t free_floor_pages; /**< numaplace: a destination keeps this much free */
     double rate_bytes_s;       /**< numaplace: the move rate limit; 0 = instant */
     uint8_t distance[NP_MAX_NODES][NP_MAX_NODES]; /**< SLIT; 0 = unknown (counted as near) */
+    /** Borrowed; NULL: each job's slowdown is the table's curve (times its corun factor). Else
+     *  the running jobs' slowdowns are solved together by the contention model every step (the
+     *  corun factors are not applied). */
+    const struct np_contention_params *contention;
+    /** The thesis's manager loop (thesis way only; 0: requests fire at their delays). Each pass
+     *  sleeps poll_s, does pass_work_s of work on an idle CPU and carries out the request it
+     *  issued synchronously at mover_rate_bytes_s (0: at once); the manager and its mover are
+     *  unbound, so they run at cpus_per_node / (threads on the least loaded node + 1) of a CPU
+     *  when every node is oversubscribed. A request fires at a pass's start once delay_s has
+     *  passed since the previous issue; a moved job is stalled while its own pages copy. */
+    double poll_s, pass_work_s, mover_rate_bytes_s;
+    unsigned cpus_per_node; /**< for the loop's CPU share; 0 = 16 */
 };
 
 /**
@@ -112,6 +129,11 @@ struct np_replay_result {
     size_t requests_short;    /**< fired but planned less than asked */
     size_t requests_overshot; /**< thesis way: planned more than asked (whole shares) */
     double moving_s;          /**< numaplace way: time the mover was busy */
+    double first_end_s;       /**< when the first job ended */
+    /** Sum and count of the gaps between successive requests issued before the first job
+     *  ended (their mean is the spacing the thesis's logs show) */
+    double spacing_sum_s;
+    size_t spacing_n;
 };
 NP_API void np_replay_result_fini(struct np_replay_result *result);
 

@@ -1,0 +1,135 @@
+/*
+ * numaplace/contention.h - jobs slowing each other down: memory controllers, inter-socket links,
+ * the shared last-level cache and CPUs, calibrated on the thesis's static runs (docs/replay.md).
+ *
+ * A job's time relative to its alone, local run is
+ *
+ *   S = cpu x [(1 - m) + m x llc x sum_n share[n] x latency(n)]
+ *
+ * - m, the memory-bound share of its alone, local time, is solved from the table's alone remote
+ *   factor (model.h) so the model reproduces that measurement exactly (np_contention_memory_share).
+ * - latency(n) = 1 for the CPUs' node, remote x (distance / 21) for another node (the table was
+ *   measured on a near node at 21), times the queueing factor 1 / (1 - u) of node n's memory
+ *   controller at utilisation u = demand / mc_capacity, and for a remote node also of the link
+ *   between the two sockets (u = its traffic / link_capacity); u is capped at max_utilisation.
+ * - llc = 1 + llc_gain x P / (P + llc_half): misses grow with the bandwidth P the other jobs
+ *   on the same CPUs' node draw (they share its last-level cache; the thesis's sweep measured
+ *   520.omnetpp_r's misses tripling next to 10 memory hogs on its node, unchanged next to them on
+ *   another node).
+ * - cpu = (T / cpus)^a when the node's runnable threads T exceed its CPUs, else 1; a = 1 for a
+ *   single-threaded job, omp_exponent for a multi-threaded one (their threads wait at barriers
+ *   instead of competing all the time).
+ * - Demand is closed-loop: a job draws bw x llc / S (it issues its misses at its own speed), so
+ *   the slowdowns and the demands are solved together (a damped fixed point).
+ *
+ * Page hotness: share[n] is the share of the job's memory accesses served by node n. With a
+ * uniform job it is its share of pages; np_contention_access_shares weights the pages the job
+ * holds on its start node (where it allocates, first and most used) by hot_weight.
+ *
+ * Pure computation: no I/O, no allocation beyond the caller's arrays, deterministic.
+ */
+#ifndef NUMAPLACE_CONTENTION_H
+#define NUMAPLACE_CONTENTION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "numaplace/migration.h"
+#include "numaplace/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** np_contention_solve takes at most this many jobs and co-runners. */
+#define NP_CONTENTION_MAX_JOBS 1024
+
+/** The model's parameters. Start from np_contention_params_sandman. */
+struct np_contention_params {
+    double mc_capacity_mbps;   /**< one node's memory controller (MB/s) */
+    double link_capacity_mbps; /**< one inter-socket link, both directions together (MB/s) */
+    double remote_latency;     /**< unloaded near-remote access cost relative to local */
+    double max_utilisation;    /**< the queueing factor's cap: 1 / (1 - max) at most */
+    double llc_gain;           /**< misses x (1 + gain) when co-runners' demand is unbounded */
+    double llc_half_mbps;      /**< co-runners' demand at half that gain */
+    double omp_exponent;       /**< a multi-threaded job's exponent on CPU oversubscription */
+    double hot_weight;         /**< np_contention_access_shares: weight of start-node pages */
+    unsigned cpus_per_node;
+    uint8_t distance[NP_MAX_NODES][NP_MAX_NODES]; /**< SLIT; 0 = unknown (counted as near, 21) */
+};
+
+/** Sandman (the thesis's machine, 4 nodes x 16 CPUs) with the parameters fit on its static runs
+ *  by bench/contention_fit (docs/replay.md names the data behind each). */
+NP_API void np_contention_params_sandman(struct np_contention_params *params);
+
+/** The thesis's stress-ng memory hog's demand per instance on Sandman (MB/s), fit beside the
+ *  parameters by bench/contention_fit (the thesis never measured it). */
+#define NP_CONTENTION_SANDMAN_HOG_MBPS 12401.0
+
+/** One job (or a co-runner) as the model sees it. */
+struct np_contention_job {
+    unsigned cpu_node;
+    double share[NP_MAX_NODES]; /**< share of its accesses per node; sums to 1 (or all 0: none) */
+    double bw_mbps;             /**< its alone, local bandwidth (the table's bw_mbps) */
+    double memory_share;        /**< m: np_contention_memory_share, in [0, 1] */
+    unsigned threads;           /**< runnable threads (0 counts as 1; a fixed co-runner's as 0) */
+    bool multi_threaded;        /**< its threads cooperate (OpenMP): omp_exponent applies */
+    /** A fixed co-runner (a memory hog): draws bw_mbps whatever happens, is not slowed. */
+    bool fixed_demand;
+};
+
+/**
+ * Solve every job's slowdown together.
+ * @param extra_demand_mbps per node n < @p nnodes: bandwidth drawn from node n's memory by
+ *        something outside @p jobs, counted on its controller only (NULL: none)
+ * @param slowdown out, one per job (fixed-demand jobs get 1)
+ * @return 0, or -EINVAL with @p err naming the bad job or parameter
+ */
+NP_API int np_contention_solve(const struct np_contention_params *params, unsigned nnodes,
+                               const struct np_contention_job *jobs, size_t njobs,
+                               const double *extra_demand_mbps, double *slowdown,
+                               struct np_err *err);
+
+/**
+ * The memory-bound share m of @p row such that the job alone, all its memory on a near node,
+ * runs at the table's remote factor (bisection on the model itself, so the link's queueing at
+ * the job's own bandwidth is counted); 1 when even m = 1 cannot reach it, 0 for a factor <= 1.
+ */
+NP_API double np_contention_memory_share(const struct np_contention_params *params,
+                                         const struct np_model_row *row);
+
+/**
+ * One job's slowdown next to co-runners, for placement decisions (--numa-policy=auto): the job
+ * of @p row with @p threads runnable threads (@p multi_threaded as in np_contention_job), its
+ * CPUs on @p cpu_node, its accesses spread by @p share over @p nnodes nodes (e.g. all local:
+ * share[cpu_node] = 1; interleaved over nodes 0 and 1: 0.5 each), while co-runners draw
+ * @p corunner_demand_mbps[n] from node n's memory from CPUs on node n and keep
+ * @p corunner_threads[n] threads runnable on node n (either may be NULL: none).
+ * @return the slowdown relative to the job alone and local (>= about 1), or NAN with @p err set
+ */
+NP_API double np_contention_job_slowdown(const struct np_contention_params *params,
+                                         const struct np_model_row *row, unsigned threads,
+                                         bool multi_threaded, unsigned cpu_node,
+                                         const double *share, unsigned nnodes,
+                                         const double *corunner_demand_mbps,
+                                         const unsigned *corunner_threads, struct np_err *err);
+
+/**
+ * Access shares from page counts: pages on @p start_node count @p params->hot_weight times
+ * (a job allocates there first and keeps its most used data there), pages elsewhere once.
+ * All zero when the job holds no pages.
+ */
+NP_API void np_contention_access_shares(const struct np_contention_params *params,
+                                        const uint64_t *pages, unsigned nnodes, unsigned start_node,
+                                        double *share);
+
+/** Whether the SPEC CPU 2017 benchmark @p name runs OpenMP threads (the speed suite's
+ *  bwaves, lbm, wrf, cam4, pop2, imagick, nab, fotonik3d, roms, xz); false for the rest. */
+NP_API bool np_contention_is_openmp(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_CONTENTION_H */
