@@ -109,8 +109,9 @@ json_t *op_advise(struct np_daemon *d, const struct ucred *peer, uint32_t job_id
         json_array_append_new(nodes, o);
     }
     migrator_view_free(view);
-    advice = json_pack("{s:o, s:s}", "nodes", nodes, "capacity_from", a->capacity_from);
-    if (advice && isfinite(a->threshold))
+    advice = json_pack("{s:o, s:s}", "nodes", nodes ? nodes : json_array(), "capacity_from",
+                       a->capacity_from[0] ? a->capacity_from : "unavailable: not loaded");
+    if (advice && a->threshold > 0 && a->threshold < 1) /* else never loaded */
         json_object_set_new(advice, "threshold", json_real(a->threshold));
     if (advice && (history = history_json(a, uid, name)) != NULL)
         json_object_set_new(advice, "history", history);

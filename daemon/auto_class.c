@@ -44,8 +44,7 @@ int auto_class_file_is_safe(const char *what, const char *path, struct np_err *e
  * path); without one they stay the reference machine's, and the log says which. */
 static void use_machine_profile(struct np_daemon *d, const char *user)
 {
-    const char *path =
-        d->cfg.machine_profile[0] ? d->cfg.machine_profile : NP_PROFILE_DEFAULT_PATH;
+    const char *path = d->cfg.machine_profile[0] ? d->cfg.machine_profile : NP_PROFILE_DEFAULT_PATH;
     struct np_profile *profile = NULL;
     struct np_err err = {0};
     double penalty = NAN;

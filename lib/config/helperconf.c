@@ -251,8 +251,7 @@ int np_helper_config_set(struct np_helper_config *cfg, const char *key, const ch
         return set_path(cfg->sensitivity_table, sizeof(cfg->sensitivity_table), key, value, false,
                         err);
     if (strcmp(key, "machine_profile") == 0)
-        return set_path(cfg->machine_profile, sizeof(cfg->machine_profile), key, value, false,
-                        err);
+        return set_path(cfg->machine_profile, sizeof(cfg->machine_profile), key, value, false, err);
     if (strcmp(key, "class_map") == 0) {
         /* label:class pairs, e.g. high:high,low:low (the plugin's labels are high and low) */
         char copy[128], *save = NULL;

@@ -29,7 +29,7 @@ static int decode_node(json_t *item, size_t index, struct np_proto_advice *out, 
                           (long long)node, NP_PROTO_ADVICE_MAX_NODES - 1);
     if (out->node[node].present)
         return np_err_set(err, -EPROTO, "advice names node %lld twice", (long long)node);
-    for (s = 0; s < sizeof(sources) / sizeof(sources[0]) && strcmp(source, sources[s]); s++)
+    for (s = 0; s < sizeof(sources) / sizeof(sources[0]) && strcmp(source, sources[s]) != 0; s++)
         ;
     if (s == sizeof(sources) / sizeof(sources[0]))
         return np_err_set(err, -EPROTO,
@@ -58,7 +58,6 @@ int np_proto_advice_decode(json_t *reply, struct np_proto_advice *out, struct np
     json_t *nodes = NULL, *threshold = NULL, *history = NULL, *item;
     const char *capacity_from = "";
     size_t i;
-    int rc;
 
     memset(out, 0, sizeof(*out));
     out->threshold = NAN;
@@ -78,7 +77,8 @@ int np_proto_advice_decode(json_t *reply, struct np_proto_advice *out, struct np
     snprintf(out->capacity_from, sizeof(out->capacity_from), "%s", capacity_from);
     json_array_foreach(nodes, i, item)
     {
-        if ((rc = decode_node(item, i, out, err)) < 0)
+        const int rc = decode_node(item, i, out, err);
+        if (rc < 0)
             return rc;
     }
     if (history) {

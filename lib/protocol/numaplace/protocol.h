@@ -108,10 +108,10 @@ struct np_proto_advice {
         double utilisation; /**< traffic / capacity; NAN when either is unknown */
         char source[16];    /**< "uncore", "misses", "proxy", "unavailable" */
     } node[NP_PROTO_ADVICE_MAX_NODES];
-    bool history_known;      /**< earlier runs of this user's job of this name on this node */
-    char history[8];         /**< their sensitivity: "high" or "low" */
-    unsigned history_runs;   /**< how many runs it rests on */
-    char capacity_from[64];  /**< where the nodes' capacities came from, or why none */
+    bool history_known;     /**< earlier runs of this user's job of this name on this node */
+    char history[8];        /**< their sensitivity: "high" or "low" */
+    unsigned history_runs;  /**< how many runs it rests on */
+    char capacity_from[64]; /**< where the nodes' capacities came from, or why none */
 };
 
 /**
