@@ -143,6 +143,9 @@ int cmd_status(int argc, char **argv)
             printf("node%s=%.1fMiB ", key, (double)json_integer_value(v) / 1048576.0);
         }
         putchar('\n');
+        if (json_string_value(json_object_get(job, "processes_cut"))) /* figures are partial */
+            printf("%-10s processes left out: %s\n", "",
+                   json_string_value(json_object_get(job, "processes_cut")));
     }
     json_decref(reply);
     return 0;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "numaplace/helperconf.h"
+#include "numaplace/safe_text.h"
 
 #include "cli.h"
 #include "numaplace/labels.h"
@@ -140,12 +141,28 @@ static const struct {
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+/* Everything the command prints passes through np_safe_text_stream: reports, summaries, status
+ * and error messages carry text that users and their tasks chose (job names, users, reasons, what
+ * a task said it applied), and root reads them on a terminal. */
+static void guard_terminal(void)
+{
+    FILE *out = np_safe_text_stream(stdout), *err = np_safe_text_stream(stderr);
+
+    if (out)
+        stdout = out;
+    if (err) {
+        setvbuf(err, NULL, _IONBF, 0);
+        stderr = err;
+    }
+}
+
 int main(int argc, char **argv)
 {
     int i = 1;
     const char *env_socket = getenv("NUMAPLACE_SOCKET"), *env_spool = getenv("NUMAPLACE_SPOOL");
     const char *env_table = getenv("NUMAPLACE_TABLE");
 
+    guard_terminal();
     if (env_socket && *env_socket)
         cli.socket_path = env_socket;
     if (env_spool && *env_spool)

@@ -58,11 +58,52 @@ static pid_t spawn_piped(char *const argv[], int *out_fd, int *err_fd, struct np
     return pid;
 }
 
+/* The child's stderr, kept up to its size (its first line is what a failure says). */
+struct child_stderr {
+    char text[1024];
+    size_t len;
+};
+
+/* Read what the child wrote on stderr; at its end close it and set *@p fd to -1. */
+static void read_stderr(int *fd, struct child_stderr *e)
+{
+    char chunk[512];
+    const ssize_t n = read(*fd, chunk, sizeof(chunk));
+
+    if (n <= 0) {
+        close(*fd);
+        *fd = -1;
+    } else if (e->len + (size_t)n < sizeof(e->text)) {
+        memcpy(e->text + e->len, chunk, (size_t)n);
+        e->len += (size_t)n;
+    }
+}
+
+/* Wait for the child and say how it ended: its exit status (128 + the signal that killed it), or
+ * -ENOENT with @p err when argv[0] could not be run; the first line of its stderr in @p errbuf. */
+static int child_status(pid_t pid, char *const argv[], struct child_stderr *e, char *errbuf,
+                        size_t errlen, struct np_err *err)
+{
+    int status = 0;
+
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    e->text[e->len] = '\0';
+    if (errbuf && errlen) {
+        snprintf(errbuf, errlen, "%s", e->text);
+        errbuf[strcspn(errbuf, "\n")] = '\0';
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && strstr(e->text, "cannot run"))
+        return np_err_set(err, -ENOENT, "%s", e->text[0] ? strtok(e->text, "\n") : argv[0]);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct np_err *err)
 {
-    int out_fd = -1, err_fd = -1, status = 0;
-    size_t len = 0, cap = 4096, elen = 0;
-    char *buf = malloc(cap), ebuf[1024];
+    int out_fd = -1, err_fd = -1;
+    size_t len = 0, cap = 4096;
+    char *buf = malloc(cap);
+    struct child_stderr e = {.len = 0};
     pid_t pid;
 
     *out = NULL;
@@ -76,7 +117,7 @@ int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct
         return (int)pid;
     }
     /* Both pipes at once: a chatty stderr must not block the child while we wait on stdout. */
-    for (int open_fds = 2; open_fds > 0;) {
+    while (out_fd >= 0 || err_fd >= 0) {
         struct pollfd pfd[2] = {{.fd = out_fd, .events = POLLIN}, {.fd = err_fd, .events = POLLIN}};
         if (poll(pfd, 2, -1) < 0) {
             if (errno == EINTR)
@@ -96,42 +137,20 @@ int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct
             if (n <= 0) {
                 close(out_fd);
                 out_fd = -1;
-                open_fds--;
             } else {
                 len += (size_t)n;
             }
         }
-        if (err_fd >= 0 && pfd[1].revents) {
-            char chunk[512];
-            ssize_t n = read(err_fd, chunk, sizeof(chunk));
-            if (n <= 0) {
-                close(err_fd);
-                err_fd = -1;
-                open_fds--;
-            } else if (elen + (size_t)n < sizeof(ebuf)) {
-                memcpy(ebuf + elen, chunk, (size_t)n);
-                elen += (size_t)n;
-            }
-        }
-        if (out_fd < 0 && err_fd < 0)
-            break;
+        if (err_fd >= 0 && pfd[1].revents)
+            read_stderr(&err_fd, &e);
     }
     if (out_fd >= 0)
         close(out_fd);
     if (err_fd >= 0)
         close(err_fd);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
     buf[len] = '\0';
     *out = buf;
-    ebuf[elen] = '\0';
-    if (errbuf && errlen) {
-        snprintf(errbuf, errlen, "%s", ebuf);
-        errbuf[strcspn(errbuf, "\n")] = '\0';
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && strstr(ebuf, "cannot run"))
-        return np_err_set(err, -ENOENT, "%s", ebuf[0] ? strtok(ebuf, "\n") : argv[0]);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return child_status(pid, argv, &e, errbuf, errlen, err);
 }
 
 /* sacct's view of one job: its uid and AdminComment. -ENOENT when sacct does not show it. @p full
@@ -245,9 +264,10 @@ bool acct_may_read(uid_t job_uid)
 int acct_run_lines(char *const argv[], int (*on_line)(char *line, void *arg), void *arg,
                    char *errbuf, size_t errlen, struct np_err *err)
 {
-    int out_fd = -1, err_fd = -1, status = 0, stop = 0;
-    size_t len = 0, elen = 0;
-    char *line = malloc(ACCT_LINE_MAX + 1), ebuf[1024];
+    int out_fd = -1, err_fd = -1, stop = 0;
+    size_t len = 0;
+    char *line = malloc(ACCT_LINE_MAX + 1);
+    struct child_stderr e = {.len = 0};
     bool skipping = false; /* in a line longer than ACCT_LINE_MAX: not one of ours */
     pid_t pid;
 
@@ -290,30 +310,13 @@ int acct_run_lines(char *const argv[], int (*on_line)(char *line, void *arg), vo
                 skipping = false;
             }
         }
-        if (err_fd >= 0 && pfd[1].revents) {
-            const ssize_t n = read(err_fd, chunk, sizeof(chunk));
-            if (n <= 0) {
-                close(err_fd);
-                err_fd = -1;
-            } else if (elen + (size_t)n < sizeof(ebuf)) {
-                memcpy(ebuf + elen, chunk, (size_t)n);
-                elen += (size_t)n;
-            }
-        }
+        if (err_fd >= 0 && pfd[1].revents)
+            read_stderr(&err_fd, &e);
     }
     if (len && !skipping && !stop) {
         line[len] = '\0';
         on_line(line, arg);
     }
     free(line);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    ebuf[elen] = '\0';
-    if (errbuf && errlen) {
-        snprintf(errbuf, errlen, "%s", ebuf);
-        errbuf[strcspn(errbuf, "\n")] = '\0';
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && strstr(ebuf, "cannot run"))
-        return np_err_set(err, -ENOENT, "%s", ebuf[0] ? strtok(ebuf, "\n") : argv[0]);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return child_status(pid, argv, &e, errbuf, errlen, err);
 }

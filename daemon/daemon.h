@@ -61,7 +61,8 @@ struct np_daemon_job {
     double registered_mono;
     double last_pages_mono, last_detail_mono;
     double homecoming_quiet_until; /**< its last homecoming moved nothing: not again before */
-    char user[64]; /**< its user's name for the metrics page, found at its first scrape */
+    char user[64];   /**< its user's name for the metrics page (user_names.h), or its uid */
+    bool user_known; /**< user is the name, not the uid standing in for it */
     bool traced, ended;
     bool restored;  /**< adopted after a restart: its counters before it are lost */
     bool finishing; /**< its report is with the writer: still in the registry until it is durable */
@@ -197,6 +198,7 @@ struct np_daemon {
     void (*report_durable)(struct np_daemon *d, struct np_daemon_job *j);
     struct np_daemon_totals totals;
     struct np_fd_budget fd_budget; /**< /proc files the samplers may keep open (sampling.c) */
+    long fd_limit;                 /**< RLIMIT_NOFILE as raised at start (0: unknown) */
     hwloc_bitmap_t started_cpus;   /**< owned: the affinity it was started with */
     hwloc_bitmap_t helper_cpus;    /**< owned: where it runs (a job on them shares its CPUs) */
     /* the Prometheus endpoint (http.c), NULL when metrics_listen is empty */

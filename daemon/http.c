@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -23,11 +25,15 @@ struct http_conn {
     int fd; /* -1: a free slot */
     double started;
     bool cut;
+    struct peer_holder holder;
 };
 
+/* The endpoint accepts itself (MHD has no listening socket): who connects is known before a
+ * slot is given, so a peer that may not read the page never holds one, and one that may holds
+ * only its share (peer_slot_admit). epoll_fd watches the listening socket and MHD's own. */
 struct http_server {
     struct MHD_Daemon *mhd;
-    int epoll_fd;
+    int listen_fd, epoll_fd;
     double lifetime_s;
     struct http_conn conns[NPD_HTTP_MAX_CONNECTIONS];
 };
@@ -154,16 +160,103 @@ static void on_connection(void *arg, struct MHD_Connection *conn, void **socket_
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-        *socket_context = NULL;
+        *socket_context = NULL; /* its slot was taken when it was accepted (accept_peers) */
         for (int i = 0; ci && i < NPD_HTTP_MAX_CONNECTIONS; i++)
-            if (s->conns[i].fd < 0) {
-                s->conns[i] = (struct http_conn){ci->connect_fd, np_monotonic_s(), false};
+            if (s->conns[i].fd == ci->connect_fd) {
                 *socket_context = &s->conns[i];
                 break;
             }
     } else if (*socket_context) {
         ((struct http_conn *)*socket_context)->fd = -1;
         *socket_context = NULL;
+    }
+}
+
+/* A refused peer is answered at once and closed: it never reaches MHD nor holds a slot. */
+static void refuse(int fd, unsigned status, const char *text)
+{
+    char buf[256];
+    char sink[4096];
+    const int len =
+        snprintf(buf, sizeof(buf),
+                 "HTTP/1.1 %u %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                 status, status == MHD_HTTP_FORBIDDEN ? "Forbidden" : "Service Unavailable",
+                 strlen(text), text);
+
+    if (send(fd, buf, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+        /* nothing to do: the peer is closed either way */
+    }
+    shutdown(fd, SHUT_WR);
+    while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0) {
+        /* what it sent already, so that the close does not reset the answer away */
+    }
+    close(fd);
+}
+
+static unsigned held_now(const struct http_server *s, struct peer_holder *held)
+{
+    unsigned n = 0;
+
+    for (int i = 0; i < NPD_HTTP_MAX_CONNECTIONS; i++)
+        if (s->conns[i].fd >= 0)
+            held[n++] = s->conns[i].holder;
+    return n;
+}
+
+/* Who is at the other end of @p fd, and may they read the page? */
+static bool identify(struct np_daemon *d, int fd, const struct sockaddr *remote_sa,
+                     struct peer_holder *who)
+{
+    struct sockaddr_storage ss_local;
+    socklen_t llen = sizeof(ss_local);
+    char why[160];
+
+    *who = (struct peer_holder){.addr = peer_address_of(remote_sa), .uid = (uid_t)-1};
+    if (getsockname(fd, (struct sockaddr *)&ss_local, &llen) == 0) {
+        const struct peer_address local = peer_address_of((struct sockaddr *)&ss_local);
+        who->local = peer_uid(&local, &who->addr, &who->uid) == 0;
+    }
+    if (peer_allowed(&who->addr, who->local, who->uid, &d->cfg.metrics, why, sizeof(why)))
+        return true;
+    log_refusal(d, &who->addr, why);
+    return false;
+}
+
+/* At most a batch a run: a flood of connections is taken in turns with the loop's other work. */
+static void accept_peers(struct np_daemon *d, struct http_server *s)
+{
+    for (int batch = 0; batch < 4 * NPD_HTTP_MAX_CONNECTIONS; batch++) {
+        struct sockaddr_storage ss = {0};
+        socklen_t len = sizeof(ss);
+        struct peer_holder held[NPD_HTTP_MAX_CONNECTIONS], who;
+        struct http_conn *slot = NULL;
+        const int fd =
+            accept4(s->listen_fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+        if (fd < 0)
+            return;
+        if (!identify(d, fd, (struct sockaddr *)&ss, &who)) {
+            refuse(fd, MHD_HTTP_FORBIDDEN, "forbidden: see numaplaced(8), METRICS\n");
+            continue;
+        }
+        if (!peer_slot_admit(held, held_now(s, held), NPD_HTTP_MAX_CONNECTIONS,
+                             NPD_HTTP_ROOT_RESERVED, NPD_HTTP_MAX_PER_PEER, &who)) {
+            log_refusal(d, &who.addr, "its share of the connections is taken");
+            refuse(fd, MHD_HTTP_SERVICE_UNAVAILABLE, "busy: too many connections of yours\n");
+            continue;
+        }
+        for (int i = 0; i < NPD_HTTP_MAX_CONNECTIONS && !slot; i++)
+            if (s->conns[i].fd < 0)
+                slot = &s->conns[i];
+        if (!slot) { /* peer_slot_admit saw a free one: cannot happen */
+            close(fd);
+            continue;
+        }
+        *slot = (struct http_conn){fd, np_monotonic_s(), false, who};
+        /* MHD closes the socket when it cannot take it; its slot is free again then */
+        if (MHD_add_connection(s->mhd, fd, (struct sockaddr *)&ss, len) != MHD_YES)
+            slot->fd = -1;
     }
 }
 
@@ -178,58 +271,93 @@ static void cut_old_connections(struct http_server *s, double now)
         }
 }
 
-static int start_on(struct np_daemon *d, const struct np_metrics_config *mc,
-                    struct http_server **out)
+static int listen_on(const struct np_metrics_config *mc)
 {
     struct sockaddr_storage ss = {0};
-    const union MHD_DaemonInfo *info;
-    struct http_server *s;
-    unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    socklen_t len;
+    const int one = 1, zero = 0;
+    int fd, rc;
 
     if (mc->family == AF_INET6) {
         struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
         in6->sin6_family = AF_INET6;
         in6->sin6_port = htons(mc->port);
         memcpy(&in6->sin6_addr, mc->addr, 16);
-        flags |= MHD_USE_DUAL_STACK; /* [::] takes IPv4 peers too (as ::ffff:a.b.c.d) */
+        len = sizeof(*in6);
     } else {
         struct sockaddr_in *in = (struct sockaddr_in *)&ss;
         in->sin_family = AF_INET;
         in->sin_port = htons(mc->port);
         memcpy(&in->sin_addr, mc->addr, 4);
+        len = sizeof(*in);
     }
-    s = calloc(1, sizeof(*s));
-    if (!s)
-        return -ENOMEM;
-    s->lifetime_s = NPD_HTTP_LIFETIME_S;
-    for (int i = 0; i < NPD_HTTP_MAX_CONNECTIONS; i++)
-        s->conns[i].fd = -1;
-    errno = 0;
-    s->mhd = MHD_start_daemon(
-        flags, mc->port, NULL, NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, d,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)NPD_HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)NPD_HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
-    info = s->mhd ? MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
-    if (!info) {
-        const int rc = errno ? -errno : -EADDRNOTAVAIL;
-        if (s->mhd)
-            MHD_stop_daemon(s->mhd);
-        free(s);
+    fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (mc->family == AF_INET6) /* [::] takes IPv4 peers too (as ::ffff:a.b.c.d) */
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+    if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 128) < 0) {
+        rc = -errno;
+        close(fd);
         return rc;
     }
-    s->epoll_fd = info->epoll_fd;
-    *out = s;
-    return 0;
+    return fd;
 }
 
 static void stop(struct http_server *s)
 {
     if (!s)
         return;
-    MHD_stop_daemon(s->mhd);
+    if (s->mhd)
+        MHD_stop_daemon(s->mhd);
+    if (s->epoll_fd >= 0)
+        close(s->epoll_fd);
+    if (s->listen_fd >= 0)
+        close(s->listen_fd);
     free(s);
+}
+
+static int start_on(struct np_daemon *d, const struct np_metrics_config *mc,
+                    struct http_server **out)
+{
+    const union MHD_DaemonInfo *info;
+    struct epoll_event ev = {.events = EPOLLIN};
+    struct http_server *s = calloc(1, sizeof(*s));
+    int rc;
+
+    if (!s)
+        return -ENOMEM;
+    s->lifetime_s = NPD_HTTP_LIFETIME_S;
+    s->epoll_fd = -1;
+    for (int i = 0; i < NPD_HTTP_MAX_CONNECTIONS; i++)
+        s->conns[i].fd = -1;
+    s->listen_fd = listen_on(mc);
+    if (s->listen_fd < 0) {
+        rc = s->listen_fd;
+        free(s);
+        return rc;
+    }
+    errno = 0;
+    s->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET, 0, NULL,
+                              NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, d,
+                              MHD_OPTION_CONNECTION_LIMIT, (unsigned)NPD_HTTP_MAX_CONNECTIONS,
+                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)NPD_HTTP_TIMEOUT_S,
+                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+                              MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+    info = s->mhd ? MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+    rc = errno ? -errno : -ENOMEM;
+    if (info)
+        s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (!info || s->epoll_fd < 0 || epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->listen_fd, &ev) < 0 ||
+        epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, info->epoll_fd, &ev) < 0) {
+        if (info)
+            rc = -errno;
+        stop(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
 }
 
 int http_start(struct np_daemon *d)
@@ -335,6 +463,7 @@ void http_run(struct np_daemon *d)
 {
     if (!d->http)
         return;
+    accept_peers(d, d->http);
     MHD_run(d->http->mhd);
     cut_old_connections(d->http, np_monotonic_s());
 }

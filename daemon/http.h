@@ -3,7 +3,10 @@
  * thread of its own. Its epoll fd sits in the daemon's poll loop (loop.c), which calls
  * http_run() when it is readable and at least every http_timeout_ms(), so the page is rendered
  * from the daemon's state in the loop's thread (no locks, no copies) and nothing waits on a
- * client: sockets are non-blocking, connections are bounded in number and in time.
+ * client: sockets are non-blocking, connections are bounded in number and in time. Peers are
+ * judged when accepted, before they send a byte (peer.h): one that may not read the page is
+ * answered 403 and closed, one that may holds at most its share of the slots, and root on this
+ * host always finds one free.
  */
 #ifndef NUMAPLACED_HTTP_H
 #define NUMAPLACED_HTTP_H
@@ -11,7 +14,9 @@
 struct np_daemon;
 struct np_metrics_config;
 
-#define NPD_HTTP_MAX_CONNECTIONS 16 /* scrapers at once; more wait in the listen backlog */
+#define NPD_HTTP_MAX_CONNECTIONS 16 /* scrapers at once; more are answered 503 */
+#define NPD_HTTP_ROOT_RESERVED   4  /* of them, only root on this host may take */
+#define NPD_HTTP_MAX_PER_PEER    4  /* one user on this host, or one other host, at most */
 #define NPD_HTTP_TIMEOUT_S       5  /* a connection idle this long is closed */
 #define NPD_HTTP_LIFETIME_S      10 /* and any connection this old (a slow client included) */
 

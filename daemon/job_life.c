@@ -11,6 +11,7 @@
 #include "registry.h"
 #include "report_out.h"
 #include "sampling.h"
+#include "user_names.h"
 
 struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t step_id, uid_t uid,
                               const char *cpus, const char *policy, const char *sensitivity,
@@ -18,6 +19,8 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
 {
     const struct np_helper_config *cfg = &d->cfg;
     struct np_daemon_job *j;
+    char fd_why[160];
+    enum fd_verdict verdict;
     bool high;
     int rc;
 
@@ -26,9 +29,16 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
                    d->registry.count);
         return NULL;
     }
+    /* Refused early, and said why, rather than failing later to open its report. */
+    verdict = sampling_fd_check(d, fd_why, sizeof(fd_why));
+    if (verdict == FD_REFUSE) {
+        np_err_set(err, -EMFILE, "%s", fd_why);
+        return NULL;
+    }
     j = calloc(1, sizeof(*j));
-    if (!j || np_sampler_init(&j->sampler, cfg->proc_root, d->perf_mask, d->perf_off_reason,
-                              d->cpu_node, d->cpu_node ? d->ncpus : 0, cpus, err) < 0) {
+    if (!j || np_sampler_init(&j->sampler, cfg->proc_root, verdict == FD_OK ? d->perf_mask : 0,
+                              verdict == FD_OK ? d->perf_off_reason : fd_why, d->cpu_node,
+                              d->cpu_node ? d->ncpus : 0, cpus, err) < 0) {
         free(j);
         if (!err->code)
             np_err_set(err, -ENOMEM, "out of memory");
@@ -56,8 +66,10 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
     j->stats.migration_enabled = cfg->migration;
     j->meta.registered_nodes = job_cpu_nodes_mask(d, j->sampler.cpus);
     j->meta.local_nodes = j->stats.local_nodes = j->meta.registered_nodes;
-    snprintf(j->meta.backends, sizeof(j->meta.backends), "%s", d->perf_mask ? "perf,proc" : "proc");
+    snprintf(j->meta.backends, sizeof(j->meta.backends), "%s",
+             d->perf_mask && verdict == FD_OK ? "perf,proc" : "proc");
     j->registered_mono = np_monotonic_s();
+    user_name_want(uid); /* for the metrics page, looked up off the loop */
     j->last_pages_mono = j->last_detail_mono = -1e9;
     if ((rc = registry_insert(&d->registry, j)) < 0) {
         job_free(j);

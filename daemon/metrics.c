@@ -1,10 +1,10 @@
 /* numaplaced's Prometheus page (see metrics.h). */
 #include "metrics.h"
+#include "user_names.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -298,18 +298,17 @@ static void render_helper(const struct np_daemon *d, struct metrics_text *t)
     value_f(t, false, d->metrics_render_s);
 }
 
-/* Looked up once per step: a name service may be slow, and the loop must not wait on it often. */
+/* Never looked up here: the name a thread found since the step registered (user_names.h), its
+ * uid's number until then. */
 static void resolve_user(struct np_daemon_job *j)
 {
-    char buf[4096];
-    struct passwd pw, *found = NULL;
-
-    if (j->user[0])
+    if (j->user_known)
         return;
-    if (getpwuid_r(j->meta.uid, &pw, buf, sizeof(buf), &found) == 0 && found)
-        snprintf(j->user, sizeof(j->user), "%s", found->pw_name);
-    else
-        snprintf(j->user, sizeof(j->user), "%u", (unsigned)j->meta.uid);
+    j->user_known = user_name_get(j->meta.uid, j->user, sizeof(j->user));
+    if (j->user_known)
+        return;
+    snprintf(j->user, sizeof(j->user), "%u", (unsigned)j->meta.uid);
+    user_name_want(j->meta.uid); /* asked already at registration, unless restored from disk */
 }
 
 static void render_steps(struct np_daemon *d, struct metrics_text *t, const unsigned *os,

@@ -24,6 +24,8 @@ static json_t *job_status(const struct np_daemon_job *j)
         json_object_set_new(obj, "local_nodes", np_node_list_json(j->meta.local_nodes));
     if (obj && j->meta.registered_nodes)
         json_object_set_new(obj, "registered_nodes", np_node_list_json(j->meta.registered_nodes));
+    if (obj && j->stats.last.processes_cut) /* the latest sample saw only part of the step */
+        json_object_set_new(obj, "processes_cut", json_string(j->stats.last.proc_reason));
     if (obj && j->meta.class_source[0]) /* what decided the class (docs/sensitivity.md) */
         json_object_set_new(obj, "class_source", json_string(j->meta.class_source));
     return obj;
@@ -45,26 +47,22 @@ static json_t *helper_status(const struct np_daemon *d)
 json_t *op_status(struct np_daemon *d, const struct ucred *peer, uint32_t job_id)
 {
     json_t *reply, *jobs = json_array();
-    bool found = false;
 
     for (unsigned i = 0; i < d->registry.count; i++) {
         const struct np_daemon_job *j = registry_at(&d->registry, i);
         if (job_id && j->meta.job_id != job_id)
             continue;
-        found = found || job_id;
-        if (!auth_owns(peer, j->meta.uid)) {
-            if (job_id) {
-                json_decref(jobs);
-                /* Who owns it is not the asker's business. */
-                return np_proto_reply_error("job %u is not yours", job_id);
-            }
+        if (!auth_owns(peer, j->meta.uid))
             continue; /* users see their own jobs only */
-        }
         json_array_append_new(jobs, job_status(j));
     }
-    if (job_id && !found) {
+    if (job_id && json_array_size(jobs) == 0) {
         json_decref(jobs);
-        return np_proto_reply_error("job %u is not tracked on this node", job_id);
+        /* Another user's job and no job at all get the same answer: whether someone else's
+         * job runs here is not the asker's business. */
+        return peer->uid == 0
+                   ? np_proto_reply_error("job %u is not tracked on this node", job_id)
+                   : np_proto_reply_error("no job %u of yours is tracked on this node", job_id);
     }
     reply = np_proto_reply_ok();
     json_object_set_new(reply, "jobs", jobs);

@@ -71,6 +71,31 @@ bool peer_allowed(const struct peer_address *remote, bool local_uid_known, uid_t
     return false;
 }
 
+static bool same_holder(const struct peer_holder *a, const struct peer_holder *b)
+{
+    if (a->local != b->local)
+        return false;
+    if (a->local)
+        return a->uid == b->uid;
+    return a->addr.family == b->addr.family &&
+           memcmp(a->addr.addr, b->addr.addr, a->addr.family == AF_INET ? 4 : 16) == 0;
+}
+
+bool peer_slot_admit(const struct peer_holder *held, unsigned nheld, unsigned max,
+                     unsigned reserved, unsigned per_peer, const struct peer_holder *who)
+{
+    unsigned mine = 0;
+
+    if (nheld >= max)
+        return false;
+    if (who->local && who->uid == 0)
+        return true;
+    for (unsigned i = 0; i < nheld; i++)
+        if (same_holder(&held[i], who))
+            mine++;
+    return max - nheld > reserved && mine < per_peer;
+}
+
 static void fill_id(struct inet_diag_sockid *id, const struct peer_address *local,
                     const struct peer_address *remote)
 {

@@ -39,6 +39,22 @@ bool peer_is_loopback(const struct peer_address *a);
 bool peer_allowed(const struct peer_address *remote, bool local_uid_known, uid_t uid,
                   const struct np_metrics_config *mc, char *why, size_t why_size);
 
+/** Who holds (or asks for) one of the endpoint's connections, as its admission counts them. */
+struct peer_holder {
+    bool local; /**< its socket was found on this host: counted by uid, else by address */
+    uid_t uid;
+    struct peer_address addr;
+};
+
+/**
+ * May @p who take one more of @p max connection slots, @p held[0..nheld) being taken? Root on
+ * this host takes any free slot; anyone else only outside the @p reserved slots kept for root and
+ * while holding fewer than @p per_peer (a local user by uid, another host by address), so a peer
+ * holding half-sent requests keeps neither root nor the other scrapers out. Pure.
+ */
+bool peer_slot_admit(const struct peer_holder *held, unsigned nheld, unsigned max,
+                     unsigned reserved, unsigned per_peer, const struct peer_holder *who);
+
 /**
  * The uid owning the TCP socket at the other end of our connection @p local <- @p remote
  * (both on this host): the kernel's exact 4-tuple lookup (inet_diag, SOCK_DIAG_BY_FAMILY).

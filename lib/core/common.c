@@ -18,6 +18,15 @@ int np_err_set(struct np_err *err, int code, const char *fmt, ...)
     return code;
 }
 
+void np_strf(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+}
+
 const char *np_strerror(int code)
 {
     if (code == 0)

@@ -72,3 +72,18 @@ const char *np_mode_name(enum np_mode mode)
 {
     return np_name_of(&modes, (unsigned)mode);
 }
+
+int np_mode_from_name(const char *text, enum np_mode *out, struct np_err *err)
+{
+    unsigned v;
+    const int rc = np_name_parse(&modes, text, &v, err);
+
+    if (rc == 0)
+        *out = (enum np_mode)v;
+    return rc;
+}
+
+const char *np_mode_names(void)
+{
+    return np_name_list_static(&modes, ", ");
+}

@@ -1,7 +1,9 @@
 /* The plugin <-> numaplaced wire format: one JSON object per line, validated field by field. */
 #include "numaplace/protocol.h"
+#include "numaplace/cpulist.h"
 #include "numaplace/labels.h"
 #include "numaplace/names.h"
+#include "numaplace/policy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -145,6 +147,17 @@ static int decode_applied(json_t *obj, struct np_task_applied *ap, struct np_err
         return rc;
     if (pid == 0)
         return np_err_set(err, -EINVAL, "request field \"pid\" must be a process id above 0");
+    /* What the task says lands in reports root reads: only what the plugin can say gets in. */
+    if (np_policy_from_name(ap->policy, &(enum np_policy){0}, NULL) < 0)
+        return np_err_set(err, -EINVAL, "request field \"policy\" is not a policy; accepted: %s",
+                          np_policy_names());
+    if (ap->mode[0] && np_mode_from_name(ap->mode, &(enum np_mode){0}, NULL) < 0)
+        return np_err_set(err, -EINVAL, "request field \"mode\" is not a mode; accepted: %s",
+                          np_mode_names());
+    if (!np_cpu_list_bounded(ap->nodes) || !np_cpu_list_bounded(ap->cpus))
+        return np_err_set(err, -EINVAL,
+                          "request field \"%s\" is not a list of numbers below %u (\"0-3,8\")",
+                          np_cpu_list_bounded(ap->nodes) ? "cpus" : "nodes", NP_CPU_LIST_LIMIT);
     ap->pid = (pid_t)pid;
     return 0;
 }

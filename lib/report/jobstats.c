@@ -182,6 +182,10 @@ int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s)
         spread_over_memory_nodes(js, interval_bw);
     if (add_timeline_point(js, s->t, interval_bw, interval_cpi) < 0)
         return -ENOMEM;
+    if (s->processes_cut) {
+        js->cut_samples++;
+        snprintf(js->cut_reason, sizeof(js->cut_reason), "%s", s->proc_reason);
+    }
     if (s->have_proc && s->processes > 0) {
         if (js->proc_samples++ == 0)
             js->first_proc = *s;

@@ -362,6 +362,11 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *
     json_object_set_new(rep, "sampling",
                         json_pack("{s:f, s:i, s:s}", "interval_s", meta->interval_s, "count",
                                   (int)js->samples, "backends", meta->backends));
+    /* only when a limit cut the walk: reports of steps seen whole stay as they were */
+    if (js->cut_samples)
+        json_object_set_new(
+            rep, "processes_cut",
+            json_pack("{s:i, s:s}", "samples", (int)js->cut_samples, "reason", js->cut_reason));
     json_object_set_new(rep, "cpi", cpi_figure(js));
     json_object_set_new(rep, "bandwidth", bandwidth_figure(js));
     if (js->proc_samples) {

@@ -407,6 +407,7 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
                       bool pages_due, bool detail_due, struct np_sample *out)
 {
     struct seen_process *procs = malloc(NP_SAMPLER_MAX_PROCESSES * sizeof(*procs));
+    pid_t *children = malloc(NP_SAMPLER_MAX_PROCESSES * sizeof(*children));
     const bool balancing = nc && nc->balancing;
     unsigned head = 0, tail = 0;
     bool cut = false, read_pages;
@@ -415,7 +416,9 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
 
     np_sample_init(out);
     out->t = now - s->t0;
-    if (!procs) {
+    if (!procs || !children) {
+        free(procs);
+        free(children);
         snprintf(out->proc_reason, sizeof(out->proc_reason), "out of memory");
         return 0;
     }
@@ -442,16 +445,23 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
         t->last_node = node_of_cpu(s, st.processor);
         if (tail < NP_SAMPLER_MAX_PROCESSES)
             procs[tail++] = seen(&st, t->pid);
+        else
+            cut = true;
     }
+    /* Every child of every process: a parent may have thousands (a step forking wide must not
+     * hide its processes, their pages and their CPU time); the one bound is the step's. */
     while (head < tail) {
-        pid_t children[256];
         const struct seen_process parent = procs[head++];
         struct np_proc_entry *e = np_proc_cache_find(&s->cache, parent.pid);
-        const int n =
-            e ? np_proc_cache_children(&s->cache, e, parent.threads, children, 256, NULL)
-              : np_proc_children(s->root, parent.pid, parent.threads, children, 256, NULL);
+        const unsigned room = NP_SAMPLER_MAX_PROCESSES - tail;
+        const int n = e ? np_proc_cache_children(&s->cache, e, parent.threads, children,
+                                                 NP_SAMPLER_MAX_PROCESSES, NULL)
+                        : np_proc_children(s->root, parent.pid, parent.threads, children,
+                                           NP_SAMPLER_MAX_PROCESSES, NULL);
 
-        for (int c = 0; c < n && c < 256; c++) {
+        if (n > 0 && (unsigned)n > room)
+            cut = true;
+        for (int c = 0; c < n && c < NP_SAMPLER_MAX_PROCESSES; c++) {
             struct np_proc_stat st;
             if (tail >= NP_SAMPLER_MAX_PROCESSES) {
                 cut = true;
@@ -480,6 +490,8 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
             s->starttimes[i] = procs[i].starttime_ticks;
         }
     }
+    free(children);
+    out->processes_cut = cut;
     if (cut)
         snprintf(out->proc_reason, sizeof(out->proc_reason),
                  "more than %d processes: the rest are left out", NP_SAMPLER_MAX_PROCESSES);

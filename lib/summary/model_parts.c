@@ -7,6 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- arrays ---- */
+
+void *np_array_append(void *array_ptr, size_t *n, size_t size)
+{
+    void *items, *grown;
+
+    /* through memcpy: array_ptr points at a T *, which is not a void * to the compiler */
+    memcpy(&items, array_ptr, sizeof(items));
+    grown = realloc(items, (*n + 1) * size);
+    if (!grown)
+        return NULL;
+    memcpy(array_ptr, &grown, sizeof(grown));
+    memset((char *)grown + *n * size, 0, size);
+    return (char *)grown + (*n)++ * size;
+}
+
 /* ---- keys ---- */
 
 bool np_keys_has(const struct np_keys *ks, unsigned key)

@@ -5,9 +5,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cairo-svg.h>
 #include <cairo.h>
+
+#include "numaplace/output_file.h"
 
 #define WIDTH  960.0
 #define HEIGHT 640.0
@@ -178,13 +181,29 @@ static void draw(cairo_t *cr, const struct np_timeline *tl)
     text(cr, LEFT, HEIGHT - 10, 11, line);
 }
 
+static cairo_status_t write_all(void *closure, const unsigned char *data, unsigned int len)
+{
+    const int fd = *(const int *)closure;
+
+    while (len > 0) {
+        const ssize_t n = write(fd, data, len);
+        if (n <= 0)
+            return CAIRO_STATUS_WRITE_ERROR;
+        data += n;
+        len -= (unsigned)n;
+    }
+    return CAIRO_STATUS_SUCCESS;
+}
+
 int np_plot_timeline(const struct np_timeline *tl, const char *path, struct np_err *err)
 {
     const char *dot = path ? strrchr(path, '.') : NULL;
     const bool svg = dot && strcmp(dot, ".svg") == 0;
+    struct np_output_file out;
     cairo_surface_t *surface;
     cairo_t *cr;
     cairo_status_t status;
+    int rc;
 
     if (!dot || (!svg && strcmp(dot, ".png") != 0))
         return np_err_set(err, -EINVAL,
@@ -196,19 +215,26 @@ int np_plot_timeline(const struct np_timeline *tl, const char *path, struct np_e
     if (tl->nnodes == 0 || tl->nnodes > NP_PLOT_MAX_NODES)
         return np_err_set(err, -EINVAL, "cannot plot %u NUMA nodes (1 to %d)", tl->nnodes,
                           NP_PLOT_MAX_NODES);
-    surface = svg ? cairo_svg_surface_create(path, WIDTH, HEIGHT)
+    /* cairo would fopen the path and follow a link planted there: it gets our file instead */
+    if ((rc = np_output_file_open(&out, path, err)) < 0)
+        return rc;
+    surface = svg ? cairo_svg_surface_create_for_stream(write_all, &out.fd, WIDTH, HEIGHT)
                   : cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)WIDTH, (int)HEIGHT);
     cr = cairo_create(surface);
     draw(cr, tl);
     cairo_destroy(cr);
     if (!svg)
-        status = cairo_surface_write_to_png(surface, path);
+        status = cairo_surface_write_to_png_stream(surface, write_all, &out.fd);
     else {
         cairo_surface_finish(surface);
         status = cairo_surface_status(surface);
     }
     cairo_surface_destroy(surface);
-    if (status != CAIRO_STATUS_SUCCESS)
+    if (status != CAIRO_STATUS_SUCCESS) {
+        np_output_file_abort(&out);
         return np_err_set(err, -EIO, "cannot write '%s': %s", path, cairo_status_to_string(status));
+    }
+    if ((rc = np_output_file_commit(&out, err)) < 0)
+        return rc;
     return 0;
 }

@@ -77,6 +77,12 @@ int np_report_print(FILE *out, json_t *r)
                 ? json_string_value(json_object_get(r, "class"))
                 : json_string_value(json_object_get(r, "sensitivity")),
             json_string_value(json_object_get(r, "cpus")));
+    if ((fig = json_object_get(r, "processes_cut")))
+        fprintf(out, "  %-22s %lld sample(s) saw only part of the step: %s\n", "processes left out",
+                (long long)json_integer_value(json_object_get(fig, "samples")),
+                json_string_value(json_object_get(fig, "reason"))
+                    ? json_string_value(json_object_get(fig, "reason"))
+                    : "?");
     tasks = json_object_get(json_object_get(r, "policy"), "tasks");
     json_array_foreach(tasks, i, task)
     {

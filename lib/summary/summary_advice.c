@@ -1,6 +1,7 @@
 /* Plain-language advice from a job summary's figures (docs/summary-schema.md, "Advice"). */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,6 +171,32 @@ struct rules {
     struct np_map triggers;
 };
 
+/* The rules whose advice names their nodes and nothing else, in the order advice lists them:
+ * the text before and after the nodes, and where the nodes are in struct rules. */
+static const struct node_rule {
+    const char *rule, *before, *after;
+    size_t hits;
+} node_rules[] = {
+    {"remote-memory", "Most memory was remote for most of the run on ", ".",
+     offsetof(struct rules, remote)},
+    {"high-but-remote",
+     "The job is classed high (sensitive to placement) yet its memory was not kept local on ",
+     "; check the step's --numa-policy and the node's free memory.", offsetof(struct rules, high)},
+    {"interleave-may-help",
+     "Memory bandwidth was high and memory spread over several NUMA nodes under a local policy "
+     "on ",
+     "; --numa-policy=interleave may help a bandwidth-bound job by using more memory "
+     "controllers.",
+     offsetof(struct rules, interleave)},
+    {"local-is-good", "Local placement worked: memory stayed next to the job's CPUs on ", ".",
+     offsetof(struct rules, good)},
+    {"os-noise", "The job lost a measurable share to kernel work or interrupts on its CPUs (",
+     "); core specialization (CpuSpecList) may help.", offsetof(struct rules, noise)},
+    {"no-counters", "Hardware counters were unavailable on ",
+     ", so the job's sensitivity to placement could not be judged.",
+     offsetof(struct rules, counters)},
+};
+
 /* The sensitivity rules on each step that ran long enough and could be predicted. */
 static void judge_steps(struct rules *r, const struct np_sum_node *n,
                         const struct np_sens_model *model)
@@ -273,34 +300,12 @@ int np_sum_advice_with(const struct np_sum *s, const struct np_sens_model *model
         judge_steps(&r, np_sum_node_get(s, names[k]), model);
     }
     free(names);
-    if (r.remote.n)
-        advise(&a, "remote-memory", "Most memory was remote for most of the run on %s.",
-               hits_text(&r.remote));
-    if (r.high.n)
-        advise(&a, "high-but-remote",
-               "The job is classed high (sensitive to placement) yet its memory was not kept "
-               "local on %s; check the step's --numa-policy and the node's free memory.",
-               hits_text(&r.high));
-    if (r.interleave.n)
-        advise(&a, "interleave-may-help",
-               "Memory bandwidth was high and memory spread over several NUMA nodes under a local "
-               "policy on %s; --numa-policy=interleave may help a bandwidth-bound job by using "
-               "more memory controllers.",
-               hits_text(&r.interleave));
-    if (r.good.n)
-        advise(&a, "local-is-good",
-               "Local placement worked: memory stayed next to the job's CPUs on %s.",
-               hits_text(&r.good));
-    if (r.noise.n)
-        advise(&a, "os-noise",
-               "The job lost a measurable share to kernel work or interrupts on its CPUs (%s); "
-               "core specialization (CpuSpecList) may help.",
-               hits_text(&r.noise));
-    if (r.counters.n)
-        advise(&a, "no-counters",
-               "Hardware counters were unavailable on %s, so the job's sensitivity to placement "
-               "could not be judged.",
-               hits_text(&r.counters));
+    for (size_t k = 0; k < sizeof(node_rules) / sizeof(node_rules[0]); k++) {
+        struct hits *h = (struct hits *)((char *)&r + node_rules[k].hits);
+        if (h->n)
+            advise(&a, node_rules[k].rule, "%s%s%s", node_rules[k].before, hits_text(h),
+                   node_rules[k].after);
+    }
     if (r.sensitive.n)
         advise(&a, "predicted-sensitive",
                "This job behaved like a placement-sensitive code (predicted slowdown with remote "

@@ -58,28 +58,38 @@ static int first_step(struct np_figure *cur, const char *source)
     return 0;
 }
 
+/* A step without the figure: the node's keeps what it has, else says why it is unavailable. */
+static int fold_unavailable(struct np_keys *pkeys, unsigned member, struct np_figure *cur,
+                            const char *why, const char *source)
+{
+    if (np_keys_has(pkeys, member))
+        return 0;
+    np_keys_set(pkeys, member);
+    return np_figure_set_unavailable(cur, why, source);
+}
+
+/* One more step in the node's figure. */
+static void count_step(struct np_figure *cur)
+{
+    cur->steps = np_fig_member(cur, NP_FIG_STEPS, (double)cur->steps, 0) + 1;
+    np_keys_set(&cur->keys, NP_FIG_STEPS);
+}
+
 /* Fold one step's figure into the node's time-weighted mean: {value, unit, seconds, steps,
  * source[, byte_seconds]}, or {unavailable, source} while no step had it. With @p by_bytes,
  * byte_seconds sums bytes x seconds while every contributing step knew its bytes. */
 static int fold_mean(struct np_keys *pkeys, unsigned member, struct np_figure *cur,
                      const struct fig *f, double w, const char *unit, bool by_bytes, double bytes)
 {
-    const bool present = np_keys_has(pkeys, member);
-
-    if (!f->ok) {
-        if (present)
-            return 0;
-        np_keys_set(pkeys, member);
-        return np_figure_set_unavailable(cur, f->why, f->source);
-    }
-    if (present && np_figure_available(cur)) {
+    if (!f->ok)
+        return fold_unavailable(pkeys, member, cur, f->why, f->source);
+    if (np_keys_has(pkeys, member) && np_figure_available(cur)) {
         const double cv = np_num_value(&cur->value);
         const double cw = np_fig_member(cur, NP_FIG_SECONDS, cur->seconds, MIN_WEIGHT_S);
         cur->value = np_num_real((cv * cw + f->v * w) / (cw + w));
         cur->seconds = cw + w;
         np_keys_set(&cur->keys, NP_FIG_SECONDS);
-        cur->steps = np_fig_member(cur, NP_FIG_STEPS, (double)cur->steps, 0) + 1;
-        np_keys_set(&cur->keys, NP_FIG_STEPS);
+        count_step(cur);
         if (by_bytes) {
             if (np_keys_has(&cur->keys, NP_FIG_BYTE_SECONDS) && bytes > 0)
                 cur->byte_seconds += bytes * w;
@@ -106,18 +116,11 @@ static int fold_mean(struct np_keys *pkeys, unsigned member, struct np_figure *c
 static int fold_sum(struct np_keys *pkeys, unsigned member, struct np_figure *cur,
                     const struct fig *f, const char *unit)
 {
-    const bool present = np_keys_has(pkeys, member);
-
-    if (!f->ok) {
-        if (present)
-            return 0;
-        np_keys_set(pkeys, member);
-        return np_figure_set_unavailable(cur, f->why, f->source);
-    }
-    if (present && np_figure_available(cur)) {
+    if (!f->ok)
+        return fold_unavailable(pkeys, member, cur, f->why, f->source);
+    if (np_keys_has(pkeys, member) && np_figure_available(cur)) {
         cur->value = np_num_real(np_num_value(&cur->value) + f->v);
-        cur->steps = np_fig_member(cur, NP_FIG_STEPS, (double)cur->steps, 0) + 1;
-        np_keys_set(&cur->keys, NP_FIG_STEPS);
+        count_step(cur);
         return 0;
     }
     np_keys_set(pkeys, member);
@@ -134,17 +137,13 @@ static int fold_stat(struct np_sum_node *node, unsigned member, struct np_figure
     const bool present = np_keys_has(&node->keys, member);
     double m, p, n;
 
-    if (f->state != NP_RFIG_VALUE || f->unavailable_member) {
-        if (present)
-            return 0;
-        np_keys_set(&node->keys, member);
-        return np_figure_set_unavailable(cur,
-                                         f->state == NP_RFIG_ABSENT ? OLDER
-                                         : f->state == NP_RFIG_UNAVAILABLE
-                                             ? f->reason
-                                             : "malformed in the report (no mean)",
-                                         f->source);
-    }
+    if (f->state != NP_RFIG_VALUE || f->unavailable_member)
+        return fold_unavailable(&node->keys, member, cur,
+                                f->state == NP_RFIG_ABSENT ? OLDER
+                                : f->state == NP_RFIG_UNAVAILABLE
+                                    ? f->reason
+                                    : "malformed in the report (no mean)",
+                                f->source);
     m = f->value;
     p = f->has_peak ? f->peak : m;
     n = f->has_intervals ? f->intervals : 1;
@@ -159,8 +158,7 @@ static int fold_stat(struct np_sum_node *node, unsigned member, struct np_figure
         np_keys_set(&cur->keys, NP_FIG_PEAK);
         cur->intervals = (json_int_t)(cn + n);
         np_keys_set(&cur->keys, NP_FIG_INTERVALS);
-        cur->steps = np_fig_member(cur, NP_FIG_STEPS, (double)cur->steps, 0) + 1;
-        np_keys_set(&cur->keys, NP_FIG_STEPS);
+        count_step(cur);
         return 0;
     }
     np_keys_set(&node->keys, member);
@@ -368,14 +366,11 @@ static bool step_counters(struct np_sum_step *st, const struct np_report *r)
 static int new_step(struct np_sum_node *node, const struct np_report *r, const char *step,
                     const char *requested, const char *sens)
 {
-    struct np_sum_step *grown = realloc(node->steps, (node->nsteps + 1) * sizeof(*grown)), *st;
+    struct np_sum_step *st = np_array_append(&node->steps, &node->nsteps, sizeof(*st));
     bool ok = true;
 
-    if (!grown)
+    if (!st)
         return -ENOMEM;
-    node->steps = grown;
-    st = &node->steps[node->nsteps++];
-    memset(st, 0, sizeof(*st));
     st->step = np_strdup_or_null(step, &ok);
     st->policy = np_strdup_or_null(requested, &ok);
     for (size_t i = 0; ok && i < r->ntasks; i++) {
@@ -517,14 +512,11 @@ static int node_new(struct np_sum *s, const char *name, struct np_sum_node **out
 
 static int add_skipped(struct np_sum *s, const char *node, const char *step, const char *reason)
 {
-    struct np_sum_skip *grown = realloc(s->skipped, (s->nskipped + 1) * sizeof(*grown)), *k;
+    struct np_sum_skip *k = np_array_append(&s->skipped, &s->nskipped, sizeof(*k));
     bool ok = true;
 
-    if (!grown)
+    if (!k)
         return -ENOMEM;
-    s->skipped = grown;
-    k = &s->skipped[s->nskipped++];
-    memset(k, 0, sizeof(*k));
     k->node = np_strdup_or_null(node, &ok);
     k->step = np_strdup_or_null(step, &ok);
     k->reason = np_strdup_or_null(reason, &ok);

@@ -173,6 +173,9 @@ static int expand_item(const char *p, size_t n, size_t max, struct np_strs *out,
                              : np_strs_append(out, name);
     if (p[n - 1] != ']')
         return BAD_LIST("hostlist item '%.*s': no closing ']'", (int)(n < 64 ? n : 64), p);
+    if (open + 1 == p + n - 1) /* "c-1[]" names no node */
+        return BAD_LIST("hostlist item '%.*s': no range between the brackets",
+                        (int)(n < 64 ? n : 64), p);
     for (const char *r = open + 1, *end = p + n - 1; r < end;) {
         const char *comma = memchr(r, ',', (size_t)(end - r));
         const size_t rn = comma ? (size_t)(comma - r) : (size_t)(end - r);
@@ -216,6 +219,8 @@ int np_hostlist_expand(const char *list, size_t max, struct np_strs *out, struct
         np_strs_free(out);
         return rc == -ENOMEM ? np_err_set(err, rc, "hostlist: out of memory") : rc;
     }
+    if (out->n == 0) /* qsort takes no NULL array, even empty */
+        return 0;
     qsort(out->v, out->n, sizeof(*out->v), cmp_str);
     for (size_t i = 0; i < out->n; i++) { /* drop duplicates */
         if (kept && strcmp(out->v[kept - 1], out->v[i]) == 0) {

@@ -3,25 +3,13 @@
 #include "numaplace/summary_model.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "summary_priv.h"
 
 /* A member's path for messages, cut when long. */
-#define PATHF(buf, ...) pathf(buf, sizeof(buf), __VA_ARGS__)
-
-static void pathf(char *buf, size_t size, const char *fmt, ...) NP_PRINTF(3, 4);
-
-static void pathf(char *buf, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-}
+#define PATHF(buf, ...) np_strf(buf, sizeof(buf), __VA_ARGS__)
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 

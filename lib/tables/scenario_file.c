@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,18 +27,6 @@ static const char *const top_members[] = {
 static const char *const job_members[] = {"benchmark", "input", "node",
                                           "copies",    "class", "threads"};
 static const char *const request_members[] = {"delay_s", "from", "to", "pages"};
-
-/* A member's path for messages ("jobs[3].node"), cut when long. */
-static void pathf(char *buf, size_t size, const char *fmt, ...) NP_PRINTF(3, 4);
-
-static void pathf(char *buf, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-}
 
 static const char *json_kind(const json_t *v)
 {
@@ -215,7 +202,7 @@ static int decode_job(const json_t *j, size_t i, unsigned nodes, struct np_scena
     char where[48], path[64];
     int rc;
 
-    pathf(where, sizeof(where), "jobs[%zu]", i);
+    np_strf(where, sizeof(where), "jobs[%zu]", i);
     if (!json_is_object(j))
         return BAD("%s: expected an object with members %s, got %s", where, JOINED(job_members),
                    json_kind(j));
@@ -225,24 +212,24 @@ static int decode_job(const json_t *j, size_t i, unsigned nodes, struct np_scena
                        "benchmark", &benchmark, "input", &input, "node", &node, "copies", &copies,
                        "class", &cls, "threads", &threads) != 0)
         return BAD("%s: %s", where, jerr.text);
-    pathf(path, sizeof(path), "%s.benchmark", where);
+    np_strf(path, sizeof(path), "%s.benchmark", where);
     if ((rc = get_word(benchmark, path, job->benchmark, sizeof(job->benchmark) - 1, err)) != 0)
         return rc;
-    pathf(path, sizeof(path), "%s.input", where);
+    np_strf(path, sizeof(path), "%s.input", where);
     if ((rc = get_unsigned(input, 0, 0, NP_SCENARIO_MAX_INPUT, path, &job->input, err)) != 0)
         return rc;
-    pathf(path, sizeof(path), "%s.node", where);
+    np_strf(path, sizeof(path), "%s.node", where);
     if ((rc = get_unsigned(node, 0, 0, nodes - 1, path, &job->node, err)) != 0)
         return rc;
-    pathf(path, sizeof(path), "%s.copies", where);
+    np_strf(path, sizeof(path), "%s.copies", where);
     if ((rc = get_unsigned(copies, 1, 1, NP_SCENARIO_MAX_COPIES, path, &job->copies, err)) != 0)
         return rc;
-    pathf(path, sizeof(path), "%s.threads", where);
+    np_strf(path, sizeof(path), "%s.threads", where);
     if ((rc = get_unsigned(threads, 1, 1, NP_SCENARIO_MAX_THREADS, path, &job->threads, err)) != 0)
         return rc;
     job->job_class = NP_CLASS_LOW;
     if (cls) {
-        pathf(path, sizeof(path), "%s.class", where);
+        np_strf(path, sizeof(path), "%s.class", where);
         if (!json_is_string(cls))
             return BAD("%s: expected a string (%s), got %s", path, np_class_names(),
                        json_kind(cls));
@@ -286,7 +273,7 @@ static int decode_request(const json_t *j, size_t i, unsigned nodes,
     char where[48], path[64];
     int rc;
 
-    pathf(where, sizeof(where), "requests[%zu]", i);
+    np_strf(where, sizeof(where), "requests[%zu]", i);
     if (!json_is_object(j))
         return BAD("%s: expected an object with members %s, got %s", where, JOINED(request_members),
                    json_kind(j));
@@ -295,7 +282,7 @@ static int decode_request(const json_t *j, size_t i, unsigned nodes,
     if (json_unpack_ex((json_t *)j, &jerr, JSON_STRICT, "{s:o, s:o, s:o, s:o}", "delay_s", &delay,
                        "from", &from, "to", &to, "pages", &pages) != 0)
         return BAD("%s: %s", where, jerr.text);
-    pathf(path, sizeof(path), "%s.delay_s", where);
+    np_strf(path, sizeof(path), "%s.delay_s", where);
     if (!json_is_number(delay))
         return BAD("%s: expected seconds from 0 to %.0f, got %s", path, NP_SCENARIO_MAX_DELAY_S,
                    json_kind(delay));
@@ -303,16 +290,16 @@ static int decode_request(const json_t *j, size_t i, unsigned nodes,
     if (!(req->delay_s >= 0 && req->delay_s <= NP_SCENARIO_MAX_DELAY_S))
         return BAD("%s: %g is out of range: accepted values are 0 to %.0f seconds", path,
                    req->delay_s, NP_SCENARIO_MAX_DELAY_S);
-    pathf(path, sizeof(path), "%s.from", where);
+    np_strf(path, sizeof(path), "%s.from", where);
     if ((rc = get_unsigned(from, 0, 0, nodes - 1, path, &req->from, err)) != 0)
         return rc;
-    pathf(path, sizeof(path), "%s.to", where);
+    np_strf(path, sizeof(path), "%s.to", where);
     if ((rc = get_unsigned(to, 0, 0, nodes - 1, path, &req->to, err)) != 0)
         return rc;
     if (req->to == req->from)
         return BAD("%s: to = from = %u: a request moves pages between two different nodes", path,
                    req->to);
-    pathf(path, sizeof(path), "%s.pages", where);
+    np_strf(path, sizeof(path), "%s.pages", where);
     return get_uint(pages, 0, 1, NP_SCENARIO_MAX_PAGES, path, &req->pages, err);
 }
 

@@ -1,5 +1,6 @@
 /* What `numaplace scenario` prints (numaplace/scenario.h): a readable summary, and the job
  * instances and run orders as plain lines for the runner script, so no shell parses JSON. */
+#include "numaplace/safe_text.h"
 #include "numaplace/scenario_file.h"
 
 #include <errno.h>
@@ -9,23 +10,6 @@
 static int done(FILE *out)
 {
     return ferror(out) ? -EIO : 0;
-}
-
-/* Free text (a description, a source) on its one line: control characters, and the C1 ones
- * (U+0080-U+009F) a terminal obeys too, escaped, so a file cannot move the cursor, recolour the
- * terminal or add a line that looks like the summary's own. */
-static void print_text(FILE *out, const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f) {
-            fprintf(out, "\\x%02x", *p);
-        } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-            fprintf(out, "\\u%04x", p[1]);
-            p++;
-        } else {
-            fputc(*p, out);
-        }
-    }
 }
 
 /* "505.mcf_r" or "502.gcc_r input 2", then " x4", " high", " 8 threads" where not the default. */
@@ -103,12 +87,12 @@ int np_scenario_print_summary(FILE *out, const struct np_scenario *s)
             s->nodes, s->njobs, np_scenario_instances(s));
     if (s->description) {
         fputs("description: ", out);
-        print_text(out, s->description);
+        np_print_text(out, s->description);
         fputc('\n', out);
     }
     if (s->source) {
         fputs("source: ", out);
-        print_text(out, s->source);
+        np_print_text(out, s->source);
         fputc('\n', out);
     }
     fprintf(out, "jobs (CPUs and first memory on the node):\n");

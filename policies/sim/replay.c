@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "numaplace/penalty.h"
+#include "numaplace/sim.h"
 
 static const char *const way_names[NP_REPLAY_WAY_COUNT] = {"thesis", "numaplace"};
 
@@ -143,20 +144,19 @@ static uint64_t replay_move(struct replay *r, size_t j, unsigned src, unsigned d
     return n;
 }
 
-/* The planner's view of the running jobs, as sim.c gives it: bandwidth from the table. */
+/* The planner's view of the running jobs: each as the simulator's job (np_sim_job_view). */
 static void fill_views(struct replay *r)
 {
     for (size_t j = 0; j < r->set->njobs; j++) {
         const struct np_replay_job *job = &r->set->jobs[j];
-        struct np_job_view *v = &r->views[j];
-        memset(v, 0, sizeof(*v));
-        v->id = j;
-        v->job_class = job->job_class;
-        v->cpu_nodes = 1ull << job->node;
-        v->bandwidth = job->row->bw_mbps * 1e6;
-        v->predicted_remote = job->predicted_remote;
-        v->has_prediction = job->has_prediction;
-        memcpy(v->pages_on_node, job_pages(r, j), r->set->nnodes * sizeof(uint64_t));
+        struct np_sim_job now = {.row = job->row,
+                                 .cpu_node = job->node,
+                                 .job_class = job->job_class,
+                                 .predicted_remote = job->predicted_remote,
+                                 .has_prediction = job->has_prediction};
+
+        memcpy(now.pages, job_pages(r, j), r->set->nnodes * sizeof(uint64_t));
+        np_sim_job_view(&now, j, &r->views[j]);
     }
 }
 

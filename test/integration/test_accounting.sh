@@ -63,6 +63,24 @@ python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); sys.exit
   np_fail "$out/job.svg is not an SVG document"
 np_end_case
 
+np_case "root's report --plot never writes through a symlink the user planted (issue 23)"
+victim=$np_dir/root-only.txt
+echo "root's own file" >"$victim"
+chmod 600 "$victim"
+for ext in svg png; do
+  np_run_as "$user" ln -s "$victim" "$out/planted.$ext"
+  np_run "$NP_CLI" --spool /nonexistent report "$job" --plot "$out/planted.$ext"
+  np_expect_fail
+  np_expect_match "planted.$ext: a symlink \(not written through\)"
+  np_expect_eq "$(cat "$victim")" "root's own file" "the link's target after root's --plot $out/planted.$ext"
+done
+# a regular file of the user's at the name is replaced by root's own, not written in place
+np_run_as "$user" sh -c "echo mine >'$out/users.svg'"
+np_run "$NP_CLI" --spool /nonexistent report "$job" --plot "$out/users.svg"
+np_expect_rc 0
+np_expect_eq "$(stat -c %U "$out/users.svg")" root "owner of the plot root wrote over the user's file"
+np_end_case
+
 np_case "another user may not read the report"
 np_run np_run_as "$other" "$NP_CLI" --spool /nonexistent report "$job"
 np_expect_fail

@@ -68,7 +68,7 @@ np_run np_run_as "$other" "$NP_CLI" --socket "$np_dir/helper/numaplaced.sock" st
 np_expect_no_match "^$job "
 np_run np_run_as "$other" "$NP_CLI" --socket "$np_dir/helper/numaplaced.sock" status "$job"
 np_expect_fail
-np_expect_match "job $job is not yours"
+np_expect_match "no job $job of yours is tracked on this node"
 wait "$srun_pid" || np_fail "srun failed"
 report="$np_dir/helper/spool/$job.0.$(hostname).json"
 np_wait_for 10 test -s "$report" || np_fail "no report $report"

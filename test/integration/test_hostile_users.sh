@@ -92,7 +92,10 @@ np_case "status: another user's job is refused and not listed, to a plain user a
 for u in "$other" "$admin"; do
   np_run as "$u" status "$job"
   np_expect_fail
-  np_expect_match "job $job is not yours"
+  np_expect_match "no job $job of yours is tracked on this node"
+  other_answer=$np_out
+  np_run as "$u" status 999999 # no such job: the very same answer (issue 23)
+  np_expect_eq "${np_out//999999/$job}" "$other_answer" "answer for a job not tracked"
   np_run as "$u" status
   np_expect_rc 0
   np_expect_no_match "^$job "
@@ -118,11 +121,75 @@ np_end_case
 
 np_case "applied: only the task itself, for itself"
 for u in "$other" "$owner"; do
-  np_run proto_as "$u" "{\"v\":1,\"op\":\"applied\",\"job\":$job,\"step\":0,\"pid\":$task,\"policy\":\"bind\",\"mode\":\"bind\",\"nodes\":\"0\",\"cpus\":\"0\"}"
+  np_run proto_as "$u" "{\"v\":1,\"op\":\"applied\",\"job\":$job,\"step\":0,\"pid\":$task,\"policy\":\"local\",\"mode\":\"bind\",\"nodes\":\"0\",\"cpus\":\"0\"}"
   np_expect_match "a task may report only itself \(peer pid [0-9]+, claimed $task\)"
 done
 np_run np_numaplace --json status "$job"
-np_expect_no_match '"policy": "bind"'
+np_expect_no_match '"mode": "bind"'
+np_end_case
+
+np_case "applied with terminal escapes: refused, and nothing of it reaches root's terminal (issue 23)"
+# The task is a python of the owner's that root registers, then says what it "applied".
+esc_dir=$(mktemp -d)
+chmod 777 "$esc_dir"
+np_run_as "$owner" python3 -c 'import os, socket, sys, time
+d = sys.argv[2]
+open(d + "/pid", "w").write(str(os.getpid()))
+while not os.path.exists(d + "/go"):
+    time.sleep(0.05)
+for field, value in (("policy", "\x1b]0;owned\x07"), ("mode", "bind\x1b[2J"), ("nodes", "0\u009b2J")):
+    req = {"v": 1, "op": "applied", "job": 4343, "step": 0, "pid": os.getpid(), "policy": "local",
+           "mode": "bind", "nodes": "0", "cpus": "0"}
+    req[field] = value
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    s.connect(sys.argv[1])
+    import json
+    s.sendall(json.dumps(req).encode() + b"\n")
+    print(s.makefile().readline().strip())' "$sock" "$esc_dir" >"$esc_dir/out" 2>&1 &
+esc_holder=$!
+np_wait_for 10 test -s "$esc_dir/pid" || np_fail "the task did not start"
+proto_as root "{\"v\":1,\"op\":\"register\",\"job\":4343,\"step\":0,\"uid\":$owner_uid,\"pid\":$(cat "$esc_dir/pid"),\"task\":0,\"cpus\":\"0\",\"sensitivity\":\"low\"}" |
+  grep -q '"ok": *true' || np_fail "root could not register the task"
+touch "$esc_dir/go"
+wait "$esc_holder"
+np_out=$(cat "$esc_dir/out")
+np_expect_match 'request field \\"policy\\" is not a policy'
+np_expect_match 'request field \\"mode\\" is not a mode'
+np_expect_match 'request field \\"nodes\\" is not a list of numbers'
+# (the task has exited since: its step is gone, so every step's status is what root reads)
+np_run np_numaplace status
+np_expect_rc 0
+if printf '%s' "$np_out" | grep -q $'\x1b'; then np_fail "an ESC reached root's status output"; fi
+rm -rf "$esc_dir"
+np_end_case
+
+np_case "a task forking 1,000 children: every process is sampled (issue 23)"
+# A parent's children past its 256th were once left out, silently.
+wide_dir=$(mktemp -d)
+chmod 777 "$wide_dir"
+setpriv --reuid="$owner_uid" --regid="$owner_uid" --clear-groups /usr/bin/python3 -c 'import os, signal, sys, time
+os.setpgid(0, 0)
+for _ in range(1000):
+    if os.fork() == 0:
+        signal.pause()
+        os._exit(0)
+open(sys.argv[1] + "/ready", "w").write("1")
+signal.pause()' "$wide_dir" &
+wide=$!
+np_at_exit "kill -KILL -- -$wide 2>/dev/null"
+np_wait_for 180 test -s "$wide_dir/ready" || np_fail "the task did not fork its children within 180 s"
+proto_as root "{\"v\":1,\"op\":\"register\",\"job\":4344,\"step\":0,\"uid\":$owner_uid,\"pid\":$wide,\"task\":0,\"cpus\":\"0\",\"sensitivity\":\"low\"}" |
+  grep -q '"ok": *true' || np_fail "root could not register the wide step"
+wide_processes() {
+  np_numaplace --json status 4344 | python3 -c 'import json, sys; print(json.load(sys.stdin)["jobs"][0]["latest"]["processes"])'
+}
+wide_seen() { [ "$(wide_processes)" -ge 1001 ] 2>/dev/null; }
+np_wait_for 20 wide_seen || np_fail "status counts $(wide_processes) processes, not 1,001"
+np_run np_numaplace status 4344
+np_expect_no_match "processes left out"
+kill -KILL -- -"$wide" 2>/dev/null
+rm -rf "$wide_dir"
 np_end_case
 
 np_case "a protocol version of 2^32+1 is not version 1"

@@ -314,6 +314,67 @@ np_expect_eq "$(curl -s -o /dev/null --max-time 5 -w '%{http_code}' "http://$hos
   "root on this host through $host_ip"
 np_end_case
 
+# hold HOST N: a python holding N connections to HOST:mport, each with half a request, sending a
+# header byte a second and reopening each one cut (issue 23), until killed; run as a user or in
+# the namespace by the caller (exec'd, so that $! is the holder itself).
+hold_script='import socket, sys, time
+host, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def opened():
+    while True:
+        try:
+            s = socket.create_connection((host, port), timeout=2)
+            s.sendall(b"GET /metrics HTTP/1.1\r\nX-Drip: ")
+            return s
+        except OSError:
+            time.sleep(0.1)
+held = [opened() for _ in range(n)]
+while True:
+    time.sleep(1)
+    for i, s in enumerate(held):
+        try:
+            s.sendall(b"a")
+        except OSError:
+            held[i] = opened()'
+hold_count=40
+
+# root_scrapes HOST: five scrapes by root, each within 2 s; prints their codes in one line.
+root_scrapes() {
+  local codes="" i
+  for i in 1 2 3 4 5; do
+    codes+="$(curl -s -o /dev/null --max-time 2 -w '%{http_code}' "http://$1:$mport/metrics") "
+  done
+  echo "${codes% }"
+}
+
+np_case "a user holding $hold_count half-sent requests locks no one out (loopback, $host_ip)"
+for addr in 127.0.0.1 "$host_ip"; do
+  setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --clear-groups \
+    /usr/bin/python3 -c "$hold_script" "$addr" "$mport" "$hold_count" >/dev/null 2>&1 &
+  holder=$!
+  sleep 2
+  kill -0 "$holder" 2>/dev/null || np_fail "the holder of $user exited: nothing was held"
+  np_expect_eq "$(root_scrapes "$addr")" "200 200 200 200 200" "root's scrapes through $addr while $user holds"
+  np_expect_eq "$(root_scrapes 127.0.0.1)" "200 200 200 200 200" "root's scrapes over loopback while $user holds $addr"
+  np_kill_wait "$holder"
+done
+np_out=$(cat "$log")
+np_expect_match "local peer of uid $(id -u "$user"), neither root nor in metrics_users"
+np_end_case
+
+np_case "another host of metrics_allow holding $hold_count: root and the others still served"
+ip netns exec "$ns" /usr/bin/python3 -c "$hold_script" "$host_ip" "$mport" "$hold_count" >/dev/null 2>&1 &
+holder=$!
+sleep 2
+kill -0 "$holder" 2>/dev/null || np_fail "the holder in $ns exited: nothing was held"
+np_expect_eq "$(root_scrapes "$host_ip")" "200 200 200 200 200" "root's scrapes through $host_ip while $ns_ip holds"
+np_expect_eq "$(root_scrapes 127.0.0.1)" "200 200 200 200 200" "root's scrapes over loopback while $ns_ip holds"
+# its own scrape past its share is answered at once, not queued
+np_expect_eq "$(from_ns)" "503 0" "a scrape from $ns_ip past its share"
+np_kill_wait "$holder"
+np_out=$(cat "$log")
+np_expect_match "the last from $ns_ip: its share of the connections is taken"
+np_end_case
+
 np_case "Prometheus scrapes the restarted numaplaced on 0.0.0.0 as root over loopback"
 np_wait_for 10 promql_matches "timestamp(numaplace_steps) > $restarted" . ||
   np_fail "no scrape since the restart: $(promql 'timestamp(numaplace_steps)')"

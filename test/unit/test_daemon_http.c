@@ -198,6 +198,76 @@ START_TEST(slow_client_is_cut)
 }
 END_TEST
 
+/* Run the endpoint as the loop does for @p seconds. */
+static void serve_for(double seconds)
+{
+    const double end = np_monotonic_s() + seconds;
+
+    while (np_monotonic_s() < end) {
+        struct pollfd pfd = {.fd = http_fd(t.d), .events = POLLIN};
+        poll(&pfd, 1, 50);
+        http_run(t.d);
+    }
+}
+
+/* A child holding 40 connections as @p uid, each with half a request (as a client sending a
+ * header byte a second would); its pid. */
+static pid_t hold_connections(uid_t uid)
+{
+    const pid_t pid = fork();
+
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct sockaddr_in in = {.sin_family = AF_INET,
+                                 .sin_port = htons(port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (setgid(NOBODY) < 0 || setuid(uid) < 0)
+            _exit(3);
+        for (int i = 0; i < 40; i++) {
+            const int fd = socket(AF_INET, SOCK_STREAM, 0);
+            if (fd < 0 || connect(fd, (struct sockaddr *)&in, sizeof(in)) < 0 ||
+                write(fd, "GET /metrics HTTP/1.1\r\nX-Drip: ", 31) < 0)
+                _exit(4);
+        }
+        pause();
+        _exit(0);
+    }
+    return pid;
+}
+
+/* A user holding half-sent requests locks root out of nobody's page: refused at accept when not
+ * in metrics_users, held to its share when in it; root's scrape is answered either way. */
+START_TEST(root_served_while_a_user_holds_connections)
+{
+    const bool in_users = _i == 1;
+    char users[32] = "";
+    pid_t holder;
+    char *reply;
+    double t0;
+
+    if (geteuid() != 0) {
+        fprintf(stderr, "root_served_while_a_user_holds_connections: not root; not checked\n");
+        return;
+    }
+    if (in_users)
+        snprintf(users, sizeof(users), "%u", NOBODY);
+    start(users);
+    holder = hold_connections(NOBODY);
+    serve_for(1.0);
+    t0 = np_monotonic_s();
+    reply = exchange("GET /metrics HTTP/1.0\r\n\r\n", 0);
+    ck_assert_msg(strncmp(reply, "HTTP/1.1 200", 12) == 0, "got: %.100s", reply);
+    /* not only once the held connections time out idle (NPD_HTTP_TIMEOUT_S) */
+    ck_assert_double_lt(np_monotonic_s() - t0, NPD_HTTP_TIMEOUT_S - 2);
+    free(reply);
+    ck_assert_ptr_nonnull(strstr(t.log.text, in_users ? "its share of the connections is taken"
+                                                      : "neither root nor in metrics_users"));
+    kill(holder, SIGKILL);
+    waitpid(holder, NULL, 0);
+    np_test_daemon_fini(&t);
+}
+END_TEST
+
 /* A reload onto an address that cannot be bound keeps the running endpoint and says so. */
 START_TEST(reload_keeps_serving_when_the_new_address_fails)
 {
@@ -231,6 +301,7 @@ int main(void)
     tcase_set_timeout(tc, 30);
     tcase_add_loop_test(tc, serves_over_loopback, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, slow_client_is_cut);
+    tcase_add_loop_test(tc, root_served_while_a_user_holds_connections, 0, 2);
     tcase_add_test(tc, reload_keeps_serving_when_the_new_address_fails);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

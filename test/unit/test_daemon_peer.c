@@ -103,6 +103,56 @@ START_TEST(ipv4_mapped_is_ipv4)
 }
 END_TEST
 
+/* The slots: 8 of them, 2 kept for root, 3 per peer. Holders are written "u1000" (a local uid)
+ * or "a10.0.0.1" (another host). */
+static struct peer_holder holder(const char *text)
+{
+    struct peer_holder h = {.local = text[0] == 'u'};
+
+    if (h.local)
+        h.uid = (uid_t)strtoul(text + 1, NULL, 10);
+    else
+        h.addr = address(text + 1);
+    return h;
+}
+
+static const struct {
+    const char *held[8];
+    const char *who;
+    bool admitted;
+} slot_cases[] = {
+    {{NULL}, "u1000", true},
+    {{"u1000", "u1000", NULL}, "u1000", true},
+    {{"u1000", "u1000", "u1000", NULL}, "u1000", false}, /* its share is taken */
+    {{"u1000", "u1000", "u1000", NULL}, "u1001", true},  /* another user's is not */
+    {{"u1000", "u1000", "u1000", NULL}, "u0", true},
+    {{"a10.0.0.1", "a10.0.0.1", "a10.0.0.1", NULL}, "a10.0.0.1", false},
+    {{"a10.0.0.1", "a10.0.0.1", "a10.0.0.1", NULL}, "a10.0.0.2", true},
+    {{"a10.0.0.1", "a10.0.0.1", "a10.0.0.1", NULL}, "u1000", true}, /* an address is not a uid */
+    {{"a::ffff:10.0.0.1", "a10.0.0.1", "a10.0.0.1", NULL}, "a10.0.0.1", false},
+    /* six taken: the last two are root's */
+    {{"u1", "u2", "u3", "a10.0.0.1", "a10.0.0.2", "a10.0.0.3", NULL}, "u4", false},
+    {{"u1", "u2", "u3", "a10.0.0.1", "a10.0.0.2", "a10.0.0.3", NULL}, "a10.0.0.4", false},
+    {{"u1", "u2", "u3", "a10.0.0.1", "a10.0.0.2", "a10.0.0.3", NULL}, "u0", true},
+    {{"u1", "u2", "u3", "u4", "u5", "u6", "u0", NULL}, "u0", true},
+    {{"u1", "u2", "u3", "u4", "u5", "u6", "u0", "u0"}, "u0", false}, /* none free at all */
+};
+
+START_TEST(slot_admission)
+{
+    struct peer_holder held[8];
+    unsigned n = 0;
+    const struct peer_holder who = holder(slot_cases[_i].who);
+
+    while (n < 8 && slot_cases[_i].held[n]) {
+        held[n] = holder(slot_cases[_i].held[n]);
+        n++;
+    }
+    ck_assert_msg(peer_slot_admit(held, n, 8, 2, 3, &who) == slot_cases[_i].admitted, "case %d: %s",
+                  _i, slot_cases[_i].who);
+}
+END_TEST
+
 /* A real connection over loopback: the peer's uid is ours; a 4-tuple with no socket is none. */
 START_TEST(uid_of_a_loopback_peer)
 {
@@ -163,6 +213,7 @@ int main(void)
 
     tcase_add_loop_test(tc, decision, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, ipv4_mapped_is_ipv4);
+    tcase_add_loop_test(tc, slot_admission, 0, (int)(sizeof(slot_cases) / sizeof(slot_cases[0])));
     tcase_add_loop_test(tc, uid_of_a_loopback_peer, 0, 2);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

@@ -1,5 +1,6 @@
 /* The timeline picture: written, read back by cairo's PNG parser, and refused on bad input. */
 #include <check.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,7 +99,9 @@ static const struct {
     {"/tmp/x.png", 2, 0, "no samples"},
     {"/tmp/x.png", 0, 30, "cannot plot 0 NUMA nodes"},
     {"/tmp/x.png", 17, 30, "cannot plot 17 NUMA nodes"},
-    {"/nonexistent-dir/x.png", 2, 30, "cannot write '/nonexistent-dir/x.png'"},
+    {"/nonexistent-dir/x.png", 2, 30, "/nonexistent-dir/x.png: cannot create a file next to it"},
+    {"/proc/self/fd/0.png", 2, 30, "cannot create a file next to it"},
+    {"/tmp/np_plot_test_dir.png", 2, 30, "np_plot_test_dir.png: not a regular file"}, /* made */
 };
 
 START_TEST(test_bad_plot)
@@ -106,11 +109,52 @@ START_TEST(test_bad_plot)
     struct np_timeline tl = make(2, true);
     struct np_err err = {0};
 
+    if (strstr(bad_plots[_i].path, "_dir.png"))
+        ck_assert(mkdir("/tmp/np_plot_test_dir.png", 0700) == 0 || errno == EEXIST);
     tl.nnodes = bad_plots[_i].nnodes;
     tl.npoints = bad_plots[_i].npoints;
     ck_assert_int_lt(np_plot_timeline(&tl, bad_plots[_i].path, &err), 0);
     ck_assert_msg(strstr(err.msg, bad_plots[_i].message), "'%s' lacks '%s'", err.msg,
                   bad_plots[_i].message);
+}
+END_TEST
+
+/* A link a user planted at the name is refused, never written through; a regular file already
+ * there is replaced (not written in place), and no temporary file is left behind either way. */
+START_TEST(test_symlink_is_not_followed)
+{
+    struct np_timeline tl = make(2, true);
+    struct np_err err = {0};
+    char victim[128], link_path[128], text[64] = "";
+    const bool svg = _i == 0;
+    struct stat before, after;
+    FILE *f;
+
+    temp_path(victim, sizeof(victim), "victim");
+    temp_path(link_path, sizeof(link_path), svg ? "svg" : "png");
+    f = fopen(victim, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("root's own file\n", f);
+    fclose(f);
+    ck_assert_int_eq(symlink(victim, link_path), 0);
+    ck_assert_int_eq(np_plot_timeline(&tl, link_path, &err), -ELOOP);
+    ck_assert_msg(strstr(err.msg, "a symlink (not written through)"), "%s", err.msg);
+    f = fopen(victim, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(text, sizeof(text), f));
+    fclose(f);
+    ck_assert_str_eq(text, "root's own file\n");
+    /* a regular file at the name: replaced by a new one, its old inode left as it was */
+    unlink(link_path);
+    ck_assert_int_eq(link(victim, link_path), 0);
+    ck_assert_int_eq(stat(victim, &before), 0);
+    ck_assert_msg(np_plot_timeline(&tl, link_path, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(stat(link_path, &after), 0);
+    ck_assert_uint_ne(after.st_ino, before.st_ino);
+    ck_assert_int_eq(stat(victim, &after), 0);
+    ck_assert_int_eq(after.st_size, before.st_size);
+    unlink(link_path);
+    unlink(victim);
 }
 END_TEST
 
@@ -120,6 +164,7 @@ int main(void)
     TCase *tc = tcase_create("plot");
     tcase_add_loop_test(tc, test_png_is_a_valid_image, 0, 2);
     tcase_add_test(tc, test_svg_is_written);
+    tcase_add_loop_test(tc, test_symlink_is_not_followed, 0, 2);
     tcase_add_loop_test(tc, test_bad_plot, 0, sizeof(bad_plots) / sizeof(bad_plots[0]));
     suite_add_tcase(s, tc);
     return np_test_run(s);

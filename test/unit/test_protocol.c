@@ -49,6 +49,22 @@ static const struct {
     {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5}", -EINVAL, "no \"policy\""},
     {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":7}", -EINVAL,
      "\"policy\" must be a string"},
+    /* what a task says it applied reaches root's terminal: only what the plugin can say */
+    {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":"
+     "\"\\u001b]0;owned\\u0007\"}",
+     -EINVAL, "\"policy\" is not a policy; accepted: none, local"},
+    {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
+     "\"mode\":\"bind\\u001b[2J\"}",
+     -EINVAL, "\"mode\" is not a mode; accepted: default, preferred, preferred-many, bind"},
+    {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
+     "\"mode\":\"bind\",\"nodes\":\"0\\u009b2J\"}",
+     -EINVAL, "\"nodes\" is not a list of numbers below 65536"},
+    {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
+     "\"mode\":\"bind\",\"nodes\":\"0\",\"cpus\":\"0-3\\n\"}",
+     -EINVAL, "\"cpus\" is not a list"},
+    {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
+     "\"mode\":\"bind\",\"nodes\":\"0\",\"cpus\":\"-1\"}",
+     -EINVAL, "\"cpus\" is not a list"},
     {"{\"v\":1,\"op\":\"step_end\",\"job\":1}", -EINVAL, "no \"step\""},
     {"{\"v\":1,\"op\":\"set_class\",\"job\":1,\"class\":\"urgent\"}", -EINVAL,
      "\"class\" is \"urgent\"; accepted: high, low"},

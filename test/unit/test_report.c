@@ -246,6 +246,49 @@ START_TEST(test_exited_processes_keep_figures)
 }
 END_TEST
 
+/* A sample whose walk a limit cut makes the report say so; a step seen whole has no such key
+ * (its report is as before, byte for byte). */
+START_TEST(test_processes_cut_is_said)
+{
+    struct np_jobstats js;
+    struct np_job_meta meta = {.job_id = 1, .interval_s = 1, .sensitivity = "low"};
+    struct np_sample s;
+    json_t *r, *cut;
+    FILE *text;
+    char *buf = NULL;
+    size_t len = 0;
+
+    np_jobstats_init(&js);
+    for (int i = 0; i < 3; i++) {
+        np_sample_init(&s);
+        s.t = i;
+        s.processes = 4096;
+        s.have_proc = true;
+        s.processes_cut = _i == 1 && i > 0;
+        if (s.processes_cut)
+            snprintf(s.proc_reason, sizeof(s.proc_reason), "more than 4096 processes: cut");
+        ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+    }
+    r = np_report_new(&meta, &js, true);
+    cut = json_object_get(r, "processes_cut");
+    text = open_memstream(&buf, &len);
+    np_report_print(text, r);
+    fclose(text);
+    if (_i == 0) {
+        ck_assert_ptr_null(cut);
+        ck_assert_ptr_null(strstr(buf, "processes left out"));
+    } else {
+        ck_assert_int_eq(json_integer_value(json_object_get(cut, "samples")), 2);
+        ck_assert_str_eq(json_string_value(json_object_get(cut, "reason")),
+                         "more than 4096 processes: cut");
+        ck_assert_ptr_nonnull(strstr(buf, "processes left out"));
+    }
+    free(buf);
+    json_decref(r);
+    np_jobstats_fini(&js);
+}
+END_TEST
+
 /* Local share: each numa_maps reading holds until the next; the last until the last sample. */
 static const struct {
     const char *name;
@@ -486,6 +529,7 @@ int main(void)
     tcase_add_loop_test(tc, test_replay_bad, 0, (int)(sizeof(bad_traces) / sizeof(bad_traces[0])));
     tcase_add_test(tc, test_sample_round_trip);
     tcase_add_test(tc, test_exited_processes_keep_figures);
+    tcase_add_loop_test(tc, test_processes_cut_is_said, 0, 2);
     tcase_add_test(tc, test_report_check);
     tcase_add_loop_test(tc, test_local_share, 0,
                         (int)(sizeof(local_cases) / sizeof(local_cases[0])));

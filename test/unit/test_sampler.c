@@ -338,6 +338,42 @@ START_TEST(test_node_counters_irq_skipped_then_read)
 }
 END_TEST
 
+/* A parent forking wide: every child is seen (a bound of 256 children a parent once hid the
+ * rest, silently); past the step's bound, the sample says it was cut. */
+START_TEST(test_wide_step)
+{
+    const int nchildren = _i == 0 ? 1000 : NP_SAMPLER_MAX_PROCESSES + 100;
+    const size_t cap = (size_t)nchildren * 8 + 1;
+    char *list = malloc(cap);
+    struct fake_proc p = parent, c = child;
+    struct np_sampler s;
+    struct np_sample out;
+    size_t len = 0;
+
+    ck_assert_ptr_nonnull(list);
+    c.numa_maps = "";
+    for (int k = 0; k < nchildren; k++) {
+        c.pid = 10000 + k;
+        write_proc(&c);
+        len += (size_t)snprintf(list + len, cap - len, "%d ", 10000 + k);
+    }
+    p.children = list;
+    write_proc(&p);
+    start_with(&s, _i == 0);
+    np_sampler_sample(&s, np_monotonic_s(), NULL, false, false, &out);
+    if (_i == 0) {
+        ck_assert_uint_eq(out.processes, (unsigned)nchildren + 1);
+        ck_assert(!out.processes_cut);
+    } else {
+        ck_assert_uint_eq(out.processes, NP_SAMPLER_MAX_PROCESSES);
+        ck_assert(out.processes_cut);
+        ck_assert_ptr_nonnull(strstr(out.proc_reason, "the rest are left out"));
+    }
+    np_sampler_fini(&s);
+    free(list);
+}
+END_TEST
+
 START_TEST(test_add_task_refusals)
 {
     struct np_sampler s;
@@ -361,11 +397,13 @@ int main(void)
     int failed;
 
     tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120); /* test_wide_step writes 4,196 processes' files */
     tcase_add_loop_test(tc, test_job_over_time, 0, 2 * (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_loop_test(tc, test_pages_reused_while_nothing_moved, 0,
                         (int)(sizeof(reuse_cases) / sizeof(reuse_cases[0])));
     tcase_add_test(tc, test_perf_off_says_why);
     tcase_add_test(tc, test_add_task_refusals);
+    tcase_add_loop_test(tc, test_wide_step, 0, 2);
     tcase_add_test(tc, test_node_counters_irq_skipped_then_read);
     suite_add_tcase(suite, tc);
     sr = srunner_create(suite);

@@ -488,6 +488,28 @@ START_TEST(test_hostlist)
 }
 END_TEST
 
+static const struct {
+    const char *list, *msg;
+} bad_hostlists[] = {
+    {"c-1[]", "no range between the brackets"}, /* was an empty list, then qsort(NULL, 0) */
+    {"c[1-2],d[]", "'d[]': no range"},
+    {"c[1-", "no closing ']'"},
+    {"c[[1]]", "unbalanced"},
+    {"c[2-1]", "N <= M"},
+};
+
+START_TEST(test_bad_hostlist)
+{
+    struct np_strs names = {0};
+    struct np_err err = {0};
+
+    ck_assert_int_eq(np_hostlist_expand(bad_hostlists[_i].list, 100, &names, &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, bad_hostlists[_i].msg), "%s: %s", bad_hostlists[_i].list,
+                  err.msg);
+    ck_assert_uint_eq(names.n, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("summary_fold");
@@ -501,6 +523,7 @@ int main(void)
     tcase_add_test(tc, test_merge_after_fold);
     tcase_add_loop_test(tc, test_fold_decode, 0, sizeof(fold_cases) / sizeof(fold_cases[0]));
     tcase_add_loop_test(tc, test_hostlist, 0, sizeof(hostlist_cases) / sizeof(hostlist_cases[0]));
+    tcase_add_loop_test(tc, test_bad_hostlist, 0, sizeof(bad_hostlists) / sizeof(bad_hostlists[0]));
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

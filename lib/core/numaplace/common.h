@@ -47,6 +47,10 @@ struct np_err {
  */
 NP_API int np_err_set(struct np_err *err, int code, const char *fmt, ...) NP_PRINTF(3, 4);
 
+/** snprintf for text that may be cut (a member's path in a message, cut when long): as snprintf,
+ *  but a cut is what the caller asked for, so the compiler does not warn of it. */
+NP_API void np_strf(char *buf, size_t size, const char *fmt, ...) NP_PRINTF(3, 4);
+
 /** Text for a negative errno (or 0). Borrowed, static storage. */
 NP_API const char *np_strerror(int code);
 

@@ -57,6 +57,12 @@ enum np_mode {
 /** Name of a mode ("default", "preferred", "preferred-many", "bind", "interleave"). */
 NP_API const char *np_mode_name(enum np_mode mode);
 
+/** Parse a mode name. @return 0 or -EINVAL (@p err lists the accepted names) */
+NP_API int np_mode_from_name(const char *text, enum np_mode *out, struct np_err *err);
+
+/** Every mode name, ", "-separated. Borrowed, static. */
+NP_API const char *np_mode_names(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -116,6 +116,9 @@ struct np_jobstats {
     } events[NP_TIMELINE_MAX_EVENTS];
     unsigned local_share_readings, timeline_stride, timeline_skipped, nevents;
     bool migration_enabled;
+    /* samples whose walk of the processes a limit cut, and the last one's reason */
+    unsigned cut_samples;
+    char cut_reason[NP_REASON_MAX];
 };
 
 /** @return 0 (cannot fail; returns int for symmetry) */

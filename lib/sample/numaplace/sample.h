@@ -65,6 +65,9 @@ struct np_sample {
 
     bool have_proc, have_pages, have_irq, have_cpu_busy, have_misses_by_node, have_balancing;
     bool have_cs; /**< voluntary_cs / involuntary_cs were read (every detail interval) */
+    /** a limit cut the walk of the step's processes: some were left out (proc_reason says which
+     *  limit) and every figure of this sample counts only those seen */
+    bool processes_cut;
     bool have_perf[NP_PERF_NEVENTS];
 };
 

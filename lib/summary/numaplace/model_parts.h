@@ -144,6 +144,13 @@ NP_API char *np_strdup_or_null(const char *s, bool *ok);
 /** Replace *dst with a copy of @p s. 0 or -ENOMEM. */
 NP_API int np_str_set(char **dst, const char *s);
 
+/**
+ * One more element, zeroed, at the end of an array: @p array_ptr is the address of its pointer
+ * (a T **), *@p n its length, @p size sizeof(T). Both are updated.
+ * @return the new element, or NULL out of memory (the array and *@p n unchanged)
+ */
+NP_API void *np_array_append(void *array_ptr, size_t *n, size_t size);
+
 #ifdef __cplusplus
 }
 #endif
