@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Launch overhead of the numaplace plugin: `srun -n2 true` and `srun -n1 true` without the
 # plugin, with it as a site runs it (default_policy=local, live topology discovery), with it
-# reading a cached hwloc XML (topology_xml=), and with that plus verbose=yes, rotated step by
+# reading a cached hwloc XML (topology_xml=), with that plus verbose=yes, and with that and
+# default_policy=auto (one advise call per step), rotated step by
 # step on one throwaway local cluster. The ratios are taken in the site's configuration (no
 # verbose line: that line is one more message through slurmstepd's I/O to srun, which a site
 # does not pay); the verbose rotation reports the plugin's own time per task (took=<us> in its
@@ -37,8 +38,11 @@ declare -A plugstack=(
   [with]="optional $NP_PLUGIN default_policy=local"
   [xml]="optional $NP_PLUGIN default_policy=local topology_xml=$work/topology.xml"
   [verbose]="optional $NP_PLUGIN default_policy=local topology_xml=$work/topology.xml verbose=yes"
+  # --numa-policy=auto as a site default: one advise call per step (no helper runs here, so it
+  # is the bounded fallback's cost; docs/auto.md)
+  [auto]="optional $NP_PLUGIN default_policy=auto topology_xml=$work/topology.xml"
 )
-modes=(without with xml verbose)
+modes=(without with xml verbose auto)
 other=${NUMAPLACE_BENCH_OTHER_PLUGIN:-}
 if [ -n "$other" ]; then
   [ -f "$other" ] || np_die "NUMAPLACE_BENCH_OTHER_PLUGIN: no such file: $other"
@@ -91,6 +95,7 @@ for n in 2 1; do
       with) label="live topology" ;;
       xml) label="topology_xml" ;;
       verbose) label="topology_xml, verbose=yes" ;;
+      auto) label="topology_xml, default_policy=auto" ;;
       *) label="topology_xml, $other" ;;
     esac
     awk -v n="$n" -v l="$label" -v a="$without" -v b="$t" -v p="$plugin" \

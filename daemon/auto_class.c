@@ -21,7 +21,7 @@ static const enum np_perf_event needed[] = {NP_PERF_CYCLES, NP_PERF_INSTRUCTIONS
 
 /* Root reads the table and the machine profile: only files no other user could have written
  * (numaplaced(8) SECURITY). @p what names the file in the message. */
-static int file_is_safe(const char *what, const char *path, struct np_err *err)
+int auto_class_file_is_safe(const char *what, const char *path, struct np_err *err)
 {
     struct stat st;
 
@@ -44,12 +44,12 @@ static int file_is_safe(const char *what, const char *path, struct np_err *err)
  * path); without one they stay the reference machine's, and the log says which. */
 static void use_machine_profile(struct np_daemon *d, const char *user)
 {
-    const char *path = NP_PROFILE_DEFAULT_PATH;
+    const char *path = d->cfg.machine_profile[0] ? d->cfg.machine_profile : NP_PROFILE_DEFAULT_PATH;
     struct np_profile *profile = NULL;
     struct np_err err = {0};
     double penalty = NAN;
 
-    if (file_is_safe("machine profile", path, &err) == 0 &&
+    if (auto_class_file_is_safe("machine profile", path, &err) == 0 &&
         np_profile_load(path, &profile, &err) == 0) {
         penalty = np_profile_near_penalty(profile);
         np_profile_free(profile);
@@ -82,7 +82,7 @@ void auto_class_load(struct np_daemon *d)
     d->sens_why[0] = '\0';
     if (!d->cfg.class_default_auto && !for_order)
         return;
-    if (file_is_safe("sensitivity_table", path, &err) == 0 &&
+    if (auto_class_file_is_safe("sensitivity_table", path, &err) == 0 &&
         np_sensitivity_load(&d->sens_model, path, &err) == 0) {
         d->sens_loaded = true;
         use_machine_profile(d, user);

@@ -27,4 +27,8 @@ void auto_class_consider(struct np_daemon *d, struct np_daemon_job *j, const str
 int auto_class_predict(const struct np_daemon *d, const struct np_sample *s,
                        struct np_sens_inputs *in, double *slowdown, struct np_err *err);
 
+/** Root reads only files no other user could have written: a regular file, not a symlink,
+ *  root's (or numaplaced's) and not group- or world-writable. @return 0 or -errno with @p err */
+int auto_class_file_is_safe(const char *what, const char *path, struct np_err *err);
+
 #endif /* NUMAPLACED_AUTO_CLASS_H */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "advice.h"
 #include "auto_class.h"
 #include "daemon.h"
 #include "http.h"
@@ -47,6 +48,7 @@ int config_load(struct np_daemon *d, bool initial)
     }
     d->cfg = cfg;
     auto_class_load(d);
+    advice_load(d);
     return 0;
 }
 

@@ -67,6 +67,29 @@ struct np_daemon_job {
     bool restored;  /**< adopted after a restart: its counters before it are lost */
     bool finishing; /**< its report is with the writer: still in the registry until it is durable */
     uint64_t reply_tag; /**< the step_end client waiting for that, else 0 */
+    char job_name[128]; /**< SLURM_JOB_NAME from advise (--numa-policy=auto), else "" */
+};
+
+#define NPD_HISTORY_MAX 256 /* (user, job name) sensitivities remembered (advice.c) */
+#define NPD_ADVISED_MAX 64  /* names of steps advised and not registered yet */
+
+/** --numa-policy=auto's advice (advice.c). */
+struct np_advice_state {
+    double capacity_mbps[NP_MAX_NODES]; /**< 0: unknown */
+    double threshold;                   /**< utilisation above which a node is loaded */
+    char capacity_from[64];             /**< the profile, or why no capacities */
+    struct {
+        uid_t uid;
+        char name[128];
+        unsigned high, low; /**< runs that ended labelled or predicted so */
+        double last;        /**< monotonic s of the latest, for replacement */
+    } history[NPD_HISTORY_MAX];
+    unsigned nhistory;
+    struct {
+        uint32_t job_id, step_id;
+        char name[128];
+    } advised[NPD_ADVISED_MAX];
+    unsigned next_advised;
 };
 
 /** The steps, sorted by (job_id, step_id) for a binary-search lookup. */
@@ -155,6 +178,7 @@ struct np_daemon {
     struct np_uncore_reader uncore; /**< the memory controllers' counters (uncore_bw.c) */
     /* class_default=auto: the sensitivity model (auto_class.c), or why there is none */
     struct np_sens_model sens_model;
+    struct np_advice_state advice;
     bool sens_loaded;
     char sens_why[NP_ERR_MSG_MAX];
     /* the steps and the clients */

@@ -1,6 +1,8 @@
 /* From a request line to its op (see handlers.h); ping is answered here. */
 #include "handlers.h"
 
+#include "advice.h"
+
 json_t *handlers_dispatch(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
                           const char *buf, size_t len)
 {
@@ -30,6 +32,9 @@ json_t *handlers_dispatch(struct np_daemon *d, const struct ucred *peer, uint64_
         return op_set_class(d, peer, req.job_id, req.job_class);
     case NP_OP_MIGRATE:
         return op_migrate(d, peer, pending, &req);
+    case NP_OP_ADVISE:
+        return op_advise(d, peer, req.advise.job_id, req.advise.step_id, req.advise.uid,
+                         req.advise.name);
     }
     return np_proto_reply_error("unhandled op");
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "advice.h"
 #include "clients.h"
 #include "jobs.h"
 #include "registry.h"
@@ -97,6 +98,8 @@ void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete)
         sampling_sample_job(d, j, np_monotonic_s(), true, true);
         j->ended = true;
     }
+    if (!j->finishing)
+        advice_remember(d, j);
     /* The helper restarted during the step: its figures cover only the time since. */
     j->finishing = report_out_write(d, j, complete && !j->restored);
     if (j->traced)

@@ -35,6 +35,8 @@ json_t *op_applied(struct np_daemon *d, const struct ucred *peer, const struct n
     changed += set_if_changed(t, "policy", a->policy);
     changed += set_if_changed(t, "mode", a->mode);
     changed += set_if_changed(t, "nodes", a->nodes);
+    if (a->reason[0]) /* auto's choice: absent for the other policies, as before */
+        changed += set_if_changed(t, "reason", a->reason);
     if (set_if_changed(t, "cpus", a->cpus)) {
         /* Its binding is set by now (task/affinity, before the plugin's task_init): read the
          * tasks' affinity at the next interval, not a detail interval later (sampling.c). */

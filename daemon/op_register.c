@@ -1,4 +1,5 @@
 /* register: slurmstepd (root) registers each task of a step; the first creates the step. */
+#include "advice.h"
 #include "auth.h"
 #include "ops.h"
 #include "jobs.h"
@@ -23,6 +24,7 @@ json_t *op_register(struct np_daemon *d, const struct ucred *peer, const struct 
                     &err);
         if (!j)
             return np_proto_reply_error("%s", err.msg);
+        advice_claim_name(d, j);
         if (r->unlabelled) { /* the site's default label, not the user's */
             j->unlabelled = true;
             job_set_class_source(j, "default");

@@ -44,8 +44,8 @@ static int sensitivity_option(int val, const char *value, int remote);
 
 static struct spank_option options[] = {
     {"numa-policy", "[verbose,]POLICY",
-     "NUMA memory policy for each task: local, local-strict, interleave, interleave-all or none; "
-     "'verbose,' reports what each task got; 'help' lists the choices",
+     "NUMA memory policy for each task ('help' lists the choices, 'auto' chooses per task); "
+     "'verbose,' reports what each task got",
      1, 0, policy_option},
     {"numa-sensitivity", "high|low",
      "how sensitive the job is to memory placement: high jobs are kept local and never have "

@@ -36,6 +36,14 @@ static hwloc_bitmap_t step_cpus; /* the step's CPUs on this host, NULL when unkn
 static bool have_preferred_many; /* the kernel takes MPOL_PREFERRED_MANY */
 static bool helper_registered;   /* slurmstepd registered at least one task of this step */
 static bool helper_warned;       /* the one log line per step about an unreachable helper */
+/* --numa-policy=auto: numaplaced's advice, asked once per step in user_init (advise_step) */
+static struct np_proto_advice advice;
+static bool advice_ok;
+static char advice_why[NP_ERR_MSG_MAX]; /* why there is none */
+
+static bool helper_enabled(void);
+static int helper_call(const struct np_proto_request *req, json_t **reply, struct np_err *err);
+static void advise_step(spank_t sp);
 
 /* In slurmstepd, once per step: discover the machine once; every task inherits it. */
 static int task_user_init(spank_t sp, const struct numaplace_step_settings *settings)
@@ -68,6 +76,7 @@ static int task_user_init(spank_t sp, const struct numaplace_step_settings *sett
             step_cpus = NULL;
         }
     }
+    advise_step(sp);
     return ESPANK_SUCCESS;
 }
 
@@ -170,7 +179,7 @@ static bool helper_enabled(void)
 
 /* One request to numaplaced, bounded by helper_timeout_ms (step_end: at least
  * NP_STEP_END_TIMEOUT_MS). @return 0 or -errno. */
-static int helper_call(const struct np_proto_request *req, struct np_err *err)
+static int helper_call(const struct np_proto_request *req, json_t **reply_out, struct np_err *err)
 {
     char *line = np_proto_encode(req);
     json_t *reply = NULL;
@@ -183,8 +192,78 @@ static int helper_call(const struct np_proto_request *req, struct np_err *err)
         timeout_ms = NP_STEP_END_TIMEOUT_MS;
     rc = np_proto_call(plugin->site->helper_socket, line, timeout_ms, &reply, err);
     free(line);
-    json_decref(reply);
+    if (reply_out && rc == 0)
+        *reply_out = reply;
+    else
+        json_decref(reply);
     return rc;
+}
+
+static enum np_policy step_policy(void)
+{
+    return plugin->request_given && plugin->request->policy_given ? plugin->request->policy
+                                                                  : plugin->site->default_policy;
+}
+
+/* In slurmstepd, once per step and only for auto: ask numaplaced for the nodes' traffic and
+ * the job's history, bounded by helper_timeout_ms like every launch-time call. Every task
+ * inherits the answer, or the reason there is none (the static choice then: docs/auto.md). */
+static void advise_step(spank_t sp)
+{
+    struct np_proto_request req = {.op = NP_OP_ADVISE};
+    struct np_err err = {0};
+    json_t *reply = NULL;
+
+    advice_ok = false;
+    advice_why[0] = '\0';
+    if (step_policy() != NP_POLICY_AUTO)
+        return;
+    if (!helper_enabled()) {
+        snprintf(advice_why, sizeof(advice_why), "no helper configured (helper_socket=none)");
+        return;
+    }
+    if (spank_get_item(sp, S_JOB_ID, &req.advise.job_id) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_STEPID, &req.advise.step_id) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_UID, &req.advise.uid) != ESPANK_SUCCESS) {
+        snprintf(advice_why, sizeof(advice_why), "the step's ids are unknown");
+        return;
+    }
+    if (spank_getenv(sp, "SLURM_JOB_NAME", req.advise.name, sizeof(req.advise.name)) !=
+        ESPANK_SUCCESS)
+        req.advise.name[0] = '\0';
+    if (helper_call(&req, &reply, &err) == 0 && np_proto_advice_decode(reply, &advice, &err) == 0) {
+        advice_ok = true;
+    } else {
+        snprintf(advice_why, sizeof(advice_why), "numaplaced did not answer: %.200s", err.msg);
+        slurm_info("numaplace: job %u step %u: --numa-policy=auto without advice (%s); tasks "
+                   "get the static choice",
+                   req.advise.job_id, req.advise.step_id, err.msg);
+    }
+    json_decref(reply);
+}
+
+/* What np_auto_choose is given: the label, the site's, and the advice when there is one. */
+static void auto_facts(struct np_auto_input *facts, enum np_sensitivity sens, bool downgraded)
+{
+    memset(facts, 0, sizeof(*facts));
+    facts->user_given = plugin->sensitivity_given;
+    facts->user = downgraded ? NP_SENSITIVITY_LOW : sens;
+    /* A site default of high says something about its codes; low is the built-in default. */
+    facts->site_given = plugin->site->default_sensitivity == NP_SENSITIVITY_HIGH;
+    facts->site = plugin->site->default_sensitivity;
+    facts->advice = advice_ok;
+    snprintf(facts->no_advice, sizeof(facts->no_advice), "%.150s",
+             advice_why[0] ? advice_why : "no advice");
+    if (!advice_ok)
+        return;
+    if (advice.history_known &&
+        np_sensitivity_from_name(advice.history, &facts->history, NULL) == 0)
+        facts->history_known = true;
+    for (unsigned n = 0; n < NP_AUTO_MAX_NODES && n < NP_PROTO_ADVICE_MAX_NODES; n++) {
+        facts->node[n].known = advice.node[n].present && advice.node[n].measured;
+        facts->node[n].loaded = advice.node[n].loaded;
+        facts->node[n].utilisation = advice.node[n].utilisation;
+    }
 }
 
 /* The step's class without telling the user (task_init does that): for the helper. */
@@ -235,7 +314,7 @@ static int task_post_fork(spank_t sp, const struct numaplace_step_settings *sett
     snprintf(req.reg.sensitivity, sizeof(req.reg.sensitivity), "%s",
              np_sensitivity_name(quiet_sensitivity(sp)));
     req.reg.unlabelled = !plugin->sensitivity_given; /* class_default=auto may class it */
-    if (helper_call(&req, &err) == 0) {
+    if (helper_call(&req, NULL, &err) == 0) {
         helper_registered = true;
     } else if (!helper_warned) {
         helper_warned = true;
@@ -248,7 +327,7 @@ static int task_post_fork(spank_t sp, const struct numaplace_step_settings *sett
 
 /* In the task, before exec: tell the helper what this task got (it may speak for itself only). */
 static void helper_applied(spank_t sp, const char *policy, const char *mode, const char *nodes,
-                           const char *cpus)
+                           const char *cpus, const char *reason)
 {
     struct np_proto_request req = {.op = NP_OP_APPLIED};
     struct np_err err = {0};
@@ -262,6 +341,7 @@ static void helper_applied(spank_t sp, const char *policy, const char *mode, con
     snprintf(req.applied.mode, sizeof(req.applied.mode), "%s", mode);
     snprintf(req.applied.nodes, sizeof(req.applied.nodes), "%s", nodes);
     snprintf(req.applied.cpus, sizeof(req.applied.cpus), "%s", cpus);
+    snprintf(req.applied.reason, sizeof(req.applied.reason), "%s", reason);
     line = np_proto_encode(&req);
     if (line) /* no wait for the reply; slurmstepd already logged an unreachable helper */
         np_proto_send(plugin->site->helper_socket, line, plugin->site->helper_timeout_ms, &err);
@@ -272,7 +352,9 @@ static int task_init(spank_t sp, const struct numaplace_step_settings *settings)
 {
     const uint64_t start = now_us();
     struct np_place_input in = {0};
+    struct np_auto_input facts;
     struct np_placement placement;
+    enum np_policy placed = NP_POLICY_NONE;
     struct np_err err = {0};
     enum np_sensitivity sens;
     hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
@@ -343,6 +425,11 @@ static int task_init(spank_t sp, const struct numaplace_step_settings *settings)
     in.include_cpuless = plugin->site->include_cpuless;
     in.have_preferred_many = have_preferred_many;
 
+    if (in.policy == NP_POLICY_AUTO) {
+        auto_facts(&facts, sens, downgraded);
+        in.auto_input = &facts;
+    }
+
     if (in.policy == NP_POLICY_NONE) {
         np_place(topology, &in, &placement); /* explains itself; applies nothing */
     } else if (np_place(topology, &in, &placement) < 0 ||
@@ -352,29 +439,29 @@ static int task_init(spank_t sp, const struct numaplace_step_settings *settings)
         snprintf(note, sizeof(note), "%s: kernel default kept", err.msg);
         np_placement_fini(&placement);
         np_placement_init(&placement);
+        placement.chosen = in.policy;
         rc = plugin->site->fail_on_error ? -1 : 0;
     }
+    /* What was placed: auto's choice; none when nothing could be applied. */
+    placed = placement.mode == NP_MODE_DEFAULT && in.policy != NP_POLICY_NONE ? NP_POLICY_NONE
+                                                                              : placement.chosen;
     if (!hwloc_bitmap_iszero(placement.nodes))
         hwloc_bitmap_list_snprintf(nodes_text, sizeof(nodes_text), placement.nodes);
-    export(sp, "NUMAPLACE_POLICY",
-           np_policy_name(placement.mode == NP_MODE_DEFAULT && in.policy != NP_POLICY_NONE
-                              ? NP_POLICY_NONE
-                              : in.policy));
+    export(sp, "NUMAPLACE_POLICY", np_policy_name(placed));
     export(sp, "NUMAPLACE_MODE", np_mode_name(placement.mode));
     export(sp, "NUMAPLACE_NODES", nodes_text);
+    export(sp, "NUMAPLACE_REASON", note[0] ? note : placement.reason);
     hwloc_bitmap_list_snprintf(cpus_text, sizeof(cpus_text), cpus);
-    helper_applied(sp,
-                   np_policy_name(placement.mode == NP_MODE_DEFAULT && in.policy != NP_POLICY_NONE
-                                      ? NP_POLICY_NONE
-                                      : in.policy),
-                   np_mode_name(placement.mode), nodes_text, cpus_text);
+    helper_applied(sp, np_policy_name(placed), np_mode_name(placement.mode), nodes_text, cpus_text,
+                   in.policy == NP_POLICY_AUTO ? placement.reason : "");
 report:
     if (verbose) {
         hwloc_bitmap_list_snprintf(cpus_text, sizeof(cpus_text), cpus);
         fprintf(stderr,
-                "numaplace: task %d on %s: policy=%s mode=%s nodes=%s cpus=%s sensitivity=%s%s "
+                "numaplace: task %d on %s: policy=%s%s mode=%s nodes=%s cpus=%s sensitivity=%s%s "
                 "took=%lluus (%s)\n",
-                taskid, host, np_policy_name(in.policy), np_mode_name(placement.mode),
+                taskid, host, np_policy_name(in.policy == NP_POLICY_AUTO ? placed : in.policy),
+                in.policy == NP_POLICY_AUTO ? " (auto)" : "", np_mode_name(placement.mode),
                 nodes_text[0] ? nodes_text : "-", cpus_text, np_sensitivity_name(sens),
                 downgraded ? " (downgraded)" : "", (unsigned long long)(now_us() - start),
                 note[0] ? note : placement.reason);
@@ -395,7 +482,7 @@ static void task_exit(spank_t sp, const struct numaplace_step_settings *settings
         struct np_err err = {0};
         if (spank_get_item(sp, S_JOB_ID, &req.job_id) == ESPANK_SUCCESS &&
             spank_get_item(sp, S_JOB_STEPID, &req.step_id) == ESPANK_SUCCESS &&
-            helper_call(&req, &err) < 0)
+            helper_call(&req, NULL, &err) < 0)
             slurm_info("numaplace: job %u step %u: could not tell the helper the step ended "
                        "(%s); it ends the step itself when the tasks are gone",
                        req.job_id, req.step_id, err.msg);

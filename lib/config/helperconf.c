@@ -21,7 +21,7 @@
     "migration_dry_run, migration_rate_mb_s, move_shared_pages, migration_order, free_floor_mb, "  \
     "trigger_homecoming, trigger_pressure, trigger_bandwidth, bandwidth_threshold_mb_s, "          \
     "bandwidth_intervals, admin_group, class_map, class_default, sensitivity_table, "              \
-    "metrics_listen, metrics_users, metrics_allow"
+    "machine_profile, metrics_listen, metrics_users, metrics_allow"
 
 const char *np_helper_config_keys(void)
 {
@@ -250,6 +250,8 @@ int np_helper_config_set(struct np_helper_config *cfg, const char *key, const ch
     if (strcmp(key, "sensitivity_table") == 0)
         return set_path(cfg->sensitivity_table, sizeof(cfg->sensitivity_table), key, value, false,
                         err);
+    if (strcmp(key, "machine_profile") == 0)
+        return set_path(cfg->machine_profile, sizeof(cfg->machine_profile), key, value, false, err);
     if (strcmp(key, "class_map") == 0) {
         /* label:class pairs, e.g. high:high,low:low (the plugin's labels are high and low) */
         char copy[128], *save = NULL;

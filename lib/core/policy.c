@@ -10,6 +10,7 @@ static const char *const policy_names[NP_POLICY_COUNT] = {
     [NP_POLICY_LOCAL_STRICT] = "local-strict",
     [NP_POLICY_INTERLEAVE] = "interleave",
     [NP_POLICY_INTERLEAVE_ALL] = "interleave-all",
+    [NP_POLICY_AUTO] = "auto",
 };
 
 static const char *const policy_help[NP_POLICY_COUNT] = {
@@ -20,6 +21,8 @@ static const char *const policy_help[NP_POLICY_COUNT] = {
     [NP_POLICY_LOCAL_STRICT] = "bind memory to the node(s) of the task's CPUs; never remote",
     [NP_POLICY_INTERLEAVE] = "interleave pages over the nodes of the step's CPUs on this host",
     [NP_POLICY_INTERLEAVE_ALL] = "interleave pages over every memory node the job may use",
+    [NP_POLICY_AUTO] = ("choose one of the above per task from its sensitivity, its CPUs' nodes "
+                        "and the nodes' memory traffic"),
 };
 
 static const struct np_name_table policies = {"NUMA policy", policy_names, NP_POLICY_COUNT, NULL};

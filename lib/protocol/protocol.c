@@ -21,7 +21,7 @@
 static const char *const op_names[] = {
     [NP_OP_REGISTER] = "register", [NP_OP_APPLIED] = "applied", [NP_OP_STEP_END] = "step_end",
     [NP_OP_STATUS] = "status",     [NP_OP_PING] = "ping",       [NP_OP_SET_CLASS] = "set_class",
-    [NP_OP_MIGRATE] = "migrate",
+    [NP_OP_MIGRATE] = "migrate",   [NP_OP_ADVISE] = "advise",
 };
 #define N_OPS (sizeof(op_names) / sizeof(op_names[0]))
 static const struct np_name_table ops = {"op", op_names, N_OPS, NULL};
@@ -142,7 +142,8 @@ static int decode_applied(json_t *obj, struct np_task_applied *ap, struct np_err
         (rc = get_string(obj, "policy", false, ap->policy, sizeof(ap->policy), err)) < 0 ||
         (rc = get_string(obj, "mode", true, ap->mode, sizeof(ap->mode), err)) < 0 ||
         (rc = get_string(obj, "nodes", true, ap->nodes, sizeof(ap->nodes), err)) < 0 ||
-        (rc = get_string(obj, "cpus", true, ap->cpus, sizeof(ap->cpus), err)) < 0)
+        (rc = get_string(obj, "cpus", true, ap->cpus, sizeof(ap->cpus), err)) < 0 ||
+        (rc = get_string(obj, "reason", true, ap->reason, sizeof(ap->reason), err)) < 0)
         return rc;
     if (pid == 0)
         return np_err_set(err, -EINVAL, "request field \"pid\" must be a process id above 0");
@@ -236,6 +237,16 @@ int np_proto_decode(const char *buf, size_t len, struct np_proto_request *out, s
                             out->job_class, np_class_names());
         break;
     }
+    case NP_OP_ADVISE: {
+        uint64_t uid = 0;
+        if ((rc = decode_ids(obj, &out->advise.job_id, &out->advise.step_id, false, err)) < 0 ||
+            (rc = get_uint(obj, "uid", UINT32_MAX - 1, false, &uid, err)) < 0 ||
+            (rc = get_string(obj, "name", true, out->advise.name, sizeof(out->advise.name), err)) <
+                0)
+            break;
+        out->advise.uid = (uid_t)uid;
+        break;
+    }
     case NP_OP_MIGRATE: {
         uint64_t from = 0, to = 0;
         json_t *dry = json_object_get(obj, "dry_run");
@@ -286,6 +297,8 @@ char *np_proto_encode(const struct np_proto_request *req)
             json_pack("{s:I, s:I, s:I, s:s, s:s, s:s, s:s}", "job", (json_int_t)a->job_id, "step",
                       (json_int_t)a->step_id, "pid", (json_int_t)a->pid, "policy", a->policy,
                       "mode", a->mode, "nodes", a->nodes, "cpus", a->cpus);
+        if (more && a->reason[0])
+            json_object_set_new(more, "reason", json_string(a->reason));
         rc = json_object_update(obj, more);
         json_decref(more);
         break;
@@ -306,6 +319,14 @@ char *np_proto_encode(const struct np_proto_request *req)
         if (rc == 0)
             rc = json_object_set_new(obj, "class", json_string(req->job_class));
         break;
+    case NP_OP_ADVISE: {
+        json_t *more = json_pack("{s:I, s:I, s:I, s:s}", "job", (json_int_t)req->advise.job_id,
+                                 "step", (json_int_t)req->advise.step_id, "uid",
+                                 (json_int_t)req->advise.uid, "name", req->advise.name);
+        rc = json_object_update(obj, more);
+        json_decref(more);
+        break;
+    }
     case NP_OP_MIGRATE: {
         json_t *more = json_pack("{s:i, s:i, s:I, s:b}", "from", (int)req->migrate.from, "to",
                                  (int)req->migrate.to, "pages", (json_int_t)req->migrate.pages,

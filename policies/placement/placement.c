@@ -3,6 +3,7 @@
 #include "numaplace/placement.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,56 @@ static unsigned busiest_node(const struct np_topology *topo, hwloc_const_bitmap_
     return best;
 }
 
+static uint64_t node_mask(hwloc_const_bitmap_t set)
+{
+    uint64_t mask = 0;
+    int n;
+
+    hwloc_bitmap_foreach_begin(n, set)
+    {
+        if (n < NP_AUTO_MAX_NODES)
+            mask |= UINT64_C(1) << n;
+    }
+    hwloc_bitmap_foreach_end();
+    return mask;
+}
+
+/* auto: choose from the input's facts and the task's shape, then place the choice. */
+static int place_auto(const struct np_topology *topo, const struct np_place_input *in,
+                      struct np_placement *out)
+{
+    struct np_auto_input facts = {0};
+    struct np_place_input chosen = *in;
+    struct np_auto_choice choice;
+    hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+    char placed[sizeof(out->reason)];
+    int rc;
+
+    if (!nodes)
+        return -ENOMEM;
+    if (in->auto_input)
+        facts = *in->auto_input;
+    if (in->task_cpus)
+        np_topology_cpus_to_nodes(topo, in->task_cpus, nodes);
+    facts.task_nodes = node_mask(nodes);
+    np_topology_memory_nodes(topo, in->include_cpuless, nodes);
+    if (in->mems_allowed)
+        hwloc_bitmap_and(nodes, nodes, in->mems_allowed);
+    facts.allowed_nodes = node_mask(nodes);
+    hwloc_bitmap_free(nodes);
+    np_auto_choose(&facts, &choice);
+    chosen.policy = choice.policy;
+    chosen.auto_input = NULL;
+    rc = np_place(topo, &chosen, out);
+    if (rc < 0)
+        return rc;
+    out->policy = NP_POLICY_AUTO;
+    snprintf(out->auto_reason, sizeof(out->auto_reason), "%s", choice.reason);
+    snprintf(placed, sizeof(placed), "%s", out->reason);
+    snprintf(out->reason, sizeof(out->reason), "%.255s; %.250s", choice.reason, placed);
+    return 0;
+}
+
 int np_place(const struct np_topology *topo, const struct np_place_input *in,
              struct np_placement *out)
 {
@@ -66,9 +117,13 @@ int np_place(const struct np_topology *topo, const struct np_place_input *in,
     if (!topo || !in || !out || !out->nodes)
         return -EINVAL;
     out->policy = in->policy;
+    out->chosen = in->policy;
     out->mode = NP_MODE_DEFAULT;
     hwloc_bitmap_zero(out->nodes);
     out->reason[0] = '\0';
+    out->auto_reason[0] = '\0';
+    if (in->policy == NP_POLICY_AUTO)
+        return place_auto(topo, in, out);
     name = np_policy_name(in->policy);
     if (in->policy == NP_POLICY_NONE) {
         snprintf(out->reason, sizeof(out->reason),
@@ -99,6 +154,7 @@ int np_place(const struct np_topology *topo, const struct np_place_input *in,
         np_topology_memory_nodes(topo, in->include_cpuless, wanted);
         break;
     case NP_POLICY_NONE:
+    case NP_POLICY_AUTO:
         break;
     }
     /* Nodes without memory cannot take pages. */
@@ -168,6 +224,7 @@ int np_place(const struct np_topology *topo, const struct np_place_input *in,
                  in->include_cpuless ? ", CPU-less ones included" : "");
         break;
     case NP_POLICY_NONE:
+    case NP_POLICY_AUTO:
         break;
     }
 done:

@@ -134,14 +134,31 @@ np_end_case
 np_case "--numa-policy=help lists the choices and exits 0"
 np_run srun -n1 --numa-policy=help true
 np_expect_rc 0
-for p in none local local-strict interleave interleave-all; do np_expect_match "^  $p +"; done
+for p in none local local-strict interleave interleave-all auto; do np_expect_match "^  $p +"; done
+np_end_case
+
+# No numaplaced answers here (the default socket has no helper behind it): auto's static choice,
+# and every task says why (docs/auto.md).
+np_case "srun --numa-policy=verbose,auto with the helper down: local, with the reason"
+np_run srun -n2 --numa-sensitivity=high --numa-policy=verbose,auto "$NP_PROBE"
+np_expect_rc 0
+[ "$(grep -cE "^numaplace: task [01] on [^ ]+: policy=local \(auto\) mode=(preferred|preferred-many) .*\(auto: (local: sensitivity high \(user\), node [0-9]+'s load unknown \(numaplaced did not answer: |interleave: sensitivity high \(user\), CPUs span nodes)" <<<"$np_out")" = 2 ] ||
+  np_fail "expected two verbose lines with auto's static choice and its reason"
+while read -r line; do
+  np_expect_match "env_reason=auto: " "$line"
+  case $line in
+    *"env_policy=local "*) check_probe local "$line" ;;
+    *"env_policy=interleave "*) check_probe interleave "$line" "$(all_cpus)" ;;
+    *) np_fail "auto applied neither local nor interleave: $line" ;;
+  esac
+done < <(grep '^rank=' <<<"$np_out")
 np_end_case
 
 np_case "an invalid value fails before anything is submitted"
 before=$(job_count)
 np_run srun -n1 --numa-policy=interleaf true
 np_expect_fail
-np_expect_match "invalid --numa-policy value 'interleaf': accepted values are \[verbose,\]none\|local\|local-strict\|interleave\|interleave-all"
+np_expect_match "invalid --numa-policy value 'interleaf': accepted values are \[verbose,\]none\|local\|local-strict\|interleave\|interleave-all\|auto"
 np_expect_eq "$(job_count)" "$before" "jobs known to slurmctld"
 np_run sbatch --numa-sensitivity=medium --wrap true
 np_expect_fail

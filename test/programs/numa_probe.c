@@ -177,7 +177,7 @@ int main(int argc, char **argv)
 {
     unsigned long touch_mib = 0, hold = 0;
     bool json = false;
-    struct field fields[12];
+    struct field fields[13];
     size_t nfields = 0;
     unsigned long policy_nodes[MASK_WORDS], allowed[MASK_WORDS];
     int kmode = 0;
@@ -249,6 +249,8 @@ int main(int argc, char **argv)
         snprintf(FIELD("pages"), sizeof(fields[0].value), "%s", pages);
         snprintf(FIELD("page_kb"), sizeof(fields[0].value), "%s", page_kb);
     }
+    /* Last: the one value with spaces (a sentence), so the fields before it stay parseable. */
+    snprintf(FIELD("env_reason"), sizeof(fields[0].value), "%s", env("NUMAPLACE_REASON"));
 #undef FIELD
 
     if (json)

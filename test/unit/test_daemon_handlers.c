@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "advice.h"
 #include "handlers.h"
 #include "migration.h"
 #include "np_daemon_test.h"
@@ -383,6 +384,44 @@ START_TEST(migrate_warns_of_a_saturated_destination)
 }
 END_TEST
 
+/* advise: root only; the nodes' traffic every time; a user's history of a job name once a run
+ * of it ended labelled, and never another user's. */
+START_TEST(advise_root_only_with_history)
+{
+    const struct ucred user = np_test_peer(1, USER_A, NOGROUP), root = np_test_peer(1, 0, 0);
+    struct np_task_reg r = {.job_id = 30, .uid = USER_A, .pid = NP_TEST_LIVE_PID};
+    struct np_proto_advice advice;
+    struct np_err err = {0};
+    json_t *reply = op_advise(t.d, &user, 30, 0, USER_A, "lbm");
+
+    ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "only root"));
+    json_decref(reply);
+    reply = op_advise(t.d, &root, 30, 0, USER_A, "lbm");
+    ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
+    ck_assert_msg(np_proto_advice_decode(reply, &advice, &err) == 0, "%s", err.msg);
+    ck_assert(!advice.history_known); /* no run of it has ended yet */
+    json_decref(reply);
+    snprintf(r.cpus, sizeof(r.cpus), "0");
+    snprintf(r.policy_requested, sizeof(r.policy_requested), "auto");
+    snprintf(r.sensitivity, sizeof(r.sensitivity), "high");
+    reply = op_register(t.d, &root, &r);
+    ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
+    json_decref(reply);
+    ck_assert_str_eq(registry_find(&t.d->registry, 30, 0)->job_name, "lbm");
+    advice_remember(t.d, registry_find(&t.d->registry, 30, 0));
+    reply = op_advise(t.d, &root, 31, 0, USER_A, "lbm");
+    ck_assert_int_eq(np_proto_advice_decode(reply, &advice, &err), 0);
+    ck_assert(advice.history_known);
+    ck_assert_str_eq(advice.history, "high");
+    ck_assert_uint_eq(advice.history_runs, 1);
+    json_decref(reply);
+    reply = op_advise(t.d, &root, 32, 0, USER_B, "lbm"); /* another user's job of that name */
+    ck_assert_int_eq(np_proto_advice_decode(reply, &advice, &err), 0);
+    ck_assert(!advice.history_known);
+    json_decref(reply);
+}
+END_TEST
+
 START_TEST(dispatch_decodes_and_pings)
 {
     const struct ucred peer = np_test_peer(1, USER_A, NOGROUP);
@@ -489,6 +528,7 @@ int main(void)
     tcase_add_test(tc, migrate_queues_for_the_worker);
     tcase_add_test(tc, migrate_warns_of_a_saturated_destination);
     tcase_add_test(tc, dispatch_decodes_and_pings);
+    tcase_add_test(tc, advise_root_only_with_history);
     tcase_add_test(tc, applied_in_a_loop_writes_nothing);
     tcase_add_test(tc, restart_changes_are_written_at_the_tick);
     suite_add_tcase(s, tc);

@@ -62,6 +62,8 @@ static const struct {
     {"class_default", "auto", 0, ""},
     {"sensitivity_table", "/etc/numaplace/table.csv", 0, ""},
     {"sensitivity_table", "table.csv", -EINVAL, "an absolute path is required"},
+    {"machine_profile", "/var/lib/numaplace/p.json", 0, ""},
+    {"machine_profile", "p.json", -EINVAL, "an absolute path is required"},
     {"detail_interval_ms", "5000", 0, ""},
     {"metrics_listen", "", 0, ""},
     {"metrics_listen", "127.0.0.1:9477", 0, ""},

@@ -57,6 +57,7 @@ struct np_helper_config {
      * enough samples with counters, through class_map (docs/sensitivity.md) */
     bool class_default_auto;
     char sensitivity_table[1024];     /**< sensitivity_table: "" = the installed table */
+    char machine_profile[1024];       /**< machine_profile: "" = NP_PROFILE_DEFAULT_PATH */
     struct np_metrics_config metrics; /**< metrics_listen, metrics_users, metrics_allow */
 };
 

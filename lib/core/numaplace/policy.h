@@ -23,8 +23,10 @@ enum np_policy {
     NP_POLICY_LOCAL_STRICT,   /**< "local-strict": bind to the nodes of the task's CPUs */
     NP_POLICY_INTERLEAVE,     /**< "interleave": over the nodes of the step's CPUs here */
     NP_POLICY_INTERLEAVE_ALL, /**< "interleave-all": over every memory node the cpuset allows */
+    /** "auto": one of the four above per task, chosen at launch (numaplace/auto.h) */
+    NP_POLICY_AUTO,
 };
-#define NP_POLICY_COUNT 5
+#define NP_POLICY_COUNT 6
 
 /** Canonical name of a policy ("local", ...). Borrowed, static. */
 NP_API const char *np_policy_name(enum np_policy policy);

@@ -12,6 +12,8 @@
  *   ping      anyone: is the helper alive, which version
  *   set_class root or the admin group: change a running job's priority class
  *   migrate   root or the admin group: "move at least N pages from node S to node D"
+ *   advise    slurmstepd (root), once per step with --numa-policy=auto: the nodes' memory
+ *             traffic and what earlier runs of the job said about its sensitivity
  *
  * Replies: {"v":1,"ok":true,...} or {"v":1,"ok":false,"error":"one line"}.
  */
@@ -43,6 +45,7 @@ enum np_proto_op {
     NP_OP_PING,
     NP_OP_SET_CLASS,
     NP_OP_MIGRATE,
+    NP_OP_ADVISE,
 };
 
 /** Name of an op as it appears on the wire ("register", ...). Borrowed. */
@@ -68,6 +71,7 @@ struct np_task_applied {
     uint32_t job_id, step_id;
     pid_t pid;
     char policy[32], mode[32], nodes[128], cpus[256];
+    char reason[512]; /**< --numa-policy=auto: why this policy (wire: absent when "") */
 };
 
 /** A decoded request. Only the member of the request's op is filled. */
@@ -84,7 +88,38 @@ struct np_proto_request {
         char order[32]; /**< "" = the helper's configured order */
         bool dry_run;
     } migrate; /**< NP_OP_MIGRATE */
+    struct {
+        uint32_t job_id, step_id;
+        uid_t uid;
+        char name[128]; /**< the job's name (SLURM_JOB_NAME), "" when unknown */
+    } advise;           /**< NP_OP_ADVISE */
 };
+
+/** Nodes an advice may describe (OS indexes below this). */
+#define NP_PROTO_ADVICE_MAX_NODES 64
+
+/** numaplaced's answer to advise, as the plugin decodes it (np_proto_advice_decode). */
+struct np_proto_advice {
+    double threshold; /**< the utilisation above which a node is loaded; NAN when unknown */
+    struct {
+        bool present;       /**< the reply named this node */
+        bool measured;      /**< its traffic is measured (uncore or misses), not a proxy */
+        bool loaded;        /**< numaplaced counts it loaded */
+        double utilisation; /**< traffic / capacity; NAN when either is unknown */
+        char source[16];    /**< "uncore", "misses", "proxy", "unavailable" */
+    } node[NP_PROTO_ADVICE_MAX_NODES];
+    bool history_known;     /**< earlier runs of this user's job of this name on this node */
+    char history[8];        /**< their sensitivity: "high" or "low" */
+    unsigned history_runs;  /**< how many runs it rests on */
+    char capacity_from[64]; /**< where the nodes' capacities came from, or why none */
+};
+
+/**
+ * Decode the advice in an advise reply that passed np_proto_reply_check. Every member is
+ * checked (types, ranges, node numbers, names); @p reply is borrowed.
+ * @return 0, or -EPROTO with @p err naming the bad member
+ */
+NP_API int np_proto_advice_decode(json_t *reply, struct np_proto_advice *out, struct np_err *err);
 
 /**
  * Decode and validate one request of @p len bytes (a trailing newline is allowed).

@@ -11,6 +11,7 @@
 
 #include <hwloc.h>
 
+#include "numaplace/auto.h"
 #include "numaplace/common.h"
 #include "numaplace/policy.h"
 #include "numaplace/topology.h"
@@ -27,11 +28,16 @@ struct np_place_input {
     hwloc_const_nodeset_t mems_allowed; /**< cpuset.mems of the task; NULL = every node */
     bool include_cpuless;               /**< CPU-less nodes in interleave-all (site opt-in) */
     bool have_preferred_many;           /**< the kernel supports MPOL_PREFERRED_MANY */
+    /** policy auto: what np_auto_choose is given (task_nodes and allowed_nodes are filled here
+     *  from the CPUs and mems_allowed); NULL = nothing known but the shape */
+    const struct np_auto_input *auto_input;
 };
 
 /** The decision. Initialise with np_placement_init, release with np_placement_fini. */
 struct np_placement {
     enum np_policy policy; /**< what was asked */
+    enum np_policy chosen; /**< what was placed: auto's choice, else policy */
+    char auto_reason[256]; /**< policy auto: np_auto_choose's line; "" otherwise */
     enum np_mode mode;     /**< what to apply; DEFAULT when nothing is to be done */
     hwloc_nodeset_t nodes; /**< owned; empty for DEFAULT */
     char reason[512];      /**< one line saying why, for logs and verbose output */
@@ -47,7 +53,8 @@ NP_API void np_placement_fini(struct np_placement *placement);
  * policy wants and the allowed nodes do not meet, the result is NP_MODE_DEFAULT with the
  * reason saying so. CPU-less memory nodes are never local to a CPU, so local, local-strict and
  * interleave (the nodes of the CPUs) never use them; include_cpuless adds them to
- * interleave-all only. Nodes without memory are never chosen.
+ * interleave-all only. Nodes without memory are never chosen. Policy auto is first resolved
+ * by np_auto_choose; the reason then starts with its line.
  * @return 0, or -EINVAL (NULL arguments), -ENOMEM
  */
 NP_API int np_place(const struct np_topology *topo, const struct np_place_input *input,

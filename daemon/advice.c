@@ -1,0 +1,169 @@
+/* --numa-policy=auto's advice: node traffic against capacity, and the job's history
+ * (advice.h, docs/auto.md). */
+#include "advice.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "auth.h"
+#include "auto_class.h"
+#include "log.h"
+#include "migration.h"
+#include "migrator.h"
+#include "numaplace/auto.h"
+#include "numaplace/penalty.h"
+#include "numaplace/profile.h"
+
+void advice_load(struct np_daemon *d)
+{
+    struct np_advice_state *a = &d->advice;
+    const char *path = d->cfg.machine_profile[0] ? d->cfg.machine_profile : NP_PROFILE_DEFAULT_PATH;
+    struct np_profile *profile = NULL;
+    struct np_err err = {0};
+    double penalty = NAN;
+    unsigned found = 0;
+
+    memset(a->capacity_mbps, 0, sizeof(a->capacity_mbps));
+    if (auto_class_file_is_safe("machine profile", path, &err) == 0 &&
+        np_profile_load(path, &profile, &err) == 0) {
+        for (unsigned n = 0; n < NP_MAX_NODES; n++) {
+            const struct np_profile_pair *p = np_profile_pair(profile, n, n);
+            double most = p && isfinite(p->bandwidth_mb_s) ? p->bandwidth_mb_s : 0;
+            for (size_t k = 0; p && k < p->loaded_count; k++)
+                if (isfinite(p->loaded[k].bandwidth_mb_s))
+                    most = fmax(most, p->loaded[k].bandwidth_mb_s);
+            a->capacity_mbps[n] = most;
+            found += most > 0;
+        }
+        penalty = np_profile_near_penalty(profile);
+        np_profile_free(profile);
+    }
+    /* The contention model's break-even (numaplace/auto.h), at this machine's near penalty. */
+    a->threshold = np_auto_threshold(isfinite(penalty) ? penalty : NP_REFERENCE_REMOTE_PENALTY);
+    if (found)
+        snprintf(a->capacity_from, sizeof(a->capacity_from), "machine profile");
+    else
+        snprintf(a->capacity_from, sizeof(a->capacity_from), "unavailable: %.48s",
+                 err.msg[0] ? err.msg : "no local pair measured");
+    np_logf(&d->log, found ? NP_LOG_INFO : NP_LOG_DEBUG,
+            "--numa-policy=auto: node capacities %s, loaded above %.0f%%", a->capacity_from,
+            100.0 * a->threshold);
+}
+
+static int history_find(const struct np_advice_state *a, uid_t uid, const char *name)
+{
+    for (unsigned i = 0; i < a->nhistory; i++)
+        if (a->history[i].uid == uid && strcmp(a->history[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+static json_t *history_json(const struct np_advice_state *a, uid_t uid, const char *name)
+{
+    const int i = name[0] ? history_find(a, uid, name) : -1;
+
+    if (i < 0 || a->history[i].high + a->history[i].low == 0)
+        return NULL;
+    /* The majority of the runs; a tie counts as high (interleaving a sensitive job on a loaded
+     * node costs less than leaving it there). */
+    return json_pack("{s:s, s:i}", "sensitivity",
+                     a->history[i].high >= a->history[i].low ? "high" : "low", "runs",
+                     (int)(a->history[i].high + a->history[i].low));
+}
+
+json_t *op_advise(struct np_daemon *d, const struct ucred *peer, uint32_t job_id, uint32_t step_id,
+                  uid_t uid, const char *name)
+{
+    struct np_advice_state *a = &d->advice;
+    struct np_node_view *view;
+    json_t *reply, *advice, *nodes, *history;
+
+    if (!auth_is_root(peer))
+        return np_proto_reply_error("only root (slurmstepd) may ask for advice; uid %u may not",
+                                    (unsigned)peer->uid);
+    if (name[0]) { /* register picks it up (advice_claim_name) */
+        const unsigned slot = a->next_advised++ % NPD_ADVISED_MAX;
+        a->advised[slot].job_id = job_id;
+        a->advised[slot].step_id = step_id;
+        snprintf(a->advised[slot].name, sizeof(a->advised[slot].name), "%s", name);
+    }
+    view = migration_build_view(d);
+    nodes = json_array();
+    for (unsigned n = 0; view && nodes && n < view->nnodes && n < NP_MAX_NODES; n++) {
+        const enum np_bandwidth_source src = view->node_bandwidth_source[n];
+        const bool measured = np_bandwidth_source_measured(src);
+        json_t *o;
+
+        if (!migration_node_exists(d, n))
+            continue;
+        o = json_pack("{s:i, s:s, s:b}", "node", (int)n, "source", np_bandwidth_source_name(src),
+                      "loaded",
+                      measured && np_auto_loaded(view->node_bandwidth[n], a->capacity_mbps[n] * 1e6,
+                                                 a->threshold));
+        if (o && measured && a->capacity_mbps[n] > 0)
+            json_object_set_new(
+                o, "utilisation",
+                json_real(fmin(view->node_bandwidth[n] / (a->capacity_mbps[n] * 1e6), 1000.0)));
+        json_array_append_new(nodes, o);
+    }
+    migrator_view_free(view);
+    advice = json_pack("{s:o, s:s}", "nodes", nodes ? nodes : json_array(), "capacity_from",
+                       a->capacity_from[0] ? a->capacity_from : "unavailable: not loaded");
+    if (advice && a->threshold > 0 && a->threshold < 1) /* else never loaded */
+        json_object_set_new(advice, "threshold", json_real(a->threshold));
+    if (advice && (history = history_json(a, uid, name)) != NULL)
+        json_object_set_new(advice, "history", history);
+    reply = np_proto_reply_ok();
+    json_object_set_new(reply, "advice", advice);
+    return reply;
+}
+
+void advice_claim_name(struct np_daemon *d, struct np_daemon_job *j)
+{
+    struct np_advice_state *a = &d->advice;
+
+    for (unsigned i = 0; i < NPD_ADVISED_MAX; i++)
+        if (a->advised[i].name[0] && a->advised[i].job_id == j->meta.job_id &&
+            a->advised[i].step_id == j->meta.step_id) {
+            snprintf(j->job_name, sizeof(j->job_name), "%s", a->advised[i].name);
+            a->advised[i].name[0] = '\0';
+            return;
+        }
+}
+
+void advice_remember(struct np_daemon *d, const struct np_daemon_job *j)
+{
+    struct np_advice_state *a = &d->advice;
+    bool high;
+    int i;
+
+    if (!j->job_name[0])
+        return;
+    if (!j->unlabelled) /* the user's label */
+        high = strcmp(j->meta.sensitivity, "high") == 0;
+    else if (strncmp(j->meta.class_source, "auto: predicted", 15) == 0) /* the model's */
+        high = strstr(j->meta.class_source, ": sensitive") != NULL;
+    else
+        return; /* only the site's default: nothing learnt */
+    i = history_find(a, j->meta.uid, j->job_name);
+    if (i < 0) {
+        if (a->nhistory < NPD_HISTORY_MAX) {
+            i = (int)a->nhistory++;
+        } else { /* replace the entry used longest ago */
+            i = 0;
+            for (unsigned k = 1; k < NPD_HISTORY_MAX; k++)
+                if (a->history[k].last < a->history[i].last)
+                    i = (int)k;
+        }
+        memset(&a->history[i], 0, sizeof(a->history[i]));
+        a->history[i].uid = j->meta.uid;
+        snprintf(a->history[i].name, sizeof(a->history[i].name), "%s", j->job_name);
+    }
+    if (high)
+        a->history[i].high++;
+    else
+        a->history[i].low++;
+    a->history[i].last = np_monotonic_s();
+}
