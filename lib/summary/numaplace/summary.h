@@ -129,6 +129,13 @@ NP_API int np_summary_print(FILE *out, const json_t *summary);
 /** As np_summary_print, with the predicted sensitivity and its advice (np_sum_print_with). */
 NP_API int np_summary_print_with(FILE *out, const json_t *summary,
                                  const struct np_sens_model *model);
+/** @p n node names (borrowed) as one hostlist for a reader: a new string, or NULL to print them
+ *  in the library's own form. The command passes Slurm's (libslurm's hostlist), which the library
+ *  does not link. */
+typedef char *(*np_hostlist_fn)(const char *const *names, size_t n);
+/** As np_summary_print_with, the folded nodes written by @p hostlist (may be NULL). */
+NP_API int np_summary_print_hostlist(FILE *out, const json_t *summary,
+                                     const struct np_sens_model *model, np_hostlist_fn hostlist);
 
 /**
  * The stored form of @p summary (np_stored_encode, "NPS1:..."), at most @p max_bytes long (use
