@@ -82,7 +82,7 @@ START_TEST(test_decoder_agrees)
     struct np_strs got = {0};
     struct np_err err = {0};
     char *want = scontrol("hostnames", cases[_i].list), *tok, *save = NULL;
-    char *v[16];
+    char *v[16] = {NULL};
     size_t n = 0, k = 0;
 
     for (tok = strtok_r(want, ",", &save); tok && n < 16; tok = strtok_r(NULL, ",", &save))
