@@ -25,9 +25,13 @@ static const struct cli_option jobs_opts[] = {
     [CLI_JOBS_UNTIL] = {"--until", "TIME"},
 };
 static const struct cli_option migrate_opts[] = {
-    [CLI_MIGRATE_FROM] = {"--from", "S"},        [CLI_MIGRATE_TO] = {"--to", "D"},
-    [CLI_MIGRATE_PAGES] = {"--pages", "N"},      [CLI_MIGRATE_ORDER] = {"--order", "ORDER"},
-    [CLI_MIGRATE_SCRIPT] = {"--script", "FILE"}, [CLI_MIGRATE_DRY_RUN] = {"--dry-run", NULL},
+    [CLI_MIGRATE_FROM] = {"--from", "S"},
+    [CLI_MIGRATE_TO] = {"--to", "D"},
+    [CLI_MIGRATE_PAGES] = {"--pages", "N"},
+    [CLI_MIGRATE_ORDER] = {"--order", "ORDER"},
+    [CLI_MIGRATE_SCRIPT] = {"--script", "FILE"},
+    [CLI_MIGRATE_DRY_RUN] = {"--dry-run", NULL},
+    [CLI_MIGRATE_CLOCK] = {"--clock", "after-reply|fixed"},
 };
 static const struct cli_option scenario_opts[] = {
     [CLI_SCENARIO_JOBS] = {"--jobs", NULL},
@@ -43,6 +47,16 @@ static const struct cli_option characterize_opts[] = {
     [CLI_CHAR_LOADERS] = {"--loaders", "K,K"}, [CLI_CHAR_OUTPUT] = {"--output", "FILE"},
     [CLI_CHAR_FORCE] = {"--force", NULL},      [CLI_CHAR_PRINT] = {"--print", "FILE"},
 };
+
+/* Each table holds every option its enum (options.h) names, and no more. */
+_Static_assert(COUNT(global_opts) == CLI_GLOBAL_HELP + 1, "global options and their enum");
+_Static_assert(COUNT(report_opts) == CLI_REPORT_NODE + 1, "report options and their enum");
+_Static_assert(COUNT(jobs_opts) == CLI_JOBS_UNTIL + 1, "jobs options and their enum");
+_Static_assert(COUNT(migrate_opts) == CLI_MIGRATE_CLOCK + 1, "migrate options and their enum");
+_Static_assert(COUNT(scenario_opts) == CLI_SCENARIO_RUNS + 1, "scenario options and their enum");
+_Static_assert(COUNT(store_opts) == CLI_STORE_MERGE + 1, "store options and their enum");
+_Static_assert(COUNT(characterize_opts) == CLI_CHAR_PRINT + 1, "characterize options and enum");
+_Static_assert(COUNT(migrate_opts) <= CLI_MAX_OPTIONS, "CLI_MAX_OPTIONS");
 
 const struct cli_command_options cli_command_options[] = {
     {"status", "[JOBID]", 1,

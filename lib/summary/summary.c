@@ -21,6 +21,11 @@ static int write_back(json_t *json, const struct np_sum *s)
     return rc;
 }
 
+int np_summary_check(const json_t *summary, struct np_err *err)
+{
+    return np_sum_check(summary, err);
+}
+
 json_t *np_summary_new(uint32_t job_id)
 {
     struct np_sum s;
