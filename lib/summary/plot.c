@@ -62,8 +62,8 @@ static void frame(struct plot_pen *pen, const struct panel *p, const char *unit,
         return;
     {
         const double step = plot_nice_step(p->ymax, p->height > 120 ? 5 : 2);
-        for (double v = 0; v <= p->ymax * 1.0001; v += step) {
-            const double y = y_of(p, v);
+        for (int k = 0; k * step <= p->ymax * 1.0001; k++) {
+            const double v = k * step, y = y_of(p, v);
             char tick[48];
             if (v > 0) {
                 cairo_set_source_rgba(cr, 0, 0, 0, 0.1);

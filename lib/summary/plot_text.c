@@ -134,8 +134,8 @@ void plot_time_axis(struct plot_pen *p, const struct np_timeline *tl, double top
     const double step = time_step(span / unit, 8, unit == 3600) * unit;
     char label[64];
 
-    for (double e = 0; e <= span + 1e-9; e += step) {
-        const double x = plot_x_of(tl, t0 + e);
+    for (int k = 0; k * step <= span + 1e-9; k++) {
+        const double e = k * step, x = plot_x_of(tl, t0 + e);
         cairo_set_source_rgba(p->cr, 0, 0, 0, 0.12);
         cairo_set_line_width(p->cr, 1.0);
         cairo_move_to(p->cr, x, top);
