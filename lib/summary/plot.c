@@ -1,15 +1,16 @@
-/* A job's timeline drawn with cairo (see numaplace/plot.h); text and scales in plot_text.c. */
+/* A job's timeline drawn with cairo (see numaplace/plot.h); text and time axis in plot_text.c. */
 #include "numaplace/plot.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cairo-svg.h>
 #include <cairo.h>
 
-#include "plot_priv.h"
+#include "plot_text.h"
 
 /* Colour-blind-safe palette (Okabe-Ito) for up to eight nodes, each named in the legend. */
 static const double palette[8][3] = {
@@ -41,6 +42,11 @@ static const double *node_colour(const struct np_timeline *tl, unsigned n)
     if (tl->nnodes <= MANY_NODES)
         return palette[n % 8];
     return is_local(tl, n) ? local_shades[n % 2] : other_shades[n % 2];
+}
+
+static double x_at(const struct np_timeline *tl, double t)
+{
+    return plot_x_of(tl->points[0].t, tl->points[tl->npoints - 1].t, t);
 }
 
 static double y_of(const struct panel *p, double v)
@@ -132,9 +138,9 @@ static void series(cairo_t *cr, const struct np_timeline *tl, const struct panel
             continue;
         }
         if (pen)
-            cairo_line_to(cr, plot_x_of(tl, tl->points[i].t), y_of(p, v));
+            cairo_line_to(cr, x_at(tl, tl->points[i].t), y_of(p, v));
         else
-            cairo_move_to(cr, plot_x_of(tl, tl->points[i].t), y_of(p, v));
+            cairo_move_to(cr, x_at(tl, tl->points[i].t), y_of(p, v));
         pen = true;
     }
     cairo_stroke(cr);
@@ -252,7 +258,7 @@ static void migrations(struct plot_pen *pen, const struct np_timeline *tl, doubl
     char line[96];
 
     for (size_t e = 0; e < tl->nevents; e++) {
-        const double x = plot_x_of(tl, tl->events[e].t);
+        const double x = x_at(tl, tl->events[e].t);
         const double w = plot_text_width(pen, 10, tl->events[e].label);
         const bool left = x + 4 + w > PLOT_X1 - 2; /* label to the line's left near the end */
         const double x0 = left ? x - 4 - w : x + 4;
@@ -317,14 +323,14 @@ static void memory(struct plot_pen *pen, const struct np_timeline *tl, struct pa
     for (unsigned n = tl->nnodes; n-- > 0;) {
         const double *rgb = node_colour(tl, n);
         cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-        cairo_move_to(cr, plot_x_of(tl, tl->points[0].t), y_of(mem, 0));
+        cairo_move_to(cr, x_at(tl, tl->points[0].t), y_of(mem, 0));
         for (size_t i = 0; i < tl->npoints; i++) {
             double upto = 0;
             for (unsigned k = 0; k <= n; k++)
                 upto += (double)tl->points[i].bytes_on_node[k];
-            cairo_line_to(cr, plot_x_of(tl, tl->points[i].t), y_of(mem, upto));
+            cairo_line_to(cr, x_at(tl, tl->points[i].t), y_of(mem, upto));
         }
-        cairo_line_to(cr, plot_x_of(tl, tl->points[tl->npoints - 1].t), y_of(mem, 0));
+        cairo_line_to(cr, x_at(tl, tl->points[tl->npoints - 1].t), y_of(mem, 0));
         cairo_close_path(cr);
         cairo_fill(cr);
     }
@@ -355,7 +361,8 @@ static void draw(struct plot_pen *pen, const struct np_timeline *tl)
                "the NUMA nodes of the step's CPUs are not known");
     line_panel(pen, tl, &bw, bandwidth_of, "", tl->bandwidth_note);
     line_panel(pen, tl, &cpi, cpi_of, "", tl->cpi_note);
-    plot_time_axis(pen, tl, mem.top, cpi.top + cpi.height);
+    plot_time_axis(pen, tl->points[0].t, tl->points[tl->npoints - 1].t, tl->start, tl->end, mem.top,
+                   cpi.top + cpi.height);
     cairo_set_source_rgb(cr, 0, 0, 0);
     y = legend(pen, tl, mem.top + 12);
     migrations(pen, tl, mem.top, cpi.top + cpi.height, y + 10);
@@ -375,16 +382,28 @@ int np_plot_timeline_texts(const struct np_timeline *tl, struct np_plot_text *te
                            size_t *ntexts, double *width, double *height, struct np_err *err)
 {
     cairo_surface_t *surface;
-    struct plot_pen pen = {.texts = texts, .max = texts ? max : 0};
+    struct plot_pen pen = {0};
     int rc = check(tl, err);
 
     if (rc)
         return rc;
+    if (texts && max) {
+        pen.texts = calloc(max, sizeof(*pen.texts));
+        if (!pen.texts)
+            return np_err_set(err, -ENOMEM, "out of memory");
+        pen.max = max;
+    }
     surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)PLOT_WIDTH, (int)PLOT_HEIGHT);
     pen.cr = cairo_create(surface);
     draw(&pen, tl);
     cairo_destroy(pen.cr);
     cairo_surface_destroy(surface);
+    for (size_t k = 0; texts && k < pen.n && k < pen.max; k++) {
+        texts[k] = (struct np_plot_text){pen.texts[k].x0, pen.texts[k].y0, pen.texts[k].x1,
+                                         pen.texts[k].y1, ""};
+        snprintf(texts[k].text, sizeof(texts[k].text), "%s", pen.texts[k].text);
+    }
+    free(pen.texts);
     *ntexts = pen.n;
     *width = PLOT_WIDTH;
     *height = PLOT_HEIGHT;

@@ -1,10 +1,10 @@
-/* The timeline picture's text, wrapping and scales (plot_priv.h). */
+/* The timeline picture's text, wrapping and time axis (plot_text.h). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "plot_priv.h"
+#include "plot_text.h"
 
 double plot_text_width(struct plot_pen *p, double size, const char *s)
 {
@@ -25,7 +25,7 @@ double plot_text(struct plot_pen *p, double x, double y, double size, double ali
     cairo_move_to(p->cr, x, y);
     cairo_show_text(p->cr, s);
     if (p->texts && p->n < p->max) {
-        struct np_plot_text *t = &p->texts[p->n];
+        struct plot_box *t = &p->texts[p->n];
         t->x0 = x + e.x_bearing;
         t->y0 = y + e.y_bearing;
         t->x1 = t->x0 + e.width;
@@ -101,9 +101,8 @@ double plot_nice_step(double max, int n)
     return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * power;
 }
 
-double plot_x_of(const struct np_timeline *tl, double t)
+double plot_x_of(double t0, double t1, double t)
 {
-    const double t0 = tl->points[0].t, t1 = tl->points[tl->npoints - 1].t;
     const double span = t1 > t0 ? t1 - t0 : 1.0;
 
     return PLOT_LEFT + (t - t0) / span * (PLOT_X1 - PLOT_LEFT);
@@ -124,9 +123,9 @@ static double time_step(double span, int n, bool hours)
     return plot_nice_step(span, n);
 }
 
-void plot_time_axis(struct plot_pen *p, const struct np_timeline *tl, double top, double bottom)
+void plot_time_axis(struct plot_pen *p, double t0, double t1, const char *start, const char *end,
+                    double top, double bottom)
 {
-    const double t0 = tl->points[0].t, t1 = tl->points[tl->npoints - 1].t;
     const double span = t1 > t0 ? t1 - t0 : 1.0;
     /* seconds up to 5 min, minutes up to 5 h, hours beyond */
     const double unit = span <= 300 ? 1 : span <= 5 * 3600 ? 60 : 3600;
@@ -135,7 +134,7 @@ void plot_time_axis(struct plot_pen *p, const struct np_timeline *tl, double top
     char label[64];
 
     for (int k = 0; k * step <= span + 1e-9; k++) {
-        const double e = k * step, x = plot_x_of(tl, t0 + e);
+        const double e = k * step, x = plot_x_of(t0, t1, t0 + e);
         cairo_set_source_rgba(p->cr, 0, 0, 0, 0.12);
         cairo_set_line_width(p->cr, 1.0);
         cairo_move_to(p->cr, x, top);
@@ -147,12 +146,12 @@ void plot_time_axis(struct plot_pen *p, const struct np_timeline *tl, double top
     }
     snprintf(label, sizeof(label), "elapsed (%s), %g %s in all", name, span / unit, name);
     plot_text(p, (PLOT_LEFT + PLOT_X1) / 2, bottom + 32, 11, 0.5, label);
-    if (tl->start) {
-        snprintf(label, sizeof(label), "start %.50s", tl->start);
+    if (start) {
+        snprintf(label, sizeof(label), "start %.50s", start);
         plot_text(p, PLOT_LEFT, bottom + 50, 10, 0, label);
     }
-    if (tl->end) {
-        snprintf(label, sizeof(label), "end %.50s", tl->end);
+    if (end) {
+        snprintf(label, sizeof(label), "end %.50s", end);
         plot_text(p, PLOT_X1, bottom + 50, 10, 1, label);
     }
 }

@@ -1,14 +1,14 @@
 /*
- * plot_priv.h - the timeline picture's drawing parts (plot.c panels, plot_text.c text and scales).
+ * plot_text.h - the timeline picture's text and time axis (plot_text.c), below its panels (plot.c):
+ * it knows nothing of a timeline, only times, strings and where they go.
  * Every string is drawn through plot_text(), which records where its ink went, so a check can see
  * that no text leaves the picture. Private to the summary component.
  */
-#ifndef NUMAPLACE_PLOT_PRIV_H
-#define NUMAPLACE_PLOT_PRIV_H
+#ifndef NUMAPLACE_PLOT_TEXT_H
+#define NUMAPLACE_PLOT_TEXT_H
 
 #include <cairo.h>
-
-#include "numaplace/plot.h"
+#include <stddef.h>
 
 #define PLOT_WIDTH  1000.0
 #define PLOT_HEIGHT 720.0
@@ -16,10 +16,16 @@
 #define PLOT_RIGHT  190.0 /* room for the legend */
 #define PLOT_X1     (PLOT_WIDTH - PLOT_RIGHT)
 
+/** A string drawn: its ink's box (as struct np_plot_text, which plot.c fills from it). */
+struct plot_box {
+    double x0, y0, x1, y1;
+    char text[96];
+};
+
 /** Where the drawing goes, and the record of its strings (texts NULL: none kept). */
 struct plot_pen {
     cairo_t *cr;
-    struct np_plot_text *texts;
+    struct plot_box *texts;
     size_t max, n;
 };
 
@@ -38,11 +44,13 @@ int plot_wrapped(struct plot_pen *p, double x, double y, double width, double si
 /** Ticks for 0..@p max: about @p n steps of 1, 2 or 5 times a power of ten. @return the step */
 double plot_nice_step(double max, int n);
 
-/** The time axis under the panels from @p top to @p bottom: elapsed ticks from the first point,
- *  in s, min or h by the span, grid lines across, and the wall-clock times at its ends. */
-void plot_time_axis(struct plot_pen *p, const struct np_timeline *tl, double top, double bottom);
+/** The time axis under the panels from @p top to @p bottom for times @p t0 to @p t1: elapsed
+ *  ticks in s, min or h by the span, grid lines across, and the wall-clock times @p start and
+ *  @p end (NULL: not shown) at its ends. */
+void plot_time_axis(struct plot_pen *p, double t0, double t1, const char *start, const char *end,
+                    double top, double bottom);
 
-/** x of time @p t. */
-double plot_x_of(const struct np_timeline *tl, double t);
+/** x of time @p t on an axis from @p t0 to @p t1. */
+double plot_x_of(double t0, double t1, double t);
 
-#endif
+#endif /* NUMAPLACE_PLOT_TEXT_H */
