@@ -113,8 +113,16 @@ int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct n
 int acct_sacct_job(uint32_t job_id, uid_t *uid, char **comment, bool *full, struct np_err *err);
 /** acct_sacct_job without @p full. */
 int acct_sacct_admin_comment(uint32_t job_id, uid_t *uid, char **comment, struct np_err *err);
-/** "node[1-2],x" -> "node1,node2,x" through `scontrol show hostnames` (new string). */
-char *acct_expand_hostlist(const char *list);
+/** "node[1-2],x" -> "node1,node2,x" by Slurm's rules (libslurm's hostlist, as `scontrol show
+ *  hostnames`): a new string, NULL when Slurm refuses @p list (or out of memory). */
+char *acct_hostlist_expand(const char *list);
+/** @p list ("n9,n[10-11]") as Slurm writes it ("n[9-11]"), a new string, NULL when Slurm refuses
+ *  it. @p sorted: sorted and without duplicates (slurm_hostlist_uniq); else in @p list's order,
+ *  as `scontrol show hostlist`. */
+char *acct_hostlist_ranged(const char *list, bool sorted);
+/** @p n names as one hostlist for reading (acct_hostlist_ranged, sorted), a new string or NULL;
+ *  the summary printer's np_sum_hostlist_fn. */
+char *acct_hostlist_of_names(const char *const *names, size_t n);
 /** The AdminComment slurmctld holds for the job (new string), NULL when it does not know it;
  *  its NumNodes in @p num_nodes (may be NULL; 0 when not said). */
 char *acct_controller_admin_comment(uint32_t job_id, long *num_nodes);

@@ -26,6 +26,9 @@ struct cli_options {
         *table_path; /**< the sensitivity table (--table, NUMAPLACE_TABLE), NULL: installed */
     unsigned timeout_ms;
     bool as_json;
+    /** The running command's options, by its table's index (options.h): NULL absent, "" a flag
+     *  given, else the value. The command's argv holds its operands alone. */
+    const char **opt;
 };
 
 extern struct cli_options cli;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 #include "numaplace/characterize.h"
 #include "safe_file.h"
 
@@ -120,11 +121,11 @@ static int print_file(const char *path)
 
 static int usage_error(const char *what)
 {
-    fprintf(stderr,
-            "numaplace characterize: %s\nusage: numaplace characterize [--seconds S (0 < S <= "
-            "10)] [--size MiB (>= 1)] [--loaders K,K...] [--output FILE] [--force]\n"
-            "       numaplace characterize --print FILE\n",
-            what);
+    char synopsis[512];
+
+    cli_options_synopsis(cli_command_find("characterize"), synopsis, sizeof(synopsis));
+    fprintf(stderr, "numaplace characterize: %s\nusage: numaplace characterize %s\n", what,
+            synopsis);
     return 2;
 }
 
@@ -139,39 +140,31 @@ int cmd_characterize(int argc, char **argv)
     struct np_topology *topo = NULL;
     struct np_profile *p = NULL;
     struct np_err err = {0};
-    bool force = false;
+    bool force;
+    const char *val;
     char *text, *end;
     int rc;
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(arg, "--force") == 0) {
-            force = true;
-            continue;
-        }
-        if (!val)
-            return usage_error("unknown option or missing value");
-        i++;
-        if (strcmp(arg, "--print") == 0)
-            return print_file(val);
-        if (strcmp(arg, "--output") == 0) {
-            output = val;
-        } else if (strcmp(arg, "--seconds") == 0) {
-            o.seconds = strtod(val, &end);
-            if (*end || !(o.seconds > 0 && o.seconds <= 10))
-                return usage_error("--seconds: accepted: a number above 0, at most 10");
-        } else if (strcmp(arg, "--size") == 0) {
-            unsigned long mib = strtoul(val, &end, 10);
-            if (*end || mib < 1 || mib > (1ul << 20))
-                return usage_error("--size: accepted: MiB per thread, 1..1048576");
-            o.buffer_bytes = (size_t)mib << 20;
-        } else if (strcmp(arg, "--loaders") == 0) {
-            if (parse_loaders(val, &o) < 0)
-                return 2;
-        } else {
-            return usage_error("unknown option");
-        }
+    (void)argc;
+    (void)argv;
+    if (cli.opt[CLI_CHAR_PRINT])
+        return print_file(cli.opt[CLI_CHAR_PRINT]);
+    force = cli.opt[CLI_CHAR_FORCE] != NULL;
+    if (cli.opt[CLI_CHAR_OUTPUT])
+        output = cli.opt[CLI_CHAR_OUTPUT];
+    if ((val = cli.opt[CLI_CHAR_SECONDS]) != NULL) {
+        o.seconds = strtod(val, &end);
+        if (*end || !(o.seconds > 0 && o.seconds <= 10))
+            return usage_error("--seconds: accepted: a number above 0, at most 10");
     }
+    if ((val = cli.opt[CLI_CHAR_SIZE]) != NULL) {
+        unsigned long mib = strtoul(val, &end, 10);
+        if (*end || mib < 1 || mib > (1ul << 20))
+            return usage_error("--size: accepted: MiB per thread, 1..1048576");
+        o.buffer_bytes = (size_t)mib << 20;
+    }
+    if ((val = cli.opt[CLI_CHAR_LOADERS]) != NULL && parse_loaders(val, &o) < 0)
+        return 2;
     if (geteuid() != 0) {
         fprintf(stderr,
                 "numaplace characterize: run it as root on an idle node (it binds "

@@ -534,25 +534,15 @@ static int run_script(const char *path, const char *order, bool dry_run, bool fi
 int cmd_migrate(int argc, char **argv)
 {
     unsigned long long from = ~0ull, to = ~0ull, pages = ~0ull;
-    const char *order = NULL, *script = NULL, *from_arg = NULL, *to_arg = NULL, *pages_arg = NULL;
-    const char *clock_arg = NULL;
-    bool dry_run = false;
-    const struct cli_option opts[] = {
-        {"--from", "S", &from_arg, NULL},
-        {"--to", "D", &to_arg, NULL},
-        {"--pages", "N", &pages_arg, NULL},
-        {"--order", "ORDER", &order, NULL},
-        {"--script", "FILE", &script, NULL},
-        {"--dry-run", NULL, NULL, &dry_run},
-        {"--clock", "after-reply|fixed", &clock_arg, NULL},
-    };
+    const char *order = cli.opt[CLI_MIGRATE_ORDER], *script = cli.opt[CLI_MIGRATE_SCRIPT];
+    const char *from_arg = cli.opt[CLI_MIGRATE_FROM], *to_arg = cli.opt[CLI_MIGRATE_TO];
+    const char *pages_arg = cli.opt[CLI_MIGRATE_PAGES], *clock_arg = cli.opt[CLI_MIGRATE_CLOCK];
+    const bool dry_run = cli.opt[CLI_MIGRATE_DRY_RUN] != NULL;
     struct np_err err = {0};
 
+    (void)argc;
+    (void)argv;
     cli.timeout_ms = 3600 * 1000; /* a rate-limited move of a large job takes its time */
-    if (cli_options_parse(opts, sizeof(opts) / sizeof(opts[0]), argc, argv, &err) < 0) {
-        fprintf(stderr, "numaplace: migrate: %s\n", err.msg);
-        return 2;
-    }
     if ((from_arg && parse_count("--from", from_arg, 4095, &from) < 0) ||
         (to_arg && parse_count("--to", to_arg, 4095, &to) < 0) ||
         (pages_arg && parse_count("--pages", pages_arg, INT64_MAX, &pages) < 0))

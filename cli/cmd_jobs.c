@@ -243,18 +243,11 @@ int cmd_jobs(int argc, char **argv)
     struct acct_jobs_filter filter = {0};
     struct np_err err = {0};
 
-    const struct cli_option opts[] = {
-        {"--user", "NAME", &filter.user, NULL},
-        {"--since", "TIME", &filter.since, NULL},
-        {"--until", "TIME", &filter.until, NULL},
-    };
-
-    if (cli_options_parse(opts, sizeof(opts) / sizeof(opts[0]), argc, argv, &err) < 0) {
-        fprintf(stderr,
-                "numaplace: jobs: %s; TIME in sacct's forms, e.g. 2026-11-01 or now-7days\n",
-                err.msg);
-        return 2;
-    }
+    (void)argc;
+    (void)argv;
+    filter.user = cli.opt[CLI_JOBS_USER];
+    filter.since = cli.opt[CLI_JOBS_SINCE];
+    filter.until = cli.opt[CLI_JOBS_UNTIL];
     if (acct_list_jobs(&filter, cli.as_json, &err) < 0) {
         fprintf(stderr, "numaplace: jobs: %s\n", err.msg);
         return 1;

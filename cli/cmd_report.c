@@ -17,6 +17,7 @@
 
 #include "accounting.h"
 #include "cli.h"
+#include "options.h"
 
 static int print_report(json_t *report, void *arg)
 {
@@ -178,7 +179,7 @@ static int report_summary(uint32_t job_id, const char *job_arg, const char *plot
         json_dumpf(summary, stdout, JSON_INDENT(2));
         putchar('\n');
     } else {
-        np_summary_print_with(stdout, summary, cli_sensitivity());
+        np_summary_print_hostlist(stdout, summary, cli_sensitivity(), acct_hostlist_of_names);
         printf("source: %s\n", source);
     }
     rc = 0;
@@ -201,23 +202,10 @@ int cmd_report(int argc, char **argv)
     char *end;
     unsigned long id;
 
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--steps") == 0) {
-            steps = true;
-        } else if (strcmp(argv[i], "--plot") == 0 && i + 1 < argc) {
-            plot = argv[++i];
-        } else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc) {
-            plot_node = argv[++i];
-        } else if (argv[i][0] == '-' || job_arg) {
-            fprintf(stderr,
-                    "numaplace: report: unexpected \"%s\" (usage: report [--steps] [--plot "
-                    "FILE.png|FILE.svg [--node NODE]] [--json] JOBID[.STEP])\n",
-                    argv[i]);
-            return 2;
-        } else {
-            job_arg = argv[i];
-        }
-    }
+    steps = cli.opt[CLI_REPORT_STEPS] != NULL;
+    plot = cli.opt[CLI_REPORT_PLOT];
+    plot_node = cli.opt[CLI_REPORT_NODE];
+    job_arg = argc > 1 ? argv[1] : NULL;
     if (!job_arg) {
         fprintf(stderr, "numaplace: report needs one JOBID or JOBID.STEP\n");
         return 2;

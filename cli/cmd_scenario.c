@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "numaplace/scenario.h"
 #include "numaplace/scenario_file.h"
 
@@ -13,8 +14,8 @@ static const struct {
     int (*print)(FILE *out, const struct np_scenario *s);
 } views[] = {
     {NULL, np_scenario_print_summary},
-    {"--jobs", np_scenario_print_jobs},
-    {"--runs", np_scenario_print_runs},
+    {"--jobs", np_scenario_print_jobs}, /* CLI_SCENARIO_JOBS + 1 */
+    {"--runs", np_scenario_print_runs}, /* CLI_SCENARIO_RUNS + 1 */
 };
 #define NVIEWS (sizeof(views) / sizeof(views[0]))
 
@@ -33,26 +34,16 @@ int cmd_scenario(int argc, char **argv)
     struct np_err err = {0};
     int rc;
 
-    for (int i = 1; i < argc; i++) {
-        size_t v = 1;
-        while (v < NVIEWS && strcmp(argv[i], views[v].option) != 0)
-            v++;
-        if (v < NVIEWS && view == 0) {
+    for (size_t v = 1; v < NVIEWS; v++) /* views[v] is option v - 1 of the table */
+        if (cli.opt[v - 1]) {
+            if (view) {
+                fprintf(stderr, "numaplace: scenario: %s and %s: one view at a time\n",
+                        views[view].option, views[v].option);
+                return 2;
+            }
             view = v;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "numaplace: scenario: %s option %s (accepted: one of",
-                    v < NVIEWS ? "a second" : "unexpected", argv[i]);
-            for (size_t o = 1; o < NVIEWS; o++)
-                fprintf(stderr, "%s %s", o > 1 ? "," : "", views[o].option);
-            fprintf(stderr, ")\n");
-            return 2;
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            fprintf(stderr, "numaplace: scenario takes one FILE (\"%s\" is a second)\n", argv[i]);
-            return 2;
         }
-    }
+    path = argc > 1 ? argv[1] : NULL;
     if (!path) {
         fprintf(stderr, "numaplace: scenario needs a FILE (a scenario file, or - for stdin)\n");
         return 2;

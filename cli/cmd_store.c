@@ -20,6 +20,7 @@
 
 #include "accounting.h"
 #include "cli.h"
+#include "options.h"
 #include "parse.h"
 #include "store.h"
 #include "store_parts.h"
@@ -201,10 +202,10 @@ int acct_store(uint32_t job_id, const char *spool, const char *nodes, const stru
     if (who.user[0])
         np_summary_set_user(mine, who.user, NULL);
     if (nodes && *nodes) {
-        expanded = acct_expand_hostlist(nodes);
+        expanded = acct_hostlist_expand(nodes);
     } else {
         char *list = controller_nodelist(job_id);
-        expanded = list ? acct_expand_hostlist(list) : NULL;
+        expanded = list ? acct_hostlist_expand(list) : NULL;
         free(list);
     }
     if (expanded)
@@ -253,7 +254,7 @@ static bool is_slurm_user(uid_t uid)
 }
 
 /* `numaplace store --merge JOBID` (EpilogSlurmctld: etc/numaplace-epilog-slurmctld), or
- * `store --merge --pending` (a timer on the controller host). */
+ * `store --merge --pending` (a timer on the controller host; @p job NULL). */
 static int cmd_store_merge(const char *job)
 {
     const struct store_limits limits = {.record_wait_s = 120, .total_s = 120, .merged = true};
@@ -263,7 +264,7 @@ static int cmd_store_merge(const char *job)
     char *end;
     unsigned long id = 0;
 
-    if (strcmp(job, "--pending") != 0) {
+    if (job) {
         id = strtoul(job, &end, 10);
         if (*end || !id || id > UINT32_MAX || !isdigit((unsigned char)job[0])) {
             fprintf(stderr, "numaplace: store --merge: \"%s\" is not a job id (a number above 0)\n",
@@ -297,30 +298,24 @@ int cmd_store(int argc, char **argv)
     char *end;
     unsigned long id;
 
-    if (argc == 3 && strcmp(argv[1], "--merge") == 0)
-        return cmd_store_merge(argv[2]);
-    if (argc == 2 && strcmp(argv[1], "--pending") == 0) {
+    const bool pending = cli.opt[CLI_STORE_PENDING] != NULL;
+
+    if (cli.opt[CLI_STORE_NODES])
+        nodes = cli.opt[CLI_STORE_NODES];
+    if ((pending ? 1 : 0) + (argc > 1 ? 1 : 0) != 1 ||
+        (cli.opt[CLI_STORE_NODES] && (pending || cli.opt[CLI_STORE_MERGE]))) {
+        fprintf(stderr, "numaplace: store: usage: store JOBID [--nodes HOSTLIST], store --pending, "
+                        "store --merge JOBID, or store --merge --pending\n");
+        return 2;
+    }
+    if (cli.opt[CLI_STORE_MERGE])
+        return cmd_store_merge(pending ? NULL : argv[1]);
+    if (pending) {
         if (getuid() != 0) {
             fprintf(stderr, "numaplace: store writes Slurm accounting: root only\n");
             return 1;
         }
         return cmd_store_pending();
-    }
-    for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc) {
-            nodes = argv[++i];
-        } else {
-            fprintf(stderr,
-                    "numaplace: store: unexpected \"%s\" (usage: store JOBID [--nodes "
-                    "HOSTLIST], store --pending, store --merge JOBID, or store --merge "
-                    "--pending)\n",
-                    argv[i]);
-            return 2;
-        }
-    }
-    if (argc < 2) {
-        fprintf(stderr, "numaplace: store needs a JOBID (or --pending)\n");
-        return 2;
     }
     id = strtoul(argv[1], &end, 10);
     if (*end || !id || id > UINT32_MAX || !isdigit((unsigned char)argv[1][0])) {

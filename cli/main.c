@@ -24,6 +24,7 @@
 #include "numaplace/safe_text.h"
 
 #include "cli.h"
+#include "options.h"
 #include "numaplace/labels.h"
 #include "numaplace/migration.h"
 #include "numaplace/profile.h"
@@ -35,45 +36,18 @@ struct cli_options cli = {
     .timeout_ms = 5000,
 };
 
-static void usage(FILE *out)
+/* The lists of names the usage shows, from the code's own tables. */
+static const char *usage_list(const char *name)
 {
-    fprintf(out,
-            "usage: numaplace [--socket PATH] [--spool DIR] [--table CSV] [--json] COMMAND [ARGS]\n"
-            "  status [JOBID]        jobs the local numaplaced tracks, with class, pages per node\n"
-            "                        and the latest figures (users see their own jobs)\n"
-            "  report [--plot FILE.png|FILE.svg [--node NODE]] JOBID\n"
-            "                        the job's NUMA summary from Slurm accounting (else this\n"
-            "                        node's spool %s), seff-like text with advice, or --json\n"
-            "  report --steps JOBID[.STEP]\n"
-            "                        this node's per-step reports from the spool\n"
-            "  jobs [--user NAME] [--since TIME] [--until TIME]\n"
-            "                        finished jobs with a summary, worst local share first\n"
-            "  replay TRACE          reports rebuilt from a trace numaplaced recorded (record=)\n"
-            "  ping                  is numaplaced up\n"
-            "  set-class JOBID CLASS (%s)\n"
-            "                        change a running job's class (root or admin_group)\n"
-            "  migrate --from S --to D --pages N [--order ORDER] [--dry-run]\n"
-            "                        move at least N pages from node S to node D, taking low\n"
-            "                        jobs in ORDER (%s)\n"
-            "  migrate --script FILE [--order ORDER] [--dry-run]\n"
-            "                        timed requests, each DELAY_S seconds after the previous\n"
-            "                        answer: a scenario file's requests, or lines of\n"
-            "                        \"DELAY_S FROM TO PAGES [ORDER]\" ('#' comments)\n"
-            "  scenario [--jobs | --runs] FILE\n"
-            "                        check a scenario file and summarise it; --jobs: one line per\n"
-            "                        job instance (INDEX BENCHMARK INPUT NODE CLASS THREADS,\n"
-            "                        tab-separated), --runs: its orders, one per line\n"
-            "  store JOBID [--nodes HOSTLIST]\n"
-            "                        (epilog, root) add this node's reports to the job's summary\n"
-            "                        in its AdminComment; kept in the spool until stored\n"
-            "  store --pending       (root, a timer) store this node's parts still waiting\n"
-            "  characterize [--seconds S] [--size MiB] [--loaders K,K] [--output FILE] [--force]\n"
-            "                        (root, idle node) measure read bandwidth and load latency\n"
-            "                        between every pair of NUMA nodes into a machine profile\n"
-            "                        (%s)\n"
-            "  characterize --print FILE\n"
-            "                        show a machine profile's matrices\n",
-            DEFAULT_SPOOL, np_class_names(), np_order_names(), NP_PROFILE_DEFAULT_PATH);
+    if (strcmp(name, "classes") == 0)
+        return np_class_names();
+    if (strcmp(name, "orders") == 0)
+        return np_order_names();
+    if (strcmp(name, "spool") == 0)
+        return DEFAULT_SPOOL;
+    if (strcmp(name, "profile") == 0)
+        return NP_PROFILE_DEFAULT_PATH;
+    return name;
 }
 
 /* Predictions for this machine: its profile's near-node penalty (`numaplace characterize`), from
@@ -129,7 +103,7 @@ static int run_ping(int argc, char **argv)
 }
 
 /* The commands, in the order the unknown-command message lists them. */
-static const struct {
+static const struct command {
     const char *name;
     int (*run)(int argc, char **argv);
 } commands[] = {
@@ -156,9 +130,34 @@ static void guard_terminal(void)
     }
 }
 
+/* Parse the command's options from its table into cli.opt and run it on its operands alone:
+ * argv[0] the command, then the operands (getopt_long has moved them behind the options). */
+static int run_command(const struct command *command, int argc, char **argv)
+{
+    static const char *values[CLI_MAX_OPTIONS];
+    const struct cli_command_options *table = cli_command_find(command->name);
+    struct np_err err = {0};
+    int first;
+
+    if (!table) { /* a command without a table is a bug the usage would hide */
+        fprintf(stderr, "numaplace: %s has no option table\n", command->name);
+        return 2;
+    }
+    first = cli_options_parse(table, false, argc, argv, values, &err);
+    if (first < 0) {
+        fprintf(stderr, "numaplace: %s: %s\n", command->name, err.msg);
+        return 2;
+    }
+    cli.opt = values;
+    argv[first - 1] = argv[0];
+    return command->run(argc - first + 1, argv + first - 1);
+}
+
 int main(int argc, char **argv)
 {
-    int i = 1;
+    const char *global[CLI_MAX_OPTIONS];
+    struct np_err err = {0};
+    int i;
     const char *env_socket = getenv("NUMAPLACE_SOCKET"), *env_spool = getenv("NUMAPLACE_SPOOL");
     const char *env_table = getenv("NUMAPLACE_TABLE");
 
@@ -169,30 +168,26 @@ int main(int argc, char **argv)
         cli.spool_dir = env_spool;
     if (env_table && *env_table)
         cli.table_path = env_table;
-    for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
-            cli.as_json = true;
-        } else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc) {
-            cli.socket_path = argv[++i];
-        } else if (strcmp(argv[i], "--spool") == 0 && i + 1 < argc) {
-            cli.spool_dir = argv[++i];
-        } else if (strcmp(argv[i], "--table") == 0 && i + 1 < argc) {
-            cli.table_path = argv[++i];
-        } else if (strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "numaplace: unknown option %s\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (i >= argc) {
-        usage(stderr);
+    i = cli_options_parse(&cli_global_options, true, argc, argv, global, &err);
+    if (i < 0) {
+        fprintf(stderr, "numaplace: %s\n", err.msg);
+        cli_options_usage(stderr, usage_list);
         return 2;
     }
-    /* Options may also follow the command (numaplace report 42 --json). */
-    for (int k = i + 1; k < argc; k++)
+    if (global[CLI_GLOBAL_HELP]) {
+        cli_options_usage(stdout, usage_list);
+        return 0;
+    }
+    cli.socket_path = global[CLI_GLOBAL_SOCKET] ? global[CLI_GLOBAL_SOCKET] : cli.socket_path;
+    cli.spool_dir = global[CLI_GLOBAL_SPOOL] ? global[CLI_GLOBAL_SPOOL] : cli.spool_dir;
+    cli.table_path = global[CLI_GLOBAL_TABLE] ? global[CLI_GLOBAL_TABLE] : cli.table_path;
+    cli.as_json = global[CLI_GLOBAL_JSON] != NULL;
+    if (i >= argc) {
+        cli_options_usage(stderr, usage_list);
+        return 2;
+    }
+    /* --json may also follow the command (numaplace report 42 --json), before a "--". */
+    for (int k = i + 1; k < argc && strcmp(argv[k], "--") != 0; k++)
         if (strcmp(argv[k], "--json") == 0) {
             cli.as_json = true;
             memmove(&argv[k], &argv[k + 1], (size_t)(argc - k - 1) * sizeof(char *));
@@ -201,10 +196,10 @@ int main(int argc, char **argv)
         }
     for (size_t c = 0; c < NCOMMANDS; c++)
         if (strcmp(argv[i], commands[c].name) == 0)
-            return commands[c].run(argc - i, argv + i);
+            return run_command(&commands[c], argc - i, argv + i);
     fprintf(stderr, "numaplace: unknown command \"%s\"; accepted:", argv[i]);
-    for (size_t c = 0; c < NCOMMANDS; c++)
-        fprintf(stderr, "%s %s", c ? "," : "", commands[c].name);
+    for (size_t c = 0; c < cli_command_count; c++)
+        fprintf(stderr, "%s %s", c ? "," : "", cli_command_options[c].command);
     fputc('\n', stderr);
     return 2;
 }

@@ -1,29 +1,83 @@
 /*
- * cli/options.h - a command's options as a table: parsed from it, and the list of accepted
- * options in its messages printed from it, so the two never disagree.
+ * cli/options.h - each command's options as a table: parsed from it with getopt_long (both
+ * `--opt VALUE` and `--opt=VALUE`; `--` ends the options), and every printed list of them (the
+ * usage, the accepted options in a refusal) generated from it, so they never disagree.
  */
 #ifndef NUMAPLACE_CLI_OPTIONS_H
 #define NUMAPLACE_CLI_OPTIONS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "numaplace/common.h"
 
-/** One option: a flag (@p value NULL, sets *@p set) or an option with a value (*@p arg). */
+/** One option: a flag (@p value NULL) or an option taking a value. */
 struct cli_option {
     const char *name;  /**< "--from" */
     const char *value; /**< what the value is, for messages ("S"); NULL for a flag */
-    const char **arg;  /**< where the value goes (borrowed from argv) */
-    bool *set;         /**< where a flag goes */
 };
 
+/** A command's table: its options, its operands and what it does, for the usage. */
+struct cli_command_options {
+    const char *command;  /**< "migrate"; "" for the options before the command */
+    const char *operands; /**< "JOBID[.STEP]", "" for none */
+    int max_operands;
+    const char *about; /**< the usage's description, lines joined by '\n', "@NAME@" expanded */
+    const struct cli_option *opts;
+    size_t nopts;
+};
+
+/* The tables (command_options.c), in the usage's order; the indices name each option. */
+extern const struct cli_command_options cli_global_options, cli_command_options[];
+extern const size_t cli_command_count;
+enum { CLI_GLOBAL_SOCKET, CLI_GLOBAL_SPOOL, CLI_GLOBAL_TABLE, CLI_GLOBAL_JSON, CLI_GLOBAL_HELP };
+enum { CLI_REPORT_STEPS, CLI_REPORT_PLOT, CLI_REPORT_NODE };
+enum { CLI_JOBS_USER, CLI_JOBS_SINCE, CLI_JOBS_UNTIL };
+enum {
+    CLI_MIGRATE_FROM,
+    CLI_MIGRATE_TO,
+    CLI_MIGRATE_PAGES,
+    CLI_MIGRATE_ORDER,
+    CLI_MIGRATE_SCRIPT,
+    CLI_MIGRATE_DRY_RUN,
+    CLI_MIGRATE_CLOCK
+};
+enum { CLI_SCENARIO_JOBS, CLI_SCENARIO_RUNS };
+enum { CLI_STORE_NODES, CLI_STORE_PENDING, CLI_STORE_MERGE };
+enum {
+    CLI_CHAR_SECONDS,
+    CLI_CHAR_SIZE,
+    CLI_CHAR_LOADERS,
+    CLI_CHAR_OUTPUT,
+    CLI_CHAR_FORCE,
+    CLI_CHAR_PRINT
+};
+/** Most options a command has. */
+#define CLI_MAX_OPTIONS 8
+
+/** The table of command @p name, NULL when there is no such command. Borrowed, static. */
+const struct cli_command_options *cli_command_find(const char *name);
+
 /**
- * Parses argv[1..argc-1] (argv[0] is the command) against @p opts; every argument must be one of
- * them. A repeated option keeps its last value.
- * @return 0, or -EINVAL with @p err naming the argument and the accepted options
+ * Parse argv[1..argc-1] (argv[0] is the command) against @p cmd with getopt_long: `--opt VALUE`,
+ * `--opt=VALUE`, a unique abbreviation, and `--` ending the options. Operands may come between
+ * options (getopt_long moves them behind); with @p in_order they may not, and the first operand
+ * ends the options (the options before a command). @p values[k] is option k's value ("" for a
+ * flag given, NULL when absent; a repeated option keeps its last value), borrowed from argv.
+ * @return the index in argv of the first operand, or -EINVAL with @p err naming the argument and
+ *         the accepted options (a value missing, a flag given one, more than cmd->max_operands
+ *         operands)
  */
-int cli_options_parse(const struct cli_option *opts, size_t nopts, int argc, char **argv,
-                      struct np_err *err);
+int cli_options_parse(const struct cli_command_options *cmd, bool in_order, int argc, char **argv,
+                      const char **values, struct np_err *err);
+
+/** "[--from S] [--dry-run]": @p cmd's options, for the usage. */
+void cli_options_synopsis(const struct cli_command_options *cmd, char *out, size_t size);
+
+/** The usage, every command's synopsis and description, from the tables; "@NAME@" in a
+ *  description is replaced by @p expand(NAME) (a list of names from the code's own tables;
+ *  @p expand NULL: NAME itself). */
+void cli_options_usage(FILE *out, const char *(*expand)(const char *name));
 
 #endif

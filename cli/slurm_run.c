@@ -205,20 +205,6 @@ int acct_load_summary(uint32_t job_id, json_t **summary, uid_t *uid, struct np_e
     return rc;
 }
 
-/* "node[1-2],x" -> "node1,node2,x" through scontrol (Slurm's own hostlist rules). */
-char *acct_expand_hostlist(const char *list)
-{
-    char *argv[] = {"scontrol", "show", "hostnames", (char *)list, NULL};
-    char *out = NULL;
-
-    if (acct_run(argv, &out, NULL, 0, NULL) != 0 || !out) {
-        free(out);
-        return strdup(list); /* a plain comma list works as it is */
-    }
-    cli_hostnames_to_list(out);
-    return out;
-}
-
 /* The AdminComment slurmctld holds for the job while it is still there (another tool may have set
  * it with scontrol; slurmdbd sees it only seconds after the job ends). NULL: not known there. */
 char *acct_controller_admin_comment(uint32_t job_id, long *num_nodes)

@@ -1,11 +1,12 @@
 /*
- * The one call numaplace makes into libslurm: store a job's AdminComment in slurmdbd.
+ * The calls numaplace makes into libslurm, walled into this one file: store a job's AdminComment
+ * in slurmdbd, and Slurm's own hostlists for the node lists users type and read.
  *
- * Why not a Slurm command: from an epilog the job is completing, and slurmctld refuses
- * `scontrol update AdminComment` ("Job has already finished"); `sacctmgr modify job ... set
- * AdminComment=` reaches slurmdbd but Slurm 22.05's sacctmgr lowercases the value, which ruins
- * base64 (test/integration/README.md). slurmdb_job_modify() is the request behind sacctmgr's,
- * and stores the bytes as given.
+ * Why not a Slurm command for the AdminComment: from an epilog the job is completing, and
+ * slurmctld refuses `scontrol update AdminComment` ("Job has already finished"); `sacctmgr modify
+ * job ... set AdminComment=` reaches slurmdbd but Slurm 22.05's sacctmgr lowercases the value,
+ * which ruins base64 (test/integration/README.md). slurmdb_job_modify() is the request behind
+ * sacctmgr's, and stores the bytes as given.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -13,6 +14,7 @@
 #include "accounting.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,10 @@ typedef list_t *np_slurm_list;
 #else
 typedef List np_slurm_list;
 #endif
+
+/* A hostlist was `hostlist_t` (a pointer) until 23.11 and `hostlist_t *` after: the type
+ * slurm_hostlist_create returns, whichever it is. */
+typedef __typeof__(slurm_hostlist_create("")) np_slurm_hostlist;
 
 /* Exported by libslurm (sacctmgr uses it) but not declared in its public headers. It sets every
  * field to "not given", so the modify touches only the AdminComment. */
@@ -128,4 +134,59 @@ int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *er
     slurm_list_destroy(cond.cluster_list);
     free(cluster);
     return rc;
+}
+
+char *acct_hostlist_expand(const char *list)
+{
+    np_slurm_hostlist hl = slurm_hostlist_create(list);
+    char *out = NULL, *host;
+    size_t len = 0;
+    bool first = true;
+    FILE *f;
+
+    if (!hl)
+        return NULL;
+    f = open_memstream(&out, &len);
+    while (f && (host = slurm_hostlist_shift(hl)) != NULL) {
+        fprintf(f, "%s%s", first ? "" : ",", host);
+        first = false;
+        free(host); /* slurm_hostlist_shift's is malloc()ed */
+    }
+    slurm_hostlist_destroy(hl);
+    if (!f || fclose(f) != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+char *acct_hostlist_ranged(const char *list, bool sorted)
+{
+    np_slurm_hostlist hl = slurm_hostlist_create(list);
+    char *out;
+
+    if (!hl)
+        return NULL;
+    if (sorted)
+        slurm_hostlist_uniq(hl);
+    out = slurm_hostlist_ranged_string_malloc(hl);
+    slurm_hostlist_destroy(hl);
+    return out;
+}
+
+char *acct_hostlist_of_names(const char *const *names, size_t n)
+{
+    char *list = NULL, *ranged;
+    size_t len = 0;
+    FILE *f = open_memstream(&list, &len);
+
+    for (size_t i = 0; f && i < n; i++)
+        fprintf(f, "%s%s", i ? "," : "", names[i]);
+    if (!f || fclose(f) != 0) {
+        free(list);
+        return NULL;
+    }
+    ranged = acct_hostlist_ranged(list, true);
+    free(list);
+    return ranged;
 }

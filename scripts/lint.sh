@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Static checks CI runs: the include layers, no circle between files, clang-format, cppcheck,
-# clang-tidy, shellcheck.
+# clang-tidy, shellcheck, and mandoc on the man pages as built (their lists filled in).
 # Usage: scripts/lint.sh BUILD_DIR   (BUILD_DIR is built and has compile_commands.json)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,6 +35,11 @@ if command -v shellcheck >/dev/null; then
   echo "lint: shellcheck (${#sh_files[@]} files)"
   [ ${#sh_files[@]} -eq 0 ] || shellcheck -x "${sh_files[@]}" || status=1
 fi
+
+# The pages as installed (lists filled in by docs/man_lists); without a build, their sources.
+mapfile -t man_pages < <(ls "$build"/docs/*.[18] 2>/dev/null || ls docs/*.[18].in)
+echo "lint: mandoc (${#man_pages[@]} pages)"
+mandoc -Tlint -W warning "${man_pages[@]}" || status=1
 
 [ "$status" = 0 ] && echo "lint: clean" || echo "lint: FAILED" >&2
 exit "$status"

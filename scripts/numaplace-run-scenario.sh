@@ -184,6 +184,7 @@ is_seconds() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]] && [ "${1%%.*}" -le 86400 ] 2>/de
 while [ $# -gt 0 ]; do
   case $1 in
     -h | --help) usage; exit 0 ;;
+    --*=*) set -- "${1%%=*}" "${1#*=}" "${@:2}"; continue ;; # --opt=VALUE as --opt VALUE
     --partition | --nodelist | --alloc-arg | --commands | --stand-in | --stand-in-mb | \
       --stand-in-busy | --stand-in-idle | --bind | --timing | --register-timeout | --out | --report | \
       --repeat | --seed | --clock)

@@ -1,9 +1,10 @@
-/* A job's timeline drawn with cairo (see numaplace/plot.h). */
+/* A job's timeline drawn with cairo (see numaplace/plot.h); text and time axis in plot_text.c. */
 #include "numaplace/plot.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -12,16 +13,18 @@
 
 #include "numaplace/output_file.h"
 
-#define WIDTH  960.0
-#define HEIGHT 640.0
-#define LEFT   80.0
-#define RIGHT  150.0 /* room for the legend */
+#include "plot_text.h"
 
-/* Colour-blind-safe palette (Okabe-Ito), cycled past eight nodes. */
+/* Colour-blind-safe palette (Okabe-Ito) for up to eight nodes, each named in the legend. */
 static const double palette[8][3] = {
     {0.90, 0.62, 0.00}, {0.34, 0.71, 0.91}, {0.00, 0.62, 0.45}, {0.94, 0.89, 0.26},
     {0.00, 0.45, 0.70}, {0.84, 0.37, 0.00}, {0.80, 0.47, 0.65}, {0.40, 0.40, 0.40},
 };
+/* Past eight nodes, colour says the distance the summary knows: local (orange) or not (blue),
+ * in two alternating shades so neighbouring bands stay apart. */
+static const double local_shades[2][3] = {{0.90, 0.62, 0.00}, {0.84, 0.45, 0.05}};
+static const double other_shades[2][3] = {{0.34, 0.62, 0.85}, {0.18, 0.40, 0.65}};
+#define MANY_NODES 8
 
 struct panel {
     double top, height;
@@ -29,11 +32,24 @@ struct panel {
     const char *label;
 };
 
-static double x_of(const struct np_timeline *tl, double t)
+static bool is_local(const struct np_timeline *tl, unsigned node)
 {
-    const double t0 = tl->points[0].t, t1 = tl->points[tl->npoints - 1].t;
-    const double span = t1 > t0 ? t1 - t0 : 1.0;
-    return LEFT + (t - t0) / span * (WIDTH - LEFT - RIGHT);
+    for (size_t i = 0; tl->local_nodes && i < tl->nlocal_nodes; i++)
+        if (tl->local_nodes[i] == node)
+            return true;
+    return false;
+}
+
+static const double *node_colour(const struct np_timeline *tl, unsigned n)
+{
+    if (tl->nnodes <= MANY_NODES)
+        return palette[n % 8];
+    return is_local(tl, n) ? local_shades[n % 2] : other_shades[n % 2];
+}
+
+static double x_at(const struct np_timeline *tl, double t)
+{
+    return plot_x_of(tl->points[0].t, tl->points[tl->npoints - 1].t, t);
 }
 
 static double y_of(const struct panel *p, double v)
@@ -41,144 +57,360 @@ static double y_of(const struct panel *p, double v)
     return p->top + p->height - (p->ymax > 0 ? v / p->ymax : 0) * p->height;
 }
 
-static void text(cairo_t *cr, double x, double y, double size, const char *s)
+/* The panel's box and label; its scale (ticks, grid) only where there is data to read. */
+static void frame(struct plot_pen *pen, const struct panel *p, const char *unit, bool scaled)
 {
-    cairo_set_font_size(cr, size);
-    cairo_move_to(cr, x, y);
-    cairo_show_text(cr, s);
-}
-
-/* The panel's box and label; the scale only where there is data to read against it. */
-static void frame(cairo_t *cr, const struct panel *p, const char *unit, bool scaled)
-{
-    char tick[48];
+    cairo_t *cr = pen->cr;
 
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     cairo_set_line_width(cr, 1.0);
-    cairo_rectangle(cr, LEFT, p->top, WIDTH - LEFT - RIGHT, p->height);
+    cairo_rectangle(cr, PLOT_LEFT, p->top, PLOT_X1 - PLOT_LEFT, p->height);
     cairo_stroke(cr);
-    text(cr, 8, p->top + 14, 12, p->label);
+    plot_text(pen, PLOT_LEFT, p->top - 5, 12, 0, p->label);
     if (!scaled)
         return;
-    snprintf(tick, sizeof(tick), "%.3g %s", p->ymax, unit);
-    text(cr, 8, p->top + 30, 10, tick);
-    text(cr, 8, p->top + p->height, 10, "0");
+    {
+        const double step = plot_nice_step(p->ymax, p->height > 120 ? 5 : 2);
+        for (int k = 0; k * step <= p->ymax * 1.0001; k++) {
+            const double v = k * step, y = y_of(p, v);
+            char tick[48];
+            if (v > 0) {
+                cairo_set_source_rgba(cr, 0, 0, 0, 0.1);
+                cairo_move_to(cr, PLOT_LEFT, y);
+                cairo_line_to(cr, PLOT_X1, y);
+                cairo_stroke(cr);
+            }
+            cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+            snprintf(tick, sizeof(tick), "%g%s%s", v, unit[0] ? " " : "", unit);
+            plot_text(pen, PLOT_LEFT - 6, y + 4, 10, 1, tick);
+        }
+    }
 }
 
-static void unavailable(cairo_t *cr, const struct panel *p, const char *what, const char *why)
+static void unavailable(struct plot_pen *pen, const struct panel *p, const char *what,
+                        const char *why)
 {
-    char line[256];
+    char line[512];
+    const double size = 12;
+    const int lines = (int)((p->height - 8) / (size * 1.3));
 
     snprintf(line, sizeof(line), "%s unavailable: %s", what, why ? why : "not measured");
-    cairo_set_source_rgb(cr, 0.55, 0.1, 0.1);
-    text(cr, LEFT + 12, p->top + p->height / 2, 12, line);
+    cairo_set_source_rgb(pen->cr, 0.55, 0.1, 0.1);
+    plot_wrapped(pen, PLOT_LEFT + 10, p->top + 6 + size, PLOT_X1 - PLOT_LEFT - 20, size,
+                 lines > 0 ? lines : 1, line);
 }
 
-/* One line series; gaps where the figure was not measured. */
-static void series(cairo_t *cr, const struct np_timeline *tl, const struct panel *p, bool cpi)
+/* A point's value in a line panel; false where it was not measured (a gap). */
+typedef bool (*value_fn)(const struct np_timeline *tl, size_t i, double *v);
+
+static bool bandwidth_of(const struct np_timeline *tl, size_t i, double *v)
+{
+    *v = tl->points[i].bandwidth / 1e6;
+    return tl->points[i].bandwidth_ok;
+}
+
+static bool cpi_of(const struct np_timeline *tl, size_t i, double *v)
+{
+    *v = tl->points[i].cpi;
+    return tl->points[i].cpi_ok;
+}
+
+static bool local_share_of(const struct np_timeline *tl, size_t i, double *v)
+{
+    double local = 0, total = 0;
+
+    for (unsigned n = 0; n < tl->nnodes; n++) {
+        total += (double)tl->points[i].bytes_on_node[n];
+        if (is_local(tl, n))
+            local += (double)tl->points[i].bytes_on_node[n];
+    }
+    *v = total > 0 ? 100.0 * local / total : 0;
+    return tl->local_nodes && total > 0; /* without the local nodes, no share: unavailable */
+}
+
+static void series(cairo_t *cr, const struct np_timeline *tl, const struct panel *p, value_fn of)
 {
     bool pen = false;
+    double v;
 
     cairo_set_source_rgb(cr, 0.0, 0.45, 0.70);
     cairo_set_line_width(cr, 1.5);
     for (size_t i = 0; i < tl->npoints; i++) {
-        const struct np_timeline_point *pt = &tl->points[i];
-        const bool ok = cpi ? pt->cpi_ok : pt->bandwidth_ok;
-        const double v = cpi ? pt->cpi : pt->bandwidth / 1e6;
-        if (!ok) {
+        if (!of(tl, i, &v)) {
             pen = false;
             continue;
         }
         if (pen)
-            cairo_line_to(cr, x_of(tl, pt->t), y_of(p, v));
+            cairo_line_to(cr, x_at(tl, tl->points[i].t), y_of(p, v));
         else
-            cairo_move_to(cr, x_of(tl, pt->t), y_of(p, v));
+            cairo_move_to(cr, x_at(tl, tl->points[i].t), y_of(p, v));
         pen = true;
     }
     cairo_stroke(cr);
 }
 
-static void draw(cairo_t *cr, const struct np_timeline *tl)
+/* A line panel: scaled to its data, or "unavailable" and why. */
+static void line_panel(struct plot_pen *pen, const struct np_timeline *tl, struct panel *p,
+                       value_fn of, const char *unit, const char *why)
 {
-    struct panel mem = {40, 300, 0, "memory per node"};
-    struct panel bw = {370, 110, 0, "bandwidth"};
-    struct panel cpi = {510, 100, 0, "CPI"};
-    bool have_bw = false, have_cpi = false;
-    char line[128];
+    bool any = false;
+    double v;
+
+    for (size_t i = 0; i < tl->npoints; i++)
+        if (of(tl, i, &v)) {
+            any = true;
+            p->ymax = fmax(p->ymax, v);
+        }
+    p->ymax = p->ymax > 0 ? p->ymax * 1.1 : 1;
+    if (of == local_share_of)
+        p->ymax = 100;
+    frame(pen, p, unit, any);
+    if (any)
+        series(pen->cr, tl, p, of);
+    else
+        unavailable(pen, p, p->label, why);
+}
+
+/* "0-3,7": @p nodes (ascending) as ranges. */
+static void ranges(const unsigned *nodes, size_t n, char *out, size_t size)
+{
+    size_t len = 0;
+
+    out[0] = '\0';
+    for (size_t i = 0; i < n && len < size; i++) {
+        size_t j = i;
+        while (j + 1 < n && nodes[j + 1] == nodes[j] + 1)
+            j++;
+        len += (size_t)snprintf(out + len, size - len, "%s%u", i ? "," : "", nodes[i]);
+        if (j > i && len < size)
+            len += (size_t)snprintf(out + len, size - len, "-%u", nodes[j]);
+        i = j;
+    }
+}
+
+static void swatch(struct plot_pen *pen, double y, const double *rgb)
+{
+    cairo_set_source_rgb(pen->cr, rgb[0], rgb[1], rgb[2]);
+    cairo_rectangle(pen->cr, PLOT_X1 + 12, y - 10, 12, 12);
+    cairo_fill(pen->cr);
+    cairo_set_source_rgb(pen->cr, 0, 0, 0);
+}
+
+/* The legend: each node by name up to eight; past that, local and other nodes as groups, and
+ * the three holding the most memory at the end. */
+static double legend(struct plot_pen *pen, const struct np_timeline *tl, double y)
+{
+    const double x = PLOT_X1 + 30, width = PLOT_WIDTH - x - 6;
+    unsigned local[NP_PLOT_MAX_NODES], other[NP_PLOT_MAX_NODES];
+    size_t nl = 0, no = 0;
+    char line[300], list[256];
+
+    if (tl->nnodes <= MANY_NODES) {
+        for (unsigned n = 0; n < tl->nnodes; n++, y += 18) {
+            swatch(pen, y, node_colour(tl, n));
+            snprintf(line, sizeof(line), "node %u%s", n, is_local(tl, n) ? " (local)" : "");
+            plot_text(pen, x, y, 11, 0, line);
+        }
+        return y;
+    }
+    for (unsigned n = 0; n < tl->nnodes; n++) {
+        if (is_local(tl, n))
+            local[nl++] = n;
+        else
+            other[no++] = n;
+    }
+    plot_text(pen, PLOT_X1 + 12, y, 11, 0, "by distance:");
+    y += 18;
+    swatch(pen, y, local_shades[0]);
+    ranges(local, nl, list, sizeof(list));
+    snprintf(line, sizeof(line), "local: %s", nl ? list : "not known");
+    y += 14 * plot_wrapped(pen, x, y, width, 11, 3, line) + 6;
+    swatch(pen, y, other_shades[0]);
+    ranges(other, no, list, sizeof(list));
+    snprintf(line, sizeof(line), "other %zu: %s", no, list);
+    y += 14 * plot_wrapped(pen, x, y, width, 11, 3, line) + 6;
+    {
+        const struct np_timeline_point *last = &tl->points[tl->npoints - 1];
+        bool taken[NP_PLOT_MAX_NODES] = {false};
+        plot_text(pen, PLOT_X1 + 12, y, 11, 0, "most memory at the end:");
+        y += 16;
+        for (int k = 0; k < 3; k++, y += 16) { /* the three largest, by selection */
+            unsigned best = 0;
+            for (unsigned n = 1; n < tl->nnodes; n++)
+                if (taken[best] ||
+                    (!taken[n] && last->bytes_on_node[n] > last->bytes_on_node[best]))
+                    best = n;
+            taken[best] = true;
+            swatch(pen, y, node_colour(tl, best));
+            snprintf(line, sizeof(line), "node %u: %.4g MiB", best,
+                     (double)last->bytes_on_node[best] / (1 << 20));
+            plot_text(pen, x, y, 10, 0, line);
+        }
+    }
+    return y;
+}
+
+/* Migrations: a dashed line across every panel; its label in the memory panel, in one of three
+ * rows where it does not cover another, else left out (counted in the legend). */
+static void migrations(struct plot_pen *pen, const struct np_timeline *tl, double top,
+                       double bottom, double legend_y)
+{
+    const double dash[] = {4.0, 3.0};
+    double row_end[3] = {0, 0, 0};
+    size_t unlabelled = 0;
+    char line[96];
+
+    for (size_t e = 0; e < tl->nevents; e++) {
+        const double x = x_at(tl, tl->events[e].t);
+        const double w = plot_text_width(pen, 10, tl->events[e].label);
+        const bool left = x + 4 + w > PLOT_X1 - 2; /* label to the line's left near the end */
+        const double x0 = left ? x - 4 - w : x + 4;
+        int row = 0;
+
+        cairo_set_source_rgb(pen->cr, 0.8, 0.1, 0.1);
+        cairo_set_dash(pen->cr, dash, 2, 0);
+        cairo_move_to(pen->cr, x, top);
+        cairo_line_to(pen->cr, x, bottom);
+        cairo_stroke(pen->cr);
+        cairo_set_dash(pen->cr, NULL, 0, 0);
+        cairo_move_to(pen->cr, x - 5, top - 1);
+        cairo_line_to(pen->cr, x + 5, top - 1);
+        cairo_line_to(pen->cr, x, top + 7);
+        cairo_close_path(pen->cr);
+        cairo_fill(pen->cr);
+        while (row < 3 && x0 < row_end[row] + 6)
+            row++;
+        if (row == 3 || x0 < PLOT_LEFT + 2) {
+            unlabelled++;
+            continue;
+        }
+        cairo_set_source_rgba(pen->cr, 1, 1, 1, 0.8);
+        cairo_rectangle(pen->cr, x0 - 1, top + 10 + 14.0 * row, w + 2, 13);
+        cairo_fill(pen->cr);
+        cairo_set_source_rgb(pen->cr, 0.6, 0.05, 0.05);
+        plot_text(pen, x0, top + 20 + 14.0 * row, 10, 0, tl->events[e].label);
+        row_end[row] = x0 + w;
+    }
+    if (!tl->nevents)
+        return;
+    cairo_set_source_rgb(pen->cr, 0.8, 0.1, 0.1);
+    cairo_rectangle(pen->cr, PLOT_X1 + 12, legend_y - 6, 12, 2);
+    cairo_fill(pen->cr);
+    cairo_set_source_rgb(pen->cr, 0, 0, 0);
+    snprintf(line, sizeof(line), "%zu migration%s", tl->nevents, tl->nevents == 1 ? "" : "s");
+    plot_text(pen, PLOT_X1 + 30, legend_y, 11, 0, line);
+    if (unlabelled) {
+        snprintf(line, sizeof(line), "(%zu not labelled: no room)", unlabelled);
+        plot_wrapped(pen, PLOT_X1 + 30, legend_y + 14, PLOT_WIDTH - PLOT_X1 - 36, 10, 2, line);
+    }
+}
+
+static void memory(struct plot_pen *pen, const struct np_timeline *tl, struct panel *mem)
+{
+    cairo_t *cr = pen->cr;
+    double scale = 1 << 20;
+    const char *unit = "MiB";
+
+    for (size_t i = 0; i < tl->npoints; i++) {
+        double total = 0;
+        for (unsigned n = 0; n < tl->nnodes; n++)
+            total += (double)tl->points[i].bytes_on_node[n];
+        mem->ymax = fmax(mem->ymax, total);
+    }
+    mem->ymax = mem->ymax > 0 ? mem->ymax * 1.05 : scale;
+    if (mem->ymax >= 4.0 * (1 << 30)) {
+        scale = 1 << 30;
+        unit = "GiB";
+    }
+    /* Stacked areas, node 0 at the bottom. */
+    for (unsigned n = tl->nnodes; n-- > 0;) {
+        const double *rgb = node_colour(tl, n);
+        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+        cairo_move_to(cr, x_at(tl, tl->points[0].t), y_of(mem, 0));
+        for (size_t i = 0; i < tl->npoints; i++) {
+            double upto = 0;
+            for (unsigned k = 0; k <= n; k++)
+                upto += (double)tl->points[i].bytes_on_node[k];
+            cairo_line_to(cr, x_at(tl, tl->points[i].t), y_of(mem, upto));
+        }
+        cairo_line_to(cr, x_at(tl, tl->points[tl->npoints - 1].t), y_of(mem, 0));
+        cairo_close_path(cr);
+        cairo_fill(cr);
+    }
+    { /* the scale in MiB or GiB: the same panel, its top in that unit */
+        struct panel scaled = *mem;
+        scaled.ymax = mem->ymax / scale;
+        frame(pen, &scaled, unit, true);
+    }
+}
+
+static void draw(struct plot_pen *pen, const struct np_timeline *tl)
+{
+    struct panel mem = {84, 250, 0, "memory per NUMA node"};
+    struct panel share = {362, 70, 0, "local share (%)"};
+    struct panel bw = {460, 80, 0, "bandwidth (MB/s)"};
+    struct panel cpi = {568, 70, 0, "CPI"};
+    cairo_t *cr = pen->cr;
+    double y;
 
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
     cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_source_rgb(cr, 0, 0, 0);
-    text(cr, LEFT, 24, 16, tl->title ? tl->title : "numaplace job timeline");
+    plot_wrapped(pen, 16, 24, PLOT_WIDTH - 32, 16, 2, tl->title ? tl->title : "numaplace timeline");
 
-    for (size_t i = 0; i < tl->npoints; i++) {
-        const struct np_timeline_point *pt = &tl->points[i];
-        double total = 0;
-        for (unsigned n = 0; n < tl->nnodes; n++)
-            total += (double)pt->bytes_on_node[n] / (1 << 20);
-        mem.ymax = fmax(mem.ymax, total);
-        if (pt->bandwidth_ok) {
-            have_bw = true;
-            bw.ymax = fmax(bw.ymax, pt->bandwidth / 1e6);
-        }
-        if (pt->cpi_ok) {
-            have_cpi = true;
-            cpi.ymax = fmax(cpi.ymax, pt->cpi);
-        }
-    }
-    mem.ymax = mem.ymax > 0 ? mem.ymax * 1.05 : 1;
-    bw.ymax = bw.ymax > 0 ? bw.ymax * 1.1 : 1;
-    cpi.ymax = cpi.ymax > 0 ? cpi.ymax * 1.1 : 1;
-
-    /* Stacked areas, node 0 at the bottom. */
-    for (unsigned n = tl->nnodes; n-- > 0;) {
-        const double *rgb = palette[n % 8];
-        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-        cairo_move_to(cr, x_of(tl, tl->points[0].t), y_of(&mem, 0));
-        for (size_t i = 0; i < tl->npoints; i++) {
-            double upto = 0;
-            for (unsigned k = 0; k <= n; k++)
-                upto += (double)tl->points[i].bytes_on_node[k] / (1 << 20);
-            cairo_line_to(cr, x_of(tl, tl->points[i].t), y_of(&mem, upto));
-        }
-        cairo_line_to(cr, x_of(tl, tl->points[tl->npoints - 1].t), y_of(&mem, 0));
-        cairo_close_path(cr);
-        cairo_fill(cr);
-        cairo_rectangle(cr, WIDTH - RIGHT + 12, mem.top + 10 + 18.0 * n, 12, 12);
-        cairo_fill(cr);
-        cairo_set_source_rgb(cr, 0, 0, 0);
-        snprintf(line, sizeof(line), "node %u", n);
-        text(cr, WIDTH - RIGHT + 30, mem.top + 21 + 18.0 * n, 11, line);
-    }
-    frame(cr, &mem, "MiB", true);
-    frame(cr, &bw, "MB/s", have_bw);
-    frame(cr, &cpi, "", have_cpi);
-    if (have_bw)
-        series(cr, tl, &bw, false);
-    else
-        unavailable(cr, &bw, "bandwidth", tl->bandwidth_note);
-    if (have_cpi)
-        series(cr, tl, &cpi, true);
-    else
-        unavailable(cr, &cpi, "CPI", tl->cpi_note);
-
-    /* Migrations across every panel. */
-    for (size_t e = 0; e < tl->nevents; e++) {
-        const double x = x_of(tl, tl->events[e].t);
-        const double dash[] = {4.0, 3.0};
-        cairo_set_source_rgb(cr, 0.8, 0.1, 0.1);
-        cairo_set_dash(cr, dash, 2, 0);
-        cairo_move_to(cr, x, mem.top);
-        cairo_line_to(cr, x, cpi.top + cpi.height);
-        cairo_stroke(cr);
-        cairo_set_dash(cr, NULL, 0, 0);
-        text(cr, x + 3, mem.top + 12 + 12.0 * (double)(e % 4), 10, tl->events[e].label);
-    }
+    memory(pen, tl, &mem);
+    line_panel(pen, tl, &share, local_share_of, "",
+               "the NUMA nodes of the step's CPUs are not known");
+    line_panel(pen, tl, &bw, bandwidth_of, "", tl->bandwidth_note);
+    line_panel(pen, tl, &cpi, cpi_of, "", tl->cpi_note);
+    plot_time_axis(pen, tl->points[0].t, tl->points[tl->npoints - 1].t, tl->start, tl->end, mem.top,
+                   cpi.top + cpi.height);
     cairo_set_source_rgb(cr, 0, 0, 0);
-    snprintf(line, sizeof(line), "time (s): %.0f to %.0f", tl->points[0].t,
-             tl->points[tl->npoints - 1].t);
-    text(cr, LEFT, HEIGHT - 10, 11, line);
+    y = legend(pen, tl, mem.top + 12);
+    migrations(pen, tl, mem.top, cpi.top + cpi.height, y + 10);
+}
+
+static int check(const struct np_timeline *tl, struct np_err *err)
+{
+    if (!tl || tl->npoints == 0)
+        return np_err_set(err, -EINVAL, "no samples to plot");
+    if (tl->nnodes == 0 || tl->nnodes > NP_PLOT_MAX_NODES)
+        return np_err_set(err, -EINVAL, "cannot plot %u NUMA nodes (1 to %d)", tl->nnodes,
+                          NP_PLOT_MAX_NODES);
+    return 0;
+}
+
+int np_plot_timeline_texts(const struct np_timeline *tl, struct np_plot_text *texts, size_t max,
+                           size_t *ntexts, double *width, double *height, struct np_err *err)
+{
+    cairo_surface_t *surface;
+    struct plot_pen pen = {0};
+    int rc = check(tl, err);
+
+    if (rc)
+        return rc;
+    if (texts && max) {
+        pen.texts = calloc(max, sizeof(*pen.texts));
+        if (!pen.texts)
+            return np_err_set(err, -ENOMEM, "out of memory");
+        pen.max = max;
+    }
+    surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)PLOT_WIDTH, (int)PLOT_HEIGHT);
+    pen.cr = cairo_create(surface);
+    draw(&pen, tl);
+    cairo_destroy(pen.cr);
+    cairo_surface_destroy(surface);
+    for (size_t k = 0; texts && k < pen.n && k < pen.max; k++) {
+        texts[k] = (struct np_plot_text){pen.texts[k].x0, pen.texts[k].y0, pen.texts[k].x1,
+                                         pen.texts[k].y1, ""};
+        snprintf(texts[k].text, sizeof(texts[k].text), "%s", pen.texts[k].text);
+    }
+    free(pen.texts);
+    *ntexts = pen.n;
+    *width = PLOT_WIDTH;
+    *height = PLOT_HEIGHT;
+    return 0;
 }
 
 static cairo_status_t write_all(void *closure, const unsigned char *data, unsigned int len)
@@ -201,7 +433,7 @@ int np_plot_timeline(const struct np_timeline *tl, const char *path, struct np_e
     const bool svg = dot && strcmp(dot, ".svg") == 0;
     struct np_output_file out;
     cairo_surface_t *surface;
-    cairo_t *cr;
+    struct plot_pen pen = {0};
     cairo_status_t status;
     int rc;
 
@@ -210,19 +442,17 @@ int np_plot_timeline(const struct np_timeline *tl, const char *path, struct np_e
                           "cannot tell the picture format of '%s': accepted extensions are .png "
                           "and .svg",
                           path ? path : "(null)");
-    if (!tl || tl->npoints == 0)
-        return np_err_set(err, -EINVAL, "no samples to plot");
-    if (tl->nnodes == 0 || tl->nnodes > NP_PLOT_MAX_NODES)
-        return np_err_set(err, -EINVAL, "cannot plot %u NUMA nodes (1 to %d)", tl->nnodes,
-                          NP_PLOT_MAX_NODES);
+    if ((rc = check(tl, err)) != 0)
+        return rc;
     /* cairo would fopen the path and follow a link planted there: it gets our file instead */
     if ((rc = np_output_file_open(&out, path, err)) < 0)
         return rc;
-    surface = svg ? cairo_svg_surface_create_for_stream(write_all, &out.fd, WIDTH, HEIGHT)
-                  : cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)WIDTH, (int)HEIGHT);
-    cr = cairo_create(surface);
-    draw(cr, tl);
-    cairo_destroy(cr);
+    surface =
+        svg ? cairo_svg_surface_create_for_stream(write_all, &out.fd, PLOT_WIDTH, PLOT_HEIGHT)
+            : cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)PLOT_WIDTH, (int)PLOT_HEIGHT);
+    pen.cr = cairo_create(surface);
+    draw(&pen, tl);
+    cairo_destroy(pen.cr);
     if (!svg)
         status = cairo_surface_write_to_png_stream(surface, write_all, &out.fd);
     else {

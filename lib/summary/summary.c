@@ -165,12 +165,18 @@ int np_summary_plot(const json_t *summary, const char *node, const char *path, s
 
 int np_summary_print_with(FILE *out, const json_t *summary, const struct np_sens_model *model)
 {
+    return np_summary_print_hostlist(out, summary, model, NULL);
+}
+
+int np_summary_print_hostlist(FILE *out, const json_t *summary, const struct np_sens_model *model,
+                              np_hostlist_fn hostlist)
+{
     struct np_sum s;
     int rc;
 
     if (!out || np_sum_decode(summary, &s, NULL) != 0)
         return -EINVAL;
-    rc = np_sum_print_with(out, &s, model, true);
+    rc = np_sum_print_as(out, &s, model, true, hostlist);
     np_sum_free(&s);
     return rc;
 }

@@ -100,7 +100,9 @@ int np_sum_plot(const struct np_sum *s, const char *node, const char *path, stru
     struct np_timeline_point *pts = NULL;
     struct np_timeline_event *evs = NULL;
     struct np_timeline timeline = {0};
-    size_t npoints, nevents = 0;
+    const struct np_sum_step *step = NULL;
+    unsigned local[NP_PLOT_MAX_NODES];
+    size_t npoints, nevents = 0, nlocal = 0;
     char title[160];
     int rc = pick_node(s, node, &n, err);
 
@@ -138,8 +140,21 @@ int np_sum_plot(const struct np_sum *s, const char *node, const char *path, stru
             nevents++;
         }
     }
+    /* The plotted step's CPUs' nodes (the local share) and its wall-clock start and end. */
+    for (size_t k = 0; tl->step && k < n->nsteps; k++)
+        if (n->steps[k].step && strcmp(n->steps[k].step, tl->step) == 0)
+            step = &n->steps[k];
+    for (size_t k = 0; step && k < step->nlocal_nodes && nlocal < NP_PLOT_MAX_NODES; k++) {
+        const double v = np_num_value(&step->local_nodes[k]);
+        if (v >= 0 && v < timeline.nnodes)
+            local[nlocal++] = (unsigned)v;
+    }
     snprintf(title, sizeof(title), "job %lld on %s, step %s", (long long)s->job_id, n->name,
              tl->step ? tl->step : "?");
+    timeline.local_nodes = nlocal ? local : NULL;
+    timeline.nlocal_nodes = nlocal;
+    timeline.start = step ? step->start : NULL;
+    timeline.end = step ? step->end : NULL;
     timeline.title = title;
     timeline.points = pts;
     timeline.npoints = npoints;

@@ -105,4 +105,8 @@ static inline bool np_os_fig(const struct np_sum_node *n, unsigned which, double
            np_node_fig(n, NP_NODE_OS_INTERFERENCE, &n->os.fig[which], v);
 }
 
+/* np_sum_print_with, the folded nodes' list written by @p hostlist (NULL: the library's form). */
+int np_sum_print_as(FILE *out, const struct np_sum *s, const struct np_sens_model *model,
+                    bool prediction, np_hostlist_fn hostlist);
+
 #endif /* NUMAPLACE_SUMMARY_PRIV_H */

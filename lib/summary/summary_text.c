@@ -229,17 +229,31 @@ static const char *thousands(long long v, char *buf, size_t len)
 
 /* "Nodes: 4,096 reported (node[0001-4096]); per-node figures as distributions; worst nodes: ..."
  * @p names: the nodes kept whole or merged after the fold. */
-static void print_folded_nodes(FILE *out, const struct np_sum *s, const char **names, size_t n)
+static void print_folded_nodes(FILE *out, const struct np_sum *s, const char **names, size_t n,
+                               np_hostlist_fn hostlist)
 {
     const struct np_sum_folded *f = &s->folded;
     size_t late = 0;
-    char count[32];
+    char count[32], *list = NULL;
 
+    if (hostlist) { /* the fold's names (decoded, bounded) and the others, in the reader's form */
+        const char **all = malloc((f->sorted.n + n + 1) * sizeof(*all));
+        size_t k = 0;
+        for (size_t i = 0; all && i < f->sorted.n; i++)
+            all[k++] = f->sorted.v[i];
+        for (size_t i = 0; all && i < n; i++)
+            if (!np_sum_in_fold(s, names[i]))
+                all[k++] = names[i];
+        list = all ? hostlist(all, k) : NULL;
+        free(all);
+    }
     fprintf(out, "Nodes: %s reported (%s",
-            thousands((long long)np_sum_node_count(s), count, sizeof(count)), f->names);
-    for (size_t i = 0; i < n; i++)
+            thousands((long long)np_sum_node_count(s), count, sizeof(count)),
+            list ? list : f->names);
+    for (size_t i = 0; !list && i < n; i++)
         if (!np_sum_in_fold(s, names[i]))
             fprintf(out, ",%s", names[i]);
+    free(list);
     fprintf(out, "); per-node figures as distributions; worst nodes:");
     for (size_t i = 0; i < n; i++)
         if (np_sum_in_fold(s, names[i]))
@@ -311,7 +325,8 @@ static void print_distributions(FILE *out, const struct np_sum *s)
 }
 
 /* The job-wide lines above the nodes. */
-static void print_job(FILE *out, const struct np_sum *s, const char **names, size_t n)
+static void print_job(FILE *out, const struct np_sum *s, const char **names, size_t n,
+                      np_hostlist_fn hostlist)
 {
     const struct np_sum_totals *t = &s->totals;
     const bool totals = np_keys_has(&s->keys, NP_SUM_TOTALS);
@@ -327,7 +342,7 @@ static void print_job(FILE *out, const struct np_sum *s, const char **names, siz
         fprintf(out, " (uid %lld)", (long long)s->uid);
     fputc('\n', out);
     if (np_keys_has(&s->keys, NP_SUM_NODES_FOLDED)) {
-        print_folded_nodes(out, s, names, n);
+        print_folded_nodes(out, s, names, n, hostlist);
     } else {
         fprintf(out, "Nodes: %zu reported (", n);
         for (size_t i = 0; i < n; i++)
@@ -398,6 +413,12 @@ int np_sum_print(FILE *out, const struct np_sum *s)
 int np_sum_print_with(FILE *out, const struct np_sum *s, const struct np_sens_model *model,
                       bool prediction)
 {
+    return np_sum_print_as(out, s, model, prediction, NULL);
+}
+
+int np_sum_print_as(FILE *out, const struct np_sum *s, const struct np_sens_model *model,
+                    bool prediction, np_hostlist_fn hostlist)
+{
     struct np_advice *advice = NULL;
     const char **names;
     size_t n = 0;
@@ -410,7 +431,7 @@ int np_sum_print_with(FILE *out, const struct np_sum *s, const struct np_sens_mo
         free(advice);
         return -ENOMEM;
     }
-    print_job(out, s, names, n);
+    print_job(out, s, names, n, hostlist);
     for (size_t k = 0; k < n; k++)
         if ((int)strlen(names[k]) > width)
             width = (int)strlen(names[k]);

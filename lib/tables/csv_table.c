@@ -4,12 +4,19 @@
 #include <errno.h>
 #include <string.h>
 
-int np_csv_split(char *line, char **fields, int max)
+int np_csv_split(char *line, char **fields, int max, const char *path, int lineno,
+                 struct np_err *err)
 {
     int n = 0;
     char *p = line;
 
     line[strcspn(line, "\r\n")] = '\0';
+    /* A quoted field may hold a comma: split at it, its columns would shift silently. */
+    if (strchr(line, '"'))
+        return np_err_set(err, -EINVAL,
+                          "%s:%d: a quoted field (\"): the table takes plain comma-separated "
+                          "values, no quoting",
+                          path, lineno);
     while (n < max) {
         fields[n++] = p;
         p = strchr(p, ',');

@@ -7,9 +7,11 @@
 
 #include "numaplace/common.h"
 
-/** Split @p line at commas in place (its newline dropped); fields beyond @p max are dropped.
- *  @return the number of fields */
-int np_csv_split(char *line, char **fields, int max);
+/** Split @p line (line @p lineno of @p path) at commas in place (its newline dropped); fields
+ *  beyond @p max are dropped. A double quote anywhere is refused: no quoting is read.
+ *  @return the number of fields, or -EINVAL with @p err ("PATH:LINE: a quoted field ...") */
+int np_csv_split(char *line, char **fields, int max, const char *path, int lineno,
+                 struct np_err *err);
 
 /**
  * Find each of @p count column @p names among the header's @p n fields: @p index[c] is its field

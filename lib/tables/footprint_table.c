@@ -81,7 +81,11 @@ int np_footprints_load(const char *path, struct np_footprints *table, struct np_
         }
         if (line[0] == '#' || line[0] == '\n')
             continue;
-        n = np_csv_split(line, fields, 16);
+        n = np_csv_split(line, fields, 16, path, lineno, err);
+        if (n < 0) {
+            rc = n;
+            break;
+        }
         if (!have_header) {
             rc = np_csv_header(fields, n, column_names, COL_COUNT, 1u << COL_CORUN, index, path,
                                lineno, err); /* corun_factor is optional */

@@ -57,7 +57,11 @@ int np_model_load(const char *path, struct np_model *model, struct np_err *err)
         lineno++;
         if (line[0] == '#' || line[0] == '\n')
             continue;
-        n = np_csv_split(line, fields, 32);
+        n = np_csv_split(line, fields, 32, path, lineno, err);
+        if (n < 0) {
+            rc = n;
+            break;
+        }
         if (!have_header) {
             rc = np_csv_header(fields, n, column_names, COL_COUNT, 1u << COL_TLB | 1u << COL_TIME,
                                index, path, lineno, err);

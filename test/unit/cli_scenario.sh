@@ -66,9 +66,9 @@ bad=$fixtures/data/scenarios/invalid/job-node-range.json
 expect_fail 1 "job-node-range.json: jobs\[1\].node: 4 is out of range: accepted values are 0 to 3" \
   scenario "$bad"
 expect_fail 2 "needs a FILE" scenario
-expect_fail 2 "unexpected option --bogus (accepted: one of --jobs, --runs)" scenario --bogus "$valid"
-expect_fail 2 "takes one FILE" scenario "$valid" "$valid"
-expect_fail 2 "a second option --runs (accepted: one of --jobs, --runs)" scenario --jobs --runs "$valid"
+expect_fail 2 'unexpected "--bogus" (accepted: --jobs, --runs)' scenario --bogus "$valid"
+expect_fail 2 "operands: FILE" scenario "$valid" "$valid"
+expect_fail 2 "--jobs and --runs: one view at a time" scenario --jobs --runs "$valid"
 
 # --- migrate --script with a scenario: order, dry run, delays after each answer ---
 cat >"$dir/set.json" <<'EOF'

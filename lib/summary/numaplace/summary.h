@@ -105,6 +105,10 @@ NP_API int np_summary_print(FILE *out, const json_t *summary);
 /** As np_summary_print, with the predicted sensitivity and its advice (np_sum_print_with). */
 NP_API int np_summary_print_with(FILE *out, const json_t *summary,
                                  const struct np_sens_model *model);
+/** As np_summary_print_with, the folded nodes written by @p hostlist (may be NULL; see
+ *  np_hostlist_fn in summary_defs.h). */
+NP_API int np_summary_print_hostlist(FILE *out, const json_t *summary,
+                                     const struct np_sens_model *model, np_hostlist_fn hostlist);
 
 /**
  * The stored form of @p summary (np_stored_encode, "NPS1:..."), at most @p max_bytes long (use

@@ -6,7 +6,14 @@
 #ifndef NUMAPLACE_SUMMARY_DEFS_H
 #define NUMAPLACE_SUMMARY_DEFS_H
 
+#include <stddef.h>
+
 #define NP_SUMMARY_SCHEMA "numaplace.summary/1"
+
+/** @p n node names (borrowed) as one hostlist for a reader: a new string, or NULL to print them
+ *  in the library's own form. The command passes Slurm's (libslurm's hostlist), which the library
+ *  does not link. */
+typedef char *(*np_hostlist_fn)(const char *const *names, size_t n);
 
 /**
  * The longest stored summary (the "NPS1:..." string, in bytes) to put in a job's AdminComment.
