@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Static checks CI runs: the include layers, clang-format, cppcheck, clang-tidy, shellcheck.
+# Static checks CI runs: the include layers, clang-format, cppcheck, clang-tidy, shellcheck, and
+# systemd's security rating of numaplaced.service.
 # Usage: scripts/lint.sh BUILD_DIR   (BUILD_DIR has compile_commands.json)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +33,16 @@ fi
 if command -v shellcheck >/dev/null; then
   echo "lint: shellcheck (${#sh_files[@]} files)"
   [ ${#sh_files[@]} -eq 0 ] || shellcheck -x "${sh_files[@]}" || status=1
+fi
+
+# The unit as installed (ExecStart filled in by CMake): systemd's exposure rating at most 3.0.
+if command -v systemd-analyze >/dev/null && [ -f "$build/etc/numaplaced.service" ]; then
+  echo "lint: systemd-analyze security numaplaced.service (exposure 3.0 at most)"
+  systemd-analyze security --offline=yes --threshold=30 "$build/etc/numaplaced.service" | tail -1 ||
+    status=1
+else
+  echo "lint: systemd-analyze or $build/etc/numaplaced.service missing: unit exposure NOT checked" >&2
+  status=1
 fi
 
 [ "$status" = 0 ] && echo "lint: clean" || echo "lint: FAILED" >&2

@@ -39,10 +39,10 @@ root_tar=$cache/$suite-ci-$(echo "$build_deps,$test_deps" | md5sum | cut -c1-8).
 if [ ! -s "$root_tar" ]; then
   say "making a $suite build root (cached in $root_tar)"
   mkdir -p "$cache"
-  host_suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
   sources=$(mktemp)
-  cat /etc/apt/sources.list.d/*.sources | sed "s/\b$host_suite\b/$suite/g" >"$sources"
-  mmdebstrap --quiet --format=tar --variant=apt --include="build-essential,$build_deps,$test_deps" \
+  np_root_sources "$suite" >"$sources"
+  mapfile -t aptopts < <(np_root_aptopts)
+  mmdebstrap --quiet "${aptopts[@]}" --format=tar --variant=apt --include="build-essential,$build_deps,$test_deps" \
     "$suite" "$root_tar.new" "$sources"
   rm -f "$sources"
   mv "$root_tar.new" "$root_tar"
