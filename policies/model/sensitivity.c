@@ -94,7 +94,7 @@ int np_sensitivity_fit(struct np_sens_model *m, const struct np_model *table, un
     for (size_t i = 0; i < table->count; i++) {
         const struct np_model_row *r = &table->rows[i];
         double x[NCOEF];
-        if ((without && strcmp(r->benchmark, without) == 0) || !(r->remote > 0) ||
+        if ((without && np_sensitivity_same_code(r->benchmark, without)) || !(r->remote > 0) ||
             !row_features(features, r, x, &k))
             continue;
         for (int a = 0; a < k; a++) {
@@ -155,177 +155,30 @@ int np_sensitivity_predict(const struct np_sens_model *m, const struct np_sens_i
     return 0;
 }
 
+/* SPEC's rate (5xx ..._r) and speed (6xx ..._s) versions of one program share the name between
+ * the number and the suffix: "519.lbm_r" and "619.lbm_s" are both "lbm". */
+static size_t code_span(const char *benchmark, const char **start)
+{
+    const char *dot = strchr(benchmark, '.');
+    size_t len;
+
+    *start = dot ? dot + 1 : benchmark;
+    len = strlen(*start);
+    if (len > 2 && (*start)[len - 2] == '_' &&
+        ((*start)[len - 1] == 'r' || (*start)[len - 1] == 's'))
+        len -= 2;
+    return len;
+}
+
+bool np_sensitivity_same_code(const char *a, const char *b)
+{
+    const char *sa, *sb;
+    const size_t la = code_span(a, &sa), lb = code_span(b, &sb);
+
+    return la == lb && strncmp(sa, sb, la) == 0;
+}
+
 bool np_sensitivity_is_sensitive(const struct np_sens_model *m, double slowdown)
 {
     return slowdown >= m->threshold;
-}
-
-/* Mean ranks (1-based) of @p v into @p rank. */
-static void ranks(const double *v, size_t n, double *rank)
-{
-    for (size_t i = 0; i < n; i++) {
-        size_t below = 0, equal = 0;
-        for (size_t j = 0; j < n; j++) {
-            below += v[j] < v[i];
-            equal += v[j] == v[i];
-        }
-        rank[i] = (double)below + (double)(equal + 1) / 2.0;
-    }
-}
-
-double np_spearman(const double *x, const double *y, size_t n)
-{
-    double *rx = calloc(n ? n : 1, sizeof(*rx)), *ry = calloc(n ? n : 1, sizeof(*ry));
-    double rho = NAN;
-
-    if (rx && ry && n > 1) {
-        double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
-        ranks(x, n, rx);
-        ranks(y, n, ry);
-        for (size_t i = 0; i < n; i++) {
-            mx += rx[i] / (double)n;
-            my += ry[i] / (double)n;
-        }
-        for (size_t i = 0; i < n; i++) {
-            sxy += (rx[i] - mx) * (ry[i] - my);
-            sxx += (rx[i] - mx) * (rx[i] - mx);
-            syy += (ry[i] - my) * (ry[i] - my);
-        }
-        if (sxx > 0 && syy > 0)
-            rho = sxy / sqrt(sxx * syy);
-    }
-    free(rx);
-    free(ry);
-    return rho;
-}
-
-/* The class figures of out-of-fold predictions @p pred at @p threshold. */
-static void score(const struct np_model *table, const double *pred, double threshold,
-                  struct np_sens_cv *out)
-{
-    size_t pos = 0, neg = 0, tp = 0, tn = 0, labelled = 0, label_ok = 0;
-
-    for (size_t i = 0; i < table->count; i++) {
-        const struct np_model_row *r = &table->rows[i];
-        bool said, measured;
-        if (isnan(pred[i]))
-            continue;
-        said = pred[i] >= threshold;
-        measured = r->remote >= threshold;
-        pos += measured;
-        neg += !measured;
-        tp += measured && said;
-        tn += !measured && !said;
-        if (strcmp(r->sensitivity, "high") == 0 || strcmp(r->sensitivity, "low") == 0) {
-            labelled++;
-            label_ok += said == (strcmp(r->sensitivity, "high") == 0);
-        }
-    }
-    out->threshold = threshold;
-    out->agree = (pos + neg) > 0 ? (double)(tp + tn) / (double)(pos + neg) : NAN;
-    out->balanced = pos && neg ? ((double)tp / (double)pos + (double)tn / (double)neg) / 2.0 : NAN;
-    out->labelled = labelled;
-    out->agree_label = labelled ? (double)label_ok / (double)labelled : NAN;
-}
-
-/* Out-of-fold predictions into @p pred (table->count entries). */
-static int predict_out_of_fold(const struct np_model *table, unsigned features, double *pred,
-                               struct np_err *err)
-{
-    for (size_t i = 0; i < table->count; i++)
-        pred[i] = NAN;
-    for (size_t i = 0; i < table->count; i++) {
-        const struct np_model_row *r = &table->rows[i];
-        struct np_sens_model m;
-        bool seen = false;
-        int rc;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = strcmp(table->rows[j].benchmark, r->benchmark) == 0;
-        if (seen)
-            continue; /* this benchmark's fold is done */
-        if ((rc = np_sensitivity_fit(&m, table, features, 0, r->benchmark, err)) < 0)
-            return rc;
-        for (size_t j = i; j < table->count; j++) {
-            const struct np_model_row *o = &table->rows[j];
-            const struct np_sens_inputs in = {o->ipc > 0 ? 1.0 / o->ipc : NAN, o->llc_mpki,
-                                              o->bw_mbps, o->tlb_mpki, NULL};
-            if (strcmp(o->benchmark, r->benchmark) == 0 &&
-                np_sensitivity_predict(&m, &in, &pred[j], NULL) < 0)
-                pred[j] = NAN;
-        }
-    }
-    return 0;
-}
-
-/* The measured slowdowns of the predicted rows, and those predictions, packed. */
-static size_t pack(const struct np_model *table, const double *pred, double *p, double *y)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; i < table->count; i++)
-        if (!isnan(pred[i])) {
-            p[n] = pred[i];
-            y[n++] = table->rows[i].remote;
-        }
-    return n;
-}
-
-static int cross_validate(const struct np_model *table, unsigned features, bool choose,
-                          double threshold, double *predicted, struct np_sens_cv *out,
-                          struct np_err *err)
-{
-    const size_t n = table->count ? table->count : 1;
-    double *pred = calloc(n, sizeof(*pred)), *p = calloc(n, sizeof(*p)), *y = calloc(n, sizeof(*y));
-    int rc = 0;
-
-    memset(out, 0, sizeof(*out));
-    if (!pred || !p || !y) {
-        free(pred);
-        free(p);
-        free(y);
-        return np_err_set(err, -ENOMEM, "sensitivity: out of memory");
-    }
-    rc = predict_out_of_fold(table, features, pred, err);
-    if (rc == 0) {
-        out->rows = pack(table, pred, p, y);
-        out->spearman = np_spearman(p, y, out->rows);
-        if (!choose) {
-            score(table, pred, threshold, out);
-        } else {
-            struct np_sens_cv best = {.balanced = -1};
-            const int steps = (int)lround((NP_SENS_THRESHOLD_MAX - NP_SENS_THRESHOLD_MIN) /
-                                          NP_SENS_THRESHOLD_STEP);
-            for (int s = 0; s <= steps; s++) {
-                struct np_sens_cv c = *out;
-                score(table, pred, NP_SENS_THRESHOLD_MIN + s * NP_SENS_THRESHOLD_STEP, &c);
-                if (!isnan(c.balanced) && c.balanced > best.balanced + 1e-9)
-                    best = c; /* strictly better: among equals the lowest threshold stays */
-            }
-            if (best.balanced < 0)
-                rc = np_err_set(err, -EINVAL,
-                                "sensitivity: no threshold in %.2f-%.2f splits the table's "
-                                "measured slowdowns",
-                                NP_SENS_THRESHOLD_MIN, NP_SENS_THRESHOLD_MAX);
-            else
-                *out = best;
-        }
-    }
-    if (rc == 0 && predicted)
-        memcpy(predicted, pred, table->count * sizeof(*pred));
-    free(pred);
-    free(p);
-    free(y);
-    return rc;
-}
-
-int np_sensitivity_cv(const struct np_model *table, unsigned features, double threshold,
-                      double *predicted, struct np_sens_cv *out, struct np_err *err)
-{
-    return cross_validate(table, features, false, threshold, predicted, out, err);
-}
-
-int np_sensitivity_cv_threshold(const struct np_model *table, unsigned features,
-                                struct np_sens_cv *out, struct np_err *err)
-{
-    return cross_validate(table, features, true, 0, NULL, out, err);
 }

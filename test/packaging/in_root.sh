@@ -24,6 +24,8 @@ if [ -z "${NP_IN_NAMESPACE:-}" ]; then
 fi
 # shellcheck source=test/packaging/root_hosts.sh
 . "$top/test/packaging/root_hosts.sh"
+# shellcheck source=test/packaging/root_sources.sh
+. "$top/test/packaging/root_sources.sh"
 say() { printf 'in-root(%s): %s\n' "$suite" "$*"; }
 
 # Build-Depends of debian/control, without version constraints, alternatives or profiles.
@@ -40,7 +42,7 @@ if [ ! -s "$root_tar" ]; then
   say "making a $suite build root (cached in $root_tar)"
   mkdir -p "$cache"
   sources=$(mktemp)
-  np_root_sources "$suite" >"$sources"
+  np_root_sources "$suite" "$sources"
   mapfile -t aptopts < <(np_root_aptopts)
   mmdebstrap --quiet "${aptopts[@]}" --format=tar --variant=apt --include="build-essential,$build_deps,$test_deps" \
     "$suite" "$root_tar.new" "$sources"

@@ -65,8 +65,15 @@ struct np_sens_model {
 };
 
 /**
- * Fit @p features on the rows of @p table that have them, leaving out every row of benchmark
- * @p without (NULL: none). @p threshold is stored as given.
+ * Whether two benchmark names are one program: SPEC's rate and speed twins ("519.lbm_r",
+ * "619.lbm_s") share the name between the number and the _r/_s suffix. Cross-validation folds
+ * hold whole programs, so a fold is never predicted by a fit that saw its twin.
+ */
+NP_API bool np_sensitivity_same_code(const char *a, const char *b);
+
+/**
+ * Fit @p features on the rows of @p table that have them, leaving out every row of the program
+ * of benchmark @p without (np_sensitivity_same_code; NULL: none). @p threshold is stored as given.
  * @return 0, or -EINVAL (no feature, unknown bits, fewer usable rows than parameters + 1, or a
  *         singular system) with @p err
  */
@@ -86,7 +93,7 @@ NP_API int np_sensitivity_predict(const struct np_sens_model *m, const struct np
 /** Whether @p slowdown (from np_sensitivity_predict) is at or above @p m's threshold. */
 NP_API bool np_sensitivity_is_sensitive(const struct np_sens_model *m, double slowdown);
 
-/** Leave-one-benchmark-out cross-validation figures at one threshold. */
+/** Leave-one-program-out cross-validation figures at one threshold. */
 struct np_sens_cv {
     double threshold;
     size_t rows;        /**< rows predicted (rows lacking a feature are left out) */
@@ -98,7 +105,8 @@ struct np_sens_cv {
 };
 
 /**
- * Cross-validate: for each benchmark, fit without all its rows and predict them.
+ * Cross-validate: for each program (a benchmark's inputs and its rate/speed twin), fit without
+ * all its rows and predict them.
  * @param predicted receives one prediction per table row (NaN when the row lacks a feature);
  *        at least table->count entries, or NULL
  * @return 0, or the negative errno of a failed fit with @p err
@@ -113,6 +121,46 @@ NP_API int np_sensitivity_cv(const struct np_model *table, unsigned features, do
  */
 NP_API int np_sensitivity_cv_threshold(const struct np_model *table, unsigned features,
                                        struct np_sens_cv *out, struct np_err *err);
+
+/** How one predictor of the class did: agreement with the measured class and with the labels. */
+struct np_sens_score {
+    size_t rows;        /**< rows scored */
+    double agree;       /**< share whose predicted class is their measured class */
+    double balanced;    /**< mean of that share among measured-sensitive and -insensitive rows */
+    size_t labelled;    /**< rows the table labels high or low */
+    double agree_label; /**< share of labelled rows whose predicted class is the label */
+};
+
+/** Nested cross-validation of the whole procedure, and two baselines scored on the same rows. */
+struct np_sens_nested {
+    size_t rows;                   /**< rows predicted in the outer folds */
+    size_t names;                  /**< distinct benchmark names in the table */
+    size_t folds;                  /**< outer folds: distinct programs */
+    double spearman;               /**< outer predictions vs measured remote slowdown */
+    double threshold_min;          /**< the lowest threshold an inner CV chose */
+    double threshold_max;          /**< the highest */
+    struct np_sens_score model;    /**< the model at its fold's threshold */
+    struct np_sens_score majority; /**< the inner rows' majority class, for every row */
+    struct np_sens_score mpki_cut; /**< one cut on LLC MPKI, chosen on the inner rows */
+};
+
+/**
+ * Nested leave-one-program-out cross-validation: for each program, the threshold is chosen by
+ * np_sensitivity_cv_threshold on the other programs alone, the model fitted on them, and the
+ * program's rows predicted and scored at that threshold (the measured class is remote >= that
+ * threshold too). The baselines get the same inner rows and threshold. No choice sees the rows
+ * it is scored on. @return 0, or as np_sensitivity_cv
+ */
+NP_API int np_sensitivity_cv_nested(const struct np_model *table, unsigned features,
+                                    struct np_sens_nested *out, struct np_err *err);
+
+/**
+ * The single LLC MPKI cut (sensitive when mpki >= cut) with the best balanced agreement with the
+ * measured class at @p threshold on @p table itself (in sample; the lowest cut among equals).
+ * @return 0, or -EINVAL when no cut splits the rows
+ */
+NP_API int np_sensitivity_mpki_cut(const struct np_model *table, double threshold, double *cut,
+                                   struct np_sens_score *out);
 
 /** Spearman's rank correlation of @p n pairs (ties get their mean rank); NaN when undefined. */
 NP_API double np_spearman(const double *x, const double *y, size_t n);
