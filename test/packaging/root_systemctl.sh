@@ -16,10 +16,12 @@ unit_file() {
   done
   return 1
 }
+# A process that ended but nobody reaped yet (a zombie) does not run.
+running() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat")" != Z ]; }
 is_active() {
   case $1 in
     *.timer) [ -e "$state/$1.active" ] ;;
-    *) [ -s "$state/$1.pid" ] && kill -0 "$(cat "$state/$1.pid")" 2>/dev/null ;;
+    *) [ -s "$state/$1.pid" ] && running "$(cat "$state/$1.pid")" ;;
   esac
 }
 start() {
@@ -45,7 +47,7 @@ stop() {
       pid=$(cat "$state/$1.pid")
       kill "$pid"
       i=0
-      while kill -0 "$pid" 2>/dev/null && [ $i -lt 300 ]; do
+      while running "$pid" && [ $i -lt 300 ]; do
         sleep 0.1
         i=$((i + 1))
       done

@@ -217,6 +217,7 @@ done
 
 # ---- 5. upgrade with the helper running ----
 helper_pid() { cat "$root/run/np-systemctl/numaplaced.service.pid" 2>/dev/null; }
+running() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat")" != Z ]; } # not a zombie
 # shellcheck disable=SC2016 # expanded by the task's shell
 in_root runuser -u numaplace-tester -- srun -n1 sh -c 'echo "job=$SLURM_JOB_ID"; sleep 300' \
   >"$work/running.out" 2>&1 &
@@ -237,7 +238,7 @@ fi
 for _ in $(seq 15); do in_root numaplace ping >/dev/null 2>&1 && break; sleep 1; done
 after=$(helper_pid)
 expect "numaplaced runs after the upgrade, restarted (pid $before, then ${after:-none})" \
-  sh -c "[ -n '$after' ] && [ '$after' != '$before' ] && kill -0 '$after'"
+  test -n "$after" -a "$after" != "$before" -a -n "$(running "$after" && echo yes)"
 expect "the restarted numaplaced answers" in_root numaplace ping
 if out=$(in_root numaplace status 2>&1) && grep -qw "$running" <<<"$out"; then
   pass "the restarted numaplaced kept job $running from its registry"
@@ -263,7 +264,7 @@ last=$(helper_pid)
 owned=$(in_root dpkg -L slurm-spank-numaplace numaplaced numaplace numaplace-data | sort -u)
 in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq numaplaced' >>"$work/apt.log" 2>&1 ||
   fail "apt could not purge numaplaced"
-expect "removing numaplaced stopped it" sh -c "! kill -0 '$last' 2>/dev/null"
+expect "removing numaplaced stopped it" test -z "$(running "$last" && echo yes)"
 expect "purging numaplaced kept the numaplace package's pending summaries" \
   test -e "$root/var/spool/numaplace/pending/4242.json"
 if in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq slurm-spank-numaplace numaplace numaplace-data &&
