@@ -292,5 +292,10 @@ for path in /etc/numaplace /var/lib/numaplace /var/spool/numaplace; do
 done
 expect "nothing of numaplace is left after purge${left[*]:+ (left: ${left[*]})}" test ${#left[@]} -eq 0
 
+if [ "$failed" != 0 ]; then
+  say "systemctl calls (root_systemctl.sh):"
+  indent <"$root/run/np-systemctl/calls" || true
+  grep -i "systemd\|invoke\|warning" "$work/apt.log" | indent || true
+fi
 say "$passed passed, $failed failed"
 [ "$failed" = 0 ]
