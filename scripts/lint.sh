@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Static checks CI runs: the include layers, clang-format, cppcheck, clang-tidy, shellcheck, and
-# systemd's security rating of numaplaced.service.
-# Usage: scripts/lint.sh BUILD_DIR   (BUILD_DIR has compile_commands.json)
+# Static checks CI runs: the include layers, no circle between files, clang-format, cppcheck,
+# clang-tidy, shellcheck, and systemd's security rating of numaplaced.service.
+# Usage: scripts/lint.sh BUILD_DIR   (BUILD_DIR is built and has compile_commands.json)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: lint.sh BUILD_DIR}
@@ -12,6 +12,7 @@ mapfile -t sh_files < <(git ls-files '*.sh' .ci/run test/run-all test/vm/run tes
 status=0
 
 bash scripts/lint-layers.sh || status=1
+bash scripts/lint-cycles.sh "$build" || status=1
 
 echo "lint: clang-format (${#c_files[@]} files)"
 clang-format --dry-run --Werror "${c_files[@]}" || status=1

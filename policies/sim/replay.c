@@ -16,7 +16,7 @@ const char *np_replay_way_name(enum np_replay_way way)
     return (unsigned)way < NP_REPLAY_WAY_COUNT ? way_names[way] : "unknown";
 }
 
-/* Sandman's SLIT (thesis-experiments.md §1): 21 for 0-1, 0-2, 1-3, 2-3; 30 for 0-3, 1-2. */
+/* Sandman's SLIT (docs/model.md): 21 for 0-1, 0-2, 1-3, 2-3; 30 for 0-3, 1-2. */
 static const uint8_t sandman_distance[4][4] = {
     {10, 21, 21, 30}, {21, 10, 30, 21}, {21, 30, 10, 21}, {30, 21, 21, 10}};
 

@@ -69,10 +69,9 @@ mount -t proc proc "$work/root/proc"
 mount -t tmpfs tmpfs "$work/root/tmp" # the suites' clusters live in /tmp
 mount --rbind /sys "$work/root/sys" # live topology, libpfm4's PMUs, node meminfo
 mount --rbind /dev "$work/root/dev"
-mkdir -p "$work/root/src/numaplace" "$work/root/src/shared"
+mkdir -p "$work/root/src/numaplace"
 tar -C "$top" --exclude='./build*' --exclude='./_install' --exclude=./.git -cf - . |
   tar -C "$work/root/src/numaplace" -xf -
-[ ! -d "$top/../shared" ] || cp -r "$top/../shared/." "$work/root/src/shared/"
 in_root() { chroot "$work/root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"; }
 # shellcheck disable=SC2016 # expanded by the root's shell
 say "$(in_root sh -c 'echo "Slurm $(dpkg-query -W -f=\${Version} libslurm-dev), hwloc $(dpkg-query -W -f=\${Version} libhwloc-dev), $(gcc --version | head -1)"')"
