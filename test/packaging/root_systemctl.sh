@@ -1,6 +1,6 @@
 #!/bin/sh
 # systemctl for the install test's Debian root, which has no systemd as PID 1: installed there as
-# /usr/local/sbin/systemctl, beside /run/systemd/system, so the packages' maintainer scripts
+# /usr/bin/systemctl, beside /run/systemd/system, so the packages' maintainer scripts
 # (deb-systemd-invoke) take the paths they take on a systemd machine and their stop, start and
 # try-restart happen. For numaplace's units only (others are left alone, as they would be by a
 # site's consent): a service runs its unit's ExecStart in the background and stops with SIGTERM;

@@ -103,9 +103,10 @@ for deb in "$root"/tmp/debs/*.deb; do
   dpkg-deb -b "$work/repack" "$root/tmp/prev/$(basename "${deb%%_*}")_prev.deb" >/dev/null
 done
 # A systemd machine's view for the maintainer scripts (see root_systemctl.sh).
-mkdir -p "$root/run/systemd/system" "$root/usr/local/sbin"
-cp "$(dirname "$0")/root_systemctl.sh" "$root/usr/local/sbin/systemctl"
-chmod 755 "$root/usr/local/sbin/systemctl"
+mkdir -p "$root/run/systemd/system"
+# Where dpkg finds it: maintainer scripts run with dpkg's own PATH, without /usr/local.
+cp "$(dirname "$0")/root_systemctl.sh" "$root/usr/bin/systemctl"
+chmod 755 "$root/usr/bin/systemctl"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 if in_root sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /tmp/prev/*.deb' \
   >"$work/apt.log" 2>&1; then
