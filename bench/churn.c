@@ -291,7 +291,6 @@ static pid_t flood(const char *sock)
     if (pid == 0) {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         struct pollfd pfd[FLOOD_CONNECTIONS];
-        unsigned long opened = 0;
 
         if (setgid(FLOOD_UID) < 0 || setuid(FLOOD_UID) < 0)
             _exit(1);
@@ -308,8 +307,6 @@ static pid_t flood(const char *sock)
                         errno != EINPROGRESS && errno != EAGAIN) {
                         close(pfd[i].fd);
                         pfd[i].fd = -1;
-                    } else {
-                        opened++;
                     }
                 }
             if (poll(pfd, FLOOD_CONNECTIONS, 10) > 0)

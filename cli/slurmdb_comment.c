@@ -34,6 +34,14 @@ typedef List np_slurm_list;
  * slurm_hostlist_create returns, whichever it is. */
 typedef __typeof__(slurm_hostlist_create("")) np_slurm_hostlist;
 
+/* What slurm_load_ctl_conf() gave is freed with slurm_free_ctl_conf() in 24.11 and before, and
+ * with slurm_free_conf() in 26.05, which has no slurm_free_ctl_conf(). */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+#define np_slurm_free_conf slurm_free_conf
+#else
+#define np_slurm_free_conf slurm_free_ctl_conf
+#endif
+
 /* Exported by libslurm (sacctmgr uses it) but not declared in its public headers. It sets every
  * field to "not given", so the modify touches only the AdminComment. */
 extern slurmdb_job_rec_t *slurmdb_create_job_rec(void);
@@ -49,7 +57,7 @@ static char *cluster_name(void)
         return strdup(env);
     if (slurm_load_ctl_conf((time_t)0, &conf) == SLURM_SUCCESS && conf && conf->cluster_name)
         name = strdup(conf->cluster_name);
-    slurm_free_ctl_conf(conf);
+    np_slurm_free_conf(conf);
     return name;
 }
 

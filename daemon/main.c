@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <systemd/sd-daemon.h>
+
 #include "config.h"
 #include "daemon.h"
 #include "http.h"
@@ -189,7 +191,12 @@ int main(int argc, char **argv)
         return 1;
     if ((rc = set_up(d)) != 0)
         return rc;
+    /* Type=notify: ready once the socket accepts and the registry is restored, so slurmd
+     * (After= it) starts beside a helper that answers. Without NOTIFY_SOCKET it does nothing. */
+    if ((rc = sd_notify(0, "READY=1")) < 0)
+        NPD_LOG(d, WARNING, "cannot tell systemd that numaplaced is ready: %s", strerror(-rc));
     loop_run(d);
+    sd_notify(0, "STOPPING=1");
     tear_down(d);
     return 0;
 }

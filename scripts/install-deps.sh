@@ -7,7 +7,7 @@ packages=(
   # build
   build-essential cmake pkg-config clang clang-format clang-tidy cppcheck
   libhwloc-dev libjansson-dev libnuma-dev libpfm4-dev check libslurm-dev zlib1g-dev libcairo2-dev libacl1-dev
-  libmicrohttpd-dev
+  libmicrohttpd-dev libsystemd-dev
   # run: Slurm, munge, tools the tests and demo drive
   slurm-wlm slurm-client slurmd slurmctld munge hwloc numactl stress-ng
   util-linux procps iproute2 python3 jq

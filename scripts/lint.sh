@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Static checks CI runs: the include layers, no circle between files, clang-format, cppcheck,
-# clang-tidy, shellcheck, and mandoc on the man pages as built (their lists filled in).
+# clang-tidy, shellcheck, mandoc on the man pages as built (their lists filled in), and
+# systemd's security rating of numaplaced.service.
 # Usage: scripts/lint.sh BUILD_DIR   (BUILD_DIR is built and has compile_commands.json)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,6 +41,16 @@ fi
 mapfile -t man_pages < <(ls "$build"/docs/*.[18] 2>/dev/null || ls docs/*.[18].in)
 echo "lint: mandoc (${#man_pages[@]} pages)"
 mandoc -Tlint -W warning "${man_pages[@]}" || status=1
+
+# The unit as installed (ExecStart filled in by CMake): systemd's exposure rating at most 3.0.
+if command -v systemd-analyze >/dev/null && [ -f "$build/etc/numaplaced.service" ]; then
+  echo "lint: systemd-analyze security numaplaced.service (exposure 3.0 at most)"
+  systemd-analyze security --offline=yes --threshold=30 "$build/etc/numaplaced.service" | tail -1 ||
+    status=1
+else
+  echo "lint: systemd-analyze or $build/etc/numaplaced.service missing: unit exposure NOT checked" >&2
+  status=1
+fi
 
 [ "$status" = 0 ] && echo "lint: clean" || echo "lint: FAILED" >&2
 exit "$status"

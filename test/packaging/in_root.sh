@@ -43,7 +43,8 @@ if [ ! -s "$root_tar" ]; then
   mkdir -p "$cache"
   sources=$(mktemp)
   np_root_sources "$suite" "$sources"
-  mmdebstrap --quiet --format=tar --variant=apt --include="build-essential,$build_deps,$test_deps" \
+  mapfile -t aptopts < <(np_root_aptopts)
+  mmdebstrap --quiet "${aptopts[@]}" --format=tar --variant=apt --include="build-essential,$build_deps,$test_deps" \
     "$suite" "$root_tar.new" "$sources"
   rm -f "$sources"
   mv "$root_tar.new" "$root_tar"

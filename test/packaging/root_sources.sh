@@ -22,5 +22,27 @@ np_root_sources() {
     echo "np_root_sources: no apt sources on this machine (/etc/apt/sources.list{,.d/})" >&2
     return 1
   fi
-  cat "${existing[@]}" | sed "s/\b$host_suite\b/$suite/g" >"$file"
+  cat "${existing[@]}" | sed "s/\b$host_suite\b/$suite/g" | np_root_sources_unstable "$suite" >"$file"
+}
+
+# Unstable ("sid") has no -updates or -security suites: left out of the sources (stdin to stdout)
+# for it, in either form; other suites' pass unchanged.
+np_root_sources_unstable() {
+  if [ "$1" != sid ]; then
+    cat
+    return
+  fi
+  awk -v RS= -v ORS='\n\n' '!/Suites:[^\n]*sid-security/' |
+    sed -E '/^Suites:/s/ sid-[a-z]+//g; /^deb(-src)? .* sid-[a-z]+ /d'
+}
+
+# np_root_aptopts: mmdebstrap options that give the root's apt this host's view of the mirror.
+# A host whose mirror is a dated snapshot turns off apt's Valid-Until check (unstable's Release
+# file expires within a week); the root's apt has to do the same.
+np_root_aptopts() {
+  local check
+  check=$(apt-config dump Acquire::Check-Valid-Until | sed -n 's/^Acquire::Check-Valid-Until "\(.*\)";$/\1/p')
+  case $check in
+    false | no | 0) echo '--aptopt=Acquire::Check-Valid-Until "false"' ;;
+  esac
 }
