@@ -188,8 +188,9 @@ static void refuse(int fd, unsigned status, const char *text)
         /* nothing to do: the peer is closed either way */
     }
     shutdown(fd, SHUT_WR);
-    while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0) {
-        /* what it sent already, so that the close does not reset the answer away */
+    /* What it sent already, so that the close does not reset the answer away; bounded, since a
+     * refused peer that keeps writing must not keep the daemon's one loop here. */
+    for (int reads = 0; reads < 16 && recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0; reads++) {
     }
     close(fd);
 }

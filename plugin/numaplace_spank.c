@@ -225,6 +225,16 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 
 /* The remote callbacks, in slurmstepd and its tasks: the step side does the work. */
 
+/* Called in every context; only slurmstepd's (remote, still root) has step-side work. */
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+    (void)ac;
+    (void)av;
+    if (spank_context() != S_CTX_REMOTE || !task_ops)
+        return 0;
+    return task_ops->init_post_opt(sp, step_settings());
+}
+
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
     (void)ac;

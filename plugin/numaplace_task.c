@@ -2,6 +2,8 @@
  * numaplace_task.so - the step side of the numaplace SPANK plugin, loaded by numaplace.so in
  * slurmstepd only (numaplace_task.h says why it is a module of its own).
  *
+ *   init_post_opt (slurmstepd, root, once per step): asks numaplaced's advice for
+ *     --numa-policy=auto; every task inherits it across fork.
  *   user_init (once per step): loads the topology; every task inherits it across fork.
  *   task_post_fork (slurmstepd, root, after each task's fork): registers the task with
  *     numaplaced so its counters start with the task.
@@ -36,7 +38,7 @@ static hwloc_bitmap_t step_cpus; /* the step's CPUs on this host, NULL when unkn
 static bool have_preferred_many; /* the kernel takes MPOL_PREFERRED_MANY */
 static bool helper_registered;   /* slurmstepd registered at least one task of this step */
 static bool helper_warned;       /* the one log line per step about an unreachable helper */
-/* --numa-policy=auto: numaplaced's advice, asked once per step in user_init (advise_step) */
+/* --numa-policy=auto: numaplaced's advice, asked once per step in init_post_opt (advise_step) */
 static struct np_proto_advice advice;
 static bool advice_ok;
 static char advice_why[NP_ERR_MSG_MAX]; /* why there is none */
@@ -76,6 +78,15 @@ static int task_user_init(spank_t sp, const struct numaplace_step_settings *sett
             step_cpus = NULL;
         }
     }
+    return ESPANK_SUCCESS;
+}
+
+/* In slurmstepd, once per step, as root and before any task forks: --numa-policy=auto's advice,
+ * which every task inherits. Not in user_init: slurmstepd runs that under the job's euid, and
+ * numaplaced answers advise to root only (its peer credentials are the effective ids). */
+static int task_init_post_opt(spank_t sp, const struct numaplace_step_settings *settings)
+{
+    plugin = settings;
     advise_step(sp);
     return ESPANK_SUCCESS;
 }
@@ -498,6 +509,7 @@ static void task_exit(spank_t sp, const struct numaplace_step_settings *settings
 /* The one symbol this module exports (numaplace_task.map). */
 const struct numaplace_task_ops numaplace_task_ops = {
     .abi = NUMAPLACE_TASK_ABI,
+    .init_post_opt = task_init_post_opt,
     .user_init = task_user_init,
     .task_post_fork = task_post_fork,
     .task_init = task_init,

@@ -20,7 +20,7 @@
 #include "numaplace/siteconf.h"
 
 /* Bumped whenever this file changes: a module from another build is refused, not misread. */
-#define NUMAPLACE_TASK_ABI        1
+#define NUMAPLACE_TASK_ABI        2
 #define NUMAPLACE_TASK_MODULE     "numaplace_task.so"
 #define NUMAPLACE_TASK_OPS_SYMBOL "numaplace_task_ops"
 
@@ -37,6 +37,9 @@ struct numaplace_step_settings {
  * that callback returns (0, or -1 / ESPANK_ERROR to fail, only where the site asked for it). */
 struct numaplace_task_ops {
     unsigned abi; /* NUMAPLACE_TASK_ABI */
+    /* In slurmstepd as root, before the job's credentials are taken (user_init runs under the
+     * job's euid, which numaplaced refuses for root-only ops such as advise). */
+    int (*init_post_opt)(spank_t sp, const struct numaplace_step_settings *settings);
     int (*user_init)(spank_t sp, const struct numaplace_step_settings *settings);
     int (*task_post_fork)(spank_t sp, const struct numaplace_step_settings *settings);
     int (*task_init)(spank_t sp, const struct numaplace_step_settings *settings);

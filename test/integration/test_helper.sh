@@ -46,6 +46,16 @@ fi
 np_expect_match "perf: [0-9] of 7 events count on this node"
 np_end_case
 
+# slurmstepd asks auto's advice as root (init_post_opt): from user_init, under the job's euid,
+# numaplaced refused it ("uid N may not") and every task fell back to the static choice.
+np_case "--numa-policy=auto with numaplaced answering: a user's tasks get its advice"
+np_run np_run_as "$user" srun -n1 --numa-sensitivity=high --numa-policy=verbose,auto "$NP_PROBE"
+np_expect_rc 0
+np_expect_match "^numaplace: task 0 on [^ ]+: policy=[a-z-]+ \(auto\) .*\(auto: "
+np_expect_match "env_reason=auto: "
+! grep -q "did not answer" <<<"$np_out" || np_fail "numaplaced's advice did not reach the task: $np_out"
+np_end_case
+
 np_case "a job of known size: status while it runs, then its report"
 mb=64 busy=8 idle=2
 np_run_as "$user" srun -n1 --numa-policy=interleave -o "$out_dir/workload.out" \
