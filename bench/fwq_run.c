@@ -347,6 +347,9 @@ int fwq_run(struct fwq_run *run)
            run->nhelper_cpus ? "pinned to --helper-cpus" : "share the job's CPUs (not pinned)",
            run->quantum_us, (unsigned long long)run->iters, run->quanta, run->rounds, FWQ_CONFIGS,
            run->procs, run->mib, run->large_mib, run->large_maps);
+    if (trace.ncpu)
+        printf("Context switches: sched:sched_switch, its id and format read from %s.\n",
+               trace.tracefs);
     if (run->nodes == 1)
         printf("One NUMA node: numad's loop reads the node figures each interval and scans "
                "processes only with two nodes or more, so e and f show that cost alone.\n");

@@ -5,17 +5,26 @@
 #include "fwq_trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-static const char *const tracefs_dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+#define TRACEFS "/sys/kernel/tracing"
+#define SWITCH  "events/sched/sched_switch"
+
+/* Where a tracefs may be mounted already (the second is debugfs's automount of it). */
+static const char *const tracefs_dirs[] = {TRACEFS, "/sys/kernel/debug/tracing"};
 
 static char *slurp(const char *path)
 {
@@ -31,6 +40,91 @@ static char *slurp(const char *path)
     }
     fclose(f);
     return buf;
+}
+
+/* The child of read_private: never returns. */
+static void private_child(int out)
+{
+    const char *step = "unshare(CLONE_NEWNS)";
+
+    signal(SIGINT, SIG_DFL); /* fwq's handler cleans up after the parent, not this child */
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    if (unshare(CLONE_NEWNS) == 0) {
+        step = "making the mounts private (mount --make-rprivate /)";
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0) {
+            step = "mount -t tracefs nodev " TRACEFS;
+            if (mount("nodev", TRACEFS, "tracefs", 0, NULL) == 0) {
+                const char *id_text = slurp(TRACEFS "/" SWITCH "/id");
+                const char *format = slurp(TRACEFS "/" SWITCH "/format");
+                if (id_text && format) {
+                    if (write(out, id_text, strlen(id_text) + 1) < 0 ||
+                        write(out, format, strlen(format)) < 0)
+                        _exit(1);
+                    _exit(0);
+                }
+                dprintf(out, "the tracefs mounted has no " SWITCH);
+                _exit(1);
+            }
+        }
+    }
+    dprintf(out, "%s: %s", step, strerror(errno));
+    _exit(1);
+}
+
+/*
+ * No tracefs mounted: a child process takes a mount namespace of its own, mounts tracefs there
+ * and sends the tracepoint's id and format back. The mount lives only in that namespace, which
+ * ends with the child however it ends (an error, a signal to either process), so nothing is left
+ * mounted and no other process sees a mount come and go. The perf event needs only the id.
+ * @return 0 with both texts (the caller frees them), or -errno with the reason in @p why.
+ */
+static int read_private(char **id_text, char **format, char *why, size_t why_len)
+{
+    size_t cap = 131072, n = 0;
+    char *buf = calloc(1, cap + 1);
+    int fds[2], status = 0;
+    pid_t pid;
+
+    if (!buf || pipe2(fds, O_CLOEXEC) < 0) {
+        free(buf);
+        snprintf(why, why_len, "no tracefs mounted, and no pipe to mount one: %s", strerror(errno));
+        return -ENOMEM;
+    }
+    fflush(NULL); /* the child exits with _exit, but never copy unwritten output */
+    pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        private_child(fds[1]);
+    }
+    if (pid < 0)
+        snprintf(buf, cap, "fork: %s", strerror(errno));
+    close(fds[1]);
+    while (pid > 0 && n < cap) {
+        ssize_t got = read(fds[0], buf + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        n += (size_t)got;
+    }
+    close(fds[0]);
+    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+        strlen(buf) >= n) {
+        snprintf(why, why_len,
+                 "no tracefs mounted, and mounting one in a private mount namespace failed: %s",
+                 buf[0] ? buf : "the child ended without a reason");
+        free(buf);
+        return -ENOENT;
+    }
+    *format = strdup(buf + strlen(buf) + 1); /* "ID\n\0FORMAT": the id ends at the first NUL */
+    if (!*format) {
+        free(buf);
+        snprintf(why, why_len, "out of memory for the sched_switch format");
+        return -ENOMEM;
+    }
+    *id_text = buf;
+    return 0;
 }
 
 int fwq_trace_open(struct fwq_trace *t, const int *cpus, int ncpu, size_t data_pages, char *why,
@@ -50,18 +144,22 @@ int fwq_trace_open(struct fwq_trace *t, const int *cpus, int ncpu, size_t data_p
         return -E2BIG;
     }
     for (size_t d = 0; d < sizeof(tracefs_dirs) / sizeof(tracefs_dirs[0]) && !id_text; d++) {
-        snprintf(path, sizeof(path), "%s/events/sched/sched_switch/id", tracefs_dirs[d]);
+        snprintf(path, sizeof(path), "%s/" SWITCH "/id", tracefs_dirs[d]);
         id_text = slurp(path);
         dir = tracefs_dirs[d];
     }
-    if (!id_text) {
-        snprintf(why, why_len,
-                 "no tracefs with events/sched/sched_switch (mount -t tracefs nodev "
-                 "/sys/kernel/tracing)");
-        return -ENOENT;
+    if (id_text) {
+        snprintf(path, sizeof(path), "%s/" SWITCH "/format", dir);
+        format = slurp(path);
+        snprintf(t->tracefs, sizeof(t->tracefs), "the tracefs at %s", dir);
+    } else {
+        rc = read_private(&id_text, &format, why, why_len);
+        if (rc < 0)
+            return rc;
+        snprintf(path, sizeof(path), "%s/" SWITCH "/format (mounted privately)", TRACEFS);
+        snprintf(t->tracefs, sizeof(t->tracefs),
+                 "a tracefs fwq mounted in a private mount namespace, gone again");
     }
-    snprintf(path, sizeof(path), "%s/events/sched/sched_switch/format", dir);
-    format = slurp(path);
     if (!format || fwq_switch_layout_parse(format, &t->layout) < 0) {
         snprintf(why, why_len, "%s: no prev_pid, next_pid and next_comm fields", path);
         rc = -EINVAL;

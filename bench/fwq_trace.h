@@ -1,8 +1,10 @@
 /*
  * fwq_trace: the sched_switch tracepoint on each job CPU through perf_event_open (CLOCK_MONOTONIC
  * timestamps, one ring per CPU, drained when half full and after each measurement), so bench/fwq
- * can say what ran on a CPU in place of its FWQ thread. Needs tracefs (events/sched/sched_switch)
- * and root or perf_event_paranoid <= -1.
+ * can say what ran on a CPU in place of its FWQ thread. Reads the tracepoint's id and format from
+ * tracefs (events/sched/sched_switch): a mounted one, else one it mounts in a child's private mount
+ * namespace for the read (root with CAP_SYS_ADMIN). The events need root or
+ * perf_event_paranoid <= -1.
  */
 #ifndef NUMAPLACE_BENCH_FWQ_TRACE_H
 #define NUMAPLACE_BENCH_FWQ_TRACE_H
@@ -23,7 +25,8 @@ struct fwq_trace {
     /* what was drained since the last fwq_trace_clear, per CPU */
     struct fwq_switch *ev[FWQ_TRACE_MAX_CPUS];
     size_t nev[FWQ_TRACE_MAX_CPUS], cap[FWQ_TRACE_MAX_CPUS];
-    uint64_t lost; /**< records the kernel dropped (a ring full before it was drained) */
+    uint64_t lost;    /**< records the kernel dropped (a ring full before it was drained) */
+    char tracefs[96]; /**< where the tracepoint's id and format were read, for the report */
 };
 
 /**

@@ -29,11 +29,14 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "lifecycle.h"
 #include "http.h"
 #include "jobs.h"
 #include "metrics.h"
 #include "registry.h"
 #include "sampling.h"
+#include "job_life.h"
+#include "sampling_tick.h"
 
 #define MAX_STEPS   1024
 #define MAX_SCRAPES 100000

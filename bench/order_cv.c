@@ -33,6 +33,8 @@
 #include "numaplace/replay_scenario.h"
 #include "numaplace/sensitivity.h"
 #include "numaplace/sim.h"
+#include "numaplace/tables.h"
+#include "numaplace/scenario_file.h"
 
 #define NJOBS           8
 #define NNODES          4

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "numaplace/sim.h"
+#include "numaplace/tables.h"
 
 #define NJOBS  8
 #define NNODES 4

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "lifecycle.h"
 #include "handlers.h"
 #include "jobs.h"
 #include "registry.h"

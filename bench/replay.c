@@ -1,5 +1,5 @@
 /*
- * The thesis's dynamic experiment sets replayed in the model (lib/migration/replay.c), every
+ * The thesis's dynamic experiment sets replayed in the model (policies/sim/replay.c), every
  * order in both ways of carrying a request out, scored as the thesis scored them.
  *
  *   replay [--model CSV] [--footprints CSV] [--footprint-scale X] [--random-runs N]
@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "numaplace/replay_scenario.h"
+#include "numaplace/tables.h"
+#include "numaplace/scenario_file.h"
 
 #define MAX_ORDERS 16
 #define MAX_SETS   16

@@ -21,6 +21,7 @@
 #include "numaplace/migration.h"
 #include "numaplace/open_regular.h"
 #include "numaplace/scenario.h"
+#include "numaplace/scenario_file.h"
 
 int cli_call(const struct np_proto_request *req, json_t **reply)
 {
@@ -277,9 +278,53 @@ static void sleep_s(double seconds)
         ;
 }
 
-/* A scenario file's requests (docs/scenarios.md), in order, each delay_s after the previous
- * answer, all with @p order (NULL: the helper's configured order). */
-static int run_scenario(FILE *f, const char *path, const char *order, bool dry_run)
+/* When a script's requests go out: each delay after the previous answer (the default, as the
+ * thesis's manager did), or at fixed times from the script's start (--clock fixed: request i at
+ * the sum of the delays up to i, whatever earlier moves took, so every run of a comparison asks
+ * at the same moments; a request whose time has passed goes at once and says how late). */
+struct pacing {
+    bool fixed;
+    double due;            /* s after start: when the next request is due */
+    struct timespec start; /* CLOCK_MONOTONIC */
+};
+
+static double since(const struct timespec *start)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/* Wait for the next request's time; @return how late it is (0 when on time). */
+static double pace(struct pacing *p, double delay_s)
+{
+    double now;
+
+    if (!p->fixed) {
+        sleep_s(delay_s);
+        return 0;
+    }
+    p->due += delay_s;
+    now = since(&p->start);
+    if (now < p->due) {
+        sleep_s(p->due - now);
+        return 0;
+    }
+    return now - p->due;
+}
+
+/* Say a request went late, when by half a second or more. */
+static void say_late(double late_s)
+{
+    if (late_s >= 0.5)
+        printf("(late by %.1f s) ", late_s);
+}
+
+/* A scenario file's requests (docs/scenarios.md), in order, paced by @p pacing, all with @p order
+ * (NULL: the helper's configured order). */
+static int run_scenario(FILE *f, const char *path, const char *order, bool dry_run,
+                        struct pacing *pacing)
 {
     struct np_scenario s;
     struct np_err err = {0};
@@ -289,13 +334,15 @@ static int run_scenario(FILE *f, const char *path, const char *order, bool dry_r
         fprintf(stderr, "numaplace: migrate: %s\n", err.msg);
         return 1;
     }
-    printf("scenario %s: %zu request(s), order %s%s\n", s.name, s.nrequests,
-           order ? order : "as numaplaced is configured", dry_run ? ", dry run" : "");
+    printf("scenario %s: %zu request(s), order %s%s%s\n", s.name, s.nrequests,
+           order ? order : "as numaplaced is configured", dry_run ? ", dry run" : "",
+           pacing->fixed ? ", at fixed times" : "");
     fflush(stdout);
     for (size_t i = 0; i < s.nrequests; i++) {
         const struct np_scenario_request *r = &s.requests[i];
-        sleep_s(r->delay_s);
+        const double late = pace(pacing, r->delay_s);
         printf("[%s requests[%zu]] ", s.name, i);
+        say_late(late);
         fflush(stdout);
         failed |= migrate_once(r->from, r->to, r->pages, order, dry_run);
     }
@@ -415,7 +462,8 @@ fail:
 }
 
 /* The line format, all of it checked before the first request; a line's ORDER wins. */
-static int run_lines(FILE *f, const char *path, unsigned lineno, const char *order, bool dry_run)
+static int run_lines(FILE *f, const char *path, unsigned lineno, const char *order, bool dry_run,
+                     struct pacing *pacing)
 {
     struct script_line *lines;
     const long n = read_script_lines(f, path, lineno, &lines);
@@ -424,8 +472,9 @@ static int run_lines(FILE *f, const char *path, unsigned lineno, const char *ord
     if (n < 0)
         return 1;
     for (long i = 0; i < n; i++) {
-        sleep_s(lines[i].delay_s);
+        const double late = pace(pacing, lines[i].delay_s);
         printf("[%s:%u] ", path, lines[i].lineno);
+        say_late(late);
         fflush(stdout);
         failed |= migrate_once(lines[i].from, lines[i].to, lines[i].pages,
                                lines[i].order ? lines[i].order : order, dry_run);
@@ -456,22 +505,24 @@ static FILE *open_script(const char *path)
     return f;
 }
 
-static int run_script(const char *path, const char *order, bool dry_run)
+static int run_script(const char *path, const char *order, bool dry_run, bool fixed_clock)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : open_script(path);
+    struct pacing pacing = {.fixed = fixed_clock};
     unsigned blank_lines = 0;
     int c, failed;
 
     if (!f)
         return 1;
+    clock_gettime(CLOCK_MONOTONIC, &pacing.start);
     while ((c = getc(f)) == ' ' || c == '\t' || c == '\r' || c == '\n')
         blank_lines += c == '\n';
     if (c != EOF)
         ungetc(c, f);
     if (c == '{')
-        failed = run_scenario(f, path, order, dry_run);
+        failed = run_scenario(f, path, order, dry_run, &pacing);
     else
-        failed = run_lines(f, path, blank_lines, order, dry_run);
+        failed = run_lines(f, path, blank_lines, order, dry_run, &pacing);
     if (f != stdin)
         fclose(f);
     return failed;
@@ -481,11 +532,16 @@ int cmd_migrate(int argc, char **argv)
 {
     unsigned long long from = ~0ull, to = ~0ull, pages = ~0ull;
     const char *order = NULL, *script = NULL, *from_arg = NULL, *to_arg = NULL, *pages_arg = NULL;
+    const char *clock_arg = NULL;
     bool dry_run = false;
     const struct cli_option opts[] = {
-        {"--from", "S", &from_arg, NULL},    {"--to", "D", &to_arg, NULL},
-        {"--pages", "N", &pages_arg, NULL},  {"--order", "ORDER", &order, NULL},
-        {"--script", "FILE", &script, NULL}, {"--dry-run", NULL, NULL, &dry_run},
+        {"--from", "S", &from_arg, NULL},
+        {"--to", "D", &to_arg, NULL},
+        {"--pages", "N", &pages_arg, NULL},
+        {"--order", "ORDER", &order, NULL},
+        {"--script", "FILE", &script, NULL},
+        {"--dry-run", NULL, NULL, &dry_run},
+        {"--clock", "after-reply|fixed", &clock_arg, NULL},
     };
     struct np_err err = {0};
 
@@ -505,8 +561,17 @@ int cmd_migrate(int argc, char **argv)
             return 2;
         }
     }
+    if (clock_arg && strcmp(clock_arg, "after-reply") != 0 && strcmp(clock_arg, "fixed") != 0) {
+        fprintf(stderr, "numaplace: migrate: --clock \"%s\": accepted: after-reply, fixed\n",
+                clock_arg);
+        return 2;
+    }
+    if (clock_arg && !script) {
+        fprintf(stderr, "numaplace: migrate: --clock paces a --script; give --script FILE\n");
+        return 2;
+    }
     if (script)
-        return run_script(script, order, dry_run);
+        return run_script(script, order, dry_run, clock_arg && strcmp(clock_arg, "fixed") == 0);
     if (from == ~0ull || to == ~0ull || pages == ~0ull) {
         fprintf(stderr, "numaplace: migrate needs --from S --to D --pages N (or --script FILE)\n");
         return 2;

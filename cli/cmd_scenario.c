@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "numaplace/scenario.h"
+#include "numaplace/scenario_file.h"
 
 /* What the command prints: the summary, or one of the line lists. */
 static const struct {

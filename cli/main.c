@@ -26,6 +26,7 @@
 #include "numaplace/labels.h"
 #include "numaplace/migration.h"
 #include "numaplace/profile.h"
+#include "numaplace/tables.h"
 
 struct cli_options cli = {
     .socket_path = NP_HELPER_DEFAULT_SOCKET,

@@ -12,6 +12,7 @@
 #include "numaplace/penalty.h"
 #include "numaplace/profile.h"
 #include "log.h"
+#include "numaplace/tables.h"
 
 /* The perf events the prediction needs: cycles, instructions, LLC load and store misses. */
 static const enum np_perf_event needed[] = {NP_PERF_CYCLES, NP_PERF_INSTRUCTIONS,

@@ -9,7 +9,6 @@
 #include "http.h"
 #include "jobs.h"
 #include "log.h"
-#include "loop.h"
 #include "migration.h"
 #include "registry.h"
 #include "report_out.h"
@@ -51,21 +50,22 @@ int config_load(struct np_daemon *d, bool initial)
     return 0;
 }
 
-void config_reload(struct np_daemon *d)
+int config_reload(struct np_daemon *d)
 {
     const struct np_metrics_config old_metrics = d->cfg.metrics;
     const bool perf_before = d->cfg.perf;
 
+    int rc;
+
     NPD_LOG(d, INFO, "SIGHUP: reloading %s", d->config_path);
-    if (config_load(d, false) < 0) {
+    if ((rc = config_load(d, false)) < 0) {
         NPD_LOG(d, ERROR, "reload failed; the previous configuration stays");
-        return;
+        return rc;
     }
     log_open(d);
     np_daemon_mkdir_p(d->cfg.spool_dir, 0755);
     np_daemon_mkdir_p(d->cfg.state_dir, 0700);
     trace_open(d);
-    loop_set_timer(d);
     sampling_probe_perf(d);
     uncore_bw_reload(d, perf_before);
     sampling_pin_housekeeping(d);
@@ -75,4 +75,5 @@ void config_reload(struct np_daemon *d)
     http_reload(d, &old_metrics);
     NPD_LOG(d, INFO, "reloaded: interval %u ms, backends %s", d->cfg.interval_ms,
             d->perf_mask ? "perf,proc" : "proc");
+    return 0;
 }

@@ -14,9 +14,10 @@ struct np_daemon;
  */
 int config_load(struct np_daemon *d, bool initial);
 
-/** SIGHUP: load again and apply what can change while running (log, dirs, trace, timer, perf,
- *  housekeeping CPUs, the migration worker,
- *  the metrics endpoint). A failed load keeps the running configuration. */
-void config_reload(struct np_daemon *d);
+/** SIGHUP: load again and apply what can change while running (log, dirs, trace, perf,
+ *  housekeeping CPUs, the migration worker, the metrics endpoint). A failed load keeps the
+ *  running configuration. The caller (the loop) re-arms its timer on success: the interval may
+ *  have changed. @return 0 reloaded, or -errno (logged) */
+int config_reload(struct np_daemon *d);
 
 #endif /* NUMAPLACED_CONFIG_H */

@@ -168,6 +168,9 @@ struct np_daemon {
     struct np_report_hold report_hold;
     struct writer *writer; /**< reports and registry.json off the loop (writer.h); NULL: written
                                 on the loop thread (start-up, stop, the unit suites) */
+    /** A step's report is durable or held: job_report_done (set by np_daemon_init). Called from
+     *  report_out.c, which is below the step's life and does not know it. */
+    void (*report_durable)(struct np_daemon *d, struct np_daemon_job *j);
     struct np_daemon_totals totals;
     struct np_fd_budget fd_budget; /**< /proc files the samplers may keep open (sampling.c) */
     hwloc_bitmap_t started_cpus;   /**< owned: the affinity it was started with */
@@ -181,17 +184,6 @@ struct np_daemon {
     bool hw_counters; /**< cycles, instructions and LLC misses count here (sampling.c) */
     bool stop;
 };
-
-/** Everything off: fds -1, the log sink pointed at @p d, default configuration. Cannot fail. */
-void np_daemon_init(struct np_daemon *d);
-
-/** Free and close what @p d holds (jobs, clients, socket, pid file, trace, node data,
- *  overrides); the log stays open. Does not save the registry. */
-void np_daemon_fini(struct np_daemon *d);
-
-/** Write what the writer still has, run its completions and end it; later writes are made on
- *  the loop thread. Nothing without a writer. */
-void np_daemon_stop_writer(struct np_daemon *d);
 
 /** mkdir -p: the parents 0755, the last @p mode. @return 0 or -errno */
 int np_daemon_mkdir_p(const char *path, mode_t mode);

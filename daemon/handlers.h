@@ -1,7 +1,5 @@
 /*
- * handlers.h - one function per protocol op (docs/protocol.md). Each takes the peer's
- * credentials and the decoded request and returns the reply (new reference), so tests call them
- * with a made-up peer and no socket.
+ * handlers.h - from a request line to its op (ops.h, one function per protocol op).
  */
 #ifndef NUMAPLACED_HANDLERS_H
 #define NUMAPLACED_HANDLERS_H
@@ -13,35 +11,14 @@
 #include <jansson.h>
 
 #include "daemon.h"
+#include "ops.h"
 
 /**
  * Decode one request line and run its op. @p pending is the client's tag: a migrate request that
  * was queued, or a step_end whose report is with the writer, sets it and returns NULL (the reply
- * comes later, server_answer_tag).
+ * comes later, client_answer_tag).
  */
 json_t *handlers_dispatch(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
                           const char *buf, size_t len);
-
-/** register (root only): a task of a step; the first registers the step. */
-json_t *op_register(struct np_daemon *d, const struct ucred *peer, const struct np_task_reg *r);
-
-/** applied: the policy a task ended up with; the task itself (or root) only. */
-json_t *op_applied(struct np_daemon *d, const struct ucred *peer, const struct np_task_applied *a);
-
-/** step_end (root only): the step's report is written and it is forgotten. With a writer
- *  (d->writer): NULL, *@p pending set, and the reply comes once the report is durable. */
-json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
-                    uint32_t job_id, uint32_t step_id);
-
-/** status: the steps (of @p job_id, 0 = all) the peer may see, and the helper itself. */
-json_t *op_status(struct np_daemon *d, const struct ucred *peer, uint32_t job_id);
-
-/** set_class (admin only): every step of @p job_id becomes @p name ("high" or "low"). */
-json_t *op_set_class(struct np_daemon *d, const struct ucred *peer, uint32_t job_id,
-                     const char *name);
-
-/** migrate (admin only): queue a request; NULL when queued (*pending then holds its tag). */
-json_t *op_migrate(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
-                   const struct np_proto_request *req);
 
 #endif /* NUMAPLACED_HANDLERS_H */

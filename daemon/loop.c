@@ -19,6 +19,8 @@
 #include "sampling.h"
 #include "server.h"
 #include "writer.h"
+#include "sampling_tick.h"
+#include "clients.h"
 
 /* The fixed slots of the poll set; the clients follow. */
 enum { SLOT_SIGNAL, SLOT_TIMER, SLOT_LISTEN, SLOT_MIGRATOR, SLOT_METRICS, SLOT_WRITER, NSLOTS };
@@ -70,10 +72,12 @@ static void read_signals(struct np_daemon *d)
     struct signalfd_siginfo si;
 
     while (read(d->signal_fd, &si, sizeof(si)) == sizeof(si)) {
-        if (si.ssi_signo == SIGHUP)
-            config_reload(d);
-        else
+        if (si.ssi_signo == SIGHUP) {
+            if (config_reload(d) == 0)
+                loop_set_timer(d); /* at the interval it may have changed */
+        } else {
             d->stop = true;
+        }
     }
 }
 
@@ -128,7 +132,7 @@ void loop_run(struct np_daemon *d)
             read_signals(d);
         for (int i = NSLOTS; i < n; i++)
             if (pfd[i].revents && owner[i]->out)
-                server_write(owner[i]);
+                client_write(owner[i]);
             else if (pfd[i].revents)
                 server_read(d, owner[i]);
         if (pfd[SLOT_MIGRATOR].revents & POLLIN)

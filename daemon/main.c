@@ -14,6 +14,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "http.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "loop.h"
 #include "migration.h"
@@ -25,6 +26,7 @@
 #include "server.h"
 #include "uncore_bw.h"
 #include "writer.h"
+#include "registry_restore.h"
 
 /* The one daemon of this process. Static: it is large (every client's buffer). */
 static struct np_daemon daemon_state;

@@ -13,7 +13,7 @@
 #include "auto_class.h"
 #include "numaplace/procfs.h"
 #include "registry.h"
-#include "server.h"
+#include "clients.h"
 #include "uncore_bw.h"
 
 #define TRIGGER_MAX_REQUESTS 4 /* requests one trigger may propose per interval */
@@ -348,7 +348,7 @@ void migration_collect(struct np_daemon *d)
         return;
     migration_book(d, &done, np_monotonic_s());
     if (done.tag)
-        server_answer_pending(d, done.tag, &done);
+        client_answer_tag(d, done.tag, migration_result_json(&done));
     migrator_done_fini(&done);
     migration_submit_next(d);
 }

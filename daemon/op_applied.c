@@ -1,6 +1,6 @@
 /* applied: a task says which policy it ended up with (numaplace_task.so, as the job's user). */
 #include "auth.h"
-#include "handlers.h"
+#include "ops.h"
 #include "jobs.h"
 #include "registry.h"
 

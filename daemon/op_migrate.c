@@ -1,6 +1,6 @@
 /* migrate: an administrator asks to move pages between two nodes; the worker answers later. */
 #include "auth.h"
-#include "handlers.h"
+#include "ops.h"
 #include "migration.h"
 #include "numaplace/migration.h"
 

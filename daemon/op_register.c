@@ -1,8 +1,9 @@
 /* register: slurmstepd (root) registers each task of a step; the first creates the step. */
 #include "auth.h"
-#include "handlers.h"
+#include "ops.h"
 #include "jobs.h"
 #include "registry.h"
+#include "job_life.h"
 
 json_t *op_register(struct np_daemon *d, const struct ucred *peer, const struct np_task_reg *r)
 {

@@ -1,6 +1,6 @@
 /* set_class: an administrator makes every step of a job high or low priority. */
 #include "auth.h"
-#include "handlers.h"
+#include "ops.h"
 #include "jobs.h"
 #include "registry.h"
 

@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include "auth.h"
-#include "handlers.h"
+#include "ops.h"
 #include "migration.h"
 #include "registry.h"
 

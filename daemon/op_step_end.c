@@ -1,8 +1,9 @@
 /* step_end: slurmstepd (root) says a step ended; its report goes to the spool. */
 #include "auth.h"
-#include "handlers.h"
+#include "ops.h"
 #include "jobs.h"
 #include "registry.h"
+#include "job_life.h"
 
 json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
                     uint32_t job_id, uint32_t step_id)

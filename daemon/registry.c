@@ -1,4 +1,5 @@
-/* The step registry (see registry.h): a sorted index with binary search, and registry.json. */
+/* The step registry (see registry.h): a sorted index with binary search, and registry.json
+ * (read back by registry_restore.c). */
 #include "registry.h"
 
 #include "safe_file.h"
@@ -12,7 +13,6 @@
 
 #include "jobs.h"
 #include "writer.h"
-#include "numaplace/procfs.h"
 
 static int compare_key(uint32_t job_id, uint32_t step_id, const struct np_daemon_job *j)
 {
@@ -116,7 +116,6 @@ static json_t *job_entry(const struct np_daemon_job *j)
 
 /* The journal's lines since the last snapshot: one step's entry, or its end, each tagged with the
  * snapshot generation it follows (a line of an older generation is already in the snapshot). */
-#define JOURNAL_NAME "registry.journal"
 
 /* The journal would pass its bound with @p more bytes: fold it into registry.json first. Not
  * while saves fail (a full disk): the tick retries those, once per interval. */
@@ -152,8 +151,8 @@ static void journal_append(struct np_daemon *d, json_t *line)
     dirfd = text ? safe_dir_open(d->cfg.state_dir, &err) : -ENOMEM;
 
     if (dirfd >= 0) {
-        fd = openat(dirfd, JOURNAL_NAME, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-                    0600);
+        fd = openat(dirfd, REGISTRY_JOURNAL_NAME,
+                    O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         close(dirfd);
     }
     d->registry.journal_lines++; /* tried: a save in flight must not drop the journal */
@@ -210,17 +209,17 @@ static void journal_keep_tail(struct np_daemon *d, size_t held)
 
     if (dirfd < 0)
         return;
-    in = openat(dirfd, JOURNAL_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    unlinkat(dirfd, JOURNAL_NAME ".new", 0); /* a copy a kill -9 left */
+    in = openat(dirfd, REGISTRY_JOURNAL_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    unlinkat(dirfd, REGISTRY_JOURNAL_NAME ".new", 0); /* a copy a kill -9 left */
     if (in >= 0)
-        out = openat(dirfd, JOURNAL_NAME ".new",
+        out = openat(dirfd, REGISTRY_JOURNAL_NAME ".new",
                      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     ok = out >= 0 && copy_from(in, held, out, &kept);
     if (out >= 0 && close(out) == 0 && ok &&
-        renameat(dirfd, JOURNAL_NAME ".new", dirfd, JOURNAL_NAME) == 0)
+        renameat(dirfd, REGISTRY_JOURNAL_NAME ".new", dirfd, REGISTRY_JOURNAL_NAME) == 0)
         d->registry.journal_bytes = kept;
     else
-        unlinkat(dirfd, JOURNAL_NAME ".new", 0);
+        unlinkat(dirfd, REGISTRY_JOURNAL_NAME ".new", 0);
     if (in >= 0)
         close(in);
     close(dirfd);
@@ -251,7 +250,7 @@ static void save_outcome(struct np_daemon *d, int rc, const struct np_err *err, 
     if (journal_in_it) {
         const int dirfd = safe_dir_open(d->cfg.state_dir, NULL);
         if (dirfd >= 0) {
-            unlinkat(dirfd, JOURNAL_NAME, 0);
+            unlinkat(dirfd, REGISTRY_JOURNAL_NAME, 0);
             close(dirfd);
         }
         r->journal_bytes = 0;
@@ -333,202 +332,4 @@ void registry_flush(struct np_daemon *d)
 {
     if (d->registry.dirty)
         registry_save(d);
-}
-
-/* Is @p pid still the job's task? After a restart the pid may belong to another process, maybe
- * another user's: it must run as the job's user and, where the registry kept it, have started
- * when the task did. */
-static bool still_the_task(struct np_daemon *d, const struct np_daemon_job *j, pid_t pid,
-                           const json_t *saved_start)
-{
-    struct np_proc_stat st;
-    struct np_proc_status status;
-
-    if (np_proc_stat_read(d->cfg.proc_root, pid, &st, NULL) < 0 ||
-        np_proc_status_read(d->cfg.proc_root, pid, &status, NULL) < 0)
-        return false; /* gone */
-    if (status.uid != j->meta.uid ||
-        (json_is_integer(saved_start) &&
-         (uint64_t)json_integer_value(saved_start) != st.starttime_ticks)) {
-        NPD_LOG(d, WARNING,
-                "job %u.%s: pid %d is no longer its task (uid %u, started at tick %llu); not "
-                "adopted",
-                j->meta.job_id, np_step_name(j->meta.step_id), (int)pid, (unsigned)status.uid,
-                (unsigned long long)st.starttime_ticks);
-        return false;
-    }
-    return true;
-}
-
-/* One saved step back in the registry. @return 1 restored, 0 ended meanwhile, -1 skipped */
-static int restore_entry(struct np_daemon *d, const char *path, size_t index, json_t *entry)
-{
-    json_int_t job_id, step_id, uid;
-    double start = 0;
-    const char *cpus = "", *policy = "", *sensitivity = "low", *class_name = NULL,
-               *class_source = NULL;
-    int unlabelled = 0;
-    json_t *pids = NULL, *starts = NULL, *tasks = NULL, *pid;
-    struct np_err err = {0};
-    struct np_daemon_job *j;
-    json_error_t jerr;
-    size_t k;
-
-    if (json_unpack_ex(entry, &jerr, 0,
-                       "{s:I, s:I, s:I, s?F, s?s, s?s, s?s, s?s, s?s, s?b, s?o, s?o, s?o}", "job",
-                       &job_id, "step", &step_id, "uid", &uid, "start", &start, "cpus", &cpus,
-                       "policy", &policy, "sensitivity", &sensitivity, "class", &class_name,
-                       "class_source", &class_source, "unlabelled", &unlabelled, "pids", &pids,
-                       "starts", &starts, "tasks", &tasks) < 0) {
-        NPD_LOG(d, ERROR, "registry %s: step %zu skipped: %s", path, index, jerr.text);
-        return -1;
-    }
-    j = job_new(d, (uint32_t)job_id, (uint32_t)step_id, (uid_t)uid, cpus, policy, sensitivity,
-                &err);
-    if (!j)
-        return -1;
-    j->meta.start_epoch = start;
-    j->restored = true;
-    /* a class an administrator set survives the restart */
-    if (np_class_from_name(class_name, &j->job_class, NULL) == 0)
-        job_set_class(j, j->job_class);
-    /* and what decided it (an automatic class is not decided again) */
-    j->unlabelled = unlabelled;
-    if (class_source)
-        job_set_class_source(j, class_source);
-    if (json_is_array(tasks)) {
-        json_decref(j->tasks);
-        j->tasks = json_incref(tasks);
-    }
-    json_array_foreach(pids, k, pid)
-    {
-        const pid_t p = (pid_t)json_integer_value(pid);
-        if (still_the_task(d, j, p, json_array_get(starts, k)))
-            np_sampler_add_task(&j->sampler, p, NULL);
-    }
-    if (j->sampler.ntasks)
-        return 1;
-    /* Ended while the helper was down: say so in its report rather than lose it. */
-    j->ended = true;
-    job_finish(d, j, false);
-    return 0;
-}
-
-static void step_key(char *key, size_t size, json_int_t job_id, json_int_t step_id)
-{
-    snprintf(key, size, "%lld.%lld", (long long)job_id, (long long)step_id);
-}
-
-/* The snapshot's entries with the journal's lines of its generation or later (saves that failed
- * after it) applied in order; lines of older generations are in it already. A step's newer entry
- * replaces its older one, an end removes it. A line that does not parse (cut by a
- * crash mid-write, or not ours) is skipped. @return a new array. */
-static json_t *merge_journal(struct np_daemon *d, json_t *jobs)
-{
-    json_t *by_step = json_object(), *merged = json_array(), *entry, *line;
-    char path[1100], key[48], *buf = NULL;
-    json_int_t job_id, step_id, gen = 0;
-    size_t i, cap = 0;
-    FILE *journal;
-    const char *k;
-    unsigned skipped = 0;
-    const uint64_t file_generation = d->registry.generation;
-
-    json_array_foreach(jobs, i, entry)
-    {
-        if (json_unpack(entry, "{s:I, s:I}", "job", &job_id, "step", &step_id) < 0)
-            snprintf(key, sizeof(key), "#%zu", i); /* restore_entry says what is wrong */
-        else
-            step_key(key, sizeof(key), job_id, step_id);
-        json_object_set(by_step, key, entry);
-    }
-    snprintf(path, sizeof(path), "%s/%s", d->cfg.state_dir, JOURNAL_NAME);
-    journal = fopen(path, "re");
-    while (journal && getline(&buf, &cap, journal) > 0) {
-        json_t *got = NULL;
-        gen = 0;
-        if (buf[strspn(buf, " \n")] == '\0')
-            continue; /* the newline each line starts with */
-        line = json_loads(buf, 0, NULL);
-        if (line && json_unpack(line, "{s:I, s:o}", "gen", &gen, "entry", &got) == 0 &&
-            json_unpack(got, "{s:I, s:I}", "job", &job_id, "step", &step_id) == 0) {
-            step_key(key, sizeof(key), job_id, step_id);
-            if ((uint64_t)gen >= file_generation)
-                json_object_set(by_step, key, got);
-        } else if (line && json_unpack(line, "{s:I, s:[I, I]}", "gen", &gen, "end", &job_id,
-                                       &step_id) == 0) {
-            step_key(key, sizeof(key), job_id, step_id);
-            if ((uint64_t)gen >= file_generation)
-                json_object_del(by_step, key);
-        } else {
-            skipped++;
-        }
-        if (line && (uint64_t)gen > d->registry.generation)
-            d->registry.generation = (uint64_t)gen; /* saves that failed after the snapshot's */
-        json_decref(line);
-    }
-    free(buf);
-    if (journal) {
-        fclose(journal);
-        d->registry.dirty = true; /* folded into registry.json by the restore's flush */
-    }
-    if (skipped)
-        NPD_LOG(d, WARNING, "registry journal %s: %u line(s) skipped (cut short or malformed)",
-                path, skipped);
-    json_object_foreach(by_step, k, entry)
-    {
-        json_array_append(merged, entry);
-    }
-    json_decref(by_step);
-    return merged;
-}
-
-void registry_restore(struct np_daemon *d)
-{
-    char path[1100];
-    json_error_t jerr;
-    json_t *state, *jobs = NULL, *entry, *merged;
-    const char *schema = NULL, *why = NULL;
-    size_t i;
-    unsigned restored = 0, lost = 0;
-
-    snprintf(path, sizeof(path), "%s/registry.json", d->cfg.state_dir);
-    state = json_load_file(path, 0, &jerr);
-    if (!state && access(path, F_OK) == 0) {
-        NPD_LOG(d, ERROR, "registry %s is unreadable (%s); starting empty", path, jerr.text);
-        return;
-    }
-    /* None yet (killed before its first tick): the journal alone, generation 0. */
-    if (!state)
-        state = json_pack("{s:s, s:[]}", "schema", NPD_STATE_SCHEMA, "jobs");
-    /* Read the whole file's shape first: a wrong one starts empty rather than half-restored. */
-    if (json_unpack_ex(state, &jerr, 0, "{s:s, s:o}", "schema", &schema, "jobs", &jobs) < 0)
-        why = jerr.text;
-    else if (strcmp(schema, NPD_STATE_SCHEMA) != 0)
-        why = "its schema is not " NPD_STATE_SCHEMA;
-    else if (!json_is_array(jobs))
-        why = "its \"jobs\" is not an array";
-    if (why) {
-        NPD_LOG(d, ERROR, "registry %s is unreadable (%s); starting empty", path, why);
-        json_decref(state);
-        return;
-    }
-    d->registry.generation = (uint64_t)json_integer_value(json_object_get(state, "generation"));
-    merged = merge_journal(d, jobs);
-    d->registry.restoring = true;
-    json_array_foreach(merged, i, entry)
-    {
-        const int rc = restore_entry(d, path, i, entry);
-        restored += rc == 1;
-        lost += rc == 0;
-    }
-    d->registry.restoring = false;
-    json_decref(merged);
-    json_decref(state);
-    registry_flush(d); /* without the steps that ended meanwhile, before any request */
-    if (restored || lost)
-        NPD_LOG(d, INFO,
-                "registry: %u step(s) still running restored (their counters restart now), %u "
-                "ended while the helper was down (incomplete reports written)",
-                restored, lost);
 }

@@ -11,6 +11,9 @@
 
 #define NPD_STATE_SCHEMA "numaplace.state/1"
 
+/** Where registry_note lines go, in state_dir beside registry.json. */
+#define REGISTRY_JOURNAL_NAME "registry.journal"
+
 /** The journal is never folded into registry.json below this size (registry.h). */
 #define REGISTRY_JOURNAL_MIN_BYTES (64u << 10)
 
@@ -57,13 +60,5 @@ void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id);
 
 /** Once per interval tick: registry_save when marked dirty, else nothing. */
 void registry_flush(struct np_daemon *d);
-
-/**
- * Read <state_dir>/registry.json back, with the journal's lines since it was written: steps whose
- * processes still run are tracked again; those that ended while the helper was down get an
- * incomplete report. A file that cannot be read or is not numaplace.state/1 is logged and the
- * registry starts empty; a malformed entry is logged and skipped.
- */
-void registry_restore(struct np_daemon *d);
 
 #endif /* NUMAPLACED_REGISTRY_H */

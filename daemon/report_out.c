@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "jobs.h"
 #include "report_hold.h"
 #include "safe_file.h"
 #include "writer.h"
@@ -47,7 +46,7 @@ static void report_written(void *ctx, struct writer_job *w)
     struct np_daemon_job *j = w->arg;
 
     report_outcome(d, j, w->name, &w->data, w->len, w->rc, &w->err);
-    job_report_done(d, j);
+    d->report_durable(d, j);
 }
 
 bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complete)

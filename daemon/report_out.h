@@ -13,7 +13,7 @@
  *  trusts it in the epilog). A spool without ACLs keeps it root-only (logged once per spool).
  *  Sets meta.end_epoch. Failures are logged; a refused report is held (report_hold.h).
  *  @return false: done now (written, held or lost); true: serialised and queued to d->writer,
- *          and job_report_done(d, j) runs on the loop once it is durable (or held) */
+ *          and d->report_durable(d, j) runs on the loop once it is durable (or held) */
 bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complete);
 
 /** (Re)open the trace cfg.record names (none when empty). @return 0 or -errno (logged) */

@@ -33,8 +33,4 @@ void sampling_probe_perf(struct np_daemon *d);
 void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double now,
                          bool node_counters_read, bool final);
 
-/** The interval's work: sample every step, end those whose processes are gone, then run the
- *  migration triggers. */
-void sampling_tick(struct np_daemon *d);
-
 #endif /* NUMAPLACED_SAMPLING_H */

@@ -1,4 +1,4 @@
-/* numaplaced's socket and clients (see server.h). */
+/* numaplaced's socket: who may connect, and each request to its op (see server.h). */
 #include "server.h"
 
 #include <errno.h>
@@ -9,8 +9,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "clients.h"
 #include "handlers.h"
-#include "migration.h"
 
 int server_open(struct np_daemon *d)
 {
@@ -43,61 +43,16 @@ int server_open(struct np_daemon *d)
     return 0;
 }
 
-static void close_client(struct np_daemon_client *c)
-{
-    close(c->fd);
-    c->fd = -1;
-    c->len = 0;
-    c->pending = 0;
-    free(c->out);
-    c->out = NULL;
-    c->out_len = c->out_off = 0;
-}
-
 void server_close(struct np_daemon *d)
 {
     for (int i = 0; i < NPD_MAX_CLIENTS; i++)
         if (d->clients[i].fd >= 0)
-            close_client(&d->clients[i]);
+            client_close(&d->clients[i]);
     if (d->listen_fd >= 0) {
         close(d->listen_fd);
         unlink(d->cfg.socket);
         d->listen_fd = -1;
     }
-}
-
-void server_write(struct np_daemon_client *c)
-{
-    /* Never blocks: what the socket does not take now goes when the loop sees POLLOUT, so a
-     * large reply arrives whole and a client that does not read holds up no one. */
-    while (c->out_off < c->out_len) {
-        const ssize_t n =
-            send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
-            return;
-        if (n <= 0)
-            break; /* the client went away */
-        c->out_off += (size_t)n;
-        c->since = np_monotonic_s();
-    }
-    close_client(c);
-}
-
-void server_reply(struct np_daemon_client *c, json_t *reply)
-{
-    char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
-
-    json_decref(reply);
-    if (!text) {
-        close_client(c);
-        return;
-    }
-    c->out_len = strlen(text);
-    text[c->out_len++] = '\n'; /* the terminator becomes the line's end */
-    c->out = text;
-    c->out_off = 0;
-    c->since = np_monotonic_s();
-    server_write(c);
 }
 
 bool server_admit(const struct np_daemon *d, uid_t uid)
@@ -174,7 +129,7 @@ void server_read(struct np_daemon *d, struct np_daemon_client *c)
     json_t *reply;
 
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-        close_client(c);
+        client_close(c);
         return;
     }
     if (n < 0 || c->pending)
@@ -184,12 +139,12 @@ void server_read(struct np_daemon *d, struct np_daemon_client *c)
     if (!nl && c->len < sizeof(c->buf) - 1)
         return;
     if (!nl) {
-        server_reply(c, np_proto_reply_error("request over %d bytes", NP_PROTO_MAX_MSG));
+        client_reply(c, np_proto_reply_error("request over %d bytes", NP_PROTO_MAX_MSG));
         return;
     }
     reply = handlers_dispatch(d, &c->cred, &c->pending, c->buf, (size_t)(nl - c->buf) + 1);
     if (reply)
-        server_reply(c, reply);
+        client_reply(c, reply);
     /* else: a migration the worker will answer, or a step_end answered once its report is on
      * disk; the client waits, with no timeout */
 }
@@ -199,21 +154,5 @@ void server_expire_idle(struct np_daemon *d, double now)
     for (int i = 0; i < NPD_MAX_CLIENTS; i++) /* a silent client never holds a slot for long */
         if (d->clients[i].fd >= 0 && !d->clients[i].pending &&
             now - d->clients[i].since > NPD_CLIENT_TIMEOUT_S) /* reading, or writing stalled */
-            close_client(&d->clients[i]);
-}
-
-void server_answer_tag(struct np_daemon *d, uint64_t tag, json_t *reply)
-{
-    for (int i = 0; i < NPD_MAX_CLIENTS; i++)
-        if (d->clients[i].fd >= 0 && d->clients[i].pending == tag) {
-            d->clients[i].pending = 0;
-            server_reply(&d->clients[i], reply);
-            return;
-        }
-    json_decref(reply); /* the client went away */
-}
-
-void server_answer_pending(struct np_daemon *d, uint64_t tag, const struct migrator_done *done)
-{
-    server_answer_tag(d, tag, migration_result_json(done));
+            client_close(&d->clients[i]);
 }

@@ -1,6 +1,6 @@
 /*
  * server.h - numaplaced's socket: the listening socket, its clients (who they are from
- * SO_PEERCRED, how long they may take), their requests and the replies.
+ * SO_PEERCRED, how long they may take) and their requests; the replies are clients.h's.
  */
 #ifndef NUMAPLACED_SERVER_H
 #define NUMAPLACED_SERVER_H
@@ -9,9 +9,8 @@
 
 #include <jansson.h>
 
+#include "clients.h"
 #include "daemon.h"
-
-struct migrator_done;
 
 /** Listen on cfg.socket (mode 0666: who may do what is decided per request). A live helper
  *  already answering there wins; a stale socket file is replaced. @return 0 or -errno (logged) */
@@ -30,21 +29,7 @@ bool server_admit(const struct np_daemon *d, uid_t uid);
 /** Read what @p c sent; a whole line is handled and answered (a migration later). */
 void server_read(struct np_daemon *d, struct np_daemon_client *c);
 
-/** Send @p reply (stolen; NULL sends nothing) without blocking; what the socket does not take
- *  now goes on POLLOUT (server_write); then the client is closed. */
-void server_reply(struct np_daemon_client *c, json_t *reply);
-
-/** Send more of a client's pending reply (the loop calls it on POLLOUT); closes the client when
- *  the reply is out or the client went away. */
-void server_write(struct np_daemon_client *c);
-
 /** Close idle clients: those silent for NPD_CLIENT_TIMEOUT_S and not waiting on a migration. */
 void server_expire_idle(struct np_daemon *d, double now);
-
-/** Answer the client waiting on @p tag with @p reply (stolen; freed when nobody waits). */
-void server_answer_tag(struct np_daemon *d, uint64_t tag, json_t *reply);
-
-/** The migration with @p tag is done: answer the client waiting on it. */
-void server_answer_pending(struct np_daemon *d, uint64_t tag, const struct migrator_done *done);
 
 #endif /* NUMAPLACED_SERVER_H */

@@ -25,6 +25,7 @@
 #include "numaplace/siteconf.h"
 #include "numaplace/topology.h"
 #include "numaplace_task.h"
+#include "numaplace/mempolicy.h"
 
 /* The step's settings, borrowed from numaplace.so for the duration of each call. */
 static const struct numaplace_step_settings *plugin;

@@ -1,14 +1,17 @@
 #!/bin/bash
-# numaplace-run-scenario: run a scenario file's job set on this node through Slurm, once per run
-# order, with the scenario's migration requests, and compare each job's time with its time in the
-# Best run (numaplace-run-scenario(1), docs/scenarios.md "On a real node").
+# numaplace-run-scenario: run a scenario file's job set on this node through Slurm, each of its
+# run orders --repeat times in shuffled blocks, with the scenario's migration requests at fixed
+# times, and compare each job's time with its time in the Best run of the same block, with paired
+# confidence intervals (numaplace-run-scenario(1), docs/scenarios.md "On a real node").
 #
 #   numaplace-run-scenario [--partition P] [--nodelist NODE] [--alloc-arg ARG]...
 #       (--commands FILE | --stand-in PROGRAM [--stand-in-mb N] [--stand-in-busy S] [--stand-in-idle S])
 #       [--bind auto|slurm|numactl] [--timing auto|sacct|step] [--register-timeout S]
-#       [--out DIR] SCENARIO.json
+#       [--repeat N] [--seed S] [--clock fixed|after-reply] [--out DIR] SCENARIO.json
 #   numaplace-run-scenario --report DIR      (the results of DIR's runs again, from its times)
 #
+# Blocks: each of the scenario's distinct orders once per block, in an order shuffled by --seed;
+# --repeat blocks (5 by default: one run per order cannot tell an order from the noise).
 # Per run: one exclusive allocation of the node (salloc --no-shell); every job instance a step
 # of it (srun --overlap --whole) with its CPUs and first memory on its NUMA node (Slurm's
 # --cpu-bind=map_ldom:K --mem-bind=map_mem:K, or numactl -N K -m K inside the step) and its
@@ -34,11 +37,13 @@ usage() {
 usage: $prog [--partition P] [--nodelist NODE] [--alloc-arg ARG]...
          (--commands FILE | --stand-in PROGRAM [--stand-in-mb N] [--stand-in-busy S] [--stand-in-idle S])
          [--bind auto|slurm|numactl] [--timing auto|sacct|step] [--register-timeout S]
-         [--out DIR] SCENARIO.json
+         [--repeat N] [--seed S] [--clock fixed|after-reply] [--out DIR] SCENARIO.json
        $prog --report DIR
-Runs the scenario's jobs on this node once per run order (numaplace scenario --runs), with its
-migration requests (numaplace migrate --script), and reports each job's time, its ratio to the
-same job in the Best run and each order's geometric mean (numaplace-run-scenario(1)).
+Runs the scenario's jobs on this node once per distinct run order (numaplace scenario --runs) in
+each of N shuffled blocks (--repeat, 5 by default), with its migration requests (numaplace
+migrate --script, at fixed times unless --clock after-reply), and reports each job's time, its
+ratio to the same job in the Best run, each order's geometric mean, and each order against Best
+paired by block with a 95% confidence interval (numaplace-run-scenario(1)).
 EOF
 }
 
@@ -47,6 +52,49 @@ EOF
 tsv_json() {
   jq -R -s 'split("\n") | map(select(length > 0) | split("\t")) | .[0] as $h | .[1:]
     | map([$h, .] | transpose | map({(.[0]): (.[1] | if . == "-" then null else (tonumber? // .) end)}) | add)' "$1"
+}
+
+# paired_results DIR: DIR/paired.tsv from DIR/times.tsv and the block of each run (the last
+# column of DIR/runs-info.tsv, "block"): per order, each block's figure is the geometric mean over
+# its jobs of the job's time over the same job's time in that block's Best run; the order's
+# figure is the geometric mean over blocks, with a 95% interval from Student's t on the logs
+# (blocks pair the runs: what drifts between blocks, a warmer machine, cancels).
+paired_results() {
+  local dir=$1
+  awk -F'\t' -v OFS='\t' -v out="$dir/paired.tsv" '
+    FNR == 1 { file++; if (file == 1) for (i = 1; i <= NF; i++) if ($i == "block") bcol = i; next }
+    file == 1 { if (bcol) block[$1] = $bcol; next }
+    !($1 in block) { next }
+    { b = block[$1]; key = b SUBSEP $2 SUBSEP $4
+      if ($9 == "0" && $10 != "-" && $10 > 0) t[key] = $10; else bad[b SUBSEP $2] = 1
+      if (!(($2) in seen)) { seen[$2] = 1; olist[++norders] = $2 }
+      pair[b SUBSEP $2] = 1; jobs[b SUBSEP $2] = jobs[b SUBSEP $2] " " $4 }
+    END {
+      # two-sided 95% quantiles of Student t, df 1..30; 1.96 beyond
+      split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228 2.201 2.179 2.160 2.145 2.131 2.120 2.110 2.101 2.093 2.086 2.080 2.074 2.069 2.064 2.060 2.056 2.052 2.048 2.045 2.042", tq, " ")
+      print "order", "blocks", "figure", "ci_low", "ci_high" > out
+      for (k = 1; k <= norders; k++) {
+        o = olist[k]; n = 0; sum = 0; sq = 0
+        for (p in pair) {
+          split(p, bo, SUBSEP); if (bo[2] != o) continue
+          b = bo[1]; if (bad[p] || bad[b SUBSEP "best"] || !((b SUBSEP "best") in pair)) continue
+          m = split(jobs[p], js, " "); ls = 0; c = 0
+          for (i = 1; i <= m; i++) { kb = b SUBSEP "best" SUBSEP js[i]; ko = b SUBSEP o SUBSEP js[i]
+            if (!(kb in t) || !(ko in t)) { c = -1; break }
+            ls += log(t[ko] / t[kb]); c++ }
+          if (c <= 0) continue
+          f = ls / c; n++; sum += f; sq += f * f
+        }
+        if (!n) { print o, 0, "-", "-", "-" > out; continue }
+        mean = sum / n
+        if (n < 2) { print o, n, sprintf("%.4f", exp(mean)), "-", "-" > out; continue }
+        sd = sqrt((sq - n * mean * mean) / (n - 1)); if (sd < 0 || sd != sd) sd = 0
+        q = (n - 1 <= 30) ? tq[n - 1] : 1.96; h = q * sd / sqrt(n)
+        if (sd == 0 && o != "best") { print o, n, sprintf("%.4f", exp(mean)), "-", "-" > out; continue }
+        if (o == "best") { print o, n, "1.0000", "1.0000", "1.0000" > out; continue }
+        print o, n, sprintf("%.4f", exp(mean)), sprintf("%.4f", exp(mean - h)), sprintf("%.4f", exp(mean + h)) > out
+      }
+    }' "$dir/runs-info.tsv" "$dir/times.tsv"
 }
 
 # report_results DIR: from DIR/times.tsv (a row per job and run), DIR/runs-info.tsv and
@@ -89,11 +137,12 @@ report_results() {
       }
     }' "$dir/times.tsv"
 
+  paired_results "$dir"
   jq --argjson jobs "$(tsv_json "$dir/results.tsv")" --argjson orders "$(tsv_json "$dir/orders.tsv")" \
-    --argjson runs "$(tsv_json "$dir/runs-info.tsv")" '
+    --argjson runs "$(tsv_json "$dir/runs-info.tsv")" --argjson paired "$(tsv_json "$dir/paired.tsv")" '
     ($orders | map(.run_figures |= (tostring | split(",") | map(tonumber? // null)))) as $orders
     | ($orders | map(select(.figure != null))) as $f
-    | . + {runs: $runs, jobs: $jobs, orders: $orders,
+    | . + {runs: $runs, jobs: $jobs, orders: $orders, paired: $paired,
        spread: (if ($f | length) >= 2 and ($f | min_by(.figure) | .figure) > 0 then
          ($f | min_by(.figure)) as $lo | ($f | max_by(.figure)) as $hi
          | {lowest: $lo.order, highest: $hi.order, ratio: ($hi.figure / $lo.figure)} else null end)}' \
@@ -108,6 +157,14 @@ report_results() {
   awk -F'\t' 'NR > 1 { printf "  %-10s runs %-2s %s%s\n", $1, $2, $3 == "-" ? "unavailable" : $3,
     ($2 > 1 ? "  (runs: " $4 ")" : "") }' "$dir/orders.tsv"
   grep -q $'^[0-9]*\tbest\t' "$dir/times.tsv" || echo "  (no Best run among the runs: every ratio is unavailable)"
+  echo
+  echo "per order against Best, paired by block (each run's jobs against the same block's Best run): geometric mean and 95% interval"
+  awk -F'\t' 'NR > 1 {
+      if ($3 == "-") text = "unavailable"
+      else if ($4 == "-") text = $3 "  (interval unavailable: " ($2 < 2 ? "fewer than two blocks" : "no spread") ")"
+      else text = $3 "  [" $4 ", " $5 "]  " ($5 < 1 ? "faster than Best" : $4 > 1 ? "slower than Best" : "not told from Best")
+      printf "  %-10s blocks %-2s %s\n", $1, $2, text }
+    END { if (NR < 2) print "  unavailable: the runs have no blocks (runs-info.tsv of an older version)" }' "$dir/paired.tsv"
   jq -r 'if .spread then "spread: \(.spread.highest) / \(.spread.lowest) = \(.spread.ratio * 10000 | round / 10000)"
     else "spread: unavailable (fewer than two orders with a figure)" end' "$dir/results.json"
   echo "results: $dir/results.tsv, $dir/orders.tsv, $dir/results.json"
@@ -119,7 +176,7 @@ report_results() {
 
 # ---- options -------------------------------------------------------------------------------------
 partition="" node="" commands="" stand_in="" stand_in_mb=64 stand_in_busy=20 stand_in_idle=0 bind=auto timing=auto
-register_timeout=300 out="" scenario="" report_dir=""
+register_timeout=300 out="" scenario="" report_dir="" repeat=5 seed="" clock=fixed
 narrow_wait=15 # s: numaplaced's detail interval (10 s by default) and a margin
 alloc_args=()
 is_count() { [[ $1 =~ ^[0-9]+$ ]] && [ "${#1}" -le 9 ] && [ "$1" -ge "${2:-0}" ]; } # is_count TEXT [MIN]
@@ -128,7 +185,8 @@ while [ $# -gt 0 ]; do
   case $1 in
     -h | --help) usage; exit 0 ;;
     --partition | --nodelist | --alloc-arg | --commands | --stand-in | --stand-in-mb | \
-      --stand-in-busy | --stand-in-idle | --bind | --timing | --register-timeout | --out | --report)
+      --stand-in-busy | --stand-in-idle | --bind | --timing | --register-timeout | --out | --report | \
+      --repeat | --seed | --clock)
       [ $# -ge 2 ] || die "$1 needs a value"
       case $1 in
         --partition) partition=$2 ;;
@@ -150,9 +208,17 @@ while [ $# -gt 0 ]; do
           register_timeout=$2 ;;
         --out) out=$2 ;;
         --report) report_dir=$2 ;;
+        --repeat) if ! is_count "$2" 1 || [ "$2" -gt 100 ]; then
+            die "--repeat \"$2\" is not a number of blocks from 1 to 100"
+          fi
+          repeat=$2 ;;
+        --seed) is_count "$2" || die "--seed \"$2\" is not a whole number from 0 to 999999999"
+          seed=$2 ;;
+        --clock) case $2 in fixed | after-reply) clock=$2 ;;
+          *) die "--clock \"$2\" is not one of: fixed, after-reply" ;; esac ;;
       esac
       shift 2 ;;
-    -*) die "unknown option $1 (accepted: --partition, --nodelist, --alloc-arg, --commands, --stand-in, --stand-in-mb, --stand-in-busy, --stand-in-idle, --bind, --timing, --register-timeout, --out, --report, --help)" ;;
+    -*) die "unknown option $1 (accepted: --partition, --nodelist, --alloc-arg, --commands, --stand-in, --stand-in-mb, --stand-in-busy, --stand-in-idle, --bind, --timing, --register-timeout, --repeat, --seed, --clock, --out, --report, --help)" ;;
     *) [ -z "$scenario" ] || die "one scenario file only (\"$scenario\", then \"$1\")"
       scenario=$1; shift ;;
   esac
@@ -176,8 +242,19 @@ command -v "$numaplace" >/dev/null || die "$numaplace is not installed (or not i
 # ---- the scenario, through numaplace's own parser ----------------------------------------------
 jobs_text=$("$numaplace" scenario --jobs "$scenario") || die "numaplace could not read the scenario (above)"
 runs_text=$("$numaplace" scenario --runs "$scenario") || die "numaplace could not read the scenario's runs (above)"
-mapfile -t run_orders <<<"$runs_text"
-[ -n "${run_orders[0]:-}" ] || die "$scenario has no runs"
+mapfile -t scenario_orders < <(awk 'NF && !seen[$0]++' <<<"$runs_text")
+[ -n "${scenario_orders[0]:-}" ] || die "$scenario has no runs"
+[ -n "$seed" ] || seed=$(( $(date +%s) % 1000000000 ))
+# run_orders/run_blocks: every distinct order once per block, shuffled within each block by the
+# seed (awk's srand: the same seed gives the same plan on every machine).
+run_orders=() run_blocks=()
+while IFS=$'\t' read -r b o; do run_blocks+=("$b") run_orders+=("$o"); done < <(
+  printf '%s\n' "${scenario_orders[@]}" | awk -v seed="$seed" -v blocks="$repeat" '
+    { o[++n] = $0 }
+    END { srand(seed); for (b = 1; b <= blocks; b++) {
+        for (i = 1; i <= n; i++) p[i] = o[i]
+        for (i = n; i > 1; i--) { j = int(rand() * i) + 1; x = p[i]; p[i] = p[j]; p[j] = x }
+        for (i = 1; i <= n; i++) print b "\t" p[i] } }')
 idx=() bench=() input=() jnode=() jclass=() threads=()
 while IFS=$'\t' read -r i b n k c t rest; do
   if [ -n "$rest" ] || ! [[ $i$n$k$t =~ ^[0-9]+$ ]] || [ -z "$n" ] || [ -z "$k" ] || [ -z "$t" ] ||
@@ -277,9 +354,13 @@ workload="commands $commands"
 [ -z "$stand_in" ] || workload="stand-in $stand_in --mb $stand_in_mb --busy $stand_in_busy --idle $stand_in_idle"
 jq -n --arg scenario "$name" --arg file "$scenario" --arg node "$node" --arg binding "$bind" \
   --arg timing "$timing" --arg workload "$workload" --arg started "$(date -u +%FT%TZ)" \
-  --arg slurm "$(sinfo --version 2>/dev/null || echo unknown)" \
+  --arg slurm "$(sinfo --version 2>/dev/null || echo unknown)" --argjson repeat "$repeat" \
+  --argjson seed "$seed" --arg clock "$clock" --arg omp "${OMP_NUM_THREADS-unset}" \
+  --arg omp_places "${OMP_PLACES-unset}" --arg omp_bind "${OMP_PROC_BIND-unset}" \
   '{scenario: $scenario, file: $file, node: $node, binding: $binding, timing: $timing,
-    workload: $workload, started: $started, slurm: $slurm}' >"$out/setup.json"
+    workload: $workload, started: $started, slurm: $slurm, blocks: $repeat, seed: $seed,
+    request_clock: $clock, environment: {OMP_NUM_THREADS: $omp, OMP_PLACES: $omp_places,
+    OMP_PROC_BIND: $omp_bind}}' >"$out/setup.json"
 
 # ---- cleanup: only what this script started ------------------------------------------------------
 allocation=""
@@ -330,6 +411,8 @@ launch() {
     binding=(--cpu-bind=none)
     prefix=(numactl --cpunodebind="$k" --membind="$k")
   fi
+  [ -e "$dir/bindings.tsv" ] || printf 'job\tbenchmark\tnode\tomp_num_threads\tbinding\n' >"$dir/bindings.tsv"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$j" "${bench[j]}" "$k" "${threads[j]}" "${binding[*]} ${prefix[*]}" >>"$dir/bindings.tsv"
   env NUMAPLACE_JOB_INDEX="$j" NUMAPLACE_BENCHMARK="${bench[j]}" NUMAPLACE_INPUT="${input[j]}" \
     NUMAPLACE_NODE="$k" NUMAPLACE_THREADS="${threads[j]}" OMP_NUM_THREADS="${threads[j]}" \
     NUMAPLACE_RUN="$1" NUMAPLACE_ORDER="$2" \
@@ -438,19 +521,19 @@ sacct_times() {
 
 # ---- the runs -------------------------------------------------------------------------------------
 printf 'run\torder\tallocation\tjob\tbenchmark\tinput\tnode\tclass\texit\ttime_s\tsource\tstep_s\tsacct_s\n' >"$out/times.tsv"
-printf 'run\torder\tallocation\trequests\tanswered\tmigrate_exit\trequests_s\tjobs_end_s\n' >"$out/runs-info.tsv"
-echo "$prog: $name: $njobs jobs on node $node, ${#run_orders[@]} runs (${run_orders[*]}); binding: $bind; times: $timing; results in $out"
+printf 'run\torder\tallocation\trequests\tanswered\tmigrate_exit\trequests_s\tjobs_end_s\tblock\n' >"$out/runs-info.tsv"
+echo "$prog: $name: $njobs jobs on node $node, ${#run_orders[@]} runs: ${#scenario_orders[@]} orders (${scenario_orders[*]}) x $repeat blocks, shuffled (seed $seed); binding: $bind; times: $timing; requests: $clock clock; results in $out"
 for ((r = 1; r <= ${#run_orders[@]}; r++)); do
   order=${run_orders[r - 1]}
   dir=$out/run$r-$order
   mkdir -p "$dir"
   allocate "$r" "$order"
-  echo "run $r of ${#run_orders[@]} ($order): allocation $allocation, starting $njobs jobs"
+  echo "run $r of ${#run_orders[@]} (block ${run_blocks[r - 1]}, $order): allocation $allocation, starting $njobs jobs"
   step_pids=()
   for ((j = 0; j < njobs; j++)); do launch "$r" "$order" "$j" "$dir"; done
   wait_registered "$dir"
   t0=$EPOCHREALTIME
-  "$numaplace" migrate --script "$scenario" --order "$order" >"$dir/migrate.out" 2>&1 &
+  "$numaplace" migrate --script "$scenario" --order "$order" --clock "$clock" >"$dir/migrate.out" 2>&1 &
   migrate_pid=$!
   migrate_rc=0
   wait "$migrate_pid" || migrate_rc=$?
@@ -478,9 +561,9 @@ for ((r = 1; r <= ${#run_orders[@]}; r++)); do
   if [ "${requests:-0}" != "$answered" ]; then
     warn "run $r ($order): $answered of ${requests:-?} requests answered ($dir/migrate.out)"
   fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%.3f\n' "$r" "$order" "$allocation" "${requests:--}" "$answered" "$migrate_rc" \
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%.3f\t%s\n' "$r" "$order" "$allocation" "${requests:--}" "$answered" "$migrate_rc" \
     "$(awk -v a="${t0/,/.}" -v b="${t1/,/.}" 'BEGIN { print b - a }')" \
-    "$(awk -v a="${t0/,/.}" -v b="$t2" 'BEGIN { print (b > a ? b - a : 0) }')" >>"$out/runs-info.tsv"
+    "$(awk -v a="${t0/,/.}" -v b="$t2" 'BEGIN { print (b > a ? b - a : 0) }')" "${run_blocks[r - 1]}" >>"$out/runs-info.tsv"
   for ((j = 0; j < njobs; j++)); do
     step_s=- rc=-
     s=$(sed -n 's/^start \([^ ]*\).*/\1/p' "$dir/job$j.time" 2>/dev/null)

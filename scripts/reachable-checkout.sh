@@ -3,9 +3,9 @@
 #
 # Jobs run as an unprivileged user, who must load the plugin built here, run the numaplace
 # command and the test programs. A checkout under a directory other users cannot enter (/root is
-# mode 0700) would leave them "Permission denied". Then this copies the checkout, and the
-# project's shared/ beside it, to a fresh directory under /var/tmp that every user can read, says
-# so, and runs the same command from there. The copy is kept for its logs and pictures.
+# mode 0700) would leave them "Permission denied". Then this copies the checkout to a fresh
+# directory under /var/tmp that every user can read, says so, and runs the same command from there.
+# The copy is kept for its logs and pictures.
 #
 # np_run_from_reachable_checkout TOP COMMAND [ARGS...]: returns when TOP is reachable; otherwise
 # execs COMMAND (a path relative to TOP) in the copy and never returns.
@@ -23,9 +23,6 @@ np_run_from_reachable_checkout() {
   mkdir -m 0755 "$copy"
   # Sources as they are in the work tree (uncommitted changes too); no build trees or installs.
   tar -C "$top" --exclude='./build*' --exclude='./_install' -cf - . | tar -C "$copy" -xf -
-  if [ -d "$top/../shared" ]; then
-    tar -C "$top/.." -cf - shared | tar -C "$base" -xf -
-  fi
   chmod -R a+rX "$base"
   echo "numaplace: $top cannot be read by other users (jobs run as one), so this runs from a copy"
   echo "numaplace: readable by every user: $copy (kept afterwards for its logs)"

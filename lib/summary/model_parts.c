@@ -1,6 +1,6 @@
-/* The pieces the report and summary models are built from (numaplace/figure.h): ordered keys,
- * numbers that stay integers or reals, strings and ordered maps. */
-#include "numaplace/figure.h"
+/* The pieces the report and summary models are built from (numaplace/model_parts.h): ordered
+ * keys, numbers that stay integers or reals, strings and ordered maps. */
+#include "numaplace/model_parts.h"
 
 #include <errno.h>
 #include <math.h>

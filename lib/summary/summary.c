@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "numaplace/summary_model.h"
+#include "summary_priv.h"
 
 /* Replace the members of @p json with those of @p s (the caller's reference stays valid). */
 static int write_back(json_t *json, const struct np_sum *s)
@@ -18,6 +19,11 @@ static int write_back(json_t *json, const struct np_sum *s)
         rc = 0;
     json_decref(enc);
     return rc;
+}
+
+int np_summary_check(const json_t *summary, struct np_err *err)
+{
+    return np_sum_check(summary, err);
 }
 
 json_t *np_summary_new(uint32_t job_id)

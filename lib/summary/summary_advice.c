@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numaplace/summary.h"
 #include "numaplace/summary_model.h"
 #include "summary_priv.h"
 

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numaplace/summary.h"
 #include "numaplace/summary_model.h"
 #include "summary_priv.h"
 
@@ -276,54 +275,4 @@ int np_sum_expect_nodes(struct np_sum *s, const char *hostlist, struct np_err *e
     }
     np_sum_recompute(s); /* drops the nodes that reported */
     return 0;
-}
-
-/* ---- small readers ---- */
-
-const struct np_sum_node *np_sum_node_get(const struct np_sum *s, const char *name)
-{
-    for (size_t i = 0; name && i < s->nnodes; i++)
-        if (strcmp(s->nodes[i].name, name) == 0)
-            return &s->nodes[i];
-    return NULL;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-const char **np_sum_sorted_nodes(const struct np_sum *s, size_t *n)
-{
-    const char **names = malloc((s->nnodes ? s->nnodes : 1) * sizeof(*names));
-
-    *n = 0;
-    if (!names)
-        return NULL;
-    for (size_t i = 0; i < s->nnodes; i++)
-        names[i] = s->nodes[i].name;
-    qsort(names, s->nnodes, sizeof(*names), cmp_str);
-    *n = s->nnodes;
-    return names;
-}
-
-bool np_sum_worst_local_share(const struct np_sum *s, double *share)
-{
-    const struct np_sum_dist *folded = &s->folded.dist[NP_DIST_LOCAL_SHARE];
-    bool have =
-        np_keys_has(&s->keys, NP_SUM_NODES_FOLDED) && s->folded.has_dist[NP_DIST_LOCAL_SHARE];
-
-    if (have) /* the lowest of every node folded */
-        *share = folded->min;
-
-    for (size_t i = 0; i < s->nnodes; i++) {
-        const struct np_figure *f = &s->nodes[i].local_share;
-        /* any number counts, as `numaplace jobs` always read it */
-        if (np_keys_has(&s->nodes[i].keys, NP_NODE_LOCAL_SHARE) &&
-            np_keys_has(&f->keys, NP_FIG_VALUE) && (!have || np_num_value(&f->value) < *share)) {
-            *share = np_num_value(&f->value);
-            have = true;
-        }
-    }
-    return have;
 }

@@ -7,7 +7,6 @@
 
 #include "numaplace/report.h"
 #include "numaplace/report_model.h"
-#include "numaplace/summary.h"
 #include "numaplace/summary_model.h"
 #include "summary_priv.h"
 

@@ -7,28 +7,6 @@
 
 #include "summary_priv.h"
 
-bool np_sum_in_fold(const struct np_sum *s, const char *name)
-{
-    return np_keys_has(&s->keys, NP_SUM_NODES_FOLDED) &&
-           np_strs_sorted_has(&s->folded.sorted, name);
-}
-
-bool np_sum_node_reported(const struct np_sum *s, const char *name)
-{
-    return np_sum_node_get(s, name) || np_sum_in_fold(s, name);
-}
-
-size_t np_sum_node_count(const struct np_sum *s)
-{
-    size_t n = 0;
-
-    if (!np_keys_has(&s->keys, NP_SUM_NODES_FOLDED))
-        return s->nnodes;
-    for (size_t i = 0; i < s->nnodes; i++)
-        n += !np_sum_in_fold(s, s->nodes[i].name);
-    return n + (size_t)s->folded.nodes;
-}
-
 /* ---- a node's figures before the fit trims them ---- */
 
 static double fig_or_nan(const struct np_sum_node *n, unsigned member, const struct np_figure *f)

@@ -8,9 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "numaplace/summary_defs.h"
 #include "numaplace/summary_model.h"
 
-/* The JSON names of each struct's members, indexed by their member ids (summary_json.c). */
+/* The JSON names of each struct's members, indexed by their member ids (summary_keys.c). */
 extern const char *const np_sumk_sum[NP_SUM_NMEMBERS];
 extern const char *const np_sumk_node[NP_NODE_NMEMBERS];
 extern const char *const np_sumk_step[NP_STEP_NMEMBERS];
@@ -47,6 +48,9 @@ int np_sum_fold_nodes(struct np_sum *s, const struct np_fold_snap *snap,
                       const struct np_map *applied);
 /* Whether node @p name is in the fold of @p s (false when unknown: names dropped). */
 bool np_sum_in_fold(const struct np_sum *s, const char *name);
+
+/* np_summary_check's test (summary_json.c; np_sum_decode runs it first). */
+int np_sum_check(const json_t *summary, struct np_err *err);
 
 /* Decode node @p name of a summary (summary_json.c; np_sum_node_copy uses it). */
 int np_sum_node_decode(const char *name, const json_t *j, struct np_sum_node *n,

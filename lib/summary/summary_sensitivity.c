@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "numaplace/summary.h"
+#include "numaplace/summary_defs.h"
 #include "numaplace/summary_model.h"
 
 int np_sum_step_predict(const struct np_sum_step *st, const struct np_sens_model *model,

@@ -6,6 +6,7 @@
  */
 #include "fuzz_common.h"
 #include "numaplace/scenario.h"
+#include "numaplace/scenario_file.h"
 
 #include <errno.h>
 #include <string.h>

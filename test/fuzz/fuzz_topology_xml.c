@@ -51,7 +51,7 @@ static bool object_lacks_complete(const char *text, const char *set)
  * XML import, fixed upstream after 2.9): an object with a cpuset or nodeset but not its
  * complete_ twin (hwloc PR 783), a MemoryTiersNr info (PR 816), a Bridge or PCIDev object
  * (PR 800). numaplace cannot guard hwloc's import from outside; these are skipped so the
- * harness keeps fuzzing numaplace's side, and the finding is in bench/RESULTS.md.
+ * harness keeps fuzzing numaplace's side, and the finding is in bench/history/2026.md.
  */
 static bool crashes_hwloc_2_9(const char *text)
 {

@@ -24,6 +24,8 @@ if [ -z "${NP_IN_NAMESPACE:-}" ]; then
 fi
 # shellcheck source=test/packaging/root_hosts.sh
 . "$top/test/packaging/root_hosts.sh"
+# shellcheck source=test/packaging/root_sources.sh
+. "$top/test/packaging/root_sources.sh"
 say() { printf 'in-root(%s): %s\n' "$suite" "$*"; }
 
 # Build-Depends of debian/control, without version constraints, alternatives or profiles.
@@ -39,9 +41,8 @@ root_tar=$cache/$suite-ci-$(echo "$build_deps,$test_deps" | md5sum | cut -c1-8).
 if [ ! -s "$root_tar" ]; then
   say "making a $suite build root (cached in $root_tar)"
   mkdir -p "$cache"
-  host_suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
   sources=$(mktemp)
-  cat /etc/apt/sources.list.d/*.sources | sed "s/\b$host_suite\b/$suite/g" >"$sources"
+  np_root_sources "$suite" "$sources"
   mmdebstrap --quiet --format=tar --variant=apt --include="build-essential,$build_deps,$test_deps" \
     "$suite" "$root_tar.new" "$sources"
   rm -f "$sources"
@@ -67,10 +68,9 @@ mount -t proc proc "$work/root/proc"
 mount -t tmpfs tmpfs "$work/root/tmp" # the suites' clusters live in /tmp
 mount --rbind /sys "$work/root/sys" # live topology, libpfm4's PMUs, node meminfo
 mount --rbind /dev "$work/root/dev"
-mkdir -p "$work/root/src/numaplace" "$work/root/src/shared"
+mkdir -p "$work/root/src/numaplace"
 tar -C "$top" --exclude='./build*' --exclude='./_install' --exclude=./.git -cf - . |
   tar -C "$work/root/src/numaplace" -xf -
-[ ! -d "$top/../shared" ] || cp -r "$top/../shared/." "$work/root/src/shared/"
 in_root() { chroot "$work/root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"; }
 # shellcheck disable=SC2016 # expanded by the root's shell
 say "$(in_root sh -c 'echo "Slurm $(dpkg-query -W -f=\${Version} libslurm-dev), hwloc $(dpkg-query -W -f=\${Version} libhwloc-dev), $(gcc --version | head -1)"')"

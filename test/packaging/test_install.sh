@@ -28,6 +28,8 @@ fi
 
 # shellcheck source=test/packaging/root_hosts.sh
 . "$(dirname "$0")/root_hosts.sh"
+# shellcheck source=test/packaging/root_sources.sh
+. "$(dirname "$0")/root_sources.sh"
 passed=0
 failed=0
 say() { printf 'install-test(%s): %s\n' "$suite" "$*"; }
@@ -41,20 +43,16 @@ expect() { # expect WHAT CMD...: CMD's success passes WHAT
 indent() { sed 's/^/    /'; }
 
 # ---- 1. the clean root ----
-# The host's Debian sources, with its suite names replaced by SUITE's: the same mirror, no
-# host named here.
-sources_for() {
-  local host_suite
-  host_suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
-  cat /etc/apt/sources.list.d/*.sources 2>/dev/null | sed "s/\b$host_suite\b/$1/g"
-}
-root_tar=$cache/$suite.tar
+# The cached root is named after its package list, so a changed list makes a new root (a root
+# cached by an earlier run with another list is never used in its place).
+root_packages=slurmd,slurmctld,slurm-client,munge,procps
+root_tar=$cache/$suite-clean-$(echo "$root_packages" | md5sum | cut -c1-8).tar
 if [ ! -s "$root_tar" ]; then
   say "making a clean $suite root (cached in $root_tar)"
   mkdir -p "$cache"
   sources=$(mktemp)
-  sources_for "$suite" >"$sources"
-  mmdebstrap --quiet --format=tar --variant=minbase --include=slurmd,slurmctld,slurm-client,munge,procps \
+  np_root_sources "$suite" "$sources"
+  mmdebstrap --quiet --format=tar --variant=minbase --include="$root_packages" \
     "$suite" "$root_tar.new" "$sources"
   rm -f "$sources"
   mv "$root_tar.new" "$root_tar"

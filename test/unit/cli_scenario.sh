@@ -4,6 +4,7 @@
 #   - scenario: the summary, --jobs and --runs lines, refused files and usage (exit 1 and 2);
 #   - migrate --script FILE.json: every request in order, --order on each (none: the helper's),
 #     --dry-run on each, each request delay_s after the previous answer; from stdin too;
+#   - --clock fixed: each request at the sum of the delays from the start, late ones said late;
 #   - the line format still works, a line's ORDER winning over --order.
 #   cli_scenario.sh NUMAPLACE FIXTURES
 set -eu
@@ -28,7 +29,7 @@ while True:
         data += chunk
     req = json.loads(data)
     arrived = time.monotonic()
-    time.sleep(0.3)
+    time.sleep(1.2 if req.get("pages") == 777 else 0.3)
     result = {"summary": f"fake move {req['from']} -> {req['to']}", "jobs": []}
     answered = time.monotonic()
     conn.sendall((json.dumps({"v": 1, "ok": True, "result": result}) + "\n").encode())
@@ -103,6 +104,35 @@ rm "$dir/requests.jsonl"
 "$numaplace" migrate --dry-run --script - <"$dir/set.json" >/dev/null
 check_run "" true || fail "scenario from stdin, dry run, the helper's order"
 rm "$dir/requests.jsonl"
+
+# --- --clock fixed: request i at the sum of the delays; an answer that outlasts a delay makes the
+# next request late (said so), never later still by another delay ---
+printf '0 0 1 777\n0.1 1 2 200\n0.1 2 0 300\n' >"$dir/fixed.txt"
+"$numaplace" migrate --script "$dir/fixed.txt" --clock fixed >"$dir/out"
+grep -q '^\[.*fixed.txt:2\] (late by 1\.[0-9] s) fake move 1 -> 2' "$dir/out" || fail "fixed clock, late: $(cat "$dir/out")"
+python3 - "$dir/requests.jsonl" <<'PY' || fail "fixed clock"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 3, rows
+# Late requests go at once: no delay after the answer (after-reply would wait 0.1 s).
+for i in (1, 2):
+    gap = rows[i]["arrived"] - rows[i - 1]["answered"]
+    assert gap < 0.09, f"request {i} waited {gap:.3f} s after the previous answer"
+PY
+rm "$dir/requests.jsonl"
+"$numaplace" migrate --script "$dir/fixed.txt" >"$dir/out"
+! grep -q 'late by' "$dir/out" || fail "after-reply said late: $(cat "$dir/out")"
+check_gaps() { # each request at least 0.1 s after the previous answer
+  python3 - "$dir/requests.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert all(rows[i]["arrived"] - rows[i - 1]["answered"] >= 0.09 for i in (1, 2)), rows
+PY
+}
+check_gaps || fail "after-reply pacing"
+rm "$dir/requests.jsonl"
+expect_fail 2 'clock "wall": accepted: after-reply, fixed' migrate --script "$dir/fixed.txt" --clock wall
+expect_fail 2 "clock paces a --script" migrate --from 0 --to 1 --pages 1 --clock fixed
 
 # --- the line format keeps working; a line's ORDER wins over --order ---
 printf '# comment\n\n0 0 1 100\n0.5 1 2 200 random\n0.2 2 0 300\n' >"$dir/lines.txt"

@@ -79,6 +79,81 @@ else
   pass
 fi
 
+case="--report: each order against the same block's Best run, geometric mean and 95% interval"
+mkdir "$dir/p"
+cp "$dir/r/setup.json" "$dir/p/"
+{
+  printf 'run\torder\tallocation\trequests\tanswered\tmigrate_exit\trequests_s\tjobs_end_s\tblock\n'
+  for r in 1 2 3 4 5 6 7 8 9; do printf '%s\to\t1\t1\t1\t0\t1\t1\t%s\n' "$r" $(((r - 1) / 3 + 1)); done
+} >"$dir/p/runs-info.tsv"
+{
+  printf 'run\torder\tallocation\tjob\tbenchmark\tinput\tnode\tclass\texit\ttime_s\tsource\tstep_s\tsacct_s\n'
+  while read -r r o j t; do
+    printf '%s\t%s\t1\t%s\tb%s\t0\t0\tlow\t0\t%s\tstep\t%s\t-\n' "$r" "$o" "$j" "$j" "$t" "$t"
+  done <<'EOF'
+1 worst 0 15
+1 worst 1 30
+2 best 0 10
+2 best 1 20
+3 random 0 11
+3 random 1 22
+4 random 0 12
+4 random 1 18
+5 best 0 12
+5 best 1 18
+6 worst 0 18
+6 worst 1 27
+7 best 0 10
+7 best 1 20
+8 worst 0 14
+8 worst 1 28
+9 random 0 12.1
+9 random 1 24.2
+EOF
+} >"$dir/p/times.tsv"
+# The expected figures, computed here independently: per block the geometric mean of the jobs'
+# ratios to that block's Best; over blocks the geometric mean and mean(log) +- t(0.975, 2) se.
+expected=$(python3 - "$dir/p/times.tsv" <<'PY'
+import math, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
+block = lambda run: (int(run) - 1) // 3 + 1
+t = {(block(r[0]), r[1], r[3]): float(r[9]) for r in rows}
+for order in ("worst", "random"):
+    logs = [sum(math.log(t[(b, order, j)] / t[(b, "best", j)]) for j in "01") / 2 for b in (1, 2, 3)]
+    m = sum(logs) / 3
+    h = 4.303 * math.sqrt(sum((x - m) ** 2 for x in logs) / 2) / math.sqrt(3)
+    print(f"{order}\t3\t{math.exp(m):.4f}\t{math.exp(m - h):.4f}\t{math.exp(m + h):.4f}")
+PY
+)
+if ! out=$(bash "$runner" --report "$dir/p" 2>&1); then
+  fail "exit status $?: $out"
+elif [ "$(awk 'NR > 1 && $1 != "best"' "$dir/p/paired.tsv")" != "$expected" ]; then
+  fail "paired.tsv is"$'\n'"$(cat "$dir/p/paired.tsv")"$'\n'"expected"$'\n'"$expected"
+elif ! grep -Eq '^  worst +blocks 3 +1\.46[0-9]+  \[1\.[0-9]+, 1\.[0-9]+\]  slower than Best$' <<<"$out" ||
+  ! grep -Eq '^  random +blocks 3 +1\.[0-9]+  \[0\.[0-9]+, 1\.[0-9]+\]  not told from Best$' <<<"$out"; then
+  fail "output: $out"
+elif [ "$(jq -c '[.paired[] | select(.order == "worst") | .blocks]' "$dir/p/results.json")" != '[3]' ]; then
+  fail "results.json paired: $(jq -c .paired "$dir/p/results.json")"
+else
+  pass
+fi
+
+case="--report: without blocks no interval, and it says why; one block gives none either"
+out=$(bash "$runner" --report "$dir/r" 2>&1)
+mkdir "$dir/one"
+cp "$dir/p/setup.json" "$dir/one/"
+awk -F'\t' 'NR == 1 || $9 == 1' "$dir/p/runs-info.tsv" >"$dir/one/runs-info.tsv"
+awk -F'\t' 'NR == 1 || $1 <= 3' "$dir/p/times.tsv" >"$dir/one/times.tsv"
+one=$(bash "$runner" --report "$dir/one" 2>&1)
+if ! grep -q '^  unavailable: the runs have no blocks' <<<"$out"; then
+  fail "output: $out"
+elif ! grep -Eq '^  worst +blocks 1 +1\.5000  \(interval unavailable: fewer than two blocks\)$' <<<"$one"; then
+  fail "one block: $one"
+  fail "output: $out"
+else
+  pass
+fi
+
 # ---- bad input -----------------------------------------------------------------------------------
 cat >"$dir/set.json" <<'EOF'
 {"numaplace_scenario": 1, "name": "unit-set", "nodes": 1,
@@ -122,7 +197,10 @@ expect_refused "a stand-in that is not a program" '--stand-in /nonexistent is no
 expect_refused "an unknown binding" '--bind "cgroup" is not one of: auto, slurm, numactl' --bind cgroup --commands ok.cmds set.json
 expect_refused "an unknown timing" '--timing "wall" is not one of: auto, sacct, step' --timing wall --commands ok.cmds set.json
 expect_refused "a bad stand-in size" '--stand-in-mb "0" is not a number of MiB from 1' --stand-in-mb 0 --stand-in /bin/true set.json
-expect_refused "an unknown option" 'unknown option --runs \(accepted: --partition, .*--report, --help\)' --runs best set.json
+expect_refused "an unknown option" 'unknown option --runs \(accepted: --partition, .*--repeat, --seed, --clock, --out, --report, --help\)' --runs best set.json
+expect_refused "no blocks" '--repeat "0" is not a number of blocks from 1 to 100' --repeat 0 --commands ok.cmds set.json
+expect_refused "a bad seed" '--seed "-3" is not a whole number' --seed -3 --commands ok.cmds set.json
+expect_refused "an unknown request clock" '--clock "wall" is not one of: fixed, after-reply' --clock wall --commands ok.cmds set.json
 expect_refused "a missing scenario" 'cannot read the scenario file nope.json' --commands ok.cmds nope.json
 expect_refused "an invalid scenario (numaplace's own message)" 'jobs\[0\]\.node: 1 is out of range' --commands ok.cmds bad.json
 expect_refused "a job on a NUMA node this machine lacks" "job 2 \\(519.lbm_r\\) is on NUMA node 7; this machine has nodes $online" \

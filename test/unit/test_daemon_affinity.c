@@ -15,6 +15,7 @@
 #include "migration.h"
 #include "np_daemon_test.h"
 #include "sampling.h"
+#include "job_life.h"
 
 static struct np_test_daemon t;
 

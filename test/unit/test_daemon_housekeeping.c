@@ -13,6 +13,7 @@
 #include "np_daemon_test.h"
 #include "np_test.h"
 #include "numaplace/report_model.h"
+#include "job_life.h"
 
 static const struct {
     const char *root; /* fixture root, NULL: none (no such files) */

@@ -14,6 +14,9 @@
 #include "np_daemon_test.h"
 #include "registry.h"
 #include "sampling.h"
+#include "job_life.h"
+#include "sampling_tick.h"
+#include "registry_restore.h"
 
 static const struct {
     const char *name;

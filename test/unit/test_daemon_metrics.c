@@ -16,6 +16,7 @@
 #include "migration.h"
 #include "np_daemon_test.h"
 #include "registry.h"
+#include "job_life.h"
 
 static struct np_test_daemon t;
 static struct np_daemon_job *measured, *bare;
@@ -119,7 +120,7 @@ static bool has_line(const char *page, const char *line)
     return false;
 }
 
-/* Every family of the contract (METRICS-SPEC.md, numaplaced(8)), with its type. */
+/* Every family of the contract (numaplaced(8), METRICS), with its type. */
 static const struct {
     const char *name, *type;
 } families[] = {

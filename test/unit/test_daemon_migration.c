@@ -13,6 +13,8 @@
 #include "np_daemon_test.h"
 #include "registry.h"
 #include "sampling.h"
+#include "job_life.h"
+#include "sampling_tick.h"
 
 #define NOW 1000.0
 

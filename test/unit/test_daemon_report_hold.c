@@ -12,6 +12,7 @@
 #include "jobs.h"
 #include "np_daemon_test.h"
 #include "report_hold.h"
+#include "job_life.h"
 
 static void finish_step(struct np_test_daemon *t, uint32_t job_id)
 {

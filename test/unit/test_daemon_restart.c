@@ -13,6 +13,8 @@
 #include "np_daemon_test.h"
 #include "registry.h"
 #include "report_out.h"
+#include "job_life.h"
+#include "registry_restore.h"
 
 /* The fixture task (roots/host/proc/300) runs as uid 0 and started at tick 987654. */
 static const struct {

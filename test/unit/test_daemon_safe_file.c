@@ -22,6 +22,7 @@
 #include "jobs.h"
 #include "report_out.h"
 #include "safe_file.h"
+#include "job_life.h"
 
 static char dir[64], victim[128];
 

@@ -11,6 +11,7 @@
 #include "np_daemon_test.h"
 #include "log.h"
 #include "server.h"
+#include "clients.h"
 
 /* A client slot connected to one end of a socketpair with a small send buffer. */
 static void connect_client(struct np_daemon_client *c, int *peer)
@@ -48,14 +49,14 @@ START_TEST(test_large_reply_arrives_whole)
     int peer;
 
     connect_client(&c, &peer);
-    server_reply(&c, big_reply(bytes));
+    client_reply(&c, big_reply(bytes));
     ck_assert_int_ge(c.fd, 0); /* not all of it went at once: the client is kept */
     ck_assert_ptr_nonnull(c.out);
     while (c.fd >= 0) { /* the loop's POLLOUT, as the client reads */
         const ssize_t n = read(peer, got + len, 2 * bytes - len);
         ck_assert_int_gt(n, 0);
         len += (size_t)n;
-        server_write(&c);
+        client_write(&c);
     }
     for (ssize_t n; (n = read(peer, got + len, 2 * bytes - len)) > 0;)
         len += (size_t)n;
@@ -76,10 +77,10 @@ START_TEST(test_client_that_stops_reading_is_dropped)
     int peer;
 
     connect_client(&c, &peer);
-    server_reply(&c, big_reply(1 << 20));
+    client_reply(&c, big_reply(1 << 20));
     ck_assert_int_ge(c.fd, 0);
     close(peer); /* gone without reading */
-    server_write(&c);
+    client_write(&c);
     ck_assert_int_eq(c.fd, -1);
     ck_assert_ptr_null(c.out);
 }

@@ -1,6 +1,6 @@
 /*
  * The engine and the triggers over hand-built views of the model's 4-node machine (distances
- * 10/21/30 as in model.md). Requests run as dry runs against this test's own process (its pages
+ * 10/21/30 as in docs/model.md). Requests run as dry runs against this test's own process (its pages
  * are all on node 0 here), so planning is checked exactly and nothing needs a second node.
  */
 #include <check.h>

@@ -11,6 +11,7 @@
 
 #include "np_test.h"
 #include "numaplace/sim.h"
+#include "numaplace/tables.h"
 
 static struct np_model model;
 

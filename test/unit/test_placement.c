@@ -4,6 +4,7 @@
 
 #include "np_test.h"
 #include "numaplace/placement.h"
+#include "numaplace/mempolicy.h"
 
 static const struct {
     const char *fixture;

@@ -1,5 +1,5 @@
 /*
- * The replay (lib/migration/replay.c): small hand-made sets whose outcome is known from the
+ * The replay (policies/sim/replay.c): small hand-made sets whose outcome is known from the
  * model by hand, in both ways of carrying a request out; the footprint table it reads.
  */
 #include <check.h>
@@ -13,6 +13,8 @@
 #include "numaplace/footprint.h"
 #include "numaplace/replay.h"
 #include "numaplace/replay_scenario.h"
+#include "numaplace/tables.h"
+#include "numaplace/scenario_file.h"
 
 /* A sensitive job (x2 fully remote, x1.5 interleaved: s = 1 + remote share) and an insensitive
  * one; bandwidth decides the orders. */

@@ -18,6 +18,8 @@
 #include "numaplace/contention.h"
 #include "numaplace/model.h"
 #include "numaplace/scenario.h"
+#include "numaplace/tables.h"
+#include "numaplace/scenario_file.h"
 
 #define MAX_CASES 256
 
@@ -291,7 +293,7 @@ START_TEST(test_read)
 END_TEST
 
 /* The thesis's five dynamic sets as shipped (data/scenarios/), against the thesis
- * (../shared/design/thesis-experiments.md, section 4) and the model table. */
+ * (docs/model.md, "The thesis's experiments") and the model table. */
 static const struct {
     unsigned set;
     size_t njobs, requests;

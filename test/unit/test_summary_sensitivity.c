@@ -12,6 +12,7 @@
 #include "np_test.h"
 #include "numaplace/summary.h"
 #include "numaplace/summary_model.h"
+#include "numaplace/tables.h"
 
 #define NO_PMU "perf::CYCLES: perf_event_open: No such file or directory: no hardware PMU"
 

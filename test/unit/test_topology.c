@@ -95,7 +95,7 @@ START_TEST(test_distances)
 }
 END_TEST
 
-/* The model's machine (design/model.md): 10 local, 21 near, 30 far, in OS-index order. */
+/* The model's machine (docs/model.md): 10 local, 21 near, 30 far, in OS-index order. */
 static const int sandman_matrix[4][4] = {
     {10, 21, 21, 30},
     {21, 10, 30, 21},

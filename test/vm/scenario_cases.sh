@@ -69,7 +69,7 @@ run_set() {
   local out=$1 scenario=$2 pid watcher
   shift 2
   bash "$runner" --stand-in "$NP_WORKLOAD" --stand-in-mb "$mb" --stand-in-busy 1 --stand-in-idle 25 \
-    --register-timeout 120 --out "$out" "$@" "$scenario" >"$out.log" 2>&1 &
+    --register-timeout 120 --repeat 1 --seed 1 --out "$out" "$@" "$scenario" >"$out.log" 2>&1 &
   pid=$!
   watch_starts "$out" "$out.starts" "$pid" &
   watcher=$!

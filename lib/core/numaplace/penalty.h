@@ -14,7 +14,7 @@ extern "C" {
 
 /**
  * The reference machine's remote penalty: the near-node (0 -> 1) distance of the thesis's
- * machine "Sandman", 21/10 (../shared/design/thesis-experiments.md §1, the firmware's SLIT).
+ * machine "Sandman", 21/10 (docs/model.md, the firmware's SLIT).
  * The thesis measured slowdowns, not latencies, so its SLIT ratio is the one remote-to-local
  * latency figure it gives for the pair its "remote" placement used.
  */

@@ -1,0 +1,111 @@
+/* The footprint table's CSV reader (see numaplace/tables.h). */
+#include "numaplace/tables.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv_table.h"
+
+enum { COL_BENCH, COL_INPUT, COL_PAGES, COL_CORUN, COL_COUNT };
+static const char *const column_names[COL_COUNT] = {"benchmark", "input", "footprint_pages",
+                                                    "corun_factor"};
+
+static int parse_row(char **fields, int n, const int *index, struct np_footprint *row,
+                     const char *path, int lineno, struct np_err *err)
+{
+    const char *text =
+        index[COL_PAGES] >= 0 && index[COL_PAGES] < n ? fields[index[COL_PAGES]] : "";
+    char *end;
+    unsigned long long pages;
+
+    if (index[COL_BENCH] < 0 || index[COL_BENCH] >= n || !*fields[index[COL_BENCH]])
+        return np_err_set(err, -EINVAL, "%s:%d: column 'benchmark' is empty", path, lineno);
+    errno = 0;
+    pages = strtoull(text, &end, 10);
+    if (!*text || *end || errno || pages == 0 || pages > NP_FOOTPRINT_MAX_PAGES || text[0] == '-')
+        return np_err_set(err, -EINVAL,
+                          "%s:%d: column 'footprint_pages' is not a page count (1 to %" PRIu64
+                          "): '%s'",
+                          path, lineno, NP_FOOTPRINT_MAX_PAGES, text);
+    memset(row, 0, sizeof(*row));
+    row->corun = NAN;
+    text = index[COL_CORUN] >= 0 && index[COL_CORUN] < n ? fields[index[COL_CORUN]] : "";
+    if (*text) {
+        row->corun = strtod(text, &end);
+        if (*end || !(row->corun >= 1) || !isfinite(row->corun))
+            return np_err_set(err, -EINVAL,
+                              "%s:%d: column 'corun_factor' is not a factor (1 or more): '%s'",
+                              path, lineno, text);
+    }
+    text = index[COL_INPUT] >= 0 && index[COL_INPUT] < n ? fields[index[COL_INPUT]] : "";
+    /* never cut: a cut name could match another benchmark's row */
+    if (strlen(fields[index[COL_BENCH]]) >= sizeof(row->benchmark) ||
+        strlen(text) >= sizeof(row->input))
+        return np_err_set(err, -EINVAL, "%s:%d: column '%s' is longer than %zu bytes", path, lineno,
+                          strlen(text) >= sizeof(row->input) ? "input" : "benchmark",
+                          strlen(text) >= sizeof(row->input) ? sizeof(row->input) - 1
+                                                             : sizeof(row->benchmark) - 1);
+    snprintf(row->benchmark, sizeof(row->benchmark), "%s", fields[index[COL_BENCH]]);
+    snprintf(row->input, sizeof(row->input), "%s", text);
+    row->pages = pages;
+    return 0;
+}
+
+int np_footprints_load(const char *path, struct np_footprints *table, struct np_err *err)
+{
+    FILE *f = fopen(path, "re");
+    char line[1024];
+    int index[COL_COUNT] = {-1, -1, -1, -1};
+    bool have_header = false;
+    size_t cap = 0;
+    int lineno = 0, rc = 0;
+
+    memset(table, 0, sizeof(*table));
+    if (!f)
+        return np_err_set(err, -errno, "cannot open footprint table '%s': %s", path,
+                          strerror(errno));
+    while (rc == 0 && fgets(line, sizeof(line), f)) {
+        char *fields[16];
+        int n;
+
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) { /* its rest would be read as the next line */
+            rc = np_err_set(err, -EINVAL, "%s:%d: longer than %zu bytes", path, lineno,
+                            sizeof(line) - 2);
+            break;
+        }
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        n = np_csv_split(line, fields, 16);
+        if (!have_header) {
+            rc = np_csv_header(fields, n, column_names, COL_COUNT, 1u << COL_CORUN, index, path,
+                               lineno, err); /* corun_factor is optional */
+            have_header = true;
+            continue;
+        }
+        if (table->count == cap) {
+            struct np_footprint *grown;
+            cap = cap ? cap * 2 : 32;
+            grown = realloc(table->rows, cap * sizeof(*grown));
+            if (!grown) {
+                rc = np_err_set(err, -ENOMEM, "out of memory reading '%s'", path);
+                break;
+            }
+            table->rows = grown;
+        }
+        rc = parse_row(fields, n, index, &table->rows[table->count], path, lineno, err);
+        if (rc == 0)
+            table->count++;
+    }
+    fclose(f);
+    if (rc == 0 && table->count == 0)
+        rc = np_err_set(err, -EINVAL, "%s: no data rows", path);
+    if (rc)
+        np_footprints_free(table);
+    return rc;
+}

@@ -1,0 +1,60 @@
+/*
+ * numaplace/placement.h - from a task's CPUs and a requested policy to a memory policy.
+ *
+ * A decision only (policies/ do no I/O): numaplace/mempolicy.h applies it with the kernel's
+ * calls, so the decision is unit-tested on topologies we do not have.
+ */
+#ifndef NUMAPLACE_PLACEMENT_H
+#define NUMAPLACE_PLACEMENT_H
+
+#include <stdbool.h>
+
+#include <hwloc.h>
+
+#include "numaplace/common.h"
+#include "numaplace/policy.h"
+#include "numaplace/topology.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Inputs of a placement decision. All sets are borrowed. */
+struct np_place_input {
+    enum np_policy policy;
+    hwloc_const_cpuset_t task_cpus;     /**< the task's real affinity (after Slurm's binding) */
+    hwloc_const_cpuset_t step_cpus;     /**< the step's CPUs on this host; NULL = task_cpus */
+    hwloc_const_nodeset_t mems_allowed; /**< cpuset.mems of the task; NULL = every node */
+    bool include_cpuless;               /**< CPU-less nodes in interleave-all (site opt-in) */
+    bool have_preferred_many;           /**< the kernel supports MPOL_PREFERRED_MANY */
+};
+
+/** The decision. Initialise with np_placement_init, release with np_placement_fini. */
+struct np_placement {
+    enum np_policy policy; /**< what was asked */
+    enum np_mode mode;     /**< what to apply; DEFAULT when nothing is to be done */
+    hwloc_nodeset_t nodes; /**< owned; empty for DEFAULT */
+    char reason[512];      /**< one line saying why, for logs and verbose output */
+};
+
+/** @return 0 or -ENOMEM. */
+NP_API int np_placement_init(struct np_placement *placement);
+/** Free what the placement owns. Accepts NULL. */
+NP_API void np_placement_fini(struct np_placement *placement);
+
+/**
+ * Decide the memory policy. Never fails for lack of a sensible answer: when the nodes the
+ * policy wants and the allowed nodes do not meet, the result is NP_MODE_DEFAULT with the
+ * reason saying so. CPU-less memory nodes are never local to a CPU, so local, local-strict and
+ * interleave (the nodes of the CPUs) never use them; include_cpuless adds them to
+ * interleave-all only. Nodes without memory are never chosen.
+ * @return 0, or -EINVAL (NULL arguments), -ENOMEM
+ */
+NP_API int np_place(const struct np_topology *topo, const struct np_place_input *input,
+                    struct np_placement *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_PLACEMENT_H */

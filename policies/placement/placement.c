@@ -1,0 +1,177 @@
+/* From a task's CPUs and a requested policy to a memory policy (see numaplace/placement.h): a
+ * decision only; lib/mempolicy applies it. */
+#include "numaplace/placement.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int np_placement_init(struct np_placement *placement)
+{
+    memset(placement, 0, sizeof(*placement));
+    placement->nodes = hwloc_bitmap_alloc();
+    return placement->nodes ? 0 : -ENOMEM;
+}
+
+void np_placement_fini(struct np_placement *placement)
+{
+    if (!placement)
+        return;
+    hwloc_bitmap_free(placement->nodes);
+    placement->nodes = NULL;
+}
+
+static void list(char *buf, size_t len, hwloc_const_bitmap_t set)
+{
+    if (hwloc_bitmap_iszero(set))
+        snprintf(buf, len, "none");
+    else
+        hwloc_bitmap_list_snprintf(buf, len, set);
+}
+
+/* The node holding most of @p cpus (lowest index on ties). */
+static unsigned busiest_node(const struct np_topology *topo, hwloc_const_bitmap_t nodes,
+                             hwloc_const_cpuset_t cpus)
+{
+    hwloc_bitmap_t both = hwloc_bitmap_alloc();
+    unsigned best = (unsigned)hwloc_bitmap_first(nodes);
+    int best_count = -1, n;
+
+    if (!both)
+        return best; /* out of memory: the lowest node is still a valid answer */
+    hwloc_bitmap_foreach_begin(n, nodes)
+    {
+        const struct np_numa_node *node = np_topology_node_by_os_index(topo, (unsigned)n);
+        int count;
+        hwloc_bitmap_and(both, node->cpus, cpus);
+        count = hwloc_bitmap_weight(both);
+        if (count > best_count) {
+            best_count = count;
+            best = (unsigned)n;
+        }
+    }
+    hwloc_bitmap_foreach_end();
+    hwloc_bitmap_free(both);
+    return best;
+}
+
+int np_place(const struct np_topology *topo, const struct np_place_input *in,
+             struct np_placement *out)
+{
+    hwloc_bitmap_t wanted, allowed;
+    char cpus_text[96], wanted_text[96], allowed_text[96], nodes_text[96];
+    const char *name;
+
+    if (!topo || !in || !out || !out->nodes)
+        return -EINVAL;
+    out->policy = in->policy;
+    out->mode = NP_MODE_DEFAULT;
+    hwloc_bitmap_zero(out->nodes);
+    out->reason[0] = '\0';
+    name = np_policy_name(in->policy);
+    if (in->policy == NP_POLICY_NONE) {
+        snprintf(out->reason, sizeof(out->reason),
+                 "none: kernel default and Slurm's --mem-bind left alone");
+        return 0;
+    }
+    if ((unsigned)in->policy >= NP_POLICY_COUNT)
+        return -EINVAL;
+    wanted = hwloc_bitmap_alloc();
+    allowed = hwloc_bitmap_alloc();
+    if (!wanted || !allowed) {
+        hwloc_bitmap_free(wanted);
+        hwloc_bitmap_free(allowed);
+        return -ENOMEM;
+    }
+    list(cpus_text, sizeof(cpus_text), in->task_cpus ? in->task_cpus : wanted);
+
+    switch (in->policy) {
+    case NP_POLICY_LOCAL:
+    case NP_POLICY_LOCAL_STRICT:
+        if (in->task_cpus)
+            np_topology_cpus_to_nodes(topo, in->task_cpus, wanted);
+        break;
+    case NP_POLICY_INTERLEAVE:
+        np_topology_cpus_to_nodes(topo, in->step_cpus ? in->step_cpus : in->task_cpus, wanted);
+        break;
+    case NP_POLICY_INTERLEAVE_ALL:
+        np_topology_memory_nodes(topo, in->include_cpuless, wanted);
+        break;
+    case NP_POLICY_NONE:
+        break;
+    }
+    /* Nodes without memory cannot take pages. */
+    for (unsigned i = 0; i < np_topology_node_count(topo); i++) {
+        const struct np_numa_node *node = np_topology_node(topo, i);
+        if (node->memory_bytes == 0)
+            hwloc_bitmap_clr(wanted, node->os_index);
+    }
+    list(wanted_text, sizeof(wanted_text), wanted);
+    if (hwloc_bitmap_iszero(wanted)) {
+        snprintf(out->reason, sizeof(out->reason),
+                 "%s: no memory node matches CPUs %s: left the kernel default", name, cpus_text);
+        goto done;
+    }
+    if (in->mems_allowed)
+        hwloc_bitmap_copy(allowed, in->mems_allowed);
+    else
+        hwloc_bitmap_fill(allowed);
+    list(allowed_text, sizeof(allowed_text), allowed);
+    hwloc_bitmap_and(out->nodes, wanted, allowed);
+    if (hwloc_bitmap_iszero(out->nodes)) {
+        snprintf(out->reason, sizeof(out->reason),
+                 "%s wants node%s %s but the cpuset allows %s: left the kernel default", name,
+                 hwloc_bitmap_weight(wanted) > 1 ? "s" : "", wanted_text, allowed_text);
+        goto done;
+    }
+    list(nodes_text, sizeof(nodes_text), out->nodes);
+
+    switch (in->policy) {
+    case NP_POLICY_LOCAL:
+        if (hwloc_bitmap_weight(out->nodes) == 1) {
+            out->mode = NP_MODE_PREFERRED;
+            snprintf(out->reason, sizeof(out->reason), "local: preferred node %s (CPUs %s)",
+                     nodes_text, cpus_text);
+        } else if (in->have_preferred_many) {
+            out->mode = NP_MODE_PREFERRED_MANY;
+            snprintf(out->reason, sizeof(out->reason),
+                     "local: preferred nodes %s (CPUs %s span them)", nodes_text, cpus_text);
+        } else {
+            const unsigned node = busiest_node(topo, out->nodes, in->task_cpus);
+            hwloc_bitmap_only(out->nodes, node);
+            out->mode = NP_MODE_PREFERRED;
+            snprintf(out->reason, sizeof(out->reason),
+                     "local: preferred node %u, which holds most of CPUs %s (this kernel has no "
+                     "MPOL_PREFERRED_MANY for %s)",
+                     node, cpus_text, nodes_text);
+        }
+        break;
+    case NP_POLICY_LOCAL_STRICT:
+        out->mode = NP_MODE_BIND;
+        snprintf(out->reason, sizeof(out->reason), "local-strict: bound to node%s %s (CPUs %s)",
+                 hwloc_bitmap_weight(out->nodes) > 1 ? "s" : "", nodes_text, cpus_text);
+        break;
+    case NP_POLICY_INTERLEAVE:
+        out->mode = NP_MODE_INTERLEAVE;
+        snprintf(out->reason, sizeof(out->reason), "interleave over node%s %s (%s%s CPUs%s)",
+                 hwloc_bitmap_weight(out->nodes) > 1 ? "s" : "", nodes_text,
+                 hwloc_bitmap_weight(out->nodes) > 1 ? "the nodes of the " : "a single node: the ",
+                 in->step_cpus ? "step's" : "task's (step unknown)",
+                 hwloc_bitmap_weight(out->nodes) > 1 ? "" : " are all on it");
+        break;
+    case NP_POLICY_INTERLEAVE_ALL:
+        out->mode = NP_MODE_INTERLEAVE;
+        snprintf(out->reason, sizeof(out->reason),
+                 "interleave-all over node%s %s (every memory node the job may use%s)",
+                 hwloc_bitmap_weight(out->nodes) > 1 ? "s" : "", nodes_text,
+                 in->include_cpuless ? ", CPU-less ones included" : "");
+        break;
+    case NP_POLICY_NONE:
+        break;
+    }
+done:
+    hwloc_bitmap_free(wanted);
+    hwloc_bitmap_free(allowed);
+    return 0;
+}
