@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "numaplace/contention.h"
+#include "numaplace/tables.h"
 
 #define MAX_CASES 2048
 #define MAX_JOBS  10
