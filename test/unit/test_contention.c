@@ -55,8 +55,6 @@ START_TEST(test_job_slowdown)
     struct np_contention_params p = quiet();
     struct np_model_row row = {.bw_mbps = cases[_i].bw};
     double share[2] = {cases[_i].local, 1 - cases[_i].local};
-    double demand[2] = {cases[_i].corunner_mbps, 0};
-    unsigned threads[2] = {cases[_i].corunner_threads, 0};
     struct np_contention_job j = {.cpu_node = 0,
                                   .bw_mbps = cases[_i].bw,
                                   .memory_share = cases[_i].m,
@@ -88,6 +86,8 @@ START_TEST(test_job_slowdown)
     ck_assert_double_eq(s[1], 1.0); /* the hog is not slowed */
     /* the one-job form gives the same figure when m comes out of the table's remote factor */
     if (cases[_i].knob == NONE && cases[_i].bw == 0 && cases[_i].m > 0) {
+        const double demand[2] = {cases[_i].corunner_mbps, 0};
+        const unsigned threads[2] = {cases[_i].corunner_threads, 0};
         row.remote = 1 + cases[_i].m * (p.remote_latency - 1);
         ck_assert_double_eq_tol(np_contention_memory_share(&p, &row), cases[_i].m, 1e-9);
         ck_assert_double_eq_tol(np_contention_job_slowdown(&p, &row, cases[_i].threads,
