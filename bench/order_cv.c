@@ -23,13 +23,18 @@
  * thesis's eq. 6.1, the geometric mean over its jobs of each job's time relative to the same job
  * in the set's Best run (Random: the mean of three runs, as the thesis); the mean is over sets;
  * the last column, the sum of the set's job times relative to best-plus's, is the mean over sets.
- * Twice: the model alone, and with the replay's co-location factors (NP_REPLAY_WITH_CORUN).
+ * Three times: the model alone, with the replay's co-location factors (NP_REPLAY_WITH_CORUN), and
+ * on the calibrated contention model (numaplace/contention.h) with the thesis's manager loop, as
+ * bench/replay runs it (issue 22). Ablations of `predicted`: every job predicted 2.0x, the CV
+ * predictions shuffled across the set's jobs (mean over 20 seeds) and no prediction at all (the
+ * per-page footprint rule alone).
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "numaplace/contention.h"
 #include "numaplace/replay_scenario.h"
 #include "numaplace/sensitivity.h"
 #include "numaplace/sim.h"
@@ -47,10 +52,33 @@
 static double footprint_scale = 1.0;
 
 /* Where the orders' predictions come from. */
-enum calibration { CAL_CV, CAL_CV_TWINS, CAL_IN_SAMPLE, CAL_ORACLE, CAL_COUNT };
+enum calibration {
+    CAL_CV,
+    CAL_CV_TWINS,
+    CAL_IN_SAMPLE,
+    CAL_ORACLE,
+    CAL_CONSTANT, /* ablation: every job predicted CONSTANT_PREDICTION */
+    CAL_SHUFFLED, /* ablation: the CV predictions shuffled across the jobs (seeded) */
+    CAL_NONE,     /* ablation: no prediction, the per-page footprint rule alone */
+    CAL_COUNT
+};
 static const char *const calibration_names[CAL_COUNT] = {"CV (set's benchmarks left out)",
-                                                         "CV (and their _r/_s twins)", "in-sample",
-                                                         "oracle (measured)"};
+                                                         "CV (and their _r/_s twins)",
+                                                         "in-sample",
+                                                         "oracle (measured)",
+                                                         "constant 2.0x (ablation)",
+                                                         "CV shuffled across jobs (ablation)",
+                                                         "none: footprint rule alone (ablation)"};
+#define CONSTANT_PREDICTION 2.0
+/* Shuffled predictions: the mean over this many seeds. */
+#define SHUFFLE_SEEDS 20
+
+/* The calibrated contention model and the thesis's manager loop, as bench/replay runs them. */
+#define LOOP_POLL_S      5.0
+#define LOOP_PASS_WORK_S 1.67
+#define LOOP_MOVER_BPS   290e6
+static struct np_contention_params contention;
+static bool with_contention;
 
 enum mode { MODE_PARTIAL, MODE_WHOLE, MODE_COUNT };
 static const char *const mode_names[MODE_COUNT] = {"numaplace (last job in part)",
@@ -140,7 +168,27 @@ static bool predict_row(const struct np_sens_model *m, const struct np_model_row
                                       r->tlb_mpki, NULL};
 
     *slowdown = r->remote;
-    return cal == CAL_ORACLE || np_sensitivity_predict(m, &in, slowdown, NULL) == 0;
+    if (cal == CAL_CONSTANT)
+        *slowdown = CONSTANT_PREDICTION;
+    if (cal == CAL_NONE)
+        return false;
+    return cal == CAL_ORACLE || cal == CAL_CONSTANT ||
+           np_sensitivity_predict(m, &in, slowdown, NULL) == 0;
+}
+
+/* Fisher-Yates over @p n predictions (and whether each exists), driven by @p seed. */
+static void shuffle_predictions(double *value, bool *has, size_t n, uint64_t seed)
+{
+    uint64_t state = seed;
+    for (size_t i = n; i > 1; i--) {
+        const size_t j = (size_t)(next(&state) % i);
+        const double v = value[i - 1];
+        const bool h = has[i - 1];
+        value[i - 1] = value[j];
+        has[i - 1] = has[j];
+        value[j] = v;
+        has[j] = h;
+    }
 }
 
 static int predict(struct np_sim_job *jobs, size_t n, const struct np_model *table,
@@ -157,6 +205,19 @@ static int predict(struct np_sim_job *jobs, size_t n, const struct np_model *tab
         double s;
         jobs[i].has_prediction = predict_row(&m, jobs[i].row, cal, &s);
         jobs[i].predicted_remote = jobs[i].has_prediction ? s : NAN;
+    }
+    if (cal == CAL_SHUFFLED) {
+        double v[NJOBS];
+        bool h[NJOBS];
+        for (size_t i = 0; i < n; i++) {
+            v[i] = jobs[i].predicted_remote;
+            h[i] = jobs[i].has_prediction;
+        }
+        shuffle_predictions(v, h, n, 1);
+        for (size_t i = 0; i < n; i++) {
+            jobs[i].predicted_remote = v[i];
+            jobs[i].has_prediction = h[i];
+        }
     }
     return 0;
 }
@@ -305,7 +366,8 @@ struct set {
 };
 
 /* Give the set's jobs the predictions of @p cal (the CV ones: without the set's benchmarks). */
-static int predict_set(struct set *set, const struct np_model *table, enum calibration cal)
+static int predict_set(struct set *set, const struct np_model *table, enum calibration cal,
+                       uint64_t seed)
 {
     const size_t n = set->owned.set.njobs;
     const struct np_model_row **mix = calloc(n ? n : 1, sizeof(*mix));
@@ -323,6 +385,23 @@ static int predict_set(struct set *set, const struct np_model *table, enum calib
         job->has_prediction = predict_row(&m, job->row, cal, &s);
         job->predicted_remote = job->has_prediction ? s : 0.0;
     }
+    if (rc == 0 && cal == CAL_SHUFFLED) {
+        double *v = calloc(n ? n : 1, sizeof(*v));
+        bool *h = calloc(n ? n : 1, sizeof(*h));
+        rc = v && h ? 0 : -1;
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            v[i] = set->owned.jobs[i].predicted_remote;
+            h[i] = set->owned.jobs[i].has_prediction;
+        }
+        if (rc == 0)
+            shuffle_predictions(v, h, n, seed);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            set->owned.jobs[i].predicted_remote = v[i];
+            set->owned.jobs[i].has_prediction = h[i];
+        }
+        free(v);
+        free(h);
+    }
     free(mix);
     return rc;
 }
@@ -336,6 +415,13 @@ static int replay(const struct set *set, enum np_replay_way way, const struct np
     struct np_err err = {0};
 
     np_replay_config_sandman(&config, way);
+    if (with_contention) {
+        config.contention = &contention;
+        config.poll_s = LOOP_POLL_S;
+        config.pass_work_s = LOOP_PASS_WORK_S;
+        config.mover_rate_bytes_s = LOOP_MOVER_BPS;
+        config.cpus_per_node = contention.cpus_per_node;
+    }
     if (np_replay_run(&set->owned.set, &config, ops, seed, &result, &err) < 0) {
         fprintf(stderr, "order_cv: %s: %s\n", set->name, err.msg);
         return -1;
@@ -368,13 +454,13 @@ static void print_predictions(struct set *set, const struct np_model *table)
     const size_t n = set->owned.set.njobs;
     double *cv = calloc(n ? n : 1, sizeof(*cv));
 
-    if (!cv || predict_set(set, table, CAL_CV) < 0) {
+    if (!cv || predict_set(set, table, CAL_CV, 0) < 0) {
         free(cv);
         return;
     }
     for (size_t i = 0; i < n; i++)
         cv[i] = set->owned.jobs[i].has_prediction ? set->owned.jobs[i].predicted_remote : NAN;
-    if (predict_set(set, table, CAL_IN_SAMPLE) == 0) {
+    if (predict_set(set, table, CAL_IN_SAMPLE, 0) == 0) {
         printf("%s: benchmark measured / CV / in-sample remote slowdown:", set->name);
         for (size_t i = 0; i < n; i++) {
             bool seen = false;
@@ -423,12 +509,17 @@ static int score_sets(struct set *sets, size_t nsets, const struct np_model *mod
             double *ref = calloc(n, sizeof(*ref)), *t = calloc(n, sizeof(*t));
             rc = ref && t ? replay(&sets[k], (enum np_replay_way)way, best, 1, ref) : -1;
             for (size_t c = 0; c < ncols && rc == 0; c++) {
-                const int runs = strcmp(cols[c].ops->name, "random") ? 1 : SET_RANDOM_RUNS;
+                const bool shuffled = cols[c].ops->uses_prediction && cols[c].cal == CAL_SHUFFLED;
+                const int runs = shuffled                                   ? SHUFFLE_SEEDS
+                                 : strcmp(cols[c].ops->name, "random") == 0 ? SET_RANDOM_RUNS
+                                                                            : 1;
                 fig[c][k] = 0;
                 total[c][k] = 0;
-                if (cols[c].ops->uses_prediction)
-                    rc = predict_set(&sets[k], model, cols[c].cal);
                 for (int r = 0; r < runs && rc == 0; r++) {
+                    if (cols[c].ops->uses_prediction)
+                        rc = predict_set(&sets[k], model, cols[c].cal, (uint64_t)r + 1);
+                    if (rc < 0)
+                        break;
                     rc = replay(&sets[k], (enum np_replay_way)way, cols[c].ops, (uint64_t)r + 1, t);
                     fig[c][k] += np_replay_figure(t, ref, n) / runs;
                     for (size_t j = 0; j < n; j++)
@@ -459,8 +550,12 @@ static int run_sets(const struct np_model *model, const struct np_footprints *fo
     static const struct {
         const char *name;
         unsigned flags;
-    } variants[] = {{"model alone", 0},
-                    {"co-run (the thesis's co-location factors)", NP_REPLAY_WITH_CORUN}};
+        bool contention;
+    } variants[] = {{"model alone", 0, false},
+                    {"co-run (the thesis's co-location factors)", NP_REPLAY_WITH_CORUN, false},
+                    {"calibrated contention model (fit on static runs; the thesis's manager loop "
+                     "in the thesis way)",
+                     0, true}};
     static struct set sets[MAX_SETS];
     int rc = 0;
 
@@ -474,6 +569,7 @@ static int run_sets(const struct np_model *model, const struct np_footprints *fo
         }
         for (size_t k = 0; v == 0 && k < nsets; k++)
             print_predictions(&sets[k], model);
+        with_contention = variants[v].contention;
         rc = score_sets(sets, nsets, model, variants[v].name);
         free_sets(sets, nsets);
     }
@@ -531,6 +627,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "order_cv: %s\n", err.msg);
         return 1;
     }
+    np_contention_params_sandman(&contention);
     if (mixes == 0) {
         struct np_footprints footprints;
         if (np_footprints_load(footprint_path, &footprints, &err) < 0) {
