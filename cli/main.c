@@ -118,16 +118,38 @@ static const struct command {
 /* Everything the command prints passes through np_safe_text_stream: reports, summaries, status
  * and error messages carry text that users and their tasks chose (job names, users, reasons, what
  * a task said it applied), and root reads them on a terminal. */
+static FILE *plain_out, *plain_err, *guarded_out, *guarded_err;
+
+/* At exit: flush and close the guarded streams (which frees them), the plain ones back in place
+ * for whatever libc still writes. */
+static void unguard_terminal(void)
+{
+    if (guarded_out) {
+        stdout = plain_out;
+        fclose(guarded_out);
+        guarded_out = NULL;
+    }
+    if (guarded_err) {
+        stderr = plain_err;
+        fclose(guarded_err);
+        guarded_err = NULL;
+    }
+}
+
 static void guard_terminal(void)
 {
-    FILE *out = np_safe_text_stream(stdout), *err = np_safe_text_stream(stderr);
-
-    if (out)
-        stdout = out;
-    if (err) {
-        setvbuf(err, NULL, _IONBF, 0);
-        stderr = err;
+    plain_out = stdout;
+    plain_err = stderr;
+    guarded_out = np_safe_text_stream(stdout);
+    guarded_err = np_safe_text_stream(stderr);
+    if (guarded_out)
+        stdout = guarded_out;
+    if (guarded_err) {
+        setvbuf(guarded_err, NULL, _IONBF, 0);
+        stderr = guarded_err;
     }
+    /* Without the handler the streams are still flushed at exit, only not freed. */
+    (void)atexit(unguard_terminal);
 }
 
 /* Parse the command's options from its table into cli.opt and run it on its operands alone:

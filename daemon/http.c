@@ -277,7 +277,7 @@ static int listen_on(const struct np_metrics_config *mc)
     struct sockaddr_storage ss = {0};
     socklen_t len;
     const int one = 1, zero = 0;
-    int fd, rc;
+    int fd;
 
     if (mc->family == AF_INET6) {
         struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
@@ -299,7 +299,7 @@ static int listen_on(const struct np_metrics_config *mc)
     if (mc->family == AF_INET6) /* [::] takes IPv4 peers too (as ::ffff:a.b.c.d) */
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
     if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 128) < 0) {
-        rc = -errno;
+        const int rc = -errno;
         close(fd);
         return rc;
     }

@@ -19,7 +19,7 @@
 #include "http.h"
 #include "np_daemon_test.h"
 
-#define NOBODY 65534
+#define NOBODY 65534u
 
 static struct np_test_daemon t;
 static uint16_t port;
