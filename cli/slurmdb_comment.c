@@ -171,13 +171,25 @@ char *acct_hostlist_expand(const char *list)
 char *acct_hostlist_ranged(const char *list, bool sorted)
 {
     np_slurm_hostlist hl = slurm_hostlist_create(list);
-    char *out;
+    char *out = NULL;
 
     if (!hl)
         return NULL;
     if (sorted)
         slurm_hostlist_uniq(hl);
-    out = slurm_hostlist_ranged_string_malloc(hl);
+    /* slurm_hostlist_ranged_string_malloc() is gone in 24.11, and _xmalloc's result needs
+     * Slurm's xfree: the buffer form is in every release. It returns -1 when truncated. */
+    for (size_t size = 256; size <= ((size_t)1 << 24); size *= 4) {
+        char *buf = malloc(size);
+
+        if (!buf)
+            break;
+        if (slurm_hostlist_ranged_string(hl, size, buf) >= 0) {
+            out = buf;
+            break;
+        }
+        free(buf);
+    }
     slurm_hostlist_destroy(hl);
     return out;
 }

@@ -38,13 +38,14 @@ static char conf_dir[] = "/tmp/np-hostlist-XXXXXX";
 /* scontrol show WHAT LIST's output, its lines made a comma list (new). */
 static char *scontrol(const char *what, const char *list)
 {
-    char cmd[512], *out = NULL;
+    char *cmd = NULL, *out = NULL;
     size_t cap = 0;
     ssize_t n;
     FILE *p;
 
-    snprintf(cmd, sizeof(cmd), "scontrol show %s '%s' 2>&1", what, list);
+    ck_assert_int_gt(asprintf(&cmd, "scontrol show %s '%s' 2>&1", what, list), 0);
     p = popen(cmd, "r");
+    free(cmd);
     ck_assert_ptr_nonnull(p);
     n = getdelim(&out, &cap, '\0', p);
     ck_assert_int_eq(pclose(p), 0);
@@ -117,6 +118,29 @@ START_TEST(test_names_for_reading)
 }
 END_TEST
 
+/* A ranged list longer than any first guess at its size is whole, as scontrol gives it: 400
+ * names that share no prefix cannot be folded into ranges. */
+START_TEST(test_long_list_whole)
+{
+    char *list = NULL, *ranged, *want;
+    size_t len = 0;
+    FILE *f = open_memstream(&list, &len);
+
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 400; i++)
+        fprintf(f, "%snode%c%d", i ? "," : "", 'a' + i % 26, i);
+    ck_assert_int_eq(fclose(f), 0);
+    ranged = acct_hostlist_ranged(list, false);
+    want = scontrol("hostlist", list);
+    ck_assert_ptr_nonnull(ranged);
+    ck_assert_uint_gt(strlen(ranged), 1024); /* more than the first buffer */
+    ck_assert_str_eq(ranged, want);
+    free(ranged);
+    free(want);
+    free(list);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli_hostlist");
@@ -139,6 +163,7 @@ int main(void)
     tcase_add_loop_test(tc, test_as_scontrol, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_loop_test(tc, test_decoder_agrees, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, test_names_for_reading);
+    tcase_add_test(tc, test_long_list_whole);
     suite_add_tcase(s, tc);
     rc = np_test_run(s);
     unlink(path);
