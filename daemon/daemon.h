@@ -150,6 +150,15 @@ struct np_daemon_totals {
     uint64_t failed_pages[NP_MOVE_FAIL_COUNT];              /**< by enum np_move_failure */
     double sampling_cpu_s; /**< CPU time spent sampling steps and the node */
     uint64_t samples;      /**< step samples taken */
+    /** Memory traffic each node served, summed over the intervals: its controllers' counts
+     *  (uncore_bw.c), and its steps' LLC misses x 64 B spread by their pages (sampling.c). */
+    uint64_t uncore_bytes[NP_MAX_NODES];
+    double misses_bytes[NP_MAX_NODES];
+    uint64_t reports_held;         /**< reports the spool refused, held in memory */
+    uint64_t reports_lost;         /**< reports dropped: the hold was full, or still held at stop */
+    uint64_t spool_write_failures; /**< writes to the spool that failed (retries included) */
+    uint64_t connections_refused;  /**< socket connections refused (server.c) */
+    uint64_t scrapes_refused;      /**< metrics peers refused (http.c) */
 };
 
 struct http_server;
@@ -174,6 +183,7 @@ struct np_daemon {
     unsigned perf_mask;
     char perf_off_reason[NP_REASON_MAX];
     char hw_off_reason[NP_REASON_MAX]; /**< why hw_counters is false, else "" */
+    enum np_perf_why hw_off_why;       /**< the same as a code (the metrics page) */
     struct np_node_counters counters;
     struct np_uncore_reader uncore; /**< the memory controllers' counters (uncore_bw.c) */
     /* class_default=auto: the sensitivity model (auto_class.c), or why there is none */
