@@ -63,7 +63,7 @@ np_end_case
 # Each broken copy: the mutation, and what the check must say about it. Every one must fail.
 cases=(
   "unbalanced brace|panel('Local memory share')['targets'][0]['expr'] = 'numaplace_step_local_ratio{jobid=\"\$jobid\"'|panel 15 'Local memory share' target A.*parse error"
-  "unknown function|panel('Memory moved by trigger and order')['targets'][0]['expr'] = 'rates(numaplace_moved_bytes_total[\$__rate_interval])'|Memory moved by trigger and order.*unknown function"
+  "unknown function|panel('Memory moved by trigger and order')['targets'][0]['expr'] = 'rates(numaplace_steps[\$__rate_interval])'|Memory moved by trigger and order.*unknown function"
   "unknown variable|panel('Local memory share')['targets'][0]['expr'] = 'numaplace_step_local_ratio{jobid=\"\$job\"}'|unknown variable \\\$job "
   "bad variable query|d['templating']['list'][2]['query']['query'] = 'label_values(numaplace_step_info{instance=\"\$node\",, jobid)'|variable 'jobid'.*parse error"
   "duplicate panel id|panel('Cycles per instruction')['id'] = panel('Local memory share')['id']|id 15 also used by panel 'Local memory share'"
