@@ -183,7 +183,6 @@ struct np_daemon {
     unsigned perf_mask;
     char perf_off_reason[NP_REASON_MAX];
     char hw_off_reason[NP_REASON_MAX]; /**< why hw_counters is false, else "" */
-    enum np_perf_why hw_off_why;       /**< the same as a code (the metrics page) */
     struct np_node_counters counters;
     struct np_uncore_reader uncore; /**< the memory controllers' counters (uncore_bw.c) */
     /* class_default=auto: the sensitivity model (auto_class.c), or why there is none */
@@ -217,7 +216,8 @@ struct np_daemon {
     uint64_t metrics_refused;      /**< scrapes refused since the last log line about them */
     double metrics_refused_logged; /**< when that line was written (monotonic s) */
     double started_mono;
-    bool hw_counters; /**< cycles, instructions and LLC misses count here (sampling.c) */
+    enum np_perf_why hw_off_why; /**< why hw_counters is false, as a code (the metrics page) */
+    bool hw_counters;            /**< cycles, instructions and LLC misses count here (sampling.c) */
     bool stop;
 };
 

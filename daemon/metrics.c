@@ -156,7 +156,7 @@ static void render_helper(const struct np_daemon *d, struct metrics_text *t)
                    "Time the previous page took to render, in seconds.");
     metrics_series(t, "numaplace_scrape_render_seconds");
     metrics_value_f(t, false, d->metrics_render_s);
-    one_u64(t, "numaplace_reports_held", "gauge",
+    one_u64(t, "numaplace_reports_in_memory", "gauge",
             "Step reports held in memory now, while the spool refuses them.", d->report_hold.count);
     one_u64(t, "numaplace_reports_held_total", "counter",
             "Step reports the spool refused and numaplaced held in memory to write later.",

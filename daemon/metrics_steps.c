@@ -140,7 +140,7 @@ static void render_counters(struct metrics_text *t, struct np_daemon_job *const 
 void metrics_render_steps(struct np_daemon *d, struct metrics_text *t, const unsigned *os,
                           unsigned count)
 {
-    struct np_daemon_job **js = malloc((d->registry.count + 1) * sizeof(*js));
+    struct np_daemon_job **js = malloc((d->registry.count + 1) * sizeof(struct np_daemon_job *));
     unsigned left = 0, shown = 0;
 
     if (!js)
