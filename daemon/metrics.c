@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "metrics_process.h"
+#include "metrics_steps.h"
 #include "migration.h"
 #include "numaplace/procfs.h"
 #include "uncore_bw.h"

@@ -19,12 +19,4 @@ struct np_daemon;
  */
 int metrics_render(struct np_daemon *d, struct metrics_text *text);
 
-/** The per-step families (metrics_steps.c), as many steps as metrics_step_series allows. */
-void metrics_render_steps(struct np_daemon *d, struct metrics_text *t, const unsigned *os,
-                          unsigned count);
-
-/** process_cpu_seconds_total, process_start_time_seconds, process_resident_memory_bytes,
- *  process_open_fds, process_max_fds (metrics_process.c), each where its file reads. */
-void metrics_render_process(const struct np_daemon *d, struct metrics_text *t);
-
 #endif /* NUMAPLACED_METRICS_H */
