@@ -150,6 +150,15 @@ struct np_daemon_totals {
     uint64_t failed_pages[NP_MOVE_FAIL_COUNT];              /**< by enum np_move_failure */
     double sampling_cpu_s; /**< CPU time spent sampling steps and the node */
     uint64_t samples;      /**< step samples taken */
+    /** Memory traffic each node served, summed over the intervals: its controllers' counts
+     *  (uncore_bw.c), and its steps' LLC misses x 64 B spread by their pages (sampling.c). */
+    uint64_t uncore_bytes[NP_MAX_NODES];
+    double misses_bytes[NP_MAX_NODES];
+    uint64_t reports_held;         /**< reports the spool refused, held in memory */
+    uint64_t reports_lost;         /**< reports dropped: the hold was full, or still held at stop */
+    uint64_t spool_write_failures; /**< writes to the spool that failed (retries included) */
+    uint64_t connections_refused;  /**< socket connections refused (server.c) */
+    uint64_t scrapes_refused;      /**< metrics peers refused (http.c) */
 };
 
 struct http_server;
@@ -207,7 +216,8 @@ struct np_daemon {
     uint64_t metrics_refused;      /**< scrapes refused since the last log line about them */
     double metrics_refused_logged; /**< when that line was written (monotonic s) */
     double started_mono;
-    bool hw_counters; /**< cycles, instructions and LLC misses count here (sampling.c) */
+    enum np_perf_why hw_off_why; /**< why hw_counters is false, as a code (the metrics page) */
+    bool hw_counters;            /**< cycles, instructions and LLC misses count here (sampling.c) */
     bool stop;
 };
 

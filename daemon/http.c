@@ -59,6 +59,7 @@ static void log_refusal(struct np_daemon *d, const struct peer_address *a, const
     char addr[INET6_ADDRSTRLEN] = "?";
 
     d->metrics_refused++;
+    d->totals.scrapes_refused++;
     if (d->metrics_refused_logged > 0 && now - d->metrics_refused_logged < 10.0)
         return;
     if (a->family)

@@ -30,6 +30,7 @@ void np_daemon_init(struct np_daemon *d)
     d->started_cpus = hwloc_bitmap_alloc(); /* NULL (out of memory): the helper is not pinned */
     d->helper_cpus = hwloc_bitmap_alloc();
     snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "not probed yet");
+    d->hw_off_why = NP_PERF_WHY_NOT_PROBED;
 }
 
 void np_daemon_stop_writer(struct np_daemon *d)

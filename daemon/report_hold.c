@@ -42,6 +42,7 @@ void report_hold_add(struct np_daemon *d, const char *name, char *text, size_t l
     if (hold->count < NPD_HOLD_MAX && hold->bytes + len <= NPD_HOLD_MAX_BYTES)
         h = calloc(1, sizeof(*h));
     if (!h) {
+        d->totals.reports_lost++;
         NPD_LOG(d, ERROR,
                 "job %u.%s: its report %s is lost: the spool %s refuses it (%s) and %u reports "
                 "(%zu bytes) are held already",
@@ -70,6 +71,7 @@ void report_hold_add(struct np_daemon *d, const char *name, char *text, size_t l
     }
     hold->last = h;
     hold->count++;
+    d->totals.reports_held++;
     hold->bytes += len;
 }
 
@@ -83,6 +85,7 @@ void report_hold_retry(struct np_daemon *d)
         struct np_err err = {0};
 
         if (safe_write(d->cfg.spool_dir, h->name, h->text, h->len, h->owner, 0600, &err) < 0) {
+            d->totals.spool_write_failures++;
             remind(d, err.msg);
             break;
         }
@@ -104,7 +107,7 @@ void report_hold_retry(struct np_daemon *d)
 void report_hold_flush(struct np_daemon *d)
 {
     report_hold_retry(d);
-    for (struct np_held_report *h = d->report_hold.first; h; h = h->next)
+    for (struct np_held_report *h = d->report_hold.first; h; h = h->next, d->totals.reports_lost++)
         NPD_LOG(d, ERROR, "job %u.%s: its report %s is lost: the spool %s still refuses it",
                 h->job_id, np_step_name(h->step_id), h->name, d->cfg.spool_dir);
     report_hold_fini(d);

@@ -26,10 +26,13 @@ static void report_outcome(struct np_daemon *d, const struct np_daemon_job *j, c
                 "per-step reports)",
                 d->cfg.spool_dir);
     }
-    if (!*text)
+    if (rc < 0 && *text) /* no text: out of memory before any write */
+        d->totals.spool_write_failures++;
+    if (!*text) {
+        d->totals.reports_lost++;
         NPD_LOG(d, ERROR, "job %u.%s: cannot write its report %s/%s: out of memory", j->meta.job_id,
                 np_step_name(j->meta.step_id), d->cfg.spool_dir, name);
-    else if (rc < 0) {
+    } else if (rc < 0) {
         /* A full or read-only spool: written on a later interval, once it takes it. */
         report_hold_add(d, name, *text, len, j->meta.uid, j->meta.job_id, j->meta.step_id,
                         err->msg);

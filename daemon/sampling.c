@@ -232,6 +232,7 @@ void sampling_probe_perf(struct np_daemon *d)
 
     d->perf_mask = 0;
     d->hw_counters = false;
+    d->hw_off_why = d->cfg.perf ? NP_PERF_WHY_LIBPFM : NP_PERF_WHY_PERF_OFF;
     if (!d->cfg.perf) {
         snprintf(d->perf_off_reason, sizeof(d->perf_off_reason),
                  "perf backend turned off (backends=proc)");
@@ -250,6 +251,7 @@ void sampling_probe_perf(struct np_daemon *d)
     opened = np_perf_open(&c, getpid(), NP_PERF_ALL_MASK, &err);
     d->hw_counters = opened > 0;
     d->hw_off_reason[0] = '\0';
+    d->hw_off_why = NP_PERF_WHY_NONE;
     for (int e = 0; e < NP_PERF_NEVENTS; e++) {
         if (c.fd[e] >= 0)
             continue;
@@ -259,6 +261,7 @@ void sampling_probe_perf(struct np_daemon *d)
         if ((NP_PERF_HARDWARE_MASK & (1u << e)) && d->hw_counters) {
             d->hw_counters = false;
             snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "%.400s", c.reason[e]);
+            d->hw_off_why = c.why[e];
         }
     }
     np_perf_close(&c);
@@ -269,14 +272,30 @@ void sampling_probe_perf(struct np_daemon *d)
                  "no perf event opens here (%.400s)",
                  err.msg[0] ? err.msg : "see the helper's log");
         snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "%s", d->perf_off_reason);
+        if (d->hw_off_why == NP_PERF_WHY_NONE) /* no event opened, none hardware said why */
+            d->hw_off_why = c.why[NP_PERF_CYCLES] ? c.why[NP_PERF_CYCLES] : NP_PERF_WHY_OTHER;
     }
     NPD_LOG(d, INFO, "perf: %d of %d events count on this node", opened < 0 ? 0 : opened,
             NP_PERF_NEVENTS);
 }
 
+void sampling_count_node_traffic(struct np_daemon *d, const struct np_daemon_job *j, uint64_t bytes)
+{
+    uint64_t total = 0;
+
+    for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++)
+        total += j->stats.pages_end[n];
+    if (!bytes || !total)
+        return;
+    for (int n = 0; n < NP_SAMPLE_MAX_NODES && n < NP_MAX_NODES; n++)
+        d->totals.misses_bytes[n] +=
+            (double)bytes * ((double)j->stats.pages_end[n] / (double)total);
+}
+
 void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double now,
                          bool node_counters_read, bool final)
 {
+    uint64_t traffic_before;
     const struct np_helper_config *cfg = &d->cfg;
     const double cpu0 = np_daemon_thread_cpu_s();
     const double half = cfg->interval_ms / 2.0;
@@ -310,8 +329,10 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
                     j->meta.job_id, np_step_name(j->meta.step_id), j->meta.effective_cpus,
                     j->meta.cpus[0] ? j->meta.cpus : "none");
     }
+    traffic_before = j->stats.traffic_bytes_total;
     if (np_jobstats_add(&j->stats, &s) < 0)
         NPD_LOG(d, ERROR, "job %u: out of memory", j->meta.job_id);
+    sampling_count_node_traffic(d, j, j->stats.traffic_bytes_total - traffic_before);
     auto_class_consider(d, j, &s);
     if (d->trace) {
         json_t *line;

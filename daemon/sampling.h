@@ -44,6 +44,12 @@ void sampling_close_meminfo(struct np_daemon *d);
 /** Which perf events count on this node (d->perf_mask), and why not when none does. */
 void sampling_probe_perf(struct np_daemon *d);
 
+/** Add @p bytes of @p j's memory traffic (one interval's LLC misses x 64 B) to the nodes that
+ *  served it (totals.misses_bytes), spread by where its pages are, as the status's node traffic
+ *  is (np_node_traffic); before its pages are first read, it is not attributed. */
+void sampling_count_node_traffic(struct np_daemon *d, const struct np_daemon_job *j,
+                                 uint64_t bytes);
+
 /** One sample of @p j at @p now folded into its stats (and the trace). @p final: its last. */
 void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double now,
                          bool node_counters_read, bool final);

@@ -77,6 +77,7 @@ static void log_refusal(struct np_daemon *d, uid_t uid)
     const double now = np_monotonic_s();
 
     d->refused++;
+    d->totals.connections_refused++;
     if (d->refused_logged > 0 && now - d->refused_logged < 10.0)
         return;
     NPD_LOG(d, WARNING,

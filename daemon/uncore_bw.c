@@ -49,6 +49,23 @@ void uncore_bw_reload(struct np_daemon *d, bool perf_before)
     uncore_bw_start(d);
 }
 
+/* The node whose traffic box @p b counts, or -1. With sub-NUMA clustering the socket's traffic
+ * goes to the node of the CPU the kernel counts it on: the controllers are the socket's. */
+static int node_of_box(const struct np_daemon *d, const struct np_uncore_box *b)
+{
+    const int node = d->cpu_node && b->cpu < d->ncpus ? d->cpu_node[b->cpu] : -1;
+
+    return node < NP_MAX_NODES ? node : -1;
+}
+
+bool uncore_bw_counts_node(const struct np_daemon *d, unsigned node)
+{
+    for (size_t i = 0; i < d->uncore.nboxes; i++)
+        if (node_of_box(d, &d->uncore.boxes[i]) == (int)node)
+            return true;
+    return false;
+}
+
 void uncore_bw_tick(struct np_daemon *d)
 {
     int rc;
@@ -56,6 +73,11 @@ void uncore_bw_tick(struct np_daemon *d)
     if (d->uncore.nboxes == 0)
         return;
     rc = np_uncore_sample(&d->uncore, np_monotonic_s());
+    for (size_t i = 0; rc > 0 && i < d->uncore.nboxes; i++) {
+        const int node = node_of_box(d, &d->uncore.boxes[i]);
+        if (node >= 0)
+            d->totals.uncore_bytes[node] += d->uncore.boxes[i].interval_bytes;
+    }
     if (rc < 0) {
         snprintf(d->uncore.why, sizeof(d->uncore.why), "unavailable: reading the counters: %s",
                  strerror(-rc));
@@ -72,11 +94,9 @@ void uncore_bw_apply(const struct np_daemon *d, struct np_node_view *view)
 
     for (size_t i = 0; i < d->uncore.nboxes; i++) {
         const struct np_uncore_box *b = &d->uncore.boxes[i];
-        /* With sub-NUMA clustering the socket's traffic goes to the node of the CPU the kernel
-         * counts it on: the controllers are the socket's, not one node's. */
-        const int node = d->cpu_node && b->cpu < d->ncpus ? d->cpu_node[b->cpu] : -1;
+        const int node = node_of_box(d, b);
 
-        if (b->bytes_per_s < 0 || node < 0 || node >= NP_MAX_NODES)
+        if (b->bytes_per_s < 0 || node < 0)
             continue;
         sum[node] += b->bytes_per_s;
         counted[node] = true;

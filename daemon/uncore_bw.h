@@ -17,8 +17,11 @@ void uncore_bw_start(struct np_daemon *d);
  * afresh. @p perf_before: `perf` before the reload. */
 void uncore_bw_reload(struct np_daemon *d, bool perf_before);
 
-/** Read them once per interval. */
+/** Read them once per interval, adding each node's bytes to totals.uncore_bytes. */
 void uncore_bw_tick(struct np_daemon *d);
+
+/** Does a memory controller counted now serve @p node (its traffic then from uncore_bytes)? */
+bool uncore_bw_counts_node(const struct np_daemon *d, unsigned node);
 
 /** Replace @p view's per-node traffic by the counters' where they have a rate. */
 void uncore_bw_apply(const struct np_daemon *d, struct np_node_view *view);

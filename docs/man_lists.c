@@ -6,8 +6,11 @@
  *
  * Replaces @LIST:NAME:SEP@ with the names of table NAME (policies, sensitivities, classes, and,
  * where the build has the migration module, orders, triggers, move failures and request outcomes)
- * joined by SEP ("bar": "|", "pipe": " | ", "comma": ", "), written for roff ('-' as '\-').
+ * joined by SEP ("bar": "|", "pipe": " | ", "comma": ", "; "label": ", " with each name as the
+ * metrics page writes it, '-' as '_'), written for roff ('-' as '\-'). Where the build has the
+ * sampler, "perfwhy" lists the codes of numaplace_counters_info's reason.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +20,9 @@
 #include "numaplace/engine.h"
 #include "numaplace/migrate.h"
 #include "numaplace/migration.h"
+#endif
+#ifdef NP_MAN_LISTS_PERF
+#include "numaplace/perf.h"
 #endif
 
 /* The list NAME in ", "-separated form, or NULL when this build has no such table. */
@@ -56,6 +62,16 @@ static const char *list_of(const char *name)
         return text;
     }
 #endif
+#ifdef NP_MAN_LISTS_PERF
+    if (strcmp(name, "perfwhy") == 0) {
+        static char text[256];
+        size_t len = 0;
+        for (int w = 0; w < NP_PERF_WHY_COUNT && len < sizeof(text); w++)
+            len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s", w ? ", " : "",
+                                    np_perf_why_name((enum np_perf_why)w));
+        return text;
+    }
+#endif
     return NULL;
 }
 
@@ -64,18 +80,19 @@ static const char *separator(const char *style)
     return strcmp(style, "bar") == 0     ? "|"
            : strcmp(style, "pipe") == 0  ? " | "
            : strcmp(style, "comma") == 0 ? ", "
+           : strcmp(style, "label") == 0 ? ", "
                                          : NULL;
 }
 
-/* Write LIST (", "-separated) with SEP between names, roff-escaped. */
-static void put_list(const char *list, const char *sep)
+/* Write LIST (", "-separated) with SEP between names, roff-escaped; @p label: '-' as '_'. */
+static void put_list(const char *list, const char *sep, bool label)
 {
     for (const char *p = list; *p; p++) {
         if (p[0] == ',' && p[1] == ' ') {
             fputs(sep, stdout);
             p++;
         } else if (*p == '-') {
-            fputs("\\-", stdout);
+            fputs(label ? "_" : "\\-", stdout);
         } else {
             putchar(*p);
         }
@@ -98,14 +115,13 @@ int main(void)
                 !(list = list_of(name)) || !(sep = separator(style))) {
                 fprintf(stderr,
                         "man_lists: line %u: bad or unknown @LIST:NAME:SEP@ (names: "
-                        "policies, sensitivities, classes, orders, triggers, failures, outcomes; "
-                        "separators: "
-                        "bar, pipe, comma)\n",
+                        "policies, sensitivities, classes, orders, triggers, failures, outcomes, "
+                        "perfwhy; separators: bar, pipe, comma, label)\n",
                         lineno);
                 return 1;
             }
             fwrite(p, 1, (size_t)(at - p), stdout);
-            put_list(list, sep);
+            put_list(list, sep, strcmp(style, "label") == 0);
             p = end + 1;
         }
         fputs(p, stdout);

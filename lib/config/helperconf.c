@@ -21,7 +21,7 @@
     "migration_dry_run, migration_rate_mb_s, move_shared_pages, migration_order, free_floor_mb, "  \
     "trigger_homecoming, trigger_pressure, trigger_bandwidth, bandwidth_threshold_mb_s, "          \
     "bandwidth_intervals, admin_group, class_map, class_default, sensitivity_table, "              \
-    "machine_profile, metrics_listen, metrics_users, metrics_allow"
+    "machine_profile, metrics_listen, metrics_users, metrics_allow, metrics_step_series"
 
 const char *np_helper_config_keys(void)
 {

@@ -12,7 +12,7 @@
 bool np_metrics_config_key(const char *key)
 {
     return strcmp(key, "metrics_listen") == 0 || strcmp(key, "metrics_users") == 0 ||
-           strcmp(key, "metrics_allow") == 0;
+           strcmp(key, "metrics_allow") == 0 || strcmp(key, "metrics_step_series") == 0;
 }
 
 static int parse_listen(struct np_metrics_config *mc, const char *value, struct np_err *err)
@@ -172,6 +172,29 @@ bool np_cidr_contains(const struct np_cidr *net, int family, const unsigned char
     return rest == 0 || ((net->addr[full] ^ addr[full]) & (0xffu << (8 - rest)) & 0xffu) == 0;
 }
 
+static int parse_step_series(struct np_metrics_config *mc, const char *value, struct np_err *err)
+{
+    char *end;
+    unsigned long n;
+
+    if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
+        mc->step_series_off = value[1] == 'f';
+        mc->step_series_max = 0;
+        return 0;
+    }
+    errno = 0;
+    n = strtoul(value, &end, 10);
+    if (!isdigit((unsigned char)value[0]) || *end || errno || n < 1 ||
+        n > NP_METRICS_MAX_STEP_SERIES)
+        return np_err_set(err, -EINVAL,
+                          "metrics_step_series=\"%s\": accepted: on (every step), off (no per-step "
+                          "series), or the most steps with series, from 1 to %d",
+                          value, NP_METRICS_MAX_STEP_SERIES);
+    mc->step_series_off = false;
+    mc->step_series_max = (unsigned)n;
+    return 0;
+}
+
 int np_metrics_config_set(struct np_metrics_config *mc, const char *key, const char *value,
                           struct np_err *err)
 {
@@ -179,6 +202,8 @@ int np_metrics_config_set(struct np_metrics_config *mc, const char *key, const c
     char bad[128] = "";
     int rc;
 
+    if (strcmp(key, "metrics_step_series") == 0)
+        return parse_step_series(mc, value, err);
     if (strcmp(key, "metrics_listen") == 0) {
         if ((rc = parse_listen(&next, value, err)) == 0)
             *mc = next;

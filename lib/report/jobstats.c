@@ -142,13 +142,20 @@ int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s)
             if (push_cpi(js, interval_cpi) < 0)
                 return -ENOMEM;
         }
+        /* A sum over the live tasks drops when one goes: such an interval adds nothing. */
+        if (s->have_perf[cyc] && s->have_perf[ins] && p->have_perf[cyc] && p->have_perf[ins]) {
+            js->cycles_total += s->perf[cyc] > p->perf[cyc] ? s->perf[cyc] - p->perf[cyc] : 0;
+            js->instructions_total += s->perf[ins] > p->perf[ins] ? s->perf[ins] - p->perf[ins] : 0;
+            js->counted_intervals++;
+        }
         if (s->have_misses_by_node && p->have_misses_by_node) {
             double total = 0;
             for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++) {
-                double bw = s->misses_by_node[n] >= p->misses_by_node[n]
-                                ? (double)(s->misses_by_node[n] - p->misses_by_node[n]) *
-                                      CACHE_LINE_BYTES / dt
-                                : 0;
+                const uint64_t misses = s->misses_by_node[n] >= p->misses_by_node[n]
+                                            ? s->misses_by_node[n] - p->misses_by_node[n]
+                                            : 0;
+                double bw = (double)misses * CACHE_LINE_BYTES / dt;
+                js->traffic_bytes_total += misses * (uint64_t)CACHE_LINE_BYTES;
                 js->bw_sum[n] += bw;
                 js->bw_last[n] = bw;
                 if (bw > js->bw_peak[n])

@@ -92,19 +92,65 @@ static void close_all(struct np_perf_counters *c, const char *why)
 }
 
 /* Give every requested event the same reason, for the calls that fail as a whole. */
-static void requested_reason(struct np_perf_counters *c, unsigned mask, const char *fmt, ...)
-    NP_PRINTF(3, 4);
+static void requested_reason(struct np_perf_counters *c, unsigned mask, enum np_perf_why why,
+                             const char *fmt, ...) NP_PRINTF(4, 5);
 
-static void requested_reason(struct np_perf_counters *c, unsigned mask, const char *fmt, ...)
+static void requested_reason(struct np_perf_counters *c, unsigned mask, enum np_perf_why why,
+                             const char *fmt, ...)
 {
     for (int e = 0; e < NP_PERF_NEVENTS; e++) {
         va_list ap;
 
         if (!(mask & (1u << e)))
             continue;
+        c->why[e] = why;
         va_start(ap, fmt);
         vsnprintf(c->reason[e], sizeof(c->reason[e]), fmt, ap);
         va_end(ap);
+    }
+}
+
+static const char *const why_names[NP_PERF_WHY_COUNT] = {
+    [NP_PERF_WHY_NONE] = "none",
+    [NP_PERF_WHY_NOT_PROBED] = "not_probed",
+    [NP_PERF_WHY_PERF_OFF] = "perf_off",
+    [NP_PERF_WHY_LIBPFM] = "libpfm_unavailable",
+    [NP_PERF_WHY_EVENT_UNKNOWN] = "event_unknown",
+    [NP_PERF_WHY_NO_PMU] = "no_pmu",
+    [NP_PERF_WHY_EVENT_UNSUPPORTED] = "event_unsupported",
+    [NP_PERF_WHY_PARANOID] = "perf_paranoid",
+    [NP_PERF_WHY_OUT_OF_FDS] = "out_of_fds",
+    [NP_PERF_WHY_PROCESS_GONE] = "process_gone",
+    [NP_PERF_WHY_OTHER] = "other",
+};
+
+const char *np_perf_why_name(enum np_perf_why w)
+{
+    return (unsigned)w < NP_PERF_WHY_COUNT ? why_names[w] : NULL;
+}
+
+/* The code of an errno of perf_event_open(), as open_hint says it in words. */
+static enum np_perf_why open_why(enum np_perf_event ev, int e, bool pmu_counts)
+{
+    const bool hardware = (NP_PERF_HARDWARE_MASK >> ev) & 1u;
+
+    switch (e) {
+    case ENOENT:
+    case EOPNOTSUPP:
+    case ENODEV:
+        return !hardware    ? NP_PERF_WHY_OTHER
+               : pmu_counts ? NP_PERF_WHY_EVENT_UNSUPPORTED
+                            : NP_PERF_WHY_NO_PMU;
+    case EACCES:
+    case EPERM:
+        return NP_PERF_WHY_PARANOID;
+    case ESRCH:
+        return NP_PERF_WHY_PROCESS_GONE;
+    case EMFILE:
+    case ENFILE:
+        return NP_PERF_WHY_OUT_OF_FDS;
+    default:
+        return NP_PERF_WHY_OTHER;
     }
 }
 
@@ -148,23 +194,23 @@ int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_mask, str
         if (!(event_mask & (1u << e)))
             snprintf(c->reason[e], sizeof(c->reason[e]), "not requested");
     if (event_mask & ~(unsigned)NP_PERF_ALL_MASK) {
-        requested_reason(c, event_mask, "bad perf event mask 0x%x", event_mask);
+        requested_reason(c, event_mask, NP_PERF_WHY_OTHER, "bad perf event mask 0x%x", event_mask);
         return np_err_set(err, -EINVAL, "perf event mask 0x%x has bits outside 0x%x", event_mask,
                           (unsigned)NP_PERF_ALL_MASK);
     }
     if (pid < 0) {
-        requested_reason(c, event_mask, "bad pid %d", (int)pid);
+        requested_reason(c, event_mask, NP_PERF_WHY_OTHER, "bad pid %d", (int)pid);
         return np_err_set(err, -EINVAL, "perf: bad pid %d (a process id, or 0 for this process)",
                           (int)pid);
     }
     rc = np_perf_init(err);
     if (rc < 0) {
-        requested_reason(c, event_mask, "%s", pfm_msg);
+        requested_reason(c, event_mask, NP_PERF_WHY_LIBPFM, "%s", pfm_msg);
         return rc;
     }
     /* Checked first so a vanished process is -ESRCH even when no event would open anyway. */
     if (pid > 0 && kill(pid, 0) < 0 && errno == ESRCH) {
-        requested_reason(c, event_mask, "process %d is gone", (int)pid);
+        requested_reason(c, event_mask, NP_PERF_WHY_PROCESS_GONE, "process %d is gone", (int)pid);
         return np_err_set(err, -ESRCH, "perf: no process %d", (int)pid);
     }
 
@@ -178,6 +224,7 @@ int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_mask, str
         if (pfm_encode_error[e][0]) {
             memcpy(c->reason[e], pfm_encode_error[e],
                    sizeof(c->reason[e])); /* same size, terminated */
+            c->why[e] = NP_PERF_WHY_EVENT_UNKNOWN;
             continue;
         }
         attr = pfm_attr[e];
@@ -200,11 +247,13 @@ int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_mask, str
         errnum = errno;
         if (errnum == ESRCH) {
             close_all(c, "");
-            requested_reason(c, event_mask, "process %d is gone", (int)pid);
+            requested_reason(c, event_mask, NP_PERF_WHY_PROCESS_GONE, "process %d is gone",
+                             (int)pid);
             return np_err_set(err, -ESRCH, "perf: no process %d (perf_event_open: %s)", (int)pid,
                               strerror(errnum));
         }
         hint = open_hint((enum np_perf_event)e, errnum, pmu_counts);
+        c->why[e] = open_why((enum np_perf_event)e, errnum, pmu_counts);
         snprintf(c->reason[e], sizeof(c->reason[e]), "%s: perf_event_open: %s%s%s",
                  np_perf_event_name((enum np_perf_event)e), strerror(errnum), *hint ? "; " : "",
                  hint);

@@ -175,7 +175,10 @@ int np_uncore_sample(struct np_uncore_reader *r, double now_s)
             /* Unsigned differences: a counter that wrapped still gives the right delta. */
             const uint64_t lines = (now[0] - b->last[0]) + (now[1] - b->last[1]);
             b->bytes_per_s = (double)lines * CAS_BYTES / (now_s - b->last_t);
+            b->interval_bytes = lines * (uint64_t)CAS_BYTES;
             rated++;
+        } else {
+            b->interval_bytes = 0;
         }
         memcpy(b->last, now, sizeof(now));
         b->last_t = now_s;

@@ -3,11 +3,16 @@
 
     dashboard_check.py [--promtool PATH] DASHBOARD.json
 
-1. The model: title, uid, schemaVersion, the ${DS_PROMETHEUS} input, templating with the
-   variables `node` and `jobid`, panels (rows' nested panels too) with unique ids, a type, a
+1. The model: title, uid, schemaVersion, templating with a `datasource` variable (type
+   datasource, query prometheus: file provisioning has no import dialog to fill an __inputs
+   entry such as ${DS_PROMETHEUS}, which must not appear) and the variables `node` and `jobid`
+   (`jobid` of the jobs on $node), panels (rows' nested panels too) with unique ids, a type, a
    title and a gridPos inside the 24-column grid that overlaps no other panel; every panel but a
-   row has targets, each with a non-empty expr and a refId unique in its panel, and every
-   datasource is ${DS_PROMETHEUS}.
+   row has a unit and targets, each with a non-empty expr and a refId unique in its panel, and
+   every panel's and target's datasource is ${datasource}.
+   PromQL as Prometheus users expect it: $node (a host:port) matched literally, never as a
+   regex; every counter (a name ending _total) inside rate(), irate() or increase(); a panel
+   drawn from the hardware counters says, when empty, where to look (its noValue).
 2. PromQL: each expr, with Grafana's variables replaced by valid values, and each query
    variable's series selector (label_values(SELECTOR, LABEL)) become recording rules in a
    temporary rules file that `promtool check rules` must accept. A variable the check does not
@@ -22,8 +27,15 @@ import subprocess
 import sys
 import tempfile
 
-DATASOURCE_UID = "${DS_PROMETHEUS}"
-REQUIRED_VARIABLES = ("node", "jobid")
+DATASOURCE_UID = "${datasource}"
+REQUIRED_VARIABLES = ("datasource", "node", "jobid")
+# Series only where the hardware counters count: a panel of them is empty on a node without.
+COUNTED = re.compile(r"\b(numaplace_step_cycles_total|numaplace_step_instructions_total|"
+                     r"numaplace_step_memory_traffic_bytes_total|"
+                     r"numaplace_node_memory_traffic_bytes_total)\b")
+COUNTER = re.compile(r"\b[a-z_]+_total\b")
+RATE_BEFORE = re.compile(r"\b(rate|irate|increase)\(\s*$")
+NODE_AS_REGEX = re.compile(r"=~\s*\"\$\{?node\b")
 # Grafana's variables as a PromQL parser sees them once Grafana has replaced them.
 SUBSTITUTIONS = {
     "node": "node1:9477",
@@ -56,6 +68,12 @@ class Checker:
         return VARIABLE.sub(replace, expr)
 
     def add_rule(self, where, name, expr):
+        if NODE_AS_REGEX.search(expr):
+            self.problem(where, f"$node matched as a regex in {expr!r}: a host's dots match any "
+                         "character; match it literally (instance=\"$node\")")
+        for m in COUNTER.finditer(expr):
+            if not RATE_BEFORE.search(expr[:m.start()]):
+                self.problem(where, f"counter {m.group(0)} outside rate()/increase() in {expr!r}")
         self.rules.append((where, name, self.substitute(where, expr)))
 
     def datasource(self, where, ds):
@@ -79,10 +97,9 @@ class Checker:
         version = d.get("schemaVersion")
         if isinstance(version, int) and not 30 <= version <= 41:
             self.problem("dashboard", f"schemaVersion {version}, expected 30..41 (Grafana 8-11)")
-        inputs = [i for i in d.get("__inputs", []) if isinstance(i, dict)]
-        if not any(i.get("name") == "DS_PROMETHEUS" and i.get("type") == "datasource"
-                   and i.get("pluginId") == "prometheus" for i in inputs):
-            self.problem("dashboard", "no __inputs entry DS_PROMETHEUS (datasource, prometheus)")
+        if "DS_PROMETHEUS" in json.dumps(d):
+            self.problem("dashboard", "${DS_PROMETHEUS} (an import-dialog input) used: file "
+                         "provisioning cannot fill it; use the datasource variable")
         return all(isinstance(d.get(k), t) for k, t in (("panels", list), ("templating", dict)))
 
     def templating(self, templating):
@@ -99,6 +116,10 @@ class Checker:
             if not isinstance(v, dict) or not isinstance(v.get("name"), str):
                 self.problem(where, "not an object with a name")
                 continue
+            if v["name"] == "datasource":
+                if v.get("type") != "datasource" or v.get("query") != "prometheus":
+                    self.problem(where, "not a datasource variable of type prometheus")
+                continue
             if v.get("type") != "query":
                 continue
             self.datasource(where, v.get("datasource"))
@@ -108,6 +129,9 @@ class Checker:
             if not match:
                 self.problem(where, f"query {query!r} is not label_values(SELECTOR, LABEL)")
                 continue
+            if v["name"] == "jobid" and not re.search(r'instance="\$node"', match.group(1)):
+                self.problem(where, f"query {query!r} is not limited to the jobs on $node "
+                             '(instance="$node")')
             self.add_rule(where, f"numaplace_dashboard:variable_{v['name']}", match.group(1))
 
     def panels(self, panels, ids, cells):
@@ -131,7 +155,15 @@ class Checker:
                 self.panels(p.get("panels", []), ids, cells)
                 continue
             self.datasource(where, p.get("datasource"))
+            defaults = (p.get("fieldConfig") or {}).get("defaults") or {}
+            if not defaults.get("unit"):
+                self.problem(where, "no unit (fieldConfig.defaults.unit)")
             self.targets(where, pid, p.get("targets"))
+            exprs = " ".join(t.get("expr") or "" for t in p.get("targets") or []
+                             if isinstance(t, dict))
+            if COUNTED.search(exprs) and "counters" not in str(defaults.get("noValue", "")):
+                self.problem(where, "drawn from hardware counters but no noValue saying why it "
+                             "may be empty (the counters' status)")
 
     def grid(self, where, pos, cells):
         if not isinstance(pos, dict) or not all(

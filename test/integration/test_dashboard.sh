@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Grafana dashboard (contrib/grafana/numaplace-dashboard.json) is a valid dashboard model
-# whose every PromQL expression parses (promtool check rules, through dashboard_check.py), and
-# the check fails for a broken copy of each kind; the Prometheus scrape snippet is a valid
-# configuration. No cluster: only the harness's cases.
+# whose every PromQL expression parses (promtool check rules, through dashboard_check.py), that
+# works under file provisioning (a datasource variable, no ${DS_PROMETHEUS} input), and the check
+# fails for a broken copy of each kind; the Prometheus scrape snippet is a valid configuration.
+# No cluster: only the harness's cases (test_metrics.sh runs the queries against Prometheus).
 set -u
 # shellcheck source=test/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -33,20 +34,38 @@ np_expect_match "valid; [1-9][0-9]* PromQL expressions parse"
 # Each panel the dashboard promises is there (by title).
 titles=$(python3 -c 'import json, sys
 print("\n".join(p["title"] for p in json.load(open(sys.argv[1]))["panels"]))' "$dashboard")
-for t in "Memory per NUMA node" "Memory bandwidth per NUMA node" "Running jobs by local memory share" \
-  "Pages moved by trigger and order" "Pages that failed to move, by cause" "numaplaced's own CPU" \
-  "Job \\\$jobid" "Pages per NUMA node" "Local memory share" "Cycles per instruction" \
+for t in "Memory per NUMA node" "Memory traffic per NUMA node" "Running jobs by local memory share" \
+  "Hardware counters on \\\$node: reason" "Memory moved by trigger and order" \
+  "Memory that failed to move, by cause" "numaplaced's own CPU" "Reports and refusals" \
+  "Job \\\$jobid" "Job memory per NUMA node" "Local memory share" "Cycles per instruction" \
   "Memory bandwidth" "Class and policy"; do
   np_expect_match "^$t" "$titles"
 done
+# Under file provisioning there is no import dialog: every panel and target names the
+# datasource variable, and no ${DS_PROMETHEUS} input is left.
+# shellcheck disable=SC2016 # ${datasource} is Grafana's, not the shell's
+np_run python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+def walk(panels):
+    for p in panels:
+        yield p
+        yield from walk(p.get("panels", []))
+bad = [p["title"] for p in walk(d["panels"]) if p["type"] != "row"
+       and (p["datasource"]["uid"] != "${datasource}"
+            or any(t["datasource"]["uid"] != "${datasource}" for t in p["targets"]))]
+v = [v for v in d["templating"]["list"] if v["name"] == "datasource"]
+print("not on the variable:", bad)
+sys.exit(bool(bad) or not v or v[0]["type"] != "datasource" or v[0]["query"] != "prometheus"
+         or "DS_PROMETHEUS" in open(sys.argv[1]).read() or "__inputs" in d)' "$dashboard"
+np_expect_rc 0
 np_end_case
 
 # Each broken copy: the mutation, and what the check must say about it. Every one must fail.
 cases=(
   "unbalanced brace|panel('Local memory share')['targets'][0]['expr'] = 'numaplace_step_local_ratio{jobid=\"\$jobid\"'|panel 15 'Local memory share' target A.*parse error"
-  "unknown function|panel('Pages moved by trigger and order')['targets'][0]['expr'] = 'rates(numaplace_pages_moved_total[\$__rate_interval])'|Pages moved by trigger and order.*unknown function"
+  "unknown function|panel('Memory moved by trigger and order')['targets'][0]['expr'] = 'rates(numaplace_steps[\$__rate_interval])'|Memory moved by trigger and order.*unknown function"
   "unknown variable|panel('Local memory share')['targets'][0]['expr'] = 'numaplace_step_local_ratio{jobid=\"\$job\"}'|unknown variable \\\$job "
-  "bad variable query|d['templating']['list'][1]['query']['query'] = 'label_values(numaplace_step_info{, jobid)'|variable 'jobid'.*parse error"
+  "bad variable query|d['templating']['list'][2]['query']['query'] = 'label_values(numaplace_step_info{instance=\"\$node\",, jobid)'|variable 'jobid'.*parse error"
   "duplicate panel id|panel('Cycles per instruction')['id'] = panel('Local memory share')['id']|id 15 also used by panel 'Local memory share'"
   "missing refId|del panel('Memory bandwidth')['targets'][0]['refId']|'Memory bandwidth'.*refId None"
   "missing expr|panel('Class and policy')['targets'][0]['expr'] = ''|'Class and policy' target A: expr missing or empty"
@@ -55,11 +74,17 @@ cases=(
   "overlapping panels|panel('Steps tracked')['gridPos']['x'] = 6|'Steps tracked': gridPos .* overlaps"
   "outside the grid|panel('Memory per NUMA node')['gridPos']['w'] = 30|outside the 24-column grid"
   "another datasource|panel('Steps tracked')['datasource'] = {'type': 'prometheus', 'uid': 'my-prom'}|'Steps tracked': datasource .*my-prom"
-  "no jobid variable|d['templating']['list'] = d['templating']['list'][:1]|no variable 'jobid'"
+  "no jobid variable|d['templating']['list'] = d['templating']['list'][:2]|no variable 'jobid'"
   "no title|del d['title']|'title' missing"
   "no uid|del d['uid']|'uid' missing"
   "no schemaVersion|del d['schemaVersion']|'schemaVersion' missing"
-  "no datasource input|d['__inputs'] = []|no __inputs entry DS_PROMETHEUS"
+  "no datasource variable|d['templating']['list'] = d['templating']['list'][1:]|no variable 'datasource'"
+  "an import input|panel('Steps tracked')['datasource']['uid'] = '\${DS_PROMETHEUS}'|DS_PROMETHEUS.*provisioning"
+  "node as a regex|panel('Steps tracked')['targets'][0]['expr'] = 'sum(numaplace_steps{instance=~\"\$node\"})'|'Steps tracked'.*node matched as a regex"
+  "jobid of every node|d['templating']['list'][2]['query']['query'] = 'label_values(numaplace_step_info, jobid)'|variable 'jobid'.*not limited to the jobs on"
+  "no unit|del panel('Memory bandwidth')['fieldConfig']['defaults']['unit']|'Memory bandwidth': no unit"
+  "counter without rate|panel('Memory bandwidth')['targets'][0]['expr'] = 'numaplace_step_memory_traffic_bytes_total{jobid=\"\$jobid\"}'|counter numaplace_step_memory_traffic_bytes_total outside rate"
+  "silent when no counters|del panel('Cycles per instruction')['fieldConfig']['defaults']['noValue']|'Cycles per instruction': drawn from hardware counters but no noValue"
 )
 np_case "the check fails for a broken copy, naming the panel and the problem"
 for c in "${cases[@]}"; do

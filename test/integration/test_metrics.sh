@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # numaplaced's Prometheus endpoint (metrics_listen) scraped by Debian's own Prometheus server on a
-# real local Slurm: promtool accepts the live page, a running job's pages per NUMA node and local
-# share in Prometheus match `numaplace status`, its series go stale once the job ends, every
-# metric the Grafana dashboard uses is on the page, and the page goes only to root, the users of
-# metrics_users over loopback and the networks of metrics_allow (a network namespace and a veth
-# pair of the test's own, SIGHUP reloads).
+# real local Slurm: promtool accepts the live page, which follows Prometheus's conventions (no
+# rate gauges, no page units, no sentence as a label value, counters that only grow, build_info
+# and the process_* families), a running job's memory per NUMA node and local share in Prometheus
+# match `numaplace status`, its series go stale once the job ends, every query of the Grafana
+# dashboard runs in Prometheus, and the page goes only to root, the users of metrics_users over
+# loopback and the networks of metrics_allow (a network namespace and a veth pair of the test's
+# own, SIGHUP reloads), refusals counted on the page.
 set -u
 # shellcheck source=test/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -18,7 +20,6 @@ out_dir=$(mktemp -d /tmp/numaplace-metrics.XXXXXX)
 chmod 777 "$out_dir"
 np_at_exit "rm -rf '$out_dir'"
 mb=64
-page_size=$(getconf PAGESIZE)
 
 np_cluster_start
 np_cluster_set_plugstack "$(np_helper_plugstack)"
@@ -146,17 +147,112 @@ np_expect_match "^Content-Type: text/plain; version=0\.0\.4" "$(tr -d '\r' <"$ou
 np_run promtool check metrics <"$out_dir/page"
 np_expect_rc 0
 np_out=$(cat "$out_dir/page")
-np_expect_match "^numaplace_step_pages\{.*jobid=\"$job\".*\} [0-9]+"
+np_expect_match "^numaplace_step_memory_bytes\{.*jobid=\"$job\".*\} [0-9]+"
 np_expect_match "^numaplace_step_local_ratio\{.*jobid=\"$job\".*\} [0-9.]+"
 np_expect_match "^numaplace_step_info\{.*jobid=\"$job\".*user=\"$user\".*\} 1"
+np_end_case
+
+np_case "the page as Prometheus users expect it: counters, bytes, codes, build_info, process_*"
+# Two scrapes a few samples apart (one a second): every counter the first had is there again and
+# not lower, and the samples taken grew.
+sleep 2.5
+np_run curl -sf -o "$out_dir/page2" "http://127.0.0.1:$mport/metrics"
+np_expect_rc 0
+np_run python3 - "$out_dir/page" "$out_dir/page2" <<'PY'
+import re, sys
+def parse(path):
+    types, series = {}, {}
+    for line in open(path):
+        line = line.rstrip("\n")
+        m = re.match(r"# TYPE (\S+) (\S+)$", line)
+        if m:
+            types[m.group(1)] = m.group(2)
+        elif line and not line.startswith("#"):
+            key, value = line.rsplit(" ", 1)
+            series[key] = float(value)
+    return types, series
+types, first = parse(sys.argv[1])
+_, second = parse(sys.argv[2])
+bad = []
+for name in types:
+    if "_per_second" in name or "pages" in name or "_per_" in name:
+        bad.append(f"a rate or page unit in a name: {name}")
+for key in first:
+    for value in re.findall(r'="((?:[^"\\]|\\.)*)"', key):
+        if " " in value:
+            bad.append(f"a label value with a space: {key}")
+for name in ("numaplace_build_info", "process_start_time_seconds", "process_resident_memory_bytes",
+             "process_cpu_seconds_total", "process_open_fds", "process_max_fds",
+             "numaplace_reports_held_total", "numaplace_reports_lost_total",
+             "numaplace_spool_write_failures_total", "numaplace_connections_refused_total",
+             "numaplace_scrapes_refused_total", "numaplace_step_series_left_out"):
+    if not any(k == name or k.startswith(name + "{") for k in first):
+        bad.append(f"no {name}")
+if not any(re.match(r'numaplace_build_info\{version="[0-9]', k) for k in first):
+    bad.append("numaplace_build_info has no version")
+counters = [k for k in first if types.get(re.split(r"[{ ]", k)[0]) == "counter"]
+for key in counters:
+    if key in second and second[key] < first[key]:
+        bad.append(f"counter went down: {key} {first[key]} then {second[key]}")
+if not second.get("numaplace_samples_total", 0) > first.get("numaplace_samples_total", 0):
+    bad.append("numaplace_samples_total did not grow")
+print(f"{len(counters)} counter series checked")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+np_expect_rc 0
+np_end_case
+
+np_case "every query of the Grafana dashboard runs in Prometheus, on this node and this job"
+# Grafana's variables as it would fill them for this node and job; a query Prometheus refuses
+# fails, and the panels of what this job surely has must show something.
+np_run python3 - "$NUMAPLACE_SOURCE/contrib/grafana/numaplace-dashboard.json" "$prom_url" \
+  "127.0.0.1:$mport" "$job" <<'PY'
+import json, sys, urllib.parse, urllib.request
+d = json.load(open(sys.argv[1]))
+url, node, job = sys.argv[2], sys.argv[3], sys.argv[4]
+values = {"$node": node, "$jobid": job, "$__rate_interval": "5s", "$__interval": "1s",
+          "$__range": "1m"}
+must_show = {"Memory per NUMA node", "Steps tracked", "Hardware counters on $node: reason",
+             "Job memory per NUMA node", "Local memory share", "Class and policy",
+             "Running jobs by local memory share (worst first)", "numaplaced's own CPU"}
+def run(expr):
+    for k in sorted(values, key=len, reverse=True):
+        expr = expr.replace(k, values[k])
+    q = urllib.parse.urlencode({"query": expr})
+    with urllib.request.urlopen(f"{url}/api/v1/query?{q}", timeout=10) as r:
+        return json.load(r)
+bad, ran = [], 0
+for v in d["templating"]["list"]:
+    if v["type"] == "query":
+        sel = v["query"]["query"].split("(", 1)[1].rsplit(",", 1)[0]
+        r = run(sel)
+        ran += 1
+        if r["status"] != "success" or not r["data"]["result"]:
+            bad.append(f"variable {v['name']}: {sel} gave {r['data'] if r['status'] == 'success' else r}")
+for p in d["panels"]:
+    for t in p.get("targets", []):
+        try:
+            r = run(t["expr"])
+        except Exception as e:  # Prometheus refused it (HTTP 400) or is gone
+            bad.append(f"{p['title']} {t['refId']}: {e}")
+            continue
+        ran += 1
+        if p["title"] in must_show and t["refId"] == "A" and not r["data"]["result"]:
+            bad.append(f"{p['title']}: nothing for {t['expr']}")
+print(f"{ran} queries ran")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+np_expect_rc 0
 np_end_case
 
 np_case "every metric the Grafana dashboard uses is a family on the page"
 np_out=$(python3 -c 'import json, re, sys
 d = json.load(open(sys.argv[1]))
 exprs = [t["expr"] for p in d["panels"] for t in p.get("targets", [])]
-exprs += [v["definition"] for v in d["templating"]["list"]]
-print("\n".join(sorted(set(re.findall(r"\bnumaplace_[a-z_]+\b", " ".join(exprs))))))' \
+exprs += [v["definition"] for v in d["templating"]["list"] if "definition" in v]
+print("\n".join(sorted(set(re.findall(r"\b(?:numaplace|process)_[a-z_]+\b", " ".join(exprs))))))' \
   "$NUMAPLACE_SOURCE/contrib/grafana/numaplace-dashboard.json")
 [ -n "$np_out" ] || np_fail "no numaplace_ metric found in the dashboard"
 for metric in $np_out; do
@@ -164,11 +260,11 @@ for metric in $np_out; do
 done
 np_end_case
 
-np_case "Prometheus's pages by node and local share of the job match numaplace status"
+np_case "Prometheus's memory by node and local share of the job match numaplace status"
 sel="jobid=\"$job\",step=\"0\""
 # Prometheus has scraped the touched memory too (its last scrape is at most 1 s old).
-np_wait_for 15 promql_matches "sum(numaplace_step_pages{$sel}) * $page_size >= 0.9 * $mb * 2^20" . ||
-  np_fail "Prometheus never had the job's $mb MiB: $(promql "numaplace_step_pages{$sel}")"
+np_wait_for 15 promql_matches "sum(numaplace_step_memory_bytes{$sel}) >= 0.9 * $mb * 2^20" . ||
+  np_fail "Prometheus never had the job's $mb MiB: $(promql "numaplace_step_memory_bytes{$sel}")"
 # Status, Prometheus, status again. Tolerance: one sample of drift. Prometheus's value is its
 # last scrape (up to 1 s old) of a page numaplaced renders from its last sample (one every 1 s),
 # so it may be one sample older than what the first status showed; each node's figure must lie
@@ -181,28 +277,27 @@ before_bytes=$(field 's["latest"]["pages"]["node_bytes"]')
 before_local=$(field 's["latest"]["local_share"]["value"]')
 class=$(field 's["class"]')
 policy=$(field 's["policy"]')
-prom_pages=$(promql "numaplace_step_pages{$sel}")
+prom_pages=$(promql "numaplace_step_memory_bytes{$sel}")
 prom_local=$(promql "numaplace_step_local_ratio{$sel}")
 prom_info=$(promql "numaplace_step_info{$sel}")
 status_json "$job"
 after_bytes=$(field 's["latest"]["pages"]["node_bytes"]')
 after_local=$(field 's["latest"]["local_share"]["value"]')
 np_out="status before: $before_bytes local $before_local
-Prometheus pages:
+Prometheus bytes:
 $prom_pages
 Prometheus local share: $prom_local
 status after: $after_bytes local $after_local"
-drift=$(python3 - "$before_bytes" "$after_bytes" "$prom_pages" "$page_size" "$user" 2>&1 <<'PY'
+drift=$(python3 - "$before_bytes" "$after_bytes" "$prom_pages" 2>&1 <<'PY'
 import ast, sys
 before, after = ast.literal_eval(sys.argv[1]), ast.literal_eval(sys.argv[2])
-page, user = int(sys.argv[4]), sys.argv[5]
 prom = {}
 for line in sys.argv[3].splitlines():
     labels, value = line.rsplit(" ", 1)
     labels = dict(kv.split("=", 1) for kv in labels.split(","))
-    if labels["user"] != user:
-        sys.exit(f"user label {labels['user']}, expected {user}")
-    prom[labels["node"]] = float(value) * page
+    if "user" in labels:
+        sys.exit(f"a user label off numaplace_step_info: {line}")
+    prom[labels["node"]] = float(value)
 if set(prom) != set(before) | set(after):
     sys.exit(f"NUMA nodes {sorted(prom)} in Prometheus, {sorted(set(before) | set(after))} in status")
 total = sum(after.values())
@@ -234,13 +329,23 @@ np_wait_for 10 promql_empty "{jobid=\"$job\"}" ||
   np_fail "Prometheus still returns job $job's series: $(promql "{jobid=\"$job\"}")"
 echo "  (gone from Prometheus $((SECONDS - ended)) s after the job ended)"
 # The data it had stays queryable for the past: staleness ended the series, it did not lose them.
-np_run promql "count(count_over_time(numaplace_step_pages{jobid=\"$job\"}[5m]))"
+np_run promql "count(count_over_time(numaplace_step_memory_bytes{jobid=\"$job\"}[5m]))"
 np_expect_match "^ [1-9]"
 np_end_case
 
+# scrapes_refused: numaplace_scrapes_refused_total on the page (as root)
+scrapes_refused() {
+  curl -sf --max-time 5 "http://127.0.0.1:$mport/metrics" | sed -n 's/^numaplace_scrapes_refused_total //p'
+}
+
 np_case "loopback: a user not in metrics_users gets 403; named (by name or uid) they get the page"
 np_expect_eq "$(code_as root)" 200 "root"
+refused_before=$(scrapes_refused)
 np_expect_eq "$(code_as "$user")" 403 "$user"
+refused_after=$(scrapes_refused)
+if [ -z "$refused_before" ] || [ "$refused_after" != $((refused_before + 1)) ]; then
+  np_fail "numaplace_scrapes_refused_total '$refused_before' then '$refused_after' around one refusal"
+fi
 np_expect_eq "$(code_as "$other")" 403 "$other"
 reload "metrics_listen = 127.0.0.1:$mport" "metrics_users = $user"
 np_expect_eq "$(code_as "$user")" 200 "$user in metrics_users"

@@ -155,6 +155,9 @@ START_TEST(serves_over_loopback)
     if (cases[_i].as_other) {
         ck_assert_ptr_null(strstr(reply, "numaplace_"));
         ck_assert_ptr_nonnull(strstr(t.log.text, "metrics: refused 1 scrape(s)"));
+        ck_assert_uint_eq(t.d->totals.scrapes_refused, 1); /* and counted for the page */
+    } else {
+        ck_assert_uint_eq(t.d->totals.scrapes_refused, 0);
     }
     free(reply);
     np_test_daemon_fini(&t);

@@ -43,6 +43,10 @@ START_TEST(test_held_then_written)
     report_hold_retry(t.d);
     ck_assert_uint_eq(t.d->report_hold.count, 2);
     ck_assert_uint_eq(t.log.errors, 1); /* the refusal is said once */
+    /* counted for the metrics page: two held, three failed writes (two, and one retry) */
+    ck_assert_uint_eq(t.d->totals.reports_held, 2);
+    ck_assert_uint_eq(t.d->totals.spool_write_failures, 3);
+    ck_assert_uint_eq(t.d->totals.reports_lost, 0);
     ck_assert_ptr_nonnull(strstr(t.log.text, "job 1.0: cannot write its report"));
     ck_assert_ptr_nonnull(strstr(t.log.text, "held in memory"));
     ck_assert_int_eq(mkdir(t.d->cfg.spool_dir, 0755), 0);
@@ -70,6 +74,8 @@ START_TEST(test_lost_when_full_or_at_stop)
         report_hold_add(t.d, name, text, 3, getuid(), job, 0, "No space left on device");
     }
     ck_assert_uint_eq(t.d->report_hold.count, NPD_HOLD_MAX);
+    ck_assert_uint_eq(t.d->totals.reports_held, NPD_HOLD_MAX);
+    ck_assert_uint_eq(t.d->totals.reports_lost, 1);
     ck_assert_ptr_nonnull(
         strstr(t.log.text, "job 1025.0: its report 1025.0.testhost.json is lost"));
     report_hold_fini(t.d);
@@ -80,6 +86,7 @@ START_TEST(test_lost_when_full_or_at_stop)
     report_hold_flush(t.d);
     ck_assert_uint_eq(t.d->report_hold.count, 0);
     ck_assert_uint_eq(count_of(t.log.text, "is lost: the spool"), 2);
+    ck_assert_uint_eq(t.d->totals.reports_lost, 3);
     ck_assert_ptr_nonnull(strstr(t.log.text, "job 8.0: its report 8.0.testhost.json is lost"));
     np_test_daemon_fini(&t);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "np_daemon_test.h"
@@ -123,6 +124,39 @@ START_TEST(test_admission)
 }
 END_TEST
 
+/* A connection refused for want of a slot is counted for the metrics page, however many the
+ * log line sums up. */
+START_TEST(test_refusal_is_counted)
+{
+    struct np_test_daemon t;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fds[2];
+
+    np_test_daemon_init(&t);
+    snprintf(t.d->cfg.socket, sizeof(t.d->cfg.socket), "%.80s/numaplaced.sock", t.dir);
+    ck_assert_int_eq(server_open(t.d), 0);
+    for (int i = 0; i < NPD_MAX_CLIENTS; i++) {
+        t.d->clients[i].fd = 1000 + i; /* held, never used */
+        t.d->clients[i].cred.uid = 0;
+    }
+    ck_assert_uint_lt(strlen(t.d->cfg.socket), sizeof(sa.sun_path));
+    memcpy(sa.sun_path, t.d->cfg.socket, strlen(t.d->cfg.socket) + 1);
+    for (int k = 0; k < 2; k++) {
+        fds[k] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_eq(connect(fds[k], (struct sockaddr *)&sa, sizeof(sa)), 0);
+    }
+    server_accept(t.d);
+    ck_assert_uint_eq(t.d->totals.connections_refused, 2);
+    ck_assert_ptr_nonnull(strstr(t.log.text, "refused 1 connection(s)")); /* then quiet 10 s */
+    for (int i = 0; i < NPD_MAX_CLIENTS; i++)
+        t.d->clients[i].fd = -1; /* nothing to close */
+    close(fds[0]);
+    close(fds[1]);
+    server_close(t.d);
+    np_test_daemon_fini(&t);
+}
+END_TEST
+
 /* A newline in a request's op cannot forge a log line. */
 START_TEST(test_log_escape)
 {
@@ -147,6 +181,7 @@ int main(void)
     tcase_add_test(tc, test_client_that_stops_reading_is_dropped);
     tcase_add_loop_test(tc, test_admission, 0, (int)(sizeof(admit_cases) / sizeof(admit_cases[0])));
     tcase_add_test(tc, test_log_escape);
+    tcase_add_test(tc, test_refusal_is_counted);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

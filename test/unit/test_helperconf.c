@@ -90,6 +90,17 @@ static const struct {
     {"metrics_allow", "fd00::/129", -EINVAL, "\"fd00::/129\" is not a network"},
     {"metrics_allow", "10.0.0.0/8,intranet", -EINVAL, "\"intranet\" is not a network"},
     {"metrics_allow", "10.0.0.0/", -EINVAL, "is not a network"},
+    {"metrics_step_series", "on", 0, ""},
+    {"metrics_step_series", "off", 0, ""},
+    {"metrics_step_series", "200", 0, ""},
+    {"metrics_step_series", "1000000", 0, ""},
+    {"metrics_step_series", "0", -EINVAL,
+     "metrics_step_series=\"0\": accepted: on (every step), off (no per-step series), or the "
+     "most steps with series, from 1 to 1000000"},
+    {"metrics_step_series", "1000001", -EINVAL, "from 1 to 1000000"},
+    {"metrics_step_series", "yes", -EINVAL, "accepted: on (every step), off"},
+    {"metrics_step_series", "-5", -EINVAL, "accepted: on"},
+    {"metrics_step_series", "10k", -EINVAL, "accepted: on"},
 };
 
 START_TEST(test_set)
@@ -211,6 +222,16 @@ START_TEST(test_metrics_bad_value_keeps_previous)
     ck_assert_uint_eq(cfg.metrics.nuids, 2);
     ck_assert_uint_eq(cfg.metrics.uids[1], 7);
     ck_assert_uint_eq(cfg.metrics.nnets, 1);
+    /* per-step series: on by default, a cap, off, and a bad value changes nothing */
+    ck_assert(!cfg.metrics.step_series_off);
+    ck_assert_uint_eq(cfg.metrics.step_series_max, 0);
+    ck_assert_int_eq(np_helper_config_set(&cfg, "metrics_step_series", "50", &err), 0);
+    ck_assert_int_lt(np_helper_config_set(&cfg, "metrics_step_series", "lots", &err), 0);
+    ck_assert(!cfg.metrics.step_series_off);
+    ck_assert_uint_eq(cfg.metrics.step_series_max, 50);
+    ck_assert_int_eq(np_helper_config_set(&cfg, "metrics_step_series", "off", &err), 0);
+    ck_assert(cfg.metrics.step_series_off);
+    ck_assert_uint_eq(cfg.metrics.step_series_max, 0);
 }
 END_TEST
 

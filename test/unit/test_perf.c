@@ -223,7 +223,10 @@ START_TEST(test_hardware_events)
             ck_assert_msg(rc == 0, "%s: %s", np_perf_event_name(hw[i]), c.reason[hw[i]]);
             ck_assert(v.available);
             ck_assert_uint_gt(v.value, 0);
+            ck_assert_int_eq(c.why[hw[i]], NP_PERF_WHY_NONE);
         } else {
+            /* the page's code for it (numaplace_counters_info's reason) */
+            ck_assert_str_eq(np_perf_why_name(c.why[hw[i]]), "no_pmu");
             ck_assert_int_lt(rc, 0);
             ck_assert(!v.available);
             ck_assert_int_lt(c.fd[hw[i]], 0);
@@ -256,6 +259,8 @@ START_TEST(test_failures)
     for (int e = 0; e < NP_PERF_NEVENTS; e++)
         ck_assert_int_lt(c.fd[e], 0);
     ck_assert_ptr_nonnull(strstr(c.reason[NP_PERF_TASK_CLOCK], "gone"));
+    ck_assert_str_eq(np_perf_why_name(c.why[NP_PERF_TASK_CLOCK]), "process_gone");
+    ck_assert_ptr_null(np_perf_why_name(NP_PERF_WHY_COUNT));
 
     ck_assert_int_eq(np_perf_open(&c, -5, NP_PERF_ALL_MASK, &err), -EINVAL);
     ck_assert_int_eq(np_perf_open(&c, getpid(), 1u << NP_PERF_NEVENTS, &err), -EINVAL);

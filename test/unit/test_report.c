@@ -246,6 +246,73 @@ START_TEST(test_exited_processes_keep_figures)
 }
 END_TEST
 
+/* Counters for Prometheus: every interval's increase summed, so rate() over any window sees all
+ * of it (not the last interval's rate); an interval whose sum over the tasks fell (a task went)
+ * adds nothing, and without counters nothing is counted. */
+static const struct {
+    const char *name;
+    bool perf, misses;
+    uint64_t cycles[4], instructions[4], misses0[4];
+    uint64_t cycles_total, instructions_total, traffic_total;
+    unsigned counted;
+} counted_cases[] = {
+    {"steady",
+     true,
+     true,
+     {0, 100, 300, 600},
+     {0, 50, 150, 300},
+     {0, 10, 30, 60},
+     600,
+     300,
+     60 * 64,
+     3},
+    {"a task went",
+     true,
+     true,
+     {0, 100, 40, 140},
+     {0, 50, 20, 70},
+     {0, 10, 4, 14},
+     200,
+     100,
+     20 * 64,
+     3},
+    {"no counters",
+     false,
+     false,
+     {0, 100, 300, 600},
+     {0, 50, 150, 300},
+     {0, 10, 30, 60},
+     0,
+     0,
+     0,
+     0},
+};
+
+START_TEST(test_counters_accumulate)
+{
+    struct np_jobstats js;
+    struct np_sample s;
+
+    np_jobstats_init(&js);
+    for (int i = 0; i < 4; i++) {
+        np_sample_init(&s);
+        s.t = i;
+        s.have_perf[NP_PERF_CYCLES] = s.have_perf[NP_PERF_INSTRUCTIONS] = counted_cases[_i].perf;
+        s.perf[NP_PERF_CYCLES] = counted_cases[_i].cycles[i];
+        s.perf[NP_PERF_INSTRUCTIONS] = counted_cases[_i].instructions[i];
+        s.have_misses_by_node = counted_cases[_i].misses;
+        s.misses_by_node[0] = counted_cases[_i].misses0[i];
+        ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+    }
+    ck_assert_msg(js.cycles_total == counted_cases[_i].cycles_total, "%s: cycles %llu",
+                  counted_cases[_i].name, (unsigned long long)js.cycles_total);
+    ck_assert_uint_eq(js.instructions_total, counted_cases[_i].instructions_total);
+    ck_assert_uint_eq(js.traffic_bytes_total, counted_cases[_i].traffic_total);
+    ck_assert_uint_eq(js.counted_intervals, counted_cases[_i].counted);
+    np_jobstats_fini(&js);
+}
+END_TEST
+
 /* A sample whose walk a limit cut makes the report say so; a step seen whole has no such key
  * (its report is as before, byte for byte). */
 START_TEST(test_processes_cut_is_said)
@@ -530,6 +597,8 @@ int main(void)
     tcase_add_test(tc, test_sample_round_trip);
     tcase_add_test(tc, test_exited_processes_keep_figures);
     tcase_add_loop_test(tc, test_processes_cut_is_said, 0, 2);
+    tcase_add_loop_test(tc, test_counters_accumulate, 0,
+                        (int)(sizeof(counted_cases) / sizeof(counted_cases[0])));
     tcase_add_test(tc, test_report_check);
     tcase_add_loop_test(tc, test_local_share, 0,
                         (int)(sizeof(local_cases) / sizeof(local_cases[0])));

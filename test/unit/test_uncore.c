@@ -128,6 +128,8 @@ START_TEST(test_reader_counts)
         ck_assert(r.boxes[i].bytes_per_s < 0);
     }
     ck_assert_int_eq(np_uncore_sample(&r, now_s()), 0); /* one reading gives no rate yet */
+    for (size_t i = 0; i < r.nboxes; i++)
+        ck_assert_uint_eq(r.boxes[i].interval_bytes, 0);
     t0 = now_s();
     while (now_s() - t0 < 0.05)
         spin += 1;
@@ -137,6 +139,12 @@ START_TEST(test_reader_counts)
     for (size_t i = 0; i < r.nboxes; i++)
         ck_assert_msg(r.boxes[i].bytes_per_s > 0 && r.boxes[i].bytes_per_s <= 2 * 64e9 * 1.05,
                       "%s cpu %u: %g", r.boxes[i].pmu, r.boxes[i].cpu, r.boxes[i].bytes_per_s);
+    /* the interval's bytes (the counter the page sums) agree with its rate */
+    for (size_t i = 0; i < r.nboxes; i++)
+        ck_assert_msg(r.boxes[i].interval_bytes > 0 && r.boxes[i].interval_bytes % 64 == 0 &&
+                          (double)r.boxes[i].interval_bytes <= 2 * 64e9 * 1.0,
+                      "%s cpu %u: %llu bytes", r.boxes[i].pmu, r.boxes[i].cpu,
+                      (unsigned long long)r.boxes[i].interval_bytes);
     np_uncore_close(&r);
     ck_assert_uint_eq(r.nboxes, 0);
 }

@@ -19,8 +19,9 @@
 extern "C" {
 #endif
 
-#define NP_METRICS_MAX_USERS 32
-#define NP_METRICS_MAX_NETS  32
+#define NP_METRICS_MAX_USERS       32
+#define NP_METRICS_MAX_NETS        32
+#define NP_METRICS_MAX_STEP_SERIES 1000000 /* the largest cap metrics_step_series takes */
 
 /** An address family's network: @p family AF_INET (4 bytes used) or AF_INET6 (16). */
 struct np_cidr {
@@ -38,15 +39,20 @@ struct np_metrics_config {
     unsigned nuids;
     struct np_cidr nets[NP_METRICS_MAX_NETS]; /**< metrics_allow */
     unsigned nnets;
+    /** metrics_step_series: on (the zeroed default: every step), off, or the most steps with
+     *  series of their own (a large node's page stays bounded) */
+    bool step_series_off;
+    unsigned step_series_max; /**< 0: no cap */
 };
 
-/** Is @p key one of metrics_listen, metrics_users, metrics_allow? */
+/** Is @p key one of metrics_listen, metrics_users, metrics_allow, metrics_step_series? */
 NP_API bool np_metrics_config_key(const char *key);
 
 /**
  * Set one metrics key (np_helper_config_set calls it). metrics_listen: "" or HOST:PORT with an
  * IPv4 address or [IPv6]; metrics_users: "" or user names or uids, comma-separated (names must
- * exist on this node); metrics_allow: "" or CIDRs (a.b.c.d/n, ipv6/n; no /n = one address).
+ * exist on this node); metrics_allow: "" or CIDRs (a.b.c.d/n, ipv6/n; no /n = one address);
+ * metrics_step_series: on, off, or a number of steps from 1 to NP_METRICS_MAX_STEP_SERIES.
  * @return 0, or -EINVAL with @p err naming the key, the value and what is accepted
  */
 NP_API int np_metrics_config_set(struct np_metrics_config *mc, const char *key, const char *value,

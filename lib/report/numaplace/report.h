@@ -99,6 +99,11 @@ struct np_jobstats {
     double migration_moving_s;                     /**< time in the move system calls */
     uint64_t migration_failed[NP_MOVE_FAIL_COUNT]; /**< pages that would not move, by cause */
     json_t *migration_requests; /**< owned, NULL when none: the requests that moved its pages */
+    /* Counters for Prometheus (rate() over them, not the last interval's rate): the sums of
+     * every interval's increase. counted_intervals: intervals where cycles and instructions
+     * both counted; traffic: LLC misses x 64 B over the bw_intervals. */
+    unsigned counted_intervals;
+    uint64_t cycles_total, instructions_total, traffic_bytes_total;
     /* the last interval's bandwidth estimate (for the migration engine) */
     double bw_last[NP_SAMPLE_MAX_NODES], bw_last_total;
     double helper_cpu_s; /**< the helper's own CPU time spent on this job */

@@ -59,11 +59,32 @@ NP_API const char *np_perf_event_name(enum np_perf_event ev);
  */
 NP_API const char *np_perf_event_label(enum np_perf_event ev);
 
+/** Why counters do not count, as a code for machines (the metrics page's reason label); the
+ *  reason sentence stays for people (logs, reports, status). Names: np_perf_why_name. */
+enum np_perf_why {
+    NP_PERF_WHY_NONE,              /**< "none": it counts */
+    NP_PERF_WHY_NOT_PROBED,        /**< "not_probed": not tried yet */
+    NP_PERF_WHY_PERF_OFF,          /**< "perf_off": the perf backend is turned off */
+    NP_PERF_WHY_LIBPFM,            /**< "libpfm_unavailable": libpfm4 would not initialise */
+    NP_PERF_WHY_EVENT_UNKNOWN,     /**< "event_unknown": libpfm4 cannot encode it here */
+    NP_PERF_WHY_NO_PMU,            /**< "no_pmu": no hardware PMU (a VM, or not exposed) */
+    NP_PERF_WHY_EVENT_UNSUPPORTED, /**< "event_unsupported": the PMU lacks this event */
+    NP_PERF_WHY_PARANOID,          /**< "perf_paranoid": perf_event_paranoid, no CAP_PERFMON */
+    NP_PERF_WHY_OUT_OF_FDS,        /**< "out_of_fds" */
+    NP_PERF_WHY_PROCESS_GONE,      /**< "process_gone" */
+    NP_PERF_WHY_OTHER,             /**< "other": another error (the reason names it) */
+    NP_PERF_WHY_COUNT
+};
+
+/** The code of @p w ("no_pmu", ...), or NULL out of range. Borrowed, static. */
+NP_API const char *np_perf_why_name(enum np_perf_why w);
+
 /** The counters of one monitored process (and, by inheritance, its threads and children). */
 struct np_perf_counters {
     pid_t pid;
     int fd[NP_PERF_NEVENTS];                          /**< -1 when not open */
     char reason[NP_PERF_NEVENTS][NP_PERF_REASON_MAX]; /**< why not open; "" when open */
+    enum np_perf_why why[NP_PERF_NEVENTS];            /**< the same as a code */
 };
 
 /**

@@ -46,12 +46,13 @@ NP_API const struct np_uncore_pmu *np_uncore_detect(char *why, size_t why_len);
 
 /** One memory controller (the kernel's uncore_imc_<N>) counted on one CPU of its socket. */
 struct np_uncore_box {
-    char pmu[32];       /**< the kernel's PMU name, e.g. "uncore_imc_0" */
-    unsigned cpu;       /**< where its counters are read: its socket's CPU in the cpumask */
-    int fd[2];          /**< CAS reads, CAS writes */
-    uint64_t last[2];   /**< counts at the last sample */
-    double last_t;      /**< time of the last sample, 0 before the first */
-    double bytes_per_s; /**< between the last two samples; negative before the second */
+    char pmu[32];            /**< the kernel's PMU name, e.g. "uncore_imc_0" */
+    unsigned cpu;            /**< where its counters are read: its socket's CPU in the cpumask */
+    int fd[2];               /**< CAS reads, CAS writes */
+    uint64_t last[2];        /**< counts at the last sample */
+    double last_t;           /**< time of the last sample, 0 before the first */
+    double bytes_per_s;      /**< between the last two samples; negative before the second */
+    uint64_t interval_bytes; /**< the bytes of that interval; 0 when the last sample rated none */
 };
 
 /** Every memory controller this node's kernel exposes. Owns its boxes and their fds. */
