@@ -22,6 +22,7 @@
 #include "numaplace/open_regular.h"
 #include "numaplace/scenario.h"
 #include "numaplace/scenario_file.h"
+#include "numaplace/json_reals.h"
 
 int cli_call(const struct np_proto_request *req, json_t **reply)
 {
@@ -103,7 +104,7 @@ int cmd_status(int argc, char **argv)
     if (cli_call(&req, &reply) < 0)
         return 1;
     if (cli.as_json) {
-        json_dumpf(reply, stdout, JSON_INDENT(2));
+        json_dumpf(reply, stdout, JSON_INDENT(2) | NP_JSON_REALS);
         putchar('\n');
         json_decref(reply);
         return 0;
@@ -214,7 +215,7 @@ static void print_migration(json_t *result)
     size_t i;
 
     if (cli.as_json) {
-        json_dumpf(result, stdout, JSON_INDENT(2));
+        json_dumpf(result, stdout, JSON_INDENT(2) | NP_JSON_REALS);
         putchar('\n');
         return;
     }

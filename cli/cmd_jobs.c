@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "options.h"
 #include "parse.h"
+#include "numaplace/json_reals.h"
 
 /* What is kept of a listed job until the list is sorted: its printed line, or for --json where
  * its stored text is in a temporary file; never its decoded summary (issue 12 #9: every summary
@@ -220,7 +221,7 @@ int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct n
             if (bad)
                 continue;
             printf("%s\n", n++ ? "," : "");
-            json_dumpf(summary, stdout, JSON_INDENT(2));
+            json_dumpf(summary, stdout, JSON_INDENT(2) | NP_JSON_REALS);
             json_decref(summary);
         }
         printf("%s]\n", list.njobs ? "\n" : "");

@@ -18,12 +18,13 @@
 #include "accounting.h"
 #include "cli.h"
 #include "options.h"
+#include "numaplace/json_reals.h"
 
 static int print_report(json_t *report, void *arg)
 {
     (void)arg;
     if (cli.as_json) {
-        json_dumpf(report, stdout, JSON_INDENT(2));
+        json_dumpf(report, stdout, JSON_INDENT(2) | NP_JSON_REALS);
         putchar('\n');
     } else {
         np_report_print(stdout, report);
@@ -82,7 +83,7 @@ static int report_steps(const char *job_arg)
         }
     }
     if (cli.as_json && n) {
-        json_dumpf(reports, stdout, JSON_INDENT(2));
+        json_dumpf(reports, stdout, JSON_INDENT(2) | NP_JSON_REALS);
         putchar('\n');
     } else {
         json_t *report;
@@ -176,7 +177,7 @@ static int report_summary(uint32_t job_id, const char *job_arg, const char *plot
                  acct_err.msg);
     }
     if (cli.as_json) {
-        json_dumpf(summary, stdout, JSON_INDENT(2));
+        json_dumpf(summary, stdout, JSON_INDENT(2) | NP_JSON_REALS);
         putchar('\n');
     } else {
         np_summary_print_hostlist(stdout, summary, cli_sensitivity(), acct_hostlist_of_names);

@@ -21,6 +21,7 @@
 
 #include "safe_file.h"
 #include "store_pending.h"
+#include "numaplace/json_reals.h"
 
 const char *store_parts_dir(void)
 {
@@ -88,7 +89,7 @@ int store_parts_deposit(const char *dir, uint32_t job_id, const json_t *part, st
 
     if (!node || !node_name_ok(node))
         return np_err_set(err, -EINVAL, "job %" PRIu32 ": a part must name one node", job_id);
-    text = json_dumps(part, JSON_COMPACT | JSON_SORT_KEYS);
+    text = json_dumps(part, JSON_COMPACT | JSON_SORT_KEYS | NP_JSON_REALS);
     if (!text)
         return np_err_set(err, -ENOMEM, "out of memory");
     len = strlen(text);

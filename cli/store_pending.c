@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "safe_file.h"
+#include "numaplace/json_reals.h"
 
 static void file_name(uint32_t job_id, char *name, size_t len)
 {
@@ -116,7 +117,7 @@ static void drop_oldest(int dirfd, uint32_t keep, const struct np_log *log)
 int store_pending_save(int dirfd, uint32_t job_id, const json_t *part, const struct np_log *log,
                        struct np_err *err)
 {
-    char name[32], *text = json_dumps(part, JSON_COMPACT | JSON_SORT_KEYS);
+    char name[32], *text = json_dumps(part, JSON_COMPACT | JSON_SORT_KEYS | NP_JSON_REALS);
     size_t len;
     int rc;
 

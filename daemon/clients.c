@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "numaplace/json_reals.h"
 
 void client_close(struct np_daemon_client *c)
 {
@@ -37,7 +38,7 @@ void client_write(struct np_daemon_client *c)
 
 void client_reply(struct np_daemon_client *c, json_t *reply)
 {
-    char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
+    char *text = reply ? json_dumps(reply, JSON_COMPACT | NP_JSON_REALS) : NULL;
 
     json_decref(reply);
     if (!text) {

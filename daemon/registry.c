@@ -13,6 +13,7 @@
 
 #include "jobs.h"
 #include "writer.h"
+#include "numaplace/json_reals.h"
 
 static int compare_key(uint32_t job_id, uint32_t step_id, const struct np_daemon_job *j)
 {
@@ -142,7 +143,7 @@ static void journal_append(struct np_daemon *d, json_t *line)
     compact_if_due(d, 512);
     if (line)
         json_object_set_new(line, "gen", json_integer((json_int_t)d->registry.generation));
-    body = line ? json_dumps(line, JSON_COMPACT) : NULL;
+    body = line ? json_dumps(line, JSON_COMPACT | NP_JSON_REALS) : NULL;
     /* Each line starts with its newline: a line cut short (a full disk) is ended by the next
      * one's, which then reads whole; empty lines are skipped. */
     if (body && asprintf(&text, "\n%s", body) < 0)
@@ -304,7 +305,7 @@ void registry_save(struct np_daemon *d)
     /* Finishing steps too: until their report is durable a restart must still know them. */
     for (unsigned i = 0; arr && i < r->count; i++)
         json_array_append_new(arr, job_entry(registry_at(r, i)));
-    text = state ? json_dumps(state, JSON_COMPACT) : NULL;
+    text = state ? json_dumps(state, JSON_COMPACT | NP_JSON_REALS) : NULL;
     json_decref(state);
     r->dirty = false;
     if (text && d->writer) {

@@ -11,6 +11,7 @@
 #include "report_hold.h"
 #include "safe_file.h"
 #include "writer.h"
+#include "numaplace/json_reals.h"
 
 /* What became of the report @p name of @p j: logged, and a refusal holds it (*@p text taken). */
 static void report_outcome(struct np_daemon *d, const struct np_daemon_job *j, const char *name,
@@ -80,7 +81,7 @@ bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complet
             return false;
         }
     }
-    text = json_dumps(report, JSON_INDENT(2));
+    text = json_dumps(report, JSON_INDENT(2) | NP_JSON_REALS);
     json_decref(report);
     if (text) {
         len = strlen(text);
@@ -123,7 +124,7 @@ int trace_open(struct np_daemon *d)
 void trace_line(struct np_daemon *d, json_t *line)
 {
     if (d->trace && line) {
-        json_dumpf(line, d->trace, JSON_COMPACT);
+        json_dumpf(line, d->trace, JSON_COMPACT | NP_JSON_REALS);
         fputc('\n', d->trace);
         fflush(d->trace);
     }

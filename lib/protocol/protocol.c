@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "numaplace/json_reals.h"
 
 static const char *const op_names[] = {
     [NP_OP_REGISTER] = "register", [NP_OP_APPLIED] = "applied", [NP_OP_STEP_END] = "step_end",
@@ -339,7 +340,7 @@ char *np_proto_encode(const struct np_proto_request *req)
     }
     }
     if (rc == 0)
-        text = json_dumps(obj, JSON_COMPACT);
+        text = json_dumps(obj, JSON_COMPACT | NP_JSON_REALS);
     json_decref(obj);
     if (!text)
         return NULL;

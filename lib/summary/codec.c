@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <zlib.h>
+#include "numaplace/json_reals.h"
 
 static const char b64_alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -122,7 +123,7 @@ static int check_shape(const char *json, size_t len, struct np_err *err)
 
 long np_stored_encode(const json_t *summary, char **out, struct np_err *err)
 {
-    char *json = json_dumps(summary, JSON_COMPACT | JSON_SORT_KEYS);
+    char *json = json_dumps(summary, JSON_COMPACT | JSON_SORT_KEYS | NP_JSON_REALS);
     const size_t prefix = strlen(NP_STORED_PREFIX);
     unsigned char *z = NULL;
     uLongf zlen;

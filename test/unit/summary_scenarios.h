@@ -18,6 +18,7 @@
 #include "numaplace/report.h"
 #include "numaplace/report_model.h"
 #include "numaplace/summary.h"
+#include "numaplace/json_reals.h"
 
 /* The scenario's output so far (open_memstream). */
 struct scen_out {
@@ -28,7 +29,7 @@ struct scen_out {
 
 static inline void scen_json(struct scen_out *o, const char *label, const json_t *j)
 {
-    char *text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+    char *text = j ? json_dumps(j, JSON_INDENT(2) | NP_JSON_REALS) : NULL;
 
     fprintf(o->f, "== %s\n%s\n", label, text ? text : "(null)");
     free(text);

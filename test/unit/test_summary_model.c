@@ -12,6 +12,7 @@
 #include "np_test.h"
 #include "numaplace/summary_model.h"
 #include "summary_scenarios.h"
+#include "numaplace/json_reals.h"
 
 /* fontconfig's pattern cache lives as long as the process (see test/lsan.supp). */
 const char *__lsan_default_suppressions(void);
@@ -106,7 +107,7 @@ START_TEST(test_round_trip)
             ck_assert_msg(np_sum_decode(j, &s, &err) == 0, "%s: %s", scenarios[_i].name, err.msg);
             back = np_sum_encode(&s);
             ck_assert_ptr_nonnull(back);
-            again = json_dumps(back, JSON_INDENT(2));
+            again = json_dumps(back, JSON_INDENT(2) | NP_JSON_REALS);
             ck_assert_str_eq(again, block);
             free(again);
             json_decref(back);
