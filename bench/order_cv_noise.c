@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "numaplace/draw.h"
+#include "numaplace/json_reals.h"
 #include "numaplace/replay.h"
 
 #include "order_cv.h"
@@ -199,7 +200,7 @@ static int report(const struct set *sets, size_t nsets, const struct column *col
                       "sigma_footprint", o->sigma_footprint, "sigma_colocation",
                       o->sigma_colocation, "interval", "95% percentile over seeds", "rows", rows);
         rows = NULL;
-        rc = doc && json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(6)) == 0 ? 0 : -1;
+        rc = doc && json_dumpf(doc, stdout, JSON_INDENT(1) | NP_JSON_REALS) == 0 ? 0 : -1;
         printf("\n");
         json_decref(doc);
     }
