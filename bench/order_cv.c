@@ -4,11 +4,15 @@
  * (leave-set-out cross-validation), and also on the whole table (in-sample); both are reported,
  * beside the shipped orders, with the measured slowdown as an oracle bound.
  *
- *   order_cv [--model CSV] [--footprints CSV] [--footprint-scale X] [SCENARIO.json...]
- *   order_cv [--model CSV] --mixes N                                 random mixes
+ *   order_cv [--model CSV] [--footprints CSV] [--footprint-scale X] [--seeds N]
+ *            [--sigma-footprint S] [--sigma-colocation S] [--workers N] [--noise-only] [--json]
+ *            [SCENARIO.json...]
+ *   order_cv [--model CSV] --mixes N         random mixes
  *
  * Defaults: data/sandman-spec2017.csv, data/spec2017-footprints.csv,
- * data/scenarios/thesis-set-1..5.
+ * data/scenarios/thesis-set-1..5; 20 noise seeds, sigmas 0.07 and 0.105 (order_cv_noise.c says
+ * where they come from). --noise-only skips the deterministic tables; --json prints only the
+ * noise table, as JSON.
  *
  * Mixes as bench/orders_sim: 8 jobs drawn (seeded) from every row of the table, CPUs on a random
  * node of 4, memory on node 0 and sometimes partly at home; one request moves a quarter, half or
@@ -27,7 +31,9 @@
  * on the calibrated contention model (numaplace/contention.h) with the thesis's manager loop, as
  * bench/replay runs it (issue 22). Ablations of `predicted`: every job predicted 2.0x, the CV
  * predictions shuffled across the set's jobs (mean over 20 seeds) and no prediction at all (the
- * per-page footprint rule alone).
+ * per-page footprint rule alone). Then every order again on the contention model under noise
+ * (order_cv_noise.c): footprints and co-location factors drawn per seed, a mean and a 95%
+ * percentile interval over seeds of each order's eq. 6.1 relative to Best+'s.
  */
 #include <math.h>
 #include <stdio.h>
@@ -35,33 +41,23 @@
 #include <string.h>
 
 #include "numaplace/contention.h"
+#include "numaplace/draw.h"
 #include "numaplace/replay_scenario.h"
 #include "numaplace/sensitivity.h"
 #include "numaplace/sim.h"
 #include "numaplace/tables.h"
 #include "numaplace/scenario_file.h"
 
+#include "order_cv.h"
+
 #define NJOBS           8
 #define NNODES          4
-#define MAXCOLS         32
 #define RANDOM_REPS     20
 #define SET_RANDOM_RUNS 3
-#define MAX_SETS        16
 
 /* --footprint-scale: every job's footprint times this (the thesis's are lower bounds). */
 static double footprint_scale = 1.0;
 
-/* Where the orders' predictions come from. */
-enum calibration {
-    CAL_CV,
-    CAL_CV_TWINS,
-    CAL_IN_SAMPLE,
-    CAL_ORACLE,
-    CAL_CONSTANT, /* ablation: every job predicted CONSTANT_PREDICTION */
-    CAL_SHUFFLED, /* ablation: the CV predictions shuffled across the jobs (seeded) */
-    CAL_NONE,     /* ablation: no prediction, the per-page footprint rule alone */
-    CAL_COUNT
-};
 static const char *const calibration_names[CAL_COUNT] = {"CV (set's benchmarks left out)",
                                                          "CV (and their _r/_s twins)",
                                                          "in-sample",
@@ -74,34 +70,17 @@ static const char *const calibration_names[CAL_COUNT] = {"CV (set's benchmarks l
 #define SHUFFLE_SEEDS 20
 
 /* The calibrated contention model and the thesis's manager loop, as bench/replay runs them. */
-#define LOOP_POLL_S      5.0
-#define LOOP_PASS_WORK_S 1.67
-#define LOOP_MOVER_BPS   290e6
 static struct np_contention_params contention;
-static bool with_contention;
+bool order_cv_contention;
 
 enum mode { MODE_PARTIAL, MODE_WHOLE, MODE_COUNT };
 static const char *const mode_names[MODE_COUNT] = {"numaplace (last job in part)",
                                                    "thesis (whole shares)"};
 
-struct column {
-    const struct np_order_ops *ops;
-    enum calibration cal; /* for an order that uses predictions */
-    char name[80];
-};
-
 struct tally {
     double log_ratio_sum; /* ln(figure / best-plus's) over cases */
     unsigned won, lost, cases, unpredicted;
 };
-
-static uint64_t next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 /* "619.lbm_s" -> "lbm": the code both suites share. */
 static void stem_of(const char *benchmark, char *out, size_t size)
@@ -176,19 +155,27 @@ static bool predict_row(const struct np_sens_model *m, const struct np_model_row
            np_sensitivity_predict(m, &in, slowdown, NULL) == 0;
 }
 
-/* Fisher-Yates over @p n predictions (and whether each exists), driven by @p seed. */
-static void shuffle_predictions(double *value, bool *has, size_t n, uint64_t seed)
+/* The predictions (and whether each exists) permuted by np_draw_permutation(@p seed). */
+static int shuffle_predictions(double *value, bool *has, size_t n, uint64_t seed)
 {
-    uint64_t state = seed;
-    for (size_t i = n; i > 1; i--) {
-        const size_t j = (size_t)(next(&state) % i);
-        const double v = value[i - 1];
-        const bool h = has[i - 1];
-        value[i - 1] = value[j];
-        has[i - 1] = has[j];
-        value[j] = v;
-        has[j] = h;
+    size_t *perm = calloc(n ? n : 1, sizeof(*perm));
+    double *v = calloc(n ? n : 1, sizeof(*v));
+    bool *h = calloc(n ? n : 1, sizeof(*h));
+    const int rc = perm && v && h ? 0 : -1;
+
+    if (rc == 0) {
+        np_draw_permutation(perm, n, seed);
+        for (size_t i = 0; i < n; i++) {
+            v[i] = value[perm[i]];
+            h[i] = has[perm[i]];
+        }
+        memcpy(value, v, n * sizeof(*v));
+        memcpy(has, h, n * sizeof(*h));
     }
+    free(perm);
+    free(v);
+    free(h);
+    return rc;
 }
 
 static int predict(struct np_sim_job *jobs, size_t n, const struct np_model *table,
@@ -213,7 +200,8 @@ static int predict(struct np_sim_job *jobs, size_t n, const struct np_model *tab
             v[i] = jobs[i].predicted_remote;
             h[i] = jobs[i].has_prediction;
         }
-        shuffle_predictions(v, h, n, 1);
+        if (shuffle_predictions(v, h, n, 1) < 0)
+            return -1;
         for (size_t i = 0; i < n; i++) {
             jobs[i].predicted_remote = v[i];
             jobs[i].has_prediction = h[i];
@@ -274,7 +262,7 @@ static size_t add_columns(struct column *cols, size_t n, const struct np_order_o
 }
 
 /* Every shipped order, then every candidate; best-plus's index. */
-static size_t make_columns(struct column *cols, size_t *best_plus)
+size_t order_cv_make_columns(struct column *cols, size_t *best_plus)
 {
     size_t n = 0;
 
@@ -294,7 +282,7 @@ static int run_mixes(const struct np_model *model, int mixes)
     struct column cols[MAXCOLS];
     struct tally tally[MODE_COUNT][MAXCOLS];
     size_t best_plus = 0;
-    const size_t ncols = make_columns(cols, &best_plus);
+    const size_t ncols = order_cv_make_columns(cols, &best_plus);
     uint64_t state = 2020;
 
     memset(tally, 0, sizeof(tally));
@@ -303,11 +291,11 @@ static int run_mixes(const struct np_model *model, int mixes)
         uint64_t on_src = 0;
         memset(base, 0, sizeof(base));
         for (int j = 0; j < NJOBS; j++) {
-            base[j].row = &model->rows[next(&state) % model->count];
-            base[j].cpu_node = (unsigned)(next(&state) % NNODES);
-            base[j].pages[0] = 50 + next(&state) % 200;
-            if (next(&state) % 2)
-                base[j].pages[base[j].cpu_node] += 50 + next(&state) % 100;
+            base[j].row = &model->rows[np_draw_next(&state) % model->count];
+            base[j].cpu_node = (unsigned)(np_draw_next(&state) % NNODES);
+            base[j].pages[0] = 50 + np_draw_next(&state) % 200;
+            if (np_draw_next(&state) % 2)
+                base[j].pages[base[j].cpu_node] += 50 + np_draw_next(&state) % 100;
             on_src += base[j].pages[0];
         }
         for (size_t r = 0; r < sizeof(shares) / sizeof(shares[0]); r++) {
@@ -359,15 +347,9 @@ static int run_mixes(const struct np_model *model, int mixes)
 
 /* ---- the replayed sets ---- */
 
-struct set {
-    char name[65];
-    struct np_scenario scenario;
-    struct np_replay_owned owned;
-};
-
 /* Give the set's jobs the predictions of @p cal (the CV ones: without the set's benchmarks). */
-static int predict_set(struct set *set, const struct np_model *table, enum calibration cal,
-                       uint64_t seed)
+int order_cv_predict_set(struct set *set, const struct np_model *table, enum calibration cal,
+                         uint64_t seed)
 {
     const size_t n = set->owned.set.njobs;
     const struct np_model_row **mix = calloc(n ? n : 1, sizeof(*mix));
@@ -394,7 +376,7 @@ static int predict_set(struct set *set, const struct np_model *table, enum calib
             h[i] = set->owned.jobs[i].has_prediction;
         }
         if (rc == 0)
-            shuffle_predictions(v, h, n, seed);
+            rc = shuffle_predictions(v, h, n, seed);
         for (size_t i = 0; rc == 0 && i < n; i++) {
             set->owned.jobs[i].predicted_remote = v[i];
             set->owned.jobs[i].has_prediction = h[i];
@@ -407,21 +389,16 @@ static int predict_set(struct set *set, const struct np_model *table, enum calib
 }
 
 /* One replay; the job times into @p times (the set's njobs). */
-static int replay(const struct set *set, enum np_replay_way way, const struct np_order_ops *ops,
-                  uint64_t seed, double *times)
+int order_cv_replay(const struct set *set, enum np_replay_way way, const struct np_order_ops *ops,
+                    uint64_t seed, double *times)
 {
     struct np_replay_config config;
     struct np_replay_result result;
     struct np_err err = {0};
 
     np_replay_config_sandman(&config, way);
-    if (with_contention) {
-        config.contention = &contention;
-        config.poll_s = LOOP_POLL_S;
-        config.pass_work_s = LOOP_PASS_WORK_S;
-        config.mover_rate_bytes_s = LOOP_MOVER_BPS;
-        config.cpus_per_node = contention.cpus_per_node;
-    }
+    if (order_cv_contention)
+        np_replay_config_thesis_loop(&config, &contention);
     if (np_replay_run(&set->owned.set, &config, ops, seed, &result, &err) < 0) {
         fprintf(stderr, "order_cv: %s: %s\n", set->name, err.msg);
         return -1;
@@ -431,9 +408,9 @@ static int replay(const struct set *set, enum np_replay_way way, const struct np
     return 0;
 }
 
-static int load_sets(struct set *sets, size_t nsets, const char *const *paths,
-                     const struct np_model *model, const struct np_footprints *footprints,
-                     unsigned flags)
+int order_cv_load_sets(struct set *sets, size_t nsets, const char *const *paths,
+                       const struct np_model *model, const struct np_footprints *footprints,
+                       unsigned flags)
 {
     for (size_t i = 0; i < nsets; i++) {
         struct np_err err = {0};
@@ -454,13 +431,13 @@ static void print_predictions(struct set *set, const struct np_model *table)
     const size_t n = set->owned.set.njobs;
     double *cv = calloc(n ? n : 1, sizeof(*cv));
 
-    if (!cv || predict_set(set, table, CAL_CV, 0) < 0) {
+    if (!cv || order_cv_predict_set(set, table, CAL_CV, 0) < 0) {
         free(cv);
         return;
     }
     for (size_t i = 0; i < n; i++)
         cv[i] = set->owned.jobs[i].has_prediction ? set->owned.jobs[i].predicted_remote : NAN;
-    if (predict_set(set, table, CAL_IN_SAMPLE, 0) == 0) {
+    if (order_cv_predict_set(set, table, CAL_IN_SAMPLE, 0) == 0) {
         printf("%s: benchmark measured / CV / in-sample remote slowdown:", set->name);
         for (size_t i = 0; i < n; i++) {
             bool seen = false;
@@ -475,7 +452,7 @@ static void print_predictions(struct set *set, const struct np_model *table)
     free(cv);
 }
 
-static void free_sets(struct set *sets, size_t nsets)
+void order_cv_free_sets(struct set *sets, size_t nsets)
 {
     for (size_t k = 0; k < nsets; k++) {
         np_replay_owned_fini(&sets[k].owned);
@@ -490,7 +467,7 @@ static int score_sets(struct set *sets, size_t nsets, const struct np_model *mod
 {
     struct column cols[MAXCOLS];
     size_t best_plus = 0;
-    const size_t ncols = make_columns(cols, &best_plus);
+    const size_t ncols = order_cv_make_columns(cols, &best_plus);
     const struct np_order_ops *best = np_order_lookup("best");
     int rc = 0;
 
@@ -507,7 +484,7 @@ static int score_sets(struct set *sets, size_t nsets, const struct np_model *mod
         for (size_t k = 0; k < nsets && rc == 0; k++) {
             const size_t n = sets[k].owned.set.njobs;
             double *ref = calloc(n, sizeof(*ref)), *t = calloc(n, sizeof(*t));
-            rc = ref && t ? replay(&sets[k], (enum np_replay_way)way, best, 1, ref) : -1;
+            rc = ref && t ? order_cv_replay(&sets[k], (enum np_replay_way)way, best, 1, ref) : -1;
             for (size_t c = 0; c < ncols && rc == 0; c++) {
                 const bool shuffled = cols[c].ops->uses_prediction && cols[c].cal == CAL_SHUFFLED;
                 const int runs = shuffled                                   ? SHUFFLE_SEEDS
@@ -517,10 +494,11 @@ static int score_sets(struct set *sets, size_t nsets, const struct np_model *mod
                 total[c][k] = 0;
                 for (int r = 0; r < runs && rc == 0; r++) {
                     if (cols[c].ops->uses_prediction)
-                        rc = predict_set(&sets[k], model, cols[c].cal, (uint64_t)r + 1);
+                        rc = order_cv_predict_set(&sets[k], model, cols[c].cal, (uint64_t)r + 1);
                     if (rc < 0)
                         break;
-                    rc = replay(&sets[k], (enum np_replay_way)way, cols[c].ops, (uint64_t)r + 1, t);
+                    rc = order_cv_replay(&sets[k], (enum np_replay_way)way, cols[c].ops,
+                                         (uint64_t)r + 1, t);
                     fig[c][k] += np_replay_figure(t, ref, n) / runs;
                     for (size_t j = 0; j < n; j++)
                         total[c][k] += t[j] / runs;
@@ -545,7 +523,8 @@ static int score_sets(struct set *sets, size_t nsets, const struct np_model *mod
 }
 
 static int run_sets(const struct np_model *model, const struct np_footprints *footprints,
-                    const char *const *paths, size_t nsets)
+                    const char *const *paths, size_t nsets, const struct noise_options *noise,
+                    bool noise_only)
 {
     static const struct {
         const char *name;
@@ -559,21 +538,33 @@ static int run_sets(const struct np_model *model, const struct np_footprints *fo
     static struct set sets[MAX_SETS];
     int rc = 0;
 
-    printf("order_cv: %zu replayed sets, model %zu rows, footprints x%g; figure = eq. 6.1 "
-           "(geometric mean of each job's time / its time under best), mean over sets\n",
-           nsets, model->count, footprint_scale);
-    for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]) && rc == 0; v++) {
-        if (load_sets(sets, nsets, paths, model, footprints, variants[v].flags) < 0) {
-            free_sets(sets, nsets);
+    if (!noise->json)
+        printf("order_cv: %zu replayed sets, model %zu rows, footprints x%g; figure = eq. 6.1 "
+               "(geometric mean of each job's time / its time under best), mean over sets\n",
+               nsets, model->count, footprint_scale);
+    for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]) && rc == 0 && !noise_only; v++) {
+        if (order_cv_load_sets(sets, nsets, paths, model, footprints, variants[v].flags) < 0) {
+            order_cv_free_sets(sets, nsets);
             return 1;
         }
         for (size_t k = 0; v == 0 && k < nsets; k++)
             print_predictions(&sets[k], model);
-        with_contention = variants[v].contention;
+        order_cv_contention = variants[v].contention;
         rc = score_sets(sets, nsets, model, variants[v].name);
-        free_sets(sets, nsets);
+        order_cv_free_sets(sets, nsets);
     }
+    if (rc == 0 && noise->seeds > 0)
+        rc = order_cv_noise(model, footprints, paths, nsets, noise);
     return rc ? 1 : 0;
+}
+
+/* A sigma in [0, 2] from @p arg, or -1. */
+static double parse_sigma(const char *arg)
+{
+    char *end;
+    const double v = strtod(arg, &end);
+
+    return *end || !(v >= 0 && v <= 2) ? -1 : v;
 }
 
 int main(int argc, char **argv)
@@ -589,6 +580,9 @@ int main(int argc, char **argv)
     struct np_model model;
     struct np_err err = {0};
     int mixes = 0, rc;
+    struct noise_options noise = {NOISE_SEEDS, 1, NOISE_SIGMA_FOOTPRINT, NOISE_SIGMA_COLOCATION,
+                                  false};
+    bool noise_only = false;
 
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--mixes") && i + 1 < argc) {
@@ -597,6 +591,38 @@ int main(int argc, char **argv)
                 fprintf(stderr, "order_cv: --mixes '%s': accepted: a positive count\n", argv[i]);
                 return 2;
             }
+        } else if (!strcmp(argv[i], "--seeds") && i + 1 < argc) {
+            char *end;
+            const long seeds = strtol(argv[++i], &end, 10);
+            if (*end || seeds < 0 || seeds > 10000) {
+                fprintf(stderr, "order_cv: --seeds '%s': accepted: 0 (no noise draw) to 10000\n",
+                        argv[i]);
+                return 2;
+            }
+            noise.seeds = (int)seeds;
+        } else if ((!strcmp(argv[i], "--sigma-footprint") ||
+                    !strcmp(argv[i], "--sigma-colocation")) &&
+                   i + 1 < argc) {
+            const bool footprint = !strcmp(argv[i], "--sigma-footprint");
+            const double sigma = parse_sigma(argv[++i]);
+            if (sigma < 0) {
+                fprintf(stderr, "order_cv: %s '%s': accepted: a sigma in [0, 2]\n", argv[i - 1],
+                        argv[i]);
+                return 2;
+            }
+            *(footprint ? &noise.sigma_footprint : &noise.sigma_colocation) = sigma;
+        } else if (!strcmp(argv[i], "--workers") && i + 1 < argc) {
+            char *end;
+            const long workers = strtol(argv[++i], &end, 10);
+            if (*end || workers < 1 || workers > 64) {
+                fprintf(stderr, "order_cv: --workers '%s': accepted: 1 to 64 processes\n", argv[i]);
+                return 2;
+            }
+            noise.workers = (int)workers;
+        } else if (!strcmp(argv[i], "--noise-only")) {
+            noise_only = true;
+        } else if (!strcmp(argv[i], "--json")) {
+            noise.json = noise_only = true;
         } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
             path = argv[++i];
         } else if (!strcmp(argv[i], "--footprints") && i + 1 < argc) {
@@ -613,10 +639,13 @@ int main(int argc, char **argv)
         } else if (argv[i][0] != '-' && nsets < MAX_SETS) {
             set_paths[nsets++] = argv[i];
         } else {
-            fprintf(stderr,
-                    "order_cv: '%s': accepted: --model CSV, --footprints CSV, --footprint-scale X, "
-                    "--mixes N, up to %d SCENARIO.json\n",
-                    argv[i], MAX_SETS);
+            fprintf(
+                stderr,
+                "order_cv: '%s': accepted: --model CSV, --footprints CSV, --footprint-scale X, "
+                "--seeds N, --sigma-footprint S, --sigma-colocation S, --workers N, --noise-only, "
+                "--json, "
+                "--mixes N, up to %d SCENARIO.json\n",
+                argv[i], MAX_SETS);
             return 2;
         }
     }
@@ -635,7 +664,7 @@ int main(int argc, char **argv)
             np_model_free(&model);
             return 1;
         }
-        rc = run_sets(&model, &footprints, set_paths, nsets);
+        rc = run_sets(&model, &footprints, set_paths, nsets, &noise, noise_only);
         np_footprints_free(&footprints);
     } else {
         rc = run_mixes(&model, mixes);

@@ -69,14 +69,8 @@ struct options {
 };
 
 /* The calibrated model (numaplace/contention.h, fit by bench/contention_fit on static runs) and
- * the thesis's manager loop: a 5-s sleep per pass; a pass's own work, 1.67 s on an idle CPU (the
- * static mix-B run with 8 jobs on one node logged 3,315 passes over its 22,124 s); moves at
- * 290 MB/s on an idle CPU (bench_migrate's raw migrate_pages rate on the build machine,
- * bench/RESULTS.md: the thesis's static data holds no timed move). */
+ * the thesis's manager loop (np_replay_config_thesis_loop). */
 static struct np_contention_params contention;
-#define LOOP_POLL_S      5.0
-#define LOOP_PASS_WORK_S 1.67
-#define LOOP_MOVER_BPS   290e6
 
 /* One order's score in one set and way. */
 struct score {
@@ -202,13 +196,8 @@ static int evaluate(const struct inputs *in, const struct np_scenario *s, double
         return -1;
     }
     config_for(in->o, way, &c);
-    if (with_contention) {
-        c.contention = &contention;
-        c.poll_s = LOOP_POLL_S;
-        c.pass_work_s = LOOP_PASS_WORK_S;
-        c.mover_rate_bytes_s = LOOP_MOVER_BPS;
-        c.cpus_per_node = contention.cpus_per_node;
-    }
+    if (with_contention)
+        np_replay_config_thesis_loop(&c, &contention);
     rc = score_set(&owned.set, &c, random_runs(s, in->o, &own), scores);
     np_replay_owned_fini(&owned);
     return rc;

@@ -35,6 +35,16 @@ void np_replay_config_sandman(struct np_replay_config *config, enum np_replay_wa
             config->distance[a][b] = sandman_distance[a][b];
 }
 
+void np_replay_config_thesis_loop(struct np_replay_config *config,
+                                  const struct np_contention_params *contention)
+{
+    config->contention = contention;
+    config->poll_s = NP_REPLAY_LOOP_POLL_S;
+    config->pass_work_s = NP_REPLAY_LOOP_PASS_WORK_S;
+    config->mover_rate_bytes_s = NP_REPLAY_LOOP_MOVER_BPS;
+    config->cpus_per_node = contention ? contention->cpus_per_node : 0;
+}
+
 void np_replay_result_fini(struct np_replay_result *result)
 {
     if (!result)
@@ -156,13 +166,15 @@ static void solve_rates(struct replay *r)
 
 static double job_rate(struct replay *r, size_t j)
 {
-    if (r->config->contention)
-        return r->rate[j];
-
     const struct np_replay_job *job = &r->set->jobs[j];
+    const double noise = job->noise > 0 ? job->noise : 1.0;
+
+    if (r->config->contention)
+        return r->rate[j] / noise;
+
     const double s = np_replay_slowdown(job->row, job_pages(r, j), r->set->nnodes, job->node,
                                         r->config->distance);
-    const double corun = job->corun > 0 ? job->corun : 1.0;
+    const double corun = (job->corun > 0 ? job->corun : 1.0) * noise;
     return s > 0 && isfinite(s) ? 1.0 / (s * corun) : 1.0 / corun;
 }
 
@@ -450,6 +462,9 @@ static int check(const struct np_replay_set *set, const struct np_replay_config 
         if (!(job->corun == 0 || job->corun >= 1) || !isfinite(job->corun))
             return np_err_set(err, -EINVAL, "jobs[%zu].corun: %g is not a factor (0: none, >= 1)",
                               i, job->corun);
+        if (!(job->noise >= 0) || !isfinite(job->noise))
+            return np_err_set(err, -EINVAL, "jobs[%zu].noise: %g is not a factor (0: none, > 0)", i,
+                              job->noise);
         if (!(job->work_s > 0) || !isfinite(job->work_s))
             return np_err_set(err, -EINVAL, "jobs[%zu].work_s: %g is not a time > 0 s", i,
                               job->work_s);

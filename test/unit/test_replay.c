@@ -58,19 +58,23 @@ static struct np_replay_result replay(const struct np_replay_job *jobs, size_t n
     return r;
 }
 
-/* A job alone finishes at work / rate: rate 1 / (slowdown where its pages are x co-run). */
+/* A job alone finishes at work / rate: rate 1 / (slowdown where its pages are x co-run x
+ * noise). */
 static const struct {
     unsigned cpu, mem;
-    double corun, expected;
+    double corun, noise, expected;
 } alone_cases[] = {
-    {0, 0, 0, 100.0},                   /* local */
-    {0, 1, 0, 200.0},                   /* near (21): the table's remote */
-    {0, 3, 0, 100.0 * (1 + 2.0 / 1.1)}, /* far (30): the excess scaled by (3.0-1)/(2.1-1) */
-    {1, 2, 0, 100.0 * (1 + 2.0 / 1.1)}, /* 1-2 is far on Sandman too */
-    {2, 3, 0, 200.0},
-    {0, 0, 1, 100.0},   /* a factor of 1 is none */
-    {0, 0, 2.5, 250.0}, /* co-located: 2.5 times slower */
-    {0, 1, 2.5, 500.0}, /* and remote */
+    {0, 0, 0, 0, 100.0},                   /* local */
+    {0, 1, 0, 0, 200.0},                   /* near (21): the table's remote */
+    {0, 3, 0, 0, 100.0 * (1 + 2.0 / 1.1)}, /* far (30): the excess scaled by (3.0-1)/(2.1-1) */
+    {1, 2, 0, 0, 100.0 * (1 + 2.0 / 1.1)}, /* 1-2 is far on Sandman too */
+    {2, 3, 0, 0, 200.0},
+    {0, 0, 1, 0, 100.0},     /* a factor of 1 is none */
+    {0, 0, 2.5, 0, 250.0},   /* co-located: 2.5 times slower */
+    {0, 1, 2.5, 0, 500.0},   /* and remote */
+    {0, 0, 0, 1.25, 125.0},  /* a noise draw of 1.25: 1.25 times slower */
+    {0, 1, 0, 0.8, 160.0},   /* remote, and a draw below 1 speeds it up */
+    {0, 1, 2.5, 1.1, 550.0}, /* all three multiply */
 };
 
 START_TEST(test_job_finishes_at_work_over_rate)
@@ -79,6 +83,7 @@ START_TEST(test_job_finishes_at_work_over_rate)
         job(&sensitive, 100, alone_cases[_i].cpu, alone_cases[_i].mem, 1000)};
 
     jobs[0].corun = alone_cases[_i].corun;
+    jobs[0].noise = alone_cases[_i].noise;
     for (int way = 0; way < NP_REPLAY_WAY_COUNT; way++) {
         const struct np_replay_config c = config((enum np_replay_way)way, 0);
         struct np_replay_result r = replay(jobs, 1, NULL, 0, &c, "best-plus", 1);
@@ -86,6 +91,26 @@ START_TEST(test_job_finishes_at_work_over_rate)
         ck_assert_double_eq_tol(r.makespan_s, alone_cases[_i].expected, 1e-9);
         np_replay_result_fini(&r);
     }
+}
+END_TEST
+
+/* On the contention model too, a job's noise draw divides its speed: alone and local its time is
+ * its solved slowdown's times the draw. */
+START_TEST(test_noise_on_contention)
+{
+    struct np_contention_params p;
+    struct np_replay_job jobs[] = {job(&sensitive, 100, 0, 0, 1000)};
+    struct np_replay_config c = config(NP_REPLAY_NUMAPLACE, 0);
+    struct np_replay_result plain, noisy;
+
+    np_contention_params_sandman(&p);
+    c.contention = &p;
+    plain = replay(jobs, 1, NULL, 0, &c, "best-plus", 1);
+    jobs[0].noise = 1.5;
+    noisy = replay(jobs, 1, NULL, 0, &c, "best-plus", 1);
+    ck_assert_double_eq_tol(noisy.job_time_s[0], 1.5 * plain.job_time_s[0], 1e-6);
+    np_replay_result_fini(&plain);
+    np_replay_result_fini(&noisy);
 }
 END_TEST
 
@@ -317,6 +342,12 @@ static const struct {
     {{.row = &quiet, .work_s = 10, .node = 0, .memory_node = 0, .pages = 1, .corun = 0},
      {-1, 0, 1, 1},
      "requests[0].delay_s: -1 is not a"},
+    {{.row = &quiet, .work_s = 10, .node = 0, .memory_node = 0, .pages = 1, .noise = -1},
+     {0, 0, 1, 1},
+     "jobs[0].noise: -1 is not a factor"},
+    {{.row = &quiet, .work_s = 10, .node = 0, .memory_node = 0, .pages = 1, .noise = INFINITY},
+     {0, 0, 1, 1},
+     "jobs[0].noise: inf is not a factor"},
 };
 
 START_TEST(test_bad_sets)
@@ -623,6 +654,7 @@ int main(void)
     int failed;
 
     tcase_add_loop_test(tc, test_job_finishes_at_work_over_rate, 0, N(alone_cases));
+    tcase_add_test(tc, test_noise_on_contention);
     tcase_add_loop_test(tc, test_request_making_l_local_speeds_it_up, 0, N(gain_cases));
     tcase_add_loop_test(tc, test_cover_whole_shares_or_exact, 0, N(cover_cases));
     tcase_add_test(tc, test_free_floor_and_capacity);

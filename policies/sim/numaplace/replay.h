@@ -70,6 +70,9 @@ struct np_replay_job {
      *  contention model (np_replay_config's contention). */
     unsigned threads;
     bool multi_threaded;
+    /** Its speed divided by this for its whole run, in every model (0 counts as 1): a draw of
+     *  the co-location noise the measurements show (bench/order_cv's --sigma-colocation). */
+    double noise;
 };
 
 /** "Move at least @p pages from @p from to @p to", @p delay_s after the previous one. */
@@ -109,6 +112,20 @@ struct np_replay_config {
     double poll_s, pass_work_s, mover_rate_bytes_s;
     unsigned cpus_per_node; /**< for the loop's CPU share; 0 = 16 */
 };
+
+/** The thesis's manager loop (docs/replay.md): a 5-s sleep per pass; a pass's own work, 1.67 s
+ *  on an idle CPU (the static mix-B run with 8 jobs on one node logged 3,315 passes over its
+ *  22,124 s); moves at 290 MB/s on an idle CPU (bench_migrate's raw migrate_pages rate on the
+ *  build machine: the thesis's static data holds no timed move). The 30-s spacing between
+ *  requests is the scenario files' delay. */
+#define NP_REPLAY_LOOP_POLL_S      5.0
+#define NP_REPLAY_LOOP_PASS_WORK_S 1.67
+#define NP_REPLAY_LOOP_MOVER_BPS   290e6
+
+/** @p config replays with @p contention (borrowed) and the thesis's manager loop
+ *  (NP_REPLAY_LOOP_*; it runs in the thesis way only), as bench/replay and bench/order_cv do. */
+NP_API void np_replay_config_thesis_loop(struct np_replay_config *config,
+                                         const struct np_contention_params *contention);
 
 /**
  * The thesis's machine and numaplace's defaults: Sandman's SLIT for 4 nodes (10, 21 near,

@@ -1,0 +1,49 @@
+/*
+ * numaplace/draw.h - seeded draws and the interval bench/order_cv judges orders with.
+ *
+ * Every draw comes from splitmix64 over a caller's 64-bit state, so a seed gives the same
+ * sequence on every machine and compiler. Pure computation: no I/O.
+ */
+#ifndef NUMAPLACE_DRAW_H
+#define NUMAPLACE_DRAW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "numaplace/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The next 64 bits of splitmix64 from @p state (advanced). */
+NP_API uint64_t np_draw_next(uint64_t *state);
+
+/** A uniform draw in (0, 1), never 0 or 1 (53 bits of np_draw_next). */
+NP_API double np_draw_uniform(uint64_t *state);
+
+/** A standard normal draw (Box-Muller over two np_draw_uniform draws; no value is cached, so
+ *  the sequence depends only on the state). */
+NP_API double np_draw_normal(uint64_t *state);
+
+/** A multiplicative lognormal factor exp(@p sigma x N(0, 1)): median 1, so a factor and its
+ *  inverse are equally likely; exactly 1 for @p sigma 0 (the state still advances). */
+NP_API double np_draw_lognormal(uint64_t *state, double sigma);
+
+/** @p perm[0..n) := a permutation of 0..n-1, Fisher-Yates driven by @p seed (the same
+ *  permutation for the same seed and n). */
+NP_API void np_draw_permutation(size_t *perm, size_t n, uint64_t seed);
+
+/**
+ * The percentile interval of @p n values at @p level (0.95: the 2.5th and 97.5th percentiles),
+ * each percentile interpolated linearly between the sorted values (position (n - 1) x p, the
+ * "type 7" rule of R and numpy). @p x is not changed.
+ * @return 0, -EINVAL (n == 0, a level outside (0, 1), a value not finite), -ENOMEM
+ */
+NP_API int np_interval_percentile(const double *x, size_t n, double level, double *lo, double *hi);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_DRAW_H */
