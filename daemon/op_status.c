@@ -26,6 +26,10 @@ static json_t *job_status(const struct np_daemon_job *j)
         json_object_set_new(obj, "registered_nodes", np_node_list_json(j->meta.registered_nodes));
     if (obj && j->stats.last.processes_cut) /* the latest sample saw only part of the step */
         json_object_set_new(obj, "processes_cut", json_string(j->stats.last.proc_reason));
+    if (obj && j->meta.backends[0])
+        json_object_set_new(obj, "backends", json_string(j->meta.backends));
+    if (obj && j->meta.backends_reason[0]) /* why /proc alone (the descriptor budget) */
+        json_object_set_new(obj, "backends_reason", json_string(j->meta.backends_reason));
     if (obj && j->meta.class_source[0]) /* what decided the class (docs/sensitivity.md) */
         json_object_set_new(obj, "class_source", json_string(j->meta.class_source));
     return obj;
