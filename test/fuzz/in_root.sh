@@ -32,8 +32,14 @@ cleanup() {
   for p in /proc/[0-9]*; do
     [ "$(readlink "$p/root" 2>/dev/null)" = "$work/root" ] && kill -9 "${p#/proc/}" 2>/dev/null
   done
-  umount -R "$work/root" 2>/dev/null || true
-  rm -rf "$work"
+  # Detached at once even when busy (a process killed above may not be gone yet), and the removal
+  # never crosses into a file system of its own: the host's files must stay whatever failed.
+  umount -R -l "$work/root" 2>/dev/null || true
+  if findmnt -rn -o TARGET | grep -q "^$work/"; then
+    say "left $work in place: something is still mounted under it"
+  else
+    rm -rf --one-file-system "$work"
+  fi
 }
 trap cleanup EXIT
 mkdir -p "$work/root"
@@ -41,8 +47,16 @@ tar -C "$work/root" -xf "$root_tar"
 mount --bind "$work/root" "$work/root"
 mount -t proc proc "$work/root/proc"
 mount -t tmpfs tmpfs "$work/root/tmp"
-mount -t tmpfs tmpfs "$work/root/dev/shm" 2>/dev/null || true
-mount --rbind /dev "$work/root/dev"
+# A /dev of its own with the few nodes a build and the fuzzer open: never the host's, so nothing
+# done in the root (or to it, at the end) reaches the host's devices.
+mount -t tmpfs -o mode=755 tmpfs "$work/root/dev"
+for node in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
+  IFS=: read -r name major minor <<<"$node"
+  mknod -m 666 "$work/root/dev/$name" c "$major" "$minor"
+done
+mkdir -m 1777 "$work/root/dev/shm"
+mount -t tmpfs tmpfs "$work/root/dev/shm"
+ln -s /proc/self/fd "$work/root/dev/fd"
 cp -L /etc/resolv.conf "$work/root/etc/resolv.conf" 2>/dev/null || true
 mkdir -p "$work/root/src/numaplace" "$work/root/keep"
 mount --bind "$keep" "$work/root/keep"
@@ -61,13 +75,14 @@ in_root nice -n 19 sh -c 'cd /src/numaplace && cmake -S . -B build-fuzz -DCMAKE_
   -DNUMAPLACE_FUZZ=ON -DBUILD_TESTING=OFF -DNUMAPLACE_BUILD_PLUGIN=OFF -DNUMAPLACE_BUILD_DAEMON=OFF \
   -DNUMAPLACE_BUILD_CLI=OFF >/dev/null && cmake --build build-fuzz -j2 --target fuzz_topology_xml >/dev/null'
 mkdir -p "$keep/corpus" "$keep/artifacts"
+feed_all=${NUMAPLACE_FUZZ_HWLOC_ALL:-1}
 end=$(($(date +%s) + seconds))
 runs=0 crashes=0 n=0
 while [ "$(date +%s)" -lt "$end" ] && [ "$crashes" -lt 50 ]; do
   left=$((end - $(date +%s)))
   n=$((n + 1))
   # shellcheck disable=SC2016 # expanded by the root's shell
-  in_root env NUMAPLACE_FUZZ_HWLOC_ALL=1 TMPDIR=/tmp ASAN_OPTIONS=quarantine_size_mb=64 \
+  in_root env NUMAPLACE_FUZZ_HWLOC_ALL="$feed_all" TMPDIR=/tmp ASAN_OPTIONS=quarantine_size_mb=64 \
     nice -n 19 /src/numaplace/build-fuzz/test/fuzz/fuzz_topology_xml -max_total_time="$left" \
     -rss_limit_mb=512 -malloc_limit_mb=128 -timeout=10 -print_final_stats=1 \
     -artifact_prefix=/keep/artifacts/ /keep/corpus /src/numaplace/test/fuzz/corpus/topology_xml \
@@ -82,4 +97,4 @@ while [ "$(date +%s)" -lt "$end" ] && [ "$crashes" -lt 50 ]; do
   fi
 done
 cov=$(grep -Eho 'cov: [0-9]+ ft: [0-9]+' "$keep"/run*.log | tail -1)
-say "$seconds s at nice 19 against hwloc $hwloc: $runs executions, $cov, corpus $(find "$keep/corpus" -type f | wc -l) files, $crashes crash(es); logs and inputs in $keep"
+say "$seconds s at nice 19 against hwloc $hwloc (NUMAPLACE_FUZZ_HWLOC_ALL=$feed_all): $runs executions, $cov, corpus $(find "$keep/corpus" -type f | wc -l) files, $crashes crash(es); logs and inputs in $keep"
