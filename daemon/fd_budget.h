@@ -20,21 +20,26 @@
  *                                 service on the user-name thread (nsswitch files, a socket: 4),
  *                                 hwloc reading sysfs at a reload (2), syslog's reconnect (1),
  *                                 the sampler's file read and closed within an interval (1);
+ *   NPD_FD_NODE_FILES (16)        the node's files, kept open from the first interval on, not
+ *                                 at start: /proc/stat, interrupts, softirqs, NUMA balancing,
+ *                                 vmstat, and one meminfo a NUMA node (eleven nodes);
  *   NPD_FD_MARGIN (24)            what the counts above miss (a library's own descriptor).
- * Listeners, signalfd, timerfd, eventfds and the node's kept files are open at start: they are
- * in the count, not the reserve. */
-#define NPD_FD_SAVES     8
-#define NPD_FD_TRANSIENT 16
-#define NPD_FD_MARGIN    24
+ * Listeners, signalfd, timerfd and eventfds are open at start: they are in the count, not the
+ * reserve. 64 + 17 + 8 + 16 + 16 + 24 = 145. */
+#define NPD_FD_SAVES      8
+#define NPD_FD_TRANSIENT  16
+#define NPD_FD_NODE_FILES 16
+#define NPD_FD_MARGIN     24
 #define NPD_FD_RESERVE                                                                             \
     (NPD_MAX_CLIENTS + NPD_HTTP_MAX_CONNECTIONS + 1 + NPD_FD_SAVES + NPD_FD_TRANSIENT +            \
-     NPD_FD_MARGIN)
+     NPD_FD_NODE_FILES + NPD_FD_MARGIN)
 
 enum fd_verdict { FD_OK, FD_NO_PERF, FD_REFUSE };
 
 /** The budget's figures at one moment. */
 struct fd_use {
     long open;      /**< descriptors open now (fd_count_open) */
+    long reserve;   /**< of NPD_FD_RESERVE, what is not open already (fd_reserve_left) */
     long limit;     /**< RLIMIT_NOFILE (0: unknown, nothing is checked) */
     long kept_left; /**< kept /proc files the samplers may still open (d->fd_budget.left) */
 };
@@ -47,6 +52,10 @@ enum fd_verdict fd_verdict(const struct fd_use *u, long perf_need);
 /** Entries of @p fd_dir but the one reading it ("/proc/self/fd": every descriptor open in this
  *  process, whoever opened it), or -errno. */
 long fd_count_open(const char *fd_dir);
+
+/** NPD_FD_RESERVE less what of it is open now (clients connected, the node's files once
+ *  kept), so a descriptor in use is not counted twice, in the count and in the reserve. */
+long fd_reserve_left(const struct np_daemon *d);
 
 /** Descriptors the perf counters of one task take with @p perf_mask: one per event. */
 long fd_perf_need(unsigned perf_mask);

@@ -37,25 +37,29 @@ START_TEST(reserve_covers_the_slots)
 END_TEST
 
 static const struct {
-    long open, limit, kept_left, perf_need;
+    long open, reserve, limit, kept_left, perf_need;
     enum fd_verdict want;
 } verdicts[] = {
-    {10, 1000, 0, 6, FD_OK},
-    {10, 0, 0, 6, FD_OK}, /* limit unknown: nothing checked */
-    {1000 - NPD_FD_RESERVE, 1000, 0, 0, FD_REFUSE},
-    {1000 - NPD_FD_RESERVE - 1, 1000, 0, 0, FD_OK}, /* no perf wanted: /proc needs none kept */
-    {1000 - NPD_FD_RESERVE - 6, 1000, 0, 6, FD_OK}, /* exactly fits */
-    {1000 - NPD_FD_RESERVE - 5, 1000, 0, 6, FD_NO_PERF},
-    {1000 - NPD_FD_RESERVE - 106, 1000, 100, 6, FD_OK},
-    {1000 - NPD_FD_RESERVE - 105, 1000, 100, 6, FD_NO_PERF}, /* kept files come first */
-    {40, 256, 0, 6, FD_OK},
-    {256 - NPD_FD_RESERVE, 256, 0, 6, FD_REFUSE},
-    {300, 256, 0, 6, FD_REFUSE},
+    {10, NPD_FD_RESERVE, 1000, 0, 6, FD_OK},
+    {10, NPD_FD_RESERVE, 0, 0, 6, FD_OK}, /* limit unknown: nothing checked */
+    {1000 - NPD_FD_RESERVE, NPD_FD_RESERVE, 1000, 0, 0, FD_REFUSE},
+    {1000 - NPD_FD_RESERVE - 1, NPD_FD_RESERVE, 1000, 0, 0, FD_OK}, /* /proc needs none kept */
+    {1000 - NPD_FD_RESERVE - 6, NPD_FD_RESERVE, 1000, 0, 6, FD_OK}, /* exactly fits */
+    {1000 - NPD_FD_RESERVE - 5, NPD_FD_RESERVE, 1000, 0, 6, FD_NO_PERF},
+    {1000 - NPD_FD_RESERVE - 106, NPD_FD_RESERVE, 1000, 100, 6, FD_OK},
+    {1000 - NPD_FD_RESERVE - 105, NPD_FD_RESERVE, 1000, 100, 6, FD_NO_PERF}, /* kept files first */
+    {40, NPD_FD_RESERVE, 256, 0, 6, FD_OK},
+    {256 - NPD_FD_RESERVE, NPD_FD_RESERVE, 256, 0, 6, FD_REFUSE},
+    {300, NPD_FD_RESERVE, 256, 0, 6, FD_REFUSE},
+    /* ten clients connected and the node's files open: in the count, no longer in the reserve */
+    {256 - NPD_FD_RESERVE + 10, NPD_FD_RESERVE - 10, 256, 0, 0, FD_REFUSE},
+    {256 - NPD_FD_RESERVE + 9, NPD_FD_RESERVE - 10, 256, 0, 0, FD_OK},
 };
 
 START_TEST(verdict_arithmetic)
 {
-    const struct fd_use u = {verdicts[_i].open, verdicts[_i].limit, verdicts[_i].kept_left};
+    const struct fd_use u = {verdicts[_i].open, verdicts[_i].reserve, verdicts[_i].limit,
+                             verdicts[_i].kept_left};
 
     ck_assert_int_eq(fd_verdict(&u, verdicts[_i].perf_need), verdicts[_i].want);
 }
@@ -100,6 +104,20 @@ static long open_now(void)
     ck_assert_int_gt(n, 0);
     return n;
 }
+
+/* What is open of the reserve already is not counted twice. */
+START_TEST(reserve_left_counts_what_is_open)
+{
+    ck_assert_int_eq(fd_reserve_left(t.d), NPD_FD_RESERVE);
+    t.d->clients[3].fd = 0;
+    t.d->clients[7].fd = 0;
+    ck_assert_int_eq(fd_reserve_left(t.d), NPD_FD_RESERVE - 2);
+    t.d->counters.stat_file.open = true;
+    ck_assert_int_eq(fd_reserve_left(t.d), NPD_FD_RESERVE - 3);
+    t.d->clients[3].fd = t.d->clients[7].fd = -1;
+    t.d->counters.stat_file.open = false;
+}
+END_TEST
 
 /* At the reserve, a registration is refused at once, naming the budget. */
 START_TEST(register_refused_naming_the_budget)
@@ -176,6 +194,7 @@ static Suite *fd_budget_suite(void)
     tcase_add_test(tc, reserve_covers_the_slots);
     tcase_add_loop_test(tc, verdict_arithmetic, 0, (int)(sizeof(verdicts) / sizeof(verdicts[0])));
     tcase_add_test(tc, count_is_exact);
+    tcase_add_test(tc, reserve_left_counts_what_is_open);
     tcase_add_test(tc, register_refused_naming_the_budget);
     tcase_add_test(tc, new_step_without_room_for_perf_runs_on_proc);
     tcase_add_test(tc, running_step_degrades_to_proc);
