@@ -41,8 +41,8 @@ static json_t *helper_status(const struct np_daemon *d)
 
     getrusage(RUSAGE_SELF, &ru);
     /* whether the memory controllers count node traffic, or why not (AMD: libpfm4 cannot) */
-    return json_pack("{s:s, s:i, s:f, s:f, s:i, s:s, s:i, s:s}", "node", d->host, "pid", (int)getpid(),
-                     "uptime_s", np_monotonic_s() - d->started_mono, "cpu_time_s",
+    return json_pack("{s:s, s:i, s:f, s:f, s:i, s:s, s:i, s:s}", "node", d->host, "pid",
+                     (int)getpid(), "uptime_s", np_monotonic_s() - d->started_mono, "cpu_time_s",
                      (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
                          (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
                      "interval_ms", (int)d->cfg.interval_ms, "backends",

@@ -283,9 +283,9 @@ START_TEST(test_processes_cut_is_said)
         ck_assert_ptr_null(strstr(buf, "processes left out"));
         ck_assert_ptr_null(json_object_get(json_object_get(r, "sampling"), "backends_reason"));
     } else {
-        ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "sampling"),
-                                                           "backends_reason")),
-                         "descriptor budget: 200 of 256 open");
+        ck_assert_str_eq(
+            json_string_value(json_object_get(json_object_get(r, "sampling"), "backends_reason")),
+            "descriptor budget: 200 of 256 open");
         ck_assert_ptr_nonnull(strstr(buf, "no perf counters       descriptor budget: 200"));
         ck_assert_int_eq(json_integer_value(json_object_get(cut, "samples")), 2);
         ck_assert_str_eq(json_string_value(json_object_get(cut, "reason")),
