@@ -118,6 +118,8 @@ int cmd_status(int argc, char **argv)
            json_number_value(json_object_get(helper, "cpu_time_s")),
            (long long)json_integer_value(json_object_get(helper, "interval_ms")),
            str(helper, "backends"), json_array_size(jobs));
+    if (json_string_value(json_object_get(helper, "memory_controllers")))
+        printf("memory controllers: %s\n", str(helper, "memory_controllers"));
     print_memory_nodes(json_object_get(reply, "memory_nodes"));
     if (json_array_size(jobs))
         printf("%-10s %-11s %-6s %-5s %-16s %-8s %-5s %-7s %-7s %-11s %s\n", "JOBID", "STEP", "UID",
@@ -147,6 +149,9 @@ int cmd_status(int argc, char **argv)
         if (json_string_value(json_object_get(job, "processes_cut"))) /* figures are partial */
             printf("%-10s processes left out: %s\n", "",
                    json_string_value(json_object_get(job, "processes_cut")));
+        if (json_string_value(json_object_get(job, "backends_reason"))) /* no perf counters */
+            printf("%-10s backends %s: %s\n", "", str(job, "backends"),
+                   str(job, "backends_reason"));
     }
     json_decref(reply);
     return 0;

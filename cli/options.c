@@ -61,6 +61,10 @@ int cli_options_parse(const struct cli_command_options *cmd, bool in_order, int 
     /* No short options: "-" alone is an operand (stdin), a single-dash word is refused. */
     while ((c = getopt_long(argc, argv, in_order ? "+:" : ":", longopts, NULL)) != -1) {
         if (c >= 0 && (size_t)c < cmd->nopts) {
+            /* "--from=" (or "--from ''") is a value forgotten, not an empty one */
+            if (cmd->opts[c].value && !optarg[0])
+                return np_err_set(err, -EINVAL, "%s needs a value (%s), not an empty one",
+                                  cmd->opts[c].name, cmd->opts[c].value);
             values[c] = cmd->opts[c].value ? optarg : "";
             continue;
         }

@@ -13,6 +13,7 @@
 
 #include <microhttpd.h>
 
+#include "accept_shed.h"
 #include "daemon.h"
 #include "metrics.h"
 #include "peer.h"
@@ -234,7 +235,7 @@ static void accept_peers(struct np_daemon *d, struct http_server *s)
         struct peer_holder held[NPD_HTTP_MAX_CONNECTIONS], who;
         struct http_conn *slot = NULL;
         const int fd =
-            accept4(s->listen_fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            accept_shed(s->listen_fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
         if (fd < 0)
             return;

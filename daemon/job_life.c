@@ -10,8 +10,26 @@
 #include "jobs.h"
 #include "registry.h"
 #include "report_out.h"
+#include "fd_budget.h"
 #include "sampling.h"
 #include "user_names.h"
+
+bool job_keep_perf_for_task(struct np_daemon *d, struct np_daemon_job *j)
+{
+    char why[256];
+
+    if (!j->sampler.perf_mask)
+        return true;
+    if (fd_check(d, fd_perf_need(j->sampler.perf_mask), why, sizeof(why)) == FD_OK)
+        return true;
+    /* Part of a step counted would be wrong figures: the whole step goes to /proc. */
+    np_sampler_drop_perf(&j->sampler, why);
+    snprintf(j->meta.backends, sizeof(j->meta.backends), "proc");
+    snprintf(j->meta.backends_reason, sizeof(j->meta.backends_reason), "%s", why);
+    NPD_LOG(d, WARNING, "job %u.%s: runs on /proc alone from now on (%s)", j->meta.job_id,
+            np_step_name(j->meta.step_id), why);
+    return false;
+}
 
 struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t step_id, uid_t uid,
                               const char *cpus, const char *policy, const char *sensitivity,
@@ -19,7 +37,7 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
 {
     const struct np_helper_config *cfg = &d->cfg;
     struct np_daemon_job *j;
-    char fd_why[160];
+    char fd_why[256];
     enum fd_verdict verdict;
     bool high;
     int rc;
@@ -29,8 +47,9 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
                    d->registry.count);
         return NULL;
     }
-    /* Refused early, and said why, rather than failing later to open its report. */
-    verdict = sampling_fd_check(d, fd_why, sizeof(fd_why));
+    /* Refused early, and said why, rather than failing later to open its report; without
+     * room for its first task's perf counters it runs on /proc alone, and says so. */
+    verdict = fd_check(d, fd_perf_need(d->perf_mask), fd_why, sizeof(fd_why));
     if (verdict == FD_REFUSE) {
         np_err_set(err, -EMFILE, "%s", fd_why);
         return NULL;
@@ -44,6 +63,8 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
             np_err_set(err, -ENOMEM, "out of memory");
         return NULL;
     }
+    if (verdict == FD_NO_PERF)
+        snprintf(j->meta.backends_reason, sizeof(j->meta.backends_reason), "%s", fd_why);
     np_sampler_set_fd_budget(&j->sampler, &d->fd_budget);
     np_jobstats_init(&j->stats);
     j->tasks = json_array();

@@ -19,6 +19,11 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
                               const char *cpus, const char *policy, const char *sensitivity,
                               struct np_err *err);
 
+/** Whether @p j may open perf counters for one more task within the descriptor budget
+ *  (fd_budget.h). When not, the whole step goes to /proc alone, its counters closed, and says
+ *  so in its backends_reason (status, report) and the log. True when it has none to open. */
+bool job_keep_perf_for_task(struct np_daemon *d, struct np_daemon_job *j);
+
 /**
  * The step ended (@p complete) or cannot be followed any more: take its final sample, write its
  * report, end its trace, drop it from the registry (journaled), free it. With a writer

@@ -13,8 +13,10 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "accept_shed.h"
 #include "config.h"
 #include "daemon.h"
+#include "fd_budget.h"
 #include "http.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -137,7 +139,9 @@ static int set_up(struct np_daemon *d)
         return 1;
     }
     sampling_pin_housekeeping(d);
-    sampling_set_fd_budget(d);
+    fd_budget_start(d);
+    if (accept_shed_init() < 0)
+        NPD_LOG(d, WARNING, "no spare descriptor: at the limit a waiting client is not shed");
     sampling_load_topology(d);
     sampling_probe_perf(d);
     uncore_bw_start(d);

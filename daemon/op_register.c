@@ -36,6 +36,9 @@ json_t *op_register(struct np_daemon *d, const struct ucred *peer, const struct 
         return np_proto_reply_error("job %u.%s is registered for uid %u, not %u", r->job_id,
                                     np_step_name(r->step_id), (unsigned)j->meta.uid,
                                     (unsigned)r->uid);
+    } else {
+        /* job_new checked the first task; each later one's counters must fit the budget too. */
+        job_keep_perf_for_task(d, j);
     }
     if (np_sampler_add_task(&j->sampler, r->pid, &err) < 0) {
         if (j->sampler.ntasks == 0)

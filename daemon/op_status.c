@@ -26,6 +26,10 @@ static json_t *job_status(const struct np_daemon_job *j)
         json_object_set_new(obj, "registered_nodes", np_node_list_json(j->meta.registered_nodes));
     if (obj && j->stats.last.processes_cut) /* the latest sample saw only part of the step */
         json_object_set_new(obj, "processes_cut", json_string(j->stats.last.proc_reason));
+    if (obj && j->meta.backends[0])
+        json_object_set_new(obj, "backends", json_string(j->meta.backends));
+    if (obj && j->meta.backends_reason[0]) /* why /proc alone (the descriptor budget) */
+        json_object_set_new(obj, "backends_reason", json_string(j->meta.backends_reason));
     if (obj && j->meta.class_source[0]) /* what decided the class (docs/sensitivity.md) */
         json_object_set_new(obj, "class_source", json_string(j->meta.class_source));
     return obj;
@@ -36,12 +40,14 @@ static json_t *helper_status(const struct np_daemon *d)
     struct rusage ru;
 
     getrusage(RUSAGE_SELF, &ru);
-    return json_pack("{s:s, s:i, s:f, s:f, s:i, s:s, s:i}", "node", d->host, "pid", (int)getpid(),
-                     "uptime_s", np_monotonic_s() - d->started_mono, "cpu_time_s",
+    /* whether the memory controllers count node traffic, or why not (AMD: libpfm4 cannot) */
+    return json_pack("{s:s, s:i, s:f, s:f, s:i, s:s, s:i, s:s}", "node", d->host, "pid",
+                     (int)getpid(), "uptime_s", np_monotonic_s() - d->started_mono, "cpu_time_s",
                      (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
                          (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
                      "interval_ms", (int)d->cfg.interval_ms, "backends",
-                     d->perf_mask ? "perf,proc" : "proc", "jobs", (int)d->registry.count);
+                     d->perf_mask ? "perf,proc" : "proc", "jobs", (int)d->registry.count,
+                     "memory_controllers", d->uncore.why[0] ? d->uncore.why : "counted");
 }
 
 json_t *op_status(struct np_daemon *d, const struct ucred *peer, uint32_t job_id)

@@ -3,11 +3,9 @@
 #include "sampling.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <hwloc.h>
@@ -134,54 +132,6 @@ out:
     hwloc_bitmap_free(isolated);
     hwloc_bitmap_free(quiet);
     hwloc_bitmap_free(chosen);
-}
-
-void sampling_set_fd_budget(struct np_daemon *d)
-{
-    struct rlimit lim;
-
-    d->fd_budget.left = 0;
-    if (getrlimit(RLIMIT_NOFILE, &lim) < 0)
-        return;
-    /* The soft limit's default (1024) is for select(2); this process polls, so take the hard. */
-    if (lim.rlim_cur < lim.rlim_max) {
-        struct rlimit raised = {lim.rlim_max, lim.rlim_max};
-        if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
-            lim = raised;
-    }
-    d->fd_limit = lim.rlim_cur == RLIM_INFINITY ? 1L << 20 : (long)lim.rlim_cur;
-    /* A quarter for kept /proc files; the rest for perf counters, clients and reports. */
-    d->fd_budget.left = lim.rlim_cur == RLIM_INFINITY ? 1L << 20 : (long)(lim.rlim_cur / 4);
-    NPD_LOG(d, INFO, "keeps up to %ld /proc files open between intervals (of %llu descriptors)",
-            d->fd_budget.left, (unsigned long long)lim.rlim_cur);
-}
-
-enum fd_verdict sampling_fd_verdict(long lowest_free, long limit)
-{
-    if (limit <= 0)
-        return FD_OK;
-    if (lowest_free + NPD_FD_RESERVE >= limit)
-        return FD_REFUSE;
-    if (lowest_free + NPD_FD_RESERVE + NPD_FD_PER_PERF_STEP >= limit)
-        return FD_NO_PERF;
-    return FD_OK;
-}
-
-enum fd_verdict sampling_fd_check(const struct np_daemon *d, char *why, size_t why_size)
-{
-    /* The kernel hands out the lowest free number: at least that many are open. One probe. */
-    const int probe = fcntl(0, F_DUPFD_CLOEXEC, 0);
-    const long lowest = probe < 0 ? d->fd_limit : probe;
-    const enum fd_verdict v = sampling_fd_verdict(lowest, d->fd_limit);
-
-    if (probe >= 0)
-        close(probe);
-    if (v != FD_OK)
-        snprintf(why, why_size,
-                 "descriptor budget: %ld of %ld open, %d kept for reports and registry saves%s",
-                 lowest, d->fd_limit, NPD_FD_RESERVE,
-                 v == FD_NO_PERF ? ", so no perf counters for this step" : "");
-    return v;
 }
 
 void sampling_close_meminfo(struct np_daemon *d)

@@ -15,25 +15,6 @@ void sampling_pin_housekeeping(struct np_daemon *d);
  *  line has none). */
 void sampling_spec_cpus_of(const char *node_line, char *out, size_t size);
 
-/** Raise the descriptor limit to its hard limit and give the samplers a quarter of it to keep
- *  /proc files open between intervals (d->fd_budget). */
-void sampling_set_fd_budget(struct np_daemon *d);
-
-/* Descriptors no step may take: reports, registry saves, clients and the metrics endpoint. */
-#define NPD_FD_RESERVE 64
-/* A step's perf counters: about six a task, and a step rarely has more than a few tasks here. */
-#define NPD_FD_PER_PERF_STEP 64
-
-enum fd_verdict { FD_OK, FD_NO_PERF, FD_REFUSE };
-
-/** What a new step may have when @p lowest_free is the lowest free descriptor (at least as many
- *  are open) of @p limit: everything, /proc only (perf would eat into the reserve), or nothing
- *  (the reserve itself is reached). Pure. */
-enum fd_verdict sampling_fd_verdict(long lowest_free, long limit);
-
-/** sampling_fd_verdict for now; @p why says the budget when it is not FD_OK. */
-enum fd_verdict sampling_fd_check(const struct np_daemon *d, char *why, size_t why_size);
-
 /** Which NUMA node each CPU belongs to (d->topology, d->cpu_node). Failure is logged: then
  *  bandwidth cannot be attributed to nodes. */
 void sampling_load_topology(struct np_daemon *d);

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "accept_shed.h"
 #include "clients.h"
 #include "handlers.h"
 
@@ -71,6 +72,21 @@ bool server_admit(const struct np_daemon *d, uid_t uid)
     return free_slots > NPD_ROOT_RESERVED && by_uid < NPD_MAX_PER_USER;
 }
 
+/* Out of descriptors: the connection was shed (accept_shed.h). One line per 10 s at most. */
+static void log_shed(struct np_daemon *d)
+{
+    static double logged;
+    const double now = np_monotonic_s();
+
+    if (logged > 0 && now - logged < 10.0)
+        return;
+    logged = now;
+    NPD_LOG(d, WARNING,
+            "out of descriptors: closed %lu connection(s) it could not accept so far (the "
+            "descriptor budget keeps %ld; see LimitNOFILE)",
+            accept_shed_count(), d->fd_limit);
+}
+
 /* One line per 10 s at most, however many are refused: a flood cannot fill the disk. */
 static void log_refusal(struct np_daemon *d, uid_t uid)
 {
@@ -91,13 +107,16 @@ static void log_refusal(struct np_daemon *d, uid_t uid)
 void server_accept(struct np_daemon *d)
 {
     for (;;) {
-        const int fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        const int fd = accept_shed(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         struct ucred cred;
         socklen_t len = sizeof(cred);
         struct np_daemon_client *c = NULL;
 
-        if (fd < 0)
+        if (fd < 0) {
+            if (errno == EMFILE)
+                log_shed(d);
             return;
+        }
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
             NPD_LOG(d, WARNING, "SO_PEERCRED: %s; refusing the client", strerror(errno));
             close(fd);

@@ -85,6 +85,16 @@ static int get_string(json_t *obj, const char *key, bool optional, char *dst, si
     return 0;
 }
 
+/* Text a person reads: no C0 or C1 control character and no DEL (a JSON string is valid UTF-8
+ * already, so C1 is the two bytes C2 80 to C2 9F). */
+static bool printable_text(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+            return false;
+    return true;
+}
+
 static int decode_ids(json_t *obj, uint32_t *job, uint32_t *step, bool job_optional,
                       struct np_err *err)
 {
@@ -159,6 +169,11 @@ static int decode_applied(json_t *obj, struct np_task_applied *ap, struct np_err
         return np_err_set(err, -EINVAL,
                           "request field \"%s\" is not a list of numbers below %u (\"0-3,8\")",
                           np_cpu_list_bounded(ap->nodes) ? "cpus" : "nodes", NP_CPU_LIST_LIMIT);
+    if (!printable_text(ap->reason))
+        return np_err_set(err, -EINVAL,
+                          "request field \"reason\" has a control character; accepted: printable "
+                          "text of at most %zu bytes",
+                          sizeof(ap->reason) - 1);
     ap->pid = (pid_t)pid;
     return 0;
 }

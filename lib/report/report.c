@@ -362,6 +362,9 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *
     json_object_set_new(rep, "sampling",
                         json_pack("{s:f, s:i, s:s}", "interval_s", meta->interval_s, "count",
                                   (int)js->samples, "backends", meta->backends));
+    if (meta->backends_reason[0]) /* only when a step lost its perf counters, or never had them */
+        json_object_set_new(json_object_get(rep, "sampling"), "backends_reason",
+                            json_string(meta->backends_reason));
     /* only when a limit cut the walk: reports of steps seen whole stay as they were */
     if (js->cut_samples)
         json_object_set_new(

@@ -222,10 +222,12 @@ struct np_proc_entry *np_proc_cache_stat(struct np_proc_cache *c, pid_t pid,
 }
 
 int np_proc_cache_children(struct np_proc_cache *c, struct np_proc_entry *e, long threads,
-                           pid_t *out, unsigned max, struct np_err *err)
+                           pid_t *out, unsigned max, bool *threads_cut, struct np_err *err)
 {
     unsigned found = 0;
 
+    if (threads_cut)
+        *threads_cut = false;
     if (threads == 1 && e->children_fd < 0) {
         char path[1200];
         int fd;
@@ -244,7 +246,7 @@ int np_proc_cache_children(struct np_proc_cache *c, struct np_proc_entry *e, lon
         close_kept(c, &e->children_fd);
     }
     /* Several threads, or the main thread's file unreadable: walk the threads as before. */
-    return np_proc_children(c->root, e->pid, threads, out, max, err);
+    return np_proc_children_walk(c->root, e->pid, threads, out, max, threads_cut, err);
 }
 
 /* The status file through @p fd, from offset 0, into @p out; @return 0 or -errno. */

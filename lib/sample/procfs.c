@@ -374,10 +374,19 @@ static int read_children(const char *file, pid_t *out, unsigned max, unsigned *f
 int np_proc_children(const char *root, pid_t pid, long threads, pid_t *out, unsigned max,
                      struct np_err *err)
 {
+    return np_proc_children_walk(root, pid, threads, out, max, NULL, err);
+}
+
+int np_proc_children_walk(const char *root, pid_t pid, long threads, pid_t *out, unsigned max,
+                          bool *threads_cut, struct np_err *err)
+{
     char path[4096];
     struct dirent *de;
-    unsigned found = 0;
+    unsigned found = 0, walked = 0;
     DIR *dir;
+
+    if (threads_cut)
+        *threads_cut = false;
 
     snprintf(path, sizeof(path), "%s/proc/%d/task", root && *root ? root : "", (int)pid);
     if (threads == 1) {
@@ -397,6 +406,12 @@ int np_proc_children(const char *root, pid_t pid, long threads, pid_t *out, unsi
 
         if (de->d_name[0] < '0' || de->d_name[0] > '9')
             continue;
+        /* One open a thread each interval: a process of 100,000 threads must not cost 100,000 */
+        if (walked++ == NP_PROC_MAX_THREADS_WALKED) {
+            if (threads_cut)
+                *threads_cut = true;
+            break;
+        }
         snprintf(file, sizeof(file), "%s/%s/children", path, de->d_name);
         read_children(file, out, max, &found); /* a thread that ended meanwhile has none */
     }

@@ -160,6 +160,14 @@ void np_sampler_fini(struct np_sampler *s)
     np_proc_cache_fini(&s->cache);
 }
 
+void np_sampler_drop_perf(struct np_sampler *s, const char *reason)
+{
+    for (unsigned i = 0; i < s->ntasks; i++)
+        np_perf_close(&s->tasks[i].perf);
+    s->perf_mask = 0;
+    snprintf(s->perf_off_reason, sizeof(s->perf_off_reason), "%s", reason);
+}
+
 int np_sampler_add_task(struct np_sampler *s, pid_t pid, struct np_err *err)
 {
     struct np_proc_stat st;
@@ -411,6 +419,7 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
     const bool balancing = nc && nc->balancing;
     unsigned head = 0, tail = 0;
     bool cut = false, read_pages;
+    pid_t wide_pid = 0; /* the first process whose threads were not all walked */
     struct affinity_union u = {NULL, NULL, true}; /* the processes' affinity, at detail intervals */
     struct np_pages_epoch epoch = {0};
 
@@ -454,13 +463,16 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
         const struct seen_process parent = procs[head++];
         struct np_proc_entry *e = np_proc_cache_find(&s->cache, parent.pid);
         const unsigned room = NP_SAMPLER_MAX_PROCESSES - tail;
+        bool threads_cut = false;
         const int n = e ? np_proc_cache_children(&s->cache, e, parent.threads, children,
-                                                 NP_SAMPLER_MAX_PROCESSES, NULL)
-                        : np_proc_children(s->root, parent.pid, parent.threads, children,
-                                           NP_SAMPLER_MAX_PROCESSES, NULL);
+                                                 NP_SAMPLER_MAX_PROCESSES, &threads_cut, NULL)
+                        : np_proc_children_walk(s->root, parent.pid, parent.threads, children,
+                                                NP_SAMPLER_MAX_PROCESSES, &threads_cut, NULL);
 
         if (n > 0 && (unsigned)n > room)
             cut = true;
+        if (threads_cut && !wide_pid)
+            wide_pid = parent.pid;
         for (int c = 0; c < n && c < NP_SAMPLER_MAX_PROCESSES; c++) {
             struct np_proc_stat st;
             if (tail >= NP_SAMPLER_MAX_PROCESSES) {
@@ -491,10 +503,19 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
         }
     }
     free(children);
-    out->processes_cut = cut;
-    if (cut)
+    out->processes_cut = cut || wide_pid;
+    if (cut && wide_pid)
+        snprintf(out->proc_reason, sizeof(out->proc_reason),
+                 "more than %d processes, and process %d has more than %d threads: the rest, and "
+                 "the children of its other threads, are left out",
+                 NP_SAMPLER_MAX_PROCESSES, (int)wide_pid, NP_PROC_MAX_THREADS_WALKED);
+    else if (cut)
         snprintf(out->proc_reason, sizeof(out->proc_reason),
                  "more than %d processes: the rest are left out", NP_SAMPLER_MAX_PROCESSES);
+    else if (wide_pid)
+        snprintf(out->proc_reason, sizeof(out->proc_reason),
+                 "process %d has more than %d threads: the children of the rest are left out",
+                 (int)wide_pid, NP_PROC_MAX_THREADS_WALKED);
 
     /* Pages are read when due, or at once when the resident size moved by more than 1% (and
      * 1 MiB) since the last reading: allocation is what changes pages per node most. */

@@ -83,6 +83,9 @@ int np_report_print(FILE *out, json_t *r)
                 json_string_value(json_object_get(fig, "reason"))
                     ? json_string_value(json_object_get(fig, "reason"))
                     : "?");
+    if (json_string_value(json_object_get(samp, "backends_reason")))
+        fprintf(out, "  %-22s %s\n", "no perf counters",
+                json_string_value(json_object_get(samp, "backends_reason")));
     tasks = json_object_get(json_object_get(r, "policy"), "tasks");
     json_array_foreach(tasks, i, task)
     {

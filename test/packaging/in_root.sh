@@ -62,8 +62,15 @@ cleanup() {
   for p in /proc/[0-9]*; do # what the suites left running in the root
     [ "$(readlink "$p/root" 2>/dev/null)" = "$work/root" ] && kill -9 "${p#/proc/}" 2>/dev/null
   done
-  umount -R "$work/root" 2>/dev/null || true
-  rm -rf "$work"
+  # Detached at once even when busy (a process killed above may not be gone yet), and the removal
+  # never crosses into a file system of its own: with /dev and /sys bound in, a plain rm -rf after
+  # a failed umount deletes the host's device nodes.
+  umount -R -l "$work/root" 2>/dev/null || true
+  if findmnt -rn -o TARGET | grep -q "^$work/"; then
+    say "left $work in place: something is still mounted under it"
+  else
+    rm -rf --one-file-system "$work"
+  fi
 }
 trap cleanup EXIT
 mkdir -p "$work/root"

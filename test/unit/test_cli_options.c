@@ -21,7 +21,8 @@ static const struct {
     {{NULL}, 1, NULL, NULL, false, NULL},
     {{"--from", "1", "--dry-run", NULL}, 4, "1", NULL, true, NULL},
     {{"--from=1", "--order=best", NULL}, 3, "1", "best", false, NULL},
-    {{"--from=", NULL}, 2, "", NULL, false, NULL},
+    {{"--from=", NULL}, -EINVAL, NULL, NULL, false, "--from needs a value (S), not an empty one"},
+    {{"--order", "", NULL}, -EINVAL, NULL, NULL, false, "--order needs a value (ORDER), not an"},
     {{"--order", "best", "--order", "worst", NULL}, 5, NULL, "worst", false, NULL},
     {{"--dry", "--ord=best", NULL}, 3, NULL, "best", true, NULL}, /* unique abbreviations */
     {{"--from", NULL}, -EINVAL, NULL, NULL, false, "--from needs a value (S)"},

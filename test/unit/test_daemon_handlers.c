@@ -17,7 +17,6 @@
 #include "migration.h"
 #include "np_daemon_test.h"
 #include "registry.h"
-#include "sampling.h"
 
 #define USER_A  4242u /* no such users: only root and the ids below matter */
 #define USER_B  4343u
@@ -64,35 +63,6 @@ static void two_jobs(void)
     json_decref(b);
     ck_assert_uint_eq(t.d->registry.count, 2);
 }
-
-/* Descriptors: a step that would eat into the reserve for reports is refused at once, saying the
- * budget; one that leaves the reserve but not room for perf counters runs on /proc alone. */
-START_TEST(register_within_the_descriptor_budget)
-{
-    const int lowest = fcntl(0, F_DUPFD_CLOEXEC, 0);
-    json_t *reply;
-
-    ck_assert_int_ge(lowest, 0);
-    close(lowest);
-    t.d->fd_limit = lowest + NPD_FD_RESERVE / 2;
-    reply = register_task(0, 10, USER_A);
-    ck_assert(!np_test_reply_ok(reply));
-    ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "descriptor budget"));
-    ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "kept for reports"));
-    ck_assert_uint_eq(t.d->registry.count, 0);
-    json_decref(reply);
-    t.d->fd_limit = lowest + NPD_FD_RESERVE + NPD_FD_PER_PERF_STEP / 2;
-    t.d->perf_mask = 1;
-    reply = register_task(0, 10, USER_A);
-    ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
-    ck_assert_str_eq(registry_at(&t.d->registry, 0)->meta.backends, "proc");
-    json_decref(reply);
-    ck_assert(sampling_fd_verdict(10, 1000) == FD_OK);
-    ck_assert(sampling_fd_verdict(1000 - NPD_FD_RESERVE, 1000) == FD_REFUSE);
-    ck_assert(sampling_fd_verdict(1000 - NPD_FD_RESERVE - 1, 1000) == FD_NO_PERF);
-    ck_assert(sampling_fd_verdict(5000, 0) == FD_OK); /* limit unknown */
-}
-END_TEST
 
 START_TEST(register_root_only)
 {
@@ -514,7 +484,6 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, register_root_only);
-    tcase_add_test(tc, register_within_the_descriptor_budget);
     tcase_add_loop_test(tc, applied_by_the_task_itself, 0,
                         (int)(sizeof(applied_cases) / sizeof(applied_cases[0])));
     tcase_add_test(tc, step_end_root_only);

@@ -357,6 +357,44 @@ START_TEST(test_children_file)
 }
 END_TEST
 
+/* A process of more threads than are walked: the walk stops at the cap and says so; one of
+ * exactly as many is walked whole. Each thread forked one child (pid 1000 + its tid). */
+static const unsigned thread_counts[] = {NP_PROC_MAX_THREADS_WALKED,
+                                         NP_PROC_MAX_THREADS_WALKED + 4};
+
+START_TEST(test_thread_walk_is_capped)
+{
+    char root[] = "/dev/shm/np-threads-XXXXXX", path[256]; /* tmpfs: 4,100 directories */
+    const unsigned threads = thread_counts[_i];
+    static pid_t found[NP_PROC_MAX_THREADS_WALKED + 8];
+    struct np_err err = {0};
+    bool cut = true;
+    int n;
+
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    snprintf(path, sizeof(path), "%s/proc", root);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/proc/1", root);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/proc/1/task", root);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    for (unsigned t = 1; t <= threads; t++) {
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/proc/1/task/%u", root, t);
+        ck_assert_int_eq(mkdir(path, 0700), 0);
+        snprintf(path, sizeof(path), "%s/proc/1/task/%u/children", root, t);
+        ck_assert_ptr_nonnull(f = fopen(path, "w"));
+        fprintf(f, "%u ", 1000 + t);
+        ck_assert_int_eq(fclose(f), 0);
+    }
+    n = np_proc_children_walk(root, 1, (long)threads, found, NP_PROC_MAX_THREADS_WALKED + 8, &cut,
+                              &err);
+    ck_assert_int_eq(n, NP_PROC_MAX_THREADS_WALKED);
+    ck_assert(cut == (threads > NP_PROC_MAX_THREADS_WALKED));
+    nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+END_TEST
+
 START_TEST(test_numa_balancing)
 {
     struct np_err err = {0};
@@ -399,6 +437,7 @@ int main(void)
 {
     Suite *s = suite_create("procfs");
     TCase *tc = tcase_create("procfs");
+    tcase_set_timeout(tc, 60); /* the thread-walk case makes 4,100 directories */
 
     tcase_add_loop_test(tc, test_stat_parse, 0, sizeof(stat_cases) / sizeof(stat_cases[0]));
     tcase_add_test(tc, test_stat_parse_like_strtoull);
@@ -409,6 +448,8 @@ int main(void)
     tcase_add_test(tc, test_cpu_busy_children_switches);
     tcase_add_loop_test(tc, test_children_file, 0,
                         sizeof(children_cases) / sizeof(children_cases[0]));
+    tcase_add_loop_test(tc, test_thread_walk_is_capped, 0,
+                        (int)(sizeof(thread_counts) / sizeof(thread_counts[0])));
     tcase_add_test(tc, test_numa_balancing);
     tcase_add_test(tc, test_node_meminfo);
     suite_add_tcase(s, tc);

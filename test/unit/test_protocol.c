@@ -65,6 +65,16 @@ static const struct {
     {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
      "\"mode\":\"bind\",\"nodes\":\"0\",\"cpus\":\"-1\"}",
      -EINVAL, "\"cpus\" is not a list"},
+    /* the free text of --numa-policy=auto is printed too: printable, and bounded */
+    {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
+     "\"reason\":\"small\\u001b]0;owned\\u0007\"}",
+     -EINVAL, "\"reason\" has a control character; accepted: printable text of at most 511"},
+    {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
+     "\"reason\":\"fits\\u009b2J\"}",
+     -EINVAL, "\"reason\" has a control character"},
+    {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
+     "\"reason\":\"a\\u007fb\"}",
+     -EINVAL, "\"reason\" has a control character"},
     {"{\"v\":1,\"op\":\"step_end\",\"job\":1}", -EINVAL, "no \"step\""},
     {"{\"v\":1,\"op\":\"set_class\",\"job\":1,\"class\":\"urgent\"}", -EINVAL,
      "\"class\" is \"urgent\"; accepted: high, low"},
@@ -107,6 +117,17 @@ START_TEST(test_decode_oversized_and_long_field)
              0);
     ck_assert_int_eq(np_proto_decode(line, strlen(line), &req, &err), -EINVAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "longer than 31 bytes"));
+    snprintf(line, sizeof(line),
+             "{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
+             "\"reason\":\"%0600d\"}",
+             0);
+    ck_assert_int_eq(np_proto_decode(line, strlen(line), &req, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "\"reason\" is longer than 511 bytes"));
+    /* printable text beyond ASCII is text */
+    snprintf(line, sizeof(line),
+             "{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
+             "\"reason\":\"footprint \u00e9 3 GB > 2 GB\"}");
+    ck_assert_int_eq(np_proto_decode(line, strlen(line), &req, &err), 0);
 }
 END_TEST
 

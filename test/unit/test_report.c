@@ -313,8 +313,9 @@ START_TEST(test_counters_accumulate)
 }
 END_TEST
 
-/* A sample whose walk a limit cut makes the report say so; a step seen whole has no such key
- * (its report is as before, byte for byte). */
+/* A sample whose walk a limit cut makes the report say so, and so does a step the descriptor
+ * budget put on /proc alone; a step seen whole with its counters has no such keys (its report is
+ * as before, byte for byte). */
 START_TEST(test_processes_cut_is_said)
 {
     struct np_jobstats js;
@@ -336,6 +337,9 @@ START_TEST(test_processes_cut_is_said)
             snprintf(s.proc_reason, sizeof(s.proc_reason), "more than 4096 processes: cut");
         ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
     }
+    if (_i == 1) /* numaplaced's descriptor budget took its perf counters */
+        snprintf(meta.backends_reason, sizeof(meta.backends_reason),
+                 "descriptor budget: 200 of 256 open");
     r = np_report_new(&meta, &js, true);
     cut = json_object_get(r, "processes_cut");
     text = open_memstream(&buf, &len);
@@ -344,7 +348,12 @@ START_TEST(test_processes_cut_is_said)
     if (_i == 0) {
         ck_assert_ptr_null(cut);
         ck_assert_ptr_null(strstr(buf, "processes left out"));
+        ck_assert_ptr_null(json_object_get(json_object_get(r, "sampling"), "backends_reason"));
     } else {
+        ck_assert_str_eq(
+            json_string_value(json_object_get(json_object_get(r, "sampling"), "backends_reason")),
+            "descriptor budget: 200 of 256 open");
+        ck_assert_ptr_nonnull(strstr(buf, "no perf counters       descriptor budget: 200"));
         ck_assert_int_eq(json_integer_value(json_object_get(cut, "samples")), 2);
         ck_assert_str_eq(json_string_value(json_object_get(cut, "reason")),
                          "more than 4096 processes: cut");

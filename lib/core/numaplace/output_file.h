@@ -25,13 +25,16 @@ struct np_output_file {
 };
 
 /**
- * Start writing @p path (mode 0644). Refuses (-ELOOP) a symlink at @p path and
- * (-EINVAL) anything there but a regular file. @return 0, or -errno with @p err naming @p path;
- * on success the caller ends with np_output_file_commit or np_output_file_abort.
+ * Start writing @p path (mode 0644 less the umask), first removing the temporaries an earlier
+ * writer of it left when killed (regular files of this user no longer locked). Refuses (-ELOOP)
+ * a symlink at @p path and (-EINVAL) anything there but a regular file. @return 0, or -errno with
+ * @p err naming @p path; on success the caller ends with np_output_file_commit or
+ * np_output_file_abort.
  */
 NP_API int np_output_file_open(struct np_output_file *o, const char *path, struct np_err *err);
 
-/** Flush the temporary file and rename it over the name; aborts on failure. @return 0 or -errno */
+/** Flush the temporary file, close it (even when the flush failed) and rename it over the name;
+ *  aborts on failure. @return 0 or -errno */
 NP_API int np_output_file_commit(struct np_output_file *o, struct np_err *err);
 
 /** Close and remove the temporary file (accepts one already ended). */

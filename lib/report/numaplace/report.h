@@ -42,9 +42,12 @@ struct np_job_meta {
     char cpus[256]; /**< the step's CPUs on this node, as registered (its allocation) */
     /** where its processes may run: cpus narrowed to their affinity ("" = not known) */
     char effective_cpus[256];
-    char helper_cpus[256];     /**< the CPUs numaplaced may run on ("" = not known) */
-    char shared_cpus[256];     /**< the step's CPUs numaplaced may also run on ("" = none) */
-    char backends[64];         /**< "perf,proc", "replay", ... */
+    char helper_cpus[256]; /**< the CPUs numaplaced may run on ("" = not known) */
+    char shared_cpus[256]; /**< the step's CPUs numaplaced may also run on ("" = none) */
+    char backends[64];     /**< "perf,proc", "replay", ... */
+    /** why the step runs on /proc alone where the node has perf counters (numaplaced's
+     *  descriptor budget); "" when it does not */
+    char backends_reason[256];
     uint64_t local_nodes;      /**< bit n: its effective CPUs are on NUMA node n (0 = unknown) */
     uint64_t registered_nodes; /**< bit n: its registered cpus are on node n (0 = unknown) */
     json_t *tasks; /**< borrowed, may be NULL: [{task, pid, policy, mode, nodes, cpus}] */

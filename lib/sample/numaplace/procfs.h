@@ -7,6 +7,7 @@
 #ifndef NUMAPLACE_PROCFS_H
 #define NUMAPLACE_PROCFS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -112,11 +113,23 @@ NP_API int np_proc_cpu_busy_kept(const char *root, struct np_kept_file *kept, ui
 /**
  * The children of every thread of @p pid (/proc/<pid>/task/<tid>/children, which lists the
  * processes a thread forked), appended to @p out up to @p max. With @p threads == 1 only the
- * main thread's file is read (no directory walk: the helper's hot path); 0 means unknown.
+ * main thread's file is read (no directory walk: the helper's hot path); 0 means unknown. At
+ * most NP_PROC_MAX_THREADS_WALKED threads are walked (np_proc_children_walk says when).
  * @return the number found (more than @p max when cut), -ESRCH (gone), or -errno with @p err
  */
 NP_API int np_proc_children(const char *root, pid_t pid, long threads, pid_t *out, unsigned max,
                             struct np_err *err);
+
+/** Threads of one process whose children files np_proc_children_walk reads, at most. */
+#define NP_PROC_MAX_THREADS_WALKED 4096
+
+/**
+ * np_proc_children, with the walk of @p pid's threads cut after NP_PROC_MAX_THREADS_WALKED of
+ * them (the children of the rest are not found): @p threads_cut (may be NULL) says whether it
+ * was. np_proc_children is this with NULL.
+ */
+NP_API int np_proc_children_walk(const char *root, pid_t pid, long threads, pid_t *out,
+                                 unsigned max, bool *threads_cut, struct np_err *err);
 
 /**
  * The pids listed in one open task/<tid>/children file, read from offset 0 (pread), stored

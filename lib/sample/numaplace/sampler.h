@@ -109,6 +109,10 @@ NP_API int np_sampler_init(struct np_sampler *s, const char *root, unsigned perf
  */
 NP_API void np_sampler_set_fd_budget(struct np_sampler *s, struct np_fd_budget *budget);
 
+/** Run on /proc alone from now on: close every task's perf counters (their descriptors are
+ *  freed) and open none for later tasks; @p reason says why in every sample's perf figures. */
+NP_API void np_sampler_drop_perf(struct np_sampler *s, const char *reason);
+
 /** Free everything (closes perf counters); accepts NULL. */
 NP_API void np_sampler_fini(struct np_sampler *s);
 
