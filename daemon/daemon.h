@@ -79,10 +79,10 @@ struct np_advice_state {
     double threshold;                   /**< utilisation above which a node is loaded */
     char capacity_from[64];             /**< the profile, or why no capacities */
     /* auto_load=cpu-busy (advice_tick): each node's CPUs' busy share over the last interval */
-    double node_busy[NP_MAX_NODES];          /**< 0..1; NAN: not read yet */
-    uint64_t node_busy_ticks[NP_MAX_NODES];  /**< busy clock ticks at the last reading */
-    double busy_read_at;                     /**< monotonic s of it; 0: none */
-    uint64_t *cpu_busy_ticks;                /**< owned, ncpus: the reading's buffer */
+    double node_busy[NP_MAX_NODES];         /**< 0..1; NAN: not read yet */
+    uint64_t node_busy_ticks[NP_MAX_NODES]; /**< busy clock ticks at the last reading */
+    double busy_read_at;                    /**< monotonic s of it; 0: none */
+    uint64_t *cpu_busy_ticks;               /**< owned, ncpus: the reading's buffer */
     struct {
         uid_t uid;
         char name[128];

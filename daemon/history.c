@@ -59,12 +59,11 @@ static char *history_encode(const struct np_advice_state *a)
     char *text;
 
     for (unsigned i = 0; entries && i < a->nhistory; i++)
-        json_array_append_new(entries, json_pack("{s:I, s:s, s:I, s:I, s:I}", "uid",
-                                                 (json_int_t)a->history[i].uid, "name",
-                                                 a->history[i].name, "high",
-                                                 (json_int_t)a->history[i].high, "low",
-                                                 (json_int_t)a->history[i].low, "last",
-                                                 (json_int_t)a->history[i].last));
+        json_array_append_new(
+            entries,
+            json_pack("{s:I, s:s, s:I, s:I, s:I}", "uid", (json_int_t)a->history[i].uid, "name",
+                      a->history[i].name, "high", (json_int_t)a->history[i].high, "low",
+                      (json_int_t)a->history[i].low, "last", (json_int_t)a->history[i].last));
     doc = json_pack("{s:s, s:I, s:o}", "schema", NPD_HISTORY_SCHEMA, "seq",
                     (json_int_t)a->history_seq, "entries", entries ? entries : json_array());
     text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
@@ -102,8 +101,8 @@ void history_save(struct np_daemon *d)
     }
     rc = safe_write(d->cfg.state_dir, NPD_HISTORY_FILE, text, strlen(text), (uid_t)-1, 0600, &err);
     if (rc < 0)
-        NPD_LOG(d, ERROR, "cannot save --numa-policy=auto's history to %s/%s: %s",
-                d->cfg.state_dir, NPD_HISTORY_FILE, err.msg);
+        NPD_LOG(d, ERROR, "cannot save --numa-policy=auto's history to %s/%s: %s", d->cfg.state_dir,
+                NPD_HISTORY_FILE, err.msg);
     free(text);
 }
 
@@ -196,14 +195,15 @@ int history_restore(struct np_daemon *d)
     }
     doc = json_loadb(text, len, 0, &jerr);
     free(text);
-    if (!doc || json_unpack_ex(doc, &jerr, JSON_STRICT, "{s:s, s:I, s:o}", "schema", &schema,
-                               "seq", &seq, "entries", &entries) < 0)
+    if (!doc || json_unpack_ex(doc, &jerr, JSON_STRICT, "{s:s, s:I, s:o}", "schema", &schema, "seq",
+                               &seq, "entries", &entries) < 0)
         rc = np_err_set(&err, -EPROTO, "%s", jerr.text);
     else if (strcmp(schema, NPD_HISTORY_SCHEMA) != 0)
         rc = np_err_set(&err, -EPROTO, "its schema is not " NPD_HISTORY_SCHEMA);
     else if (!json_is_array(entries) || json_array_size(entries) > NPD_HISTORY_MAX || seq < 0)
-        rc = np_err_set(&err, -EPROTO, "\"entries\" not an array of at most %d, or \"seq\" negative",
-                        NPD_HISTORY_MAX);
+        rc =
+            np_err_set(&err, -EPROTO, "\"entries\" not an array of at most %d, or \"seq\" negative",
+                       NPD_HISTORY_MAX);
     json_array_foreach(rc == 0 ? entries : NULL, index, e)
     {
         if ((rc = history_entry(a, e, index, &err)) < 0)
@@ -214,7 +214,8 @@ int history_restore(struct np_daemon *d)
     json_decref(doc);
     if (rc < 0) { /* a wrong file starts empty rather than half-read */
         a->nhistory = 0;
-        NPD_LOG(d, ERROR, "--numa-policy=auto's history %s/%s is unreadable (%s); starting without it",
+        NPD_LOG(d, ERROR,
+                "--numa-policy=auto's history %s/%s is unreadable (%s); starting without it",
                 d->cfg.state_dir, NPD_HISTORY_FILE, err.msg);
         return rc;
     }

@@ -16,7 +16,7 @@
 
 /** The file's schema and name under state_dir. */
 #define NPD_HISTORY_SCHEMA "numaplace-history/1"
-#define NPD_HISTORY_FILE "history.json"
+#define NPD_HISTORY_FILE   "history.json"
 /** The most history.json may hold: NPD_HISTORY_MAX entries with the longest names, and room. */
 #define NPD_HISTORY_FILE_MAX (128 * 1024)
 

@@ -88,9 +88,8 @@ int np_auto_hindsight(json_t *r, struct np_auto_hindsight *out)
     if (!in.task_nodes) { /* a known-low task: auto did not look at the load */
         const bool high = in.user == NP_SENSITIVITY_HIGH;
         out->differs = high && strcmp(out->used, "high") != 0;
-        snprintf(out->why, sizeof(out->why),
-                 "measured %s (%.90s) where auto used %s; %s", high ? "high" : "low",
-                 source + 6, out->used,
+        snprintf(out->why, sizeof(out->why), "measured %s (%.90s) where auto used %s; %s",
+                 high ? "high" : "low", source + 6, out->used,
                  out->differs ? "label it --numa-sensitivity=high: a later run is interleaved "
                                 "when its node is loaded at launch (this one's load was not "
                                 "looked at)"
@@ -104,8 +103,8 @@ int np_auto_hindsight(json_t *r, struct np_auto_hindsight *out)
         snprintf(out->why, sizeof(out->why),
                  "a later run should get %s: measured %s (%.90s) where auto used %s; label it "
                  "--numa-sensitivity=%s (load as at launch)",
-                 out->would, in.user == NP_SENSITIVITY_HIGH ? "high" : "low", source + 6,
-                 out->used, in.user == NP_SENSITIVITY_HIGH ? "high" : "low");
+                 out->would, in.user == NP_SENSITIVITY_HIGH ? "high" : "low", source + 6, out->used,
+                 in.user == NP_SENSITIVITY_HIGH ? "high" : "low");
     else
         snprintf(out->why, sizeof(out->why),
                  "%s stands: measured %s (%.90s) gives the same choice (load as at launch)",

@@ -432,8 +432,10 @@ static void write_stat(const char *root, unsigned busy)
     snprintf(path, sizeof(path), "%s/proc/stat", root);
     f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
-    fprintf(f, "cpu  %u 0 0 1000 0 0 0 0 0 0\ncpu0 %u 0 0 500 0 0 0 0 0 0\n"
-               "cpu1 %u 0 0 500 0 0 0 0 0 0\n", 2 * busy, busy, busy);
+    fprintf(f,
+            "cpu  %u 0 0 1000 0 0 0 0 0 0\ncpu0 %u 0 0 500 0 0 0 0 0 0\n"
+            "cpu1 %u 0 0 500 0 0 0 0 0 0\n",
+            2 * busy, busy, busy);
     fclose(f);
 }
 

@@ -9,8 +9,14 @@
 
 static struct np_test_daemon t;
 
-static void setup(void) { np_test_daemon_init(&t); }
-static void teardown(void) { np_test_daemon_fini(&t); }
+static void setup(void)
+{
+    np_test_daemon_init(&t);
+}
+static void teardown(void)
+{
+    np_test_daemon_fini(&t);
+}
 
 /* A second helper on the same state directory, as after a restart. */
 static struct np_daemon *restarted(int *restored)
@@ -127,7 +133,8 @@ static const struct {
      "\"high\":0,\"low\":0,\"last\":1}]}",
      0600, "out of range"},
     {"{\"schema\":\"numaplace-history/1\",\"seq\":1,\"entries\":[{\"uid\":5,\"name\":\"a\","
-     "\"high\":1,\"low\":0,\"last\":1},{\"uid\":5,\"name\":\"a\",\"high\":1,\"low\":0,\"last\":2}]}",
+     "\"high\":1,\"low\":0,\"last\":1},{\"uid\":5,\"name\":\"a\",\"high\":1,\"low\":0,\"last\":2}]"
+     "}",
      0600, "twice"},
     {"{\"schema\":\"numaplace-history/1\",\"seq\":1,\"entries\":[{\"uid\":5,\"name\":\"a\","
      "\"high\":1,\"low\":0,\"last\":1,\"root\":true}]}",

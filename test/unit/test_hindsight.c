@@ -8,7 +8,7 @@
 #include "numaplace/report_model.h"
 
 #define PRED_HIGH "auto: predicted 2.07x with remote memory (LLC MPKI 9.00, CPI 1.50): sensitive"
-#define PRED_LOW "auto: predicted 1.02x with remote memory (LLC MPKI 0.10, CPI 0.80): not sensitive"
+#define PRED_LOW  "auto: predicted 1.02x with remote memory (LLC MPKI 0.10, CPI 0.80): not sensitive"
 
 static const struct {
     const char *policy, *reason, *class_source;
@@ -54,16 +54,16 @@ static const struct {
 
 START_TEST(test_hindsight)
 {
-    json_t *r = json_pack("{s:s, s:{s:s, s:[{s:i, s:s}]}}", "class_source",
-                          cases[_i].class_source, "policy", "requested", "auto", "tasks", "task",
-                          0, "policy", cases[_i].policy);
+    json_t *r =
+        json_pack("{s:s, s:{s:s, s:[{s:i, s:s}]}}", "class_source", cases[_i].class_source,
+                  "policy", "requested", "auto", "tasks", "task", 0, "policy", cases[_i].policy);
     struct np_auto_hindsight h;
 
     ck_assert_ptr_nonnull(r);
     if (cases[_i].reason)
-        json_object_set_new(json_array_get(json_object_get(json_object_get(r, "policy"), "tasks"),
-                                           0),
-                            "reason", json_string(cases[_i].reason));
+        json_object_set_new(
+            json_array_get(json_object_get(json_object_get(r, "policy"), "tasks"), 0), "reason",
+            json_string(cases[_i].reason));
     ck_assert_int_eq(np_auto_hindsight(r, &h), cases[_i].rc);
     if (cases[_i].rc == 1) {
         ck_assert_str_eq(h.made, cases[_i].policy);

@@ -19,12 +19,12 @@ extern "C" {
 #endif
 
 struct np_auto_hindsight {
-    char made[24];      /**< the policy auto chose (the first task's) */
-    char used[16];      /**< the sensitivity it used: "high", "low", "unknown" */
-    bool measured;      /**< the model classed this run from its counters */
-    char would[24];     /**< measured: the choice with that sensitivity; else "" */
-    bool differs;       /**< would is not made: a later run should choose differently */
-    char why[320];      /**< one line: the verdict and what it rests on, or why none */
+    char made[24];  /**< the policy auto chose (the first task's) */
+    char used[16];  /**< the sensitivity it used: "high", "low", "unknown" */
+    bool measured;  /**< the model classed this run from its counters */
+    char would[24]; /**< measured: the choice with that sensitivity; else "" */
+    bool differs;   /**< would is not made: a later run should choose differently */
+    char why[320];  /**< one line: the verdict and what it rests on, or why none */
 };
 
 /**
