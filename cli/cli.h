@@ -70,4 +70,8 @@ int cmd_characterize(int argc, char **argv);
 /** A struct np_log sink writing "numaplace: level: msg" to stderr. */
 void cli_stderr_log(enum np_log_level level, const char *msg, void *arg);
 
+/* The terminal's stderr without the guard that escapes control characters: only for the
+ * command's own progress lines, which return the cursor with '\r' on a terminal. */
+FILE *cli_unguarded_stderr(void);
+
 #endif /* NUMAPLACE_CLI_H */

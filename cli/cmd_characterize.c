@@ -21,13 +21,20 @@
 #define DEFAULT_SECONDS  0.3
 #define DEFAULT_SIZE_MIB 256
 
+/* On a terminal, one line redrawn in place ('\r'); in a file or a pipe, a line per step. */
 static void progress(unsigned done, unsigned total, const char *what, void *arg)
 {
+    FILE *err = cli_unguarded_stderr();
+    const bool tty = isatty(fileno(err));
+
     (void)arg;
-    fprintf(stderr, "\rnumaplace characterize: [%u/%u] %-48s", done, total, what);
-    if (done == total)
-        fputc('\n', stderr);
-    fflush(stderr);
+    if (tty)
+        fprintf(err, "\rnumaplace characterize: [%u/%u] %-48s", done, total, what);
+    else
+        fprintf(err, "numaplace characterize: [%u/%u] %s", done, total, what);
+    if (!tty || done == total)
+        fputc('\n', err);
+    fflush(err);
 }
 
 static int parse_loaders(const char *text, struct np_characterize_opts *o)

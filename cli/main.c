@@ -136,6 +136,11 @@ static void unguard_terminal(void)
     }
 }
 
+FILE *cli_unguarded_stderr(void)
+{
+    return plain_err ? plain_err : stderr;
+}
+
 static void guard_terminal(void)
 {
     plain_out = stdout;

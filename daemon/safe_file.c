@@ -33,8 +33,9 @@ int safe_dir_open(const char *path, struct np_err *err)
     if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
         close(fd);
         return np_err_set(err, -EPERM,
-                          "%s is owned by uid %u with mode %04o: numaplaced writes only into a "
-                          "directory of root's (or its own) that group and others cannot write",
+                          "%s is owned by uid %u with mode %04o: numaplace writes only into a "
+                          "directory of root's (or the writer's own) that group and others "
+                          "cannot write",
                           path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
     }
     return fd;

@@ -491,17 +491,15 @@ static int node_new(struct np_sum *s, const char *name, struct np_sum_node **out
     static const unsigned migr_keys[] = {
         NP_MIGR_IN_BYTES, NP_MIGR_OUT_BYTES,    NP_MIGR_REQUESTS, NP_MIGR_DRY_RUN_REQUESTS,
         NP_MIGR_MOVING_S, NP_MIGR_FAILED_PAGES, NP_MIGR_TRIGGERS};
-    struct np_sum_node *grown = realloc(s->nodes, (s->nnodes + 1) * sizeof(*grown)), *n;
+    struct np_sum_node *n = np_sum_node_append(s);
 
-    if (!grown)
+    if (!n)
         return -ENOMEM;
-    s->nodes = grown;
-    n = &s->nodes[s->nnodes];
-    memset(n, 0, sizeof(*n));
     n->name = strdup(name);
-    if (!n->name)
+    if (!n->name) {
+        s->nnodes--;
         return -ENOMEM;
-    s->nnodes++;
+    }
     for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
         np_keys_set(&n->keys, keys[k]);
     for (size_t k = 0; k < sizeof(migr_keys) / sizeof(migr_keys[0]); k++)

@@ -199,6 +199,7 @@ static int keep_worst(struct np_sum *s, const struct np_fold_snap *snap)
     free(s->nodes);
     s->nodes = kept;
     s->nnodes = nkept;
+    s->nodes_cap = 0;
     return 0;
 }
 

@@ -489,6 +489,7 @@ static int decode(const json_t *j, struct np_sum *s, struct np_err *err)
     s->nodes = calloc(json_object_size(nodes) + 1, sizeof(*s->nodes));
     if (!s->nodes)
         return OOM("nodes");
+    s->nodes_cap = json_object_size(nodes) + 1;
     json_object_foreach(nodes, key, v)
     {
         s->nnodes++;

@@ -106,13 +106,12 @@ static int merge_nodes(struct np_sum *into, const struct np_sum *other, struct n
             np_sum_node_free(have);
             *have = copy;
         } else {
-            struct np_sum_node *grown = realloc(into->nodes, (into->nnodes + 1) * sizeof(*grown));
-            if (!grown) {
+            struct np_sum_node *added = np_sum_node_append(into);
+            if (!added) {
                 np_sum_node_free(&copy);
                 return -ENOMEM;
             }
-            into->nodes = grown;
-            into->nodes[into->nnodes++] = copy;
+            *added = copy;
         }
     }
     return 0;

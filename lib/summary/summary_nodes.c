@@ -27,6 +27,23 @@ size_t np_sum_node_count(const struct np_sum *s)
     return n + (size_t)s->folded.nodes;
 }
 
+struct np_sum_node *np_sum_node_append(struct np_sum *s)
+{
+    size_t cap = s->nodes_cap > s->nnodes ? s->nodes_cap : s->nnodes;
+
+    if (s->nnodes == cap) {
+        size_t grown_cap = cap ? 2 * cap : 4;
+        struct np_sum_node *grown = realloc(s->nodes, grown_cap * sizeof(*grown));
+
+        if (!grown)
+            return NULL;
+        s->nodes = grown;
+        s->nodes_cap = grown_cap;
+    }
+    memset(&s->nodes[s->nnodes], 0, sizeof(s->nodes[0]));
+    return &s->nodes[s->nnodes++];
+}
+
 const struct np_sum_node *np_sum_node_get(const struct np_sum *s, const char *name)
 {
     for (size_t i = 0; name && i < s->nnodes; i++)

@@ -24,6 +24,10 @@ extern const char *const np_sumk_skip[3];
 extern const char *const np_sumk_trim[2];
 extern const char *const np_sumk_totals[NP_TOT_NMEMBERS];
 
+/* One more node at the end of s->nodes, zeroed: the array grows by doubling, since a store
+ * merges a job's parts one node at a time (summary_nodes.c). NULL when out of memory. */
+struct np_sum_node *np_sum_node_append(struct np_sum *s);
+
 /* ---- folded nodes (summary_hostlist.c, summary_fold_nodes.c, summary_fold_json.c) ---- */
 
 extern const char *const np_sumk_dist[NP_DIST_N];

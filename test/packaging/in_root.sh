@@ -11,9 +11,11 @@
 # -Werror gcc build with the unit tests, the real-Slurm integration suites (ctest -L slurm:
 # plugin, helper, accounting, several nodes), then the Debian packages (copied to DEB_OUT_DIR
 # when given), and the 4-node QEMU guest suite with this root as the guest's filesystem.
-# NUMAPLACE_IN_ROOT_SUITES=0 skips the Slurm suites, NUMAPLACE_IN_ROOT_TESTS=REGEX runs only those
+# NUMAPLACE_IN_ROOT_PREPARE_ONLY=1 only makes the cached root. NUMAPLACE_IN_ROOT_SUITES=0 skips the Slurm suites, NUMAPLACE_IN_ROOT_TESTS=REGEX runs only those
 # matching (ctest -R), NUMAPLACE_IN_ROOT_GUEST=0 skips the guest. Runs in its own mount
 # namespace; nothing outlives it. The last line counts the suites: "N passed, M failed".
+# Compiles run at nice 10, the suites at the caller's priority: beside other CI stages, the
+# timed suites get the processors first.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 suite=${1:-trixie}
@@ -49,6 +51,11 @@ if [ ! -s "$root_tar" ]; then
   rm -f "$sources"
   mv "$root_tar.new" "$root_tar"
 fi
+# NUMAPLACE_IN_ROOT_PREPARE_ONLY=1: only make the cached root (CI does it early, beside the build).
+if [ "${NUMAPLACE_IN_ROOT_PREPARE_ONLY:-0}" = 1 ]; then
+  say "root ready: $root_tar"
+  exit 0
+fi
 work=$(mktemp -d /var/tmp/numaplace-root.XXXXXX)
 cleanup() {
   local p
@@ -77,7 +84,8 @@ in_root() { chroot "$work/root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C
 say "$(in_root sh -c 'echo "Slurm $(dpkg-query -W -f=\${Version} libslurm-dev), hwloc $(dpkg-query -W -f=\${Version} libhwloc-dev), $(gcc --version | head -1)"')"
 # shellcheck disable=SC2016 # expanded by the root's shell
 in_root sh -c 'cd /src/numaplace && cmake -S . -B build -DCMAKE_C_COMPILER=gcc >/dev/null &&
-  cmake --build build -j"$(nproc)" && ctest --test-dir build -L unit --output-on-failure' 2>&1 |
+  nice -n 10 cmake --build build -j"$(nproc)" &&
+  ctest --test-dir build -L unit -j"$(nproc)" --output-on-failure' 2>&1 |
   tee "$work/unit.log" || true
 passed=0 failed=0
 count() { # count CTEST_LOG: add its "N tests failed out of M" to the totals
@@ -111,7 +119,7 @@ if [ "${NUMAPLACE_IN_ROOT_GUEST:-1}" != 0 ] && command -v qemu-system-x86_64 >/d
 elif [ "${NUMAPLACE_IN_ROOT_GUEST:-1}" != 0 ]; then
   say "!!!! NOT RUN on $suite: the 4-node guest (qemu-system-x86_64 is not installed) !!!!"
 fi
-in_root sh -c 'cd /src/numaplace && bash scripts/build-debs.sh /src/debs'
+in_root sh -c 'cd /src/numaplace && nice -n 10 bash scripts/build-debs.sh /src/debs'
 if [ -n "$out" ]; then
   mkdir -p "$out"
   cp "$work"/root/src/debs/*.deb "$out/"

@@ -312,6 +312,8 @@ struct np_sum {
     struct np_map policy_applied;
     struct np_sum_node *nodes; /**< in the order of the JSON object */
     size_t nnodes;
+    size_t nodes_cap; /**< nodes' allocated length when more than nnodes (0: nnodes); whoever
+                       * replaces nodes sets it */
     struct np_sum_skip *skipped;
     size_t nskipped;
     struct np_sum_trim *trimmed;
