@@ -18,7 +18,7 @@
 #define NPD_HISTORY_SCHEMA "numaplace-history/1"
 #define NPD_HISTORY_FILE   "history.json"
 /** The most history.json may hold: NPD_HISTORY_MAX entries with the longest names, and room. */
-#define NPD_HISTORY_FILE_MAX (128 * 1024)
+#define NPD_HISTORY_FILE_MAX 131072 /* 128 KiB */
 
 /** The entry for (@p uid, @p name), or -1. */
 int history_find(const struct np_advice_state *a, uid_t uid, const char *name);

@@ -100,10 +100,10 @@ START_TEST(bounded_and_reads_back_full)
     t.d->advice.nhistory = NPD_HISTORY_MAX;
     history_note(t.d, 1000, "one more", false);
     ck_assert_uint_eq(t.d->advice.nhistory, NPD_HISTORY_MAX);
-    snprintf(name, 9, "%08u", 0);
+    snprintf(name, 9, "%08u", 0u);
     name[8] = 'x';
     ck_assert_int_lt(history_find(&t.d->advice, 1000, name), 0); /* the first one went */
-    snprintf(name, 9, "%08u", 1);
+    snprintf(name, 9, "%08u", 1u);
     name[8] = 'x';
     ck_assert_int_ge(history_find(&t.d->advice, 1000, name), 0);
     d = restarted(&restored);
