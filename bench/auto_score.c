@@ -11,9 +11,10 @@
  * utilisation 1 - 1/remote_latency of its controller (np_auto_threshold); the other nodes idle.
  * Its interleave-all is scored with the measured interleave over nodes 0 and 1 (the thesis
  * interleaved over two nodes only). The contention figures (controller capacity, a hog's demand,
- * the remote latency) are the calibrated model's, fit on the thesis's static-mix runs only
- * (bench/contention_fit), so nothing is fit on a case scored here; --capacity, --hog and
- * --latency change them.
+ * the remote latency) are the calibrated model's (bench/contention_fit), whose fit used the
+ * characterization scenarios and the sweep besides the static mixes (docs/replay.md): the
+ * threshold is not independent of the cases scored here, though their scored times are the
+ * measured ones; --capacity, --hog and --latency change them.
  *
  * Slowdowns are per case time / the case's best measured time (the oracle is 1); figures are
  * geometric means.

@@ -2,7 +2,8 @@
 # Launch overhead of the numaplace plugin: `srun -n2 true` and `srun -n1 true` without the
 # plugin, with it as a site runs it (default_policy=local, live topology discovery), with it
 # reading a cached hwloc XML (topology_xml=), with that plus verbose=yes, and with that and
-# default_policy=auto (one advise call per step), rotated step by
+# default_policy=auto (one advise call per step), both with no numaplaced to answer (the bounded
+# fallback) and with numaplaced answering advise (a helper started on the cluster), rotated step by
 # step on one throwaway local cluster. The ratios are taken in the site's configuration (no
 # verbose line: that line is one more message through slurmstepd's I/O to srun, which a site
 # does not pay); the verbose rotation reports the plugin's own time per task (took=<us> in its
@@ -29,6 +30,7 @@ now_us() { echo $(($(date +%s%N) / 1000)); }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 np_cluster_start # an empty plugstack to begin with
+np_helper_start   # answers advise for the "advised" rotation only (no other plugstack names it)
 slurm_version=$(srun --version)
 work=$(mktemp -d)
 np_at_exit "rm -rf '$work'"
@@ -41,8 +43,10 @@ declare -A plugstack=(
   # --numa-policy=auto as a site default: one advise call per step (no helper runs here, so it
   # is the bounded fallback's cost; docs/auto.md)
   [auto]="optional $NP_PLUGIN default_policy=auto topology_xml=$work/topology.xml"
+  # the same with numaplaced answering advise (and registering the tasks, as a site runs it)
+  [advised]="$(np_helper_plugstack default_policy=auto topology_xml="$work/topology.xml")"
 )
-modes=(without with xml verbose auto)
+modes=(without with xml verbose auto advised)
 other=${NUMAPLACE_BENCH_OTHER_PLUGIN:-}
 if [ -n "$other" ]; then
   [ -f "$other" ] || np_die "NUMAPLACE_BENCH_OTHER_PLUGIN: no such file: $other"
@@ -65,6 +69,9 @@ for n in 2 1; do
 done
 queued=$(cat "$work"/stderr.* | grep -c 'queued and waiting for resources' || true)
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+# Steps whose tasks fell back instead of getting advice: the advised rows would not be that.
+fallbacks=$(grep -c 'without advice' "$np_dir/slurmd.log" 2>/dev/null || true)
+np_helper_stop
 np_cluster_stop
 
 cores=$(lscpu | awk -F: '/^Socket\(s\)/ { s = $2 } /^Core\(s\) per socket/ { c = $2 } /^Thread\(s\) per core/ { t = $2 }
@@ -76,8 +83,10 @@ echo "NUMA nodes: $(numactl --hardware | sed -n 's/^available: \([0-9]*\) nodes*
 echo "kernel $(uname -r), $slurm_version, $(. /etc/os-release && echo "$PRETTY_NAME")."
 echo "Load average (1/5/15 min) before: $load_before, after: $load_after. Steps that queued behind the previous one: $queued."
 echo
-echo "| step | plugin | median ms | ratio to without | plugin time per task (median / max us) |"
-echo "|---|---|---|---|---|"
+echo "Steps told \"without advice\" in slurmd's log (the fallback; every auto row without numaplaced): $fallbacks."
+echo
+echo "| step | plugin | median ms | p25-p75 ms | ratio to without | plugin time per task (median / max us) |"
+echo "|---|---|---|---|---|---|"
 for n in 2 1; do
   without=$(median <"$work/without.$n")
   for mode in "${modes[@]}"; do
@@ -95,10 +104,12 @@ for n in 2 1; do
       with) label="live topology" ;;
       xml) label="topology_xml" ;;
       verbose) label="topology_xml, verbose=yes" ;;
-      auto) label="topology_xml, default_policy=auto" ;;
+      auto) label="topology_xml, default_policy=auto, no numaplaced (fallback)" ;;
+      advised) label="topology_xml, default_policy=auto, numaplaced answering" ;;
       *) label="topology_xml, $other" ;;
     esac
-    awk -v n="$n" -v l="$label" -v a="$without" -v b="$t" -v p="$plugin" \
-      'BEGIN { printf "| srun -n%s true | %s | %.1f | %.3f | %s |\n", n, l, b / 1000, b / a, p }'
+    spread=$(sort -n "$work/$mode.$n" | awk '{ v[NR] = $1 } END { printf "%.1f-%.1f", v[int((NR + 3) / 4)] / 1000, v[int((3 * NR + 3) / 4)] / 1000 }')
+    awk -v n="$n" -v l="$label" -v a="$without" -v b="$t" -v p="$plugin" -v s="$spread" \
+      'BEGIN { printf "| srun -n%s true | %s | %.1f | %s | %.3f | %s |\n", n, l, b / 1000, s, b / a, p }'
   done
 done

@@ -5,15 +5,19 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "auth.h"
 #include "auto_class.h"
+#include "history.h"
 #include "log.h"
 #include "migration.h"
 #include "migrator.h"
 #include "numaplace/auto.h"
 #include "numaplace/penalty.h"
+#include "numaplace/procfs.h"
 #include "numaplace/profile.h"
 
 void advice_load(struct np_daemon *d)
@@ -52,12 +56,40 @@ void advice_load(struct np_daemon *d)
             100.0 * a->threshold);
 }
 
-static int history_find(const struct np_advice_state *a, uid_t uid, const char *name)
+void advice_tick(struct np_daemon *d)
 {
-    for (unsigned i = 0; i < a->nhistory; i++)
-        if (a->history[i].uid == uid && strcmp(a->history[i].name, name) == 0)
-            return (int)i;
-    return -1;
+    struct np_advice_state *a = &d->advice;
+    uint64_t ticks[NP_MAX_NODES] = {0};
+    unsigned cpus[NP_MAX_NODES] = {0};
+    const double now = np_monotonic_s(), hz = (double)sysconf(_SC_CLK_TCK);
+    int seen;
+
+    if (d->cfg.auto_load != NP_AUTO_LOAD_CPU_BUSY || !d->cpu_node || !d->ncpus || hz <= 0)
+        return;
+    if (!a->cpu_busy_ticks && !(a->cpu_busy_ticks = calloc(d->ncpus, sizeof(uint64_t))))
+        return;
+    seen = np_proc_cpu_busy(d->cfg.proc_root, a->cpu_busy_ticks, d->ncpus, NULL);
+    for (int c = 0; c < seen && c < (int)d->ncpus; c++)
+        if (d->cpu_node[c] >= 0 && d->cpu_node[c] < NP_MAX_NODES) {
+            ticks[d->cpu_node[c]] += a->cpu_busy_ticks[c];
+            cpus[d->cpu_node[c]]++;
+        }
+    for (unsigned n = 0; n < NP_MAX_NODES; n++) {
+        const double span = now - a->busy_read_at;
+        a->node_busy[n] = NAN;
+        if (seen > 0 && cpus[n] && a->busy_read_at > 0 && span > 0 &&
+            ticks[n] >= a->node_busy_ticks[n])
+            a->node_busy[n] =
+                fmin((double)(ticks[n] - a->node_busy_ticks[n]) / (hz * span * cpus[n]), 1.0);
+        a->node_busy_ticks[n] = ticks[n];
+    }
+    a->busy_read_at = seen > 0 ? now : 0;
+}
+
+void advice_free(struct np_daemon *d)
+{
+    free(d->advice.cpu_busy_ticks);
+    d->advice.cpu_busy_ticks = NULL;
 }
 
 static json_t *history_json(const struct np_advice_state *a, uid_t uid, const char *name)
@@ -106,6 +138,14 @@ json_t *op_advise(struct np_daemon *d, const struct ucred *peer, uint32_t job_id
             json_object_set_new(
                 o, "utilisation",
                 json_real(fmin(view->node_bandwidth[n] / (a->capacity_mbps[n] * 1e6), 1000.0)));
+        else if (o && !measured && d->cfg.auto_load == NP_AUTO_LOAD_CPU_BUSY &&
+                 isfinite(a->node_busy[n])) { /* the proxy the site chose, named as one */
+            json_t *busy = json_pack("{s:s, s:f, s:b}", "load_from", NP_PROTO_LOAD_CPU_BUSY,
+                                     "utilisation", a->node_busy[n], "loaded",
+                                     a->threshold > 0 && a->node_busy[n] > a->threshold);
+            json_object_update(o, busy);
+            json_decref(busy);
+        }
         json_array_append_new(nodes, o);
     }
     migrator_view_free(view);
@@ -135,9 +175,7 @@ void advice_claim_name(struct np_daemon *d, struct np_daemon_job *j)
 
 void advice_remember(struct np_daemon *d, const struct np_daemon_job *j)
 {
-    struct np_advice_state *a = &d->advice;
     bool high;
-    int i;
 
     if (!j->job_name[0])
         return;
@@ -147,23 +185,5 @@ void advice_remember(struct np_daemon *d, const struct np_daemon_job *j)
         high = strstr(j->meta.class_source, ": sensitive") != NULL;
     else
         return; /* only the site's default: nothing learnt */
-    i = history_find(a, j->meta.uid, j->job_name);
-    if (i < 0) {
-        if (a->nhistory < NPD_HISTORY_MAX) {
-            i = (int)a->nhistory++;
-        } else { /* replace the entry used longest ago */
-            i = 0;
-            for (unsigned k = 1; k < NPD_HISTORY_MAX; k++)
-                if (a->history[k].last < a->history[i].last)
-                    i = (int)k;
-        }
-        memset(&a->history[i], 0, sizeof(a->history[i]));
-        a->history[i].uid = j->meta.uid;
-        snprintf(a->history[i].name, sizeof(a->history[i].name), "%s", j->job_name);
-    }
-    if (high)
-        a->history[i].high++;
-    else
-        a->history[i].low++;
-    a->history[i].last = np_monotonic_s();
+    history_note(d, j->meta.uid, j->job_name, high);
 }

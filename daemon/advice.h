@@ -5,8 +5,7 @@
  *
  * Capacities come from the machine profile (`numaplace characterize`: the most a node's memory
  * served, alone or under its loaders); without one no node is called loaded, and the reply says
- * why. The history lives in memory (NPD_HISTORY_MAX entries, the oldest replaced) and is lost
- * at a restart.
+ * why. The history is history.c's, kept across restarts in the state directory.
  */
 #ifndef NUMAPLACED_ADVICE_H
 #define NUMAPLACED_ADVICE_H
@@ -15,6 +14,12 @@
 
 /** Read the machine profile's capacities and the loaded threshold (start and SIGHUP). */
 void advice_load(struct np_daemon *d);
+
+/** Each interval, with auto_load=cpu-busy: every node's CPUs' busy share since the last one. */
+void advice_tick(struct np_daemon *d);
+
+/** Free what the advice owns (at teardown). */
+void advice_free(struct np_daemon *d);
 
 /** The reply to advise (root only). New reference. */
 json_t *op_advise(struct np_daemon *d, const struct ucred *peer, uint32_t job_id, uint32_t step_id,

@@ -78,13 +78,19 @@ struct np_advice_state {
     double capacity_mbps[NP_MAX_NODES]; /**< 0: unknown */
     double threshold;                   /**< utilisation above which a node is loaded */
     char capacity_from[64];             /**< the profile, or why no capacities */
+    /* auto_load=cpu-busy (advice_tick): each node's CPUs' busy share over the last interval */
+    double node_busy[NP_MAX_NODES];         /**< 0..1; NAN: not read yet */
+    uint64_t node_busy_ticks[NP_MAX_NODES]; /**< busy clock ticks at the last reading */
+    double busy_read_at;                    /**< monotonic s of it; 0: none */
+    uint64_t *cpu_busy_ticks;               /**< owned, ncpus: the reading's buffer */
     struct {
         uid_t uid;
         char name[128];
         unsigned high, low; /**< runs that ended labelled or predicted so */
-        double last;        /**< monotonic s of the latest, for replacement */
+        uint64_t last;      /**< history_seq at the latest run, for replacement */
     } history[NPD_HISTORY_MAX];
     unsigned nhistory;
+    uint64_t history_seq; /**< runs counted, across restarts (history.json keeps it) */
     struct {
         uint32_t job_id, step_id;
         char name[128];

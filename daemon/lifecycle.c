@@ -1,10 +1,12 @@
 /* numaplaced's context set up and torn down: it starts and stops every part (lifecycle.h). */
 #include "lifecycle.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "advice.h"
 #include "http.h"
 #include "job_life.h"
 #include "log.h"
@@ -31,6 +33,8 @@ void np_daemon_init(struct np_daemon *d)
     d->helper_cpus = hwloc_bitmap_alloc();
     snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "not probed yet");
     d->hw_off_why = NP_PERF_WHY_NOT_PROBED;
+    for (unsigned n = 0; n < NP_MAX_NODES; n++)
+        d->advice.node_busy[n] = NAN;
 }
 
 void np_daemon_stop_writer(struct np_daemon *d)
@@ -52,6 +56,7 @@ void np_daemon_fini(struct np_daemon *d)
     np_daemon_stop_writer(d); /* its completions need the registry and the clients */
     registry_fini(&d->registry);
     uncore_bw_stop(d);
+    advice_free(d);
     report_hold_fini(d);
     server_close(d);
     http_stop(d);

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "fd_budget.h"
+#include "history.h"
 #include "http.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -149,6 +150,7 @@ static int set_up(struct np_daemon *d)
     migration_start(d);
     http_start(d); /* a failure is logged and leaves metrics off: placement matters more */
     registry_restore(d);
+    history_restore(d);
     /* After the restore (written here, before any request): from now on reports and
      * registry.json are flushed on the writer's thread, never on the loop's. */
     if ((rc = writer_start(&d->writer)) < 0)

@@ -1,6 +1,7 @@
 /* Each interval's work over the node and every step (see sampling_tick.h). */
 #include "sampling_tick.h"
 
+#include "advice.h"
 #include "job_life.h"
 #include "migration.h"
 #include "registry.h"
@@ -38,11 +39,13 @@ void sampling_tick(struct np_daemon *d)
         /* still every interval: status and metrics show the node's traffic now, not a rate
          * from when the last job ran (nor, at the next job, one averaged over the idle hours) */
         uncore_bw_tick(d);
+        advice_tick(d);
         return;
     }
     cpu0 = np_daemon_thread_cpu_s();
     read_node_counters(d);
     uncore_bw_tick(d);
+    advice_tick(d);
     d->totals.sampling_cpu_s += np_daemon_thread_cpu_s() - cpu0;
     for (unsigned i = 0; i < d->registry.count;) {
         struct np_daemon_job *j = registry_at(&d->registry, i);

@@ -271,7 +271,9 @@ static void auto_facts(struct np_auto_input *facts, enum np_sensitivity sens, bo
         np_sensitivity_from_name(advice.history, &facts->history, NULL) == 0)
         facts->history_known = true;
     for (unsigned n = 0; n < NP_AUTO_MAX_NODES && n < NP_PROTO_ADVICE_MAX_NODES; n++) {
-        facts->node[n].known = advice.node[n].present && advice.node[n].measured;
+        facts->node[n].known =
+            advice.node[n].present && (advice.node[n].measured || advice.node[n].cpu_busy);
+        facts->node[n].cpu_busy = advice.node[n].cpu_busy;
         facts->node[n].loaded = advice.node[n].loaded;
         facts->node[n].utilisation = advice.node[n].utilisation;
     }

@@ -13,6 +13,7 @@
 
 #include "numaplace/labels.h"
 #include "numaplace/migration.h"
+#include "numaplace/names.h"
 
 #define KEYS                                                                                       \
     "socket, state_dir, spool_dir, pid_file, log, log_level, interval_ms, "                        \
@@ -21,7 +22,20 @@
     "migration_dry_run, migration_rate_mb_s, move_shared_pages, migration_order, free_floor_mb, "  \
     "trigger_homecoming, trigger_pressure, trigger_bandwidth, bandwidth_threshold_mb_s, "          \
     "bandwidth_intervals, admin_group, class_map, class_default, sensitivity_table, "              \
-    "machine_profile, metrics_listen, metrics_users, metrics_allow, metrics_step_series"
+    "machine_profile, auto_load, metrics_listen, metrics_users, metrics_allow, "                   \
+    "metrics_step_series"
+
+static const char *const auto_load_names[NP_AUTO_LOAD_COUNT] = {
+    [NP_AUTO_LOAD_MEASURED] = "measured",
+    [NP_AUTO_LOAD_CPU_BUSY] = "cpu-busy",
+};
+static const struct np_name_table auto_loads = {"auto_load", auto_load_names, NP_AUTO_LOAD_COUNT,
+                                                NULL};
+
+const char *np_auto_load_name(enum np_auto_load load)
+{
+    return np_name_of(&auto_loads, (unsigned)load);
+}
 
 const char *np_helper_config_keys(void)
 {
@@ -250,6 +264,13 @@ int np_helper_config_set(struct np_helper_config *cfg, const char *key, const ch
     if (strcmp(key, "sensitivity_table") == 0)
         return set_path(cfg->sensitivity_table, sizeof(cfg->sensitivity_table), key, value, false,
                         err);
+    if (strcmp(key, "auto_load") == 0) {
+        unsigned load;
+        const int parsed = np_name_parse(&auto_loads, value, &load, err);
+        if (parsed == 0)
+            cfg->auto_load = (enum np_auto_load)load;
+        return parsed;
+    }
     if (strcmp(key, "machine_profile") == 0)
         return set_path(cfg->machine_profile, sizeof(cfg->machine_profile), key, value, false, err);
     if (strcmp(key, "class_map") == 0) {

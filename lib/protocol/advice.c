@@ -16,14 +16,18 @@ static int decode_node(json_t *item, size_t index, struct np_proto_advice *out, 
 {
     json_error_t jerr;
     json_int_t node = -1;
-    const char *source = NULL;
+    const char *source = NULL, *load_from = NULL;
     int loaded = 0;
     json_t *util = NULL;
     size_t s;
 
-    if (json_unpack_ex(item, &jerr, JSON_STRICT, "{s:I, s:s, s:b, s?o}", "node", &node, "source",
-                       &source, "loaded", &loaded, "utilisation", &util) < 0)
+    if (json_unpack_ex(item, &jerr, JSON_STRICT, "{s:I, s:s, s:b, s?o, s?s}", "node", &node,
+                       "source", &source, "loaded", &loaded, "utilisation", &util, "load_from",
+                       &load_from) < 0)
         return np_err_set(err, -EPROTO, "advice node %zu: %s", index, jerr.text);
+    if (load_from && strcmp(load_from, NP_PROTO_LOAD_CPU_BUSY) != 0)
+        return np_err_set(err, -EPROTO, "advice node %lld: load_from \"%.32s\"; accepted: %s",
+                          (long long)node, load_from, NP_PROTO_LOAD_CPU_BUSY);
     if (node < 0 || node >= NP_PROTO_ADVICE_MAX_NODES)
         return np_err_set(err, -EPROTO, "advice node %zu: node %lld is not from 0 to %d", index,
                           (long long)node, NP_PROTO_ADVICE_MAX_NODES - 1);
@@ -47,7 +51,10 @@ static int decode_node(json_t *item, size_t index, struct np_proto_advice *out, 
     }
     out->node[node].present = true;
     out->node[node].measured = s < 2;
-    out->node[node].loaded = loaded && s < 2;
+    /* A proxy's figure loads a node only where the site chose it (auto_load=cpu-busy), and the
+     * node says so: a task never mistakes it for measured traffic. */
+    out->node[node].cpu_busy = load_from != NULL && !out->node[node].measured;
+    out->node[node].loaded = loaded && (s < 2 || out->node[node].cpu_busy);
     snprintf(out->node[node].source, sizeof(out->node[node].source), "%s", sources[s]);
     return 0;
 }

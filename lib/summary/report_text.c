@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "numaplace/figure.h"
+#include "numaplace/hindsight.h"
 
 /* "  <label> <figure>" through the one figure printer; nothing when it is neither measured nor
  * unavailable. */
@@ -105,6 +106,11 @@ int np_report_print(FILE *out, json_t *r)
                 json_string_value(json_object_get(task, "cpus"))
                     ? json_string_value(json_object_get(task, "cpus"))
                     : "-");
+    }
+    {
+        struct np_auto_hindsight h;
+        if (np_auto_hindsight(r, &h) == 1)
+            fprintf(out, "  %-22s %s\n", "auto hindsight", h.why);
     }
     if ((why = json_string_value(json_object_get(cpi, "unavailable"))))
         fprintf(out, "  %-22s unavailable (%s)\n", "CPI", why);

@@ -73,6 +73,10 @@ static void load_text(char *buf, size_t len, const struct np_auto_input *in, uns
                  in->no_advice[0] ? in->no_advice : "no advice from numaplaced");
     else if (!in->node[node].known)
         snprintf(buf, len, "node %u's traffic not measured", node);
+    else if (in->node[node].cpu_busy && isfinite(in->node[node].utilisation))
+        snprintf(buf, len, "node %u %s by proxy (its CPUs %.0f%% busy; no memory counter)", node,
+                 in->node[node].loaded ? "loaded" : "not loaded",
+                 100.0 * in->node[node].utilisation);
     else if (isfinite(in->node[node].utilisation))
         snprintf(buf, len, "node %u %s (%.0f%% of its bandwidth)", node,
                  in->node[node].loaded ? "loaded" : "not loaded",

@@ -56,6 +56,27 @@ np_expect_match "env_reason=auto: "
 ! grep -q "did not answer" <<<"$np_out" || np_fail "numaplaced's advice did not reach the task: $np_out"
 np_end_case
 
+# What auto learnt of a (user, job name) is in state_dir/history.json, root's alone, and a
+# numaplaced killed with SIGKILL and started again still knows it.
+np_case "--numa-policy=auto's history survives kill -9 and a restart; the user cannot write it"
+history="$np_dir/helper/state/history.json"
+np_run np_run_as "$user" srun -n1 -J np-auto-history --numa-sensitivity=high --numa-policy=auto "$NP_PROBE"
+np_expect_rc 0
+np_wait_for 20 grep -q '"name":"np-auto-history"' "$history" 2>/dev/null ||
+  np_fail "history.json never named the job: $(cat "$history" 2>&1)"
+np_expect_eq "$(stat -c '%U %a' "$history")" "root 600" "history.json's owner and mode"
+! np_run_as "$user" sh -c "echo x >>'$history'" 2>/dev/null || np_fail "$user could write $history"
+kill -9 "$np_helper_pid"
+wait "$np_helper_pid" 2>/dev/null || true
+np_helper_pid=""
+np_helper_start
+np_run np_run_as "$user" srun -n1 -J np-auto-history --numa-policy=verbose,auto "$NP_PROBE"
+np_expect_rc 0
+np_expect_match "env_reason=auto: [a-z-]+: sensitivity high \(history\)"
+np_run np_run_as "$other" srun -n1 -J np-auto-history --numa-policy=verbose,auto "$NP_PROBE"
+np_expect_match "env_reason=auto: local: sensitivity unknown" # another user's runs say nothing
+np_end_case
+
 np_case "a job of known size: status while it runs, then its report"
 mb=64 busy=8 idle=2
 np_run_as "$user" srun -n1 --numa-policy=interleave -o "$out_dir/workload.out" \

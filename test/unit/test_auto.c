@@ -99,6 +99,34 @@ START_TEST(test_rule)
 }
 END_TEST
 
+/* auto_load=cpu-busy: a node loaded by the proxy interleaves a high task away, and the reason
+ * says it was a proxy; a low task stays local on it. */
+START_TEST(test_rule_cpu_busy_proxy)
+{
+    struct np_auto_input in = {0};
+    struct np_auto_choice out;
+
+    in.user_given = true;
+    in.user = NP_SENSITIVITY_HIGH;
+    in.advice = true;
+    in.task_nodes = 0x1;
+    in.allowed_nodes = 0xf;
+    for (unsigned n = 0; n < 4; n++) {
+        in.node[n].known = in.node[n].cpu_busy = true;
+        in.node[n].loaded = n == 0;
+        in.node[n].utilisation = n == 0 ? 0.98 : 0.02;
+    }
+    ck_assert_int_eq(np_auto_choose(&in, &out), 0);
+    ck_assert_int_eq(out.policy, NP_POLICY_INTERLEAVE_ALL);
+    ck_assert_str_eq(out.reason, "auto: interleave-all: sensitivity high (user), node 0 loaded by "
+                                 "proxy (its CPUs 98% busy; no memory counter)");
+    in.user = NP_SENSITIVITY_LOW;
+    ck_assert_int_eq(np_auto_choose(&in, &out), 0);
+    ck_assert_int_eq(out.policy, NP_POLICY_LOCAL);
+    ck_assert_str_eq(out.reason, "auto: local: sensitivity low (user)");
+}
+END_TEST
+
 START_TEST(test_threshold)
 {
     /* 1 / (1 - u) = r at u = 1 - 1/r */
@@ -190,7 +218,10 @@ static const struct {
     const char *msg;
 } advice_cases[] = {
     {"{\"advice\":{\"nodes\":[{\"node\":0,\"source\":\"uncore\",\"loaded\":true,"
-     "\"utilisation\":0.8},{\"node\":1,\"source\":\"proxy\",\"loaded\":true}],"
+     "\"utilisation\":0.8},{\"node\":1,\"source\":\"proxy\",\"loaded\":true},"
+     "{\"node\":2,\"source\":\"proxy\",\"loaded\":true,\"load_from\":\"cpu-busy\","
+     "\"utilisation\":0.97},{\"node\":3,\"source\":\"uncore\",\"loaded\":false,"
+     "\"load_from\":\"cpu-busy\"}],"
      "\"threshold\":0.52,\"capacity_from\":\"machine profile\","
      "\"history\":{\"sensitivity\":\"high\",\"runs\":3}}}",
      0, ""},
@@ -214,6 +245,9 @@ static const struct {
     {"{\"advice\":{\"nodes\":[{\"node\":1,\"source\":\"misses\",\"loaded\":true,\"x\":1}]}}",
      -EPROTO, "advice node 0"},
     {"{\"advice\":{\"nodes\":[],\"threshold\":1.5}}", -EPROTO, "threshold"},
+    {"{\"advice\":{\"nodes\":[{\"node\":1,\"source\":\"proxy\",\"loaded\":true,"
+     "\"load_from\":\"guess\"}]}}",
+     -EPROTO, "load_from \"guess\"; accepted: cpu-busy"},
     {"{\"advice\":{\"nodes\":[],\"history\":{\"sensitivity\":\"medium\",\"runs\":1}}}", -EPROTO,
      "sensitivity must be one of high, low"},
     {"{\"advice\":{\"nodes\":[],\"history\":{\"sensitivity\":\"low\",\"runs\":0}}}", -EPROTO,
@@ -236,7 +270,12 @@ START_TEST(test_advice_decode)
         ck_assert_double_eq_tol(advice.node[0].utilisation, 0.8, 1e-12);
         /* a proxy only ranks jobs: never counted as measured or loaded */
         ck_assert(advice.node[1].present && !advice.node[1].measured && !advice.node[1].loaded);
-        ck_assert(!advice.node[2].present);
+        ck_assert(!advice.node[1].cpu_busy);
+        /* ... unless the site chose the CPU-busy proxy and the node says it is one */
+        ck_assert(advice.node[2].cpu_busy && !advice.node[2].measured && advice.node[2].loaded);
+        ck_assert_double_eq_tol(advice.node[2].utilisation, 0.97, 1e-12);
+        ck_assert(advice.node[3].measured && !advice.node[3].cpu_busy); /* measured wins */
+        ck_assert(!advice.node[4].present);
         ck_assert(advice.history_known);
         ck_assert_str_eq(advice.history, "high");
         ck_assert_uint_eq(advice.history_runs, 3);
@@ -279,6 +318,7 @@ int main(void)
 
     tcase_add_loop_test(tc, test_rule, 0, sizeof(rule_cases) / sizeof(rule_cases[0]));
     tcase_add_test(tc, test_threshold);
+    tcase_add_test(tc, test_rule_cpu_busy_proxy);
     tcase_add_loop_test(tc, test_place_auto, 0, sizeof(place_cases) / sizeof(place_cases[0]));
     tcase_add_loop_test(tc, test_advice_decode, 0, sizeof(advice_cases) / sizeof(advice_cases[0]));
     tcase_add_test(tc, test_advise_request);

@@ -392,6 +392,62 @@ START_TEST(advise_root_only_with_history)
 }
 END_TEST
 
+/* auto_load=cpu-busy: a node whose CPUs were busy all interval is loaded by the proxy, and the
+ * advice names it as one; with the default (measured) the same node is not loaded. */
+static void write_stat(const char *root, unsigned busy)
+{
+    char path[1200];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/proc/stat", root);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "cpu  %u 0 0 1000 0 0 0 0 0 0\ncpu0 %u 0 0 500 0 0 0 0 0 0\n"
+            "cpu1 %u 0 0 500 0 0 0 0 0 0\n",
+            2 * busy, busy, busy);
+    fclose(f);
+}
+
+START_TEST(advise_cpu_busy_proxy)
+{
+    const struct ucred root = np_test_peer(1, 0, 0);
+    struct np_proto_advice advice;
+    struct np_err err = {0};
+    char dir[1200];
+    json_t *reply;
+
+    snprintf(dir, sizeof(dir), "%s/root", t.dir);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    snprintf(dir, sizeof(dir), "%s/root/proc", t.dir);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    snprintf(dir, sizeof(dir), "%s/root", t.dir);
+    ck_assert_uint_lt(strlen(dir), sizeof(t.d->cfg.proc_root));
+    memcpy(t.d->cfg.proc_root, dir, strlen(dir) + 1);
+    free(t.d->cpu_node);
+    t.d->cpu_node = calloc(2, sizeof(int)); /* CPUs 0 and 1 on node 0 */
+    ck_assert_ptr_nonnull(t.d->cpu_node);
+    t.d->ncpus = 2;
+    t.d->cfg.auto_load = NP_AUTO_LOAD_CPU_BUSY;
+    advice_load(t.d); /* the threshold: the reference penalty without a profile */
+    write_stat(dir, 100);
+    advice_tick(t.d);
+    usleep(100 * 1000);
+    write_stat(dir, 100 + 100000); /* both CPUs busy all the while (clipped to 100%) */
+    advice_tick(t.d);
+    reply = op_advise(t.d, &root, 40, 0, USER_A, "");
+    ck_assert_msg(np_proto_advice_decode(reply, &advice, &err) == 0, "%s", err.msg);
+    ck_assert(advice.node[0].present && advice.node[0].cpu_busy && advice.node[0].loaded);
+    ck_assert_double_eq_tol(advice.node[0].utilisation, 1.0, 1e-9);
+    json_decref(reply);
+    t.d->cfg.auto_load = NP_AUTO_LOAD_MEASURED;
+    reply = op_advise(t.d, &root, 41, 0, USER_A, "");
+    ck_assert_int_eq(np_proto_advice_decode(reply, &advice, &err), 0);
+    ck_assert(advice.node[0].present && !advice.node[0].cpu_busy && !advice.node[0].loaded);
+    json_decref(reply);
+}
+END_TEST
+
 START_TEST(dispatch_decodes_and_pings)
 {
     const struct ucred peer = np_test_peer(1, USER_A, NOGROUP);
@@ -498,6 +554,7 @@ int main(void)
     tcase_add_test(tc, migrate_warns_of_a_saturated_destination);
     tcase_add_test(tc, dispatch_decodes_and_pings);
     tcase_add_test(tc, advise_root_only_with_history);
+    tcase_add_test(tc, advise_cpu_busy_proxy);
     tcase_add_test(tc, applied_in_a_loop_writes_nothing);
     tcase_add_test(tc, restart_changes_are_written_at_the_tick);
     suite_add_tcase(s, tc);

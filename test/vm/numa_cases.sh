@@ -105,6 +105,55 @@ PY
   np_cluster_set_plugstack "optional $NP_PLUGIN"
   np_end_case
   scancel "$holder"
+  np_wait_for 60 np_node_idle || true
+
+  # --numa-policy=auto next to a bandwidth-heavy neighbour on node 0 (stress-ng's stream,
+  # outside Slurm, CPUs and memory bound to node 0). The emulated guest has no PMU and no
+  # memory-controller counters, so its traffic cannot be measured here: numaplaced runs with
+  # auto_load=cpu-busy, the proxy a site opts into, and every reason must say it was a proxy.
+  np_cluster_set_plugstack "$(np_helper_plugstack)"
+  np_helper_start --auto_load=cpu-busy
+  numactl --cpunodebind=0 --membind=0 stress-ng --stream 2 --stream-l3-size 4M --timeout 300 \
+    >"$np_dir/neighbour.out" 2>&1 &
+  neighbour=$!
+  np_at_exit "kill $neighbour 2>/dev/null"
+  sleep 4 # two intervals of the helper: node 0's CPUs seen busy
+
+  np_case "auto: a task labelled high on the loaded node 0 is interleaved away, with its reason"
+  np_run srun -n1 -c2 --numa-sensitivity=high --numa-policy=verbose,auto "$NP_PROBE" --touch 32
+  np_expect_rc 0
+  line=$(probe_line)
+  np_expect_eq "$(field cpus "$line")" 0-1 "task CPUs (node 0, the neighbour's)"
+  np_expect_eq "$(field env_policy "$line")" interleave-all "NUMAPLACE_POLICY"
+  np_expect_eq "$(field env_mode "$line")" interleave "NUMAPLACE_MODE"
+  np_expect_eq "$(field mode "$line")" interleave "kernel mode"
+  np_expect_eq "$(field nodes "$line")" 0-3 "interleave nodes"
+  np_expect_match "env_reason=auto: interleave-all: sensitivity high \(user\), node 0 loaded by proxy \(its CPUs [0-9]+% busy; no memory counter\)"
+  np_expect_match "^numaplace: task 0 on [^ ]+: policy=interleave-all \(auto\)"
+  np_end_case
+
+  np_case "auto: an insensitive task on the same loaded node stays local, with its reason"
+  np_run srun -n1 -c2 --numa-sensitivity=low --numa-policy=verbose,auto "$NP_PROBE" --touch 32
+  np_expect_rc 0
+  line=$(probe_line)
+  np_expect_eq "$(field cpus "$line")" 0-1 "task CPUs"
+  np_expect_eq "$(field env_policy "$line")" local "NUMAPLACE_POLICY"
+  np_expect_eq "$(field mode "$line")" preferred "kernel mode"
+  np_expect_eq "$(field nodes "$line")" 0 "preferred node"
+  np_expect_match "env_reason=auto: local: sensitivity low \(user\)"
+  np_end_case
+
+  np_case "auto: with the neighbour gone, the high task stays local on node 0, now not loaded"
+  kill "$neighbour" 2>/dev/null
+  wait "$neighbour" 2>/dev/null
+  sleep 4
+  np_run srun -n1 -c2 --numa-sensitivity=high --numa-policy=verbose,auto "$NP_PROBE" --touch 32
+  np_expect_rc 0
+  np_expect_eq "$(field env_policy "$(probe_line)")" local "NUMAPLACE_POLICY"
+  np_expect_match "env_reason=auto: local: sensitivity high \(user\), node 0 not loaded by proxy"
+  np_end_case
+  np_helper_stop
+  np_cluster_set_plugstack "optional $NP_PLUGIN"
 fi
 
 if [ "$layout" = cpuless ]; then

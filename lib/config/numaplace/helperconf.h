@@ -20,6 +20,16 @@ extern "C" {
 #define NP_HELPER_DEFAULT_SOCKET "/run/numaplace/numaplaced.sock"
 #define NP_HELPER_DEFAULT_CONFIG "/etc/numaplace/numaplaced.conf"
 
+/** auto_load: what --numa-policy=auto's advice calls a loaded node (docs/auto.md). */
+enum np_auto_load {
+    NP_AUTO_LOAD_MEASURED = 0, /**< "measured": memory traffic from counters only (default) */
+    NP_AUTO_LOAD_CPU_BUSY,     /**< "cpu-busy": where no counter measures a node, the busy share
+                                    of its CPUs, a proxy the site opts into (a VM, no PMU) */
+    NP_AUTO_LOAD_COUNT
+};
+/** "measured", "cpu-busy". Borrowed, static. */
+NP_API const char *np_auto_load_name(enum np_auto_load load);
+
 struct np_helper_config {
     char socket[108];                     /**< socket: the Unix socket (sun_path size) */
     char state_dir[1024];                 /**< state_dir: the registry survives restarts here */
@@ -58,6 +68,7 @@ struct np_helper_config {
     bool class_default_auto;
     char sensitivity_table[1024];     /**< sensitivity_table: "" = the installed table */
     char machine_profile[1024];       /**< machine_profile: "" = NP_PROFILE_DEFAULT_PATH */
+    enum np_auto_load auto_load;      /**< auto_load: what makes a node loaded for auto */
     struct np_metrics_config metrics; /**< metrics_listen, metrics_users, metrics_allow */
 };
 

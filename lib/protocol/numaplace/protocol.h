@@ -98,12 +98,17 @@ struct np_proto_request {
 /** Nodes an advice may describe (OS indexes below this). */
 #define NP_PROTO_ADVICE_MAX_NODES 64
 
+/** An advice node's "load_from" when its load is the busy share of its CPUs (auto_load). */
+#define NP_PROTO_LOAD_CPU_BUSY "cpu-busy"
+
 /** numaplaced's answer to advise, as the plugin decodes it (np_proto_advice_decode). */
 struct np_proto_advice {
     double threshold; /**< the utilisation above which a node is loaded; NAN when unknown */
     struct {
         bool present;       /**< the reply named this node */
         bool measured;      /**< its traffic is measured (uncore or misses), not a proxy */
+        bool cpu_busy;      /**< not measured: its load is its CPUs' busy share, the proxy a
+                                 site opts into with auto_load=cpu-busy ("load_from") */
         bool loaded;        /**< numaplaced counts it loaded */
         double utilisation; /**< traffic / capacity; NAN when either is unknown */
         char source[16];    /**< "uncore", "misses", "proxy", "unavailable" */

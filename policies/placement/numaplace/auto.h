@@ -37,7 +37,9 @@ NP_API const char *np_auto_source_name(enum np_auto_source source);
 
 /** One memory node's traffic as numaplaced saw it when the step started. */
 struct np_auto_node {
-    bool known;         /**< a measured figure (uncore or misses); a proxy or nothing: false */
+    bool known;         /**< a measured figure (uncore or misses), or the CPU-busy proxy the site
+                             chose (auto_load=cpu-busy); another proxy or nothing: false */
+    bool cpu_busy;      /**< known through the proxy: utilisation is its CPUs' busy share */
     bool loaded;        /**< np_auto_loaded said so */
     double utilisation; /**< traffic / capacity, for the reason line; NAN when not known */
 };

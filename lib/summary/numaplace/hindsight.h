@@ -1,0 +1,40 @@
+/*
+ * numaplace/hindsight.h - `numaplace report`'s hindsight on --numa-policy=auto (docs/auto.md):
+ * the choice a step's tasks got, and the one np_auto_choose gives when the sensitivity the
+ * model measured on this run (class_source "auto: predicted ...", class_default=auto) replaces
+ * the one auto used, with the task's shape and the nodes' load as the reason line recorded them
+ * at launch. Derived when the report is read; nothing is stored.
+ */
+#ifndef NUMAPLACE_HINDSIGHT_H
+#define NUMAPLACE_HINDSIGHT_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "numaplace/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct np_auto_hindsight {
+    char made[24];  /**< the policy auto chose (the first task's) */
+    char used[16];  /**< the sensitivity it used: "high", "low", "unknown" */
+    bool measured;  /**< the model classed this run from its counters */
+    char would[24]; /**< measured: the choice with that sensitivity; else "" */
+    bool differs;   /**< would is not made: a later run should choose differently */
+    char why[320];  /**< one line: the verdict and what it rests on, or why none */
+};
+
+/**
+ * The hindsight of report @p r (borrowed). @return 1 and @p out filled for a step whose tasks
+ * ran with auto (a task's "reason" starts "auto: "); 0 for any other step; -ENOMEM.
+ */
+NP_API int np_auto_hindsight(json_t *r, struct np_auto_hindsight *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NUMAPLACE_HINDSIGHT_H */

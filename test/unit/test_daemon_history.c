@@ -1,0 +1,221 @@
+/* --numa-policy=auto's history across a restart (daemon/history.c): what one helper learnt a
+ * second reads back from state_dir; a file the helper did not write, or could not have, is
+ * refused whole; a temporary file a kill -9 left is not the history. */
+#include <errno.h>
+#include <fcntl.h>
+
+#include "history.h"
+#include "np_daemon_test.h"
+
+static struct np_test_daemon t;
+
+static void setup(void)
+{
+    np_test_daemon_init(&t);
+}
+static void teardown(void)
+{
+    np_test_daemon_fini(&t);
+}
+
+/* A second helper on the same state directory, as after a restart. */
+static struct np_daemon *restarted(int *restored)
+{
+    struct np_daemon *d = malloc(sizeof(*d));
+
+    ck_assert_ptr_nonnull(d);
+    np_daemon_init(d);
+    d->log = t.d->log;
+    memcpy(d->cfg.state_dir, t.d->cfg.state_dir, sizeof(d->cfg.state_dir));
+    *restored = history_restore(d);
+    return d;
+}
+
+static void gone(struct np_daemon *d)
+{
+    np_daemon_fini(d);
+    free(d);
+}
+
+static void write_history(const char *text, mode_t mode)
+{
+    char path[1200];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/" NPD_HISTORY_FILE, t.d->cfg.state_dir);
+    unlink(path);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+START_TEST(survives_a_restart)
+{
+    struct np_daemon *d;
+    int restored, i;
+    char path[1200];
+    struct stat st;
+
+    history_note(t.d, 4242, "lbm", true);
+    history_note(t.d, 4242, "lbm", true);
+    history_note(t.d, 4242, "lbm", false);
+    history_note(t.d, 4243, "mcf", false);
+    snprintf(path, sizeof(path), "%s/" NPD_HISTORY_FILE, t.d->cfg.state_dir);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_uint_eq(st.st_mode & 0777, 0600); /* the helper's alone */
+    ck_assert_uint_eq(st.st_uid, geteuid());
+    d = restarted(&restored);
+    ck_assert_int_eq(restored, 2);
+    i = history_find(&d->advice, 4242, "lbm");
+    ck_assert_int_ge(i, 0);
+    ck_assert_uint_eq(d->advice.history[i].high, 2);
+    ck_assert_uint_eq(d->advice.history[i].low, 1);
+    ck_assert_int_lt(history_find(&d->advice, 4242, "mcf"), 0); /* another user's name */
+    ck_assert_uint_eq(d->advice.history_seq, 4);                /* replacement order kept */
+    gone(d);
+}
+END_TEST
+
+/* Bounded: NPD_HISTORY_MAX names at most, the one used longest ago replaced, and the file of
+ * the longest names within NPD_HISTORY_FILE_MAX, so it reads back. */
+START_TEST(bounded_and_reads_back_full)
+{
+    char name[128];
+    struct np_daemon *d;
+    int restored;
+
+    memset(name, 'x', sizeof(name) - 1);
+    name[sizeof(name) - 1] = '\0';
+    /* Full of the longest names (set directly: a save per name would be 256 fsyncs). */
+    for (unsigned k = 0; k < NPD_HISTORY_MAX; k++) {
+        snprintf(name, 9, "%08u", k);
+        name[8] = 'x';
+        snprintf(t.d->advice.history[k].name, sizeof(t.d->advice.history[k].name), "%s", name);
+        t.d->advice.history[k].uid = 1000;
+        t.d->advice.history[k].high = 1;
+        t.d->advice.history[k].last = ++t.d->advice.history_seq;
+    }
+    t.d->advice.nhistory = NPD_HISTORY_MAX;
+    history_note(t.d, 1000, "one more", false);
+    ck_assert_uint_eq(t.d->advice.nhistory, NPD_HISTORY_MAX);
+    snprintf(name, 9, "%08u", 0u);
+    name[8] = 'x';
+    ck_assert_int_lt(history_find(&t.d->advice, 1000, name), 0); /* the first one went */
+    snprintf(name, 9, "%08u", 1u);
+    name[8] = 'x';
+    ck_assert_int_ge(history_find(&t.d->advice, 1000, name), 0);
+    d = restarted(&restored);
+    ck_assert_int_eq(restored, NPD_HISTORY_MAX);
+    gone(d);
+}
+END_TEST
+
+/* Files the helper must not trust, each refused whole (no entry read). */
+static const struct {
+    const char *text;
+    mode_t mode;
+    const char *why;
+} refused[] = {
+    {"{\"schema\":\"numaplace-history/1\",\"seq\":1,\"entries\":[{\"uid\":5,\"name\":\"a\","
+     "\"high\":1,\"low\":0,\"last\":1}]}",
+     0666, "writable by group or others"},
+    {"{\"schema\":\"numaplace-history/1\",\"seq\":1,\"entries\":[{\"uid\":5,\"name\":\"a\","
+     "\"high\":1,\"low\":0,\"last\":1}]}",
+     0620, "writable by group or others"},
+    {"{\"schema\":\"numaplace-history/9\",\"seq\":1,\"entries\":[]}", 0600, "schema"},
+    {"{\"schema\":\"numaplace-history/1\",\"seq\":1,\"entries\":[{\"uid\":5,\"name\":\"a\","
+     "\"high\":1,\"low\":0,\"last\":1},{\"uid\":5,\"name\":\"b\",\"high\":\"1\",\"low\":0,"
+     "\"last\":2}]}",
+     0600, "entry 1"},
+    {"{\"schema\":\"numaplace-history/1\",\"seq\":1,\"entries\":[{\"uid\":5,\"name\":\"a\","
+     "\"high\":0,\"low\":0,\"last\":1}]}",
+     0600, "out of range"},
+    {"{\"schema\":\"numaplace-history/1\",\"seq\":1,\"entries\":[{\"uid\":5,\"name\":\"a\","
+     "\"high\":1,\"low\":0,\"last\":1},{\"uid\":5,\"name\":\"a\",\"high\":1,\"low\":0,\"last\":2}]"
+     "}",
+     0600, "twice"},
+    {"{\"schema\":\"numaplace-history/1\",\"seq\":1,\"entries\":[{\"uid\":5,\"name\":\"a\","
+     "\"high\":1,\"low\":0,\"last\":1,\"root\":true}]}",
+     0600, "entry 0"},
+    {"{\"schema\":\"numaplace-history/1\",\"seq\":1,\"entr", 0600, "premature end"},
+};
+
+START_TEST(untrusted_files_refused)
+{
+    struct np_daemon *d;
+    int restored;
+
+    write_history(refused[_i].text, refused[_i].mode);
+    t.log.text[0] = '\0';
+    d = restarted(&restored);
+    ck_assert_int_lt(restored, 0);
+    ck_assert_uint_eq(d->advice.nhistory, 0);
+    ck_assert_msg(strstr(t.log.text, refused[_i].why), "%s", t.log.text);
+    gone(d);
+}
+END_TEST
+
+/* A symlink planted as history.json is not followed, and a file over the bound is not read. */
+START_TEST(symlink_and_size_refused)
+{
+    char path[1200], *big;
+    struct np_daemon *d;
+    int restored;
+
+    write_history("{}", 0600);
+    snprintf(path, sizeof(path), "%s/" NPD_HISTORY_FILE, t.d->cfg.state_dir);
+    unlink(path);
+    ck_assert_int_eq(symlink("/etc/passwd", path), 0);
+    d = restarted(&restored);
+    ck_assert_int_eq(restored, -ELOOP);
+    gone(d);
+    unlink(path);
+    big = malloc(NPD_HISTORY_FILE_MAX + 2);
+    ck_assert_ptr_nonnull(big);
+    memset(big, ' ', NPD_HISTORY_FILE_MAX + 1);
+    big[NPD_HISTORY_FILE_MAX + 1] = '\0';
+    write_history(big, 0600);
+    free(big);
+    d = restarted(&restored);
+    ck_assert_int_eq(restored, -EFBIG);
+    gone(d);
+}
+END_TEST
+
+/* A kill -9 between the temporary file's creation and its rename: the old history stands, and
+ * the partial temporary is not read as it. */
+START_TEST(killed_mid_write_keeps_the_old)
+{
+    char path[1200];
+    struct np_daemon *d;
+    int restored, fd;
+
+    history_note(t.d, 4242, "lbm", true);
+    snprintf(path, sizeof(path), "%s/." NPD_HISTORY_FILE ".99999.tmp", t.d->cfg.state_dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "{\"schema\":\"numa", 15), 15);
+    close(fd);
+    d = restarted(&restored);
+    ck_assert_int_eq(restored, 1);
+    ck_assert_int_ge(history_find(&d->advice, 4242, "lbm"), 0);
+    gone(d);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("daemon_history");
+    TCase *tc = tcase_create("history");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, survives_a_restart);
+    tcase_add_test(tc, bounded_and_reads_back_full);
+    tcase_add_loop_test(tc, untrusted_files_refused, 0, sizeof(refused) / sizeof(refused[0]));
+    tcase_add_test(tc, symlink_and_size_refused);
+    tcase_add_test(tc, killed_mid_write_keeps_the_old);
+    suite_add_tcase(s, tc);
+    return np_test_run(s);
+}

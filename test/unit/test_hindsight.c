@@ -1,0 +1,107 @@
+/* `numaplace report`'s hindsight on --numa-policy=auto (numaplace/hindsight.h): from a report's
+ * task reason and the sensitivity the model measured, the choice a later run should get. */
+#include <check.h>
+#include <string.h>
+
+#include "np_test.h"
+#include "numaplace/hindsight.h"
+#include "numaplace/report_model.h"
+
+#define PRED_HIGH "auto: predicted 2.07x with remote memory (LLC MPKI 9.00, CPI 1.50): sensitive"
+#define PRED_LOW  "auto: predicted 1.02x with remote memory (LLC MPKI 0.10, CPI 0.80): not sensitive"
+
+static const struct {
+    const char *policy, *reason, *class_source;
+    int rc;
+    const char *would;
+    bool differs;
+    const char *why;
+} cases[] = {
+    /* 0: not auto: no hindsight */
+    {"local", NULL, PRED_HIGH, 0, "", false, ""},
+    /* 1: unknown, kept local on a loaded node; measured high: interleave-all next time */
+    {"local", "auto: local: sensitivity unknown, node 0 loaded (63% of its bandwidth)", PRED_HIGH,
+     1, "interleave-all", true,
+     "a later run should get interleave-all: measured high (predicted 2.07x"},
+    /* 2: the same, on an unloaded node: local stands */
+    {"local", "auto: local: sensitivity unknown, node 1 not loaded (10% of its bandwidth)",
+     PRED_HIGH, 1, "local", false, "local stands: measured high"},
+    /* 3: labelled high and interleaved away, measured not sensitive: local next time */
+    {"interleave-all",
+     "auto: interleave-all: sensitivity high (user), node 0 loaded by proxy (its CPUs 98% busy; "
+     "no memory counter)",
+     PRED_LOW, 1, "local", true, "--numa-sensitivity=low"},
+    /* 4: every node loaded: local stands even for a sensitive code */
+    {"local",
+     "auto: local: sensitivity high (history), node 0 loaded (70% of its bandwidth) but no other "
+     "allowed node is less loaded",
+     PRED_HIGH, 1, "local", false, "local stands"},
+    /* 5: spanning nodes, unknown, measured low: local over interleave */
+    {"interleave", "auto: interleave: sensitivity unknown, CPUs span nodes 0,1", PRED_LOW, 1,
+     "local", true, "a later run should get local"},
+    /* 6: no measurement: says so */
+    {"local", "auto: local: sensitivity unknown, node 0 loaded (63% of its bandwidth)", "label", 1,
+     "", false, "unavailable: no sensitivity measured"},
+    /* 7: labelled low (auto did not look at the load), measured high: label it high */
+    {"local", "auto: local: sensitivity low (user)", PRED_HIGH, 1, "", true,
+     "label it --numa-sensitivity=high"},
+    /* 8: no advice at launch: the load was unknown, so local stands for one node */
+    {"local",
+     "auto: local: sensitivity unknown, node 0's load unknown (numaplaced did not answer: "
+     "timeout)",
+     PRED_HIGH, 1, "local", false, "local stands"},
+};
+
+START_TEST(test_hindsight)
+{
+    json_t *r =
+        json_pack("{s:s, s:{s:s, s:[{s:i, s:s}]}}", "class_source", cases[_i].class_source,
+                  "policy", "requested", "auto", "tasks", "task", 0, "policy", cases[_i].policy);
+    struct np_auto_hindsight h;
+
+    ck_assert_ptr_nonnull(r);
+    if (cases[_i].reason)
+        json_object_set_new(
+            json_array_get(json_object_get(json_object_get(r, "policy"), "tasks"), 0), "reason",
+            json_string(cases[_i].reason));
+    ck_assert_int_eq(np_auto_hindsight(r, &h), cases[_i].rc);
+    if (cases[_i].rc == 1) {
+        ck_assert_str_eq(h.made, cases[_i].policy);
+        ck_assert_str_eq(h.would, cases[_i].would);
+        ck_assert_int_eq(h.differs, cases[_i].differs);
+        ck_assert_msg(strstr(h.why, cases[_i].why), "'%s' lacks '%s'", h.why, cases[_i].why);
+    }
+    json_decref(r);
+}
+END_TEST
+
+/* `numaplace report` prints it, from a report fixture written by numaplaced. */
+START_TEST(test_report_prints_hindsight)
+{
+    json_t *r = json_load_file(np_test_fixture("report-auto.json"), 0, NULL);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_nonnull(out);
+    ck_assert_int_eq(np_report_print(out, r), 0);
+    fclose(out);
+    ck_assert_msg(strstr(text, "auto hindsight         a later run should get interleave-all: "
+                               "measured high"),
+                  "%s", text);
+    free(text);
+    json_decref(r);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("hindsight");
+    TCase *tc = tcase_create("hindsight");
+
+    tcase_add_loop_test(tc, test_hindsight, 0, sizeof(cases) / sizeof(cases[0]));
+    tcase_add_test(tc, test_report_prints_hindsight);
+    suite_add_tcase(s, tc);
+    return np_test_run(s);
+}
