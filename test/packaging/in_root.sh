@@ -106,8 +106,10 @@ count() { # count CTEST_LOG: add its "N tests failed out of M" to the totals
 }
 count "$work/unit.log"
 if [ "${NUMAPLACE_IN_ROOT_SUITES:-1}" != 0 ]; then
-  only=${NUMAPLACE_IN_ROOT_TESTS:+-R $NUMAPLACE_IN_ROOT_TESTS}
-  in_root sh -c "cd /src/numaplace && ctest --test-dir build -L slurm --output-on-failure $only" 2>&1 |
+  only=()
+  [ -z "${NUMAPLACE_IN_ROOT_TESTS:-}" ] || only=(-R "$NUMAPLACE_IN_ROOT_TESTS")
+  # the regex as one argument: through `sh -c`, its '|' and '$' would be the shell's
+  in_root ctest --test-dir /src/numaplace/build -L slurm --output-on-failure "${only[@]}" 2>&1 |
     tee "$work/slurm.log" || true
   count "$work/slurm.log"
 fi
