@@ -3,6 +3,10 @@
  * (oracle) on the thesis's measured characterization runs (docs/auto.md).
  *
  *   auto_score [--json] [--labels thesis|history|high] CHARACTERIZATION.csv SWEEPS.csv TABLE.csv
+ *   auto_score [--json] [--labels thesis|history|high] --mixes DATA_DIR
+ *
+ * The second scores the static mixes under models refit with each mix held out
+ * (auto_score_mixes.c); what follows is the first.
  *
  * Cases: every benchmark and input of scenarios 1 (alone), 3 (one memory hog on the CPUs' node 0)
  * and 5 (ten hogs there), and the 520.omnetpp_r sweep with 0-10 hogs on node 0, where both local
@@ -25,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auto_score_mixes.h"
 #include "numaplace/auto.h"
 
 #define MAX_CASES 512
@@ -220,7 +225,7 @@ int main(int argc, char **argv)
 {
     static const char *const groups[] = {"alone", "1 hog", "10 hogs", "sweep"};
     struct tally per[4] = {{0}}, all = {0}, saturated = {0};
-    const char *labels = "thesis";
+    const char *labels = "thesis", *mixes_dir = NULL;
     bool json = false;
     int a = 1;
 
@@ -229,6 +234,8 @@ int main(int argc, char **argv)
             json = true;
         else if (!strcmp(argv[a], "--labels") && a + 1 < argc)
             labels = argv[++a];
+        else if (!strcmp(argv[a], "--mixes") && a + 1 < argc)
+            mixes_dir = argv[++a];
         else if (!strcmp(argv[a], "--capacity") && a + 1 < argc)
             capacity_mbps = atof(argv[++a]);
         else if (!strcmp(argv[a], "--hog") && a + 1 < argc)
@@ -238,13 +245,16 @@ int main(int argc, char **argv)
         else
             break;
     }
-    if (argc - a != 3 ||
+    if (argc - a != (mixes_dir ? 0 : 3) ||
         (strcmp(labels, "thesis") && strcmp(labels, "history") && strcmp(labels, "high"))) {
         fprintf(stderr, "usage: auto_score [--json] [--labels thesis|history|high] [--capacity "
                         "MB/s] [--hog MB/s] [--latency R] CHARACTERIZATION.csv SWEEPS.csv "
-                        "TABLE.csv\n");
+                        "TABLE.csv\n       auto_score [--json] [--labels thesis|history|high] "
+                        "--mixes DATA_DIR\n");
         return 2;
     }
+    if (mixes_dir)
+        return score_mixes(mixes_dir, labels, json);
     if (read_characterization(argv[a]) < 0 || read_sweep(argv[a + 1]) < 0 ||
         read_table(argv[a + 2], labels) < 0)
         return 1;
