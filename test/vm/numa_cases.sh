@@ -117,7 +117,18 @@ PY
     >"$np_dir/neighbour.out" 2>&1 &
   neighbour=$!
   np_at_exit "kill $neighbour 2>/dev/null"
-  sleep 4 # two intervals of the helper: node 0's CPUs seen busy
+  # Under emulation stress-ng takes seconds to start its workers: wait until node 0's CPUs are
+  # busy as /proc/stat counts them (the proxy's own source), then two of the helper's intervals.
+  node0_busy_pct() { # the share of CPUs 0-1's time busy over one second, in percent
+    local a b
+    a=$(awk '/^cpu[01] / { busy += $2 + $3 + $4 + $7 + $8; all += $2 + $3 + $4 + $5 + $6 + $7 + $8 } END { print busy, all }' /proc/stat)
+    sleep 1
+    b=$(awk '/^cpu[01] / { busy += $2 + $3 + $4 + $7 + $8; all += $2 + $3 + $4 + $5 + $6 + $7 + $8 } END { print busy, all }' /proc/stat)
+    awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); d = y[2] - x[2]; print (d > 0 ? int(100 * (y[1] - x[1]) / d) : 0) }'
+  }
+  node0_loaded() { [ "$(node0_busy_pct)" -ge 90 ]; }
+  np_wait_for 90 node0_loaded || echo "numa_cases: node 0's CPUs never reached 90% busy ($(node0_busy_pct)%)"
+  sleep 3
 
   np_case "auto: a task labelled high on the loaded node 0 is interleaved away, with its reason"
   np_run srun -n1 -c2 --numa-sensitivity=high --numa-policy=verbose,auto "$NP_PROBE" --touch 32
