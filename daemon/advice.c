@@ -56,32 +56,36 @@ void advice_load(struct np_daemon *d)
             100.0 * a->threshold);
 }
 
+/* Each node's busy share since the last tick, as the kernel accounted its CPUs' ticks: busy
+ * over all (not over wall-clock time): a virtual machine whose CPUs the host starves is
+ * accounted fewer ticks than the time that passed, and its busy nodes looked half idle. */
 void advice_tick(struct np_daemon *d)
 {
     struct np_advice_state *a = &d->advice;
-    uint64_t ticks[NP_MAX_NODES] = {0};
-    unsigned cpus[NP_MAX_NODES] = {0};
-    const double now = np_monotonic_s(), hz = (double)sysconf(_SC_CLK_TCK);
+    uint64_t ticks[NP_MAX_NODES] = {0}, all[NP_MAX_NODES] = {0};
+    const double now = np_monotonic_s();
     int seen;
 
-    if (d->cfg.auto_load != NP_AUTO_LOAD_CPU_BUSY || !d->cpu_node || !d->ncpus || hz <= 0)
+    if (d->cfg.auto_load != NP_AUTO_LOAD_CPU_BUSY || !d->cpu_node || !d->ncpus)
         return;
-    if (!a->cpu_busy_ticks && !(a->cpu_busy_ticks = calloc(d->ncpus, sizeof(uint64_t))))
+    if (!a->cpu_busy_ticks && !(a->cpu_busy_ticks = calloc(2 * (size_t)d->ncpus, sizeof(uint64_t))))
         return;
-    seen = np_proc_cpu_busy(d->cfg.proc_root, a->cpu_busy_ticks, d->ncpus, NULL);
+    seen = np_proc_cpu_ticks(d->cfg.proc_root, a->cpu_busy_ticks, a->cpu_busy_ticks + d->ncpus,
+                             d->ncpus, NULL);
     for (int c = 0; c < seen && c < (int)d->ncpus; c++)
         if (d->cpu_node[c] >= 0 && d->cpu_node[c] < NP_MAX_NODES) {
             ticks[d->cpu_node[c]] += a->cpu_busy_ticks[c];
-            cpus[d->cpu_node[c]]++;
+            all[d->cpu_node[c]] += a->cpu_busy_ticks[d->ncpus + (unsigned)c];
         }
     for (unsigned n = 0; n < NP_MAX_NODES; n++) {
-        const double span = now - a->busy_read_at;
         a->node_busy[n] = NAN;
-        if (seen > 0 && cpus[n] && a->busy_read_at > 0 && span > 0 &&
-            ticks[n] >= a->node_busy_ticks[n])
-            a->node_busy[n] =
-                fmin((double)(ticks[n] - a->node_busy_ticks[n]) / (hz * span * cpus[n]), 1.0);
+        if (seen > 0 && a->busy_read_at > 0 && ticks[n] >= a->node_busy_ticks[n] &&
+            all[n] > a->node_all_ticks[n])
+            a->node_busy[n] = fmin((double)(ticks[n] - a->node_busy_ticks[n]) /
+                                       (double)(all[n] - a->node_all_ticks[n]),
+                                   1.0);
         a->node_busy_ticks[n] = ticks[n];
+        a->node_all_ticks[n] = all[n];
     }
     a->busy_read_at = seen > 0 ? now : 0;
 }

@@ -81,8 +81,9 @@ struct np_advice_state {
     /* auto_load=cpu-busy (advice_tick): each node's CPUs' busy share over the last interval */
     double node_busy[NP_MAX_NODES];         /**< 0..1; NAN: not read yet */
     uint64_t node_busy_ticks[NP_MAX_NODES]; /**< busy clock ticks at the last reading */
+    uint64_t node_all_ticks[NP_MAX_NODES];  /**< ticks of every kind at the last reading */
     double busy_read_at;                    /**< monotonic s of it; 0: none */
-    uint64_t *cpu_busy_ticks;               /**< owned, ncpus: the reading's buffer */
+    uint64_t *cpu_busy_ticks;               /**< owned, 2 x ncpus: the reading's buffers */
     struct {
         uid_t uid;
         char name[128];

@@ -294,31 +294,37 @@ int np_proc_cpu_busy(const char *root, uint64_t *busy_ticks, unsigned max_cpus, 
     return np_proc_cpu_busy_kept(root, NULL, busy_ticks, max_cpus, err);
 }
 
-int np_proc_cpu_busy_kept(const char *root, struct np_kept_file *kept, uint64_t *busy_ticks,
-                          unsigned max_cpus, struct np_err *err)
+/* Busy and, when @p total_ticks is given, all ticks per CPU (idle, iowait and steal too). */
+static int read_cpu_ticks(const char *root, struct np_kept_file *kept, uint64_t *busy_ticks,
+                          uint64_t *total_ticks, unsigned max_cpus, struct np_err *err)
 {
     char path[4096], line[512];
     int top = 0;
     FILE *f;
 
     memset(busy_ticks, 0, max_cpus * sizeof(*busy_ticks));
+    if (total_ticks)
+        memset(total_ticks, 0, max_cpus * sizeof(*total_ticks));
     snprintf(path, sizeof(path), "%s/proc/stat", root && *root ? root : "");
     f = np_kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     while (fgets(line, sizeof(line), f)) {
-        unsigned long long user, nice, sys, idle, iowait, irq, softirq;
+        unsigned long long user, nice, sys, idle, iowait, irq, softirq, steal = 0;
         unsigned cpu;
 
         if (strncmp(line, "cpu", 3) != 0 || line[3] < '0' || line[3] > '9')
             continue;
-        if (sscanf(line + 3, "%u %llu %llu %llu %llu %llu %llu %llu", &cpu, &user, &nice, &sys,
-                   &idle, &iowait, &irq, &softirq) != 8) {
+        if (sscanf(line + 3, "%u %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &user, &nice, &sys,
+                   &idle, &iowait, &irq, &softirq, &steal) < 8) {
             fclose(f);
             return np_err_set(err, -EINVAL, "%s: malformed line \"%.40s\"", path, line);
         }
-        if (cpu < max_cpus)
+        if (cpu < max_cpus) {
             busy_ticks[cpu] = user + nice + sys + irq + softirq;
+            if (total_ticks)
+                total_ticks[cpu] = busy_ticks[cpu] + idle + iowait + steal;
+        }
         if ((int)cpu + 1 > top)
             top = (int)cpu + 1;
     }
@@ -326,6 +332,18 @@ int np_proc_cpu_busy_kept(const char *root, struct np_kept_file *kept, uint64_t 
     if (top == 0)
         return np_err_set(err, -EINVAL, "%s has no per-CPU lines", path);
     return top;
+}
+
+int np_proc_cpu_busy_kept(const char *root, struct np_kept_file *kept, uint64_t *busy_ticks,
+                          unsigned max_cpus, struct np_err *err)
+{
+    return read_cpu_ticks(root, kept, busy_ticks, NULL, max_cpus, err);
+}
+
+int np_proc_cpu_ticks(const char *root, uint64_t *busy_ticks, uint64_t *total_ticks,
+                      unsigned max_cpus, struct np_err *err)
+{
+    return read_cpu_ticks(root, NULL, busy_ticks, total_ticks, max_cpus, err);
 }
 
 int np_proc_children_read_fd(int fd, pid_t *out, unsigned max, unsigned *found)

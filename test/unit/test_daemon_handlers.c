@@ -394,7 +394,7 @@ END_TEST
 
 /* auto_load=cpu-busy: a node whose CPUs were busy all interval is loaded by the proxy, and the
  * advice names it as one; with the default (measured) the same node is not loaded. */
-static void write_stat(const char *root, unsigned busy)
+static void write_stat_idle(const char *root, unsigned busy, unsigned idle)
 {
     char path[1200];
     FILE *f;
@@ -403,10 +403,15 @@ static void write_stat(const char *root, unsigned busy)
     f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
     fprintf(f,
-            "cpu  %u 0 0 1000 0 0 0 0 0 0\ncpu0 %u 0 0 500 0 0 0 0 0 0\n"
-            "cpu1 %u 0 0 500 0 0 0 0 0 0\n",
-            2 * busy, busy, busy);
+            "cpu  %u 0 0 %u 0 0 0 0 0 0\ncpu0 %u 0 0 %u 0 0 0 0 0 0\n"
+            "cpu1 %u 0 0 %u 0 0 0 0 0 0\n",
+            2 * busy, 2 * idle, busy, idle, busy, idle);
     fclose(f);
+}
+
+static void write_stat(const char *root, unsigned busy)
+{
+    write_stat_idle(root, busy, 500);
 }
 
 START_TEST(advise_cpu_busy_proxy)
@@ -439,6 +444,16 @@ START_TEST(advise_cpu_busy_proxy)
     ck_assert_msg(np_proto_advice_decode(reply, &advice, &err) == 0, "%s", err.msg);
     ck_assert(advice.node[0].present && advice.node[0].cpu_busy && advice.node[0].loaded);
     ck_assert_double_eq_tol(advice.node[0].utilisation, 1.0, 1e-9);
+    json_decref(reply);
+    /* A starved virtual machine: in half a second its kernel accounted 10 busy and 10 idle
+     * ticks per CPU, not the 50 the tick rate gives: half busy, as the kernel counted it. */
+    advice_tick(t.d);
+    usleep(500 * 1000);
+    write_stat_idle(dir, 100 + 100000 + 10, 500 + 10);
+    advice_tick(t.d);
+    reply = op_advise(t.d, &root, 42, 0, USER_A, "");
+    ck_assert_msg(np_proto_advice_decode(reply, &advice, &err) == 0, "%s", err.msg);
+    ck_assert_double_eq_tol(advice.node[0].utilisation, 0.5, 1e-9);
     json_decref(reply);
     t.d->cfg.auto_load = NP_AUTO_LOAD_MEASURED;
     reply = op_advise(t.d, &root, 41, 0, USER_A, "");
