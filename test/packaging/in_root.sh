@@ -38,6 +38,8 @@ test_deps=slurm-wlm,slurm-client,slurmd,slurmctld,slurmdbd,munge,mariadb-server,
 test_deps+=,stress-ng,util-linux,procps,iproute2,python3,jq,pngcheck,hostname,iputils-ping,prometheus,curl
 # Debian 13 ships promtool as a package of its own (Debian 12's prometheus contains it).
 [ "$suite" = bookworm ] || test_deps+=,promtool
+# mount(8), which the multi-node suites' namespaces use, is Essential up to Debian 13 only.
+case $suite in bookworm | trixie) ;; *) test_deps+=,mount ;; esac
 # The cached root is named after its package list, so a new dependency makes a new root.
 root_tar=$cache/$suite-ci-$(echo "$build_deps,$test_deps" | md5sum | cut -c1-8).tar
 if [ ! -s "$root_tar" ]; then
