@@ -21,26 +21,15 @@ if [ -z "${NP_IN_NAMESPACE:-}" ]; then
   NP_IN_NAMESPACE=1 exec unshare --mount --propagation private -- "$0" "$seconds" "$suite" "$keep"
 fi
 say() { printf 'fuzz-in-root(%s): %s\n' "$suite" "$*"; }
+# shellcheck source=test/packaging/root_cleanup.sh
+. "$top/test/packaging/root_cleanup.sh"
 root_tar=$(find "$cache" -maxdepth 1 -name "$suite-ci-*.tar" -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -1 | cut -d' ' -f2-)
 if [ -z "$root_tar" ]; then
   say "no cached root $cache/$suite-ci-*.tar: run test/packaging/in_root.sh $suite once"
   exit 1
 fi
 work=$(mktemp -d /var/tmp/numaplace-fuzzroot.XXXXXX)
-cleanup() {
-  local p
-  for p in /proc/[0-9]*; do
-    [ "$(readlink "$p/root" 2>/dev/null)" = "$work/root" ] && kill -9 "${p#/proc/}" 2>/dev/null
-  done
-  # Detached at once even when busy (a process killed above may not be gone yet), and the removal
-  # never crosses into a file system of its own: the host's files must stay whatever failed.
-  umount -R -l "$work/root" 2>/dev/null || true
-  if findmnt -rn -o TARGET | grep -q "^$work/"; then
-    say "left $work in place: something is still mounted under it"
-  else
-    rm -rf --one-file-system "$work"
-  fi
-}
+cleanup() { np_root_cleanup "$work"; }
 trap cleanup EXIT
 mkdir -p "$work/root"
 tar -C "$work/root" -xf "$root_tar"

@@ -28,6 +28,8 @@ fi
 . "$top/test/packaging/root_hosts.sh"
 # shellcheck source=test/packaging/root_sources.sh
 . "$top/test/packaging/root_sources.sh"
+# shellcheck source=test/packaging/root_cleanup.sh
+. "$top/test/packaging/root_cleanup.sh"
 say() { printf 'in-root(%s): %s\n' "$suite" "$*"; }
 
 # Build-Depends of debian/control, without version constraints, alternatives or profiles.
@@ -59,21 +61,7 @@ if [ "${NUMAPLACE_IN_ROOT_PREPARE_ONLY:-0}" = 1 ]; then
   exit 0
 fi
 work=$(mktemp -d /var/tmp/numaplace-root.XXXXXX)
-cleanup() {
-  local p
-  for p in /proc/[0-9]*; do # what the suites left running in the root
-    [ "$(readlink "$p/root" 2>/dev/null)" = "$work/root" ] && kill -9 "${p#/proc/}" 2>/dev/null
-  done
-  # Detached at once even when busy (a process killed above may not be gone yet), and the removal
-  # never crosses into a file system of its own: with /dev and /sys bound in, a plain rm -rf after
-  # a failed umount deletes the host's device nodes.
-  umount -R -l "$work/root" 2>/dev/null || true
-  if findmnt -rn -o TARGET | grep -q "^$work/"; then
-    say "left $work in place: something is still mounted under it"
-  else
-    rm -rf --one-file-system "$work"
-  fi
-}
+cleanup() { np_root_cleanup "$work"; }
 trap cleanup EXIT
 mkdir -p "$work/root"
 tar -C "$work/root" -xf "$root_tar"
