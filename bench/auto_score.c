@@ -3,6 +3,7 @@
  * (oracle) on the thesis's measured characterization runs (docs/auto.md).
  *
  *   auto_score [--json] [--labels thesis|history|high] CHARACTERIZATION.csv SWEEPS.csv TABLE.csv
+ *   auto_score [--json] [--labels thesis|history|high] --held-out DATA_DIR CHARACTERIZATION.csv ...
  *   auto_score [--json] [--labels thesis|history|high] --mixes DATA_DIR
  *
  * The second scores the static mixes under models refit with each mix held out
@@ -18,7 +19,8 @@
  * the remote latency) are the calibrated model's (bench/contention_fit), whose fit used the
  * characterization scenarios and the sweep besides the static mixes (docs/replay.md): the
  * threshold is not independent of the cases scored here, though their scored times are the
- * measured ones; --capacity, --hog and --latency change them.
+ * measured ones; --capacity, --hog and --latency change them. --held-out DATA_DIR takes them from
+ * a refit on DATA_DIR's static runs without the cases scored here (auto_score_refit.c).
  *
  * Slowdowns are per case time / the case's best measured time (the oracle is 1); figures are
  * geometric means.
@@ -30,6 +32,7 @@
 #include <string.h>
 
 #include "auto_score_mixes.h"
+#include "auto_score_refit.h"
 #include "numaplace/auto.h"
 
 #define MAX_CASES 512
@@ -225,9 +228,9 @@ int main(int argc, char **argv)
 {
     static const char *const groups[] = {"alone", "1 hog", "10 hogs", "sweep"};
     struct tally per[4] = {{0}}, all = {0}, saturated = {0};
-    const char *labels = "thesis", *mixes_dir = NULL;
+    const char *labels = "thesis", *mixes_dir = NULL, *held_out_dir = NULL;
     bool json = false;
-    int a = 1;
+    int a = 1, kept = 0;
 
     for (; a < argc && argv[a][0] == '-'; a++) {
         if (!strcmp(argv[a], "--json"))
@@ -236,6 +239,8 @@ int main(int argc, char **argv)
             labels = argv[++a];
         else if (!strcmp(argv[a], "--mixes") && a + 1 < argc)
             mixes_dir = argv[++a];
+        else if (!strcmp(argv[a], "--held-out") && a + 1 < argc)
+            held_out_dir = argv[++a];
         else if (!strcmp(argv[a], "--capacity") && a + 1 < argc)
             capacity_mbps = atof(argv[++a]);
         else if (!strcmp(argv[a], "--hog") && a + 1 < argc)
@@ -250,11 +255,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: auto_score [--json] [--labels thesis|history|high] [--capacity "
                         "MB/s] [--hog MB/s] [--latency R] CHARACTERIZATION.csv SWEEPS.csv "
                         "TABLE.csv\n       auto_score [--json] [--labels thesis|history|high] "
+                        "--held-out DATA_DIR CHARACTERIZATION.csv SWEEPS.csv TABLE.csv\n"
+                        "       auto_score [--json] [--labels thesis|history|high] "
                         "--mixes DATA_DIR\n");
         return 2;
     }
     if (mixes_dir)
         return score_mixes(mixes_dir, labels, json);
+    if (held_out_dir &&
+        refit_without_scored(held_out_dir, &capacity_mbps, &hog_mbps, &remote_latency, &kept))
+        return 1;
     if (read_characterization(argv[a]) < 0 || read_sweep(argv[a + 1]) < 0 ||
         read_table(argv[a + 2], labels) < 0)
         return 1;
@@ -273,9 +283,13 @@ int main(int argc, char **argv)
     }
     if (json) {
         printf("{\n  \"labels\": \"%s\", \"capacity_mbps\": %.0f, \"hog_mbps\": %.0f, "
-               "\"remote_latency\": %.3f, \"threshold\": %.4f,\n  \"groups\": {\n",
-               labels, capacity_mbps, hog_mbps, remote_latency, np_auto_threshold(remote_latency));
+               "\"remote_latency\": %.3f, \"threshold\": %.4f, \"fit_cases_without_scored\": "
+               "%d,\n  \"groups\": {\n",
+               labels, capacity_mbps, hog_mbps, remote_latency, np_auto_threshold(remote_latency),
+               held_out_dir ? kept : -1);
     } else {
+        if (held_out_dir)
+            printf("figures from a fit on %d static cases without the ones scored here\n", kept);
         printf("labels %s; node loaded above %.1f%% of %.0f MB/s (a hog draws %.0f MB/s)\n", labels,
                100 * np_auto_threshold(remote_latency), capacity_mbps, hog_mbps);
         printf("%-10s %5s %8s %8s %10s %7s %10s %5s\n", "cases", "n", "auto", "local", "interleave",

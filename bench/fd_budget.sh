@@ -26,52 +26,16 @@ for limit in "${limits[@]}"; do
   prlimit --nofile="$limit:$limit" -- "${np_helper_cmd[@]}" >>"$np_dir/helper/numaplaced.out" 2>&1 &
   np_helper_pid=$!
   np_wait_for 15 np_helper_answers || np_die "numaplaced did not answer at limit $limit"
-  out=$(python3 - "$np_dir/helper/numaplaced.sock" "$steps" "$np_helper_pid" <<'PY'
-import json, os, socket, statistics, subprocess, sys, time
-sock, steps, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-def ask(req):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(30)
-    s.connect(sock)
-    s.sendall(json.dumps(req).encode() + b"\n")
-    r = json.loads(s.makefile().readline())
-    s.close()
-    return r
-def held():
-    return len(os.listdir("/proc/%d/fd" % pid))
-procs = [subprocess.Popen(["sleep", "600"]) for _ in range(steps)]
-ok, refused, took, most = [], 0, [], held()
-for i, p in enumerate(procs):
-    t0 = time.perf_counter()
-    r = ask({"v": 1, "op": "register", "job": 9000 + i, "step": 0, "uid": 0, "pid": p.pid,
-             "task": 0, "cpus": "0", "sensitivity": "low"})
-    took.append(time.perf_counter() - t0)
-    if r.get("ok"):
-        ok.append(9000 + i)
-    else:
-        refused += 1
-    most = max(most, held())
-time.sleep(2.5)
-most = max(most, held())
-jobs = ask({"v": 1, "op": "status"}).get("jobs", [])
-perf = sum(1 for j in jobs if j.get("backends") == "perf,proc")
-for job in ok:
-    ask({"v": 1, "op": "step_end", "job": job, "step": 0})
-for p in procs:
-    p.kill()
-    p.wait()
-print(json.dumps({"ok": ok, "refused": refused, "perf": perf, "most": most,
-                  "ms": statistics.median(took) * 1000}))
-PY
-)
+    out=$(python3 "$top/test/integration/lib/descriptor_churn.py" "$np_dir/helper/numaplaced.sock" \
+    "$steps" 0 9000 "$np_helper_pid")
   missing=0
   for job in $(jq -r '.ok[]' <<<"$out"); do
     ls "$np_dir/helper/spool/$job".*.json >/dev/null 2>&1 || missing=$((missing + 1))
   done
   registered=$(jq '.ok | length' <<<"$out")
-  perf=$(jq '.perf' <<<"$out")
+  perf=$(jq '[.backends[] | select(.[0] == "perf,proc")] | length' <<<"$out")
   printf '| %s | %s | %s | %s | %s | %s | %s | %.2f ms | %s |\n' "$limit" "$steps" "$registered" \
-    "$(jq '.refused' <<<"$out")" "$perf" "$((registered - perf))" "$(jq '.most' <<<"$out")" \
+    "$(jq '.refused | length' <<<"$out")" "$perf" "$((registered - perf))" "$(jq '.most' <<<"$out")" \
     "$(jq '.ms' <<<"$out")" "$missing"
   np_helper_stop
 done

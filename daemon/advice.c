@@ -56,26 +56,24 @@ void advice_load(struct np_daemon *d)
             100.0 * a->threshold);
 }
 
-/* Each node's busy share since the last tick, as the kernel accounted its CPUs' ticks: busy
- * over all (not over wall-clock time): a virtual machine whose CPUs the host starves is
- * accounted fewer ticks than the time that passed, and its busy nodes looked half idle. */
+/* Each node's busy share since the last tick, from the node counters' /proc/stat reading of
+ * this tick, as the kernel accounted its CPUs' ticks: busy over all (not over wall-clock time):
+ * a virtual machine whose CPUs the host starves is accounted fewer ticks than the time that
+ * passed, and its busy nodes looked half idle. */
 void advice_tick(struct np_daemon *d)
 {
     struct np_advice_state *a = &d->advice;
+    const struct np_node_counters *nc = &d->counters;
     uint64_t ticks[NP_MAX_NODES] = {0}, all[NP_MAX_NODES] = {0};
     const double now = np_monotonic_s();
-    int seen;
+    const unsigned seen = nc->have_busy ? nc->cpus_read : 0;
 
     if (d->cfg.auto_load != NP_AUTO_LOAD_CPU_BUSY || !d->cpu_node || !d->ncpus)
         return;
-    if (!a->cpu_busy_ticks && !(a->cpu_busy_ticks = calloc(2 * (size_t)d->ncpus, sizeof(uint64_t))))
-        return;
-    seen = np_proc_cpu_ticks(d->cfg.proc_root, a->cpu_busy_ticks, a->cpu_busy_ticks + d->ncpus,
-                             d->ncpus, NULL);
-    for (int c = 0; c < seen && c < (int)d->ncpus; c++)
+    for (unsigned c = 0; c < seen && c < d->ncpus && c < nc->max_cpus; c++)
         if (d->cpu_node[c] >= 0 && d->cpu_node[c] < NP_MAX_NODES) {
-            ticks[d->cpu_node[c]] += a->cpu_busy_ticks[c];
-            all[d->cpu_node[c]] += a->cpu_busy_ticks[d->ncpus + (unsigned)c];
+            ticks[d->cpu_node[c]] += nc->busy_ticks[c];
+            all[d->cpu_node[c]] += nc->all_ticks[c];
         }
     for (unsigned n = 0; n < NP_MAX_NODES; n++) {
         a->node_busy[n] = NAN;
@@ -88,12 +86,6 @@ void advice_tick(struct np_daemon *d)
         a->node_all_ticks[n] = all[n];
     }
     a->busy_read_at = seen > 0 ? now : 0;
-}
-
-void advice_free(struct np_daemon *d)
-{
-    free(d->advice.cpu_busy_ticks);
-    d->advice.cpu_busy_ticks = NULL;
 }
 
 static json_t *history_json(const struct np_advice_state *a, uid_t uid, const char *name)

@@ -19,7 +19,6 @@ void advice_load(struct np_daemon *d);
 void advice_tick(struct np_daemon *d);
 
 /** Free what the advice owns (at teardown). */
-void advice_free(struct np_daemon *d);
 
 /** The reply to advise (root only). New reference. */
 json_t *op_advise(struct np_daemon *d, const struct ucred *peer, uint32_t job_id, uint32_t step_id,

@@ -83,7 +83,6 @@ struct np_advice_state {
     uint64_t node_busy_ticks[NP_MAX_NODES]; /**< busy clock ticks at the last reading */
     uint64_t node_all_ticks[NP_MAX_NODES];  /**< ticks of every kind at the last reading */
     double busy_read_at;                    /**< monotonic s of it; 0: none */
-    uint64_t *cpu_busy_ticks;               /**< owned, 2 x ncpus: the reading's buffers */
     struct {
         uid_t uid;
         char name[128];

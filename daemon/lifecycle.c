@@ -56,7 +56,6 @@ void np_daemon_fini(struct np_daemon *d)
     np_daemon_stop_writer(d); /* its completions need the registry and the clients */
     registry_fini(&d->registry);
     uncore_bw_stop(d);
-    advice_free(d);
     report_hold_fini(d);
     server_close(d);
     http_stop(d);

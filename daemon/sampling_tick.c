@@ -39,6 +39,8 @@ void sampling_tick(struct np_daemon *d)
         /* still every interval: status and metrics show the node's traffic now, not a rate
          * from when the last job ran (nor, at the next job, one averaged over the idle hours) */
         uncore_bw_tick(d);
+        if (d->cfg.auto_load == NP_AUTO_LOAD_CPU_BUSY) /* the CPU-busy proxy reads it */
+            np_node_counters_read_cpu(&d->counters, d->cfg.proc_root);
         advice_tick(d);
         return;
     }

@@ -291,12 +291,11 @@ int np_proc_cpu_counters_kept(const char *root, const char *file, struct np_kept
 
 int np_proc_cpu_busy(const char *root, uint64_t *busy_ticks, unsigned max_cpus, struct np_err *err)
 {
-    return np_proc_cpu_busy_kept(root, NULL, busy_ticks, max_cpus, err);
+    return np_proc_cpu_ticks_kept(root, NULL, busy_ticks, NULL, max_cpus, err);
 }
 
-/* Busy and, when @p total_ticks is given, all ticks per CPU (idle, iowait and steal too). */
-static int read_cpu_ticks(const char *root, struct np_kept_file *kept, uint64_t *busy_ticks,
-                          uint64_t *total_ticks, unsigned max_cpus, struct np_err *err)
+int np_proc_cpu_ticks_kept(const char *root, struct np_kept_file *kept, uint64_t *busy_ticks,
+                           uint64_t *total_ticks, unsigned max_cpus, struct np_err *err)
 {
     char path[4096], line[512];
     int top = 0;
@@ -332,18 +331,6 @@ static int read_cpu_ticks(const char *root, struct np_kept_file *kept, uint64_t 
     if (top == 0)
         return np_err_set(err, -EINVAL, "%s has no per-CPU lines", path);
     return top;
-}
-
-int np_proc_cpu_busy_kept(const char *root, struct np_kept_file *kept, uint64_t *busy_ticks,
-                          unsigned max_cpus, struct np_err *err)
-{
-    return read_cpu_ticks(root, kept, busy_ticks, NULL, max_cpus, err);
-}
-
-int np_proc_cpu_ticks(const char *root, uint64_t *busy_ticks, uint64_t *total_ticks,
-                      unsigned max_cpus, struct np_err *err)
-{
-    return read_cpu_ticks(root, NULL, busy_ticks, total_ticks, max_cpus, err);
 }
 
 int np_proc_children_read_fd(int fd, pid_t *out, unsigned max, unsigned *found)

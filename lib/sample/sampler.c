@@ -26,11 +26,12 @@ int np_node_counters_init(struct np_node_counters *nc, unsigned max_cpus)
     nc->interrupts = calloc(max_cpus, sizeof(uint64_t));
     nc->softirqs = calloc(max_cpus, sizeof(uint64_t));
     nc->busy_ticks = calloc(max_cpus, sizeof(uint64_t));
+    nc->all_ticks = calloc(max_cpus, sizeof(uint64_t));
     np_kept_file_init(&nc->interrupts_file);
     np_kept_file_init(&nc->softirqs_file);
     np_kept_file_init(&nc->stat_file);
     np_kept_file_init(&nc->balancing_file);
-    if (!nc->interrupts || !nc->softirqs || !nc->busy_ticks) {
+    if (!nc->interrupts || !nc->softirqs || !nc->busy_ticks || !nc->all_ticks) {
         np_node_counters_fini(nc);
         return -ENOMEM;
     }
@@ -44,7 +45,8 @@ void np_node_counters_fini(struct np_node_counters *nc)
     free(nc->interrupts);
     free(nc->softirqs);
     free(nc->busy_ticks);
-    nc->interrupts = nc->softirqs = nc->busy_ticks = NULL;
+    free(nc->all_ticks);
+    nc->interrupts = nc->softirqs = nc->busy_ticks = nc->all_ticks = NULL;
     np_kept_file_close(&nc->interrupts_file);
     np_kept_file_close(&nc->softirqs_file);
     np_kept_file_close(&nc->stat_file);
@@ -82,9 +84,11 @@ void np_node_counters_skip_irq(struct np_node_counters *nc)
 void np_node_counters_read_cpu(struct np_node_counters *nc, const char *root)
 {
     struct np_err err = {0};
+    const int seen = np_proc_cpu_ticks_kept(root, &nc->stat_file, nc->busy_ticks, nc->all_ticks,
+                                            nc->max_cpus, &err);
 
-    nc->have_busy =
-        np_proc_cpu_busy_kept(root, &nc->stat_file, nc->busy_ticks, nc->max_cpus, &err) >= 0;
+    nc->have_busy = seen >= 0;
+    nc->cpus_read = seen > 0 ? (unsigned)seen : 0;
     snprintf(nc->busy_reason, sizeof(nc->busy_reason), "%.*s", (int)sizeof(nc->busy_reason) - 1,
              nc->have_busy ? "" : err.msg);
     err.msg[0] = '\0';

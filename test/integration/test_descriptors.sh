@@ -35,46 +35,9 @@ log="$np_dir/helper/numaplaced.log"
 spool="$np_dir/helper/spool"
 perf_events=$(sed -n 's/.*perf: \([0-9]*\) of [0-9]* events count.*/\1/p' "$log" | tail -1)
 
-# The churn: STEPS processes, each registered as a step of its own, sampled for two intervals,
-# then killed and ended. One JSON line out: what every request was answered.
-churn=$(python3 - "$sock" "$steps" "$owner_uid" <<'PY'
-import json, socket, subprocess, sys, time
-sock, steps, uid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-def ask(req):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(30)
-    s.connect(sock)
-    s.sendall(json.dumps(req).encode() + b"\n")
-    reply = json.loads(s.makefile().readline())
-    s.close()
-    return reply
-procs = [subprocess.Popen(["sleep", "600"]) for _ in range(steps)]
-out = {"ok": [], "refused": [], "ended": 0, "end_errors": []}
-for i, p in enumerate(procs):
-    r = ask({"v": 1, "op": "register", "job": 7000 + i, "step": 0, "uid": uid, "pid": p.pid,
-             "task": 0, "cpus": "0", "sensitivity": "low"})
-    if r.get("ok"):
-        out["ok"].append(7000 + i)
-    else:
-        out["refused"].append(r.get("error", ""))
-time.sleep(2.5)
-status = ask({"v": 1, "op": "status"})
-out["memory_controllers"] = status.get("helper", {}).get("memory_controllers", "")
-out["backends"] = {str(j["job"]): [j.get("backends", ""), j.get("backends_reason", "")]
-                   for j in status.get("jobs", [])}
-# step_end as slurmstepd sends it, its tasks still there: answered once the report is durable.
-for job in out["ok"]:
-    r = ask({"v": 1, "op": "step_end", "job": job, "step": 0})
-    if r.get("ok"):
-        out["ended"] += 1
-    else:
-        out["end_errors"].append(r.get("error", ""))
-for p in procs:
-    p.kill()
-    p.wait()
-print(json.dumps(out))
-PY
-)
+# The churn (lib/descriptor_churn.py): STEPS processes, each registered as a step of its own,
+# sampled for two intervals, then ended and killed. One JSON line: what every request got.
+churn=$(python3 "$NUMAPLACE_SOURCE/test/integration/lib/descriptor_churn.py" "$sock" "$steps" "$owner_uid" 7000)
 [ -n "$churn" ] || np_die "the churn did not finish"
 registered=$(jq '.ok | length' <<<"$churn")
 refused=$(jq '.refused | length' <<<"$churn")

@@ -11,8 +11,10 @@
 # -Werror gcc build with the unit tests, the real-Slurm integration suites (ctest -L slurm:
 # plugin, helper, accounting, several nodes), then the Debian packages (copied to DEB_OUT_DIR
 # when given), and the 4-node QEMU guest suite with this root as the guest's filesystem.
-# NUMAPLACE_IN_ROOT_PREPARE_ONLY=1 only makes the cached root. NUMAPLACE_IN_ROOT_SUITES=0 skips the Slurm suites, NUMAPLACE_IN_ROOT_TESTS=REGEX runs only those
-# matching (ctest -R), NUMAPLACE_IN_ROOT_GUEST=0 skips the guest. Runs in its own mount
+# NUMAPLACE_IN_ROOT_PREPARE_ONLY=1 only makes the cached root. NUMAPLACE_IN_ROOT_SUITES=0 skips
+# the Slurm suites, NUMAPLACE_IN_ROOT_TESTS=REGEX runs only those matching (ctest -R),
+# NUMAPLACE_IN_ROOT_GUEST=0 skips the guest, NUMAPLACE_IN_ROOT_GUEST_PARTS chooses its parts
+# (test/vm/test_guest_4node.sh; default "selfcheck characterize numa"). Runs in its own mount
 # namespace; nothing outlives it. The last line counts the suites: "N passed, M failed".
 # Compiles run at nice 10, the suites at the caller's priority: beside other CI stages, the
 # timed suites get the processors first.
@@ -105,9 +107,11 @@ if [ "${NUMAPLACE_IN_ROOT_SUITES:-1}" != 0 ]; then
 fi
 # The model's 4-node guest with this root as its filesystem: this release's Slurm, hwloc and
 # numactl on a kernel with four NUMA nodes (the host's Debian kernel; test/vm/run shares the root
-# over 9p). NUMAPLACE_IN_ROOT_GUEST=0 skips it.
+# over 9p). NUMAPLACE_IN_ROOT_GUEST=0 skips it. The parts whose outcome depends on the release's
+# hwloc, numactl and Slurm on four nodes; the plugin's and helper's suites ran in the root above.
 if [ "${NUMAPLACE_IN_ROOT_GUEST:-1}" != 0 ] && command -v qemu-system-x86_64 >/dev/null; then
   if NUMAPLACE_VM_ROOT=$work/root NUMAPLACE_VM_CWD=/src/numaplace NUMAPLACE_BUILD=/src/numaplace/build \
+    NUMAPLACE_GUEST_PARTS=${NUMAPLACE_IN_ROOT_GUEST_PARTS:-selfcheck characterize numa} \
     bash "$top/test/vm/test_guest_4node.sh"; then
     say "PASS the 4-node guest suite with the $suite root"
     passed=$((passed + 1))

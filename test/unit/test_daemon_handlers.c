@@ -414,6 +414,14 @@ static void write_stat(const char *root, unsigned busy)
     write_stat_idle(root, busy, 500);
 }
 
+/* An interval's reading of /proc/stat into the node counters, then the proxy's update from it,
+ * as sampling_tick does. */
+static void proxy_tick(struct np_daemon *d)
+{
+    np_node_counters_read_cpu(&d->counters, d->cfg.proc_root);
+    advice_tick(d);
+}
+
 START_TEST(advise_cpu_busy_proxy)
 {
     const struct ucred root = np_test_peer(1, 0, 0);
@@ -436,10 +444,10 @@ START_TEST(advise_cpu_busy_proxy)
     t.d->cfg.auto_load = NP_AUTO_LOAD_CPU_BUSY;
     advice_load(t.d); /* the threshold: the reference penalty without a profile */
     write_stat(dir, 100);
-    advice_tick(t.d);
+    proxy_tick(t.d);
     usleep(100 * 1000);
     write_stat(dir, 100 + 100000); /* both CPUs busy all the while (clipped to 100%) */
-    advice_tick(t.d);
+    proxy_tick(t.d);
     reply = op_advise(t.d, &root, 40, 0, USER_A, "");
     ck_assert_msg(np_proto_advice_decode(reply, &advice, &err) == 0, "%s", err.msg);
     ck_assert(advice.node[0].present && advice.node[0].cpu_busy && advice.node[0].loaded);
@@ -447,10 +455,10 @@ START_TEST(advise_cpu_busy_proxy)
     json_decref(reply);
     /* A starved virtual machine: in half a second its kernel accounted 10 busy and 10 idle
      * ticks per CPU, not the 50 the tick rate gives: half busy, as the kernel counted it. */
-    advice_tick(t.d);
+    proxy_tick(t.d);
     usleep(500 * 1000);
     write_stat_idle(dir, 100 + 100000 + 10, 500 + 10);
-    advice_tick(t.d);
+    proxy_tick(t.d);
     reply = op_advise(t.d, &root, 42, 0, USER_A, "");
     ck_assert_msg(np_proto_advice_decode(reply, &advice, &err) == 0, "%s", err.msg);
     ck_assert_double_eq_tol(advice.node[0].utilisation, 0.5, 1e-9);

@@ -186,7 +186,7 @@ static int read_node_file(const char *root, const char *file, struct np_kept_fil
 {
     memset(values, 0, 8 * sizeof(*values));
     if (strcmp(file, "stat") == 0)
-        return np_proc_cpu_busy_kept(root, kept, values, 8, err);
+        return np_proc_cpu_ticks_kept(root, kept, values, NULL, 8, err);
     if (strstr(file, "meminfo"))
         return np_node_meminfo_kept(root, 1, kept, &values[0], &values[1], err);
     if (strcmp(file, "sys/kernel/numa_balancing") == 0)

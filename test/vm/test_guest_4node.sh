@@ -1,16 +1,35 @@
 #!/usr/bin/env bash
-# Host side: boot the model's 4-node guest once and run, inside it, the guest self-check, the
-# plugin's and the helper's whole Slurm integration suites, the multi-NUMA cases and
-# `numaplace characterize` (before any Slurm starts: it wants an idle node).
+# Host side: boot the model's 4-node guest once and run, inside it, the guest self-check,
+# `numaplace characterize` (before any Slurm starts: it wants an idle node), the plugin's and the
+# helper's whole Slurm integration suites and the multi-NUMA cases. Each part prints its time.
+# NUMAPLACE_GUEST_PARTS names the parts to run (default: all of
+# "selfcheck characterize plugin helper numa"); a release's root runs only the parts whose outcome
+# depends on that release's userland (test/packaging/in_root.sh).
 set -u
 # shellcheck source=test/vm/guest_suite.sh
 source "$(dirname "$0")/guest_suite.sh"
+parts=${NUMAPLACE_GUEST_PARTS:-selfcheck characterize plugin helper numa}
+for part in $parts; do
+  case $part in
+  selfcheck | characterize | plugin | helper | numa) ;;
+  *)
+    echo "test_guest_4node: NUMAPLACE_GUEST_PARTS: unknown part '$part' (accepted: selfcheck characterize plugin helper numa)" >&2
+    exit 2
+    ;;
+  esac
+done
 # shellcheck disable=SC2016 # expanded inside the guest
-"$here/run" --layout 4node --timeout 900 -- env NUMAPLACE_BUILD="$build" bash -c '
+"$here/run" --layout 4node --timeout 900 -- env NUMAPLACE_BUILD="$build" PARTS="$parts" bash -c '
   status=0
-  bash test/vm/selfcheck.sh 4node || status=1
-  bash test/vm/characterize_cases.sh 4node || status=1
-  bash test/integration/test_plugin.sh || status=1
-  bash test/integration/test_helper.sh || status=1
-  bash test/vm/numa_cases.sh 4node || status=1
+  for part in $PARTS; do
+    t0=$SECONDS
+    case $part in
+    selfcheck) bash test/vm/selfcheck.sh 4node ;;
+    characterize) bash test/vm/characterize_cases.sh 4node ;;
+    plugin) bash test/integration/test_plugin.sh ;;
+    helper) bash test/integration/test_helper.sh ;;
+    numa) bash test/vm/numa_cases.sh 4node ;;
+    esac || status=1
+    echo "---- guest part $part: $((SECONDS - t0)) s"
+  done
   exit $status'

@@ -20,9 +20,16 @@ status=0
   bash test/vm/characterize_cases.sh 8node || status=1
   exit $status' || status=1
 
-cache=${NUMAPLACE_VM_CACHE:-$top/build-vm-cache}
-# QEMU processes of this cache's guests: a guest of another checkout, or one an earlier killed
-# run left, is not this run's.
+# The harness's own cases boot from a cache of their own (the prepared kernel and initramfs
+# linked in), so that they count only their own guests: CI boots a release root's guest beside
+# this suite, and a guest of another checkout or one an earlier killed run left is not theirs.
+shared_cache=${NUMAPLACE_VM_CACHE:-$top/build-vm-cache}
+cache=$(mktemp -d "$shared_cache/harness.XXXXXX")
+trap 'rm -rf "$cache"' EXIT
+for f in vmlinuz initramfs.gz initramfs.stamp; do
+  ln "$shared_cache/$f" "$cache/$f" 2>/dev/null || cp "$shared_cache/$f" "$cache/$f"
+done
+export NUMAPLACE_VM_CACHE=$cache
 guests() { pgrep -f "qemu-system-x86_64.*$cache/runs/" | sort || true; }
 
 # The harness itself: a hung guest says what was still running before the deadline, is killed

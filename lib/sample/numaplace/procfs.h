@@ -107,16 +107,13 @@ NP_API int np_proc_cpu_busy(const char *root, uint64_t *busy_ticks, unsigned max
                             struct np_err *err);
 
 /**
- * np_proc_cpu_busy, and in @p total_ticks (caller array of @p max_cpus) each CPU's ticks of every
- * kind, idle, iowait and steal included: the time the kernel accounted, which on a starved
- * virtual machine is less than wall-clock time times the tick rate.
+ * np_proc_cpu_busy through a file kept open between calls (@p kept; NULL: opened afresh), and
+ * in @p total_ticks (caller array of @p max_cpus, or NULL) each CPU's ticks of every kind, idle,
+ * iowait and steal included: the time the kernel accounted, which on a starved virtual machine
+ * is less than wall-clock time times the tick rate.
  */
-NP_API int np_proc_cpu_ticks(const char *root, uint64_t *busy_ticks, uint64_t *total_ticks,
-                             unsigned max_cpus, struct np_err *err);
-
-/** np_proc_cpu_busy through a file kept open between calls (@p kept; NULL: opened afresh). */
-NP_API int np_proc_cpu_busy_kept(const char *root, struct np_kept_file *kept, uint64_t *busy_ticks,
-                                 unsigned max_cpus, struct np_err *err);
+NP_API int np_proc_cpu_ticks_kept(const char *root, struct np_kept_file *kept, uint64_t *busy_ticks,
+                                  uint64_t *total_ticks, unsigned max_cpus, struct np_err *err);
 
 /**
  * The children of every thread of @p pid (/proc/<pid>/task/<tid>/children, which lists the

@@ -32,6 +32,8 @@ extern "C" {
 struct np_node_counters {
     unsigned max_cpus;
     uint64_t *interrupts, *softirqs, *busy_ticks; /**< by CPU number */
+    uint64_t *all_ticks; /**< by CPU number: every tick the kernel accounted, idle too */
+    unsigned cpus_read;  /**< CPUs in the last /proc/stat reading (0: none) */
     bool have_irq, have_busy, balancing; /**< balancing: the kernel's NUMA balancing is on */
     bool irq_read; /**< interrupts and softirqs were read (or tried) at this interval */
     /** owned: the node files, kept open between intervals (kept_file.h) */
