@@ -15,6 +15,9 @@
 #   bench/launch_overhead.sh [STEPS]     (default 100 of each kind; at least 20)
 # NUMAPLACE_BENCH_OTHER_PLUGIN=PATH adds a rotation with another build's numaplace.so (same
 # configuration as topology_xml), to compare two builds side by side in one run.
+# NUMAPLACE_BENCH_MODES="with advised ..." times only those rows beside "without" (more steps
+# of each in the same time). Each ratio comes with a 95% interval: the ratio of medians over
+# 2000 resamples of the rotations (a rotation's steps kept together, as they ran side by side).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=test/integration/lib.sh
@@ -25,6 +28,22 @@ if ! [[ $steps =~ ^[0-9]+$ ]] || [ "$steps" -lt 20 ]; then
 fi
 [ -f "$NP_PLUGIN" ] || echo "!!!! $NP_PLUGIN does not exist: the 'with' rows will measure an optional plugin that fails to load" >&2
 
+# ratio_interval WITHOUT_FILE MODE_FILE: "lo-hi", the 95% bootstrap interval of the ratio of medians
+ratio_interval() {
+  python3 - "$1" "$2" <<'PY'
+import random, statistics, sys
+a = [float(x) for x in open(sys.argv[1])]
+b = [float(x) for x in open(sys.argv[2])]
+n = min(len(a), len(b))
+rng = random.Random(1)
+r = []
+for _ in range(2000):
+    idx = [rng.randrange(n) for _ in range(n)]
+    r.append(statistics.median(b[i] for i in idx) / statistics.median(a[i] for i in idx))
+r.sort()
+print("%.3f-%.3f" % (r[49], r[1949]))
+PY
+}
 median() { sort -n | awk '{ v[NR] = $1 } END { if (!NR) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 now_us() { echo $(($(date +%s%N) / 1000)); }
 
@@ -47,6 +66,15 @@ declare -A plugstack=(
   [advised]="$(np_helper_plugstack default_policy=auto topology_xml="$work/topology.xml")"
 )
 modes=(without with xml verbose auto advised)
+if [ -n "${NUMAPLACE_BENCH_MODES:-}" ]; then
+  modes=(without)
+  for mode in $NUMAPLACE_BENCH_MODES; do
+    if [ -z "${plugstack[$mode]+set}" ] || [ "$mode" = without ]; then
+      np_die "NUMAPLACE_BENCH_MODES: unknown row '$mode' (accepted: with xml verbose auto advised)"
+    fi
+    modes+=("$mode")
+  done
+fi
 other=${NUMAPLACE_BENCH_OTHER_PLUGIN:-}
 if [ -n "$other" ]; then
   [ -f "$other" ] || np_die "NUMAPLACE_BENCH_OTHER_PLUGIN: no such file: $other"
@@ -85,8 +113,8 @@ echo "Load average (1/5/15 min) before: $load_before, after: $load_after. Steps 
 echo
 echo "Steps told \"without advice\" in slurmd's log (the fallback; every auto row without numaplaced): $fallbacks."
 echo
-echo "| step | plugin | median ms | p25-p75 ms | ratio to without | plugin time per task (median / max us) |"
-echo "|---|---|---|---|---|---|"
+echo "| step | plugin | median ms | p25-p75 ms | ratio to without | its 95% interval | plugin time per task (median / max us) |"
+echo "|---|---|---|---|---|---|---|"
 for n in 2 1; do
   without=$(median <"$work/without.$n")
   for mode in "${modes[@]}"; do
@@ -109,7 +137,9 @@ for n in 2 1; do
       *) label="topology_xml, $other" ;;
     esac
     spread=$(sort -n "$work/$mode.$n" | awk '{ v[NR] = $1 } END { printf "%.1f-%.1f", v[int((NR + 3) / 4)] / 1000, v[int((3 * NR + 3) / 4)] / 1000 }')
-    awk -v n="$n" -v l="$label" -v a="$without" -v b="$t" -v p="$plugin" -v s="$spread" \
-      'BEGIN { printf "| srun -n%s true | %s | %.1f | %s | %.3f | %s |\n", n, l, b / 1000, s, b / a, p }'
+    interval=-
+    [ "$mode" = without ] || interval=$(ratio_interval "$work/without.$n" "$work/$mode.$n")
+    awk -v n="$n" -v l="$label" -v a="$without" -v b="$t" -v p="$plugin" -v s="$spread" -v ci="$interval" \
+      'BEGIN { printf "| srun -n%s true | %s | %.1f | %s | %.3f | %s | %s |\n", n, l, b / 1000, s, b / a, ci, p }'
   done
 done

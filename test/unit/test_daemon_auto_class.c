@@ -64,6 +64,26 @@ static const struct {
      NPD_AUTO_CLASS_SAMPLES, "low", "default (auto unavailable: sensitivity_table"},
 };
 
+/* The model's table, copied into the test's directory with @p mode, as the sensitivity table:
+ * the checkout's own file may be group-writable (an archive extracted under umask 002), which
+ * numaplaced rightly refuses to read. */
+static void use_table_copy(mode_t mode)
+{
+    char path[512], buf[8192];
+    FILE *in = fopen(getenv("NUMAPLACE_MODEL_DATA"), "r"), *out;
+    size_t n;
+
+    snprintf(path, sizeof(path), "%s/table.csv", t.dir);
+    out = fopen(path, "w");
+    ck_assert(in && out);
+    while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+        ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    ck_assert_int_eq(fclose(out), 0);
+    ck_assert_int_eq(chmod(path, mode), 0);
+    snprintf(t.d->cfg.sensitivity_table, sizeof(t.d->cfg.sensitivity_table), "%s", path);
+}
+
 static void sample_of(enum counters c, struct np_sample *s)
 {
     np_sample_init(s);
@@ -87,7 +107,6 @@ START_TEST(test_auto_class)
     struct np_err err = {0};
     struct np_daemon_job *j;
     struct np_sample s;
-    char copy[512];
     json_t *reply;
 
     t.d->cfg.class_default_auto = cases[_i].auto_on;
@@ -95,15 +114,9 @@ START_TEST(test_auto_class)
         ck_assert_int_eq(np_helper_config_set(&t.d->cfg, "class_map", cases[_i].class_map, &err),
                          0);
     if (!cases[_i].table) {
-        snprintf(t.d->cfg.sensitivity_table, sizeof(t.d->cfg.sensitivity_table), "%s",
-                 getenv("NUMAPLACE_MODEL_DATA"));
+        use_table_copy(0644);
     } else if (strcmp(cases[_i].table, "writable") == 0) {
-        char cmd[1200];
-        snprintf(copy, sizeof(copy), "%s/table.csv", t.dir);
-        snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", getenv("NUMAPLACE_MODEL_DATA"), copy);
-        ck_assert_int_eq(system(cmd), 0);
-        ck_assert_int_eq(chmod(copy, 0666), 0);
-        snprintf(t.d->cfg.sensitivity_table, sizeof(t.d->cfg.sensitivity_table), "%s", copy);
+        use_table_copy(0666);
     } else {
         snprintf(t.d->cfg.sensitivity_table, sizeof(t.d->cfg.sensitivity_table), "%s",
                  cases[_i].table);
@@ -147,8 +160,7 @@ START_TEST(test_source_survives_restart)
     json_t *reply;
 
     t.d->cfg.class_default_auto = true;
-    snprintf(t.d->cfg.sensitivity_table, sizeof(t.d->cfg.sensitivity_table), "%s",
-             getenv("NUMAPLACE_MODEL_DATA"));
+    use_table_copy(0644);
     auto_class_load(t.d);
     snprintf(r.sensitivity, sizeof(r.sensitivity), "low");
     reply = op_register(t.d, &root, &r);
@@ -190,8 +202,7 @@ START_TEST(test_model_loaded_for)
     t.d->cfg.migration = load_cases[_i].migration;
     snprintf(t.d->cfg.migration_order, sizeof(t.d->cfg.migration_order), "%s",
              load_cases[_i].order);
-    snprintf(t.d->cfg.sensitivity_table, sizeof(t.d->cfg.sensitivity_table), "%s",
-             getenv("NUMAPLACE_MODEL_DATA"));
+    use_table_copy(0644);
     auto_class_load(t.d);
     ck_assert_msg(t.d->sens_loaded == load_cases[_i].loaded, "auto %d migration %d order %s",
                   load_cases[_i].auto_on, load_cases[_i].migration, load_cases[_i].order);
