@@ -84,11 +84,11 @@ void np_node_counters_skip_irq(struct np_node_counters *nc)
 void np_node_counters_read_cpu(struct np_node_counters *nc, const char *root)
 {
     struct np_err err = {0};
-    const int seen = np_proc_cpu_ticks_kept(root, &nc->stat_file, nc->busy_ticks, nc->all_ticks,
+    const int cpus = np_proc_cpu_ticks_kept(root, &nc->stat_file, nc->busy_ticks, nc->all_ticks,
                                             nc->max_cpus, &err);
 
-    nc->have_busy = seen >= 0;
-    nc->cpus_read = seen > 0 ? (unsigned)seen : 0;
+    nc->have_busy = cpus >= 0;
+    nc->cpus_read = cpus > 0 ? (unsigned)cpus : 0;
     snprintf(nc->busy_reason, sizeof(nc->busy_reason), "%.*s", (int)sizeof(nc->busy_reason) - 1,
              nc->have_busy ? "" : err.msg);
     err.msg[0] = '\0';

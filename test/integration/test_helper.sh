@@ -222,7 +222,9 @@ np_wait_for 10 grep -q "reloaded: interval 1000 ms" "$log" || np_fail "no second
 np_end_case
 
 np_case "a restart keeps a running step: the registry survives in the state directory"
-np_run_as "$user" srun -n1 -o /dev/null "$NP_WORKLOAD" --mb 8 --busy 6 --idle 1 &
+# Long enough to outlive the restart on an emulated guest beside other work (a 7-s step once
+# ended before the restarted helper's status, and the case read no step).
+np_run_as "$user" srun -n1 -o /dev/null "$NP_WORKLOAD" --mb 8 --busy 3 --idle 25 &
 srun_pid=$!
 np_wait_for 30 bash -c "'$NP_CLI' --socket '$np_dir/helper/numaplaced.sock' status | grep -qE '^[0-9]+ +0 '" ||
   np_fail "the step never showed in status"

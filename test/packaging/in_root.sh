@@ -108,7 +108,8 @@ fi
 # The model's 4-node guest with this root as its filesystem: this release's Slurm, hwloc and
 # numactl on a kernel with four NUMA nodes (the host's Debian kernel; test/vm/run shares the root
 # over 9p). NUMAPLACE_IN_ROOT_GUEST=0 skips it. The parts whose outcome depends on the release's
-# hwloc, numactl and Slurm on four nodes; the plugin's and helper's suites ran in the root above.
+# hwloc, numactl and Slurm on four nodes (the default parts); the plugin's and helper's suites ran
+# in the root above.
 if [ "${NUMAPLACE_IN_ROOT_GUEST:-1}" != 0 ] && command -v qemu-system-x86_64 >/dev/null; then
   if NUMAPLACE_VM_ROOT=$work/root NUMAPLACE_VM_CWD=/src/numaplace NUMAPLACE_BUILD=/src/numaplace/build \
     NUMAPLACE_GUEST_PARTS=${NUMAPLACE_IN_ROOT_GUEST_PARTS:-selfcheck characterize numa} \

@@ -34,9 +34,13 @@ check "hwloc: distance matrix" "$dist" "$got_hwloc_dist"
 
 # move_pages really moves: 64 MiB bound to node 1, migrated to the last node, read back.
 last=$((nodes - 1))
-numactl --membind=1 -- python3 -c 'import time; b = bytearray(64 << 20); b[::4096] = b"\x01" * (len(b) // 4096); time.sleep(30)' &
+# The process says when every page is touched: an emulated guest on a busy host takes more
+# than a fixed wait (a 3-s sleep once read 1446 of the 16384 pages).
+touched=$(mktemp -u)
+numactl --membind=1 -- python3 -c 'import sys, time; b = bytearray(64 << 20); b[::4096] = b"\x01" * (len(b) // 4096); open(sys.argv[1], "w").close(); time.sleep(300)' "$touched" &
 pid=$!
-sleep 3
+for _ in $(seq 600); do [ -e "$touched" ] && break; sleep 0.2; done
+rm -f "$touched"
 before=$(awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^N1=/) { split($i, kv, "="); s += kv[2] } } END { print s + 0 }' "/proc/$pid/numa_maps")
 migratepages "$pid" 1 "$last"
 after=$(awk -v n="N$last=" '{ for (i = 2; i <= NF; i++) if (index($i, n) == 1) { split($i, kv, "="); s += kv[2] } } END { print s + 0 }' "/proc/$pid/numa_maps")
