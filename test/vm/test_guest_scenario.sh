@@ -4,4 +4,4 @@
 set -u
 # shellcheck source=test/vm/guest_suite.sh
 source "$(dirname "$0")/guest_suite.sh"
-"$here/run" --layout 4node --timeout 600 -- env NUMAPLACE_BUILD="$build" bash test/vm/scenario_cases.sh
+"$here/run" --layout 4node --timeout 900 -- env NUMAPLACE_BUILD="$build" bash test/vm/scenario_cases.sh
