@@ -43,6 +43,11 @@ np_fail() {
   if [ "$np_case_failed" = 0 ]; then
     printf 'FAIL %s (%d s): %s\n' "$np_current" $((SECONDS - np_case_started)) "$*"
     [ -z "$np_out" ] || printf '  output was:\n%s\n' "$(printf '%s\n' "$np_out" | tail -20 | sed 's/^/    /')"
+    # A slurmdbd that went away explains most accounting failures: say so, with its last words.
+    if [ -n "${np_dbd_pid:-}" ] && ! kill -0 "$np_dbd_pid" 2>/dev/null; then
+      printf '  slurmdbd (pid %s) is not running; its log ends:\n%s\n' "$np_dbd_pid" \
+        "$(tail -15 "$np_dir/slurmdbd.log" 2>/dev/null | sed 's/^/    /')"
+    fi
   else
     printf '  and: %s\n' "$*"
   fi
