@@ -62,15 +62,18 @@ declare -A plugstack=(
   # --numa-policy=auto as a site default: one advise call per step (no helper runs here, so it
   # is the bounded fallback's cost; docs/auto.md)
   [auto]="optional $NP_PLUGIN default_policy=auto topology_xml=$work/topology.xml"
+  # numaplaced monitoring the tasks (each registered before it execs), policy local: what the
+  # helper costs a launch, auto or not
+  [monitored]="$(np_helper_plugstack default_policy=local topology_xml="$work/topology.xml")"
   # the same with numaplaced answering advise (and registering the tasks, as a site runs it)
   [advised]="$(np_helper_plugstack default_policy=auto topology_xml="$work/topology.xml")"
 )
-modes=(without with xml verbose auto advised)
+modes=(without with xml verbose auto monitored advised)
 if [ -n "${NUMAPLACE_BENCH_MODES:-}" ]; then
   modes=(without)
   for mode in $NUMAPLACE_BENCH_MODES; do
     if [ -z "${plugstack[$mode]+set}" ] || [ "$mode" = without ]; then
-      np_die "NUMAPLACE_BENCH_MODES: unknown row '$mode' (accepted: with xml verbose auto advised)"
+      np_die "NUMAPLACE_BENCH_MODES: unknown row '$mode' (accepted: with xml verbose auto monitored advised)"
     fi
     modes+=("$mode")
   done
@@ -133,7 +136,8 @@ for n in 2 1; do
       xml) label="topology_xml" ;;
       verbose) label="topology_xml, verbose=yes" ;;
       auto) label="topology_xml, default_policy=auto, no numaplaced (fallback)" ;;
-      advised) label="topology_xml, default_policy=auto, numaplaced answering" ;;
+      monitored) label="topology_xml, default_policy=local, numaplaced registering the tasks" ;;
+      advised) label="topology_xml, default_policy=auto, numaplaced registering and answering" ;;
       *) label="topology_xml, $other" ;;
     esac
     spread=$(sort -n "$work/$mode.$n" | awk '{ v[NR] = $1 } END { printf "%.1f-%.1f", v[int((NR + 3) / 4)] / 1000, v[int((3 * NR + 3) / 4)] / 1000 }')
