@@ -156,20 +156,11 @@ int score_mixes(const char *dir, const char *labels, bool json)
 {
     static struct fit_set set;
     struct np_model model;
-    struct np_err err = {0};
     struct fit_params fp[FIT_NMIXES];
     struct mix_tally per[FIT_NMIXES][2], saturated = {0}, overall = {0};
-    char path[512];
 
-    snprintf(path, sizeof(path), "%s/sandman-spec2017.csv", dir);
-    if (np_model_load(path, &model, &err) < 0) {
-        fprintf(stderr, "auto_score: %s\n", err.msg);
+    if (fit_load_dir(&set, &model, dir, "auto_score") < 0)
         return 1;
-    }
-    if (fit_load(&set, dir, &model) < 0) {
-        np_model_free(&model);
-        return 1;
-    }
     memset(per, 0, sizeof(per));
     for (int x = 0; x < FIT_NMIXES; x++) {
         fit_params_sandman(&fp[x]);

@@ -6,7 +6,6 @@
 #include <stdio.h>
 
 #include "contention_cases.h"
-#include "numaplace/tables.h"
 
 /* A case auto_score scores: alone, or next to hogs on the job's own node 0. */
 static bool scored(const struct fit_case *c)
@@ -20,21 +19,12 @@ int refit_without_scored(const char *dir, double *capacity_mbps, double *hog_mbp
 {
     static struct fit_set set;
     struct np_model model;
-    struct np_err err = {0};
     struct fit_params fp;
-    char path[512];
     int n = 0;
 
-    snprintf(path, sizeof(path), "%s/sandman-spec2017.csv", dir);
-    if (np_model_load(path, &model, &err) < 0) {
-        fprintf(stderr, "auto_score: %s\n", err.msg);
-        return 1;
-    }
     set.ncases = 0;
-    if (fit_load(&set, dir, &model) < 0) {
-        np_model_free(&model);
+    if (fit_load_dir(&set, &model, dir, "auto_score") < 0)
         return 1;
-    }
     for (int i = 0; i < set.ncases; i++)
         if (!scored(&set.cases[i]))
             set.cases[n++] = set.cases[i];

@@ -173,6 +173,23 @@ int fit_load(struct fit_set *set, const char *dir, const struct np_model *model)
                : 0;
 }
 
+int fit_load_dir(struct fit_set *set, struct np_model *model, const char *dir, const char *who)
+{
+    struct np_err err = {0};
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/sandman-spec2017.csv", dir);
+    if (np_model_load(path, model, &err) < 0) {
+        fprintf(stderr, "%s: %s\n", who, err.msg);
+        return -1;
+    }
+    if (fit_load(set, dir, model) < 0) {
+        np_model_free(model);
+        return -1;
+    }
+    return 0;
+}
+
 void fit_params_sandman(struct fit_params *fp)
 {
     np_contention_params_sandman(&fp->model);

@@ -59,6 +59,11 @@ struct fit_cache {
  * (rows found in @p model only). 0, or -1 after saying on stderr which file was unreadable. */
 int fit_load(struct fit_set *set, const char *dir, const struct np_model *model);
 
+/* Loads DIR's sandman-spec2017.csv into @p model (free it with np_model_free) and appends its
+ * static runs with fit_load. 0, or -1 after saying on stderr, after "@p who: ", what failed (the
+ * model then freed). */
+int fit_load_dir(struct fit_set *set, struct np_model *model, const char *dir, const char *who);
+
 /* np_contention_params_sandman and its hog. */
 void fit_params_sandman(struct fit_params *fp);
 

@@ -29,8 +29,6 @@ int main(int argc, char **argv)
     struct np_model model;
     struct fit_params fp;
     const struct np_contention_params *p = &fp.model;
-    struct np_err err = {0};
-    char path[512];
     double e[FIT_NGROUPS], b[FIT_NGROUPS];
 
     for (int i = 1; i < argc; i++) {
@@ -48,12 +46,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    snprintf(path, sizeof(path), "%s/sandman-spec2017.csv", dir);
-    if (np_model_load(path, &model, &err) < 0) {
-        fprintf(stderr, "contention_fit: %s\n", err.msg);
-        return 1;
-    }
-    if (fit_load(&set, dir, &model) < 0)
+    if (fit_load_dir(&set, &model, dir, "contention_fit") < 0)
         return 1;
     fit_params_sandman(&fp);
     if (do_fit)

@@ -18,8 +18,6 @@ void advice_load(struct np_daemon *d);
 /** Each interval, with auto_load=cpu-busy: every node's CPUs' busy share since the last one. */
 void advice_tick(struct np_daemon *d);
 
-/** Free what the advice owns (at teardown). */
-
 /** The reply to advise (root only). New reference. */
 json_t *op_advise(struct np_daemon *d, const struct ucred *peer, uint32_t job_id, uint32_t step_id,
                   uid_t uid, const char *name);

@@ -106,7 +106,7 @@ if [ "${NUMAPLACE_IN_ROOT_SUITES:-1}" != 0 ]; then
   in_root ctest --test-dir /src/numaplace/build -L slurm --output-on-failure --repeat until-pass:2 \
     "${only[@]}" 2>&1 | tee "$work/slurm.log" || true
   count "$work/slurm.log"
-  sed -n 's/^ *\(.*\)Test #[0-9]*: \([^ ]*\) .*\*\*\*Failed.*/\2/p' "$work/slurm.log" | sort -u |
+  sed -n 's/.*Test #[0-9]*: \([^ ]*\) .*\*\*\*Failed.*/\1/p' "$work/slurm.log" | sort -u |
     while read -r name; do
       if grep -qE "Test #[0-9]+: $name \.+ +Passed" "$work/slurm.log"; then
         say "!!!! $name passed only on its second attempt: its first attempt's output is above !!!!"
