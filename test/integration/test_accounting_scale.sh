@@ -40,9 +40,9 @@ scale_case() { # scale_case [_ NODES_EXPECTED]
   local job ended done_at got
   job=$(np_run_as "$user" sbatch --parsable -N"${#np_nodes[@]}" --ntasks-per-node=1 -o "$out/job.out" \
     --wrap "srun $NP_WORKLOAD --mb 8 --busy 1 --idle 0.5")
-  np_wait_for 60 bash -c "[ \"\$(squeue -h -j $job)\" = '' ]" || np_fail "job $job did not end within 60 s"
+  np_wait_for 60 bash -c "[ \"\$(squeue -h -j $job)\" = '' ]" || np_fail "job $job did not end within $((60 * np_wait_scale)) s"
   ended=$(date +%s.%N)
-  np_wait_for 150 epilogs_done "$job" || np_fail "not every node's store ended within 150 s"
+  np_wait_for 150 epilogs_done "$job" || np_fail "not every node's store ended within $((150 * np_wait_scale)) s"
   done_at=$(date +%s.%N)
   got=$(stored_nodes "$job")
   echo "job $job: ${#np_nodes[@]} nodes, $got in the stored summary; the last node's store ended $(
@@ -99,9 +99,9 @@ merge_case() { # merge_case: a job on every node, stored by the one merge; print
   local job ended
   job=$(np_run_as "$user" sbatch --parsable -N"${#np_nodes[@]}" --ntasks-per-node=1 -o "$out/job.out" \
     --wrap "srun $NP_WORKLOAD --mb 8 --busy 1 --idle 0.5")
-  np_wait_for 60 bash -c "[ \"\$(squeue -h -j $job)\" = '' ]" || np_fail "job $job did not end within 60 s"
+  np_wait_for 60 bash -c "[ \"\$(squeue -h -j $job)\" = '' ]" || np_fail "job $job did not end within $((60 * np_wait_scale)) s"
   ended=$(date +%s.%N)
-  np_wait_for 150 epilogs_done "$job" || np_fail "not every node's store ended within 150 s"
+  np_wait_for 150 epilogs_done "$job" || np_fail "not every node's store ended within $((150 * np_wait_scale)) s"
   np_wait_for 200 merged "$job" || np_fail "no merge logged for job $job: $(cat "$merge_log" 2>&1)"
   echo "job $job: merged $(python3 -c "print(f'{$(date +%s.%N) - $ended:.1f}')") s after it left the queue"
   grep -h " job $job " "$np_dir"/node-*/helper/epilog.log | sed 's/^/  /'
@@ -124,9 +124,9 @@ np_case "slurmdbd down: the parts wait, and store --merge --pending stores every
 np_slurmdbd_stop
 job=$(np_run_as "$user" sbatch --parsable -N"${#np_nodes[@]}" --ntasks-per-node=1 -o "$out/job.out" \
   --wrap "srun $NP_WORKLOAD --mb 8 --busy 1 --idle 0.5")
-np_wait_for 60 bash -c "[ \"\$(squeue -h -j $job)\" = '' ]" || np_fail "job $job did not end within 60 s"
+np_wait_for 60 bash -c "[ \"\$(squeue -h -j $job)\" = '' ]" || np_fail "job $job did not end within $((60 * np_wait_scale)) s"
 np_wait_for 200 merged "$job" || np_fail "no merge logged for job $job"
-np_wait_for 150 epilogs_done "$job" || np_fail "not every node's store ended within 150 s"
+np_wait_for 150 epilogs_done "$job" || np_fail "not every node's store ended within $((150 * np_wait_scale)) s"
 np_slurmdbd_start
 sacct_knows() { sacct -n -X -j "$1" -o JobID 2>/dev/null | grep -qw "$1"; }
 np_wait_for 120 sacct_knows "$job" || np_fail "slurmdbd never received job $job's record"

@@ -178,7 +178,7 @@ open(sys.argv[1] + "/ready", "w").write("1")
 signal.pause()' "$wide_dir" &
 wide=$!
 np_at_exit "kill -KILL -- -$wide 2>/dev/null"
-np_wait_for 180 test -s "$wide_dir/ready" || np_fail "the task did not fork its children within 180 s"
+np_wait_for 180 test -s "$wide_dir/ready" || np_fail "the task did not fork its children within $((180 * np_wait_scale)) s"
 proto_as root "{\"v\":1,\"op\":\"register\",\"job\":4344,\"step\":0,\"uid\":$owner_uid,\"pid\":$wide,\"task\":0,\"cpus\":\"0\",\"sensitivity\":\"low\"}" |
   grep -q '"ok": *true' || np_fail "root could not register the wide step"
 wide_processes() {

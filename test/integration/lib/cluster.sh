@@ -144,7 +144,7 @@ CONF
   slurmctld -D -i -f "$SLURM_CONF" >"$np_dir/slurmctld.out" 2>&1 &
   np_ctld_pid=$!
   [ "$n" = 1 ] || np_nodes_setup
-  np_wait_for 20 scontrol ping || np_die "slurmctld did not answer within 20 s:$(np_tails)"
+  np_wait_for 20 scontrol ping || np_die "slurmctld did not answer within $((20 * np_wait_scale)) s:$(np_tails)"
   np_slurmd_start
   echo "numaplace test cluster up in $np_dir (slurmctld :$ctld_port, ${#np_nodes[@]} slurmd (:$slurmd_port)$(
     [ "$np_accounting" = 0 ] || echo ", slurmdbd :$dbd_port, mariadb :$db_port"))"
@@ -204,7 +204,7 @@ np_slurmd_start() {
     done
   fi
   if ! np_wait_for 30 np_node_idle; then
-    np_die "node never became idle within 30 s ($(sinfo -h -o '%N %T %E' 2>&1)):$(np_tails)"
+    np_die "node never became idle within $((30 * np_wait_scale)) s ($(sinfo -h -o '%N %T %E' 2>&1)):$(np_tails)"
   fi
 }
 

@@ -49,7 +49,7 @@ np_helper_start() {
   "${np_helper_cmd[@]}" >>"$np_dir/helper/numaplaced.out" 2>&1 &
   np_helper_pid=$!
   np_wait_for 15 np_helper_answers ||
-    np_die "numaplaced did not answer within 15 s: $(tail -20 "$np_dir/helper/numaplaced.log" "$np_dir/helper/numaplaced.out" 2>/dev/null)"
+    np_die "numaplaced did not answer within $((15 * np_wait_scale)) s: $(tail -20 "$np_dir/helper/numaplaced.log" "$np_dir/helper/numaplaced.out" 2>/dev/null)"
 }
 
 np_helper_stop() {

@@ -58,7 +58,7 @@ np_node_helper_start() { # np_node_helper_start NODE [FLAGS...]: same paths as n
     >>"$np_dir/node-$node/helper/numaplaced.out" 2>&1 &
   np_node_helper[$node]=$!
   np_wait_for 15 np_on_node "$node" "$NP_CLI" --socket "$h/numaplaced.sock" ping ||
-    np_die "numaplaced on $node did not answer within 15 s: $(tail -20 "$np_dir/node-$node/helper/numaplaced.log" 2>/dev/null)"
+    np_die "numaplaced on $node did not answer within $((15 * np_wait_scale)) s: $(tail -20 "$np_dir/node-$node/helper/numaplaced.log" 2>/dev/null)"
 }
 
 np_node_helpers_stop() {
