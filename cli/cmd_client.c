@@ -149,6 +149,8 @@ int cmd_status(int argc, char **argv)
         if (json_string_value(json_object_get(job, "processes_cut"))) /* figures are partial */
             printf("%-10s processes left out: %s\n", "",
                    json_string_value(json_object_get(job, "processes_cut")));
+        if (json_is_true(json_object_get(job, "ending"))) /* its report is being written */
+            printf("%-10s ended; its report is on its way to the spool\n", "");
         if (json_string_value(json_object_get(job, "backends_reason"))) /* no perf counters */
             printf("%-10s backends %s: %s\n", "", str(job, "backends"),
                    str(job, "backends_reason"));
@@ -157,27 +159,47 @@ int cmd_status(int argc, char **argv)
     return 0;
 }
 
-/* The helper writes a step's report when the step ends; a step whose end it has not heard of yet
- * (slurmstepd's call timed out) it notices within two intervals. Wait for that, bounded. */
-void cli_wait_for_steps_to_end(uint32_t job_id, double max_s)
+/* Steps of @p job_id numaplaced lists (with @p ending_only, those that ended and whose report is
+ * not on disk yet); 0 when none, or when numaplaced does not answer (the spool is what there is). */
+static size_t steps_listed(uint32_t job_id, bool ending_only)
+{
+    struct np_proto_request req = {.op = NP_OP_STATUS, .job_id = job_id};
+    struct np_err err = {0};
+    char *line = np_proto_encode(&req);
+    json_t *reply = NULL, *steps, *step;
+    size_t i, n = 0;
+
+    if (line && np_proto_call(cli.socket_path, line, cli.timeout_ms, &reply, &err) == 0) {
+        steps = json_object_get(reply, "jobs");
+        json_array_foreach(steps, i, step)
+        {
+            n += !ending_only || json_is_true(json_object_get(step, "ending"));
+        }
+    }
+    free(line);
+    json_decref(reply);
+    return n;
+}
+
+/* The helper writes a step's report once the step ends (the plugin does not wait for it: the
+ * step is listed "ending" meanwhile); a step whose end it has not heard of (slurmstepd's call
+ * failed) it notices within two intervals. Wait for either, bounded; polled more slowly as it
+ * lasts, since a report usually lands within milliseconds. */
+void cli_wait_for_steps_to_end(uint32_t job_id, double max_s, bool ending_only)
 {
     const unsigned saved_timeout = cli.timeout_ms;
+    struct timespec start, now;
+    useconds_t pause_us = 5000;
 
     cli.timeout_ms = 1000;
-    for (unsigned tries = 0; tries < (unsigned)(max_s * 4); tries++) { /* every 250 ms */
-        struct np_proto_request req = {.op = NP_OP_STATUS, .job_id = job_id};
-        struct np_err err = {0};
-        char *line = np_proto_encode(&req);
-        json_t *reply = NULL;
-        int rc =
-            line ? np_proto_call(cli.socket_path, line, cli.timeout_ms, &reply, &err) : -ENOMEM;
-        const size_t running = rc == 0 ? json_array_size(json_object_get(reply, "jobs")) : 0;
-
-        free(line);
-        json_decref(reply);
-        if (running == 0) /* none left, or no helper to ask: the spool is what there is */
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (steps_listed(job_id, ending_only) > 0) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9 >=
+            max_s)
             break;
-        usleep(250000);
+        usleep(pause_us);
+        pause_us = pause_us < 250000 / 2 ? pause_us * 2 : 250000;
     }
     cli.timeout_ms = saved_timeout;
 }

@@ -219,6 +219,8 @@ int cmd_report(int argc, char **argv)
                 job_arg);
         return 2;
     }
+    /* A step that just ended (srun returned) may have its report on the way to the spool. */
+    cli_wait_for_steps_to_end((uint32_t)id, 5.0, true);
     if (steps || *end == '.')
         return report_steps(job_arg);
     return report_summary((uint32_t)id, job_arg, plot, plot_node);

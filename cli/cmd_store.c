@@ -326,7 +326,7 @@ int cmd_store(int argc, char **argv)
         fprintf(stderr, "numaplace: store writes Slurm accounting: root only (the epilog)\n");
         return 1;
     }
-    cli_wait_for_steps_to_end((uint32_t)id, 10.0);
+    cli_wait_for_steps_to_end((uint32_t)id, 10.0, false);
     if (acct_store((uint32_t)id, cli.spool_dir, nodes, &log, &err) < 0) {
         fprintf(stderr, "numaplace: store: %s\n", err.msg);
         return 1;

@@ -20,7 +20,7 @@ json_t *handlers_dispatch(struct np_daemon *d, const struct ucred *peer, uint64_
     case NP_OP_APPLIED:
         return op_applied(d, peer, &req.applied);
     case NP_OP_STEP_END:
-        return op_step_end(d, peer, pending, req.job_id, req.step_id);
+        return op_step_end(d, peer, pending, req.job_id, req.step_id, req.answer_at_end);
     case NP_OP_STATUS:
         return op_status(d, peer, req.job_id);
     case NP_OP_PING: {

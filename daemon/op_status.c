@@ -30,6 +30,8 @@ static json_t *job_status(const struct np_daemon_job *j)
         json_object_set_new(obj, "backends", json_string(j->meta.backends));
     if (obj && j->meta.backends_reason[0]) /* why /proc alone (the descriptor budget) */
         json_object_set_new(obj, "backends_reason", json_string(j->meta.backends_reason));
+    if (obj && j->finishing) /* ended, its report not yet durable (docs/protocol.md) */
+        json_object_set_new(obj, "ending", json_true());
     if (obj && j->meta.class_source[0]) /* what decided the class (docs/sensitivity.md) */
         json_object_set_new(obj, "class_source", json_string(j->meta.class_source));
     return obj;

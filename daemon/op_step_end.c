@@ -6,7 +6,7 @@
 #include "job_life.h"
 
 json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
-                    uint32_t job_id, uint32_t step_id)
+                    uint32_t job_id, uint32_t step_id, bool answer_at_end)
 {
     struct np_daemon_job *j = registry_find(&d->registry, job_id, step_id);
 
@@ -15,6 +15,11 @@ json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint64_t *pen
                                     (unsigned)peer->uid);
     if (!j)
         return np_proto_reply_error("job %u.%s is not tracked here", job_id, np_step_name(step_id));
+    /* numaplace_task.so is answered at once (a launch waits for slurmstepd's end): status shows
+     * the step "ending" until its report is durable, and `numaplace report` and `store` wait
+     * for that. */
+    if (answer_at_end && j->finishing)
+        return np_proto_reply_ok();
     if (j->finishing && j->reply_tag)
         return np_proto_reply_error("job %u.%s has ended already; its report is being written",
                                     job_id, np_step_name(step_id));
@@ -24,9 +29,11 @@ json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint64_t *pen
         return NULL;
     }
     NPD_LOG(d, INFO, "job %u.%s: step ended", job_id, np_step_name(step_id));
-    j->reply_tag = ++d->migration.next_tag;
+    if (!answer_at_end)
+        j->reply_tag = ++d->migration.next_tag;
+    /* The final sample is taken before the answer: no later request sees the step running. */
     job_finish(d, j, true); /* j is freed unless it is finishing */
-    if (!registry_find(&d->registry, job_id, step_id))
+    if (answer_at_end || !registry_find(&d->registry, job_id, step_id))
         return np_proto_reply_ok();
     /* The epilog reads the report right after the reply: it comes once the report is durable
      * (job_report_done); the loop serves other clients meanwhile. */

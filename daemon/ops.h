@@ -20,9 +20,10 @@ json_t *op_register(struct np_daemon *d, const struct ucred *peer, const struct 
 json_t *op_applied(struct np_daemon *d, const struct ucred *peer, const struct np_task_applied *a);
 
 /** step_end (root only): the step's report is written and it is forgotten. With a writer
- *  (d->writer): NULL, *@p pending set, and the reply comes once the report is durable. */
+ *  (d->writer): NULL, *@p pending set, and the reply comes once the report is durable; with
+ *  @p answer_at_end, the reply at once (status shows the step "ending" until then). */
 json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
-                    uint32_t job_id, uint32_t step_id);
+                    uint32_t job_id, uint32_t step_id, bool answer_at_end);
 
 /** status: the steps (of @p job_id, 0 = all) the peer may see, and the helper itself. */
 json_t *op_status(struct np_daemon *d, const struct ucred *peer, uint32_t job_id);

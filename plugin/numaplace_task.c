@@ -184,24 +184,17 @@ static bool helper_enabled(void)
            strcmp(plugin->site->helper_socket, "none") != 0;
 }
 
-/* step_end is answered once the step's report is on disk (the epilog reads it next): at the
- * step's end, not at a launch, it may wait for a slow disk this long. */
-#define NP_STEP_END_TIMEOUT_MS 2000
-
-/* One request to numaplaced, bounded by helper_timeout_ms (step_end: at least
- * NP_STEP_END_TIMEOUT_MS). @return 0 or -errno. */
+/* One request to numaplaced, bounded by helper_timeout_ms. @return 0 or -errno. */
 static int helper_call(const struct np_proto_request *req, json_t **reply_out, struct np_err *err)
 {
     char *line = np_proto_encode(req);
     json_t *reply = NULL;
-    unsigned timeout_ms = plugin->site->helper_timeout_ms;
     int rc;
 
     if (!line)
         return np_err_set(err, -ENOMEM, "out of memory");
-    if (req->op == NP_OP_STEP_END && timeout_ms < NP_STEP_END_TIMEOUT_MS)
-        timeout_ms = NP_STEP_END_TIMEOUT_MS;
-    rc = np_proto_call(plugin->site->helper_socket, line, timeout_ms, &reply, err);
+    rc = np_proto_call(plugin->site->helper_socket, line, plugin->site->helper_timeout_ms, &reply,
+                       err);
     free(line);
     if (reply_out && rc == 0)
         *reply_out = reply;
@@ -490,8 +483,10 @@ static void task_exit(spank_t sp, const struct numaplace_step_settings *settings
 {
     plugin = settings;
     if (helper_registered && helper_enabled()) {
-        /* slurmstepd at the step's end: the helper writes the step's report now. */
-        struct np_proto_request req = {.op = NP_OP_STEP_END};
+        /* slurmstepd at the step's end: the helper takes its final sample and answers, then
+         * writes the report (srun waits for slurmstepd: a launch pays this wait, not the fsync).
+         * `numaplace report` and the epilog's store wait for a step numaplaced lists "ending". */
+        struct np_proto_request req = {.op = NP_OP_STEP_END, .answer_at_end = true};
         struct np_err err = {0};
         if (spank_get_item(sp, S_JOB_ID, &req.job_id) == ESPANK_SUCCESS &&
             spank_get_item(sp, S_JOB_STEPID, &req.step_id) == ESPANK_SUCCESS &&

@@ -109,6 +109,17 @@ static int decode_ids(json_t *obj, uint32_t *job, uint32_t *step, bool job_optio
     return 0;
 }
 
+/* step_end's "wait_report": absent or true, the reply waits for the durable report. */
+static int decode_wait_report(json_t *obj, bool *answer_at_end, struct np_err *err)
+{
+    json_t *wait = json_object_get(obj, "wait_report");
+
+    if (wait && !json_is_boolean(wait))
+        return np_err_set(err, -EINVAL, "request field \"wait_report\" must be true or false");
+    *answer_at_end = json_is_false(wait);
+    return 0;
+}
+
 static int decode_register(json_t *obj, struct np_task_reg *reg, struct np_err *err)
 {
     uint64_t uid = 0, gid = 0, pid = 0;
@@ -236,6 +247,8 @@ int np_proto_decode(const char *buf, size_t len, struct np_proto_request *out, s
         break;
     case NP_OP_STEP_END:
         rc = decode_ids(obj, &out->job_id, &out->step_id, false, err);
+        if (rc == 0)
+            rc = decode_wait_report(obj, &out->answer_at_end, err);
         break;
     case NP_OP_STATUS:
         rc = decode_ids(obj, &out->job_id, &out->step_id, true, err);
@@ -327,6 +340,8 @@ char *np_proto_encode(const struct np_proto_request *req)
             if (rc == 0)
                 rc = json_object_set_new(obj, "step", json_integer(req->step_id));
         }
+        if (rc == 0 && req->op == NP_OP_STEP_END && req->answer_at_end)
+            rc = json_object_set_new(obj, "wait_report", json_false());
         break;
     case NP_OP_PING:
         break;

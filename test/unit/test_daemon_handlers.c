@@ -127,16 +127,16 @@ START_TEST(step_end_root_only)
     reply = register_task(0, 30, getuid());
     ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
     json_decref(reply);
-    reply = op_step_end(t.d, &user, &pending, 30, 0);
+    reply = op_step_end(t.d, &user, &pending, 30, 0, false);
     ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "only root (slurmstepd) may end"));
     json_decref(reply);
     ck_assert_ptr_nonnull(registry_find(&t.d->registry, 30, 0));
-    reply = op_step_end(t.d, &root, &pending, 30, 0);
+    reply = op_step_end(t.d, &root, &pending, 30, 0, false);
     ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
     json_decref(reply);
     ck_assert_ptr_null(registry_find(&t.d->registry, 30, 0));
     ck_assert(np_test_report_exists(&t, "30.0"));
-    reply = op_step_end(t.d, &root, &pending, 30, 0);
+    reply = op_step_end(t.d, &root, &pending, 30, 0, false);
     ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "is not tracked here"));
     json_decref(reply);
 }
@@ -546,7 +546,7 @@ START_TEST(restart_changes_are_written_at_the_tick)
     ck_assert(t.d->registry.dirty);
     registry_flush(t.d);
     ck_assert_uint_eq(t.d->registry.saves, 2);
-    reply = op_step_end(t.d, &root, &pending, 20, 0);
+    reply = op_step_end(t.d, &root, &pending, 20, 0, false);
     json_decref(reply);
     ck_assert(t.d->registry.dirty);
     registry_flush(t.d);

@@ -18,6 +18,7 @@
 
 #include "jobs.h"
 #include "np_daemon_test.h"
+#include "ops.h"
 #include "registry.h"
 #include "server.h"
 #include "writer.h"
@@ -305,6 +306,47 @@ START_TEST(test_step_end_after_the_tick_ended_it)
 }
 END_TEST
 
+/* Whether status shows job @p job's step 0 as "ending" (true) or running (false); -1: absent. */
+static int status_ending(uint32_t job)
+{
+    const struct ucred root = np_test_peer(1, 0, 0);
+    json_t *reply = op_status(t.d, &root, job);
+    json_t *step = json_array_get(json_object_get(reply, "jobs"), 0);
+    const int ending = step ? json_is_true(json_object_get(step, "ending")) : -1;
+
+    json_decref(reply);
+    return ending;
+}
+
+/* The plugin's step_end ("wait_report": false) is answered at once, its report still with the
+ * writer; status shows the step "ending" until the report is on disk, then not at all. */
+START_TEST(test_step_end_answered_at_the_end)
+{
+    struct np_daemon_client *ending = &t.d->clients[1];
+    int peer;
+
+    register_step(68);
+    ck_assert_int_eq(status_ending(68), 0);
+    peer = connect_root(ending);
+    request(ending, peer,
+            "{\"v\":1,\"op\":\"step_end\",\"job\":68,\"step\":0,\"wait_report\":false}\n");
+    ck_assert_ptr_nonnull(strstr(reply_of(peer), "\"ok\":true"));
+    ck_assert(!np_test_report_exists(&t, "68.0"));
+    ck_assert_int_eq(status_ending(68), 1);
+    close(peer);
+    /* a second one (slurmstepd retrying) is answered the same */
+    peer = connect_root(&t.d->clients[2]);
+    request(&t.d->clients[2], peer,
+            "{\"v\":1,\"op\":\"step_end\",\"job\":68,\"step\":0,\"wait_report\":false}\n");
+    ck_assert_ptr_nonnull(strstr(reply_of(peer), "\"ok\":true"));
+    gate_open(daemon_gate, 1);
+    collect(t.d->writer, t.d, 1);
+    ck_assert(np_test_report_exists(&t, "68.0"));
+    ck_assert_int_eq(status_ending(68), -1);
+    close(peer);
+}
+END_TEST
+
 /* numaplaced stops while a report is with the writer and the journal has passed its bound: the
  * save that the report's completion starts is written at once (it was queued to the stopped
  * writer and dropped, and with it the final save at stop). */
@@ -446,6 +488,7 @@ int main(void)
                         (int)(sizeof(kill_cases) / sizeof(kill_cases[0])));
     tcase_add_test(daemon, test_journal_kept_past_a_save_in_flight);
     tcase_add_test(daemon, test_step_end_after_the_tick_ended_it);
+    tcase_add_test(daemon, test_step_end_answered_at_the_end);
     tcase_add_test(daemon, test_stop_saves_what_completions_start);
     tcase_add_test(daemon, test_state_dir_moved_during_a_save);
     suite_add_tcase(s, daemon);

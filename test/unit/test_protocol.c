@@ -76,6 +76,8 @@ static const struct {
      "\"reason\":\"a\\u007fb\"}",
      -EINVAL, "\"reason\" has a control character"},
     {"{\"v\":1,\"op\":\"step_end\",\"job\":1}", -EINVAL, "no \"step\""},
+    {"{\"v\":1,\"op\":\"step_end\",\"job\":1,\"step\":0,\"wait_report\":0}", -EINVAL,
+     "\"wait_report\" must be true or false"},
     {"{\"v\":1,\"op\":\"set_class\",\"job\":1,\"class\":\"urgent\"}", -EINVAL,
      "\"class\" is \"urgent\"; accepted: high, low"},
     {"{\"v\":1,\"op\":\"migrate\",\"from\":0,\"to\":1}", -EINVAL, "no \"pages\""},
@@ -140,6 +142,8 @@ static const char *const rewire_cases[] = {
     /* fuzz_proto_request: a step without a job was dropped by the encoder */
     "{\"v\":1,\"op\":\"status\",\"step\":5}",
     "{\"v\":1,\"op\":\"migrate\",\"from\":2,\"to\":1,\"pages\":16384,\"dry_run\":true}",
+    "{\"v\":1,\"op\":\"step_end\",\"job\":42,\"step\":0,\"wait_report\":false}",
+    "{\"v\":1,\"op\":\"step_end\",\"job\":42,\"step\":0,\"wait_report\":true}",
 };
 
 START_TEST(test_decode_encode_decode)
@@ -222,6 +226,18 @@ START_TEST(test_round_trip)
     ck_assert_uint_eq(out.migrate.pages, 8192);
     ck_assert(out.migrate.dry_run);
     ck_assert_str_eq(out.migrate.order, "worst-plus");
+
+    /* step_end: the plugin answers at the step's end; absent (older plugins) waits */
+    in = (struct np_proto_request){.op = NP_OP_STEP_END, .job_id = 42, .answer_at_end = true};
+    line = np_proto_encode(&in);
+    ck_assert_ptr_nonnull(strstr(line, "\"wait_report\":false"));
+    ck_assert_int_eq(np_proto_decode(line, strlen(line), &out, &err), 0);
+    free(line);
+    ck_assert(out.answer_at_end);
+    ck_assert_int_eq(np_proto_decode("{\"v\":1,\"op\":\"step_end\",\"job\":1,\"step\":0}", 40,
+                                     &out, &err),
+                     0);
+    ck_assert(!out.answer_at_end);
 
     in = (struct np_proto_request){.op = NP_OP_SET_CLASS, .job_id = 42, .job_class = "high"};
     line = np_proto_encode(&in);

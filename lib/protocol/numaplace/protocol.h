@@ -81,6 +81,9 @@ struct np_proto_request {
     struct np_task_reg reg;         /**< NP_OP_REGISTER */
     struct np_task_applied applied; /**< NP_OP_APPLIED */
     uint32_t job_id, step_id;       /**< NP_OP_STEP_END; NP_OP_STATUS (job_id 0 = all); SET_CLASS */
+    /** NP_OP_STEP_END: answer once the step is ended, not once its report is durable (wire:
+     * "wait_report": false; absent, from plugins before it, means wait) */
+    bool answer_at_end;
     char job_class[8];              /**< NP_OP_SET_CLASS: "high" or "low" */
     struct {
         unsigned from, to;
