@@ -160,7 +160,8 @@ int cmd_status(int argc, char **argv)
 }
 
 /* Steps of @p job_id numaplaced lists (with @p ending_only, those that ended and whose report is
- * not on disk yet); 0 when none, or when numaplaced does not answer (the spool is what there is). */
+ * not on disk yet); 0 when none, or when numaplaced does not answer (the spool is what there is).
+ */
 static size_t steps_listed(uint32_t job_id, bool ending_only)
 {
     struct np_proto_request req = {.op = NP_OP_STATUS, .job_id = job_id};

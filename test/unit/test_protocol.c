@@ -234,9 +234,8 @@ START_TEST(test_round_trip)
     ck_assert_int_eq(np_proto_decode(line, strlen(line), &out, &err), 0);
     free(line);
     ck_assert(out.answer_at_end);
-    ck_assert_int_eq(np_proto_decode("{\"v\":1,\"op\":\"step_end\",\"job\":1,\"step\":0}", 40,
-                                     &out, &err),
-                     0);
+    ck_assert_int_eq(
+        np_proto_decode("{\"v\":1,\"op\":\"step_end\",\"job\":1,\"step\":0}", 40, &out, &err), 0);
     ck_assert(!out.answer_at_end);
 
     in = (struct np_proto_request){.op = NP_OP_SET_CLASS, .job_id = 42, .job_class = "high"};
