@@ -187,6 +187,10 @@ struct np_daemon {
                                              (NP_MAX_NODES; sampling.c), NULL: read afresh */
     unsigned ncpus;
     unsigned perf_mask;
+    /** The probe's counters on numaplaced itself, kept open: while an event of each kind exists
+     *  the kernel keeps its perf hooks on, so a step's first counters do not rewrite kernel
+     *  code and interrupt every CPU (static keys), a cost its launch paid (sampling.c). */
+    struct np_perf_counters perf_held;
     char perf_off_reason[NP_REASON_MAX];
     char hw_off_reason[NP_REASON_MAX]; /**< why hw_counters is false, else "" */
     struct np_node_counters counters;

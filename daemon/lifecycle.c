@@ -29,6 +29,7 @@ void np_daemon_init(struct np_daemon *d)
     for (int i = 0; i < NPD_MAX_CLIENTS; i++)
         d->clients[i].fd = -1;
     registry_init(&d->registry);
+    np_perf_counters_init(&d->perf_held);
     d->started_cpus = hwloc_bitmap_alloc(); /* NULL (out of memory): the helper is not pinned */
     d->helper_cpus = hwloc_bitmap_alloc();
     snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "not probed yet");
@@ -73,6 +74,7 @@ void np_daemon_fini(struct np_daemon *d)
         close(d->timer_fd);
     d->signal_fd = d->timer_fd = -1;
     np_node_counters_fini(&d->counters);
+    np_perf_close(&d->perf_held);
     sampling_close_meminfo(d);
     np_topology_free(d->topology);
     d->topology = NULL;

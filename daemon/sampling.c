@@ -177,9 +177,10 @@ void sampling_load_topology(struct np_daemon *d)
 void sampling_probe_perf(struct np_daemon *d)
 {
     struct np_err err = {0};
-    struct np_perf_counters c;
+    struct np_perf_counters *c = &d->perf_held;
     int opened;
 
+    np_perf_close(c); /* a reload probes afresh */
     d->perf_mask = 0;
     d->hw_counters = false;
     d->hw_off_why = d->cfg.perf ? NP_PERF_WHY_LIBPFM : NP_PERF_WHY_PERF_OFF;
@@ -196,25 +197,23 @@ void sampling_probe_perf(struct np_daemon *d)
         NPD_LOG(d, WARNING, "perf: unavailable: %s", err.msg);
         return;
     }
-    /* Try every event on ourselves once, to say at start-up what this node can count. */
-    np_perf_counters_init(&c);
-    opened = np_perf_open(&c, getpid(), NP_PERF_ALL_MASK, &err);
+    /* Every event on ourselves, to say at start-up what this node can count; kept open. */
+    opened = np_perf_open(c, getpid(), NP_PERF_ALL_MASK, &err);
     d->hw_counters = opened > 0;
     d->hw_off_reason[0] = '\0';
     d->hw_off_why = NP_PERF_WHY_NONE;
     for (int e = 0; e < NP_PERF_NEVENTS; e++) {
-        if (c.fd[e] >= 0)
+        if (c->fd[e] >= 0)
             continue;
         NPD_LOG(d, INFO, "perf: %s unavailable: %s", np_perf_event_name((enum np_perf_event)e),
-                c.reason[e]);
+                c->reason[e]);
         /* CPI and bandwidth need the hardware events: the first one missing says why not. */
         if ((NP_PERF_HARDWARE_MASK & (1u << e)) && d->hw_counters) {
             d->hw_counters = false;
-            snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "%.400s", c.reason[e]);
-            d->hw_off_why = c.why[e];
+            snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "%.400s", c->reason[e]);
+            d->hw_off_why = c->why[e];
         }
     }
-    np_perf_close(&c);
     /* Keep asking for the hardware events too: their per-task failure is the reason shown. */
     d->perf_mask = opened > 0 ? NP_PERF_ALL_MASK : 0;
     if (!d->perf_mask) {
@@ -223,7 +222,7 @@ void sampling_probe_perf(struct np_daemon *d)
                  err.msg[0] ? err.msg : "see the helper's log");
         snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "%s", d->perf_off_reason);
         if (d->hw_off_why == NP_PERF_WHY_NONE) /* no event opened, none hardware said why */
-            d->hw_off_why = c.why[NP_PERF_CYCLES] ? c.why[NP_PERF_CYCLES] : NP_PERF_WHY_OTHER;
+            d->hw_off_why = c->why[NP_PERF_CYCLES] ? c->why[NP_PERF_CYCLES] : NP_PERF_WHY_OTHER;
     }
     NPD_LOG(d, INFO, "perf: %d of %d events count on this node", opened < 0 ? 0 : opened,
             NP_PERF_NEVENTS);
