@@ -160,18 +160,18 @@ int cmd_status(int argc, char **argv)
 }
 
 /* Steps of @p job_id numaplaced lists (with @p ending_only, those that ended and whose report is
- * not on disk yet); 0 when none, or when numaplaced does not answer (the spool is what there is).
- */
+ * not written yet); 0 when none, or when numaplaced does not answer: the spool is all there is. */
 static size_t steps_listed(uint32_t job_id, bool ending_only)
 {
     struct np_proto_request req = {.op = NP_OP_STATUS, .job_id = job_id};
     struct np_err err = {0};
     char *line = np_proto_encode(&req);
-    json_t *reply = NULL, *steps, *step;
-    size_t i, n = 0;
+    json_t *reply = NULL;
+    size_t n = 0;
 
     if (line && np_proto_call(cli.socket_path, line, cli.timeout_ms, &reply, &err) == 0) {
-        steps = json_object_get(reply, "jobs");
+        json_t *steps = json_object_get(reply, "jobs"), *step;
+        size_t i;
         json_array_foreach(steps, i, step)
         {
             n += !ending_only || json_is_true(json_object_get(step, "ending"));

@@ -1,4 +1,6 @@
 /* status: the steps a user may see (root: all), their latest figures, and the helper. */
+#include <stdbool.h>
+#include <stdio.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -7,7 +9,26 @@
 #include "migration.h"
 #include "registry.h"
 
-static json_t *job_status(const struct np_daemon_job *j)
+/* Whether any task the step registered is still there (in the daemon's /proc root). slurmstepd
+ * reaps its tasks and tells srun before it tells numaplaced (its spank_exit comes last): a step
+ * whose tasks are all gone has ended, whether or not its step_end has come yet. */
+static bool tasks_left(const struct np_daemon *d, const struct np_daemon_job *j)
+{
+    json_t *task;
+    size_t i;
+
+    json_array_foreach(j->tasks, i, task)
+    {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/proc/%lld", d->cfg.proc_root,
+                 (long long)json_integer_value(json_object_get(task, "pid")));
+        if (access(path, F_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
+static json_t *job_status(const struct np_daemon *d, const struct np_daemon_job *j)
 {
     json_t *obj =
         json_pack("{s:I, s:I, s:s, s:I, s:s, s:s, s:s, s:f, s:O, s:o}", "job",
@@ -30,7 +51,8 @@ static json_t *job_status(const struct np_daemon_job *j)
         json_object_set_new(obj, "backends", json_string(j->meta.backends));
     if (obj && j->meta.backends_reason[0]) /* why /proc alone (the descriptor budget) */
         json_object_set_new(obj, "backends_reason", json_string(j->meta.backends_reason));
-    if (obj && j->finishing) /* ended, its report not yet durable (docs/protocol.md) */
+    /* ended, its report not yet written (docs/protocol.md): `numaplace report` waits for it */
+    if (obj && (j->finishing || j->ended || !tasks_left(d, j)))
         json_object_set_new(obj, "ending", json_true());
     if (obj && j->meta.class_source[0]) /* what decided the class (docs/sensitivity.md) */
         json_object_set_new(obj, "class_source", json_string(j->meta.class_source));
@@ -62,7 +84,7 @@ json_t *op_status(struct np_daemon *d, const struct ucred *peer, uint32_t job_id
             continue;
         if (!auth_owns(peer, j->meta.uid))
             continue; /* users see their own jobs only */
-        json_array_append_new(jobs, job_status(j));
+        json_array_append_new(jobs, job_status(d, j));
     }
     if (job_id && json_array_size(jobs) == 0) {
         json_decref(jobs);

@@ -184,17 +184,25 @@ static bool helper_enabled(void)
            strcmp(plugin->site->helper_socket, "none") != 0;
 }
 
-/* One request to numaplaced, bounded by helper_timeout_ms. @return 0 or -errno. */
+/* step_end comes after srun has heard of the step's end (slurmstepd's spank_exit), so no launch
+ * waits for it; numaplaced answers after the step's final sample, which a busy interval (every
+ * step's /proc read) can delay: it may take this long, whatever helper_timeout_ms says. */
+#define NP_STEP_END_TIMEOUT_MS 2000
+
+/* One request to numaplaced, bounded by helper_timeout_ms (step_end: at least
+ * NP_STEP_END_TIMEOUT_MS). @return 0 or -errno. */
 static int helper_call(const struct np_proto_request *req, json_t **reply_out, struct np_err *err)
 {
     char *line = np_proto_encode(req);
     json_t *reply = NULL;
+    unsigned timeout_ms = plugin->site->helper_timeout_ms;
     int rc;
 
     if (!line)
         return np_err_set(err, -ENOMEM, "out of memory");
-    rc = np_proto_call(plugin->site->helper_socket, line, plugin->site->helper_timeout_ms, &reply,
-                       err);
+    if (req->op == NP_OP_STEP_END && timeout_ms < NP_STEP_END_TIMEOUT_MS)
+        timeout_ms = NP_STEP_END_TIMEOUT_MS;
+    rc = np_proto_call(plugin->site->helper_socket, line, timeout_ms, &reply, err);
     free(line);
     if (reply_out && rc == 0)
         *reply_out = reply;
@@ -484,8 +492,9 @@ static void task_exit(spank_t sp, const struct numaplace_step_settings *settings
     plugin = settings;
     if (helper_registered && helper_enabled()) {
         /* slurmstepd at the step's end: the helper takes its final sample and answers, then
-         * writes the report (srun waits for slurmstepd: a launch pays this wait, not the fsync).
-         * `numaplace report` and the epilog's store wait for a step numaplaced lists "ending". */
+         * writes the report; slurmstepd tells slurmctld the step is complete only after this,
+         * so the node is free again without waiting for the report's flushes. `numaplace report`
+         * and the epilog's store wait for a step numaplaced lists "ending". */
         struct np_proto_request req = {.op = NP_OP_STEP_END, .answer_at_end = true};
         struct np_err err = {0};
         if (spank_get_item(sp, S_JOB_ID, &req.job_id) == ESPANK_SUCCESS &&

@@ -8,7 +8,8 @@
 set -eu
 numaplace=$1 fixtures=$2
 dir=$(mktemp -d)
-trap 'kill "$helper" 2>/dev/null; rm -rf "$dir"' EXIT
+helper=""
+trap '[ -z "$helper" ] || kill "$helper" 2>/dev/null; rm -rf "$dir"' EXIT
 mkdir -m 0755 "$dir/spool"
 cp "$fixtures/data/report-auto.json" "$dir/report.json"
 

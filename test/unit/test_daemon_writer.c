@@ -347,6 +347,22 @@ START_TEST(test_step_end_answered_at_the_end)
 }
 END_TEST
 
+/* slurmstepd tells srun before it sends step_end: a step whose tasks are all gone is listed
+ * "ending" already, so `numaplace report` right after srun waits for its report. */
+START_TEST(test_status_ending_once_the_tasks_are_gone)
+{
+    struct np_daemon_job *j;
+
+    register_step(69);
+    ck_assert_int_eq(status_ending(69), 0);
+    j = registry_find(&t.d->registry, 69, 0);
+    ck_assert_ptr_nonnull(j);
+    /* its one task reaped: no such process in the fixture's /proc */
+    json_object_set_new(json_array_get(j->tasks, 0), "pid", json_integer(999999));
+    ck_assert_int_eq(status_ending(69), 1);
+}
+END_TEST
+
 /* numaplaced stops while a report is with the writer and the journal has passed its bound: the
  * save that the report's completion starts is written at once (it was queued to the stopped
  * writer and dropped, and with it the final save at stop). */
@@ -489,6 +505,7 @@ int main(void)
     tcase_add_test(daemon, test_journal_kept_past_a_save_in_flight);
     tcase_add_test(daemon, test_step_end_after_the_tick_ended_it);
     tcase_add_test(daemon, test_step_end_answered_at_the_end);
+    tcase_add_test(daemon, test_status_ending_once_the_tasks_are_gone);
     tcase_add_test(daemon, test_stop_saves_what_completions_start);
     tcase_add_test(daemon, test_state_dir_moved_during_a_save);
     suite_add_tcase(s, daemon);

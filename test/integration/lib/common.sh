@@ -37,8 +37,8 @@ PY
 # (test/vm/run), where daemons start several times slower than on the host, more so while CI
 # runs other guests beside it (seen: slurmctld silent for 20 s in a TCG guest).
 np_wait_scale=${NUMAPLACE_TEST_WAIT_SCALE:-1}
-[[ "$np_wait_scale" =~ ^[1-9]$ ]] ||
-  np_die "NUMAPLACE_TEST_WAIT_SCALE is '$np_wait_scale'; accepted: a whole number from 1 to 9"
+[[ "$np_wait_scale" =~ ^[1-9][0-9]?$ ]] ||
+  np_die "NUMAPLACE_TEST_WAIT_SCALE is '$np_wait_scale'; accepted: a whole number from 1 to 99"
 
 np_wait_for() { # np_wait_for SECONDS CMD...: poll until CMD succeeds; 1 if it never did
   local deadline=$((SECONDS + $1 * np_wait_scale))
