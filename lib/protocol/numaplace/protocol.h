@@ -84,7 +84,7 @@ struct np_proto_request {
     /** NP_OP_STEP_END: answer once the step is ended, not once its report is durable (wire:
      * "wait_report": false; absent, from plugins before it, means wait) */
     bool answer_at_end;
-    char job_class[8];              /**< NP_OP_SET_CLASS: "high" or "low" */
+    char job_class[8]; /**< NP_OP_SET_CLASS: "high" or "low" */
     struct {
         unsigned from, to;
         uint64_t pages;
