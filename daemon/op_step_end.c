@@ -15,9 +15,9 @@ json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint64_t *pen
                                     (unsigned)peer->uid);
     if (!j)
         return np_proto_reply_error("job %u.%s is not tracked here", job_id, np_step_name(step_id));
-    /* numaplace_task.so is answered at once (a launch waits for slurmstepd's end): status shows
-     * the step "ending" until its report is durable, and `numaplace report` and `store` wait
-     * for that. */
+    /* numaplace_task.so is answered after the final sample, so slurmstepd completes the step
+     * without waiting for the report's flushes; status shows the step "ending" until the report
+     * is written, and `numaplace report` and `store` wait for that. */
     if (answer_at_end && j->finishing)
         return np_proto_reply_ok();
     if (j->finishing && j->reply_tag)

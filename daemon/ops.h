@@ -21,7 +21,8 @@ json_t *op_applied(struct np_daemon *d, const struct ucred *peer, const struct n
 
 /** step_end (root only): the step's report is written and it is forgotten. With a writer
  *  (d->writer): NULL, *@p pending set, and the reply comes once the report is durable; with
- *  @p answer_at_end, the reply at once (status shows the step "ending" until then). */
+ *  @p answer_at_end, the reply after the final sample (status shows the step "ending" until
+ *  its report is written). */
 json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
                     uint32_t job_id, uint32_t step_id, bool answer_at_end);
 
