@@ -218,7 +218,12 @@ done
 
 # ---- 5. upgrade with the helper running ----
 helper_pid() { cat "$root/run/np-systemctl/numaplaced.service.pid" 2>/dev/null; }
-running() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat")" != Z ]; } # not a zombie
+# Alive and not a zombie, from one read of its stat: a process that exits between two reads
+# (seen: numaplaced ending as apt stopped it) is not taken for running.
+running() {
+  local state
+  state=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) && [ -n "$state" ] && [ "$state" != Z ]
+}
 # shellcheck disable=SC2016 # expanded by the task's shell
 in_root runuser -u numaplace-tester -- srun -n1 sh -c 'echo "job=$SLURM_JOB_ID"; sleep 300' \
   >"$work/running.out" 2>&1 &
