@@ -237,7 +237,15 @@ static void start_numaplaced(struct fwq_run *run, enum fwq_config c, struct fwq_
 {
     char sock[128], cpus[1024];
 
-    snprintf(d->dir, sizeof(d->dir), "/tmp/np-fwq-XXXXXX");
+    const char *tmp = getenv("TMPDIR");
+
+    /* under $TMPDIR, so a test can tell its own leftovers from another run's */
+    if (!tmp || tmp[0] != '/')
+        tmp = "/tmp";
+    if ((size_t)snprintf(d->dir, sizeof(d->dir), "%s/np-fwq-XXXXXX", tmp) >= sizeof(d->dir)) {
+        snprintf(d->why, sizeof(d->why), "TMPDIR %.40s... is too long for a socket path", tmp);
+        return;
+    }
     if (!mkdtemp(d->dir)) {
         snprintf(d->why, sizeof(d->why), "mkdtemp: %s", strerror(errno));
         return;

@@ -35,7 +35,7 @@ struct fwq_slot {
 /** What was running for a measurement (fwq_daemons.c). */
 struct fwq_daemon {
     pid_t pid;      /**< numaplaced or numad, 0 for none */
-    char dir[64];   /**< numaplaced's temp directory */
+    char dir[80];   /**< numaplaced's temp directory, under $TMPDIR */
     int migrate_fd; /**< the open migrate request (c), -1 */
     char why[256];  /**< why the configuration is unavailable, "" when it ran */
 };

@@ -21,7 +21,11 @@ thp=/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs
 numad_queue() { ipcs -q 2>/dev/null | grep -c '^0xdeadbeef' || true; }
 tracefs_mounts() { findmnt -rn -t tracefs,debugfs -o TARGET,FSTYPE || true; }
 out=$(mktemp /tmp/fwq-smoke.XXXXXX)
-trap 'rm -f "$out"' EXIT
+# fwq's numaplaced directories go under a TMPDIR of this run's own: another run's (the host's
+# smoke beside an emulated guest, whose /tmp shows the host's) are never taken for a leftover
+export TMPDIR
+TMPDIR=$(mktemp -d /tmp/fwq-smoke-tmp.XXXXXX)
+trap 'rm -rf "$out" "$TMPDIR"' EXIT
 passed=0 case="" wrap=()
 fail() { echo "fwq_smoke: FAIL ($case): $*"; cat "$out"; exit 1; }
 
@@ -95,7 +99,7 @@ run() {
   check "$2"
   [ "$(cat "$thp" 2>/dev/null || echo none)" = "$thp_before" ] || fail "khugepaged scan interval not restored"
   [ "$(numad_queue)" = "$queue_before" ] || fail "numad's message queue left behind"
-  if compgen -G "/tmp/np-fwq-*" >/dev/null; then fail "a numaplaced temp directory is left"; fi
+  if compgen -G "$TMPDIR/np-fwq-*" >/dev/null; then fail "a numaplaced temp directory is left"; fi
   pid=$(cat /var/run/numad.pid 2>/dev/null || true)
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && grep -q '^| e\. .*| [0-9]' "$out"; then
     fail "numad (pid $pid) still runs after the benchmark"
