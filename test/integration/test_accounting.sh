@@ -20,6 +20,7 @@ mkdir -p "$out"
 chmod 777 "$out"
 
 stored() { sacct -j "$1" -X -n -P -o AdminComment 2>/dev/null | head -1; }
+comment_stored() { [ -n "$(stored "$1")" ]; }
 # Every node's epilog adds its part: the summary is whole once it names every node.
 has_summary() {
   [[ $(stored "$1") == NPS1:* ]] &&
@@ -104,7 +105,13 @@ job2=$(np_run_as "$user" sbatch --parsable -N1 -n1 -w "${np_nodes[0]}" -o "$out/
 np_wait_for 30 bash -c "squeue -h -j $job2 -t R | grep -q ." || np_fail "job $job2 never ran"
 scontrol update JobId="$job2" AdminComment="JS1:another-tool"
 np_sacct_wait "$job2" 90 || np_fail "job $job2 did not finish in sacct"
-sleep 3 # the epilog ran; give slurmctld time to pass any update to slurmdbd
+# The epilog's store runs detached: wait for its word, then for slurmdbd to have the comment
+# slurmctld passes it (no fixed sleep: beside CI's other lanes either may take seconds).
+job2_log=$(np_node_dir "${np_nodes[0]}")/helper/epilog.log
+np_wait_for 90 grep -q " job $job2 on ${np_nodes[0]}: " "$job2_log" ||
+  np_fail "no store logged for job $job2: $(cat "$job2_log" 2>&1)"
+np_expect_match "another tool's text" "$(grep -A3 " job $job2 on " "$job2_log")"
+np_wait_for 30 comment_stored "$job2" || true
 np_expect_eq "$(stored "$job2")" "JS1:another-tool" "AdminComment after the job"
 np_run np_on_node "${np_nodes[0]}" "$NP_CLI" --spool "$np_dir/helper/spool" report "$job2"
 np_expect_rc 0
