@@ -21,6 +21,10 @@ chmod 777 "$out"
 
 stored() { sacct -j "$1" -X -n -P -o AdminComment 2>/dev/null | head -1; }
 comment_stored() { [ -n "$(stored "$1")" ]; }
+# The first node's epilog log: the detached store's word on each job it ran.
+first_node=${np_nodes[0]}
+node_log=$(np_node_dir "$first_node")/helper/epilog.log
+epilog_logged() { grep -q " job $1 on $first_node: " "$node_log" 2>/dev/null; }
 # Every node's epilog adds its part: the summary is whole once it names every node.
 has_summary() {
   [[ $(stored "$1") == NPS1:* ]] &&
@@ -107,10 +111,8 @@ scontrol update JobId="$job2" AdminComment="JS1:another-tool"
 np_sacct_wait "$job2" 90 || np_fail "job $job2 did not finish in sacct"
 # The epilog's store runs detached: wait for its word, then for slurmdbd to have the comment
 # slurmctld passes it (no fixed sleep: beside CI's other lanes either may take seconds).
-job2_log=$(np_node_dir "${np_nodes[0]}")/helper/epilog.log
-np_wait_for 90 grep -q " job $job2 on ${np_nodes[0]}: " "$job2_log" ||
-  np_fail "no store logged for job $job2: $(cat "$job2_log" 2>&1)"
-np_expect_match "another tool's text" "$(grep -A3 " job $job2 on " "$job2_log")"
+np_wait_for 90 epilog_logged "$job2" || np_fail "no store logged for job $job2: $(cat "$node_log" 2>&1)"
+np_expect_match "another tool's text" "$(grep -A3 " job $job2 on " "$node_log")"
 np_wait_for 30 comment_stored "$job2" || true
 np_expect_eq "$(stored "$job2")" "JS1:another-tool" "AdminComment after the job"
 np_run np_on_node "${np_nodes[0]}" "$NP_CLI" --spool "$np_dir/helper/spool" report "$job2"
@@ -153,10 +155,8 @@ np_end_case
 
 # slurmdbd down during the epilog (issue 12 #1): the node's part waits in its spool
 # (pending/JOBID.json) and is stored later, by `numaplace store --pending` or by the next store.
-node=${np_nodes[0]}
+node=$first_node
 pending_dir=$(np_node_dir "$node")/helper/spool/pending
-node_log=$(np_node_dir "$node")/helper/epilog.log
-epilog_logged() { grep -q " job $1 on $node: " "$node_log" 2>/dev/null; }
 one_node_job() {
   np_run_as "$user" sbatch --parsable -N1 -n1 -w "$node" -o "$out/$1.out" \
     --wrap "srun $NP_WORKLOAD --mb 8 --busy 1 --idle 0.5"
