@@ -11,6 +11,7 @@ status=0
 # linked in), so that they count only their own guests: CI boots a release root's guest beside
 # this suite, and a guest of another checkout or one an earlier killed run left is not theirs.
 shared_cache=${NUMAPLACE_VM_CACHE:-$top/build-vm-cache}
+mkdir -p "$shared_cache"
 cache=$(mktemp -d "$shared_cache/harness.XXXXXX")
 trap 'rm -rf "$cache"' EXIT
 # (run first, with no shared cache yet, the runner prepares its kernel in this one)
