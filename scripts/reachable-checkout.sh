@@ -7,7 +7,7 @@
 # directory under /var/tmp that every user can read, says so, and runs the same command there.
 # When the command ends, the copy (sources, build trees, installs: hundreds of MB) is removed but
 # for its output/ directory, where a command keeps what is worth reading afterwards (the main
-# job's log and pictures); a copy with nothing kept is removed whole.
+# job's log and pictures, a fuzzer's crashing input); a copy with no file kept is removed whole.
 #
 # np_run_from_reachable_checkout TOP COMMAND [ARGS...]: returns when TOP is reachable; otherwise
 # runs COMMAND (a path relative to TOP) in the copy and exits with its status.
@@ -39,7 +39,7 @@ np_run_from_reachable_checkout() {
 np_prune_reachable_copy() {
   local base=$1 copy=$2
   find "$copy" -mindepth 1 -maxdepth 1 ! -name output -exec rm -rf {} +
-  if [ -n "$(ls -A "$copy/output" 2>/dev/null)" ]; then
+  if [ -n "$(find "$copy/output" -type f -print -quit 2>/dev/null)" ]; then
     echo "numaplace: kept $copy/output ($(du -sh "$copy/output" | cut -f1)); the rest of the copy is removed"
   else
     rm -rf "$base"
