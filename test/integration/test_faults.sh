@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# numaplaced under faults (issue 12), host-only: Slurm adds nothing here, so a driver plays
+# numaplaced under faults, host-only: Slurm adds nothing here, so a driver plays
 # slurmstepd on the real socket (register each task of a step, step_end) with real processes of an
 # unprivileged user.
 # - kill -9 twenty times at random moments (seeded: NP_FAULTS_SEED, printed) while steps register,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile users against a real numaplaced on its real socket (issue 12), host-only: who may do
+# Hostile users against a real numaplaced on its real socket, host-only: who may do
 # what is decided from SO_PEERCRED alone, so Slurm adds nothing. Each user is a real account and
 # each request the numaplace command (or, for slurmstepd's requests, the protocol) run as them:
 # - set-class and migrate: refused to a plain user and to the job's own user; allowed to root, to a
@@ -94,7 +94,7 @@ for u in "$other" "$admin"; do
   np_expect_fail
   np_expect_match "no job $job of yours is tracked on this node"
   other_answer=$np_out
-  np_run as "$u" status 999999 # no such job: the very same answer (issue 23)
+  np_run as "$u" status 999999 # no such job: the very same answer
   np_expect_eq "${np_out//999999/$job}" "$other_answer" "answer for a job not tracked"
   np_run as "$u" status
   np_expect_rc 0
@@ -128,7 +128,7 @@ np_run np_numaplace --json status "$job"
 np_expect_no_match '"mode": "bind"'
 np_end_case
 
-np_case "applied with terminal escapes: refused, and nothing of it reaches root's terminal (issue 23)"
+np_case "applied with terminal escapes: refused, and nothing of it reaches root's terminal"
 # The task is a python of the owner's that root registers, then says what it "applied".
 esc_dir=$(mktemp -d)
 chmod 777 "$esc_dir"
@@ -164,7 +164,7 @@ if printf '%s' "$np_out" | grep -q $'\x1b'; then np_fail "an ESC reached root's 
 rm -rf "$esc_dir"
 np_end_case
 
-np_case "a task forking 1,000 children: every process is sampled (issue 23)"
+np_case "a task forking 1,000 children: every process is sampled"
 # A parent's children past its 256th were once left out, silently.
 wide_dir=$(mktemp -d)
 chmod 777 "$wide_dir"

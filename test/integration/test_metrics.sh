@@ -420,7 +420,7 @@ np_expect_eq "$(curl -s -o /dev/null --max-time 5 -w '%{http_code}' "http://$hos
 np_end_case
 
 # hold HOST N: a python holding N connections to HOST:mport, each with half a request, sending a
-# header byte a second and reopening each one cut (issue 23), until killed; run as a user or in
+# header byte a second and reopening each one cut, until killed; run as a user or in
 # the namespace by the caller (exec'd, so that $! is the holder itself).
 hold_script='import socket, sys, time
 host, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

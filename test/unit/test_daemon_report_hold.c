@@ -1,5 +1,5 @@
 /*
- * Reports while the spool refuses them (issue 12, faults: a full or read-only spool): held in
+ * Reports while the spool refuses them (a full or read-only spool): held in
  * memory and written once it takes them again; the refusal logged once; a report that cannot be
  * held, or is still held at stop, logged as lost with its job.
  */

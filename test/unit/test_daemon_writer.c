@@ -1,5 +1,5 @@
 /*
- * numaplaced's writer thread (issue 12, Load and churn; #7): files are written durably off the
+ * numaplaced's writer thread: files are written durably off the
  * loop and handed back in order; a step_end waits for its report while a registration is answered
  * at once; a kill -9 at any point of a report's write loses no finished report; a registry.json
  * written meanwhile keeps the journal's newer lines. Writes are held back through the writer's

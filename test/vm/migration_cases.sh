@@ -361,7 +361,7 @@ PY
 # segment (8 MiB each, first written by the high job, so on SRC); the low job (CPUs on DST) is
 # moved SRC -> DST and back with migration_rate_mb_s=RATE. Its own 32 MiB move both ways; the
 # shared pages stay, counted as `shared` in the answer and in its report; the high job's pages
-# per node never change (issue 12 #1: migrate_pages as root moved them).
+# per node never change (migrate_pages as root moved them).
 shared_pages_case() {
   local id=$1 rate=$2 src=$3 dst=$4 lowid=$(($1 + 1)) high low before key
   key=$((0x4e500000 + id))
@@ -416,7 +416,7 @@ np_out=$(cat "$work/numaplaced.log")
 np_expect_match "trigger memory-pressure: node 1 holds a high job"
 np_end_case
 
-# Issue 13: destinations by distance, then by the memory node's traffic (np_pick_destination).
+# Destinations by distance, then by the memory node's traffic (np_pick_destination).
 # From node 0, nodes 1 and 2 are near (21) and node 3 is far (30). Node 1 serves a busy job's
 # memory and has the most free memory; node 2 holds an idle job's memory and 64 MiB less free,
 # with room for the move above the floor. The pages must go to node 2: nearer than node 3,
