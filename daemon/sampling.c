@@ -3,7 +3,6 @@
 #include "sampling.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,14 +42,6 @@ static void slurm_spec_cpus(const struct np_daemon *d, char *out, size_t size)
             sampling_spec_cpus_of(line, out, size); /* the last line that names one wins */
 }
 
-static void bitmap_from_mask(hwloc_bitmap_t set, const cpu_set_t *mask)
-{
-    hwloc_bitmap_zero(set);
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, mask))
-            hwloc_bitmap_set(set, (unsigned)c);
-}
-
 /* The housekeeping CPUs asked for into @p wanted (empty: none), and why. */
 static const char *wanted_cpus(const struct np_daemon *d, hwloc_bitmap_t wanted)
 {
@@ -79,30 +70,22 @@ void sampling_pin_housekeeping(struct np_daemon *d)
                    isolated = hwloc_bitmap_alloc(), quiet = hwloc_bitmap_alloc(),
                    chosen = hwloc_bitmap_alloc();
     const char *why;
-    cpu_set_t mask;
-    int cpu, rc;
+    int rc, pinned;
 
     if (!wanted || !nohz || !isolated || !quiet || !chosen || !d->started_cpus || !d->helper_cpus)
         goto out;
-    if (hwloc_bitmap_iszero(d->started_cpus) && sched_getaffinity(0, sizeof(mask), &mask) == 0)
-        bitmap_from_mask(d->started_cpus, &mask); /* once: a reload starts from it again */
+    if (hwloc_bitmap_iszero(d->started_cpus) && np_affinity_get(0, d->started_cpus) < 0)
+        hwloc_bitmap_zero(d->started_cpus); /* once: a reload starts from it again */
     why = wanted_cpus(d, wanted);
     if (housekeeping_quiet_cpus(d->cfg.proc_root, nohz, isolated) < 0)
         NPD_LOG(d, WARNING, "cannot read the nohz_full or isolated CPU list under %s/sys",
                 d->cfg.proc_root);
     hwloc_bitmap_or(quiet, nohz, isolated);
     rc = housekeeping_choose(wanted, d->started_cpus, quiet, chosen);
-    CPU_ZERO(&mask);
-    hwloc_bitmap_foreach_begin(cpu, chosen)
-    {
-        if (cpu < CPU_SETSIZE)
-            CPU_SET(cpu, &mask);
-    }
-    hwloc_bitmap_foreach_end();
-    if (sched_setaffinity(0, sizeof(mask), &mask) < 0)
-        NPD_LOG(d, WARNING, "cannot pin to CPUs: %s", strerror(errno));
-    if (sched_getaffinity(0, sizeof(mask), &mask) == 0)
-        bitmap_from_mask(d->helper_cpus, &mask);
+    if ((pinned = np_affinity_set(0, chosen)) < 0)
+        NPD_LOG(d, WARNING, "cannot pin to CPUs: %s", strerror(-pinned));
+    if (np_affinity_get(0, d->helper_cpus) < 0)
+        hwloc_bitmap_zero(d->helper_cpus);
     hwloc_bitmap_list_snprintf(running, sizeof(running), d->helper_cpus);
     hwloc_bitmap_list_snprintf(quiet_list, sizeof(quiet_list), quiet);
     hwloc_bitmap_list_snprintf(nohz_list, sizeof(nohz_list), nohz);

@@ -15,7 +15,6 @@
  * call) is logged and the task runs with the kernel default, unless the site set on_error=fail.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,20 +101,6 @@ static void export(spank_t sp, const char *name, const char *value)
 {
     if (spank_setenv(sp, name, value, 1) != ESPANK_SUCCESS)
         slurm_error("numaplace: cannot export %s to the task", name);
-}
-
-/* The task's current affinity as an hwloc bitmap. */
-static int task_cpus(hwloc_bitmap_t cpus)
-{
-    cpu_set_t set;
-
-    if (sched_getaffinity(0, sizeof(set), &set) < 0)
-        return -errno;
-    hwloc_bitmap_zero(cpus);
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &set))
-            hwloc_bitmap_set(cpus, (unsigned)c);
-    return 0;
 }
 
 /* A --mem-bind from the user: Slurm applied it before us, and exported its type. */
@@ -426,8 +411,8 @@ static int task_init(spank_t sp, const struct numaplace_step_settings *settings)
         rc = plugin->site->fail_on_error ? -1 : 0;
         goto report;
     }
-    if (task_cpus(cpus) < 0) {
-        slurm_error("numaplace: cannot read task %d's CPU affinity: %s", taskid, strerror(errno));
+    if ((rc = np_affinity_get(0, cpus)) < 0) {
+        slurm_error("numaplace: cannot read task %d's CPU affinity: %s", taskid, strerror(-rc));
         rc = plugin->site->fail_on_error ? -1 : 0;
         goto out;
     }
