@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <sched.h>
 
-/* glibc's fixed cpu_set_t size: enough on most machines, so one call is the usual cost. */
+/* glibc's fixed CPU set size: enough on most machines, so one call is the usual cost. */
 #define AFFINITY_FIRST_CPUS 1024u
 /* Far above any kernel's CONFIG_NR_CPUS (8,192 in Debian's): stops the doubling. */
 #define AFFINITY_MOST_CPUS (1u << 22)

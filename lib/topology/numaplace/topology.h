@@ -81,7 +81,7 @@ NP_API int np_topology_distance(const struct np_topology *topo, unsigned from, u
 
 /**
  * The CPU affinity of thread @p pid (0: the caller) into @p cpus, read with a set sized for the
- * kernel's CPU count however large (a fixed cpu_set_t holds 1,024 and the kernel refuses it on a
+ * kernel's CPU count however large (a fixed-size CPU set holds 1,024 and the kernel refuses it on a
  * machine with more). Needs no topology.
  * @return 0, or -errno of sched_getaffinity (-ESRCH: no such thread), -ENOMEM
  */
