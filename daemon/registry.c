@@ -95,7 +95,7 @@ int registry_remove(struct np_registry *r, const struct np_daemon_job *job)
     return 0;
 }
 
-static json_t *job_entry(const struct np_daemon_job *j)
+static json_t *job_entry_fields(const struct np_daemon_job *j)
 {
     json_t *pids = json_array(), *starts = json_array();
 
@@ -113,6 +113,16 @@ static json_t *job_entry(const struct np_daemon_job *j)
                      np_class_name(j->job_class), "class_source", j->meta.class_source,
                      "unlabelled", j->unlabelled, "cpus", j->meta.cpus, "pids", pids, "starts",
                      starts, "tasks", j->tasks);
+}
+
+static json_t *job_entry(const struct np_daemon_job *j)
+{
+    json_t *entry = job_entry_fields(j);
+
+    /* Ended, its report not durable yet (with the writer, or held): a restart writes this one. */
+    if (entry && j->final_report)
+        json_object_set(entry, "report", j->final_report);
+    return entry;
 }
 
 /* The journal's lines since the last snapshot: one step's entry, or its end, each tagged with the
