@@ -167,7 +167,7 @@ struct np_daemon_totals {
     uint64_t uncore_bytes[NP_MAX_NODES];
     double misses_bytes[NP_MAX_NODES];
     uint64_t reports_held;         /**< reports the spool refused, held in memory */
-    uint64_t reports_lost;         /**< reports dropped: the hold was full, or still held at stop */
+    uint64_t reports_lost;         /**< dropped: the hold full, or held at a stop unsaved */
     uint64_t spool_write_failures; /**< writes to the spool that failed (retries included) */
     uint64_t connections_refused;  /**< socket connections refused (server.c) */
     uint64_t scrapes_refused;      /**< metrics peers refused (http.c) */

@@ -7,8 +7,11 @@
 #   every step has exactly one report (parsed; complete unless the helper restarted during it;
 #   never replaced by a poorer one), no temporary file is left, and one planted by a "killed
 #   earlier run" is removed;
+# - kill -9 right after the early step_end answer (on the disk, and with a full spool holding the
+#   report): the restart writes the step's final report, and the log says so;
 # - a full spool (a small tmpfs) and a read-only one: logged once, the helper keeps answering and
-#   sampling, no file half-written, and the held reports are written once the spool takes them;
+#   sampling, no file half-written, held steps listed ending, and the held reports are written
+#   once the spool takes them (or by the next start, after a stop);
 #   a full state directory: the registry's failed saves are logged once.
 # The host has one NUMA node, so no migration runs here (test/vm/ does that).
 set -u
