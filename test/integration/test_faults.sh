@@ -380,15 +380,17 @@ np_at_exit "mountpoint -q '$state' && umount -l '$state'"
 
 # Many steps end while the spool is full: each stays listed, ending (what `numaplace store` and
 # `report` wait for), until its report is written; once there is room the held reports are
-# written on the writer's thread, the oldest first, while the helper keeps answering.
+# written on the writer's thread, the oldest first, while the helper keeps answering, and the
+# epilog's store, started while they were held, finds its job's report (it once said "nothing
+# to store" at once).
 np_case "forty reports held: their steps listed ending, written once there is room"
 log_from=$(($(wc -l <"$log") + 1))
 mount -t tmpfs -o size=4m,mode=0755 numaplace-faults "$spool" || np_fail "cannot mount a tmpfs on $spool"
 dd if=/dev/zero of="$spool/filler" bs=4k status=none 2>/dev/null # until the tmpfs is full
-np_run python3 - "$np_dir/helper/numaplaced.sock" "$uid" "$spool" "$host" <<'PY'
+np_run python3 - "$np_dir/helper/numaplaced.sock" "$uid" "$spool" "$host" "$NP_CLI" "$user" <<'PY'
 import json, os, socket, subprocess, sys, time
 
-sock, uid, spool, host = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+sock, uid, spool, host, cli, user = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 jobs = range(801, 841)
 
 
@@ -421,12 +423,20 @@ listed = ending()
 print("listed ending while held: %d of %d" % (len(listed), len(jobs)))
 if listed != list(jobs) or written():
     print("FINDING: held steps listed ending: %s; reports written: %s" % (listed, written()))
+# the epilog's store, as slurmd runs it (no Slurm here: it stops at accounting, after the spool)
+env = dict(os.environ, SLURM_JOB_ID="801", SLURM_JOB_UID=str(uid), SLURM_JOB_USER=user, SLURMD_NODENAME=host)
+store = subprocess.Popen(["timeout", "120", cli, "--socket", sock, "--spool", spool, "store", "801"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 os.unlink(spool + "/filler")
 deadline = time.monotonic() + 30
 while (len(written()) < len(jobs) or ending()) and time.monotonic() < deadline:
     assert call({"op": "ping"})["ok"]  # answered throughout
 if len(written()) < len(jobs) or ending():
     print("FINDING: after 30 s, %d reports written, %s still listed ending" % (len(written()), ending()))
+said = store.communicate()[0]
+print("the store: %s" % (said.strip().splitlines() or ["(nothing)"])[-1])
+if "nothing to store" in said:
+    print("FINDING: the store did not wait for the held step: %s" % said.strip())
 for job in jobs:
     rep = json.load(open("%s/%d.0.%s.json" % (spool, job, host)))
     if not rep["complete"] or rep["sampling"]["count"] < 1:
