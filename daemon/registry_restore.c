@@ -84,8 +84,8 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
         j->final_report = json_incref(report);
         j->ended = true;
         NPD_LOG(d, INFO,
-                "job %u.%s: ended before the helper stopped, its report not yet written: "
-                "written now from the registry",
+                "job %u.%s: ended before the helper stopped, its report not yet written: the "
+                "report kept in the registry goes to the spool now",
                 j->meta.job_id, np_step_name(j->meta.step_id));
         job_finish(d, j, true);
         return 2;
@@ -221,6 +221,6 @@ void registry_restore(struct np_daemon *d)
         NPD_LOG(d, INFO,
                 "registry: %u step(s) still running restored (their counters restart now), %u "
                 "ended while the helper was down (incomplete reports written), %u ended before it "
-                "stopped (their reports written from the registry)",
+                "stopped (their reports, kept in the registry, go to the spool)",
                 restored, lost, kept);
 }

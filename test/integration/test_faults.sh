@@ -303,7 +303,7 @@ wait_for("the step to leave status", lambda: listed(job) is None, 15.0)
 log = open(logf).read()[restart_at:]
 if re.search(r"[1-9][0-9]* ended while the helper was down", log):
     findings.append("the log says the step ended while the helper was down")
-if case == "held" and "1 ended before it stopped (their reports written from the registry)" not in log:
+if case == "held" and "1 ended before it stopped (their reports, kept in the registry, go to the spool)" not in log:
     findings.append("the log does not say the report was written from the registry")
 helper.terminate()
 helper.wait()

@@ -420,9 +420,10 @@ static const struct {
     bool answer_at_end;   /* the plugin's step_end ("wait_report": false), answered already */
     const char *restored; /* what the restart's log says */
 } kill_cases[] = {
-    {"killed before the report's write", 0, false, "written now from the registry"},
+    {"killed before the report's write", 0, false,
+     "the report kept in the registry goes to the spool now"},
     {"killed before the report's write, the early answer given", 0, true,
-     "written now from the registry"},
+     "the report kept in the registry goes to the spool now"},
     {"killed after the report is durable, before its end is journaled", 1, false,
      "is already written; kept"},
 };
