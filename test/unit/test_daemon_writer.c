@@ -20,6 +20,7 @@
 #include "np_daemon_test.h"
 #include "ops.h"
 #include "registry.h"
+#include "report_hold.h"
 #include "server.h"
 #include "writer.h"
 #include "job_life.h"
@@ -481,6 +482,59 @@ START_TEST(test_kill_while_report_is_written)
 }
 END_TEST
 
+/* A full spool with the writer: the refused reports are held, their steps still listed ending;
+ * a retry the spool still refuses holds the report again; once it takes one, each one written
+ * sends the next, all on the writer's thread, and the steps leave as their reports land. */
+START_TEST(test_held_reports_retried_on_the_writer)
+{
+    char spool[sizeof(t.d->cfg.spool_dir)];
+
+    memcpy(spool, t.d->cfg.spool_dir, sizeof(spool));
+    ck_assert_int_eq(rmdir(spool), 0); /* refuses everything */
+    for (uint32_t job = 71; job <= 73; job++) {
+        struct np_daemon_client *c = &t.d->clients[1];
+        char line[128];
+        int peer;
+        register_step(job);
+        peer = connect_root(c);
+        snprintf(line, sizeof(line),
+                 "{\"v\":1,\"op\":\"step_end\",\"job\":%u,\"step\":0,\"wait_report\":false}\n",
+                 job);
+        request(c, peer, line);
+        ck_assert_ptr_nonnull(strstr(reply_of(peer), "\"ok\":true"));
+        close(peer);
+        gate_open(daemon_gate, 1);
+        collect(t.d->writer, t.d, 1);
+        ck_assert_int_eq(status_ending(job), 1);
+    }
+    ck_assert_uint_eq(t.d->report_hold.count, 3);
+    /* the interval's retry: the spool still refuses it, held again */
+    report_hold_retry(t.d);
+    ck_assert(t.d->report_hold.retrying);
+    report_hold_retry(t.d); /* one at a time: nothing more queued */
+    ck_assert_uint_eq(writer_pending(t.d->writer), 1);
+    gate_open(daemon_gate, 1);
+    collect(t.d->writer, t.d, 1);
+    ck_assert(!t.d->report_hold.retrying);
+    ck_assert_uint_eq(t.d->report_hold.count, 3);
+    ck_assert_int_eq(status_ending(71), 1);
+    /* room again: the oldest first, each one written sending the next */
+    ck_assert_int_eq(mkdir(spool, 0755), 0);
+    report_hold_retry(t.d);
+    for (uint32_t job = 71; job <= 73; job++) {
+        char name[16];
+        gate_open(daemon_gate, 1);
+        collect(t.d->writer, t.d, 1);
+        snprintf(name, sizeof(name), "%u.0", job);
+        ck_assert(np_test_report_exists(&t, name));
+        ck_assert_int_eq(status_ending(job), -1);
+    }
+    ck_assert_uint_eq(t.d->report_hold.count, 0);
+    ck_assert_uint_eq(writer_pending(t.d->writer), 0);
+    ck_assert_ptr_nonnull(strstr(t.log.text, "takes reports again: 3 held report(s) written"));
+}
+END_TEST
+
 /* registry.json goes to the writer; a request's journal line appended while it is being written
  * follows that snapshot and must survive its completion (which otherwise drops the journal). */
 START_TEST(test_journal_kept_past_a_save_in_flight)
@@ -535,6 +589,7 @@ int main(void)
     tcase_add_test(daemon, test_status_ending_once_the_tasks_are_gone);
     tcase_add_test(daemon, test_stop_saves_what_completions_start);
     tcase_add_test(daemon, test_state_dir_moved_during_a_save);
+    tcase_add_test(daemon, test_held_reports_retried_on_the_writer);
     suite_add_tcase(s, daemon);
     return np_test_run(s);
 }
