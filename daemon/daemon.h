@@ -72,8 +72,9 @@ struct np_daemon_job {
     /** owned: its report once built, kept (and in registry.json and the journal) until it is
      *  durable: a restart meanwhile writes this one, not an empty one */
     json_t *final_report;
-    uint64_t reply_tag; /**< the step_end client waiting for that, else 0 */
-    char job_name[128]; /**< SLURM_JOB_NAME from advise (--numa-policy=auto), else "" */
+    char *final_report_text; /**< owned: its compact text, for registry.json (dumped once) */
+    uint64_t reply_tag;      /**< the step_end client waiting for that, else 0 */
+    char job_name[128];      /**< SLURM_JOB_NAME from advise (--numa-policy=auto), else "" */
 };
 
 #define NPD_HISTORY_MAX 256 /* (user, job name) sensitivities remembered (advice.c) */
