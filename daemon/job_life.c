@@ -120,7 +120,7 @@ void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete)
         sampling_sample_job(d, j, np_monotonic_s(), true, true);
         j->ended = true;
     }
-    if (!j->finishing)
+    if (!j->finishing && !j->final_report) /* restored with its report: remembered before */
         advice_remember(d, j);
     /* The helper restarted during the step: its figures cover only the time since. */
     j->finishing = report_out_write(d, j, complete && !j->restored);
