@@ -250,20 +250,22 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
 {
     const double settle = settle_s(), start = store_now_s();
     double until;
+    struct acct_controller_job controller;
     long controller_nodes = 0;
-    char *controller;
     int rc;
 
     memset(costs, 0, sizeof(*costs));
     srandom((unsigned)(getpid() ^ time(NULL)));
     /* slurmctld may still hold another tool's AdminComment that slurmdbd has not got yet. */
-    controller = acct_controller_admin_comment(job_id, &controller_nodes);
-    if (controller && controller[0] &&
-        strncmp(controller, NP_STORED_PREFIX, strlen(NP_STORED_PREFIX)) != 0) {
-        free(controller);
-        return another_tool(job_id, err);
+    if (acct_controller_job(job_id, &controller, NULL) == 0) {
+        const bool other =
+            controller.admin_comment[0] &&
+            strncmp(controller.admin_comment, NP_STORED_PREFIX, strlen(NP_STORED_PREFIX)) != 0;
+        controller_nodes = controller.num_nodes;
+        acct_controller_job_free(&controller);
+        if (other)
+            return another_tool(job_id, err);
     }
-    free(controller);
     /* A large job by slurmctld's count: left for its merge at once, no sacct at all (thousands of
      * nodes polling slurmdbd for the record would load it; the count may shrink as nodes finish
      * their epilogs, and then the record's count below decides). */

@@ -120,6 +120,25 @@ np_expect_rc 0
 np_expect_match "source: this node's spool .*another tool's text"
 np_end_case
 
+np_case "a job name cannot steer root's epilog: planted NodeList=, NumNodes=, AdminComment="
+# `scontrol -o show job` prints JobName= before NodeList=, NumNodes= and AdminComment=: a store
+# that searched that line for " NodeList=" expanded the name's 131,072 invented nodes, took the
+# planted NumNodes, and refused the job over the planted AdminComment.
+planted='x NodeList=a[1-65536],b[1-65536] NumNodes=99999 AdminComment=hidden'
+job6=$(np_run_as "$user" sbatch --parsable -N2 -n2 -J "$planted" -o "$out/job6.out" \
+  --wrap "srun $NP_WORKLOAD --mb 8 --busy 1 --idle 0.5")
+np_wait_for 90 has_summary "$job6" ||
+  np_fail "no whole summary for job $job6: '$(stored "$job6" | cut -c1-80)'; log: $(grep -A5 " job $job6 on " "$np_dir"/node-*/helper/epilog.log 2>&1)"
+np_expect_eq "$(sacct -j "$job6" -X -n -P -o JobName)" "$planted" "job $job6's name"
+np_run "$NP_CLI" --spool /nonexistent --json report "$job6"
+np_expect_rc 0
+np_expect_eq "$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)["nodes"])))' <<<"$np_out")" \
+  "${np_nodes[*]}" "the nodes in job $job6's summary"
+np_expect_eq "$(python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["missing_nodes"], s["totals"]["missing_nodes"])' <<<"$np_out")" \
+  "[] 0" "job $job6's missing nodes"
+np_expect_no_match "another tool's text|more than the job's" "$(grep -h -A5 " job $job6 on " "$np_dir"/node-*/helper/epilog.log)"
+np_end_case
+
 np_case "the user cannot rewrite their report; root trusts only what numaplaced wrote (issue 12 #2)"
 node=${np_nodes[0]} spool=$np_dir/helper/spool # the node's own spool, seen from inside it
 report=$(np_on_node "$node" sh -c "ls $spool/$job.0.*.json" | head -1)
