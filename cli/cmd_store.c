@@ -258,13 +258,15 @@ static int cmd_store_pending(void)
 /* EpilogSlurmctld runs as SlurmUser ("SlurmUser = slurm(64030)" in scontrol's config). */
 static bool is_slurm_user(uid_t uid)
 {
-    char *out = NULL, *argv[] = {"scontrol", "show", "config", NULL};
+    char *out = NULL, *user = NULL, *argv[] = {"scontrol", "show", "config", NULL};
     const char *at;
     bool yes = false;
 
-    if (acct_run(argv, &out, NULL, 0, NULL) == 0 && (at = strstr(out, "\nSlurmUser ")) &&
-        (at = strchr(at, '(')))
+    if (acct_run(argv, &out, NULL, 0, NULL) == 0)
+        user = cli_config_value(out, "SlurmUser");
+    if (user && (at = strchr(user, '(')))
         yes = strtoul(at + 1, NULL, 10) == uid;
+    free(user);
     free(out);
     return yes;
 }
