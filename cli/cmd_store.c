@@ -32,7 +32,8 @@
 static int store_durably(uint32_t job_id, const char *spool, const json_t *part,
                          const struct np_log *log, struct np_err *err)
 {
-    const struct store_limits limits = {.record_wait_s = 120, .total_s = 300};
+    const struct store_limits limits = {.record_wait_s = STORE_EPILOG_RECORD_S,
+                                        .total_s = STORE_EPILOG_WRITE_S};
     struct store_costs costs = {0};
     struct np_err perr = {0};
     int dirfd, fd = -1, rc;
@@ -191,6 +192,7 @@ static char *job_nodes(uint32_t job_id, const char *nodes, const struct np_log *
 int acct_store(uint32_t job_id, const char *spool, const char *nodes, const struct np_log *log,
                struct np_err *err)
 {
+    const double started = store_now_s();
     char job_arg[16], *expanded = NULL;
     json_t *reports = json_array(), *mine = NULL, *report;
     struct store_identity who;
@@ -235,7 +237,7 @@ out:
     json_decref(reports);
     /* Parts of earlier jobs left waiting (slurmdbd was down): while slurmdbd answers. */
     if (rc != -EIO)
-        store_pending_pass(spool, job_id, STORE_PENDING_PER_EPILOG, log);
+        store_pending_pass(spool, job_id, STORE_PENDING_PER_EPILOG, started + STORE_EPILOG_S, log);
     return rc;
 }
 
@@ -243,7 +245,7 @@ out:
 static int cmd_store_pending(void)
 {
     struct np_log log = {cli_stderr_log, NULL};
-    const int waiting = store_pending_pass(cli.spool_dir, 0, 0, &log);
+    const int waiting = store_pending_pass(cli.spool_dir, 0, 0, 0, &log);
 
     if (waiting < 0) {
         fprintf(stderr, "numaplace: store --pending: %s\n", strerror(-waiting));
