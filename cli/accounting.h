@@ -114,8 +114,10 @@ int acct_sacct_job(uint32_t job_id, uid_t *uid, char **comment, bool *full, stru
 /** acct_sacct_job without @p full. */
 int acct_sacct_admin_comment(uint32_t job_id, uid_t *uid, char **comment, struct np_err *err);
 /** "node[1-2],x" -> "node1,node2,x" by Slurm's rules (libslurm's hostlist, as `scontrol show
- *  hostnames`): a new string, NULL when Slurm refuses @p list (or out of memory). */
-char *acct_hostlist_expand(const char *list);
+ *  hostnames`): a new string; NULL when Slurm refuses @p list, when it names more than @p max
+ *  hosts (errno E2BIG; counted before anything is expanded; @p max <= 0: no bound), or out of
+ *  memory. */
+char *acct_hostlist_expand(const char *list, long max);
 /** @p list ("n9,n[10-11]") as Slurm writes it ("n[9-11]"), a new string, NULL when Slurm refuses
  *  it. @p sorted: sorted and without duplicates (slurm_hostlist_uniq); else in @p list's order,
  *  as `scontrol show hostlist`. */
@@ -123,9 +125,18 @@ char *acct_hostlist_ranged(const char *list, bool sorted);
 /** @p n names as one hostlist for reading (acct_hostlist_ranged, sorted), a new string or NULL;
  *  the summary printer's np_sum_hostlist_fn. */
 char *acct_hostlist_of_names(const char *const *names, size_t n);
-/** The AdminComment slurmctld holds for the job (new string), NULL when it does not know it;
- *  its NumNodes in @p num_nodes (may be NULL; 0 when not said). */
-char *acct_controller_admin_comment(uint32_t job_id, long *num_nodes);
+/** A job as slurmctld holds it while it is there, read as the record's fields (slurm_load_job),
+ *  never from text a job's name or comment could add to. */
+struct acct_controller_job {
+    char *admin_comment; /**< "" when none (another tool may have set it with scontrol) */
+    char *nodes;         /**< its nodes, a Slurm hostlist; NULL when none (shrinks as nodes end) */
+    long num_nodes;      /**< its node count */
+};
+
+/** Job @p job_id's record from slurmctld into @p job (free with acct_controller_job_free).
+ *  @return 0; -ENOENT when slurmctld does not show it (gone, or unreachable); -ENOMEM */
+int acct_controller_job(uint32_t job_id, struct acct_controller_job *job, struct np_err *err);
+void acct_controller_job_free(struct acct_controller_job *job);
 
 /**
  * May the caller read job @p job_uid's report? Root, the job's owner, and Slurm operators and

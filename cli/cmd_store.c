@@ -32,7 +32,8 @@
 static int store_durably(uint32_t job_id, const char *spool, const json_t *part,
                          const struct np_log *log, struct np_err *err)
 {
-    const struct store_limits limits = {.record_wait_s = 120, .total_s = 300};
+    const struct store_limits limits = {.record_wait_s = STORE_EPILOG_RECORD_S,
+                                        .total_s = STORE_EPILOG_WRITE_S};
     struct store_costs costs = {0};
     struct np_err perr = {0};
     int dirfd, fd = -1, rc;
@@ -144,31 +145,54 @@ static size_t keep_own_reports(json_t *reports, uint32_t job_id, const struct st
     return json_array_size(reports);
 }
 
-/* The job's nodes as slurmctld has them ("node[1-4]"; new string, NULL when it does not say):
- * slurmd's epilog environment has no SLURM_JOB_NODELIST on Slurm 22.05. Nodes whose epilog is
- * done may have left it already: the list names nodes of the job, not always all of them. */
-static char *controller_nodelist(uint32_t job_id)
+/* A node count from slurmd's environment ("4"), 0 when absent or not a count. */
+static long env_count(const char *name)
 {
-    char id[16], *out = NULL, *list = NULL;
-    char *argv[] = {"scontrol", "-o", "show", "job", id, NULL};
-    const char *at;
+    const char *v = getenv(name);
+    char *end = NULL;
+    long n;
 
-    snprintf(id, sizeof(id), "%" PRIu32, job_id);
-    if (acct_run(argv, &out, NULL, 0, NULL) == 0 && (at = strstr(out, " NodeList=")) != NULL) {
-        at += strlen(" NodeList=");
-        list = strndup(at, strcspn(at, " \n"));
+    if (!v || !*v)
+        return 0;
+    n = strtol(v, &end, 10);
+    return *end || n < 0 ? 0 : n;
+}
+
+/* The job's nodes, expanded ("node1,node2"; new string, NULL when unknown or not believed), from
+ * @p nodes (SLURM_JOB_NODELIST or --nodes), else SLURM_NODELIST (22.05's epilog has only that),
+ * else slurmctld's record of the job, read as its fields (acct_controller_job), never from
+ * `scontrol show job`'s text, where a job name can plant " NodeList=". Never more names than the
+ * job has nodes: a longer list is not believed (logged), and is never expanded. */
+static char *job_nodes(uint32_t job_id, const char *nodes, const struct np_log *log)
+{
+    struct acct_controller_job job;
+    long count = env_count("SLURM_JOB_NUM_NODES");
+    const char *list = nodes && *nodes ? nodes : getenv("SLURM_NODELIST");
+    char *expanded = NULL;
+
+    memset(&job, 0, sizeof(job));
+    if ((!list || !*list || count <= 0) && acct_controller_job(job_id, &job, NULL) == 0) {
+        if (!list || !*list)
+            list = job.nodes;
+        if (count <= 0)
+            count = job.num_nodes;
     }
-    free(out);
-    if (list && (!list[0] || strcmp(list, "(null)") == 0)) {
-        free(list);
-        list = NULL;
+    if (list && *list) {
+        expanded = acct_hostlist_expand(list, count);
+        if (!expanded && errno == E2BIG)
+            np_logf(log, NP_LOG_WARNING,
+                    "job %" PRIu32 ": the node list \"%.64s%s\" names more than the job's %ld "
+                    "nodes: not used, the summary names no missing nodes",
+                    job_id, list, strlen(list) > 64 ? "..." : "", count);
     }
-    return list;
+    acct_controller_job_free(&job);
+    return expanded;
 }
 
 int acct_store(uint32_t job_id, const char *spool, const char *nodes, const struct np_log *log,
                struct np_err *err)
 {
+    const double started = store_now_s();
     char job_arg[16], *expanded = NULL;
     json_t *reports = json_array(), *mine = NULL, *report;
     struct store_identity who;
@@ -201,13 +225,7 @@ int acct_store(uint32_t job_id, const char *spool, const char *nodes, const stru
     }
     if (who.user[0])
         np_summary_set_user(mine, who.user, NULL);
-    if (nodes && *nodes) {
-        expanded = acct_hostlist_expand(nodes);
-    } else {
-        char *list = controller_nodelist(job_id);
-        expanded = list ? acct_hostlist_expand(list) : NULL;
-        free(list);
-    }
+    expanded = job_nodes(job_id, nodes, log);
     if (expanded)
         np_summary_expect_nodes(mine, expanded, NULL);
     rc = store_durably(job_id, spool, mine, log, err);
@@ -219,7 +237,7 @@ out:
     json_decref(reports);
     /* Parts of earlier jobs left waiting (slurmdbd was down): while slurmdbd answers. */
     if (rc != -EIO)
-        store_pending_pass(spool, job_id, STORE_PENDING_PER_EPILOG, log);
+        store_pending_pass(spool, job_id, STORE_PENDING_PER_EPILOG, started + STORE_EPILOG_S, log);
     return rc;
 }
 
@@ -227,7 +245,7 @@ out:
 static int cmd_store_pending(void)
 {
     struct np_log log = {cli_stderr_log, NULL};
-    const int waiting = store_pending_pass(cli.spool_dir, 0, 0, &log);
+    const int waiting = store_pending_pass(cli.spool_dir, 0, 0, 0, &log);
 
     if (waiting < 0) {
         fprintf(stderr, "numaplace: store --pending: %s\n", strerror(-waiting));
@@ -242,13 +260,15 @@ static int cmd_store_pending(void)
 /* EpilogSlurmctld runs as SlurmUser ("SlurmUser = slurm(64030)" in scontrol's config). */
 static bool is_slurm_user(uid_t uid)
 {
-    char *out = NULL, *argv[] = {"scontrol", "show", "config", NULL};
+    char *out = NULL, *user = NULL, *argv[] = {"scontrol", "show", "config", NULL};
     const char *at;
     bool yes = false;
 
-    if (acct_run(argv, &out, NULL, 0, NULL) == 0 && (at = strstr(out, "\nSlurmUser ")) &&
-        (at = strchr(at, '(')))
+    if (acct_run(argv, &out, NULL, 0, NULL) == 0)
+        user = cli_config_value(out, "SlurmUser");
+    if (user && (at = strchr(user, '(')))
         yes = strtoul(at + 1, NULL, 10) == uid;
+    free(user);
     free(out);
     return yes;
 }

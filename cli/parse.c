@@ -52,15 +52,30 @@ int cli_parse_jobs_line(char *line, struct cli_jobs_row *row)
     return 0;
 }
 
-char *cli_scontrol_admin_comment(const char *out)
+char *cli_config_value(const char *out, const char *key)
 {
-    static const char key[] = " AdminComment=";
-    const char *at = strstr(out, key);
-    char *value = at ? strndup(at + strlen(key), strcspn(at + strlen(key), " \n")) : strdup("");
+    const size_t klen = strlen(key);
 
-    if (value && strcmp(value, "(null)") == 0)
-        value[0] = '\0';
-    return value;
+    for (const char *line = out; line && *line;
+         line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        const char *p = line + klen;
+        size_t len;
+
+        if (strncmp(line, key, klen) != 0 || (*p != ' ' && *p != '='))
+            continue;
+        p += strspn(p, " ");
+        if (*p != '=')
+            continue;
+        p++;
+        p += strspn(p, " ");
+        len = strcspn(p, "\n");
+        while (len && p[len - 1] == ' ')
+            len--;
+        if (len == 6 && strncmp(p, "(null)", 6) == 0)
+            len = 0;
+        return strndup(p, len);
+    }
+    return strdup("");
 }
 
 void cli_hostnames_to_list(char *out)

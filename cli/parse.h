@@ -1,6 +1,7 @@
 /*
  * cli/parse.h - the parts of the `numaplace` command that read Slurm's output and the spool
- * without running anything: sacct and scontrol lines, spool file names, a job's AdminComment.
+ * without running anything: sacct lines, scontrol's configuration, spool file names, a job's
+ * AdminComment.
  * Built as a static library of its own (numaplace_cli_parse) so test/unit/test_cli_accounting.c
  * tests them without Slurm.
  */
@@ -32,10 +33,11 @@ struct cli_jobs_row {
 int cli_parse_jobs_line(char *line, struct cli_jobs_row *row);
 
 /**
- * The AdminComment in `scontrol -o show job JOB` output (@p out): a new string, "" when slurmctld
- * shows none ("(null)" or no AdminComment=), NULL on out-of-memory.
+ * The value of @p key in `scontrol show config` output (@p out: lines "Key   = value", set by the
+ * site's administrator): a new string, "" when the line is absent or "(null)", NULL on
+ * out-of-memory.
  */
-char *cli_scontrol_admin_comment(const char *out);
+char *cli_config_value(const char *out, const char *key);
 
 /** `scontrol show hostnames` output (one per line) made a comma list, in place. */
 void cli_hostnames_to_list(char *out);

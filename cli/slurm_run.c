@@ -205,28 +205,6 @@ int acct_load_summary(uint32_t job_id, json_t **summary, uid_t *uid, struct np_e
     return rc;
 }
 
-/* The AdminComment slurmctld holds for the job while it is still there (another tool may have set
- * it with scontrol; slurmdbd sees it only seconds after the job ends). NULL: not known there. */
-char *acct_controller_admin_comment(uint32_t job_id, long *num_nodes)
-{
-    char id[16], *out = NULL, *value;
-    char *argv[] = {"scontrol", "-o", "show", "job", id, NULL};
-    const char *at;
-
-    snprintf(id, sizeof(id), "%" PRIu32, job_id);
-    if (num_nodes)
-        *num_nodes = 0;
-    if (acct_run(argv, &out, NULL, 0, NULL) != 0) {
-        free(out);
-        return NULL;
-    }
-    if (num_nodes && (at = strstr(out, " NumNodes=")) != NULL)
-        *num_nodes = strtol(at + strlen(" NumNodes="), NULL, 10);
-    value = cli_scontrol_admin_comment(out);
-    free(out);
-    return value;
-}
-
 bool acct_may_read(uid_t job_uid)
 {
     const uid_t me = getuid();

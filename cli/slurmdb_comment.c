@@ -1,6 +1,15 @@
 /*
  * The calls numaplace makes into libslurm, walled into this one file: store a job's AdminComment
- * in slurmdbd, and Slurm's own hostlists for the node lists users type and read.
+ * in slurmdbd, read a job's fields from slurmctld, and Slurm's own hostlists for the node lists
+ * users type and read. Only what Slurm's public headers (slurm/slurm.h, slurm/slurmdb.h) declare,
+ * in the same form from 22.05 to 26.05; test/unit/slurm_public_api.sh fails the build's tests if
+ * the command imports any other libslurm symbol.
+ *
+ * Why the job's fields through slurm_load_job() and not `scontrol -o show job`: that line is
+ * "Key=Value" pairs separated by spaces, and the job's name, which its user chooses and which may
+ * hold " NodeList=...", comes before NodeList=, NumNodes= and AdminComment=; a record's fields
+ * cannot be planted (docs/security.md). 22.05's scontrol has no --json, and its
+ * squeue no AdminComment field.
  *
  * Why not a Slurm command for the AdminComment: from an epilog the job is completing, and
  * slurmctld refuses `scontrol update AdminComment` ("Job has already finished"); `sacctmgr modify
@@ -12,8 +21,10 @@
 #define _GNU_SOURCE
 #endif
 #include "accounting.h"
+#include "parse.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -23,41 +34,23 @@
 #include <slurm/slurm.h>
 #include <slurm/slurmdb.h>
 
-/* Slurm's list type was List until 24.05 and list_t * after (24.11 has no List). */
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0)
-typedef list_t *np_slurm_list;
-#else
-typedef List np_slurm_list;
-#endif
-
-/* A hostlist was `hostlist_t` (a pointer) until 23.11 and `hostlist_t *` after: the type
- * slurm_hostlist_create returns, whichever it is. */
-typedef __typeof__(slurm_hostlist_create("")) np_slurm_hostlist;
-
-/* What slurm_load_ctl_conf() gave is freed with slurm_free_ctl_conf() in 24.11 and before, and
- * with slurm_free_conf() in 26.05, which has no slurm_free_ctl_conf(). */
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
-#define np_slurm_free_conf slurm_free_conf
-#else
-#define np_slurm_free_conf slurm_free_ctl_conf
-#endif
-
-/* Exported by libslurm (sacctmgr uses it) but not declared in its public headers. It sets every
- * field to "not given", so the modify touches only the AdminComment. */
-extern slurmdb_job_rec_t *slurmdb_create_job_rec(void);
-
-/* The cluster the job ran on: the epilog's environment, else the controller's configuration. */
+/* The cluster the job ran on: the epilog's environment, else slurmctld's configuration
+ * (`scontrol show config`: libslurm's own copy is freed by a call renamed in 26.05). */
 static char *cluster_name(void)
 {
     const char *env = getenv("SLURM_CLUSTER_NAME");
-    slurm_conf_t *conf = NULL;
-    char *name = NULL;
+    char *out = NULL, *name = NULL;
+    char *argv[] = {"scontrol", "show", "config", NULL};
 
     if (env && *env)
         return strdup(env);
-    if (slurm_load_ctl_conf((time_t)0, &conf) == SLURM_SUCCESS && conf && conf->cluster_name)
-        name = strdup(conf->cluster_name);
-    np_slurm_free_conf(conf);
+    if (acct_run(argv, &out, NULL, 0, NULL) == 0)
+        name = cli_config_value(out, "ClusterName");
+    free(out);
+    if (name && !name[0]) {
+        free(name);
+        name = NULL;
+    }
     return name;
 }
 
@@ -75,11 +68,26 @@ static void slurm_init_once(void)
     }
 }
 
+/* A job record that changes nothing but what the caller sets: slurmdbd's modify writes a text
+ * field only when it is not NULL and derived_ec only when it is not NO_VAL (the record sacctmgr
+ * sends has these values; its constructor is not in Slurm's public headers). */
+static void job_rec_unchanged(slurmdb_job_rec_t *job)
+{
+    memset(job, 0, sizeof(*job));
+    job->array_task_id = NO_VAL;
+    job->derived_ec = NO_VAL;
+    job->lft = NO_VAL;
+    job->resvid = NO_VAL;
+    job->requid = (uint32_t)-1;
+    job->state = JOB_PENDING;
+    job->steps = slurm_list_create(slurmdb_destroy_step_rec); /* packed as an empty list */
+}
+
 int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *err)
 {
     slurmdb_job_cond_t cond;
     slurm_selected_step_t step;
-    slurmdb_job_rec_t *job;
+    slurmdb_job_rec_t job;
     uint16_t conn_flags = 0;
     char *cluster;
     void *db;
@@ -112,11 +120,11 @@ int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *er
     step.step_id.step_het_comp = NO_VAL;
     cond.step_list = slurm_list_create(NULL);
     slurm_list_append(cond.step_list, &step);
-    job = slurmdb_create_job_rec();
-    job->admin_comment = (char *)value;
+    job_rec_unchanged(&job);
+    job.admin_comment = (char *)value; /* the caller's, never freed here */
     /* At a job's end slurmdbd may not have its row yet (slurmctld sends it within seconds). */
     for (int tries = 0;; tries++) {
-        np_slurm_list modified = slurmdb_job_modify(db, &cond, job);
+        void *modified = slurmdb_job_modify(db, &cond, &job); /* List, list_t * after 24.05 */
         if (!modified) {
             rc = np_err_set(err, -EIO, "slurmdbd refused to modify job %u: %s", job_id,
                             slurm_strerror(errno));
@@ -136,17 +144,53 @@ int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *er
     }
     slurmdb_connection_commit(db, rc == 0);
     slurmdb_connection_close(&db);
-    job->admin_comment = NULL; /* the caller's */
-    slurmdb_destroy_job_rec(job);
+    slurm_list_destroy(job.steps);
     slurm_list_destroy(cond.step_list);
     slurm_list_destroy(cond.cluster_list);
     free(cluster);
     return rc;
 }
 
-char *acct_hostlist_expand(const char *list)
+int acct_controller_job(uint32_t job_id, struct acct_controller_job *job, struct np_err *err)
 {
-    np_slurm_hostlist hl = slurm_hostlist_create(list);
+    job_info_msg_t *msg = NULL;
+    const slurm_job_info_t *rec = NULL;
+    int rc = 0;
+
+    memset(job, 0, sizeof(*job));
+    slurm_init_once();
+    if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS || !msg)
+        return np_err_set(err, -ENOENT, "slurmctld does not show job %" PRIu32 ": %s", job_id,
+                          slurm_strerror(errno));
+    /* An array's or a heterogeneous job's id may bring its other records too. */
+    for (uint32_t i = 0; i < msg->record_count && !rec; i++)
+        if (msg->job_array[i].job_id == job_id)
+            rec = &msg->job_array[i];
+    if (!rec)
+        rc = np_err_set(err, -ENOENT, "slurmctld does not show job %" PRIu32, job_id);
+    if (rec) {
+        job->admin_comment = strdup(rec->admin_comment ? rec->admin_comment : "");
+        job->nodes = rec->nodes && rec->nodes[0] ? strdup(rec->nodes) : NULL;
+        job->num_nodes = rec->num_nodes;
+        if (!job->admin_comment || (rec->nodes && rec->nodes[0] && !job->nodes)) {
+            acct_controller_job_free(job);
+            rc = np_err_set(err, -ENOMEM, "out of memory");
+        }
+    }
+    slurm_free_job_info_msg(msg);
+    return rc;
+}
+
+void acct_controller_job_free(struct acct_controller_job *job)
+{
+    free(job->admin_comment);
+    free(job->nodes);
+    memset(job, 0, sizeof(*job));
+}
+
+char *acct_hostlist_expand(const char *list, long max)
+{
+    void *hl = slurm_hostlist_create(list); /* hostlist_t, hostlist_t * after 23.11 */
     char *out = NULL, *host;
     size_t len = 0;
     bool first = true;
@@ -154,6 +198,11 @@ char *acct_hostlist_expand(const char *list)
 
     if (!hl)
         return NULL;
+    if (max > 0 && slurm_hostlist_count(hl) > max) { /* counted from its ranges, unexpanded */
+        slurm_hostlist_destroy(hl);
+        errno = E2BIG;
+        return NULL;
+    }
     f = open_memstream(&out, &len);
     while (f && (host = slurm_hostlist_shift(hl)) != NULL) {
         fprintf(f, "%s%s", first ? "" : ",", host);
@@ -170,7 +219,7 @@ char *acct_hostlist_expand(const char *list)
 
 char *acct_hostlist_ranged(const char *list, bool sorted)
 {
-    np_slurm_hostlist hl = slurm_hostlist_create(list);
+    void *hl = slurm_hostlist_create(list);
     char *out = NULL;
 
     if (!hl)

@@ -86,16 +86,27 @@ double store_now_s(void);
 
 /**
  * Store the parts waiting in <@p spool>/pending but job @p except (0: none), oldest first, at
- * most @p max_jobs of them (0: all),
+ * most @p max_jobs of them (0: all), each only while @p until (store_now_s's clock; 0: no end)
+ * leaves it STORE_PENDING_MIN_S, and each bounded to end by then;
  * stopping at the first that finds slurmdbd unreachable. A part stored is removed; one that can
  * never be stored (another tool's AdminComment, too large, a corrupt file) or waited longer than
  * STORE_PENDING_MAX_AGE_S is dropped and logged.
  * @return the number of parts still waiting
  */
-int store_pending_pass(const char *spool, uint32_t except, int max_jobs, const struct np_log *log);
+int store_pending_pass(const char *spool, uint32_t except, int max_jobs, double until,
+                       const struct np_log *log);
 
 /** Waiting parts an epilog's store takes on after its own job (the timer takes all). */
 #define STORE_PENDING_PER_EPILOG 8
+/** A waiting part is tried only with this much time left before the pass's end. */
+#define STORE_PENDING_MIN_S 15.0
+
+/** The epilog's store runs in the epilog's time (etc/numaplace-epilog): its own part waits at most
+ *  STORE_EPILOG_RECORD_S for the job's record and STORE_EPILOG_WRITE_S for the writes and their
+ *  confirmation, and the whole store, earlier jobs' parts included, ends by STORE_EPILOG_S. */
+#define STORE_EPILOG_RECORD_S 30.0
+#define STORE_EPILOG_WRITE_S  60.0
+#define STORE_EPILOG_S        120.0
 
 /** After this a part no longer waits (logged when dropped). */
 #define STORE_PENDING_MAX_AGE_S (7L * 24 * 3600)

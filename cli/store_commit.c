@@ -250,20 +250,22 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
 {
     const double settle = settle_s(), start = store_now_s();
     double until;
+    struct acct_controller_job controller;
     long controller_nodes = 0;
-    char *controller;
     int rc;
 
     memset(costs, 0, sizeof(*costs));
     srandom((unsigned)(getpid() ^ time(NULL)));
     /* slurmctld may still hold another tool's AdminComment that slurmdbd has not got yet. */
-    controller = acct_controller_admin_comment(job_id, &controller_nodes);
-    if (controller && controller[0] &&
-        strncmp(controller, NP_STORED_PREFIX, strlen(NP_STORED_PREFIX)) != 0) {
-        free(controller);
-        return another_tool(job_id, err);
+    if (acct_controller_job(job_id, &controller, NULL) == 0) {
+        const bool other =
+            controller.admin_comment[0] &&
+            strncmp(controller.admin_comment, NP_STORED_PREFIX, strlen(NP_STORED_PREFIX)) != 0;
+        controller_nodes = controller.num_nodes;
+        acct_controller_job_free(&controller);
+        if (other)
+            return another_tool(job_id, err);
     }
-    free(controller);
     /* A large job by slurmctld's count: left for its merge at once, no sacct at all (thousands of
      * nodes polling slurmdbd for the record would load it; the count may shrink as nodes finish
      * their epilogs, and then the record's count below decides). */
@@ -351,9 +353,9 @@ void store_costs_format(const struct store_costs *costs, char *buf, size_t len)
 }
 
 /* One waiting part: 0 stored, 1 still waiting, -EIO slurmdbd unreachable (stop the pass). */
-static int retry_one(int dirfd, uint32_t job_id, const struct np_log *log)
+static int retry_one(int dirfd, uint32_t job_id, const struct store_limits *limits,
+                     const struct np_log *log)
 {
-    const struct store_limits limits = {.record_wait_s = 20, .total_s = 120};
     struct store_costs costs = {0};
     struct np_err err = {0};
     struct stat st;
@@ -370,7 +372,7 @@ static int retry_one(int dirfd, uint32_t job_id, const struct np_log *log)
     } else if ((rc = store_pending_load(fd, &part, &err)) < 0) {
         drop = true;
     } else {
-        rc = store_commit(job_id, part, &limits, &costs, log, &err);
+        rc = store_commit(job_id, part, limits, &costs, log, &err);
         drop = rc == -EEXIST || rc == -E2BIG || rc == -EINVAL || rc == -EFBIG;
     }
     json_decref(part);
@@ -397,7 +399,8 @@ static int retry_one(int dirfd, uint32_t job_id, const struct np_log *log)
     return rc == 0 || drop ? 0 : rc == -EIO ? -EIO : 1;
 }
 
-int store_pending_pass(const char *spool, uint32_t except, int max_jobs, const struct np_log *log)
+int store_pending_pass(const char *spool, uint32_t except, int max_jobs, double until,
+                       const struct np_log *log)
 {
     uint32_t *jobs = calloc(STORE_PENDING_MAX_FILES, sizeof(*jobs));
     struct np_err err = {0};
@@ -415,14 +418,24 @@ int store_pending_pass(const char *spool, uint32_t except, int max_jobs, const s
     store_pending_sweep(dirfd, log);
     n = store_pending_list(dirfd, jobs, STORE_PENDING_MAX_FILES, &err);
     for (int i = 0, tried = 0; i < n; i++) {
+        struct store_limits limits = {.record_wait_s = 20, .total_s = 120};
+        const double left = until > 0 ? until - store_now_s() : 0;
         int rc;
+
         if (jobs[i] == except)
             continue;
-        if (max_jobs > 0 && tried++ == max_jobs) {
+        if ((max_jobs > 0 && tried++ == max_jobs) || (until > 0 && left < STORE_PENDING_MIN_S)) {
             waiting += n - i;
             break;
         }
-        rc = retry_one(dirfd, jobs[i], log);
+        if (until > 0) { /* ends by @p until: a quarter of what is left for the record at most */
+            limits.record_wait_s =
+                left / 4 < limits.record_wait_s ? left / 4 : limits.record_wait_s;
+            limits.total_s = left - limits.record_wait_s < limits.total_s
+                                 ? left - limits.record_wait_s
+                                 : limits.total_s;
+        }
+        rc = retry_one(dirfd, jobs[i], &limits, log);
         if (rc == -EIO) { /* slurmdbd unreachable: the others would fail the same way */
             waiting += n - i;
             break;

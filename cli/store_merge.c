@@ -90,7 +90,7 @@ static int merge_job(const char *dir, uint32_t job_id, const struct store_limits
         free(nodelist);
         return rc;
     }
-    expanded = acct_hostlist_expand(nodelist);
+    expanded = acct_hostlist_expand(nodelist, nnodes); /* never more names than its nodes */
     if (expanded)
         np_summary_expect_nodes(merged, expanded, NULL);
     rc = store_commit(job_id, merged, limits, &costs, log, err);

@@ -28,6 +28,25 @@ bool np_sum_skipped_has(const struct np_sum *s, const char *node)
 
 /* ---- totals ---- */
 
+/* The expected nodes that neither reported nor were skipped, each once, into @p kept. */
+static int still_missing(const struct np_sum *s, struct np_strs *kept)
+{
+    const char **still = malloc((s->missing_nodes.n + 1) * sizeof(*still));
+    size_t n = 0;
+    int rc;
+
+    if (!still)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->missing_nodes.n; i++) {
+        const char *name = s->missing_nodes.v[i];
+        if (!np_sum_node_reported(s, name) && !np_sum_skipped_has(s, name))
+            still[n++] = name;
+    }
+    rc = np_strs_append_new(kept, still, n);
+    free(still);
+    return rc;
+}
+
 /* The job-wide local share and kernel time share over the nodes that measured them. */
 static int totals_figures(const struct np_sum *s, struct np_sum_totals *t)
 {
@@ -149,12 +168,7 @@ int np_sum_recompute(struct np_sum *s)
 
     /* a node that reported (even a skipped report) is not missing */
     np_keys_set(&s->keys, NP_SUM_MISSING_NODES);
-    for (size_t i = 0; i < s->missing_nodes.n; i++) {
-        const char *name = s->missing_nodes.v[i];
-        if (!np_sum_node_reported(s, name) && !np_sum_skipped_has(s, name) &&
-            !np_strs_has(&kept, name))
-            rc |= np_strs_append(&kept, name);
-    }
+    rc |= still_missing(s, &kept);
     np_strs_free(&s->missing_nodes);
     s->missing_nodes = kept;
     np_strs_free(&s->policy_requested);
@@ -235,8 +249,10 @@ static bool node_char_ok(char c)
 int np_sum_expect_nodes(struct np_sum *s, const char *hostlist, struct np_err *err)
 {
     static const char *const seps = ", \t\r\n";
-    const char *p;
-    int count = 0;
+    const char *p, **names;
+    char *copy;
+    size_t n = 0;
+    int count = 0, rc;
 
     /* check every name before changing anything */
     for (p = hostlist ? hostlist : ""; *p;) {
@@ -259,20 +275,16 @@ int np_sum_expect_nodes(struct np_sum *s, const char *hostlist, struct np_err *e
         return np_err_set(err, -EINVAL,
                           "empty node list: expected the job's nodes separated by commas, e.g. "
                           "node1,node2 (`scontrol show hostnames` expands Slurm hostlists)");
+    copy = strdup(hostlist);
+    names = malloc((size_t)count * sizeof(*names));
+    for (char *q = copy, *save = NULL; copy && names && (q = strtok_r(q, seps, &save)); q = NULL)
+        names[n++] = q;
+    rc = copy && names ? np_strs_append_new(&s->missing_nodes, names, n) : -ENOMEM;
+    free(names);
+    free(copy);
+    if (rc < 0)
+        return np_err_set(err, -ENOMEM, "out of memory listing the expected nodes");
     np_keys_set(&s->keys, NP_SUM_MISSING_NODES);
-    for (p = hostlist; *p;) {
-        size_t len = strcspn(p, seps);
-        if (len) {
-            char name[256];
-            memcpy(name, p, len);
-            name[len] = '\0';
-            if (!np_strs_has(&s->missing_nodes, name) &&
-                np_strs_append(&s->missing_nodes, name) != 0)
-                return np_err_set(err, -ENOMEM, "out of memory listing the expected nodes");
-        }
-        p += len;
-        p += strspn(p, seps);
-    }
     np_sum_recompute(s); /* drops the nodes that reported */
     return 0;
 }

@@ -232,9 +232,8 @@ int np_sum_merge_deferred(struct np_sum *into, const struct np_sum *other, struc
     if (rc)
         return np_err_set(err, -ENOMEM, "out of memory merging the nodes");
     np_keys_set(&into->keys, NP_SUM_MISSING_NODES);
-    for (size_t i = 0; i < other->missing_nodes.n; i++)
-        if (!np_strs_has(&into->missing_nodes, other->missing_nodes.v[i]))
-            rc |= np_strs_append(&into->missing_nodes, other->missing_nodes.v[i]);
+    rc |= np_strs_append_new(&into->missing_nodes, (const char *const *)other->missing_nodes.v,
+                             other->missing_nodes.n);
     if (rc || merge_trimmed(into, other) != 0)
         return np_err_set(err, -ENOMEM, "out of memory merging summaries");
     return 0;

@@ -21,10 +21,23 @@ chmod 777 "$out"
 
 stored() { sacct -j "$1" -X -n -P -o AdminComment 2>/dev/null | head -1; }
 comment_stored() { [ -n "$(stored "$1")" ]; }
-# The first node's epilog log: the detached store's word on each job it ran.
+# The first node's epilog log: the store's word on each job it ran.
 first_node=${np_nodes[0]}
 node_log=$(np_node_dir "$first_node")/helper/epilog.log
-epilog_logged() { grep -q " job $1 on $first_node: " "$node_log" 2>/dev/null; }
+job_gone() { [ -z "$(squeue -h -j "$1" 2>/dev/null)" ]; }
+# The store runs inside the epilog: once the job has left the queue (every node's epilog has
+# ended), each of its nodes (NODE...) has logged its store's word and no store of the job runs.
+stored_within_epilog() { # stored_within_epilog JOB NODE...
+  local job=$1 n stores
+  shift
+  np_wait_for 180 job_gone "$job" || np_fail "job $job never left the queue"
+  for n in "$@"; do
+    grep -q " job $job on $n: " "$(np_node_dir "$n")/helper/epilog.log" 2>/dev/null ||
+      np_fail "job $job left the queue before $n's epilog logged its store"
+  done
+  stores=$(pgrep -a -f -- "numaplace store $job\$" || true)
+  [ -z "$stores" ] || np_fail "a store of job $job outlived its epilog: $stores"
+}
 # Every node's epilog adds its part: the summary is whole once it names every node.
 has_summary() {
   [[ $(stored "$1") == NPS1:* ]] &&
@@ -43,6 +56,21 @@ np_expect_match '"schema": "numaplace.summary/1"'
 nodes=$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)["nodes"])))' <<<"$np_out")
 np_expect_eq "$nodes" "${np_nodes[*]}" "nodes in the merged summary"
 np_expect_eq "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["missing_nodes"])' <<<"$np_out")" "[]" "missing nodes"
+stored_within_epilog "$job" "${np_nodes[@]}"
+np_end_case
+
+np_case "a job without a batch step (srun) is stored by each node's epilog within the epilog"
+np_run np_run_as "$user" srun -N2 -n2 -J np-srun-store -o "$out/srun.out" \
+  "$NP_WORKLOAD" --mb 8 --busy 1 --idle 0.5
+np_expect_rc 0
+srun_job_id() { sacct -X -n -P -u "$user" --name np-srun-store -o JobID 2>/dev/null | tail -1; }
+srun_job_known() { [ -n "$(srun_job_id)" ]; }
+np_wait_for 30 srun_job_known || true
+srun_job=$(srun_job_id)
+[ -n "$srun_job" ] || np_fail "sacct does not know the srun job"
+stored_within_epilog "$srun_job" "${np_nodes[@]}"
+has_summary "$srun_job" ||
+  np_fail "job $srun_job left the queue without its whole summary in accounting: '$(stored "$srun_job" | cut -c1-80)'; $(grep -h -A5 " job $srun_job on " "$np_dir"/node-*/helper/epilog.log)"
 np_end_case
 
 np_case "numaplace report JOBID: the user reads it from accounting, seff-like, with advice"
@@ -109,15 +137,35 @@ job2=$(np_run_as "$user" sbatch --parsable -N1 -n1 -w "${np_nodes[0]}" -o "$out/
 np_wait_for 30 bash -c "squeue -h -j $job2 -t R | grep -q ." || np_fail "job $job2 never ran"
 scontrol update JobId="$job2" AdminComment="JS1:another-tool"
 np_sacct_wait "$job2" 90 || np_fail "job $job2 did not finish in sacct"
-# The epilog's store runs detached: wait for its word, then for slurmdbd to have the comment
-# slurmctld passes it (no fixed sleep: beside CI's other lanes either may take seconds).
-np_wait_for 90 epilog_logged "$job2" || np_fail "no store logged for job $job2: $(cat "$node_log" 2>&1)"
+# The epilog's store ran in the epilog: its word is there once the job has left the queue; then
+# wait for slurmdbd to have the comment slurmctld passes it (no fixed sleep: it may take seconds).
+stored_within_epilog "$job2" "${np_nodes[0]}"
 np_expect_match "another tool's text" "$(grep -A3 " job $job2 on " "$node_log")"
 np_wait_for 30 comment_stored "$job2" || true
 np_expect_eq "$(stored "$job2")" "JS1:another-tool" "AdminComment after the job"
 np_run np_on_node "${np_nodes[0]}" "$NP_CLI" --spool "$np_dir/helper/spool" report "$job2"
 np_expect_rc 0
 np_expect_match "source: this node's spool .*another tool's text"
+np_end_case
+
+np_case "a job name cannot steer root's epilog: planted NodeList=, NumNodes=, AdminComment="
+# `scontrol -o show job` prints JobName= before NodeList=, NumNodes= and AdminComment=: a store
+# that searched that line for " NodeList=" expanded the name's 131,072 invented nodes, took the
+# planted NumNodes, and refused the job over the planted AdminComment.
+planted='x NodeList=a[1-65536],b[1-65536] NumNodes=99999 AdminComment=hidden'
+job6=$(np_run_as "$user" sbatch --parsable -N2 -n2 -J "$planted" -o "$out/job6.out" \
+  --wrap "srun $NP_WORKLOAD --mb 8 --busy 1 --idle 0.5")
+np_wait_for 90 has_summary "$job6" ||
+  np_fail "no whole summary for job $job6: '$(stored "$job6" | cut -c1-80)'; log: $(grep -A5 " job $job6 on " "$np_dir"/node-*/helper/epilog.log 2>&1)"
+np_expect_eq "$(sacct -j "$job6" -X -n -P -o JobName)" "$planted" "job $job6's name"
+np_run "$NP_CLI" --spool /nonexistent --json report "$job6"
+np_expect_rc 0
+np_expect_eq "$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)["nodes"])))' <<<"$np_out")" \
+  "${np_nodes[*]}" "the nodes in job $job6's summary"
+np_expect_eq "$(python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["missing_nodes"], s["totals"]["missing_nodes"])' <<<"$np_out")" \
+  "[] 0" "job $job6's missing nodes"
+np_expect_no_match "another tool's text|more than the job's" "$(grep -h -A5 " job $job6 on " "$np_dir"/node-*/helper/epilog.log)"
+stored_within_epilog "$job6" "${np_nodes[@]}"
 np_end_case
 
 np_case "the user cannot rewrite their report; root trusts only what numaplaced wrote"
@@ -161,7 +209,6 @@ one_node_job() {
   np_run_as "$user" sbatch --parsable -N1 -n1 -w "$node" -o "$out/$1.out" \
     --wrap "srun $NP_WORKLOAD --mb 8 --busy 1 --idle 0.5"
 }
-job_gone() { [ -z "$(squeue -h -j "$1" 2>/dev/null)" ]; }
 sacct_knows() { sacct -n -X -j "$1" -o JobID 2>/dev/null | grep -qw "$1"; }
 store_pending_on_node() {
   np_on_node "$node" env NUMAPLACE_SPOOL="$np_dir/helper/spool" "$NP_CLI" store --pending
@@ -170,8 +217,7 @@ store_pending_on_node() {
 np_case "slurmdbd down during the epilog: the part waits in the spool, store --pending stores it"
 np_slurmdbd_stop
 job3=$(one_node_job job3)
-np_wait_for 60 job_gone "$job3" || np_fail "job $job3 did not end"
-np_wait_for 90 epilog_logged "$job3" || np_fail "no store logged for job $job3: $(cat "$node_log")"
+stored_within_epilog "$job3" "$node"
 np_expect_match "job $job3: .*waits in .*/pending" "$(grep -A10 " job $job3 on " "$node_log")"
 [ -f "$pending_dir/$job3.json" ] || np_fail "no $pending_dir/$job3.json: $(ls -la "$pending_dir" 2>&1)"
 np_expect_eq "$(stat -c '%U %a' "$pending_dir")" "root 700" "pending directory owner and mode"
@@ -197,16 +243,14 @@ np_end_case
 np_case "a part left waiting is stored by the next job's epilog on the node"
 np_slurmdbd_stop
 job4=$(one_node_job job4)
-np_wait_for 60 job_gone "$job4" || np_fail "job $job4 did not end"
-np_wait_for 90 epilog_logged "$job4" || np_fail "no store logged for job $job4"
+stored_within_epilog "$job4" "$node"
 [ -f "$pending_dir/$job4.json" ] || np_fail "no $pending_dir/$job4.json"
 np_slurmdbd_start
 # slurmctld hands slurmdbd the jobs it queued while it was down a moment after it is back (24.11
 # later than 22.05): the next epilog can store a waiting part once its job's record is there.
 np_wait_for 120 sacct_knows "$job4" || np_fail "slurmdbd never received job $job4's record"
 job5=$(one_node_job job5)
-np_wait_for 60 job_gone "$job5" || np_fail "job $job5 did not end"
-np_wait_for 150 epilog_logged "$job5" || np_fail "no store logged for job $job5"
+stored_within_epilog "$job5" "$node"
 np_expect_match "job $job4: this node's waiting part stored" "$(cat "$node_log")"
 for j in "$job4" "$job5"; do
   np_run np_run_as "$user" "$NP_CLI" --spool /nonexistent report "$j"

@@ -111,8 +111,8 @@ case_admin_comment() {
   np_run srun -N1 bash -c 'cp "$1" "$2/ac-$SLURM_JOB_ID" && echo $SLURM_JOB_ID' _ "$value" "$out_dir"
   np_expect_rc 0
   job=$np_out
-  # Written after the job, as numaplace's epilog does from a detached process: slurmdbd has the
-  # job's own record only once the epilogs are done (test/integration/README.md).
+  # Written after the job: the write waits for the job's own record in slurmdbd, as numaplace's
+  # epilog's store does (test/integration/README.md).
   np_sacct_wait "$job" 60 || np_fail "sacct never showed job $job finished"
   "$out_dir/np-admin-comment" "$job" <"$value" >"$out_dir/ac-$job.out" 2>&1
   echo "rc=$?" >>"$out_dir/ac-$job.out"

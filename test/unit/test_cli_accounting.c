@@ -1,5 +1,5 @@
 /* The numaplace command's reading of Slurm's output and the spool (cli/parse.h), without Slurm:
- * sacct lines good and bad, `numaplace jobs` lines, scontrol's AdminComment, hostnames, spool
+ * sacct lines good and bad, `numaplace jobs` lines, scontrol's configuration, hostnames, spool
  * file names, AdminComment payloads that are not numaplace summaries. */
 #include <check.h>
 #include <stdbool.h>
@@ -81,22 +81,26 @@ START_TEST(test_jobs_line)
 }
 END_TEST
 
+/* `scontrol show config` lines as 22.05 to 26.05 print them. */
 static const struct {
-    const char *out, *comment;
-} scontrol_cases[] = {
-    {"JobId=42 JobName=x AdminComment=NPS1:abc Comment=y\n", "NPS1:abc"},
-    {"JobId=42 AdminComment=(null) Comment=y\n", ""},
-    {"JobId=42 JobName=x\n", ""},
-    {"JobId=42 AdminComment=last\n", "last"},
-    {"JobId=42 XAdminComment=no\n", ""},
+    const char *out, *key, *value;
+} config_cases[] = {
+    {"Configuration data as of 2026-12-01T23:00:00\nClusterName             = np-test\n"
+     "SlurmUser               = slurm(64030)\n",
+     "ClusterName", "np-test"},
+    {"ClusterNameX            = no\nClusterName = yes  \n", "ClusterName", "yes"},
+    {"AccountingStorageHost   = (null)\n", "AccountingStorageHost", ""},
+    {"SlurmUser               = slurm(64030)", "ClusterName", ""},
+    {"ClusterName             = last", "ClusterName", "last"},
+    {"", "ClusterName", ""},
 };
 
-START_TEST(test_scontrol_admin_comment)
+START_TEST(test_config_value)
 {
-    char *v = cli_scontrol_admin_comment(scontrol_cases[_i].out);
+    char *v = cli_config_value(config_cases[_i].out, config_cases[_i].key);
 
     ck_assert_ptr_nonnull(v);
-    ck_assert_str_eq(v, scontrol_cases[_i].comment);
+    ck_assert_str_eq(v, config_cases[_i].value);
     free(v);
 }
 END_TEST
@@ -324,7 +328,7 @@ int main(void)
 
     tcase_add_loop_test(tc, test_sacct_job, 0, N(sacct_cases));
     tcase_add_loop_test(tc, test_jobs_line, 0, N(jobs_cases));
-    tcase_add_loop_test(tc, test_scontrol_admin_comment, 0, N(scontrol_cases));
+    tcase_add_loop_test(tc, test_config_value, 0, N(config_cases));
     tcase_add_loop_test(tc, test_hostnames, 0, N(hostname_cases));
     tcase_add_loop_test(tc, test_spool_names, 0, N(spool_cases));
     tcase_add_loop_test(tc, test_admin_comment, 0, N(comment_cases));

@@ -4,6 +4,7 @@
  * same nodes or refuses the list, never other nodes. scontrol needs a configuration file for
  * these subcommands but no controller: the suite writes a minimal one. */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,7 @@ static int cmp_str(const void *a, const void *b)
 START_TEST(test_as_scontrol)
 {
     char *ranged = acct_hostlist_ranged(cases[_i].list, false);
-    char *names = acct_hostlist_expand(cases[_i].list);
+    char *names = acct_hostlist_expand(cases[_i].list, 0);
     char *want_ranged = scontrol("hostlist", cases[_i].list);
     char *want_names = scontrol("hostnames", cases[_i].list);
 
@@ -118,6 +119,26 @@ START_TEST(test_names_for_reading)
 }
 END_TEST
 
+/* A list that names more hosts than the job has nodes is refused before it is expanded: a job
+ * name once planted "NodeList=a[1-65536],b[1-65536]" and root expanded it for a minute. */
+START_TEST(test_expand_capped)
+{
+    char *names = acct_hostlist_expand("n[1-4]", 4);
+
+    ck_assert_pstr_eq(names, "n1,n2,n3,n4");
+    free(names);
+    errno = 0;
+    ck_assert_ptr_null(acct_hostlist_expand("n[1-5]", 4));
+    ck_assert_int_eq(errno, E2BIG);
+    errno = 0;
+    ck_assert_ptr_null(acct_hostlist_expand("a[1-65536],b[1-65536],c[1-65536]", 16));
+    ck_assert_int_eq(errno, E2BIG);
+    names = acct_hostlist_expand("n[1-3],x", 0); /* no bound: an administrator's --nodes */
+    ck_assert_pstr_eq(names, "n1,n2,n3,x");
+    free(names);
+}
+END_TEST
+
 /* A ranged list longer than any first guess at its size is whole, as scontrol gives it: 400
  * names that share no prefix cannot be folded into ranges. */
 START_TEST(test_long_list_whole)
@@ -163,6 +184,7 @@ int main(void)
     tcase_add_loop_test(tc, test_as_scontrol, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_loop_test(tc, test_decoder_agrees, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, test_names_for_reading);
+    tcase_add_test(tc, test_expand_capped);
     tcase_add_test(tc, test_long_list_whole);
     suite_add_tcase(s, tc);
     rc = np_test_run(s);

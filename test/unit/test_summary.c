@@ -13,6 +13,7 @@
 
 #include "np_test.h"
 #include "numaplace/codec.h"
+#include "numaplace/model_parts.h"
 #include "numaplace/report.h"
 #include "numaplace/summary.h"
 
@@ -322,6 +323,55 @@ START_TEST(test_expect_nodes)
     ck_assert_int_eq(json_array_size(json_object_get(s, "missing_nodes")),
                      expect_cases[_i].missing);
     ck_assert_int_eq(num(s, "totals.missing_nodes"), expect_cases[_i].missing);
+    json_decref(s);
+}
+END_TEST
+
+/* Names new to the set, each once, in their first order; what the set holds stays first. */
+START_TEST(test_strs_append_new)
+{
+    struct np_strs set = {0};
+    const char *more[] = {"c", "a", "c", "d", "b", "d"};
+    const char *want[] = {"b", "a", "c", "d"};
+
+    ck_assert_int_eq(np_strs_append(&set, "b"), 0);
+    ck_assert_int_eq(np_strs_append(&set, "a"), 0);
+    ck_assert_int_eq(np_strs_append_new(&set, more, 6), 0);
+    ck_assert_uint_eq(set.n, 4);
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_str_eq(set.v[i], want[i]);
+    ck_assert_int_eq(np_strs_append_new(&set, more, 0), 0);
+    ck_assert_uint_eq(set.n, 4);
+    np_strs_free(&set);
+}
+END_TEST
+
+/* A node list of 131,072 names, each given twice (as a planted job name once made root's store
+ * expand): each is missing once, in the list's order, and the reported nodes are not. */
+START_TEST(test_expect_many_nodes)
+{
+    enum { NAMES = 131072 };
+    json_t *s = np_summary_new(100), *missing;
+    struct np_err err = {0};
+    char *list = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&list, &len);
+
+    ck_assert_ptr_nonnull(f);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = NAMES; i >= 1; i--)
+            fprintf(f, "%sa%d", pass || i != NAMES ? "," : "", i);
+    fputs(",node1,node2", f);
+    ck_assert_int_eq(fclose(f), 0);
+    add(s, "job100.0.node1.json", 0);
+    add(s, "job100.0.node2.json", 0);
+    ck_assert_msg(np_summary_expect_nodes(s, list, &err) == 0, "%s", err.msg);
+    missing = json_object_get(s, "missing_nodes");
+    ck_assert_int_eq(json_array_size(missing), NAMES);
+    ck_assert_int_eq(num(s, "totals.missing_nodes"), NAMES);
+    ck_assert_str_eq(json_string_value(json_array_get(missing, 0)), "a131072");
+    ck_assert_str_eq(json_string_value(json_array_get(missing, NAMES - 1)), "a1");
+    free(list);
     json_decref(s);
 }
 END_TEST
@@ -1045,6 +1095,8 @@ int main(void)
     tcase_add_loop_test(tc, test_merge_fixtures, 0, 3);
     tcase_add_test(tc, test_all_unavailable_totals);
     tcase_add_loop_test(tc, test_expect_nodes, 0, sizeof(expect_cases) / sizeof(expect_cases[0]));
+    tcase_add_test(tc, test_strs_append_new);
+    tcase_add_test(tc, test_expect_many_nodes);
     tcase_add_test(tc, test_merge_summaries);
     tcase_add_test(tc, test_merge_other_wins);
     tcase_add_test(tc, test_merge_keeps_newer_part);

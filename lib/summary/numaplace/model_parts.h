@@ -115,6 +115,12 @@ struct np_strs {
 NP_API bool np_strs_has(const struct np_strs *s, const char *str);
 /** Append @p str (copied). 0 or -ENOMEM. */
 NP_API int np_strs_append(struct np_strs *s, const char *str);
+/**
+ * Append each of @p names[0..n) (copied) that @p s does not hold yet, once, in their order: what
+ * np_strs_has before each np_strs_append does, in O((s->n + n) log(s->n + n)) (a job's node list
+ * can name tens of thousands). @p s is unchanged on failure. 0 or -ENOMEM.
+ */
+NP_API int np_strs_append_new(struct np_strs *s, const char *const *names, size_t n);
 /** Add @p str to a sorted set (nothing when present). 0 or -ENOMEM. */
 NP_API int np_strs_add_sorted(struct np_strs *s, const char *str);
 NP_API int np_strs_copy(struct np_strs *dst, const struct np_strs *src);
