@@ -141,13 +141,18 @@ static int field_decode(const struct np_field *f, const json_t *v, void *obj, co
 int np_rec_decode(const struct np_record *rec, const json_t *j, void *obj, const char *what,
                   struct np_err *err)
 {
-    const char *names[NP_KEYS_MAX] = {0};
+    const char *names[NP_KEYS_MAX] = {0}, *self = *what ? what : rec->root;
     struct np_keys *ks = keys_of(rec, obj);
     int rc;
 
     for (unsigned id = 0; id < rec->n && id < NP_KEYS_MAX; id++)
         names[id] = rec->fields[id].name;
-    rc = np_keys_scan(j, names, rec->n, ks, *what ? what : rec->root, err);
+    if ((rc = np_keys_scan(j, names, rec->n, ks, self, err)) != 0)
+        return rc;
+    for (unsigned id = 0; id < rec->n; id++)
+        if (rec->fields[id].required && !np_keys_has(ks, id))
+            return np_err_set(err, -EINVAL, "%s: missing member \"%s\"", self,
+                              rec->fields[id].name);
     for (unsigned i = 0; !rc && i < ks->n; i++) {
         const struct np_field *f = &rec->fields[ks->k[i]];
         char path[300];
@@ -157,7 +162,14 @@ int np_rec_decode(const struct np_record *rec, const json_t *j, void *obj, const
             PATHF(path, "%s", f->name);
         rc = field_decode(f, json_object_get(j, f->name), obj, path, err);
     }
-    return rc;
+    return rc || !rec->check ? rc : rec->check(obj, self, err);
+}
+
+bool np_rec_required_or_set(const struct np_record *rec, const void *obj, unsigned id)
+{
+    const struct np_field *f = &rec->fields[id];
+
+    return f->required || f->type != NP_F_STR || *(char *const *)((const char *)obj + f->off);
 }
 
 /* ---- encoding ---- */
@@ -224,11 +236,16 @@ static json_t *field_encode(const struct np_field *f, const void *obj)
 
 json_t *np_rec_encode(const struct np_record *rec, const void *obj)
 {
-    const struct np_keys *ks = keys_of(rec, obj);
+    struct np_keys ks = *keys_of(rec, obj);
     json_t *o = json_object();
 
-    for (unsigned i = 0; o && i < ks->n; i++) {
-        const unsigned id = ks->k[i];
+    for (unsigned id = 0; rec->present && id < rec->n; id++)
+        if (rec->present(rec, obj, id))
+            np_keys_set(&ks, id);
+        else
+            np_keys_del(&ks, id);
+    for (unsigned i = 0; o && i < ks.n; i++) {
+        const unsigned id = ks.k[i];
         json_t *v;
         if (id >= rec->n)
             continue; /* not a member: the model never sets one, but the index must hold */

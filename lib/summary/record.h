@@ -14,6 +14,7 @@
 #ifndef NUMAPLACE_SUMMARY_RECORD_H
 #define NUMAPLACE_SUMMARY_RECORD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -54,12 +55,20 @@ struct np_record {
     unsigned n;
     size_t keys_off;  /**< of its struct np_keys */
     const char *root; /**< its name in messages when it is the whole document ("summary") */
+    /** NULL: the members written are those in its keys. Else also those built in C, which
+     * keeps no keys: the decoded ones in their order, then the others it says are present in
+     * table order (np_rec_required_or_set, or the record's own test). */
+    bool (*present)(const struct np_record *rec, const void *obj, unsigned id);
+    /** What the types cannot say (ranges, names that must agree), after decoding; may be NULL.
+     * @return 0, or -EINVAL / -ENOMEM with @p err */
+    int (*check)(void *obj, const char *what, struct np_err *err);
 };
 
 /** One member: its JSON name and type, and where its C struct holds it. */
 struct np_field {
     const char *name;
     enum np_ftype type;
+    bool required; /**< decoding refuses an object without it */
     size_t off, count_off;
     int figure;                     /**< NP_F_FIGURE: its enum np_figure_kind */
     const struct np_record *rec;    /**< NP_F_RECORD */
@@ -117,6 +126,9 @@ int np_rec_decode(const struct np_record *rec, const json_t *j, void *obj, const
                   struct np_err *err);
 /** The JSON form of @p obj, its members in its keys' order. New reference, NULL out of memory. */
 json_t *np_rec_encode(const struct np_record *rec, const void *obj);
+/** A record's present test: its required members, and the others but strings left NULL. */
+bool np_rec_required_or_set(const struct np_record *rec, const void *obj, unsigned id);
+
 /** Free what @p obj holds and zero it (its keys too). */
 void np_rec_free(const struct np_record *rec, void *obj);
 /** Drop member @p id of @p obj: free what it holds, zero it, and take it out of the keys. */

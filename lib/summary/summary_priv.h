@@ -17,11 +17,10 @@ struct np_sum_node *np_sum_node_append(struct np_sum *s);
 
 /* ---- folded nodes (summary_hostlist.c, summary_fold_nodes.c, summary_fold_json.c) ---- */
 
-extern const char *const np_sumk_dist[NP_DIST_N];
 void np_sum_folded_free(struct np_sum_folded *f);
-json_t *np_sum_folded_json(const struct np_sum_folded *f);
-int np_sum_folded_decode(const json_t *j, struct np_sum_folded *f, struct np_err *err);
-int np_sum_folded_copy(struct np_sum_folded *dst, const struct np_sum_folded *src);
+/* nodes_folded's decoder, encoder and free, as a member of the summary's record (record.h) */
+struct np_field_ops;
+extern const struct np_field_ops np_sum_folded_ops;
 
 /* A node's figures taken before np_sum_fit trims them (the fold's distributions and sums). */
 struct np_fold_snap {

@@ -206,24 +206,6 @@ static const struct np_field totals_fields[NP_TOT_NMEMBERS] = {
 #undef F
 static const struct np_record totals_rec = NP_RECORD(struct np_sum_totals, totals_fields);
 
-/* nodes_folded: its own strict decoder, which checks its hostlists and sums too */
-static int folded_decode(const json_t *j, void *field, const char *what, struct np_err *err)
-{
-    (void)what;
-    return np_sum_folded_decode(j, field, err);
-}
-
-static json_t *folded_encode(const void *field)
-{
-    return np_sum_folded_json(field);
-}
-
-static void folded_free(void *field)
-{
-    np_sum_folded_free(field);
-}
-
-static const struct np_field_ops folded_ops = {folded_decode, folded_encode, folded_free};
 static const struct np_field node_elem = {.type = NP_F_RECORD, .rec = &node_rec};
 
 #define F(m, nm, ty) NP_FIELD(struct np_sum, m, nm, ty)
@@ -243,7 +225,8 @@ static const struct np_field sum_fields[NP_SUM_NMEMBERS] = {
     [NP_SUM_MISSING_NODES] = F(missing_nodes, "missing_nodes", NP_F_STRS),
     [NP_SUM_SKIPPED] = NP_FIELD_ARRAY(struct np_sum, skipped, nskipped, "skipped", &skip_elem),
     [NP_SUM_TRIMMED] = NP_FIELD_ARRAY(struct np_sum, trimmed, ntrimmed, "trimmed", &trim_elem),
-    [NP_SUM_NODES_FOLDED] = NP_FIELD_CUSTOM(struct np_sum, folded, "nodes_folded", &folded_ops),
+    [NP_SUM_NODES_FOLDED] =
+        NP_FIELD_CUSTOM(struct np_sum, folded, "nodes_folded", &np_sum_folded_ops),
 };
 #undef F
 static const struct np_record sum_rec = {.fields = sum_fields,
