@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numaplace/figure.h"
 #include "numaplace/model_parts.h"
 
 /* A member's path for messages, cut when long. */
@@ -90,9 +89,6 @@ static int field_decode(const struct np_field *f, const json_t *v, void *obj, co
         return np_strs_decode(v, (struct np_strs *)at, path, err);
     case NP_F_MAP:
         return np_map_decode(v, (struct np_map *)at, path, err);
-    case NP_F_FIGURE:
-        return np_figure_decode(v, (enum np_figure_kind)f->figure, (struct np_figure *)at, path,
-                                err);
     case NP_F_RECORD:
         return np_rec_decode(f->rec, v, at, path, err);
     case NP_F_ARRAY: {
@@ -210,8 +206,6 @@ static json_t *field_encode(const struct np_field *f, const void *obj)
         return np_strs_json((const struct np_strs *)at);
     case NP_F_MAP:
         return np_map_json((const struct np_map *)at);
-    case NP_F_FIGURE:
-        return np_figure_json((const struct np_figure *)at);
     case NP_F_RECORD:
         return np_rec_encode(f->rec, at);
     case NP_F_ARRAY:
@@ -291,9 +285,6 @@ static void field_free(const struct np_field *f, void *obj)
         break;
     case NP_F_MAP:
         np_map_free((struct np_map *)at);
-        break;
-    case NP_F_FIGURE:
-        np_figure_free((struct np_figure *)at);
         break;
     case NP_F_RECORD:
         np_rec_free(f->rec, at);

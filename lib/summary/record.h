@@ -32,7 +32,6 @@ enum np_ftype {
     NP_F_NUMS_OR_NULL, /**< as NP_F_NUMS, elements may be null (a series' gaps) */
     NP_F_STRS,         /**< struct np_strs */
     NP_F_MAP,          /**< struct np_map: an object of numbers */
-    NP_F_FIGURE,       /**< struct np_figure of kind @p figure */
     NP_F_RECORD,       /**< a struct described by @p rec, embedded */
     NP_F_ARRAY,        /**< an array of @p elem: pointer at off, length (size_t) at count_off */
     NP_F_OBJECT,       /**< an object of @p elem by name, as NP_F_ARRAY, each element's name a
@@ -82,10 +81,8 @@ struct np_field {
     {                                                                                              \
         .name = (nm), .type = (ty), .off = offsetof(T, m)                                          \
     }
-#define NP_FIELD_FIGURE(T, m, nm, kind)                                                            \
-    {                                                                                              \
-        .name = (nm), .type = NP_F_FIGURE, .off = offsetof(T, m), .figure = (kind)                 \
-    }
+/* A struct np_figure of enum np_figure_kind @p kind. */
+#define NP_FIELD_FIGURE(T, m, nm, kind) NP_FIELD_CUSTOM(T, m, nm, &np_figure_ops[kind])
 #define NP_FIELD_RECORD(T, m, nm, r)                                                               \
     {                                                                                              \
         .name = (nm), .type = NP_F_RECORD, .off = offsetof(T, m), .rec = (r)                       \
@@ -115,6 +112,9 @@ struct np_field {
     {                                                                                              \
         .fields = (table), .n = sizeof(table) / sizeof((table)[0]), .keys_off = offsetof(T, keys)  \
     }
+
+/** A figure's decoder (of each enum np_figure_kind), encoder and free (figure.c). */
+extern const struct np_field_ops np_figure_ops[4];
 
 /**
  * Decode @p j (borrowed) into @p obj (zeroed by the caller), strictly. @p what names @p j in

@@ -67,9 +67,9 @@ static const struct np_record migr_rec = NP_RECORD(struct np_sum_migrations, mig
 
 #define F(k, nm)                                                                                   \
     [k] = {.name = (nm),                                                                           \
-           .type = NP_F_FIGURE,                                                                    \
+           .type = NP_F_CUSTOM,                                                                    \
            .off = offsetof(struct np_sum_os, fig) + (k) * sizeof(struct np_figure),                \
-           .figure = NP_FIGURE_PLAIN}
+           .ops = &np_figure_ops[NP_FIGURE_PLAIN]}
 static const struct np_field os_fields[NP_OS_NMEMBERS] = {
     F(NP_OS_KERNEL_TIME_SHARE, "kernel_time_share"),
     F(NP_OS_INVOLUNTARY_CS_PER_S, "involuntary_cs_per_s"),
