@@ -38,7 +38,7 @@ static void *new_array(void *slot, size_t n, size_t size)
 static int field_decode(const struct np_field *f, const json_t *v, void *obj, const char *path,
                         struct np_err *err)
 {
-    char *at = (char *)obj + f->off;
+    void *at = (char *)obj + f->off;
     size_t *count = (size_t *)((char *)obj + f->count_off);
     char sub[300];
     int rc;
@@ -172,7 +172,7 @@ bool np_rec_required_or_set(const struct np_record *rec, const void *obj, unsign
 
 static json_t *field_encode(const struct np_field *f, const void *obj)
 {
-    const char *at = (const char *)obj + f->off;
+    const void *at = (const char *)obj + f->off;
     json_t *v = NULL;
     size_t count = 0;
 
@@ -254,7 +254,7 @@ json_t *np_rec_encode(const struct np_record *rec, const void *obj)
 
 static void field_free(const struct np_field *f, void *obj)
 {
-    char *at = (char *)obj + f->off;
+    void *at = (char *)obj + f->off;
     size_t *count = (size_t *)((char *)obj + f->count_off);
 
     switch (f->type) {
