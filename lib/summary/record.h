@@ -69,7 +69,6 @@ struct np_field {
     enum np_ftype type;
     bool required; /**< decoding refuses an object without it */
     size_t off, count_off;
-    int figure;                     /**< NP_F_FIGURE: its enum np_figure_kind */
     const struct np_record *rec;    /**< NP_F_RECORD */
     const struct np_field *elem;    /**< NP_F_ARRAY, NP_F_OBJECT: an element (off within it) */
     size_t elem_size, name_off;     /**< their element's size and, for NP_F_OBJECT, its name */
@@ -134,7 +133,7 @@ void np_rec_free(const struct np_record *rec, void *obj);
 /** Drop member @p id of @p obj: free what it holds, zero it, and take it out of the keys. */
 void np_rec_drop(const struct np_record *rec, void *obj, unsigned id);
 /** A deep copy of @p src into @p dst, through the JSON form (one definition of what it holds).
- * @return 0 or -ENOMEM (@p dst then zeroed) */
+ * @return 0 or -ENOMEM (what @p dst got freed) */
 int np_rec_copy(const struct np_record *rec, void *dst, const void *src);
 
 #endif /* NUMAPLACE_SUMMARY_RECORD_H */
