@@ -11,30 +11,16 @@
 #include "numaplace/summary_defs.h"
 #include "numaplace/summary_model.h"
 
-/* The JSON names of each struct's members, indexed by their member ids (summary_keys.c). */
-extern const char *const np_sumk_sum[NP_SUM_NMEMBERS];
-extern const char *const np_sumk_node[NP_NODE_NMEMBERS];
-extern const char *const np_sumk_step[NP_STEP_NMEMBERS];
-extern const char *const np_sumk_migr[NP_MIGR_NMEMBERS];
-extern const char *const np_sumk_trigger[3];
-extern const char *const np_sumk_os[NP_OS_NMEMBERS];
-extern const char *const np_sumk_tl[NP_TL_NMEMBERS];
-extern const char *const np_sumk_event[2];
-extern const char *const np_sumk_skip[3];
-extern const char *const np_sumk_trim[2];
-extern const char *const np_sumk_totals[NP_TOT_NMEMBERS];
-
 /* One more node at the end of s->nodes, zeroed: the array grows by doubling, since a store
  * merges a job's parts one node at a time (summary_nodes.c). NULL when out of memory. */
 struct np_sum_node *np_sum_node_append(struct np_sum *s);
 
 /* ---- folded nodes (summary_hostlist.c, summary_fold_nodes.c, summary_fold_json.c) ---- */
 
-extern const char *const np_sumk_dist[NP_DIST_N];
 void np_sum_folded_free(struct np_sum_folded *f);
-json_t *np_sum_folded_json(const struct np_sum_folded *f);
-int np_sum_folded_decode(const json_t *j, struct np_sum_folded *f, struct np_err *err);
-int np_sum_folded_copy(struct np_sum_folded *dst, const struct np_sum_folded *src);
+/* nodes_folded's decoder, encoder and free, as a member of the summary's record (record.h) */
+struct np_field_ops;
+extern const struct np_field_ops np_sum_folded_ops;
 
 /* A node's figures taken before np_sum_fit trims them (the fold's distributions and sums). */
 struct np_fold_snap {
@@ -53,12 +39,8 @@ int np_sum_fold_nodes(struct np_sum *s, const struct np_fold_snap *snap,
 /* Whether node @p name is in the fold of @p s (false when unknown: names dropped). */
 bool np_sum_in_fold(const struct np_sum *s, const char *name);
 
-/* np_summary_check's test (summary_json.c; np_sum_decode runs it first). */
+/* np_summary_check's test (summary_records.c; np_sum_decode runs it first). */
 int np_sum_check(const json_t *summary, struct np_err *err);
-
-/* Decode node @p name of a summary (summary_json.c; np_sum_node_copy uses it). */
-int np_sum_node_decode(const char *name, const json_t *j, struct np_sum_node *n,
-                       struct np_err *err);
 
 /* A step shorter than this weighs as much as this in time-weighted means (an incomplete step
  * reports duration 0 but still says something about its node). */

@@ -408,7 +408,7 @@ static const struct {
     {"{\"nodes\": 0, \"names\": \"\", \"figures\": {}, " SUMS "}", -EINVAL, "expected 1 to"},
     {"{\"nodes\": 2, \"names\": \"n[1-2]\", \"figures\": {\"rss\": " DIST(2, 0.5, 0.8) "}, " SUMS
                                                                                        "}",
-     -EINVAL, "unknown figure 'rss'"},
+     -EINVAL, "unknown member \"rss\""},
     {"{\"nodes\": 2, \"names\": \"n[1-2]\", \"figures\": {\"cpi\": " DIST(2, 0.95, 0.8) "}, " SUMS
                                                                                         "}",
      -EINVAL, "min <= p50 <= p90 <= max"},

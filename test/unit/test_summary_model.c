@@ -133,7 +133,7 @@ static const struct {
     {"{\"schema\": \"numaplace.summary/2\", \"job_id\": 1, \"nodes\": {}}", -EPROTO,
      "numaplace.summary/2"},
     {"{\"schema\": \"numaplace.summary/1\", \"job_id\": 1, \"nodes\": {}, \"uid\": \"x\"}", -EINVAL,
-     "summary of job 1: summary:"},
+     "summary of job 1: uid: expected an integer"},
     {"{\"schema\": \"numaplace.summary/1\", \"job_id\": 1, \"nodes\": {\"n1\": {\"steps\": 3}}}",
      -EINVAL, "nodes.n1.steps: expected an array"},
     {"{\"schema\": \"numaplace.summary/1\", \"job_id\": 1, \"nodes\": {\"n1\": {\"local_share\": "

@@ -58,6 +58,7 @@ enum np_figure_member {
 
 /** A report's per-NUMA-node bandwidth. */
 struct np_figure_node {
+    struct np_keys keys; /**< member order as decoded (empty: numaplace's) */
     char *node;
     double mean, peak;
 };
@@ -87,7 +88,6 @@ NP_API int np_figure_set_value(struct np_figure *f, enum np_figure_kind kind, st
                                const char *unit, const char *source);
 /** {unavailable: why (or "not measured" when empty), source?}. @return 0 or -ENOMEM */
 NP_API int np_figure_set_unavailable(struct np_figure *f, const char *why, const char *source);
-NP_API int np_figure_copy(struct np_figure *dst, const struct np_figure *src);
 NP_API void np_figure_free(struct np_figure *f);
 
 /**

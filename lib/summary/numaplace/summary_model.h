@@ -1,7 +1,8 @@
 /*
  * numaplace/summary_model.h - a job summary (`numaplace.summary/1`, docs/summary-schema.md) as C
  * data: decoded once and strictly from its JSON, worked on (merge, advice, text, fit, plot) as
- * structs, and encoded back to the same JSON bytes, members in the order they were set.
+ * structs, and encoded back to the same JSON bytes, members in the order they were set. Each
+ * struct's members are described once, by a table (summary_records.c) indexed by the enum below.
  *
  * The json_t functions of numaplace/summary.h are wrappers over these; callers that only read a
  * summary (the numaplace command) decode it with np_sum_decode and read the fields.
