@@ -1,37 +1,44 @@
 /* Who may do what (see auth.h). */
 #include "auth.h"
 
-#include <grp.h>
-#include <pwd.h>
+#include <errno.h>
 
-#define MAX_GROUPS 256
+#include "numaplace/protocol.h"
+#include "user_names.h"
 
 bool auth_is_root(const struct ucred *peer)
 {
     return peer->uid == 0;
 }
 
-bool auth_is_admin(const struct ucred *peer, const char *admin_group)
+enum auth_answer auth_admin_rights(const struct ucred *peer, const char *admin_group)
 {
-    const struct group *gr;
-    const struct passwd *pw;
-    gid_t groups[MAX_GROUPS], gid;
-    int ngroups = MAX_GROUPS;
+    int in;
 
     if (auth_is_root(peer))
-        return true;
-    if (!admin_group[0] || !(gr = getgrnam(admin_group)))
-        return false;
-    gid = gr->gr_gid; /* getpwuid may reuse getgrnam's storage */
-    if (peer->gid == gid)
-        return true;
-    pw = getpwuid(peer->uid);
-    if (!pw || getgrouplist(pw->pw_name, pw->pw_gid, groups, &ngroups) < 0)
-        return false;
-    for (int i = 0; i < ngroups; i++)
-        if (groups[i] == gid)
-            return true;
-    return false;
+        return AUTH_YES;
+    if (!admin_group[0])
+        return AUTH_NO;
+    /* The name service answers on a thread of its own (user_names.h), never on the loop. */
+    in = admin_group_has(admin_group, peer->uid, peer->gid);
+    return in == -EAGAIN ? AUTH_NOT_YET : in > 0 ? AUTH_YES : AUTH_NO;
+}
+
+json_t *auth_refuse_unless_admin(const struct ucred *peer, const char *admin_group,
+                                 const char *what)
+{
+    switch (auth_admin_rights(peer, admin_group)) {
+    case AUTH_YES:
+        return NULL;
+    case AUTH_NOT_YET:
+        return np_proto_reply_error("admin_group %s's members are still being looked up (the name "
+                                    "service is slow to answer); uid %u may ask again in a moment",
+                                    admin_group, (unsigned)peer->uid);
+    case AUTH_NO:
+        break;
+    }
+    return np_proto_reply_error("only root or members of admin_group%s%s may %s; uid %u may not",
+                                admin_group[0] ? " " : "", admin_group, what, (unsigned)peer->uid);
 }
 
 bool auth_owns(const struct ucred *peer, uid_t owner)

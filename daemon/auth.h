@@ -10,11 +10,26 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <jansson.h>
+
 /** Root. */
 bool auth_is_root(const struct ucred *peer);
 
-/** Root, or a member of @p admin_group ("" = no group): its primary or a supplementary group. */
-bool auth_is_admin(const struct ucred *peer, const char *admin_group);
+/** Whether a peer has administrator's rights; AUTH_NOT_YET is not a yes. */
+enum auth_answer {
+    AUTH_NO,
+    AUTH_YES,
+    AUTH_NOT_YET, /**< admin_group's members are being looked up: ask again in a moment */
+};
+
+/** Root, or a member of @p admin_group ("" = no group): a process whose gid is the group's, or a
+ *  user the group lists. Never waits on the name service (user_names.h, admin_group_has). */
+enum auth_answer auth_admin_rights(const struct ucred *peer, const char *admin_group);
+
+/** NULL when @p peer has administrator's rights, else the refusal to send (new): it names
+ *  @p what was asked ("change a job's class") and whether to ask again. */
+json_t *auth_refuse_unless_admin(const struct ucred *peer, const char *admin_group,
+                                 const char *what);
 
 /** Root, or the user who owns the job. */
 bool auth_owns(const struct ucred *peer, uid_t owner);

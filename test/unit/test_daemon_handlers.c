@@ -3,6 +3,7 @@
  * look, change classes and migrate, and what each op does to the registry.
  */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include "migration.h"
 #include "np_daemon_test.h"
 #include "registry.h"
+#include "user_names.h"
 
 #define USER_A  4242u /* no such users: only root and the ids below matter */
 #define USER_B  4343u
@@ -202,8 +204,11 @@ static const struct {
 
 static struct ucred admin_case_peer(int i)
 {
-    if (admin_cases[i].group_set)
+    if (admin_cases[i].group_set) {
         snprintf(t.d->cfg.admin_group, sizeof(t.d->cfg.admin_group), "%s", admin_group);
+        while (admin_group_has(admin_group, 0, 0) == -EAGAIN) /* the lookup's thread answers */
+            usleep(1000);
+    }
     switch (admin_cases[i].peer) {
     case PEER_ROOT:
         return np_test_peer(1, 0, 0);
