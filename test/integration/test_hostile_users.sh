@@ -7,6 +7,8 @@
 #   refused to that member once admin_group is unset (SIGHUP);
 # - status of another user's job: refused, and the job is not listed to them; an admin_group
 #   member sees only their own jobs too (status is not an administrator's request);
+# - status's counts: another user's step is not counted for a user, nor seen in the node
+#   traffic estimated from the steps;
 # - register and step_end by anyone but root: refused, and the step stays tracked;
 # - applied for a task not the caller's own process: refused, the task's entry untouched;
 # - a protocol version of 2^32+1 (read as 1 once): refused;
@@ -105,6 +107,25 @@ np_expect_no_match "uid|$owner_uid|$owner" # who owns it is not their business
 np_run as "$owner" status "$job"
 np_expect_rc 0
 np_expect_match "^$job +0 "
+np_end_case
+
+np_case "status: a user counts only their own steps, and no node traffic estimated from others'"
+# helper_view USER|root: the helper's step count and each memory node's source, as USER sees them
+helper_view() {
+  local out
+  if [ "$1" = root ]; then out=$(np_numaplace --json status); else out=$(as "$1" --json status); fi
+  python3 -c 'import json, sys
+r = json.load(sys.stdin)
+print(r["helper"]["jobs"], " ".join(n["source"] + ("" if n["source"] in ("uncore", "unavailable") else "!") for n in r["memory_nodes"]))' <<<"$out"
+}
+np_run helper_view "$other"
+np_expect_rc 0
+np_expect_match "^0( |$)"      # the owner's step runs, and is not counted for another user
+np_expect_no_match "!"        # no source but the controllers' counts (or none)
+np_run helper_view "$owner"
+np_expect_match "^1( |$)"
+np_run helper_view root
+np_expect_match "^1( |$)"
 np_end_case
 
 np_case "register and step_end: refused to everyone but root; the step stays tracked"
