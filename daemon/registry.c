@@ -106,13 +106,18 @@ static json_t *job_entry(const struct np_daemon_job *j)
             json_array_append_new(starts,
                                   json_integer((json_int_t)j->sampler.tasks[t].starttime_ticks));
         }
-    return json_pack("{s:I, s:I, s:I, s:f, s:s, s:s, s:s, s:s, s:b, s:s, s:o, s:o, s:O}", "job",
-                     (json_int_t)j->meta.job_id, "step", (json_int_t)j->meta.step_id, "uid",
-                     (json_int_t)j->meta.uid, "start", j->meta.start_epoch, "policy",
-                     j->meta.policy_requested, "sensitivity", j->meta.sensitivity, "class",
-                     np_class_name(j->job_class), "class_source", j->meta.class_source,
-                     "unlabelled", j->unlabelled, "cpus", j->meta.cpus, "pids", pids, "starts",
-                     starts, "tasks", j->tasks);
+    json_t *entry = json_pack(
+        "{s:I, s:I, s:I, s:f, s:s, s:s, s:s, s:s, s:b, s:s, s:o, s:o, s:O}", "job",
+        (json_int_t)j->meta.job_id, "step", (json_int_t)j->meta.step_id, "uid",
+        (json_int_t)j->meta.uid, "start", j->meta.start_epoch, "policy", j->meta.policy_requested,
+        "sensitivity", j->meta.sensitivity, "class", np_class_name(j->job_class), "class_source",
+        j->meta.class_source, "unlabelled", j->unlabelled, "cpus", j->meta.cpus, "pids", pids,
+        "starts", starts, "tasks", j->tasks);
+
+    /* auto's history learns from the step at its end, after a restart too (absent: unnamed) */
+    if (entry && j->job_name[0])
+        json_object_set_new(entry, "job_name", json_string(j->job_name));
+    return entry;
 }
 
 /* The journal's lines since the last snapshot: one step's entry, or its end, each tagged with the

@@ -10,6 +10,7 @@
 #include "job_life.h"
 #include "jobs.h"
 #include "numaplace/procfs.h"
+#include "numaplace/protocol.h"
 #include "registry.h"
 
 /* Is @p pid still the job's task? After a restart the pid may belong to another process, maybe
@@ -66,6 +67,12 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
         return -1;
     j->meta.start_epoch = start;
     j->restored = true;
+    {
+        /* What advise said the job is named, as advise accepts it; a helper before it kept none. */
+        const char *job_name = json_string_value(json_object_get(entry, "job_name"));
+        if (job_name && strlen(job_name) < sizeof(j->job_name) && np_proto_printable(job_name))
+            snprintf(j->job_name, sizeof(j->job_name), "%s", job_name);
+    }
     /* a class an administrator set survives the restart */
     if (np_class_from_name(class_name, &j->job_class, NULL) == 0)
         job_set_class(j, j->job_class);

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "advice.h"
+#include "history.h"
 #include "jobs.h"
 #include "np_daemon_test.h"
 #include "registry.h"
@@ -217,6 +219,51 @@ START_TEST(test_journal_after_kill)
 }
 END_TEST
 
+/* A step resumed after a restart still adds to auto's history at its end: its job name is kept
+ * in the registry (a name with a control character, planted, is not taken). */
+static const char *const kept_names[] = {"lbm", "x\\u001b]0;owned\\u0007"};
+
+START_TEST(test_job_name_survives_restart)
+{
+    struct np_test_daemon a, b;
+    struct np_err err = {0};
+    struct np_daemon_job *j;
+    char path[1200], text[512];
+    FILE *f;
+
+    np_test_daemon_init(&a);
+    if (_i == 0) {
+        j = job_new(a.d, 45, 0, 0, "0", "local", "low", &err);
+        ck_assert_msg(j != NULL, "%s", err.msg);
+        ck_assert_int_eq(np_sampler_add_task(&j->sampler, NP_TEST_LIVE_PID, &err), 0);
+        snprintf(j->job_name, sizeof(j->job_name), "%s", kept_names[_i]);
+        registry_note(a.d, j); /* op_register's; then kill -9 */
+    } else {
+        snprintf(path, sizeof(path), "%s/registry.json", a.d->cfg.state_dir);
+        snprintf(text, sizeof(text),
+                 "{\"schema\": \"numaplace.state/1\", \"jobs\": [{\"job\": 45, \"step\": 0, "
+                 "\"uid\": 0, \"cpus\": \"0\", \"pids\": [%d], \"job_name\": \"%s\"}]}",
+                 NP_TEST_LIVE_PID, kept_names[_i]);
+        f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        fclose(f);
+    }
+    np_test_daemon_init(&b);
+    snprintf(b.d->cfg.state_dir, sizeof(b.d->cfg.state_dir), "%s", a.d->cfg.state_dir);
+    registry_restore(b.d);
+    j = registry_find(&b.d->registry, 45, 0);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(j->job_name, _i == 0 ? "lbm" : "");
+    advice_remember(b.d, j); /* at its end */
+    ck_assert_uint_eq(b.d->advice.nhistory, _i == 0 ? 1 : 0);
+    if (_i == 0)
+        ck_assert_int_ge(history_find(&b.d->advice, 0, "lbm"), 0);
+    np_test_daemon_fini(&b);
+    np_test_daemon_fini(&a);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("daemon_restart");
@@ -230,6 +277,8 @@ int main(void)
     tcase_add_test(tc, test_restored_step_report_incomplete);
     tcase_add_loop_test(tc, test_journal_after_kill, 0,
                         (int)(sizeof(journal_cases) / sizeof(journal_cases[0])));
+    tcase_add_loop_test(tc, test_job_name_survives_restart, 0,
+                        (int)(sizeof(kept_names) / sizeof(kept_names[0])));
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
