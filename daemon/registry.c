@@ -181,6 +181,12 @@ void registry_note(struct np_daemon *d, const struct np_daemon_job *j)
     journal_append(d, json_pack("{s:o}", "entry", job_entry(j)));
 }
 
+void registry_note_task(struct np_daemon *d, const struct np_daemon_job *j, json_t *task)
+{
+    journal_append(d, json_pack("{s:{s:I, s:I, s:O}}", "task", "job", (json_int_t)j->meta.job_id,
+                                "step", (json_int_t)j->meta.step_id, "entry", task));
+}
+
 void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id)
 {
     journal_append(d, json_pack("{s:[I, I]}", "end", (json_int_t)job_id, (json_int_t)step_id));

@@ -103,6 +103,26 @@ static void step_key(char *key, size_t size, json_int_t job_id, json_int_t step_
     snprintf(key, size, "%lld.%lld", (long long)job_id, (long long)step_id);
 }
 
+/* A task's journalled entry into its step's (when the step is known): it replaces the entry of
+ * the same pid. */
+static void merge_task(json_t *step, json_t *task)
+{
+    json_t *tasks = json_object_get(step, "tasks"), *t;
+    const json_t *pid = json_object_get(task, "pid");
+    size_t i;
+
+    if (!json_is_array(tasks) || !json_is_integer(pid))
+        return;
+    json_array_foreach(tasks, i, t)
+    {
+        if (json_integer_value(json_object_get(t, "pid")) == json_integer_value(pid)) {
+            json_array_set(tasks, i, task);
+            return;
+        }
+    }
+    json_array_append(tasks, task);
+}
+
 /* The snapshot's entries with the journal's lines of its generation or later (saves that failed
  * after it) applied in order; lines of older generations are in it already. A step's newer entry
  * replaces its older one, an end removes it. A line that does not parse (cut by a
@@ -139,6 +159,11 @@ static json_t *merge_journal(struct np_daemon *d, json_t *jobs)
             step_key(key, sizeof(key), job_id, step_id);
             if ((uint64_t)gen >= file_generation)
                 json_object_set(by_step, key, got);
+        } else if (line && json_unpack(line, "{s:I, s:{s:I, s:I, s:o}}", "gen", &gen, "task", "job",
+                                       &job_id, "step", &step_id, "entry", &got) == 0) {
+            step_key(key, sizeof(key), job_id, step_id);
+            if ((uint64_t)gen >= file_generation)
+                merge_task(json_object_get(by_step, key), got);
         } else if (line && json_unpack(line, "{s:I, s:[I, I]}", "gen", &gen, "end", &job_id,
                                        &step_id) == 0) {
             step_key(key, sizeof(key), job_id, step_id);

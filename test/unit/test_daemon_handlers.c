@@ -15,6 +15,7 @@
 
 #include "advice.h"
 #include "handlers.h"
+#include "jobs.h"
 #include "migration.h"
 #include "np_daemon_test.h"
 #include "registry.h"
@@ -508,35 +509,57 @@ static struct stat registry_file(void)
     return st;
 }
 
+/* applied is sent once per task, before exec: a task's program repeating it (in a loop, with
+ * the longest reason) is refused after the first, and neither the journal nor registry.json grows
+ * with it; the one accepted is journalled as that task's entry alone. */
 START_TEST(applied_in_a_loop_writes_nothing)
 {
     const struct ucred task = np_test_peer(NP_TEST_LIVE_PID, USER_A, NOGROUP);
     struct np_task_applied a = {.job_id = 10, .pid = NP_TEST_LIVE_PID};
     struct stat before, after;
+    size_t journal_after_first;
+    json_t *entry;
 
     two_jobs();
     ck_assert_uint_eq(t.d->registry.saves, 0); /* registering wrote nothing yet */
     registry_flush(t.d);                       /* the tick */
     ck_assert_uint_eq(t.d->registry.saves, 1);
     snprintf(a.policy, sizeof(a.policy), "interleave");
-    for (int i = 0; i < 1000; i++) {
+    memset(a.reason, 'r', sizeof(a.reason) - 1);
+    {
         json_t *reply = op_applied(t.d, &task, &a);
-        ck_assert(np_test_reply_ok(reply));
+        ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
         json_decref(reply);
     }
-    ck_assert_uint_eq(t.d->registry.saves, 1); /* 1,000 requests, no write */
-    registry_flush(t.d);
-    ck_assert_uint_eq(t.d->registry.saves, 2); /* the first one changed the task: one write */
+    journal_after_first = t.d->registry.journal_bytes;
+    ck_assert_uint_gt(journal_after_first, 0);
+    ck_assert_uint_lt(journal_after_first, 2 * sizeof(a.reason)); /* the task's entry, no more */
     before = registry_file();
     for (int i = 0; i < 1000; i++) {
-        json_t *reply = op_applied(t.d, &task, &a);
+        json_t *reply;
+        snprintf(a.policy, sizeof(a.policy), i % 2 ? "interleave" : "local");
+        reply = op_applied(t.d, &task, &a);
+        ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply), "said what it applied already"));
         json_decref(reply);
-        registry_flush(t.d); /* even a tick after each: nothing changed, nothing written */
     }
+    ck_assert_uint_eq(t.d->registry.journal_bytes, journal_after_first); /* nothing more */
+    ck_assert_uint_eq(t.d->registry.saves, 1);
     after = registry_file();
-    ck_assert_uint_eq(t.d->registry.saves, 2);
     ck_assert_uint_eq(before.st_ino, after.st_ino); /* never replaced */
-    ck_assert_int_eq(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+    entry = job_task_entry(registry_find(&t.d->registry, 10, 0), NP_TEST_LIVE_PID);
+    ck_assert_str_eq(json_string_value(json_object_get(entry, "policy")), "interleave");
+    /* the journal's one line since the tick is that task's entry (test_daemon_restart reads it) */
+    {
+        char path[1200], line[2048];
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/registry.journal", t.d->cfg.state_dir);
+        ck_assert_ptr_nonnull(f = fopen(path, "r"));
+        ck_assert_ptr_nonnull(fgets(line, sizeof(line), f)); /* the newline a line starts with */
+        ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+        ck_assert_ptr_nonnull(strstr(line, "{\"task\":{"));
+        ck_assert_ptr_null(fgets(line, sizeof(line), f));
+        fclose(f);
+    }
 }
 END_TEST
 

@@ -121,7 +121,15 @@ END_TEST
 
 /* The journal (issue 12: kill -9 at any moment): what a request changed is back after a restart
  * even when no interval tick wrote registry.json, and nothing older than registry.json wins. */
-enum journal_case { REGISTERED, ENDED, CLASS_AFTER_TICK, STALE_LINE, CUT_LINE, AFTER_FAILED_SAVE };
+enum journal_case {
+    REGISTERED,
+    ENDED,
+    CLASS_AFTER_TICK,
+    STALE_LINE,
+    CUT_LINE,
+    AFTER_FAILED_SAVE,
+    APPLIED_AFTER_TICK
+};
 static const struct {
     const char *name;
     enum journal_case what;
@@ -136,6 +144,9 @@ static const struct {
     {"a line cut short, and the next one", CUT_LINE, true, NP_CLASS_HIGH},
     {"lines after a save that failed (past its rename, at the directory's flush)",
      AFTER_FAILED_SAVE, true, NP_CLASS_HIGH},
+    /* journalled as the task's entry alone (registry_note_task) */
+    {"a task's applied after the tick, killed before the next", APPLIED_AFTER_TICK, true,
+     NP_CLASS_LOW},
 };
 
 static void copy_file(const char *from, const char *to)
@@ -194,6 +205,15 @@ START_TEST(test_journal_after_kill)
         job_set_class(j, NP_CLASS_HIGH);
         registry_note(a.d, j);
         break;
+    case APPLIED_AFTER_TICK: {
+        json_t *task = json_pack("{s:i, s:i}", "task", 0, "pid", NP_TEST_LIVE_PID);
+        json_array_append_new(j->tasks, task);
+        registry_note(a.d, j);
+        registry_flush(a.d);
+        json_object_set_new(task, "policy", json_string("interleave"));
+        registry_note_task(a.d, j, task); /* op_applied's */
+        break;
+    }
     case AFTER_FAILED_SAVE: /* registry.json says 1; the failed save moved on to 2 */
         registry_flush(a.d);
         a.d->registry.generation++;
@@ -210,6 +230,12 @@ START_TEST(test_journal_after_kill)
                   journal_cases[_i].name, j != NULL);
     if (j)
         ck_assert_int_eq(j->job_class, journal_cases[_i].cls);
+    if (journal_cases[_i].what == APPLIED_AFTER_TICK) {
+        const json_t *task = job_task_entry(j, NP_TEST_LIVE_PID);
+        ck_assert_ptr_nonnull(task);
+        ck_assert_str_eq(json_string_value(json_object_get(task, "policy")), "interleave");
+        ck_assert_uint_eq(json_array_size(j->tasks), 1);
+    }
     if (journal_cases[_i].what == CUT_LINE)
         ck_assert_ptr_nonnull(strstr(b.log.text, "1 line(s) skipped"));
     /* the restore wrote registry.json: the journal is folded in and gone */
