@@ -11,6 +11,7 @@
 #   traffic estimated from the steps;
 # - register and step_end by anyone but root: refused, and the step stays tracked;
 # - applied for a task not the caller's own process: refused, the task's entry untouched;
+#   applied repeated by the task itself: refused after the first, the journal not growing;
 # - a protocol version of 2^32+1 (read as 1 once): refused;
 # - a user holding every connection it can: another user and root still get in, the refusals
 #   logged; a connection that never sends is dropped.
@@ -183,6 +184,50 @@ np_run np_numaplace status
 np_expect_rc 0
 if printf '%s' "$np_out" | grep -q $'\x1b'; then np_fail "an ESC reached root's status output"; fi
 rm -rf "$esc_dir"
+np_end_case
+
+np_case "a task repeating applied: the first accepted, the rest refused, the state files small"
+# The plugin sends applied once per task, before exec; here the task's own program floods it,
+# alternating a 500-byte reason, each change of which once journalled the whole step.
+flood_dir=$(mktemp -d)
+chmod 777 "$flood_dir"
+np_run_as "$owner" python3 -c 'import json, os, socket, sys, time
+d = sys.argv[2]
+open(d + "/pid", "w").write(str(os.getpid()))
+while not os.path.exists(d + "/go"):
+    time.sleep(0.05)
+ok = refused = 0
+for i in range(2000):
+    req = {"v": 1, "op": "applied", "job": 4444, "step": 0, "pid": os.getpid(),
+           "policy": "local" if i % 2 else "interleave", "reason": ("ab"[i % 2]) * 500}
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    s.connect(sys.argv[1])
+    s.sendall(json.dumps(req).encode() + b"\n")
+    r = json.loads(s.makefile().readline())
+    s.close()
+    ok += r["ok"]
+    refused += not r["ok"] and "said what it applied already" in r.get("error", "")
+print(ok, refused)' "$sock" "$flood_dir" >"$flood_dir/out" 2>&1 &
+flood_task=$!
+np_wait_for 10 test -s "$flood_dir/pid" || np_fail "the task did not start"
+proto_as root "{\"v\":1,\"op\":\"register\",\"job\":4444,\"step\":0,\"uid\":$owner_uid,\"pid\":$(cat "$flood_dir/pid"),\"task\":0,\"cpus\":\"0\",\"sensitivity\":\"low\"}" |
+  grep -q '"ok": *true' || np_fail "root could not register the task"
+journal_before=$(stat -c %s "$np_dir/helper/state/registry.journal" 2>/dev/null || echo 0)
+touch "$flood_dir/go"
+wait "$flood_task"
+np_out=$(cat "$flood_dir/out")
+np_expect_eq "$np_out" "1 1999" "applied accepted, refused as repeated"
+journal_after=$(stat -c %s "$np_dir/helper/state/registry.journal" 2>/dev/null || echo 0)
+registry_size=$(stat -c %s "$np_dir/helper/state/registry.json" 2>/dev/null || echo 0)
+# One task's entry journalled (about 700 bytes), not 2,000: the journal grew by less than 4 KiB
+# (a tick's snapshot may have folded it meanwhile: then it shrank), registry.json holds two steps.
+[ $((journal_after - journal_before)) -lt 4096 ] ||
+  np_fail "the journal grew by $((journal_after - journal_before)) bytes under the flood"
+[ "$registry_size" -lt 65536 ] || np_fail "registry.json is $registry_size bytes"
+np_run proto_as root '{"v":1,"op":"ping"}'
+np_expect_match '"ok": *true'
+rm -rf "$flood_dir"
 np_end_case
 
 np_case "a task forking 1,000 children: every process is sampled (issue 23)"
