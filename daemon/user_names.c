@@ -106,27 +106,26 @@ static struct user_name *find(uid_t uid)
     return NULL;
 }
 
-struct name_lookup {
-    uid_t uid;
-    uint64_t generation;
-    const struct user_resolver *resolver;
-};
-
 static void *look_up(void *arg)
 {
-    struct name_lookup *l = arg;
+    const uid_t uid = (uid_t)(uintptr_t)arg;
+    const struct user_resolver *r;
+    uint64_t generation;
     char name[64];
     struct user_name *n;
 
-    if (l->resolver->user_name(l->uid, name, sizeof(name)) < 0)
-        snprintf(name, sizeof(name), "%u", (unsigned)l->uid);
     pthread_mutex_lock(&lock);
-    if (l->generation == names_generation && (n = find(l->uid))) {
+    r = resolver;
+    generation = names_generation;
+    pthread_mutex_unlock(&lock);
+    if (r->user_name(uid, name, sizeof(name)) < 0)
+        snprintf(name, sizeof(name), "%u", (unsigned)uid);
+    pthread_mutex_lock(&lock);
+    if (generation == names_generation && (n = find(uid))) {
         memcpy(n->name, name, sizeof(name));
         n->known = true;
     }
     pthread_mutex_unlock(&lock);
-    free(l);
     return NULL;
 }
 
@@ -147,7 +146,6 @@ static int detached(void *(*fn)(void *), void *arg)
 
 void user_name_want(uid_t uid)
 {
-    struct name_lookup *l;
     struct user_name *n;
 
     pthread_mutex_lock(&lock);
@@ -164,12 +162,8 @@ void user_name_want(uid_t uid)
         next_slot = (next_slot + 1) % NPD_USER_NAMES_MAX;
     }
     *n = (struct user_name){.uid = uid, .used = true};
-    l = malloc(sizeof(*l));
-    if (l)
-        *l = (struct name_lookup){uid, names_generation, resolver};
     pthread_mutex_unlock(&lock);
-    if (!l || detached(look_up, l) < 0) {
-        free(l);
+    if (detached(look_up, (void *)(uintptr_t)uid) < 0) {
         pthread_mutex_lock(&lock); /* no thread: asked again at the next registration */
         if ((n = find(uid)) && !n->known)
             n->used = false;

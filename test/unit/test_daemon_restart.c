@@ -254,8 +254,6 @@ START_TEST(test_job_name_survives_restart)
     struct np_test_daemon a, b;
     struct np_err err = {0};
     struct np_daemon_job *j;
-    char path[1200], text[512];
-    FILE *f;
 
     np_test_daemon_init(&a);
     if (_i == 0) {
@@ -265,6 +263,8 @@ START_TEST(test_job_name_survives_restart)
         snprintf(j->job_name, sizeof(j->job_name), "%s", kept_names[_i]);
         registry_note(a.d, j); /* op_register's; then kill -9 */
     } else {
+        char path[1200], text[512];
+        FILE *f;
         snprintf(path, sizeof(path), "%s/registry.json", a.d->cfg.state_dir);
         snprintf(text, sizeof(text),
                  "{\"schema\": \"numaplace.state/1\", \"jobs\": [{\"job\": 45, \"step\": 0, "
