@@ -47,7 +47,7 @@ static int history_victim(const struct np_advice_state *a, uid_t uid)
             mine++;
     }
     users += mine == 0;
-    if (mine >= a->nhistory / users) {
+    if (mine > 0 && mine >= a->nhistory / users) { /* 256 users of one entry each: a 257th none */
         from = uid;
     } else {
         from = a->history[0].uid;

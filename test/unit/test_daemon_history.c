@@ -301,6 +301,25 @@ START_TEST(one_user_never_evicts_another)
 }
 END_TEST
 
+/* Every entry another user's, one each: a newcomer takes the one used longest ago. */
+START_TEST(a_newcomer_among_as_many_users_as_entries)
+{
+    struct np_advice_state *a = &t.d->advice;
+
+    for (unsigned k = 0; k < NPD_HISTORY_MAX; k++) {
+        snprintf(a->history[k].name, sizeof(a->history[k].name), "job");
+        a->history[k].uid = 1000 + k;
+        a->history[k].low = 1;
+        a->history[k].last = ++a->history_seq;
+    }
+    a->nhistory = NPD_HISTORY_MAX;
+    history_note(t.d, 5000, "job", true);
+    ck_assert_int_ge(history_find(a, 5000, "job"), 0);
+    ck_assert_int_lt(history_find(a, 1000, "job"), 0);
+    ck_assert_int_ge(history_find(a, 1001, "job"), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("daemon_history");
@@ -315,6 +334,7 @@ int main(void)
     tcase_add_test(tc, worst_case_file_reads_back);
     tcase_add_test(tc, control_characters_not_kept);
     tcase_add_test(tc, one_user_never_evicts_another);
+    tcase_add_test(tc, a_newcomer_among_as_many_users_as_entries);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }
