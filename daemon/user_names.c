@@ -221,8 +221,10 @@ static void *look_up_group(void *arg)
 }
 
 /* With the lock held: a lookup of @p group to start (new, for the caller to run unlocked), or
- * NULL when one is under way, the answer is fresh, or "" asked for none. */
-static struct group_lookup *group_lookup_due(const char *group)
+ * NULL when one is under way, the answer is fresh, or "" asked for none. @p anew: whatever the
+ * answer's age, and over one under way (started maybe before the group changed); the answer
+ * there is serves until the new one comes. */
+static struct group_lookup *group_lookup_due(const char *group, bool anew)
 {
     struct group_lookup *l;
 
@@ -230,9 +232,13 @@ static struct group_lookup *group_lookup_due(const char *group)
         free(admin.members);
         admin = (struct group_answer){.asked = admin.asked + 1};
         snprintf(admin.group, sizeof(admin.group), "%s", group);
+    } else if (anew) {
+        admin.asked++; /* an answer under way is dropped */
+        admin.looking = false;
     }
     if (!group[0] || admin.looking ||
-        (admin.answered && np_monotonic_s() - admin.answered_at < NPD_ADMIN_GROUP_REFRESH_S))
+        (!anew && admin.answered &&
+         np_monotonic_s() - admin.answered_at < NPD_ADMIN_GROUP_REFRESH_S))
         return NULL;
     if (!(l = malloc(sizeof(*l))))
         return NULL;
@@ -259,7 +265,7 @@ void admin_group_want(const char *group)
     struct group_lookup *l;
 
     pthread_mutex_lock(&lock);
-    l = group_lookup_due(group);
+    l = group_lookup_due(group, true);
     pthread_mutex_unlock(&lock);
     group_lookup_start(l);
 }
@@ -270,7 +276,7 @@ int admin_group_has(const char *group, uid_t uid, gid_t gid)
     int in = -EAGAIN;
 
     pthread_mutex_lock(&lock);
-    l = group_lookup_due(group); /* a first answer, or a fresh one for the next request */
+    l = group_lookup_due(group, false); /* a first answer, or a fresh one for the next request */
     if (admin.answered) {
         in = admin.exists && gid == admin.gid;
         for (unsigned i = 0; admin.exists && !in && i < admin.nmembers; i++)

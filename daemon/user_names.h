@@ -29,8 +29,9 @@ bool user_name_get(uid_t uid, char *buf, size_t len);
  * a user taken out of the group loses the rights within about this long, or at once on SIGHUP. */
 #define NPD_ADMIN_GROUP_REFRESH_S 60.0
 
-/** Look @p group's gid and members up on a thread of its own ("" forgets the answer), unless
- *  that group is answered and fresh or being looked up. Never blocks on the name service. */
+/** Look @p group's gid and members up again on a thread of its own ("" forgets the answer): at
+ *  start and at each reload, so a change to the group counts from the next SIGHUP; the answer
+ *  there is serves until the new one comes. Never blocks on the name service. */
 void admin_group_want(const char *group);
 
 /**

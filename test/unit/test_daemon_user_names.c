@@ -49,10 +49,14 @@ static int slow_user_name(uid_t uid, char *buf, size_t len)
 
 static int slow_group_members(const char *group, gid_t *gid, uid_t **members)
 {
+    int rc;
+
     wait_at(group_gate);
     __atomic_add_fetch(&group_calls, 1, __ATOMIC_SEQ_CST);
-    if (strcmp(group, "hpcadm") != 0 || group_rc < 0)
-        return group_rc < 0 ? group_rc : -ENOENT;
+    rc = __atomic_load_n(&group_rc, __ATOMIC_SEQ_CST);
+
+    if (strcmp(group, "hpcadm") != 0 || rc < 0)
+        return rc < 0 ? rc : -ENOENT;
     *gid = GROUP_GID;
     if (!(*members = malloc(sizeof(uid_t))))
         return -ENOMEM;
@@ -138,7 +142,7 @@ START_TEST(a_failing_group_lookup_grants_nothing)
 {
     const struct ucred member = np_test_peer(1, MEMBER, GROUP_GID);
 
-    group_rc = failing_rc[_i];
+    __atomic_store_n(&group_rc, failing_rc[_i], __ATOMIC_SEQ_CST);
     let_one_through(group_gate);
     ck_assert_int_eq(auth_admin_rights(&member, "hpcadm"), AUTH_NOT_YET);
     answered("hpcadm");
@@ -160,6 +164,27 @@ START_TEST(a_new_group_is_looked_up_again)
     answered("other");
     ck_assert_int_eq(auth_admin_rights(&member, "other"), AUTH_NO);
     ck_assert_int_eq(auth_admin_rights(&member, ""), AUTH_NO);
+}
+END_TEST
+
+/* A reload looks the group up again at once, fresh answer or not (a member taken out counts from
+ * the SIGHUP); the old answer serves until then. */
+START_TEST(a_reload_looks_up_again)
+{
+    const struct ucred member = np_test_peer(1, MEMBER, MEMBER);
+
+    let_one_through(group_gate);
+    admin_group_want("hpcadm");
+    answered("hpcadm");
+    ck_assert_int_eq(auth_admin_rights(&member, "hpcadm"), AUTH_YES);
+    __atomic_store_n(&group_rc, -ENOENT, __ATOMIC_SEQ_CST);           /* gone from the directory */
+    admin_group_want("hpcadm");                                       /* SIGHUP */
+    ck_assert_int_eq(auth_admin_rights(&member, "hpcadm"), AUTH_YES); /* meanwhile */
+    let_one_through(group_gate);
+    while (__atomic_load_n(&group_calls, __ATOMIC_SEQ_CST) < 2 ||
+           auth_admin_rights(&member, "hpcadm") == AUTH_YES)
+        usleep(1000);
+    ck_assert_int_eq(auth_admin_rights(&member, "hpcadm"), AUTH_NO);
 }
 END_TEST
 
@@ -188,6 +213,7 @@ int main(void)
     tcase_add_loop_test(tc, a_failing_group_lookup_grants_nothing, 0,
                         (int)(sizeof(failing_rc) / sizeof(failing_rc[0])));
     tcase_add_test(tc, a_new_group_is_looked_up_again);
+    tcase_add_test(tc, a_reload_looks_up_again);
     tcase_add_test(tc, a_slow_user_lookup_never_stalls_the_names);
     suite_add_tcase(s, tc);
     return np_test_run(s);
