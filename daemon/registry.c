@@ -187,6 +187,23 @@ void registry_note_task(struct np_daemon *d, const struct np_daemon_job *j, json
                                 "step", (json_int_t)j->meta.step_id, "entry", task));
 }
 
+void registry_note_task_added(struct np_daemon *d, const struct np_daemon_job *j, json_t *task)
+{
+    const pid_t pid = (pid_t)json_integer_value(json_object_get(task, "pid"));
+    json_int_t start = -1;
+
+    for (unsigned t = 0; t < j->sampler.ntasks; t++)
+        if (j->sampler.tasks[t].pid == pid && !j->sampler.tasks[t].gone)
+            start = (json_int_t)j->sampler.tasks[t].starttime_ticks;
+    if (start < 0) { /* not sampled (cannot happen after op_register's add): the whole step */
+        registry_note(d, j);
+        return;
+    }
+    journal_append(d,
+                   json_pack("{s:{s:I, s:I, s:O, s:I}}", "task", "job", (json_int_t)j->meta.job_id,
+                             "step", (json_int_t)j->meta.step_id, "entry", task, "start", start));
+}
+
 void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id)
 {
     journal_append(d, json_pack("{s:[I, I]}", "end", (json_int_t)job_id, (json_int_t)step_id));

@@ -61,6 +61,11 @@ void registry_note(struct np_daemon *d, const struct np_daemon_job *j);
  *  step per task. */
 void registry_note_task(struct np_daemon *d, const struct np_daemon_job *j, json_t *task);
 
+/** A task of @p j was registered (@p task, borrowed, its entry in j->tasks, its pid sampled): a
+ *  journal line with that entry and the pid's start time alone, as registry_note_task, so a step
+ *  registered task by task journals each task once: linear in its tasks, not quadratic. */
+void registry_note_task_added(struct np_daemon *d, const struct np_daemon_job *j, json_t *task);
+
 /** The step ended (its report is written): a journal line, as registry_note. */
 void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id);
 

@@ -17,6 +17,9 @@
 #include "report_out.h"
 #include "job_life.h"
 #include "registry_restore.h"
+#include "ops.h"
+
+#include <sys/stat.h>
 
 /* The fixture task (roots/host/proc/300) runs as uid 0 and started at tick 987654. */
 static const struct {
@@ -290,6 +293,113 @@ START_TEST(test_job_name_survives_restart)
 }
 END_TEST
 
+/* A root whose /proc holds @p n tasks, pids 1000 on, each the fixture task (uid 0, started at
+ * tick 987654), for a step of many tasks; it becomes @p t's proc_root. */
+#define MANY_PID0 1000
+static void many_tasks_root(struct np_test_daemon *t, unsigned n)
+{
+    char path[1200], fixture[1200];
+
+    snprintf(path, sizeof(path), "%s/root/proc", t->dir);
+    ck_assert_int_eq(np_daemon_mkdir_p(path, 0755), 0);
+    snprintf(fixture, sizeof(fixture), "%s/proc/%d", t->d->cfg.proc_root, NP_TEST_LIVE_PID);
+    for (unsigned i = 0; i < n; i++) {
+        snprintf(path, sizeof(path), "%s/root/proc/%u", t->dir, MANY_PID0 + i);
+        ck_assert_int_eq(symlink(fixture, path), 0);
+    }
+    snprintf(t->d->cfg.proc_root, sizeof(t->d->cfg.proc_root), "%s/root", t->dir);
+}
+
+/* slurmstepd's register for task @p i of job 46. */
+static void register_many(struct np_test_daemon *t, unsigned i)
+{
+    const struct ucred root = np_test_peer(1, 0, 0);
+    struct np_task_reg r = {
+        .job_id = 46, .uid = 0, .pid = (pid_t)(MANY_PID0 + i), .task_id = (int)i};
+    json_t *reply;
+
+    snprintf(r.cpus, sizeof(r.cpus), "0");
+    snprintf(r.policy_requested, sizeof(r.policy_requested), "local");
+    snprintf(r.sensitivity, sizeof(r.sensitivity), "low");
+    reply = op_register(t->d, &root, &r);
+    ck_assert_msg(np_test_reply_ok(reply), "task %u: %s", i, np_test_reply_error(reply));
+    json_decref(reply);
+}
+
+/* A step registered task by task, each task journalled alone (registry_note_task_added), is back
+ * whole after a kill -9 at any point: every task so far, its pid adopted, with or without an
+ * interval's snapshot between. */
+static const struct {
+    const char *name;
+    unsigned tasks;   /* registered before the kill */
+    unsigned tick_at; /* registry.json written after this many (0: never) */
+} step_cases[] = {
+    {"one task, killed before the tick", 1, 0},
+    {"six tasks, killed before the tick", 6, 0},
+    {"six tasks, the tick after two", 6, 2},
+    {"six tasks, the tick after the sixth", 6, 6},
+};
+
+START_TEST(test_step_registered_task_by_task)
+{
+    struct np_test_daemon a, b;
+    struct np_daemon_job *j;
+
+    np_test_daemon_init(&a);
+    many_tasks_root(&a, step_cases[_i].tasks);
+    for (unsigned i = 0; i < step_cases[_i].tasks; i++) {
+        register_many(&a, i);
+        if (i + 1 == step_cases[_i].tick_at)
+            registry_flush(a.d);
+    }
+    /* kill -9 here: only the state directory survives */
+    np_test_daemon_init(&b);
+    snprintf(b.d->cfg.state_dir, sizeof(b.d->cfg.state_dir), "%s", a.d->cfg.state_dir);
+    snprintf(b.d->cfg.proc_root, sizeof(b.d->cfg.proc_root), "%s", a.d->cfg.proc_root);
+    registry_restore(b.d);
+    j = registry_find(&b.d->registry, 46, 0);
+    ck_assert_msg(j != NULL, "%s: step lost; log: %s", step_cases[_i].name, b.log.text);
+    ck_assert_uint_eq(j->sampler.ntasks, step_cases[_i].tasks);
+    ck_assert_uint_eq(json_array_size(j->tasks), step_cases[_i].tasks);
+    for (unsigned i = 0; i < step_cases[_i].tasks; i++) {
+        const json_t *task = job_task_entry(j, (pid_t)(MANY_PID0 + i));
+        ck_assert_msg(task != NULL, "%s: task %u lost", step_cases[_i].name, i);
+        ck_assert_int_eq(json_integer_value(json_object_get(task, "task")), i);
+        ck_assert_int_eq(j->sampler.tasks[i].pid, MANY_PID0 + i);
+    }
+    np_test_daemon_fini(&b);
+    np_test_daemon_fini(&a);
+}
+END_TEST
+
+/* A step of 500 tasks journals each task's register in a bounded line: the journal grows by the
+ * same few bytes per task, not by the whole step each time (quadratic), and never needs folding
+ * into registry.json within the interval. */
+#define LINEAR_TASKS          500
+#define LINEAR_BYTES_PER_TASK 160 /* a task line is under 100 bytes */
+
+START_TEST(test_register_journal_linear)
+{
+    struct np_test_daemon t;
+    size_t before;
+
+    np_test_daemon_init(&t);
+    many_tasks_root(&t, LINEAR_TASKS);
+    register_many(&t, 0);
+    for (unsigned i = 1; i < LINEAR_TASKS; i++) {
+        before = t.d->registry.journal_bytes;
+        register_many(&t, i);
+        ck_assert_msg(t.d->registry.journal_bytes > before &&
+                          t.d->registry.journal_bytes - before <= LINEAR_BYTES_PER_TASK,
+                      "task %u's register grew the journal from %zu to %zu bytes", i, before,
+                      t.d->registry.journal_bytes);
+    }
+    ck_assert_uint_eq(t.d->registry.saves, 0);
+    ck_assert_uint_le(t.d->registry.journal_bytes, LINEAR_TASKS * LINEAR_BYTES_PER_TASK);
+    np_test_daemon_fini(&t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("daemon_restart");
@@ -305,6 +415,9 @@ int main(void)
                         (int)(sizeof(journal_cases) / sizeof(journal_cases[0])));
     tcase_add_loop_test(tc, test_job_name_survives_restart, 0,
                         (int)(sizeof(kept_names) / sizeof(kept_names[0])));
+    tcase_add_loop_test(tc, test_step_registered_task_by_task, 0,
+                        (int)(sizeof(step_cases) / sizeof(step_cases[0])));
+    tcase_add_test(tc, test_register_journal_linear);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
