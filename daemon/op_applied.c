@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-json_t *op_applied(struct np_daemon *d, const struct ucred *peer, const struct np_task_applied *a)
+json_t *op_applied(struct np_daemon *d, const struct np_peer *peer, const struct np_task_applied *a)
 {
     struct np_daemon_job *j = registry_find(&d->registry, a->job_id, a->step_id);
     json_t *t;

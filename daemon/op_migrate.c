@@ -26,7 +26,7 @@ static void warn_if_saturated(struct np_daemon *d, struct np_request *r)
     migrator_view_free(view);
 }
 
-json_t *op_migrate(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
+json_t *op_migrate(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                    const struct np_proto_request *req)
 {
     const struct np_order_ops *order =

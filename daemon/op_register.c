@@ -6,7 +6,7 @@
 #include "registry.h"
 #include "job_life.h"
 
-json_t *op_register(struct np_daemon *d, const struct ucred *peer, const struct np_task_reg *r)
+json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struct np_task_reg *r)
 {
     struct np_err err = {0};
     const double cpu0 = np_daemon_thread_cpu_s();

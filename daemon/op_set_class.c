@@ -4,7 +4,7 @@
 #include "jobs.h"
 #include "registry.h"
 
-json_t *op_set_class(struct np_daemon *d, const struct ucred *peer, uint32_t job_id,
+json_t *op_set_class(struct np_daemon *d, const struct np_peer *peer, uint32_t job_id,
                      const char *name)
 {
     enum np_class cls;

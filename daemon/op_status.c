@@ -104,7 +104,7 @@ static json_t *node_traffic_for_a_user(json_t *nodes)
     return nodes;
 }
 
-json_t *op_status(struct np_daemon *d, const struct ucred *peer, uint32_t job_id)
+json_t *op_status(struct np_daemon *d, const struct np_peer *peer, uint32_t job_id)
 {
     /* Whether other users' steps run here is an administrator's business only. */
     const bool sees_all = auth_admin_rights(peer, d->cfg.admin_group) == AUTH_YES;

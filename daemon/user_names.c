@@ -270,7 +270,7 @@ void admin_group_want(const char *group)
     group_lookup_start(l);
 }
 
-int admin_group_has(const char *group, uid_t uid, gid_t gid)
+int admin_group_has(const char *group, uid_t uid, gid_t gid, const gid_t *groups, unsigned ngroups)
 {
     struct group_lookup *l;
     int in = -EAGAIN;
@@ -279,6 +279,8 @@ int admin_group_has(const char *group, uid_t uid, gid_t gid)
     l = group_lookup_due(group, false); /* a first answer, or a fresh one for the next request */
     if (admin.answered) {
         in = admin.exists && gid == admin.gid;
+        for (unsigned i = 0; admin.exists && !in && i < ngroups; i++)
+            in = groups[i] == admin.gid;
         for (unsigned i = 0; admin.exists && !in && i < admin.nmembers; i++)
             in = admin.members[i] == uid;
     }

@@ -5,8 +5,8 @@
  * user's name (user_name_want), a thread of its own looks it up, and a scrape takes what is known
  * by then (user_name_get), the uid's number until it is. The configuration asks for admin_group
  * (admin_group_want, at start and at each reload); a thread reads its gid and its members, and
- * set-class and migrate check a peer against that answer (admin_group_has), asking for a fresh
- * one once it is NPD_ADMIN_GROUP_REFRESH_S old.
+ * set-class and migrate check a peer against that answer and the groups its process holds
+ * (admin_group_has), asking for a fresh one once it is NPD_ADMIN_GROUP_REFRESH_S old.
  */
 #ifndef NUMAPLACED_USER_NAMES_H
 #define NUMAPLACED_USER_NAMES_H
@@ -35,12 +35,13 @@ bool user_name_get(uid_t uid, char *buf, size_t len);
 void admin_group_want(const char *group);
 
 /**
- * Whether a peer of @p uid and @p gid is in @p group by the latest answer: its gid is the
- * group's, or the group lists the user (getent group). Never blocks: an answer older than
- * NPD_ADMIN_GROUP_REFRESH_S still serves while a new one is looked up.
+ * Whether a peer of @p uid and @p gid, holding the @p ngroups supplementary @p groups (borrowed;
+ * the process's own, from its socket), is in @p group by the latest answer: its gid or one of
+ * its groups is the group's, or the group lists the user (getent group). Never blocks: an answer
+ * older than NPD_ADMIN_GROUP_REFRESH_S still serves while a new one is looked up.
  * @return 1 in it, 0 not (or no such group), -EAGAIN: not answered yet (being looked up)
  */
-int admin_group_has(const char *group, uid_t uid, gid_t gid);
+int admin_group_has(const char *group, uid_t uid, gid_t gid, const gid_t *groups, unsigned ngroups);
 
 /** The name service as the lookups see it; tests put a slow or failing one in its place. */
 struct user_resolver {

@@ -46,7 +46,7 @@ static void teardown(void)
 
 static json_t *register_task(uid_t peer_uid, uint32_t job_id, uid_t owner)
 {
-    const struct ucred peer = np_test_peer(1, peer_uid, peer_uid);
+    const struct np_peer peer = np_test_peer(1, peer_uid, peer_uid);
     struct np_task_reg r = {.job_id = job_id, .uid = owner, .pid = NP_TEST_LIVE_PID};
 
     snprintf(r.cpus, sizeof(r.cpus), "0");
@@ -100,7 +100,7 @@ static const struct {
 
 START_TEST(applied_by_the_task_itself)
 {
-    const struct ucred peer =
+    const struct np_peer peer =
         np_test_peer(applied_cases[_i].peer_pid, applied_cases[_i].peer_uid, NOGROUP);
     struct np_task_applied a = {.job_id = 10, .pid = NP_TEST_LIVE_PID};
     json_t *reply, *task;
@@ -122,7 +122,7 @@ END_TEST
 
 START_TEST(step_end_root_only)
 {
-    const struct ucred user = np_test_peer(1, USER_A, NOGROUP), root = np_test_peer(1, 0, 0);
+    const struct np_peer user = np_test_peer(1, USER_A, NOGROUP), root = np_test_peer(1, 0, 0);
     uint64_t pending = 0;
     json_t *reply;
 
@@ -167,7 +167,7 @@ static const struct {
 
 START_TEST(status_shows_own_jobs)
 {
-    const struct ucred peer = np_test_peer(1, status_cases[_i].peer_uid, NOGROUP);
+    const struct np_peer peer = np_test_peer(1, status_cases[_i].peer_uid, NOGROUP);
     json_t *reply;
 
     two_jobs();
@@ -206,11 +206,12 @@ static const struct {
     {PEER_OTHER, true, false},        {PEER_OTHER_NO_GROUP_SET, false, false},
 };
 
-static struct ucred admin_case_peer(int i)
+static struct np_peer admin_case_peer(int i)
 {
     if (admin_cases[i].group_set) {
         snprintf(t.d->cfg.admin_group, sizeof(t.d->cfg.admin_group), "%s", admin_group);
-        while (admin_group_has(admin_group, 0, 0) == -EAGAIN) /* the lookup's thread answers */
+        while (admin_group_has(admin_group, 0, 0, NULL, 0) ==
+               -EAGAIN) /* the lookup's thread answers */
             usleep(1000);
     }
     switch (admin_cases[i].peer) {
@@ -227,7 +228,7 @@ static struct ucred admin_case_peer(int i)
 
 START_TEST(set_class_admins_only)
 {
-    const struct ucred peer = admin_case_peer(_i);
+    const struct np_peer peer = admin_case_peer(_i);
     json_t *reply;
 
     two_jobs();
@@ -247,7 +248,7 @@ END_TEST
 
 START_TEST(set_class_checks_its_input)
 {
-    const struct ucred root = np_test_peer(1, 0, 0);
+    const struct np_peer root = np_test_peer(1, 0, 0);
     json_t *reply;
 
     two_jobs();
@@ -263,7 +264,7 @@ END_TEST
 /* With migration off, an administrator gets past the check to "migration is off". */
 START_TEST(migrate_admins_only)
 {
-    const struct ucred peer = admin_case_peer(_i);
+    const struct np_peer peer = admin_case_peer(_i);
     struct np_proto_request req = {.op = NP_OP_MIGRATE};
     uint64_t pending = 0;
     json_t *reply;
@@ -284,7 +285,7 @@ END_TEST
 /* With the worker running on a 4-node topology, a request is queued and answered later. */
 START_TEST(migrate_queues_for_the_worker)
 {
-    const struct ucred root = np_test_peer(1, 0, 0);
+    const struct np_peer root = np_test_peer(1, 0, 0);
     struct np_proto_request req = {.op = NP_OP_MIGRATE};
     struct np_err err = {0};
     struct pollfd done;
@@ -317,7 +318,7 @@ END_TEST
 /* An administrator's destination is kept, but a saturated one is warned about (issue 13 #2). */
 START_TEST(migrate_warns_of_a_saturated_destination)
 {
-    const struct ucred root = np_test_peer(1, 0, 0);
+    const struct np_peer root = np_test_peer(1, 0, 0);
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     struct np_proto_request req = {.op = NP_OP_MIGRATE};
     struct np_err err = {0};
@@ -367,7 +368,7 @@ END_TEST
  * of it ended labelled, and never another user's. */
 START_TEST(advise_root_only_with_history)
 {
-    const struct ucred user = np_test_peer(1, USER_A, NOGROUP), root = np_test_peer(1, 0, 0);
+    const struct np_peer user = np_test_peer(1, USER_A, NOGROUP), root = np_test_peer(1, 0, 0);
     struct np_task_reg r = {.job_id = 30, .uid = USER_A, .pid = NP_TEST_LIVE_PID};
     struct np_proto_advice advice;
     struct np_err err = {0};
@@ -433,7 +434,7 @@ static void proxy_tick(struct np_daemon *d)
 
 START_TEST(advise_cpu_busy_proxy)
 {
-    const struct ucred root = np_test_peer(1, 0, 0);
+    const struct np_peer root = np_test_peer(1, 0, 0);
     struct np_proto_advice advice;
     struct np_err err = {0};
     char dir[1200];
@@ -482,7 +483,7 @@ END_TEST
 
 START_TEST(dispatch_decodes_and_pings)
 {
-    const struct ucred peer = np_test_peer(1, USER_A, NOGROUP);
+    const struct np_peer peer = np_test_peer(1, USER_A, NOGROUP);
     const char ping[] = "{\"v\":1,\"op\":\"ping\"}\n", bad[] = "{\"v\":1,\"op\":\"dance\"}\n";
     uint64_t pending = 0;
     json_t *reply = handlers_dispatch(t.d, &peer, &pending, ping, sizeof(ping) - 1);
@@ -514,7 +515,7 @@ static struct stat registry_file(void)
  * with it; the one accepted is journalled as that task's entry alone. */
 START_TEST(applied_in_a_loop_writes_nothing)
 {
-    const struct ucred task = np_test_peer(NP_TEST_LIVE_PID, USER_A, NOGROUP);
+    const struct np_peer task = np_test_peer(NP_TEST_LIVE_PID, USER_A, NOGROUP);
     struct np_task_applied a = {.job_id = 10, .pid = NP_TEST_LIVE_PID};
     struct stat before, after;
     size_t journal_after_first;
@@ -566,7 +567,7 @@ END_TEST
 /* What a restart needs does mark it: a class set, a step ended. */
 START_TEST(restart_changes_are_written_at_the_tick)
 {
-    const struct ucred root = np_test_peer(1, 0, 0);
+    const struct np_peer root = np_test_peer(1, 0, 0);
     uint64_t pending = 0;
     json_t *reply;
 

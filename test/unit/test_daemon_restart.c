@@ -313,7 +313,7 @@ static void many_tasks_root(struct np_test_daemon *t, unsigned n)
 /* slurmstepd's register for task @p i of job 46. */
 static void register_many(struct np_test_daemon *t, unsigned i)
 {
-    const struct ucred root = np_test_peer(1, 0, 0);
+    const struct np_peer root = np_test_peer(1, 0, 0);
     struct np_task_reg r = {
         .job_id = 46, .uid = 0, .pid = (pid_t)(MANY_PID0 + i), .task_id = (int)i};
     json_t *reply;

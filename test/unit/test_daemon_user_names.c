@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -86,13 +87,13 @@ static void teardown(void)
 
 static void answered(const char *group)
 {
-    while (admin_group_has(group, 0, 0) == -EAGAIN) /* the lookup's thread answers */
+    while (admin_group_has(group, 0, 0, NULL, 0) == -EAGAIN) /* the lookup's thread answers */
         usleep(1000);
 }
 
 static json_t *set_class_as(uid_t uid, gid_t gid)
 {
-    const struct ucred peer = np_test_peer(1, uid, gid);
+    const struct np_peer peer = np_test_peer(1, uid, gid);
 
     return op_set_class(t.d, &peer, 10, "high");
 }
@@ -101,7 +102,7 @@ static json_t *set_class_as(uid_t uid, gid_t gid)
  * once it answers, the member gets in and the outsider does not. */
 START_TEST(a_slow_group_lookup_never_stalls_set_class)
 {
-    const struct ucred root = np_test_peer(1, 0, 0);
+    const struct np_peer root = np_test_peer(1, 0, 0);
     json_t *reply;
 
     struct np_task_reg r = {.job_id = 10, .uid = MEMBER, .pid = NP_TEST_LIVE_PID};
@@ -140,7 +141,7 @@ static const int failing_rc[] = {-EIO, -ENOENT};
 
 START_TEST(a_failing_group_lookup_grants_nothing)
 {
-    const struct ucred member = np_test_peer(1, MEMBER, GROUP_GID);
+    const struct np_peer member = np_test_peer(1, MEMBER, GROUP_GID);
 
     __atomic_store_n(&group_rc, failing_rc[_i], __ATOMIC_SEQ_CST);
     let_one_through(group_gate);
@@ -153,7 +154,7 @@ END_TEST
 /* The answer is the configured group's: another group, or none, is not answered by it. */
 START_TEST(a_new_group_is_looked_up_again)
 {
-    const struct ucred member = np_test_peer(1, MEMBER, MEMBER);
+    const struct np_peer member = np_test_peer(1, MEMBER, MEMBER);
 
     let_one_through(group_gate);
     admin_group_want("hpcadm"); /* at start (config_load) */
@@ -171,7 +172,7 @@ END_TEST
  * the SIGHUP); the old answer serves until then. */
 START_TEST(a_reload_looks_up_again)
 {
-    const struct ucred member = np_test_peer(1, MEMBER, MEMBER);
+    const struct np_peer member = np_test_peer(1, MEMBER, MEMBER);
 
     let_one_through(group_gate);
     admin_group_want("hpcadm");
@@ -203,6 +204,67 @@ START_TEST(a_slow_user_lookup_never_stalls_the_names)
 }
 END_TEST
 
+/* A member the group does not list (sssd with ignore_group_members): its process holds the group
+ * as a supplementary group, which its socket says; a process without it is no member, and before
+ * the group's gid is known the answer is "ask again", whoever asks. */
+static const struct {
+    const char *name;
+    gid_t groups[3];
+    unsigned ngroups;
+    enum auth_answer answer;
+} supplementary_cases[] = {
+    {"the group among its supplementary groups", {100, GROUP_GID, 200}, 3, AUTH_YES},
+    {"the group its only supplementary group", {GROUP_GID}, 1, AUTH_YES},
+    {"other supplementary groups only", {100, 200}, 2, AUTH_NO},
+    {"no supplementary group", {0}, 0, AUTH_NO},
+};
+
+START_TEST(a_supplementary_group_counts)
+{
+    struct np_peer peer = np_test_peer(1, OUTSIDER, OUTSIDER); /* not listed, gid its own */
+
+    peer.groups = (gid_t *)supplementary_cases[_i].groups;
+    peer.ngroups = supplementary_cases[_i].ngroups;
+    peer.groups_known = true;
+    ck_assert_int_eq(auth_admin_rights(&peer, "hpcadm"), AUTH_NOT_YET);
+    let_one_through(group_gate);
+    answered("hpcadm");
+    ck_assert_msg(auth_admin_rights(&peer, "hpcadm") == supplementary_cases[_i].answer, "%s",
+                  supplementary_cases[_i].name);
+}
+END_TEST
+
+/* The credentials come from the socket, groups too: a peer connected through a socket pair is
+ * this process, with its uid, gid and supplementary groups. */
+START_TEST(a_peer_is_read_from_its_socket)
+{
+    int sv[2], n;
+    gid_t mine[256];
+    struct np_peer peer;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert_int_eq(auth_peer_read(sv[0], &peer), 0);
+    ck_assert_int_eq(peer.pid, getpid());
+    ck_assert_uint_eq(peer.uid, getuid());
+    ck_assert_uint_eq(peer.gid, getgid());
+    ck_assert(peer.groups_known); /* Linux 4.13 on */
+    n = getgroups(256, mine);
+    ck_assert_int_ge(n, 0);
+    ck_assert_uint_eq(peer.ngroups, (unsigned)n);
+    for (int i = 0; i < n; i++) {
+        bool found = false;
+        for (unsigned k = 0; k < peer.ngroups; k++)
+            found = found || peer.groups[k] == mine[i];
+        ck_assert_msg(found, "group %u missing", (unsigned)mine[i]);
+    }
+    auth_peer_release(&peer);
+    ck_assert_ptr_null(peer.groups);
+    auth_peer_release(NULL);
+    close(sv[0]);
+    close(sv[1]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("daemon_user_names");
@@ -215,6 +277,9 @@ int main(void)
     tcase_add_test(tc, a_new_group_is_looked_up_again);
     tcase_add_test(tc, a_reload_looks_up_again);
     tcase_add_test(tc, a_slow_user_lookup_never_stalls_the_names);
+    tcase_add_loop_test(tc, a_supplementary_group_counts, 0,
+                        (int)(sizeof(supplementary_cases) / sizeof(supplementary_cases[0])));
+    tcase_add_test(tc, a_peer_is_read_from_its_socket);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }
