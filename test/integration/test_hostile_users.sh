@@ -3,7 +3,8 @@
 # what is decided from SO_PEERCRED alone, so Slurm adds nothing. Each user is a real account and
 # each request the numaplace command (or, for slurmstepd's requests, the protocol) run as them:
 # - set-class and migrate: refused to a plain user and to the job's own user; allowed to root, to a
-#   member of admin_group (supplementary group) and to a process whose group is admin_group;
+#   member of admin_group (supplementary group), to a process whose group is admin_group and to
+#   one holding it as a supplementary group the group does not list;
 #   refused to that member once admin_group is unset (SIGHUP);
 # - status of another user's job: refused, and the job is not listed to them; an admin_group
 #   member sees only their own jobs too (status is not an administrator's request);
@@ -307,6 +308,25 @@ np_run setpriv --reuid="$(id -u "$other")" --regid="$group_gid" --clear-groups \
   "$NP_CLI" --socket "$sock" set-class "$job" low
 np_expect_rc 0
 np_expect_eq "$(class_of)" low "class set by a process of group $group"
+np_end_case
+
+# A member the group does not list (sssd with ignore_group_members, or any name service whose
+# member lists are partial): its process holds the group as a supplementary group, which the
+# socket says (SO_PEERGROUPS); no name is looked up.
+np_case "a process holding admin_group as a supplementary group the group does not list may set-class; one without may not"
+! getent group "$group" | cut -d: -f4 | tr , '\n' | grep -qx "$other" || np_die "$other is listed in $group"
+np_run setpriv --reuid="$(id -u "$other")" --regid="$(id -g "$other")" --groups="$group_gid" \
+  "$NP_CLI" --socket "$sock" set-class "$job" high
+np_expect_rc 0
+np_expect_eq "$(class_of)" high "class set by a process holding $group as a supplementary group"
+np_run setpriv --reuid="$(id -u "$other")" --regid="$(id -g "$other")" --clear-groups \
+  "$NP_CLI" --socket "$sock" set-class "$job" low
+np_expect_fail
+np_expect_match "only root or members of admin_group $group may change a job's class; uid $(id -u "$other") may not"
+np_expect_eq "$(class_of)" high "class kept"
+np_run setpriv --reuid="$(id -u "$other")" --regid="$group_gid" --clear-groups \
+  "$NP_CLI" --socket "$sock" set-class "$job" low
+np_expect_rc 0
 np_end_case
 
 np_case "admin_group unset (SIGHUP): the member is refused again; root still may"
