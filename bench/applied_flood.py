@@ -9,7 +9,8 @@ Starts NUMAPLACED (run as root) in a temporary directory, registers one step of 
 which may speak for any task: the daemon's work per request is a task's own), for SECONDS
 (default 10). Root's `ping` is timed beside a first flood (and the bytes the daemon writes
 meanwhile counted: the flood's own), root's `register` (a new step each time) beside a second,
-and both for as long with no flood. Printed: median, 99th
+and both for as long with no flood; and the step's own registers, its first tenth of tasks
+against its last (a register whose cost grows with its step). Printed: median, 99th
 percentile and worst of each, and the bytes the daemon wrote under the first flood (/proc/<pid>/io write_bytes, where the
 kernel counts it). Run it with the old and the new numaplaced one after the other on the same
 machine; the ratio of the two medians is what to compare, not the milliseconds.
@@ -136,13 +137,21 @@ def main():
             except OSError:
                 time.sleep(0.1)
         tasks = [subprocess.Popen(["sleep", "600"]) for _ in range(ntasks)]
+        step_regs = []
         for k, t in enumerate(tasks):
+            t0 = time.perf_counter()
             r = request(sock, {"v": 1, "op": "register", "job": 7, "step": 0, "uid": 0,
                                "pid": t.pid, "task": k, "cpus": "0", "sensitivity": "low"})
+            step_regs.append((time.perf_counter() - t0) * 1e3)
             if not r.get("ok"):
                 sys.exit(f"register task {k}: {r}")
         pids = [t.pid for t in tasks]
         print(f"{ntasks} tasks registered; {nflood} flooders for {seconds:g} s")
+        # Each task's register into the one step, as slurmstepd sends them: the last tenth's
+        # against the first tenth's says whether a register costs more as the step grows.
+        tenth = max(1, ntasks // 10)
+        print(summary("register into the step, its first tenth of tasks", step_regs[:tenth], 0))
+        print(summary("register into the step, its last tenth of tasks", step_regs[-tenth:], 0))
         def flood(registers):
             children = []
             for k in range(nflood):
