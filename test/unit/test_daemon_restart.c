@@ -381,13 +381,12 @@ END_TEST
 START_TEST(test_register_journal_linear)
 {
     struct np_test_daemon t;
-    size_t before;
 
     np_test_daemon_init(&t);
     many_tasks_root(&t, LINEAR_TASKS);
     register_many(&t, 0);
     for (unsigned i = 1; i < LINEAR_TASKS; i++) {
-        before = t.d->registry.journal_bytes;
+        const size_t before = t.d->registry.journal_bytes;
         register_many(&t, i);
         ck_assert_msg(t.d->registry.journal_bytes > before &&
                           t.d->registry.journal_bytes - before <= LINEAR_BYTES_PER_TASK,
