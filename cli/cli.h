@@ -41,8 +41,9 @@ int cmd_migrate(int argc, char **argv);
 /** One request to numaplaced; the error goes to stderr. @return 0 or -errno */
 int cli_call(const struct np_proto_request *req, json_t **reply);
 /** Wait (at most @p max_s) until numaplaced tracks no step of @p job_id (@p ending_only: none
- *  that ended and whose report is not on disk yet). */
-void cli_wait_for_steps_to_end(uint32_t job_id, double max_s, bool ending_only);
+ *  that ended and whose report is not on disk yet; held ones, the spool refusing them, too).
+ *  @return the steps still listed when it gave up (0: none, or numaplaced does not answer) */
+size_t cli_wait_for_steps_to_end(uint32_t job_id, double max_s, bool ending_only);
 
 /* cmd_report.c */
 int cmd_report(int argc, char **argv);

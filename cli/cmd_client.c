@@ -186,15 +186,16 @@ static size_t steps_listed(uint32_t job_id, bool ending_only)
  * step is listed "ending" meanwhile); a step whose end it has not heard of (slurmstepd's call
  * failed) it notices within two intervals. Wait for either, bounded; polled more slowly as it
  * lasts, since a report usually lands within milliseconds. */
-void cli_wait_for_steps_to_end(uint32_t job_id, double max_s, bool ending_only)
+size_t cli_wait_for_steps_to_end(uint32_t job_id, double max_s, bool ending_only)
 {
     const unsigned saved_timeout = cli.timeout_ms;
     struct timespec start, now;
     useconds_t pause_us = 5000;
+    size_t left;
 
     cli.timeout_ms = 1000;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    while (steps_listed(job_id, ending_only) > 0) {
+    while ((left = steps_listed(job_id, ending_only)) > 0) {
         clock_gettime(CLOCK_MONOTONIC, &now);
         if ((double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9 >=
             max_s)
@@ -203,6 +204,7 @@ void cli_wait_for_steps_to_end(uint32_t job_id, double max_s, bool ending_only)
         pause_us = pause_us < 250000 / 2 ? pause_us * 2 : 250000;
     }
     cli.timeout_ms = saved_timeout;
+    return left;
 }
 
 int cmd_set_class(int argc, char **argv)

@@ -18,8 +18,8 @@
 #include "numaplace/json_reals.h"
 
 /* What is kept of a listed job until the list is sorted: its printed line, or for --json where
- * its stored text is in a temporary file; never its decoded summary (issue 12 #9: every summary
- * was held at once). */
+ * its stored text is in a temporary file; never its decoded summary (holding every summary at
+ * once made the memory grow with the number of jobs). */
 struct listed_job {
     double share;
     char *line;   /* owned: the text line (NULL with --json) */

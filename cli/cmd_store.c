@@ -297,6 +297,7 @@ int cmd_store(int argc, char **argv)
     const char *nodes = getenv("SLURM_JOB_NODELIST");
     char *end;
     unsigned long id;
+    size_t left;
 
     const bool pending = cli.opt[CLI_STORE_PENDING] != NULL;
 
@@ -326,7 +327,13 @@ int cmd_store(int argc, char **argv)
         fprintf(stderr, "numaplace: store writes Slurm accounting: root only (the epilog)\n");
         return 1;
     }
-    cli_wait_for_steps_to_end((uint32_t)id, 10.0, false);
+    left = cli_wait_for_steps_to_end((uint32_t)id, 10.0, false);
+    if (left) /* a spool that refuses reports (numaplaced holds them): said, not silent */
+        fprintf(stderr,
+                "numaplace: store: job %lu: %zu step(s) numaplaced tracks on this node still have "
+                "no report after 10 s (its log says why: a full spool holds them); stored "
+                "without them\n",
+                id, left);
     if (acct_store((uint32_t)id, cli.spool_dir, nodes, &log, &err) < 0) {
         fprintf(stderr, "numaplace: store: %s\n", err.msg);
         return 1;

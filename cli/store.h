@@ -1,7 +1,7 @@
 /*
  * store.h - how `numaplace store` gets a node's part of a job summary into the job's one
- * AdminComment when every node of the job does the same at the same time (issue 12 #2), and
- * retries the parts that could not be stored (store_pending.h, issue 12 #1).
+ * AdminComment when every node of the job does the same at the same time, and retries the
+ * parts that could not be stored (store_pending.h).
  *
  * slurmdbd offers no compare-and-swap on AdminComment: a read-merge-write based on a read made
  * before another node's write drops that node's part. So each node writes optimistically and

@@ -1,5 +1,5 @@
 /*
- * store_parts.h - the single merger for large jobs (issue 12 #2, docs/accounting.md). Past
+ * store_parts.h - the single merger for large jobs (docs/accounting.md). Past
  * NUMAPLACE_STORE_MAX_NODES nodes a job's nodes no longer read, merge and write its one
  * AdminComment each: every node's epilog leaves its part in the site's parts directory
  * (NUMAPLACE_PARTS_DIR, shared by the nodes and the controller host) as <dir>/JOBID/NODE.json,

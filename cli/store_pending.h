@@ -1,6 +1,6 @@
 /*
  * store_pending.h - this node's parts of job summaries that are not in Slurm accounting yet
- * (`numaplace store`, issue 12 #1). Before a node writes its part to the job's AdminComment it
+ * (`numaplace store`). Before a node writes its part to the job's AdminComment it
  * saves it as <spool>/pending/JOBID.json; the file goes only once the part is stored and read
  * back. Whatever stops the store (slurmdbd down, a reboot, too many concurrent writers) leaves
  * the file, and the next `numaplace store` on the node (any job's epilog) or

@@ -42,12 +42,14 @@
 struct migrator;
 struct np_held_report;
 
-/** Reports the spool refused, oldest first (report_hold.c). */
+/** Reports the spool refused, oldest first (report_hold.c); their steps stay in the registry. */
 struct np_report_hold {
     struct np_held_report *first, *last; /**< owned */
     unsigned count;
     size_t bytes;
-    double reminded; /**< when the refusal was last logged (monotonic s) */
+    double reminded;  /**< when the refusal was last logged (monotonic s) */
+    bool retrying;    /**< the oldest is with the writer */
+    unsigned written; /**< written since the spool last refused one (for the log line) */
 };
 
 /** One step on this node. Owned by the registry. */
@@ -67,8 +69,13 @@ struct np_daemon_job {
     bool traced, ended;
     bool restored;  /**< adopted after a restart: its counters before it are lost */
     bool finishing; /**< its report is with the writer: still in the registry until it is durable */
-    uint64_t reply_tag; /**< the step_end client waiting for that, else 0 */
-    char job_name[128]; /**< SLURM_JOB_NAME from advise (--numa-policy=auto), else "" */
+    bool report_held; /**< the spool refused its report: held (report_hold.h), listed ending */
+    /** owned: its report once built, kept (and in registry.json and the journal) until it is
+     *  durable: a restart meanwhile writes this one, not an empty one */
+    json_t *final_report;
+    char *final_report_text; /**< owned: its compact text, for registry.json (dumped once) */
+    uint64_t reply_tag;      /**< the step_end client waiting for that, else 0 */
+    char job_name[128];      /**< SLURM_JOB_NAME from advise (--numa-policy=auto), else "" */
 };
 
 #define NPD_HISTORY_MAX 256 /* (user, job name) sensitivities remembered (advice.c) */
@@ -162,7 +169,7 @@ struct np_daemon_totals {
     uint64_t uncore_bytes[NP_MAX_NODES];
     double misses_bytes[NP_MAX_NODES];
     uint64_t reports_held;         /**< reports the spool refused, held in memory */
-    uint64_t reports_lost;         /**< reports dropped: the hold was full, or still held at stop */
+    uint64_t reports_lost;         /**< dropped: the hold full, or held at a stop unsaved */
     uint64_t spool_write_failures; /**< writes to the spool that failed (retries included) */
     uint64_t connections_refused;  /**< socket connections refused (server.c) */
     uint64_t scrapes_refused;      /**< metrics peers refused (http.c) */

@@ -16,7 +16,7 @@
  *   NPD_FD_SAVES (8)              the writer: a report (spool directory, temporary file) and
  *                                 registry.json (state directory, temporary file, journal), a
  *                                 trace, and the held-report retry: at most 7 at once;
- *   NPD_FD_TRANSIENT (16)         scontrol's pipes (3), the migrator's /proc reads (2), the name
+ *   NPD_FD_TRANSIENT (16)         slurmd's /proc scan (3), the migrator's /proc reads (2), the name
  *                                 service on the user-name thread (nsswitch files, a socket: 4),
  *                                 hwloc reading sysfs at a reload (2), syslog's reconnect (1),
  *                                 the sampler's file read and closed within an interval (1);

@@ -23,4 +23,15 @@ int housekeeping_quiet_cpus(const char *root, hwloc_bitmap_t nohz, hwloc_bitmap_
 int housekeeping_choose(hwloc_const_bitmap_t wanted, hwloc_const_bitmap_t started,
                         hwloc_const_bitmap_t quiet, hwloc_bitmap_t out);
 
+/**
+ * The CPUs slurmd runs on, into @p out: Slurm confines slurmd (and slurmstepd) to the node's
+ * specialized CPUs (CpuSpecList, CoreSpecCount) where it enforces them (task/cgroup with
+ * ConstrainCores, without SlurmdOffSpec), so they are what the node itself knows of them, with
+ * no call to slurmctld. Read from the Cpus_allowed_list of each process named slurmd under
+ * @p root ("" = /) whose parent is not one (slurmd's own forks).
+ * @return 1 with @p out set, 0 when no slurmd runs, -EINVAL when several disagree or a list is
+ *         unreadable (@p out empty)
+ */
+int housekeeping_slurmd_cpus(const char *root, hwloc_bitmap_t out);
+
 #endif /* NUMAPLACED_HOUSEKEEPING_H */

@@ -42,9 +42,10 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
     bool high;
     int rc;
 
-    if (d->registry.count >= cfg->max_jobs) {
+    /* Steps whose report is held have ended: a full spool does not refuse new steps. */
+    if (d->registry.count - d->report_hold.count >= cfg->max_jobs) {
         np_err_set(err, -ENOSPC, "the helper tracks %u steps already (max_jobs)",
-                   d->registry.count);
+                   d->registry.count - d->report_hold.count);
         return NULL;
     }
     /* Refused early, and said why, rather than failing later to open its report; without
@@ -119,16 +120,21 @@ void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete)
         sampling_sample_job(d, j, np_monotonic_s(), true, true);
         j->ended = true;
     }
-    if (!j->finishing)
+    if (!j->finishing && !j->final_report) /* restored with its report: remembered before */
         advice_remember(d, j);
     /* The helper restarted during the step: its figures cover only the time since. */
     j->finishing = report_out_write(d, j, complete && !j->restored);
     if (j->traced)
         trace_line(d, np_trace_end_line(j->meta.job_id, j->meta.step_id, j->meta.end_epoch));
-    /* Until its report is on disk it stays in the registry (and in registry.json): a crash
-     * meanwhile brings it back as ended while the helper was down, and the report is written
-     * then (a complete one already there is kept). */
-    if (!j->finishing)
+    /* Until its report is on disk it stays in the registry, and its entry, with the report, in
+     * the journal before step_end is answered (the answer does not wait for the report's
+     * flushes): a kill -9 meanwhile brings it back, and the restart writes that report. A
+     * journal line cut short brings back the entry before it: the step then "ended while the
+     * helper was down", and an incomplete report says so (a complete one already there is
+     * kept). */
+    if (j->finishing)
+        registry_note(d, j);
+    else
         job_forget(d, j);
 }
 
@@ -136,7 +142,10 @@ void job_report_done(struct np_daemon *d, struct np_daemon_job *j)
 {
     const uint64_t tag = j->reply_tag;
 
-    job_forget(d, j);
+    j->reply_tag = 0;
+    /* Held: it stays, listed ending, until the spool takes it (report_hold.h). */
+    if (!j->report_held)
+        job_forget(d, j);
     if (tag) /* the epilog reads the report right after: step_end is answered only now */
         client_answer_tag(d, tag, np_proto_reply_ok());
 }

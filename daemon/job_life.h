@@ -27,13 +27,14 @@ bool job_keep_perf_for_task(struct np_daemon *d, struct np_daemon_job *j);
 /**
  * The step ended (@p complete) or cannot be followed any more: take its final sample, write its
  * report, end its trace, drop it from the registry (journaled), free it. With a writer
- * (d->writer) the report is flushed there: the step stays in the registry, j->finishing, until
- * job_report_done.
+ * (d->writer) the report is flushed there: the step stays in the registry, j->finishing, its
+ * entry with the report journaled (registry_note), until job_report_done. A report the spool
+ * refuses is held (report_hold.h): its step stays, finishing, until the spool takes it.
  */
 void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete);
 
-/** Its report is durable or held (the writer's completion): drop it from the registry, free it,
- *  and answer the step_end client waiting on j->reply_tag, if any. */
+/** Its report is durable or held (the writer's completion): answer the step_end client waiting
+ *  on j->reply_tag, if any, and, unless held, drop it from the registry and free it. */
 void job_report_done(struct np_daemon *d, struct np_daemon_job *j);
 
 #endif /* NUMAPLACED_JOB_LIFE_H */

@@ -28,6 +28,8 @@ void job_free(struct np_daemon_job *j)
         return;
     np_sampler_fini(&j->sampler);
     np_jobstats_fini(&j->stats);
+    json_decref(j->final_report);
+    free(j->final_report_text);
     json_decref(j->tasks);
     free(j);
 }

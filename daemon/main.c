@@ -166,12 +166,15 @@ static int set_up(struct np_daemon *d)
 
 static void tear_down(struct np_daemon *d)
 {
-    NPD_LOG(d, INFO, "stopping: %u step(s) still running stay in %s/registry.json",
-            d->registry.count, d->cfg.state_dir);
+    NPD_LOG(d, INFO,
+            "stopping: %u step(s) still running and %u whose reports are held stay in "
+            "%s/registry.json",
+            d->registry.count - d->report_hold.count, d->report_hold.count, d->cfg.state_dir);
     migration_stop(d);
     np_daemon_stop_writer(d); /* every queued report written, its step_end answered */
+    report_hold_retry(d);     /* one last try, here: the writer has stopped */
+    registry_save(d);         /* with the steps whose reports are still held */
     report_hold_flush(d);
-    registry_save(d);
     np_daemon_fini(d);
     NPD_LOG(d, INFO, "stopped");
     log_close(d);

@@ -165,7 +165,7 @@ static void render_helper(const struct np_daemon *d, struct metrics_text *t)
             tot->reports_held);
     one_u64(t, "numaplace_reports_lost_total", "counter",
             "Step reports lost: refused by the spool with the hold full, out of memory, or still "
-            "held at stop.",
+            "held at a stop that could not save them in the registry.",
             tot->reports_lost);
     one_u64(t, "numaplace_spool_write_failures_total", "counter",
             "Writes of a report to the spool that failed (each retry of a held one too).",

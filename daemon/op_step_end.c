@@ -18,7 +18,8 @@ json_t *op_step_end(struct np_daemon *d, const struct np_peer *peer, uint64_t *p
     /* numaplace_task.so is answered after the final sample, so slurmstepd completes the step
      * without waiting for the report's flushes; status shows the step "ending" until the report
      * is written, and `numaplace report` and `store` wait for that. */
-    if (answer_at_end && j->finishing)
+    /* held: the spool refuses its report; status lists it ending until the spool takes it */
+    if ((answer_at_end && j->finishing) || j->report_held)
         return np_proto_reply_ok();
     if (j->finishing && j->reply_tag)
         return np_proto_reply_error("job %u.%s has ended already; its report is being written",
@@ -33,8 +34,12 @@ json_t *op_step_end(struct np_daemon *d, const struct np_peer *peer, uint64_t *p
         j->reply_tag = ++d->migration.next_tag;
     /* The final sample is taken before the answer: no later request sees the step running. */
     job_finish(d, j, true); /* j is freed unless it is finishing */
-    if (answer_at_end || !registry_find(&d->registry, job_id, step_id))
+    j = registry_find(&d->registry, job_id, step_id);
+    if (answer_at_end || !j || j->report_held) { /* held at once: no writer */
+        if (j)
+            j->reply_tag = 0;
         return np_proto_reply_ok();
+    }
     /* The epilog reads the report right after the reply: it comes once the report is durable
      * (job_report_done); the loop serves other clients meanwhile. */
     *pending = d->migration.next_tag;

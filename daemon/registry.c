@@ -95,7 +95,7 @@ int registry_remove(struct np_registry *r, const struct np_daemon_job *job)
     return 0;
 }
 
-static json_t *job_entry(const struct np_daemon_job *j)
+static json_t *job_entry_fields(const struct np_daemon_job *j)
 {
     json_t *pids = json_array(), *starts = json_array();
 
@@ -117,6 +117,16 @@ static json_t *job_entry(const struct np_daemon_job *j)
     /* auto's history learns from the step at its end, after a restart too (absent: unnamed) */
     if (entry && j->job_name[0])
         json_object_set_new(entry, "job_name", json_string(j->job_name));
+    return entry;
+}
+
+static json_t *job_entry(const struct np_daemon_job *j)
+{
+    json_t *entry = job_entry_fields(j);
+
+    /* Ended, its report not durable yet (with the writer, or held): a restart writes this one. */
+    if (entry && j->final_report)
+        json_object_set(entry, "report", j->final_report);
     return entry;
 }
 
@@ -310,11 +320,48 @@ static void registry_written(void *ctx, struct writer_job *w)
                  d->registry.journal_lines == d->registry.lines_at_submit);
 }
 
+/* registry.json's text: every step's entry, finishing ones too (until their report is durable a
+ * restart must still know them). A finished step's report is spliced in from its compact text,
+ * dumped once: held reports (up to NPD_HOLD_MAX) would otherwise be serialised again on the loop
+ * at every save. @return new, or NULL (out of memory) */
+static char *snapshot_text(const struct np_registry *r, uint64_t generation)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    bool ok = out != NULL;
+
+    if (!out)
+        return NULL;
+    fprintf(out, "{\"schema\":\"%s\",\"generation\":%llu,\"jobs\":[", NPD_STATE_SCHEMA,
+            (unsigned long long)generation);
+    for (unsigned i = 0; ok && i < r->count; i++) {
+        struct np_daemon_job *j = registry_at(r, i);
+        json_t *fields = job_entry_fields(j);
+        char *entry = fields ? json_dumps(fields, JSON_COMPACT | NP_JSON_REALS) : NULL;
+
+        json_decref(fields);
+        if (j->final_report && !j->final_report_text)
+            j->final_report_text = json_dumps(j->final_report, JSON_COMPACT | NP_JSON_REALS);
+        ok = entry && (!j->final_report || j->final_report_text);
+        if (ok) /* the entry without its closing brace, then the report */
+            fprintf(out, "%s%.*s%s%s}", i ? "," : "", (int)strlen(entry) - 1, entry,
+                    j->final_report ? ",\"report\":" : "",
+                    j->final_report ? j->final_report_text : "");
+        free(entry);
+    }
+    fputs("]}", out);
+    if (fclose(out) != 0 || !ok) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 void registry_save(struct np_daemon *d)
 {
     struct np_registry *r = &d->registry;
     uint64_t generation;
-    json_t *state, *arr;
     struct np_err err = {0};
     char *text;
     int rc;
@@ -327,14 +374,7 @@ void registry_save(struct np_daemon *d)
      * whose directory flush failed leaves registry.json at this generation, and the journal's
      * next lines must follow it, not the one before. */
     generation = ++r->generation;
-    state = json_pack("{s:s, s:I, s:[]}", "schema", NPD_STATE_SCHEMA, "generation",
-                      (json_int_t)generation, "jobs");
-    arr = json_object_get(state, "jobs");
-    /* Finishing steps too: until their report is durable a restart must still know them. */
-    for (unsigned i = 0; arr && i < r->count; i++)
-        json_array_append_new(arr, job_entry(registry_at(r, i)));
-    text = state ? json_dumps(state, JSON_COMPACT | NP_JSON_REALS) : NULL;
-    json_decref(state);
+    text = snapshot_text(r, generation);
     r->dirty = false;
     if (text && d->writer) {
         /* Serialised here, flushed on the writer's thread: the loop goes on answering. */

@@ -38,7 +38,8 @@ static bool still_the_task(struct np_daemon *d, const struct np_daemon_job *j, p
     return true;
 }
 
-/* One saved step back in the registry. @return 1 restored, 0 ended meanwhile, -1 skipped */
+/* One saved step back in the registry. @return 1 restored, 0 ended meanwhile, 2 ended before the
+ * stop with its report kept, -1 skipped */
 static int restore_entry(struct np_daemon *d, const char *path, size_t index, json_t *entry)
 {
     json_int_t job_id, step_id, uid;
@@ -46,18 +47,18 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
     const char *cpus = "", *policy = "", *sensitivity = "low", *class_name = NULL,
                *class_source = NULL;
     int unlabelled = 0;
-    json_t *pids = NULL, *starts = NULL, *tasks = NULL, *pid;
+    json_t *pids = NULL, *starts = NULL, *tasks = NULL, *report = NULL, *pid;
     struct np_err err = {0};
     struct np_daemon_job *j;
     json_error_t jerr;
     size_t k;
 
     if (json_unpack_ex(entry, &jerr, 0,
-                       "{s:I, s:I, s:I, s?F, s?s, s?s, s?s, s?s, s?s, s?b, s?o, s?o, s?o}", "job",
-                       &job_id, "step", &step_id, "uid", &uid, "start", &start, "cpus", &cpus,
-                       "policy", &policy, "sensitivity", &sensitivity, "class", &class_name,
+                       "{s:I, s:I, s:I, s?F, s?s, s?s, s?s, s?s, s?s, s?b, s?o, s?o, s?o, s?o}",
+                       "job", &job_id, "step", &step_id, "uid", &uid, "start", &start, "cpus",
+                       &cpus, "policy", &policy, "sensitivity", &sensitivity, "class", &class_name,
                        "class_source", &class_source, "unlabelled", &unlabelled, "pids", &pids,
-                       "starts", &starts, "tasks", &tasks) < 0) {
+                       "starts", &starts, "tasks", &tasks, "report", &report) < 0) {
         NPD_LOG(d, ERROR, "registry %s: step %zu skipped: %s", path, index, jerr.text);
         return -1;
     }
@@ -83,6 +84,18 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
     if (json_is_array(tasks)) {
         json_decref(j->tasks);
         j->tasks = json_incref(tasks);
+    }
+    if (json_is_object(report)) {
+        /* It ended before the stop and its report was not durable yet (the early step_end
+         * answer, or a spool that refused it): that report, its final figures, is written now. */
+        j->final_report = json_incref(report);
+        j->ended = true;
+        NPD_LOG(d, INFO,
+                "job %u.%s: ended before the helper stopped, its report not yet written: the "
+                "report kept in the registry goes to the spool now",
+                j->meta.job_id, np_step_name(j->meta.step_id));
+        job_finish(d, j, true);
+        return 2;
     }
     json_array_foreach(pids, k, pid)
     {
@@ -228,7 +241,7 @@ void registry_restore(struct np_daemon *d)
     json_t *state, *jobs = NULL, *entry, *merged;
     const char *schema = NULL, *why = NULL;
     size_t i;
-    unsigned restored = 0, lost = 0;
+    unsigned restored = 0, lost = 0, kept = 0;
 
     snprintf(path, sizeof(path), "%s/registry.json", d->cfg.state_dir);
     state = json_load_file(path, 0, &jerr);
@@ -259,14 +272,16 @@ void registry_restore(struct np_daemon *d)
         const int rc = restore_entry(d, path, i, entry);
         restored += rc == 1;
         lost += rc == 0;
+        kept += rc == 2;
     }
     d->registry.restoring = false;
     json_decref(merged);
     json_decref(state);
     registry_flush(d); /* without the steps that ended meanwhile, before any request */
-    if (restored || lost)
+    if (restored || lost || kept)
         NPD_LOG(d, INFO,
                 "registry: %u step(s) still running restored (their counters restart now), %u "
-                "ended while the helper was down (incomplete reports written)",
-                restored, lost);
+                "ended while the helper was down (incomplete reports written), %u ended before it "
+                "stopped (their reports, kept in the registry, go to the spool)",
+                restored, lost, kept);
 }

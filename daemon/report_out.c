@@ -13,8 +13,10 @@
 #include "writer.h"
 #include "numaplace/json_reals.h"
 
-/* What became of the report @p name of @p j: logged, and a refusal holds it (*@p text taken). */
-static void report_outcome(struct np_daemon *d, const struct np_daemon_job *j, const char *name,
+/* What became of the report @p name of @p j: logged, and a refusal holds it (*@p text taken).
+ * @return whether it is held (the step stays in the registry, listed ending, until it is written)
+ */
+static bool report_outcome(struct np_daemon *d, struct np_daemon_job *j, const char *name,
                            char **text, size_t len, int rc, const struct np_err *err)
 {
     if (rc == SAFE_WRITE_NO_ACL && strcmp(d->spool_without_acl, d->cfg.spool_dir) != 0) {
@@ -33,14 +35,22 @@ static void report_outcome(struct np_daemon *d, const struct np_daemon_job *j, c
         NPD_LOG(d, ERROR, "job %u.%s: cannot write its report %s/%s: out of memory", j->meta.job_id,
                 np_step_name(j->meta.step_id), d->cfg.spool_dir, name);
     } else if (rc < 0) {
-        /* A full or read-only spool: written on a later interval, once it takes it. */
-        report_hold_add(d, name, *text, len, j->meta.uid, j->meta.job_id, j->meta.step_id,
-                        err->msg);
+        /* A full or read-only spool: written later, once it takes it. */
+        const bool held = report_hold_add(d, j, name, *text, len, err->msg);
         *text = NULL;
-    } else
-        NPD_LOG(d, INFO, "job %u.%s: report %s/%s (%u samples, helper %.4f s CPU)", j->meta.job_id,
-                np_step_name(j->meta.step_id), d->cfg.spool_dir, name, j->stats.samples,
-                j->stats.helper_cpu_s);
+        return held;
+    } else {
+        /* From the report: a step restored with its final report has no figures of its own. */
+        const json_t *rep = j->final_report;
+        NPD_LOG(d, INFO, "job %u.%s: report %s/%s (%lld samples, helper %.4f s CPU)",
+                j->meta.job_id, np_step_name(j->meta.step_id), d->cfg.spool_dir, name,
+                (long long)json_integer_value(
+                    json_object_get(json_object_get(rep, "sampling"), "count")),
+                json_number_value(json_object_get(json_object_get(rep, "helper"), "cpu_time_s")));
+    }
+    if (rc >= 0 && d->report_hold.first)
+        report_hold_retry(d); /* the spool took this one: it may take the held ones too */
+    return false;
 }
 
 /* The writer's completion: on the loop thread, once the report is durable (or refused). */
@@ -50,22 +60,25 @@ static void report_written(void *ctx, struct writer_job *w)
     struct np_daemon_job *j = w->arg;
 
     report_outcome(d, j, w->name, &w->data, w->len, w->rc, &w->err);
-    d->report_durable(d, j);
+    d->report_durable(d, j); /* or held: its step_end is answered either way */
 }
 
 bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complete)
 {
     char name[256];
     struct np_err err = {0};
-    json_t *report;
     char *text;
     size_t len = 0;
+    bool held;
     int rc;
 
-    j->meta.end_epoch = np_daemon_epoch_s();
-    j->meta.tasks = j->tasks;
-    report = np_report_new(&j->meta, &j->stats, complete);
-    if (!report) {
+    /* Built once: a step restored with its final report (registry.c) is written from that. */
+    if (!j->final_report) {
+        j->meta.end_epoch = np_daemon_epoch_s();
+        j->meta.tasks = j->tasks;
+        j->final_report = np_report_new(&j->meta, &j->stats, complete);
+    }
+    if (!j->final_report) {
         NPD_LOG(d, ERROR, "job %u.%s: out of memory building its report", j->meta.job_id,
                 np_step_name(j->meta.step_id));
         return false;
@@ -80,12 +93,10 @@ bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complet
         if (access(path, F_OK) == 0) {
             NPD_LOG(d, INFO, "job %u.%s: its report %s is already written; kept", j->meta.job_id,
                     np_step_name(j->meta.step_id), path);
-            json_decref(report);
             return false;
         }
     }
-    text = json_dumps(report, JSON_INDENT(2) | NP_JSON_REALS);
-    json_decref(report);
+    text = json_dumps(j->final_report, JSON_INDENT(2) | NP_JSON_REALS);
     if (text) {
         len = strlen(text);
         text[len++] = '\n'; /* the terminator becomes the file's last newline */
@@ -101,9 +112,9 @@ bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complet
         text = NULL; /* freed by writer_job_new */
     }
     rc = text ? safe_write(d->cfg.spool_dir, name, text, len, j->meta.uid, 0600, &err) : -ENOMEM;
-    report_outcome(d, j, name, &text, len, rc, &err);
+    held = report_outcome(d, j, name, &text, len, rc, &err);
     free(text);
-    return false;
+    return held;
 }
 
 int trace_open(struct np_daemon *d)

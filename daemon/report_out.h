@@ -11,9 +11,12 @@
 /** Write the step's report to <spool_dir>/<job>.<step>.<host>.json, owned by the helper, mode
  *  0600, the job's user in a read ACL entry: the user reads it, only the helper writes it (root
  *  trusts it in the epilog). A spool without ACLs keeps it root-only (logged once per spool).
- *  Sets meta.end_epoch. Failures are logged; a refused report is held (report_hold.h).
- *  @return false: done now (written, held or lost); true: serialised and queued to d->writer,
- *          and d->report_durable(d, j) runs on the loop once it is durable (or held) */
+ *  The report is built once, into j->final_report (sets meta.end_epoch), unless the step has one
+ *  already (restored with it): that one is written. Failures are logged; a refused report is
+ *  held (report_hold.h) and its step stays in the registry.
+ *  @return false: done now (written or lost: the step may be forgotten); true: queued to
+ *          d->writer, and d->report_durable(d, j) runs on the loop once it is durable (or held),
+ *          or held now (without a writer) */
 bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complete);
 
 /** (Re)open the trace cfg.record names (none when empty). @return 0 or -errno (logged) */

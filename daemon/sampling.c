@@ -3,7 +3,6 @@
 #include "sampling.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,65 +10,37 @@
 #include <hwloc.h>
 
 #include "auto_class.h"
-#include "command.h"
 #include "housekeeping.h"
 #include "jobs.h"
 #include "report_out.h"
 
-#define SCONTROL_TIMEOUT_MS 5000
-
-void sampling_spec_cpus_of(const char *node_line, char *out, size_t size)
-{
-    const char *spec = strstr(node_line, "CPUSpecList=");
-
-    out[0] = '\0';
-    if (spec) {
-        spec += strlen("CPUSpecList=");
-        snprintf(out, size, "%.*s", (int)strcspn(spec, " \n"), spec);
-    }
-}
-
-static void slurm_spec_cpus(const struct np_daemon *d, char *out, size_t size)
-{
-    char host[sizeof(d->host)], text[16384], *save = NULL;
-    char *argv[] = {"scontrol", "show", "node", host, "-o", NULL};
-
-    out[0] = '\0';
-    snprintf(host, sizeof(host), "%s", d->host);
-    /* What it printed counts even when it failed or ran out of time, as through a shell. */
-    command_run(argv, SCONTROL_TIMEOUT_MS, text, sizeof(text), NULL);
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-        if (strstr(line, "CPUSpecList="))
-            sampling_spec_cpus_of(line, out, size); /* the last line that names one wins */
-}
-
-static void bitmap_from_mask(hwloc_bitmap_t set, const cpu_set_t *mask)
-{
-    hwloc_bitmap_zero(set);
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, mask))
-            hwloc_bitmap_set(set, (unsigned)c);
-}
-
 /* The housekeeping CPUs asked for into @p wanted (empty: none), and why. */
 static const char *wanted_cpus(const struct np_daemon *d, hwloc_bitmap_t wanted)
 {
-    char list[256] = "";
-    const char *why = NULL;
-
-    if (strcmp(d->cfg.housekeeping_cpus, "auto") == 0) {
-        slurm_spec_cpus(d, list, sizeof(list));
-        why = "Slurm's CpuSpecList for this node";
-    } else if (strcmp(d->cfg.housekeeping_cpus, "none") != 0) {
-        snprintf(list, sizeof(list), "%s", d->cfg.housekeeping_cpus);
-        why = "housekeeping_cpus";
-    }
     hwloc_bitmap_zero(wanted);
-    if (!list[0] || hwloc_bitmap_list_sscanf(wanted, list) < 0) {
+    if (strcmp(d->cfg.housekeeping_cpus, "auto") == 0) {
+        /* What this node knows of its specialized CPUs: where Slurm confines slurmd. */
+        const int found = housekeeping_slurmd_cpus(d->cfg.proc_root, wanted);
+
+        if (found < 0)
+            NPD_LOG(d, WARNING,
+                    "housekeeping_cpus=auto: the slurmd processes under %s/proc run on different "
+                    "or unreadable CPU lists; not pinned to any (housekeeping_cpus=LIST names "
+                    "them)",
+                    d->cfg.proc_root);
+        /* A slurmd that may run wherever numaplaced may is not confined to specialized CPUs. */
+        if (found <= 0 || hwloc_bitmap_isincluded(d->started_cpus, wanted)) {
+            hwloc_bitmap_zero(wanted);
+            return NULL;
+        }
+        return "the CPUs Slurm confines slurmd to: the node's CpuSpecList or CoreSpecCount";
+    }
+    if (strcmp(d->cfg.housekeeping_cpus, "none") == 0 ||
+        hwloc_bitmap_list_sscanf(wanted, d->cfg.housekeeping_cpus) < 0) {
         hwloc_bitmap_zero(wanted);
         return NULL;
     }
-    return hwloc_bitmap_iszero(wanted) ? NULL : why;
+    return hwloc_bitmap_iszero(wanted) ? NULL : "housekeeping_cpus";
 }
 
 void sampling_pin_housekeeping(struct np_daemon *d)
@@ -79,30 +50,22 @@ void sampling_pin_housekeeping(struct np_daemon *d)
                    isolated = hwloc_bitmap_alloc(), quiet = hwloc_bitmap_alloc(),
                    chosen = hwloc_bitmap_alloc();
     const char *why;
-    cpu_set_t mask;
-    int cpu, rc;
+    int rc, pinned;
 
     if (!wanted || !nohz || !isolated || !quiet || !chosen || !d->started_cpus || !d->helper_cpus)
         goto out;
-    if (hwloc_bitmap_iszero(d->started_cpus) && sched_getaffinity(0, sizeof(mask), &mask) == 0)
-        bitmap_from_mask(d->started_cpus, &mask); /* once: a reload starts from it again */
+    if (hwloc_bitmap_iszero(d->started_cpus) && np_affinity_get(0, d->started_cpus) < 0)
+        hwloc_bitmap_zero(d->started_cpus); /* once: a reload starts from it again */
     why = wanted_cpus(d, wanted);
     if (housekeeping_quiet_cpus(d->cfg.proc_root, nohz, isolated) < 0)
         NPD_LOG(d, WARNING, "cannot read the nohz_full or isolated CPU list under %s/sys",
                 d->cfg.proc_root);
     hwloc_bitmap_or(quiet, nohz, isolated);
     rc = housekeeping_choose(wanted, d->started_cpus, quiet, chosen);
-    CPU_ZERO(&mask);
-    hwloc_bitmap_foreach_begin(cpu, chosen)
-    {
-        if (cpu < CPU_SETSIZE)
-            CPU_SET(cpu, &mask);
-    }
-    hwloc_bitmap_foreach_end();
-    if (sched_setaffinity(0, sizeof(mask), &mask) < 0)
-        NPD_LOG(d, WARNING, "cannot pin to CPUs: %s", strerror(errno));
-    if (sched_getaffinity(0, sizeof(mask), &mask) == 0)
-        bitmap_from_mask(d->helper_cpus, &mask);
+    if ((pinned = np_affinity_set(0, chosen)) < 0)
+        NPD_LOG(d, WARNING, "cannot pin to CPUs: %s", strerror(-pinned));
+    if (np_affinity_get(0, d->helper_cpus) < 0)
+        hwloc_bitmap_zero(d->helper_cpus);
     hwloc_bitmap_list_snprintf(running, sizeof(running), d->helper_cpus);
     hwloc_bitmap_list_snprintf(quiet_list, sizeof(quiet_list), quiet);
     hwloc_bitmap_list_snprintf(nohz_list, sizeof(nohz_list), nohz);
@@ -124,8 +87,9 @@ void sampling_pin_housekeeping(struct np_daemon *d)
                 "runs on CPUs %s: no housekeeping CPUs (housekeeping_cpus=%s%s); it may share "
                 "CPUs with jobs",
                 running, d->cfg.housekeeping_cpus,
-                strcmp(d->cfg.housekeeping_cpus, "auto") == 0 ? " and this node has no CpuSpecList"
-                                                              : "");
+                strcmp(d->cfg.housekeeping_cpus, "auto") == 0
+                    ? " and slurmd is not confined to specialized CPUs here"
+                    : "");
 out:
     hwloc_bitmap_free(wanted);
     hwloc_bitmap_free(nohz);

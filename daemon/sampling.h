@@ -7,13 +7,10 @@
 
 #include "daemon.h"
 
-/** Keep the helper off the jobs' CPUs: housekeeping_cpus, or with "auto" Slurm's CpuSpecList
- *  for this node (from scontrol). Says where it runs. */
+/** Keep the helper off the jobs' CPUs: housekeeping_cpus, or with "auto" the CPUs Slurm
+ *  confines this node's slurmd to (its specialized CPUs; housekeeping_slurmd_cpus), read from
+ *  proc_root with no call to slurmctld. Says where it runs. */
 void sampling_pin_housekeeping(struct np_daemon *d);
-
-/** "CPUSpecList" of @p node_line (one line of `scontrol show node -o`) into @p out ("" when the
- *  line has none). */
-void sampling_spec_cpus_of(const char *node_line, char *out, size_t size);
 
 /** Which NUMA node each CPU belongs to (d->topology, d->cpu_node). Failure is logged: then
  *  bandwidth cannot be attributed to nodes. */

@@ -16,7 +16,8 @@ static bool irq_wanted(struct np_daemon *d)
     if (d->trace)
         return true;
     for (unsigned i = 0; i < d->registry.count; i++)
-        if (registry_at(&d->registry, i)->stats.irq_samples == 0)
+        if (!registry_at(&d->registry, i)->finishing &&
+            registry_at(&d->registry, i)->stats.irq_samples == 0)
             return true;
     return false;
 }

@@ -1,6 +1,6 @@
 /*
- * writer.h - numaplaced's durable writes off the loop thread (issue 12: a registration must not
- * wait for a report's fsync). One thread takes jobs in order from a queue, writes each with
+ * writer.h - numaplaced's durable writes off the loop thread (a registration must not wait for a
+ * report's fsync). One thread takes jobs in order from a queue, writes each with
  * safe_write (temporary file, fsync, rename, fsync of the directory) and hands it back; the loop
  * polls writer_fd and runs each job's completion on its own thread (writer_collect), in the order
  * the jobs were submitted. The loop keeps serialising: the thread only sees bytes and a path, and

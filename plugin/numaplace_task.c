@@ -10,15 +10,18 @@
  *   task_init (in each task, after Slurm's CPU and memory binding, before exec): reads the task's
  *     real CPUs, decides, applies set_mempolicy, exports what was applied, tells the helper.
  *   exit (slurmstepd at the step's end): tells the helper the step ended.
- * Every helper call has a short bounded timeout; a helper that is down or slow costs one log line
- * per step and never holds up or fails the launch. Own trouble (no topology, a refused system
- * call) is logged and the task runs with the kernel default, unless the site set on_error=fail.
+ * Every helper call has a short bounded timeout; once one call of a step has timed out, the
+ * step's later calls are not made (step_helper_silent), so a helper that accepts but never
+ * answers costs a launch one timeout and one log line, and never fails it. Own trouble (no
+ * topology, a refused system call) is logged and the task runs with the kernel default, unless the
+ * site set on_error=fail.
  */
 #include <errno.h>
-#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,10 +41,52 @@ static hwloc_bitmap_t step_cpus; /* the step's CPUs on this host, NULL when unkn
 static bool have_preferred_many; /* the kernel takes MPOL_PREFERRED_MANY */
 static bool helper_registered;   /* slurmstepd registered at least one task of this step */
 static bool helper_warned;       /* the one log line per step about an unreachable helper */
+/*
+ * Whether a helper call of this step has timed out, seen by the whole step: slurmstepd makes
+ * the advise and register calls, each task (a child forked before any register call) its
+ * applied call. Plain memory would not carry a child's timeout to its siblings, nor a register
+ * timeout to children forked earlier, so the flag lives in a shared anonymous page mapped once
+ * in slurmstepd before the tasks fork; every task inherits the mapping. NULL when it could not
+ * be mapped: slurmstepd's own calls still see helper_timed_out_here.
+ */
+static atomic_bool *step_helper_silent;
+static atomic_bool helper_timed_out_here;
 /* --numa-policy=auto: numaplaced's advice, asked once per step in init_post_opt (advise_step) */
 static struct np_proto_advice advice;
 static bool advice_ok;
 static char advice_why[NP_ERR_MSG_MAX]; /* why there is none */
+
+/* In slurmstepd before the tasks fork (init_post_opt, or user_init when that was not called). */
+static void map_step_marker(void)
+{
+    void *page;
+
+    if (step_helper_silent)
+        return;
+    page =
+        mmap(NULL, sizeof(atomic_bool), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) {
+        slurm_info("numaplace: cannot map the step's helper marker (%s): each task waits for a "
+                   "helper that stops answering",
+                   strerror(errno));
+        return;
+    }
+    step_helper_silent = page;
+    atomic_init(step_helper_silent, false);
+}
+
+static bool helper_silent(void)
+{
+    return atomic_load(&helper_timed_out_here) ||
+           (step_helper_silent && atomic_load(step_helper_silent));
+}
+
+static void note_helper_timeout(void)
+{
+    atomic_store(&helper_timed_out_here, true);
+    if (step_helper_silent)
+        atomic_store(step_helper_silent, true);
+}
 
 static bool helper_enabled(void);
 static int helper_call(const struct np_proto_request *req, json_t **reply, struct np_err *err);
@@ -54,6 +99,7 @@ static int task_user_init(spank_t sp, const struct numaplace_step_settings *sett
     int rc;
 
     plugin = settings;
+    map_step_marker();
     if (topology)
         return 0;
     rc = plugin->site->topology_xml
@@ -87,6 +133,7 @@ static int task_user_init(spank_t sp, const struct numaplace_step_settings *sett
 static int task_init_post_opt(spank_t sp, const struct numaplace_step_settings *settings)
 {
     plugin = settings;
+    map_step_marker();
     advise_step(sp);
     return ESPANK_SUCCESS;
 }
@@ -102,20 +149,6 @@ static void export(spank_t sp, const char *name, const char *value)
 {
     if (spank_setenv(sp, name, value, 1) != ESPANK_SUCCESS)
         slurm_error("numaplace: cannot export %s to the task", name);
-}
-
-/* The task's current affinity as an hwloc bitmap. */
-static int task_cpus(hwloc_bitmap_t cpus)
-{
-    cpu_set_t set;
-
-    if (sched_getaffinity(0, sizeof(set), &set) < 0)
-        return -errno;
-    hwloc_bitmap_zero(cpus);
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &set))
-            hwloc_bitmap_set(cpus, (unsigned)c);
-    return 0;
 }
 
 /* A --mem-bind from the user: Slurm applied it before us, and exported its type. */
@@ -190,20 +223,28 @@ static bool helper_enabled(void)
 #define NP_STEP_END_TIMEOUT_MS 2000
 
 /* One request to numaplaced, bounded by helper_timeout_ms (step_end: at least
- * NP_STEP_END_TIMEOUT_MS). @return 0 or -errno. */
+ * NP_STEP_END_TIMEOUT_MS), and not made once a call of this step has timed out.
+ * @return 0 or -errno. */
 static int helper_call(const struct np_proto_request *req, json_t **reply_out, struct np_err *err)
 {
-    char *line = np_proto_encode(req);
+    char *line;
     json_t *reply = NULL;
     unsigned timeout_ms = plugin->site->helper_timeout_ms;
     int rc;
 
+    if (helper_silent())
+        return np_err_set(err, -ETIMEDOUT,
+                          "not asked: an earlier call of this step got no answer within %u ms",
+                          plugin->site->helper_timeout_ms);
+    line = np_proto_encode(req);
     if (!line)
         return np_err_set(err, -ENOMEM, "out of memory");
     if (req->op == NP_OP_STEP_END && timeout_ms < NP_STEP_END_TIMEOUT_MS)
         timeout_ms = NP_STEP_END_TIMEOUT_MS;
     rc = np_proto_call(plugin->site->helper_socket, line, timeout_ms, &reply, err);
     free(line);
+    if (rc == -ETIMEDOUT)
+        note_helper_timeout();
     if (reply_out && rc == 0)
         *reply_out = reply;
     else
@@ -354,7 +395,8 @@ static void helper_applied(spank_t sp, const char *policy, const char *mode, con
     struct np_err err = {0};
     char *line;
 
-    if (!helper_enabled() || spank_get_item(sp, S_JOB_ID, &req.applied.job_id) != ESPANK_SUCCESS ||
+    if (!helper_enabled() || helper_silent() ||
+        spank_get_item(sp, S_JOB_ID, &req.applied.job_id) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_STEPID, &req.applied.step_id) != ESPANK_SUCCESS)
         return;
     req.applied.pid = getpid();
@@ -364,8 +406,10 @@ static void helper_applied(spank_t sp, const char *policy, const char *mode, con
     snprintf(req.applied.cpus, sizeof(req.applied.cpus), "%s", cpus);
     snprintf(req.applied.reason, sizeof(req.applied.reason), "%s", reason);
     line = np_proto_encode(&req);
-    if (line) /* no wait for the reply; slurmstepd already logged an unreachable helper */
-        np_proto_send(plugin->site->helper_socket, line, plugin->site->helper_timeout_ms, &err);
+    /* no wait for the reply; slurmstepd already logged an unreachable helper */
+    if (line && np_proto_send(plugin->site->helper_socket, line, plugin->site->helper_timeout_ms,
+                              &err) == -ETIMEDOUT)
+        note_helper_timeout();
     free(line);
 }
 
@@ -433,8 +477,8 @@ static int task_init(spank_t sp, const struct numaplace_step_settings *settings)
         rc = plugin->site->fail_on_error ? -1 : 0;
         goto report;
     }
-    if (task_cpus(cpus) < 0) {
-        slurm_error("numaplace: cannot read task %d's CPU affinity: %s", taskid, strerror(errno));
+    if ((rc = np_affinity_get(0, cpus)) < 0) {
+        slurm_error("numaplace: cannot read task %d's CPU affinity: %s", taskid, strerror(-rc));
         rc = plugin->site->fail_on_error ? -1 : 0;
         goto out;
     }
@@ -497,7 +541,7 @@ out:
 static void task_exit(spank_t sp, const struct numaplace_step_settings *settings)
 {
     plugin = settings;
-    if (helper_registered && helper_enabled()) {
+    if (helper_registered && helper_enabled() && !helper_silent()) {
         /* slurmstepd at the step's end: the helper takes its final sample and answers, then
          * writes the report; slurmstepd tells slurmctld the step is complete only after this,
          * so the node is free again without waiting for the report's flushes. `numaplace report`
@@ -512,6 +556,10 @@ static void task_exit(spank_t sp, const struct numaplace_step_settings *settings
                        req.job_id, req.step_id, err.msg);
         helper_registered = false;
     }
+    if (step_helper_silent)
+        munmap(step_helper_silent, sizeof(atomic_bool));
+    step_helper_silent = NULL;
+    atomic_store(&helper_timed_out_here, false);
     np_topology_free(topology);
     topology = NULL;
     hwloc_bitmap_free(step_cpus);

@@ -15,6 +15,24 @@ status=0
 bash scripts/lint-layers.sh || status=1
 bash scripts/lint-cycles.sh "$build" || status=1
 
+# The tracker's issue numbers mean nothing to a site that clones the product: code, comments,
+# tests and documents say what a thing does or why, not which issue asked for it.
+echo "lint: no issue numbers in code and documents"
+if git grep -nE '\b[Ii]ssues? #?[0-9]+' -- lib policies plugin daemon cli etc scripts test docs debian cmake \
+  CMakeLists.txt README.md DEVELOPERS.md; then
+  echo "lint: an issue number above: say what the code does or why instead" >&2
+  status=1
+fi
+
+# slurmstepd and numaplaced have threads that read the environment; a CPU set of fixed size
+# (CPU_SETSIZE, 1,024) fails sched_getaffinity on a machine with more CPUs.
+echo "lint: no environment writes, no fixed-size CPU sets in lib, policies, plugin, daemon, cli"
+if grep -rnE '(^|[^_[:alnum:]])(setenv|unsetenv|putenv|clearenv) *\(|CPU_SETSIZE|cpu_set_t +[_[:alpha:]]' \
+  --include='*.c' --include='*.h' lib policies plugin daemon cli; then
+  echo "lint: the lines above change the environment or use a fixed-size cpu_set_t (use CPU_ALLOC)" >&2
+  status=1
+fi
+
 echo "lint: clang-format (${#c_files[@]} files)"
 clang-format --dry-run --Werror "${c_files[@]}" || status=1
 

@@ -235,7 +235,7 @@ if ! [ -f "$scenario" ] || ! [ -r "$scenario" ]; then die "cannot read the scena
 if [ -n "$commands" ] && [ -n "$stand_in" ]; then die "--commands and --stand-in exclude each other"; fi
 [ -n "$commands" ] || [ -n "$stand_in" ] || die "no workloads: give --commands FILE (lines BENCHMARK<TAB>COMMAND) or --stand-in PROGRAM"
 if [ -n "$stand_in" ] && ! [ -x "$stand_in" ]; then
-  die "--stand-in $stand_in is not an executable program (one taking --mb N --busy S --idle S, e.g. a build's test/np_workload)"
+  die "--stand-in $stand_in is not an executable program (one taking --mb N --busy S --idle S --until PATH, e.g. a build's test/np_workload)"
 fi
 
 command -v "$numaplace" >/dev/null || die "$numaplace is not installed (or not in PATH; NUMAPLACE names the command)"
@@ -303,9 +303,13 @@ if [ -n "$commands" ]; then
     fi
   done
 fi
-job_command() { # job_command J: the shell command line job J runs
+# job_command J DIR: the shell command line job J runs. A stand-in idles until the run's requests
+# have been answered (DIR/requests.answered), for --stand-in-idle s at most: it outlasts them on
+# a host of any speed, and a sleep of fixed length may not.
+job_command() {
   if [ -n "$stand_in" ]; then
-    printf 'exec %q --mb %s --busy %s --idle %s' "$stand_in" "$stand_in_mb" "$stand_in_busy" "$stand_in_idle"
+    printf 'exec %q --mb %s --busy %s --idle %s --until %q' "$stand_in" "$stand_in_mb" "$stand_in_busy" \
+      "$stand_in_idle" "$2/requests.answered"
   elif [ -n "${command_of[${bench[$1]}:${input[$1]}]:-}" ]; then
     printf '%s' "${command_of[${bench[$1]}:${input[$1]}]}"
   else
@@ -419,7 +423,7 @@ launch() {
     NUMAPLACE_RUN="$1" NUMAPLACE_ORDER="$2" \
     srun --jobid="$allocation" --overlap --whole --mem=0 -N1 -n1 -J "np$j-${bench[j]}" \
     "${binding[@]}" --numa-sensitivity="${jclass[j]}" -o "$dir/job$j.out" -e "$dir/job$j.err" \
-    "${prefix[@]}" bash -c "$step_timer" step-timer "$dir/job$j.time" bash -c "$(job_command "$j")" \
+    "${prefix[@]}" bash -c "$step_timer" step-timer "$dir/job$j.time" bash -c "$(job_command "$j" "$dir")" \
     >>"$dir/srun.log" 2>&1 &
   step_pids[j]=$!
 }
@@ -540,6 +544,7 @@ for ((r = 1; r <= ${#run_orders[@]}; r++)); do
   wait "$migrate_pid" || migrate_rc=$?
   migrate_pid=""
   t1=$EPOCHREALTIME
+  : >"$dir/requests.answered"
   [ "$migrate_rc" = 0 ] || warn "run $r ($order): numaplace migrate --script exited $migrate_rc ($dir/migrate.out)"
   for ((j = 0; j < njobs; j++)); do wait "${step_pids[j]}" || true; done
   # The last job's end by the steps' clocks (the node's clock, as $t1).

@@ -110,26 +110,26 @@ static void load_distances(struct np_topology *topo)
 }
 
 /*
- * hwloc dlopen()s its I/O and GPU plugins (and libpciaccess, OpenCL, X11 behind them) at every
- * init: about 5 ms, where a whole load of this machine then takes under 1 ms. numaplace needs
- * none of them, so unless the site set HWLOC_PLUGINS_BLACKLIST itself they are skipped for the
- * duration of the init (hwloc reads the variable only there).
+ * numaplace needs none of hwloc's I/O and GPU discovery (PCI, OpenCL, CUDA, ...), which can cost
+ * more than the whole load of the CPUs and nodes: they are left out through the topology, never
+ * through the environment (slurmstepd and numaplaced have threads reading it). hwloc still
+ * dlopen()s the plugin files at init where libhwloc-plugins is installed; a site that wants that
+ * skipped too sets HWLOC_PLUGINS_BLACKLIST in slurmd's and numaplaced's environment
+ * (docs/building.md).
  */
-#define SKIPPED_HWLOC_PLUGINS                                                                      \
-    "hwloc_pci,hwloc_opencl,hwloc_gl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero,"            \
-    "hwloc_xml_libxml"
+static const char *const skipped_components[] = {
+    "pci", "opencl", "gl", "cuda", "nvml", "rsmi", "levelzero",
+};
 
 static int init_hwloc(hwloc_topology_t *t)
 {
-    const bool ours = getenv("HWLOC_PLUGINS_BLACKLIST") == NULL;
-    int rc;
-
-    if (ours)
-        setenv("HWLOC_PLUGINS_BLACKLIST", SKIPPED_HWLOC_PLUGINS, 0);
-    rc = hwloc_topology_init(t);
-    if (ours)
-        unsetenv("HWLOC_PLUGINS_BLACKLIST");
-    return rc;
+    if (hwloc_topology_init(t) < 0)
+        return -1;
+    /* An unknown name is not an error: a component this hwloc lacks is not used anyway. */
+    for (size_t i = 0; i < sizeof(skipped_components) / sizeof(skipped_components[0]); i++)
+        hwloc_topology_set_components(*t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+                                      skipped_components[i]);
+    return 0;
 }
 
 /* A filesystem root must be a directory holding a Linux sysfs CPU tree (a captured one). */
@@ -215,26 +215,25 @@ int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind
     case NP_TOPOLOGY_LIVE:
         /*
          * hwloc 2.x has no API for a filesystem root (1.x's hwloc_topology_set_fsroot is gone):
-         * its Linux backend reads HWLOC_FSROOT when the load instantiates it, so the variable is
-         * set around the load only, and the caller's own value is put back.
+         * its Linux backend reads HWLOC_FSROOT when the load instantiates it. This library never
+         * changes the environment, so the caller (a single-threaded tool or test) sets it.
          */
         if (arg && *arg && strcmp(arg, "/") != 0) {
-            const char *old = getenv("HWLOC_FSROOT");
-            char *saved = old ? strdup(old) : NULL;
+            const char *fsroot = getenv("HWLOC_FSROOT");
 
             rc = check_fsroot(arg, err);
-            if (rc < 0) {
-                free(saved);
+            if (rc < 0)
+                goto fail;
+            if (!fsroot || strcmp(fsroot, arg) != 0) {
+                rc = np_err_set(err, -EINVAL,
+                                "cannot discover the topology under '%s': hwloc reads a "
+                                "filesystem root from HWLOC_FSROOT only, which names %s%s%s (set "
+                                "it to the root before the load)",
+                                arg, fsroot ? "'" : "", fsroot ? fsroot : "nothing",
+                                fsroot ? "'" : "");
                 goto fail;
             }
-            setenv("HWLOC_FSROOT", arg, 1);
             rc = hwloc_topology_load(topo->hwloc);
-            if (saved) {
-                setenv("HWLOC_FSROOT", saved, 1);
-                free(saved);
-            } else {
-                unsetenv("HWLOC_FSROOT");
-            }
             if (rc < 0) {
                 rc = np_err_set(err, -EIO, "cannot discover the topology under '%s': %s", arg,
                                 strerror(errno));

@@ -68,7 +68,7 @@ python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); sys.exit
   np_fail "$out/job.svg is not an SVG document"
 np_end_case
 
-np_case "root's report --plot never writes through a symlink the user planted (issue 23)"
+np_case "root's report --plot never writes through a symlink the user planted"
 victim=$np_dir/root-only.txt
 echo "root's own file" >"$victim"
 chmod 600 "$victim"
@@ -120,7 +120,7 @@ np_expect_rc 0
 np_expect_match "source: this node's spool .*another tool's text"
 np_end_case
 
-np_case "the user cannot rewrite their report; root trusts only what numaplaced wrote (issue 12 #2)"
+np_case "the user cannot rewrite their report; root trusts only what numaplaced wrote"
 node=${np_nodes[0]} spool=$np_dir/helper/spool # the node's own spool, seen from inside it
 report=$(np_on_node "$node" sh -c "ls $spool/$job.0.*.json" | head -1)
 np_expect_eq "$(np_on_node "$node" stat -c %U "$report")" root "the report's owner"
@@ -153,7 +153,7 @@ np_expect_match "User: $user "
 np_expect_no_match "evil"
 np_end_case
 
-# slurmdbd down during the epilog (issue 12 #1): the node's part waits in its spool
+# slurmdbd down during the epilog: the node's part waits in its spool
 # (pending/JOBID.json) and is stored later, by `numaplace store --pending` or by the next store.
 node=$first_node
 pending_dir=$(np_node_dir "$node")/helper/spool/pending
@@ -177,7 +177,7 @@ np_expect_match "job $job3: .*waits in .*/pending" "$(grep -A10 " job $job3 on "
 np_expect_eq "$(stat -c '%U %a' "$pending_dir")" "root 700" "pending directory owner and mode"
 np_expect_eq "$(stat -c '%U %a' "$pending_dir/$job3.json")" "root 600" "pending file owner and mode"
 np_slurmdbd_start
-# a store killed mid-write left its temporary file (issue 12 #1b): the next pass removes it
+# a store killed mid-write left its temporary file: the next pass removes it
 dead_pid=$(sh -c 'echo $$')
 stale=$pending_dir/.$job3.json.$dead_pid.tmp
 echo '{"half' >"$stale"

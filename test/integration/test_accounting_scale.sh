@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Accounting at scale (issue 12 #2): a job on NP_SCALE_NODES (default 16) namespaced slurmd nodes,
+# Accounting at scale: a job on NP_SCALE_NODES (default 16) namespaced slurmd nodes,
 # each node's epilog (etc/numaplace-epilog) storing its part in the one AdminComment at the same
 # time. The summary must end up with every node's part: concurrent read-merge-writes must not
 # lose one. Prints the time from the job's end to the complete summary and each node's costs
@@ -83,7 +83,7 @@ scale_case _ 0
 np_expect_match "over the $((${#np_nodes[@]} - 1)) whose nodes each store .*no parts directory" "$(cat "$np_dir/node-node1/helper/epilog.log")"
 np_end_case
 
-# The single merger (issue 12 #2): past NUMAPLACE_STORE_MAX_NODES (here 4, to force it on 16
+# The single merger: past NUMAPLACE_STORE_MAX_NODES (here 4, to force it on 16
 # nodes) each node leaves its part in NUMAPLACE_PARTS_DIR and EpilogSlurmctld's
 # `numaplace store --merge` merges them once and writes once. The epilogs' sacct still fails one
 # time in four.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# numaplaced at a 256-descriptor limit (issue 23, point 5), host-only: 500 steps, each a real
+# numaplaced at a 256-descriptor limit, host-only: 500 steps, each a real
 # process, registered by root as slurmstepd would, sampled, then ended. Perf counters take one
 # descriptor per event and task, so most steps cannot have them at this limit:
 # - every registration is answered, none refused (a /proc-only step keeps no descriptor); a
@@ -50,7 +50,7 @@ np_expect_eq "$((registered + refused))" "$steps" "answers"
 np_expect_eq "$(jq '[.refused[] | select(test("descriptor budget: .* kept for reports") | not)] | length' <<<"$churn")" 0 \
   "refusals that do not name the budget"
 # /proc-only steps need no descriptor kept: with the reserve counted right none is refused
-# (before issue 23's second round 298 of 500 were).
+# (before the descriptor budget, 298 of 500 were).
 np_expect_eq "$refused" 0 "refusals at $limit descriptors"
 np_end_case
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# numaplaced under faults (issue 12), host-only: Slurm adds nothing here, so a driver plays
+# numaplaced under faults, host-only: Slurm adds nothing here, so a driver plays
 # slurmstepd on the real socket (register each task of a step, step_end) with real processes of an
 # unprivileged user.
 # - kill -9 twenty times at random moments (seeded: NP_FAULTS_SEED, printed) while steps register,
@@ -7,8 +7,11 @@
 #   every step has exactly one report (parsed; complete unless the helper restarted during it;
 #   never replaced by a poorer one), no temporary file is left, and one planted by a "killed
 #   earlier run" is removed;
+# - kill -9 right after the early step_end answer (on the disk, and with a full spool holding the
+#   report): the restart writes the step's final report, and the log says so;
 # - a full spool (a small tmpfs) and a read-only one: logged once, the helper keeps answering and
-#   sampling, no file half-written, and the held reports are written once the spool takes them;
+#   sampling, no file half-written, held steps listed ending, and the held reports are written
+#   once the spool takes them (or by the next start, after a stop);
 #   a full state directory: the registry's failed saves are logged once.
 # The host has one NUMA node, so no migration runs here (test/vm/ does that).
 set -u
@@ -190,6 +193,146 @@ np_expect_match "removed 1 temporary file\(s\) an earlier run left in $spool"
 np_expect_match "removed 1 temporary file\(s\) an earlier run left in $state"
 np_end_case
 
+# The early step_end answer ("wait_report": false, the plugin's) comes after the final sample and
+# before the report is durable. A driver that plays slurmstepd, kills numaplaced with SIGKILL and
+# starts it again: CASE is "at-once" (killed right after the answer, on the disk's spool: the
+# report may or may not be written yet) or "held" (the spool full, so the report is not durable
+# when the kill comes). Either way the restart writes the step's final report: complete, with
+# the samples it had, its duration the step's (never the restart's); the log says so, and never
+# that the step ended while the helper was down. Prints one line per finding; exits 1 if any.
+early_answer_driver() {
+  python3 - "$1" "$uid" "$np_dir/helper" "$host" "${np_helper_cmd[@]}" <<'PY'
+import json, os, re, socket, subprocess, sys, time
+
+case, uid, hdir, host = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+cmd = sys.argv[5:]
+sock, spool, logf = hdir + "/numaplaced.sock", hdir + "/spool", hdir + "/numaplaced.log"
+job = {"at-once": 701, "held": 702}[case]
+findings = []
+
+
+def call(req, timeout=3.0):
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(timeout)
+        s.connect(sock)
+        s.sendall((json.dumps(dict(v=1, **req)) + "\n").encode())
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                break
+            buf += chunk
+        s.close()
+        return json.loads(buf)
+    except (OSError, ValueError):
+        return None
+
+
+def wait_for(what, pred, seconds=30.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        got = pred()
+        if got:
+            return got
+        time.sleep(0.05)
+    sys.exit("%s: gave up after %.0f s waiting for %s" % (case, seconds, what))
+
+
+def start_helper():
+    h = subprocess.Popen(cmd, stdout=open(hdir + "/numaplaced.out", "a"), stderr=subprocess.STDOUT)
+    wait_for("numaplaced to answer", lambda: (call({"op": "ping"}) or {}).get("ok"))
+    return h
+
+
+def listed(job):
+    r = call({"op": "status", "job": job}) or {}
+    return (r.get("jobs") or [None])[0]
+
+
+def report():
+    try:
+        return json.load(open("%s/%d.0.%s.json" % (spool, job, host)))
+    except (OSError, ValueError):
+        return None
+
+
+log_at = os.path.getsize(logf) if os.path.exists(logf) else 0
+helper = start_helper()
+procs = [subprocess.Popen(["sleep", "600"], user=uid, group=uid) for _ in range(2)]
+before = time.time()
+for task, p in enumerate(procs):
+    r = call({"op": "register", "job": job, "step": 0, "uid": uid, "pid": p.pid, "task": task,
+              "cpus": "0", "policy": "local", "sensitivity": "low"})
+    if not (r and r.get("ok")):
+        sys.exit("%s: register refused: %r" % (case, r))
+seen = wait_for("three samples", lambda: (lambda st: st and st["latest"]["samples"] >= 3 and st["latest"]["samples"])(listed(job)))
+r = call({"op": "step_end", "job": job, "step": 0, "wait_report": False})
+answered = time.time()
+if case == "at-once":
+    helper.kill()  # SIGKILL, right after the answer
+helper_was = helper
+if not (r and r.get("ok")):
+    findings.append("step_end refused: %r" % (r,))
+for p in procs:
+    p.kill()
+    p.wait()
+if case == "held":
+    # the spool refused the report: held, and listed as ending, before the kill
+    wait_for("the report held", lambda: "job %d.0: cannot write its report" % job in open(logf).read()[log_at:])
+    st = listed(job)
+    if not (st and st.get("ending")):
+        findings.append("the held step is not listed as ending before the kill: %r" % (st,))
+    helper.kill()
+helper_was.wait()
+restart_at = os.path.getsize(logf)
+helper = start_helper()
+if case == "held":
+    st = listed(job)
+    if not (st and st.get("ending")):
+        findings.append("after the restart the held step is not listed as ending: %r" % (st,))
+    os.unlink(spool + "/filler")
+rep = wait_for("its report", report, 15.0)
+if rep["complete"] is not True:
+    findings.append("the report says complete=%r" % rep["complete"])
+if rep["sampling"]["count"] < seen:
+    findings.append("the report has %d samples, the step had %d before its end" % (rep["sampling"]["count"], seen))
+if rep["duration_s"] > answered - before:
+    findings.append("the report's duration %.3f s is longer than the step (%.3f s from registration to the answer): the restart's time" % (rep["duration_s"], answered - before))
+wait_for("the step to leave status", lambda: listed(job) is None, 15.0)
+log = open(logf).read()[restart_at:]
+if re.search(r"[1-9][0-9]* ended while the helper was down", log):
+    findings.append("the log says the step ended while the helper was down")
+if case == "held" and "1 ended before it stopped (their reports, kept in the registry, go to the spool)" not in log:
+    findings.append("the log does not say the report was written from the registry")
+helper.terminate()
+helper.wait()
+print("%s: %d samples seen, report of %d samples over %.3f s (step %.3f s)" % (case, seen, rep["sampling"]["count"], rep["duration_s"], answered - before))
+for f in findings:
+    print("FINDING:", f)
+sys.exit(1 if findings else 0)
+PY
+}
+
+np_at_exit "mountpoint -q '$spool' && umount -l '$spool'"
+
+np_case "kill -9 right after the early step_end answer: the restart writes the step's final report"
+np_run early_answer_driver at-once
+echo "$np_out" | tail -3
+np_expect_rc 0
+np_expect_no_match "^FINDING"
+np_end_case
+
+np_case "kill -9 after the early answer while the full spool holds the report: written after the restart"
+mount -t tmpfs -o size=64k,mode=0755 numaplace-faults "$spool" || np_fail "cannot mount a tmpfs on $spool"
+dd if=/dev/zero of="$spool/filler" bs=4k count=64 status=none 2>/dev/null
+np_run early_answer_driver held
+echo "$np_out" | tail -3
+np_expect_rc 0
+np_expect_no_match "^FINDING"
+umount "$spool"
+np_end_case
+
 # step_run JOB: a step of two tasks of $user registered as slurmstepd would; pids in $step_pids.
 step_pids=()
 step_run() {
@@ -233,10 +376,82 @@ print(r["jobs"][0]["latest"]["samples"])'
 }
 
 np_helper_start --interval_ms=200
-np_at_exit "mountpoint -q '$spool' && umount -l '$spool'"
 np_at_exit "mountpoint -q '$state' && umount -l '$state'"
 
+# Many steps end while the spool is full: each stays listed, ending (what `numaplace store` and
+# `report` wait for), until its report is written; once there is room the held reports are
+# written on the writer's thread, the oldest first, while the helper keeps answering, and the
+# epilog's store, started while they were held, finds its job's report (it once said "nothing
+# to store" at once).
+np_case "forty reports held: their steps listed ending, written once there is room"
+log_from=$(($(wc -l <"$log") + 1))
+mount -t tmpfs -o size=4m,mode=0755 numaplace-faults "$spool" || np_fail "cannot mount a tmpfs on $spool"
+dd if=/dev/zero of="$spool/filler" bs=4k status=none 2>/dev/null # until the tmpfs is full
+np_run python3 - "$np_dir/helper/numaplaced.sock" "$uid" "$spool" "$host" "$NP_CLI" "$user" <<'PY'
+import json, os, socket, subprocess, sys, time
+
+sock, uid, spool, host, cli, user = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+jobs = range(801, 841)
+
+
+def call(req):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(sock)
+    s.sendall((json.dumps(dict(v=1, **req)) + "\n").encode())
+    reply = json.loads(s.makefile().readline())
+    s.close()
+    return reply
+
+
+def ending():
+    return sorted(j["job"] for j in call({"op": "status"})["jobs"] if j.get("ending") and j["job"] in jobs)
+
+
+def written():
+    return [j for j in jobs if os.path.exists("%s/%d.0.%s.json" % (spool, j, host))]
+
+
+for job in jobs:
+    p = subprocess.Popen(["sleep", "600"], user=uid, group=uid)
+    assert call({"op": "register", "job": job, "step": 0, "uid": uid, "pid": p.pid, "task": 0,
+                 "cpus": "0", "policy": "local", "sensitivity": "low"})["ok"]
+    assert call({"op": "step_end", "job": job, "step": 0, "wait_report": False})["ok"]
+    p.kill()
+    p.wait()
+listed = ending()
+print("listed ending while held: %d of %d" % (len(listed), len(jobs)))
+if listed != list(jobs) or written():
+    print("FINDING: held steps listed ending: %s; reports written: %s" % (listed, written()))
+# the epilog's store, as slurmd runs it (no Slurm here: it stops at accounting, after the spool)
+env = dict(os.environ, SLURM_JOB_ID="801", SLURM_JOB_UID=str(uid), SLURM_JOB_USER=user, SLURMD_NODENAME=host)
+store = subprocess.Popen(["timeout", "120", cli, "--socket", sock, "--spool", spool, "store", "801"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+os.unlink(spool + "/filler")
+deadline = time.monotonic() + 30
+while (len(written()) < len(jobs) or ending()) and time.monotonic() < deadline:
+    assert call({"op": "ping"})["ok"]  # answered throughout
+if len(written()) < len(jobs) or ending():
+    print("FINDING: after 30 s, %d reports written, %s still listed ending" % (len(written()), ending()))
+said = store.communicate()[0]
+print("the store: %s" % (said.strip().splitlines() or ["(nothing)"])[-1])
+if "nothing to store" in said:
+    print("FINDING: the store did not wait for the held step: %s" % said.strip())
+for job in jobs:
+    rep = json.load(open("%s/%d.0.%s.json" % (spool, job, host)))
+    if not rep["complete"] or rep["sampling"]["count"] < 1:
+        print("FINDING: report %d: complete %s, %d samples" % (job, rep["complete"], rep["sampling"]["count"]))
+PY
+echo "$np_out" | grep -v '^FINDING' | tail -3
+np_expect_rc 0
+np_expect_no_match "^FINDING"
+np_out=$(tail -n +"$log_from" "$log")
+np_expect_match "takes reports again: 40 held report\(s\) written"
+umount "$spool"
+np_end_case
+
 np_case "a full spool: logged once, reports held and written once there is room"
+log_from=$(($(wc -l <"$log") + 1)) # the cases before this one held reports too
 mount -t tmpfs -o size=64k,mode=0755 numaplace-faults "$spool" || np_fail "cannot mount a tmpfs on $spool"
 dd if=/dev/zero of="$spool/filler" bs=4k count=64 status=none 2>/dev/null
 step_run 501
@@ -248,13 +463,13 @@ step_run 503
 sleep 0.3
 step_end 503
 np_expect_eq "$(spool_files)" "" "files in the full spool (nothing half-written)"
-np_expect_eq "$(grep -c 'held in memory' "$log")" 1 "log lines about the full spool"
-np_out=$(grep 'held in memory' "$log")
+np_expect_eq "$(tail -n +"$log_from" "$log" | grep -c 'held in memory')" 1 "log lines about the full spool"
+np_out=$(tail -n +"$log_from" "$log" | grep 'held in memory')
 np_expect_match "job 502.0: cannot write its report .*No space left on device"
 np_helper_answers >/dev/null || np_fail "the helper stopped answering"
 before=$(samples_of 501)
-sleep 0.6
-[ "$(samples_of 501)" != "$before" ] || np_fail "job 501 is no longer sampled: $before"
+sampled_again() { [ "$(samples_of 501)" != "$before" ]; }
+np_wait_for 30 sampled_again || np_fail "job 501 is no longer sampled: $before"
 rm -f "$spool/filler"
 np_wait_for 5 test -s "$spool/503.0.$host.json" || np_fail "the held reports were never written"
 np_expect_eq "$(spool_files)" "$(printf '502.0.%s.json\n503.0.%s.json' "$host" "$host")" "reports once there is room"
@@ -297,13 +512,19 @@ np_expect_match "registry saved to $state/registry.json again"
 step_end 506
 np_end_case
 
-np_case "at stop, a report the spool still refuses is logged as lost with its job"
+np_case "at stop, a report the spool still refuses is kept in registry.json: the next start writes it"
 mount -o remount,ro "$spool"
 step_run 504
 step_end 504
 np_helper_stop
 np_out=$(cat "$log")
-np_expect_match "job 504.0: its report 504.0.$host.json is lost: the spool .* still refuses it"
+np_expect_match "job 504.0: its report 504.0.$host.json is still held .*: kept in $state/registry.json"
+mount -o remount,rw "$spool"
+np_helper_start --interval_ms=200
+np_wait_for 5 test -s "$spool/504.0.$host.json" || np_fail "the held report was not written at the next start"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if d["complete"] and d["sampling"]["count"] > 0 else 1)' \
+  "$spool/504.0.$host.json" || np_fail "report 504 is not the step's complete report"
+np_helper_stop
 np_end_case
 
 np_finish

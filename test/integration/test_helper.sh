@@ -246,6 +246,50 @@ wait "$srun_pid" || np_fail "srun failed across the helper restart"
 np_wait_for 15 test -s "$np_dir/helper/spool/$jr.0.$(hostname).json" || np_fail "no report for $jr"
 np_end_case
 
+# A helper that accepts but never answers (stopped, stuck on a disk): after one call of a step
+# times out, the step's other tasks do not call it (a marker the whole step shares). Counted, not
+# timed: the stopped helper's listen queue holds every connection made to it.
+np_case "a stopped numaplaced: a step of sixteen tasks calls it once, and waits one timeout"
+sock="$np_dir/helper/numaplaced.sock"
+timeout_ms=$(sed -n 's/.*helper_timeout_ms=\([0-9]*\).*/\1/p' <<<"$(np_helper_plugstack)")
+queued() { ss -xlnH src "$sock" | awk '{ print $3 }'; }
+step16() { # the step's wall time in ms, its output in np_out
+  local t0 t1
+  t0=$(date +%s%N)
+  # shellcheck disable=SC2016 # expanded by the task's shell
+  np_run np_run_as "$user" srun -n16 -O --numa-policy=local \
+    bash -c '[ "$SLURM_PROCID" != 0 ] || echo "job=$SLURM_JOB_ID"'
+  t1=$(date +%s%N)
+  echo $(((t1 - t0) / 1000000)) >"$out_dir/step16.ms"
+}
+out_dir=$(mktemp -d)
+step16
+np_expect_rc 0
+answered_ms=$(cat "$out_dir/step16.ms")
+kill -STOP "$np_helper_pid"
+np_expect_eq "$(queued)" 0 "connections queued at the stopped helper before the step"
+step16
+np_expect_rc 0
+stopped_ms=$(cat "$out_dir/step16.ms")
+calls=$(queued)
+kill -CONT "$np_helper_pid"
+jt=$(sed -n 's/^job=//p' <<<"$np_out")
+np_expect_eq "$calls" 1 "calls the sixteen tasks' step made to the stopped helper (one register)"
+step16
+np_expect_rc 0
+answered_ms=$((answered_ms > $(cat "$out_dir/step16.ms") ? answered_ms : $(cat "$out_dir/step16.ms")))
+# One timeout more than the step with numaplaced answering (the slower of the runs before and
+# after); one per task and step_end's 2 s would be 16 x ${timeout_ms} ms + 2 s more. Eight
+# timeouts is the bound: far from both.
+echo "a step of 16 tasks: ${answered_ms} ms with numaplaced answering, ${stopped_ms} ms with it stopped (timeout ${timeout_ms} ms)"
+[ "$stopped_ms" -lt $((answered_ms + 8 * timeout_ms)) ] ||
+  np_fail "the step took ${stopped_ms} ms with numaplaced stopped, ${answered_ms} ms with it answering"
+np_expect_eq "$(np_slurmd_log_grep "numaplace: job $jt step 0: helper not reached" | wc -l)" 1 \
+  "log lines for the sixteen tasks of the step"
+np_helper_answers >/dev/null || np_fail "numaplaced does not answer after SIGCONT"
+rm -rf "$out_dir"
+np_end_case
+
 np_case "with the helper stopped, jobs launch and finish and the plugin logs one line per step"
 np_helper_stop
 start=$SECONDS

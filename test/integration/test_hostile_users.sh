@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile users against a real numaplaced on its real socket (issue 12), host-only: who may do
+# Hostile users against a real numaplaced on its real socket, host-only: who may do
 # what is decided from SO_PEERCRED alone, so Slurm adds nothing. Each user is a real account and
 # each request the numaplace command (or, for slurmstepd's requests, the protocol) run as them:
 # - set-class and migrate: refused to a plain user and to the job's own user; allowed to root, to a
@@ -98,7 +98,7 @@ for u in "$other" "$admin"; do
   np_expect_fail
   np_expect_match "no job $job of yours is tracked on this node"
   other_answer=$np_out
-  np_run as "$u" status 999999 # no such job: the very same answer (issue 23)
+  np_run as "$u" status 999999 # no such job: the very same answer
   np_expect_eq "${np_out//999999/$job}" "$other_answer" "answer for a job not tracked"
   np_run as "$u" status
   np_expect_rc 0
@@ -151,7 +151,7 @@ np_run np_numaplace --json status "$job"
 np_expect_no_match '"mode": "bind"'
 np_end_case
 
-np_case "applied with terminal escapes: refused, and nothing of it reaches root's terminal (issue 23)"
+np_case "applied with terminal escapes: refused, and nothing of it reaches root's terminal"
 # The task is a python of the owner's that root registers, then says what it "applied".
 esc_dir=$(mktemp -d)
 chmod 777 "$esc_dir"
@@ -231,7 +231,7 @@ np_expect_match '"ok": *true'
 rm -rf "$flood_dir"
 np_end_case
 
-np_case "a task forking 1,000 children: every process is sampled (issue 23)"
+np_case "a task forking 1,000 children: every process is sampled"
 # A parent's children past its 256th were once left out, silently.
 wide_dir=$(mktemp -d)
 chmod 777 "$wide_dir"
@@ -265,30 +265,41 @@ np_expect_match "request speaks protocol version 4294967297; this side speaks 1"
 np_end_case
 
 np_case "a user holding every connection it can: another user and root still get in"
-np_run_as "$other" python3 -c 'import socket, sys, time
+# The holder says when it holds them and lets go when told (or after a minute), not after a
+# guessed time: a slow start must not leave the checks below to run before the hold.
+hold_dir=$(mktemp -d)
+chmod 777 "$hold_dir"
+np_run_as "$other" python3 -c 'import os, socket, sys, time
 held = []
 for _ in range(40):
     s = socket.socket(socket.AF_UNIX)
     s.connect(sys.argv[1])
     held.append(s)
-time.sleep(float(sys.argv[2]))' "$sock" 1.5 &
+open(sys.argv[2] + "/held", "w").close()
+for _ in range(600):
+    if os.path.exists(sys.argv[2] + "/release"):
+        break
+    time.sleep(0.1)' "$sock" "$hold_dir" &
 holder=$!
-sleep 0.5
+np_wait_for 30 test -e "$hold_dir/held" || np_fail "the holder never held its connections"
 np_run as "$owner" ping
 np_expect_rc 0
 np_run np_numaplace status
 np_expect_match "^$job +0 "
+touch "$hold_dir/release"
 wait "$holder"
+rm -rf "$hold_dir"
 np_out=$(cat "$log")
 np_expect_match "refused [0-9]+ connection\(s\) \(the last from uid $(id -u "$other")\)"
-# a connection that never sends is dropped after 2 s
+# a connection that never sends is dropped after 2 s: not much sooner (the clock starts at the
+# connect, numaplaced's at its accept), and at all (within a minute)
 np_run np_run_as "$other" python3 -c 'import socket, sys, time
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
-s.settimeout(5)
-t = time.time()
-print("closed after %.1f s" % (time.time() - t) if s.recv(1) == b"" else "got data")' "$sock"
-np_expect_match "closed after [2-4]\.[0-9] s"
+s.settimeout(60)
+t = time.monotonic()
+print("closed after %.1f s" % (time.monotonic() - t) if s.recv(1) == b"" else "got data")' "$sock"
+np_expect_match "closed after (1\.[5-9]|[2-9]\.[0-9]|[1-5][0-9]\.[0-9]) s"
 np_end_case
 
 np_case "an admin_group member (supplementary group) may set-class and migrate"

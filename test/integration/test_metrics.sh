@@ -153,9 +153,16 @@ np_expect_match "^numaplace_step_info\{.*jobid=\"$job\".*user=\"$user\".*\} 1"
 np_end_case
 
 np_case "the page as Prometheus users expect it: counters, bytes, codes, build_info, process_*"
-# Two scrapes a few samples apart (one a second): every counter the first had is there again and
-# not lower, and the samples taken grew.
-sleep 2.5
+# Two scrapes samples apart (one a second): every counter the first had is there again and not
+# lower, and the samples taken grew. The second waits for numaplace_samples_total to move.
+samples_total() { sed -n 's/^numaplace_samples_total \([0-9.e+]*\)$/\1/p' "$1"; }
+first_samples=$(samples_total "$out_dir/page")
+sampled_since_first() {
+  curl -sf -o "$out_dir/page2" "http://127.0.0.1:$mport/metrics" &&
+    python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' \
+      "$(samples_total "$out_dir/page2")" "${first_samples:-0}"
+}
+np_wait_for 30 sampled_since_first || np_fail "numaplace_samples_total stayed at ${first_samples:-none}"
 np_run curl -sf -o "$out_dir/page2" "http://127.0.0.1:$mport/metrics"
 np_expect_rc 0
 np_run python3 - "$out_dir/page" "$out_dir/page2" <<'PY'
@@ -419,11 +426,12 @@ np_expect_eq "$(curl -s -o /dev/null --max-time 5 -w '%{http_code}' "http://$hos
   "root on this host through $host_ip"
 np_end_case
 
-# hold HOST N: a python holding N connections to HOST:mport, each with half a request, sending a
-# header byte a second and reopening each one cut (issue 23), until killed; run as a user or in
-# the namespace by the caller (exec'd, so that $! is the holder itself).
+# hold HOST N MARK: a python holding N connections to HOST:mport, each with half a request,
+# sending a header byte a second and reopening each one cut, until killed; it creates
+# MARK once it has opened all N. Run as a user or in the namespace by the caller (exec'd, so
+# that $! is the holder itself).
 hold_script='import socket, sys, time
-host, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+host, port, n, mark = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 def opened():
     while True:
         try:
@@ -433,6 +441,7 @@ def opened():
         except OSError:
             time.sleep(0.1)
 held = [opened() for _ in range(n)]
+open(mark, "w").close()
 while True:
     time.sleep(1)
     for i, s in enumerate(held):
@@ -441,6 +450,10 @@ while True:
         except OSError:
             held[i] = opened()'
 hold_count=40
+# The holders' marks: waited for, not slept for (a slow start left the scrapes to run first).
+hold_marks=$(mktemp -d)
+chmod 777 "$hold_marks"
+np_at_exit "rm -rf '$hold_marks'"
 
 # root_scrapes HOST: five scrapes by root, each within 2 s; prints their codes in one line.
 root_scrapes() {
@@ -454,9 +467,9 @@ root_scrapes() {
 np_case "a user holding $hold_count half-sent requests locks no one out (loopback, $host_ip)"
 for addr in 127.0.0.1 "$host_ip"; do
   setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --clear-groups \
-    /usr/bin/python3 -c "$hold_script" "$addr" "$mport" "$hold_count" >/dev/null 2>&1 &
+    /usr/bin/python3 -c "$hold_script" "$addr" "$mport" "$hold_count" "$hold_marks/user-$addr" >/dev/null 2>&1 &
   holder=$!
-  sleep 2
+  np_wait_for 30 test -e "$hold_marks/user-$addr" || np_fail "the holder of $user never opened its connections through $addr"
   kill -0 "$holder" 2>/dev/null || np_fail "the holder of $user exited: nothing was held"
   np_expect_eq "$(root_scrapes "$addr")" "200 200 200 200 200" "root's scrapes through $addr while $user holds"
   np_expect_eq "$(root_scrapes 127.0.0.1)" "200 200 200 200 200" "root's scrapes over loopback while $user holds $addr"
@@ -467,9 +480,9 @@ np_expect_match "local peer of uid $(id -u "$user"), neither root nor in metrics
 np_end_case
 
 np_case "another host of metrics_allow holding $hold_count: root and the others still served"
-ip netns exec "$ns" /usr/bin/python3 -c "$hold_script" "$host_ip" "$mport" "$hold_count" >/dev/null 2>&1 &
+ip netns exec "$ns" /usr/bin/python3 -c "$hold_script" "$host_ip" "$mport" "$hold_count" "$hold_marks/ns" >/dev/null 2>&1 &
 holder=$!
-sleep 2
+np_wait_for 30 test -e "$hold_marks/ns" || np_fail "the holder in $ns never opened its connections"
 kill -0 "$holder" 2>/dev/null || np_fail "the holder in $ns exited: nothing was held"
 np_expect_eq "$(root_scrapes "$host_ip")" "200 200 200 200 200" "root's scrapes through $host_ip while $ns_ip holds"
 np_expect_eq "$(root_scrapes 127.0.0.1)" "200 200 200 200 200" "root's scrapes over loopback while $ns_ip holds"

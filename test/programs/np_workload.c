@@ -1,13 +1,15 @@
 /*
  * np_workload: a job with known figures, for the helper's tests and the demo.
  *
- *   np_workload [--mb N] [--busy SECONDS] [--idle SECONDS] [--threads N] [--mlock 1]
- *               [--share-file PATH] [--share-sysv KEY] [--share-mb N]
+ *   np_workload [--mb N] [--busy SECONDS] [--idle SECONDS] [--until PATH] [--threads N]
+ *               [--mlock 1] [--share-file PATH] [--share-sysv KEY] [--share-mb N]
  *
  * Allocates N MiB (default 64) and writes every page, then keeps re-writing it on N threads
  * (default 1) for --busy seconds of wall time (default 8), then sleeps --idle seconds (default
  * 2) so a sampler catches its final CPU time, and prints one JSON line measured by the kernel
  * for the whole process: {"mb", "user_s", "system_s", "pid"} (getrusage RUSAGE_SELF).
+ * --until PATH ends the idle time as soon as PATH exists (--idle is then the most it idles): a
+ * job that must outlast an event waits for the event, not for a length guessed for a busy host.
  * --mlock 1 locks the buffer in memory (mlock) before touching it, for the migration tests.
  * --share-file maps PATH shared (created, and grown to --share-mb MiB, default 8, if shorter)
  * and --share-sysv attaches the SysV shared-memory segment KEY (created if missing, that size):
@@ -93,7 +95,7 @@ int main(int argc, char **argv)
 {
     double idle_s = 2;
     long mb = 64, threads = 1, lock = 0, share_mb = 8, sysv_key = 0;
-    const char *share_path = NULL;
+    const char *share_path = NULL, *until_path = NULL;
     pthread_t tid[64];
     struct rusage ru;
 
@@ -104,6 +106,8 @@ int main(int argc, char **argv)
             busy_s = atof(argv[i + 1]);
         else if (strcmp(argv[i], "--idle") == 0)
             idle_s = atof(argv[i + 1]);
+        else if (strcmp(argv[i], "--until") == 0)
+            until_path = argv[i + 1];
         else if (strcmp(argv[i], "--threads") == 0)
             threads = atol(argv[i + 1]);
         else if (strcmp(argv[i], "--mlock") == 0)
@@ -116,7 +120,8 @@ int main(int argc, char **argv)
             share_mb = atol(argv[i + 1]);
         else {
             fprintf(stderr,
-                    "np_workload: unknown option %s (--mb, --busy, --idle, --threads, --mlock, "
+                    "np_workload: unknown option %s (--mb, --busy, --idle, --until, --threads, "
+                    "--mlock, "
                     "--share-file, --share-sysv, --share-mb)\n",
                     argv[i]);
             return 2;
@@ -145,7 +150,13 @@ int main(int argc, char **argv)
     for (long t = 1; t < threads; t++)
         pthread_join(tid[t], NULL);
     getrusage(RUSAGE_SELF, &ru);
-    usleep((useconds_t)(idle_s * 1e6));
+    if (until_path) {
+        /* 50 ms steps, the idle time at most */
+        for (double waited = 0; waited < idle_s && access(until_path, F_OK) != 0; waited += 0.05)
+            usleep(50000);
+    } else {
+        usleep((useconds_t)(idle_s * 1e6));
+    }
     printf("{\"mb\": %ld, \"user_s\": %.3f, \"system_s\": %.3f, \"pid\": %d}\n", mb,
            (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, (int)getpid());

@@ -1,5 +1,5 @@
 #!/bin/sh
-# `numaplace jobs` reads sacct's output one job at a time (issue 12 #9: it held every decoded
+# `numaplace jobs` reads sacct's output one job at a time (it held every decoded
 # summary at once: 344 MB for 5,000 jobs). A fake sacct prints 3,000 jobs, each with the suite's
 # stored summary (2.6 kB); numaplace's peak RSS must stay under 64 MB (it was ~200 MB), text and
 # --json alike, and --json must list them all.

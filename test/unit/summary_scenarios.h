@@ -142,7 +142,7 @@ static inline void scen_merge(struct scen_out *o, const char *dir, int variant)
         np_summary_set_user(b, "carol", &err);
     if (variant == 2) {
         /* the second epilog: node1 again, later, into what the first stored; each merge keeps
-         * the newer part of node1 (b's: as many steps, 630 s against 600 s; issue 12 #1a) */
+         * the newer part of node1 (b's: as many steps, 630 s against 600 s) */
         scen_add(o, dir, b, "job100.batch.node1.json");
     }
     fprintf(o->f, "fit %ld %s\n", np_summary_fit(a, variant == 1 ? 1500 : 60000, &stored, &err),

@@ -189,7 +189,7 @@ END_TEST
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-/* Spool reports as root reads them (issue 12 #2): bounded, no symlink followed, files only. */
+/* Spool reports as root reads them: bounded, no symlink followed, files only. */
 START_TEST(test_load_report_limits)
 {
     char dir[] = "/tmp/np-spool-XXXXXX", path[96], link[96];
@@ -217,7 +217,7 @@ START_TEST(test_load_report_limits)
 }
 END_TEST
 
-/* Root trusts only what numaplaced wrote (issue 12 #2): owned by root or the helper's uid, not
+/* Root trusts only what numaplaced wrote: owned by root or the helper's uid, not
  * writable by group or others (an ACL granting write shows in the group bits). */
 static const struct trust_case {
     const char *what;
@@ -289,7 +289,7 @@ out:
 }
 END_TEST
 
-/* The epilog believes no report about whose it is (issue 12 #2): job, uid and node must be
+/* The epilog believes no report about whose it is: job, uid and node must be
  * Slurm's. */
 static const struct own_case {
     const char *report;

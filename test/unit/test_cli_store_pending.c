@@ -176,7 +176,7 @@ START_TEST(test_refusals)
 }
 END_TEST
 
-/* A store killed mid-write leaves ".JOB.json.PID.tmp" (issue 12 #1b): swept once its writer is
+/* A store killed mid-write leaves ".JOB.json.PID.tmp": swept once its writer is
  * gone and it is a minute old; a live writer's, or a fresh one, stays. */
 START_TEST(test_sweep_temporaries)
 {
@@ -229,7 +229,7 @@ START_TEST(test_sweep_temporaries)
 }
 END_TEST
 
-/* A second store of a job while another process holds an older part of it (issue 12 #1a): the
+/* A second store of a job while another process holds an older part of it: the
  * newer part is saved and taken, never dropped; the holder's release leaves it. */
 START_TEST(test_hold_while_older_held)
 {
@@ -262,7 +262,7 @@ START_TEST(test_hold_while_older_held)
 }
 END_TEST
 
-/* ---- a large job's parts for its one merge (store_parts.h, issue 12 #2) ---- */
+/* ---- a large job's parts for its one merge (store_parts.h) ---- */
 
 static json_t *node_part(unsigned job, unsigned uid, const char *node)
 {

@@ -1,4 +1,4 @@
-/* What decoding a stored summary may cost (issue 12 #9: a 23 KB AdminComment, 16 MiB of "[0,0,..."
+/* What decoding a stored summary may cost (a 23 KB AdminComment, 16 MiB of "[0,0,..."
  * once decompressed, made jansson allocate 400 MB). jansson's allocations are counted through
  * json_set_alloc_funcs; the peak is checked against the decoded size. */
 #include <check.h>

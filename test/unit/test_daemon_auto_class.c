@@ -1,5 +1,5 @@
 /*
- * class_default=auto (issue 13 #1): a step registered without a label is classed by its
+ * class_default=auto: a step registered without a label is classed by its
  * predicted sensitivity after NPD_AUTO_CLASS_SAMPLES samples with counters, through class_map; a
  * label or an administrator's set-class wins; without counters or a table the class stays the
  * default and class_source says why; the table must be one no other user could write.

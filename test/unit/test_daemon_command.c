@@ -1,14 +1,11 @@
-/*
- * The daemon's program runner (no shell, bounded time) and what it reads from scontrol: the
- * node's CPUSpecList.
- */
+/* The daemon's program runner: no shell, bounded time. */
 #include <check.h>
 #include <errno.h>
 #include <string.h>
 
 #include "command.h"
 #include "np_test.h"
-#include "sampling.h"
+#include "numaplace/sampler.h"
 
 START_TEST(output_is_kept_without_a_shell)
 {
@@ -63,25 +60,6 @@ START_TEST(overrun_is_killed)
 }
 END_TEST
 
-static const struct {
-    const char *line, *spec;
-} spec_cases[] = {
-    {"NodeName=n1 Arch=x86_64 CoresPerSocket=4 CPUSpecList=0-1,8 MemSpecLimit=512 State=IDLE",
-     "0-1,8"},
-    {"NodeName=n1 CPUSpecList=3\n", "3"},
-    {"NodeName=n1 Arch=x86_64 CPUTot=8 State=IDLE", ""},
-    {"", ""},
-};
-
-START_TEST(spec_cpus_from_scontrol)
-{
-    char out[64] = "stale";
-
-    sampling_spec_cpus_of(spec_cases[_i].line, out, sizeof(out));
-    ck_assert_str_eq(out, spec_cases[_i].spec);
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("daemon_command");
@@ -92,8 +70,6 @@ int main(void)
     tcase_add_test(tc, exit_status_is_returned);
     tcase_add_test(tc, missing_program_is_an_error);
     tcase_add_test(tc, overrun_is_killed);
-    tcase_add_loop_test(tc, spec_cpus_from_scontrol, 0,
-                        (int)(sizeof(spec_cases) / sizeof(spec_cases[0])));
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

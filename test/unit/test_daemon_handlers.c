@@ -315,7 +315,7 @@ START_TEST(migrate_queues_for_the_worker)
 }
 END_TEST
 
-/* An administrator's destination is kept, but a saturated one is warned about (issue 13 #2). */
+/* An administrator's destination is kept, but a saturated one is warned about. */
 START_TEST(migrate_warns_of_a_saturated_destination)
 {
     const struct np_peer root = np_test_peer(1, 0, 0);
@@ -498,7 +498,7 @@ START_TEST(dispatch_decodes_and_pings)
 }
 END_TEST
 
-/* registry.json is written per interval tick, not per request (issue 12 #9: a task sending
+/* registry.json is written per interval tick, not per request (a task sending
  * `applied` in a loop made 18 MiB of writes in 5 s). */
 static struct stat registry_file(void)
 {

@@ -116,7 +116,7 @@ START_TEST(homecoming_pauses_its_job_in_the_view)
     ck_assert_uint_eq(view->njobs, 1);
     ck_assert_uint_eq(view->jobs[0].job_id, 2);
     ck_assert(view->jobs[0].homecoming_paused);
-    /* the mover is told who each pid must still be (issue 12 #4) */
+    /* the mover is told who each pid must still be */
     ck_assert_ptr_nonnull(view->jobs[0].starttimes);
     ck_assert_uint_eq(view->jobs[0].starttimes[0], 4242);
     ck_assert_uint_eq(view->jobs[0].uid, getuid());

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "numaplace/helperconf.h"
+#include "numaplace/sampler.h"
 #include "peer.h"
 
 static struct peer_address address(const char *text)
@@ -194,7 +195,12 @@ START_TEST(uid_of_a_loopback_peer)
     ck_assert_uint_eq(uid, geteuid());
     /* a client that closed at once leaves a TIME_WAIT socket whose uid reads 0: not root */
     close(client);
-    usleep(50000);
+    {
+        /* the kernel moves the closed socket on at its own pace: wait for it, not a guess */
+        const double deadline = np_monotonic_s() + 30;
+        while (peer_uid(&local, &remote, &uid) == 0 && np_monotonic_s() < deadline)
+            usleep(10000);
+    }
     ck_assert_int_lt(peer_uid(&local, &remote, &uid), 0);
     /* a 4-tuple nobody uses is no socket at all: no uid is guessed */
     remote.port = (uint16_t)(remote.port == 1 ? 2 : 1);

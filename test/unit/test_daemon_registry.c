@@ -142,7 +142,7 @@ START_TEST(save_then_restore)
 END_TEST
 
 /* A full or read-only state directory fails every save (each registration, each step's end): the
- * failure is said once, and its end too (issue 12, faults). */
+ * failure is said once, and its end too. */
 START_TEST(failed_saves_logged_once)
 {
     struct np_test_daemon t;
@@ -167,7 +167,7 @@ END_TEST
 
 /* A task sending `applied` with alternating policies in a loop, all within one interval (no
  * tick): the journal stays within its bound, registry.json is written far less than once per
- * request, and a restart still gets the last policy (issue 12 #1c). */
+ * request, and a restart still gets the last policy. */
 START_TEST(journal_bounded_within_an_interval)
 {
     enum { REQUESTS = 4000 };

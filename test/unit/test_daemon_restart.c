@@ -1,5 +1,5 @@
 /*
- * numaplaced after a restart (issue 12 #4, #7): a saved pid is adopted only while it is still
+ * numaplaced after a restart: a saved pid is adopted only while it is still
  * the job's task (its user, its start time), and a step that ended while the helper was down
  * never has its complete report replaced by an empty one.
  */
@@ -122,7 +122,7 @@ START_TEST(test_restored_step_report_incomplete)
 }
 END_TEST
 
-/* The journal (issue 12: kill -9 at any moment): what a request changed is back after a restart
+/* The journal (kill -9 at any moment): what a request changed is back after a restart
  * even when no interval tick wrote registry.json, and nothing older than registry.json wins. */
 enum journal_case {
     REGISTERED,

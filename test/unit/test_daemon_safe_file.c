@@ -1,4 +1,4 @@
-/* numaplaced's writes (issue 12 #6, #7): a planted symlink is never followed, a directory others
+/* numaplaced's writes: a planted symlink is never followed, a directory others
  * can write or a symlinked one is refused, and a report still arrives whole. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -154,7 +154,7 @@ START_TEST(test_report_refused_in_open_spool)
 }
 END_TEST
 
-/* The filesystems a spool lives on (issue 12 #2): Debian's ext4 (/tmp here) and tmpfs. */
+/* The filesystems a spool lives on: Debian's ext4 (/tmp here) and tmpfs. */
 static const char *const acl_filesystems[] = {"/tmp", "/dev/shm"};
 
 /* The report's user is in its ACL, read only; the file is the helper's, nobody else writes it. */

@@ -1,4 +1,4 @@
-/* numaplaced's replies (issue 12 #5): a reply larger than the socket buffer arrives whole, sent
+/* numaplaced's replies: a reply larger than the socket buffer arrives whole, sent
  * as the client reads it (POLLOUT), and a client that stops reading is dropped, not waited on. */
 #include <check.h>
 #include <fcntl.h>
@@ -87,7 +87,7 @@ START_TEST(test_client_that_stops_reading_is_dropped)
 }
 END_TEST
 
-/* Who gets a slot when OTHERS hold some: issue 12 #3, one user held all 64 and root got none. */
+/* Who gets a slot when OTHERS hold some: once one user held all 64 and root got none. */
 static const struct {
     unsigned held_by_nobody, held_by_root;
     uid_t asking;

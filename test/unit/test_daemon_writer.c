@@ -1,5 +1,5 @@
 /*
- * numaplaced's writer thread (issue 12, Load and churn; #7): files are written durably off the
+ * numaplaced's writer thread: files are written durably off the
  * loop and handed back in order; a step_end waits for its report while a registration is answered
  * at once; a kill -9 at any point of a report's write loses no finished report; a registry.json
  * written meanwhile keeps the journal's newer lines. Writes are held back through the writer's
@@ -20,6 +20,7 @@
 #include "np_daemon_test.h"
 #include "ops.h"
 #include "registry.h"
+#include "report_hold.h"
 #include "server.h"
 #include "writer.h"
 #include "job_life.h"
@@ -411,29 +412,50 @@ START_TEST(test_state_dir_moved_during_a_save)
 END_TEST
 
 /* kill -9 while the writer has the report (before its write, or after it but before the step's
- * end is journaled): the restarted helper still knows the step, and its report is written then
- * (incomplete: the helper did not see its end) or kept (complete). Never lost, never degraded. */
+ * end is journaled), the step_end answered or still waiting: the restarted helper writes the
+ * report the step ended with (journaled before any answer, with every sample), or keeps the one
+ * written. Never lost, never degraded, and the log says which. */
 static const struct {
     const char *name;
-    unsigned writes;    /* let go before the kill */
-    const char *report; /* what the report says after the restart */
+    unsigned writes;      /* let go before the kill */
+    bool answer_at_end;   /* the plugin's step_end ("wait_report": false), answered already */
+    const char *restored; /* what the restart's log says */
 } kill_cases[] = {
-    {"killed before the report's write", 0, "\"complete\": false"},
-    {"killed after the report is durable, before its end is journaled", 1, "\"complete\": true"},
+    {"killed before the report's write", 0, false,
+     "the report kept in the registry goes to the spool now"},
+    {"killed before the report's write, the early answer given", 0, true,
+     "the report kept in the registry goes to the spool now"},
+    {"killed after the report is durable, before its end is journaled", 1, false,
+     "is already written; kept"},
 };
 
 START_TEST(test_kill_while_report_is_written)
 {
     struct np_daemon_client *ending = &t.d->clients[1];
     struct np_test_daemon after;
-    char path[2048];
+    struct np_daemon_job *j;
+    char path[2048], count[64], duration[64];
     const char *text;
+    json_t *report;
     int peer;
 
     register_step(62);
     peer = connect_root(ending);
-    request(ending, peer, "{\"v\":1,\"op\":\"step_end\",\"job\":62,\"step\":0}\n");
-    ck_assert_str_eq(reply_of(peer), "");
+    request(ending, peer,
+            kill_cases[_i].answer_at_end
+                ? "{\"v\":1,\"op\":\"step_end\",\"job\":62,\"step\":0,\"wait_report\":false}\n"
+                : "{\"v\":1,\"op\":\"step_end\",\"job\":62,\"step\":0}\n");
+    if (kill_cases[_i].answer_at_end)
+        ck_assert_ptr_nonnull(strstr(reply_of(peer), "\"ok\":true"));
+    else
+        ck_assert_str_eq(reply_of(peer), "");
+    /* the figures the step ended with */
+    ck_assert_ptr_nonnull(j = registry_find(&t.d->registry, 62, 0));
+    ck_assert_uint_gt(j->stats.samples, 0);
+    snprintf(count, sizeof(count), "\"count\": %u", j->stats.samples);
+    report = json_object_get(j->final_report, "duration_s");
+    ck_assert_ptr_nonnull(report);
+    snprintf(duration, sizeof(duration), "\"duration_s\": %.17g", json_real_value(report));
     gate_open(daemon_gate, kill_cases[_i].writes);
     if (kill_cases[_i].writes)
         wait_done(t.d->writer); /* written and flushed; the loop has not collected it */
@@ -446,11 +468,70 @@ START_TEST(test_kill_while_report_is_written)
     snprintf(path, sizeof(path), "%s/62.0.testhost.json", t.d->cfg.spool_dir);
     text = read_file(path);
     ck_assert_msg(text != NULL, "%s: the report is lost", kill_cases[_i].name);
-    ck_assert_msg(strstr(text, kill_cases[_i].report), "%s: the report does not say %s",
-                  kill_cases[_i].name, kill_cases[_i].report);
+    ck_assert_msg(strstr(text, "\"complete\": true") && strstr(text, count) &&
+                      strstr(text, duration),
+                  "%s: the report is not the step's final one (%s, %s): %s", kill_cases[_i].name,
+                  count, duration, text);
+    ck_assert_msg(strstr(after.log.text, kill_cases[_i].restored), "%s: the log: %s",
+                  kill_cases[_i].name, after.log.text);
+    ck_assert_msg(!strstr(after.log.text, "1 ended while the helper was down"), "%s: the log: %s",
+                  kill_cases[_i].name, after.log.text);
     ck_assert_ptr_null(registry_find(&after.d->registry, 62, 0));
     np_test_daemon_fini(&after);
     close(peer);
+}
+END_TEST
+
+/* A full spool with the writer: the refused reports are held, their steps still listed ending;
+ * a retry the spool still refuses holds the report again; once it takes one, each one written
+ * sends the next, all on the writer's thread, and the steps leave as their reports land. */
+START_TEST(test_held_reports_retried_on_the_writer)
+{
+    char spool[sizeof(t.d->cfg.spool_dir)];
+
+    memcpy(spool, t.d->cfg.spool_dir, sizeof(spool));
+    ck_assert_int_eq(rmdir(spool), 0); /* refuses everything */
+    for (uint32_t job = 71; job <= 73; job++) {
+        struct np_daemon_client *c = &t.d->clients[1];
+        char line[128];
+        int peer;
+        register_step(job);
+        peer = connect_root(c);
+        snprintf(line, sizeof(line),
+                 "{\"v\":1,\"op\":\"step_end\",\"job\":%u,\"step\":0,\"wait_report\":false}\n",
+                 job);
+        request(c, peer, line);
+        ck_assert_ptr_nonnull(strstr(reply_of(peer), "\"ok\":true"));
+        close(peer);
+        gate_open(daemon_gate, 1);
+        collect(t.d->writer, t.d, 1);
+        ck_assert_int_eq(status_ending(job), 1);
+    }
+    ck_assert_uint_eq(t.d->report_hold.count, 3);
+    /* the interval's retry: the spool still refuses it, held again */
+    report_hold_retry(t.d);
+    ck_assert(t.d->report_hold.retrying);
+    report_hold_retry(t.d); /* one at a time: nothing more queued */
+    ck_assert_uint_eq(writer_pending(t.d->writer), 1);
+    gate_open(daemon_gate, 1);
+    collect(t.d->writer, t.d, 1);
+    ck_assert(!t.d->report_hold.retrying);
+    ck_assert_uint_eq(t.d->report_hold.count, 3);
+    ck_assert_int_eq(status_ending(71), 1);
+    /* room again: the oldest first, each one written sending the next */
+    ck_assert_int_eq(mkdir(spool, 0755), 0);
+    report_hold_retry(t.d);
+    for (uint32_t job = 71; job <= 73; job++) {
+        char name[16];
+        gate_open(daemon_gate, 1);
+        collect(t.d->writer, t.d, 1);
+        snprintf(name, sizeof(name), "%u.0", job);
+        ck_assert(np_test_report_exists(&t, name));
+        ck_assert_int_eq(status_ending(job), -1);
+    }
+    ck_assert_uint_eq(t.d->report_hold.count, 0);
+    ck_assert_uint_eq(writer_pending(t.d->writer), 0);
+    ck_assert_ptr_nonnull(strstr(t.log.text, "takes reports again: 3 held report(s) written"));
 }
 END_TEST
 
@@ -508,6 +589,7 @@ int main(void)
     tcase_add_test(daemon, test_status_ending_once_the_tasks_are_gone);
     tcase_add_test(daemon, test_stop_saves_what_completions_start);
     tcase_add_test(daemon, test_state_dir_moved_during_a_save);
+    tcase_add_test(daemon, test_held_reports_retried_on_the_writer);
     suite_add_tcase(s, daemon);
     return np_test_run(s);
 }

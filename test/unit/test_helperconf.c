@@ -151,7 +151,7 @@ START_TEST(test_load_file)
 }
 END_TEST
 
-/* Issue 12 #9: a line over 2,047 bytes was cut in two and its tail read as a setting. */
+/* A line over 2,047 bytes was cut in two and its tail read as a setting. */
 START_TEST(test_long_line_refused_whole)
 {
     char path[] = "/tmp/np-helperconf-XXXXXX.conf";

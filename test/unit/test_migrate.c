@@ -195,7 +195,7 @@ static const struct {
     enum np_move_path path;
     int flag;
 } paths[] = {
-    {UINT64_MAX, 0, false, NP_MOVE_PATH_WHOLE, MPOL_MF_MOVE}, /* the default: issue 12 #1 */
+    {UINT64_MAX, 0, false, NP_MOVE_PATH_WHOLE, MPOL_MF_MOVE}, /* the default */
     {UINT64_MAX, 0, true, NP_MOVE_PATH_WHOLE, MPOL_MF_MOVE_ALL},
     {UINT64_MAX, 25e6, true, NP_MOVE_PATH_PAGES, MPOL_MF_MOVE_ALL}, /* a limit: batches */
     {UINT64_MAX, 25e6, false, NP_MOVE_PATH_PAGES, MPOL_MF_MOVE},
@@ -211,7 +211,7 @@ START_TEST(test_path_choice)
 END_TEST
 
 /*
- * The process is re-checked before each batch (issue 12 #4): its start time and uid, as the
+ * The process is re-checked before each batch: its start time and uid, as the
  * daemon sampled them. The check's expected start time is changed by should_stop (asked just
  * before it) after some batches, as if the pid now were another process.
  */

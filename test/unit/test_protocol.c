@@ -351,20 +351,18 @@ START_TEST(test_call)
     char path[108];
     struct np_err err = {0};
     json_t *reply = NULL;
-    struct timespec t0, t1;
     pid_t server;
-    long ms;
     int rc;
+
+    /* A server that answers gets as long as a loaded machine may need to schedule it; the
+     * silent one proves the bound (it never answers, so returning at all is the timeout). */
+    const unsigned timeout_ms = call_cases[_i].mode == SERVE_SILENT ? 200 : 60000;
 
     snprintf(path, sizeof(path), "/tmp/np-proto-%d-%d.sock", (int)getpid(), _i);
     server = start_server(path, call_cases[_i].mode);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    rc = np_proto_call(path, "{\"v\":1,\"op\":\"ping\"}\n", 200, &reply, &err);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    rc = np_proto_call(path, "{\"v\":1,\"op\":\"ping\"}\n", timeout_ms, &reply, &err);
     ck_assert_msg(rc == call_cases[_i].rc, "case %d: rc %d (%s)", _i, rc, err.msg);
     ck_assert_msg(strstr(err.msg, call_cases[_i].msg), "case %d: \"%s\"", _i, err.msg);
-    ck_assert_int_lt(ms, 1000); /* bounded, whatever the server does */
     if (rc == 0) {
         ck_assert_ptr_nonnull(reply);
         ck_assert_int_eq(json_integer_value(json_object_get(reply, "version")), 1);
@@ -399,8 +397,9 @@ START_TEST(test_call_backlog_full)
     ck_assert_int_lt(connect(probe, (struct sockaddr *)&addr, sizeof(addr)), 0);
     ck_assert_int_eq(errno, EAGAIN);
     close(probe);
-    ck_assert_msg(np_proto_call(path, "{\"v\":1,\"op\":\"ping\"}\n", 2000, &reply, &err) == 0, "%s",
-                  err.msg);
+    /* the server drains its backlog 150 ms on, or whenever a loaded machine runs it */
+    ck_assert_msg(np_proto_call(path, "{\"v\":1,\"op\":\"ping\"}\n", 60000, &reply, &err) == 0,
+                  "%s", err.msg);
     ck_assert_int_eq(json_integer_value(json_object_get(reply, "version")), 1);
     json_decref(reply);
     close(filler);
@@ -436,17 +435,14 @@ START_TEST(test_send_without_reply)
 {
     char path[108];
     struct np_err err = {0};
-    struct timespec t0, t1;
     pid_t server;
 
     snprintf(path, sizeof(path), "/tmp/np-proto-send-%d.sock", (int)getpid());
     server = start_server(path, SERVE_SILENT);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* A server that never answers: a sender waiting for a reply would time out (-ETIMEDOUT);
+     * the listen backlog takes the connection and the socket the line, whatever the load. */
     ck_assert_msg(np_proto_send(path, "{\"v\":1,\"op\":\"ping\"}\n", 200, &err) == 0, "%s",
                   err.msg);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    /* a server that never answers costs the sender nothing */
-    ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 100);
     kill(server, SIGKILL);
     waitpid(server, NULL, 0);
     unlink(path);

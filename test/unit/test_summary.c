@@ -400,7 +400,7 @@ START_TEST(test_merge_other_wins)
 }
 END_TEST
 
-/* A part retried from pending/ may be older than the node's part stored since (issue 12 #1a):
+/* A part retried from pending/ may be older than the node's part stored since:
  * the merge keeps the newer one whichever way round it goes. */
 START_TEST(test_merge_keeps_newer_part)
 {
@@ -807,7 +807,7 @@ static const char *const print_expected[] = {
     "Skipped: node node4 step 0: report schema numaplace.report/2",
 };
 
-/* A step whose CPUs were the helper's too says so in the summary and its text (issue 16). */
+/* A step whose CPUs were the helper's too says so in the summary and its text. */
 static const struct {
     const char *shared; /* the report's helper.shared_cpus, NULL: none written (older helper) */
     const char *text;   /* in the summary's text, or NULL: no such note */

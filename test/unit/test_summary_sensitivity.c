@@ -1,5 +1,5 @@
 /*
- * A finished job's predicted sensitivity (issue 13 #1): the summary's steps carry CPI and LLC MPKI
+ * A finished job's predicted sensitivity: the summary's steps carry CPI and LLC MPKI
  * from the reports' perf_counts, the advice names a step that behaved unlike its label, and every
  * path without counters says "unavailable" and why, never a guess.
  */

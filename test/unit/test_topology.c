@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -334,9 +335,14 @@ START_TEST(test_fsroot)
 
     ck_assert_ptr_nonnull(mkdtemp(root));
     make_linux_tree(root);
+    /* hwloc reads a root from HWLOC_FSROOT only: a root it does not name is refused. */
     setenv("HWLOC_FSROOT", "/callers-own", 1);
+    ck_assert_int_eq(np_topology_load(&topo, NP_TOPOLOGY_LIVE, root, &err), -EINVAL);
+    ck_assert_ptr_null(topo);
+    ck_assert_msg(strstr(err.msg, "HWLOC_FSROOT only, which names '/callers-own'"), "%s", err.msg);
+    setenv("HWLOC_FSROOT", root, 1);
     ck_assert_msg(np_topology_load(&topo, NP_TOPOLOGY_LIVE, root, &err) == 0, "%s", err.msg);
-    ck_assert_str_eq(getenv("HWLOC_FSROOT"), "/callers-own"); /* put back */
+    ck_assert_str_eq(getenv("HWLOC_FSROOT"), root);
     unsetenv("HWLOC_FSROOT");
 
     /* The whole machine although the cgroup allows CPUs 0-3 only. */
@@ -385,13 +391,48 @@ START_TEST(test_fsroot_errors)
         put(dir, "root", "not a tree\n");
     else if (!strcmp(make, "bare"))
         put(root, "sys/devices/system/cpu/online", "0\n");
+    setenv("HWLOC_FSROOT", root, 1);
     ck_assert_int_eq(np_topology_load(&topo, NP_TOPOLOGY_LIVE, root, &err),
                      fsroot_error_cases[_i].rc);
     ck_assert_ptr_null(topo);
     ck_assert_msg(strstr(err.msg, root) && strstr(err.msg, fsroot_error_cases[_i].message),
                   "'%s' lacks '%s' or the root", err.msg, fsroot_error_cases[_i].message);
-    ck_assert_ptr_null(getenv("HWLOC_FSROOT"));
+    ck_assert_str_eq(getenv("HWLOC_FSROOT"), root);
+    unsetenv("HWLOC_FSROOT");
     remove_tree(dir);
+}
+END_TEST
+
+/*
+ * Loading never touches the environment: slurmstepd and numaplaced load topologies while other
+ * threads may read it. The first load of this (forked) test process is watched: a variable set
+ * and removed again would have replaced environ's array.
+ */
+START_TEST(test_environment_untouched)
+{
+    char **const before = environ;
+    size_t count = 0;
+    char **entries;
+    const char *xml = np_test_fixture("topology/sandman.xml");
+    struct np_topology *topo = NULL;
+    struct np_err err = {0};
+
+    while (before[count])
+        count++;
+    entries = calloc(count + 1, sizeof(*entries));
+    ck_assert_ptr_nonnull(entries);
+    memcpy(entries, before, count * sizeof(*entries));
+    ck_assert_msg(np_topology_load(&topo, NP_TOPOLOGY_LIVE, NULL, &err) == 0, "%s", err.msg);
+    np_topology_free(topo);
+    ck_assert_msg(np_topology_load(&topo, NP_TOPOLOGY_XML, xml, &err) == 0, "%s", err.msg);
+    np_topology_free(topo);
+    ck_assert_int_eq(np_topology_load(&topo, NP_TOPOLOGY_SYNTHETIC, "pack:2 core:2 pu:1", &err), 0);
+    np_topology_free(topo);
+    ck_assert_ptr_eq(environ, before);
+    for (size_t i = 0; i <= count; i++)
+        ck_assert_ptr_eq(environ[i], entries[i]);
+    ck_assert_ptr_null(getenv("HWLOC_PLUGINS_BLACKLIST"));
+    free(entries);
 }
 END_TEST
 
@@ -411,6 +452,7 @@ int main(void)
     tcase_add_loop_test(tc, test_not_xml, 0, sizeof(bad_xml_cases) / sizeof(bad_xml_cases[0]));
     tcase_add_test(tc, test_live_and_synthetic);
     tcase_add_test(tc, test_fsroot);
+    tcase_add_test(tc, test_environment_untouched);
     tcase_add_loop_test(tc, test_fsroot_errors, 0,
                         sizeof(fsroot_error_cases) / sizeof(fsroot_error_cases[0]));
     suite_add_tcase(s, tc);

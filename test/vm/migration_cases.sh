@@ -123,8 +123,24 @@ near() { # near ACTUAL EXPECTED TOLERANCE
 }
 
 # Wait until the helper has read every registered job's pages (it reads them at once on
-# registration and whenever they change).
-settle() { sleep 2; }
+# registration and whenever they change, checked each sample): four more samples of every job it
+# tracks, counted by numaplaced itself, however slow the guest is (was: a 2-s sleep).
+job_samples() { # "JOB SAMPLES" per tracked job
+  cli --json status | python3 -c 'import json, sys
+for j in json.load(sys.stdin)["jobs"]:
+    print(j["job"], j["latest"]["samples"])'
+}
+sampled_since() { # sampled_since FILE: every job FILE lists, if still tracked, has four more samples
+  job_samples | python3 -c 'import sys
+before = dict(l.split() for l in open(sys.argv[1]))
+now = dict(l.split() for l in sys.stdin)
+sys.exit(0 if all(int(now[j]) >= int(n) + 4 for j, n in before.items() if j in now) else 1)' "$1"
+}
+settle() {
+  job_samples >"$work/samples.before" || np_fail "numaplace status failed"
+  np_wait_for 60 sampled_since "$work/samples.before" ||
+    np_fail "numaplaced took fewer than four samples of every job in $((60 * np_wait_scale)) s"
+}
 
 np_case "kernel NUMA balancing on: numaplaced warns at start; quiet once it is off"
 echo 1 >/proc/sys/kernel/numa_balancing
@@ -223,12 +239,20 @@ np_out=$(cat "$work/numaplaced.log")
 np_expect_match "trigger homecoming: high job 6.0 has [0-9]+ pages on node 3"
 np_end_case
 
-np_case "the rate limit holds within 10%"
+np_case "the rate limit holds: at most 10% above it, and near it"
 # The limit must be well below what this (emulated, shared) machine can move at all, or the
 # test measures the machine: first an unlimited move sets the pace, then the limit is a quarter
 # of it (at most 25 MB/s), applied by a reload (SIGHUP) of the configuration.
 start_helper --trigger_homecoming=off --trigger_pressure=off --free_floor_mb=16
-set_rate() { echo "migration_rate_mb_s = $1" >"$work/numaplaced.conf"; kill -HUP "$helper_pid"; sleep 1; }
+# set_rate MB_S: the limit in force once numaplaced has logged the reload (waited for, not slept).
+set_rate() {
+  local before
+  before=$(grep -c 'reloaded: ' "$work/numaplaced.log" 2>/dev/null || true)
+  echo "migration_rate_mb_s = $1" >"$work/numaplaced.conf"
+  kill -HUP "$helper_pid"
+  np_wait_for 30 bash -c "[ \$(grep -c 'reloaded: ' '$work/numaplaced.log') -gt ${before:-0} ]" ||
+    np_fail "numaplaced did not log its reload to migration_rate_mb_s = $1"
+}
 # timed_move FROM TO: move job 8's memory; prints two MB/s figures, both from numa_maps: over
 # the whole request (its start-up included), and steady, from the sample where a tenth of it
 # had arrived to the one where nine tenths had (what the limit governs).
@@ -274,7 +298,10 @@ set_rate "$limit"
 settle
 moves=$(timed_move 3 2) || np_fail "the limited move failed"
 read -r whole rate <<<"$moves"
-python3 -c "import sys; sys.exit(0 if abs($rate - $limit) <= 0.1 * $limit else 1)" ||
+# The limit is a most: never above it by more than 10%, at any speed. A guest starved beside
+# other work moves slower than its limit, so below it only half the limit is asked for (the
+# limit being a quarter of what this guest moved unlimited just before).
+python3 -c "import sys; sys.exit(0 if 0.5 * $limit <= $rate <= 1.1 * $limit else 1)" ||
   np_fail "moved $(mib_on "$j8" 2) MiB at a steady $rate MB/s, limit $limit MB/s"
 [ "$(mib_on "$j8" 2)" -ge 126 ] || np_fail "only $(mib_on "$j8" 2) of 128 MiB reached node 2"
 echo "    rate: unlimited $unlimited MB/s; with the limit $limit MB/s: steady $rate MB/s ($whole MB/s with the request's start)"
@@ -361,7 +388,7 @@ PY
 # segment (8 MiB each, first written by the high job, so on SRC); the low job (CPUs on DST) is
 # moved SRC -> DST and back with migration_rate_mb_s=RATE. Its own 32 MiB move both ways; the
 # shared pages stay, counted as `shared` in the answer and in its report; the high job's pages
-# per node never change (issue 12 #1: migrate_pages as root moved them).
+# per node never change (migrate_pages as root moved them).
 shared_pages_case() {
   local id=$1 rate=$2 src=$3 dst=$4 lowid=$(($1 + 1)) high low before key
   key=$((0x4e500000 + id))
@@ -416,7 +443,7 @@ np_out=$(cat "$work/numaplaced.log")
 np_expect_match "trigger memory-pressure: node 1 holds a high job"
 np_end_case
 
-# Issue 13: destinations by distance, then by the memory node's traffic (np_pick_destination).
+# Destinations by distance, then by the memory node's traffic (np_pick_destination).
 # From node 0, nodes 1 and 2 are near (21) and node 3 is far (30). Node 1 serves a busy job's
 # memory and has the most free memory; node 2 holds an idle job's memory and 64 MiB less free,
 # with room for the move above the floor. The pages must go to node 2: nearer than node 3,
@@ -450,7 +477,7 @@ job 21 low 3 0 "$(($(free_mb 0) - 50))"; j21=$job_pid
 moves() { grep -E "trigger|request|moved" "$work/numaplaced.log" | tail -6; }
 if ! np_wait_for 60 has_mib_on "$j21" 2; then
   np_fail "no page moved to node 2; numaplaced said: $(moves)"
-elif sleep 2 && { [ "$(mib_on "$j21" 1)" != 0 ] || [ "$(mib_on "$j21" 3)" != 0 ]; }; then
+elif settle && { [ "$(mib_on "$j21" 1)" != 0 ] || [ "$(mib_on "$j21" 3)" != 0 ]; }; then
   np_fail "pages went to node 1 ($(mib_on "$j21" 1) MiB) or node 3 ($(mib_on "$j21" 3) MiB); numaplaced said: $(moves)"
 fi
 np_out=$(grep -E "trigger|request" "$work/numaplaced.log")

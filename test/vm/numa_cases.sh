@@ -128,7 +128,27 @@ PY
   }
   node0_loaded() { [ "$(node0_busy_pct)" -ge 90 ]; }
   np_wait_for 90 node0_loaded || echo "numa_cases: node 0's CPUs never reached 90% busy ($(node0_busy_pct)%)"
-  sleep 3
+  # numaplace_advised_loaded NODE yes|no: numaplaced's own advice (what the plugin asks for)
+  # says NODE is loaded, or not: waited for, however many intervals a starved guest needs.
+  numaplace_advised_loaded() {
+    python3 - "$np_dir/helper/numaplaced.sock" "$1" "$2" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+s.sendall(b'{"v":1,"op":"advise","job":1,"step":0,"uid":0,"name":""}\n')
+buf = b""
+while not buf.endswith(b"\n"):
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    buf += chunk
+nodes = json.loads(buf)["advice"]["nodes"]
+loaded = any(n["node"] == int(sys.argv[2]) and n.get("loaded") for n in nodes)
+sys.exit(0 if loaded == (sys.argv[3] == "yes") else 1)
+PY
+  }
+  np_wait_for 60 numaplace_advised_loaded 0 yes || echo "numa_cases: numaplaced never advised node 0 loaded"
 
   np_case "auto: a task labelled high on the loaded node 0 is interleaved away, with its reason"
   np_run srun -n1 -c2 --numa-sensitivity=high --numa-policy=verbose,auto "$NP_PROBE" --touch 32
@@ -157,7 +177,7 @@ PY
   np_case "auto: with the neighbour gone, the high task stays local on node 0, now not loaded"
   kill "$neighbour" 2>/dev/null
   wait "$neighbour" 2>/dev/null
-  sleep 4
+  np_wait_for 60 numaplace_advised_loaded 0 no || echo "numa_cases: numaplaced still advises node 0 loaded"
   np_run srun -n1 -c2 --numa-sensitivity=high --numa-policy=verbose,auto "$NP_PROBE" --touch 32
   np_expect_rc 0
   np_expect_eq "$(field env_policy "$(probe_line)")" local "NUMAPLACE_POLICY"

@@ -44,7 +44,7 @@ enum np_sum_member {
     NP_SUM_MISSING_NODES,
     NP_SUM_SKIPPED,
     NP_SUM_TRIMMED,
-    NP_SUM_NODES_FOLDED, /**< since issue 12: per-node figures as distributions (optional) */
+    NP_SUM_NODES_FOLDED, /**< per-node figures as distributions (optional: added later) */
     NP_SUM_NMEMBERS
 };
 
@@ -81,14 +81,14 @@ enum np_sum_step_member {
     NP_STEP_LOCAL_NODES,
     NP_STEP_START,
     NP_STEP_END,
-    /* since issue 13 (optional: summaries written before lack them) */
+    /* added with the sensitivity prediction (optional: summaries written before lack them) */
     NP_STEP_CLASS,                /**< the report's class */
     NP_STEP_CLASS_SOURCE,         /**< what decided it (the report's class_source) */
     NP_STEP_CPI,                  /**< perf_counts cycles / instructions */
     NP_STEP_LLC_MPKI,             /**< perf_counts LLC load + store misses per 1000 instructions */
     NP_STEP_BANDWIDTH,            /**< the report's bandwidth.mean_bytes_per_s */
     NP_STEP_COUNTERS_UNAVAILABLE, /**< why cpi or llc_mpki is missing */
-    /* since issue 16 (optional) */
+    /* added with the helper's CPU sharing (optional) */
     NP_STEP_HELPER_SHARED_CPUS, /**< the report's helper.shared_cpus ("" none) */
     NP_STEP_NMEMBERS
 };

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <hwloc.h>
 
@@ -24,9 +25,10 @@ extern "C" {
 
 enum np_topology_source_kind {
     /** this machine; `arg` is a filesystem root (a captured tree) or NULL/""/"/" for the real
-     *  one. hwloc 2.x reads a root only from the environment, so HWLOC_FSROOT is set for the
-     *  duration of the load: do not load a rooted topology while another thread reads the
-     *  environment. A root that is not a Linux /sys tree fails (-ENOENT, -EIO). */
+     *  one. hwloc 2.x reads a root only from HWLOC_FSROOT and this library never changes the
+     *  environment, so a caller giving a root (a single-threaded tool or test) sets
+     *  HWLOC_FSROOT to it first; otherwise -EINVAL. A root that is not a Linux /sys tree fails
+     *  (-ENOENT, -EIO). */
     NP_TOPOLOGY_LIVE,
     NP_TOPOLOGY_XML,       /**< `arg` is the path of an hwloc XML export (lstopo foo.xml) */
     NP_TOPOLOGY_SYNTHETIC, /**< `arg` is an hwloc synthetic description ("pack:2 numa:2 ...") */
@@ -76,6 +78,20 @@ NP_API const struct np_numa_node *np_topology_node_by_os_index(const struct np_t
  * an unknown node.
  */
 NP_API int np_topology_distance(const struct np_topology *topo, unsigned from, unsigned to);
+
+/**
+ * The CPU affinity of thread @p pid (0: the caller) into @p cpus, read with a set sized for the
+ * kernel's CPU count however large (a fixed-size CPU set holds 1,024 and the kernel refuses it on a
+ * machine with more). Needs no topology.
+ * @return 0, or -errno of sched_getaffinity (-ESRCH: no such thread), -ENOMEM
+ */
+NP_API int np_affinity_get(pid_t pid, hwloc_bitmap_t cpus);
+
+/**
+ * Bind thread @p pid (0: the caller) to @p cpus, any CPU number.
+ * @return 0, -EINVAL for an empty or infinite set, or -errno of sched_setaffinity
+ */
+NP_API int np_affinity_set(pid_t pid, hwloc_const_bitmap_t cpus);
 
 /** The set of all online CPUs. Borrowed. */
 NP_API hwloc_const_cpuset_t np_topology_cpus(const struct np_topology *topo);
