@@ -289,11 +289,12 @@ static void advise_step(spank_t sp)
     if (rc == 0 && (rc = np_proto_advice_decode(reply, &advice, &err)) == 0) {
         advice_ok = true;
     } else {
-        /* A refusal (a job name with a control character) is numaplaced's answer, not silence. */
-        snprintf(advice_why, sizeof(advice_why), "%s: %.200s",
-                 rc == -EREMOTEIO ? "numaplaced refused to advise"
-                 : rc == -EPROTO  ? "numaplaced's advice is unreadable"
-                                  : "numaplaced did not answer",
+        /* A refusal (a job name with a control character) is numaplaced's answer, not silence:
+         * its message says so and why ("the helper refused: ..."). */
+        snprintf(advice_why, sizeof(advice_why), "%s%.200s",
+                 rc == -EREMOTEIO ? ""
+                 : rc == -EPROTO  ? "numaplaced's advice is unreadable: "
+                                  : "numaplaced did not answer: ",
                  err.msg);
         slurm_info("numaplace: job %u step %u: --numa-policy=auto without advice (%s); tasks "
                    "get the static choice",
