@@ -59,7 +59,7 @@ static void discard(struct np_daemon *d, uint32_t job)
 
 static int register_step(struct np_daemon *d, uint32_t job)
 {
-    const struct ucred root = {.pid = 1, .uid = 0, .gid = 0};
+    const struct np_peer root = {.pid = 1, .uid = 0, .gid = 0};
     struct np_task_reg r = {.job_id = job, .uid = getuid(), .pid = getpid()};
     json_t *reply;
     int ok;

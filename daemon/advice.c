@@ -101,8 +101,8 @@ static json_t *history_json(const struct np_advice_state *a, uid_t uid, const ch
                      (int)(a->history[i].high + a->history[i].low));
 }
 
-json_t *op_advise(struct np_daemon *d, const struct ucred *peer, uint32_t job_id, uint32_t step_id,
-                  uid_t uid, const char *name)
+json_t *op_advise(struct np_daemon *d, const struct np_peer *peer, uint32_t job_id,
+                  uint32_t step_id, uid_t uid, const char *name)
 {
     struct np_advice_state *a = &d->advice;
     struct np_node_view *view;

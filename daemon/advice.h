@@ -19,8 +19,8 @@ void advice_load(struct np_daemon *d);
 void advice_tick(struct np_daemon *d);
 
 /** The reply to advise (root only). New reference. */
-json_t *op_advise(struct np_daemon *d, const struct ucred *peer, uint32_t job_id, uint32_t step_id,
-                  uid_t uid, const char *name);
+json_t *op_advise(struct np_daemon *d, const struct np_peer *peer, uint32_t job_id,
+                  uint32_t step_id, uid_t uid, const char *name);
 
 /** At register: the job name advise was told for this step, if any, into @p j. */
 void advice_claim_name(struct np_daemon *d, struct np_daemon_job *j);

@@ -1,6 +1,6 @@
 /*
- * auth.h - who may do what, from the peer's credentials (SO_PEERCRED): root (slurmstepd)
- * registers and ends steps; root and members of admin_group change classes and request
+ * auth.h - who may do what, from the peer's credentials (SO_PEERCRED, SO_PEERGROUPS): root
+ * (slurmstepd) registers and ends steps; root and members of admin_group change classes and request
  * migrations; a user sees and reports on their own jobs only. Tests pass a made-up credential.
  */
 #ifndef NUMAPLACED_AUTH_H
@@ -10,16 +10,52 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-/** Root. */
-bool auth_is_root(const struct ucred *peer);
+#include <jansson.h>
 
-/** Root, or a member of @p admin_group ("" = no group): its primary or a supplementary group. */
-bool auth_is_admin(const struct ucred *peer, const char *admin_group);
+/** Who is asking, as the kernel said at accept (auth_peer_read): the fields of SO_PEERCRED, and
+ *  the peer process's supplementary groups (SO_PEERGROUPS), which name no one: no name service
+ *  is asked. A client's slot owns it (client_close releases it). */
+struct np_peer {
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+    gid_t *groups;     /**< owned: its supplementary groups, NULL when none or unknown */
+    unsigned ngroups;  /**< how many */
+    bool groups_known; /**< SO_PEERGROUPS answered (Linux 4.13 on) */
+};
+
+/** @p fd's peer into @p out (its groups new, auth_peer_release frees them). The one place the
+ *  daemon reads a peer's credentials. @return 0, or -errno when SO_PEERCRED fails (the client
+ *  is refused); SO_PEERGROUPS failing leaves the groups unknown. */
+int auth_peer_read(int fd, struct np_peer *out);
+
+/** Free @p peer's groups; NULL accepted. */
+void auth_peer_release(struct np_peer *peer);
+
+/** Root. */
+bool auth_is_root(const struct np_peer *peer);
+
+/** Whether a peer has administrator's rights; AUTH_NOT_YET is not a yes. */
+enum auth_answer {
+    AUTH_NO,
+    AUTH_YES,
+    AUTH_NOT_YET, /**< admin_group's members are being looked up: ask again in a moment */
+};
+
+/** Root, or a member of @p admin_group ("" = no group): a process whose gid or one of whose
+ *  supplementary groups is the group's, or a user the group lists. Never waits on the name
+ *  service (user_names.h, admin_group_has): before its first answer, AUTH_NOT_YET. */
+enum auth_answer auth_admin_rights(const struct np_peer *peer, const char *admin_group);
+
+/** NULL when @p peer has administrator's rights, else the refusal to send (new): it names
+ *  @p what was asked ("change a job's class") and whether to ask again. */
+json_t *auth_refuse_unless_admin(const struct np_peer *peer, const char *admin_group,
+                                 const char *what);
 
 /** Root, or the user who owns the job. */
-bool auth_owns(const struct ucred *peer, uid_t owner);
+bool auth_owns(const struct np_peer *peer, uid_t owner);
 
 /** Root, or the process @p pid itself (a task speaks for itself only). */
-bool auth_speaks_for(const struct ucred *peer, pid_t pid);
+bool auth_speaks_for(const struct np_peer *peer, pid_t pid);
 
 #endif /* NUMAPLACED_AUTH_H */

@@ -17,6 +17,7 @@ void client_close(struct np_daemon_client *c)
     free(c->out);
     c->out = NULL;
     c->out_len = c->out_off = 0;
+    auth_peer_release(&c->cred);
 }
 
 void client_write(struct np_daemon_client *c)

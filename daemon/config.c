@@ -15,6 +15,7 @@
 #include "report_out.h"
 #include "sampling.h"
 #include "uncore_bw.h"
+#include "user_names.h"
 
 int config_load(struct np_daemon *d, bool initial)
 {
@@ -47,6 +48,7 @@ int config_load(struct np_daemon *d, bool initial)
         memcpy(cfg.proc_root, d->cfg.proc_root, sizeof(cfg.proc_root));
     }
     d->cfg = cfg;
+    admin_group_want(d->cfg.admin_group); /* looked up off the loop, before set-class asks */
     auto_class_load(d);
     advice_load(d);
     return 0;

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "auth.h"
 #include "numaplace/engine.h"
 #include "numaplace/helperconf.h"
 #include "numaplace/protocol.h"
@@ -125,9 +126,9 @@ struct np_registry {
 
 /** A connected client of the socket. */
 struct np_daemon_client {
-    int fd;            /**< -1: a free slot */
-    uint64_t pending;  /**< a migrate request waiting for the worker: its tag, else 0 */
-    struct ucred cred; /**< SO_PEERCRED: who is asking */
+    int fd;              /**< -1: a free slot */
+    uint64_t pending;    /**< a migrate request waiting for the worker: its tag, else 0 */
+    struct np_peer cred; /**< who is asking (auth_peer_read), owned */
     char buf[NP_PROTO_MAX_MSG + 1];
     size_t len;
     double since; /**< connected, or last progress writing its reply */

@@ -3,7 +3,7 @@
 
 #include "advice.h"
 
-json_t *handlers_dispatch(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
+json_t *handlers_dispatch(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                           const char *buf, size_t len)
 {
     struct np_proto_request req;

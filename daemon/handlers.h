@@ -18,7 +18,7 @@
  * was queued, or a step_end whose report is with the writer, sets it and returns NULL (the reply
  * comes later, client_answer_tag).
  */
-json_t *handlers_dispatch(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
+json_t *handlers_dispatch(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                           const char *buf, size_t len);
 
 #endif /* NUMAPLACED_HANDLERS_H */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "numaplace/protocol.h"
 #include "safe_file.h"
 #include "writer.h"
 
@@ -20,30 +21,74 @@ int history_find(const struct np_advice_state *a, uid_t uid, const char *name)
     return -1;
 }
 
-/* A new entry for (uid, name): a free one, else the one used longest ago. */
+/* The entry (uid, name) replaces when every one is used. The entries are shared among the
+ * users: one past their share (NPD_HISTORY_MAX over the users holding entries, @p uid among
+ * them) replaces their own entry used longest ago; one within it, the entry used longest ago of
+ * the user holding the most, so one user's many names never push out another's few. */
+static int history_victim(const struct np_advice_state *a, uid_t uid)
+{
+    unsigned held[NPD_HISTORY_MAX] = {0}, users = 0, mine = 0, most = 0;
+    int first[NPD_HISTORY_MAX], victim = -1;
+    uid_t from;
+
+    /* How many entries each user holds, counted at the first entry of theirs. */
+    for (unsigned i = 0; i < a->nhistory; i++) {
+        first[i] = (int)i;
+        for (unsigned k = 0; k < i; k++)
+            if (a->history[k].uid == a->history[i].uid) {
+                first[i] = first[k];
+                break;
+            }
+        if (held[first[i]]++ == 0)
+            users++;
+        if (held[first[i]] > most)
+            most = held[first[i]];
+        if (a->history[i].uid == uid)
+            mine++;
+    }
+    users += mine == 0;
+    if (mine > 0 && mine >= a->nhistory / users) { /* 256 users of one entry each: a 257th none */
+        from = uid;
+    } else {
+        from = a->history[0].uid;
+        for (unsigned i = 0; i < a->nhistory; i++)
+            if (held[first[i]] == most) {
+                from = a->history[i].uid;
+                break;
+            }
+    }
+    for (unsigned i = 0; i < a->nhistory; i++)
+        if (a->history[i].uid == from &&
+            (victim < 0 || a->history[i].last < a->history[victim].last))
+            victim = (int)i;
+    return victim;
+}
+
+/* A new entry for (uid, name): a free one, else history_victim's. */
 static int history_slot(struct np_advice_state *a, uid_t uid, const char *name)
 {
-    int i = 0;
+    const int i = a->nhistory < NPD_HISTORY_MAX ? (int)a->nhistory++ : history_victim(a, uid);
 
-    if (a->nhistory < NPD_HISTORY_MAX) {
-        i = (int)a->nhistory++;
-    } else {
-        for (unsigned k = 1; k < NPD_HISTORY_MAX; k++)
-            if (a->history[k].last < a->history[i].last)
-                i = (int)k;
-    }
     memset(&a->history[i], 0, sizeof(a->history[i]));
     a->history[i].uid = uid;
     snprintf(a->history[i].name, sizeof(a->history[i].name), "%s", name);
     return i;
 }
 
+/* A name the history keeps: what advise accepts (history.h bounds the file by it). */
+static bool history_name_ok(const char *name)
+{
+    return name[0] && strlen(name) <= NPD_HISTORY_NAME_MAX && np_proto_printable(name);
+}
+
 void history_note(struct np_daemon *d, uid_t uid, const char *name, bool high)
 {
     struct np_advice_state *a = &d->advice;
-    int i = history_find(a, uid, name);
+    int i;
 
-    if (i < 0)
+    if (!history_name_ok(name))
+        return;
+    if ((i = history_find(a, uid, name)) < 0)
         i = history_slot(a, uid, name);
     if (high)
         a->history[i].high++;
@@ -90,6 +135,13 @@ void history_save(struct np_daemon *d)
         NPD_LOG(d, ERROR, "cannot save --numa-policy=auto's history: out of memory");
         return;
     }
+    if (strlen(text) > NPD_HISTORY_FILE_MAX) { /* the reader would refuse it, the old file stays */
+        NPD_LOG(d, ERROR,
+                "--numa-policy=auto's history not saved: %zu bytes, more than the %d it may hold",
+                strlen(text), NPD_HISTORY_FILE_MAX);
+        free(text);
+        return;
+    }
     if (d->writer) {
         struct writer_job *w = writer_job_new(d->cfg.state_dir, NPD_HISTORY_FILE, text,
                                               strlen(text), (uid_t)-1, 0600, history_written, NULL);
@@ -129,9 +181,9 @@ static int history_read(const char *dir, char **text, size_t *len, struct np_err
     else if (st.st_mode & (S_IWGRP | S_IWOTH))
         rc = np_err_set(err, -EPERM, "writable by group or others (mode %03o)",
                         (unsigned)(st.st_mode & 0777));
-    else if (st.st_size > NPD_HISTORY_FILE_MAX)
+    else if (st.st_size > NPD_HISTORY_READ_MAX)
         rc = np_err_set(err, -EFBIG, "%lld bytes, more than the %d a history holds",
-                        (long long)st.st_size, NPD_HISTORY_FILE_MAX);
+                        (long long)st.st_size, NPD_HISTORY_READ_MAX);
     else if ((*text = malloc((size_t)st.st_size + 1)) == NULL)
         rc = np_err_set(err, -ENOMEM, "out of memory");
     else if (read(fd, *text, (size_t)st.st_size) != st.st_size)
@@ -146,9 +198,10 @@ static int history_read(const char *dir, char **text, size_t *len, struct np_err
     return rc;
 }
 
-/* One entry of the file into @p a; -EPROTO with @p err when it is not one we write. */
+/* One entry of the file into @p a; -EPROTO with @p err when it is not one we write; 0 and not
+ * kept (*@p dropped) a name an older helper took with a control character. */
 static int history_entry(struct np_advice_state *a, const json_t *e, size_t index,
-                         struct np_err *err)
+                         unsigned *dropped, struct np_err *err)
 {
     json_int_t uid, high, low, last;
     const char *name;
@@ -162,6 +215,10 @@ static int history_entry(struct np_advice_state *a, const json_t *e, size_t inde
         strlen(name) >= sizeof(a->history[0].name) || high < 0 || low < 0 || high > UINT32_MAX ||
         low > UINT32_MAX || high + low == 0 || last < 0)
         return np_err_set(err, -EPROTO, "entry %zu: a figure or the name out of range", index);
+    if (!np_proto_printable(name)) {
+        (*dropped)++;
+        return 0;
+    }
     if (history_find(a, (uid_t)uid, name) >= 0)
         return np_err_set(err, -EPROTO, "entry %zu: (uid %lld, \"%s\") twice", index,
                           (long long)uid, name);
@@ -181,6 +238,7 @@ int history_restore(struct np_daemon *d)
     const char *schema = NULL;
     json_int_t seq = 0;
     size_t len = 0, index;
+    unsigned dropped = 0;
     char *text = NULL;
     int rc = history_read(d->cfg.state_dir, &text, &len, &err);
 
@@ -206,9 +264,10 @@ int history_restore(struct np_daemon *d)
                        NPD_HISTORY_MAX);
     json_array_foreach(rc == 0 ? entries : NULL, index, e)
     {
-        if ((rc = history_entry(a, e, index, &err)) < 0)
+        const unsigned kept = a->nhistory;
+        if ((rc = history_entry(a, e, index, &dropped, &err)) < 0)
             break;
-        if (a->history[a->nhistory - 1].last > (uint64_t)seq)
+        if (a->nhistory > kept && a->history[a->nhistory - 1].last > (uint64_t)seq)
             seq = (json_int_t)a->history[a->nhistory - 1].last;
     }
     json_decref(doc);
@@ -220,6 +279,10 @@ int history_restore(struct np_daemon *d)
         return rc;
     }
     a->history_seq = (uint64_t)seq;
+    if (dropped)
+        NPD_LOG(d, WARNING,
+                "--numa-policy=auto's history: %u job name(s) with a control character dropped",
+                dropped);
     if (a->nhistory)
         NPD_LOG(d, INFO, "--numa-policy=auto's history: %u job name(s) restored", a->nhistory);
     return (int)a->nhistory;

@@ -6,22 +6,10 @@
 
 #include <string.h>
 
-/* @return whether @p key of @p task changed to @p value */
-static bool set_if_changed(json_t *task, const char *key, const char *value)
-{
-    const char *was = json_string_value(json_object_get(task, key));
-
-    if (was && strcmp(was, value) == 0)
-        return false;
-    json_object_set_new(task, key, json_string(value));
-    return true;
-}
-
-json_t *op_applied(struct np_daemon *d, const struct ucred *peer, const struct np_task_applied *a)
+json_t *op_applied(struct np_daemon *d, const struct np_peer *peer, const struct np_task_applied *a)
 {
     struct np_daemon_job *j = registry_find(&d->registry, a->job_id, a->step_id);
     json_t *t;
-    int changed = 0;
 
     /* The task speaks for itself only: its own pid, and the job's uid. */
     if (!auth_speaks_for(peer, a->pid))
@@ -32,18 +20,20 @@ json_t *op_applied(struct np_daemon *d, const struct ucred *peer, const struct n
                                     np_step_name(a->step_id), (int)a->pid);
     if (!auth_owns(peer, j->meta.uid))
         return np_proto_reply_error("job %u is not yours", a->job_id);
-    changed += set_if_changed(t, "policy", a->policy);
-    changed += set_if_changed(t, "mode", a->mode);
-    changed += set_if_changed(t, "nodes", a->nodes);
+    /* Sent once, before exec: a second would be the task's program speaking, in a loop maybe. */
+    if (json_object_get(t, "policy"))
+        return np_proto_reply_error("task pid %d of job %u.%s said what it applied already; a task "
+                                    "says it once, before its program starts",
+                                    (int)a->pid, a->job_id, np_step_name(a->step_id));
+    json_object_set_new(t, "policy", json_string(a->policy));
+    json_object_set_new(t, "mode", json_string(a->mode));
+    json_object_set_new(t, "nodes", json_string(a->nodes));
     if (a->reason[0]) /* auto's choice: absent for the other policies, as before */
-        changed += set_if_changed(t, "reason", a->reason);
-    if (set_if_changed(t, "cpus", a->cpus)) {
-        /* Its binding is set by now (task/affinity, before the plugin's task_init): read the
-         * tasks' affinity at the next interval, not a detail interval later (sampling.c). */
-        j->last_detail_mono = -1e9;
-        changed++;
-    }
-    if (changed) /* a task repeating itself changes nothing, and writes nothing */
-        registry_note(d, j);
+        json_object_set_new(t, "reason", json_string(a->reason));
+    json_object_set_new(t, "cpus", json_string(a->cpus));
+    /* Its binding is set by now (task/affinity, before the plugin's task_init): read the tasks'
+     * affinity at the next interval, not a detail interval later (sampling.c). */
+    j->last_detail_mono = -1e9;
+    registry_note_task(d, j, t); /* this task's entry, not the whole step's */
     return np_proto_reply_ok();
 }

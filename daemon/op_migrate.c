@@ -26,7 +26,7 @@ static void warn_if_saturated(struct np_daemon *d, struct np_request *r)
     migrator_view_free(view);
 }
 
-json_t *op_migrate(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
+json_t *op_migrate(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                    const struct np_proto_request *req)
 {
     const struct np_order_ops *order =
@@ -37,11 +37,10 @@ json_t *op_migrate(struct np_daemon *d, const struct ucred *peer, uint64_t *pend
                            .trigger = NP_TRIGGER_ADMIN,
                            .target_job = -1};
 
-    if (!auth_is_admin(peer, d->cfg.admin_group))
-        return np_proto_reply_error("only root or members of admin_group%s%s may request "
-                                    "migrations; uid %u may not",
-                                    d->cfg.admin_group[0] ? " " : "", d->cfg.admin_group,
-                                    (unsigned)peer->uid);
+    json_t *refused = auth_refuse_unless_admin(peer, d->cfg.admin_group, "request migrations");
+
+    if (refused)
+        return refused;
     if (!d->cfg.migration || !d->migration.migrator)
         return np_proto_reply_error("migration is off on this node (migration=off)");
     if (!order)

@@ -6,11 +6,13 @@
 #include "registry.h"
 #include "job_life.h"
 
-json_t *op_register(struct np_daemon *d, const struct ucred *peer, const struct np_task_reg *r)
+json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struct np_task_reg *r)
 {
     struct np_err err = {0};
     const double cpu0 = np_daemon_thread_cpu_s();
     struct np_daemon_job *j;
+    json_t *task;
+    bool first = false;
 
     if (!auth_is_root(peer))
         return np_proto_reply_error("only root (slurmstepd) may register tasks; uid %u may not",
@@ -25,6 +27,7 @@ json_t *op_register(struct np_daemon *d, const struct ucred *peer, const struct 
         if (!j)
             return np_proto_reply_error("%s", err.msg);
         advice_claim_name(d, j);
+        first = true;
         if (r->unlabelled) { /* the site's default label, not the user's */
             j->unlabelled = true;
             job_set_class_source(j, "default");
@@ -45,10 +48,16 @@ json_t *op_register(struct np_daemon *d, const struct ucred *peer, const struct 
             job_finish(d, j, false);
         return np_proto_reply_error("task pid %d: %s", (int)r->pid, err.msg);
     }
-    if (!job_task_entry(j, r->pid))
-        json_array_append_new(
-            j->tasks, json_pack("{s:i, s:I}", "task", r->task_id, "pid", (json_int_t)r->pid));
+    if (!(task = job_task_entry(j, r->pid))) {
+        task = json_pack("{s:i, s:I}", "task", r->task_id, "pid", (json_int_t)r->pid);
+        json_array_append_new(j->tasks, task);
+    }
     j->stats.helper_cpu_s += np_daemon_thread_cpu_s() - cpu0;
-    registry_note(d, j);
+    /* The step's first task: its whole entry; a later one: that task's alone (a step of n tasks
+     * journals n small lines, not n copies of a growing step). */
+    if (first || !task)
+        registry_note(d, j);
+    else
+        registry_note_task_added(d, j, task);
     return np_proto_reply_ok();
 }

@@ -4,18 +4,15 @@
 #include "jobs.h"
 #include "registry.h"
 
-json_t *op_set_class(struct np_daemon *d, const struct ucred *peer, uint32_t job_id,
+json_t *op_set_class(struct np_daemon *d, const struct np_peer *peer, uint32_t job_id,
                      const char *name)
 {
     enum np_class cls;
     unsigned changed = 0;
-    json_t *reply;
+    json_t *reply = auth_refuse_unless_admin(peer, d->cfg.admin_group, "change a job's class");
 
-    if (!auth_is_admin(peer, d->cfg.admin_group))
-        return np_proto_reply_error("only root or members of admin_group%s%s may change a job's "
-                                    "class; uid %u may not",
-                                    d->cfg.admin_group[0] ? " " : "", d->cfg.admin_group,
-                                    (unsigned)peer->uid);
+    if (reply)
+        return reply;
     if (np_class_from_name(name, &cls, NULL) < 0)
         return np_proto_reply_error("class \"%s\": accepted: %s", name, np_class_names());
     for (unsigned i = 0; i < d->registry.count; i++) {

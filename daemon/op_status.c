@@ -1,6 +1,7 @@
 /* status: the steps a user may see (root: all), their latest figures, and the helper. */
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -59,7 +60,8 @@ static json_t *job_status(const struct np_daemon *d, const struct np_daemon_job 
     return obj;
 }
 
-static json_t *helper_status(const struct np_daemon *d)
+/* @p steps: the steps the asker may count (every one for root and admin_group, else theirs). */
+static json_t *helper_status(const struct np_daemon *d, unsigned steps)
 {
     struct rusage ru;
 
@@ -70,20 +72,52 @@ static json_t *helper_status(const struct np_daemon *d)
                      (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
                          (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
                      "interval_ms", (int)d->cfg.interval_ms, "backends",
-                     d->perf_mask ? "perf,proc" : "proc", "jobs", (int)d->registry.count,
-                     "memory_controllers", d->uncore.why[0] ? d->uncore.why : "counted");
+                     d->perf_mask ? "perf,proc" : "proc", "jobs", (int)steps, "memory_controllers",
+                     d->uncore.why[0] ? d->uncore.why : "counted");
 }
 
-json_t *op_status(struct np_daemon *d, const struct ucred *peer, uint32_t job_id)
+/* The node's memory traffic for one who may not know of other users' steps: only what the
+ * memory controllers count, which is there with or without steps; an estimate from the steps'
+ * own figures would say that someone's step runs. */
+static json_t *node_traffic_for_a_user(json_t *nodes)
 {
-    json_t *reply, *jobs = json_array();
+    json_t *o;
+    size_t i;
+
+    json_array_foreach(nodes, i, o)
+    {
+        const char *source = json_string_value(json_object_get(o, "source"));
+        json_t *node = json_incref(json_object_get(o, "node"));
+
+        if (source && strcmp(source, np_bandwidth_source_name(NP_BW_SOURCE_UNCORE)) == 0) {
+            json_decref(node);
+            continue;
+        }
+        json_object_clear(o);
+        json_object_set_new(o, "node", node);
+        json_object_set_new(o, "source",
+                            json_string(np_bandwidth_source_name(NP_BW_SOURCE_UNAVAILABLE)));
+        json_object_set_new(o, "unavailable",
+                            json_string("estimated from every user's steps: shown to root and "
+                                        "admin_group only"));
+    }
+    return nodes;
+}
+
+json_t *op_status(struct np_daemon *d, const struct np_peer *peer, uint32_t job_id)
+{
+    /* Whether other users' steps run here is an administrator's business only. */
+    const bool sees_all = auth_admin_rights(peer, d->cfg.admin_group) == AUTH_YES;
+    json_t *reply, *jobs = json_array(), *traffic;
+    unsigned own = 0;
 
     for (unsigned i = 0; i < d->registry.count; i++) {
         const struct np_daemon_job *j = registry_at(&d->registry, i);
-        if (job_id && j->meta.job_id != job_id)
-            continue;
         if (!auth_owns(peer, j->meta.uid))
             continue; /* users see their own jobs only */
+        own++;
+        if (job_id && j->meta.job_id != job_id)
+            continue;
         json_array_append_new(jobs, job_status(d, j));
     }
     if (job_id && json_array_size(jobs) == 0) {
@@ -96,8 +130,10 @@ json_t *op_status(struct np_daemon *d, const struct ucred *peer, uint32_t job_id
     }
     reply = np_proto_reply_ok();
     json_object_set_new(reply, "jobs", jobs);
-    json_object_set_new(reply, "helper", helper_status(d));
+    json_object_set_new(reply, "helper", helper_status(d, sees_all ? d->registry.count : own));
     /* The whole node's memory traffic, every user's jobs together: no job is named in it. */
-    json_object_set_new(reply, "memory_nodes", migration_node_traffic_json(d));
+    traffic = migration_node_traffic_json(d);
+    json_object_set_new(reply, "memory_nodes",
+                        sees_all || !traffic ? traffic : node_traffic_for_a_user(traffic));
     return reply;
 }

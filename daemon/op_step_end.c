@@ -5,7 +5,7 @@
 #include "registry.h"
 #include "job_life.h"
 
-json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
+json_t *op_step_end(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                     uint32_t job_id, uint32_t step_id, bool answer_at_end)
 {
     struct np_daemon_job *j = registry_find(&d->registry, job_id, step_id);

@@ -14,27 +14,28 @@
 #include "daemon.h"
 
 /** register (root only): a task of a step; the first registers the step. */
-json_t *op_register(struct np_daemon *d, const struct ucred *peer, const struct np_task_reg *r);
+json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struct np_task_reg *r);
 
 /** applied: the policy a task ended up with; the task itself (or root) only. */
-json_t *op_applied(struct np_daemon *d, const struct ucred *peer, const struct np_task_applied *a);
+json_t *op_applied(struct np_daemon *d, const struct np_peer *peer,
+                   const struct np_task_applied *a);
 
 /** step_end (root only): the step's report is written and it is forgotten. With a writer
  *  (d->writer): NULL, *@p pending set, and the reply comes once the report is durable; with
  *  @p answer_at_end, the reply after the final sample (status shows the step "ending" until
  *  its report is written). */
-json_t *op_step_end(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
+json_t *op_step_end(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                     uint32_t job_id, uint32_t step_id, bool answer_at_end);
 
 /** status: the steps (of @p job_id, 0 = all) the peer may see, and the helper itself. */
-json_t *op_status(struct np_daemon *d, const struct ucred *peer, uint32_t job_id);
+json_t *op_status(struct np_daemon *d, const struct np_peer *peer, uint32_t job_id);
 
 /** set_class (admin only): every step of @p job_id becomes @p name ("high" or "low"). */
-json_t *op_set_class(struct np_daemon *d, const struct ucred *peer, uint32_t job_id,
+json_t *op_set_class(struct np_daemon *d, const struct np_peer *peer, uint32_t job_id,
                      const char *name);
 
 /** migrate (admin only): queue a request; NULL when queued (*pending then holds its tag). */
-json_t *op_migrate(struct np_daemon *d, const struct ucred *peer, uint64_t *pending,
+json_t *op_migrate(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                    const struct np_proto_request *req);
 
 #endif /* NUMAPLACED_OPS_H */

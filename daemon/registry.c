@@ -106,13 +106,18 @@ static json_t *job_entry_fields(const struct np_daemon_job *j)
             json_array_append_new(starts,
                                   json_integer((json_int_t)j->sampler.tasks[t].starttime_ticks));
         }
-    return json_pack("{s:I, s:I, s:I, s:f, s:s, s:s, s:s, s:s, s:b, s:s, s:o, s:o, s:O}", "job",
-                     (json_int_t)j->meta.job_id, "step", (json_int_t)j->meta.step_id, "uid",
-                     (json_int_t)j->meta.uid, "start", j->meta.start_epoch, "policy",
-                     j->meta.policy_requested, "sensitivity", j->meta.sensitivity, "class",
-                     np_class_name(j->job_class), "class_source", j->meta.class_source,
-                     "unlabelled", j->unlabelled, "cpus", j->meta.cpus, "pids", pids, "starts",
-                     starts, "tasks", j->tasks);
+    json_t *entry = json_pack(
+        "{s:I, s:I, s:I, s:f, s:s, s:s, s:s, s:s, s:b, s:s, s:o, s:o, s:O}", "job",
+        (json_int_t)j->meta.job_id, "step", (json_int_t)j->meta.step_id, "uid",
+        (json_int_t)j->meta.uid, "start", j->meta.start_epoch, "policy", j->meta.policy_requested,
+        "sensitivity", j->meta.sensitivity, "class", np_class_name(j->job_class), "class_source",
+        j->meta.class_source, "unlabelled", j->unlabelled, "cpus", j->meta.cpus, "pids", pids,
+        "starts", starts, "tasks", j->tasks);
+
+    /* auto's history learns from the step at its end, after a restart too (absent: unnamed) */
+    if (entry && j->job_name[0])
+        json_object_set_new(entry, "job_name", json_string(j->job_name));
+    return entry;
 }
 
 static json_t *job_entry(const struct np_daemon_job *j)
@@ -184,6 +189,29 @@ static void journal_append(struct np_daemon *d, json_t *line)
 void registry_note(struct np_daemon *d, const struct np_daemon_job *j)
 {
     journal_append(d, json_pack("{s:o}", "entry", job_entry(j)));
+}
+
+void registry_note_task(struct np_daemon *d, const struct np_daemon_job *j, json_t *task)
+{
+    journal_append(d, json_pack("{s:{s:I, s:I, s:O}}", "task", "job", (json_int_t)j->meta.job_id,
+                                "step", (json_int_t)j->meta.step_id, "entry", task));
+}
+
+void registry_note_task_added(struct np_daemon *d, const struct np_daemon_job *j, json_t *task)
+{
+    const pid_t pid = (pid_t)json_integer_value(json_object_get(task, "pid"));
+    json_int_t start = -1;
+
+    for (unsigned t = 0; t < j->sampler.ntasks; t++)
+        if (j->sampler.tasks[t].pid == pid && !j->sampler.tasks[t].gone)
+            start = (json_int_t)j->sampler.tasks[t].starttime_ticks;
+    if (start < 0) { /* not sampled (cannot happen after op_register's add): the whole step */
+        registry_note(d, j);
+        return;
+    }
+    journal_append(d,
+                   json_pack("{s:{s:I, s:I, s:O, s:I}}", "task", "job", (json_int_t)j->meta.job_id,
+                             "step", (json_int_t)j->meta.step_id, "entry", task, "start", start));
 }
 
 void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id)

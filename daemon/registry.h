@@ -48,12 +48,23 @@ void registry_save(struct np_daemon *d);
  * policy): one line with its entry is appended to <state_dir>/registry.journal at once (a kill -9
  * right after the reply loses nothing), and registry.json is rewritten at the next interval tick,
  * not once per request. The journal is not flushed to disk: a power loss loses at most the
- * requests since the last tick. Within an interval the journal stays bounded (a task sending
- * `applied` with alternating policies in a loop): past REGISTRY_JOURNAL_MIN_BYTES and twice
+ * requests since the last tick. Within an interval the journal stays bounded (requests from
+ * root in a burst; a task's `applied` is accepted once, registry_note_task): past
+ * REGISTRY_JOURNAL_MIN_BYTES and twice
  * registry.json's size, registry.json is written at once and the journal starts again, so the
  * writes stay proportional to what the requests change.
  */
 void registry_note(struct np_daemon *d, const struct np_daemon_job *j);
+
+/** One task's entry of @p j changed (@p task, borrowed, is in j->tasks): a journal line with that
+ *  entry alone, as registry_note, so a step of many tasks writes each task's once, not the whole
+ *  step per task. */
+void registry_note_task(struct np_daemon *d, const struct np_daemon_job *j, json_t *task);
+
+/** A task of @p j was registered (@p task, borrowed, its entry in j->tasks, its pid sampled): a
+ *  journal line with that entry and the pid's start time alone, as registry_note_task, so a step
+ *  registered task by task journals each task once: linear in its tasks, not quadratic. */
+void registry_note_task_added(struct np_daemon *d, const struct np_daemon_job *j, json_t *task);
 
 /** The step ended (its report is written): a journal line, as registry_note. */
 void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id);

@@ -10,6 +10,7 @@
 #include "job_life.h"
 #include "jobs.h"
 #include "numaplace/procfs.h"
+#include "numaplace/protocol.h"
 #include "registry.h"
 
 /* Is @p pid still the job's task? After a restart the pid may belong to another process, maybe
@@ -67,6 +68,12 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
         return -1;
     j->meta.start_epoch = start;
     j->restored = true;
+    {
+        /* What advise said the job is named, as advise accepts it; a helper before it kept none. */
+        const char *job_name = json_string_value(json_object_get(entry, "job_name"));
+        if (job_name && strlen(job_name) < sizeof(j->job_name) && np_proto_printable(job_name))
+            snprintf(j->job_name, sizeof(j->job_name), "%s", job_name);
+    }
     /* a class an administrator set survives the restart */
     if (np_class_from_name(class_name, &j->job_class, NULL) == 0)
         job_set_class(j, j->job_class);
@@ -109,6 +116,53 @@ static void step_key(char *key, size_t size, json_int_t job_id, json_int_t step_
     snprintf(key, size, "%lld.%lld", (long long)job_id, (long long)step_id);
 }
 
+/* A registered task's pid and start time into its step's "pids" and "starts" (the start replaces
+ * an older one of the same pid; a step saved without start times gets none). */
+static void merge_pid(json_t *step, const json_t *pid, json_int_t start)
+{
+    json_t *pids = json_object_get(step, "pids"), *starts = json_object_get(step, "starts"), *p;
+    const bool timed = json_is_array(starts) && json_array_size(starts) == json_array_size(pids);
+    size_t i;
+
+    if (!json_is_array(pids))
+        return;
+    json_array_foreach(pids, i, p)
+    {
+        if (json_integer_value(p) == json_integer_value(pid)) {
+            if (timed)
+                json_array_set_new(starts, i, json_integer(start));
+            return;
+        }
+    }
+    json_array_append_new(pids, json_integer(json_integer_value(pid)));
+    if (timed)
+        json_array_append_new(starts, json_integer(start));
+}
+
+/* A task's journalled entry into its step's (when the step is known): it replaces the entry of
+ * the same pid. @p start >= 0: the task was registered then, its pid is the step's too. */
+static void merge_task(json_t *step, json_t *task, json_int_t start)
+{
+    json_t *tasks = json_object_get(step, "tasks"), *t;
+    const json_t *pid = json_object_get(task, "pid");
+    size_t i;
+
+    if (!json_is_integer(pid) || !json_is_object(step))
+        return;
+    if (start >= 0)
+        merge_pid(step, pid, start);
+    if (!json_is_array(tasks))
+        return;
+    json_array_foreach(tasks, i, t)
+    {
+        if (json_integer_value(json_object_get(t, "pid")) == json_integer_value(pid)) {
+            json_array_set(tasks, i, task);
+            return;
+        }
+    }
+    json_array_append(tasks, task);
+}
+
 /* The snapshot's entries with the journal's lines of its generation or later (saves that failed
  * after it) applied in order; lines of older generations are in it already. A step's newer entry
  * replaces its older one, an end removes it. A line that does not parse (cut by a
@@ -117,7 +171,7 @@ static json_t *merge_journal(struct np_daemon *d, json_t *jobs)
 {
     json_t *by_step = json_object(), *merged = json_array(), *entry, *line;
     char path[1100], key[48], *buf = NULL;
-    json_int_t job_id, step_id, gen = 0;
+    json_int_t job_id, step_id, start, gen = 0;
     size_t i, cap = 0;
     FILE *journal;
     const char *k;
@@ -137,6 +191,7 @@ static json_t *merge_journal(struct np_daemon *d, json_t *jobs)
     while (journal && getline(&buf, &cap, journal) > 0) {
         json_t *got = NULL;
         gen = 0;
+        start = -1; /* absent: applied's line, the task's pid already the step's */
         if (buf[strspn(buf, " \n")] == '\0')
             continue; /* the newline each line starts with */
         line = json_loads(buf, 0, NULL);
@@ -145,6 +200,12 @@ static json_t *merge_journal(struct np_daemon *d, json_t *jobs)
             step_key(key, sizeof(key), job_id, step_id);
             if ((uint64_t)gen >= file_generation)
                 json_object_set(by_step, key, got);
+        } else if (line &&
+                   json_unpack(line, "{s:I, s:{s:I, s:I, s:o, s?I}}", "gen", &gen, "task", "job",
+                               &job_id, "step", &step_id, "entry", &got, "start", &start) == 0) {
+            step_key(key, sizeof(key), job_id, step_id);
+            if ((uint64_t)gen >= file_generation)
+                merge_task(json_object_get(by_step, key), got, start);
         } else if (line && json_unpack(line, "{s:I, s:[I, I]}", "gen", &gen, "end", &job_id,
                                        &step_id) == 0) {
             step_key(key, sizeof(key), job_id, step_id);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "accept_shed.h"
+#include "auth.h"
 #include "clients.h"
 #include "handlers.h"
 
@@ -108,22 +109,23 @@ void server_accept(struct np_daemon *d)
 {
     for (;;) {
         const int fd = accept_shed(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        struct ucred cred;
-        socklen_t len = sizeof(cred);
+        struct np_peer cred;
         struct np_daemon_client *c = NULL;
+        int rc;
 
         if (fd < 0) {
             if (errno == EMFILE)
                 log_shed(d);
             return;
         }
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-            NPD_LOG(d, WARNING, "SO_PEERCRED: %s; refusing the client", strerror(errno));
+        if ((rc = auth_peer_read(fd, &cred)) < 0) {
+            NPD_LOG(d, WARNING, "SO_PEERCRED: %s; refusing the client", strerror(-rc));
             close(fd);
             continue;
         }
         if (!server_admit(d, cred.uid)) {
             log_refusal(d, cred.uid);
+            auth_peer_release(&cred);
             close(fd);
             continue;
         }
@@ -131,6 +133,7 @@ void server_accept(struct np_daemon *d)
             if (d->clients[i].fd < 0)
                 c = &d->clients[i];
         if (!c) { /* server_admit saw a free slot: cannot happen */
+            auth_peer_release(&cred);
             close(fd);
             continue;
         }

@@ -266,6 +266,7 @@ static void advise_step(spank_t sp)
     struct np_proto_request req = {.op = NP_OP_ADVISE};
     struct np_err err = {0};
     json_t *reply = NULL;
+    int rc;
 
     advice_ok = false;
     advice_why[0] = '\0';
@@ -284,13 +285,20 @@ static void advise_step(spank_t sp)
     if (spank_getenv(sp, "SLURM_JOB_NAME", req.advise.name, sizeof(req.advise.name)) !=
         ESPANK_SUCCESS)
         req.advise.name[0] = '\0';
-    if (helper_call(&req, &reply, &err) == 0 && np_proto_advice_decode(reply, &advice, &err) == 0) {
+    rc = helper_call(&req, &reply, &err);
+    if (rc == 0 && (rc = np_proto_advice_decode(reply, &advice, &err)) == 0) {
         advice_ok = true;
     } else {
-        snprintf(advice_why, sizeof(advice_why), "numaplaced did not answer: %.200s", err.msg);
+        /* A refusal (a job name with a control character) is numaplaced's answer, not silence:
+         * its message says so and why ("the helper refused: ..."). */
+        snprintf(advice_why, sizeof(advice_why), "%s%.200s",
+                 rc == -EREMOTEIO ? ""
+                 : rc == -EPROTO  ? "numaplaced's advice is unreadable: "
+                                  : "numaplaced did not answer: ",
+                 err.msg);
         slurm_info("numaplace: job %u step %u: --numa-policy=auto without advice (%s); tasks "
                    "get the static choice",
-                   req.advise.job_id, req.advise.step_id, err.msg);
+                   req.advise.job_id, req.advise.step_id, advice_why);
     }
     json_decref(reply);
 }

@@ -85,14 +85,24 @@ static int get_string(json_t *obj, const char *key, bool optional, char *dst, si
     return 0;
 }
 
-/* Text a person reads: no C0 or C1 control character and no DEL (a JSON string is valid UTF-8
- * already, so C1 is the two bytes C2 80 to C2 9F). */
-static bool printable_text(const char *s)
+/* A JSON string is valid UTF-8 already, so C1 is the two bytes C2 80 to C2 9F. */
+bool np_proto_printable(const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
         if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
             return false;
     return true;
+}
+
+/* Free text a person reads, or root's files keep: printable (np_proto_printable). */
+static int check_printable(const char *key, const char *value, size_t size, struct np_err *err)
+{
+    if (np_proto_printable(value))
+        return 0;
+    return np_err_set(err, -EINVAL,
+                      "request field \"%s\" has a control character; accepted: printable text "
+                      "of at most %zu bytes",
+                      key, size - 1);
 }
 
 static int decode_ids(json_t *obj, uint32_t *job, uint32_t *step, bool job_optional,
@@ -180,11 +190,8 @@ static int decode_applied(json_t *obj, struct np_task_applied *ap, struct np_err
         return np_err_set(err, -EINVAL,
                           "request field \"%s\" is not a list of numbers below %u (\"0-3,8\")",
                           np_cpu_list_bounded(ap->nodes) ? "cpus" : "nodes", NP_CPU_LIST_LIMIT);
-    if (!printable_text(ap->reason))
-        return np_err_set(err, -EINVAL,
-                          "request field \"reason\" has a control character; accepted: printable "
-                          "text of at most %zu bytes",
-                          sizeof(ap->reason) - 1);
+    if ((rc = check_printable("reason", ap->reason, sizeof(ap->reason), err)) < 0)
+        return rc;
     ap->pid = (pid_t)pid;
     return 0;
 }
@@ -271,7 +278,10 @@ int np_proto_decode(const char *buf, size_t len, struct np_proto_request *out, s
         if ((rc = decode_ids(obj, &out->advise.job_id, &out->advise.step_id, false, err)) < 0 ||
             (rc = get_uint(obj, "uid", UINT32_MAX - 1, false, &uid, err)) < 0 ||
             (rc = get_string(obj, "name", true, out->advise.name, sizeof(out->advise.name), err)) <
-                0)
+                0 ||
+            /* the user's job name, kept in root's history.json (escaped, a control character
+             * would take six bytes) and printed */
+            (rc = check_printable("name", out->advise.name, sizeof(out->advise.name), err)) < 0)
             break;
         out->advise.uid = (uid_t)uid;
         break;

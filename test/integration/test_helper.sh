@@ -56,6 +56,15 @@ np_expect_match "env_reason=auto: "
 ! grep -q "did not answer" <<<"$np_out" || np_fail "numaplaced's advice did not reach the task: $np_out"
 np_end_case
 
+# numaplaced refuses advise for a job name with a control character: the task's reason says it
+# refused and why, not that it did not answer (a refusal is an answer, not a timeout).
+np_case "--numa-policy=auto with a job name numaplaced refuses: the task says it refused, and why"
+np_run np_run_as "$user" srun -n1 -J "$(printf 'np\001name')" --numa-policy=verbose,auto "$NP_PROBE"
+np_expect_rc 0
+np_expect_match "\(the helper refused: request field \"name\" has a control character"
+! grep -q "did not answer" <<<"$np_out" || np_fail "the refusal was told as silence: $np_out"
+np_end_case
+
 # What auto learnt of a (user, job name) is in state_dir/history.json, root's alone, and a
 # numaplaced killed with SIGKILL and started again still knows it.
 np_case "--numa-policy=auto's history survives kill -9 and a restart; the user cannot write it"

@@ -3,12 +3,16 @@
 # what is decided from SO_PEERCRED alone, so Slurm adds nothing. Each user is a real account and
 # each request the numaplace command (or, for slurmstepd's requests, the protocol) run as them:
 # - set-class and migrate: refused to a plain user and to the job's own user; allowed to root, to a
-#   member of admin_group (supplementary group) and to a process whose group is admin_group;
+#   member of admin_group (supplementary group), to a process whose group is admin_group and to
+#   one holding it as a supplementary group the group does not list;
 #   refused to that member once admin_group is unset (SIGHUP);
 # - status of another user's job: refused, and the job is not listed to them; an admin_group
 #   member sees only their own jobs too (status is not an administrator's request);
+# - status's counts: another user's step is not counted for a user, nor seen in the node
+#   traffic estimated from the steps;
 # - register and step_end by anyone but root: refused, and the step stays tracked;
 # - applied for a task not the caller's own process: refused, the task's entry untouched;
+#   applied repeated by the task itself: refused after the first, the journal not growing;
 # - a protocol version of 2^32+1 (read as 1 once): refused;
 # - a user holding every connection it can: another user and root still get in, the refusals
 #   logged; a connection that never sends is dropped.
@@ -107,6 +111,25 @@ np_expect_rc 0
 np_expect_match "^$job +0 "
 np_end_case
 
+np_case "status: a user counts only their own steps, and no node traffic estimated from others'"
+# helper_view USER|root: the helper's step count and each memory node's source, as USER sees them
+helper_view() {
+  local out
+  if [ "$1" = root ]; then out=$(np_numaplace --json status); else out=$(as "$1" --json status); fi
+  python3 -c 'import json, sys
+r = json.load(sys.stdin)
+print(r["helper"]["jobs"], " ".join(n["source"] + ("" if n["source"] in ("uncore", "unavailable") else "!") for n in r["memory_nodes"]))' <<<"$out"
+}
+np_run helper_view "$other"
+np_expect_rc 0
+np_expect_match "^0( |$)"      # the owner's step runs, and is not counted for another user
+np_expect_no_match "!"        # no source but the controllers' counts (or none)
+np_run helper_view "$owner"
+np_expect_match "^1( |$)"
+np_run helper_view root
+np_expect_match "^1( |$)"
+np_end_case
+
 np_case "register and step_end: refused to everyone but root; the step stays tracked"
 for u in "$other" "$owner" "$admin"; do
   np_run proto_as "$u" "{\"v\":1,\"op\":\"register\",\"job\":$job,\"step\":1,\"uid\":$owner_uid,\"pid\":$task,\"sensitivity\":\"high\"}"
@@ -162,6 +185,50 @@ np_run np_numaplace status
 np_expect_rc 0
 if printf '%s' "$np_out" | grep -q $'\x1b'; then np_fail "an ESC reached root's status output"; fi
 rm -rf "$esc_dir"
+np_end_case
+
+np_case "a task repeating applied: the first accepted, the rest refused, the state files small"
+# The plugin sends applied once per task, before exec; here the task's own program floods it,
+# alternating a 500-byte reason, each change of which once journalled the whole step.
+flood_dir=$(mktemp -d)
+chmod 777 "$flood_dir"
+np_run_as "$owner" python3 -c 'import json, os, socket, sys, time
+d = sys.argv[2]
+open(d + "/pid", "w").write(str(os.getpid()))
+while not os.path.exists(d + "/go"):
+    time.sleep(0.05)
+ok = refused = 0
+for i in range(2000):
+    req = {"v": 1, "op": "applied", "job": 4444, "step": 0, "pid": os.getpid(),
+           "policy": "local" if i % 2 else "interleave", "reason": ("ab"[i % 2]) * 500}
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    s.connect(sys.argv[1])
+    s.sendall(json.dumps(req).encode() + b"\n")
+    r = json.loads(s.makefile().readline())
+    s.close()
+    ok += r["ok"]
+    refused += not r["ok"] and "said what it applied already" in r.get("error", "")
+print(ok, refused)' "$sock" "$flood_dir" >"$flood_dir/out" 2>&1 &
+flood_task=$!
+np_wait_for 10 test -s "$flood_dir/pid" || np_fail "the task did not start"
+proto_as root "{\"v\":1,\"op\":\"register\",\"job\":4444,\"step\":0,\"uid\":$owner_uid,\"pid\":$(cat "$flood_dir/pid"),\"task\":0,\"cpus\":\"0\",\"sensitivity\":\"low\"}" |
+  grep -q '"ok": *true' || np_fail "root could not register the task"
+journal_before=$(stat -c %s "$np_dir/helper/state/registry.journal" 2>/dev/null || echo 0)
+touch "$flood_dir/go"
+wait "$flood_task"
+np_out=$(cat "$flood_dir/out")
+np_expect_eq "$np_out" "1 1999" "applied accepted, refused as repeated"
+journal_after=$(stat -c %s "$np_dir/helper/state/registry.journal" 2>/dev/null || echo 0)
+registry_size=$(stat -c %s "$np_dir/helper/state/registry.json" 2>/dev/null || echo 0)
+# One task's entry journalled (about 700 bytes), not 2,000: the journal grew by less than 4 KiB
+# (a tick's snapshot may have folded it meanwhile: then it shrank), registry.json holds two steps.
+[ $((journal_after - journal_before)) -lt 4096 ] ||
+  np_fail "the journal grew by $((journal_after - journal_before)) bytes under the flood"
+[ "$registry_size" -lt 65536 ] || np_fail "registry.json is $registry_size bytes"
+np_run proto_as root '{"v":1,"op":"ping"}'
+np_expect_match '"ok": *true'
+rm -rf "$flood_dir"
 np_end_case
 
 np_case "a task forking 1,000 children: every process is sampled"
@@ -252,6 +319,25 @@ np_run setpriv --reuid="$(id -u "$other")" --regid="$group_gid" --clear-groups \
   "$NP_CLI" --socket "$sock" set-class "$job" low
 np_expect_rc 0
 np_expect_eq "$(class_of)" low "class set by a process of group $group"
+np_end_case
+
+# A member the group does not list (sssd with ignore_group_members, or any name service whose
+# member lists are partial): its process holds the group as a supplementary group, which the
+# socket says (SO_PEERGROUPS); no name is looked up.
+np_case "a process holding admin_group as a supplementary group the group does not list may set-class; one without may not"
+! getent group "$group" | cut -d: -f4 | tr , '\n' | grep -qx "$other" || np_die "$other is listed in $group"
+np_run setpriv --reuid="$(id -u "$other")" --regid="$(id -g "$other")" --groups="$group_gid" \
+  "$NP_CLI" --socket "$sock" set-class "$job" high
+np_expect_rc 0
+np_expect_eq "$(class_of)" high "class set by a process holding $group as a supplementary group"
+np_run setpriv --reuid="$(id -u "$other")" --regid="$(id -g "$other")" --clear-groups \
+  "$NP_CLI" --socket "$sock" set-class "$job" low
+np_expect_fail
+np_expect_match "only root or members of admin_group $group may change a job's class; uid $(id -u "$other") may not"
+np_expect_eq "$(class_of)" high "class kept"
+np_run setpriv --reuid="$(id -u "$other")" --regid="$group_gid" --clear-groups \
+  "$NP_CLI" --socket "$sock" set-class "$job" low
+np_expect_rc 0
 np_end_case
 
 np_case "admin_group unset (SIGHUP): the member is refused again; root still may"

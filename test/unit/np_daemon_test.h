@@ -92,9 +92,9 @@ static inline int np_test_report_exists(const struct np_test_daemon *t, const ch
 }
 
 /* A peer as SO_PEERCRED would give it. */
-static inline struct ucred np_test_peer(pid_t pid, uid_t uid, gid_t gid)
+static inline struct np_peer np_test_peer(pid_t pid, uid_t uid, gid_t gid)
 {
-    struct ucred c = {.pid = pid, .uid = uid, .gid = gid};
+    struct np_peer c = {.pid = pid, .uid = uid, .gid = gid};
     return c;
 }
 

@@ -88,7 +88,7 @@ END_TEST
  * it) has its affinity read at the next interval, not a detail interval later. */
 START_TEST(applied_reads_the_affinity_at_once)
 {
-    const struct ucred root = np_test_peer(1, 0, 0);
+    const struct np_peer root = np_test_peer(1, 0, 0);
     struct np_task_applied a = {.job_id = 7, .step_id = 0, .pid = 510};
     struct np_daemon_job *j = step(540); /* bound outside its CPUs: registered kept */
     struct np_err err = {0};
@@ -114,7 +114,7 @@ END_TEST
 
 static json_t *job_of_status(void)
 {
-    const struct ucred root = np_test_peer(1, 0, 0);
+    const struct np_peer root = np_test_peer(1, 0, 0);
     json_t *reply = op_status(t.d, &root, 0);
     json_t *job = json_incref(json_array_get(json_object_get(reply, "jobs"), 0));
 

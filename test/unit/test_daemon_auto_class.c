@@ -102,7 +102,7 @@ static void sample_of(enum counters c, struct np_sample *s)
 
 START_TEST(test_auto_class)
 {
-    const struct ucred root = np_test_peer(1, 0, 0);
+    const struct np_peer root = np_test_peer(1, 0, 0);
     struct np_task_reg r = {.job_id = 7, .uid = 4242, .pid = NP_TEST_LIVE_PID};
     struct np_err err = {0};
     struct np_daemon_job *j;
@@ -151,7 +151,7 @@ END_TEST
 /* What decided the class survives a restart of the helper, and is not decided again. */
 START_TEST(test_source_survives_restart)
 {
-    const struct ucred root = np_test_peer(1, 0, 0);
+    const struct np_peer root = np_test_peer(1, 0, 0);
     /* uid 0: the fixture process's owner, so the restart adopts it */
     struct np_task_reg r = {.job_id = 8, .uid = 0, .pid = NP_TEST_LIVE_PID, .unlabelled = true};
     struct np_test_daemon after;

@@ -88,7 +88,7 @@ END_TEST
 
 static json_t *register_pid(uint32_t job_id)
 {
-    const struct ucred peer = np_test_peer(1, 0, 0);
+    const struct np_peer peer = np_test_peer(1, 0, 0);
     struct np_task_reg r = {.job_id = job_id, .uid = 4242, .pid = NP_TEST_LIVE_PID};
 
     snprintf(r.cpus, sizeof(r.cpus), "0");
@@ -137,7 +137,7 @@ END_TEST
 /* Room for the step but not for its perf counters: /proc alone, said in status. */
 START_TEST(new_step_without_room_for_perf_runs_on_proc)
 {
-    const struct ucred root = np_test_peer(1, 0, 0);
+    const struct np_peer root = np_test_peer(1, 0, 0);
     json_t *reply, *status, *job;
 
     t.d->perf_mask = NP_PERF_ALL_MASK;

@@ -172,10 +172,10 @@ START_TEST(symlink_and_size_refused)
     ck_assert_int_eq(restored, -ELOOP);
     gone(d);
     unlink(path);
-    big = malloc(NPD_HISTORY_FILE_MAX + 2);
+    big = malloc(NPD_HISTORY_READ_MAX + 2);
     ck_assert_ptr_nonnull(big);
-    memset(big, ' ', NPD_HISTORY_FILE_MAX + 1);
-    big[NPD_HISTORY_FILE_MAX + 1] = '\0';
+    memset(big, ' ', NPD_HISTORY_READ_MAX + 1);
+    big[NPD_HISTORY_READ_MAX + 1] = '\0';
     write_history(big, 0600);
     free(big);
     d = restarted(&restored);
@@ -205,6 +205,121 @@ START_TEST(killed_mid_write_keeps_the_old)
 }
 END_TEST
 
+/* The longest file the helper can write: every entry with the longest figures and a name of
+ * the characters JSON escapes. It is within NPD_HISTORY_FILE_MAX, and reads back whole. */
+START_TEST(worst_case_file_reads_back)
+{
+    char path[1200];
+    struct np_daemon *d;
+    struct stat st;
+    int restored;
+
+    for (unsigned k = 0; k < NPD_HISTORY_MAX; k++) {
+        char *name = t.d->advice.history[k].name;
+        for (unsigned b = 0; b < NPD_HISTORY_NAME_MAX; b++)
+            name[b] = b % 2 ? '"' : '\\';
+        snprintf(name, 9, "%08u", k); /* distinct, and cut short by one byte: put it back */
+        name[8] = '"';
+        name[NPD_HISTORY_NAME_MAX] = '\0';
+        t.d->advice.history[k].uid = UINT32_MAX - 1;
+        t.d->advice.history[k].high = UINT32_MAX;
+        t.d->advice.history[k].low = UINT32_MAX;
+        t.d->advice.history[k].last = (uint64_t)INT64_MAX - NPD_HISTORY_MAX + k;
+    }
+    t.d->advice.nhistory = NPD_HISTORY_MAX;
+    t.d->advice.history_seq = INT64_MAX;
+    history_save(t.d);
+    snprintf(path, sizeof(path), "%s/" NPD_HISTORY_FILE, t.d->cfg.state_dir);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_le(st.st_size, NPD_HISTORY_FILE_MAX);
+    /* The bound is tight: short of it only by the 8 digits that keep the names apart (unescaped),
+     * a "last" of 19 digits, not 20, in each entry, and the last entry's comma and seq's digit. */
+    ck_assert_int_eq(st.st_size, NPD_HISTORY_FILE_MAX - 9 * NPD_HISTORY_MAX - 2);
+    d = restarted(&restored);
+    ck_assert_int_eq(restored, NPD_HISTORY_MAX);
+    gone(d);
+}
+END_TEST
+
+/* A name with a control character is not kept (advise refuses it; this is the last guard), and
+ * one an older helper kept is dropped at a restart, the others read. */
+START_TEST(control_characters_not_kept)
+{
+    struct np_daemon *d;
+    int restored;
+
+    history_note(t.d, 4242, "a\033]0;owned\007", true);
+    history_note(t.d, 4242,
+                 "a\xc2\x9b"
+                 "2J",
+                 true);
+    ck_assert_uint_eq(t.d->advice.nhistory, 0);
+    write_history(
+        "{\"schema\":\"numaplace-history/1\",\"seq\":2,\"entries\":[{\"uid\":5,\"name\":"
+        "\"a\\u0001\",\"high\":1,\"low\":0,\"last\":1},{\"uid\":5,\"name\":\"b\",\"high\":1,"
+        "\"low\":0,\"last\":2}]}",
+        0600);
+    t.log.text[0] = '\0';
+    d = restarted(&restored);
+    ck_assert_int_eq(restored, 1);
+    ck_assert_int_ge(history_find(&d->advice, 5, "b"), 0);
+    ck_assert_ptr_nonnull(strstr(t.log.text, "1 job name(s) with a control character dropped"));
+    gone(d);
+}
+END_TEST
+
+/* The entries are shared among users: one user's many names replace their own, never another
+ * user's few. */
+START_TEST(one_user_never_evicts_another)
+{
+    struct np_advice_state *a = &t.d->advice;
+    char name[32];
+
+    history_note(t.d, 2000, "theirs", true); /* the oldest entry of all */
+    /* The rest full of one user's names (set directly: a save per name would be 255 fsyncs). */
+    for (unsigned k = 1; k < NPD_HISTORY_MAX; k++) {
+        snprintf(a->history[k].name, sizeof(a->history[k].name), "flood-%u", k);
+        a->history[k].uid = 1000;
+        a->history[k].low = 1;
+        a->history[k].last = ++a->history_seq;
+    }
+    a->nhistory = NPD_HISTORY_MAX;
+    for (unsigned k = 0; k < 8; k++) { /* more of theirs: their own oldest go */
+        snprintf(name, sizeof(name), "more-%u", k);
+        history_note(t.d, 1000, name, false);
+        ck_assert_int_ge(history_find(a, 1000, name), 0);
+    }
+    ck_assert_uint_eq(a->nhistory, NPD_HISTORY_MAX);
+    ck_assert_int_ge(history_find(a, 2000, "theirs"), 0);
+    ck_assert_int_lt(history_find(a, 1000, "flood-1"), 0);
+    ck_assert_int_ge(history_find(a, 1000, "flood-9"), 0);
+    /* a newcomer within their share takes from the one holding the most */
+    history_note(t.d, 3000, "new", true);
+    ck_assert_int_ge(history_find(a, 2000, "theirs"), 0);
+    ck_assert_int_ge(history_find(a, 3000, "new"), 0);
+    ck_assert_int_lt(history_find(a, 1000, "flood-9"), 0);
+}
+END_TEST
+
+/* Every entry another user's, one each: a newcomer takes the one used longest ago. */
+START_TEST(a_newcomer_among_as_many_users_as_entries)
+{
+    struct np_advice_state *a = &t.d->advice;
+
+    for (unsigned k = 0; k < NPD_HISTORY_MAX; k++) {
+        snprintf(a->history[k].name, sizeof(a->history[k].name), "job");
+        a->history[k].uid = 1000 + k;
+        a->history[k].low = 1;
+        a->history[k].last = ++a->history_seq;
+    }
+    a->nhistory = NPD_HISTORY_MAX;
+    history_note(t.d, 5000, "job", true);
+    ck_assert_int_ge(history_find(a, 5000, "job"), 0);
+    ck_assert_int_lt(history_find(a, 1000, "job"), 0);
+    ck_assert_int_ge(history_find(a, 1001, "job"), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("daemon_history");
@@ -216,6 +331,10 @@ int main(void)
     tcase_add_loop_test(tc, untrusted_files_refused, 0, sizeof(refused) / sizeof(refused[0]));
     tcase_add_test(tc, symlink_and_size_refused);
     tcase_add_test(tc, killed_mid_write_keeps_the_old);
+    tcase_add_test(tc, worst_case_file_reads_back);
+    tcase_add_test(tc, control_characters_not_kept);
+    tcase_add_test(tc, one_user_never_evicts_another);
+    tcase_add_test(tc, a_newcomer_among_as_many_users_as_entries);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

@@ -9,12 +9,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "advice.h"
+#include "history.h"
 #include "jobs.h"
 #include "np_daemon_test.h"
 #include "registry.h"
 #include "report_out.h"
 #include "job_life.h"
 #include "registry_restore.h"
+#include "ops.h"
+
+#include <sys/stat.h>
 
 /* The fixture task (roots/host/proc/300) runs as uid 0 and started at tick 987654. */
 static const struct {
@@ -119,7 +124,15 @@ END_TEST
 
 /* The journal (kill -9 at any moment): what a request changed is back after a restart
  * even when no interval tick wrote registry.json, and nothing older than registry.json wins. */
-enum journal_case { REGISTERED, ENDED, CLASS_AFTER_TICK, STALE_LINE, CUT_LINE, AFTER_FAILED_SAVE };
+enum journal_case {
+    REGISTERED,
+    ENDED,
+    CLASS_AFTER_TICK,
+    STALE_LINE,
+    CUT_LINE,
+    AFTER_FAILED_SAVE,
+    APPLIED_AFTER_TICK
+};
 static const struct {
     const char *name;
     enum journal_case what;
@@ -134,6 +147,9 @@ static const struct {
     {"a line cut short, and the next one", CUT_LINE, true, NP_CLASS_HIGH},
     {"lines after a save that failed (past its rename, at the directory's flush)",
      AFTER_FAILED_SAVE, true, NP_CLASS_HIGH},
+    /* journalled as the task's entry alone (registry_note_task) */
+    {"a task's applied after the tick, killed before the next", APPLIED_AFTER_TICK, true,
+     NP_CLASS_LOW},
 };
 
 static void copy_file(const char *from, const char *to)
@@ -192,6 +208,15 @@ START_TEST(test_journal_after_kill)
         job_set_class(j, NP_CLASS_HIGH);
         registry_note(a.d, j);
         break;
+    case APPLIED_AFTER_TICK: {
+        json_t *task = json_pack("{s:i, s:i}", "task", 0, "pid", NP_TEST_LIVE_PID);
+        json_array_append_new(j->tasks, task);
+        registry_note(a.d, j);
+        registry_flush(a.d);
+        json_object_set_new(task, "policy", json_string("interleave"));
+        registry_note_task(a.d, j, task); /* op_applied's */
+        break;
+    }
     case AFTER_FAILED_SAVE: /* registry.json says 1; the failed save moved on to 2 */
         registry_flush(a.d);
         a.d->registry.generation++;
@@ -208,12 +233,169 @@ START_TEST(test_journal_after_kill)
                   journal_cases[_i].name, j != NULL);
     if (j)
         ck_assert_int_eq(j->job_class, journal_cases[_i].cls);
+    if (journal_cases[_i].what == APPLIED_AFTER_TICK) {
+        const json_t *task = job_task_entry(j, NP_TEST_LIVE_PID);
+        ck_assert_ptr_nonnull(task);
+        ck_assert_str_eq(json_string_value(json_object_get(task, "policy")), "interleave");
+        ck_assert_uint_eq(json_array_size(j->tasks), 1);
+    }
     if (journal_cases[_i].what == CUT_LINE)
         ck_assert_ptr_nonnull(strstr(b.log.text, "1 line(s) skipped"));
     /* the restore wrote registry.json: the journal is folded in and gone */
     ck_assert_int_ne(access(journal, F_OK), 0);
     np_test_daemon_fini(&b);
     np_test_daemon_fini(&a);
+}
+END_TEST
+
+/* A step resumed after a restart still adds to auto's history at its end: its job name is kept
+ * in the registry (a name with a control character, planted, is not taken). */
+static const char *const kept_names[] = {"lbm", "x\\u001b]0;owned\\u0007"};
+
+START_TEST(test_job_name_survives_restart)
+{
+    struct np_test_daemon a, b;
+    struct np_err err = {0};
+    struct np_daemon_job *j;
+
+    np_test_daemon_init(&a);
+    if (_i == 0) {
+        j = job_new(a.d, 45, 0, 0, "0", "local", "low", &err);
+        ck_assert_msg(j != NULL, "%s", err.msg);
+        ck_assert_int_eq(np_sampler_add_task(&j->sampler, NP_TEST_LIVE_PID, &err), 0);
+        snprintf(j->job_name, sizeof(j->job_name), "%s", kept_names[_i]);
+        registry_note(a.d, j); /* op_register's; then kill -9 */
+    } else {
+        char path[1200], text[512];
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/registry.json", a.d->cfg.state_dir);
+        snprintf(text, sizeof(text),
+                 "{\"schema\": \"numaplace.state/1\", \"jobs\": [{\"job\": 45, \"step\": 0, "
+                 "\"uid\": 0, \"cpus\": \"0\", \"pids\": [%d], \"job_name\": \"%s\"}]}",
+                 NP_TEST_LIVE_PID, kept_names[_i]);
+        f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        fclose(f);
+    }
+    np_test_daemon_init(&b);
+    snprintf(b.d->cfg.state_dir, sizeof(b.d->cfg.state_dir), "%s", a.d->cfg.state_dir);
+    registry_restore(b.d);
+    j = registry_find(&b.d->registry, 45, 0);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(j->job_name, _i == 0 ? "lbm" : "");
+    advice_remember(b.d, j); /* at its end */
+    ck_assert_uint_eq(b.d->advice.nhistory, _i == 0 ? 1 : 0);
+    if (_i == 0)
+        ck_assert_int_ge(history_find(&b.d->advice, 0, "lbm"), 0);
+    np_test_daemon_fini(&b);
+    np_test_daemon_fini(&a);
+}
+END_TEST
+
+/* A root whose /proc holds @p n tasks, pids 1000 on, each the fixture task (uid 0, started at
+ * tick 987654), for a step of many tasks; it becomes @p t's proc_root. */
+#define MANY_PID0 1000
+static void many_tasks_root(struct np_test_daemon *t, unsigned n)
+{
+    char path[1200], fixture[1200];
+
+    snprintf(path, sizeof(path), "%s/root/proc", t->dir);
+    ck_assert_int_eq(np_daemon_mkdir_p(path, 0755), 0);
+    snprintf(fixture, sizeof(fixture), "%s/proc/%d", t->d->cfg.proc_root, NP_TEST_LIVE_PID);
+    for (unsigned i = 0; i < n; i++) {
+        snprintf(path, sizeof(path), "%s/root/proc/%u", t->dir, MANY_PID0 + i);
+        ck_assert_int_eq(symlink(fixture, path), 0);
+    }
+    snprintf(t->d->cfg.proc_root, sizeof(t->d->cfg.proc_root), "%s/root", t->dir);
+}
+
+/* slurmstepd's register for task @p i of job 46. */
+static void register_many(struct np_test_daemon *t, unsigned i)
+{
+    const struct np_peer root = np_test_peer(1, 0, 0);
+    struct np_task_reg r = {
+        .job_id = 46, .uid = 0, .pid = (pid_t)(MANY_PID0 + i), .task_id = (int)i};
+    json_t *reply;
+
+    snprintf(r.cpus, sizeof(r.cpus), "0");
+    snprintf(r.policy_requested, sizeof(r.policy_requested), "local");
+    snprintf(r.sensitivity, sizeof(r.sensitivity), "low");
+    reply = op_register(t->d, &root, &r);
+    ck_assert_msg(np_test_reply_ok(reply), "task %u: %s", i, np_test_reply_error(reply));
+    json_decref(reply);
+}
+
+/* A step registered task by task, each task journalled alone (registry_note_task_added), is back
+ * whole after a kill -9 at any point: every task so far, its pid adopted, with or without an
+ * interval's snapshot between. */
+static const struct {
+    const char *name;
+    unsigned tasks;   /* registered before the kill */
+    unsigned tick_at; /* registry.json written after this many (0: never) */
+} step_cases[] = {
+    {"one task, killed before the tick", 1, 0},
+    {"six tasks, killed before the tick", 6, 0},
+    {"six tasks, the tick after two", 6, 2},
+    {"six tasks, the tick after the sixth", 6, 6},
+};
+
+START_TEST(test_step_registered_task_by_task)
+{
+    struct np_test_daemon a, b;
+    struct np_daemon_job *j;
+
+    np_test_daemon_init(&a);
+    many_tasks_root(&a, step_cases[_i].tasks);
+    for (unsigned i = 0; i < step_cases[_i].tasks; i++) {
+        register_many(&a, i);
+        if (i + 1 == step_cases[_i].tick_at)
+            registry_flush(a.d);
+    }
+    /* kill -9 here: only the state directory survives */
+    np_test_daemon_init(&b);
+    snprintf(b.d->cfg.state_dir, sizeof(b.d->cfg.state_dir), "%s", a.d->cfg.state_dir);
+    snprintf(b.d->cfg.proc_root, sizeof(b.d->cfg.proc_root), "%s", a.d->cfg.proc_root);
+    registry_restore(b.d);
+    j = registry_find(&b.d->registry, 46, 0);
+    ck_assert_msg(j != NULL, "%s: step lost; log: %s", step_cases[_i].name, b.log.text);
+    ck_assert_uint_eq(j->sampler.ntasks, step_cases[_i].tasks);
+    ck_assert_uint_eq(json_array_size(j->tasks), step_cases[_i].tasks);
+    for (unsigned i = 0; i < step_cases[_i].tasks; i++) {
+        const json_t *task = job_task_entry(j, (pid_t)(MANY_PID0 + i));
+        ck_assert_msg(task != NULL, "%s: task %u lost", step_cases[_i].name, i);
+        ck_assert_int_eq(json_integer_value(json_object_get(task, "task")), i);
+        ck_assert_int_eq(j->sampler.tasks[i].pid, MANY_PID0 + i);
+    }
+    np_test_daemon_fini(&b);
+    np_test_daemon_fini(&a);
+}
+END_TEST
+
+/* A step of 500 tasks journals each task's register in a bounded line: the journal grows by the
+ * same few bytes per task, not by the whole step each time (quadratic), and never needs folding
+ * into registry.json within the interval. */
+#define LINEAR_TASKS          500
+#define LINEAR_BYTES_PER_TASK 160 /* a task line is under 100 bytes */
+
+START_TEST(test_register_journal_linear)
+{
+    struct np_test_daemon t;
+
+    np_test_daemon_init(&t);
+    many_tasks_root(&t, LINEAR_TASKS);
+    register_many(&t, 0);
+    for (unsigned i = 1; i < LINEAR_TASKS; i++) {
+        const size_t before = t.d->registry.journal_bytes;
+        register_many(&t, i);
+        ck_assert_msg(t.d->registry.journal_bytes > before &&
+                          t.d->registry.journal_bytes - before <= LINEAR_BYTES_PER_TASK,
+                      "task %u's register grew the journal from %zu to %zu bytes", i, before,
+                      t.d->registry.journal_bytes);
+    }
+    ck_assert_uint_eq(t.d->registry.saves, 0);
+    ck_assert_uint_le(t.d->registry.journal_bytes, LINEAR_TASKS * LINEAR_BYTES_PER_TASK);
+    np_test_daemon_fini(&t);
 }
 END_TEST
 
@@ -230,6 +412,11 @@ int main(void)
     tcase_add_test(tc, test_restored_step_report_incomplete);
     tcase_add_loop_test(tc, test_journal_after_kill, 0,
                         (int)(sizeof(journal_cases) / sizeof(journal_cases[0])));
+    tcase_add_loop_test(tc, test_job_name_survives_restart, 0,
+                        (int)(sizeof(kept_names) / sizeof(kept_names[0])));
+    tcase_add_loop_test(tc, test_step_registered_task_by_task, 0,
+                        (int)(sizeof(step_cases) / sizeof(step_cases[0])));
+    tcase_add_test(tc, test_register_journal_linear);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

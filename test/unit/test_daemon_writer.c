@@ -310,7 +310,7 @@ END_TEST
 /* Whether status shows job @p job's step 0 as "ending" (true) or running (false); -1: absent. */
 static int status_ending(uint32_t job)
 {
-    const struct ucred root = np_test_peer(1, 0, 0);
+    const struct np_peer root = np_test_peer(1, 0, 0);
     json_t *reply = op_status(t.d, &root, job);
     json_t *step = json_array_get(json_object_get(reply, "jobs"), 0);
     const int ending = step ? json_is_true(json_object_get(step, "ending")) : -1;

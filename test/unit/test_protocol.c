@@ -75,6 +75,11 @@ static const struct {
     {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
      "\"reason\":\"a\\u007fb\"}",
      -EINVAL, "\"reason\" has a control character"},
+    /* the user's job name is kept in root's history: printable, and bounded */
+    {"{\"v\":1,\"op\":\"advise\",\"job\":1,\"step\":0,\"uid\":5,\"name\":\"a\\u0001b\"}", -EINVAL,
+     "\"name\" has a control character; accepted: printable text of at most 127 bytes"},
+    {"{\"v\":1,\"op\":\"advise\",\"job\":1,\"step\":0,\"uid\":5,\"name\":\"a\\u009bb\"}", -EINVAL,
+     "\"name\" has a control character"},
     {"{\"v\":1,\"op\":\"step_end\",\"job\":1}", -EINVAL, "no \"step\""},
     {"{\"v\":1,\"op\":\"step_end\",\"job\":1,\"step\":0,\"wait_report\":0}", -EINVAL,
      "\"wait_report\" must be true or false"},

@@ -143,6 +143,10 @@ NP_API int np_proto_decode(const char *buf, size_t len, struct np_proto_request 
  */
 NP_API char *np_proto_encode(const struct np_proto_request *req);
 
+/** Whether @p s is text a person may read: no C0 or C1 control character and no DEL. Free text
+ *  from users (applied's "reason", advise's "name") must be. */
+NP_API bool np_proto_printable(const char *s);
+
 /** A new reply {"v":1,"ok":true}; the caller adds members. New reference. */
 NP_API json_t *np_proto_reply_ok(void);
 
