@@ -107,6 +107,7 @@ struct replay {
     const struct np_order_ops *order;
     uint64_t seed;
     uint64_t *pages;  /* njobs x nnodes */
+    uint64_t *hot;    /* of those, hot pages (numaplace/contention.h); all of them without it */
     double *progress; /* alone-seconds of work done */
     bool *done;
     struct np_job_view *views;
@@ -127,6 +128,11 @@ static uint64_t *job_pages(struct replay *r, size_t job)
     return &r->pages[job * r->set->nnodes];
 }
 
+static uint64_t *job_hot(struct replay *r, size_t job)
+{
+    return &r->hot[job * r->set->nnodes];
+}
+
 static uint64_t node_used(struct replay *r, unsigned node)
 {
     uint64_t used = 0;
@@ -142,6 +148,7 @@ static void solve_rates(struct replay *r)
     const struct np_contention_params *p = r->config->contention;
     size_t n = 0;
     double s[NP_CONTENTION_MAX_JOBS];
+    uint64_t cold[NP_MAX_NODES];
 
     for (size_t j = 0; j < r->set->njobs && n < NP_CONTENTION_MAX_JOBS; j++) {
         const struct np_replay_job *job = &r->set->jobs[j];
@@ -150,7 +157,9 @@ static void solve_rates(struct replay *r)
             continue;
         memset(c, 0, sizeof(*c));
         c->cpu_node = job->node;
-        np_contention_access_shares(p, job_pages(r, j), r->set->nnodes, job->memory_node, c->share);
+        for (unsigned k = 0; k < r->set->nnodes; k++)
+            cold[k] = job_pages(r, j)[k] - job_hot(r, j)[k];
+        np_contention_hot_shares(p, job_hot(r, j), cold, r->set->nnodes, c->share);
         c->bw_mbps = isfinite(job->row->bw_mbps) ? job->row->bw_mbps : 0;
         c->memory_share = r->mshare[j];
         c->threads = job->threads;
@@ -182,15 +191,23 @@ static double job_rate(struct replay *r, size_t j)
  * node's memory. Returns the pages moved. */
 static uint64_t replay_move(struct replay *r, size_t j, unsigned src, unsigned dst, uint64_t want)
 {
-    uint64_t *p = job_pages(r, j);
+    uint64_t *p = job_pages(r, j), *hot = job_hot(r, j);
     const uint64_t used = node_used(r, dst);
     const uint64_t room = r->config->node_pages > used ? r->config->node_pages - used : 0;
-    uint64_t n = want < p[src] ? want : p[src];
+    uint64_t n = want < p[src] ? want : p[src], hot_moved = n, cold_moved = 0;
 
     if (n > room)
         n = room;
+    /* pages keep their kind; a move of part of the share picks them as the model says */
+    if (r->config->contention)
+        np_contention_hot_split(r->config->contention, hot[src], p[src] - hot[src], n, &hot_moved,
+                                &cold_moved);
+    else
+        hot_moved = n;
     p[src] -= n;
     p[dst] += n;
+    hot[src] -= hot_moved;
+    hot[dst] += hot_moved;
     r->dirty |= n > 0;
     r->result->pages_moved += n;
     return n;
@@ -332,6 +349,7 @@ static void advance_jobs(struct replay *r, double t, double dt)
             if (r->result->first_end_s <= 0)
                 r->result->first_end_s = r->result->job_time_s[j];
             memset(job_pages(r, j), 0, r->set->nnodes * sizeof(uint64_t));
+            memset(job_hot(r, j), 0, r->set->nnodes * sizeof(uint64_t));
             for (size_t s = r->move.next; r->move.active && s < r->move.nsteps; s++)
                 if (r->move.steps[s].index == j)
                     r->move.steps[s].pages = 0; /* the mover finds the process gone */
@@ -513,6 +531,7 @@ int np_replay_run(const struct np_replay_set *set, const struct np_replay_config
         return rc;
     r.order = order ? order : np_order_default();
     r.pages = calloc(n * set->nnodes, sizeof(*r.pages));
+    r.hot = calloc(n * set->nnodes, sizeof(*r.hot));
     r.progress = calloc(n, sizeof(*r.progress));
     r.done = calloc(n, sizeof(*r.done));
     r.views = calloc(n, sizeof(*r.views));
@@ -523,13 +542,17 @@ int np_replay_run(const struct np_replay_set *set, const struct np_replay_config
     r.cjobs = calloc(n, sizeof(*r.cjobs));
     r.cindex = calloc(n, sizeof(*r.cindex));
     r.stall_until = calloc(n, sizeof(*r.stall_until));
-    rc = r.pages && r.progress && r.done && r.views && r.move.steps && result->job_time_s &&
-                 r.mshare && r.rate && r.cjobs && r.cindex && r.stall_until
+    rc = r.pages && r.hot && r.progress && r.done && r.views && r.move.steps &&
+                 result->job_time_s && r.mshare && r.rate && r.cjobs && r.cindex && r.stall_until
              ? 0
              : np_err_set(err, -ENOMEM, "out of memory replaying %zu jobs", set->njobs);
     if (rc == 0) {
-        for (size_t j = 0; j < set->njobs; j++)
+        for (size_t j = 0; j < set->njobs; j++) {
             job_pages(&r, j)[set->jobs[j].memory_node] = set->jobs[j].pages;
+            job_hot(&r, j)[set->jobs[j].memory_node] =
+                config->contention ? np_contention_hot_pages(config->contention, set->jobs[j].pages)
+                                   : set->jobs[j].pages;
+        }
         r.running = set->njobs;
         r.dirty = true;
         result->njobs = set->njobs;
@@ -551,6 +574,7 @@ int np_replay_run(const struct np_replay_set *set, const struct np_replay_config
             result->makespan_s = result->job_time_s[j];
     }
     free(r.pages);
+    free(r.hot);
     free(r.progress);
     free(r.done);
     free(r.views);

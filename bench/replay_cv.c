@@ -1,0 +1,79 @@
+/* bench/replay's cross-validated contention model (replay_cv.h). */
+#include "replay_cv.h"
+
+#include <string.h>
+
+/* Fitted by `build/bench/replay --fit-cv` (bench/RESULTS.md gives the run): each fold's point
+ * minimises the mean absolute error of eq. 6.1 over the measured cells of the sets it keeps. */
+const struct cv_fold cv_folds[CV_NFOLDS] = {
+    {{"thesis-set-1", NULL}, {1.0, 1.0, false, 290}},
+    {{"thesis-set-2", NULL}, {1.0, 1.0, false, 290}},
+    {{"thesis-set-3", NULL}, {1.0, 1.0, false, 290}},
+    {{"thesis-set-4", "thesis-set-5"}, {1.0, 1.0, false, 290}},
+};
+
+bool cv_fold_holds(const struct cv_fold *fold, const char *set)
+{
+    for (int k = 0; k < 2; k++)
+        if (fold->held_out[k] && !strcmp(fold->held_out[k], set))
+            return true;
+    return false;
+}
+
+const struct cv_fold *cv_fold_of(const char *set)
+{
+    for (size_t f = 0; f < CV_NFOLDS; f++)
+        if (cv_fold_holds(&cv_folds[f], set))
+            return &cv_folds[f];
+    return NULL;
+}
+
+size_t cv_grid(struct cv_point *out, size_t max)
+{
+    /* the mover: from a third of this project's own figure to four times it */
+    static const double rates[] = {100, 200, 290, 450, 700, 1100};
+    /* the hot law: a tenth to a half of the footprint carrying half to nearly all the traffic */
+    static const double fractions[] = {0.1, 0.25, 0.5}, shares[] = {0.5, 0.75, 0.95};
+    size_t n = 0;
+
+    for (size_t r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
+        if (n < max)
+            out[n++] = (struct cv_point){1.0, 1.0, false, rates[r]}; /* uniform */
+        for (size_t f = 0; f < sizeof(fractions) / sizeof(fractions[0]); f++)
+            for (size_t h = 0; h < sizeof(shares) / sizeof(shares[0]); h++)
+                for (int first = 0; first < 2; first++)
+                    if (shares[h] > fractions[f] && n < max)
+                        out[n++] = (struct cv_point){fractions[f], shares[h], first, rates[r]};
+    }
+    return n;
+}
+
+void cv_apply(const struct cv_point *point, struct np_contention_params *params,
+              double *mover_bytes_s)
+{
+    params->hot_fraction = point->hot_fraction;
+    params->hot_share = point->hot_share;
+    params->hot_moves_first = point->hot_first;
+    *mover_bytes_s = point->mover_mb_s * 1e6;
+}
+
+bool cv_noise_band(const char *set, double *lo, double *hi)
+{
+    /* scripts/thesis-noise.py: two standard errors of a run's eq. 6.1 from the spread of the
+     * identical instances within it, smallest and largest over the set's runs */
+    static const struct {
+        const char *set;
+        double lo, hi;
+    } bands[] = {{"thesis-set-2", 0.075, 0.109},
+                 {"thesis-set-3", 0.024, 0.145},
+                 {"thesis-set-4", 0.024, 0.131},
+                 {"thesis-set-5", 0.045, 0.088}};
+
+    for (size_t i = 0; i < sizeof(bands) / sizeof(bands[0]); i++)
+        if (!strcmp(bands[i].set, set)) {
+            *lo = bands[i].lo;
+            *hi = bands[i].hi;
+            return true;
+        }
+    return false;
+}
