@@ -3,7 +3,8 @@
  * order in both ways of carrying a request out, scored as the thesis scored them.
  *
  *   replay [--model CSV] [--footprints CSV] [--footprint-scale X] [--random-runs N]
- *          [--rate-mb-s R] [--floor-mb F] [--step S] [SCENARIO.json...]
+ *          [--rate-mb-s R] [--floor-mb F] [--step S] [--json] [--growth] [--fit-cv]
+ *          [SCENARIO.json...]
  *
  * Default scenarios: data/scenarios/thesis-set-1..5.json. Per set and way: each order's eq. 6.1
  * figure (geometric mean over jobs of the job's time relative to the same job in the Best run;
@@ -23,6 +24,7 @@
 #include "numaplace/scenario_file.h"
 
 #include "replay_cv.h"
+#include "replay_growth.h"
 
 #define MAX_ORDERS 16
 #define MAX_SETS   16
@@ -67,8 +69,11 @@ struct options {
     const char *model, *footprints;
     double scale, rate_mb_s, floor_mb, step_s;
     int random_runs; /* 0: the set's own count */
-    bool json, fit_cv;
+    bool json, fit_cv, growth;
 };
+
+/* --growth: footprints grow as the thesis's Best runs logged them (replay_growth.h). */
+static struct growth_table growth;
 
 /* The calibrated model (numaplace/contention.h, fit by bench/contention_fit on static runs) and
  * the thesis's manager loop (np_replay_config_thesis_loop). */
@@ -221,6 +226,8 @@ static int evaluate(const struct inputs *in, const struct np_scenario *s, double
         fprintf(stderr, "replay: %s: %s\n", s->name, err.msg);
         return -1;
     }
+    for (size_t j = 0; in->o->growth && j < owned.set.njobs; j++)
+        owned.jobs[j].growth = growth_find(&growth, owned.jobs[j].row->benchmark);
     config_for(in->o, way, &c);
     if (m->with_contention) {
         np_replay_config_thesis_loop(&c, &m->contention);
@@ -389,6 +396,8 @@ static int print_set(const struct inputs *in, const struct np_scenario *s, bool 
                        val.mae, val.ranks ? "true" : "false", val.spread_ratio);
                 if (variants[v].cv)
                     print_cv_json(s->name);
+                if (in->o->growth)
+                    printf(", \"growth\": true");
                 printf(", \"primary\": %s}",
                        variants[v].cv && way == NP_REPLAY_THESIS ? "true" : "false");
                 *first_json = false;
@@ -575,11 +584,13 @@ static int parse_options(int argc, char **argv, struct options *o, const char **
             o->json = true;
         else if (!strcmp(a, "--fit-cv"))
             o->fit_cv = true;
+        else if (!strcmp(a, "--growth"))
+            o->growth = true;
         else if (a[0] == '-') {
             fprintf(stderr,
                     "replay: unknown option '%s': accepted are --model, --footprints, "
                     "--footprint-scale, --random-runs, --rate-mb-s, --floor-mb, --step, --json, "
-                    "--fit-cv\n",
+                    "--fit-cv, --growth\n",
                     a);
             return -1;
         } else if (*nfiles < MAX_SETS)
@@ -606,6 +617,7 @@ int main(int argc, char **argv)
                         256,
                         1.0,
                         0,
+                        false,
                         false,
                         false};
     const char *files[MAX_SETS];
@@ -634,6 +646,21 @@ int main(int argc, char **argv)
             rc = 1;
         }
     np_contention_params_sandman(&contention);
+    if (rc == 0 && o.growth) {
+        char why[512];
+        if (growth_load("data", &growth, why, sizeof(why)) < 0) {
+            fprintf(stderr, "replay: --growth: %s\n", why);
+            rc = 1;
+        }
+        for (size_t k = 0; rc == 0 && k < growth.n; k++) {
+            fprintf(stderr, "replay: growth of %s (%u instances):", growth.rows[k].benchmark,
+                    growth.rows[k].instances);
+            for (unsigned p = 0; p < growth.rows[k].curve.n; p++)
+                fprintf(stderr, " %g:%.3f", growth.rows[k].curve.progress[p],
+                        growth.rows[k].curve.share[p]);
+            fprintf(stderr, "\n");
+        }
+    }
     if (rc == 0 && o.fit_cv) {
         rc = fit_cv(&in, sets, nfiles) < 0;
         for (size_t i = 0; i < nfiles; i++)
