@@ -401,7 +401,7 @@ int order_cv_replay(const struct set *set, enum np_replay_way way, const struct 
     struct np_err err = {0};
 
     struct np_contention_params params = contention;
-    const struct cv_fold *fold = order_cv_cross_validated ? cv_fold_of(set->name) : NULL;
+    const struct cv_fold *fold = order_cv_cross_validated ? cv_fold_of(set->name, false) : NULL;
     double mover = NP_REPLAY_LOOP_MOVER_BPS;
 
     if (fold) /* bench/replay's contention-cv: the fold holding the set out */

@@ -74,6 +74,7 @@ struct options {
 
 /* --growth: footprints grow as the thesis's Best runs logged them (replay_growth.h). */
 static struct growth_table growth;
+static bool growth_on;
 
 /* The calibrated model (numaplace/contention.h, fit by bench/contention_fit on static runs) and
  * the thesis's manager loop (np_replay_config_thesis_loop). */
@@ -198,7 +199,7 @@ static struct model_spec spec_for(size_t v, const char *set)
 {
     struct model_spec m = {variants[v].flags, contention, variants[v].contention,
                            NP_REPLAY_LOOP_MOVER_BPS};
-    const struct cv_fold *fold = variants[v].cv ? cv_fold_of(set) : NULL;
+    const struct cv_fold *fold = variants[v].cv ? cv_fold_of(set, growth_on) : NULL;
 
     if (fold)
         cv_apply(&fold->fitted, &m.contention, &m.mover_bytes_s);
@@ -333,7 +334,7 @@ static struct validation validate(const struct np_scenario *s, const struct scor
 /* The fold's fitted values and the set's noise band, as JSON members. */
 static void print_cv_json(const char *set)
 {
-    const struct cv_fold *f = cv_fold_of(set);
+    const struct cv_fold *f = cv_fold_of(set, growth_on);
     double lo, hi;
 
     if (!f) {
@@ -353,7 +354,7 @@ static void print_cv_json(const char *set)
 
 static void print_cv_text(const char *set)
 {
-    const struct cv_fold *f = cv_fold_of(set);
+    const struct cv_fold *f = cv_fold_of(set, growth_on);
     double lo, hi;
 
     if (!f) {
@@ -480,6 +481,8 @@ static int print_means(const struct inputs *in, const struct set_data *sets, siz
  * point with the least mean absolute error over the measured cells of the sets it keeps, scored
  * on the sets it holds out. */
 #define CV_MAX_POINTS 256
+/* Training errors within this of the least are ties: the uniform law is taken among them. */
+#define CV_TIE 0.005
 static int fit_cv(const struct inputs *in, const struct set_data *sets, size_t nsets)
 {
     static struct cv_point grid[CV_MAX_POINTS];
@@ -519,7 +522,7 @@ static int fit_cv(const struct inputs *in, const struct set_data *sets, size_t n
         printf("\n");
     }
     printf("\n| fold holds out | hot of pages | hot of traffic | hot moved | mover MB/s | training "
-           "MAE | points within 0.005 of it (their mover MB/s range) | held-out MAE |\n"
+           "MAE | points within 0.005 of the least (their mover MB/s range) | held-out MAE |\n"
            "|---|---|---|---|---|---|---|---|\n");
     for (size_t f = 0; f < CV_NFOLDS; f++) {
         double best = INFINITY, held_err = 0, rlo = INFINITY, rhi = 0;
@@ -540,12 +543,19 @@ static int fit_cv(const struct inputs *in, const struct set_data *sets, size_t n
                 arg = g;
             }
         }
+        size_t uniform = npoints;
         for (size_t g = 0; g < npoints; g++)
-            if (train[g] <= best + 0.005) {
+            if (train[g] <= best + CV_TIE) {
                 near++;
                 rlo = fmin(rlo, grid[g].mover_mb_s);
                 rhi = fmax(rhi, grid[g].mover_mb_s);
+                if (grid[g].hot_share == grid[g].hot_fraction &&
+                    (uniform == npoints || train[g] < train[uniform]))
+                    uniform = g;
             }
+        /* a hot law no better than uniform by more than the tie is not taken */
+        if (uniform < npoints)
+            arg = uniform;
         for (size_t i = 0; i < nsets; i++)
             if (cv_fold_holds(&cv_folds[f], sets[i].scenario.name)) {
                 held_err += err_sum[arg][i];
@@ -555,7 +565,7 @@ static int fit_cv(const struct inputs *in, const struct set_data *sets, size_t n
                cv_folds[f].held_out[0], cv_folds[f].held_out[1] ? ", " : "",
                cv_folds[f].held_out[1] ? cv_folds[f].held_out[1] : "", grid[arg].hot_fraction,
                grid[arg].hot_share, grid[arg].hot_first ? "first" : "last", grid[arg].mover_mb_s,
-               best, near, rlo, rhi, held_cells ? held_err / held_cells : NAN);
+               train[arg], near, rlo, rhi, held_cells ? held_err / held_cells : NAN);
     }
     return 0;
 }
@@ -646,6 +656,7 @@ int main(int argc, char **argv)
             rc = 1;
         }
     np_contention_params_sandman(&contention);
+    growth_on = o.growth;
     if (rc == 0 && o.growth) {
         char why[512];
         if (growth_load("data", &growth, why, sizeof(why)) < 0) {

@@ -26,10 +26,11 @@ struct cv_fold {
 };
 
 #define CV_NFOLDS 4
-extern const struct cv_fold cv_folds[CV_NFOLDS];
+/** Fitted with constant footprints, and with footprints growing as logged (--growth). */
+extern const struct cv_fold cv_folds[CV_NFOLDS], cv_folds_growth[CV_NFOLDS];
 
-/** The fold holding @p set out, or NULL when no fold does. */
-const struct cv_fold *cv_fold_of(const char *set);
+/** The fold holding @p set out (of cv_folds_growth when @p growth), or NULL when none does. */
+const struct cv_fold *cv_fold_of(const char *set, bool growth);
 
 /** Whether @p fold holds @p set out. */
 bool cv_fold_holds(const struct cv_fold *fold, const char *set);
