@@ -350,6 +350,13 @@ static void print_cv_json(const char *set)
         printf(", \"noise_band\": [%.3f, %.3f]", lo, hi);
     else
         printf(", \"noise_band\": null");
+    printf(", \"measured\": {");
+    for (size_t k = 0, n = 0; k < count_orders(); k++) {
+        const double m = measured_figure(set, np_order_at(k)->name);
+        if (!isnan(m))
+            printf("%s\"%s\": %.4f", n++ ? ", " : "", np_order_at(k)->name, m);
+    }
+    printf("}");
 }
 
 static void print_cv_text(const char *set)
@@ -489,7 +496,7 @@ static int fit_cv(const struct inputs *in, const struct set_data *sets, size_t n
     static double err_sum[CV_MAX_POINTS][MAX_SETS], ratio[CV_MAX_POINTS][MAX_SETS];
     static int cells[CV_MAX_POINTS][MAX_SETS];
     static bool ranks[CV_MAX_POINTS][MAX_SETS];
-    const size_t npoints = cv_grid(grid, CV_MAX_POINTS);
+    const size_t npoints = cv_grid(grid, CV_MAX_POINTS, in->o->growth);
 
     for (size_t g = 0; g < npoints; g++)
         for (size_t i = 0; i < nsets; i++) {

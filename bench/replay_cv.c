@@ -6,10 +6,10 @@
 /* Fitted by `build/bench/replay --fit-cv` (bench/RESULTS.md gives the run): each fold's point
  * minimises the mean absolute error of eq. 6.1 over the measured cells of the sets it keeps. */
 const struct cv_fold cv_folds[CV_NFOLDS] = {
-    {{"thesis-set-1", NULL}, {1.0, 1.0, false, 290}},
-    {{"thesis-set-2", NULL}, {1.0, 1.0, false, 290}},
-    {{"thesis-set-3", NULL}, {1.0, 1.0, false, 290}},
-    {{"thesis-set-4", "thesis-set-5"}, {1.0, 1.0, false, 290}},
+    {{"thesis-set-1", NULL}, {1.0, 1.0, false, 140}},
+    {{"thesis-set-2", NULL}, {1.0, 1.0, false, 140}},
+    {{"thesis-set-3", NULL}, {1.0, 1.0, false, 140}},
+    {{"thesis-set-4", "thesis-set-5"}, {1.0, 1.0, false, 70}},
 };
 
 /* The same, fitted by `build/bench/replay --fit-cv --growth`. */
@@ -38,7 +38,7 @@ const struct cv_fold *cv_fold_of(const char *set, bool growth)
     return NULL;
 }
 
-size_t cv_grid(struct cv_point *out, size_t max)
+size_t cv_grid(struct cv_point *out, size_t max, bool coarse)
 {
     /* the mover: from a sixth of this project's own figure to half as much again (a first run
      * over 100-1,100 MB/s found everything above 290 worse on every fold) */
@@ -46,12 +46,20 @@ size_t cv_grid(struct cv_point *out, size_t max)
     /* the hot law: a tenth to a half of the footprint carrying three quarters to nearly all the
      * traffic (the first run's 0.5 were no different) */
     static const double fractions[] = {0.1, 0.25, 0.5}, shares[] = {0.75, 0.95};
+    /* coarse: three of them, the extremes of what the full grid holds */
+    static const struct cv_point coarse_laws[] = {
+        {0.25, 0.95, false, 0}, {0.25, 0.95, true, 0}, {0.1, 0.75, false, 0}};
     size_t n = 0;
 
     for (size_t r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
         if (n < max)
             out[n++] = (struct cv_point){1.0, 1.0, false, rates[r]}; /* uniform */
-        for (size_t f = 0; f < sizeof(fractions) / sizeof(fractions[0]); f++)
+        for (size_t c = 0; coarse && c < sizeof(coarse_laws) / sizeof(coarse_laws[0]); c++)
+            if (n < max) {
+                out[n] = coarse_laws[c];
+                out[n++].mover_mb_s = rates[r];
+            }
+        for (size_t f = 0; !coarse && f < sizeof(fractions) / sizeof(fractions[0]); f++)
             for (size_t h = 0; h < sizeof(shares) / sizeof(shares[0]); h++)
                 for (int first = 0; first < 2; first++)
                     if (shares[h] > fractions[f] && n < max)

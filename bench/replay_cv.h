@@ -35,8 +35,9 @@ const struct cv_fold *cv_fold_of(const char *set, bool growth);
 /** Whether @p fold holds @p set out. */
 bool cv_fold_holds(const struct cv_fold *fold, const char *set);
 
-/** The search grid into @p out (at most @p max points); returns how many. */
-size_t cv_grid(struct cv_point *out, size_t max);
+/** The search grid into @p out (at most @p max points); returns how many. @p coarse: the hot
+ *  law at four points only (uniform and three others), for the slower replay with growth. */
+size_t cv_grid(struct cv_point *out, size_t max, bool coarse);
 
 /** @p params (fit on static runs) with @p point's hot-share law; the mover's rate in bytes/s. */
 void cv_apply(const struct cv_point *point, struct np_contention_params *params,

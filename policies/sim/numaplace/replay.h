@@ -11,9 +11,9 @@
  *
  * Co-location (CPU sharing and one node's memory controller) enters only as a constant factor per
  * job measured by the thesis for its mix (struct np_replay_job's corun), not as a function of
- * what runs where. Not represented (docs/replay.md says why): how contention changes as jobs move
- * and end, the cost of moving to the job moved, jobs' memory growing while they run, the 6xx
- * benchmarks' thread counts.
+ * what runs where, unless the config names a contention model (np_replay_config's contention),
+ * which also tracks each job's hot pages (numaplace/contention.h). A job's footprint is constant
+ * or grows along a curve (struct np_replay_growth), new pages on its start node.
  */
 #ifndef NUMAPLACE_REPLAY_H
 #define NUMAPLACE_REPLAY_H
