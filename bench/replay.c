@@ -12,7 +12,10 @@
  * thesis's measured figure, the modelled total of the jobs' times relative to Best, and the
  * spread between the best and the worst order, with the model alone and with each job's
  * measured co-location factor; then the means over the sets, and the same means with every
- * footprint halved and x1.5. Deterministic: no timing is measured.
+ * footprint halved and x1.5; the contention model fit on static runs only (`contention`) and
+ * with its hot law and mover's rate from the fold that held the set out (`contention-cv`,
+ * replay_cv.h; --fit-cv searches them and prints the folds). --growth lets footprints grow as
+ * the Best runs logged them (replay_growth.h). Deterministic: no timing is measured.
  */
 #include <math.h>
 #include <stdio.h>
@@ -704,11 +707,13 @@ int main(int argc, char **argv)
         printf("replay: %zu sets, model %s, footprints %s x%g; numaplace way: %g MB/s, free "
                "floor %g MiB; step %g s; Sandman's SLIT, 64,500 MiB per node\n",
                nfiles, o.model, o.footprints, o.scale, o.rate_mb_s, o.floor_mb, o.step_s);
-        printf("Cells: eq. 6.1 vs best (total time vs best); * Random not in the set's runs. "
-               "Model alone: no contention; co-run: each job's measured co-location factor; "
-               "contention: the contention model fit on static runs only, with the manager's "
-               "loop in the thesis way (docs/replay.md). Last column: pages moved / asked per "
-               "order, then the row against the measured figures\n\n");
+        printf(
+            "Cells: eq. 6.1 vs best (total time vs best); * Random not in the set's runs. "
+            "Model alone: no contention; co-run: each job's measured co-location factor; "
+            "contention: the contention model fit on static runs only, contention-cv: with "
+            "its hot law and mover rate from the fold holding the set out; both with the manager's "
+            "loop in the thesis way (docs/replay.md). Last column: pages moved / asked per "
+            "order, then the row against the measured figures\n\n");
         print_header("set", "pages moved / asked, per order");
     }
     for (size_t i = 0; i < nfiles && rc == 0; i++)
