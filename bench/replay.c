@@ -538,7 +538,7 @@ static int fit_cv(const struct inputs *in, const struct set_data *sets, size_t n
         double best = INFINITY, held_err = 0, rlo = INFINITY, rhi = 0;
         size_t arg = 0, near = 0;
         int held_cells = 0;
-        double train[CV_MAX_POINTS];
+        double train[CV_MAX_POINTS] = {0};
         for (size_t g = 0; g < npoints; g++) {
             double e = 0;
             int c = 0;
