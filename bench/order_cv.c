@@ -5,13 +5,16 @@
  * beside the shipped orders, with the measured slowdown as an oracle bound.
  *
  *   order_cv [--model CSV] [--footprints CSV] [--footprint-scale X] [--seeds N]
- *            [--sigma-footprint S] [--sigma-colocation S] [--workers N] [--noise-only] [--json]
+ *            [--sigma-footprint S] [--sigma-colocation S] [--workers N] [--noise-only] [--cv]
+ *            [--json]
  *            [SCENARIO.json...]
  *   order_cv [--model CSV] --mixes N         random mixes
  *
  * Defaults: data/sandman-spec2017.csv, data/spec2017-footprints.csv,
  * data/scenarios/thesis-set-1..5; 20 noise seeds, sigmas 0.07 and 0.105 (order_cv_noise.c says
- * where they come from). --noise-only skips the deterministic tables; --json prints only the
+ * where they come from). --cv runs the contention model with bench/replay's cross-validated hot
+ * law and mover rate (replay_cv.h: each set under the fold holding it out). --noise-only skips
+ * the deterministic tables; --json prints only the
  * noise table, as JSON.
  *
  * Mixes as bench/orders_sim: 8 jobs drawn (seeded) from every row of the table, CPUs on a random
@@ -49,6 +52,7 @@
 #include "numaplace/scenario_file.h"
 
 #include "order_cv.h"
+#include "replay_cv.h"
 
 #define NJOBS           8
 #define NNODES          4
@@ -71,7 +75,7 @@ static const char *const calibration_names[CAL_COUNT] = {"CV (set's benchmarks l
 
 /* The calibrated contention model and the thesis's manager loop, as bench/replay runs them. */
 static struct np_contention_params contention;
-bool order_cv_contention;
+bool order_cv_contention, order_cv_cross_validated;
 
 enum mode { MODE_PARTIAL, MODE_WHOLE, MODE_COUNT };
 static const char *const mode_names[MODE_COUNT] = {"numaplace (last job in part)",
@@ -396,9 +400,17 @@ int order_cv_replay(const struct set *set, enum np_replay_way way, const struct 
     struct np_replay_result result;
     struct np_err err = {0};
 
+    struct np_contention_params params = contention;
+    const struct cv_fold *fold = order_cv_cross_validated ? cv_fold_of(set->name, false) : NULL;
+    double mover = NP_REPLAY_LOOP_MOVER_BPS;
+
+    if (fold) /* bench/replay's contention-cv: the fold holding the set out */
+        cv_apply(&fold->fitted, &params, &mover);
     np_replay_config_sandman(&config, way);
-    if (order_cv_contention)
-        np_replay_config_thesis_loop(&config, &contention);
+    if (order_cv_contention) {
+        np_replay_config_thesis_loop(&config, &params);
+        config.mover_rate_bytes_s = mover;
+    }
     if (np_replay_run(&set->owned.set, &config, ops, seed, &result, &err) < 0) {
         fprintf(stderr, "order_cv: %s: %s\n", set->name, err.msg);
         return -1;
@@ -621,6 +633,8 @@ int main(int argc, char **argv)
             noise.workers = (int)workers;
         } else if (!strcmp(argv[i], "--noise-only")) {
             noise_only = true;
+        } else if (!strcmp(argv[i], "--cv")) {
+            order_cv_cross_validated = true;
         } else if (!strcmp(argv[i], "--json")) {
             noise.json = noise_only = true;
         } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
@@ -643,7 +657,7 @@ int main(int argc, char **argv)
                 stderr,
                 "order_cv: '%s': accepted: --model CSV, --footprints CSV, --footprint-scale X, "
                 "--seeds N, --sigma-footprint S, --sigma-colocation S, --workers N, --noise-only, "
-                "--json, "
+                "--cv, --json, "
                 "--mixes N, up to %d SCENARIO.json\n",
                 argv[i], MAX_SETS);
             return 2;

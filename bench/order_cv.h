@@ -43,6 +43,8 @@ struct set {
 
 /* The replays run on the calibrated contention model with the thesis's manager loop. */
 extern bool order_cv_contention;
+/* ... with the hot law and mover rate of bench/replay's fold holding the set out (--cv). */
+extern bool order_cv_cross_validated;
 
 /* Every shipped order, then every candidate (one column per calibration); best-plus's index. */
 size_t order_cv_make_columns(struct column *cols, size_t *best_plus);

@@ -145,10 +145,11 @@ static json_t *cell_json(const struct cell *c, int seeds)
 
 static void print_header(const struct set *sets, size_t nsets, const struct noise_options *o)
 {
-    printf("\nnoise on the calibrated contention model: %d seeds, footprints x exp(%g N), "
+    printf("\nnoise on the calibrated contention model%s: %d seeds, footprints x exp(%g N), "
            "co-location x exp(%g N) per job; eq. 6.1 relative to best-plus's under the same draw, "
            "mean [95%% percentile interval over seeds]; last column: seeds below 1 (overall)\n",
-           o->seeds, o->sigma_footprint, o->sigma_colocation);
+           order_cv_cross_validated ? " (hot law and mover rate cross-validated)" : "", o->seeds,
+           o->sigma_footprint, o->sigma_colocation);
     printf("| way | order, predictions from |");
     for (size_t k = 0; k < nsets; k++)
         printf(" %s |", sets[k].name);
@@ -196,7 +197,8 @@ static int report(const struct set *sets, size_t nsets, const struct column *col
         }
     if (rc == 0 && o->json) {
         json_t *doc =
-            json_pack("{s:s, s:i, s:f, s:f, s:s, s:o}", "model", "contention", "seeds", o->seeds,
+            json_pack("{s:s, s:i, s:f, s:f, s:s, s:o}", "model",
+                      order_cv_cross_validated ? "contention-cv" : "contention", "seeds", o->seeds,
                       "sigma_footprint", o->sigma_footprint, "sigma_colocation",
                       o->sigma_colocation, "interval", "95% percentile over seeds", "rows", rows);
         rows = NULL;

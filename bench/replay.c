@@ -3,7 +3,8 @@
  * order in both ways of carrying a request out, scored as the thesis scored them.
  *
  *   replay [--model CSV] [--footprints CSV] [--footprint-scale X] [--random-runs N]
- *          [--rate-mb-s R] [--floor-mb F] [--step S] [SCENARIO.json...]
+ *          [--rate-mb-s R] [--floor-mb F] [--step S] [--json] [--growth] [--fit-cv]
+ *          [SCENARIO.json...]
  *
  * Default scenarios: data/scenarios/thesis-set-1..5.json. Per set and way: each order's eq. 6.1
  * figure (geometric mean over jobs of the job's time relative to the same job in the Best run;
@@ -11,7 +12,10 @@
  * thesis's measured figure, the modelled total of the jobs' times relative to Best, and the
  * spread between the best and the worst order, with the model alone and with each job's
  * measured co-location factor; then the means over the sets, and the same means with every
- * footprint halved and x1.5. Deterministic: no timing is measured.
+ * footprint halved and x1.5; the contention model fit on static runs only (`contention`) and
+ * with its hot law and mover's rate from the fold that held the set out (`contention-cv`,
+ * replay_cv.h; --fit-cv searches them and prints the folds). --growth lets footprints grow as
+ * the Best runs logged them (replay_growth.h). Deterministic: no timing is measured.
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +25,9 @@
 #include "numaplace/replay_scenario.h"
 #include "numaplace/tables.h"
 #include "numaplace/scenario_file.h"
+
+#include "replay_cv.h"
+#include "replay_growth.h"
 
 #define MAX_ORDERS 16
 #define MAX_SETS   16
@@ -65,8 +72,12 @@ struct options {
     const char *model, *footprints;
     double scale, rate_mb_s, floor_mb, step_s;
     int random_runs; /* 0: the set's own count */
-    bool json;
+    bool json, fit_cv, growth;
 };
+
+/* --growth: footprints grow as the thesis's Best runs logged them (replay_growth.h). */
+static struct growth_table growth;
+static bool growth_on;
 
 /* The calibrated model (numaplace/contention.h, fit by bench/contention_fit on static runs) and
  * the thesis's manager loop (np_replay_config_thesis_loop). */
@@ -169,10 +180,34 @@ static void config_for(const struct options *o, enum np_replay_way way, struct n
 static const struct {
     const char *name;
     unsigned flags;
-    bool contention;
-} variants[] = {
-    {"alone", 0, false}, {"co-run", NP_REPLAY_WITH_CORUN, false}, {"contention", 0, true}};
+    bool contention, cv; /* cv: the hot law and mover's rate of the fold holding the set out */
+} variants[] = {{"alone", 0, false, false},
+                {"co-run", NP_REPLAY_WITH_CORUN, false, false},
+                {"contention", 0, true, false},
+                {"contention-cv", 0, true, true}};
 #define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
+
+/* How one set is modelled: the replay's flags, the contention model (NULL: none) and the thesis
+ * loop's mover rate. */
+struct model_spec {
+    unsigned flags;
+    struct np_contention_params contention;
+    bool with_contention;
+    double mover_bytes_s;
+};
+
+/* Variant @p v for set @p set; the cross-validated one takes the fold holding the set out (a set
+ * no fold holds is scored with the static-only parameters). */
+static struct model_spec spec_for(size_t v, const char *set)
+{
+    struct model_spec m = {variants[v].flags, contention, variants[v].contention,
+                           NP_REPLAY_LOOP_MOVER_BPS};
+    const struct cv_fold *fold = variants[v].cv ? cv_fold_of(set, growth_on) : NULL;
+
+    if (fold)
+        cv_apply(&fold->fitted, &m.contention, &m.mover_bytes_s);
+    return m;
+}
 
 struct inputs {
     const struct options *o;
@@ -182,8 +217,7 @@ struct inputs {
 
 /* Build @p s's set with @p scale and @p flags and score every order in @p way. */
 static int evaluate(const struct inputs *in, const struct np_scenario *s, double scale,
-                    unsigned flags, bool with_contention, enum np_replay_way way,
-                    struct score *scores)
+                    const struct model_spec *m, enum np_replay_way way, struct score *scores)
 {
     struct np_replay_owned owned;
     struct np_replay_config c;
@@ -191,13 +225,18 @@ static int evaluate(const struct inputs *in, const struct np_scenario *s, double
     bool own;
     int rc;
 
-    if (np_replay_set_from_scenario_flags(s, in->model, in->fp, scale, flags, &owned, &err) < 0) {
+    if (np_replay_set_from_scenario_flags(s, in->model, in->fp, scale, m->flags, &owned, &err) <
+        0) {
         fprintf(stderr, "replay: %s: %s\n", s->name, err.msg);
         return -1;
     }
+    for (size_t j = 0; in->o->growth && j < owned.set.njobs; j++)
+        owned.jobs[j].growth = growth_find(&growth, owned.jobs[j].row->benchmark);
     config_for(in->o, way, &c);
-    if (with_contention)
-        np_replay_config_thesis_loop(&c, &contention);
+    if (m->with_contention) {
+        np_replay_config_thesis_loop(&c, &m->contention);
+        c.mover_rate_bytes_s = m->mover_bytes_s;
+    }
     rc = score_set(&owned.set, &c, random_runs(s, in->o, &own), scores);
     np_replay_owned_fini(&owned);
     return rc;
@@ -295,6 +334,53 @@ static struct validation validate(const struct np_scenario *s, const struct scor
     return v;
 }
 
+/* The fold's fitted values and the set's noise band, as JSON members. */
+static void print_cv_json(const char *set)
+{
+    const struct cv_fold *f = cv_fold_of(set, growth_on);
+    double lo, hi;
+
+    if (!f) {
+        printf(", \"fold\": null");
+        return;
+    }
+    printf(", \"fold\": {\"held_out\": [\"%s\"%s%s%s], \"hot_fraction\": %g, \"hot_share\": %g, "
+           "\"hot_moves\": \"%s\", \"mover_mb_s\": %g}",
+           f->held_out[0], f->held_out[1] ? ", \"" : "", f->held_out[1] ? f->held_out[1] : "",
+           f->held_out[1] ? "\"" : "", f->fitted.hot_fraction, f->fitted.hot_share,
+           f->fitted.hot_first ? "first" : "last", f->fitted.mover_mb_s);
+    if (cv_noise_band(set, &lo, &hi))
+        printf(", \"noise_band\": [%.3f, %.3f]", lo, hi);
+    else
+        printf(", \"noise_band\": null");
+    printf(", \"measured\": {");
+    for (size_t k = 0, n = 0; k < count_orders(); k++) {
+        const double m = measured_figure(set, np_order_at(k)->name);
+        if (!isnan(m))
+            printf("%s\"%s\": %.4f", n++ ? ", " : "", np_order_at(k)->name, m);
+    }
+    printf("}");
+}
+
+static void print_cv_text(const char *set)
+{
+    const struct cv_fold *f = cv_fold_of(set, growth_on);
+    double lo, hi;
+
+    if (!f) {
+        printf("; no fold holds this set out: static-only parameters");
+        return;
+    }
+    printf("; fold without %s%s%s: hot %g of pages, %g of traffic, moved %s; mover %g MB/s",
+           f->held_out[0], f->held_out[1] ? " and " : "", f->held_out[1] ? f->held_out[1] : "",
+           f->fitted.hot_fraction, f->fitted.hot_share, f->fitted.hot_first ? "first" : "last",
+           f->fitted.mover_mb_s);
+    if (cv_noise_band(set, &lo, &hi))
+        printf("; noise +-%.3f to +-%.3f", lo, hi);
+    else
+        printf("; noise band unavailable (one instance of each benchmark)");
+}
+
 static int print_set(const struct inputs *in, const struct np_scenario *s, bool *first_json)
 {
     bool own;
@@ -306,8 +392,8 @@ static int print_set(const struct inputs *in, const struct np_scenario *s, bool 
         for (size_t v = 0; v < NVARIANTS; v++) {
             struct score scores[MAX_ORDERS];
             size_t lo, hi;
-            if (evaluate(in, s, in->o->scale, variants[v].flags, variants[v].contention,
-                         (enum np_replay_way)way, scores) < 0)
+            const struct model_spec m = spec_for(v, s->name);
+            if (evaluate(in, s, in->o->scale, &m, (enum np_replay_way)way, scores) < 0)
                 return -1;
             const struct validation val = validate(s, scores);
             if (in->o->json) {
@@ -317,10 +403,14 @@ static int print_set(const struct inputs *in, const struct np_scenario *s, bool 
                        variants[v].name);
                 for (size_t k = 0; k < count_orders(); k++)
                     printf("%s\"%s\": %.4f", k ? ", " : "", np_order_at(k)->name, scores[k].figure);
-                printf("}, \"mae\": %.4f, \"ranks_as_measured\": %s, \"spread_ratio\": %.3f, "
-                       "\"primary\": %s}",
-                       val.mae, val.ranks ? "true" : "false", val.spread_ratio,
-                       variants[v].contention && way == NP_REPLAY_THESIS ? "true" : "false");
+                printf("}, \"mae\": %.4f, \"ranks_as_measured\": %s, \"spread_ratio\": %.3f",
+                       val.mae, val.ranks ? "true" : "false", val.spread_ratio);
+                if (variants[v].cv)
+                    print_cv_json(s->name);
+                if (in->o->growth)
+                    printf(", \"growth\": true");
+                printf(", \"primary\": %s}",
+                       variants[v].cv && way == NP_REPLAY_THESIS ? "true" : "false");
                 *first_json = false;
                 continue;
             }
@@ -337,6 +427,8 @@ static int print_set(const struct inputs *in, const struct np_scenario *s, bool 
                        scores[k].asked ? (double)scores[k].moved / (double)scores[k].asked : 0.0);
             printf(" | MAE %.3f, ranks %s, spread x%.2f", val.mae,
                    val.ranks ? "as measured" : "differ", val.spread_ratio);
+            if (variants[v].cv)
+                print_cv_text(s->name);
             if (variants[v].contention && way == NP_REPLAY_THESIS) {
                 printf("; fired/spacing:");
                 for (size_t k = 0; k < count_orders(); k++)
@@ -360,8 +452,8 @@ static int print_means(const struct inputs *in, const struct set_data *sets, siz
             size_t lo, hi, idx[MAX_ORDERS];
             for (size_t i = 0; i < nsets; i++) {
                 struct score scores[MAX_ORDERS];
-                if (evaluate(in, &sets[i].scenario, scale, variants[v].flags,
-                             variants[v].contention, (enum np_replay_way)way, scores) < 0)
+                const struct model_spec m = spec_for(v, sets[i].scenario.name);
+                if (evaluate(in, &sets[i].scenario, scale, &m, (enum np_replay_way)way, scores) < 0)
                     return -1;
                 for (size_t k = 0; k < count_orders(); k++) {
                     figure[k] += scores[k].figure / (double)nsets;
@@ -395,6 +487,99 @@ static int print_means(const struct inputs *in, const struct set_data *sets, siz
     return 0;
 }
 
+/* --fit-cv: every grid point on every set (thesis way, the contention model), then per fold the
+ * point with the least mean absolute error over the measured cells of the sets it keeps, scored
+ * on the sets it holds out. */
+#define CV_MAX_POINTS 256
+/* Training errors within this of the least are ties: the uniform law is taken among them. */
+#define CV_TIE 0.005
+static int fit_cv(const struct inputs *in, const struct set_data *sets, size_t nsets)
+{
+    static struct cv_point grid[CV_MAX_POINTS];
+    static double err_sum[CV_MAX_POINTS][MAX_SETS], ratio[CV_MAX_POINTS][MAX_SETS];
+    static int cells[CV_MAX_POINTS][MAX_SETS];
+    static bool ranks[CV_MAX_POINTS][MAX_SETS];
+    const size_t npoints = cv_grid(grid, CV_MAX_POINTS, in->o->growth);
+
+    for (size_t g = 0; g < npoints; g++)
+        for (size_t i = 0; i < nsets; i++) {
+            struct model_spec m = {0, contention, true, 0};
+            struct score scores[MAX_ORDERS];
+            cv_apply(&grid[g], &m.contention, &m.mover_bytes_s);
+            if (evaluate(in, &sets[i].scenario, in->o->scale, &m, NP_REPLAY_THESIS, scores) < 0)
+                return -1;
+            const struct validation v = validate(&sets[i].scenario, scores);
+            err_sum[g][i] = v.mae * v.cells;
+            cells[g][i] = v.cells;
+            ratio[g][i] = v.spread_ratio;
+            ranks[g][i] = v.ranks;
+            fprintf(stderr, "fit-cv: point %zu of %zu, %s: MAE %.4f\n", g + 1, npoints,
+                    sets[i].scenario.name, v.mae);
+        }
+    printf("| point | hot of pages | hot of traffic | hot moved | mover MB/s |");
+    for (size_t i = 0; i < nsets; i++)
+        printf(" %s MAE (spread, ranks) |", sets[i].scenario.name);
+    printf("\n|---|---|---|---|---|");
+    for (size_t i = 0; i < nsets; i++)
+        printf("---|");
+    printf("\n");
+    for (size_t g = 0; g < npoints; g++) {
+        printf("| %zu | %g | %g | %s | %g |", g, grid[g].hot_fraction, grid[g].hot_share,
+               grid[g].hot_first ? "first" : "last", grid[g].mover_mb_s);
+        for (size_t i = 0; i < nsets; i++)
+            printf(" %.4f (x%.2f, %s) |", err_sum[g][i] / cells[g][i], ratio[g][i],
+                   ranks[g][i] ? "yes" : "no");
+        printf("\n");
+    }
+    printf("\n| fold holds out | hot of pages | hot of traffic | hot moved | mover MB/s | training "
+           "MAE | points within 0.005 of the least (their mover MB/s range) | held-out MAE |\n"
+           "|---|---|---|---|---|---|---|---|\n");
+    for (size_t f = 0; f < CV_NFOLDS; f++) {
+        double best = INFINITY, held_err = 0, rlo = INFINITY, rhi = 0;
+        size_t arg = 0, near = 0;
+        int held_cells = 0;
+        double train[CV_MAX_POINTS] = {0};
+        for (size_t g = 0; g < npoints; g++) {
+            double e = 0;
+            int c = 0;
+            for (size_t i = 0; i < nsets; i++)
+                if (!cv_fold_holds(&cv_folds[f], sets[i].scenario.name)) {
+                    e += err_sum[g][i];
+                    c += cells[g][i];
+                }
+            train[g] = c ? e / c : INFINITY;
+            if (train[g] < best) { /* the first of equals: the grid lists uniform first */
+                best = train[g];
+                arg = g;
+            }
+        }
+        size_t uniform = npoints;
+        for (size_t g = 0; g < npoints; g++)
+            if (train[g] <= best + CV_TIE) {
+                near++;
+                rlo = fmin(rlo, grid[g].mover_mb_s);
+                rhi = fmax(rhi, grid[g].mover_mb_s);
+                if (grid[g].hot_share == grid[g].hot_fraction &&
+                    (uniform == npoints || train[g] < train[uniform]))
+                    uniform = g;
+            }
+        /* a hot law no better than uniform by more than the tie is not taken */
+        if (uniform < npoints)
+            arg = uniform;
+        for (size_t i = 0; i < nsets; i++)
+            if (cv_fold_holds(&cv_folds[f], sets[i].scenario.name)) {
+                held_err += err_sum[arg][i];
+                held_cells += cells[arg][i];
+            }
+        printf("| %s%s%s | %g | %g | %s | %g | %.4f | %zu (%g-%g) | %.4f |\n",
+               cv_folds[f].held_out[0], cv_folds[f].held_out[1] ? ", " : "",
+               cv_folds[f].held_out[1] ? cv_folds[f].held_out[1] : "", grid[arg].hot_fraction,
+               grid[arg].hot_share, grid[arg].hot_first ? "first" : "last", grid[arg].mover_mb_s,
+               train[arg], near, rlo, rhi, held_cells ? held_err / held_cells : NAN);
+    }
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, struct options *o, const char **files,
                          size_t *nfiles)
 {
@@ -417,10 +602,15 @@ static int parse_options(int argc, char **argv, struct options *o, const char **
             o->step_s = atof(argv[++i]);
         else if (!strcmp(a, "--json"))
             o->json = true;
+        else if (!strcmp(a, "--fit-cv"))
+            o->fit_cv = true;
+        else if (!strcmp(a, "--growth"))
+            o->growth = true;
         else if (a[0] == '-') {
             fprintf(stderr,
                     "replay: unknown option '%s': accepted are --model, --footprints, "
-                    "--footprint-scale, --random-runs, --rate-mb-s, --floor-mb, --step, --json\n",
+                    "--footprint-scale, --random-runs, --rate-mb-s, --floor-mb, --step, --json, "
+                    "--fit-cv, --growth\n",
                     a);
             return -1;
         } else if (*nfiles < MAX_SETS)
@@ -440,8 +630,16 @@ int main(int argc, char **argv)
         "data/scenarios/thesis-set-1.json", "data/scenarios/thesis-set-2.json",
         "data/scenarios/thesis-set-3.json", "data/scenarios/thesis-set-4.json",
         "data/scenarios/thesis-set-5.json"};
-    struct options o = {
-        "data/sandman-spec2017.csv", "data/spec2017-footprints.csv", 1.0, 200, 256, 1.0, 0, false};
+    struct options o = {"data/sandman-spec2017.csv",
+                        "data/spec2017-footprints.csv",
+                        1.0,
+                        200,
+                        256,
+                        1.0,
+                        0,
+                        false,
+                        false,
+                        false};
     const char *files[MAX_SETS];
     size_t nfiles = 0;
     struct set_data sets[MAX_SETS];
@@ -468,6 +666,30 @@ int main(int argc, char **argv)
             rc = 1;
         }
     np_contention_params_sandman(&contention);
+    growth_on = o.growth;
+    if (rc == 0 && o.growth) {
+        char why[512];
+        if (growth_load("data", &growth, why, sizeof(why)) < 0) {
+            fprintf(stderr, "replay: --growth: %s\n", why);
+            rc = 1;
+        }
+        for (size_t k = 0; rc == 0 && k < growth.n; k++) {
+            fprintf(stderr, "replay: growth of %s (%u instances):", growth.rows[k].benchmark,
+                    growth.rows[k].instances);
+            for (unsigned p = 0; p < growth.rows[k].curve.n; p++)
+                fprintf(stderr, " %g:%.3f", growth.rows[k].curve.progress[p],
+                        growth.rows[k].curve.share[p]);
+            fprintf(stderr, "\n");
+        }
+    }
+    if (rc == 0 && o.fit_cv) {
+        rc = fit_cv(&in, sets, nfiles) < 0;
+        for (size_t i = 0; i < nfiles; i++)
+            np_scenario_fini(&sets[i].scenario);
+        np_footprints_free(&fp);
+        np_model_free(&model);
+        return rc;
+    }
     if (rc == 0 && o.json) {
         bool first = true;
         printf("[");
@@ -485,11 +707,13 @@ int main(int argc, char **argv)
         printf("replay: %zu sets, model %s, footprints %s x%g; numaplace way: %g MB/s, free "
                "floor %g MiB; step %g s; Sandman's SLIT, 64,500 MiB per node\n",
                nfiles, o.model, o.footprints, o.scale, o.rate_mb_s, o.floor_mb, o.step_s);
-        printf("Cells: eq. 6.1 vs best (total time vs best); * Random not in the set's runs. "
-               "Model alone: no contention; co-run: each job's measured co-location factor; "
-               "contention: the contention model fit on static runs only, with the manager's "
-               "loop in the thesis way (docs/replay.md). Last column: pages moved / asked per "
-               "order, then the row against the measured figures\n\n");
+        printf(
+            "Cells: eq. 6.1 vs best (total time vs best); * Random not in the set's runs. "
+            "Model alone: no contention; co-run: each job's measured co-location factor; "
+            "contention: the contention model fit on static runs only, contention-cv: with "
+            "its hot law and mover rate from the fold holding the set out; both with the manager's "
+            "loop in the thesis way (docs/replay.md). Last column: pages moved / asked per "
+            "order, then the row against the measured figures\n\n");
         print_header("set", "pages moved / asked, per order");
     }
     for (size_t i = 0; i < nfiles && rc == 0; i++)

@@ -23,7 +23,9 @@ void np_contention_params_sandman(struct np_contention_params *p)
     p->llc_gain = 5.239;
     p->llc_half_mbps = 64966;
     p->omp_exponent = 0.617;
-    p->hot_weight = 1.0;
+    /* uniform: no run of the thesis's static data moved pages (docs/replay.md) */
+    p->hot_fraction = 1.0;
+    p->hot_share = 1.0;
     p->cpus_per_node = 16;
     for (unsigned a = 0; a < 4; a++)
         for (unsigned b = 0; b < 4; b++)
@@ -121,11 +123,13 @@ static int check(const struct np_contention_params *p, unsigned nnodes,
     if (!(p->mc_capacity_mbps > 0) || !(p->link_capacity_mbps > 0) || !(p->remote_latency >= 1) ||
         !(p->max_utilisation >= 0 && p->max_utilisation < 1) || !(p->llc_gain >= 0) ||
         !(p->llc_half_mbps > 0) || !(p->omp_exponent >= 0 && p->omp_exponent <= 1) ||
-        !(p->hot_weight > 0) || p->cpus_per_node == 0)
+        !(p->hot_fraction > 0 && p->hot_fraction <= 1) ||
+        !(p->hot_share >= 0 && p->hot_share <= 1) || p->cpus_per_node == 0)
         return np_err_set(err, -EINVAL,
                           "contention parameters: capacities and llc_half_mbps must be > 0, "
                           "remote_latency >= 1, max_utilisation in [0, 1), llc_gain >= 0, "
-                          "omp_exponent in [0, 1], hot_weight > 0, cpus_per_node > 0");
+                          "omp_exponent in [0, 1], hot_fraction in (0, 1], hot_share in [0, 1], "
+                          "cpus_per_node > 0");
     for (size_t i = 0; i < njobs; i++) {
         const struct np_contention_job *j = &jobs[i];
         double sum = 0;
@@ -256,15 +260,43 @@ double np_contention_job_slowdown(const struct np_contention_params *p,
     return s[0];
 }
 
-void np_contention_access_shares(const struct np_contention_params *p, const uint64_t *pages,
-                                 unsigned nnodes, unsigned start_node, double *share)
+bool np_contention_uniform(const struct np_contention_params *p)
 {
-    double total = 0;
+    return p->hot_share == p->hot_fraction;
+}
+
+uint64_t np_contention_hot_pages(const struct np_contention_params *p, uint64_t pages)
+{
+    const double hot = round((double)pages * p->hot_fraction);
+
+    return hot >= (double)pages ? pages : hot > 0 ? (uint64_t)hot : 0;
+}
+
+void np_contention_hot_shares(const struct np_contention_params *p, const uint64_t *hot,
+                              const uint64_t *cold, unsigned nnodes, double *share)
+{
+    double h = 0, c = 0;
 
     for (unsigned n = 0; n < nnodes; n++) {
-        share[n] = (double)pages[n] * (n == start_node ? p->hot_weight : 1.0);
-        total += share[n];
+        h += (double)hot[n];
+        c += (double)cold[n];
     }
+    /* a kind the job holds none of passes its accesses to the other */
+    const double weight_hot = c <= 0 ? 1.0 : p->hot_share,
+                 weight_cold = h <= 0 ? 1.0 : 1.0 - p->hot_share;
     for (unsigned n = 0; n < nnodes; n++)
-        share[n] = total > 0 ? share[n] / total : 0;
+        share[n] = (h > 0 ? (double)hot[n] * weight_hot / h : 0) +
+                   (c > 0 ? (double)cold[n] * weight_cold / c : 0);
+}
+
+void np_contention_hot_split(const struct np_contention_params *p, uint64_t hot, uint64_t cold,
+                             uint64_t want, uint64_t *hot_out, uint64_t *cold_out)
+{
+    const uint64_t first = p->hot_moves_first ? hot : cold;
+    const uint64_t a = want < first ? want : first;
+    const uint64_t rest = want - a, second = p->hot_moves_first ? cold : hot;
+    const uint64_t b = rest < second ? rest : second;
+
+    *hot_out = p->hot_moves_first ? a : b;
+    *cold_out = p->hot_moves_first ? b : a;
 }

@@ -76,6 +76,28 @@ double np_replay_slowdown(const struct np_model_row *row, const uint64_t *pages,
     return np_penalty_scale_slowdown(slowdown, NP_REFERENCE_REMOTE_PENALTY, weighted / remote);
 }
 
+double np_replay_growth_at(const struct np_replay_growth *g, double x)
+{
+    double best = 0;
+
+    if (!g || g->n == 0)
+        return 1.0;
+    for (unsigned i = 0; i < g->n; i++) {
+        double y = g->share[i];
+        if (g->progress[i] > x) {
+            /* between the previous point and this one, linear; before the first, flat */
+            if (i > 0)
+                y = g->share[i - 1] + (g->share[i] - g->share[i - 1]) * (x - g->progress[i - 1]) /
+                                          (g->progress[i] - g->progress[i - 1]);
+            else
+                y = g->share[0];
+            return fmax(best, y);
+        }
+        best = fmax(best, y);
+    }
+    return best;
+}
+
 double np_replay_figure(const double *times, const double *reference, size_t n)
 {
     double sum = 0;
@@ -107,6 +129,7 @@ struct replay {
     const struct np_order_ops *order;
     uint64_t seed;
     uint64_t *pages;  /* njobs x nnodes */
+    uint64_t *hot;    /* of those, hot pages (numaplace/contention.h); all of them without it */
     double *progress; /* alone-seconds of work done */
     bool *done;
     struct np_job_view *views;
@@ -127,6 +150,11 @@ static uint64_t *job_pages(struct replay *r, size_t job)
     return &r->pages[job * r->set->nnodes];
 }
 
+static uint64_t *job_hot(struct replay *r, size_t job)
+{
+    return &r->hot[job * r->set->nnodes];
+}
+
 static uint64_t node_used(struct replay *r, unsigned node)
 {
     uint64_t used = 0;
@@ -142,6 +170,7 @@ static void solve_rates(struct replay *r)
     const struct np_contention_params *p = r->config->contention;
     size_t n = 0;
     double s[NP_CONTENTION_MAX_JOBS];
+    uint64_t cold[NP_MAX_NODES];
 
     for (size_t j = 0; j < r->set->njobs && n < NP_CONTENTION_MAX_JOBS; j++) {
         const struct np_replay_job *job = &r->set->jobs[j];
@@ -150,7 +179,9 @@ static void solve_rates(struct replay *r)
             continue;
         memset(c, 0, sizeof(*c));
         c->cpu_node = job->node;
-        np_contention_access_shares(p, job_pages(r, j), r->set->nnodes, job->memory_node, c->share);
+        for (unsigned k = 0; k < r->set->nnodes; k++)
+            cold[k] = job_pages(r, j)[k] - job_hot(r, j)[k];
+        np_contention_hot_shares(p, job_hot(r, j), cold, r->set->nnodes, c->share);
         c->bw_mbps = isfinite(job->row->bw_mbps) ? job->row->bw_mbps : 0;
         c->memory_share = r->mshare[j];
         c->threads = job->threads;
@@ -182,15 +213,23 @@ static double job_rate(struct replay *r, size_t j)
  * node's memory. Returns the pages moved. */
 static uint64_t replay_move(struct replay *r, size_t j, unsigned src, unsigned dst, uint64_t want)
 {
-    uint64_t *p = job_pages(r, j);
+    uint64_t *p = job_pages(r, j), *hot = job_hot(r, j);
     const uint64_t used = node_used(r, dst);
     const uint64_t room = r->config->node_pages > used ? r->config->node_pages - used : 0;
-    uint64_t n = want < p[src] ? want : p[src];
+    uint64_t n = want < p[src] ? want : p[src], hot_moved = n, cold_moved = 0;
 
     if (n > room)
         n = room;
+    /* pages keep their kind; a move of part of the share picks them as the model says */
+    if (r->config->contention)
+        np_contention_hot_split(r->config->contention, hot[src], p[src] - hot[src], n, &hot_moved,
+                                &cold_moved);
+    else
+        hot_moved = n;
     p[src] -= n;
     p[dst] += n;
+    hot[src] -= hot_moved;
+    hot[dst] += hot_moved;
     r->dirty |= n > 0;
     r->result->pages_moved += n;
     return n;
@@ -311,6 +350,46 @@ static void advance_move(struct replay *r, double dt, bool finish)
         m->active = false;
 }
 
+/* The pages job @p j holds at its progress now (its footprint when it does not grow). */
+static uint64_t pages_due(const struct replay *r, size_t j)
+{
+    const struct np_replay_job *job = &r->set->jobs[j];
+    const double due =
+        round((double)job->pages * np_replay_growth_at(job->growth, r->progress[j] / job->work_s));
+
+    return due >= (double)job->pages ? job->pages : due >= 1 ? (uint64_t)due : 1;
+}
+
+/* A growing job allocates what its curve says it holds by now on its start node, as far as that
+ * node has room (the rest later). Rounded to a hundredth of its footprint so the contention
+ * model is not solved again every step. */
+static void grow(struct replay *r, size_t j)
+{
+    const struct np_replay_job *job = &r->set->jobs[j];
+    uint64_t *p = job_pages(r, j), *hot = job_hot(r, j), held = 0, hot_held = 0;
+    const uint64_t due = pages_due(r, j), grain = job->pages / 100 + 1;
+
+    for (unsigned n = 0; n < r->set->nnodes; n++) {
+        held += p[n];
+        hot_held += hot[n];
+    }
+    if (due <= held || (due - held < grain && due < job->pages))
+        return;
+    const uint64_t used = node_used(r, job->memory_node);
+    const uint64_t room = r->config->node_pages > used ? r->config->node_pages - used : 0;
+    const uint64_t add = due - held < room ? due - held : room;
+    /* the new pages' kind: what keeps the job's hot pages its hot fraction */
+    const uint64_t hot_due = r->config->contention
+                                 ? np_contention_hot_pages(r->config->contention, held + add)
+                                 : held + add;
+    const uint64_t hot_add =
+        hot_due > hot_held ? (hot_due - hot_held < add ? hot_due - hot_held : add) : 0;
+
+    p[job->memory_node] += add;
+    hot[job->memory_node] += hot_add;
+    r->dirty |= add > 0;
+}
+
 /* Run every job for @p dt seconds at its current rate; a job that ends frees its pages. */
 static void advance_jobs(struct replay *r, double t, double dt)
 {
@@ -332,11 +411,14 @@ static void advance_jobs(struct replay *r, double t, double dt)
             if (r->result->first_end_s <= 0)
                 r->result->first_end_s = r->result->job_time_s[j];
             memset(job_pages(r, j), 0, r->set->nnodes * sizeof(uint64_t));
+            memset(job_hot(r, j), 0, r->set->nnodes * sizeof(uint64_t));
             for (size_t s = r->move.next; r->move.active && s < r->move.nsteps; s++)
                 if (r->move.steps[s].index == j)
                     r->move.steps[s].pages = 0; /* the mover finds the process gone */
         } else {
             r->progress[j] += rate * (dt - stalled);
+            if (r->set->jobs[j].growth)
+                grow(r, j);
         }
     }
 }
@@ -465,6 +547,18 @@ static int check(const struct np_replay_set *set, const struct np_replay_config 
         if (!(job->noise >= 0) || !isfinite(job->noise))
             return np_err_set(err, -EINVAL, "jobs[%zu].noise: %g is not a factor (0: none, > 0)", i,
                               job->noise);
+        if (job->growth) {
+            const struct np_replay_growth *g = job->growth;
+            bool ok = g->n >= 1 && g->n <= NP_REPLAY_GROWTH_POINTS;
+            for (unsigned k = 0; ok && k < g->n; k++)
+                ok = g->progress[k] >= 0 && g->progress[k] <= 1 && g->share[k] > 0 &&
+                     g->share[k] <= 1 && (k == 0 || g->progress[k] > g->progress[k - 1]);
+            if (!ok)
+                return np_err_set(err, -EINVAL,
+                                  "jobs[%zu].growth: 1 to %d points, progress ascending in [0, 1] "
+                                  "and shares in (0, 1]",
+                                  i, NP_REPLAY_GROWTH_POINTS);
+        }
         if (!(job->work_s > 0) || !isfinite(job->work_s))
             return np_err_set(err, -EINVAL, "jobs[%zu].work_s: %g is not a time > 0 s", i,
                               job->work_s);
@@ -513,6 +607,7 @@ int np_replay_run(const struct np_replay_set *set, const struct np_replay_config
         return rc;
     r.order = order ? order : np_order_default();
     r.pages = calloc(n * set->nnodes, sizeof(*r.pages));
+    r.hot = calloc(n * set->nnodes, sizeof(*r.hot));
     r.progress = calloc(n, sizeof(*r.progress));
     r.done = calloc(n, sizeof(*r.done));
     r.views = calloc(n, sizeof(*r.views));
@@ -523,13 +618,17 @@ int np_replay_run(const struct np_replay_set *set, const struct np_replay_config
     r.cjobs = calloc(n, sizeof(*r.cjobs));
     r.cindex = calloc(n, sizeof(*r.cindex));
     r.stall_until = calloc(n, sizeof(*r.stall_until));
-    rc = r.pages && r.progress && r.done && r.views && r.move.steps && result->job_time_s &&
-                 r.mshare && r.rate && r.cjobs && r.cindex && r.stall_until
+    rc = r.pages && r.hot && r.progress && r.done && r.views && r.move.steps &&
+                 result->job_time_s && r.mshare && r.rate && r.cjobs && r.cindex && r.stall_until
              ? 0
              : np_err_set(err, -ENOMEM, "out of memory replaying %zu jobs", set->njobs);
     if (rc == 0) {
-        for (size_t j = 0; j < set->njobs; j++)
-            job_pages(&r, j)[set->jobs[j].memory_node] = set->jobs[j].pages;
+        for (size_t j = 0; j < set->njobs; j++) {
+            const uint64_t start = pages_due(&r, j);
+            job_pages(&r, j)[set->jobs[j].memory_node] = start;
+            job_hot(&r, j)[set->jobs[j].memory_node] =
+                config->contention ? np_contention_hot_pages(config->contention, start) : start;
+        }
         r.running = set->njobs;
         r.dirty = true;
         result->njobs = set->njobs;
@@ -551,6 +650,7 @@ int np_replay_run(const struct np_replay_set *set, const struct np_replay_config
             result->makespan_s = result->job_time_s[j];
     }
     free(r.pages);
+    free(r.hot);
     free(r.progress);
     free(r.done);
     free(r.views);

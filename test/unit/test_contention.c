@@ -20,7 +20,8 @@ static struct np_contention_params quiet(void)
                                      .llc_gain = 0,
                                      .llc_half_mbps = 500,
                                      .omp_exponent = 0.5,
-                                     .hot_weight = 1.0,
+                                     .hot_fraction = 1.0,
+                                     .hot_share = 1.0,
                                      .cpus_per_node = 2};
     return p;
 }
@@ -114,26 +115,93 @@ START_TEST(test_memory_share_bounds)
 }
 END_TEST
 
+/* The hot-share law, by hand: share[n] = h x hot[n] / sum(hot) + (1 - h) x cold[n] / sum(cold). */
 static const struct {
-    uint64_t pages[3];
-    unsigned start;
-    double weight, expected[3];
+    const char *what;
+    double fraction, share_hot;
+    uint64_t hot[3], cold[3];
+    double expected[3];
 } share_cases[] = {
-    {{300, 100, 0}, 0, 1.0, {0.75, 0.25, 0}},
-    {{300, 100, 0}, 0, 3.0, {0.9, 0.1, 0}},
-    {{100, 100, 200}, 2, 0.5, {1.0 / 3, 1.0 / 3, 1.0 / 3}},
-    {{0, 0, 0}, 0, 2.0, {0, 0, 0}},
+    {"all hot (the uniform default): share of pages",
+     1.0,
+     1.0,
+     {300, 100, 0},
+     {0},
+     {0.75, 0.25, 0}},
+    /* f = h: every page weighs 1/400 whatever its kind */
+    {"hot fraction = hot share: uniform", 0.25, 0.25, {100, 0, 0}, {100, 200, 0}, {0.5, 0.5, 0}},
+    /* 0.8 x 100/100 + 0.2 x 100/300 = 0.8667; 0.2 x 200/300 = 0.1333 */
+    {"a quarter hot with 80% of the traffic, cold pages moved",
+     0.25,
+     0.8,
+     {100, 0, 0},
+     {100, 200, 0},
+     {0.8 + 0.2 / 3, 0.4 / 3, 0}},
+    /* hot split 50/50, cold all on node 2: 0.9 x 1/2, 0.9 x 1/2, 0.1 */
+    {"hot pages split, cold elsewhere", 0.5, 0.9, {50, 50, 0}, {0, 0, 100}, {0.45, 0.45, 0.1}},
+    {"no cold pages: the hot ones carry all", 0.5, 0.9, {10, 30, 0}, {0}, {0.25, 0.75, 0}},
+    {"no hot pages: the cold ones carry all", 0.5, 0.9, {0}, {0, 0, 8}, {0, 0, 1}},
+    {"no pages", 0.5, 0.9, {0}, {0}, {0, 0, 0}},
 };
 
-START_TEST(test_access_shares)
+START_TEST(test_hot_shares)
 {
     struct np_contention_params p = quiet();
     double share[3];
 
-    p.hot_weight = share_cases[_i].weight;
-    np_contention_access_shares(&p, share_cases[_i].pages, 3, share_cases[_i].start, share);
+    p.hot_fraction = share_cases[_i].fraction;
+    p.hot_share = share_cases[_i].share_hot;
+    np_contention_hot_shares(&p, share_cases[_i].hot, share_cases[_i].cold, 3, share);
     for (int n = 0; n < 3; n++)
-        ck_assert_double_eq_tol(share[n], share_cases[_i].expected[n], 1e-12);
+        ck_assert_msg(fabs(share[n] - share_cases[_i].expected[n]) < 1e-12, "%s: node %d: %g",
+                      share_cases[_i].what, n, share[n]);
+}
+END_TEST
+
+static const struct {
+    bool hot_first;
+    uint64_t hot, cold, want, hot_out, cold_out;
+} split_cases[] = {
+    {false, 100, 300, 200, 0, 200},  /* cold first: cold covers it */
+    {false, 100, 300, 350, 50, 300}, /* cold all, then 50 hot */
+    {true, 100, 300, 200, 100, 100}, /* hot first: all 100, then 100 cold */
+    {true, 100, 300, 50, 50, 0},
+    {false, 100, 300, 1000, 100, 300}, /* more than held: everything */
+    {true, 0, 0, 10, 0, 0},
+};
+
+START_TEST(test_hot_split)
+{
+    struct np_contention_params p = quiet();
+    uint64_t hot, cold;
+
+    p.hot_moves_first = split_cases[_i].hot_first;
+    np_contention_hot_split(&p, split_cases[_i].hot, split_cases[_i].cold, split_cases[_i].want,
+                            &hot, &cold);
+    ck_assert_uint_eq(hot, split_cases[_i].hot_out);
+    ck_assert_uint_eq(cold, split_cases[_i].cold_out);
+}
+END_TEST
+
+static const struct {
+    double fraction, share_hot;
+    uint64_t pages, hot;
+    bool uniform;
+} hot_pages_cases[] = {
+    {1.0, 1.0, 731, 731, true}, {0.25, 0.8, 1000, 250, false}, {0.1, 0.1, 15, 2, true},
+    {0.1, 0.5, 4, 0, false}, /* 0.4 rounds to none: the cold pages carry it all */
+    {0.999, 1.0, 1, 1, false},
+};
+
+START_TEST(test_hot_pages)
+{
+    struct np_contention_params p = quiet();
+
+    p.hot_fraction = hot_pages_cases[_i].fraction;
+    p.hot_share = hot_pages_cases[_i].share_hot;
+    ck_assert_uint_eq(np_contention_hot_pages(&p, hot_pages_cases[_i].pages),
+                      hot_pages_cases[_i].hot);
+    ck_assert(np_contention_uniform(&p) == hot_pages_cases[_i].uniform);
 }
 END_TEST
 
@@ -152,6 +220,13 @@ START_TEST(test_refuses_bad_input)
     ck_assert_ptr_nonnull(strstr(err.msg, "cpu_node"));
     j.cpu_node = 0;
     p.max_utilisation = 1.0; /* 1 / (1 - 1) */
+    ck_assert_int_eq(np_contention_solve(&p, 2, &j, 1, NULL, &s, &err), -EINVAL);
+    p = quiet();
+    p.hot_fraction = 0; /* no hot pages at all is hot_share 0, not fraction 0 */
+    ck_assert_int_eq(np_contention_solve(&p, 2, &j, 1, NULL, &s, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "hot_fraction"));
+    p = quiet();
+    p.hot_share = 1.5;
     ck_assert_int_eq(np_contention_solve(&p, 2, &j, 1, NULL, &s, &err), -EINVAL);
 }
 END_TEST
@@ -184,7 +259,10 @@ int main(void)
     TCase *tc = tcase_create("contention");
     tcase_add_loop_test(tc, test_job_slowdown, 0, sizeof(cases) / sizeof(cases[0]));
     tcase_add_test(tc, test_memory_share_bounds);
-    tcase_add_loop_test(tc, test_access_shares, 0, sizeof(share_cases) / sizeof(share_cases[0]));
+    tcase_add_loop_test(tc, test_hot_shares, 0, sizeof(share_cases) / sizeof(share_cases[0]));
+    tcase_add_loop_test(tc, test_hot_split, 0, sizeof(split_cases) / sizeof(split_cases[0]));
+    tcase_add_loop_test(tc, test_hot_pages, 0,
+                        sizeof(hot_pages_cases) / sizeof(hot_pages_cases[0]));
     tcase_add_test(tc, test_refuses_bad_input);
     tcase_add_test(tc, test_openmp_names);
     tcase_add_test(tc, test_sandman_defaults_valid);

@@ -114,6 +114,119 @@ START_TEST(test_noise_on_contention)
 }
 END_TEST
 
+/* The hot-share law in the replay: a job all memory-bound (remote 2x, no bandwidth: m = 1, every
+ * other effect off), 1,000 pages on its CPUs' node 0, 100 s of work; at 0 s a request moves
+ * exactly 500 of them to node 1 at once. A quarter of its pages (250) hot with 80% of the
+ * traffic: moved last, the 500 are cold, 0.2 x 500/750 of its accesses go remote and it runs at
+ * 1 + 0.1333; moved first, the 250 hot and 250 cold go, 0.8 + 0.2 x 250/750 remote, 1.8667.
+ * Uniform: half its accesses, 1.5. */
+static const struct {
+    double fraction, share;
+    bool first;
+    double expected_s;
+} hot_cases[] = {
+    {1.0, 1.0, false, 150.0},
+    {0.25, 0.25, true, 150.0}, /* hot share = hot fraction: uniform whatever moves first */
+    {0.25, 0.8, false, 100 * (1 + 0.2 * 500 / 750)},
+    {0.25, 0.8, true, 100 * (1 + 0.8 + 0.2 * 250 / 750)},
+};
+
+START_TEST(test_hot_share_in_replay)
+{
+    static const struct np_model_row bound = {
+        .benchmark = "bound", .remote = 2.0, .interleave = 1.5, .bw_mbps = 0};
+    const struct np_replay_job jobs[] = {job(&bound, 100, 0, 0, 1000)};
+    const struct np_replay_request reqs[] = {{0, 0, 1, 500}};
+    struct np_contention_params p = {.mc_capacity_mbps = 1e12,
+                                     .link_capacity_mbps = 1e12,
+                                     .remote_latency = 2.0,
+                                     .max_utilisation = 0.95,
+                                     .llc_half_mbps = 500,
+                                     .omp_exponent = 0.5,
+                                     .hot_fraction = hot_cases[_i].fraction,
+                                     .hot_share = hot_cases[_i].share,
+                                     .hot_moves_first = hot_cases[_i].first,
+                                     .cpus_per_node = 16};
+    struct np_replay_config c = config(NP_REPLAY_NUMAPLACE, 0);
+    struct np_replay_result r, again;
+
+    c.contention = &p;
+    r = replay(jobs, 1, reqs, 1, &c, "best-plus", 1);
+    ck_assert_uint_eq(r.pages_moved, 500);
+    ck_assert_double_eq_tol(r.job_time_s[0], hot_cases[_i].expected_s, 1e-6);
+    /* deterministic: the same set, config and seed give the same time to the last bit */
+    again = replay(jobs, 1, reqs, 1, &c, "random", 7);
+    np_replay_result_fini(&r);
+    r = replay(jobs, 1, reqs, 1, &c, "random", 7);
+    ck_assert(r.job_time_s[0] == again.job_time_s[0]);
+    np_replay_result_fini(&r);
+    np_replay_result_fini(&again);
+}
+END_TEST
+
+/* A growth curve: linear between points, flat before the first and past the last, never
+ * shrinking (a lower share holds the earlier maximum). */
+static const struct np_replay_growth rising = {3, {0, 0.5, 1.0}, {0.1, 0.5, 1.0}},
+                                     late = {2, {0.2, 0.6}, {0.4, 0.8}},
+                                     shrinking = {2, {0, 0.5}, {0.5, 0.2}};
+static const struct {
+    const struct np_replay_growth *growth;
+    double progress, expected;
+} growth_cases[] = {
+    {&rising, 0, 0.1},      {&rising, 0.25, 0.3}, {&rising, 0.75, 0.75}, {&rising, 1, 1},
+    {&late, 0, 0.4},        {&late, 0.4, 0.6},    {&late, 0.9, 0.8},     {&shrinking, 0.25, 0.5},
+    {&shrinking, 0.9, 0.5}, {NULL, 0.3, 1.0},
+};
+
+START_TEST(test_growth_curve)
+{
+    ck_assert_double_eq_tol(np_replay_growth_at(growth_cases[_i].growth, growth_cases[_i].progress),
+                            growth_cases[_i].expected, 1e-12);
+}
+END_TEST
+
+/* A sensitive job (x2 remote) of 1,000 pages holding half of them until half its work is done,
+ * then all. At 0 s the thesis's way moves its whole share on node 0 (500 pages) to node 1: it
+ * runs all remote, 50 s of work in 100 s (and the next 1-s step, still remote, 0.5 s of work);
+ * then its new 500 pages come on its start node, half remote: the other 49.5 s take 74.25 s.
+ * Without growth all 1,000 pages move and it runs remote throughout: 200 s. */
+START_TEST(test_growth_allocates_on_start_node)
+{
+    static const struct np_replay_growth half_then_all = {3, {0, 0.5, 0.50001}, {0.5, 0.5, 1.0}};
+    struct np_replay_job jobs[] = {job(&sensitive, 100, 0, 0, 1000)};
+    const struct np_replay_request reqs[] = {{0, 0, 1, 500}};
+    const struct np_replay_config c = config(NP_REPLAY_THESIS, 0);
+    struct np_replay_result r = replay(jobs, 1, reqs, 1, &c, "worst", 1);
+
+    ck_assert_double_eq_tol(r.job_time_s[0], 200, 1e-9);
+    np_replay_result_fini(&r);
+    jobs[0].growth = &half_then_all;
+    r = replay(jobs, 1, reqs, 1, &c, "worst", 1);
+    ck_assert_uint_eq(r.pages_moved, 500);
+    ck_assert_double_eq_tol(r.job_time_s[0], 101 + 49.5 * 1.5, 1e-9);
+    np_replay_result_fini(&r);
+}
+END_TEST
+
+START_TEST(test_bad_growth)
+{
+    static const struct np_replay_growth descending = {2, {0.5, 0.2}, {0.5, 1}},
+                                         empty = {0, {0}, {0}}, zero = {1, {0}, {0}};
+    const struct np_replay_growth *bad[] = {&descending, &empty, &zero};
+    struct np_replay_job jobs[] = {job(&sensitive, 100, 0, 0, 1000)};
+    const struct np_replay_config c = config(NP_REPLAY_THESIS, 0);
+
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        const struct np_replay_set set = {4, jobs, 1, NULL, 0};
+        struct np_replay_result r;
+        struct np_err err = {0};
+        jobs[0].growth = bad[k];
+        ck_assert_int_eq(np_replay_run(&set, &c, NULL, 1, &r, &err), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err.msg, "jobs[0].growth"));
+    }
+}
+END_TEST
+
 /* L (CPUs on 1, pages on 0) and R (CPUs and pages on 0); at 10 s one request moves L's share
  * from 0 to 1. Best(+) take L, which turns local: 10 s at half speed, then 95 s. Worst(+) take
  * R, which turns remote: 10 s, then 90 s of work at half speed. */
@@ -655,6 +768,10 @@ int main(void)
 
     tcase_add_loop_test(tc, test_job_finishes_at_work_over_rate, 0, N(alone_cases));
     tcase_add_test(tc, test_noise_on_contention);
+    tcase_add_loop_test(tc, test_hot_share_in_replay, 0, sizeof(hot_cases) / sizeof(hot_cases[0]));
+    tcase_add_loop_test(tc, test_growth_curve, 0, sizeof(growth_cases) / sizeof(growth_cases[0]));
+    tcase_add_test(tc, test_growth_allocates_on_start_node);
+    tcase_add_test(tc, test_bad_growth);
     tcase_add_loop_test(tc, test_request_making_l_local_speeds_it_up, 0, N(gain_cases));
     tcase_add_loop_test(tc, test_cover_whole_shares_or_exact, 0, N(cover_cases));
     tcase_add_test(tc, test_free_floor_and_capacity);

@@ -22,9 +22,13 @@
  * - Demand is closed-loop: a job draws bw x llc / S (it issues its misses at its own speed), so
  *   the slowdowns and the demands are solved together (a damped fixed point).
  *
- * Page hotness: share[n] is the share of the job's memory accesses served by node n. With a
- * uniform job it is its share of pages; np_contention_access_shares weights the pages the job
- * holds on its start node (where it allocates, first and most used) by hot_weight.
+ * Page hotness: share[n] is the share of the job's memory accesses served by node n. A job's
+ * footprint is two kinds of pages (np_contention_hot_pages): a hot fraction hot_fraction that
+ * carries hot_share of its accesses, and the rest carrying the remainder, each spread evenly
+ * over its own pages (np_contention_hot_shares). hot_share == hot_fraction is a uniform job (every
+ * page the same, share = share of pages). Pages keep their kind when they move; a move that takes
+ * only part of what the job has on a node takes its cold pages first and the hot ones last, or
+ * the other way with hot_moves_first (np_contention_hot_split).
  *
  * Pure computation: no I/O, no allocation beyond the caller's arrays, deterministic.
  */
@@ -54,7 +58,9 @@ struct np_contention_params {
     double llc_gain;           /**< misses x (1 + gain) when co-runners' demand is unbounded */
     double llc_half_mbps;      /**< co-runners' demand at half that gain */
     double omp_exponent;       /**< a multi-threaded job's exponent on CPU oversubscription */
-    double hot_weight;         /**< np_contention_access_shares: weight of start-node pages */
+    double hot_fraction;       /**< share of a job's footprint that is hot, in (0, 1] */
+    double hot_share;          /**< share of its accesses its hot pages carry, in [0, 1] */
+    bool hot_moves_first;      /**< a partial move takes hot pages first (else last) */
     unsigned cpus_per_node;
     uint8_t distance[NP_MAX_NODES][NP_MAX_NODES]; /**< SLIT; 0 = unknown (counted as near, 21) */
 };
@@ -115,14 +121,30 @@ NP_API double np_contention_job_slowdown(const struct np_contention_params *para
                                          const double *corunner_demand_mbps,
                                          const unsigned *corunner_threads, struct np_err *err);
 
+/** Whether @p params spread a job's accesses evenly over its pages (hot_share == hot_fraction). */
+NP_API bool np_contention_uniform(const struct np_contention_params *params);
+
+/** The hot part of a footprint of @p pages: hot_fraction x pages, rounded to the nearest page
+ *  (all of it at hot_fraction 1). */
+NP_API uint64_t np_contention_hot_pages(const struct np_contention_params *params, uint64_t pages);
+
 /**
- * Access shares from page counts: pages on @p start_node count @p params->hot_weight times
- * (a job allocates there first and keeps its most used data there), pages elsewhere once.
- * All zero when the job holds no pages.
+ * Access shares from a job's pages per node, @p hot[n] hot and @p cold[n] cold (n < @p nnodes):
+ * share[n] = hot_share x hot[n] / sum(hot) + (1 - hot_share) x cold[n] / sum(cold); when the job
+ * holds no pages of one kind (a footprint too small to have any), the other kind carries every
+ * access. All zero when it holds no pages.
  */
-NP_API void np_contention_access_shares(const struct np_contention_params *params,
-                                        const uint64_t *pages, unsigned nnodes, unsigned start_node,
-                                        double *share);
+NP_API void np_contention_hot_shares(const struct np_contention_params *params, const uint64_t *hot,
+                                     const uint64_t *cold, unsigned nnodes, double *share);
+
+/**
+ * A move of @p want pages from a node where the job holds @p hot hot and @p cold cold pages:
+ * how many of each it takes (@p hot_out + @p cold_out = min(@p want, @p hot + @p cold)), cold
+ * ones first unless hot_moves_first.
+ */
+NP_API void np_contention_hot_split(const struct np_contention_params *params, uint64_t hot,
+                                    uint64_t cold, uint64_t want, uint64_t *hot_out,
+                                    uint64_t *cold_out);
 
 /** Whether the SPEC CPU 2017 benchmark @p name runs OpenMP threads (the speed suite's
  *  bwaves, lbm, wrf, cam4, pop2, imagick, nab, fotonik3d, roms, xz); false for the rest. */

@@ -11,9 +11,9 @@
  *
  * Co-location (CPU sharing and one node's memory controller) enters only as a constant factor per
  * job measured by the thesis for its mix (struct np_replay_job's corun), not as a function of
- * what runs where. Not represented (docs/replay.md says why): how contention changes as jobs move
- * and end, the cost of moving to the job moved, jobs' memory growing while they run, the 6xx
- * benchmarks' thread counts.
+ * what runs where, unless the config names a contention model (np_replay_config's contention),
+ * which also tracks each job's hot pages (numaplace/contention.h). A job's footprint is constant
+ * or grows along a curve (struct np_replay_growth), new pages on its start node.
  */
 #ifndef NUMAPLACE_REPLAY_H
 #define NUMAPLACE_REPLAY_H
@@ -50,13 +50,32 @@ enum np_replay_way {
 /** "thesis", "numaplace"; "unknown" past the end. Borrowed, static. */
 NP_API const char *np_replay_way_name(enum np_replay_way way);
 
+/** np_replay_growth holds at most this many points. */
+#define NP_REPLAY_GROWTH_POINTS 8
+
+/** How a job's footprint grows as it runs: at progress[i] (the share of its work done, ascending
+ *  in [0, 1]) it holds share[i] (in (0, 1]) of its pages, linear between points and flat beyond
+ *  the ends. Footprints only grow: a share below an earlier one holds the earlier. */
+struct np_replay_growth {
+    unsigned n; /**< 1 to NP_REPLAY_GROWTH_POINTS */
+    double progress[NP_REPLAY_GROWTH_POINTS], share[NP_REPLAY_GROWTH_POINTS];
+};
+
+/** The share of its pages a job of @p growth holds at @p progress (the running maximum of the
+ *  curve up to there); 1 when @p growth is NULL. */
+NP_API double np_replay_growth_at(const struct np_replay_growth *growth, double progress);
+
 /** One job of a set: its CPUs stay on @p node; all its pages start on @p memory_node. */
 struct np_replay_job {
     const struct np_model_row *row; /**< borrowed: slowdown curve and bandwidth */
     double work_s;                  /**< its alone, local run time (> 0) */
     unsigned node;
     unsigned memory_node; /**< a scenario's jobs: @p node (numactl -N k -m k) */
-    uint64_t pages;       /**< footprint in base pages, constant while it runs */
+    uint64_t pages;       /**< footprint in base pages (its peak when it grows) */
+    /** Borrowed; NULL: the footprint is @p pages from the start. Else it starts at its curve's
+     *  first share and grows as its work progresses, the new pages allocated on @p memory_node
+     *  (the start binding, numactl -m) while it has room there. */
+    const struct np_replay_growth *growth;
     enum np_class job_class;
     /** Co-location: its slowdown is multiplied by this while it runs (the thesis's static runs'
      *  measured factor for its mix sharing one node); 0 = none. */
