@@ -88,12 +88,14 @@ np_end_case
 
 np_case "a job of known size: status while it runs, then its report"
 mb=64 busy=8 idle=2
-np_run_as "$user" srun -n1 --numa-policy=interleave -o "$out_dir/workload.out" \
+np_run_as "$user" srun -n1 -J np-known-size --numa-policy=interleave -o "$out_dir/workload.out" \
   "$NP_WORKLOAD" --mb $mb --busy $busy --idle $idle &
 srun_pid=$!
 job=""
-np_wait_for 30 bash -c "squeue -h -u $user -o %i | grep -q ." || np_fail "the job never started"
-job=$(squeue -h -u "$user" -o %i | head -1)
+# By its name: the user's job of the case before may still be listed, completing.
+np_wait_for 30 bash -c "squeue -h -u $user -n np-known-size -o %i | grep -q ." ||
+  np_fail "the job never started"
+job=$(squeue -h -u "$user" -n np-known-size -o %i | head -1)
 # Status once the workload has touched its memory and the helper has read it.
 np_wait_for 20 bash -c "'$NP_CLI' --socket '$np_dir/helper/numaplaced.sock' status | grep -E '^$job +0 .*node[0-9]+=[0-9.]+MiB' | awk '{ s = 0; for (i = 1; i <= NF; i++) if (\$i ~ /^node/) { split(\$i, a, \"=\"); s += a[2] } exit !(s > 0.9 * $mb) }'" ||
   np_fail "numaplace status never showed job $job with its $mb MiB"

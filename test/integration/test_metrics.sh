@@ -126,14 +126,16 @@ np_end_case
 # the job lasts exactly as long as the cases need and then ends by itself.
 stop=$out_dir/stop
 # shellcheck disable=SC2016 # expanded by the task's shell
-np_run_as "$user" srun -n1 -o "$out_dir/workload.out" -e "$out_dir/workload.err" bash -c \
+np_run_as "$user" srun -n1 -J np-metrics-workload -o "$out_dir/workload.out" -e "$out_dir/workload.err" bash -c \
   '"$0" --mb "$1" --busy 0.5 --idle 600 & w=$!; until [ -e "$2" ]; do sleep 0.2; done; kill "$w"; wait "$w"; exit 0' \
   "$NP_WORKLOAD" "$mb" "$stop" &
 srun_pid=$!
 np_at_exit "touch '$stop' 2>/dev/null"
 job=""
-np_wait_for 30 bash -c "squeue -h -u $user -o %i | grep -q ." || np_die "the job never started"
-job=$(squeue -h -u "$user" -o %i | head -1)
+# By its name: a job of an earlier case may still be listed, completing.
+np_wait_for 30 bash -c "squeue -h -u $user -n np-metrics-workload -o %i | grep -q ." ||
+  np_die "the job never started"
+job=$(squeue -h -u "$user" -n np-metrics-workload -o %i | head -1)
 np_wait_for 30 grep -q '^ready' "$out_dir/workload.err" ||
   np_die "the workload never said ready: $(cat "$out_dir/workload.err")"
 # numaplaced has read the touched memory once status shows 90% of it.
