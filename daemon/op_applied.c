@@ -30,6 +30,8 @@ json_t *op_applied(struct np_daemon *d, const struct np_peer *peer, const struct
     json_object_set_new(t, "nodes", json_string(a->nodes));
     if (a->reason[0]) /* auto's choice: absent for the other policies, as before */
         json_object_set_new(t, "reason", json_string(a->reason));
+    if (a->auto_facts.given) /* the facts auto's choice rested on, for readers */
+        json_object_set_new(t, "auto", np_proto_applied_auto_json(&a->auto_facts));
     json_object_set_new(t, "cpus", json_string(a->cpus));
     /* Its binding is set by now (task/affinity, before the plugin's task_init): read the tasks'
      * affinity at the next interval, not a detail interval later (sampling.c). */

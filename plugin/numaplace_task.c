@@ -390,7 +390,8 @@ static int task_post_fork(spank_t sp, const struct numaplace_step_settings *sett
 
 /* In the task, before exec: tell the helper what this task got (it may speak for itself only). */
 static void helper_applied(spank_t sp, const char *policy, const char *mode, const char *nodes,
-                           const char *cpus, const char *reason)
+                           const char *cpus, const char *reason,
+                           const struct np_auto_choice *choice)
 {
     struct np_proto_request req = {.op = NP_OP_APPLIED};
     struct np_err err = {0};
@@ -406,6 +407,17 @@ static void helper_applied(spank_t sp, const char *policy, const char *mode, con
     snprintf(req.applied.nodes, sizeof(req.applied.nodes), "%s", nodes);
     snprintf(req.applied.cpus, sizeof(req.applied.cpus), "%s", cpus);
     snprintf(req.applied.reason, sizeof(req.applied.reason), "%s", reason);
+    if (choice) { /* auto: the reason is for people, these facts for readers */
+        struct np_applied_auto *facts = &req.applied.auto_facts;
+        facts->given = true;
+        snprintf(facts->sensitivity, sizeof(facts->sensitivity), "%s",
+                 choice->source == NP_AUTO_SOURCE_NONE ? "unknown"
+                 : choice->sensitive                   ? "high"
+                                                       : "low");
+        facts->task_nodes = choice->task_nodes;
+        facts->allowed_nodes = choice->allowed_nodes;
+        facts->loaded_nodes = choice->loaded_nodes;
+    }
     line = np_proto_encode(&req);
     /* no wait for the reply; slurmstepd already logged an unreachable helper */
     if (line && np_proto_send(plugin->site->helper_socket, line, plugin->site->helper_timeout_ms,
@@ -519,7 +531,10 @@ static int task_init(spank_t sp, const struct numaplace_step_settings *settings)
     export(sp, "NUMAPLACE_REASON", note[0] ? note : placement.reason);
     hwloc_bitmap_list_snprintf(cpus_text, sizeof(cpus_text), cpus);
     helper_applied(sp, np_policy_name(placed), np_mode_name(placement.mode), nodes_text, cpus_text,
-                   in.policy == NP_POLICY_AUTO ? placement.reason : "");
+                   in.policy == NP_POLICY_AUTO ? placement.reason : "",
+                   in.policy == NP_POLICY_AUTO && placement.auto_choice.reason[0]
+                       ? &placement.auto_choice
+                       : NULL);
 report:
     if (verbose) {
         hwloc_bitmap_list_snprintf(cpus_text, sizeof(cpus_text), cpus);

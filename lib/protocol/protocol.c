@@ -164,6 +164,77 @@ static int decode_register(json_t *obj, struct np_task_reg *reg, struct np_err *
     return 0;
 }
 
+/* A set of node numbers, [0, 2], as bits. */
+static int get_nodes(json_t *obj, const char *key, uint64_t *out, struct np_err *err)
+{
+    json_t *v = json_object_get(obj, key), *n;
+    size_t i;
+
+    *out = 0;
+    if (!json_is_array(v))
+        return np_err_set(err, -EINVAL,
+                          "request field \"auto\".\"%s\" must be an array of node "
+                          "numbers below %d",
+                          key, NP_PROTO_APPLIED_MAX_NODES);
+    json_array_foreach(v, i, n)
+    {
+        if (!json_is_integer(n) || json_integer_value(n) < 0 ||
+            json_integer_value(n) >= NP_PROTO_APPLIED_MAX_NODES)
+            return np_err_set(err, -EINVAL,
+                              "request field \"auto\".\"%s\" must be an array of node numbers "
+                              "below %d",
+                              key, NP_PROTO_APPLIED_MAX_NODES);
+        *out |= UINT64_C(1) << json_integer_value(n);
+    }
+    return 0;
+}
+
+static json_t *nodes_array(uint64_t mask)
+{
+    json_t *a = json_array();
+
+    for (unsigned n = 0; a && n < NP_PROTO_APPLIED_MAX_NODES; n++)
+        if (mask >> n & 1u)
+            json_array_append_new(a, json_integer(n));
+    return a;
+}
+
+json_t *np_proto_applied_auto_json(const struct np_applied_auto *facts)
+{
+    return json_pack("{s:s, s:o, s:o, s:o}", "sensitivity", facts->sensitivity, "task_nodes",
+                     nodes_array(facts->task_nodes), "allowed_nodes",
+                     nodes_array(facts->allowed_nodes), "loaded_nodes",
+                     nodes_array(facts->loaded_nodes));
+}
+
+int np_proto_applied_auto_from_json(json_t *obj, struct np_applied_auto *out, struct np_err *err)
+{
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!json_is_object(obj))
+        return np_err_set(err, -EINVAL, "request field \"auto\" must be an object");
+    if ((rc = get_string(obj, "sensitivity", false, out->sensitivity, sizeof(out->sensitivity),
+                         err)) < 0 ||
+        (rc = get_nodes(obj, "task_nodes", &out->task_nodes, err)) < 0 ||
+        (rc = get_nodes(obj, "allowed_nodes", &out->allowed_nodes, err)) < 0 ||
+        (rc = get_nodes(obj, "loaded_nodes", &out->loaded_nodes, err)) < 0)
+        goto bad;
+    if (strcmp(out->sensitivity, "unknown") != 0 &&
+        np_sensitivity_from_name(out->sensitivity, &(enum np_sensitivity){0}, NULL) < 0) {
+        rc = np_err_set(err, -EINVAL,
+                        "request field \"auto\".\"sensitivity\" is not one; accepted: %s, "
+                        "unknown",
+                        np_sensitivity_names());
+        goto bad;
+    }
+    out->given = true;
+    return 0;
+bad:
+    memset(out, 0, sizeof(*out));
+    return rc;
+}
+
 static int decode_applied(json_t *obj, struct np_task_applied *ap, struct np_err *err)
 {
     uint64_t pid = 0;
@@ -191,6 +262,11 @@ static int decode_applied(json_t *obj, struct np_task_applied *ap, struct np_err
                           "request field \"%s\" is not a list of numbers below %u (\"0-3,8\")",
                           np_cpu_list_bounded(ap->nodes) ? "cpus" : "nodes", NP_CPU_LIST_LIMIT);
     if ((rc = check_printable("reason", ap->reason, sizeof(ap->reason), err)) < 0)
+        return rc;
+    /* absent from plugins before it, and for every policy but auto */
+    if (json_object_get(obj, "auto") &&
+        (rc = np_proto_applied_auto_from_json(json_object_get(obj, "auto"), &ap->auto_facts, err)) <
+            0)
         return rc;
     ap->pid = (pid_t)pid;
     return 0;
@@ -338,6 +414,8 @@ char *np_proto_encode(const struct np_proto_request *req)
                       "mode", a->mode, "nodes", a->nodes, "cpus", a->cpus);
         if (more && a->reason[0])
             json_object_set_new(more, "reason", json_string(a->reason));
+        if (more && a->auto_facts.given)
+            json_object_set_new(more, "auto", np_proto_applied_auto_json(&a->auto_facts));
         rc = json_object_update(obj, more);
         json_decref(more);
         break;

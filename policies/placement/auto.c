@@ -110,6 +110,9 @@ int np_auto_choose(const struct np_auto_input *in, struct np_auto_choice *out)
     else
         snprintf(sens, sizeof(sens), "sensitivity %s (%s)", out->sensitive ? "high" : "low",
                  np_auto_source_name(out->source));
+    out->task_nodes = in->task_nodes;
+    out->allowed_nodes = in->allowed_nodes;
+    out->loaded_nodes = loaded_nodes(in, in->task_nodes | in->allowed_nodes);
     while (first < NP_AUTO_MAX_NODES && !(in->task_nodes >> first & 1u))
         first++;
     node_list(nodes, sizeof(nodes), in->task_nodes);

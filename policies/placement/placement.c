@@ -101,7 +101,7 @@ static int place_auto(const struct np_topology *topo, const struct np_place_inpu
     if (rc < 0)
         return rc;
     out->policy = NP_POLICY_AUTO;
-    snprintf(out->auto_reason, sizeof(out->auto_reason), "%s", choice.reason);
+    out->auto_choice = choice;
     snprintf(placed, sizeof(placed), "%s", out->reason);
     snprintf(out->reason, sizeof(out->reason), "%.255s; %.250s", choice.reason, placed);
     return 0;
@@ -121,7 +121,7 @@ int np_place(const struct np_topology *topo, const struct np_place_input *in,
     out->mode = NP_MODE_DEFAULT;
     hwloc_bitmap_zero(out->nodes);
     out->reason[0] = '\0';
-    out->auto_reason[0] = '\0';
+    memset(&out->auto_choice, 0, sizeof(out->auto_choice));
     if (in->policy == NP_POLICY_AUTO)
         return place_auto(topo, in, out);
     name = np_policy_name(in->policy);

@@ -54,6 +54,24 @@ np_expect_rc 0
 np_expect_match "^numaplace: task 0 on [^ ]+: policy=[a-z-]+ \(auto\) .*\(auto: "
 np_expect_match "env_reason=auto: "
 ! grep -q "did not answer" <<<"$np_out" || np_fail "numaplaced's advice did not reach the task: $np_out"
+# auto's facts reach the step's report as fields, beside its reason (docs/report-schema.md)
+auto_facts() {
+  python3 - "$np_dir"/helper/spool/*.json <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    try:
+        r = json.load(open(path))
+    except (OSError, ValueError):
+        continue
+    if r.get("policy", {}).get("requested") == "auto":
+        task = r["policy"]["tasks"][0]
+        if sorted(task.get("auto", {})) == ["allowed_nodes", "loaded_nodes", "sensitivity", "task_nodes"] \
+                and task["auto"]["sensitivity"] == "high" and task["auto"]["task_nodes"]:
+            sys.exit(0)
+sys.exit(1)
+PY
+}
+np_wait_for 10 auto_facts || np_fail "no report in the spool has the task's auto facts"
 np_end_case
 
 # numaplaced refuses advise for a job name with a control character: the task's reason says it

@@ -202,7 +202,7 @@ START_TEST(test_place_auto)
     ck_assert_str_eq(np_test_list(out.nodes), place_cases[_i].nodes);
     ck_assert_msg(strstr(out.reason, place_cases[_i].reason), "reason '%s' lacks '%s'", out.reason,
                   place_cases[_i].reason);
-    ck_assert_ptr_nonnull(strstr(out.reason, out.auto_reason));
+    ck_assert_ptr_nonnull(strstr(out.reason, out.auto_choice.reason));
     np_placement_fini(&out);
     hwloc_bitmap_free(task);
     hwloc_bitmap_free(step);

@@ -115,7 +115,34 @@ START_TEST(applied_by_the_task_itself)
     } else {
         ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
         ck_assert_str_eq(json_string_value(json_object_get(task, "policy")), "interleave");
+        ck_assert_ptr_null(json_object_get(task, "auto")); /* not auto: no facts */
     }
+    json_decref(reply);
+}
+END_TEST
+
+/* auto's facts land in the task's entry (the report's policy.tasks[]) as fields. */
+START_TEST(applied_keeps_auto_facts)
+{
+    const struct np_peer peer = np_test_peer(NP_TEST_LIVE_PID, USER_A, NOGROUP);
+    struct np_task_applied a = {.job_id = 10, .pid = NP_TEST_LIVE_PID};
+    struct np_applied_auto facts;
+    json_t *reply, *task;
+
+    two_jobs();
+    snprintf(a.policy, sizeof(a.policy), "local");
+    snprintf(a.reason, sizeof(a.reason), "auto: local: CPUs span nodes 0,1");
+    a.auto_facts = (struct np_applied_auto){
+        .given = true, .sensitivity = "high", .task_nodes = 0x2, .allowed_nodes = 0x3};
+    reply = op_applied(t.d, &peer, &a);
+    ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
+    task = json_array_get(registry_find(&t.d->registry, 10, 0)->tasks, 0);
+    ck_assert_int_eq(np_proto_applied_auto_from_json(json_object_get(task, "auto"), &facts, NULL),
+                     0);
+    ck_assert_str_eq(facts.sensitivity, "high");
+    ck_assert_uint_eq(facts.task_nodes, 0x2);
+    ck_assert_uint_eq(facts.allowed_nodes, 0x3);
+    ck_assert_uint_eq(facts.loaded_nodes, 0);
     json_decref(reply);
 }
 END_TEST
@@ -597,6 +624,7 @@ int main(void)
     tcase_add_test(tc, register_root_only);
     tcase_add_loop_test(tc, applied_by_the_task_itself, 0,
                         (int)(sizeof(applied_cases) / sizeof(applied_cases[0])));
+    tcase_add_test(tc, applied_keeps_auto_facts);
     tcase_add_test(tc, step_end_root_only);
     tcase_add_loop_test(tc, status_shows_own_jobs, 0,
                         (int)(sizeof(status_cases) / sizeof(status_cases[0])));

@@ -1,5 +1,6 @@
 /* `numaplace report`'s hindsight on --numa-policy=auto (numaplace/hindsight.h): from a report's
- * task reason and the sensitivity the model measured, the choice a later run should get. */
+ * task "auto" facts and the sensitivity the model measured, the choice a later run should get;
+ * the reason line is never read back. */
 #include <check.h>
 #include <string.h>
 
@@ -10,46 +11,73 @@
 #define PRED_HIGH "auto: predicted 2.07x with remote memory (LLC MPKI 9.00, CPI 1.50): sensitive"
 #define PRED_LOW  "auto: predicted 1.02x with remote memory (LLC MPKI 0.10, CPI 0.80): not sensitive"
 
+/* The facts a task's "auto" member records: the sensitivity auto used, the task's nodes, the
+ * allowed ones and the loaded ones. */
+#define FACTS(sens, task, allowed, loaded)                                                         \
+    "{\"sensitivity\": \"" sens "\", \"task_nodes\": " task ", \"allowed_nodes\": " allowed        \
+    ", \"loaded_nodes\": " loaded "}"
+
 static const struct {
-    const char *policy, *reason, *class_source;
+    const char *policy, *reason, *facts, *class_source;
     int rc;
     const char *would;
     bool differs;
     const char *why;
 } cases[] = {
     /* 0: not auto: no hindsight */
-    {"local", NULL, PRED_HIGH, 0, "", false, ""},
+    {"local", NULL, NULL, PRED_HIGH, 0, "", false, ""},
     /* 1: unknown, kept local on a loaded node; measured high: interleave-all next time */
-    {"local", "auto: local: sensitivity unknown, node 0 loaded (63% of its bandwidth)", PRED_HIGH,
-     1, "interleave-all", true,
+    {"local", "auto: local: sensitivity unknown, node 0 loaded (63% of its bandwidth)",
+     FACTS("unknown", "[0]", "[0, 1]", "[0]"), PRED_HIGH, 1, "interleave-all", true,
      "a later run should get interleave-all: measured high (predicted 2.07x"},
     /* 2: the same, on an unloaded node: local stands */
     {"local", "auto: local: sensitivity unknown, node 1 not loaded (10% of its bandwidth)",
-     PRED_HIGH, 1, "local", false, "local stands: measured high"},
+     FACTS("unknown", "[1]", "[0, 1]", "[]"), PRED_HIGH, 1, "local", false,
+     "local stands: measured high"},
     /* 3: labelled high and interleaved away, measured not sensitive: local next time */
     {"interleave-all",
      "auto: interleave-all: sensitivity high (user), node 0 loaded by proxy (its CPUs 98% busy; "
      "no memory counter)",
-     PRED_LOW, 1, "local", true, "--numa-sensitivity=low"},
+     FACTS("high", "[0]", "[0, 1]", "[0]"), PRED_LOW, 1, "local", true, "--numa-sensitivity=low"},
     /* 4: every node loaded: local stands even for a sensitive code */
     {"local",
      "auto: local: sensitivity high (history), node 0 loaded (70% of its bandwidth) but no other "
      "allowed node is less loaded",
-     PRED_HIGH, 1, "local", false, "local stands"},
+     FACTS("high", "[0]", "[0, 1]", "[0, 1]"), PRED_HIGH, 1, "local", false, "local stands"},
     /* 5: spanning nodes, unknown, measured low: local over interleave */
-    {"interleave", "auto: interleave: sensitivity unknown, CPUs span nodes 0,1", PRED_LOW, 1,
-     "local", true, "a later run should get local"},
+    {"interleave", "auto: interleave: sensitivity unknown, CPUs span nodes 0,1",
+     FACTS("unknown", "[0, 1]", "[0, 1]", "[]"), PRED_LOW, 1, "local", true,
+     "a later run should get local"},
     /* 6: no measurement: says so */
-    {"local", "auto: local: sensitivity unknown, node 0 loaded (63% of its bandwidth)", "label", 1,
-     "", false, "unavailable: no sensitivity measured"},
-    /* 7: labelled low (auto did not look at the load), measured high: label it high */
-    {"local", "auto: local: sensitivity low (user)", PRED_HIGH, 1, "", true,
-     "label it --numa-sensitivity=high"},
-    /* 8: no advice at launch: the load was unknown, so local stands for one node */
+    {"local", "auto: local: sensitivity unknown, node 0 loaded (63% of its bandwidth)",
+     FACTS("unknown", "[0]", "[0, 1]", "[0]"), "label", 1, "", false,
+     "unavailable: no sensitivity measured"},
+    /* 7: labelled low (auto did not need the load), measured high on a loaded node: label it */
+    {"local", "auto: local: sensitivity low (user)", FACTS("low", "[0]", "[0, 1]", "[0]"),
+     PRED_HIGH, 1, "interleave-all", true, "where auto used low; label it --numa-sensitivity=high"},
+    /* 8: no advice at launch: no load known, so local stands for one node */
     {"local",
      "auto: local: sensitivity unknown, node 0's load unknown (numaplaced did not answer: "
      "timeout)",
-     PRED_HIGH, 1, "local", false, "local stands"},
+     FACTS("unknown", "[0]", "[0, 1]", "[]"), PRED_HIGH, 1, "local", false, "local stands"},
+    /* 9: a report from before the facts: its reason line is not read back */
+    {"local", "auto: local: sensitivity unknown, node 0 loaded (63% of its bandwidth)", NULL,
+     PRED_HIGH, 1, "", false, "unavailable: the report has no auto facts"},
+    /* 10: the reason is the task's to say: words hindsight once looked for change nothing (the
+     * facts are case 1's) */
+    {"local",
+     "auto: local: sensitivity low (user), CPUs span nodes 0,1, node 1 not measured but no "
+     "other allowed node is less loaded",
+     FACTS("unknown", "[0]", "[0, 1]", "[0]"), PRED_HIGH, 1, "interleave-all", true,
+     "where auto used unknown"},
+    /* 11: ... nor the other way (case 2's facts, a reason claiming a loaded node) */
+    {"local", "auto: local: sensitivity high (user), node 1 loaded (99% of its bandwidth)",
+     FACTS("unknown", "[1]", "[0, 1]", "[]"), PRED_HIGH, 1, "local", false,
+     "local stands: measured high"},
+    /* 12: facts that are not facts (a node out of range) count as none */
+    {"local", "auto: local: sensitivity unknown, node 0 loaded (63% of its bandwidth)",
+     FACTS("unknown", "[0]", "[0, 99]", "[0]"), PRED_HIGH, 1, "", false,
+     "unavailable: the report has no auto facts"},
 };
 
 START_TEST(test_hindsight)
@@ -57,13 +85,14 @@ START_TEST(test_hindsight)
     json_t *r =
         json_pack("{s:s, s:{s:s, s:[{s:i, s:s}]}}", "class_source", cases[_i].class_source,
                   "policy", "requested", "auto", "tasks", "task", 0, "policy", cases[_i].policy);
+    json_t *task = json_array_get(json_object_get(json_object_get(r, "policy"), "tasks"), 0);
     struct np_auto_hindsight h;
 
     ck_assert_ptr_nonnull(r);
     if (cases[_i].reason)
-        json_object_set_new(
-            json_array_get(json_object_get(json_object_get(r, "policy"), "tasks"), 0), "reason",
-            json_string(cases[_i].reason));
+        json_object_set_new(task, "reason", json_string(cases[_i].reason));
+    if (cases[_i].facts)
+        json_object_set_new(task, "auto", json_loads(cases[_i].facts, 0, NULL));
     ck_assert_int_eq(np_auto_hindsight(r, &h), cases[_i].rc);
     if (cases[_i].rc == 1) {
         ck_assert_str_eq(h.made, cases[_i].policy);
@@ -75,10 +104,19 @@ START_TEST(test_hindsight)
 }
 END_TEST
 
-/* `numaplace report` prints it, from a report fixture written by numaplaced. */
+/* `numaplace report` prints it, from report fixtures written by numaplaced: one with the facts,
+ * and one from before them (read as before, with the hindsight unavailable). */
+static const struct {
+    const char *fixture, *line;
+} printed[] = {
+    {"report-auto-facts.json",
+     "auto hindsight         a later run should get interleave-all: measured high"},
+    {"report-auto.json", "auto hindsight         unavailable: the report has no auto facts"},
+};
+
 START_TEST(test_report_prints_hindsight)
 {
-    json_t *r = json_load_file(np_test_fixture("report-auto.json"), 0, NULL);
+    json_t *r = json_load_file(np_test_fixture(printed[_i].fixture), 0, NULL);
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
@@ -87,9 +125,7 @@ START_TEST(test_report_prints_hindsight)
     ck_assert_ptr_nonnull(out);
     ck_assert_int_eq(np_report_print(out, r), 0);
     fclose(out);
-    ck_assert_msg(strstr(text, "auto hindsight         a later run should get interleave-all: "
-                               "measured high"),
-                  "%s", text);
+    ck_assert_msg(strstr(text, printed[_i].line), "%s", text);
     free(text);
     json_decref(r);
 }
@@ -101,7 +137,7 @@ int main(void)
     TCase *tc = tcase_create("hindsight");
 
     tcase_add_loop_test(tc, test_hindsight, 0, sizeof(cases) / sizeof(cases[0]));
-    tcase_add_test(tc, test_report_prints_hindsight);
+    tcase_add_loop_test(tc, test_report_prints_hindsight, 0, sizeof(printed) / sizeof(printed[0]));
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

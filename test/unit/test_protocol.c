@@ -75,6 +75,25 @@ static const struct {
     {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
      "\"reason\":\"a\\u007fb\"}",
      -EINVAL, "\"reason\" has a control character"},
+    /* auto's facts are fields readers trust as such: each one checked */
+    {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
+     "\"auto\":\"sensitivity high\"}",
+     -EINVAL, "\"auto\" must be an object"},
+    {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
+     "\"auto\":{\"sensitivity\":\"very\",\"task_nodes\":[0],\"allowed_nodes\":[0],"
+     "\"loaded_nodes\":[]}}",
+     -EINVAL, "\"auto\".\"sensitivity\" is not one; accepted: high, low, unknown"},
+    {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
+     "\"auto\":{\"sensitivity\":\"high\",\"task_nodes\":[64],\"allowed_nodes\":[0],"
+     "\"loaded_nodes\":[]}}",
+     -EINVAL, "\"auto\".\"task_nodes\" must be an array of node numbers below 64"},
+    {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
+     "\"auto\":{\"sensitivity\":\"high\",\"task_nodes\":[0],\"allowed_nodes\":\"0-1\","
+     "\"loaded_nodes\":[]}}",
+     -EINVAL, "\"auto\".\"allowed_nodes\" must be an array"},
+    {"{\"v\":1,\"op\":\"applied\",\"job\":1,\"step\":0,\"pid\":5,\"policy\":\"local\","
+     "\"auto\":{\"sensitivity\":\"high\",\"task_nodes\":[0],\"allowed_nodes\":[0]}}",
+     -EINVAL, "\"auto\".\"loaded_nodes\" must be an array"},
     /* the user's job name is kept in root's history: printable, and bounded */
     {"{\"v\":1,\"op\":\"advise\",\"job\":1,\"step\":0,\"uid\":5,\"name\":\"a\\u0001b\"}", -EINVAL,
      "\"name\" has a control character; accepted: printable text of at most 127 bytes"},
@@ -143,6 +162,15 @@ static const char *const rewire_cases[] = {
     ("{\"v\":1,\"op\":\"register\",\"job\":42,\"step\":0,\"uid\":1000,\"pid\":12345,"
      "\"sensitivity\":\"low\"}"),
     "{\"v\":1,\"op\":\"status\"}",
+    /* applied from plugins before auto's facts, and with them (the reason says other things:
+     * the fields, not the line, are what is kept) */
+    ("{\"v\":1,\"op\":\"applied\",\"job\":42,\"step\":0,\"pid\":7,\"policy\":\"local\","
+     "\"mode\":\"preferred\",\"nodes\":\"0\",\"cpus\":\"0-1\",\"reason\":\"auto: local: "
+     "sensitivity unknown, node 0 loaded\"}"),
+    ("{\"v\":1,\"op\":\"applied\",\"job\":42,\"step\":0,\"pid\":7,\"policy\":\"local\","
+     "\"mode\":\"preferred\",\"nodes\":\"0\",\"cpus\":\"0-1\",\"reason\":\"CPUs span nodes 0,1 "
+     "but no other allowed node is less loaded\",\"auto\":{\"sensitivity\":\"unknown\","
+     "\"task_nodes\":[0],\"allowed_nodes\":[0,1,63],\"loaded_nodes\":[0]}}"),
     "{\"v\":1,\"op\":\"status\",\"job\":42,\"step\":3}",
     /* fuzz_proto_request: a step without a job was dropped by the encoder */
     "{\"v\":1,\"op\":\"status\",\"step\":5}",
@@ -216,6 +244,21 @@ START_TEST(test_round_trip)
     free(line);
     ck_assert_str_eq(out.applied.mode, "preferred-many");
     ck_assert_str_eq(out.applied.nodes, "2");
+    ck_assert(!out.applied.auto_facts.given); /* no "auto": not auto, or an older plugin */
+
+    in.applied.auto_facts = (struct np_applied_auto){.given = true,
+                                                     .sensitivity = "high",
+                                                     .task_nodes = UINT64_C(1) << 63,
+                                                     .allowed_nodes = 0x3 | UINT64_C(1) << 63,
+                                                     .loaded_nodes = 0};
+    line = np_proto_encode(&in);
+    ck_assert_int_eq(np_proto_decode(line, strlen(line), &out, &err), 0);
+    free(line);
+    ck_assert(out.applied.auto_facts.given);
+    ck_assert_str_eq(out.applied.auto_facts.sensitivity, "high");
+    ck_assert_uint_eq(out.applied.auto_facts.task_nodes, UINT64_C(1) << 63);
+    ck_assert_uint_eq(out.applied.auto_facts.allowed_nodes, 0x3 | UINT64_C(1) << 63);
+    ck_assert_uint_eq(out.applied.auto_facts.loaded_nodes, 0);
 
     in = (struct np_proto_request){.op = NP_OP_MIGRATE};
     in.migrate.from = 2;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "np_test.h"
+#include "numaplace/protocol.h"
 #include "numaplace/report.h"
 #include "numaplace/report_model.h"
 
@@ -596,6 +597,48 @@ START_TEST(test_report_check)
 }
 END_TEST
 
+/* A report with auto's facts (a task's "auto" member) and one from before them: both are
+ * numaplace.report/1 and read; the facts read back as the fields they were written from. */
+static const struct {
+    const char *fixture;
+    bool has_facts;
+    const char *sensitivity;
+    uint64_t task_nodes, allowed_nodes, loaded_nodes;
+} auto_reports[] = {
+    {"report-auto.json", false, "", 0, 0, 0},
+    {"report-auto-facts.json", true, "unknown", 0x1, 0x3, 0x1},
+};
+
+START_TEST(test_auto_facts_read)
+{
+    json_t *r = json_load_file(np_test_fixture(auto_reports[_i].fixture), 0, NULL);
+    json_t *task = json_array_get(json_object_get(json_object_get(r, "policy"), "tasks"), 0);
+    struct np_applied_auto facts;
+    struct np_report model;
+    struct np_err err = {0};
+
+    ck_assert_ptr_nonnull(task);
+    ck_assert_msg(np_report_check(r, &err) == 0, "%s", err.msg);
+    ck_assert_msg(np_report_model_decode(r, true, &model, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(model.ntasks, 1);
+    ck_assert_str_eq(model.tasks[0].policy, "local");
+    np_report_model_free(&model);
+    ck_assert_int_eq(np_proto_applied_auto_from_json(json_object_get(task, "auto"), &facts, NULL) ==
+                         0,
+                     auto_reports[_i].has_facts);
+    ck_assert_str_eq(facts.sensitivity, auto_reports[_i].sensitivity);
+    ck_assert_uint_eq(facts.task_nodes, auto_reports[_i].task_nodes);
+    ck_assert_uint_eq(facts.allowed_nodes, auto_reports[_i].allowed_nodes);
+    ck_assert_uint_eq(facts.loaded_nodes, auto_reports[_i].loaded_nodes);
+    if (facts.given) { /* written as numaplaced writes them, they read back the same */
+        json_t *again = np_proto_applied_auto_json(&facts);
+        ck_assert(json_equal(again, json_object_get(task, "auto")));
+        json_decref(again);
+    }
+    json_decref(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("report");
@@ -609,6 +652,8 @@ int main(void)
     tcase_add_loop_test(tc, test_counters_accumulate, 0,
                         (int)(sizeof(counted_cases) / sizeof(counted_cases[0])));
     tcase_add_test(tc, test_report_check);
+    tcase_add_loop_test(tc, test_auto_facts_read, 0,
+                        sizeof(auto_reports) / sizeof(auto_reports[0]));
     tcase_add_loop_test(tc, test_local_share, 0,
                         (int)(sizeof(local_cases) / sizeof(local_cases[0])));
     tcase_add_test(tc, test_timeline_bounded);

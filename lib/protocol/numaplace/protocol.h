@@ -66,12 +66,26 @@ struct np_task_reg {
     bool unlabelled;
 };
 
+/** Nodes an "applied" names (wire: arrays of node numbers below this). */
+#define NP_PROTO_APPLIED_MAX_NODES 64
+
+/** --numa-policy=auto: the facts the choice rested on, as fields (wire: "auto", an object;
+ *  absent for the other policies and from plugins before it). Bit n = node n. */
+struct np_applied_auto {
+    bool given;
+    char sensitivity[8];    /**< the one the rule used: "high", "low" or "unknown" */
+    uint64_t task_nodes;    /**< the task's CPUs' nodes */
+    uint64_t allowed_nodes; /**< the nodes with memory the task may use */
+    uint64_t loaded_nodes;  /**< those measured loaded when the step started */
+};
+
 /** What a task got, reported by the task itself before exec. */
 struct np_task_applied {
     uint32_t job_id, step_id;
     pid_t pid;
     char policy[32], mode[32], nodes[128], cpus[256];
     char reason[512]; /**< --numa-policy=auto: why this policy (wire: absent when "") */
+    struct np_applied_auto auto_facts;
 };
 
 /** A decoded request. Only the member of the request's op is filled. */
@@ -146,6 +160,13 @@ NP_API char *np_proto_encode(const struct np_proto_request *req);
 /** Whether @p s is text a person may read: no C0 or C1 control character and no DEL. Free text
  *  from users (applied's "reason", advise's "name") must be. */
 NP_API bool np_proto_printable(const char *s);
+
+/** An "applied" request's "auto" object from @p facts: new reference, NULL on ENOMEM. The
+ *  daemon keeps it as the report's task member; np_proto_applied_auto_from_json reads it back
+ *  (0, or -EINVAL naming the member and what it accepts). */
+NP_API json_t *np_proto_applied_auto_json(const struct np_applied_auto *facts);
+NP_API int np_proto_applied_auto_from_json(json_t *obj, struct np_applied_auto *out,
+                                           struct np_err *err);
 
 /** A new reply {"v":1,"ok":true}; the caller adds members. New reference. */
 NP_API json_t *np_proto_reply_ok(void);

@@ -2,8 +2,9 @@
  * numaplace/hindsight.h - `numaplace report`'s hindsight on --numa-policy=auto (docs/auto.md):
  * the choice a step's tasks got, and the one np_auto_choose gives when the sensitivity the
  * model measured on this run (class_source "auto: predicted ...", class_default=auto) replaces
- * the one auto used, with the task's shape and the nodes' load as the reason line recorded them
- * at launch. Derived when the report is read; nothing is stored.
+ * the one auto used, with the task's shape and the nodes' load as the task's "auto" facts
+ * recorded them at launch (never the reason line, which is for people). Derived when the report
+ * is read; nothing is stored.
  */
 #ifndef NUMAPLACE_HINDSIGHT_H
 #define NUMAPLACE_HINDSIGHT_H
@@ -29,7 +30,8 @@ struct np_auto_hindsight {
 
 /**
  * The hindsight of report @p r (borrowed). @return 1 and @p out filled for a step whose tasks
- * ran with auto (a task's "reason" starts "auto: "); 0 for any other step; -ENOMEM.
+ * ran with auto (a task has "auto" facts, or a "reason" starting "auto: " in reports before
+ * them, whose verdict is then unavailable); 0 for any other step.
  */
 NP_API int np_auto_hindsight(json_t *r, struct np_auto_hindsight *out);
 

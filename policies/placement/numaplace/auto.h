@@ -64,7 +64,12 @@ struct np_auto_choice {
     enum np_policy policy;      /**< NP_POLICY_LOCAL, _INTERLEAVE or _INTERLEAVE_ALL */
     enum np_auto_source source; /**< where the sensitivity used came from */
     bool sensitive;             /**< the sensitivity used was high */
-    char reason[256];           /**< one line: the sensitivity, the shape, the load */
+    /** The facts the rule rested on, kept as fields so that a reader (the report's hindsight)
+     *  never parses them back out of the reason: bit n = node n, as in np_auto_input. */
+    uint64_t task_nodes;    /**< the task's CPUs' nodes */
+    uint64_t allowed_nodes; /**< the nodes with memory the task may use */
+    uint64_t loaded_nodes;  /**< among task and allowed nodes, those measured loaded at launch */
+    char reason[256];       /**< one line: the sensitivity, the shape, the load */
 };
 
 /**

@@ -37,7 +37,8 @@ struct np_place_input {
 struct np_placement {
     enum np_policy policy; /**< what was asked */
     enum np_policy chosen; /**< what was placed: auto's choice, else policy */
-    char auto_reason[256]; /**< policy auto: np_auto_choose's line; "" otherwise */
+    /** policy auto: np_auto_choose's answer, its facts and line; zero otherwise */
+    struct np_auto_choice auto_choice;
     enum np_mode mode;     /**< what to apply; DEFAULT when nothing is to be done */
     hwloc_nodeset_t nodes; /**< owned; empty for DEFAULT */
     char reason[512];      /**< one line saying why, for logs and verbose output */
