@@ -286,6 +286,11 @@ out_dir=$(mktemp -d)
 step16
 np_expect_rc 0
 answered_ms=$(cat "$out_dir/step16.ms")
+# srun returns before slurmstepd tells numaplaced the step ended: stopped before that, the helper
+# would hold this step's step_end too (one connection more, and 2 s in which the next step waits
+# for the CPUs this one still holds).
+np_wait_for 30 bash -c "'$NP_CLI' --socket '$sock' status | grep -q ', 0 job step(s) shown'" ||
+  np_fail "numaplaced still lists a step after the first one ended"
 kill -STOP "$np_helper_pid"
 np_expect_eq "$(queued)" 0 "connections queued at the stopped helper before the step"
 step16
