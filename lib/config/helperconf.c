@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <hwloc.h>
-
 #include "numaplace/cpulist.h"
 
 #include "numaplace/labels.h"
@@ -232,26 +230,26 @@ static int set_class_map(struct np_helper_config *cfg, const char *key, const ch
     return 0;
 }
 
+static int count_cpus(void *count, unsigned first, unsigned last)
+{
+    *(unsigned *)count += last - first + 1;
+    return 0;
+}
+
 static int set_housekeeping_cpus(struct np_helper_config *cfg, const char *key, const char *value,
                                  struct np_err *err)
 {
+    unsigned count = 0;
+
     (void)key;
-    if (strcmp(value, "auto") != 0 && strcmp(value, "none") != 0) {
-        /* Bounded before hwloc reads it: hwloc sizes its bitmap for the largest CPU. */
-        hwloc_bitmap_t set =
-            strlen(value) < sizeof(cfg->housekeeping_cpus) && np_cpu_list_bounded(value)
-                ? hwloc_bitmap_alloc()
-                : NULL;
-        const bool ok =
-            set && hwloc_bitmap_list_sscanf(set, value) == 0 && !hwloc_bitmap_iszero(set);
-        hwloc_bitmap_free(set);
-        if (!ok)
-            return np_err_set(err, -EINVAL,
-                              "housekeeping_cpus=\"%s\": accepted: auto (Slurm's "
-                              "CpuSpecList), none, or a CPU list like 0,1 or 0-3 of CPUs "
-                              "below %u",
-                              value, NP_CPU_LIST_LIMIT);
-    }
+    if (strcmp(value, "auto") != 0 && strcmp(value, "none") != 0 &&
+        (strlen(value) >= sizeof(cfg->housekeeping_cpus) ||
+         np_cpu_list_parse(value, "CPU list", count_cpus, &count, NULL) < 0 || count == 0))
+        return np_err_set(err, -EINVAL,
+                          "housekeeping_cpus=\"%s\": accepted: auto (Slurm's "
+                          "CpuSpecList), none, or a CPU list like 0,1 or 0-3 of CPUs "
+                          "below %u",
+                          value, NP_CPU_LIST_LIMIT);
     snprintf(cfg->housekeeping_cpus, sizeof(cfg->housekeeping_cpus), "%s", value);
     return 0;
 }
