@@ -208,11 +208,11 @@ static int set_class_map(struct np_helper_config *cfg, const char *key, const ch
     /* label:class pairs, e.g. high:high,low:low (the plugin's labels are high and low) */
     char copy[128], *save = NULL;
     bool hi = cfg->class_high_is_high, lo = cfg->class_low_is_high;
-    int rc;
 
     snprintf(copy, sizeof(copy), "%s", value);
     for (char *pair = strtok_r(copy, ",", &save); pair; pair = strtok_r(NULL, ",", &save)) {
         char *colon = strchr(pair, ':');
+        int rc;
         if (!colon)
             return np_err_set(err, -EINVAL,
                               "class_map=\"%s\": \"%s\" is not label:class (e.g. "
