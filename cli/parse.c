@@ -78,13 +78,6 @@ char *cli_config_value(const char *out, const char *key)
     return strdup("");
 }
 
-void cli_hostnames_to_list(char *out)
-{
-    for (char *p = out; *p; p++)
-        if (*p == '\n')
-            *p = p[1] ? ',' : '\0';
-}
-
 bool cli_spool_name_matches(const char *name, const char *job_arg)
 {
     char prefix[64];

@@ -39,9 +39,6 @@ int cli_parse_jobs_line(char *line, struct cli_jobs_row *row);
  */
 char *cli_config_value(const char *out, const char *key);
 
-/** `scontrol show hostnames` output (one per line) made a comma list, in place. */
-void cli_hostnames_to_list(char *out);
-
 /** Whether spool file @p name is a report of @p job_arg ("42" or "42.batch"): JOB.*.json. */
 bool cli_spool_name_matches(const char *name, const char *job_arg);
 

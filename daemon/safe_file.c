@@ -17,6 +17,8 @@
 
 #include <sys/acl.h>
 
+#include "numaplace/output_file.h"
+
 int safe_dir_open(const char *path, struct np_err *err)
 {
     struct stat st;
@@ -104,19 +106,13 @@ int safe_write_at(int dirfd, const char *name, const char *data, size_t len, uid
             rc = 0;
         }
     }
-    if (rc == 0 && fsync(fd) < 0)
-        rc = -errno;
-    if (close(fd) < 0 && rc == 0)
-        rc = -errno;
-    if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
-        rc = -errno;
-    /* The rename is durable only once the directory is on disk too. */
-    if (rc == 0 && fsync(dirfd) < 0)
-        rc = -errno;
     if (rc < 0) {
+        close(fd);
         unlinkat(dirfd, tmp, 0);
         return np_err_set(err, rc, "%s: %s", name, strerror(-rc));
     }
+    if ((rc = np_file_replace_at(dirfd, fd, tmp, name, true)) < 0)
+        return np_err_set(err, rc, "%s: %s", name, strerror(-rc));
     return no_acl ? SAFE_WRITE_NO_ACL : 0;
 }
 

@@ -5,10 +5,11 @@
  *   man_lists < numaplaced.8.in > numaplaced.8
  *
  * Replaces @LIST:NAME:SEP@ with the names of table NAME (policies, sensitivities, classes, and,
- * where the build has the migration module, orders, triggers, move failures and request outcomes)
- * joined by SEP ("bar": "|", "pipe": " | ", "comma": ", "; "label": ", " with each name as the
- * metrics page writes it, '-' as '_'), written for roff ('-' as '\-'). Where the build has the
- * sampler, "perfwhy" lists the codes of numaplace_counters_info's reason.
+ * where the build has the migration module, orders, numaplaced's configuration keys
+ * ("helperkeys"), triggers, move failures and request outcomes) joined by SEP ("bar": "|",
+ * "pipe": " | ", "comma": ", "; "label": ", " with each name as the metrics page writes it, '-'
+ * as '_'), written for roff ('-' as '\-'). Where the build has the sampler, "perfwhy" lists the
+ * codes of numaplace_counters_info's reason.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "numaplace/policy.h"
 #ifdef NP_MAN_LISTS_MIGRATION
 #include "numaplace/engine.h"
+#include "numaplace/helperconf.h"
 #include "numaplace/migrate.h"
 #include "numaplace/migration.h"
 #endif
@@ -37,6 +39,8 @@ static const char *list_of(const char *name)
 #ifdef NP_MAN_LISTS_MIGRATION
     if (strcmp(name, "orders") == 0)
         return np_order_names();
+    if (strcmp(name, "helperkeys") == 0)
+        return np_helper_config_keys();
     if (strcmp(name, "triggers") == 0) {
         static char text[256];
         size_t len = 0;

@@ -2,28 +2,17 @@
 #include "numaplace/helperconf.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <hwloc.h>
 
 #include "numaplace/cpulist.h"
 
 #include "numaplace/labels.h"
 #include "numaplace/migration.h"
 #include "numaplace/names.h"
-
-#define KEYS                                                                                       \
-    "socket, state_dir, spool_dir, pid_file, log, log_level, interval_ms, "                        \
-    "numa_maps_interval_ms, numa_maps_large_interval_ms, numa_maps_large_bytes, "                  \
-    "detail_interval_ms, backends, housekeeping_cpus, record, proc_root, max_jobs, migration, "    \
-    "migration_dry_run, migration_rate_mb_s, move_shared_pages, migration_order, free_floor_mb, "  \
-    "trigger_homecoming, trigger_pressure, trigger_bandwidth, bandwidth_threshold_mb_s, "          \
-    "bandwidth_intervals, admin_group, class_map, class_default, sensitivity_table, "              \
-    "machine_profile, auto_load, metrics_listen, metrics_users, metrics_allow, "                   \
-    "metrics_step_series"
 
 static const char *const auto_load_names[NP_AUTO_LOAD_COUNT] = {
     [NP_AUTO_LOAD_MEASURED] = "measured",
@@ -35,11 +24,6 @@ static const struct np_name_table auto_loads = {"auto_load", auto_load_names, NP
 const char *np_auto_load_name(enum np_auto_load load)
 {
     return np_name_of(&auto_loads, (unsigned)load);
-}
-
-const char *np_helper_config_keys(void)
-{
-    return KEYS;
 }
 
 void np_helper_config_defaults(struct np_helper_config *cfg)
@@ -125,197 +109,271 @@ static int set_uint(uint64_t *out, const char *key, const char *value, uint64_t 
     return 0;
 }
 
+static int set_log(struct np_helper_config *cfg, const char *key, const char *value,
+                   struct np_err *err)
+{
+    if (strcmp(value, "syslog") == 0 || strcmp(value, "stderr") == 0) {
+        snprintf(cfg->log, sizeof(cfg->log), "%s", value);
+        return 0;
+    }
+    if (value[0] != '/')
+        return np_err_set(err, -EINVAL,
+                          "log=\"%s\": accepted: syslog, stderr or an absolute file path", value);
+    return set_path(cfg->log, sizeof(cfg->log), key, value, false, err);
+}
+
+static int set_log_level(struct np_helper_config *cfg, const char *key, const char *value,
+                         struct np_err *err)
+{
+    (void)key;
+    for (int l = NP_LOG_ERROR; l <= NP_LOG_DEBUG; l++)
+        if (strcmp(value, np_log_level_name((enum np_log_level)l)) == 0) {
+            cfg->log_level = l;
+            return 0;
+        }
+    return np_err_set(err, -EINVAL, "log_level=\"%s\": accepted: error, warning, info, debug",
+                      value);
+}
+
+static int set_backends(struct np_helper_config *cfg, const char *key, const char *value,
+                        struct np_err *err)
+{
+    (void)key;
+    if (strcmp(value, "perf,proc") == 0 || strcmp(value, "proc,perf") == 0) {
+        cfg->perf = true;
+        return 0;
+    }
+    if (strcmp(value, "proc") == 0) {
+        cfg->perf = false;
+        return 0;
+    }
+    return np_err_set(err, -EINVAL,
+                      "backends=\"%s\": accepted: perf,proc or proc (proc is always on; "
+                      "replay is the `numaplace replay` command)",
+                      value);
+}
+
+static int set_migration_order(struct np_helper_config *cfg, const char *key, const char *value,
+                               struct np_err *err)
+{
+    (void)key;
+    if (!np_order_lookup(value))
+        return np_err_set(err, -EINVAL, "migration_order=\"%s\": accepted: %s", value,
+                          np_order_names());
+    snprintf(cfg->migration_order, sizeof(cfg->migration_order), "%s", value);
+    return 0;
+}
+
+static int set_admin_group(struct np_helper_config *cfg, const char *key, const char *value,
+                           struct np_err *err)
+{
+    (void)key;
+    if (strlen(value) >= sizeof(cfg->admin_group))
+        return np_err_set(err, -EINVAL, "admin_group: a group name up to %zu characters",
+                          sizeof(cfg->admin_group) - 1);
+    snprintf(cfg->admin_group, sizeof(cfg->admin_group), "%s", value);
+    return 0;
+}
+
+static int set_class_default(struct np_helper_config *cfg, const char *key, const char *value,
+                             struct np_err *err)
+{
+    /* auto: unlabelled steps classed by their predicted sensitivity (docs/sensitivity.md) */
+    cfg->class_default_auto = strcmp(value, "auto") == 0;
+    if (cfg->class_default_auto) {
+        cfg->class_default_high = false;
+        return 0;
+    }
+    if (np_class_from_name(value, &(enum np_class){0}, NULL) < 0)
+        return np_err_set(err, -EINVAL, "class_default: \"%s\": accepted: %s, auto", value,
+                          np_class_names());
+    return parse_class(key, value, &cfg->class_default_high, err);
+}
+
+static int set_auto_load(struct np_helper_config *cfg, const char *key, const char *value,
+                         struct np_err *err)
+{
+    unsigned load;
+    const int parsed = np_name_parse(&auto_loads, value, &load, err);
+
+    (void)key;
+    if (parsed == 0)
+        cfg->auto_load = (enum np_auto_load)load;
+    return parsed;
+}
+
+static int set_class_map(struct np_helper_config *cfg, const char *key, const char *value,
+                         struct np_err *err)
+{
+    /* label:class pairs, e.g. high:high,low:low (the plugin's labels are high and low) */
+    char copy[128], *save = NULL;
+    bool hi = cfg->class_high_is_high, lo = cfg->class_low_is_high;
+
+    snprintf(copy, sizeof(copy), "%s", value);
+    for (char *pair = strtok_r(copy, ",", &save); pair; pair = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(pair, ':');
+        int rc;
+        if (!colon)
+            return np_err_set(err, -EINVAL,
+                              "class_map=\"%s\": \"%s\" is not label:class (e.g. "
+                              "high:high,low:low)",
+                              value, pair);
+        *colon = '\0';
+        if (np_sensitivity_from_name(pair, &(enum np_sensitivity){0}, NULL) < 0)
+            return np_err_set(err, -EINVAL, "class_map: label \"%s\": accepted labels: %s", pair,
+                              np_sensitivity_names());
+        if ((rc = parse_class(key, colon + 1, strcmp(pair, "high") == 0 ? &hi : &lo, err)) < 0)
+            return rc;
+    }
+    cfg->class_high_is_high = hi;
+    cfg->class_low_is_high = lo;
+    return 0;
+}
+
+static int count_cpus(void *count, unsigned first, unsigned last)
+{
+    *(unsigned *)count += last - first + 1;
+    return 0;
+}
+
+static int set_housekeeping_cpus(struct np_helper_config *cfg, const char *key, const char *value,
+                                 struct np_err *err)
+{
+    unsigned count = 0;
+
+    (void)key;
+    if (strcmp(value, "auto") != 0 && strcmp(value, "none") != 0 &&
+        (strlen(value) >= sizeof(cfg->housekeeping_cpus) ||
+         np_cpu_list_parse(value, "CPU list", count_cpus, &count, NULL) < 0 || count == 0))
+        return np_err_set(err, -EINVAL,
+                          "housekeeping_cpus=\"%s\": accepted: auto (Slurm's "
+                          "CpuSpecList), none, or a CPU list like 0,1 or 0-3 of CPUs "
+                          "below %u",
+                          value, NP_CPU_LIST_LIMIT);
+    snprintf(cfg->housekeeping_cpus, sizeof(cfg->housekeeping_cpus), "%s", value);
+    return 0;
+}
+
+static int set_metrics(struct np_helper_config *cfg, const char *key, const char *value,
+                       struct np_err *err)
+{
+    return np_metrics_config_set(&cfg->metrics, key, value, err);
+}
+
+/* How a key's value is read: into the field at its offset, or by its own setter. */
+enum key_kind {
+    KEY_PATH,         /* an absolute path */
+    KEY_PATH_OR_NONE, /* an absolute path, or nothing to turn it off */
+    KEY_SWITCH,       /* on|yes, off|no */
+    KEY_UINT,         /* a decimal integer from min to max, into an unsigned or uint64_t */
+    KEY_SETTER,       /* the key's own setter */
+};
+
+typedef int key_setter(struct np_helper_config *cfg, const char *key, const char *value,
+                       struct np_err *err);
+
+/*
+ * Every key, in the order numaplaced(8), usage and the unknown-key error list them:
+ * X(name, kind, field, min, max, setter). The field is the one the key sets (for a setter, the
+ * one its documentation names); min and max bound KEY_UINT.
+ */
+#define HELPER_KEYS(X)                                                                             \
+    X(socket, KEY_PATH, socket, 0, 0, NULL)                                                        \
+    X(state_dir, KEY_PATH, state_dir, 0, 0, NULL)                                                  \
+    X(spool_dir, KEY_PATH, spool_dir, 0, 0, NULL)                                                  \
+    X(pid_file, KEY_PATH_OR_NONE, pid_file, 0, 0, NULL)                                            \
+    X(log, KEY_SETTER, log, 0, 0, set_log)                                                         \
+    X(log_level, KEY_SETTER, log_level, 0, 0, set_log_level)                                       \
+    X(interval_ms, KEY_UINT, interval_ms, 100, 3600000, NULL)                                      \
+    X(numa_maps_interval_ms, KEY_UINT, numa_maps_interval_ms, 100, 3600000, NULL)                  \
+    X(numa_maps_large_interval_ms, KEY_UINT, numa_maps_large_interval_ms, 100, 3600000, NULL)      \
+    X(numa_maps_large_bytes, KEY_UINT, numa_maps_large_bytes, 0, UINT64_MAX, NULL)                 \
+    X(detail_interval_ms, KEY_UINT, detail_interval_ms, 100, 3600000, NULL)                        \
+    X(backends, KEY_SETTER, perf, 0, 0, set_backends)                                              \
+    X(housekeeping_cpus, KEY_SETTER, housekeeping_cpus, 0, 0, set_housekeeping_cpus)               \
+    X(record, KEY_PATH_OR_NONE, record, 0, 0, NULL)                                                \
+    X(proc_root, KEY_PATH, proc_root, 0, 0, NULL)                                                  \
+    X(max_jobs, KEY_UINT, max_jobs, 1, 65536, NULL)                                                \
+    X(migration, KEY_SWITCH, migration, 0, 0, NULL)                                                \
+    X(migration_dry_run, KEY_SWITCH, migration_dry_run, 0, 0, NULL)                                \
+    X(migration_rate_mb_s, KEY_UINT, migration_rate_mb_s, 0, 1000000, NULL)                        \
+    X(move_shared_pages, KEY_SWITCH, move_shared_pages, 0, 0, NULL)                                \
+    X(migration_order, KEY_SETTER, migration_order, 0, 0, set_migration_order)                     \
+    X(free_floor_mb, KEY_UINT, free_floor_mb, 0, UINT64_MAX >> 20, NULL)                           \
+    X(trigger_homecoming, KEY_SWITCH, trigger_homecoming, 0, 0, NULL)                              \
+    X(trigger_pressure, KEY_SWITCH, trigger_pressure, 0, 0, NULL)                                  \
+    X(trigger_bandwidth, KEY_SWITCH, trigger_bandwidth, 0, 0, NULL)                                \
+    X(bandwidth_threshold_mb_s, KEY_UINT, bandwidth_threshold_mb_s, 1, 100000000, NULL)            \
+    X(bandwidth_intervals, KEY_UINT, bandwidth_intervals, 1, 3600, NULL)                           \
+    X(admin_group, KEY_SETTER, admin_group, 0, 0, set_admin_group)                                 \
+    X(class_map, KEY_SETTER, class_high_is_high, 0, 0, set_class_map)                              \
+    X(class_default, KEY_SETTER, class_default_high, 0, 0, set_class_default)                      \
+    X(sensitivity_table, KEY_PATH, sensitivity_table, 0, 0, NULL)                                  \
+    X(machine_profile, KEY_PATH, machine_profile, 0, 0, NULL)                                      \
+    X(auto_load, KEY_SETTER, auto_load, 0, 0, set_auto_load)                                       \
+    X(metrics_listen, KEY_SETTER, metrics, 0, 0, set_metrics)                                      \
+    X(metrics_users, KEY_SETTER, metrics, 0, 0, set_metrics)                                       \
+    X(metrics_allow, KEY_SETTER, metrics, 0, 0, set_metrics)                                       \
+    X(metrics_step_series, KEY_SETTER, metrics, 0, 0, set_metrics)
+
+struct helper_key {
+    const char *name;
+    enum key_kind kind;
+    size_t offset, size;
+    uint64_t min, max;
+    key_setter *set;
+};
+
+#define KEY_ENTRY(name, kind, field, min, max, set)                                                \
+    {#name,                                                                                        \
+     kind,                                                                                         \
+     offsetof(struct np_helper_config, field),                                                     \
+     sizeof(((struct np_helper_config *)0)->field),                                                \
+     min,                                                                                          \
+     max,                                                                                          \
+     set},
+static const struct helper_key helper_keys[] = {HELPER_KEYS(KEY_ENTRY)};
+
+/* ", socket, state_dir, ..." at compile time; the names start after the first separator. */
+#define KEY_NAME(name, kind, field, min, max, set) ", " #name
+static const char key_names[] = HELPER_KEYS(KEY_NAME);
+
+const char *np_helper_config_keys(void)
+{
+    return key_names + 2;
+}
+
 int np_helper_config_set(struct np_helper_config *cfg, const char *key, const char *value,
                          struct np_err *err)
 {
-    uint64_t v = 0;
-    int rc;
+    for (size_t i = 0; i < sizeof(helper_keys) / sizeof(helper_keys[0]); i++) {
+        const struct helper_key *k = &helper_keys[i];
+        char *field = (char *)cfg + k->offset;
+        uint64_t v = 0;
+        int rc;
 
-    if (np_metrics_config_key(key))
-        return np_metrics_config_set(&cfg->metrics, key, value, err);
-    if (strcmp(key, "socket") == 0)
-        return set_path(cfg->socket, sizeof(cfg->socket), key, value, false, err);
-    if (strcmp(key, "state_dir") == 0)
-        return set_path(cfg->state_dir, sizeof(cfg->state_dir), key, value, false, err);
-    if (strcmp(key, "spool_dir") == 0)
-        return set_path(cfg->spool_dir, sizeof(cfg->spool_dir), key, value, false, err);
-    if (strcmp(key, "pid_file") == 0)
-        return set_path(cfg->pid_file, sizeof(cfg->pid_file), key, value, true, err);
-    if (strcmp(key, "record") == 0)
-        return set_path(cfg->record, sizeof(cfg->record), key, value, true, err);
-    if (strcmp(key, "proc_root") == 0)
-        return set_path(cfg->proc_root, sizeof(cfg->proc_root), key, value, false, err);
-    if (strcmp(key, "log") == 0) {
-        if (strcmp(value, "syslog") == 0 || strcmp(value, "stderr") == 0) {
-            snprintf(cfg->log, sizeof(cfg->log), "%s", value);
-            return 0;
-        }
-        if (value[0] != '/')
-            return np_err_set(err, -EINVAL,
-                              "log=\"%s\": accepted: syslog, stderr or an absolute file path",
-                              value);
-        return set_path(cfg->log, sizeof(cfg->log), key, value, false, err);
-    }
-    if (strcmp(key, "log_level") == 0) {
-        for (int l = NP_LOG_ERROR; l <= NP_LOG_DEBUG; l++)
-            if (strcmp(value, np_log_level_name((enum np_log_level)l)) == 0) {
-                cfg->log_level = l;
-                return 0;
-            }
-        return np_err_set(err, -EINVAL, "log_level=\"%s\": accepted: error, warning, info, debug",
-                          value);
-    }
-    if (strcmp(key, "interval_ms") == 0) {
-        if ((rc = set_uint(&v, key, value, 100, 3600000, err)) == 0)
-            cfg->interval_ms = (unsigned)v;
-        return rc;
-    }
-    if (strcmp(key, "numa_maps_interval_ms") == 0) {
-        if ((rc = set_uint(&v, key, value, 100, 3600000, err)) == 0)
-            cfg->numa_maps_interval_ms = (unsigned)v;
-        return rc;
-    }
-    if (strcmp(key, "detail_interval_ms") == 0) {
-        if ((rc = set_uint(&v, key, value, 100, 3600000, err)) == 0)
-            cfg->detail_interval_ms = (unsigned)v;
-        return rc;
-    }
-    if (strcmp(key, "numa_maps_large_interval_ms") == 0) {
-        if ((rc = set_uint(&v, key, value, 100, 3600000, err)) == 0)
-            cfg->numa_maps_large_interval_ms = (unsigned)v;
-        return rc;
-    }
-    if (strcmp(key, "numa_maps_large_bytes") == 0)
-        return set_uint(&cfg->numa_maps_large_bytes, key, value, 0, UINT64_MAX, err);
-    if (strcmp(key, "max_jobs") == 0) {
-        if ((rc = set_uint(&v, key, value, 1, 65536, err)) == 0)
-            cfg->max_jobs = (unsigned)v;
-        return rc;
-    }
-    if (strcmp(key, "backends") == 0) {
-        if (strcmp(value, "perf,proc") == 0 || strcmp(value, "proc,perf") == 0) {
-            cfg->perf = true;
-            return 0;
-        }
-        if (strcmp(value, "proc") == 0) {
-            cfg->perf = false;
-            return 0;
-        }
-        return np_err_set(err, -EINVAL,
-                          "backends=\"%s\": accepted: perf,proc or proc (proc is always on; "
-                          "replay is the `numaplace replay` command)",
-                          value);
-    }
-    if (strcmp(key, "migration") == 0)
-        return set_switch(&cfg->migration, key, value, err);
-    if (strcmp(key, "migration_dry_run") == 0)
-        return set_switch(&cfg->migration_dry_run, key, value, err);
-    if (strcmp(key, "move_shared_pages") == 0)
-        return set_switch(&cfg->move_shared_pages, key, value, err);
-    if (strcmp(key, "trigger_homecoming") == 0)
-        return set_switch(&cfg->trigger_homecoming, key, value, err);
-    if (strcmp(key, "trigger_pressure") == 0)
-        return set_switch(&cfg->trigger_pressure, key, value, err);
-    if (strcmp(key, "trigger_bandwidth") == 0)
-        return set_switch(&cfg->trigger_bandwidth, key, value, err);
-    if (strcmp(key, "migration_rate_mb_s") == 0) {
-        if ((rc = set_uint(&v, key, value, 0, 1000000, err)) == 0)
-            cfg->migration_rate_mb_s = (unsigned)v;
-        return rc;
-    }
-    if (strcmp(key, "free_floor_mb") == 0)
-        return set_uint(&cfg->free_floor_mb, key, value, 0, UINT64_MAX >> 20, err);
-    if (strcmp(key, "bandwidth_threshold_mb_s") == 0) {
-        if ((rc = set_uint(&v, key, value, 1, 100000000, err)) == 0)
-            cfg->bandwidth_threshold_mb_s = (unsigned)v;
-        return rc;
-    }
-    if (strcmp(key, "bandwidth_intervals") == 0) {
-        if ((rc = set_uint(&v, key, value, 1, 3600, err)) == 0)
-            cfg->bandwidth_intervals = (unsigned)v;
-        return rc;
-    }
-    if (strcmp(key, "migration_order") == 0) {
-        if (!np_order_lookup(value))
-            return np_err_set(err, -EINVAL, "migration_order=\"%s\": accepted: %s", value,
-                              np_order_names());
-        snprintf(cfg->migration_order, sizeof(cfg->migration_order), "%s", value);
-        return 0;
-    }
-    if (strcmp(key, "admin_group") == 0) {
-        if (strlen(value) >= sizeof(cfg->admin_group))
-            return np_err_set(err, -EINVAL, "admin_group: a group name up to %zu characters",
-                              sizeof(cfg->admin_group) - 1);
-        snprintf(cfg->admin_group, sizeof(cfg->admin_group), "%s", value);
-        return 0;
-    }
-    if (strcmp(key, "class_default") == 0) {
-        /* auto: unlabelled steps classed by their predicted sensitivity (docs/sensitivity.md) */
-        cfg->class_default_auto = strcmp(value, "auto") == 0;
-        if (cfg->class_default_auto) {
-            cfg->class_default_high = false;
-            return 0;
-        }
-        if (np_class_from_name(value, &(enum np_class){0}, NULL) < 0)
-            return np_err_set(err, -EINVAL, "class_default: \"%s\": accepted: %s, auto", value,
-                              np_class_names());
-        return parse_class(key, value, &cfg->class_default_high, err);
-    }
-    if (strcmp(key, "sensitivity_table") == 0)
-        return set_path(cfg->sensitivity_table, sizeof(cfg->sensitivity_table), key, value, false,
-                        err);
-    if (strcmp(key, "auto_load") == 0) {
-        unsigned load;
-        const int parsed = np_name_parse(&auto_loads, value, &load, err);
-        if (parsed == 0)
-            cfg->auto_load = (enum np_auto_load)load;
-        return parsed;
-    }
-    if (strcmp(key, "machine_profile") == 0)
-        return set_path(cfg->machine_profile, sizeof(cfg->machine_profile), key, value, false, err);
-    if (strcmp(key, "class_map") == 0) {
-        /* label:class pairs, e.g. high:high,low:low (the plugin's labels are high and low) */
-        char copy[128], *save = NULL;
-        bool hi = cfg->class_high_is_high, lo = cfg->class_low_is_high;
-        snprintf(copy, sizeof(copy), "%s", value);
-        for (char *pair = strtok_r(copy, ",", &save); pair; pair = strtok_r(NULL, ",", &save)) {
-            char *colon = strchr(pair, ':');
-            if (!colon)
-                return np_err_set(err, -EINVAL,
-                                  "class_map=\"%s\": \"%s\" is not label:class (e.g. "
-                                  "high:high,low:low)",
-                                  value, pair);
-            *colon = '\0';
-            if (np_sensitivity_from_name(pair, &(enum np_sensitivity){0}, NULL) < 0)
-                return np_err_set(err, -EINVAL, "class_map: label \"%s\": accepted labels: %s",
-                                  pair, np_sensitivity_names());
-            if ((rc = parse_class(key, colon + 1, strcmp(pair, "high") == 0 ? &hi : &lo, err)) < 0)
+        if (strcmp(key, k->name) != 0)
+            continue;
+        switch (k->kind) {
+        case KEY_PATH:
+        case KEY_PATH_OR_NONE:
+            return set_path(field, k->size, key, value, k->kind == KEY_PATH_OR_NONE, err);
+        case KEY_SWITCH:
+            return set_switch((bool *)field, key, value, err);
+        case KEY_UINT:
+            if ((rc = set_uint(&v, key, value, k->min, k->max, err)) < 0)
                 return rc;
+            if (k->size == sizeof(uint64_t))
+                memcpy(field, &v, sizeof(v));
+            else
+                memcpy(field, &(unsigned){(unsigned)v}, sizeof(unsigned));
+            return 0;
+        case KEY_SETTER:
+            return k->set(cfg, key, value, err);
         }
-        cfg->class_high_is_high = hi;
-        cfg->class_low_is_high = lo;
-        return 0;
     }
-    if (strcmp(key, "housekeeping_cpus") == 0) {
-        hwloc_bitmap_t set;
-        if (strcmp(value, "auto") != 0 && strcmp(value, "none") != 0) {
-            /* Bounded before hwloc reads it: hwloc sizes its bitmap for the largest CPU. */
-            set = strlen(value) < sizeof(cfg->housekeeping_cpus) && np_cpu_list_bounded(value)
-                      ? hwloc_bitmap_alloc()
-                      : NULL;
-            rc = set && hwloc_bitmap_list_sscanf(set, value) == 0 && !hwloc_bitmap_iszero(set);
-            hwloc_bitmap_free(set);
-            if (!rc)
-                return np_err_set(err, -EINVAL,
-                                  "housekeeping_cpus=\"%s\": accepted: auto (Slurm's "
-                                  "CpuSpecList), none, or a CPU list like 0,1 or 0-3 of CPUs "
-                                  "below %u",
-                                  value, NP_CPU_LIST_LIMIT);
-        }
-        snprintf(cfg->housekeeping_cpus, sizeof(cfg->housekeeping_cpus), "%s", value);
-        return 0;
-    }
-    return np_err_set(err, -EINVAL, "unknown key \"%s\"; accepted: " KEYS, key);
+    return np_err_set(err, -EINVAL, "unknown key \"%s\"; accepted: %s", key,
+                      np_helper_config_keys());
 }
 
 static char *trim(char *s)

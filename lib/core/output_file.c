@@ -101,17 +101,29 @@ int np_output_file_open(struct np_output_file *o, const char *path, struct np_er
     return 0;
 }
 
-int np_output_file_commit(struct np_output_file *o, struct np_err *err)
+int np_file_replace_at(int dirfd, int fd, const char *tmp, const char *name, bool durable)
 {
     int rc = 0;
 
-    if (fsync(o->fd) < 0)
+    if (fsync(fd) < 0)
         rc = -errno;
-    if (close(o->fd) < 0 && rc == 0) /* closed whatever fsync said */
+    if (close(fd) < 0 && rc == 0) /* closed whatever fsync said */
         rc = -errno;
+    if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+        rc = -errno;
+    /* The rename is durable only once the directory is on disk too. */
+    if (rc == 0 && durable && fsync(dirfd) < 0)
+        rc = -errno;
+    if (rc < 0)
+        unlinkat(dirfd, tmp, 0);
+    return rc;
+}
+
+int np_output_file_commit(struct np_output_file *o, struct np_err *err)
+{
+    const int rc = np_file_replace_at(AT_FDCWD, o->fd, o->tmp, o->path, false);
+
     o->fd = -1;
-    if (rc == 0 && rename(o->tmp, o->path) < 0)
-        rc = -errno;
     if (rc < 0) {
         np_output_file_abort(o);
         return np_err_set(err, rc, "cannot write %s: %s", o->path, strerror(-rc));

@@ -1,5 +1,12 @@
 /* Node names as a Slurm-style hostlist ("node[0001-0100,0102],login1"): how a folded summary
- * names thousands of nodes in a few bytes (docs/summary-schema.md, "Folded nodes"). */
+ * names thousands of nodes in a few bytes (docs/summary-schema.md, "Folded nodes").
+ *
+ * The one hostlist code besides libslurm's, for a reason: lib/ is built and fuzzed without
+ * Slurm's library (libslurm is the command's alone, and its hostlist type changes between
+ * releases), and a stored summary's list is untrusted, so it is expanded here under a bound the
+ * caller gives. Slurm's own node lists (a job's NodeList) the command reads with libslurm's
+ * public slurm_hostlist_* functions in its one libslurm file, cli/slurmdb_comment.c; nothing in
+ * the product runs `scontrol show hostnames` (test_cli_hostlist checks both against it). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

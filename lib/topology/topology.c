@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "numaplace/cpulist.h"
+
 struct np_topology {
     hwloc_topology_t hwloc;
     struct np_numa_node *nodes; /* OS-index order */
@@ -371,42 +373,16 @@ int np_topology_memory_nodes(const struct np_topology *topo, bool include_cpules
     return count;
 }
 
-/* Strict parse of a Slurm list ("0-3,8"): digits, '-', ','; ranges ascending. */
+static int add_range(void *set, unsigned first, unsigned last)
+{
+    return hwloc_bitmap_set_range(set, first, (int)last) < 0 ? -ENOMEM : 0;
+}
+
+/* A Slurm list ("0-3,8"), read as every list from outside is (numaplace/cpulist.h). */
 static int parse_list(const char *list, hwloc_bitmap_t set, struct np_err *err)
 {
-    const char *p = list;
-
     hwloc_bitmap_zero(set);
-    while (*p) {
-        char *end;
-        unsigned long first, last;
-
-        if (*p < '0' || *p > '9')
-            goto bad;
-        first = strtoul(p, &end, 10);
-        last = first;
-        p = end;
-        if (*p == '-') {
-            p++;
-            if (*p < '0' || *p > '9')
-                goto bad;
-            last = strtoul(p, &end, 10);
-            p = end;
-        }
-        if (last < first || last > 65535)
-            goto bad;
-        hwloc_bitmap_set_range(set, (unsigned)first, (int)last);
-        if (*p == ',' && p[1])
-            p++;
-        else if (*p)
-            goto bad;
-    }
-    return 0;
-bad:
-    return np_err_set(err, -EINVAL,
-                      "invalid core list '%s' at '%s': expected numbers and ascending ranges like "
-                      "\"0-3,8\"",
-                      list, p);
+    return np_cpu_list_parse(list, "core list", add_range, set, err);
 }
 
 int np_topology_cores_to_cpus(const struct np_topology *topo, const char *core_list,

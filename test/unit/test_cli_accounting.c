@@ -1,5 +1,5 @@
 /* The numaplace command's reading of Slurm's output and the spool (cli/parse.h), without Slurm:
- * sacct lines good and bad, `numaplace jobs` lines, scontrol's configuration, hostnames, spool
+ * sacct lines good and bad, `numaplace jobs` lines, scontrol's configuration, spool
  * file names, AdminComment payloads that are not numaplace summaries. */
 #include <check.h>
 #include <stdbool.h>
@@ -102,25 +102,6 @@ START_TEST(test_config_value)
     ck_assert_ptr_nonnull(v);
     ck_assert_str_eq(v, config_cases[_i].value);
     free(v);
-}
-END_TEST
-
-static const struct {
-    const char *out, *list;
-} hostname_cases[] = {
-    {"node1\nnode2\n", "node1,node2"},
-    {"node1\n", "node1"},
-    {"", ""},
-    {"a\nb\nc", "a,b,c"},
-};
-
-START_TEST(test_hostnames)
-{
-    char *out = strdup(hostname_cases[_i].out);
-
-    cli_hostnames_to_list(out);
-    ck_assert_str_eq(out, hostname_cases[_i].list);
-    free(out);
 }
 END_TEST
 
@@ -329,7 +310,6 @@ int main(void)
     tcase_add_loop_test(tc, test_sacct_job, 0, N(sacct_cases));
     tcase_add_loop_test(tc, test_jobs_line, 0, N(jobs_cases));
     tcase_add_loop_test(tc, test_config_value, 0, N(config_cases));
-    tcase_add_loop_test(tc, test_hostnames, 0, N(hostname_cases));
     tcase_add_loop_test(tc, test_spool_names, 0, N(spool_cases));
     tcase_add_loop_test(tc, test_admin_comment, 0, N(comment_cases));
     tcase_add_test(tc, test_admin_comment_round_trip);

@@ -15,6 +15,14 @@
 #include "numaplace/figure.h"
 #include "parse.h"
 
+/* `scontrol show hostnames` output (one per line) made a comma list, in place. */
+static void hostnames_to_list(char *out)
+{
+    for (char *p = out; *p; p++)
+        if (*p == '\n')
+            *p = p[1] ? ',' : '\0';
+}
+
 static const struct {
     const char *list;
     const char *ranged; /* scontrol show hostlist */
@@ -51,7 +59,7 @@ static char *scontrol(const char *what, const char *list)
     n = getdelim(&out, &cap, '\0', p);
     ck_assert_int_eq(pclose(p), 0);
     ck_assert_int_gt(n, 0);
-    cli_hostnames_to_list(out);
+    hostnames_to_list(out);
     return out;
 }
 

@@ -47,6 +47,10 @@ static const struct {
     {"housekeeping_cpus", "08-1124", -EINVAL, "of CPUs below 65536"},
     {"housekeeping_cpus", "0,10-12", 0, ""},
     {"housekeeping_cpus", "0-3, 65535", 0, ""},
+    /* read as Slurm's core lists are: ranges ascend, no empty element */
+    {"housekeeping_cpus", "3-1", -EINVAL, "of CPUs below 65536"},
+    {"housekeeping_cpus", "1,,2", -EINVAL, "of CPUs below 65536"},
+    {"housekeeping_cpus", "1,", -EINVAL, "of CPUs below 65536"},
     {"colour", "blue", -EINVAL, "unknown key \"colour\"; accepted: socket, state_dir"},
     {"migration", "maybe", -EINVAL, "migration=\"maybe\": accepted: on, off"},
     {"migration_order", "worst-plus", 0, ""},

@@ -158,6 +158,8 @@ static const struct {
     {"sandman", "1,,2", -EINVAL, "invalid core list"},
     {"sandman", "1,", -EINVAL, "invalid core list"},
     {"sandman", " 1", -EINVAL, "invalid core list"},
+    {"sandman", "65536", -EINVAL, "expected decimal numbers below 65536"},
+    {"sandman", "08", -EINVAL, "(no leading zeros)"},
 };
 
 START_TEST(test_cores_to_cpus)

@@ -24,6 +24,19 @@ extern "C" {
  */
 NP_API bool np_cpu_list_bounded(const char *text);
 
+/** Called for each range of a list, @p first <= @p last. @return 0 to go on, or -errno to stop. */
+typedef int np_cpu_range_fn(void *ctx, unsigned first, unsigned last);
+
+/**
+ * Read a CPU or core list from outside (Slurm's "0-3,8", a configuration's "0-3, 8"): decimal
+ * numbers below NP_CPU_LIST_LIMIT without leading zeros, single or as ascending ranges, separated
+ * by ',' that spaces may follow; "" is the empty list. Calls @p add per range, in order.
+ * @return 0; -EINVAL with @p err naming @p what ("core list"), the list, where it went wrong and
+ *         the form accepted; or what @p add returned
+ */
+NP_API int np_cpu_list_parse(const char *text, const char *what, np_cpu_range_fn *add, void *ctx,
+                             struct np_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@
 #define NUMAPLACE_OUTPUT_FILE_H
 
 #include <limits.h>
+#include <stdbool.h>
 
 #include "numaplace/common.h"
 
@@ -36,6 +37,14 @@ NP_API int np_output_file_open(struct np_output_file *o, const char *path, struc
 /** Flush the temporary file, close it (even when the flush failed) and rename it over the name;
  *  aborts on failure. @return 0 or -errno */
 NP_API int np_output_file_commit(struct np_output_file *o, struct np_err *err);
+
+/**
+ * The end of every atomic write (this file's and numaplaced's reports and registry): flush @p fd,
+ * close it (whatever the flush said), rename @p tmp over @p name (both relative to @p dirfd, or
+ * AT_FDCWD), and where @p durable, flush the directory so that the rename survives a crash too.
+ * On failure @p tmp is removed. @return 0 or -errno
+ */
+NP_API int np_file_replace_at(int dirfd, int fd, const char *tmp, const char *name, bool durable);
 
 /** Close and remove the temporary file (accepts one already ended). */
 NP_API void np_output_file_abort(struct np_output_file *o);
