@@ -56,7 +56,7 @@ struct np_report_hold {
 struct np_daemon_job {
     struct np_job_meta meta;
     struct np_sampler sampler;
-    struct np_jobstats stats;
+    struct np_step_figures stats;
     json_t *tasks;            /**< owned: [{task, pid, policy, mode, nodes, cpus}] */
     enum np_class job_class;  /**< from the label (class_map), or set by an administrator */
     bool unlabelled;          /**< no --numa-sensitivity: class_default=auto may class it */

@@ -67,7 +67,7 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
     if (verdict == FD_NO_PERF)
         snprintf(j->meta.backends_reason, sizeof(j->meta.backends_reason), "%s", fd_why);
     np_sampler_set_fd_budget(&j->sampler, &d->fd_budget);
-    np_jobstats_init(&j->stats);
+    np_step_figures_init(&j->stats);
     j->tasks = json_array();
     j->meta.job_id = job_id;
     j->meta.step_id = step_id;

@@ -27,7 +27,7 @@ void job_free(struct np_daemon_job *j)
     if (!j)
         return;
     np_sampler_fini(&j->sampler);
-    np_jobstats_fini(&j->stats);
+    np_step_figures_fini(&j->stats);
     json_decref(j->final_report);
     free(j->final_report_text);
     json_decref(j->tasks);
