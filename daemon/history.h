@@ -35,7 +35,7 @@
 _Static_assert(NPD_HISTORY_FILE_MAX <= NPD_HISTORY_READ_MAX, "the reader refuses what is written");
 
 /** The entry for (@p uid, @p name), or -1. */
-int history_find(const struct np_advice_state *a, uid_t uid, const char *name);
+int history_find(const struct np_hint_state *a, uid_t uid, const char *name);
 
 /** Count one run of (@p uid, @p name) that ended @p high or low, and save the file. A name that
  *  is empty, too long or not printable is not kept. */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advice.h"
+#include "placement_hint.h"
 #include "clients.h"
 #include "jobs.h"
 #include "registry.h"
@@ -121,7 +121,7 @@ void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete)
         j->ended = true;
     }
     if (!j->finishing && !j->final_report) /* restored with its report: remembered before */
-        advice_remember(d, j);
+        hint_remember(d, j);
     /* The helper restarted during the step: its figures cover only the time since. */
     j->finishing = report_out_write(d, j, complete && !j->restored);
     if (j->traced)

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "advice.h"
+#include "placement_hint.h"
 #include "http.h"
 #include "job_life.h"
 #include "log.h"
@@ -35,7 +35,7 @@ void np_daemon_init(struct np_daemon *d)
     snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "not probed yet");
     d->hw_off_why = NP_PERF_WHY_NOT_PROBED;
     for (unsigned n = 0; n < NP_MAX_NODES; n++)
-        d->advice.node_busy[n] = NAN;
+        d->hint.node_busy[n] = NAN;
 }
 
 void np_daemon_stop_writer(struct np_daemon *d)

@@ -1,7 +1,7 @@
 /* Each interval's work over the node and every step (see sampling_tick.h). */
 #include "sampling_tick.h"
 
-#include "advice.h"
+#include "placement_hint.h"
 #include "job_life.h"
 #include "migration.h"
 #include "registry.h"
@@ -42,13 +42,13 @@ void sampling_tick(struct np_daemon *d)
         uncore_bw_tick(d);
         if (d->cfg.auto_load == NP_AUTO_LOAD_CPU_BUSY) /* the CPU-busy proxy reads it */
             np_node_counters_read_cpu(&d->counters, d->cfg.proc_root);
-        advice_tick(d);
+        hint_tick(d);
         return;
     }
     cpu0 = np_daemon_thread_cpu_s();
     read_node_counters(d);
     uncore_bw_tick(d);
-    advice_tick(d);
+    hint_tick(d);
     d->totals.sampling_cpu_s += np_daemon_thread_cpu_s() - cpu0;
     for (unsigned i = 0; i < d->registry.count;) {
         struct np_daemon_job *j = registry_at(&d->registry, i);

@@ -98,14 +98,15 @@ struct np_proto_request {
     } advise;           /**< NP_OP_ADVISE */
 };
 
-/** Nodes an advice may describe (OS indexes below this). */
+/** Nodes a placement hint may describe (OS indexes below this). */
 #define NP_PROTO_ADVICE_MAX_NODES 64
 
-/** An advice node's "load_from" when its load is the busy share of its CPUs (auto_load). */
+/** A placement hint node's "load_from" when its load is the busy share of its CPUs (auto_load). */
 #define NP_PROTO_LOAD_CPU_BUSY "cpu-busy"
 
-/** numaplaced's answer to advise, as the plugin decodes it (np_proto_advice_decode). */
-struct np_proto_advice {
+/** numaplaced's placement hint, its answer to advise (the reply's "advice" member), as the plugin
+ * decodes it (np_proto_hint_decode). */
+struct np_proto_hint {
     double threshold; /**< the utilisation above which a node is loaded; NAN when unknown */
     struct {
         bool present;       /**< the reply named this node */
@@ -123,11 +124,11 @@ struct np_proto_advice {
 };
 
 /**
- * Decode the advice in an advise reply that passed np_proto_reply_check. Every member is
+ * Decode the placement hint in an advise reply that passed np_proto_reply_check. Every member is
  * checked (types, ranges, node numbers, names); @p reply is borrowed.
  * @return 0, or -EPROTO with @p err naming the bad member
  */
-NP_API int np_proto_advice_decode(json_t *reply, struct np_proto_advice *out, struct np_err *err);
+NP_API int np_proto_hint_decode(json_t *reply, struct np_proto_hint *out, struct np_err *err);
 
 /**
  * Decode and validate one request of @p len bytes (a trailing newline is allowed).
