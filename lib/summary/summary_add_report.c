@@ -23,22 +23,22 @@ struct fig {
 
 /* digest: the figure's number, or why it has none; @p member names it as the source when the report
  * lacks it. */
-static struct fig digest(const struct np_rfig *f, const char *member)
+static struct fig digest(const struct np_report_figure *f, const char *member)
 {
     struct fig d = {.source = f->source};
 
     switch (f->state) {
-    case NP_RFIG_ABSENT:
+    case NP_REPORT_FIGURE_ABSENT:
         d.why = OLDER;
         d.source = member;
         break;
-    case NP_RFIG_UNAVAILABLE:
+    case NP_REPORT_FIGURE_UNAVAILABLE:
         d.why = f->reason;
         break;
-    case NP_RFIG_MALFORMED:
+    case NP_REPORT_FIGURE_MALFORMED:
         d.why = "malformed in the report (no number)";
         break;
-    case NP_RFIG_VALUE:
+    case NP_REPORT_FIGURE_VALUE:
         d.ok = true;
         d.v = f->value;
         break;
@@ -133,15 +133,15 @@ static int add_sum(struct np_keys *pkeys, unsigned member, struct np_figure *cur
 /* Fold a {mean, peak, intervals} statistic (cpi, bandwidth): the mean weighted by intervals, the
  * peak the highest step's. */
 static int add_stat(struct np_sum_node *node, unsigned member, struct np_figure *cur,
-                    enum np_figure_kind kind, const struct np_rfig *f)
+                    enum np_figure_kind kind, const struct np_report_figure *f)
 {
     const bool present = np_keys_has(&node->keys, member);
     double m, p, n;
 
-    if (f->state != NP_RFIG_VALUE || f->unavailable_member)
+    if (f->state != NP_REPORT_FIGURE_VALUE || f->unavailable_member)
         return add_unavailable(&node->keys, member, cur,
-                               f->state == NP_RFIG_ABSENT ? OLDER
-                               : f->state == NP_RFIG_UNAVAILABLE
+                               f->state == NP_REPORT_FIGURE_ABSENT ? OLDER
+                               : f->state == NP_REPORT_FIGURE_UNAVAILABLE
                                    ? f->reason
                                    : "malformed in the report (no mean)",
                                f->source);
@@ -336,14 +336,14 @@ static bool step_counters(struct np_sum_step *st, const struct np_report *r)
 {
     static const char *const names[NP_RPERF_N] = {"cycles", "instructions", "llc_load_misses",
                                                   "llc_store_misses"};
-    const struct np_rfig *p = r->perf;
+    const struct np_report_figure *p = r->perf;
     char why[NP_ERR_MSG_MAX] = "";
     bool ok = true;
 
     for (int k = 0; k < NP_RPERF_N && !why[0]; k++)
-        if (p[k].state == NP_RFIG_ABSENT)
+        if (p[k].state == NP_REPORT_FIGURE_ABSENT)
             snprintf(why, sizeof(why), "the report has no perf_counts.%s", names[k]);
-        else if (p[k].state != NP_RFIG_VALUE)
+        else if (p[k].state != NP_REPORT_FIGURE_VALUE)
             snprintf(why, sizeof(why), "%s", p[k].reason ? p[k].reason : "malformed perf count");
     if (!why[0] && !(p[NP_RPERF_INSTRUCTIONS].value > 0))
         snprintf(why, sizeof(why), "no instructions counted");
@@ -357,7 +357,7 @@ static bool step_counters(struct np_sum_step *st, const struct np_report *r)
                    p[NP_RPERF_INSTRUCTIONS].value * 1000.0;
     np_keys_set(&st->keys, NP_STEP_CPI);
     np_keys_set(&st->keys, NP_STEP_LLC_MPKI);
-    if (r->bandwidth.state == NP_RFIG_VALUE) {
+    if (r->bandwidth.state == NP_REPORT_FIGURE_VALUE) {
         st->bandwidth_bytes_per_s = r->bandwidth.value;
         np_keys_set(&st->keys, NP_STEP_BANDWIDTH);
     }
