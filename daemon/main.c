@@ -31,7 +31,6 @@
 #include "server.h"
 #include "uncore_bw.h"
 #include "writer.h"
-#include "registry_restore.h"
 
 /* The one daemon of this process. Static: it is large (every client's buffer). */
 static struct np_daemon daemon_state;

@@ -1,6 +1,6 @@
-/* The page's per-step families (see metrics_steps.h). Each step's series carry its jobid and step;
+/* The page's per-step families (see metrics_text.h). Each step's series carry its jobid and step;
  * its user is on numaplace_step_info only, which PromQL joins on those two labels. */
-#include "metrics_steps.h"
+#include "metrics_text.h"
 
 #include <stddef.h>
 #include <stdio.h>

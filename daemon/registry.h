@@ -72,4 +72,15 @@ void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id);
 /** Once per interval tick: registry_save when marked dirty, else nothing. */
 void registry_flush(struct np_daemon *d);
 
+/* ---- the steps back after a restart (registry_restore.c: above the registry and the step's life,
+ * it creates the steps that still run and finishes those that ended meanwhile) ---- */
+
+/**
+ * Read <state_dir>/registry.json back, with the journal's lines since it was written: steps whose
+ * processes still run are tracked again; those that ended while the helper was down get an
+ * incomplete report. A file that cannot be read or is not numaplace.state/1 is logged and the
+ * registry starts empty; a malformed entry is logged and skipped.
+ */
+void registry_restore(struct np_daemon *d);
+
 #endif /* NUMAPLACED_REGISTRY_H */

@@ -1,6 +1,6 @@
 /* The steps of registry.json and its journal back in the registry after a restart (see
- * registry_restore.h). */
-#include "registry_restore.h"
+ * registry.h). */
+#include "registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,6 @@
 #include "jobs.h"
 #include "numaplace/procfs.h"
 #include "numaplace/protocol.h"
-#include "registry.h"
 
 /* Is @p pid still the job's task? After a restart the pid may belong to another process, maybe
  * another user's: it must run as the job's user and, where the registry kept it, have started

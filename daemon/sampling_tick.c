@@ -1,11 +1,10 @@
-/* Each interval's work over the node and every step (see sampling_tick.h). */
-#include "sampling_tick.h"
+/* Each interval's work over the node and every step (see sampling.h). */
+#include "sampling.h"
 
 #include "placement_hint.h"
 #include "job_life.h"
 #include "migration.h"
 #include "registry.h"
-#include "sampling.h"
 #include "uncore_bw.h"
 
 /* /proc/interrupts costs more than all else node-wide and a report uses only a job's first and

@@ -15,8 +15,6 @@
 #include "registry.h"
 #include "sampling.h"
 #include "job_life.h"
-#include "sampling_tick.h"
-#include "registry_restore.h"
 
 static const struct {
     const char *name;

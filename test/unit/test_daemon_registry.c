@@ -14,7 +14,6 @@
 #include "np_daemon_test.h"
 #include "registry.h"
 #include "job_life.h"
-#include "registry_restore.h"
 
 static struct np_daemon_job *bare_job(uint32_t job_id, uint32_t step_id)
 {

@@ -16,7 +16,6 @@
 #include "registry.h"
 #include "report_out.h"
 #include "job_life.h"
-#include "registry_restore.h"
 #include "ops.h"
 
 #include <sys/stat.h>
