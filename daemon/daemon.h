@@ -248,7 +248,7 @@ void np_daemon_dirname(const char *path, char *out, size_t size);
 /** Take the pid file's lock and write our pid (nothing when pid_file is empty). @return 0/-errno */
 int np_daemon_write_pid_file(struct np_daemon *d);
 
-/** This thread's CPU time, seconds (what the helper spends on a job). */
+/** This thread's CPU time, seconds (what numaplaced spends on a job). */
 double np_daemon_thread_cpu_s(void);
 
 /** Wall clock, seconds since the epoch. */

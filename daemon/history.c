@@ -158,7 +158,7 @@ void history_save(struct np_daemon *d)
     free(text);
 }
 
-/* The file's bytes into *@p text (new), only when nobody but the helper could have written
+/* The file's bytes into *@p text (new), only when nobody but numaplaced could have written
  * them. @return 0, -ENOENT (no file), or -errno with @p err */
 static int history_read(const char *dir, char **text, size_t *len, struct np_err *err)
 {
@@ -199,7 +199,7 @@ static int history_read(const char *dir, char **text, size_t *len, struct np_err
 }
 
 /* One entry of the file into @p a; -EPROTO with @p err when it is not one we write; 0 and not
- * kept (*@p dropped) a name an older helper took with a control character. */
+ * kept (*@p dropped) a name an older numaplaced took with a control character. */
 static int history_entry(struct np_hint_state *a, const json_t *e, size_t index, unsigned *dropped,
                          struct np_err *err)
 {

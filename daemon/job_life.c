@@ -122,7 +122,7 @@ void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete)
     }
     if (!j->finishing && !j->final_report) /* restored with its report: remembered before */
         hint_remember(d, j);
-    /* The helper restarted during the step: its figures cover only the time since. */
+    /* numaplaced restarted during the step: its figures cover only the time since. */
     j->finishing = report_out_write(d, j, complete && !j->restored);
     if (j->traced)
         trace_line(d, np_trace_end_line(j->meta.job_id, j->meta.step_id, j->meta.end_epoch));

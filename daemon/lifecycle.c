@@ -30,7 +30,7 @@ void np_daemon_init(struct np_daemon *d)
         d->clients[i].fd = -1;
     registry_init(&d->registry);
     np_perf_counters_init(&d->perf_held);
-    d->started_cpus = hwloc_bitmap_alloc(); /* NULL (out of memory): the helper is not pinned */
+    d->started_cpus = hwloc_bitmap_alloc(); /* NULL (out of memory): numaplaced is not pinned */
     d->helper_cpus = hwloc_bitmap_alloc();
     snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "not probed yet");
     d->hw_off_why = NP_PERF_WHY_NOT_PROBED;

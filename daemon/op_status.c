@@ -1,4 +1,4 @@
-/* status: the steps a user may see (root: all), their latest figures, and the helper. */
+/* status: the steps a user may see (root: all), their latest figures, and numaplaced. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
  * registry.h - the steps numaplaced tracks, keyed by (job_id, step_id), and their copy in
- * <state_dir>/registry.json (schema numaplace.state/1) so they survive a restart of the helper.
+ * <state_dir>/registry.json (schema numaplace.state/1) so they survive a restart of numaplaced.
  */
 #ifndef NUMAPLACED_REGISTRY_H
 #define NUMAPLACED_REGISTRY_H
@@ -77,7 +77,7 @@ void registry_flush(struct np_daemon *d);
 
 /**
  * Read <state_dir>/registry.json back, with the journal's lines since it was written: steps whose
- * processes still run are tracked again; those that ended while the helper was down get an
+ * processes still run are tracked again; those that ended while numaplaced was down get an
  * incomplete report. A file that cannot be read or is not numaplace.state/1 is logged and the
  * registry starts empty; a malformed entry is logged and skipped.
  */

@@ -68,7 +68,8 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
     j->meta.start_epoch = start;
     j->restored = true;
     {
-        /* What advise said the job is named, as advise accepts it; a helper before it kept none. */
+        /* What advise said the job is named, as advise accepts it; a numaplaced before it kept
+         * none. */
         const char *job_name = json_string_value(json_object_get(entry, "job_name"));
         if (job_name && strlen(job_name) < sizeof(j->job_name) && np_proto_printable(job_name))
             snprintf(j->job_name, sizeof(j->job_name), "%s", job_name);
@@ -104,7 +105,7 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
     }
     if (j->sampler.ntasks)
         return 1;
-    /* Ended while the helper was down: say so in its report rather than lose it. */
+    /* Ended while numaplaced was down: say so in its report rather than lose it. */
     j->ended = true;
     job_finish(d, j, false);
     return 0;

@@ -8,10 +8,10 @@
  *   task_post_fork (slurmstepd, root, after each task's fork): registers the task with
  *     numaplaced so its counters start with the task.
  *   task_init (in each task, after Slurm's CPU and memory binding, before exec): reads the task's
- *     real CPUs, decides, applies set_mempolicy, exports what was applied, tells the helper.
- *   exit (slurmstepd at the step's end): tells the helper the step ended.
+ *     real CPUs, decides, applies set_mempolicy, exports what was applied, tells numaplaced.
+ *   exit (slurmstepd at the step's end): tells numaplaced the step ended.
  * Every helper call has a short bounded timeout; once one call of a step has timed out, the
- * step's later calls are not made (step_helper_silent), so a helper that accepts but never
+ * step's later calls are not made (step_helper_silent), so a numaplaced that accepts but never
  * answers costs a launch one timeout and one log line, and never fails it. Own trouble (no
  * topology, a refused system call) is logged and the task runs with the kernel default, unless the
  * site set on_error=fail.
@@ -42,7 +42,7 @@ static bool have_preferred_many; /* the kernel takes MPOL_PREFERRED_MANY */
 static bool helper_registered;   /* slurmstepd registered at least one task of this step */
 static bool helper_warned;       /* the one log line per step about an unreachable helper */
 /*
- * Whether a helper call of this step has timed out, seen by the whole step: slurmstepd makes
+ * Whether a numaplaced call of this step has timed out, seen by the whole step: slurmstepd makes
  * the advise and register calls, each task (a child forked before any register call) its
  * applied call. Plain memory would not carry a child's timeout to its siblings, nor a register
  * timeout to children forked earlier, so the flag lives in a shared anonymous page mapped once
@@ -329,7 +329,7 @@ static void auto_facts(struct np_auto_input *facts, enum np_sensitivity sens, bo
     }
 }
 
-/* The step's class without telling the user (task_init does that): for the helper. */
+/* The step's class without telling the user (task_init does that): for numaplaced. */
 static enum np_sensitivity quiet_sensitivity(spank_t sp)
 {
     uid_t uid = 0;
@@ -346,7 +346,7 @@ static enum np_sensitivity quiet_sensitivity(spank_t sp)
     return sens;
 }
 
-/* In slurmstepd (root) after each task's fork, before it may exec: register it with the helper
+/* In slurmstepd (root) after each task's fork, before it may exec: register it with numaplaced
  * so its counters start with the task. */
 static int task_post_fork(spank_t sp, const struct numaplace_step_settings *settings)
 {
@@ -388,7 +388,7 @@ static int task_post_fork(spank_t sp, const struct numaplace_step_settings *sett
     return 0;
 }
 
-/* In the task, before exec: tell the helper what this task got (it may speak for itself only). */
+/* In the task, before exec: tell numaplaced what this task got (it may speak for itself only). */
 static void helper_applied(spank_t sp, const char *policy, const char *mode, const char *nodes,
                            const char *cpus, const char *reason)
 {
@@ -543,7 +543,7 @@ static void task_exit(spank_t sp, const struct numaplace_step_settings *settings
 {
     plugin = settings;
     if (helper_registered && helper_enabled() && !helper_silent()) {
-        /* slurmstepd at the step's end: the helper takes its final sample and answers, then
+        /* slurmstepd at the step's end: numaplaced takes its final sample and answers, then
          * writes the report; slurmstepd tells slurmctld the step is complete only after this,
          * so the node is free again without waiting for the report's flushes. `numaplace report`
          * and the epilog's store wait for a step numaplaced lists "ending". */

@@ -407,7 +407,7 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figur
         "{s:o, s:o, s:f, s:s}", "pages_in_bytes", np_node_map_json(js->pages_in), "pages_out_bytes",
         np_node_map_json(js->pages_out), "moving_s", js->migration_moving_s, "source",
         js->migration_enabled ? "numaplaced: pages it moved (move_pages, migrate_pages)"
-        /* A trace records samples, not the helper's moves: a replay cannot say. */
+        /* A trace records samples, not numaplaced's moves: a replay cannot say. */
         : strncmp(meta->backends, "replay", 6) == 0
             ? "unavailable: a replayed trace records no migrations"
             : "numaplaced: migration not enabled on this node");
@@ -432,7 +432,7 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figur
     helper = json_pack("{s:f, s:s}", "cpu_time_s", js->helper_cpu_s, "source",
                        "numaplaced: CLOCK_THREAD_CPUTIME_ID around this job's work");
     if (helper && meta->helper_cpus[0]) {
-        /* Where the helper's own noise can land on this step: its CPUs that are the step's. */
+        /* Where numaplaced's own noise can land on this step: its CPUs that are the step's. */
         json_object_set_new(helper, "cpus", json_string(meta->helper_cpus));
         json_object_set_new(helper, "shared_cpus", json_string(meta->shared_cpus));
     }

@@ -1,5 +1,5 @@
 /* The trace (numaplace.trace/1): its lines, and the replay that rebuilds reports through
- * np_step_figures and np_report_new, as the helper does. */
+ * np_step_figures and np_report_new, as numaplaced does. */
 #include "numaplace/report.h"
 
 #include <errno.h>
@@ -201,7 +201,7 @@ int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *arg, str
             } else if (np_sample_from_json(json_object_get(obj, "sample"), &s, &serr) < 0) {
                 rc = np_err_set(err, -EINVAL, "%s:%u: %s", name, lineno, serr.msg);
             } else {
-                apply_cpus(j, obj); /* before the sample, as the helper does */
+                apply_cpus(j, obj); /* before the sample, as numaplaced does */
                 if (np_step_figures_add(&j->stats, &s) < 0)
                     rc = np_err_set(err, -EINVAL, "%s:%u: sample goes back in time", name, lineno);
                 else

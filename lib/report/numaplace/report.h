@@ -97,7 +97,7 @@ struct np_step_figures {
     /* the same traffic by the memory node serving it: each interval's total spread over the
      * nodes holding the step's pages (the latest numa_maps reading's shares) */
     double bw_mem_sum[NP_SAMPLE_MAX_NODES];
-    /* pages the helper moved, by node (migration) */
+    /* pages numaplaced moved, by node (migration) */
     uint64_t pages_in[NP_SAMPLE_MAX_NODES], pages_out[NP_SAMPLE_MAX_NODES]; /**< bytes */
     double migration_moving_s;                     /**< time in the move system calls */
     uint64_t migration_failed[NP_MOVE_FAIL_COUNT]; /**< pages that would not move, by cause */
@@ -109,7 +109,7 @@ struct np_step_figures {
     uint64_t cycles_total, instructions_total, traffic_bytes_total;
     /* the last interval's bandwidth estimate (for the migration engine) */
     double bw_last[NP_SAMPLE_MAX_NODES], bw_last_total;
-    double helper_cpu_s; /**< the helper's own CPU time spent on this job */
+    double helper_cpu_s; /**< numaplaced's own CPU time spent on this job */
     /* share of the pages on the nodes of the step's CPUs, weighted by how long each reading held */
     /** the nodes of the step's effective CPUs: set by the caller before the first sample, and
      * when they change (0 = unknown) */
@@ -151,7 +151,7 @@ NP_API void np_step_figures_event(struct np_step_figures *js, double t, const ch
 NP_API json_t *np_step_figures_latest(const struct np_step_figures *js);
 
 /**
- * The job report (schema NP_REPORT_SCHEMA). @p complete says the step ended (false: the helper
+ * The job report (schema NP_REPORT_SCHEMA). @p complete says the step ended (false: numaplaced
  * stopped first or the trace ends early). New reference, NULL on out-of-memory.
  */
 NP_API json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figures *js,
