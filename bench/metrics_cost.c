@@ -36,7 +36,6 @@
 #include "registry.h"
 #include "sampling.h"
 #include "job_life.h"
-#include "sampling_tick.h"
 
 #define MAX_STEPS   1024
 #define MAX_SCRAPES 100000

@@ -182,7 +182,7 @@ static size_t steps_listed(uint32_t job_id, bool ending_only)
     return n;
 }
 
-/* The helper writes a step's report once the step ends (the plugin does not wait for it: the
+/* numaplaced writes a step's report once the step ends (the plugin does not wait for it: the
  * step is listed "ending" meanwhile); a step whose end it has not heard of (slurmstepd's call
  * failed) it notices within two intervals. Wait for either, bounded; polled more slowly as it
  * lasts, since a report usually lands within milliseconds. */
@@ -356,7 +356,7 @@ static void say_late(double late_s)
 }
 
 /* A scenario file's requests (docs/scenarios.md), in order, paced by @p pacing, all with @p order
- * (NULL: the helper's configured order). */
+ * (NULL: numaplaced's configured order). */
 static int run_scenario(FILE *f, const char *path, const char *order, bool dry_run,
                         struct pacing *pacing)
 {

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "advice.h"
+#include "placement_hint.h"
 #include "auto_class.h"
 #include "daemon.h"
 #include "http.h"
@@ -50,7 +50,7 @@ int config_load(struct np_daemon *d, bool initial)
     d->cfg = cfg;
     admin_group_want(d->cfg.admin_group); /* looked up off the loop, before set-class asks */
     auto_class_load(d);
-    advice_load(d);
+    hint_load(d);
     return 0;
 }
 

@@ -56,7 +56,7 @@ struct np_report_hold {
 struct np_daemon_job {
     struct np_job_meta meta;
     struct np_sampler sampler;
-    struct np_jobstats stats;
+    struct np_step_figures stats;
     json_t *tasks;            /**< owned: [{task, pid, policy, mode, nodes, cpus}] */
     enum np_class job_class;  /**< from the label (class_map), or set by an administrator */
     bool unlabelled;          /**< no --numa-sensitivity: class_default=auto may class it */
@@ -78,15 +78,15 @@ struct np_daemon_job {
     char job_name[128];      /**< SLURM_JOB_NAME from advise (--numa-policy=auto), else "" */
 };
 
-#define NPD_HISTORY_MAX 256 /* (user, job name) sensitivities remembered (advice.c) */
+#define NPD_HISTORY_MAX 256 /* (user, job name) sensitivities remembered (placement_hint.c) */
 #define NPD_ADVISED_MAX 64  /* names of steps advised and not registered yet */
 
-/** --numa-policy=auto's advice (advice.c). */
-struct np_advice_state {
+/** --numa-policy=auto's placement hint (placement_hint.c). */
+struct np_hint_state {
     double capacity_mbps[NP_MAX_NODES]; /**< 0: unknown */
     double threshold;                   /**< utilisation above which a node is loaded */
     char capacity_from[64];             /**< the profile, or why no capacities */
-    /* auto_load=cpu-busy (advice_tick): each node's CPUs' busy share over the last interval */
+    /* auto_load=cpu-busy (hint_tick): each node's CPUs' busy share over the last interval */
     double node_busy[NP_MAX_NODES];         /**< 0..1; NAN: not read yet */
     uint64_t node_busy_ticks[NP_MAX_NODES]; /**< busy clock ticks at the last reading */
     uint64_t node_all_ticks[NP_MAX_NODES];  /**< ticks of every kind at the last reading */
@@ -205,7 +205,7 @@ struct np_daemon {
     struct np_uncore_reader uncore; /**< the memory controllers' counters (uncore_bw.c) */
     /* class_default=auto: the sensitivity model (auto_class.c), or why there is none */
     struct np_sens_model sens_model;
-    struct np_advice_state advice;
+    struct np_hint_state hint;
     bool sens_loaded;
     char sens_why[NP_ERR_MSG_MAX];
     /* the steps and the clients */
@@ -248,7 +248,7 @@ void np_daemon_dirname(const char *path, char *out, size_t size);
 /** Take the pid file's lock and write our pid (nothing when pid_file is empty). @return 0/-errno */
 int np_daemon_write_pid_file(struct np_daemon *d);
 
-/** This thread's CPU time, seconds (what the helper spends on a job). */
+/** This thread's CPU time, seconds (what numaplaced spends on a job). */
 double np_daemon_thread_cpu_s(void);
 
 /** Wall clock, seconds since the epoch. */

@@ -1,7 +1,7 @@
 /* From a request line to its op (see handlers.h); ping is answered here. */
 #include "handlers.h"
 
-#include "advice.h"
+#include "placement_hint.h"
 
 json_t *handlers_dispatch(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                           const char *buf, size_t len)

@@ -13,7 +13,7 @@
 #include "safe_file.h"
 #include "writer.h"
 
-int history_find(const struct np_advice_state *a, uid_t uid, const char *name)
+int history_find(const struct np_hint_state *a, uid_t uid, const char *name)
 {
     for (unsigned i = 0; i < a->nhistory; i++)
         if (a->history[i].uid == uid && strcmp(a->history[i].name, name) == 0)
@@ -25,7 +25,7 @@ int history_find(const struct np_advice_state *a, uid_t uid, const char *name)
  * users: one past their share (NPD_HISTORY_MAX over the users holding entries, @p uid among
  * them) replaces their own entry used longest ago; one within it, the entry used longest ago of
  * the user holding the most, so one user's many names never push out another's few. */
-static int history_victim(const struct np_advice_state *a, uid_t uid)
+static int history_victim(const struct np_hint_state *a, uid_t uid)
 {
     unsigned held[NPD_HISTORY_MAX] = {0}, users = 0, mine = 0, most = 0;
     int first[NPD_HISTORY_MAX], victim = -1;
@@ -65,7 +65,7 @@ static int history_victim(const struct np_advice_state *a, uid_t uid)
 }
 
 /* A new entry for (uid, name): a free one, else history_victim's. */
-static int history_slot(struct np_advice_state *a, uid_t uid, const char *name)
+static int history_slot(struct np_hint_state *a, uid_t uid, const char *name)
 {
     const int i = a->nhistory < NPD_HISTORY_MAX ? (int)a->nhistory++ : history_victim(a, uid);
 
@@ -83,7 +83,7 @@ static bool history_name_ok(const char *name)
 
 void history_note(struct np_daemon *d, uid_t uid, const char *name, bool high)
 {
-    struct np_advice_state *a = &d->advice;
+    struct np_hint_state *a = &d->hint;
     int i;
 
     if (!history_name_ok(name))
@@ -98,7 +98,7 @@ void history_note(struct np_daemon *d, uid_t uid, const char *name, bool high)
     history_save(d);
 }
 
-static char *history_encode(const struct np_advice_state *a)
+static char *history_encode(const struct np_hint_state *a)
 {
     json_t *entries = json_array(), *doc;
     char *text;
@@ -127,7 +127,7 @@ static void history_written(void *ctx, struct writer_job *job)
 
 void history_save(struct np_daemon *d)
 {
-    char *text = history_encode(&d->advice);
+    char *text = history_encode(&d->hint);
     struct np_err err = {0};
     int rc;
 
@@ -158,7 +158,7 @@ void history_save(struct np_daemon *d)
     free(text);
 }
 
-/* The file's bytes into *@p text (new), only when nobody but the helper could have written
+/* The file's bytes into *@p text (new), only when nobody but numaplaced could have written
  * them. @return 0, -ENOENT (no file), or -errno with @p err */
 static int history_read(const char *dir, char **text, size_t *len, struct np_err *err)
 {
@@ -199,9 +199,9 @@ static int history_read(const char *dir, char **text, size_t *len, struct np_err
 }
 
 /* One entry of the file into @p a; -EPROTO with @p err when it is not one we write; 0 and not
- * kept (*@p dropped) a name an older helper took with a control character. */
-static int history_entry(struct np_advice_state *a, const json_t *e, size_t index,
-                         unsigned *dropped, struct np_err *err)
+ * kept (*@p dropped) a name an older numaplaced took with a control character. */
+static int history_entry(struct np_hint_state *a, const json_t *e, size_t index, unsigned *dropped,
+                         struct np_err *err)
 {
     json_int_t uid, high, low, last;
     const char *name;
@@ -231,7 +231,7 @@ static int history_entry(struct np_advice_state *a, const json_t *e, size_t inde
 
 int history_restore(struct np_daemon *d)
 {
-    struct np_advice_state *a = &d->advice;
+    struct np_hint_state *a = &d->hint;
     struct np_err err = {0};
     json_error_t jerr;
     json_t *doc, *entries = NULL, *e;

@@ -5,7 +5,7 @@
  * entry used longest ago, else one of the user holding the most) and in <state_dir>/history.json,
  * so a restart keeps it: written whole after every change through safe_file (a temporary file,
  * fsync, rename: a kill -9 at any point leaves the old file or the new one), read back once at
- * start with json_unpack, and only from a regular file of the helper's own that no one else may
+ * start with json_unpack, and only from a regular file of numaplaced's own that no one else may
  * write, of at most NPD_HISTORY_FILE_MAX bytes.
  */
 #ifndef NUMAPLACED_HISTORY_H
@@ -29,13 +29,13 @@
 #define NPD_HISTORY_NAME_MAX  127 /* bytes, as advise's "name" */
 #define NPD_HISTORY_ENTRY_MAX (42 + 3 * 10 + 20 + 2 * NPD_HISTORY_NAME_MAX)
 #define NPD_HISTORY_FILE_MAX  (52 + 20 + NPD_HISTORY_MAX * NPD_HISTORY_ENTRY_MAX) /* 88,648 */
-/** What the reader accepts: the helper never writes more than NPD_HISTORY_FILE_MAX (a longer
- *  text is not written, and says why), and a file of an older helper within it still reads. */
+/** What the reader accepts: numaplaced never writes more than NPD_HISTORY_FILE_MAX (a longer
+ *  text is not written, and says why), and a file of an older numaplaced within it still reads. */
 #define NPD_HISTORY_READ_MAX 131072 /* 128 KiB */
 _Static_assert(NPD_HISTORY_FILE_MAX <= NPD_HISTORY_READ_MAX, "the reader refuses what is written");
 
 /** The entry for (@p uid, @p name), or -1. */
-int history_find(const struct np_advice_state *a, uid_t uid, const char *name);
+int history_find(const struct np_hint_state *a, uid_t uid, const char *name);
 
 /** Count one run of (@p uid, @p name) that ended @p high or low, and save the file. A name that
  *  is empty, too long or not printable is not kept. */

@@ -1,4 +1,4 @@
-/* The helper's CPUs: housekeeping, never nohz_full or isolated (see housekeeping.h). */
+/* numaplaced's CPUs: housekeeping, never nohz_full or isolated (see housekeeping.h). */
 #include "housekeeping.h"
 
 #include <dirent.h>

@@ -1,4 +1,4 @@
-/* housekeeping.h - which CPUs the helper may run on: the housekeeping CPUs asked for, never the
+/* housekeeping.h - which CPUs numaplaced may run on: the housekeeping CPUs asked for, never the
  * CPUs the kernel keeps quiet for applications (nohz_full, isolcpus). */
 #ifndef NUMAPLACED_HOUSEKEEPING_H
 #define NUMAPLACED_HOUSEKEEPING_H
@@ -14,7 +14,7 @@
 int housekeeping_quiet_cpus(const char *root, hwloc_bitmap_t nohz, hwloc_bitmap_t isolated);
 
 /**
- * The helper's CPUs into @p out: @p wanted (the housekeeping CPUs; empty: @p started, the
+ * numaplaced's CPUs into @p out: @p wanted (the housekeeping CPUs; empty: @p started, the
  * affinity it was started with) without @p quiet. When that leaves nothing, @p started without
  * @p quiet; when even that is empty, @p started.
  * @return 0, 1 when @p wanted had to be left for @p started, 2 when no CPU outside @p quiet

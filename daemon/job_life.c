@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advice.h"
+#include "placement_hint.h"
 #include "clients.h"
 #include "jobs.h"
 #include "registry.h"
@@ -67,7 +67,7 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
     if (verdict == FD_NO_PERF)
         snprintf(j->meta.backends_reason, sizeof(j->meta.backends_reason), "%s", fd_why);
     np_sampler_set_fd_budget(&j->sampler, &d->fd_budget);
-    np_jobstats_init(&j->stats);
+    np_step_figures_init(&j->stats);
     j->tasks = json_array();
     j->meta.job_id = job_id;
     j->meta.step_id = step_id;
@@ -121,8 +121,8 @@ void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete)
         j->ended = true;
     }
     if (!j->finishing && !j->final_report) /* restored with its report: remembered before */
-        advice_remember(d, j);
-    /* The helper restarted during the step: its figures cover only the time since. */
+        hint_remember(d, j);
+    /* numaplaced restarted during the step: its figures cover only the time since. */
     j->finishing = report_out_write(d, j, complete && !j->restored);
     if (j->traced)
         trace_line(d, np_trace_end_line(j->meta.job_id, j->meta.step_id, j->meta.end_epoch));

@@ -27,7 +27,7 @@ void job_free(struct np_daemon_job *j)
     if (!j)
         return;
     np_sampler_fini(&j->sampler);
-    np_jobstats_fini(&j->stats);
+    np_step_figures_fini(&j->stats);
     json_decref(j->final_report);
     free(j->final_report_text);
     json_decref(j->tasks);
@@ -84,7 +84,7 @@ void job_note_helper_cpus(const struct np_daemon *d, struct np_daemon_job *j)
     if (!d->helper_cpus || hwloc_bitmap_iszero(d->helper_cpus) || hwloc_bitmap_iszero(cpus) ||
         !(shared = hwloc_bitmap_alloc()))
         return;
-    /* Once shared, the step says so: the helper may have moved since (a reload). Only of the
+    /* Once shared, the step says so: numaplaced may have moved since (a reload). Only of the
      * CPUs the tasks may run on: the registered ones were wider when the binding came later. */
     if (hwloc_bitmap_list_sscanf(shared, j->meta.shared_cpus) < 0)
         hwloc_bitmap_zero(shared);

@@ -30,7 +30,7 @@ void job_set_class_source(struct np_daemon_job *j, const char *source);
  */
 bool job_follow_effective_cpus(const struct np_daemon *d, struct np_daemon_job *j);
 
-/** The helper's CPUs and those of them that are @p j's (meta.helper_cpus, meta.shared_cpus; once
+/** numaplaced's CPUs and those of them that are @p j's (meta.helper_cpus, meta.shared_cpus; once
  *  shared, a CPU stays listed). Nothing when either set is unknown. */
 void job_note_helper_cpus(const struct np_daemon *d, struct np_daemon_job *j);
 

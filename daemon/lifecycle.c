@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "advice.h"
+#include "placement_hint.h"
 #include "http.h"
 #include "job_life.h"
 #include "log.h"
@@ -30,12 +30,12 @@ void np_daemon_init(struct np_daemon *d)
         d->clients[i].fd = -1;
     registry_init(&d->registry);
     np_perf_counters_init(&d->perf_held);
-    d->started_cpus = hwloc_bitmap_alloc(); /* NULL (out of memory): the helper is not pinned */
+    d->started_cpus = hwloc_bitmap_alloc(); /* NULL (out of memory): numaplaced is not pinned */
     d->helper_cpus = hwloc_bitmap_alloc();
     snprintf(d->hw_off_reason, sizeof(d->hw_off_reason), "not probed yet");
     d->hw_off_why = NP_PERF_WHY_NOT_PROBED;
     for (unsigned n = 0; n < NP_MAX_NODES; n++)
-        d->advice.node_busy[n] = NAN;
+        d->hint.node_busy[n] = NAN;
 }
 
 void np_daemon_stop_writer(struct np_daemon *d)

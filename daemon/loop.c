@@ -19,7 +19,6 @@
 #include "sampling.h"
 #include "server.h"
 #include "writer.h"
-#include "sampling_tick.h"
 #include "clients.h"
 
 /* The fixed slots of the poll set; the clients follow. */

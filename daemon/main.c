@@ -1,5 +1,5 @@
 /*
- * numaplaced - the per-node helper (numaplaced(8)).
+ * numaplaced - the per-node daemon (numaplaced(8)).
  *
  * main only turns the command line into configuration overrides, sets the daemon up, runs its
  * loop (loop.c) and tears it down; every concern lives in its own file around struct np_daemon
@@ -31,7 +31,6 @@
 #include "server.h"
 #include "uncore_bw.h"
 #include "writer.h"
-#include "registry_restore.h"
 
 /* The one daemon of this process. Static: it is large (every client's buffer). */
 static struct np_daemon daemon_state;
@@ -101,7 +100,7 @@ static int parse_args(struct np_daemon *d, int argc, char **argv, bool *check_on
 }
 
 /* A kill -9 between a temporary file's creation and its rename left it behind. Only once the pid
- * file's lock is ours: no other helper writes here. */
+ * file's lock is ours: no other numaplaced writes here. */
 static void sweep_temporaries(struct np_daemon *d, const char *dir)
 {
     struct np_err err = {0};
@@ -201,7 +200,8 @@ int main(int argc, char **argv)
     if ((rc = set_up(d)) != 0)
         return rc;
     /* Type=notify: ready once the socket accepts and the registry is restored, so slurmd
-     * (After= it) starts beside a helper that answers. Without NOTIFY_SOCKET it does nothing. */
+     * (After= it) starts beside a numaplaced that answers. Without NOTIFY_SOCKET it does nothing.
+     */
     if ((rc = sd_notify(0, "READY=1")) < 0)
         NPD_LOG(d, WARNING, "cannot tell systemd that numaplaced is ready: %s", strerror(-rc));
     loop_run(d);

@@ -9,8 +9,6 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "metrics_process.h"
-#include "metrics_steps.h"
 #include "migration.h"
 #include "numaplace/procfs.h"
 #include "uncore_bw.h"

@@ -1,7 +1,7 @@
-/* The standard process_* families of the page (see metrics_process.h), from numaplaced's own /proc
+/* The standard process_* families of the page (see metrics_text.h), from numaplaced's own /proc
  * files under proc_root: libmicrohttpd has none, and Prometheus users query these names for any
  * exporter. A file that cannot be read leaves its series out. */
-#include "metrics_process.h"
+#include "metrics_text.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
-/* The page's per-step families (see metrics_steps.h). Each step's series carry its jobid and step;
+/* The page's per-step families (see metrics_text.h). Each step's series carry its jobid and step;
  * its user is on numaplace_step_info only, which PromQL joins on those two labels. */
-#include "metrics_steps.h"
+#include "metrics_text.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -116,19 +116,19 @@ static void render_counters(struct metrics_text *t, struct np_daemon_job *const 
         bool traffic; /* counted with the misses, else with cycles and instructions */
     } counters[] = {
         {"numaplace_step_cycles_total", "CPU cycles of a running step's processes.",
-         offsetof(struct np_jobstats, cycles_total), false},
+         offsetof(struct np_step_figures, cycles_total), false},
         {"numaplace_step_instructions_total", "Instructions a running step's processes retired.",
-         offsetof(struct np_jobstats, instructions_total), false},
+         offsetof(struct np_step_figures, instructions_total), false},
         {"numaplace_step_memory_traffic_bytes_total",
          "A running step's memory traffic, in bytes (its LLC misses x 64 B).",
-         offsetof(struct np_jobstats, traffic_bytes_total), true},
+         offsetof(struct np_step_figures, traffic_bytes_total), true},
     };
 
     for (size_t c = 0; c < sizeof(counters) / sizeof(counters[0]); c++) {
         metrics_family(t, counters[c].name, "counter", counters[c].help);
         for (unsigned k = 0; k < shown; k++) {
             const struct np_daemon_job *j = js[k];
-            const struct np_jobstats *st = &j->stats;
+            const struct np_step_figures *st = &j->stats;
             if (!(counters[c].traffic ? st->bw_intervals : st->counted_intervals))
                 continue;
             step_labels(t, counters[c].name, j);

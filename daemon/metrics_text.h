@@ -43,4 +43,21 @@ void metrics_label_code(struct metrics_text *t, bool first, const char *key, con
 void metrics_value_u64(struct metrics_text *t, bool labelled, uint64_t v);
 void metrics_value_f(struct metrics_text *t, bool labelled, double v);
 
+struct np_daemon;
+
+/* ---- the standard process_* families (metrics_process.c), from numaplaced's own /proc files under
+ * proc_root (libmicrohttpd provides none) ---- */
+
+/** process_cpu_seconds_total, process_start_time_seconds, process_resident_memory_bytes,
+ *  process_open_fds, process_max_fds, each where its file reads. */
+void metrics_render_process(const struct np_daemon *d, struct metrics_text *t);
+
+/* ---- the per-step families (metrics_steps.c): each running step's memory per node, local ratio,
+ * counters and info, for as many steps as metrics_step_series allows ---- */
+
+/** Render them for the NUMA nodes @p os (their kernel numbers, @p count of them). Steps whose
+ *  user name is not known yet have it asked for (user_names.h), never waited on. */
+void metrics_render_steps(struct np_daemon *d, struct metrics_text *t, const unsigned *os,
+                          unsigned count);
+
 #endif /* NUMAPLACED_METRICS_TEXT_H */

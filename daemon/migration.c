@@ -77,7 +77,7 @@ static bool fill_job_view(const struct np_daemon *d, const struct np_daemon_job 
                           struct np_node_view *view, uint64_t page, double now,
                           struct np_job_view *v)
 {
-    const struct np_jobstats *st = &j->stats;
+    const struct np_step_figures *st = &j->stats;
     pid_t *pids;
     uint64_t *starts;
 
@@ -316,7 +316,8 @@ void migration_book(struct np_daemon *d, const struct migrator_done *done, doubl
         struct np_daemon_job *j = job_of_view(d, done->view, r->outcomes[i].job_index);
         if (!j)
             continue; /* ended meanwhile */
-        if (np_jobstats_book_migration(&j->stats, r, &r->outcomes[i], now - j->registered_mono) < 0)
+        if (np_step_figures_book_migration(&j->stats, r, &r->outcomes[i],
+                                           now - j->registered_mono) < 0)
             NPD_LOG(d, ERROR, "job %u: out of memory", j->meta.job_id);
         if (!r->dry_run)
             j->last_pages_mono = -1e9; /* read its pages again at the next sample */

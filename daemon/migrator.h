@@ -51,7 +51,7 @@ void migrator_done_fini(struct migrator_done *done);
 
 /**
  * End the running request after its current batch (a rate-limited move of gigabytes would
- * otherwise hold a stopping helper for minutes). Its result, marked stopped, is still collected
+ * otherwise hold a stopping numaplaced for minutes). Its result, marked stopped, is still collected
  * as usual. Every later request also ends at once: call it only when stopping. Accepts NULL.
  */
 void migrator_cancel(struct migrator *m);

@@ -1,5 +1,5 @@
 /* register: slurmstepd (root) registers each task of a step; the first creates the step. */
-#include "advice.h"
+#include "placement_hint.h"
 #include "auth.h"
 #include "ops.h"
 #include "jobs.h"
@@ -26,7 +26,7 @@ json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struc
                     &err);
         if (!j)
             return np_proto_reply_error("%s", err.msg);
-        advice_claim_name(d, j);
+        hint_claim_name(d, j);
         first = true;
         if (r->unlabelled) { /* the site's default label, not the user's */
             j->unlabelled = true;

@@ -1,4 +1,4 @@
-/* status: the steps a user may see (root: all), their latest figures, and the helper. */
+/* status: the steps a user may see (root: all), their latest figures, and numaplaced. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,7 +37,7 @@ static json_t *job_status(const struct np_daemon *d, const struct np_daemon_job 
                   np_step_name(j->meta.step_id), "uid", (json_int_t)j->meta.uid, "class",
                   np_class_name(j->job_class), "policy", j->meta.policy_requested, "cpus",
                   j->meta.cpus, "running_s", np_monotonic_s() - j->registered_mono, "tasks",
-                  j->tasks, "latest", np_jobstats_latest(&j->stats));
+                  j->tasks, "latest", np_step_figures_latest(&j->stats));
     if (obj)
         json_object_set_new(obj, "helper_cpu_s", json_real(j->stats.helper_cpu_s));
     if (obj && j->meta.effective_cpus[0]) /* where its tasks may run (their affinity) */

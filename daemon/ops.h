@@ -27,7 +27,7 @@ json_t *op_applied(struct np_daemon *d, const struct np_peer *peer,
 json_t *op_step_end(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                     uint32_t job_id, uint32_t step_id, bool answer_at_end);
 
-/** status: the steps (of @p job_id, 0 = all) the peer may see, and the helper itself. */
+/** status: the steps (of @p job_id, 0 = all) the peer may see, and numaplaced itself. */
 json_t *op_status(struct np_daemon *d, const struct np_peer *peer, uint32_t job_id);
 
 /** set_class (admin only): every step of @p job_id becomes @p name ("high" or "low"). */

@@ -1,6 +1,6 @@
 /*
  * registry.h - the steps numaplaced tracks, keyed by (job_id, step_id), and their copy in
- * <state_dir>/registry.json (schema numaplace.state/1) so they survive a restart of the helper.
+ * <state_dir>/registry.json (schema numaplace.state/1) so they survive a restart of numaplaced.
  */
 #ifndef NUMAPLACED_REGISTRY_H
 #define NUMAPLACED_REGISTRY_H
@@ -71,5 +71,16 @@ void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id);
 
 /** Once per interval tick: registry_save when marked dirty, else nothing. */
 void registry_flush(struct np_daemon *d);
+
+/* ---- the steps back after a restart (registry_restore.c: above the registry and the step's life,
+ * it creates the steps that still run and finishes those that ended meanwhile) ---- */
+
+/**
+ * Read <state_dir>/registry.json back, with the journal's lines since it was written: steps whose
+ * processes still run are tracked again; those that ended while numaplaced was down get an
+ * incomplete report. A file that cannot be read or is not numaplace.state/1 is logged and the
+ * registry starts empty; a malformed entry is logged and skipped.
+ */
+void registry_restore(struct np_daemon *d);
 
 #endif /* NUMAPLACED_REGISTRY_H */

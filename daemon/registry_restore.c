@@ -1,6 +1,6 @@
 /* The steps of registry.json and its journal back in the registry after a restart (see
- * registry_restore.h). */
-#include "registry_restore.h"
+ * registry.h). */
+#include "registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,6 @@
 #include "jobs.h"
 #include "numaplace/procfs.h"
 #include "numaplace/protocol.h"
-#include "registry.h"
 
 /* Is @p pid still the job's task? After a restart the pid may belong to another process, maybe
  * another user's: it must run as the job's user and, where the registry kept it, have started
@@ -69,7 +68,8 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
     j->meta.start_epoch = start;
     j->restored = true;
     {
-        /* What advise said the job is named, as advise accepts it; a helper before it kept none. */
+        /* What advise said the job is named, as advise accepts it; a numaplaced before it kept
+         * none. */
         const char *job_name = json_string_value(json_object_get(entry, "job_name"));
         if (job_name && strlen(job_name) < sizeof(j->job_name) && np_proto_printable(job_name))
             snprintf(j->job_name, sizeof(j->job_name), "%s", job_name);
@@ -105,7 +105,7 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
     }
     if (j->sampler.ntasks)
         return 1;
-    /* Ended while the helper was down: say so in its report rather than lose it. */
+    /* Ended while numaplaced was down: say so in its report rather than lose it. */
     j->ended = true;
     job_finish(d, j, false);
     return 0;

@@ -8,8 +8,8 @@
 
 #include "daemon.h"
 
-/** Write the step's report to <spool_dir>/<job>.<step>.<host>.json, owned by the helper, mode
- *  0600, the job's user in a read ACL entry: the user reads it, only the helper writes it (root
+/** Write the step's report to <spool_dir>/<job>.<step>.<host>.json, owned by numaplaced, mode
+ *  0600, the job's user in a read ACL entry: the user reads it, only numaplaced writes it (root
  *  trusts it in the epilog). A spool without ACLs keeps it root-only (logged once per spool).
  *  The report is built once, into j->final_report (sets meta.end_epoch), unless the step has one
  *  already (restored with it): that one is written. Failures are logged; a refused report is

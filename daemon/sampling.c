@@ -243,7 +243,7 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
                     j->meta.cpus[0] ? j->meta.cpus : "none");
     }
     traffic_before = j->stats.traffic_bytes_total;
-    if (np_jobstats_add(&j->stats, &s) < 0)
+    if (np_step_figures_add(&j->stats, &s) < 0)
         NPD_LOG(d, ERROR, "job %u: out of memory", j->meta.job_id);
     sampling_count_node_traffic(d, j, j->stats.traffic_bytes_total - traffic_before);
     auto_class_consider(d, j, &s);

@@ -32,4 +32,11 @@ void sampling_count_node_traffic(struct np_daemon *d, const struct np_daemon_job
 void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double now,
                          bool node_counters_read, bool final);
 
+/* ---- each interval's work (sampling_tick.c: above sampling, the step's life and the migration
+ * triggers it runs) ---- */
+
+/** The interval's work: sample every step, end those whose processes are gone, then run the
+ *  migration triggers. */
+void sampling_tick(struct np_daemon *d);
+
 #endif /* NUMAPLACED_SAMPLING_H */

@@ -1,11 +1,10 @@
-/* Each interval's work over the node and every step (see sampling_tick.h). */
-#include "sampling_tick.h"
+/* Each interval's work over the node and every step (see sampling.h). */
+#include "sampling.h"
 
-#include "advice.h"
+#include "placement_hint.h"
 #include "job_life.h"
 #include "migration.h"
 #include "registry.h"
-#include "sampling.h"
 #include "uncore_bw.h"
 
 /* /proc/interrupts costs more than all else node-wide and a report uses only a job's first and
@@ -42,13 +41,13 @@ void sampling_tick(struct np_daemon *d)
         uncore_bw_tick(d);
         if (d->cfg.auto_load == NP_AUTO_LOAD_CPU_BUSY) /* the CPU-busy proxy reads it */
             np_node_counters_read_cpu(&d->counters, d->cfg.proc_root);
-        advice_tick(d);
+        hint_tick(d);
         return;
     }
     cpu0 = np_daemon_thread_cpu_s();
     read_node_counters(d);
     uncore_bw_tick(d);
-    advice_tick(d);
+    hint_tick(d);
     d->totals.sampling_cpu_s += np_daemon_thread_cpu_s() - cpu0;
     for (unsigned i = 0; i < d->registry.count;) {
         struct np_daemon_job *j = registry_at(&d->registry, i);

@@ -12,7 +12,7 @@
 #include "clients.h"
 #include "daemon.h"
 
-/** Listen on cfg.socket (mode 0666: who may do what is decided per request). A live helper
+/** Listen on cfg.socket (mode 0666: who may do what is decided per request). A live numaplaced
  *  already answering there wins; a stale socket file is replaced. @return 0 or -errno (logged) */
 int server_open(struct np_daemon *d);
 

@@ -2,16 +2,16 @@
  * numaplace_task.so - the step side of the numaplace SPANK plugin, loaded by numaplace.so in
  * slurmstepd only (numaplace_task.h says why it is a module of its own).
  *
- *   init_post_opt (slurmstepd, root, once per step): asks numaplaced's advice for
+ *   init_post_opt (slurmstepd, root, once per step): asks numaplaced's placement hint for
  *     --numa-policy=auto; every task inherits it across fork.
  *   user_init (once per step): loads the topology; every task inherits it across fork.
  *   task_post_fork (slurmstepd, root, after each task's fork): registers the task with
  *     numaplaced so its counters start with the task.
  *   task_init (in each task, after Slurm's CPU and memory binding, before exec): reads the task's
- *     real CPUs, decides, applies set_mempolicy, exports what was applied, tells the helper.
- *   exit (slurmstepd at the step's end): tells the helper the step ended.
+ *     real CPUs, decides, applies set_mempolicy, exports what was applied, tells numaplaced.
+ *   exit (slurmstepd at the step's end): tells numaplaced the step ended.
  * Every helper call has a short bounded timeout; once one call of a step has timed out, the
- * step's later calls are not made (step_helper_silent), so a helper that accepts but never
+ * step's later calls are not made (step_helper_silent), so a numaplaced that accepts but never
  * answers costs a launch one timeout and one log line, and never fails it. Own trouble (no
  * topology, a refused system call) is logged and the task runs with the kernel default, unless the
  * site set on_error=fail.
@@ -42,7 +42,7 @@ static bool have_preferred_many; /* the kernel takes MPOL_PREFERRED_MANY */
 static bool helper_registered;   /* slurmstepd registered at least one task of this step */
 static bool helper_warned;       /* the one log line per step about an unreachable helper */
 /*
- * Whether a helper call of this step has timed out, seen by the whole step: slurmstepd makes
+ * Whether a numaplaced call of this step has timed out, seen by the whole step: slurmstepd makes
  * the advise and register calls, each task (a child forked before any register call) its
  * applied call. Plain memory would not carry a child's timeout to its siblings, nor a register
  * timeout to children forked earlier, so the flag lives in a shared anonymous page mapped once
@@ -51,10 +51,11 @@ static bool helper_warned;       /* the one log line per step about an unreachab
  */
 static atomic_bool *step_helper_silent;
 static atomic_bool helper_timed_out_here;
-/* --numa-policy=auto: numaplaced's advice, asked once per step in init_post_opt (advise_step) */
-static struct np_proto_advice advice;
-static bool advice_ok;
-static char advice_why[NP_ERR_MSG_MAX]; /* why there is none */
+/* --numa-policy=auto: numaplaced's placement hint (its reply to advise), asked once per step in
+ * init_post_opt (advise_step) */
+static struct np_proto_hint hint;
+static bool hint_ok;
+static char hint_why[NP_ERR_MSG_MAX]; /* why there is none */
 
 /* In slurmstepd before the tasks fork (init_post_opt, or user_init when that was not called). */
 static void map_step_marker(void)
@@ -127,8 +128,8 @@ static int task_user_init(spank_t sp, const struct numaplace_step_settings *sett
     return ESPANK_SUCCESS;
 }
 
-/* In slurmstepd, once per step, as root and before any task forks: --numa-policy=auto's advice,
- * which every task inherits. Not in user_init: slurmstepd runs that under the job's euid, and
+/* In slurmstepd, once per step, as root and before any task forks: --numa-policy=auto's placement
+ * hint, which every task inherits. Not in user_init: slurmstepd runs that under the job's euid, and
  * numaplaced answers advise to root only (its peer credentials are the effective ids). */
 static int task_init_post_opt(spank_t sp, const struct numaplace_step_settings *settings)
 {
@@ -268,42 +269,42 @@ static void advise_step(spank_t sp)
     json_t *reply = NULL;
     int rc;
 
-    advice_ok = false;
-    advice_why[0] = '\0';
+    hint_ok = false;
+    hint_why[0] = '\0';
     if (step_policy() != NP_POLICY_AUTO)
         return;
     if (!helper_enabled()) {
-        snprintf(advice_why, sizeof(advice_why), "no helper configured (helper_socket=none)");
+        snprintf(hint_why, sizeof(hint_why), "no helper configured (helper_socket=none)");
         return;
     }
     if (spank_get_item(sp, S_JOB_ID, &req.advise.job_id) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_STEPID, &req.advise.step_id) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_UID, &req.advise.uid) != ESPANK_SUCCESS) {
-        snprintf(advice_why, sizeof(advice_why), "the step's ids are unknown");
+        snprintf(hint_why, sizeof(hint_why), "the step's ids are unknown");
         return;
     }
     if (spank_getenv(sp, "SLURM_JOB_NAME", req.advise.name, sizeof(req.advise.name)) !=
         ESPANK_SUCCESS)
         req.advise.name[0] = '\0';
     rc = helper_call(&req, &reply, &err);
-    if (rc == 0 && (rc = np_proto_advice_decode(reply, &advice, &err)) == 0) {
-        advice_ok = true;
+    if (rc == 0 && (rc = np_proto_hint_decode(reply, &hint, &err)) == 0) {
+        hint_ok = true;
     } else {
         /* A refusal (a job name with a control character) is numaplaced's answer, not silence:
          * its message says so and why ("the helper refused: ..."). */
-        snprintf(advice_why, sizeof(advice_why), "%s%.200s",
+        snprintf(hint_why, sizeof(hint_why), "%s%.200s",
                  rc == -EREMOTEIO ? ""
                  : rc == -EPROTO  ? "numaplaced's advice is unreadable: "
                                   : "numaplaced did not answer: ",
                  err.msg);
         slurm_info("numaplace: job %u step %u: --numa-policy=auto without advice (%s); tasks "
                    "get the static choice",
-                   req.advise.job_id, req.advise.step_id, advice_why);
+                   req.advise.job_id, req.advise.step_id, hint_why);
     }
     json_decref(reply);
 }
 
-/* What np_auto_choose is given: the label, the site's, and the advice when there is one. */
+/* What np_auto_choose is given: the label, the site's, and the placement hint when there is one. */
 static void auto_facts(struct np_auto_input *facts, enum np_sensitivity sens, bool downgraded)
 {
     memset(facts, 0, sizeof(*facts));
@@ -312,24 +313,23 @@ static void auto_facts(struct np_auto_input *facts, enum np_sensitivity sens, bo
     /* A site default of high says something about its codes; low is the built-in default. */
     facts->site_given = plugin->site->default_sensitivity == NP_SENSITIVITY_HIGH;
     facts->site = plugin->site->default_sensitivity;
-    facts->advice = advice_ok;
+    facts->advice = hint_ok;
     snprintf(facts->no_advice, sizeof(facts->no_advice), "%.150s",
-             advice_why[0] ? advice_why : "no advice");
-    if (!advice_ok)
+             hint_why[0] ? hint_why : "no advice");
+    if (!hint_ok)
         return;
-    if (advice.history_known &&
-        np_sensitivity_from_name(advice.history, &facts->history, NULL) == 0)
+    if (hint.history_known && np_sensitivity_from_name(hint.history, &facts->history, NULL) == 0)
         facts->history_known = true;
     for (unsigned n = 0; n < NP_AUTO_MAX_NODES && n < NP_PROTO_ADVICE_MAX_NODES; n++) {
         facts->node[n].known =
-            advice.node[n].present && (advice.node[n].measured || advice.node[n].cpu_busy);
-        facts->node[n].cpu_busy = advice.node[n].cpu_busy;
-        facts->node[n].loaded = advice.node[n].loaded;
-        facts->node[n].utilisation = advice.node[n].utilisation;
+            hint.node[n].present && (hint.node[n].measured || hint.node[n].cpu_busy);
+        facts->node[n].cpu_busy = hint.node[n].cpu_busy;
+        facts->node[n].loaded = hint.node[n].loaded;
+        facts->node[n].utilisation = hint.node[n].utilisation;
     }
 }
 
-/* The step's class without telling the user (task_init does that): for the helper. */
+/* The step's class without telling the user (task_init does that): for numaplaced. */
 static enum np_sensitivity quiet_sensitivity(spank_t sp)
 {
     uid_t uid = 0;
@@ -346,7 +346,7 @@ static enum np_sensitivity quiet_sensitivity(spank_t sp)
     return sens;
 }
 
-/* In slurmstepd (root) after each task's fork, before it may exec: register it with the helper
+/* In slurmstepd (root) after each task's fork, before it may exec: register it with numaplaced
  * so its counters start with the task. */
 static int task_post_fork(spank_t sp, const struct numaplace_step_settings *settings)
 {
@@ -388,7 +388,7 @@ static int task_post_fork(spank_t sp, const struct numaplace_step_settings *sett
     return 0;
 }
 
-/* In the task, before exec: tell the helper what this task got (it may speak for itself only). */
+/* In the task, before exec: tell numaplaced what this task got (it may speak for itself only). */
 static void helper_applied(spank_t sp, const char *policy, const char *mode, const char *nodes,
                            const char *cpus, const char *reason,
                            const struct np_auto_choice *choice)
@@ -558,7 +558,7 @@ static void task_exit(spank_t sp, const struct numaplace_step_settings *settings
 {
     plugin = settings;
     if (helper_registered && helper_enabled() && !helper_silent()) {
-        /* slurmstepd at the step's end: the helper takes its final sample and answers, then
+        /* slurmstepd at the step's end: numaplaced takes its final sample and answers, then
          * writes the report; slurmstepd tells slurmctld the step is complete only after this,
          * so the node is free again without waiting for the report's flushes. `numaplace report`
          * and the epilog's store wait for a step numaplaced lists "ending". */

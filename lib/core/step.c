@@ -5,7 +5,7 @@
 
 const char *np_step_name(uint32_t step_id)
 {
-    static _Thread_local char text[16]; /* the helper names steps from two threads */
+    static _Thread_local char text[16]; /* numaplaced names steps from two threads */
 
     switch (step_id) {
     case NP_STEP_BATCH:

@@ -55,7 +55,7 @@ static double percentile(const double *sorted, size_t n, double pct)
     return sorted[rank ? rank - 1 : 0];
 }
 
-static json_t *cpi_figure(const struct np_jobstats *js)
+static json_t *cpi_figure(const struct np_step_figures *js)
 {
     const struct np_sample *l = &js->last;
     double *sorted, sum = 0;
@@ -84,7 +84,7 @@ static json_t *cpi_figure(const struct np_jobstats *js)
 }
 
 /* The traffic by the node whose memory served it, with its source; unavailable without pages. */
-static json_t *by_memory_node(const struct np_jobstats *js)
+static json_t *by_memory_node(const struct np_step_figures *js)
 {
     json_t *nodes;
 
@@ -105,7 +105,7 @@ static json_t *by_memory_node(const struct np_jobstats *js)
                      "source", SRC_BANDWIDTH_MEMORY);
 }
 
-static json_t *bandwidth_figure(const struct np_jobstats *js)
+static json_t *bandwidth_figure(const struct np_step_figures *js)
 {
     const struct np_sample *l = &js->last;
     json_t *per_node, *obj;
@@ -135,7 +135,7 @@ static json_t *bandwidth_figure(const struct np_jobstats *js)
     return obj;
 }
 
-static json_t *perf_counts(const struct np_jobstats *js)
+static json_t *perf_counts(const struct np_step_figures *js)
 {
     json_t *obj = json_object();
 
@@ -153,7 +153,7 @@ static json_t *perf_counts(const struct np_jobstats *js)
     return obj;
 }
 
-static json_t *os_interference(const struct np_jobstats *js)
+static json_t *os_interference(const struct np_step_figures *js)
 {
     const struct np_sample *l = &js->last_proc;
     const double irq_span = js->irq_t[1] - js->irq_t[0];
@@ -217,7 +217,7 @@ static json_t *os_interference(const struct np_jobstats *js)
     "by how long it held"
 
 /* The share of the job's pages on its CPUs' nodes over the run, or why it is not known. */
-static json_t *local_share_figure(const struct np_jobstats *js)
+static json_t *local_share_figure(const struct np_step_figures *js)
 {
     double weighted = js->local_share_weighted, span = js->local_share_time;
 
@@ -247,7 +247,7 @@ static void set_note(json_t *obj, const char *key, json_t *fig)
 }
 
 /* The bounded timeline: parallel arrays, null where a figure was not measured. */
-static json_t *timeline_json(const struct np_jobstats *js)
+static json_t *timeline_json(const struct np_step_figures *js)
 {
     json_t *t = json_array(), *bw = json_array(), *cpi = json_array(), *nodes = json_object();
     json_t *events = json_array(), *obj;
@@ -267,7 +267,7 @@ static json_t *timeline_json(const struct np_jobstats *js)
             json_object_set_new(nodes, key, arr);
         }
     for (size_t i = 0; i < js->ntimeline; i++) {
-        const struct np_jobstats_point *p = &js->timeline[i];
+        const struct np_step_figures_point *p = &js->timeline[i];
         json_array_append_new(t, json_real(p->t));
         json_array_append_new(bw, p->bandwidth >= 0 ? json_real(p->bandwidth) : json_null());
         json_array_append_new(cpi, p->cpi >= 0 ? json_real(p->cpi) : json_null());
@@ -294,7 +294,7 @@ static void iso_time(double epoch, char *buf, size_t size)
         snprintf(buf, size, "unknown");
 }
 
-json_t *np_jobstats_latest(const struct np_jobstats *js)
+json_t *np_step_figures_latest(const struct np_step_figures *js)
 {
     const struct np_sample *l = &js->last, *p = &js->prev;
     const double dt = l->t - p->t;
@@ -328,7 +328,8 @@ json_t *np_jobstats_latest(const struct np_jobstats *js)
     return obj;
 }
 
-json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *js, bool complete)
+json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figures *js,
+                      bool complete)
 {
     const struct np_sample *l = &js->last;
     char start[32], end[32];
@@ -406,7 +407,7 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *
         "{s:o, s:o, s:f, s:s}", "pages_in_bytes", np_node_map_json(js->pages_in), "pages_out_bytes",
         np_node_map_json(js->pages_out), "moving_s", js->migration_moving_s, "source",
         js->migration_enabled ? "numaplaced: pages it moved (move_pages, migrate_pages)"
-        /* A trace records samples, not the helper's moves: a replay cannot say. */
+        /* A trace records samples, not numaplaced's moves: a replay cannot say. */
         : strncmp(meta->backends, "replay", 6) == 0
             ? "unavailable: a replayed trace records no migrations"
             : "numaplaced: migration not enabled on this node");
@@ -431,7 +432,7 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *
     helper = json_pack("{s:f, s:s}", "cpu_time_s", js->helper_cpu_s, "source",
                        "numaplaced: CLOCK_THREAD_CPUTIME_ID around this job's work");
     if (helper && meta->helper_cpus[0]) {
-        /* Where the helper's own noise can land on this step: its CPUs that are the step's. */
+        /* Where numaplaced's own noise can land on this step: its CPUs that are the step's. */
         json_object_set_new(helper, "cpus", json_string(meta->helper_cpus));
         json_object_set_new(helper, "shared_cpus", json_string(meta->shared_cpus));
     }

@@ -1,5 +1,5 @@
 /* The trace (numaplace.trace/1): its lines, and the replay that rebuilds reports through
- * np_jobstats and np_report_new, as the helper does. */
+ * np_step_figures and np_report_new, as numaplaced does. */
 #include "numaplace/report.h"
 
 #include <errno.h>
@@ -56,7 +56,7 @@ json_t *np_trace_end_line(uint32_t job_id, uint32_t step_id, double end_epoch)
 
 struct replay_job {
     struct np_job_meta meta;
-    struct np_jobstats stats;
+    struct np_step_figures stats;
     json_t *tasks;
     bool used;
 };
@@ -119,7 +119,7 @@ static int emit(struct replay_job *j, bool complete, np_report_fn *fn, void *arg
         return -ENOMEM;
     stop = fn ? fn(rep, arg) : 0;
     json_decref(rep);
-    np_jobstats_fini(&j->stats);
+    np_step_figures_fini(&j->stats);
     json_decref(j->tasks);
     memset(j, 0, sizeof(*j));
     return stop;
@@ -167,7 +167,7 @@ int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *arg, str
                                     lineno, REPLAY_MAX_JOBS);
                 } else {
                     j->used = true;
-                    np_jobstats_init(&j->stats);
+                    np_step_figures_init(&j->stats);
                     j->meta.job_id = (uint32_t)json_integer_value(json_object_get(obj, "job"));
                     j->meta.step_id = (uint32_t)json_integer_value(json_object_get(obj, "step"));
                     j->meta.uid = (uid_t)json_integer_value(json_object_get(obj, "uid"));
@@ -201,8 +201,8 @@ int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *arg, str
             } else if (np_sample_from_json(json_object_get(obj, "sample"), &s, &serr) < 0) {
                 rc = np_err_set(err, -EINVAL, "%s:%u: %s", name, lineno, serr.msg);
             } else {
-                apply_cpus(j, obj); /* before the sample, as the helper does */
-                if (np_jobstats_add(&j->stats, &s) < 0)
+                apply_cpus(j, obj); /* before the sample, as numaplaced does */
+                if (np_step_figures_add(&j->stats, &s) < 0)
                     rc = np_err_set(err, -EINVAL, "%s:%u: sample goes back in time", name, lineno);
                 else
                     j->stats.helper_cpu_s = json_number_value(json_object_get(obj, "helper_cpu_s"));
@@ -230,7 +230,7 @@ int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *arg, str
                 if (emit(&jobs[i], false, fn, arg) >= 0)
                     reports++;
             } else {
-                np_jobstats_fini(&jobs[i].stats);
+                np_step_figures_fini(&jobs[i].stats);
                 json_decref(jobs[i].tasks);
             }
         }

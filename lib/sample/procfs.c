@@ -46,7 +46,7 @@ int np_proc_stat_parse(const char *line, struct np_proc_stat *out, struct np_err
     snprintf(out->comm, sizeof(out->comm), "%.*s", (int)(close - open - 1), open + 1);
     /* Fields 3.. after the comm: state ppid pgrp session tty tpgid flags minflt cminflt majflt
      * cmajflt utime stime cutime cstime priority nice num_threads itrealvalue starttime vsize
-     * rss ... processor (39th field). Read by hand, not sscanf: the helper parses this line for
+     * rss ... processor (39th field). Read by hand, not sscanf: numaplaced parses this line for
      * every process every interval, and sscanf was a tenth of its time. */
     {
         enum {

@@ -25,8 +25,8 @@ static bool dup_str(char **dst, const json_t *j)
  * absent when @p o is no object, unavailable with the report's reason, malformed without a
  * number.
  */
-static int read_rfig(const json_t *o, const char *value_key, const char *peak_key,
-                     struct np_rfig *f)
+static int read_figure(const json_t *o, const char *value_key, const char *peak_key,
+                       struct np_report_figure *f)
 {
     json_t *unavail = NULL, *value = NULL, *peak = NULL, *intervals = NULL, *source = NULL;
     bool ok = true;
@@ -41,12 +41,12 @@ static int read_rfig(const json_t *o, const char *value_key, const char *peak_ke
     f->unavailable_member = unavail != NULL;
     f->source = np_strdup_or_null(str_of(source), &ok);
     if (json_is_string(unavail)) {
-        f->state = NP_RFIG_UNAVAILABLE;
+        f->state = NP_REPORT_FIGURE_UNAVAILABLE;
         f->reason = np_strdup_or_null(str_of(unavail), &ok);
     } else if (!json_is_number(value)) {
-        f->state = NP_RFIG_MALFORMED;
+        f->state = NP_REPORT_FIGURE_MALFORMED;
     } else {
-        f->state = NP_RFIG_VALUE;
+        f->state = NP_REPORT_FIGURE_VALUE;
         f->value = json_number_value(value);
     }
     if (json_is_number(peak)) {
@@ -60,7 +60,7 @@ static int read_rfig(const json_t *o, const char *value_key, const char *peak_ke
     return ok ? 0 : -ENOMEM;
 }
 
-static void rfig_free(struct np_rfig *f)
+static void figure_free(struct np_report_figure *f)
 {
     free(f->reason);
     free(f->source);
@@ -114,7 +114,7 @@ static int read_pages(const json_t *pages, struct np_report_pages *p, struct np_
         p->peak_total_bytes = json_number_value(total);
     if (ls) {
         p->has_local_share = true;
-        if (read_rfig(ls, "value", NULL, &p->local_share) != 0)
+        if (read_figure(ls, "value", NULL, &p->local_share) != 0)
             return np_err_set(err, -ENOMEM, "out of memory reading a report");
     }
     return 0;
@@ -180,7 +180,7 @@ static int read_os(const json_t *os, struct np_report *r)
         json_t *f = NULL;
         if (json_is_object(os))
             json_unpack((json_t *)os, "{s?o}", members[k].key, &f);
-        if (read_rfig(f, members[k].value_key, NULL, &r->os[k]) != 0)
+        if (read_figure(f, members[k].value_key, NULL, &r->os[k]) != 0)
             return -ENOMEM;
     }
     return 0;
@@ -250,13 +250,13 @@ int np_report_model_decode(const json_t *json, bool full, struct np_report *r, s
             r->local_nodes.n++;
         }
     }
-    if (read_rfig(cpi, "mean", "p95", &r->cpi) != 0 ||
-        read_rfig(bw, "mean_bytes_per_s", "peak_bytes_per_s", &r->bandwidth) != 0 ||
+    if (read_figure(cpi, "mean", "p95", &r->cpi) != 0 ||
+        read_figure(bw, "mean_bytes_per_s", "peak_bytes_per_s", &r->bandwidth) != 0 ||
         read_os(os, r) != 0)
         goto oom;
     for (int k = 0; k < NP_RPERF_N; k++)
-        if (read_rfig(json_is_object(perf) ? json_object_get(perf, perf_names[k]) : NULL, "value",
-                      NULL, &r->perf[k]) != 0)
+        if (read_figure(json_is_object(perf) ? json_object_get(perf, perf_names[k]) : NULL, "value",
+                        NULL, &r->perf[k]) != 0)
             goto oom;
     if ((rc = read_pages(pages, &r->pages, err)) != 0 ||
         (rc = read_migrations(migr, &r->migrations, err)) != 0)
@@ -290,18 +290,18 @@ void np_report_model_free(struct np_report *r)
     free(r->class_source);
     free(r->helper_shared_cpus);
     for (int k = 0; k < NP_RPERF_N; k++)
-        rfig_free(&r->perf[k]);
+        figure_free(&r->perf[k]);
     for (size_t i = 0; i < r->ntasks; i++)
         free(r->tasks[i].policy);
     free(r->tasks);
     free(r->local_nodes.v);
-    rfig_free(&r->cpi);
-    rfig_free(&r->bandwidth);
+    figure_free(&r->cpi);
+    figure_free(&r->bandwidth);
     free(r->pages.reason);
     free(r->pages.source);
     np_map_free(&r->pages.peak_bytes);
     np_map_free(&r->pages.end_bytes);
-    rfig_free(&r->pages.local_share);
+    figure_free(&r->pages.local_share);
     np_map_free(&r->migrations.in_bytes);
     np_map_free(&r->migrations.out_bytes);
     np_map_free(&r->migrations.failed_pages);
@@ -310,7 +310,7 @@ void np_report_model_free(struct np_report *r)
     free(r->migrations.requests);
     free(r->migrations.source);
     for (int k = 0; k < NP_OS_NMEMBERS; k++)
-        rfig_free(&r->os[k]);
+        figure_free(&r->os[k]);
     np_sum_timeline_free(&r->timeline);
     memset(r, 0, sizeof(*r));
 }

@@ -2,7 +2,7 @@
  * fuzz_proto_reply: a reply as the plugin and the command read it from numaplaced
  * (np_proto_call: json_loadb of what arrived, then np_proto_reply_check).
  * Invariants: a refused or malformed reply gives an error with a message; an accepted one is a
- * version-1 object with "ok": true, and its advice (np_proto_advice_decode) either decodes with
+ * version-1 object with "ok": true, and its advice (np_proto_hint_decode) either decodes with
  * only measured nodes loaded or is refused with a message.
  */
 #include "fuzz_common.h"
@@ -31,9 +31,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(json_is_true(json_object_get(reply, "ok")));
         /* The advise reply the step side decodes: a node it accepts is in range and a
          * proxy's never counts as loaded. */
-        struct np_proto_advice advice;
+        struct np_proto_hint advice;
         struct np_err aerr = {0};
-        if (np_proto_advice_decode(reply, &advice, &aerr) == 0) {
+        if (np_proto_hint_decode(reply, &advice, &aerr) == 0) {
             for (unsigned n = 0; n < NP_PROTO_ADVICE_MAX_NODES; n++)
                 FUZZ_ASSERT(!advice.node[n].loaded || advice.node[n].measured);
         } else {

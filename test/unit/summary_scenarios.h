@@ -165,7 +165,7 @@ static inline void scen_merge(struct scen_out *o, const char *dir, int variant)
 /* A report as numaplaced writes it, with a timeline and a migration, and its text. */
 static inline void scen_real(struct scen_out *o, int variant)
 {
-    struct np_jobstats js;
+    struct np_step_figures js;
     struct np_job_meta meta = {.job_id = 300, .step_id = 0, .uid = 1000, .interval_s = 1};
     struct np_err err = {0};
     json_t *report, *summary;
@@ -176,7 +176,7 @@ static inline void scen_real(struct scen_out *o, int variant)
     snprintf(meta.backends, sizeof(meta.backends), "proc");
     meta.start_epoch = 1.7e9;
     meta.end_epoch = 1.7e9 + 10;
-    np_jobstats_init(&js);
+    np_step_figures_init(&js);
     js.local_nodes = variant ? 0x3 : 0x1;
     js.migration_enabled = variant == 1;
     for (int k = 0; k <= 10; k++) {
@@ -186,9 +186,9 @@ static inline void scen_real(struct scen_out *o, int variant)
         smp.have_pages = true;
         smp.node_bytes[0] = k < 5 ? 100u << 20 : 25u << 20;
         smp.node_bytes[1] = k < 5 ? 0 : 75u << 20;
-        np_jobstats_add(&js, &smp);
+        np_step_figures_add(&js, &smp);
     }
-    np_jobstats_event(&js, 5, "0->1 75 MiB");
+    np_step_figures_event(&js, 5, "0->1 75 MiB");
     report = np_report_new(&meta, &js, variant != 2);
     fprintf(o->f, "== report text\n");
     np_report_print(o->f, report);
@@ -198,7 +198,7 @@ static inline void scen_real(struct scen_out *o, int variant)
     scen_print(o, "summary", summary);
     json_decref(summary);
     json_decref(report);
-    np_jobstats_fini(&js);
+    np_step_figures_fini(&js);
 }
 
 /* Each fixture report's text (np_report_print). */

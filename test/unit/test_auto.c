@@ -256,12 +256,12 @@ static const struct {
 
 START_TEST(test_advice_decode)
 {
-    struct np_proto_advice advice;
+    struct np_proto_hint advice;
     struct np_err err = {0};
     json_t *reply = json_loads(advice_cases[_i].reply, 0, NULL);
 
     ck_assert_ptr_nonnull(reply);
-    ck_assert_int_eq(np_proto_advice_decode(reply, &advice, &err), advice_cases[_i].rc);
+    ck_assert_int_eq(np_proto_hint_decode(reply, &advice, &err), advice_cases[_i].rc);
     if (advice_cases[_i].rc < 0)
         ck_assert_msg(strstr(err.msg, advice_cases[_i].msg), "'%s' lacks '%s'", err.msg,
                       advice_cases[_i].msg);

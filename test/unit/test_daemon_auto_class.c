@@ -14,7 +14,6 @@
 #include "jobs.h"
 #include "np_daemon_test.h"
 #include "registry.h"
-#include "registry_restore.h"
 
 #define NO_PMU "perf::CYCLES: perf_event_open: No such file or directory: no hardware PMU"
 

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "advice.h"
+#include "placement_hint.h"
 #include "handlers.h"
 #include "jobs.h"
 #include "migration.h"
@@ -397,7 +397,7 @@ START_TEST(advise_root_only_with_history)
 {
     const struct np_peer user = np_test_peer(1, USER_A, NOGROUP), root = np_test_peer(1, 0, 0);
     struct np_task_reg r = {.job_id = 30, .uid = USER_A, .pid = NP_TEST_LIVE_PID};
-    struct np_proto_advice advice;
+    struct np_proto_hint advice;
     struct np_err err = {0};
     json_t *reply = op_advise(t.d, &user, 30, 0, USER_A, "lbm");
 
@@ -405,7 +405,7 @@ START_TEST(advise_root_only_with_history)
     json_decref(reply);
     reply = op_advise(t.d, &root, 30, 0, USER_A, "lbm");
     ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
-    ck_assert_msg(np_proto_advice_decode(reply, &advice, &err) == 0, "%s", err.msg);
+    ck_assert_msg(np_proto_hint_decode(reply, &advice, &err) == 0, "%s", err.msg);
     ck_assert(!advice.history_known); /* no run of it has ended yet */
     json_decref(reply);
     snprintf(r.cpus, sizeof(r.cpus), "0");
@@ -415,15 +415,15 @@ START_TEST(advise_root_only_with_history)
     ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
     json_decref(reply);
     ck_assert_str_eq(registry_find(&t.d->registry, 30, 0)->job_name, "lbm");
-    advice_remember(t.d, registry_find(&t.d->registry, 30, 0));
+    hint_remember(t.d, registry_find(&t.d->registry, 30, 0));
     reply = op_advise(t.d, &root, 31, 0, USER_A, "lbm");
-    ck_assert_int_eq(np_proto_advice_decode(reply, &advice, &err), 0);
+    ck_assert_int_eq(np_proto_hint_decode(reply, &advice, &err), 0);
     ck_assert(advice.history_known);
     ck_assert_str_eq(advice.history, "high");
     ck_assert_uint_eq(advice.history_runs, 1);
     json_decref(reply);
     reply = op_advise(t.d, &root, 32, 0, USER_B, "lbm"); /* another user's job of that name */
-    ck_assert_int_eq(np_proto_advice_decode(reply, &advice, &err), 0);
+    ck_assert_int_eq(np_proto_hint_decode(reply, &advice, &err), 0);
     ck_assert(!advice.history_known);
     json_decref(reply);
 }
@@ -456,13 +456,13 @@ static void write_stat(const char *root, unsigned busy)
 static void proxy_tick(struct np_daemon *d)
 {
     np_node_counters_read_cpu(&d->counters, d->cfg.proc_root);
-    advice_tick(d);
+    hint_tick(d);
 }
 
 START_TEST(advise_cpu_busy_proxy)
 {
     const struct np_peer root = np_test_peer(1, 0, 0);
-    struct np_proto_advice advice;
+    struct np_proto_hint advice;
     struct np_err err = {0};
     char dir[1200];
     json_t *reply;
@@ -479,14 +479,14 @@ START_TEST(advise_cpu_busy_proxy)
     ck_assert_ptr_nonnull(t.d->cpu_node);
     t.d->ncpus = 2;
     t.d->cfg.auto_load = NP_AUTO_LOAD_CPU_BUSY;
-    advice_load(t.d); /* the threshold: the reference penalty without a profile */
+    hint_load(t.d); /* the threshold: the reference penalty without a profile */
     write_stat(dir, 100);
     proxy_tick(t.d);
     usleep(100 * 1000);
     write_stat(dir, 100 + 100000); /* both CPUs busy all the while (clipped to 100%) */
     proxy_tick(t.d);
     reply = op_advise(t.d, &root, 40, 0, USER_A, "");
-    ck_assert_msg(np_proto_advice_decode(reply, &advice, &err) == 0, "%s", err.msg);
+    ck_assert_msg(np_proto_hint_decode(reply, &advice, &err) == 0, "%s", err.msg);
     ck_assert(advice.node[0].present && advice.node[0].cpu_busy && advice.node[0].loaded);
     ck_assert_double_eq_tol(advice.node[0].utilisation, 1.0, 1e-9);
     json_decref(reply);
@@ -497,12 +497,12 @@ START_TEST(advise_cpu_busy_proxy)
     write_stat_idle(dir, 100 + 100000 + 10, 500 + 10);
     proxy_tick(t.d);
     reply = op_advise(t.d, &root, 42, 0, USER_A, "");
-    ck_assert_msg(np_proto_advice_decode(reply, &advice, &err) == 0, "%s", err.msg);
+    ck_assert_msg(np_proto_hint_decode(reply, &advice, &err) == 0, "%s", err.msg);
     ck_assert_double_eq_tol(advice.node[0].utilisation, 0.5, 1e-9);
     json_decref(reply);
     t.d->cfg.auto_load = NP_AUTO_LOAD_MEASURED;
     reply = op_advise(t.d, &root, 41, 0, USER_A, "");
-    ck_assert_int_eq(np_proto_advice_decode(reply, &advice, &err), 0);
+    ck_assert_int_eq(np_proto_hint_decode(reply, &advice, &err), 0);
     ck_assert(advice.node[0].present && !advice.node[0].cpu_busy && !advice.node[0].loaded);
     json_decref(reply);
 }

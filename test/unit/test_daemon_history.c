@@ -68,12 +68,12 @@ START_TEST(survives_a_restart)
     ck_assert_uint_eq(st.st_uid, geteuid());
     d = restarted(&restored);
     ck_assert_int_eq(restored, 2);
-    i = history_find(&d->advice, 4242, "lbm");
+    i = history_find(&d->hint, 4242, "lbm");
     ck_assert_int_ge(i, 0);
-    ck_assert_uint_eq(d->advice.history[i].high, 2);
-    ck_assert_uint_eq(d->advice.history[i].low, 1);
-    ck_assert_int_lt(history_find(&d->advice, 4242, "mcf"), 0); /* another user's name */
-    ck_assert_uint_eq(d->advice.history_seq, 4);                /* replacement order kept */
+    ck_assert_uint_eq(d->hint.history[i].high, 2);
+    ck_assert_uint_eq(d->hint.history[i].low, 1);
+    ck_assert_int_lt(history_find(&d->hint, 4242, "mcf"), 0); /* another user's name */
+    ck_assert_uint_eq(d->hint.history_seq, 4);                /* replacement order kept */
     gone(d);
 }
 END_TEST
@@ -92,20 +92,20 @@ START_TEST(bounded_and_reads_back_full)
     for (unsigned k = 0; k < NPD_HISTORY_MAX; k++) {
         snprintf(name, 9, "%08u", k);
         name[8] = 'x';
-        snprintf(t.d->advice.history[k].name, sizeof(t.d->advice.history[k].name), "%s", name);
-        t.d->advice.history[k].uid = 1000;
-        t.d->advice.history[k].high = 1;
-        t.d->advice.history[k].last = ++t.d->advice.history_seq;
+        snprintf(t.d->hint.history[k].name, sizeof(t.d->hint.history[k].name), "%s", name);
+        t.d->hint.history[k].uid = 1000;
+        t.d->hint.history[k].high = 1;
+        t.d->hint.history[k].last = ++t.d->hint.history_seq;
     }
-    t.d->advice.nhistory = NPD_HISTORY_MAX;
+    t.d->hint.nhistory = NPD_HISTORY_MAX;
     history_note(t.d, 1000, "one more", false);
-    ck_assert_uint_eq(t.d->advice.nhistory, NPD_HISTORY_MAX);
+    ck_assert_uint_eq(t.d->hint.nhistory, NPD_HISTORY_MAX);
     snprintf(name, 9, "%08u", 0u);
     name[8] = 'x';
-    ck_assert_int_lt(history_find(&t.d->advice, 1000, name), 0); /* the first one went */
+    ck_assert_int_lt(history_find(&t.d->hint, 1000, name), 0); /* the first one went */
     snprintf(name, 9, "%08u", 1u);
     name[8] = 'x';
-    ck_assert_int_ge(history_find(&t.d->advice, 1000, name), 0);
+    ck_assert_int_ge(history_find(&t.d->hint, 1000, name), 0);
     d = restarted(&restored);
     ck_assert_int_eq(restored, NPD_HISTORY_MAX);
     gone(d);
@@ -151,7 +151,7 @@ START_TEST(untrusted_files_refused)
     t.log.text[0] = '\0';
     d = restarted(&restored);
     ck_assert_int_lt(restored, 0);
-    ck_assert_uint_eq(d->advice.nhistory, 0);
+    ck_assert_uint_eq(d->hint.nhistory, 0);
     ck_assert_msg(strstr(t.log.text, refused[_i].why), "%s", t.log.text);
     gone(d);
 }
@@ -200,7 +200,7 @@ START_TEST(killed_mid_write_keeps_the_old)
     close(fd);
     d = restarted(&restored);
     ck_assert_int_eq(restored, 1);
-    ck_assert_int_ge(history_find(&d->advice, 4242, "lbm"), 0);
+    ck_assert_int_ge(history_find(&d->hint, 4242, "lbm"), 0);
     gone(d);
 }
 END_TEST
@@ -215,19 +215,19 @@ START_TEST(worst_case_file_reads_back)
     int restored;
 
     for (unsigned k = 0; k < NPD_HISTORY_MAX; k++) {
-        char *name = t.d->advice.history[k].name;
+        char *name = t.d->hint.history[k].name;
         for (unsigned b = 0; b < NPD_HISTORY_NAME_MAX; b++)
             name[b] = b % 2 ? '"' : '\\';
         snprintf(name, 9, "%08u", k); /* distinct, and cut short by one byte: put it back */
         name[8] = '"';
         name[NPD_HISTORY_NAME_MAX] = '\0';
-        t.d->advice.history[k].uid = UINT32_MAX - 1;
-        t.d->advice.history[k].high = UINT32_MAX;
-        t.d->advice.history[k].low = UINT32_MAX;
-        t.d->advice.history[k].last = (uint64_t)INT64_MAX - NPD_HISTORY_MAX + k;
+        t.d->hint.history[k].uid = UINT32_MAX - 1;
+        t.d->hint.history[k].high = UINT32_MAX;
+        t.d->hint.history[k].low = UINT32_MAX;
+        t.d->hint.history[k].last = (uint64_t)INT64_MAX - NPD_HISTORY_MAX + k;
     }
-    t.d->advice.nhistory = NPD_HISTORY_MAX;
-    t.d->advice.history_seq = INT64_MAX;
+    t.d->hint.nhistory = NPD_HISTORY_MAX;
+    t.d->hint.history_seq = INT64_MAX;
     history_save(t.d);
     snprintf(path, sizeof(path), "%s/" NPD_HISTORY_FILE, t.d->cfg.state_dir);
     ck_assert_int_eq(stat(path, &st), 0);
@@ -253,7 +253,7 @@ START_TEST(control_characters_not_kept)
                  "a\xc2\x9b"
                  "2J",
                  true);
-    ck_assert_uint_eq(t.d->advice.nhistory, 0);
+    ck_assert_uint_eq(t.d->hint.nhistory, 0);
     write_history(
         "{\"schema\":\"numaplace-history/1\",\"seq\":2,\"entries\":[{\"uid\":5,\"name\":"
         "\"a\\u0001\",\"high\":1,\"low\":0,\"last\":1},{\"uid\":5,\"name\":\"b\",\"high\":1,"
@@ -262,7 +262,7 @@ START_TEST(control_characters_not_kept)
     t.log.text[0] = '\0';
     d = restarted(&restored);
     ck_assert_int_eq(restored, 1);
-    ck_assert_int_ge(history_find(&d->advice, 5, "b"), 0);
+    ck_assert_int_ge(history_find(&d->hint, 5, "b"), 0);
     ck_assert_ptr_nonnull(strstr(t.log.text, "1 job name(s) with a control character dropped"));
     gone(d);
 }
@@ -272,7 +272,7 @@ END_TEST
  * user's few. */
 START_TEST(one_user_never_evicts_another)
 {
-    struct np_advice_state *a = &t.d->advice;
+    struct np_hint_state *a = &t.d->hint;
     char name[32];
 
     history_note(t.d, 2000, "theirs", true); /* the oldest entry of all */
@@ -304,7 +304,7 @@ END_TEST
 /* Every entry another user's, one each: a newcomer takes the one used longest ago. */
 START_TEST(a_newcomer_among_as_many_users_as_entries)
 {
-    struct np_advice_state *a = &t.d->advice;
+    struct np_hint_state *a = &t.d->hint;
 
     for (unsigned k = 0; k < NPD_HISTORY_MAX; k++) {
         snprintf(a->history[k].name, sizeof(a->history[k].name), "job");

@@ -15,13 +15,11 @@
 #include "registry.h"
 #include "sampling.h"
 #include "job_life.h"
-#include "sampling_tick.h"
-#include "registry_restore.h"
 
 static const struct {
     const char *name;
     bool trace;
-    unsigned readings_after_3_ticks; /* the job's interrupt readings (jobstats) */
+    unsigned readings_after_3_ticks; /* the job's interrupt readings (its step figures) */
     bool vanish; /* then its process exits without a step_end: that sample reads them */
 } cases[] = {
     {"no trace: the first interval only", false, 1, false},

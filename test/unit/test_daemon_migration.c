@@ -14,7 +14,6 @@
 #include "registry.h"
 #include "sampling.h"
 #include "job_life.h"
-#include "sampling_tick.h"
 
 #define NOW 1000.0
 

@@ -14,14 +14,13 @@
 #include "np_daemon_test.h"
 #include "registry.h"
 #include "job_life.h"
-#include "registry_restore.h"
 
 static struct np_daemon_job *bare_job(uint32_t job_id, uint32_t step_id)
 {
     struct np_daemon_job *j = calloc(1, sizeof(*j));
 
     ck_assert_ptr_nonnull(j);
-    np_jobstats_init(&j->stats);
+    np_step_figures_init(&j->stats);
     j->meta.job_id = job_id;
     j->meta.step_id = step_id;
     return j;

@@ -15,7 +15,6 @@
 #include "jobs.h"
 #include "np_daemon_test.h"
 #include "registry.h"
-#include "registry_restore.h"
 #include "report_hold.h"
 #include "job_life.h"
 

@@ -9,14 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "advice.h"
+#include "placement_hint.h"
 #include "history.h"
 #include "jobs.h"
 #include "np_daemon_test.h"
 #include "registry.h"
 #include "report_out.h"
 #include "job_life.h"
-#include "registry_restore.h"
 #include "ops.h"
 
 #include <sys/stat.h>
@@ -284,10 +283,10 @@ START_TEST(test_job_name_survives_restart)
     j = registry_find(&b.d->registry, 45, 0);
     ck_assert_ptr_nonnull(j);
     ck_assert_str_eq(j->job_name, _i == 0 ? "lbm" : "");
-    advice_remember(b.d, j); /* at its end */
-    ck_assert_uint_eq(b.d->advice.nhistory, _i == 0 ? 1 : 0);
+    hint_remember(b.d, j); /* at its end */
+    ck_assert_uint_eq(b.d->hint.nhistory, _i == 0 ? 1 : 0);
     if (_i == 0)
-        ck_assert_int_ge(history_find(&b.d->advice, 0, "lbm"), 0);
+        ck_assert_int_ge(history_find(&b.d->hint, 0, "lbm"), 0);
     np_test_daemon_fini(&b);
     np_test_daemon_fini(&a);
 }

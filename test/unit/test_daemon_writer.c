@@ -24,7 +24,6 @@
 #include "server.h"
 #include "writer.h"
 #include "job_life.h"
-#include "registry_restore.h"
 
 /* One byte in the pipe lets one write go. */
 static void gate_hook(void *arg, const struct writer_job *job)

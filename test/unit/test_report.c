@@ -216,12 +216,12 @@ END_TEST
  * them, and are not zeroed. */
 START_TEST(test_exited_processes_keep_figures)
 {
-    struct np_jobstats js;
+    struct np_step_figures js;
     struct np_job_meta meta = {.job_id = 1, .interval_s = 1, .sensitivity = "low"};
     struct np_sample s;
     json_t *r;
 
-    np_jobstats_init(&js);
+    np_step_figures_init(&js);
     for (int i = 0; i < 3; i++) {
         np_sample_init(&s);
         s.t = i;
@@ -229,21 +229,21 @@ START_TEST(test_exited_processes_keep_figures)
         s.have_proc = true;
         s.utime_s = 2.0 * i;
         s.stime_s = 0.5 * i;
-        ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+        ck_assert_int_eq(np_step_figures_add(&js, &s), 0);
     }
     np_sample_init(&s);
     s.t = 3;
     snprintf(s.proc_reason, sizeof(s.proc_reason), "no live process");
-    ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+    ck_assert_int_eq(np_step_figures_add(&js, &s), 0);
     s.t = 1; /* time does not go back */
-    ck_assert_int_eq(np_jobstats_add(&js, &s), -EINVAL);
+    ck_assert_int_eq(np_step_figures_add(&js, &s), -EINVAL);
     r = np_report_new(&meta, &js, true);
     ck_assert_double_eq_tol(num(r, "cpu.user_s"), 4.0, 1e-9);
     ck_assert_double_eq_tol(num(r, "os_interference.kernel_time_share.value"), 0.2, 1e-9);
     ck_assert_int_eq((int)num(r, "sampling.count"), 4);
     json_decref(r);
-    np_jobstats_fini(&js);
-    np_jobstats_fini(NULL);
+    np_step_figures_fini(&js);
+    np_step_figures_fini(NULL);
 }
 END_TEST
 
@@ -291,10 +291,10 @@ static const struct {
 
 START_TEST(test_counters_accumulate)
 {
-    struct np_jobstats js;
+    struct np_step_figures js;
     struct np_sample s;
 
-    np_jobstats_init(&js);
+    np_step_figures_init(&js);
     for (int i = 0; i < 4; i++) {
         np_sample_init(&s);
         s.t = i;
@@ -303,14 +303,14 @@ START_TEST(test_counters_accumulate)
         s.perf[NP_PERF_INSTRUCTIONS] = counted_cases[_i].instructions[i];
         s.have_misses_by_node = counted_cases[_i].misses;
         s.misses_by_node[0] = counted_cases[_i].misses0[i];
-        ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+        ck_assert_int_eq(np_step_figures_add(&js, &s), 0);
     }
     ck_assert_msg(js.cycles_total == counted_cases[_i].cycles_total, "%s: cycles %llu",
                   counted_cases[_i].name, (unsigned long long)js.cycles_total);
     ck_assert_uint_eq(js.instructions_total, counted_cases[_i].instructions_total);
     ck_assert_uint_eq(js.traffic_bytes_total, counted_cases[_i].traffic_total);
     ck_assert_uint_eq(js.counted_intervals, counted_cases[_i].counted);
-    np_jobstats_fini(&js);
+    np_step_figures_fini(&js);
 }
 END_TEST
 
@@ -319,7 +319,7 @@ END_TEST
  * as before, byte for byte). */
 START_TEST(test_processes_cut_is_said)
 {
-    struct np_jobstats js;
+    struct np_step_figures js;
     struct np_job_meta meta = {.job_id = 1, .interval_s = 1, .sensitivity = "low"};
     struct np_sample s;
     json_t *r, *cut;
@@ -327,7 +327,7 @@ START_TEST(test_processes_cut_is_said)
     char *buf = NULL;
     size_t len = 0;
 
-    np_jobstats_init(&js);
+    np_step_figures_init(&js);
     for (int i = 0; i < 3; i++) {
         np_sample_init(&s);
         s.t = i;
@@ -336,7 +336,7 @@ START_TEST(test_processes_cut_is_said)
         s.processes_cut = _i == 1 && i > 0;
         if (s.processes_cut)
             snprintf(s.proc_reason, sizeof(s.proc_reason), "more than 4096 processes: cut");
-        ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+        ck_assert_int_eq(np_step_figures_add(&js, &s), 0);
     }
     if (_i == 1) /* numaplaced's descriptor budget took its perf counters */
         snprintf(meta.backends_reason, sizeof(meta.backends_reason),
@@ -362,7 +362,7 @@ START_TEST(test_processes_cut_is_said)
     }
     free(buf);
     json_decref(r);
-    np_jobstats_fini(&js);
+    np_step_figures_fini(&js);
 }
 END_TEST
 
@@ -395,12 +395,12 @@ static const struct {
  * records a trace): the report must be the same as with a reading every interval. */
 static json_t *irq_report(bool every_interval)
 {
-    struct np_jobstats js;
+    struct np_step_figures js;
     struct np_job_meta meta = {.job_id = 1, .interval_s = 1, .sensitivity = "low"};
     struct np_sample s;
     json_t *r, *os;
 
-    np_jobstats_init(&js);
+    np_step_figures_init(&js);
     for (int i = 0; i < 6; i++) {
         np_sample_init(&s);
         s.t = i;
@@ -413,12 +413,12 @@ static json_t *irq_report(bool every_interval)
         } else {
             snprintf(s.irq_reason, sizeof(s.irq_reason), "not read at this interval");
         }
-        ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+        ck_assert_int_eq(np_step_figures_add(&js, &s), 0);
     }
     r = np_report_new(&meta, &js, true);
     os = json_incref(json_object_get(r, "os_interference"));
     json_decref(r);
-    np_jobstats_fini(&js);
+    np_step_figures_fini(&js);
     return os;
 }
 
@@ -438,11 +438,11 @@ END_TEST
 
 START_TEST(test_local_share)
 {
-    struct np_jobstats js;
+    struct np_step_figures js;
     struct np_job_meta meta = {.job_id = 7, .interval_s = 1};
     json_t *r, *share;
 
-    np_jobstats_init(&js);
+    np_step_figures_init(&js);
     js.local_nodes = local_cases[_i].local_nodes;
     for (int k = 0; k < local_cases[_i].nreadings; k++) {
         struct np_sample s;
@@ -451,13 +451,13 @@ START_TEST(test_local_share)
         s.have_pages = true;
         s.node_bytes[0] = local_cases[_i].readings[k].on0;
         s.node_bytes[1] = local_cases[_i].readings[k].on1;
-        ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+        ck_assert_int_eq(np_step_figures_add(&js, &s), 0);
     }
     {
         struct np_sample s;
         np_sample_init(&s);
         s.t = local_cases[_i].last_t;
-        ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+        ck_assert_int_eq(np_step_figures_add(&js, &s), 0);
     }
     r = np_report_new(&meta, &js, true);
     share = json_object_get(json_object_get(r, "pages"), "local_share");
@@ -471,7 +471,7 @@ START_TEST(test_local_share)
                       local_cases[_i].name, num(share, "value"), local_cases[_i].expect);
     }
     json_decref(r);
-    np_jobstats_fini(&js);
+    np_step_figures_fini(&js);
 }
 END_TEST
 
@@ -547,21 +547,21 @@ END_TEST
 /* The timeline stays bounded and still spans the whole run; events are capped too. */
 START_TEST(test_timeline_bounded)
 {
-    struct np_jobstats js;
+    struct np_step_figures js;
     struct np_job_meta meta = {.job_id = 8, .interval_s = 1};
     json_t *r, *tl, *t;
 
-    np_jobstats_init(&js);
+    np_step_figures_init(&js);
     for (int k = 0; k < 1000; k++) {
         struct np_sample s;
         np_sample_init(&s);
         s.t = k;
         s.have_pages = true;
         s.node_bytes[(k / 100) % 2] = (uint64_t)k << 20;
-        ck_assert_int_eq(np_jobstats_add(&js, &s), 0);
+        ck_assert_int_eq(np_step_figures_add(&js, &s), 0);
     }
     for (int k = 0; k < NP_TIMELINE_MAX_EVENTS + 5; k++)
-        np_jobstats_event(&js, k, "0->1 1 MiB");
+        np_step_figures_event(&js, k, "0->1 1 MiB");
     r = np_report_new(&meta, &js, true);
     tl = json_object_get(r, "timeline");
     t = json_object_get(tl, "t");
@@ -577,7 +577,7 @@ START_TEST(test_timeline_bounded)
     ck_assert(json_is_string(json_object_get(tl, "cpi_note")));
     ck_assert(json_is_string(json_object_get(tl, "bandwidth_note")));
     json_decref(r);
-    np_jobstats_fini(&js);
+    np_step_figures_fini(&js);
 }
 END_TEST
 

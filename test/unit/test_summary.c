@@ -1013,7 +1013,7 @@ END_TEST
  * timeline reach the summary, and the summary's plot draws from it. */
 START_TEST(test_from_real_report)
 {
-    struct np_jobstats js;
+    struct np_step_figures js;
     struct np_job_meta meta = {.job_id = 300, .step_id = 0, .uid = 1000, .interval_s = 1};
     struct np_err err = {0};
     json_t *report, *summary, *node;
@@ -1025,7 +1025,7 @@ START_TEST(test_from_real_report)
     snprintf(meta.sensitivity, sizeof(meta.sensitivity), "high");
     meta.start_epoch = 1.7e9;
     meta.end_epoch = 1.7e9 + 10;
-    np_jobstats_init(&js);
+    np_step_figures_init(&js);
     js.local_nodes = 0x1;
     for (int k = 0; k <= 10; k++) {
         struct np_sample smp;
@@ -1035,9 +1035,9 @@ START_TEST(test_from_real_report)
         /* local for the first half, then a quarter local */
         smp.node_bytes[0] = k < 5 ? 100u << 20 : 25u << 20;
         smp.node_bytes[1] = k < 5 ? 0 : 75u << 20;
-        ck_assert_int_eq(np_jobstats_add(&js, &smp), 0);
+        ck_assert_int_eq(np_step_figures_add(&js, &smp), 0);
     }
-    np_jobstats_event(&js, 5, "0->1 75 MiB");
+    np_step_figures_event(&js, 5, "0->1 75 MiB");
     report = np_report_new(&meta, &js, true);
     summary = np_summary_new(300);
     ck_assert_msg(np_summary_add_report(summary, report, &err) == 0, "%s", err.msg);
@@ -1062,7 +1062,7 @@ START_TEST(test_from_real_report)
     unlink(png_path);
     json_decref(summary);
     json_decref(report);
-    np_jobstats_fini(&js);
+    np_step_figures_fini(&js);
 }
 END_TEST
 

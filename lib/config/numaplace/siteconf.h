@@ -47,7 +47,7 @@ struct np_site_config {
     bool include_cpuless;                        /**< cpuless_nodes=include|exclude (exclude) */
     bool fail_on_error;                          /**< on_error=ignore|fail (ignore) */
     bool verbose;                                /**< verbose=yes|no: verbose for every job (no) */
-    char *helper_socket;        /**< helper_socket=PATH|none (the helper's default) */
+    char *helper_socket;        /**< helper_socket=PATH|none (numaplaced's default) */
     unsigned helper_timeout_ms; /**< helper_timeout_ms=N (100) */
     /** An argument was rejected: a misspelt high_users= or a bad list must not let everyone
      *  claim high, so until the site fixes it only root may (fail closed). */

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 enum np_sensitivity {
-    NP_SENSITIVITY_LOW = 0, /**< memory may be moved by the helper */
+    NP_SENSITIVITY_LOW = 0, /**< memory may be moved by numaplaced */
     NP_SENSITIVITY_HIGH,    /**< kept local, never moved away */
     NP_SENSITIVITY_COUNT
 };

@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-/** Engine settings (helper config). */
+/** Engine settings (numaplaced.conf). */
 struct np_engine_config {
     const struct np_order_ops *order; /**< NULL = best-plus */
     uint64_t seed;                    /**< for the random order */

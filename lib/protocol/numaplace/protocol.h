@@ -8,8 +8,8 @@
  *   register  slurmstepd (root) registers one task before it execs
  *   applied   the task itself (its own pid only) says which memory policy it got
  *   step_end  slurmstepd (root) says a step ended on this node
- *   status    anyone: the jobs the helper tracks (users see their own jobs only)
- *   ping      anyone: is the helper alive, which version
+ *   status    anyone: the jobs numaplaced tracks (users see their own jobs only)
+ *   ping      anyone: is numaplaced alive, which version
  *   set_class root or the admin group: change a running job's priority class
  *   migrate   root or the admin group: "move at least N pages from node S to node D"
  *   advise    slurmstepd (root), once per step with --numa-policy=auto: the nodes' memory
@@ -112,14 +112,15 @@ struct np_proto_request {
     } advise;           /**< NP_OP_ADVISE */
 };
 
-/** Nodes an advice may describe (OS indexes below this). */
+/** Nodes a placement hint may describe (OS indexes below this). */
 #define NP_PROTO_ADVICE_MAX_NODES 64
 
-/** An advice node's "load_from" when its load is the busy share of its CPUs (auto_load). */
+/** A placement hint node's "load_from" when its load is the busy share of its CPUs (auto_load). */
 #define NP_PROTO_LOAD_CPU_BUSY "cpu-busy"
 
-/** numaplaced's answer to advise, as the plugin decodes it (np_proto_advice_decode). */
-struct np_proto_advice {
+/** numaplaced's placement hint, its answer to advise (the reply's "advice" member), as the plugin
+ * decodes it (np_proto_hint_decode). */
+struct np_proto_hint {
     double threshold; /**< the utilisation above which a node is loaded; NAN when unknown */
     struct {
         bool present;       /**< the reply named this node */
@@ -137,11 +138,11 @@ struct np_proto_advice {
 };
 
 /**
- * Decode the advice in an advise reply that passed np_proto_reply_check. Every member is
+ * Decode the placement hint in an advise reply that passed np_proto_reply_check. Every member is
  * checked (types, ranges, node numbers, names); @p reply is borrowed.
  * @return 0, or -EPROTO with @p err naming the bad member
  */
-NP_API int np_proto_advice_decode(json_t *reply, struct np_proto_advice *out, struct np_err *err);
+NP_API int np_proto_hint_decode(json_t *reply, struct np_proto_hint *out, struct np_err *err);
 
 /**
  * Decode and validate one request of @p len bytes (a trailing newline is allowed).
@@ -176,22 +177,22 @@ NP_API json_t *np_proto_reply_error(const char *fmt, ...) NP_PRINTF(1, 2);
 
 /**
  * Check a reply: version, and "ok". @return 0 when ok; -EPROTO (wrong version or malformed);
- * -EREMOTEIO when the helper refused, with its error line in @p err. @p reply is borrowed.
+ * -EREMOTEIO when numaplaced refused, with its error line in @p err. @p reply is borrowed.
  */
 NP_API int np_proto_reply_check(json_t *reply, struct np_err *err);
 
 /**
- * Send @p line (one encoded request) to the helper at @p socket_path and read its reply, never
+ * Send @p line (one encoded request) to numaplaced at @p socket_path and read its reply, never
  * taking longer than @p timeout_ms in all (connect, send, receive).
  * @param reply receives a new reference on success
  * @return 0, -ENOENT / -ECONNREFUSED (helper not running), -ETIMEDOUT, -EPROTO (bad reply),
- *         -EREMOTEIO (the helper refused; its reason in @p err) or -errno, always with @p err
+ *         -EREMOTEIO (numaplaced refused; its reason in @p err) or -errno, always with @p err
  */
 NP_API int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms,
                          json_t **reply, struct np_err *err);
 
 /**
- * Send @p line without waiting for the reply (the helper's answer to a note nobody waits for is
+ * Send @p line without waiting for the reply (numaplaced's answer to a note nobody waits for is
  * dropped): for a task just before exec, where every microsecond is launch time. Bounded by
  * @p timeout_ms like np_proto_call.
  * @return 0 once the whole line is in the socket, or the errors of np_proto_call's connect and

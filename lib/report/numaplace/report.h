@@ -1,7 +1,7 @@
 /*
  * numaplace/report.h - from samples to a job report (schema: docs/report-schema.md).
  *
- * np_jobstats accumulates one job's samples (np_sample, from any backend); np_report_new turns
+ * np_step_figures accumulates one job's samples (np_sample, from any backend); np_report_new turns
  * it into the versioned JSON report numaplaced writes to its spool at the end of each step on
  * each node (reading a report back, and its text, are numaplace/report_model.h's). The trace
  * functions write and replay the same samples, so a recorded run gives the same report offline.
@@ -61,14 +61,14 @@ struct np_job_meta {
 #define NP_TIMELINE_MAX_EVENTS 32
 
 /** One point of a job's timeline: the figures of the interval that ended at t. */
-struct np_jobstats_point {
+struct np_step_figures_point {
     double t;
     uint64_t node_bytes[NP_TIMELINE_MAX_NODES]; /**< the last numa_maps reading */
     double bandwidth, cpi;                      /**< < 0: not measured in this interval */
 };
 
-/** One job's accumulated figures. Initialise with np_jobstats_init, free with _fini. */
-struct np_jobstats {
+/** One job's accumulated figures. Initialise with np_step_figures_init, free with _fini. */
+struct np_step_figures {
     unsigned samples;
     struct np_sample first, prev, last;
     /* /proc figures vanish with the processes: keep the first and last samples that had them */
@@ -97,7 +97,7 @@ struct np_jobstats {
     /* the same traffic by the memory node serving it: each interval's total spread over the
      * nodes holding the step's pages (the latest numa_maps reading's shares) */
     double bw_mem_sum[NP_SAMPLE_MAX_NODES];
-    /* pages the helper moved, by node (migration) */
+    /* pages numaplaced moved, by node (migration) */
     uint64_t pages_in[NP_SAMPLE_MAX_NODES], pages_out[NP_SAMPLE_MAX_NODES]; /**< bytes */
     double migration_moving_s;                     /**< time in the move system calls */
     uint64_t migration_failed[NP_MOVE_FAIL_COUNT]; /**< pages that would not move, by cause */
@@ -109,14 +109,14 @@ struct np_jobstats {
     uint64_t cycles_total, instructions_total, traffic_bytes_total;
     /* the last interval's bandwidth estimate (for the migration engine) */
     double bw_last[NP_SAMPLE_MAX_NODES], bw_last_total;
-    double helper_cpu_s; /**< the helper's own CPU time spent on this job */
+    double helper_cpu_s; /**< numaplaced's own CPU time spent on this job */
     /* share of the pages on the nodes of the step's CPUs, weighted by how long each reading held */
     /** the nodes of the step's effective CPUs: set by the caller before the first sample, and
      * when they change (0 = unknown) */
     uint64_t local_nodes;
     double local_share_time, local_share_weighted, local_share_last, local_share_t;
     /* a bounded timeline (for plots): every stride-th sample, thinned by half when full */
-    struct np_jobstats_point *timeline; /**< owned */
+    struct np_step_figures_point *timeline; /**< owned */
     size_t ntimeline;
     struct {
         double t;
@@ -130,31 +130,31 @@ struct np_jobstats {
 };
 
 /** @return 0 (cannot fail; returns int for symmetry) */
-NP_API int np_jobstats_init(struct np_jobstats *js);
+NP_API int np_step_figures_init(struct np_step_figures *js);
 
 /** Free what @p js holds; accepts NULL. */
-NP_API void np_jobstats_fini(struct np_jobstats *js);
+NP_API void np_step_figures_fini(struct np_step_figures *js);
 
 /**
  * Fold in one sample (its t must not go backwards; an older one is ignored with -EINVAL).
  * @return 0, -EINVAL, -ENOMEM
  */
-NP_API int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s);
+NP_API int np_step_figures_add(struct np_step_figures *js, const struct np_sample *s);
 
 /** Mark an event (e.g. "2->1 64 MiB") on the timeline at @p t; past the limit it is dropped. */
-NP_API void np_jobstats_event(struct np_jobstats *js, double t, const char *label);
+NP_API void np_step_figures_event(struct np_step_figures *js, double t, const char *label);
 
 /**
  * The latest figures (for `numaplace status`): pages per node, CPU use and CPI over the last
  * interval, each with its source or "unavailable". New reference.
  */
-NP_API json_t *np_jobstats_latest(const struct np_jobstats *js);
+NP_API json_t *np_step_figures_latest(const struct np_step_figures *js);
 
 /**
- * The job report (schema NP_REPORT_SCHEMA). @p complete says the step ended (false: the helper
+ * The job report (schema NP_REPORT_SCHEMA). @p complete says the step ended (false: numaplaced
  * stopped first or the trace ends early). New reference, NULL on out-of-memory.
  */
-NP_API json_t *np_report_new(const struct np_job_meta *meta, const struct np_jobstats *js,
+NP_API json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figures *js,
                              bool complete);
 
 /** Check a loaded report's schema. @return 0 or -EINVAL / -EPROTO with @p err. */
@@ -179,14 +179,14 @@ NP_API void np_trace_sample_cpus(json_t *line, const struct np_job_meta *meta);
 typedef int np_report_fn(json_t *report, void *arg);
 
 /**
- * Replay a trace: every job in it through np_jobstats, one report per job (at its end line, or
+ * Replay a trace: every job in it through np_step_figures, one report per job (at its end line, or
  * at the end of the trace marked incomplete). Malformed lines are an error naming the line.
  * @return the number of reports, or -EINVAL / -ENOMEM with @p err
  */
 NP_API int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *arg,
                            struct np_err *err);
 
-/* ---- migrations booked into a job's figures (lib/src/jobstats_migration.c) ---- */
+/* ---- migrations booked into a job's figures (step_figures_migration.c) ---- */
 
 struct np_request_result;
 struct np_job_outcome;
@@ -198,8 +198,9 @@ struct np_job_outcome;
  * marks an event (e.g. "2->1 64 MiB") on the timeline at @p t (seconds since the job started).
  * Both arguments are borrowed. @return 0, -EINVAL (a node beyond NP_SAMPLE_MAX_NODES), -ENOMEM
  */
-NP_API int np_jobstats_book_migration(struct np_jobstats *js, const struct np_request_result *r,
-                                      const struct np_job_outcome *o, double t);
+NP_API int np_step_figures_book_migration(struct np_step_figures *js,
+                                          const struct np_request_result *r,
+                                          const struct np_job_outcome *o, double t);
 
 #ifdef __cplusplus
 }

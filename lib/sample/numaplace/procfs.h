@@ -118,7 +118,7 @@ NP_API int np_proc_cpu_ticks_kept(const char *root, struct np_kept_file *kept, u
 /**
  * The children of every thread of @p pid (/proc/<pid>/task/<tid>/children, which lists the
  * processes a thread forked), appended to @p out up to @p max. With @p threads == 1 only the
- * main thread's file is read (no directory walk: the helper's hot path); 0 means unknown. At
+ * main thread's file is read (no directory walk: numaplaced's hot path); 0 means unknown. At
  * most NP_PROC_MAX_THREADS_WALKED threads are walked (np_proc_children_walk says when).
  * @return the number found (more than @p max when cut), -ESRCH (gone), or -errno with @p err
  */

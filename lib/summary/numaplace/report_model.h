@@ -26,20 +26,22 @@ extern "C" {
 #endif
 
 /** How a report figure was found. */
-enum np_rfig_state {
-    NP_RFIG_ABSENT = 0,  /**< not an object: the report predates it */
-    NP_RFIG_UNAVAILABLE, /**< {"unavailable": why} */
-    NP_RFIG_MALFORMED,   /**< an object without its number */
-    NP_RFIG_VALUE,       /**< measured */
+enum np_report_figure_state {
+    NP_REPORT_FIGURE_ABSENT = 0,  /**< not an object: the report predates it */
+    NP_REPORT_FIGURE_UNAVAILABLE, /**< {"unavailable": why} */
+    NP_REPORT_FIGURE_MALFORMED,   /**< an object without its number */
+    NP_REPORT_FIGURE_VALUE,       /**< measured */
 };
 
-/** A report figure: its number (value, mean or per_s), peak and intervals, or why not. */
-struct np_rfig {
-    enum np_rfig_state state;
+/** A figure as a step's report holds it: its number (value, mean or per_s), peak and intervals, or
+ * why not. The summary's own figure, which adds steps and nodes up, is struct np_figure (figure.h).
+ */
+struct np_report_figure {
+    enum np_report_figure_state state;
     double value, peak, intervals;
     bool has_peak, has_intervals;
     bool unavailable_member; /**< has an "unavailable" member, of any type */
-    char *reason;            /**< NP_RFIG_UNAVAILABLE: the report's reason */
+    char *reason;            /**< NP_REPORT_FIGURE_UNAVAILABLE: the report's reason */
     char *source;            /**< the figure's source, NULL when it has none */
 };
 
@@ -74,7 +76,7 @@ struct np_report_pages {
     struct np_map end_bytes;
     double peak_total_bytes; /**< -1 when absent */
     bool has_local_share;
-    struct np_rfig local_share;
+    struct np_report_figure local_share;
 };
 
 /** The perf_counts a report's sensitivity inputs come from (perf_counts.NAME's value). */
@@ -97,13 +99,13 @@ struct np_report {
     size_t ntasks;
     bool has_local_nodes;
     struct np_nums local_nodes;
-    struct np_rfig cpi, bandwidth;
-    struct np_rfig perf[NP_RPERF_N]; /**< absent when the report has no perf_counts */
+    struct np_report_figure cpi, bandwidth;
+    struct np_report_figure perf[NP_RPERF_N]; /**< absent when the report has no perf_counts */
     struct np_report_pages pages;
     struct np_report_migrations migrations;
     /* os_interference: kernel_time_share, involuntary_cs_per_s, interrupts_on_cpus (per_s),
      * softirqs_on_cpus (per_s), other_cpu_time_s; indexed by enum np_sum_os_member */
-    struct np_rfig os[NP_OS_NMEMBERS];
+    struct np_report_figure os[NP_OS_NMEMBERS];
     bool has_timeline;
     struct np_sum_timeline timeline;
 };

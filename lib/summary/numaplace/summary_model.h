@@ -89,7 +89,7 @@ enum np_sum_step_member {
     NP_STEP_LLC_MPKI,             /**< perf_counts LLC load + store misses per 1000 instructions */
     NP_STEP_BANDWIDTH,            /**< the report's bandwidth.mean_bytes_per_s */
     NP_STEP_COUNTERS_UNAVAILABLE, /**< why cpi or llc_mpki is missing */
-    /* added with the helper's CPU sharing (optional) */
+    /* added with numaplaced's CPU sharing (optional) */
     NP_STEP_HELPER_SHARED_CPUS, /**< the report's helper.shared_cpus ("" none) */
     NP_STEP_NMEMBERS
 };

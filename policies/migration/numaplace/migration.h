@@ -140,7 +140,7 @@ struct np_request {
     char reason[160];
 };
 
-/** What the triggers are allowed and told (from the helper's configuration). */
+/** What the triggers are allowed and told (from numaplaced's configuration). */
 struct np_trigger_config {
     bool enabled[NP_TRIGGER_COUNT]; /**< by enum np_trigger_kind */
     uint64_t free_floor_bytes;      /**< pressure: floor on a high job's home node */

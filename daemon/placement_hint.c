@@ -1,6 +1,6 @@
-/* --numa-policy=auto's advice: node traffic against capacity, and the job's history
- * (advice.h, docs/auto.md). */
-#include "advice.h"
+/* --numa-policy=auto's placement hint (the reply to advise): node traffic against capacity, and
+ * the job's history (placement_hint.h, docs/auto.md). */
+#include "placement_hint.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,9 +20,9 @@
 #include "numaplace/procfs.h"
 #include "numaplace/profile.h"
 
-void advice_load(struct np_daemon *d)
+void hint_load(struct np_daemon *d)
 {
-    struct np_advice_state *a = &d->advice;
+    struct np_hint_state *a = &d->hint;
     const char *path = d->cfg.machine_profile[0] ? d->cfg.machine_profile : NP_PROFILE_DEFAULT_PATH;
     struct np_profile *profile = NULL;
     struct np_err err = {0};
@@ -60,9 +60,9 @@ void advice_load(struct np_daemon *d)
  * this tick, as the kernel accounted its CPUs' ticks: busy over all (not over wall-clock time):
  * a virtual machine whose CPUs the host starves is accounted fewer ticks than the time that
  * passed, and its busy nodes looked half idle. */
-void advice_tick(struct np_daemon *d)
+void hint_tick(struct np_daemon *d)
 {
-    struct np_advice_state *a = &d->advice;
+    struct np_hint_state *a = &d->hint;
     const struct np_node_counters *nc = &d->counters;
     uint64_t ticks[NP_MAX_NODES] = {0}, all[NP_MAX_NODES] = {0};
     const double now = np_monotonic_s();
@@ -88,7 +88,7 @@ void advice_tick(struct np_daemon *d)
     a->busy_read_at = seen > 0 ? now : 0;
 }
 
-static json_t *history_json(const struct np_advice_state *a, uid_t uid, const char *name)
+static json_t *history_json(const struct np_hint_state *a, uid_t uid, const char *name)
 {
     const int i = name[0] ? history_find(a, uid, name) : -1;
 
@@ -104,14 +104,14 @@ static json_t *history_json(const struct np_advice_state *a, uid_t uid, const ch
 json_t *op_advise(struct np_daemon *d, const struct np_peer *peer, uint32_t job_id,
                   uint32_t step_id, uid_t uid, const char *name)
 {
-    struct np_advice_state *a = &d->advice;
+    struct np_hint_state *a = &d->hint;
     struct np_node_view *view;
-    json_t *reply, *advice, *nodes, *history;
+    json_t *reply, *hint, *nodes, *history;
 
     if (!auth_is_root(peer))
         return np_proto_reply_error("only root (slurmstepd) may ask for advice; uid %u may not",
                                     (unsigned)peer->uid);
-    if (name[0]) { /* register picks it up (advice_claim_name) */
+    if (name[0]) { /* register picks it up (hint_claim_name) */
         const unsigned slot = a->next_advised++ % NPD_ADVISED_MAX;
         a->advised[slot].job_id = job_id;
         a->advised[slot].step_id = step_id;
@@ -145,20 +145,20 @@ json_t *op_advise(struct np_daemon *d, const struct np_peer *peer, uint32_t job_
         json_array_append_new(nodes, o);
     }
     migrator_view_free(view);
-    advice = json_pack("{s:o, s:s}", "nodes", nodes ? nodes : json_array(), "capacity_from",
-                       a->capacity_from[0] ? a->capacity_from : "unavailable: not loaded");
-    if (advice && a->threshold > 0 && a->threshold < 1) /* else never loaded */
-        json_object_set_new(advice, "threshold", json_real(a->threshold));
-    if (advice && (history = history_json(a, uid, name)) != NULL)
-        json_object_set_new(advice, "history", history);
+    hint = json_pack("{s:o, s:s}", "nodes", nodes ? nodes : json_array(), "capacity_from",
+                     a->capacity_from[0] ? a->capacity_from : "unavailable: not loaded");
+    if (hint && a->threshold > 0 && a->threshold < 1) /* else never loaded */
+        json_object_set_new(hint, "threshold", json_real(a->threshold));
+    if (hint && (history = history_json(a, uid, name)) != NULL)
+        json_object_set_new(hint, "history", history);
     reply = np_proto_reply_ok();
-    json_object_set_new(reply, "advice", advice);
+    json_object_set_new(reply, "advice", hint); /* the wire key predates the name; kept */
     return reply;
 }
 
-void advice_claim_name(struct np_daemon *d, struct np_daemon_job *j)
+void hint_claim_name(struct np_daemon *d, struct np_daemon_job *j)
 {
-    struct np_advice_state *a = &d->advice;
+    struct np_hint_state *a = &d->hint;
 
     for (unsigned i = 0; i < NPD_ADVISED_MAX; i++)
         if (a->advised[i].name[0] && a->advised[i].job_id == j->meta.job_id &&
@@ -169,7 +169,7 @@ void advice_claim_name(struct np_daemon *d, struct np_daemon_job *j)
         }
 }
 
-void advice_remember(struct np_daemon *d, const struct np_daemon_job *j)
+void hint_remember(struct np_daemon *d, const struct np_daemon_job *j)
 {
     bool high;
 

@@ -12,7 +12,7 @@
  * link the migration module). */
 static const char *const sources[] = {"uncore", "misses", "proxy", "unavailable"};
 
-static int decode_node(json_t *item, size_t index, struct np_proto_advice *out, struct np_err *err)
+static int decode_node(json_t *item, size_t index, struct np_proto_hint *out, struct np_err *err)
 {
     json_error_t jerr;
     json_int_t node = -1;
@@ -59,7 +59,7 @@ static int decode_node(json_t *item, size_t index, struct np_proto_advice *out, 
     return 0;
 }
 
-int np_proto_advice_decode(json_t *reply, struct np_proto_advice *out, struct np_err *err)
+int np_proto_hint_decode(json_t *reply, struct np_proto_hint *out, struct np_err *err)
 {
     json_error_t jerr;
     json_t *nodes = NULL, *threshold = NULL, *history = NULL, *item;

@@ -8,8 +8,8 @@
 #include "numaplace/engine.h"
 #include "numaplace/report.h"
 
-int np_jobstats_book_migration(struct np_jobstats *js, const struct np_request_result *r,
-                               const struct np_job_outcome *o, double t)
+int np_step_figures_book_migration(struct np_step_figures *js, const struct np_request_result *r,
+                                   const struct np_job_outcome *o, double t)
 {
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     const struct np_request *req = &r->request;
@@ -21,7 +21,7 @@ int np_jobstats_book_migration(struct np_jobstats *js, const struct np_request_r
         char label[48];
         snprintf(label, sizeof(label), "%u->%u %" PRIu64 " MiB", req->src, req->dst,
                  o->moved.pages_moved * page >> 20);
-        np_jobstats_event(js, t, label);
+        np_step_figures_event(js, t, label);
     }
     if (!r->dry_run) {
         js->pages_out[req->src] += o->moved.pages_moved * page;

@@ -1,4 +1,4 @@
-/* A step's report folded into its node of a job summary (docs/summary-schema.md, "Building and
+/* A step's report added to its node of a job summary (docs/summary-schema.md, "Building and
  * merging"): time-weighted means, statistics, pages, migrations, the longest step's timeline. */
 #include <errno.h>
 #include <stdio.h>
@@ -12,32 +12,33 @@
 
 #define OLDER "not in the report (written by an older numaplace)"
 
-/* ---- a report's figures as the summary folds them ---- */
+/* ---- a report's figures as the summary adds them ---- */
 
-/* A figure to fold: its number, or why there is none. Strings borrowed. */
+/* A report's figure as a step adds it: its number, or why there is none. Strings borrowed. */
 struct fig {
     bool ok;
     double v;
     const char *why, *source;
 };
 
-/* read_fig: a figure with a number; @p member names it as the source when the report lacks it. */
-static struct fig digest(const struct np_rfig *f, const char *member)
+/* digest: the figure's number, or why it has none; @p member names it as the source when the report
+ * lacks it. */
+static struct fig digest(const struct np_report_figure *f, const char *member)
 {
     struct fig d = {.source = f->source};
 
     switch (f->state) {
-    case NP_RFIG_ABSENT:
+    case NP_REPORT_FIGURE_ABSENT:
         d.why = OLDER;
         d.source = member;
         break;
-    case NP_RFIG_UNAVAILABLE:
+    case NP_REPORT_FIGURE_UNAVAILABLE:
         d.why = f->reason;
         break;
-    case NP_RFIG_MALFORMED:
+    case NP_REPORT_FIGURE_MALFORMED:
         d.why = "malformed in the report (no number)";
         break;
-    case NP_RFIG_VALUE:
+    case NP_REPORT_FIGURE_VALUE:
         d.ok = true;
         d.v = f->value;
         break;
@@ -59,8 +60,8 @@ static int first_step(struct np_figure *cur, const char *source)
 }
 
 /* A step without the figure: the node's keeps what it has, else says why it is unavailable. */
-static int fold_unavailable(struct np_keys *pkeys, unsigned member, struct np_figure *cur,
-                            const char *why, const char *source)
+static int add_unavailable(struct np_keys *pkeys, unsigned member, struct np_figure *cur,
+                           const char *why, const char *source)
 {
     if (np_keys_has(pkeys, member))
         return 0;
@@ -78,11 +79,11 @@ static void count_step(struct np_figure *cur)
 /* Fold one step's figure into the node's time-weighted mean: {value, unit, seconds, steps,
  * source[, byte_seconds]}, or {unavailable, source} while no step had it. With @p by_bytes,
  * byte_seconds sums bytes x seconds while every contributing step knew its bytes. */
-static int fold_mean(struct np_keys *pkeys, unsigned member, struct np_figure *cur,
-                     const struct fig *f, double w, const char *unit, bool by_bytes, double bytes)
+static int add_mean(struct np_keys *pkeys, unsigned member, struct np_figure *cur,
+                    const struct fig *f, double w, const char *unit, bool by_bytes, double bytes)
 {
     if (!f->ok)
-        return fold_unavailable(pkeys, member, cur, f->why, f->source);
+        return add_unavailable(pkeys, member, cur, f->why, f->source);
     if (np_keys_has(pkeys, member) && np_figure_available(cur)) {
         const double cv = np_num_value(&cur->value);
         const double cw = np_fig_member(cur, NP_FIG_SECONDS, cur->seconds, MIN_WEIGHT_S);
@@ -113,11 +114,11 @@ static int fold_mean(struct np_keys *pkeys, unsigned member, struct np_figure *c
 }
 
 /* Fold a figure that adds up over steps (seconds of other CPU time). */
-static int fold_sum(struct np_keys *pkeys, unsigned member, struct np_figure *cur,
-                    const struct fig *f, const char *unit)
+static int add_sum(struct np_keys *pkeys, unsigned member, struct np_figure *cur,
+                   const struct fig *f, const char *unit)
 {
     if (!f->ok)
-        return fold_unavailable(pkeys, member, cur, f->why, f->source);
+        return add_unavailable(pkeys, member, cur, f->why, f->source);
     if (np_keys_has(pkeys, member) && np_figure_available(cur)) {
         cur->value = np_num_real(np_num_value(&cur->value) + f->v);
         count_step(cur);
@@ -131,19 +132,19 @@ static int fold_sum(struct np_keys *pkeys, unsigned member, struct np_figure *cu
 
 /* Fold a {mean, peak, intervals} statistic (cpi, bandwidth): the mean weighted by intervals, the
  * peak the highest step's. */
-static int fold_stat(struct np_sum_node *node, unsigned member, struct np_figure *cur,
-                     enum np_figure_kind kind, const struct np_rfig *f)
+static int add_stat(struct np_sum_node *node, unsigned member, struct np_figure *cur,
+                    enum np_figure_kind kind, const struct np_report_figure *f)
 {
     const bool present = np_keys_has(&node->keys, member);
     double m, p, n;
 
-    if (f->state != NP_RFIG_VALUE || f->unavailable_member)
-        return fold_unavailable(&node->keys, member, cur,
-                                f->state == NP_RFIG_ABSENT ? OLDER
-                                : f->state == NP_RFIG_UNAVAILABLE
-                                    ? f->reason
-                                    : "malformed in the report (no mean)",
-                                f->source);
+    if (f->state != NP_REPORT_FIGURE_VALUE || f->unavailable_member)
+        return add_unavailable(&node->keys, member, cur,
+                               f->state == NP_REPORT_FIGURE_ABSENT ? OLDER
+                               : f->state == NP_REPORT_FIGURE_UNAVAILABLE
+                                   ? f->reason
+                                   : "malformed in the report (no mean)",
+                               f->source);
     m = f->value;
     p = f->has_peak ? f->peak : m;
     n = f->has_intervals ? f->intervals : 1;
@@ -182,7 +183,7 @@ static int set_bytes_unavailable(struct np_sum_node *node, unsigned member, stru
     return np_figure_set_unavailable(&b->unavailable, why, source);
 }
 
-static int fold_pages(struct np_sum_node *node, const struct np_report *r, double w, bool latest)
+static int add_pages(struct np_sum_node *node, const struct np_report *r, double w, bool latest)
 {
     const struct np_report_pages *pages = &r->pages;
     struct fig ls = {0};
@@ -229,12 +230,12 @@ static int fold_pages(struct np_sum_node *node, const struct np_report *r, doubl
             }
         }
     }
-    rc |= fold_mean(&node->keys, NP_NODE_LOCAL_SHARE, &node->local_share, &ls, w, "fraction", true,
-                    bytes);
+    rc |= add_mean(&node->keys, NP_NODE_LOCAL_SHARE, &node->local_share, &ls, w, "fraction", true,
+                   bytes);
     return rc ? -ENOMEM : 0;
 }
 
-static int fold_migrations(struct np_sum_node *node, const struct np_report *r)
+static int add_migrations(struct np_sum_node *node, const struct np_report *r)
 {
     const struct np_report_migrations *m = &r->migrations;
     struct np_sum_migrations *nm = &node->migrations;
@@ -301,7 +302,7 @@ static int fold_migrations(struct np_sum_node *node, const struct np_report *r)
     return rc ? -ENOMEM : 0;
 }
 
-static int fold_os(struct np_sum_node *node, const struct np_report *r, double w)
+static int add_os(struct np_sum_node *node, const struct np_report *r, double w)
 {
     static const struct {
         const char *member, *unit;
@@ -321,10 +322,10 @@ static int fold_os(struct np_sum_node *node, const struct np_report *r, double w
     for (int k = 0; k < NP_OS_NMEMBERS; k++) {
         const struct fig f = digest(&r->os[k], os[k].member);
         if (k == NP_OS_OTHER_CPU_TIME_S)
-            rc |= fold_sum(&node->os.keys, (unsigned)k, &node->os.fig[k], &f, os[k].unit);
+            rc |= add_sum(&node->os.keys, (unsigned)k, &node->os.fig[k], &f, os[k].unit);
         else
-            rc |= fold_mean(&node->os.keys, (unsigned)k, &node->os.fig[k], &f, w, os[k].unit, false,
-                            0);
+            rc |= add_mean(&node->os.keys, (unsigned)k, &node->os.fig[k], &f, w, os[k].unit, false,
+                           0);
     }
     return rc ? -ENOMEM : 0;
 }
@@ -335,14 +336,14 @@ static bool step_counters(struct np_sum_step *st, const struct np_report *r)
 {
     static const char *const names[NP_RPERF_N] = {"cycles", "instructions", "llc_load_misses",
                                                   "llc_store_misses"};
-    const struct np_rfig *p = r->perf;
+    const struct np_report_figure *p = r->perf;
     char why[NP_ERR_MSG_MAX] = "";
     bool ok = true;
 
     for (int k = 0; k < NP_RPERF_N && !why[0]; k++)
-        if (p[k].state == NP_RFIG_ABSENT)
+        if (p[k].state == NP_REPORT_FIGURE_ABSENT)
             snprintf(why, sizeof(why), "the report has no perf_counts.%s", names[k]);
-        else if (p[k].state != NP_RFIG_VALUE)
+        else if (p[k].state != NP_REPORT_FIGURE_VALUE)
             snprintf(why, sizeof(why), "%s", p[k].reason ? p[k].reason : "malformed perf count");
     if (!why[0] && !(p[NP_RPERF_INSTRUCTIONS].value > 0))
         snprintf(why, sizeof(why), "no instructions counted");
@@ -356,7 +357,7 @@ static bool step_counters(struct np_sum_step *st, const struct np_report *r)
                    p[NP_RPERF_INSTRUCTIONS].value * 1000.0;
     np_keys_set(&st->keys, NP_STEP_CPI);
     np_keys_set(&st->keys, NP_STEP_LLC_MPKI);
-    if (r->bandwidth.state == NP_RFIG_VALUE) {
+    if (r->bandwidth.state == NP_REPORT_FIGURE_VALUE) {
         st->bandwidth_bytes_per_s = r->bandwidth.value;
         np_keys_set(&st->keys, NP_STEP_BANDWIDTH);
     }
@@ -452,11 +453,11 @@ static int add_step(struct np_sum_node *node, const struct np_report *r, const c
         rc |= np_str_set(&node->end, r->end);
         np_keys_set(&node->keys, NP_NODE_END);
     }
-    rc |= fold_pages(node, r, w, latest);
-    rc |= fold_stat(node, NP_NODE_CPI, &node->cpi, NP_FIGURE_CPI, &r->cpi);
-    rc |= fold_stat(node, NP_NODE_BANDWIDTH, &node->bandwidth, NP_FIGURE_BANDWIDTH, &r->bandwidth);
-    rc |= fold_migrations(node, r);
-    rc |= fold_os(node, r, w);
+    rc |= add_pages(node, r, w, latest);
+    rc |= add_stat(node, NP_NODE_CPI, &node->cpi, NP_FIGURE_CPI, &r->cpi);
+    rc |= add_stat(node, NP_NODE_BANDWIDTH, &node->bandwidth, NP_FIGURE_BANDWIDTH, &r->bandwidth);
+    rc |= add_migrations(node, r);
+    rc |= add_os(node, r, w);
     if (rc)
         return -ENOMEM;
 

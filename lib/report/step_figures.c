@@ -1,5 +1,6 @@
-/* One job's samples accumulated into figures (np_jobstats, numaplace/report.h): CPI per interval,
- * bandwidth, pages, the local share and the bounded timeline the report is written from. */
+/* One job's samples accumulated into figures (np_step_figures, numaplace/report.h): CPI per
+ * interval, bandwidth, pages, the local share and the bounded timeline the report is written from.
+ */
 #include "numaplace/report.h"
 
 #include <errno.h>
@@ -9,13 +10,13 @@
 
 #define CACHE_LINE_BYTES 64.0 /* the model: bandwidth = LLC misses x 64 B / interval */
 
-int np_jobstats_init(struct np_jobstats *js)
+int np_step_figures_init(struct np_step_figures *js)
 {
     memset(js, 0, sizeof(*js));
     return 0;
 }
 
-void np_jobstats_fini(struct np_jobstats *js)
+void np_step_figures_fini(struct np_step_figures *js)
 {
     if (!js)
         return;
@@ -29,7 +30,7 @@ void np_jobstats_fini(struct np_jobstats *js)
     js->ntimeline = 0;
 }
 
-void np_jobstats_event(struct np_jobstats *js, double t, const char *label)
+void np_step_figures_event(struct np_step_figures *js, double t, const char *label)
 {
     if (js->nevents >= NP_TIMELINE_MAX_EVENTS)
         return;
@@ -41,7 +42,7 @@ void np_jobstats_event(struct np_jobstats *js, double t, const char *label)
 _Static_assert(NP_SAMPLE_MAX_NODES <= 64, "local_nodes is a 64-bit mask over the sample's nodes");
 
 /* Time-weighted local share: each numa_maps reading holds until the next one. */
-static void add_local_share(struct np_jobstats *js, const struct np_sample *s)
+static void add_local_share(struct np_step_figures *js, const struct np_sample *s)
 {
     uint64_t local = 0, total = 0;
 
@@ -65,9 +66,9 @@ static void add_local_share(struct np_jobstats *js, const struct np_sample *s)
 
 /* One point per sample until the timeline is full; then every other point goes and only every
  * stride-th later sample is kept, so the whole run stays covered in bounded memory. */
-static int add_timeline_point(struct np_jobstats *js, double t, double bandwidth, double cpi)
+static int add_timeline_point(struct np_step_figures *js, double t, double bandwidth, double cpi)
 {
-    struct np_jobstats_point *p;
+    struct np_step_figures_point *p;
 
     if (js->timeline_stride == 0)
         js->timeline_stride = 1;
@@ -94,7 +95,7 @@ static int add_timeline_point(struct np_jobstats *js, double t, double bandwidth
     return 0;
 }
 
-static int push_cpi(struct np_jobstats *js, double cpi)
+static int push_cpi(struct np_step_figures *js, double cpi)
 {
     if (js->ncpi == js->cpi_cap) {
         size_t cap = js->cpi_cap ? js->cpi_cap * 2 : 64;
@@ -110,7 +111,7 @@ static int push_cpi(struct np_jobstats *js, double cpi)
 
 /* The interval's traffic by the node whose memory served it: the misses are counted on the
  * CPUs' node, the pages say where the memory is (as np_node_traffic does for the daemon). */
-static void spread_over_memory_nodes(struct np_jobstats *js, double bw)
+static void spread_over_memory_nodes(struct np_step_figures *js, double bw)
 {
     uint64_t total = 0;
 
@@ -123,7 +124,7 @@ static void spread_over_memory_nodes(struct np_jobstats *js, double bw)
     js->bw_mem_intervals++;
 }
 
-int np_jobstats_add(struct np_jobstats *js, const struct np_sample *s)
+int np_step_figures_add(struct np_step_figures *js, const struct np_sample *s)
 {
     const struct np_sample *p = &js->last;
     double dt, interval_cpi = -1, interval_bw = -1;

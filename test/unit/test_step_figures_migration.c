@@ -1,5 +1,5 @@
 /*
- * np_jobstats_book_migration: what one migration request did to one job, in its figures and in
+ * np_step_figures_book_migration: what one migration request did to one job, in its figures and in
  * the report's migrations block (the format numaplaced wrote by hand before).
  */
 #include <check.h>
@@ -32,16 +32,16 @@ START_TEST(moved_pages_are_booked)
 {
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     const bool dry = _i == 1;
-    struct np_jobstats js;
+    struct np_step_figures js;
     struct np_request_result r;
     struct np_job_outcome o;
     char *text;
     char expected[512];
 
-    np_jobstats_init(&js);
+    np_step_figures_init(&js);
     result_of(&r, &o, dry);
-    ck_assert_int_eq(np_jobstats_book_migration(&js, &r, &o, 12.5), 0);
-    ck_assert_int_eq(np_jobstats_book_migration(&js, &r, &o, 13.5), 0);
+    ck_assert_int_eq(np_step_figures_book_migration(&js, &r, &o, 12.5), 0);
+    ck_assert_int_eq(np_step_figures_book_migration(&js, &r, &o, 13.5), 0);
     ck_assert_uint_eq(json_array_size(js.migration_requests), 2);
     text = json_dumps(json_array_get(js.migration_requests, 0), JSON_COMPACT);
     snprintf(expected, sizeof(expected),
@@ -68,45 +68,45 @@ START_TEST(moved_pages_are_booked)
         snprintf(label, sizeof(label), "2->1 %llu MiB", (unsigned long long)(3000 * page >> 20));
         ck_assert_str_eq(js.events[0].label, label);
     }
-    np_jobstats_fini(&js);
+    np_step_figures_fini(&js);
 }
 END_TEST
 
 START_TEST(nothing_moved_marks_no_event)
 {
-    struct np_jobstats js;
+    struct np_step_figures js;
     struct np_request_result r;
     struct np_job_outcome o;
 
-    np_jobstats_init(&js);
+    np_step_figures_init(&js);
     result_of(&r, &o, false);
     o.moved.pages_moved = 0;
-    ck_assert_int_eq(np_jobstats_book_migration(&js, &r, &o, 1.0), 0);
+    ck_assert_int_eq(np_step_figures_book_migration(&js, &r, &o, 1.0), 0);
     ck_assert_uint_eq(js.nevents, 0);
     ck_assert_uint_eq(json_array_size(js.migration_requests), 1);
-    np_jobstats_fini(&js);
+    np_step_figures_fini(&js);
 }
 END_TEST
 
 START_TEST(node_out_of_range_is_refused)
 {
-    struct np_jobstats js;
+    struct np_step_figures js;
     struct np_request_result r;
     struct np_job_outcome o;
 
-    np_jobstats_init(&js);
+    np_step_figures_init(&js);
     result_of(&r, &o, false);
     r.request.src = NP_SAMPLE_MAX_NODES;
-    ck_assert_int_eq(np_jobstats_book_migration(&js, &r, &o, 1.0), -EINVAL);
+    ck_assert_int_eq(np_step_figures_book_migration(&js, &r, &o, 1.0), -EINVAL);
     ck_assert_ptr_null(js.migration_requests); /* nothing half-booked */
     ck_assert_uint_eq(js.nevents, 0);
-    np_jobstats_fini(&js);
+    np_step_figures_fini(&js);
 }
 END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("jobstats_migration");
+    Suite *s = suite_create("step_figures_migration");
     TCase *tc = tcase_create("book");
 
     tcase_add_loop_test(tc, moved_pages_are_booked, 0, 2);
