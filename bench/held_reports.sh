@@ -45,17 +45,14 @@ for helper in "${helpers[@]}"; do
   python3 - "$np_dir/helper/numaplaced.sock" "$uid" "$np_dir/helper/spool" "$steps" "$helper" <<'PY'
 import glob, json, os, socket, statistics, subprocess, sys, time
 
+sys.path.insert(0, os.environ["NUMAPLACE_SOURCE"] + "/test/integration/lib")
+import np_proto  # the suites' one request-reply call
+
 sock, uid, spool, steps, helper = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
 
 
 def call(req):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(30)
-    s.connect(sock)
-    s.sendall((json.dumps(dict(v=1, **req)) + "\n").encode())
-    reply = json.loads(s.makefile().readline())
-    s.close()
-    return reply
+    return np_proto.call(sock, req, 30.0)
 
 
 failed = 0

@@ -37,6 +37,9 @@ driver() {
   python3 - "$seed" "$uid" "$np_dir/helper" "$host" "$@" <<'PY'
 import json, os, random, signal, socket, subprocess, sys, threading, time
 
+sys.path.insert(0, os.environ["NUMAPLACE_SOURCE"] + "/test/integration/lib")
+import np_proto  # the suites' one request-reply call
+
 seed, uid, hdir, host = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 cmd = sys.argv[5:]
 sock, spool, state = hdir + "/numaplaced.sock", hdir + "/spool", hdir + "/state"
@@ -49,21 +52,7 @@ helper = None
 
 
 def call(req, timeout=1.0):
-    try:
-        s = socket.socket(socket.AF_UNIX)
-        s.settimeout(timeout)
-        s.connect(sock)
-        s.sendall((json.dumps(dict(v=1, **req)) + "\n").encode())
-        buf = b""
-        while not buf.endswith(b"\n"):
-            chunk = s.recv(1 << 20)
-            if not chunk:
-                break
-            buf += chunk
-        s.close()
-        return json.loads(buf)
-    except (OSError, ValueError):
-        return None
+    return np_proto.call(sock, req, timeout)
 
 
 def start_helper():
@@ -204,6 +193,9 @@ early_answer_driver() {
   python3 - "$1" "$uid" "$np_dir/helper" "$host" "${np_helper_cmd[@]}" <<'PY'
 import json, os, re, socket, subprocess, sys, time
 
+sys.path.insert(0, os.environ["NUMAPLACE_SOURCE"] + "/test/integration/lib")
+import np_proto  # the suites' one request-reply call
+
 case, uid, hdir, host = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 cmd = sys.argv[5:]
 sock, spool, logf = hdir + "/numaplaced.sock", hdir + "/spool", hdir + "/numaplaced.log"
@@ -212,21 +204,7 @@ findings = []
 
 
 def call(req, timeout=3.0):
-    try:
-        s = socket.socket(socket.AF_UNIX)
-        s.settimeout(timeout)
-        s.connect(sock)
-        s.sendall((json.dumps(dict(v=1, **req)) + "\n").encode())
-        buf = b""
-        while not buf.endswith(b"\n"):
-            chunk = s.recv(1 << 20)
-            if not chunk:
-                break
-            buf += chunk
-        s.close()
-        return json.loads(buf)
-    except (OSError, ValueError):
-        return None
+    return np_proto.call(sock, req, timeout)
 
 
 def wait_for(what, pred, seconds=30.0):
@@ -390,18 +368,15 @@ dd if=/dev/zero of="$spool/filler" bs=4k status=none 2>/dev/null # until the tmp
 np_run python3 - "$np_dir/helper/numaplaced.sock" "$uid" "$spool" "$host" "$NP_CLI" "$user" <<'PY'
 import json, os, socket, subprocess, sys, time
 
+sys.path.insert(0, os.environ["NUMAPLACE_SOURCE"] + "/test/integration/lib")
+import np_proto  # the suites' one request-reply call
+
 sock, uid, spool, host, cli, user = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 jobs = range(801, 841)
 
 
-def call(req):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(10)
-    s.connect(sock)
-    s.sendall((json.dumps(dict(v=1, **req)) + "\n").encode())
-    reply = json.loads(s.makefile().readline())
-    s.close()
-    return reply
+def call(req, timeout=10.0):
+    return np_proto.call(sock, req, timeout)
 
 
 def ending():
