@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Steps numaplaced tracks at a descriptor limit (issue 23, point 5): for each LIMIT, a fresh
+# Steps numaplaced tracks at a descriptor limit: for each LIMIT, a fresh
 # numaplaced under `prlimit --nofile=LIMIT:LIMIT` and STEPS steps registered one after another
 # (each a sleeping process, registered by root as slurmstepd would), sampled for two intervals,
 # then ended. Per limit: how many registered, were refused (the reserve reached), kept their perf

@@ -1,5 +1,5 @@
 /*
- * An order by predicted effect against best-plus, scored honestly (issue 16): the sensitivity
+ * An order by predicted effect against best-plus, scored honestly: the sensitivity
  * model that makes the predictions is calibrated without the benchmarks of the mix being scored
  * (leave-set-out cross-validation), and also on the whole table (in-sample); both are reported,
  * beside the shipped orders, with the measured slowdown as an oracle bound.
@@ -32,7 +32,7 @@
  * the last column, the sum of the set's job times relative to best-plus's, is the mean over sets.
  * Three times: the model alone, with the replay's co-location factors (NP_REPLAY_WITH_CORUN), and
  * on the calibrated contention model (numaplace/contention.h) with the thesis's manager loop, as
- * bench/replay runs it (issue 22). Ablations of `predicted`: every job predicted 2.0x, the CV
+ * bench/replay runs it. Ablations of `predicted`: every job predicted 2.0x, the CV
  * predictions shuffled across the set's jobs (mean over 20 seeds) and no prediction at all (the
  * per-page footprint rule alone). Then every order again on the contention model under noise
  * (order_cv_noise.c): footprints and co-location factors drawn per seed, a mean and a 95%

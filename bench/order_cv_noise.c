@@ -1,5 +1,5 @@
 /*
- * bench/order_cv's noise draw (issue 22): every order replayed on the calibrated contention model
+ * bench/order_cv's noise draw: every order replayed on the calibrated contention model
  * under noise, seed after seed, and judged by its eq. 6.1 relative to Best+'s under the same draw
  * (paired: within a seed every order sees the same footprints and co-location factors).
  *

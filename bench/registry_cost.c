@@ -1,6 +1,6 @@
 /*
  * registry_cost: what one `register` costs numaplaced with 1, 100 and 1,000 steps tracked
- * (issue 12 #9: it rewrote and fsynced registry.json on every request, up to 0.5 s at 1,000 steps,
+ * (it rewrote and fsynced registry.json on every request, up to 0.5 s at 1,000 steps,
  * past the plugin's 100 ms budget).
  *
  *   registry_cost [DIR] [ROUNDS]

@@ -1,5 +1,5 @@
 /*
- * store_merge: the CPU side of `numaplace store` as a job grows (issue 12 #2). Each of N nodes'
+ * store_merge: the CPU side of `numaplace store` as a job grows. Each of N nodes'
  * parts (one step's report, the fixture given, renamed per node) is merged in turn into the
  * stored text, as each node's epilog does: decode the AdminComment text, merge, fit under
  * NP_SUMMARY_STORED_MAX, encode. Prints, at each power of two, the last merge's time, the stored

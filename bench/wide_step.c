@@ -1,5 +1,5 @@
 /*
- * wide_step: what one sample of a step that forks wide costs the sampler (issue 23): a parent
+ * wide_step: what one sample of a step that forks wide costs the sampler: a parent
  * with N sleeping children (real processes, real /proc), sampled by np_sampler_sample on the
  * proc backend with its files kept open as numaplaced keeps them; prints the processes seen and
  * the CPU time (this process's, user + system) per sample, median of the samples after the
