@@ -33,7 +33,9 @@ JOB
 run() {
   local out
   rc=0
-  out=$(NUMAPLACE_TEST_WHERE=$dir/where bash -c \
+  # Not as a copy already: test/run-all, itself run from a copy, exports the variable.
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  out=$(env -u NUMAPLACE_REACHABLE_COPY_OF NUMAPLACE_TEST_WHERE="$dir/where" bash -c \
     'source "$1"; np_run_from_reachable_checkout "$2" scripts/job; echo "returned: not copied"' \
     _ "$lib" "$dir/p") || rc=$?
   printf '%s\n' "$out" | sed 's/^/  | /'
