@@ -209,11 +209,13 @@ END_TEST
 
 /* Existing files that do not give a topology numaplace can use. */
 static const struct {
-    const char *fixture, *message;
+    const char *fixture, *message, *or_message;
 } bad_xml_cases[] = {
-    {"topology/generate.sh", "not an hwloc XML file"},
-    /* fuzz_topology_xml: hwloc loads two NUMA nodes of OS index 0 */
-    {"topology/duplicate-node.xml", "topology has NUMA node 0 twice"},
+    {"topology/generate.sh", "not an hwloc XML file", NULL},
+    /* fuzz_topology_xml: hwloc's own XML parser loads two NUMA nodes of OS index 0, and numaplace
+     * refuses them; where hwloc reads XML with libxml2 (its plugin installed, as in Debian 13's
+     * root) hwloc itself refuses the file. Refused either way, naming it. */
+    {"topology/duplicate-node.xml", "topology has NUMA node 0 twice", "not an hwloc XML file"},
 };
 
 START_TEST(test_not_xml)
@@ -225,8 +227,10 @@ START_TEST(test_not_xml)
         np_topology_load(&topo, NP_TOPOLOGY_XML, np_test_fixture(bad_xml_cases[_i].fixture), &err),
         -EINVAL);
     ck_assert_ptr_null(topo);
-    ck_assert_msg(strstr(err.msg, bad_xml_cases[_i].message), "'%s' lacks '%s'", err.msg,
-                  bad_xml_cases[_i].message);
+    ck_assert_msg(
+        strstr(err.msg, bad_xml_cases[_i].message) ||
+            (bad_xml_cases[_i].or_message && strstr(err.msg, bad_xml_cases[_i].or_message)),
+        "'%s' lacks '%s'", err.msg, bad_xml_cases[_i].message);
 }
 END_TEST
 
