@@ -70,13 +70,13 @@ static void slurm_init_once(void)
 
 /* A job record that changes nothing but what the caller sets: slurmdbd's modify writes a text
  * field only when it is not NULL and derived_ec only when it is not NO_VAL (the record sacctmgr
- * sends has these values; its constructor is not in Slurm's public headers). */
+ * sends has these values; its constructor is not in Slurm's public headers). Only members every
+ * release from 22.05 to 26.05 has (26.05 dropped lft, which the modify never read). */
 static void job_rec_unchanged(slurmdb_job_rec_t *job)
 {
     memset(job, 0, sizeof(*job));
     job->array_task_id = NO_VAL;
     job->derived_ec = NO_VAL;
-    job->lft = NO_VAL;
     job->resvid = NO_VAL;
     job->requid = (uint32_t)-1;
     job->state = JOB_PENDING;
@@ -151,6 +151,20 @@ int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *er
     return rc;
 }
 
+/* Slurm 26.05 names the job by a slurm_step_id_t (its job-number form is kept only behind
+ * SLURM_BACKWARD_COMPAT); earlier releases by its number. */
+static int load_job(job_info_msg_t **msg, uint32_t job_id)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+    slurm_step_id_t id = SLURM_STEP_ID_INITIALIZER;
+
+    id.job_id = job_id;
+    return slurm_load_job(msg, id, SHOW_ALL);
+#else
+    return slurm_load_job(msg, job_id, SHOW_ALL);
+#endif
+}
+
 int acct_controller_job(uint32_t job_id, struct acct_controller_job *job, struct np_err *err)
 {
     job_info_msg_t *msg = NULL;
@@ -159,7 +173,7 @@ int acct_controller_job(uint32_t job_id, struct acct_controller_job *job, struct
 
     memset(job, 0, sizeof(*job));
     slurm_init_once();
-    if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS || !msg)
+    if (load_job(&msg, job_id) != SLURM_SUCCESS || !msg)
         return np_err_set(err, -ENOENT, "slurmctld does not show job %" PRIu32 ": %s", job_id,
                           slurm_strerror(errno));
     /* An array's or a heterogeneous job's id may bring its other records too. */
