@@ -27,6 +27,10 @@ innodb-buffer-pool-size=64M
 innodb-flush-log-at-trx-commit=0
 innodb-doublewrite=0
 innodb-flush-method=nosync
+# MariaDB 11.6.2 and later (Debian unstable's) turn snapshot isolation on, and slurmdbd then dies
+# ("fatal: ... a concurrent transaction modified a row") when two nodes' epilogs modify one job's
+# row at once; slurmdbd's own log asks for it off. loose-: older servers do not know the option.
+loose-innodb-snapshot-isolation=OFF
 [client]
 socket=$db/mariadb.sock
 user=root
