@@ -132,18 +132,13 @@ PY
   # says NODE is loaded, or not: waited for, however many intervals a starved guest needs.
   numaplace_advised_loaded() {
     python3 - "$np_dir/helper/numaplaced.sock" "$1" "$2" <<'PY'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(10)
-s.connect(sys.argv[1])
-s.sendall(b'{"v":1,"op":"advise","job":1,"step":0,"uid":0,"name":""}\n')
-buf = b""
-while not buf.endswith(b"\n"):
-    chunk = s.recv(65536)
-    if not chunk:
-        break
-    buf += chunk
-nodes = json.loads(buf)["advice"]["nodes"]
+import os, sys
+sys.path.insert(0, os.environ["NUMAPLACE_SOURCE"] + "/test/integration/lib")
+import np_proto  # the suites' one request-reply call
+reply = np_proto.call(sys.argv[1], {"op": "advise", "job": 1, "step": 0, "uid": 0, "name": ""})
+if not reply:
+    sys.exit(1)  # no answer: neither loaded nor not, asked again
+nodes = reply["advice"]["nodes"]
 loaded = any(n["node"] == int(sys.argv[2]) and n.get("loaded") for n in nodes)
 sys.exit(0 if loaded == (sys.argv[3] == "yes") else 1)
 PY
