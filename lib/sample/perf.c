@@ -178,6 +178,9 @@ static const char *open_hint(enum np_perf_event ev, int e, bool pmu_counts)
     case EMFILE:
     case ENFILE:
         return "out of file descriptors";
+    case ENOSYS:
+        return "no such system call here (a kernel without perf events, or an emulator: "
+               "qemu-user)";
     default:
         return "";
     }

@@ -61,29 +61,59 @@ test_deps+=,stress-ng,util-linux,procps,iproute2,python3,jq,pngcheck,hostname,ip
 [ "$release" = bookworm ] || test_deps+=,promtool
 # mount(8), which the multi-node suites' namespaces use, is Essential up to Debian 13 only.
 case $release in bookworm | trixie) ;; *) test_deps+=,mount ;; esac
-# Another architecture's binaries run under qemu-user, registered with binfmt_misc.
-[ "$foreign" = 0 ] || np_root_foreign_arch "$arch"
-cc=gcc
-# The cached root is named after its package list, so a new dependency makes a new root.
-root_tar=$cache/$suite-ci-$(echo "$build_deps,$test_deps" | md5sum | cut -c1-8).tar
-if [ ! -s "$root_tar" ]; then
-  say "making a $suite build root (cached in $root_tar)"
+# Another architecture's root: its binaries run under qemu-user (binfmt_misc). numaplace is
+# compiled for it in a second root, of this machine's architecture with ARCH's libraries beside
+# (Debian's multiarch cross-build: crossbuild-essential-ARCH and the -dev packages for ARCH), at
+# this machine's speed: compiled under qemu-user, the build alone took half an hour on 2 CPUs.
+# The build tree then moves into ARCH's root at the same path, and the unit suites run there,
+# emulated, against ARCH's own libraries. NUMAPLACE_IN_ROOT_CROSS=0 builds in ARCH's root.
+cross=0
+if [ "$foreign" = 1 ]; then
+  np_root_foreign_arch "$arch"
+  [ "${NUMAPLACE_IN_ROOT_CROSS:-1}" = 0 ] || cross=1
+fi
+triplet=$(dpkg-architecture -a "$arch" -qDEB_HOST_GNU_TYPE 2>/dev/null)
+gnu_cpu=$(dpkg-architecture -a "$arch" -qDEB_HOST_GNU_CPU 2>/dev/null)
+# The tools are this machine's, the libraries (and check) ARCH's.
+cross_deps=build-essential,crossbuild-essential-$arch,pkgconf:$arch
+for dep in ${build_deps//,/ }; do
+  case $dep in
+    debhelper | cmake | pkgconf | systemd | systemd-dev) cross_deps+=,$dep ;;
+    *) cross_deps+=,$dep:$arch ;;
+  esac
+done
+# make_root TAR ARCHITECTURES PACKAGES: the cached root TAR, made when missing.
+make_root() {
+  local tar=$1 sources
+  [ ! -s "$tar" ] || return 0
+  say "making a root for $2 (cached in $tar)"
   mkdir -p "$cache"
   sources=$(mktemp)
   np_root_sources "$release" "$sources"
   mapfile -t aptopts < <(np_root_aptopts)
-  mmdebstrap --quiet "${aptopts[@]}" --architectures="$arch" --format=tar --variant=apt \
-    --include="build-essential,$build_deps,$test_deps" "$release" "$root_tar.new" "$sources"
+  mmdebstrap --quiet "${aptopts[@]}" --architectures="$2" --format=tar --variant=apt \
+    --include="$3" "$release" "$tar.new" "$sources"
   rm -f "$sources"
-  mv "$root_tar.new" "$root_tar"
+  mv "$tar.new" "$tar"
+}
+# The cached roots are named after their package lists, so a new dependency makes a new root.
+root_tar=$cache/$suite-ci-$(echo "$build_deps,$test_deps" | md5sum | cut -c1-8).tar
+make_root "$root_tar" "$arch" "build-essential,$build_deps,$test_deps"
+cross_tar=""
+if [ "$cross" = 1 ]; then
+  cross_tar=$cache/$release-cross-$arch-ci-$(echo "$cross_deps" | md5sum | cut -c1-8).tar
+  make_root "$cross_tar" "$(dpkg --print-architecture),$arch" "$cross_deps"
 fi
 # NUMAPLACE_IN_ROOT_PREPARE_ONLY=1: only make the cached root (CI does it early, beside the build).
 if [ "${NUMAPLACE_IN_ROOT_PREPARE_ONLY:-0}" = 1 ]; then
-  say "root ready: $root_tar"
+  say "root ready: $root_tar${cross_tar:+ (and $cross_tar to build in)}"
   exit 0
 fi
 work=$(mktemp -d /var/tmp/numaplace-root.XXXXXX)
-cleanup() { np_root_cleanup "$work"; }
+cleanup() {
+  [ ! -d "$work/cross" ] || umount -R -l "$work/cross" 2>/dev/null || true
+  np_root_cleanup "$work"
+}
 trap cleanup EXIT
 mkdir -p "$work/root"
 tar -C "$work/root" -xf "$root_tar"
@@ -99,13 +129,58 @@ mkdir -p "$work/root/src/numaplace"
 tar -C "$top" --exclude='./build*' --exclude='./_install' --exclude=./.git -cf - . |
   tar -C "$work/root/src/numaplace" -xf -
 in_root() { chroot "$work/root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"; }
+# Under qemu-user (another architecture's root) some unit suites cannot run: each named here
+# with what qemu-user lacks, and printed, never counted as passed. The cases that need only the
+# NUMA memory-policy calls (placement, migrate, engine) end early in their suites, saying so.
+unit_exclude=()
+if [ "$foreign" = 1 ]; then
+  unit_exclude=(
+    "test_perf: perf_event_open gives ENOSYS (qemu-user does not pass it through)"
+    "test_daemon_peer: the peer's uid comes from NETLINK_SOCK_DIAG, which qemu-user does not emulate (EPROTONOSUPPORT)"
+    "test_daemon_http: the same peer lookup; numaplaced then refuses every client (403), as it must"
+    "test_summary_fold: the fit exceeds a case's 60 s limit when emulated (507 s for the suite)"
+    "test_procfs: its process-tree and context-switch cases fail under qemu-user; the cause is not established"
+  )
+fi
+unit_exclude_regex=""
+for entry in "${unit_exclude[@]}"; do
+  say "!!!! NOT RUN under qemu-user: unit.${entry%%:*}:${entry#*:} !!!!"
+  unit_exclude_regex+="${unit_exclude_regex:+|}^unit\.${entry%%:*}\$"
+done
+unit_filter=()
+[ -z "$unit_exclude_regex" ] || unit_filter=(-E "$unit_exclude_regex")
+# The cross-build root beside it (another architecture's): the same source at the same path.
+if [ "$cross" = 1 ]; then
+  mkdir -p "$work/cross"
+  tar -C "$work/cross" -xf "$cross_tar"
+  mount -t proc proc "$work/cross/proc"
+  mount -t tmpfs tmpfs "$work/cross/tmp"
+  mount --rbind /dev "$work/cross/dev"
+  cp -a "$work/root/src" "$work/cross/"
+fi
+in_cross() { chroot "$work/cross" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"; }
 # shellcheck disable=SC2016 # expanded by the root's shell
-say "$(in_root sh -c 'echo "Slurm $(dpkg-query -W -f=\${Version} libslurm-dev), hwloc $(dpkg-query -W -f=\${Version} libhwloc-dev), $($1 --version | head -1)"' sh "$cc")"
-# shellcheck disable=SC2016 # expanded by the root's shell
-in_root sh -c 'cd /src/numaplace && cmake -S . -B build -DCMAKE_C_COMPILER="$1" >/dev/null &&
-  nice -n 10 cmake --build build -j"$(nproc)" &&
-  ctest --test-dir build -L unit -j"$(nproc)" --output-on-failure' sh "$cc" 2>&1 |
-  tee "$work/unit.log" || true
+say "$(in_root sh -c 'echo "Slurm $(dpkg-query -W -f=\${Version} libslurm-dev), hwloc $(dpkg-query -W -f=\${Version} libhwloc-dev), $(gcc --version | head -1)"')"
+if [ "$cross" = 1 ]; then
+  # shellcheck disable=SC2016 # expanded by the root's shell
+  say "compiled in the $(dpkg --print-architecture) root by $(in_cross sh -c '$1-gcc --version | head -1' sh "$triplet")"
+  # What dh_auto_configure passes CMake for a cross-build, the tests on: the build, then the tree
+  # moved into ARCH's root, where ctest runs the suites.
+  # shellcheck disable=SC2016 # expanded by the root's shell
+  { in_cross sh -c 'cd /src/numaplace && cmake -S . -B build -DCMAKE_SYSTEM_NAME=Linux \
+      -DCMAKE_SYSTEM_PROCESSOR="$1" -DCMAKE_C_COMPILER="$2-gcc" \
+      -DPKG_CONFIG_EXECUTABLE="/usr/bin/$2-pkg-config" >/dev/null &&
+      nice -n 10 cmake --build build -j"$(nproc)"' sh "$gnu_cpu" "$triplet" &&
+    rm -rf "$work/root/src/numaplace" && cp -a "$work/cross/src/numaplace" "$work/root/src/" &&
+    in_root ctest --test-dir /src/numaplace/build -L unit -j"$(nproc)" --output-on-failure "${unit_filter[@]}"; } 2>&1 |
+    tee "$work/unit.log" || true
+else
+  # shellcheck disable=SC2016 # expanded by the root's shell
+  { in_root sh -c 'cd /src/numaplace && cmake -S . -B build -DCMAKE_C_COMPILER=gcc >/dev/null &&
+    nice -n 10 cmake --build build -j"$(nproc)"' &&
+    in_root ctest --test-dir /src/numaplace/build -L unit -j"$(nproc)" --output-on-failure \
+      "${unit_filter[@]}"; } 2>&1 | tee "$work/unit.log" || true
+fi
 passed=0 failed=0
 count() { # count CTEST_LOG: add its "N tests failed out of M" to the totals
   if [[ $(grep -E 'tests? failed out of' "$1" | tail -1) =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
@@ -137,8 +212,13 @@ fi
 # The packages, built in the root; in another architecture's root also installed there, so the
 # root is that architecture's machine with numaplace as a site installs it (the arm64 guest's).
 debs_rc=0
-in_root env CC="$cc" sh -c 'cd /src/numaplace && nice -n 10 bash scripts/build-debs.sh /src/debs' ||
-  debs_rc=$?
+if [ "$cross" = 1 ]; then
+  # shellcheck disable=SC2016 # expanded by the root's shell
+  in_cross sh -c 'cd /src/numaplace && nice -n 10 bash scripts/build-debs.sh /src/debs -a "$1"' sh "$arch" &&
+    cp -a "$work/cross/src/debs" "$work/root/src/" || debs_rc=$?
+else
+  in_root sh -c 'cd /src/numaplace && nice -n 10 bash scripts/build-debs.sh /src/debs' || debs_rc=$?
+fi
 if [ "$debs_rc" != 0 ]; then
   say "FAIL the Debian packages did not build"
   failed=$((failed + 1))

@@ -91,6 +91,9 @@ START_TEST(test_request_plans_in_order)
     struct np_err err = {0};
     char got[128] = "";
 
+    if (np_test_numa_syscalls_missing("test_request_plans_in_order"))
+        return;
+
     setup_view();
     cfg.order = np_order_lookup(request_cases[c].order);
     req.pages = request_cases[c].pages;
@@ -182,6 +185,9 @@ START_TEST(test_reused_pid_is_not_touched)
     struct np_engine_config cfg = {.dry_run = true};
     struct np_request req = {.src = 0, .dst = 1, .pages = 120, .target_job = -1};
     struct np_request_result res;
+
+    if (np_test_numa_syscalls_missing("test_reused_pid_is_not_touched"))
+        return;
 
     setup_view();
     jobs[1].starttimes = other_start;

@@ -207,6 +207,9 @@ START_TEST(test_apply_on_this_kernel)
     enum np_mode mode = NP_MODE_INTERLEAVE;
     struct np_err err = {0};
 
+    if (np_test_numa_syscalls_missing("test_apply_on_this_kernel"))
+        return;
+
     ck_assert_int_eq(np_placement_init(&pl), 0);
     pl.mode = apply_cases[_i].mode;
     if (pl.mode != NP_MODE_DEFAULT)
@@ -228,6 +231,9 @@ START_TEST(test_apply_preferred_many)
     enum np_mode mode = NP_MODE_DEFAULT;
     struct np_err err = {0};
     int rc;
+
+    if (np_test_numa_syscalls_missing("test_apply_preferred_many"))
+        return;
 
     ck_assert_int_eq(np_placement_init(&pl), 0);
     pl.mode = NP_MODE_PREFERRED_MANY;
@@ -271,6 +277,9 @@ START_TEST(test_live_place_and_apply)
     hwloc_bitmap_t nodes = hwloc_bitmap_alloc(), expected = hwloc_bitmap_alloc();
     struct np_place_input in = {.policy = live_cases[_i].policy};
     enum np_mode mode = NP_MODE_DEFAULT;
+
+    if (np_test_numa_syscalls_missing("test_live_place_and_apply"))
+        return;
 
     ck_assert_msg(np_topology_load(&topo, NP_TOPOLOGY_LIVE, NULL, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(hwloc_get_cpubind(np_topology_hwloc(topo), cpus, HWLOC_CPUBIND_PROCESS), 0);

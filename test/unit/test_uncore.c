@@ -180,6 +180,12 @@ START_TEST(test_reader_counts)
         ck_assert_ptr_nonnull(strstr(err.msg, "perf_event_paranoid"));
         return;
     }
+    if (rc == -ENOSYS) { /* qemu-user (the arm64 lane) has no perf_event_open: said, not counted */
+        ck_assert_ptr_nonnull(strstr(err.msg, "perf_event_open: "));
+        ck_assert_uint_eq(r.nboxes, 0);
+        fprintf(stderr, "SKIPPED test_reader_counts: perf_event_open gives ENOSYS here\n");
+        return;
+    }
     ck_assert_msg(rc == 4, "rc %d: %s", rc, err.msg); /* two IMCs x CPUs 0-1; no free-running */
     for (size_t i = 0; i < r.nboxes; i++) {
         ck_assert_int_eq(strncmp(r.boxes[i].pmu, "uncore_imc_", 11), 0);
