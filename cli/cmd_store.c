@@ -277,7 +277,10 @@ static bool is_slurm_user(uid_t uid)
  * `store --merge --pending` (a timer on the controller host; @p job NULL). */
 static int cmd_store_merge(const char *job)
 {
-    const struct store_limits limits = {.record_wait_s = 120, .total_s = 120, .merged = true};
+    /* A job's merge runs in EpilogSlurmctld's time (STORE_EPILOG_S in all); the pass has a timer's. */
+    const struct store_limits limits = {.record_wait_s = job ? STORE_EPILOG_RECORD_S : 120,
+                                        .total_s = job ? STORE_EPILOG_WRITE_S : 120,
+                                        .merged = true};
     struct np_log log = {cli_stderr_log, NULL};
     struct np_err err = {0};
     const char *dir = store_parts_dir();

@@ -120,7 +120,7 @@ int store_merge(const char *parts_dir, uint32_t job_id, const struct store_limit
     int n, waiting = 0;
 
     if (job_id)
-        return merge_job(parts_dir, job_id, limits, limits->total_s, log, err);
+        return merge_job(parts_dir, job_id, limits, STORE_EPILOG_PARTS_S, log, err);
     /* The pass: parts a merge could not store (slurmdbd down), or that came after it. */
     n = store_parts_list(parts_dir, jobs, sizeof(jobs) / sizeof(jobs[0]), err);
     if (n < 0)
