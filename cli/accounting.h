@@ -78,31 +78,12 @@ int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *er
  */
 int acct_load_summary(uint32_t job_id, json_t **summary, uid_t *uid, struct np_err *err);
 
-/**
- * Store this node's reports of @p job_id (from @p spool) into the job's AdminComment: merge them
- * into whatever numaplace summary is stored already (every node's epilog adds its own), fit it
- * under NP_SUMMARY_STORED_MAX, write it to slurmdbd (acct_set_admin_comment), and read it back
- * with sacct; a concurrent writer that overwrote this node's part is retried
- * with a random back-off. Never overwrites another tool's AdminComment. @p nodes: the job's
- * node list (a Slurm hostlist) or NULL to skip the missing-node bookkeeping. Messages go to
- * @p log (the epilog logs them to syslog).
- * @return 0, or -errno with @p err
- */
-int acct_store(uint32_t job_id, const char *spool, const char *nodes, const struct np_log *log,
-               struct np_err *err);
-
 /** Options of `numaplace jobs`. */
 struct acct_jobs_filter {
     const char *user;  /**< NULL: every user the caller may see */
     const char *since; /**< sacct -S form; NULL: sacct's default (midnight) */
     const char *until; /**< sacct -E form; NULL: now */
 };
-
-/**
- * `numaplace jobs`: finished jobs with a numaplace summary, worst local share first, as text or
- * (with @p as_json) a JSON array. @return 0, or -errno with @p err.
- */
-int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct np_err *err);
 
 /**
  * sacct's view of one job: its uid and AdminComment (@p comment new, free()). @p full (may be

@@ -189,8 +189,18 @@ static char *job_nodes(uint32_t job_id, const char *nodes, const struct np_log *
     return expanded;
 }
 
-int acct_store(uint32_t job_id, const char *spool, const char *nodes, const struct np_log *log,
-               struct np_err *err)
+/**
+ * Store this node's reports of @p job_id (from @p spool) into the job's AdminComment: merge them
+ * into whatever numaplace summary is stored already (every node's epilog adds its own), fit it
+ * under NP_SUMMARY_STORED_MAX, write it to slurmdbd (acct_set_admin_comment), and read it back
+ * with sacct; a concurrent writer that overwrote this node's part is retried
+ * with a random back-off. Never overwrites another tool's AdminComment. @p nodes: the job's
+ * node list (a Slurm hostlist) or NULL to skip the missing-node bookkeeping. Messages go to
+ * @p log (the epilog logs them to syslog).
+ * @return 0, or -errno with @p err
+ */
+static int acct_store(uint32_t job_id, const char *spool, const char *nodes,
+                      const struct np_log *log, struct np_err *err)
 {
     const double started = store_now_s();
     char job_arg[16], *expanded = NULL;
@@ -277,7 +287,8 @@ static bool is_slurm_user(uid_t uid)
  * `store --merge --pending` (a timer on the controller host; @p job NULL). */
 static int cmd_store_merge(const char *job)
 {
-    /* A job's merge runs in EpilogSlurmctld's time (STORE_EPILOG_S in all); the pass has a timer's. */
+    /* A job's merge runs in EpilogSlurmctld's time (STORE_EPILOG_S in all); the pass has a timer's.
+     */
     const struct store_limits limits = {.record_wait_s = job ? STORE_EPILOG_RECORD_S : 120,
                                         .total_s = job ? STORE_EPILOG_WRITE_S : 120,
                                         .merged = true};
