@@ -202,7 +202,7 @@ static char *job_nodes(uint32_t job_id, const char *nodes, const struct np_log *
 static int acct_store(uint32_t job_id, const char *spool, const char *nodes,
                       const struct np_log *log, struct np_err *err)
 {
-    const double started = store_now_s();
+    const double started = np_monotonic_s();
     char job_arg[16], *expanded = NULL;
     json_t *reports = json_array(), *mine = NULL, *report;
     struct store_identity who;

@@ -81,9 +81,6 @@ int store_merge(const char *parts_dir, uint32_t job_id, const struct store_limit
 /** One line of @p costs for the log ("2 writes, 5 reads; read 0.12 s ..."). */
 void store_costs_format(const struct store_costs *costs, char *buf, size_t len);
 
-/** Monotonic seconds: the stores' deadlines and costs. */
-double store_now_s(void);
-
 /**
  * Store the parts waiting in <@p spool>/pending but job @p except (0: none), oldest first, at
  * most @p max_jobs of them (0: all), each only while @p until (store_now_s's clock; 0: no end)

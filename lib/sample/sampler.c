@@ -11,14 +11,6 @@
 #include "numaplace/proc_cache.h"
 #include "numaplace/procfs.h"
 
-double np_monotonic_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int np_node_counters_init(struct np_node_counters *nc, unsigned max_cpus)
 {
     memset(nc, 0, sizeof(*nc));

@@ -154,9 +154,6 @@ NP_API hwloc_const_bitmap_t np_sampler_effective_cpus(const struct np_sampler *s
 NP_API void np_sampler_node_figures(const struct np_sampler *s, const struct np_node_counters *nc,
                                     struct np_sample *out);
 
-/** CLOCK_MONOTONIC in seconds. */
-NP_API double np_monotonic_s(void);
-
 #ifdef __cplusplus
 }
 #endif
