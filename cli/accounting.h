@@ -37,15 +37,6 @@ int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct
 int acct_run_lines(char *const argv[], int (*on_line)(char *line, void *arg), void *arg,
                    char *errbuf, size_t errlen, struct np_err *err);
 
-/**
- * The reports of job @p job_arg ("42" or "42.batch") in @p spool, appended to @p reports.
- * @p denied / @p bad count files the caller may not read / that are not reports (message on
- * stderr for each bad one).
- * @return the number appended, or -errno when the spool cannot be read (with @p err)
- */
-int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, int *denied,
-                       int *bad, struct np_err *err);
-
 /** The job's user as numaplaced named it: the read ACL entry of its reports. */
 struct acct_spool_reader {
     bool known;    /**< some report had the entry */
@@ -54,12 +45,15 @@ struct acct_spool_reader {
 };
 
 /**
- * acct_spool_reports, and the reports' reader in @p reader (may be NULL). Run as root, only
- * reports numaplaced wrote are read (owned by root or by the spool's owner, not writable by group
- * or others: cli_load_report); any other is counted in @p bad with a message naming it and why.
+ * The reports of job @p job_arg ("42" or "42.batch") in @p spool, appended to @p reports, and
+ * their reader in @p reader (may be NULL). @p denied / @p bad count files the caller may not
+ * read / that are not reports (message on stderr for each bad one). Run as root, only reports
+ * numaplaced wrote are read (owned by root or by the spool's owner, not writable by group or
+ * others: cli_load_report); any other is counted in @p bad with a message naming it and why.
+ * @return the number appended, or -errno when the spool cannot be read (with @p err)
  */
-int acct_spool_reports_from(const char *spool, const char *job_arg, json_t *reports, int *denied,
-                            int *bad, struct acct_spool_reader *reader, struct np_err *err);
+int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, int *denied,
+                       int *bad, struct acct_spool_reader *reader, struct np_err *err);
 
 /**
  * Store @p value (borrowed) as job @p job_id's AdminComment in slurmdbd, byte for byte, through
@@ -92,8 +86,6 @@ struct acct_jobs_filter {
  * modify does not reach. @return 0; -ENOENT when sacct does not show it; -EIO; with @p err
  */
 int acct_sacct_job(uint32_t job_id, uid_t *uid, char **comment, bool *full, struct np_err *err);
-/** acct_sacct_job without @p full. */
-int acct_sacct_admin_comment(uint32_t job_id, uid_t *uid, char **comment, struct np_err *err);
 /** "node[1-2],x" -> "node1,node2,x" by Slurm's rules (libslurm's hostlist, as `scontrol show
  *  hostnames`): a new string; NULL when Slurm refuses @p list, when it names more than @p max
  *  hosts (errno E2BIG; counted before anything is expanded; @p max <= 0: no bound), or out of

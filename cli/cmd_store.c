@@ -105,7 +105,7 @@ static int store_identity(uint32_t job_id, struct store_identity *who, struct np
         who->uid = (uid_t)v;
     } else {
         char *comment = NULL;
-        const int rc = acct_sacct_admin_comment(job_id, &who->uid, &comment, err);
+        const int rc = acct_sacct_job(job_id, &who->uid, &comment, NULL, err);
         free(comment);
         if (rc < 0)
             return np_err_set(err, rc,
@@ -212,7 +212,7 @@ static int acct_store(uint32_t job_id, const char *spool, const char *nodes,
     snprintf(job_arg, sizeof(job_arg), "%" PRIu32, job_id);
     if ((rc = store_identity(job_id, &who, err)) < 0)
         goto out;
-    n = acct_spool_reports(spool, job_arg, reports, &denied, &bad, err);
+    n = acct_spool_reports(spool, job_arg, reports, &denied, &bad, NULL, err);
     if (n < 0)
         goto out;
     if (n > 0)

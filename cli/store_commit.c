@@ -64,7 +64,7 @@ static int read_stored(uint32_t job_id, char **text, json_t **summary, struct st
     *summary = NULL;
     /* A busy slurmdbd times sacct out now and then: a few tries before "unreachable". */
     for (int tries = 1;; tries++) {
-        rc = acct_sacct_admin_comment(job_id, &uid, text, err);
+        rc = acct_sacct_job(job_id, &uid, text, NULL, err);
         if (rc != -EIO || tries == SACCT_TRIES)
             break;
         np_sleep_s(1 + jitter(1));

@@ -287,8 +287,8 @@ static int issue(struct replay *r, size_t index, double copy_rate, double *copy_
         if (wanted > room)
             wanted = room;
     }
-    rc = np_plan_make_cover(&view, &request, r->order, request_seed(r->seed, index), wanted,
-                            thesis ? NP_PLAN_WHOLE_SHARES : NP_PLAN_EXACT, &plan);
+    rc = np_plan_make(&view, &request, r->order, request_seed(r->seed, index), wanted,
+                      thesis ? NP_PLAN_WHOLE_SHARES : NP_PLAN_EXACT, &plan);
     if (rc < 0)
         return rc;
     r->result->requests_fired++;
