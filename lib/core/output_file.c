@@ -10,20 +10,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 int np_file_temp_at(int dirfd, const char *name, mode_t mode, char *tmp, size_t size)
 {
-    int fd;
+    int fd = -EEXIST;
 
     if ((size_t)snprintf(tmp, size, ".%s.%ld.tmp", name, (long)getpid()) >= size)
         return -ENAMETOOLONG;
     /* Ours alone (the pid): a leftover of this process goes; O_EXCL then refuses whatever
      * anyone else put there, a link included. */
     unlinkat(dirfd, tmp, 0);
-    fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-    return fd < 0 ? -errno : fd;
+    /* What another user planted at that name (in a shared directory we cannot remove it) must
+     * not stop the write: then a name nobody can guess, still ending in our pid. */
+    for (int attempt = 0; fd == -EEXIST && attempt < 8; attempt++) {
+        unsigned long long guess = 0;
+
+        if (attempt > 0 && getrandom(&guess, sizeof(guess), 0) != (ssize_t)sizeof(guess))
+            return -EEXIST;
+        if (attempt > 0 &&
+            (size_t)snprintf(tmp, size, ".%s.%016llx.%ld.tmp", name, guess, (long)getpid()) >= size)
+            return -ENAMETOOLONG;
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd < 0)
+            fd = -errno;
+    }
+    return fd;
 }
 
 long np_file_temp_pid(const char *name)

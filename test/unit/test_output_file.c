@@ -109,6 +109,28 @@ START_TEST(temporary_is_the_one_writers)
 }
 END_TEST
 
+/* Something the writer cannot remove at its usual temporary name (another user's file in a shared
+ * directory; here a directory, which unlink refuses) does not stop the write: a name nobody could
+ * guess, still ending in our pid, is used instead. */
+START_TEST(planted_temporary_does_not_block)
+{
+    struct np_output_file o;
+    struct np_err err = {0};
+    char planted[160];
+    struct stat st;
+
+    snprintf(planted, sizeof(planted), "%s/.plot.svg.%d.tmp", dir, (int)getpid());
+    ck_assert_int_eq(mkdir(planted, 0700), 0);
+    ck_assert_msg(np_output_file_open(&o, target, &err) == 0, "%s", err.msg);
+    ck_assert_str_ne(o.tmp, strrchr(planted, '/') + 1);
+    ck_assert_int_eq(np_file_temp_pid(o.tmp), getpid());
+    ck_assert_msg(np_output_file_commit(&o, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(lstat(target, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+    ck_assert_int_eq(rmdir(planted), 0);
+}
+END_TEST
+
 /* A flush that fails (a pipe cannot be fsynced) still closes the descriptor. */
 START_TEST(close_survives_a_failed_flush)
 {
@@ -139,6 +161,7 @@ static Suite *output_file_suite(void)
     tcase_add_loop_test(tc, mode_follows_the_umask, 0, (int)(sizeof(modes) / sizeof(modes[0])));
     tcase_add_test(tc, stale_temporary_is_removed);
     tcase_add_test(tc, temporary_is_the_one_writers);
+    tcase_add_test(tc, planted_temporary_does_not_block);
     tcase_add_test(tc, close_survives_a_failed_flush);
     suite_add_tcase(s, tc);
     return s;
