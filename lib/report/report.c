@@ -55,6 +55,21 @@ static double percentile(const double *sorted, size_t n, double pct)
     return sorted[rank ? rank - 1 : 0];
 }
 
+/* The kernel multiplexed event @p e at this sample: it shared a hardware counter, and its count
+ * is scaled from the time it had one (an estimate). */
+static bool multiplexed(const struct np_sample *s, int e)
+{
+    return s->have_perf[e] && s->perf_running_ns[e] < s->perf_enabled_ns[e];
+}
+
+static json_t *multiplexed_json(const struct np_sample *s, int e)
+{
+    return json_pack("{s:f, s:s}", "running_share",
+                     (double)s->perf_running_ns[e] / (double)s->perf_enabled_ns[e], "note",
+                     "the kernel multiplexed this event over fewer hardware counters; the value "
+                     "is scaled from the time it counted (an estimate)");
+}
+
 static json_t *cpi_figure(const struct np_step_figures *js)
 {
     const struct np_sample *l = &js->last;
@@ -80,6 +95,10 @@ static json_t *cpi_figure(const struct np_step_figures *js)
                     percentile(sorted, js->ncpi, 50), "p95", percentile(sorted, js->ncpi, 95),
                     "intervals", (int)js->ncpi, "source", SRC_CPI);
     free(sorted);
+    if (obj && (multiplexed(l, NP_PERF_CYCLES) || multiplexed(l, NP_PERF_INSTRUCTIONS)))
+        json_object_set_new(obj, "multiplexed",
+                            json_string("cycles or instructions were multiplexed: the CPI is "
+                                        "a ratio of scaled counts (an estimate)"));
     return obj;
 }
 
@@ -143,12 +162,17 @@ static json_t *perf_counts(const struct np_step_figures *js)
         const char *src = np_perf_event_name((enum np_perf_event)e);
         char source[96];
 
-        snprintf(source, sizeof(source), "perf: %s, tasks and children", src);
-        json_object_set_new(
-            obj, np_perf_event_label((enum np_perf_event)e),
+        json_t *fig;
+
+        snprintf(source, sizeof(source), "perf: %s, tasks and children%s", src,
+                 multiplexed(&js->last, e) ? ", scaled by time enabled / time running" : "");
+        fig =
             js->last.have_perf[e]
                 ? count_figure(js->last.perf[e], e == NP_PERF_TASK_CLOCK ? "ns" : "events", source)
-                : missing(js->last.perf_reason[e], source));
+                : missing(js->last.perf_reason[e], source);
+        if (fig && js->last.have_perf[e] && multiplexed(&js->last, e))
+            json_object_set_new(fig, "multiplexed", multiplexed_json(&js->last, e));
+        json_object_set_new(obj, np_perf_event_label((enum np_perf_event)e), fig);
     }
     return obj;
 }
