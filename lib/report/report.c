@@ -387,6 +387,9 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figur
     json_object_set_new(rep, "sampling",
                         json_pack("{s:f, s:i, s:s}", "interval_s", meta->interval_s, "count",
                                   (int)js->samples, "backends", meta->backends));
+    if (meta->emulated_cpu[0]) /* only on an emulated CPU: its counts are the emulator's */
+        json_object_set_new(json_object_get(rep, "sampling"), "emulated_cpu",
+                            json_string(meta->emulated_cpu));
     if (meta->backends_reason[0]) /* only when a step lost its perf counters, or never had them */
         json_object_set_new(json_object_get(rep, "sampling"), "backends_reason",
                             json_string(meta->backends_reason));
@@ -396,6 +399,11 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figur
             rep, "processes_cut",
             json_pack("{s:i, s:s}", "samples", (int)js->cut_samples, "reason", js->cut_reason));
     json_object_set_new(rep, "cpi", cpi_figure(js));
+    if (meta->emulated_cpu[0] && json_object_get(json_object_get(rep, "cpi"), "mean"))
+        json_object_set_new(json_object_get(rep, "cpi"), "note",
+                            json_string("counted on an emulated CPU: the emulator's definition of "
+                                        "a cycle, not a measurement of a machine; a sensitivity "
+                                        "prediction from it is not meaningful"));
     json_object_set_new(rep, "bandwidth", bandwidth_figure(js));
     if (js->proc_samples) {
         l = &js->last_proc;

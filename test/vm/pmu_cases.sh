@@ -141,10 +141,18 @@ print(("ok" if all(abs(c - expected) <= 0.01 * expected for c in cpis) else "bad
 np_end_case
 
 np_case "the sensitivity prediction runs on the counters and says it is not meaningful here"
+# The step ran 30 s and more, so it is judged: no LLC MPKI (no cache events here), and the reason
+# goes on to say the counts are an emulator's, where a prediction would not be meaningful.
 np_run np_numaplace report "$loop_job"
 np_expect_rc 0
-np_expect_match "Predicted sensitivity: unavailable"
-np_expect_match "LLC-LOAD-MISSES"
+np_expect_match "Predicted sensitivity: unavailable: no LLC MPKI \(perf::LLC-LOAD-MISSES: .*; and counted on an emulated CPU \(CPU implementer 0x00"
+np_expect_match "where a prediction is not meaningful"
+np_run np_numaplace report --steps "$loop_job"
+np_expect_match "counted on an emulated CPU: the emulator's definition of a cycle"
+check "$loop_report" '
+print(("ok" if "0x00" in d["sampling"].get("emulated_cpu", "") else "bad") + " sampling.emulated_cpu %s" % d["sampling"].get("emulated_cpu"))
+print(("ok" if d["duration_s"] >= 30 else "bad") + " the step ran %.1f s" % d["duration_s"])
+'
 np_end_case
 
 if [ -n "$counters" ] && [ "$counters" -ge 2 ]; then
