@@ -13,12 +13,12 @@
 static char *root_with(const char *cpuinfo)
 {
     char *root = strdup("/tmp/np-emulated-XXXXXX"), path[256];
-    FILE *f;
 
     ck_assert_ptr_nonnull(mkdtemp(root));
     snprintf(path, sizeof(path), "%s/proc", root);
     ck_assert_int_eq(mkdir(path, 0755), 0);
     if (cpuinfo) {
+        FILE *f;
         snprintf(path, sizeof(path), "%s/proc/cpuinfo", root);
         f = fopen(path, "w");
         ck_assert_ptr_nonnull(f);
