@@ -57,7 +57,8 @@ np_end_case
 counters=$(dmesg | sed -n 's/.*armv8_pmuv3 PMU driver, \([0-9]*\) counters available.*/\1/p' | head -1)
 echo "pmu_cases: the PMU has ${counters:-an unknown number of} counters; CPI expected $expected_cpi"
 
-np_cluster_start "$(np_helper_plugstack)"
+np_cluster_start "optional $NP_PLUGIN"
+np_cluster_set_plugstack "$(np_helper_plugstack)"
 np_helper_start --interval_ms=500
 
 np_case "a user-mode loop's CPI in numaplaced's report is 2^shift = $expected_cpi"
