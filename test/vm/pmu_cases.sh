@@ -164,7 +164,7 @@ if [ -n "$counters" ] && [ "$counters" -ge 2 ]; then
   rm -f "$np_dir/hog.stop"
   "$spin" --hog $((counters - 1)) --until "$np_dir/hog.stop" >"$np_dir/hog.out" 2>&1 &
   hog=$!
-  np_at_exit "touch $np_dir/hog.stop; kill $hog 2>/dev/null"
+  np_at_exit "kill $hog 2>/dev/null"
   np_wait_for 30 grep -q '^hogging' "$np_dir/hog.out" || np_fail "the hog did not start: $(cat "$np_dir/hog.out")"
   # shellcheck disable=SC2016 # expanded by the task's shell
   np_run srun -n1 -o "$np_dir/mux.out" bash -c 'echo "job=$SLURM_JOB_ID"; exec "$0" --loop "$1"' "$spin" "$loop"
