@@ -21,6 +21,9 @@ packages=(
   mariadb-server slurmdbd pngcheck
   # Debian packages: build, lint, and the install test's clean Debian roots
   debhelper lintian mmdebstrap systemd
+  # the arm64 lane: an arm64 Debian root whose programs run under qemu-user (binfmt_misc);
+  # mmdebstrap checks a foreign architecture with arch-test
+  qemu-user-static binfmt-support arch-test
   # metrics tests: a Prometheus server scraping numaplaced, promtool checking the page and the
   # dashboard (tests start their own server; the package's service is not used)
   prometheus curl
