@@ -15,8 +15,6 @@ if [ -z "${NUMAPLACE_VM_ROOT:-}" ]; then
   exit 77
 fi
 parts=${NUMAPLACE_GUEST_PARTS:-pmu}
-# in_root.sh passes the x86 guest's default parts to every guest suite: those are this one's pmu.
-[ "$parts" != "selfcheck characterize numa" ] || parts=pmu
 for part in $parts; do
   case $part in
   pmu | cost) ;;
