@@ -13,12 +13,17 @@ packages=(
   util-linux procps iproute2 python3 jq
   # multi-NUMA guest: QEMU, a Debian kernel, a static busybox for the initramfs
   qemu-system-x86 busybox-static cpio zstd
+  # the arm64 guest (test/vm/run --arch arm64): an emulated CPU with a PMU driver
+  qemu-system-arm
   # man pages: mandoc -Tlint in scripts/lint.sh
   mandoc
   # accounting tests: a private MariaDB and slurmdbd per test cluster; pngcheck parses plots
   mariadb-server slurmdbd pngcheck
   # Debian packages: build, lint, and the install test's clean Debian roots
   debhelper lintian mmdebstrap systemd
+  # the arm64 lane: an arm64 Debian root whose programs run under qemu-user (binfmt_misc);
+  # mmdebstrap checks a foreign architecture with arch-test
+  qemu-user-static binfmt-support arch-test
   # metrics tests: a Prometheus server scraping numaplaced, promtool checking the page and the
   # dashboard (tests start their own server; the package's service is not used)
   prometheus curl

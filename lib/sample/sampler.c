@@ -353,6 +353,8 @@ static void read_perf(struct np_sampler *s, struct np_sample *out)
             ok[e] = np_perf_read(&t->perf, (enum np_perf_event)e, &v[e]) == 0;
             if (ok[e]) {
                 out->perf[e] += v[e].value;
+                out->perf_enabled_ns[e] += v[e].time_enabled_ns;
+                out->perf_running_ns[e] += v[e].time_running_ns;
                 any[e] = true;
             } else if (!out->perf_reason[e][0]) {
                 snprintf(out->perf_reason[e], sizeof(out->perf_reason[e]), "%s",

@@ -26,11 +26,25 @@ static const struct np_uncore_pmu pmus[] = {
 };
 #define NPMUS (sizeof(pmus) / sizeof(pmus[0]))
 
+/* Intel's IMC PMUs exist on x86 machines only, and libpfm4 builds its tables of them only for
+ * x86: elsewhere there is nothing to detect or encode, and the reason is the architecture. */
+#if !defined(__x86_64__) && !defined(__i386__)
+#if defined(__aarch64__)
+#define THIS_ARCH "arm64"
+#else
+#define THIS_ARCH "an architecture other than x86"
+#endif
+#define NOT_X86                                                                                    \
+    "numaplace counts memory controllers through Intel's IMC PMUs, which x86 machines alone "      \
+    "have; this build is for " THIS_ARCH
+#endif
+
 const struct np_uncore_pmu *np_uncore_pmu_at(size_t i)
 {
     return i < NPMUS ? &pmus[i] : NULL;
 }
 
+#ifndef NOT_X86
 static int encode_one(const char *event, uint64_t *code, struct np_err *err)
 {
     uint64_t *codes = NULL;
@@ -51,20 +65,31 @@ static int encode_one(const char *event, uint64_t *code, struct np_err *err)
     free(codes);
     return 0;
 }
+#endif
 
 int np_uncore_encode(const struct np_uncore_pmu *p, uint64_t *read_code, uint64_t *write_code,
                      struct np_err *err)
 {
+#ifdef NOT_X86
+    (void)read_code;
+    (void)write_code;
+    return np_err_set(err, -EOPNOTSUPP, "uncore event %s: %s", p->read_event, NOT_X86);
+#else
     int rc = np_perf_init(err);
 
     if (rc < 0)
         return rc;
     rc = encode_one(p->read_event, read_code, err);
     return rc < 0 ? rc : encode_one(p->write_event, write_code, err);
+#endif
 }
 
 const struct np_uncore_pmu *np_uncore_detect(char *why, size_t why_len)
 {
+#ifdef NOT_X86
+    snprintf(why, why_len, "unavailable: no uncore memory-controller PMU (%s)", NOT_X86);
+    return NULL;
+#else
     struct np_err err = {0};
 
     if (np_perf_init(&err) < 0) {
@@ -86,4 +111,5 @@ const struct np_uncore_pmu *np_uncore_detect(char *why, size_t why_len)
              "unavailable: no uncore memory-controller PMU (libpfm4 detects none of its Intel "
              "IMC PMUs here; it has no AMD UMC or DF PMU)");
     return NULL;
+#endif
 }

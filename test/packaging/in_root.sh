@@ -2,7 +2,15 @@
 # Build and test numaplace inside a clean root of another Debian release (Debian 13 "trixie",
 # Slurm 24.11, by default), as its own machine would:
 #
-#   test/packaging/in_root.sh [SUITE] [DEB_OUT_DIR]
+#   test/packaging/in_root.sh [SUITE[-ARCH]] [DEB_OUT_DIR]
+#
+# SUITE-ARCH (bookworm-arm64) makes the root for another architecture: mmdebstrap
+# --architectures=ARCH, and everything in it (compiler, unit tests, dpkg-buildpackage) runs
+# under qemu-user (qemu-user-static through binfmt_misc; root_foreign.sh). There the real-Slurm
+# suites and the x86 4-node guest are off by default (NUMAPLACE_IN_ROOT_SUITES=1 turns the
+# former on); the packages are installed in the root after the build, and
+# NUMAPLACE_IN_ROOT_SAVE=FILE keeps that root, numaplace installed, as a tarball (an arm64
+# guest's filesystem).
 #
 # The root has every build dependency of debian/control and what the real-Slurm suites run
 # (Slurm's daemons, munge, MariaDB, slurmdbd; mmdebstrap from this host's own apt sources with the
@@ -22,6 +30,11 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 suite=${1:-trixie}
 out=${2:-}
+release=${suite%%-*}
+arch=$(dpkg --print-architecture)
+[ "$release" = "$suite" ] || arch=${suite#*-}
+foreign=0
+[ "$arch" = "$(dpkg --print-architecture)" ] || foreign=1
 cache=${NUMAPLACE_ROOT_CACHE:-/var/cache/numaplace-test}
 if [ -z "${NP_IN_NAMESPACE:-}" ]; then
   NP_IN_NAMESPACE=1 exec unshare --mount --propagation private -- "$0" "$suite" "$out"
@@ -32,28 +45,35 @@ fi
 . "$top/test/packaging/root_sources.sh"
 # shellcheck source=test/packaging/root_cleanup.sh
 . "$top/test/packaging/root_cleanup.sh"
+# shellcheck source=test/packaging/root_foreign.sh
+. "$top/test/packaging/root_foreign.sh"
 say() { printf 'in-root(%s): %s\n' "$suite" "$*"; }
 
 # Build-Depends of debian/control, without version constraints, alternatives or profiles.
 build_deps=$(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$top/debian/control" | sed '1s/^Build-Depends://;$d' |
   tr ',' '\n' | sed 's/|.*//; s/[(<].*//; s/^ *//; s/ *$//' | grep -v '^$' | sed 's/debhelper-compat/debhelper/' | paste -sd,)
+# Debian 12 has no systemd-dev: the alternative after it ("systemd-dev | systemd") there.
+[ "$release" != bookworm ] || build_deps=$(echo ",$build_deps," | sed 's/,systemd-dev,/,systemd,/; s/^,//; s/,$//')
 # What test/integration runs, as scripts/install-deps.sh installs it on the host.
 test_deps=slurm-wlm,slurm-client,slurmd,slurmctld,slurmdbd,munge,mariadb-server,hwloc,numactl
 test_deps+=,stress-ng,util-linux,procps,iproute2,python3,jq,pngcheck,hostname,iputils-ping,prometheus,curl
 # Debian 13 ships promtool as a package of its own (Debian 12's prometheus contains it).
-[ "$suite" = bookworm ] || test_deps+=,promtool
+[ "$release" = bookworm ] || test_deps+=,promtool
 # mount(8), which the multi-node suites' namespaces use, is Essential up to Debian 13 only.
-case $suite in bookworm | trixie) ;; *) test_deps+=,mount ;; esac
+case $release in bookworm | trixie) ;; *) test_deps+=,mount ;; esac
+# Another architecture's binaries run under qemu-user, registered with binfmt_misc.
+[ "$foreign" = 0 ] || np_root_foreign_arch "$arch"
+cc=gcc
 # The cached root is named after its package list, so a new dependency makes a new root.
 root_tar=$cache/$suite-ci-$(echo "$build_deps,$test_deps" | md5sum | cut -c1-8).tar
 if [ ! -s "$root_tar" ]; then
   say "making a $suite build root (cached in $root_tar)"
   mkdir -p "$cache"
   sources=$(mktemp)
-  np_root_sources "$suite" "$sources"
+  np_root_sources "$release" "$sources"
   mapfile -t aptopts < <(np_root_aptopts)
-  mmdebstrap --quiet "${aptopts[@]}" --format=tar --variant=apt --include="build-essential,$build_deps,$test_deps" \
-    "$suite" "$root_tar.new" "$sources"
+  mmdebstrap --quiet "${aptopts[@]}" --architectures="$arch" --format=tar --variant=apt \
+    --include="build-essential,$build_deps,$test_deps" "$release" "$root_tar.new" "$sources"
   rm -f "$sources"
   mv "$root_tar.new" "$root_tar"
 fi
@@ -80,11 +100,11 @@ tar -C "$top" --exclude='./build*' --exclude='./_install' --exclude=./.git -cf -
   tar -C "$work/root/src/numaplace" -xf -
 in_root() { chroot "$work/root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"; }
 # shellcheck disable=SC2016 # expanded by the root's shell
-say "$(in_root sh -c 'echo "Slurm $(dpkg-query -W -f=\${Version} libslurm-dev), hwloc $(dpkg-query -W -f=\${Version} libhwloc-dev), $(gcc --version | head -1)"')"
+say "$(in_root sh -c 'echo "Slurm $(dpkg-query -W -f=\${Version} libslurm-dev), hwloc $(dpkg-query -W -f=\${Version} libhwloc-dev), $($1 --version | head -1)"' sh "$cc")"
 # shellcheck disable=SC2016 # expanded by the root's shell
-in_root sh -c 'cd /src/numaplace && cmake -S . -B build -DCMAKE_C_COMPILER=gcc >/dev/null &&
+in_root sh -c 'cd /src/numaplace && cmake -S . -B build -DCMAKE_C_COMPILER="$1" >/dev/null &&
   nice -n 10 cmake --build build -j"$(nproc)" &&
-  ctest --test-dir build -L unit -j"$(nproc)" --output-on-failure' 2>&1 |
+  ctest --test-dir build -L unit -j"$(nproc)" --output-on-failure' sh "$cc" 2>&1 |
   tee "$work/unit.log" || true
 passed=0 failed=0
 count() { # count CTEST_LOG: add its "N tests failed out of M" to the totals
@@ -97,7 +117,8 @@ count() { # count CTEST_LOG: add its "N tests failed out of M" to the totals
   fi
 }
 count "$work/unit.log"
-if [ "${NUMAPLACE_IN_ROOT_SUITES:-1}" != 0 ]; then
+# In another architecture's root, every daemon would run under qemu-user: off unless asked for.
+if [ "${NUMAPLACE_IN_ROOT_SUITES:-$((1 - foreign))}" != 0 ]; then
   only=()
   [ -z "${NUMAPLACE_IN_ROOT_TESTS:-}" ] || only=(-R "$NUMAPLACE_IN_ROOT_TESTS")
   # the regex as one argument: through `sh -c`, its '|' and '$' would be the shell's.
@@ -113,29 +134,63 @@ if [ "${NUMAPLACE_IN_ROOT_SUITES:-1}" != 0 ]; then
       fi
     done
 fi
-# The model's 4-node guest with this root as its filesystem: this release's Slurm, hwloc and
-# numactl on a kernel with four NUMA nodes (the host's Debian kernel; test/vm/run shares the root
-# over 9p). NUMAPLACE_IN_ROOT_GUEST=0 skips it. The parts whose outcome depends on the release's
-# hwloc, numactl and Slurm on four nodes (the default parts); the plugin's and helper's suites ran
-# in the root above.
-if [ "${NUMAPLACE_IN_ROOT_GUEST:-1}" != 0 ] && command -v qemu-system-x86_64 >/dev/null; then
-  if NUMAPLACE_VM_ROOT=$work/root NUMAPLACE_VM_CWD=/src/numaplace NUMAPLACE_BUILD=/src/numaplace/build \
-    NUMAPLACE_GUEST_PARTS=${NUMAPLACE_IN_ROOT_GUEST_PARTS:-selfcheck characterize numa} \
-    bash "$top/test/vm/test_guest_4node.sh"; then
-    say "PASS the 4-node guest suite with the $suite root"
-    passed=$((passed + 1))
+# The packages, built in the root; in another architecture's root also installed there, so the
+# root is that architecture's machine with numaplace as a site installs it (the arm64 guest's).
+debs_rc=0
+in_root env CC="$cc" sh -c 'cd /src/numaplace && nice -n 10 bash scripts/build-debs.sh /src/debs' ||
+  debs_rc=$?
+if [ "$debs_rc" != 0 ]; then
+  say "FAIL the Debian packages did not build"
+  failed=$((failed + 1))
+elif [ "$foreign" = 1 ]; then
+  if in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /src/debs/*.deb' >"$work/apt.log" 2>&1; then
+    say "the $arch packages installed in the root"
   else
-    say "FAIL the 4-node guest suite with the $suite root"
+    cat "$work/apt.log"
+    say "FAIL the $arch packages did not install in the root"
     failed=$((failed + 1))
   fi
-elif [ "${NUMAPLACE_IN_ROOT_GUEST:-1}" != 0 ]; then
-  say "!!!! NOT RUN on $suite: the 4-node guest (qemu-system-x86_64 is not installed) !!!!"
 fi
-in_root sh -c 'cd /src/numaplace && nice -n 10 bash scripts/build-debs.sh /src/debs'
-if [ -n "$out" ]; then
+if [ -n "$out" ] && [ "$debs_rc" = 0 ]; then
   mkdir -p "$out"
   cp "$work"/root/src/debs/*.deb "$out/"
   say "packages in $out"
+fi
+# A guest with this root as its filesystem (test/vm/run shares the root over 9p). On this
+# machine's architecture the model's 4-node guest: this release's Slurm, hwloc and numactl on a
+# kernel with four NUMA nodes (the host's Debian kernel), the parts whose outcome depends on the
+# release (the default parts; the plugin's and helper's suites ran in the root above). In an
+# arm64 root the arm64 guest (test/vm/test_guest_arm64.sh, when there is one).
+# NUMAPLACE_IN_ROOT_GUEST=0 skips it, NUMAPLACE_IN_ROOT_GUEST_SCRIPT chooses another.
+guest_script=test/vm/test_guest_4node.sh guest_qemu=qemu-system-x86_64
+guest_parts="selfcheck characterize numa"
+if [ "$arch" = arm64 ]; then
+  guest_script=test/vm/test_guest_arm64.sh guest_qemu=qemu-system-aarch64 guest_parts=""
+elif [ "$foreign" = 1 ]; then
+  guest_script="" guest_qemu=""
+fi
+guest_parts=${NUMAPLACE_IN_ROOT_GUEST_PARTS:-$guest_parts}
+guest_env=(NUMAPLACE_VM_ROOT="$work/root" NUMAPLACE_VM_CWD=/src/numaplace NUMAPLACE_BUILD=/src/numaplace/build)
+[ -z "$guest_parts" ] || guest_env+=(NUMAPLACE_GUEST_PARTS="$guest_parts")
+guest_script=${NUMAPLACE_IN_ROOT_GUEST_SCRIPT:-$guest_script}
+if [ "${NUMAPLACE_IN_ROOT_GUEST:-1}" = 0 ]; then
+  :
+elif [ -z "$guest_script" ] || [ ! -e "$top/$guest_script" ]; then
+  say "!!!! NOT RUN on $suite: no guest suite for $arch (${guest_script:-none}) !!!!"
+elif ! command -v "$guest_qemu" >/dev/null; then
+  say "!!!! NOT RUN on $suite: the guest ($guest_qemu is not installed) !!!!"
+elif env "${guest_env[@]}" bash "$top/$guest_script"; then
+  say "PASS the guest suite $guest_script with the $suite root"
+  passed=$((passed + 1))
+else
+  say "FAIL the guest suite $guest_script with the $suite root"
+  failed=$((failed + 1))
+fi
+# NUMAPLACE_IN_ROOT_SAVE=FILE: the root as it is now (built, packages installed in a foreign
+# root) kept as a tarball, for a guest run by hand.
+if [ -n "${NUMAPLACE_IN_ROOT_SAVE:-}" ]; then
+  tar -C "$work/root" --one-file-system -cf "$NUMAPLACE_IN_ROOT_SAVE" .
+  say "root saved in $NUMAPLACE_IN_ROOT_SAVE"
 fi
 say "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -31,6 +31,13 @@ START_TEST(test_forced_pmu_encodes)
     ck_assert_ptr_nonnull(strstr(p->write_event, p->pmu));
     setenv("LIBPFM_FORCE_PMU", p->pmu, 1); /* this forked process only */
     rc = np_uncore_encode(p, &rd, &wr, &err);
+#if !defined(__x86_64__) && !defined(__i386__)
+    /* libpfm4 has no Intel PMU off x86, forced or not (test_not_x86_says_why) */
+    ck_assert_int_eq(rc, -EOPNOTSUPP);
+    ck_assert_msg(strstr(err.msg, p->read_event) && strstr(err.msg, "x86 machines alone"), "%s",
+                  err.msg);
+    return;
+#endif
     if (strcmp(p->pmu, "snbep_unc_imc0") == 0) {
         ck_assert_msg(rc == 0, "%s", err.msg);
         /* UNC_M_CAS_COUNT is event 0x04; umask RD 0x03, WR 0x0c (SNB-EP uncore guide) */
@@ -79,6 +86,37 @@ START_TEST(test_detect_says_why)
     ck_assert_ptr_nonnull(strstr(why, "unavailable: no uncore memory-controller PMU ("));
     if (cpu_vendor_is("AuthenticAMD")) /* libpfm4 4.13 cannot encode AMD's: said, not guessed */
         ck_assert_msg(strstr(why, "it has no AMD UMC or DF PMU"), "%s", why);
+}
+END_TEST
+
+/*
+ * Off x86 (arm64): the memory controllers' counters are Intel's, so detection says so, naming
+ * the architecture, and encoding refuses with the same reason and writes no code: never a
+ * figure from a PMU that is not there. On x86 the reason, when there is one, is never the
+ * architecture's.
+ */
+START_TEST(test_not_x86_says_why)
+{
+    char why[256] = "";
+    const struct np_uncore_pmu *p = np_uncore_detect(why, sizeof(why));
+#if defined(__x86_64__) || defined(__i386__)
+    ck_assert_msg(p || !strstr(why, "x86 machines alone"), "%s", why);
+#else
+    struct np_err err = {0};
+    uint64_t rd = 7, wr = 7;
+
+    ck_assert_ptr_null(p);
+    ck_assert_msg(strncmp(why, "unavailable: no uncore memory-controller PMU (", 46) == 0 &&
+                      strstr(why, "Intel's IMC PMUs, which x86 machines alone have"),
+                  "%s", why);
+#if defined(__aarch64__)
+    ck_assert_msg(strstr(why, "this build is for arm64)"), "%s", why);
+#endif
+    ck_assert_int_eq(np_uncore_encode(np_uncore_pmu_at(0), &rd, &wr, &err), -EOPNOTSUPP);
+    ck_assert_msg(strstr(err.msg, "x86 machines alone"), "%s", err.msg);
+    ck_assert_uint_eq(rd, 7);
+    ck_assert_uint_eq(wr, 7);
+#endif
 }
 END_TEST
 
@@ -210,6 +248,7 @@ int main(void)
         n++;
     tcase_add_loop_test(tc, test_forced_pmu_encodes, 0, (int)n);
     tcase_add_test(tc, test_detect_says_why);
+    tcase_add_test(tc, test_not_x86_says_why);
     tcase_add_loop_test(tc, test_reader_refuses, 0, (int)(sizeof(refusals) / sizeof(refusals[0])));
     tcase_add_test(tc, test_reader_counts);
     tcase_add_test(tc, test_short_read);
