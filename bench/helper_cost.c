@@ -16,6 +16,11 @@
  *
  * With PROCESSES, only that count with the proc backend, one round, and no part 2: a helper to
  * attach a profiler to (its pid is printed on stderr).
+ *
+ * With ratio:PROCESSES, that count with each backend, 3 rounds rotated, no part 2, and the ratio
+ * of the two backends' medians: the figure to compare between machines whose CPUs differ in speed
+ * (the emulated guests: an emulated core's time is no core's), since both are measured in one run
+ * on one machine.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -109,7 +114,7 @@ static double helper_percent(const char *numaplaced, const char *backends, int n
               "--housekeeping_cpus=none", "--interval_ms=1000", (char *)NULL);
         _exit(127);
     }
-    for (int i = 0; i < 100 && ping(sock) != 0; i++)
+    for (int i = 0; i < 600 && ping(sock) != 0; i++) /* 30 s: an emulated guest starts slowly */
         usleep(50000);
     for (int i = 0; i < nproc; i++)
         procs[i] = sleeper(mb, true);
@@ -125,7 +130,8 @@ static double helper_percent(const char *numaplaced, const char *backends, int n
                                        .task_id = i,
                                        .sensitivity = "low"};
         line = np_proto_encode(&req);
-        if (np_proto_call(sock, line, 1000, &reply, NULL) < 0)
+        /* 10 s: an emulated guest's numaplaced may take seconds over its first registration */
+        if (np_proto_call(sock, line, 10000, &reply, NULL) < 0)
             fprintf(stderr, "helper_cost: registering pid %d failed\n", (int)procs[i]);
         json_decref(reply);
         free(line);
@@ -193,7 +199,8 @@ int main(int argc, char **argv)
     static const char *const backends[] = {"proc", "perf,proc"};
     double seconds = argc > 2 ? atof(argv[2]) : 30;
     long mb = argc > 3 ? atol(argv[3]) : 16;
-    int only = argc > 4 ? atoi(argv[4]) : 0;
+    const bool ratio = argc > 4 && strncmp(argv[4], "ratio:", 6) == 0;
+    int only = argc > 4 ? atoi(argv[4] + (ratio ? 6 : 0)) : 0;
     double pct[3][2][3];
 
     if (argc < 2 || geteuid() != 0) {
@@ -204,6 +211,23 @@ int main(int argc, char **argv)
     if (only < 0 || only > 64) {
         fprintf(stderr, "helper_cost: PROCESSES must be 1 to 64, not %s\n", argv[4]);
         return 2;
+    }
+    if (ratio && only > 0) {
+        double r[2][3];
+        for (int round = 0; round < 3; round++)
+            for (int b = 0; b < 2; b++) {
+                r[b][round] = helper_percent(argv[1], backends[b], only, seconds, mb);
+                fprintf(stderr, "round %d: %d processes, %s: %.4f%%\n", round, only, backends[b],
+                        r[b][round]);
+            }
+        qsort(r[0], 3, sizeof(double), cmp_double);
+        qsort(r[1], 3, sizeof(double), cmp_double);
+        printf("| processes | proc: %% of one core (median of 3, %g s each) | perf,proc | "
+               "perf,proc / proc |\n|---|---|---|---|\n| %d | %.3f (%.3f-%.3f) | %.3f "
+               "(%.3f-%.3f) | %.2f |\n",
+               seconds, only, r[0][1], r[0][0], r[0][2], r[1][1], r[1][0], r[1][2],
+               r[0][1] > 0 ? r[1][1] / r[0][1] : 0.0);
+        return 0;
     }
     if (only > 0) {
         printf("| processes | backends | %% of one core (one run of %g s) |\n|---|---|---|\n"

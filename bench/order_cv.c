@@ -226,7 +226,7 @@ static size_t carry_out(struct np_sim_job *jobs, size_t n, const struct np_order
 
     for (size_t i = 0; i < n; i++)
         np_sim_job_view(&jobs[i], i, &views[i]);
-    if (np_plan_make(&view, &request, ops, seed, pages, &plan) < 0)
+    if (np_plan_make(&view, &request, ops, seed, pages, NP_PLAN_EXACT, &plan) < 0)
         return 0;
     for (size_t s = 0; s < plan.nsteps; s++) {
         const struct np_candidate *c = &plan.cands[plan.steps[s].index];
@@ -427,8 +427,8 @@ int order_cv_load_sets(struct set *sets, size_t nsets, const char *const *paths,
     for (size_t i = 0; i < nsets; i++) {
         struct np_err err = {0};
         if (np_scenario_load(paths[i], &sets[i].scenario, &err) < 0 ||
-            np_replay_set_from_scenario_flags(&sets[i].scenario, model, footprints, footprint_scale,
-                                              flags, &sets[i].owned, &err) < 0) {
+            np_replay_set_from_scenario(&sets[i].scenario, model, footprints, footprint_scale,
+                                        flags, &sets[i].owned, &err) < 0) {
             fprintf(stderr, "order_cv: %s: %s\n", paths[i], err.msg);
             return -1;
         }

@@ -225,8 +225,7 @@ static int evaluate(const struct inputs *in, const struct np_scenario *s, double
     bool own;
     int rc;
 
-    if (np_replay_set_from_scenario_flags(s, in->model, in->fp, scale, m->flags, &owned, &err) <
-        0) {
+    if (np_replay_set_from_scenario(s, in->model, in->fp, scale, m->flags, &owned, &err) < 0) {
         fprintf(stderr, "replay: %s: %s\n", s->name, err.msg);
         return -1;
     }

@@ -37,15 +37,6 @@ int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct
 int acct_run_lines(char *const argv[], int (*on_line)(char *line, void *arg), void *arg,
                    char *errbuf, size_t errlen, struct np_err *err);
 
-/**
- * The reports of job @p job_arg ("42" or "42.batch") in @p spool, appended to @p reports.
- * @p denied / @p bad count files the caller may not read / that are not reports (message on
- * stderr for each bad one).
- * @return the number appended, or -errno when the spool cannot be read (with @p err)
- */
-int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, int *denied,
-                       int *bad, struct np_err *err);
-
 /** The job's user as numaplaced named it: the read ACL entry of its reports. */
 struct acct_spool_reader {
     bool known;    /**< some report had the entry */
@@ -54,12 +45,15 @@ struct acct_spool_reader {
 };
 
 /**
- * acct_spool_reports, and the reports' reader in @p reader (may be NULL). Run as root, only
- * reports numaplaced wrote are read (owned by root or by the spool's owner, not writable by group
- * or others: cli_load_report); any other is counted in @p bad with a message naming it and why.
+ * The reports of job @p job_arg ("42" or "42.batch") in @p spool, appended to @p reports, and
+ * their reader in @p reader (may be NULL). @p denied / @p bad count files the caller may not
+ * read / that are not reports (message on stderr for each bad one). Run as root, only reports
+ * numaplaced wrote are read (owned by root or by the spool's owner, not writable by group or
+ * others: cli_load_report); any other is counted in @p bad with a message naming it and why.
+ * @return the number appended, or -errno when the spool cannot be read (with @p err)
  */
-int acct_spool_reports_from(const char *spool, const char *job_arg, json_t *reports, int *denied,
-                            int *bad, struct acct_spool_reader *reader, struct np_err *err);
+int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, int *denied,
+                       int *bad, struct acct_spool_reader *reader, struct np_err *err);
 
 /**
  * Store @p value (borrowed) as job @p job_id's AdminComment in slurmdbd, byte for byte, through
@@ -78,19 +72,6 @@ int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *er
  */
 int acct_load_summary(uint32_t job_id, json_t **summary, uid_t *uid, struct np_err *err);
 
-/**
- * Store this node's reports of @p job_id (from @p spool) into the job's AdminComment: merge them
- * into whatever numaplace summary is stored already (every node's epilog adds its own), fit it
- * under NP_SUMMARY_STORED_MAX, write it to slurmdbd (acct_set_admin_comment), and read it back
- * with sacct; a concurrent writer that overwrote this node's part is retried
- * with a random back-off. Never overwrites another tool's AdminComment. @p nodes: the job's
- * node list (a Slurm hostlist) or NULL to skip the missing-node bookkeeping. Messages go to
- * @p log (the epilog logs them to syslog).
- * @return 0, or -errno with @p err
- */
-int acct_store(uint32_t job_id, const char *spool, const char *nodes, const struct np_log *log,
-               struct np_err *err);
-
 /** Options of `numaplace jobs`. */
 struct acct_jobs_filter {
     const char *user;  /**< NULL: every user the caller may see */
@@ -99,20 +80,12 @@ struct acct_jobs_filter {
 };
 
 /**
- * `numaplace jobs`: finished jobs with a numaplace summary, worst local share first, as text or
- * (with @p as_json) a JSON array. @return 0, or -errno with @p err.
- */
-int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct np_err *err);
-
-/**
  * sacct's view of one job: its uid and AdminComment (@p comment new, free()). @p full (may be
  * NULL) says whether slurmctld's own record of the job is in: until then (a few seconds after the
  * job ended) slurmdbd holds a placeholder row made from the steps, with no account, which a
  * modify does not reach. @return 0; -ENOENT when sacct does not show it; -EIO; with @p err
  */
 int acct_sacct_job(uint32_t job_id, uid_t *uid, char **comment, bool *full, struct np_err *err);
-/** acct_sacct_job without @p full. */
-int acct_sacct_admin_comment(uint32_t job_id, uid_t *uid, char **comment, struct np_err *err);
 /** "node[1-2],x" -> "node1,node2,x" by Slurm's rules (libslurm's hostlist, as `scontrol show
  *  hostnames`): a new string; NULL when Slurm refuses @p list, when it names more than @p max
  *  hosts (errno E2BIG; counted before anything is expanded; @p max <= 0: no bound), or out of

@@ -63,8 +63,6 @@ const struct np_sens_model *cli_sensitivity(void);
 
 /* cmd_scenario.c */
 int cmd_scenario(int argc, char **argv);
-/** A scenario file from @p path ("-": stdin); np_scenario_fini it. @return 0 or -errno */
-int cli_scenario_open(const char *path, struct np_scenario *s, struct np_err *err);
 
 /* cmd_characterize.c */
 int cmd_characterize(int argc, char **argv);

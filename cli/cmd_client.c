@@ -189,16 +189,13 @@ static size_t steps_listed(uint32_t job_id, bool ending_only)
 size_t cli_wait_for_steps_to_end(uint32_t job_id, double max_s, bool ending_only)
 {
     const unsigned saved_timeout = cli.timeout_ms;
-    struct timespec start, now;
+    const double start = np_monotonic_s();
     useconds_t pause_us = 5000;
     size_t left;
 
     cli.timeout_ms = 1000;
-    clock_gettime(CLOCK_MONOTONIC, &start);
     while ((left = steps_listed(job_id, ending_only)) > 0) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if ((double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9 >=
-            max_s)
+        if (np_monotonic_s() - start >= max_s)
             break;
         usleep(pause_us);
         pause_us = pause_us < 250000 / 2 ? pause_us * 2 : 250000;
@@ -302,33 +299,15 @@ static int parse_count(const char *what, const char *text, unsigned long long ma
     return 0;
 }
 
-/* Sleep @p seconds (0 to a day), resuming after a signal that does not end the process. */
-static void sleep_s(double seconds)
-{
-    struct timespec left = {.tv_sec = (time_t)seconds};
-
-    left.tv_nsec = (long)((seconds - (double)left.tv_sec) * 1e9);
-    while (nanosleep(&left, &left) != 0 && errno == EINTR)
-        ;
-}
-
 /* When a script's requests go out: each delay after the previous answer (the default, as the
  * thesis's manager did), or at fixed times from the script's start (--clock fixed: request i at
  * the sum of the delays up to i, whatever earlier moves took, so every run of a comparison asks
  * at the same moments; a request whose time has passed goes at once and says how late). */
 struct pacing {
     bool fixed;
-    double due;            /* s after start: when the next request is due */
-    struct timespec start; /* CLOCK_MONOTONIC */
+    double due;   /* s after start: when the next request is due */
+    double start; /* np_monotonic_s */
 };
-
-static double since(const struct timespec *start)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
-}
 
 /* Wait for the next request's time; @return how late it is (0 when on time). */
 static double pace(struct pacing *p, double delay_s)
@@ -336,13 +315,13 @@ static double pace(struct pacing *p, double delay_s)
     double now;
 
     if (!p->fixed) {
-        sleep_s(delay_s);
+        np_sleep_s(delay_s);
         return 0;
     }
     p->due += delay_s;
-    now = since(&p->start);
+    now = np_monotonic_s() - p->start;
     if (now < p->due) {
-        sleep_s(p->due - now);
+        np_sleep_s(p->due - now);
         return 0;
     }
     return now - p->due;
@@ -548,7 +527,7 @@ static int run_script(const char *path, const char *order, bool dry_run, bool fi
 
     if (!f)
         return 1;
-    clock_gettime(CLOCK_MONOTONIC, &pacing.start);
+    pacing.start = np_monotonic_s();
     while ((c = getc(f)) == ' ' || c == '\t' || c == '\r' || c == '\n')
         blank_lines += c == '\n';
     if (c != EOF)

@@ -172,7 +172,11 @@ static void print_unavailable(const struct job_list *list)
     }
 }
 
-int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct np_err *err)
+/**
+ * `numaplace jobs`: finished jobs with a numaplace summary, worst local share first, as text or
+ * (with @p as_json) a JSON array. @return 0, or -errno with @p err.
+ */
+static int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct np_err *err)
 {
     char *argv[16], errbuf[256];
     struct job_list list = {0};

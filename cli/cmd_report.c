@@ -68,7 +68,7 @@ static int report_steps(const char *job_arg)
     json_t *reports = json_array();
     int denied, bad, n;
 
-    n = acct_spool_reports_from(cli.spool_dir, job_arg, reports, &denied, &bad, &reader, &err);
+    n = acct_spool_reports(cli.spool_dir, job_arg, reports, &denied, &bad, &reader, &err);
     if (n < 0) {
         fprintf(stderr, "numaplace: %s\n", err.msg);
         json_decref(reports);
@@ -140,7 +140,7 @@ static int report_summary(uint32_t job_id, const char *job_arg, const char *plot
         struct acct_spool_reader reader;
         int denied = 0, bad = 0;
         const int n =
-            acct_spool_reports_from(cli.spool_dir, job_arg, reports, &denied, &bad, &reader, &err);
+            acct_spool_reports(cli.spool_dir, job_arg, reports, &denied, &bad, &reader, &err);
 
         if (n > 0) {
             json_t *report;

@@ -19,7 +19,8 @@ static const struct {
 };
 #define NVIEWS (sizeof(views) / sizeof(views[0]))
 
-int cli_scenario_open(const char *path, struct np_scenario *s, struct np_err *err)
+/** A scenario file from @p path ("-": stdin); np_scenario_fini it. @return 0 or -errno */
+static int cli_scenario_open(const char *path, struct np_scenario *s, struct np_err *err)
 {
     if (strcmp(path, "-") == 0)
         return np_scenario_read(stdin, "-", s, err);

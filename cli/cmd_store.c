@@ -105,7 +105,7 @@ static int store_identity(uint32_t job_id, struct store_identity *who, struct np
         who->uid = (uid_t)v;
     } else {
         char *comment = NULL;
-        const int rc = acct_sacct_admin_comment(job_id, &who->uid, &comment, err);
+        const int rc = acct_sacct_job(job_id, &who->uid, &comment, NULL, err);
         free(comment);
         if (rc < 0)
             return np_err_set(err, rc,
@@ -189,10 +189,20 @@ static char *job_nodes(uint32_t job_id, const char *nodes, const struct np_log *
     return expanded;
 }
 
-int acct_store(uint32_t job_id, const char *spool, const char *nodes, const struct np_log *log,
-               struct np_err *err)
+/**
+ * Store this node's reports of @p job_id (from @p spool) into the job's AdminComment: merge them
+ * into whatever numaplace summary is stored already (every node's epilog adds its own), fit it
+ * under NP_SUMMARY_STORED_MAX, write it to slurmdbd (acct_set_admin_comment), and read it back
+ * with sacct; a concurrent writer that overwrote this node's part is retried
+ * with a random back-off. Never overwrites another tool's AdminComment. @p nodes: the job's
+ * node list (a Slurm hostlist) or NULL to skip the missing-node bookkeeping. Messages go to
+ * @p log (the epilog logs them to syslog).
+ * @return 0, or -errno with @p err
+ */
+static int acct_store(uint32_t job_id, const char *spool, const char *nodes,
+                      const struct np_log *log, struct np_err *err)
 {
-    const double started = store_now_s();
+    const double started = np_monotonic_s();
     char job_arg[16], *expanded = NULL;
     json_t *reports = json_array(), *mine = NULL, *report;
     struct store_identity who;
@@ -202,7 +212,7 @@ int acct_store(uint32_t job_id, const char *spool, const char *nodes, const stru
     snprintf(job_arg, sizeof(job_arg), "%" PRIu32, job_id);
     if ((rc = store_identity(job_id, &who, err)) < 0)
         goto out;
-    n = acct_spool_reports(spool, job_arg, reports, &denied, &bad, err);
+    n = acct_spool_reports(spool, job_arg, reports, &denied, &bad, NULL, err);
     if (n < 0)
         goto out;
     if (n > 0)
@@ -277,7 +287,11 @@ static bool is_slurm_user(uid_t uid)
  * `store --merge --pending` (a timer on the controller host; @p job NULL). */
 static int cmd_store_merge(const char *job)
 {
-    const struct store_limits limits = {.record_wait_s = 120, .total_s = 120, .merged = true};
+    /* A job's merge runs in EpilogSlurmctld's time (STORE_EPILOG_S in all); the pass has a timer's.
+     */
+    const struct store_limits limits = {.record_wait_s = job ? STORE_EPILOG_RECORD_S : 120,
+                                        .total_s = job ? STORE_EPILOG_WRITE_S : 120,
+                                        .merged = true};
     struct np_log log = {cli_stderr_log, NULL};
     struct np_err err = {0};
     const char *dir = store_parts_dir();

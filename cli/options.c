@@ -6,37 +6,28 @@
 #include <stdio.h>
 #include <string.h>
 
-/* "--from S, --to D, --dry-run": the accepted options, from the table. */
-static void accepted(const struct cli_command_options *cmd, char *out, size_t size)
+/* The table's options into @p out: the synopsis "[--from S] [--dry-run]" (@p synopsis), or the
+ * accepted list "--from S, --dry-run" ("no options" when there are none). */
+static void option_list(const struct cli_command_options *cmd, bool synopsis, char *out,
+                        size_t size)
 {
     size_t len = 0;
 
-    out[0] = '\0';
+    snprintf(out, size, "%s", cmd->nopts || synopsis ? "" : "no options");
     for (size_t k = 0; k < cmd->nopts && len < size; k++) {
         const struct cli_option *o = &cmd->opts[k];
-        const int n = snprintf(out + len, size - len, "%s%s%s%s", k ? ", " : "", o->name,
-                               o->value ? " " : "", o->value ? o->value : "");
+        const int n = snprintf(out + len, size - len, "%s%s%s%s%s%s",
+                               k ? (synopsis ? " " : ", ") : "", synopsis ? "[" : "", o->name,
+                               o->value ? " " : "", o->value ? o->value : "", synopsis ? "]" : "");
         if (n < 0)
             break;
         len += (size_t)n;
     }
-    if (cmd->nopts == 0)
-        snprintf(out, size, "no options");
 }
 
 void cli_options_synopsis(const struct cli_command_options *cmd, char *out, size_t size)
 {
-    size_t len = 0;
-
-    out[0] = '\0';
-    for (size_t k = 0; k < cmd->nopts && len < size; k++) {
-        const struct cli_option *o = &cmd->opts[k];
-        const int n = snprintf(out + len, size - len, "%s[%s%s%s]", k ? " " : "", o->name,
-                               o->value ? " " : "", o->value ? o->value : "");
-        if (n < 0)
-            break;
-        len += (size_t)n;
-    }
+    option_list(cmd, true, out, size);
 }
 
 int cli_options_parse(const struct cli_command_options *cmd, bool in_order, int argc, char **argv,
@@ -55,7 +46,7 @@ int cli_options_parse(const struct cli_command_options *cmd, bool in_order, int 
                             cmd->opts[k].value ? required_argument : no_argument, NULL, (int)k};
     }
     longopts[cmd->nopts] = (struct option){0};
-    accepted(cmd, list, sizeof(list));
+    option_list(cmd, false, list, sizeof(list));
     optind = 0; /* a fresh scan: GNU getopt reinitialises */
     opterr = 0; /* its messages are ours */
     /* No short options: "-" alone is an operand (stdin), a single-dash word is refused. */

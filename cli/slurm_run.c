@@ -186,18 +186,13 @@ int acct_sacct_job(uint32_t job_id, uid_t *uid, char **comment, bool *full, stru
     return *comment ? 0 : np_err_set(err, -ENOMEM, "out of memory");
 }
 
-int acct_sacct_admin_comment(uint32_t job_id, uid_t *uid, char **comment, struct np_err *err)
-{
-    return acct_sacct_job(job_id, uid, comment, NULL, err);
-}
-
 int acct_load_summary(uint32_t job_id, json_t **summary, uid_t *uid, struct np_err *err)
 {
     char *comment = NULL;
     int rc;
 
     *summary = NULL;
-    rc = acct_sacct_admin_comment(job_id, uid, &comment, err);
+    rc = acct_sacct_job(job_id, uid, &comment, NULL, err);
     if (rc < 0)
         return rc;
     rc = cli_decode_admin_comment(comment, job_id, summary, err);

@@ -1,21 +1,10 @@
 /*
  * The calls numaplace makes into libslurm, walled into this one file: store a job's AdminComment
- * in slurmdbd, read a job's fields from slurmctld, and Slurm's own hostlists for the node lists
- * users type and read. Only what Slurm's public headers (slurm/slurm.h, slurm/slurmdb.h) declare,
- * in the same form from 22.05 to 26.05; test/unit/slurm_public_api.sh fails the build's tests if
- * the command imports any other libslurm symbol.
- *
- * Why the job's fields through slurm_load_job() and not `scontrol -o show job`: that line is
- * "Key=Value" pairs separated by spaces, and the job's name, which its user chooses and which may
- * hold " NodeList=...", comes before NodeList=, NumNodes= and AdminComment=; a record's fields
- * cannot be planted (docs/security.md). 22.05's scontrol has no --json, and its
- * squeue no AdminComment field.
- *
- * Why not a Slurm command for the AdminComment: from an epilog the job is completing, and
- * slurmctld refuses `scontrol update AdminComment` ("Job has already finished"); `sacctmgr modify
- * job ... set AdminComment=` reaches slurmdbd but Slurm 22.05's sacctmgr lowercases the value,
- * which ruins base64 (test/integration/README.md). slurmdb_job_modify() is the request behind
- * sacctmgr's, and stores the bytes as given.
+ * in slurmdbd, read a job's fields from slurmctld, and Slurm's own hostlists. Only what Slurm's
+ * public headers declare, in one form from 22.05 to 26.05 (test/unit/slurm_public_api.sh checks).
+ * Why slurm_load_job() over `scontrol show job` (a job name can plant fields) and
+ * slurmdb_job_modify() over scontrol or sacctmgr (a completing job is refused; 22.05's sacctmgr
+ * lowercases the value): docs/accounting.md, "How the store talks to Slurm".
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -31,13 +31,7 @@ static bool root_trust(const char *spool, struct cli_report_trust *trust)
 }
 
 int acct_spool_reports(const char *spool, const char *job_arg, json_t *reports, int *denied,
-                       int *bad, struct np_err *err)
-{
-    return acct_spool_reports_from(spool, job_arg, reports, denied, bad, NULL, err);
-}
-
-int acct_spool_reports_from(const char *spool, const char *job_arg, json_t *reports, int *denied,
-                            int *bad, struct acct_spool_reader *reader, struct np_err *err)
+                       int *bad, struct acct_spool_reader *reader, struct np_err *err)
 {
     struct dirent **names = NULL;
     struct cli_report_trust trust;

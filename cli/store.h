@@ -70,7 +70,7 @@ long store_max_nodes(void);
 
 /**
  * `numaplace store --merge JOBID` (EpilogSlurmctld): once every node of the large job @p job_id
- * left its part in @p parts_dir (or @p limits->total_s passed), merge them and store the summary
+ * left its part in @p parts_dir (or STORE_EPILOG_PARTS_S passed), merge them and store the summary
  * with one write (store_commit), then remove the parts; a job on at most store_max_nodes() nodes
  * is left to its nodes. With @p job_id 0, every job waiting in @p parts_dir, each once.
  * @return 0, or -errno with @p err (the parts stay for the next pass)
@@ -80,9 +80,6 @@ int store_merge(const char *parts_dir, uint32_t job_id, const struct store_limit
 
 /** One line of @p costs for the log ("2 writes, 5 reads; read 0.12 s ..."). */
 void store_costs_format(const struct store_costs *costs, char *buf, size_t len);
-
-/** Monotonic seconds: the stores' deadlines and costs. */
-double store_now_s(void);
 
 /**
  * Store the parts waiting in <@p spool>/pending but job @p except (0: none), oldest first, at
@@ -107,6 +104,10 @@ int store_pending_pass(const char *spool, uint32_t except, int max_jobs, double 
 #define STORE_EPILOG_RECORD_S 30.0
 #define STORE_EPILOG_WRITE_S  60.0
 #define STORE_EPILOG_S        120.0
+/** EpilogSlurmctld's merge (store --merge JOBID) also ends by STORE_EPILOG_S: the record as the
+ *  node's, the nodes' parts until STORE_EPILOG_PARTS_S after its start (each node leaves its
+ *  part once it too sees the record), then STORE_EPILOG_WRITE_S for the write. */
+#define STORE_EPILOG_PARTS_S (STORE_EPILOG_S - STORE_EPILOG_WRITE_S)
 
 /** After this a part no longer waits (logged when dropped). */
 #define STORE_PENDING_MAX_AGE_S (7L * 24 * 3600)

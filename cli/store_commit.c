@@ -25,19 +25,6 @@
 /* sacct runs before slurmdbd counts as unreachable. */
 #define SACCT_TRIES 3
 
-double store_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_s(double s)
-{
-    if (s > 0)
-        usleep((useconds_t)(s * 1e6));
-}
-
 /* A random share of @p s in [0, s): writers that collided do not collide again in step. */
 static double jitter(double s)
 {
@@ -70,20 +57,20 @@ static int another_tool(uint32_t job_id, struct np_err *err)
 static int read_stored(uint32_t job_id, char **text, json_t **summary, struct store_costs *costs,
                        struct np_err *err)
 {
-    const double t0 = store_now_s();
+    const double t0 = np_monotonic_s();
     uid_t uid;
     int rc;
 
     *summary = NULL;
     /* A busy slurmdbd times sacct out now and then: a few tries before "unreachable". */
     for (int tries = 1;; tries++) {
-        rc = acct_sacct_admin_comment(job_id, &uid, text, err);
+        rc = acct_sacct_job(job_id, &uid, text, NULL, err);
         if (rc != -EIO || tries == SACCT_TRIES)
             break;
-        sleep_s(1 + jitter(1));
+        np_sleep_s(1 + jitter(1));
     }
     costs->reads++;
-    costs->read_s += store_now_s() - t0;
+    costs->read_s += np_monotonic_s() - t0;
     if (rc < 0)
         return rc;
     if (!(*text)[0])
@@ -123,7 +110,7 @@ static bool holds_nodes_of(const json_t *stored, const json_t *part)
  * (slurmdbd down: the part stays pending), -ENOENT when the record did not come in time. */
 int store_wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
 {
-    const double until = store_now_s() + max_s;
+    const double until = np_monotonic_s() + max_s;
     int failed = 0;
 
     for (;;) {
@@ -136,17 +123,17 @@ int store_wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
         if (rc == 0 && full)
             return 0;
         if (rc == -EIO && ++failed < SACCT_TRIES) {
-            sleep_s(1 + jitter(1));
+            np_sleep_s(1 + jitter(1));
             continue;
         }
         if (rc < 0 && rc != -ENOENT)
             return rc;
         failed = 0;
-        if (store_now_s() > until)
+        if (np_monotonic_s() > until)
             return np_err_set(err, -ENOENT,
                               "slurmdbd has no full record of job %" PRIu32 " after %.0f s", job_id,
                               max_s);
-        sleep_s(0.25);
+        np_sleep_s(0.25);
     }
 }
 
@@ -182,7 +169,7 @@ static int too_many_nodes(uint32_t job_id, struct np_err *err)
         out = NULL;
         if (rc == 0)
             break;
-        sleep_s(1 + jitter(1));
+        np_sleep_s(1 + jitter(1));
     }
     if (n <= max)
         return 0;
@@ -196,7 +183,7 @@ static int too_many_nodes(uint32_t job_id, struct np_err *err)
 static int write_merged(uint32_t job_id, const json_t *part, double settle,
                         struct store_costs *costs, char **text, struct np_err *err)
 {
-    const double t_read = store_now_s();
+    const double t_read = np_monotonic_s();
     json_t *merged = NULL;
     char *stored = NULL;
     double t0;
@@ -206,7 +193,7 @@ static int write_merged(uint32_t job_id, const json_t *part, double settle,
     rc = read_stored(job_id, text, &merged, costs, err);
     if (rc < 0)
         return rc;
-    t0 = store_now_s();
+    t0 = np_monotonic_s();
     if (!merged)
         merged = json_deep_copy(part);
     else if ((rc = np_summary_merge(merged, (json_t *)part, err)) < 0) {
@@ -215,21 +202,21 @@ static int write_merged(uint32_t job_id, const json_t *part, double settle,
     }
     len = np_summary_fit(merged, NP_SUMMARY_STORED_MAX, &stored, err);
     json_decref(merged);
-    costs->merge_s += store_now_s() - t0;
+    costs->merge_s += np_monotonic_s() - t0;
     if (len < 0)
         return (int)len;
     /* Others confirm on the promise that a write lands within SETTLE of its read. */
-    if (store_now_s() - t_read > settle / 2) {
+    if (np_monotonic_s() - t_read > settle / 2) {
         free(stored);
         return 1;
     }
-    t0 = store_now_s();
+    t0 = np_monotonic_s();
     rc = acct_set_admin_comment(job_id, stored, err);
     costs->writes++;
-    costs->write_s += store_now_s() - t0;
+    costs->write_s += np_monotonic_s() - t0;
     costs->stored_bytes = len;
     free(stored);
-    if (rc == 0 && store_now_s() - t_read > settle)
+    if (rc == 0 && np_monotonic_s() - t_read > settle)
         rc = 2;
     return rc;
 }
@@ -241,14 +228,14 @@ static int deposit(uint32_t job_id, const json_t *part, struct store_costs *cost
     const int rc = store_parts_deposit(store_parts_dir(), job_id, part, err);
 
     costs->deposited = rc == 0;
-    costs->total_s = store_now_s() - start;
+    costs->total_s = np_monotonic_s() - start;
     return rc;
 }
 
 int store_commit(uint32_t job_id, const json_t *part, const struct store_limits *limits,
                  struct store_costs *costs, const struct np_log *log, struct np_err *err)
 {
-    const double settle = settle_s(), start = store_now_s();
+    const double settle = settle_s(), start = np_monotonic_s();
     double until;
     struct acct_controller_job controller;
     long controller_nodes = 0;
@@ -272,7 +259,7 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
     if (!limits->merged && store_parts_dir() && controller_nodes > store_max_nodes())
         return deposit(job_id, part, costs, start, err);
     rc = store_wait_for_record(job_id, limits->record_wait_s, err);
-    costs->record_wait_s = store_now_s() - start;
+    costs->record_wait_s = np_monotonic_s() - start;
     if (rc < 0)
         return rc;
     rc = limits->merged ? 0 : too_many_nodes(job_id, err);
@@ -288,8 +275,8 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
     }
     if (rc < 0)
         return rc;
-    until = store_now_s() + limits->total_s;
-    while (store_now_s() < until) {
+    until = np_monotonic_s() + limits->total_s;
+    while (np_monotonic_s() < until) {
         char *read_text = NULL, *previous = NULL;
         bool lost = false;
 
@@ -309,11 +296,11 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
                     "other nodes' parts may need their retry (numaplace store --pending)",
                     job_id, settle);
         /* Confirmed: two reads SETTLE apart, the same, both with the part (store.h). */
-        while (!lost && store_now_s() < until) {
+        while (!lost && np_monotonic_s() < until) {
             char *text = NULL;
             json_t *check = NULL;
 
-            sleep_s(settle + jitter(settle / 4));
+            np_sleep_s(settle + jitter(settle / 4));
             rc = read_stored(job_id, &text, &check, costs, err);
             if (rc < 0) {
                 free(previous);
@@ -324,7 +311,7 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
             if (!lost && previous && strcmp(previous, text) == 0) {
                 free(previous);
                 free(text);
-                costs->total_s = store_now_s() - start;
+                costs->total_s = np_monotonic_s() - start;
                 return 0;
             }
             free(previous);
@@ -332,9 +319,9 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
         }
         free(previous);
         if (lost) /* overwritten by a writer that read before our write: again, spread out */
-            sleep_s(jitter(settle));
+            np_sleep_s(jitter(settle));
     }
-    costs->total_s = store_now_s() - start;
+    costs->total_s = np_monotonic_s() - start;
     return np_err_set(err, -ETIMEDOUT,
                       "job %" PRIu32 ": this node's part not confirmed within %.0f s (%d writes): "
                       "concurrent writers",
@@ -419,7 +406,7 @@ int store_pending_pass(const char *spool, uint32_t except, int max_jobs, double 
     n = store_pending_list(dirfd, jobs, STORE_PENDING_MAX_FILES, &err);
     for (int i = 0, tried = 0; i < n; i++) {
         struct store_limits limits = {.record_wait_s = 20, .total_s = 120};
-        const double left = until > 0 ? until - store_now_s() : 0;
+        const double left = until > 0 ? until - np_monotonic_s() : 0;
         int rc;
 
         if (jobs[i] == except)

@@ -58,7 +58,7 @@ static void epilog_uid(uint32_t job_id, uid_t *uid)
 static int merge_job(const char *dir, uint32_t job_id, const struct store_limits *limits,
                      double parts_wait_s, const struct np_log *log, struct np_err *err)
 {
-    const double start = store_now_s();
+    const double start = np_monotonic_s();
     struct store_parts_job job;
     struct store_parts_found found;
     struct store_costs costs = {0};
@@ -83,7 +83,7 @@ static int merge_job(const char *dir, uint32_t job_id, const struct store_limits
         return 0;
     }
     /* The nodes leave their parts once they too see the record: a few seconds after it. */
-    while (store_parts_count(dir, job_id) < nnodes && store_now_s() - start < parts_wait_s)
+    while (store_parts_count(dir, job_id) < nnodes && np_monotonic_s() - start < parts_wait_s)
         usleep(500000);
     rc = store_parts_merge(dir, job_id, uid, &job, &merged, &found, log, err);
     if (rc < 0) {
@@ -106,7 +106,7 @@ static int merge_job(const char *dir, uint32_t job_id, const struct store_limits
                 "job %" PRIu32 ": %d of %ld nodes' parts merged and stored in AdminComment (%ld "
                 "bytes; %s; %d part(s) left out); %.1f s in all",
                 job_id, found.parts, nnodes, costs.stored_bytes, line, found.rejected,
-                store_now_s() - start);
+                np_monotonic_s() - start);
     free(expanded);
     free(nodelist);
     json_decref(merged);
@@ -120,7 +120,7 @@ int store_merge(const char *parts_dir, uint32_t job_id, const struct store_limit
     int n, waiting = 0;
 
     if (job_id)
-        return merge_job(parts_dir, job_id, limits, limits->total_s, log, err);
+        return merge_job(parts_dir, job_id, limits, STORE_EPILOG_PARTS_S, log, err);
     /* The pass: parts a merge could not store (slurmdbd down), or that came after it. */
     n = store_parts_list(parts_dir, jobs, sizeof(jobs) / sizeof(jobs[0]), err);
     if (n < 0)

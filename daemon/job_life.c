@@ -90,6 +90,8 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
     j->meta.local_nodes = j->stats.local_nodes = j->meta.registered_nodes;
     snprintf(j->meta.backends, sizeof(j->meta.backends), "%s",
              d->perf_mask && verdict == FD_OK ? "perf,proc" : "proc");
+    if (d->perf_mask && verdict == FD_OK)
+        snprintf(j->meta.emulated_cpu, sizeof(j->meta.emulated_cpu), "%s", d->emulated_cpu);
     j->registered_mono = np_monotonic_s();
     user_name_want(uid); /* for the metrics page, looked up off the loop */
     j->last_pages_mono = j->last_detail_mono = -1e9;

@@ -37,7 +37,7 @@ static void render_node_memory(const struct np_daemon *d, struct metrics_text *t
     char node[16];
 
     for (unsigned i = 0; i < count; i++)
-        have[i] = np_node_meminfo(d->cfg.proc_root, os[i], &total[i], &free_b[i], NULL) == 0;
+        have[i] = np_node_meminfo(d->cfg.proc_root, os[i], NULL, &total[i], &free_b[i], NULL) == 0;
     for (int pass = 0; pass < 2; pass++) {
         const char *name =
             pass ? "numaplace_node_memory_free_bytes" : "numaplace_node_memory_total_bytes";

@@ -79,7 +79,9 @@ static size_t utf8_len(const unsigned char *s)
     return cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0 : n;
 }
 
-void metrics_append_label_value(struct metrics_text *t, const char *s)
+/** Append @p s as a label value: backslash, double quote and newline escaped; other control
+ *  characters and bytes that are not UTF-8 become '?' (the page must stay parseable). */
+static void metrics_append_label_value(struct metrics_text *t, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
 

@@ -19,10 +19,6 @@ struct metrics_text {
     bool oom; /**< an append failed: the text is incomplete */
 };
 
-/** Append @p s as a label value: backslash, double quote and newline escaped; other control
- *  characters and bytes that are not UTF-8 become '?' (the page must stay parseable). */
-void metrics_append_label_value(struct metrics_text *t, const char *s);
-
 void metrics_putf(struct metrics_text *t, const char *fmt, ...) NP_PRINTF(2, 3);
 
 /** HELP and TYPE of one family (its samples must follow at once: one group per family). */

@@ -42,7 +42,7 @@ void migration_start(struct np_daemon *d)
             cfg->move_shared_pages ? "moved (move_shared_pages=yes)" : "left in place",
             cfg->trigger_homecoming ? " homecoming" : "", cfg->trigger_pressure ? " pressure" : "",
             cfg->trigger_bandwidth ? " bandwidth" : "", cfg->migration_dry_run ? " (dry run)" : "");
-    if (np_numa_balancing_enabled(cfg->proc_root, &err) == 1)
+    if (np_numa_balancing_enabled(cfg->proc_root, NULL, &err) == 1)
         NPD_LOG(d, WARNING,
                 "migration: the kernel's automatic NUMA balancing is on "
                 "(/proc/sys/kernel/numa_balancing): it moves pages on its own and can undo "
@@ -145,8 +145,8 @@ struct np_node_view *migration_build_view(const struct np_daemon *d)
             continue;
         if (os + 1 > view->nnodes)
             view->nnodes = os + 1;
-        np_node_meminfo_kept(d->cfg.proc_root, os, d->meminfo_files ? &d->meminfo_files[os] : NULL,
-                             &view->total_bytes[os], &view->free_bytes[os], NULL);
+        np_node_meminfo(d->cfg.proc_root, os, d->meminfo_files ? &d->meminfo_files[os] : NULL,
+                        &view->total_bytes[os], &view->free_bytes[os], NULL);
         for (unsigned m = 0; m < count; m++) {
             const unsigned os_to = topo ? np_topology_node(topo, m)->os_index : m;
             const int dist = topo ? np_topology_distance(topo, n, m) : 0;
@@ -239,7 +239,8 @@ void migration_submit_next(struct np_daemon *d)
     }
 }
 
-json_t *migration_result_json(const struct migrator_done *done)
+/** The reply to a `migrate` request. New reference. */
+static json_t *migration_result_json(const struct migrator_done *done)
 {
     const struct np_request_result *r = &done->result;
     json_t *obj, *jobs;

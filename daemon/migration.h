@@ -60,9 +60,6 @@ bool migration_trigger_ready(const struct np_daemon *d, enum np_trigger_kind kin
 /** Every interval: the enabled triggers look at the node and may queue requests. */
 void migration_run_triggers(struct np_daemon *d);
 
-/** The reply to a `migrate` request. New reference. */
-json_t *migration_result_json(const struct migrator_done *done);
-
 /** Is @p os a NUMA node of this machine (the kernel's numbering)? */
 bool migration_node_exists(const struct np_daemon *d, unsigned os);
 

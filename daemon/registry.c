@@ -14,6 +14,7 @@
 #include "jobs.h"
 #include "writer.h"
 #include "numaplace/json_reals.h"
+#include "numaplace/output_file.h"
 
 static int compare_key(uint32_t job_id, uint32_t step_id, const struct np_daemon_job *j)
 {
@@ -221,8 +222,10 @@ void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id)
 
 /* The journal without its first @p held bytes (lines the snapshot just written holds): under
  * steady requests every save has lines appended meanwhile, and the journal would only grow. On
- * the loop, as appends are, so none is missed; the tail is a few lines. A copy renamed over it:
- * a kill -9 leaves the old journal whole (its older lines skipped at a restart by generation). */
+ * the loop, as appends are, so none is missed; the tail is a few lines. A copy (the one writer's
+ * temporary, numaplace/output_file.h) renamed over it: a kill -9 leaves the old journal whole
+ * (its older lines skipped at a restart by generation). Not flushed, as appends are not: the
+ * only flushes are the writer thread's. */
 static bool copy_from(int in, size_t at, int out, size_t *copied)
 {
     char buf[8192];
@@ -242,6 +245,7 @@ static bool copy_from(int in, size_t at, int out, size_t *copied)
 static void journal_keep_tail(struct np_daemon *d, size_t held)
 {
     const int dirfd = safe_dir_open(d->cfg.state_dir, NULL);
+    char tmp[NAME_MAX + 1];
     int in = -1, out = -1;
     size_t kept = 0;
     bool ok;
@@ -249,16 +253,14 @@ static void journal_keep_tail(struct np_daemon *d, size_t held)
     if (dirfd < 0)
         return;
     in = openat(dirfd, REGISTRY_JOURNAL_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    unlinkat(dirfd, REGISTRY_JOURNAL_NAME ".new", 0); /* a copy a kill -9 left */
     if (in >= 0)
-        out = openat(dirfd, REGISTRY_JOURNAL_NAME ".new",
-                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        out = np_file_temp_at(dirfd, REGISTRY_JOURNAL_NAME, 0600, tmp, sizeof(tmp));
     ok = out >= 0 && copy_from(in, held, out, &kept);
     if (out >= 0 && close(out) == 0 && ok &&
-        renameat(dirfd, REGISTRY_JOURNAL_NAME ".new", dirfd, REGISTRY_JOURNAL_NAME) == 0)
+        renameat(dirfd, tmp, dirfd, REGISTRY_JOURNAL_NAME) == 0)
         d->registry.journal_bytes = kept;
-    else
-        unlinkat(dirfd, REGISTRY_JOURNAL_NAME ".new", 0);
+    else if (out >= 0)
+        unlinkat(dirfd, tmp, 0);
     if (in >= 0)
         close(in);
     close(dirfd);

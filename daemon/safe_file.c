@@ -1,7 +1,6 @@
 /* Durable, atomic writes into verified directories (see safe_file.h). */
 #include "safe_file.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -79,17 +78,14 @@ static int grant_read(int fd, uid_t reader)
 int safe_write_at(int dirfd, const char *name, const char *data, size_t len, uid_t reader,
                   mode_t mode, struct np_err *err)
 {
-    char tmp[512];
+    char tmp[NAME_MAX + 1];
     size_t done = 0;
     int fd, rc = 0;
     bool no_acl = false;
 
-    /* A name of our own per attempt: nothing someone planted under it is ever opened. */
-    snprintf(tmp, sizeof(tmp), ".%s.%ld.tmp", name, (long)getpid());
-    unlinkat(dirfd, tmp, 0);
-    fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    fd = np_file_temp_at(dirfd, name, mode, tmp, sizeof(tmp));
     if (fd < 0)
-        return np_err_set(err, -errno, "%s: %s", tmp, strerror(errno));
+        return np_err_set(err, fd, "%s: %s", tmp, strerror(-fd));
     while (done < len && rc == 0) {
         const ssize_t n = write(fd, data + done, len - done);
         if (n < 0 && errno != EINTR)
@@ -111,36 +107,16 @@ int safe_write_at(int dirfd, const char *name, const char *data, size_t len, uid
         unlinkat(dirfd, tmp, 0);
         return np_err_set(err, rc, "%s: %s", name, strerror(-rc));
     }
-    if ((rc = np_file_replace_at(dirfd, fd, tmp, name, true)) < 0)
+    if ((rc = np_file_replace_at(dirfd, fd, tmp, name)) < 0)
         return np_err_set(err, rc, "%s: %s", name, strerror(-rc));
     return no_acl ? SAFE_WRITE_NO_ACL : 0;
-}
-
-/* The pid in @p name when it is one of safe_write_at's temporary names (".NAME.PID.tmp"), else
- * -1. */
-static long temp_name_pid(const char *name)
-{
-    const size_t len = strlen(name);
-    const char *pid_at;
-    char *end;
-    long pid;
-
-    if (name[0] != '.' || len < 7 || strcmp(name + len - 4, ".tmp") != 0)
-        return -1;
-    pid_at = name + len - 5;
-    while (pid_at > name && isdigit((unsigned char)*pid_at))
-        pid_at--;
-    if (*pid_at != '.' || pid_at == name || !isdigit((unsigned char)pid_at[1]))
-        return -1;
-    pid = strtol(pid_at + 1, &end, 10);
-    return strcmp(end, ".tmp") == 0 ? pid : -1;
 }
 
 /* Is @p name a temporary file left by another process? With @p shared, other live processes
  * write here too: only a dead one's, and only once it is old. */
 static bool stale_temp(int dirfd, const char *name, bool shared)
 {
-    const long pid = temp_name_pid(name);
+    const long pid = np_file_temp_pid(name);
     struct stat st;
 
     if (pid < 0 || pid == (long)getpid())

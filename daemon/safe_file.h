@@ -1,10 +1,10 @@
 /*
  * safe_file.h - how numaplaced writes what matters (reports, the registry): into a directory it
  * verified (a real directory, owned by root or by the helper's own user, not writable by group or
- * others, opened without following a symlink), through a temporary file of its own (O_EXCL,
- * O_NOFOLLOW: a planted symlink is never followed), flushed to disk, then renamed over the old
- * file and the directory flushed too. A crash at any point leaves the old file or the new one,
- * whole. Files are always the helper's own; a report's user reads it through an ACL entry.
+ * others, opened without following a symlink), through numaplace's one atomic writer
+ * (numaplace/output_file.h: a temporary of its own, flushed, renamed, the directory flushed). A
+ * crash at any point leaves the old file or the new one, whole. Files are always the helper's
+ * own; a report's user reads it through an ACL entry.
  */
 #ifndef NUMAPLACED_SAFE_FILE_H
 #define NUMAPLACED_SAFE_FILE_H

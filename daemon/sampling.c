@@ -9,6 +9,8 @@
 
 #include <hwloc.h>
 
+#include "numaplace/emulated.h"
+
 #include "auto_class.h"
 #include "housekeeping.h"
 #include "jobs.h"
@@ -190,6 +192,9 @@ void sampling_probe_perf(struct np_daemon *d)
     }
     NPD_LOG(d, INFO, "perf: %d of %d events count on this node", opened < 0 ? 0 : opened,
             NP_PERF_NEVENTS);
+    if (np_cpu_emulated(NULL, d->emulated_cpu, sizeof(d->emulated_cpu)))
+        NPD_LOG(d, INFO, "perf: the CPU is emulated (%s): its counts are the emulator's",
+                d->emulated_cpu);
 }
 
 void sampling_count_node_traffic(struct np_daemon *d, const struct np_daemon_job *j, uint64_t bytes)

@@ -13,6 +13,8 @@ packages=(
   util-linux procps iproute2 python3 jq
   # multi-NUMA guest: QEMU, a Debian kernel, a static busybox for the initramfs
   qemu-system-x86 busybox-static cpio zstd
+  # the arm64 guest (test/vm/run --arch arm64): an emulated CPU with a PMU driver
+  qemu-system-arm
   # man pages: mandoc -Tlint in scripts/lint.sh
   mandoc
   # accounting tests: a private MariaDB and slurmdbd per test cluster; pngcheck parses plots

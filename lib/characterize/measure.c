@@ -23,13 +23,6 @@
 /* Loads between two looks at the clock: short enough for an emulated guest. */
 #define CHASE_CHUNK 8192
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Four independent sums, so the loop is bound by memory, not by one add chain. */
 static uint64_t read_pass(const uint64_t *buf, size_t words)
 {
@@ -109,13 +102,13 @@ struct measurer {
 
 static double bandwidth(const uint64_t *buf, size_t bytes, double seconds)
 {
-    double t0 = now_s(), t;
+    double t0 = np_monotonic_s(), t;
     uint64_t passes = 0;
 
     do {
         sink = read_pass(buf, bytes / sizeof(*buf));
         passes++;
-        t = now_s() - t0;
+        t = np_monotonic_s() - t0;
     } while (t < seconds);
     return (double)passes * (double)bytes / t / 1e6;
 }
@@ -150,14 +143,14 @@ static int build_chase(void *buf, size_t lines)
 static double latency(void *buf, double seconds)
 {
     void **p = buf;
-    double t0 = now_s(), t;
+    double t0 = np_monotonic_s(), t;
     uint64_t loads = 0;
 
     do {
         for (int i = 0; i < CHASE_CHUNK; i++)
             p = (void **)*p;
         loads += CHASE_CHUNK;
-        t = now_s() - t0;
+        t = np_monotonic_s() - t0;
     } while (t < seconds);
     sink = (uint64_t)(uintptr_t)p;
     return t * 1e9 / (double)loads;

@@ -21,11 +21,6 @@ static const char *const auto_load_names[NP_AUTO_LOAD_COUNT] = {
 static const struct np_name_table auto_loads = {"auto_load", auto_load_names, NP_AUTO_LOAD_COUNT,
                                                 NULL};
 
-const char *np_auto_load_name(enum np_auto_load load)
-{
-    return np_name_of(&auto_loads, (unsigned)load);
-}
-
 void np_helper_config_defaults(struct np_helper_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));

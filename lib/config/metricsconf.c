@@ -9,12 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool np_metrics_config_key(const char *key)
-{
-    return strcmp(key, "metrics_listen") == 0 || strcmp(key, "metrics_users") == 0 ||
-           strcmp(key, "metrics_allow") == 0 || strcmp(key, "metrics_step_series") == 0;
-}
-
 static int parse_listen(struct np_metrics_config *mc, const char *value, struct np_err *err)
 {
     char host[64];

@@ -1,9 +1,11 @@
 /* Error and log plumbing shared by every module (see numaplace/common.h). */
 #include "numaplace/common.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 int np_err_set(struct np_err *err, int code, const char *fmt, ...)
 {
@@ -62,4 +64,23 @@ const char *np_log_level_name(enum np_log_level level)
         return "debug";
     }
     return "unknown";
+}
+
+double np_monotonic_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void np_sleep_s(double seconds)
+{
+    struct timespec left = {.tv_sec = (time_t)seconds};
+
+    if (!(seconds > 0))
+        return;
+    left.tv_nsec = (long)((seconds - (double)left.tv_sec) * 1e9);
+    while (nanosleep(&left, &left) != 0 && errno == EINTR)
+        ;
 }

@@ -26,13 +26,8 @@ int np_name_parse(const struct np_name_table *table, const char *text, unsigned 
                       text ? text : "(null)", accepted);
 }
 
-size_t np_name_list(const struct np_name_table *table, char *buf, size_t len)
-{
-    return np_name_list_sep(table, ", ", buf, len);
-}
-
-size_t np_name_list_sep(const struct np_name_table *table, const char *separator, char *buf,
-                        size_t len)
+static size_t name_list_sep(const struct np_name_table *table, const char *separator, char *buf,
+                            size_t len)
 {
     size_t need = 0;
 
@@ -47,6 +42,11 @@ size_t np_name_list_sep(const struct np_name_table *table, const char *separator
         need += n > 0 ? (size_t)n : 0;
     }
     return need;
+}
+
+size_t np_name_list(const struct np_name_table *table, char *buf, size_t len)
+{
+    return name_list_sep(table, ", ", buf, len);
 }
 
 /* A few tables' lists, each built once: the lists are small and the tables static. */
@@ -68,7 +68,7 @@ const char *np_name_list_static(const struct np_name_table *table, const char *s
     if (!found && ncached < sizeof(cache) / sizeof(cache[0])) {
         cache[ncached].table = table;
         cache[ncached].separator = separator;
-        np_name_list_sep(table, separator, cache[ncached].text, sizeof(cache[ncached].text));
+        name_list_sep(table, separator, cache[ncached].text, sizeof(cache[ncached].text));
         found = cache[ncached++].text;
     }
     pthread_mutex_unlock(&lock);

@@ -1,6 +1,7 @@
-/* Writing a named file without following what is at the name (see output_file.h). */
+/* numaplace's one atomic writer (see output_file.h). */
 #include "numaplace/output_file.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -9,8 +10,71 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+int np_file_temp_at(int dirfd, const char *name, mode_t mode, char *tmp, size_t size)
+{
+    int fd = -EEXIST;
+
+    if ((size_t)snprintf(tmp, size, ".%s.%ld.tmp", name, (long)getpid()) >= size)
+        return -ENAMETOOLONG;
+    /* Ours alone (the pid): a leftover of this process goes; O_EXCL then refuses whatever
+     * anyone else put there, a link included. */
+    unlinkat(dirfd, tmp, 0);
+    /* What another user planted at that name (in a shared directory we cannot remove it) must
+     * not stop the write: then a name nobody can guess, still ending in our pid. */
+    for (int attempt = 0; fd == -EEXIST && attempt < 8; attempt++) {
+        unsigned long long guess = 0;
+
+        if (attempt > 0 && getrandom(&guess, sizeof(guess), 0) != (ssize_t)sizeof(guess))
+            return -EEXIST;
+        if (attempt > 0 &&
+            (size_t)snprintf(tmp, size, ".%s.%016llx.%ld.tmp", name, guess, (long)getpid()) >= size)
+            return -ENAMETOOLONG;
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd < 0)
+            fd = -errno;
+    }
+    return fd;
+}
+
+long np_file_temp_pid(const char *name)
+{
+    const size_t len = strlen(name);
+    const char *pid_at;
+    char *end;
+    long pid;
+
+    if (name[0] != '.' || len < 7 || strcmp(name + len - 4, ".tmp") != 0)
+        return -1;
+    pid_at = name + len - 5;
+    while (pid_at > name && isdigit((unsigned char)*pid_at))
+        pid_at--;
+    if (*pid_at != '.' || pid_at == name || !isdigit((unsigned char)pid_at[1]))
+        return -1;
+    pid = strtol(pid_at + 1, &end, 10);
+    return strcmp(end, ".tmp") == 0 ? pid : -1;
+}
+
+int np_file_replace_at(int dirfd, int fd, const char *tmp, const char *name)
+{
+    int rc = 0;
+
+    if (fsync(fd) < 0)
+        rc = -errno;
+    if (close(fd) < 0 && rc == 0) /* closed whatever fsync said */
+        rc = -errno;
+    if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+        rc = -errno;
+    /* The rename is durable only once the directory is on disk too. */
+    if (rc == 0 && fsync(dirfd) < 0)
+        rc = -errno;
+    if (rc < 0)
+        unlinkat(dirfd, tmp, 0);
+    return rc;
+}
 
 /* The process's umask, which only umask(2) itself tells (the command is single-threaded). */
 static mode_t current_umask(void)
@@ -21,9 +85,8 @@ static mode_t current_umask(void)
     return mask;
 }
 
-/* Whether @p name in @p dir is a temporary of ours for @p base (".BASE.XXXXXX") whose writer is
- * gone (its lock is free): a regular file of this user's, never followed, opened without
- * blocking. */
+/* Whether @p name in @p dir is a temporary of @p base's whose writer is gone (its lock is free):
+ * a regular file of this user's, never followed, opened without blocking. */
 static bool stale_temporary(int dir, const char *name, const char *base)
 {
     const size_t blen = strlen(base);
@@ -31,8 +94,7 @@ static bool stale_temporary(int dir, const char *name, const char *base)
     bool stale = false;
     int fd;
 
-    if (name[0] != '.' || strncmp(name + 1, base, blen) != 0 || name[1 + blen] != '.' ||
-        strlen(name + 2 + blen) != 6)
+    if (strncmp(name + 1, base, blen) != 0 || name[1 + blen] != '.' || np_file_temp_pid(name) < 0)
         return false;
     if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
         st.st_uid != geteuid())
@@ -46,20 +108,20 @@ static bool stale_temporary(int dir, const char *name, const char *base)
     return stale;
 }
 
-/* Remove what an earlier writer of @p path left when it was killed before its rename. */
-static void remove_stale_temporaries(const char *path, int dirlen)
+/* Remove what an earlier writer of @p base left when it was killed before its rename. */
+static void remove_stale_temporaries(int dirfd, const char *base)
 {
-    char dirname[PATH_MAX];
-    DIR *d;
-    int dfd;
+    const int fd = dup(dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
-    snprintf(dirname, sizeof(dirname), "%.*s", dirlen ? dirlen : 1, dirlen ? path : ".");
-    if (!(d = opendir(dirname)))
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
         return;
-    dfd = dirfd(d);
+    }
     for (const struct dirent *e; (e = readdir(d));)
-        if (stale_temporary(dfd, e->d_name, path + dirlen))
-            unlinkat(dfd, e->d_name, 0);
+        if (stale_temporary(dirfd, e->d_name, base))
+            unlinkat(dirfd, e->d_name, 0);
     closedir(d);
 }
 
@@ -67,69 +129,51 @@ int np_output_file_open(struct np_output_file *o, const char *path, struct np_er
 {
     const char *slash = strrchr(path, '/');
     const int dirlen = slash ? (int)(slash - path) + 1 : 0;
+    char dir[PATH_MAX];
     struct stat st;
+    int rc;
 
-    o->fd = -1;
+    o->fd = o->dirfd = -1;
     o->tmp[0] = '\0';
     if ((size_t)snprintf(o->path, sizeof(o->path), "%s", path) >= sizeof(o->path) ||
-        (size_t)snprintf(o->tmp, sizeof(o->tmp), "%.*s.%s.XXXXXX", dirlen, path, path + dirlen) >=
-            sizeof(o->tmp)) {
-        o->tmp[0] = '\0';
+        (size_t)snprintf(o->name, sizeof(o->name), "%s", path + dirlen) >= sizeof(o->name))
         return np_err_set(err, -ENAMETOOLONG, "%s: name too long", path);
-    }
-    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        o->tmp[0] = '\0';
+    snprintf(dir, sizeof(dir), "%.*s", dirlen ? dirlen : 1, dirlen ? path : ".");
+    if ((o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return np_err_set(err, -errno, "%s: cannot create a file next to it: %s", path,
+                          strerror(errno));
+    if (fstatat(o->dirfd, o->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+        np_output_file_abort(o);
         if (S_ISLNK(st.st_mode))
             return np_err_set(err, -ELOOP, "%s: a symlink (not written through)", path);
         return np_err_set(err, -EINVAL, "%s: not a regular file", path);
     }
-    remove_stale_temporaries(path, dirlen);
-    /* mkostemp opens with O_CREAT|O_EXCL: never an existing file, nor through a symlink */
-    o->fd = mkostemp(o->tmp, O_CLOEXEC);
+    remove_stale_temporaries(o->dirfd, o->name);
+    o->fd = np_file_temp_at(o->dirfd, o->name, 0600, o->tmp, sizeof(o->tmp));
     if (o->fd < 0) {
-        const int e = errno;
+        rc = o->fd;
         o->tmp[0] = '\0';
-        return np_err_set(err, -e, "%s: cannot create a file next to it: %s", path, strerror(e));
+        np_output_file_abort(o);
+        return np_err_set(err, rc, "%s: cannot create a file next to it: %s", path, strerror(-rc));
     }
     /* Held until the rename: a later writer removes the temporary only once its lock is free
      * (this one killed). The umask applies as it would to any file the user creates. */
     if (flock(o->fd, LOCK_EX | LOCK_NB) < 0 || fchmod(o->fd, 0644 & ~current_umask()) < 0) {
-        const int e = errno;
+        rc = -errno;
         np_output_file_abort(o);
-        return np_err_set(err, -e, "%s: %s", path, strerror(e));
+        return np_err_set(err, rc, "%s: %s", path, strerror(-rc));
     }
     return 0;
-}
-
-int np_file_replace_at(int dirfd, int fd, const char *tmp, const char *name, bool durable)
-{
-    int rc = 0;
-
-    if (fsync(fd) < 0)
-        rc = -errno;
-    if (close(fd) < 0 && rc == 0) /* closed whatever fsync said */
-        rc = -errno;
-    if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
-        rc = -errno;
-    /* The rename is durable only once the directory is on disk too. */
-    if (rc == 0 && durable && fsync(dirfd) < 0)
-        rc = -errno;
-    if (rc < 0)
-        unlinkat(dirfd, tmp, 0);
-    return rc;
 }
 
 int np_output_file_commit(struct np_output_file *o, struct np_err *err)
 {
-    const int rc = np_file_replace_at(AT_FDCWD, o->fd, o->tmp, o->path, false);
+    const int rc = np_file_replace_at(o->dirfd, o->fd, o->tmp, o->name);
 
     o->fd = -1;
-    if (rc < 0) {
-        np_output_file_abort(o);
-        return np_err_set(err, rc, "cannot write %s: %s", o->path, strerror(-rc));
-    }
-    o->tmp[0] = '\0';
-    return 0;
+    o->tmp[0] = '\0'; /* removed on failure */
+    np_output_file_abort(o);
+    return rc < 0 ? np_err_set(err, rc, "cannot write %s: %s", o->path, strerror(-rc)) : 0;
 }
 
 void np_output_file_abort(struct np_output_file *o)
@@ -138,6 +182,9 @@ void np_output_file_abort(struct np_output_file *o)
         close(o->fd);
     o->fd = -1;
     if (o->tmp[0])
-        unlink(o->tmp);
+        unlinkat(o->dirfd, o->tmp, 0);
     o->tmp[0] = '\0';
+    if (o->dirfd >= 0)
+        close(o->dirfd);
+    o->dirfd = -1;
 }

@@ -126,7 +126,7 @@ int np_engine_run_request(const struct np_node_view *view, const struct np_engin
             wanted = room;
         }
     }
-    rc = np_plan_make(view, request, order, config->seed, wanted, &plan);
+    rc = np_plan_make(view, request, order, config->seed, wanted, NP_PLAN_EXACT, &plan);
     result->outcomes =
         rc == 0 ? calloc(plan.nsteps ? plan.nsteps : 1, sizeof(*result->outcomes)) : NULL;
     if (!result->outcomes) {

@@ -55,6 +55,21 @@ static double percentile(const double *sorted, size_t n, double pct)
     return sorted[rank ? rank - 1 : 0];
 }
 
+/* The kernel multiplexed event @p e at this sample: it shared a hardware counter, and its count
+ * is scaled from the time it had one (an estimate). */
+static bool multiplexed(const struct np_sample *s, int e)
+{
+    return s->have_perf[e] && s->perf_running_ns[e] < s->perf_enabled_ns[e];
+}
+
+static json_t *multiplexed_json(const struct np_sample *s, int e)
+{
+    return json_pack("{s:f, s:s}", "running_share",
+                     (double)s->perf_running_ns[e] / (double)s->perf_enabled_ns[e], "note",
+                     "the kernel multiplexed this event over fewer hardware counters; the value "
+                     "is scaled from the time it counted (an estimate)");
+}
+
 static json_t *cpi_figure(const struct np_step_figures *js)
 {
     const struct np_sample *l = &js->last;
@@ -80,6 +95,10 @@ static json_t *cpi_figure(const struct np_step_figures *js)
                     percentile(sorted, js->ncpi, 50), "p95", percentile(sorted, js->ncpi, 95),
                     "intervals", (int)js->ncpi, "source", SRC_CPI);
     free(sorted);
+    if (obj && (multiplexed(l, NP_PERF_CYCLES) || multiplexed(l, NP_PERF_INSTRUCTIONS)))
+        json_object_set_new(obj, "multiplexed",
+                            json_string("cycles or instructions were multiplexed: the CPI is "
+                                        "a ratio of scaled counts (an estimate)"));
     return obj;
 }
 
@@ -143,12 +162,17 @@ static json_t *perf_counts(const struct np_step_figures *js)
         const char *src = np_perf_event_name((enum np_perf_event)e);
         char source[96];
 
-        snprintf(source, sizeof(source), "perf: %s, tasks and children", src);
-        json_object_set_new(
-            obj, np_perf_event_label((enum np_perf_event)e),
+        json_t *fig;
+
+        snprintf(source, sizeof(source), "perf: %s, tasks and children%s", src,
+                 multiplexed(&js->last, e) ? ", scaled by time enabled / time running" : "");
+        fig =
             js->last.have_perf[e]
                 ? count_figure(js->last.perf[e], e == NP_PERF_TASK_CLOCK ? "ns" : "events", source)
-                : missing(js->last.perf_reason[e], source));
+                : missing(js->last.perf_reason[e], source);
+        if (fig && js->last.have_perf[e] && multiplexed(&js->last, e))
+            json_object_set_new(fig, "multiplexed", multiplexed_json(&js->last, e));
+        json_object_set_new(obj, np_perf_event_label((enum np_perf_event)e), fig);
     }
     return obj;
 }
@@ -363,6 +387,9 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figur
     json_object_set_new(rep, "sampling",
                         json_pack("{s:f, s:i, s:s}", "interval_s", meta->interval_s, "count",
                                   (int)js->samples, "backends", meta->backends));
+    if (meta->emulated_cpu[0]) /* only on an emulated CPU: its counts are the emulator's */
+        json_object_set_new(json_object_get(rep, "sampling"), "emulated_cpu",
+                            json_string(meta->emulated_cpu));
     if (meta->backends_reason[0]) /* only when a step lost its perf counters, or never had them */
         json_object_set_new(json_object_get(rep, "sampling"), "backends_reason",
                             json_string(meta->backends_reason));
@@ -372,6 +399,11 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figur
             rep, "processes_cut",
             json_pack("{s:i, s:s}", "samples", (int)js->cut_samples, "reason", js->cut_reason));
     json_object_set_new(rep, "cpi", cpi_figure(js));
+    if (meta->emulated_cpu[0] && json_object_get(json_object_get(rep, "cpi"), "mean"))
+        json_object_set_new(json_object_get(rep, "cpi"), "note",
+                            json_string("counted on an emulated CPU: the emulator's definition of "
+                                        "a cycle, not a measurement of a machine; a sensitivity "
+                                        "prediction from it is not meaningful"));
     json_object_set_new(rep, "bandwidth", bandwidth_figure(js));
     if (js->proc_samples) {
         l = &js->last_proc;

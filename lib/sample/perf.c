@@ -290,10 +290,17 @@ int np_perf_read(const struct np_perf_counters *c, enum np_perf_event ev, struct
         out->reason = "short read from the perf counter";
         return -EIO;
     }
-    out->available = true;
     out->raw = buf[0];
     out->time_enabled_ns = buf[1];
     out->time_running_ns = buf[2];
+    if (buf[2] == 0 && buf[1] > 0) {
+        /* The task ran, but the event never had a hardware counter (others held them all):
+         * there is nothing to scale, and 0 would be a count never made. */
+        out->reason = "never on a hardware counter while the process ran (every counter was "
+                      "taken: multiplexed out)";
+        return -EAGAIN;
+    }
+    out->available = true;
     if (buf[2] == 0)
         out->value = 0; /* never scheduled: nothing to scale */
     else if (buf[2] >= buf[1])

@@ -246,7 +246,7 @@ int np_proc_cache_children(struct np_proc_cache *c, struct np_proc_entry *e, lon
         close_kept(c, &e->children_fd);
     }
     /* Several threads, or the main thread's file unreadable: walk the threads as before. */
-    return np_proc_children_walk(c->root, e->pid, threads, out, max, threads_cut, err);
+    return np_proc_children(c->root, e->pid, threads, out, max, threads_cut, err);
 }
 
 /* The status file through @p fd, from offset 0, into @p out; @return 0 or -errno. */

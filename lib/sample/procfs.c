@@ -223,14 +223,8 @@ int np_proc_status_read(const char *root, pid_t pid, struct np_proc_status *out,
     return 0;
 }
 
-int np_proc_cpu_counters(const char *root, const char *file, uint64_t *per_cpu, unsigned max_cpus,
-                         struct np_err *err)
-{
-    return np_proc_cpu_counters_kept(root, file, NULL, per_cpu, max_cpus, err);
-}
-
-int np_proc_cpu_counters_kept(const char *root, const char *file, struct np_kept_file *kept,
-                              uint64_t *per_cpu, unsigned max_cpus, struct np_err *err)
+int np_proc_cpu_counters(const char *root, const char *file, struct np_kept_file *kept,
+                         uint64_t *per_cpu, unsigned max_cpus, struct np_err *err)
 {
     char path[4096];
     char *line = NULL;
@@ -289,13 +283,8 @@ int np_proc_cpu_counters_kept(const char *root, const char *file, struct np_kept
     return top;
 }
 
-int np_proc_cpu_busy(const char *root, uint64_t *busy_ticks, unsigned max_cpus, struct np_err *err)
-{
-    return np_proc_cpu_ticks_kept(root, NULL, busy_ticks, NULL, max_cpus, err);
-}
-
-int np_proc_cpu_ticks_kept(const char *root, struct np_kept_file *kept, uint64_t *busy_ticks,
-                           uint64_t *total_ticks, unsigned max_cpus, struct np_err *err)
+int np_proc_cpu_ticks(const char *root, struct np_kept_file *kept, uint64_t *busy_ticks,
+                      uint64_t *total_ticks, unsigned max_cpus, struct np_err *err)
 {
     char path[4096], line[512];
     int top = 0;
@@ -377,13 +366,7 @@ static int read_children(const char *file, pid_t *out, unsigned max, unsigned *f
 }
 
 int np_proc_children(const char *root, pid_t pid, long threads, pid_t *out, unsigned max,
-                     struct np_err *err)
-{
-    return np_proc_children_walk(root, pid, threads, out, max, NULL, err);
-}
-
-int np_proc_children_walk(const char *root, pid_t pid, long threads, pid_t *out, unsigned max,
-                          bool *threads_cut, struct np_err *err)
+                     bool *threads_cut, struct np_err *err)
 {
     char path[4096];
     struct dirent *de;
@@ -520,12 +503,7 @@ int np_proc_numa_balancing(const char *root, pid_t pid, uint64_t *pages_migrated
     return 0;
 }
 
-int np_numa_balancing_enabled(const char *root, struct np_err *err)
-{
-    return np_numa_balancing_enabled_kept(root, NULL, err);
-}
-
-int np_numa_balancing_enabled_kept(const char *root, struct np_kept_file *kept, struct np_err *err)
+int np_numa_balancing_enabled(const char *root, struct np_kept_file *kept, struct np_err *err)
 {
     char path[4096];
     int value = 0;
@@ -541,14 +519,8 @@ int np_numa_balancing_enabled_kept(const char *root, struct np_kept_file *kept, 
     return value != 0;
 }
 
-int np_node_meminfo(const char *root, unsigned node, uint64_t *total_bytes, uint64_t *free_bytes,
-                    struct np_err *err)
-{
-    return np_node_meminfo_kept(root, node, NULL, total_bytes, free_bytes, err);
-}
-
-int np_node_meminfo_kept(const char *root, unsigned node, struct np_kept_file *kept,
-                         uint64_t *total_bytes, uint64_t *free_bytes, struct np_err *err)
+int np_node_meminfo(const char *root, unsigned node, struct np_kept_file *kept,
+                    uint64_t *total_bytes, uint64_t *free_bytes, struct np_err *err)
 {
     char path[4096], line[256];
     int found = 0;

@@ -11,14 +11,6 @@
 #include "numaplace/proc_cache.h"
 #include "numaplace/procfs.h"
 
-double np_monotonic_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int np_node_counters_init(struct np_node_counters *nc, unsigned max_cpus)
 {
     memset(nc, 0, sizeof(*nc));
@@ -58,10 +50,10 @@ void np_node_counters_read_irq(struct np_node_counters *nc, const char *root)
     struct np_err err = {0};
 
     nc->irq_read = true;
-    nc->have_irq = np_proc_cpu_counters_kept(root, "interrupts", &nc->interrupts_file,
-                                             nc->interrupts, nc->max_cpus, &err) >= 0 &&
-                   np_proc_cpu_counters_kept(root, "softirqs", &nc->softirqs_file, nc->softirqs,
-                                             nc->max_cpus, &err) >= 0;
+    nc->have_irq = np_proc_cpu_counters(root, "interrupts", &nc->interrupts_file, nc->interrupts,
+                                        nc->max_cpus, &err) >= 0 &&
+                   np_proc_cpu_counters(root, "softirqs", &nc->softirqs_file, nc->softirqs,
+                                        nc->max_cpus, &err) >= 0;
     snprintf(nc->irq_reason, sizeof(nc->irq_reason), "%.*s", (int)sizeof(nc->irq_reason) - 1,
              nc->have_irq ? "" : err.msg);
 }
@@ -84,15 +76,15 @@ void np_node_counters_skip_irq(struct np_node_counters *nc)
 void np_node_counters_read_cpu(struct np_node_counters *nc, const char *root)
 {
     struct np_err err = {0};
-    const int cpus = np_proc_cpu_ticks_kept(root, &nc->stat_file, nc->busy_ticks, nc->all_ticks,
-                                            nc->max_cpus, &err);
+    const int cpus =
+        np_proc_cpu_ticks(root, &nc->stat_file, nc->busy_ticks, nc->all_ticks, nc->max_cpus, &err);
 
     nc->have_busy = cpus >= 0;
     nc->cpus_read = cpus > 0 ? (unsigned)cpus : 0;
     snprintf(nc->busy_reason, sizeof(nc->busy_reason), "%.*s", (int)sizeof(nc->busy_reason) - 1,
              nc->have_busy ? "" : err.msg);
     err.msg[0] = '\0';
-    switch (np_numa_balancing_enabled_kept(root, &nc->balancing_file, &err)) {
+    switch (np_numa_balancing_enabled(root, &nc->balancing_file, &err)) {
     case 1:
         nc->balancing = true;
         nc->balancing_reason[0] = '\0';
@@ -219,7 +211,12 @@ hwloc_const_bitmap_t np_sampler_effective_cpus(const struct np_sampler *s)
                                                                         : s->cpus;
 }
 
-void np_sampler_narrow_cpus(struct np_sampler *s, hwloc_const_bitmap_t allowed)
+/**
+ * Narrow the effective CPUs to @p cpus ∩ @p allowed (the union of the processes' affinity; NULL
+ * or empty: unknown), or back to @p cpus when that is unknown or empty. Called by
+ * np_sampler_sample at each detail interval.
+ */
+static void np_sampler_narrow_cpus(struct np_sampler *s, hwloc_const_bitmap_t allowed)
 {
     /* Empty means "the registered CPUs": the affinity is unknown, or binds the processes
      * outside what was registered (a step's tasks never run there; trust the registration). */
@@ -356,6 +353,8 @@ static void read_perf(struct np_sampler *s, struct np_sample *out)
             ok[e] = np_perf_read(&t->perf, (enum np_perf_event)e, &v[e]) == 0;
             if (ok[e]) {
                 out->perf[e] += v[e].value;
+                out->perf_enabled_ns[e] += v[e].time_enabled_ns;
+                out->perf_running_ns[e] += v[e].time_running_ns;
                 any[e] = true;
             } else if (!out->perf_reason[e][0]) {
                 snprintf(out->perf_reason[e], sizeof(out->perf_reason[e]), "%s",
@@ -470,8 +469,8 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
         bool threads_cut = false;
         const int n = e ? np_proc_cache_children(&s->cache, e, parent.threads, children,
                                                  NP_SAMPLER_MAX_PROCESSES, &threads_cut, NULL)
-                        : np_proc_children_walk(s->root, parent.pid, parent.threads, children,
-                                                NP_SAMPLER_MAX_PROCESSES, &threads_cut, NULL);
+                        : np_proc_children(s->root, parent.pid, parent.threads, children,
+                                           NP_SAMPLER_MAX_PROCESSES, &threads_cut, NULL);
 
         if (n > 0 && (unsigned)n > room)
             cut = true;

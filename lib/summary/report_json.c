@@ -217,7 +217,9 @@ int np_report_model_decode(const json_t *json, bool full, struct np_report *r, s
         !dup_str(&r->cpus, cpus) || !dup_str(&r->policy_requested, requested) ||
         !dup_str(&r->job_class, job_class) || !dup_str(&r->class_source, class_source) ||
         !dup_str(&r->helper_shared_cpus,
-                 json_object_get(json_object_get(json, "helper"), "shared_cpus")))
+                 json_object_get(json_object_get(json, "helper"), "shared_cpus")) ||
+        !dup_str(&r->emulated_cpu,
+                 json_object_get(json_object_get(json, "sampling"), "emulated_cpu")))
         goto oom;
     r->has_job_id = json_is_integer(job);
     r->job_id = json_integer_value(job);
@@ -289,6 +291,7 @@ void np_report_model_free(struct np_report *r)
     free(r->job_class);
     free(r->class_source);
     free(r->helper_shared_cpus);
+    free(r->emulated_cpu);
     for (int k = 0; k < NP_RPERF_N; k++)
         figure_free(&r->perf[k]);
     for (size_t i = 0; i < r->ntasks; i++)

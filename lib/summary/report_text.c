@@ -119,6 +119,10 @@ int np_report_print(FILE *out, json_t *r)
                 json_number_value(json_object_get(cpi, "mean")),
                 json_number_value(json_object_get(cpi, "median")),
                 json_number_value(json_object_get(cpi, "p95")));
+    if ((why = json_string_value(json_object_get(cpi, "multiplexed"))))
+        fprintf(out, "  %-22s %s\n", "", why);
+    if ((why = json_string_value(json_object_get(cpi, "note"))))
+        fprintf(out, "  %-22s %s\n", "", why);
     if ((why = json_string_value(json_object_get(bw, "unavailable")))) {
         fprintf(out, "  %-22s unavailable (%s)\n", "bandwidth", why);
     } else {

@@ -347,6 +347,14 @@ static bool step_counters(struct np_sum_step *st, const struct np_report *r)
             snprintf(why, sizeof(why), "%s", p[k].reason ? p[k].reason : "malformed perf count");
     if (!why[0] && !(p[NP_RPERF_INSTRUCTIONS].value > 0))
         snprintf(why, sizeof(why), "no instructions counted");
+    /* An emulator's counts describe the emulator (docs/sensitivity.md): no prediction from them,
+     * and where counts are missing anyway, the reason says both. */
+    if (r->emulated_cpu) {
+        const size_t used = strlen(why);
+        snprintf(why + used, sizeof(why) - used,
+                 "%scounted on an emulated CPU (%s), where a prediction is not meaningful",
+                 used ? "; and " : "", r->emulated_cpu);
+    }
     if (why[0]) {
         st->counters_unavailable = np_strdup_or_null(why, &ok);
         np_keys_set(&st->keys, NP_STEP_COUNTERS_UNAVAILABLE);

@@ -1,24 +1,9 @@
 /*
- * The model's migration orders (model.md, section 2), one ops entry each in one static table.
- *
- * best:       L by bandwidth, highest first; then O and R together, lowest first.
- * best-plus:  L highest first, then O lowest first, then R lowest first (the default: ahead of
- *             best in the thesis' runs, both clearly ahead of random).
- * random:     a seeded shuffle, the baseline for "migration without a model".
- * worst, worst-plus: the exact reverse of best and best-plus, the bound on a blind choice.
- *
- * Ranking by the sensitivity model's predicted effect per page moved
- * (np_predicted_effect_per_page; docs/migration.md "The order by predicted effect"):
- * predicted:        best-plus's groups kept, inside each the most predicted gain (least
- *                   predicted cost) per page first; the unpredicted after the predicted ones of
- *                   their group, by best-plus's rule (so with no prediction it is best-plus).
- * predicted-global: a candidate under evaluation only (np_order_candidate_at, bench/order_cv;
- *                   not shipped: no better than predicted on the replayed sets), the effect
- *                   alone across groups (a far-to-near neutral job may go before a
- *                   gainer that hardly notices); any candidate without a prediction and the
- *                   whole request falls back to best-plus (one yardstick or none).
- *
- * Ties are broken by id so every order is deterministic for a given input set.
+ * The model's migration orders, one ops entry each in one static table; what each does is
+ * docs/migration.md's table. predicted-global is a candidate under evaluation only
+ * (np_order_candidate_at, bench/order_cv; not shipped: no better than predicted on the replayed
+ * sets): the effect alone across groups, falling back to best-plus for the whole request when a
+ * candidate has no prediction (one yardstick or none). Ties are broken by id: deterministic.
  */
 #include "numaplace/migration.h"
 

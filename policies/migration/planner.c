@@ -10,14 +10,7 @@
 #include <string.h>
 
 uint64_t np_plan_request(const struct np_candidate *cands, size_t count, uint64_t pages_wanted,
-                         struct np_plan_step *steps, size_t *nsteps)
-{
-    return np_plan_request_cover(cands, count, pages_wanted, NP_PLAN_EXACT, steps, nsteps);
-}
-
-uint64_t np_plan_request_cover(const struct np_candidate *cands, size_t count,
-                               uint64_t pages_wanted, enum np_plan_cover cover,
-                               struct np_plan_step *steps, size_t *nsteps)
+                         enum np_plan_cover cover, struct np_plan_step *steps, size_t *nsteps)
 {
     uint64_t planned = 0;
     size_t n = 0;
@@ -54,14 +47,7 @@ static bool is_candidate(const struct np_node_view *view, size_t i,
 
 int np_plan_make(const struct np_node_view *view, const struct np_request *request,
                  const struct np_order_ops *order, uint64_t seed, uint64_t pages_wanted,
-                 struct np_plan *plan)
-{
-    return np_plan_make_cover(view, request, order, seed, pages_wanted, NP_PLAN_EXACT, plan);
-}
-
-int np_plan_make_cover(const struct np_node_view *view, const struct np_request *request,
-                       const struct np_order_ops *order, uint64_t seed, uint64_t pages_wanted,
-                       enum np_plan_cover cover, struct np_plan *plan)
+                 enum np_plan_cover cover, struct np_plan *plan)
 {
     const size_t room = view->njobs ? view->njobs : 1;
 
@@ -99,8 +85,8 @@ int np_plan_make_cover(const struct np_node_view *view, const struct np_request 
     }
     if (request->target_job < 0)
         (order ? order : np_order_default())->sort(plan->cands, plan->ncands, seed);
-    plan->planned = np_plan_request_cover(plan->cands, plan->ncands, pages_wanted, cover,
-                                          plan->steps, &plan->nsteps);
+    plan->planned =
+        np_plan_request(plan->cands, plan->ncands, pages_wanted, cover, plan->steps, &plan->nsteps);
     return 0;
 }
 

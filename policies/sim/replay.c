@@ -53,8 +53,14 @@ void np_replay_result_fini(struct np_replay_result *result)
     memset(result, 0, sizeof(*result));
 }
 
-double np_replay_slowdown(const struct np_model_row *row, const uint64_t *pages, unsigned nnodes,
-                          unsigned cpu_node, const uint8_t (*distance)[NP_MAX_NODES])
+/**
+ * A job's slowdown with @p pages[n] of its pages on node n (n < @p nnodes) and its CPUs on
+ * @p cpu_node: the model's curve at its remote share, the excess scaled from the near node's
+ * distance (21) to the remote pages' mean distance (np_penalty_scale_slowdown).
+ */
+static double np_replay_slowdown(const struct np_model_row *row, const uint64_t *pages,
+                                 unsigned nnodes, unsigned cpu_node,
+                                 const uint8_t (*distance)[NP_MAX_NODES])
 {
     double total = 0, remote = 0, weighted = 0, slowdown;
 
@@ -281,8 +287,8 @@ static int issue(struct replay *r, size_t index, double copy_rate, double *copy_
         if (wanted > room)
             wanted = room;
     }
-    rc = np_plan_make_cover(&view, &request, r->order, request_seed(r->seed, index), wanted,
-                            thesis ? NP_PLAN_WHOLE_SHARES : NP_PLAN_EXACT, &plan);
+    rc = np_plan_make(&view, &request, r->order, request_seed(r->seed, index), wanted,
+                      thesis ? NP_PLAN_WHOLE_SHARES : NP_PLAN_EXACT, &plan);
     if (rc < 0)
         return rc;
     r->result->requests_fired++;

@@ -75,17 +75,7 @@ static int build_job(const struct np_scenario_job *sj, size_t index, const struc
 
 int np_replay_set_from_scenario(const struct np_scenario *scenario, const struct np_model *model,
                                 const struct np_footprints *footprints, double footprint_scale,
-                                struct np_replay_owned *out, struct np_err *err)
-{
-    return np_replay_set_from_scenario_flags(scenario, model, footprints, footprint_scale, 0, out,
-                                             err);
-}
-
-int np_replay_set_from_scenario_flags(const struct np_scenario *scenario,
-                                      const struct np_model *model,
-                                      const struct np_footprints *footprints,
-                                      double footprint_scale, unsigned flags,
-                                      struct np_replay_owned *out, struct np_err *err)
+                                unsigned flags, struct np_replay_owned *out, struct np_err *err)
 {
     const size_t n = np_scenario_instances(scenario);
     size_t k = 0;

@@ -58,7 +58,7 @@ long long np_sim_request(struct np_sim_job *jobs, size_t count, unsigned nnodes,
     view.njobs = count;
     for (size_t i = 0; i < count; i++)
         np_sim_job_view(&jobs[i], i, &view.jobs[i]);
-    rc = np_plan_make(&view, &request, order, seed, pages, &plan);
+    rc = np_plan_make(&view, &request, order, seed, pages, NP_PLAN_EXACT, &plan);
     for (size_t s = 0; rc == 0 && s < plan.nsteps; s++) {
         struct np_sim_job *job = &jobs[plan.cands[plan.steps[s].index].job_index];
         job->pages[src] -= plan.steps[s].pages;

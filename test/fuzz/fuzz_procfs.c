@@ -57,7 +57,7 @@ static void fuzz_children(const uint8_t *data, size_t size)
     fuzz_write("proc/1/task/1/children", data, size);
     out[MAX] = -12345; /* a write past max would change it */
     for (long threads = 1; threads <= 2; threads++) {
-        const int n = np_proc_children(fuzz_root(), 1, threads, out, MAX, &err);
+        const int n = np_proc_children(fuzz_root(), 1, threads, out, MAX, NULL, &err);
         FUZZ_ASSERT(n >= 0);
         FUZZ_ASSERT(out[MAX] == -12345);
     }

@@ -95,12 +95,21 @@ for wrapper in "$np_dir/numaplace-epilog" "$np_dir/numaplace-epilog-slurmctld"; 
     -e "s|^export PATH=|export NUMAPLACE_STORE_MAX_NODES=4 NUMAPLACE_PARTS_DIR=$parts PATH=|" "$wrapper"
 done
 merged() { grep -q "job $1 merge: " "$merge_log" 2>/dev/null; }
+# The merge runs in EpilogSlurmctld's time: the job leaves the queue once it ended (at most
+# 120 s), and none of its processes is left then (an earlier version detached it with setsid).
+merger_gone() { # merger_gone JOB: no process of this cluster's EpilogSlurmctld (its wrapper's
+  # environment names merge_log) still runs when job JOB has left the queue
+  np_expect_eq "$(grep -lsxzF "NUMAPLACE_EPILOG_LOG=$merge_log" /proc/[0-9]*/environ | wc -l)" 0 \
+    "EpilogSlurmctld processes left when job $1 left the queue"
+}
 merge_case() { # merge_case: a job on every node, stored by the one merge; prints its costs
   local job ended
   job=$(np_run_as "$user" sbatch --parsable -N"${#np_nodes[@]}" --ntasks-per-node=1 -o "$out/job.out" \
     --wrap "srun $NP_WORKLOAD --mb 8 --busy 1 --idle 0.5")
-  np_wait_for 60 bash -c "[ \"\$(squeue -h -j $job)\" = '' ]" || np_fail "job $job did not end within $((60 * np_wait_scale)) s"
+  np_wait_for 200 bash -c "[ \"\$(squeue -h -j $job)\" = '' ]" || np_fail "job $job did not end within $((200 * np_wait_scale)) s"
   ended=$(date +%s.%N)
+  merger_gone "$job"
+  merged "$job" || np_fail "job $job left the queue before its merge was logged: $(cat "$merge_log" 2>&1)"
   np_wait_for 150 epilogs_done "$job" || np_fail "not every node's store ended within $((150 * np_wait_scale)) s"
   np_wait_for 200 merged "$job" || np_fail "no merge logged for job $job: $(cat "$merge_log" 2>&1)"
   echo "job $job: merged $(python3 -c "print(f'{$(date +%s.%N) - $ended:.1f}')") s after it left the queue"
@@ -124,7 +133,8 @@ np_case "slurmdbd down: the parts wait, and store --merge --pending stores every
 np_slurmdbd_stop
 job=$(np_run_as "$user" sbatch --parsable -N"${#np_nodes[@]}" --ntasks-per-node=1 -o "$out/job.out" \
   --wrap "srun $NP_WORKLOAD --mb 8 --busy 1 --idle 0.5")
-np_wait_for 60 bash -c "[ \"\$(squeue -h -j $job)\" = '' ]" || np_fail "job $job did not end within $((60 * np_wait_scale)) s"
+np_wait_for 200 bash -c "[ \"\$(squeue -h -j $job)\" = '' ]" || np_fail "job $job did not end within $((200 * np_wait_scale)) s"
+merger_gone "$job"
 np_wait_for 200 merged "$job" || np_fail "no merge logged for job $job"
 np_wait_for 150 epilogs_done "$job" || np_fail "not every node's store ended within $((150 * np_wait_scale)) s"
 np_slurmdbd_start

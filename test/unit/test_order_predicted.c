@@ -123,7 +123,7 @@ START_TEST(test_predicted_order)
 
     ck_assert_msg(ops != NULL, "%s: no order %s", cases[_i].what, cases[_i].order);
     make_view(&view, jv, cases[_i].jobs, cases[_i].njobs, cases[_i].distances);
-    ck_assert_int_eq(np_plan_make(&view, &request, ops, 1, 1, &plan), 0);
+    ck_assert_int_eq(np_plan_make(&view, &request, ops, 1, 1, NP_PLAN_EXACT, &plan), 0);
     for (size_t i = 0; i < plan.ncands; i++)
         got[i] = cases[_i].jobs[plan.cands[i].job_index].name;
     got[plan.ncands] = '\0';

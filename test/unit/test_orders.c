@@ -157,13 +157,14 @@ START_TEST(test_plan_request)
 
     load(c);
     np_order_default()->sort(c, NJOBS, 0);
-    ck_assert_uint_eq(np_plan_request_cover(c, NJOBS, plan_cases[_i].wanted, plan_cases[_i].cover,
-                                            steps, &nsteps),
-                      plan_cases[_i].planned);
+    ck_assert_uint_eq(
+        np_plan_request(c, NJOBS, plan_cases[_i].wanted, plan_cases[_i].cover, steps, &nsteps),
+        plan_cases[_i].planned);
     if (plan_cases[_i].cover == NP_PLAN_EXACT) {
         size_t again = 0;
-        ck_assert_uint_eq(np_plan_request(c, NJOBS, plan_cases[_i].wanted, steps, &again),
-                          plan_cases[_i].planned);
+        ck_assert_uint_eq(
+            np_plan_request(c, NJOBS, plan_cases[_i].wanted, NP_PLAN_EXACT, steps, &again),
+            plan_cases[_i].planned);
         ck_assert_uint_eq(again, nsteps);
     }
     for (size_t i = 0; i < nsteps; i++) {

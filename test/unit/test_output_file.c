@@ -60,18 +60,18 @@ START_TEST(mode_follows_the_umask)
 }
 END_TEST
 
-/* A writer killed before its rename left .plot.svg.XXXXXX: the next write removes it. One whose
- * writer still holds it (its lock), another user's name pattern or a link are left alone. */
+/* A writer killed before its rename left .plot.svg.PID.tmp: the next write removes it. One whose
+ * writer still holds it (its lock), another name's or a link are left alone. */
 START_TEST(stale_temporary_is_removed)
 {
     char stale[160], live[160], other[160], link[160];
     int live_fd, fd;
     struct stat st;
 
-    snprintf(stale, sizeof(stale), "%s/.plot.svg.AbCdEf", dir);
-    snprintf(live, sizeof(live), "%s/.plot.svg.LiVeOn", dir);
-    snprintf(other, sizeof(other), "%s/.plot.png.AbCdEf", dir);
-    snprintf(link, sizeof(link), "%s/.plot.svg.LiNkEd", dir);
+    snprintf(stale, sizeof(stale), "%s/.plot.svg.4000001.tmp", dir);
+    snprintf(live, sizeof(live), "%s/.plot.svg.4000002.tmp", dir);
+    snprintf(other, sizeof(other), "%s/.plot.png.4000001.tmp", dir);
+    snprintf(link, sizeof(link), "%s/.plot.svg.4000003.tmp", dir);
     ck_assert_int_ge(fd = open(stale, O_CREAT | O_WRONLY, 0600), 0);
     close(fd);
     ck_assert_int_ge(fd = open(other, O_CREAT | O_WRONLY, 0600), 0);
@@ -86,6 +86,48 @@ START_TEST(stale_temporary_is_removed)
     ck_assert_int_eq(lstat(other, &st), 0);
     ck_assert_int_eq(lstat(link, &st), 0);
     close(live_fd);
+}
+END_TEST
+
+/* The one writer's temporary, as numaplaced's: ".plot.svg.PID.tmp" beside the name, locked
+ * until the rename, and gone after it. */
+START_TEST(temporary_is_the_one_writers)
+{
+    struct np_output_file o;
+    struct np_err err = {0};
+    char tmp[160];
+    struct stat st;
+
+    ck_assert_msg(np_output_file_open(&o, target, &err) == 0, "%s", err.msg);
+    snprintf(tmp, sizeof(tmp), "%s/.plot.svg.%d.tmp", dir, (int)getpid());
+    ck_assert_str_eq(o.tmp, strrchr(tmp, '/') + 1);
+    ck_assert_int_eq(np_file_temp_pid(o.tmp), getpid());
+    ck_assert_int_eq(lstat(tmp, &st), 0);
+    ck_assert_msg(np_output_file_commit(&o, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(lstat(tmp, &st), -1);
+    ck_assert_int_eq(lstat(target, &st), 0);
+}
+END_TEST
+
+/* Something the writer cannot remove at its usual temporary name (another user's file in a shared
+ * directory; here a directory, which unlink refuses) does not stop the write: a name nobody could
+ * guess, still ending in our pid, is used instead. */
+START_TEST(planted_temporary_does_not_block)
+{
+    struct np_output_file o;
+    struct np_err err = {0};
+    char planted[160];
+    struct stat st;
+
+    snprintf(planted, sizeof(planted), "%s/.plot.svg.%d.tmp", dir, (int)getpid());
+    ck_assert_int_eq(mkdir(planted, 0700), 0);
+    ck_assert_msg(np_output_file_open(&o, target, &err) == 0, "%s", err.msg);
+    ck_assert_str_ne(o.tmp, strrchr(planted, '/') + 1);
+    ck_assert_int_eq(np_file_temp_pid(o.tmp), getpid());
+    ck_assert_msg(np_output_file_commit(&o, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(lstat(target, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+    ck_assert_int_eq(rmdir(planted), 0);
 }
 END_TEST
 
@@ -118,6 +160,8 @@ static Suite *output_file_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, mode_follows_the_umask, 0, (int)(sizeof(modes) / sizeof(modes[0])));
     tcase_add_test(tc, stale_temporary_is_removed);
+    tcase_add_test(tc, temporary_is_the_one_writers);
+    tcase_add_test(tc, planted_temporary_does_not_block);
     tcase_add_test(tc, close_survives_a_failed_flush);
     suite_add_tcase(s, tc);
     return s;

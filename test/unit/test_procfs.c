@@ -143,25 +143,25 @@ START_TEST(test_cpu_counters)
 
     /* Four online CPUs, 2 offline: columns map by the header, ERR/MIS are not per-CPU. */
     snprintf(root, sizeof(root), "%s", np_test_root("irq4"));
-    ck_assert_int_eq(np_proc_cpu_counters(root, "interrupts", per_cpu, 8, &err), 5);
+    ck_assert_int_eq(np_proc_cpu_counters(root, "interrupts", NULL, per_cpu, 8, &err), 5);
     ck_assert_uint_eq(per_cpu[0], 36 + 1 + 100 + 0 + 1000);
     ck_assert_uint_eq(per_cpu[1], 0 + 2 + 200 + 0 + 2000);
     ck_assert_uint_eq(per_cpu[2], 0);
     ck_assert_uint_eq(per_cpu[3], 3 + 300 + 3000);
     ck_assert_uint_eq(per_cpu[4], 4 + 400 + 4000);
-    ck_assert_int_eq(np_proc_cpu_counters(root, "softirqs", per_cpu, 8, &err), 5);
+    ck_assert_int_eq(np_proc_cpu_counters(root, "softirqs", NULL, per_cpu, 8, &err), 5);
     ck_assert_uint_eq(per_cpu[0], 16);
     ck_assert_uint_eq(per_cpu[4], 45);
     /* A table smaller than the machine: CPUs past it are not written. */
-    ck_assert_int_eq(np_proc_cpu_counters(root, "softirqs", per_cpu, 2, &err), 5);
+    ck_assert_int_eq(np_proc_cpu_counters(root, "softirqs", NULL, per_cpu, 2, &err), 5);
     ck_assert_uint_eq(per_cpu[1], 25);
 
     /* Captured from a two-CPU machine, and the live files. */
     snprintf(root, sizeof(root), "%s", np_test_root("host"));
-    ck_assert_int_eq(np_proc_cpu_counters(root, "interrupts", per_cpu, 8, &err), 2);
+    ck_assert_int_eq(np_proc_cpu_counters(root, "interrupts", NULL, per_cpu, 8, &err), 2);
     ck_assert_uint_gt(per_cpu[0] + per_cpu[1], 0);
-    ck_assert_int_ge(np_proc_cpu_counters(NULL, "softirqs", per_cpu, 8, &err), 1);
-    ck_assert_int_lt(np_proc_cpu_counters(root, "nonexistent", per_cpu, 8, &err), 0);
+    ck_assert_int_ge(np_proc_cpu_counters(NULL, "softirqs", NULL, per_cpu, 8, &err), 1);
+    ck_assert_int_lt(np_proc_cpu_counters(root, "nonexistent", NULL, per_cpu, 8, &err), 0);
     ck_assert_ptr_nonnull(strstr(err.msg, "cannot read"));
 }
 END_TEST
@@ -186,12 +186,12 @@ static int read_node_file(const char *root, const char *file, struct np_kept_fil
 {
     memset(values, 0, 8 * sizeof(*values));
     if (strcmp(file, "stat") == 0)
-        return np_proc_cpu_ticks_kept(root, kept, values, NULL, 8, err);
+        return np_proc_cpu_ticks(root, kept, values, NULL, 8, err);
     if (strstr(file, "meminfo"))
-        return np_node_meminfo_kept(root, 1, kept, &values[0], &values[1], err);
+        return np_node_meminfo(root, 1, kept, &values[0], &values[1], err);
     if (strcmp(file, "sys/kernel/numa_balancing") == 0)
-        return values[0] = (uint64_t)np_numa_balancing_enabled_kept(root, kept, err), 0;
-    return np_proc_cpu_counters_kept(root, file, kept, values, 8, err);
+        return values[0] = (uint64_t)np_numa_balancing_enabled(root, kept, err), 0;
+    return np_proc_cpu_counters(root, file, kept, values, 8, err);
 }
 
 static void expect_same(const char *root, const char *file, struct np_kept_file *kept)
@@ -256,12 +256,12 @@ START_TEST(test_cpu_busy_children_switches)
 
     /* user + nice + system + irq + softirq; offline cpu2 stays 0; global line skipped */
     snprintf(root, sizeof(root), "%s", np_test_root("host"));
-    ck_assert_int_eq(np_proc_cpu_busy(root, busy, 8, &err), 4);
+    ck_assert_int_eq(np_proc_cpu_ticks(root, NULL, busy, NULL, 8, &err), 4);
     ck_assert_uint_eq(busy[0], 10651 + 5 + 2546 + 7 + 16);
     ck_assert_uint_eq(busy[1], 12931 + 3565 + 48);
     ck_assert_uint_eq(busy[2], 0);
     ck_assert_uint_eq(busy[3], 100 + 50 + 1 + 2);
-    ck_assert_int_eq(np_proc_cpu_busy("/nonexistent", busy, 8, &err), -ENOENT);
+    ck_assert_int_eq(np_proc_cpu_ticks("/nonexistent", NULL, busy, NULL, 8, &err), -ENOENT);
     ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/proc/stat"));
 
     /* Live: our children are found through /proc/<pid>/task/<tid>/children. */
@@ -273,8 +273,8 @@ START_TEST(test_cpu_busy_children_switches)
             _exit(0);
         }
     }
-    n = np_proc_children(NULL, getpid(), 0, found, 8, &err);
-    ck_assert_int_eq(np_proc_children(NULL, getpid(), 1, found + 4, 4, &err),
+    n = np_proc_children(NULL, getpid(), 0, found, 8, NULL, &err);
+    ck_assert_int_eq(np_proc_children(NULL, getpid(), 1, found + 4, 4, NULL, &err),
                      3); /* main thread only */
     ck_assert_int_eq(n, 3);
     for (int i = 0; i < 3; i++) {
@@ -283,12 +283,13 @@ START_TEST(test_cpu_busy_children_switches)
             seen = seen || found[k] == kids[i];
         ck_assert_msg(seen, "child %d not listed", (int)kids[i]);
     }
-    ck_assert_int_eq(np_proc_children(NULL, getpid(), 0, found, 1, &err), 3); /* cut, but counted */
+    ck_assert_int_eq(np_proc_children(NULL, getpid(), 0, found, 1, NULL, &err),
+                     3); /* cut, but counted */
     for (int i = 0; i < 3; i++) {
         kill(kids[i], SIGKILL);
         waitpid(kids[i], NULL, 0);
     }
-    ck_assert_int_eq(np_proc_children(NULL, kids[0], 0, found, 8, &err), -ESRCH);
+    ck_assert_int_eq(np_proc_children(NULL, kids[0], 0, found, 8, NULL, &err), -ESRCH);
 
     /* Context switches summed over threads: sleeping voluntarily adds at least one. */
     ck_assert_int_eq(np_proc_ctxt_switches(NULL, getpid(), 0, &vol, &invol, NULL, NULL, &err), 0);
@@ -349,8 +350,8 @@ START_TEST(test_children_file)
     for (unsigned i = 0; i < children_cases[_i].repeat; i++)
         fputs(children_cases[_i].body, f);
     ck_assert_int_eq(fclose(f), 0);
-    ck_assert_msg(np_proc_children(root, 1, 1, found, 1024, &err) == children_cases[_i].found, "%s",
-                  children_cases[_i].name);
+    ck_assert_msg(np_proc_children(root, 1, 1, found, 1024, NULL, &err) == children_cases[_i].found,
+                  "%s", children_cases[_i].name);
     if (children_cases[_i].found)
         ck_assert_int_eq(found[0], children_cases[_i].first);
     nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -387,8 +388,7 @@ START_TEST(test_thread_walk_is_capped)
         fprintf(f, "%u ", 1000 + t);
         ck_assert_int_eq(fclose(f), 0);
     }
-    n = np_proc_children_walk(root, 1, (long)threads, found, NP_PROC_MAX_THREADS_WALKED + 8, &cut,
-                              &err);
+    n = np_proc_children(root, 1, (long)threads, found, NP_PROC_MAX_THREADS_WALKED + 8, &cut, &err);
     ck_assert_int_eq(n, NP_PROC_MAX_THREADS_WALKED);
     ck_assert(cut == (threads > NP_PROC_MAX_THREADS_WALKED));
     nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -407,11 +407,11 @@ START_TEST(test_numa_balancing)
     ck_assert_uint_eq(faults, 2048);
     /* 100 has no sched file in the fixture: gone, as far as the reader can tell */
     ck_assert_int_eq(np_proc_numa_balancing(root, 100, &migrated, &faults, &err), -ESRCH);
-    ck_assert_int_eq(np_numa_balancing_enabled(root, &err), 1);
-    ck_assert_int_lt(np_numa_balancing_enabled("/nonexistent", &err), 0);
+    ck_assert_int_eq(np_numa_balancing_enabled(root, NULL, &err), 1);
+    ck_assert_int_lt(np_numa_balancing_enabled("/nonexistent", NULL, &err), 0);
     ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/proc/sys/kernel/numa_balancing"));
     /* live: this kernel answers one way or the other, and our own sched file reads */
-    ck_assert_int_ge(np_numa_balancing_enabled(NULL, &err), 0);
+    ck_assert_int_ge(np_numa_balancing_enabled(NULL, NULL, &err), 0);
     ck_assert_int_eq(np_proc_numa_balancing(NULL, getpid(), &migrated, &faults, &err), 0);
 }
 END_TEST
@@ -423,12 +423,12 @@ START_TEST(test_node_meminfo)
     char root[4096];
 
     snprintf(root, sizeof(root), "%s", np_test_root("host"));
-    ck_assert_int_eq(np_node_meminfo(root, 1, &total, &free_bytes, &err), 0);
+    ck_assert_int_eq(np_node_meminfo(root, 1, NULL, &total, &free_bytes, &err), 0);
     ck_assert_uint_eq(total, 1024ull << 20);
     ck_assert_uint_eq(free_bytes, 512ull << 20);
-    ck_assert_int_eq(np_node_meminfo(root, 7, &total, &free_bytes, &err), -ENOENT);
+    ck_assert_int_eq(np_node_meminfo(root, 7, NULL, &total, &free_bytes, &err), -ENOENT);
     ck_assert_ptr_nonnull(strstr(err.msg, "node7/meminfo"));
-    ck_assert_int_eq(np_node_meminfo(NULL, 0, &total, &free_bytes, &err), 0); /* live */
+    ck_assert_int_eq(np_node_meminfo(NULL, 0, NULL, &total, &free_bytes, &err), 0); /* live */
     ck_assert_uint_gt(total, free_bytes);
 }
 END_TEST

@@ -644,8 +644,7 @@ START_TEST(test_set_from_scenario)
     load_tables(&model, &fp);
     ck_assert_msg(np_scenario_parse(text, strlen(text), &sc, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(
-        np_replay_set_from_scenario_flags(&sc, &model, &fp, 0.5, NP_REPLAY_WITH_CORUN, &set, &err),
-        0);
+        np_replay_set_from_scenario(&sc, &model, &fp, 0.5, NP_REPLAY_WITH_CORUN, &set, &err), 0);
     ck_assert_uint_eq(set.set.njobs, 4);
     ck_assert_uint_eq(set.set.nrequests, 1);
     ck_assert_uint_eq(set.set.requests[0].pages, 7);
@@ -659,7 +658,7 @@ START_TEST(test_set_from_scenario)
     ck_assert_str_eq(set.jobs[3].row->input, "2"); /* its own input's row */
     ck_assert_double_eq_tol(set.jobs[3].work_s, 155.8813, 1e-9);
     np_replay_owned_fini(&set);
-    ck_assert_int_eq(np_replay_set_from_scenario(&sc, &model, &fp, 1, &set, &err), 0);
+    ck_assert_int_eq(np_replay_set_from_scenario(&sc, &model, &fp, 1, 0, &set, &err), 0);
     ck_assert_double_eq(set.jobs[0].corun, 0); /* without the flag: none */
     np_replay_owned_fini(&set);
     np_replay_owned_fini(NULL);
@@ -696,8 +695,8 @@ START_TEST(test_set_from_bad_scenario)
              "[{\"benchmark\": \"%s\", \"node\": 0}]}",
              bad_builds[_i].benchmark);
     ck_assert_msg(np_scenario_parse(text, strlen(text), &sc, &err) == 0, "%s", err.msg);
-    ck_assert_int_eq(np_replay_set_from_scenario_flags(&sc, &model, &fp, bad_builds[_i].scale,
-                                                       bad_builds[_i].flags, &set, &err),
+    ck_assert_int_eq(np_replay_set_from_scenario(&sc, &model, &fp, bad_builds[_i].scale,
+                                                 bad_builds[_i].flags, &set, &err),
                      -EINVAL);
     ck_assert_msg(strstr(err.msg, bad_builds[_i].message), "%s", err.msg);
     ck_assert_ptr_null(set.jobs);
@@ -726,9 +725,8 @@ START_TEST(test_shipped_sets_rank)
             struct np_replay_owned set;
             struct np_replay_result best, worst_plus;
             double random = 0;
-            ck_assert_msg(
-                np_replay_set_from_scenario_flags(&sc, &model, &fp, 1, flags, &set, &err) == 0,
-                "%s", err.msg);
+            ck_assert_msg(np_replay_set_from_scenario(&sc, &model, &fp, 1, flags, &set, &err) == 0,
+                          "%s", err.msg);
             ck_assert_int_eq(np_replay_run(&set.set, &c, np_order_lookup("best"), 0, &best, &err),
                              0);
             ck_assert_int_eq(

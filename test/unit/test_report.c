@@ -247,6 +247,46 @@ START_TEST(test_exited_processes_keep_figures)
 }
 END_TEST
 
+/* A counter the kernel multiplexed (time running below time enabled) says so in the report, with
+ * its share of time on a counter, and its source says the value is scaled; one that had a
+ * counter throughout has no such member. The CPI over multiplexed counts says it is an estimate. */
+START_TEST(test_multiplexed_counts_said)
+{
+    struct np_step_figures js;
+    struct np_job_meta meta = {.job_id = 1, .interval_s = 1, .sensitivity = "low"};
+    struct np_sample s;
+    json_t *r, *cycles, *clock;
+
+    np_step_figures_init(&js);
+    for (int i = 1; i <= 3; i++) {
+        np_sample_init(&s);
+        s.t = i;
+        s.processes = 1;
+        s.have_perf[NP_PERF_CYCLES] = s.have_perf[NP_PERF_INSTRUCTIONS] = true;
+        s.have_perf[NP_PERF_TASK_CLOCK] = true;
+        s.perf[NP_PERF_CYCLES] = 2000u * (unsigned)i;
+        s.perf[NP_PERF_INSTRUCTIONS] = 1000u * (unsigned)i;
+        s.perf[NP_PERF_TASK_CLOCK] = 1000u * (unsigned)i;
+        for (int e = 0; e < NP_PERF_NEVENTS; e++)
+            s.perf_enabled_ns[e] = s.perf_running_ns[e] = 1000u * (unsigned)i;
+        s.perf_running_ns[NP_PERF_CYCLES] = 250u * (unsigned)i; /* a quarter of the time */
+        ck_assert_int_eq(np_step_figures_add(&js, &s), 0);
+    }
+    r = np_report_new(&meta, &js, true);
+    cycles = json_object_get(json_object_get(r, "perf_counts"), "cycles");
+    ck_assert_double_eq_tol(num(cycles, "multiplexed.running_share"), 0.25, 1e-9);
+    ck_assert_ptr_nonnull(strstr(str_at(cycles, "source"), "scaled"));
+    ck_assert_int_eq((int)num(cycles, "value"), 6000);
+    clock = json_object_get(json_object_get(r, "perf_counts"), "task_clock_ns");
+    ck_assert_ptr_null(json_object_get(clock, "multiplexed"));
+    ck_assert_ptr_null(strstr(str_at(clock, "source"), "scaled"));
+    ck_assert_ptr_nonnull(strstr(str_at(r, "cpi.multiplexed"), "estimate"));
+    ck_assert_double_eq_tol(num(r, "cpi.mean"), 2.0, 1e-9);
+    json_decref(r);
+    np_step_figures_fini(&js);
+}
+END_TEST
+
 /* Counters for Prometheus: every interval's increase summed, so rate() over any window sees all
  * of it (not the last interval's rate); an interval whose sum over the tasks fell (a task went)
  * adds nothing, and without counters nothing is counted. */
@@ -648,6 +688,7 @@ int main(void)
     tcase_add_loop_test(tc, test_replay_bad, 0, (int)(sizeof(bad_traces) / sizeof(bad_traces[0])));
     tcase_add_test(tc, test_sample_round_trip);
     tcase_add_test(tc, test_exited_processes_keep_figures);
+    tcase_add_test(tc, test_multiplexed_counts_said);
     tcase_add_loop_test(tc, test_processes_cut_is_said, 0, 2);
     tcase_add_loop_test(tc, test_counters_accumulate, 0,
                         (int)(sizeof(counted_cases) / sizeof(counted_cases[0])));

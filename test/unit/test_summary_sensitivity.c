@@ -134,6 +134,44 @@ START_TEST(test_advice_and_prediction)
 }
 END_TEST
 
+/* Counts from an emulated CPU (the report's sampling.emulated_cpu) describe the emulator: no
+ * prediction from them, whether they are all there or some are missing, and the reason says so. */
+START_TEST(test_emulated_cpu_not_predicted)
+{
+    struct np_sens_model model;
+    struct np_err err = {0};
+    struct np_sum s;
+    struct np_sum_prediction p;
+
+    load_model(&model);
+    for (int missing = 0; missing <= 1; missing++) {
+        json_t *report = json_load_file(np_test_fixture("summary/job100.0.node1.json"), 0, NULL);
+        json_t *sum = np_summary_new(100);
+        ck_assert_ptr_nonnull(report);
+        json_object_set_new(report, "duration_s", json_real(600));
+        json_object_set_new(
+            report, "perf_counts",
+            json_pack("{s:o, s:o, s:o, s:o}", "cycles", count(2e12), "instructions", count(1e12),
+                      "llc_load_misses",
+                      missing ? json_pack("{s:s}", "unavailable", "no cache events") : count(8e9),
+                      "llc_store_misses", count(1e9)));
+        json_object_set_new(json_object_get(report, "sampling"), "emulated_cpu",
+                            json_string("CPU implementer 0x00"));
+        ck_assert_msg(np_summary_add_report(sum, report, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(np_sum_decode(sum, &s, NULL), 0);
+        np_sum_predict(&s, &model, &p);
+        ck_assert(!p.available);
+        ck_assert_msg(strstr(p.why, "counted on an emulated CPU (CPU implementer 0x00), where a "
+                                    "prediction is not meaningful"),
+                      "%s", p.why);
+        ck_assert(!missing || strstr(p.why, "no cache events; and counted"));
+        np_sum_free(&s);
+        json_decref(sum);
+        json_decref(report);
+    }
+}
+END_TEST
+
 /* No table, a summary written before steps carried counters, steps trimmed: each says why. */
 START_TEST(test_unavailable_without_inputs)
 {
@@ -229,6 +267,7 @@ int main(void)
     TCase *tc = tcase_create("summary_sensitivity");
     tcase_add_loop_test(tc, test_advice_and_prediction, 0, sizeof(cases) / sizeof(cases[0]));
     tcase_add_test(tc, test_unavailable_without_inputs);
+    tcase_add_test(tc, test_emulated_cpu_not_predicted);
     tcase_add_test(tc, test_step_members);
     tcase_add_test(tc, test_text);
     suite_add_tcase(s, tc);

@@ -4,8 +4,10 @@
 here=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=${NUMAPLACE_BUILD:-$top/build}
-if ! command -v qemu-system-x86_64 >/dev/null; then
-  echo "!!!! SKIPPED: qemu-system-x86_64 is not installed, the multi-NUMA guest cannot run here !!!!"
+# A suite of another machine sets guest_qemu first (qemu-system-aarch64 for the arm64 guest).
+guest_qemu=${guest_qemu:-qemu-system-x86_64}
+if ! command -v "$guest_qemu" >/dev/null; then
+  echo "!!!! SKIPPED: $guest_qemu is not installed, the multi-NUMA guest cannot run here !!!!"
   exit 77
 fi
 cd "$top" || exit 1

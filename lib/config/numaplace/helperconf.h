@@ -27,8 +27,6 @@ enum np_auto_load {
                                     of its CPUs, a proxy the site opts into (a VM, no PMU) */
     NP_AUTO_LOAD_COUNT
 };
-/** "measured", "cpu-busy". Borrowed, static. */
-NP_API const char *np_auto_load_name(enum np_auto_load load);
 
 struct np_helper_config {
     char socket[108];                     /**< socket: the Unix socket (sun_path size) */

@@ -45,9 +45,6 @@ struct np_metrics_config {
     unsigned step_series_max; /**< 0: no cap */
 };
 
-/** Is @p key one of metrics_listen, metrics_users, metrics_allow, metrics_step_series? */
-NP_API bool np_metrics_config_key(const char *key);
-
 /**
  * Set one metrics key (np_helper_config_set calls it). metrics_listen: "" or HOST:PORT with an
  * IPv4 address or [IPv6]; metrics_users: "" or user names or uids, comma-separated (names must

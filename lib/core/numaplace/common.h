@@ -76,6 +76,12 @@ NP_API void np_logf(const struct np_log *log, enum np_log_level level, const cha
 /** Name of a level ("error", "warning", "info", "debug"). Borrowed. */
 NP_API const char *np_log_level_name(enum np_log_level level);
 
+/** CLOCK_MONOTONIC in seconds: deadlines and durations. */
+NP_API double np_monotonic_s(void);
+
+/** Sleep @p seconds (nothing when not above 0), resumed after a signal that did not end us. */
+NP_API void np_sleep_s(double seconds);
+
 #ifdef __cplusplus
 }
 #endif

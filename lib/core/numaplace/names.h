@@ -37,9 +37,6 @@ NP_API int np_name_parse(const struct np_name_table *table, const char *text, un
 
 /** Write "a, b, c" into @p buf (cut, never overflowed). @return the length it needed. */
 NP_API size_t np_name_list(const struct np_name_table *table, char *buf, size_t len);
-/** The same with another separator ("|" for usage lines). */
-NP_API size_t np_name_list_sep(const struct np_name_table *table, const char *separator, char *buf,
-                               size_t len);
 
 /** The list "a, b, c" (with @p separator between names), built once per table and separator.
  *  Borrowed: valid for the life of the process. Thread-safe. */

@@ -1,16 +1,19 @@
 /*
- * numaplace/output_file.h - write a file a user named, as root, without writing through a link.
- *
- * The name may sit in a directory other users can write (/tmp): whatever they planted there must
- * not be written through. So the file is written as a temporary of our own next to it (O_EXCL,
- * O_NOFOLLOW), flushed, and renamed over the name; a symlink or anything but a regular file at
- * the name is refused, and one planted after that check is replaced by the rename, never followed.
+ * numaplace/output_file.h - numaplace's one atomic writer: the files root's command writes at a
+ * name a user gave, and numaplaced's reports, registry and parts (daemon/safe_file.h). A
+ * temporary of our own next to the name (np_file_temp_at: O_EXCL, O_NOFOLLOW), written, flushed,
+ * renamed over the name and the directory flushed (np_file_replace_at): a crash leaves the old
+ * file or the new one, whole, and nothing planted at either name is written through. The name may
+ * sit in a directory other users can write (/tmp): a symlink or anything but a regular file at it
+ * is refused, and one planted after that check is replaced by the rename, never followed.
  */
 #ifndef NUMAPLACE_OUTPUT_FILE_H
 #define NUMAPLACE_OUTPUT_FILE_H
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
 
 #include "numaplace/common.h"
 
@@ -20,17 +23,26 @@ extern "C" {
 
 /** One output being written: fd is the temporary file's (the caller writes to it). */
 struct np_output_file {
-    int fd;
+    int fd, dirfd;
     char path[PATH_MAX];
-    char tmp[PATH_MAX];
+    char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
 };
 
 /**
+ * Create the temporary file for @p name in @p dirfd: ".NAME.PID.tmp" (a leftover of this process
+ * is removed first), or ".NAME.RANDOM.PID.tmp" when someone else's file holds that name, mode @p mode, its name into @p tmp (@p size bytes). @return the fd, or -errno
+ */
+NP_API int np_file_temp_at(int dirfd, const char *name, mode_t mode, char *tmp, size_t size);
+
+/** The writer's pid in @p name when it is one of np_file_temp_at's names, else -1. */
+NP_API long np_file_temp_pid(const char *name);
+
+/**
  * Start writing @p path (mode 0644 less the umask), first removing the temporaries an earlier
- * writer of it left when killed (regular files of this user no longer locked). Refuses (-ELOOP)
- * a symlink at @p path and (-EINVAL) anything there but a regular file. @return 0, or -errno with
- * @p err naming @p path; on success the caller ends with np_output_file_commit or
- * np_output_file_abort.
+ * writer of it left when killed (regular files of this user whose lock, held until the rename, is
+ * free). Refuses (-ELOOP) a symlink at @p path and (-EINVAL) anything there but a regular file.
+ * @return 0, or -errno with @p err naming @p path; on success the caller ends with
+ * np_output_file_commit or np_output_file_abort.
  */
 NP_API int np_output_file_open(struct np_output_file *o, const char *path, struct np_err *err);
 
@@ -39,12 +51,11 @@ NP_API int np_output_file_open(struct np_output_file *o, const char *path, struc
 NP_API int np_output_file_commit(struct np_output_file *o, struct np_err *err);
 
 /**
- * The end of every atomic write (this file's and numaplaced's reports and registry): flush @p fd,
- * close it (whatever the flush said), rename @p tmp over @p name (both relative to @p dirfd, or
- * AT_FDCWD), and where @p durable, flush the directory so that the rename survives a crash too.
- * On failure @p tmp is removed. @return 0 or -errno
+ * The end of every atomic write: flush @p fd, close it (whatever the flush said), rename @p tmp
+ * over @p name (both in @p dirfd) and flush the directory so that the rename survives a crash
+ * too. On failure @p tmp is removed. @return 0 or -errno
  */
-NP_API int np_file_replace_at(int dirfd, int fd, const char *tmp, const char *name, bool durable);
+NP_API int np_file_replace_at(int dirfd, int fd, const char *tmp, const char *name);
 
 /** Close and remove the temporary file (accepts one already ended). */
 NP_API void np_output_file_abort(struct np_output_file *o);

@@ -48,6 +48,9 @@ struct np_job_meta {
     /** why the step runs on /proc alone where the node has perf counters (numaplaced's
      *  descriptor budget); "" when it does not */
     char backends_reason[256];
+    /** what says the node's CPU is emulated (numaplace/emulated.h), "" when it is not: its
+     *  counters count the emulator's definitions */
+    char emulated_cpu[256];
     uint64_t local_nodes;      /**< bit n: its effective CPUs are on NUMA node n (0 = unknown) */
     uint64_t registered_nodes; /**< bit n: its registered cpus are on node n (0 = unknown) */
     json_t *tasks; /**< borrowed, may be NULL: [{task, pid, policy, mode, nodes, cpus}] */

@@ -116,7 +116,7 @@ NP_API int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_ma
 struct np_perf_value {
     bool available;
     /** raw scaled by time_enabled/time_running when the kernel multiplexed the counter (an
-     * estimate then); equal to raw otherwise, 0 if the counter never ran */
+     * estimate then); equal to raw otherwise, 0 if the process never ran */
     uint64_t value;
     uint64_t raw, time_enabled_ns, time_running_ns;
     /** when !available: why; borrowed from @p c (or static storage), else NULL */
@@ -127,7 +127,9 @@ struct np_perf_value {
  * Read @p ev of @p c: the total since the open over the process, its threads and its children
  * (children that exited are folded in by the kernel). Safe on a closed or never opened counter.
  * @return 0, or a negative errno with @p out->available false and @p out->reason set:
- *         -EINVAL (bad @p c or @p ev), -EBADF (not open), -errno or -EIO (the read failed)
+ *         -EINVAL (bad @p c or @p ev), -EBADF (not open), -errno or -EIO (the read failed),
+ *         -EAGAIN (the process ran but the event never had a hardware counter: multiplexed out;
+ *         the times are set)
  */
 NP_API int np_perf_read(const struct np_perf_counters *c, enum np_perf_event ev,
                         struct np_perf_value *out);

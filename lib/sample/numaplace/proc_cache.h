@@ -94,7 +94,7 @@ NP_API struct np_proc_entry *np_proc_cache_stat(struct np_proc_cache *c, pid_t p
                                                 struct np_proc_stat *st, struct np_err *err);
 
 /**
- * The children of the entry's process, as np_proc_children_walk (@p threads_cut may be NULL):
+ * The children of the entry's process, as np_proc_children (@p threads_cut may be NULL):
  * with @p threads == 1 through the kept main-thread file (opened and kept if the budget allows).
  */
 NP_API int np_proc_cache_children(struct np_proc_cache *c, struct np_proc_entry *e, long threads,

@@ -81,6 +81,9 @@ NP_API const char *np_proc_status_cpus_allowed(const struct np_proc_status *ps);
 NP_API int np_proc_status_read(const char *root, pid_t pid, struct np_proc_status *out,
                                struct np_err *err);
 
+/* Each reader with a @p kept argument reads through a file kept open between calls (NULL: opened
+ * afresh each time), with the same figures. */
+
 /**
  * Per-CPU totals of /proc/interrupts or /proc/softirqs (@p file: "interrupts" or "softirqs")
  * under @p root: every per-CPU line summed, columns mapped by the "CPUn" header (offline CPUs
@@ -89,52 +92,33 @@ NP_API int np_proc_status_read(const char *root, pid_t pid, struct np_proc_statu
  * @param per_cpu caller array of @p max_cpus counters, zeroed and filled by CPU number
  * @return the highest CPU number seen + 1, or -ENOENT / -EINVAL / -errno with @p err
  */
-NP_API int np_proc_cpu_counters(const char *root, const char *file, uint64_t *per_cpu,
-                                unsigned max_cpus, struct np_err *err);
-
-/** np_proc_cpu_counters through a file kept open between calls (@p kept; NULL: opened afresh),
- * with the same figures. */
-NP_API int np_proc_cpu_counters_kept(const char *root, const char *file, struct np_kept_file *kept,
-                                     uint64_t *per_cpu, unsigned max_cpus, struct np_err *err);
+NP_API int np_proc_cpu_counters(const char *root, const char *file, struct np_kept_file *kept,
+                                uint64_t *per_cpu, unsigned max_cpus, struct np_err *err);
 
 /**
  * Per-CPU busy time from /proc/stat under @p root: user + nice + system + irq + softirq, in
- * clock ticks (idle, iowait and steal are not work done on the CPU).
- * @param busy_ticks caller array of @p max_cpus counters, zeroed and filled by CPU number
+ * clock ticks (idle, iowait and steal are not work done on the CPU), into @p busy_ticks (caller
+ * array of @p max_cpus, zeroed and filled by CPU number); in @p total_ticks (the same, or NULL)
+ * each CPU's ticks of every kind, idle, iowait and steal included: the time the kernel
+ * accounted, which on a starved virtual machine is less than wall-clock time times the tick rate.
  * @return the highest CPU number seen + 1, or -errno / -EINVAL with @p err
  */
-NP_API int np_proc_cpu_busy(const char *root, uint64_t *busy_ticks, unsigned max_cpus,
-                            struct np_err *err);
+NP_API int np_proc_cpu_ticks(const char *root, struct np_kept_file *kept, uint64_t *busy_ticks,
+                             uint64_t *total_ticks, unsigned max_cpus, struct np_err *err);
 
-/**
- * np_proc_cpu_busy through a file kept open between calls (@p kept; NULL: opened afresh), and
- * in @p total_ticks (caller array of @p max_cpus, or NULL) each CPU's ticks of every kind, idle,
- * iowait and steal included: the time the kernel accounted, which on a starved virtual machine
- * is less than wall-clock time times the tick rate.
- */
-NP_API int np_proc_cpu_ticks_kept(const char *root, struct np_kept_file *kept, uint64_t *busy_ticks,
-                                  uint64_t *total_ticks, unsigned max_cpus, struct np_err *err);
+/** Threads of one process whose children files np_proc_children reads, at most. */
+#define NP_PROC_MAX_THREADS_WALKED 4096
 
 /**
  * The children of every thread of @p pid (/proc/<pid>/task/<tid>/children, which lists the
  * processes a thread forked), appended to @p out up to @p max. With @p threads == 1 only the
- * main thread's file is read (no directory walk: numaplaced's hot path); 0 means unknown. At
- * most NP_PROC_MAX_THREADS_WALKED threads are walked (np_proc_children_walk says when).
+ * main thread's file is read (no directory walk: numaplaced's hot path); 0 means unknown. The
+ * walk stops after NP_PROC_MAX_THREADS_WALKED threads (the children of the rest are not found):
+ * @p threads_cut (may be NULL) says whether it did.
  * @return the number found (more than @p max when cut), -ESRCH (gone), or -errno with @p err
  */
 NP_API int np_proc_children(const char *root, pid_t pid, long threads, pid_t *out, unsigned max,
-                            struct np_err *err);
-
-/** Threads of one process whose children files np_proc_children_walk reads, at most. */
-#define NP_PROC_MAX_THREADS_WALKED 4096
-
-/**
- * np_proc_children, with the walk of @p pid's threads cut after NP_PROC_MAX_THREADS_WALKED of
- * them (the children of the rest are not found): @p threads_cut (may be NULL) says whether it
- * was. np_proc_children is this with NULL.
- */
-NP_API int np_proc_children_walk(const char *root, pid_t pid, long threads, pid_t *out,
-                                 unsigned max, bool *threads_cut, struct np_err *err);
+                            bool *threads_cut, struct np_err *err);
 
 /**
  * The pids listed in one open task/<tid>/children file, read from offset 0 (pread), stored
@@ -171,22 +155,15 @@ NP_API int np_proc_numa_balancing(const char *root, pid_t pid, uint64_t *pages_m
  * Whether automatic NUMA balancing is on (/proc/sys/kernel/numa_balancing under @p root).
  * @return 1 on, 0 off, or -errno with @p err (no such file: the kernel does not have it)
  */
-NP_API int np_numa_balancing_enabled(const char *root, struct np_err *err);
-
-/** np_numa_balancing_enabled through a file kept open between calls (@p kept; NULL: afresh). */
-NP_API int np_numa_balancing_enabled_kept(const char *root, struct np_kept_file *kept,
-                                          struct np_err *err);
+NP_API int np_numa_balancing_enabled(const char *root, struct np_kept_file *kept,
+                                     struct np_err *err);
 
 /**
  * A NUMA node's memory from /sys/devices/system/node/node<N>/meminfo under @p root.
  * @return 0, -ENOENT (no such node) or -errno / -EINVAL with @p err
  */
-NP_API int np_node_meminfo(const char *root, unsigned node, uint64_t *total_bytes,
-                           uint64_t *free_bytes, struct np_err *err);
-
-/** np_node_meminfo through a file kept open between calls (@p kept; NULL: opened afresh). */
-NP_API int np_node_meminfo_kept(const char *root, unsigned node, struct np_kept_file *kept,
-                                uint64_t *total_bytes, uint64_t *free_bytes, struct np_err *err);
+NP_API int np_node_meminfo(const char *root, unsigned node, struct np_kept_file *kept,
+                           uint64_t *total_bytes, uint64_t *free_bytes, struct np_err *err);
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,9 @@ struct np_sample {
     uint64_t balancing_pages_migrated, balancing_faults;
     /* perf: per event, summed over the tasks (have_perf) */
     uint64_t perf[NP_PERF_NEVENTS];
+    /** perf: the kernel's time enabled and time on a hardware counter, summed over the tasks;
+     *  running < enabled: the kernel multiplexed the event and perf[] is scaled (an estimate) */
+    uint64_t perf_enabled_ns[NP_PERF_NEVENTS], perf_running_ns[NP_PERF_NEVENTS];
     /** LLC misses (load + store) attributed to the NUMA node of the CPUs the tasks ran on */
     uint64_t misses_by_node[NP_SAMPLE_MAX_NODES];
 

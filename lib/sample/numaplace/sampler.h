@@ -147,22 +147,12 @@ NP_API int np_sampler_sample(struct np_sampler *s, double now, const struct np_n
 NP_API hwloc_const_bitmap_t np_sampler_effective_cpus(const struct np_sampler *s);
 
 /**
- * Narrow the effective CPUs to @p cpus ∩ @p allowed (the union of the processes' affinity; NULL
- * or empty: unknown), or back to @p cpus when that is unknown or empty. Called by
- * np_sampler_sample at each detail interval.
- */
-NP_API void np_sampler_narrow_cpus(struct np_sampler *s, hwloc_const_bitmap_t allowed);
-
-/**
  * Set the node-wide figures of @p out (interrupts, softirqs, busy time of the job's CPUs) from
  * @p nc (NULL: not read), replacing what np_sampler_sample put there: for a sample whose node
  * counters are read after it was taken (a job found ended at an interval that skipped them).
  */
 NP_API void np_sampler_node_figures(const struct np_sampler *s, const struct np_node_counters *nc,
                                     struct np_sample *out);
-
-/** CLOCK_MONOTONIC in seconds. */
-NP_API double np_monotonic_s(void);
 
 #ifdef __cplusplus
 }

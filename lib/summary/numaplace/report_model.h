@@ -92,6 +92,7 @@ struct np_report {
     char *schema, *node, *step, *start, *end, *sensitivity, *cpus, *policy_requested;
     char *job_class, *class_source; /**< `class`, `class_source`; NULL when absent */
     char *helper_shared_cpus;       /**< `helper.shared_cpus`; NULL when absent */
+    char *emulated_cpu; /**< `sampling.emulated_cpu`: the counters are an emulator's; NULL: not */
     bool has_job_id, has_uid, complete;
     json_int_t job_id, uid;
     double duration_s;

@@ -260,18 +260,15 @@ enum np_plan_cover {
 };
 
 /**
- * Take sorted candidates until @p pages_wanted pages are covered, the last one partially.
+ * Take sorted candidates until @p pages_wanted pages are covered, the last one as @p cover says.
  * @param steps  caller array of at least @p count entries
  * @param nsteps receives the number of steps
- * @return the pages planned (< pages_wanted when candidates ran out: the request ends short)
+ * @return the pages planned (< pages_wanted when candidates ran out: the request ends short;
+ *         with NP_PLAN_WHOLE_SHARES it may exceed @p pages_wanted)
  */
 NP_API uint64_t np_plan_request(const struct np_candidate *cands, size_t count,
-                                uint64_t pages_wanted, struct np_plan_step *steps, size_t *nsteps);
-/** np_plan_request with the way the last job is taken chosen (@p cover). With
- *  NP_PLAN_WHOLE_SHARES the return may exceed @p pages_wanted. */
-NP_API uint64_t np_plan_request_cover(const struct np_candidate *cands, size_t count,
-                                      uint64_t pages_wanted, enum np_plan_cover cover,
-                                      struct np_plan_step *steps, size_t *nsteps);
+                                uint64_t pages_wanted, enum np_plan_cover cover,
+                                struct np_plan_step *steps, size_t *nsteps);
 
 /** A request's plan over a view. Free with np_plan_fini. */
 struct np_plan {
@@ -287,17 +284,12 @@ struct np_plan {
 /**
  * Plan @p request over @p view: the candidates are the LOW jobs with pages on S (high jobs are
  * never moved away), or only the request's target job; @p order sorts them (ignored for a
- * targeted request) and they are taken until @p pages_wanted pages are covered.
- * @return 0, or -EINVAL (nodes out of range or equal), -ENOMEM
+ * targeted request) and they are taken until @p pages_wanted pages are covered (@p cover: how
+ * the last job is taken). @return 0, or -EINVAL (nodes out of range or equal), -ENOMEM
  */
 NP_API int np_plan_make(const struct np_node_view *view, const struct np_request *request,
                         const struct np_order_ops *order, uint64_t seed, uint64_t pages_wanted,
-                        struct np_plan *plan);
-/** np_plan_make with the way the last job is taken chosen (@p cover; np_plan_make: exact). */
-NP_API int np_plan_make_cover(const struct np_node_view *view, const struct np_request *request,
-                              const struct np_order_ops *order, uint64_t seed,
-                              uint64_t pages_wanted, enum np_plan_cover cover,
-                              struct np_plan *plan);
+                        enum np_plan_cover cover, struct np_plan *plan);
 /** Free what the plan owns. Accepts NULL. */
 NP_API void np_plan_fini(struct np_plan *plan);
 

@@ -73,17 +73,10 @@ struct np_auto_choice {
 };
 
 /**
- * The rule (docs/auto.md), in order:
- *  1. sensitivity = the user's label, else the history's, else the site default's, else unknown;
- *  2. low: local, whatever the load (placement barely matters to it; local keeps its traffic
- *     off the links and off other nodes' controllers);
- *  3. not low and the task's CPUs span several nodes: interleave (over exactly the step's
- *     nodes here), the spread its threads' accesses have anyway;
- *  4. high on one node that is loaded while another allowed node is not: interleave-all;
- *  5. otherwise local (unknown sensitivity, an unloaded node, every node loaded, no advice).
- * Never chooses local-strict: a bind turns a full node into an out-of-memory kill, which the
- * preference of local spills instead; a user who wants it names it.
- * @return 0, or -EINVAL for NULL arguments
+ * The rule of docs/auto.md's table: the sensitivity from the user's label, else the history's,
+ * else the site default's; low: local; not low across nodes: interleave (the step's nodes); high
+ * on a loaded node with an unloaded one allowed: interleave-all; else local. Never local-strict
+ * (a bind turns a full node into an out-of-memory kill). @return 0, or -EINVAL for NULL arguments
  */
 NP_API int np_auto_choose(const struct np_auto_input *in, struct np_auto_choice *out);
 

@@ -22,10 +22,6 @@ NP_API uint64_t np_draw_next(uint64_t *state);
 /** A uniform draw in (0, 1), never 0 or 1 (53 bits of np_draw_next). */
 NP_API double np_draw_uniform(uint64_t *state);
 
-/** A standard normal draw (Box-Muller over two np_draw_uniform draws; no value is cached, so
- *  the sequence depends only on the state). */
-NP_API double np_draw_normal(uint64_t *state);
-
 /** A multiplicative lognormal factor exp(@p sigma x N(0, 1)): median 1, so a factor and its
  *  inverse are equally likely; exactly 1 for @p sigma 0 (the state still advances). */
 NP_API double np_draw_lognormal(uint64_t *state, double sigma);

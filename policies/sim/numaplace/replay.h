@@ -185,15 +185,6 @@ NP_API int np_replay_run(const struct np_replay_set *set, const struct np_replay
                          struct np_replay_result *result, struct np_err *err);
 
 /**
- * A job's slowdown with @p pages[n] of its pages on node n (n < @p nnodes) and its CPUs on
- * @p cpu_node: the model's curve at its remote share, the excess scaled from the near node's
- * distance (21) to the remote pages' mean distance (np_penalty_scale_slowdown).
- */
-NP_API double np_replay_slowdown(const struct np_model_row *row, const uint64_t *pages,
-                                 unsigned nnodes, unsigned cpu_node,
-                                 const uint8_t (*distance)[NP_MAX_NODES]);
-
-/**
  * The thesis's eq. 6.1: the geometric mean over jobs of each job's time relative to the same
  * job in the reference (Best) run. NAN when @p n is 0 or a time is not positive.
  */

@@ -37,17 +37,11 @@ enum np_replay_build_flag {
  * @return 0, or -EINVAL with @p err naming the job ("jobs[2].benchmark") and what is missing,
  *         -ENOMEM
  */
-NP_API int np_replay_set_from_scenario_flags(const struct np_scenario *scenario,
-                                             const struct np_model *model,
-                                             const struct np_footprints *footprints,
-                                             double footprint_scale, unsigned flags,
-                                             struct np_replay_owned *out, struct np_err *err);
-/** np_replay_set_from_scenario_flags without flags: no co-location factors. */
 NP_API int np_replay_set_from_scenario(const struct np_scenario *scenario,
                                        const struct np_model *model,
                                        const struct np_footprints *footprints,
-                                       double footprint_scale, struct np_replay_owned *out,
-                                       struct np_err *err);
+                                       double footprint_scale, unsigned flags,
+                                       struct np_replay_owned *out, struct np_err *err);
 /** Accepts NULL. */
 NP_API void np_replay_owned_fini(struct np_replay_owned *owned);
 
