@@ -153,6 +153,7 @@ unit_filter=()
 if [ "$cross" = 1 ]; then
   mkdir -p "$work/cross"
   tar -C "$work/cross" -xf "$cross_tar"
+  mount --bind "$work/cross" "$work/cross" # a mount point, so the cleanup's umount -R takes it whole
   mount -t proc proc "$work/cross/proc"
   mount -t tmpfs tmpfs "$work/cross/tmp"
   mount --rbind /dev "$work/cross/dev"
