@@ -1,6 +1,7 @@
 /* Hindsight on --numa-policy=auto from a report (numaplace/hindsight.h): the launch's facts as
- * the task's "auto" member records them, the measured sensitivity put in, and the rule asked
- * again. The reason line is for people and never read back. */
+ * the task's "auto" member records them, the sensitivity measured as class_prediction records it
+ * put in, and the rule asked again. The reason and class_source lines are for people and never
+ * read back. */
 #include "numaplace/hindsight.h"
 
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include "numaplace/auto.h"
 #include "numaplace/protocol.h"
+#include "numaplace/report.h"
 
 /* The launch as the task's "auto" member records it (the fields np_auto_choose rested on). The
  * rule depends on the load only through the loaded nodes, so marking those known and loaded
@@ -26,7 +28,9 @@ static void launch_facts(const struct np_applied_auto *facts, struct np_auto_inp
 int np_auto_hindsight(json_t *r, struct np_auto_hindsight *out)
 {
     json_t *tasks = json_object_get(json_object_get(r, "policy"), "tasks"), *task, *found = NULL;
-    const char *made = NULL, *source;
+    const char *made = NULL, *label;
+    char source[192];
+    struct np_class_prediction measured;
     struct np_applied_auto facts = {0};
     struct np_auto_input in = {0};
     struct np_auto_choice again;
@@ -53,29 +57,31 @@ int np_auto_hindsight(json_t *r, struct np_auto_hindsight *out)
         return 1;
     }
     snprintf(out->used, sizeof(out->used), "%s", facts.sensitivity);
-    source = json_string_value(json_object_get(r, "class_source"));
-    if (!source || strncmp(source, "auto: predicted", 15) != 0) {
+    if (np_class_prediction_from_json(json_object_get(r, "class_prediction"), &measured) != 0 ||
+        !measured.known) {
         snprintf(out->why, sizeof(out->why),
-                 "unavailable: no sensitivity measured on this run (the model classes unlabelled "
-                 "steps with class_default=auto and hardware counters)");
+                 "unavailable: no sensitivity measured on this run (the report has no "
+                 "class_prediction: the model classes unlabelled steps with class_default=auto "
+                 "and counters; reports before numaplace.report/1.1 say it only in words)");
         return 1;
     }
     out->measured = true;
     in.user_given = true;
-    in.user = strstr(source, ": not sensitive") ? NP_SENSITIVITY_LOW : NP_SENSITIVITY_HIGH;
+    in.user = measured.sensitive ? NP_SENSITIVITY_HIGH : NP_SENSITIVITY_LOW;
     launch_facts(&facts, &in);
     np_auto_choose(&in, &again);
     snprintf(out->would, sizeof(out->would), "%s", np_policy_name(again.policy));
     out->differs = strcmp(out->would, out->made) != 0;
+    np_class_prediction_text(&measured, source, sizeof(source));
+    label = measured.sensitive ? "high" : "low";
     if (out->differs)
         snprintf(out->why, sizeof(out->why),
                  "a later run should get %s: measured %s (%.90s) where auto used %s; label it "
                  "--numa-sensitivity=%s (load as at launch)",
-                 out->would, in.user == NP_SENSITIVITY_HIGH ? "high" : "low", source + 6, out->used,
-                 in.user == NP_SENSITIVITY_HIGH ? "high" : "low");
+                 out->would, label, source + 6, out->used, label);
     else
         snprintf(out->why, sizeof(out->why),
                  "%s stands: measured %s (%.90s) gives the same choice (load as at launch)",
-                 out->made, in.user == NP_SENSITIVITY_HIGH ? "high" : "low", source + 6);
+                 out->made, label, source + 6);
     return 1;
 }

@@ -141,7 +141,7 @@ r="$out_dir/report.json"
 wl=$(grep '^{' "$out_dir/workload.out")
 [ -n "$wl" ] || np_fail "the workload printed no figures: $(cat "$out_dir/workload.out")"
 echo "$wl" >"$out_dir/workload.json"
-np_expect_eq "$(json 'd["schema"]' "$r")" "numaplace.report/1" "schema"
+np_expect_eq "$(json 'd["schema"]' "$r")" "numaplace.report/1.1" "schema"
 np_expect_eq "$(json 'd["complete"]' "$r")" "True" "complete"
 np_expect_eq "$(json 'd["sensitivity"]' "$r")" "low" "class"
 np_expect_eq "$(json 'd["policy"]["requested"]' "$r")" "interleave" "requested policy"
@@ -186,7 +186,7 @@ np_expect_match "CPI +unavailable \(|CPI +mean "
 np_expect_match "pages per node"
 np_run np_run_as "$user" "$NP_CLI" --spool "$np_dir/helper/spool" report --steps "$job" --json
 np_expect_rc 0
-np_expect_match '"schema": "numaplace.report/1"'
+np_expect_match '"schema": "numaplace.report/1.1"'
 # Without --steps: the job summary, merged from this node's spool (this cluster keeps no
 # accounting, and the command says so).
 np_run np_run_as "$user" "$NP_CLI" --spool "$np_dir/helper/spool" report "$job" --json

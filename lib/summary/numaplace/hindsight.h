@@ -1,10 +1,10 @@
 /*
  * numaplace/hindsight.h - `numaplace report`'s hindsight on --numa-policy=auto (docs/auto.md):
  * the choice a step's tasks got, and the one np_auto_choose gives when the sensitivity the
- * model measured on this run (class_source "auto: predicted ...", class_default=auto) replaces
- * the one auto used, with the task's shape and the nodes' load as the task's "auto" facts
- * recorded them at launch (never the reason line, which is for people). Derived when the report
- * is read; nothing is stored.
+ * model measured on this run (the report's class_prediction, class_default=auto) replaces the
+ * one auto used, with the task's shape and the nodes' load as the task's "auto" facts recorded
+ * them at launch (never the reason or class_source lines, which are for people). Derived when
+ * the report is read; nothing is stored.
  */
 #ifndef NUMAPLACE_HINDSIGHT_H
 #define NUMAPLACE_HINDSIGHT_H
