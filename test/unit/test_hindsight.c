@@ -6,7 +6,7 @@
 
 #include "np_test.h"
 #include "numaplace/hindsight.h"
-#include "numaplace/report_model.h"
+#include "numaplace/summary.h"
 
 /* The model's prediction as the report's class_prediction records it (numaplace.report/1.1),
  * and the words class_source says it in (for people: never read back). */
