@@ -3,7 +3,7 @@
  *
  * np_step_figures accumulates one job's samples (np_sample, from any backend); np_report_new turns
  * it into the versioned JSON report numaplaced writes to its spool at the end of each step on
- * each node (reading a report back, and its text, are numaplace/report_model.h's). The trace
+ * each node (reading a report back, and its text, are the summary component's). The trace
  * functions write and replay the same samples, so a recorded run gives the same report offline.
  */
 #ifndef NUMAPLACE_REPORT_H
