@@ -18,11 +18,11 @@
  * reason, malformed without a number. Strings borrowed from the report. */
 enum rstate { R_ABSENT = 0, R_UNAVAILABLE, R_MALFORMED, R_VALUE };
 struct rfig {
+    double v, peak, n;
+    const char *reason, *source;
     enum rstate state;
     bool flagged; /* an "unavailable" member, of any type */
-    double v, peak, n;
     bool has_peak, has_n;
-    const char *reason, *source;
 };
 
 /* The figure @p o with its number at @p value_key (and a statistic's peak and intervals). */
@@ -101,8 +101,8 @@ static int map_fold(struct np_map *dst, const json_t *obj,
     json_object_foreach((json_t *)obj, key, v)
     {
         struct np_num n;
-        if (!rc && np_num_decode(v, false, &n, key, NULL) == 0)
-            rc = np_map_set(&src, key, n);
+        if (np_num_decode(v, false, &n, key, NULL) == 0 && (rc = np_map_set(&src, key, n)) != 0)
+            break;
     }
     rc = rc ? rc : op(dst, &src);
     np_map_free(&src);
