@@ -27,27 +27,30 @@ static void launch_facts(const struct np_applied_auto *facts, struct np_auto_inp
 
 int np_auto_hindsight(json_t *r, struct np_auto_hindsight *out)
 {
-    json_t *tasks = json_object_get(json_object_get(r, "policy"), "tasks"), *task, *found = NULL;
-    const char *made = NULL, *label;
+    json_t *policy = json_object_get(r, "policy"), *tasks = json_object_get(policy, "tasks"), *task;
+    const char *requested = json_string_value(json_object_get(policy, "requested")), *made, *label;
     char source[192];
     struct np_class_prediction measured;
     struct np_applied_auto facts = {0};
     struct np_auto_input in = {0};
     struct np_auto_choice again;
+    json_t *found;
     size_t i;
 
     memset(out, 0, sizeof(*out));
+    /* a step launched with auto (its policy.requested), its first task with the facts; a report
+     * from before them has none, whose verdict is unavailable */
+    if (!requested || strcmp(requested, "auto") != 0 || !json_array_size(tasks))
+        return 0;
+    found = json_array_get(tasks, 0);
     json_array_foreach(tasks, i, task)
     {
-        const char *line = json_string_value(json_object_get(task, "reason"));
-        if (json_object_get(task, "auto") || (line && strncmp(line, "auto: ", 6) == 0)) {
+        if (json_object_get(task, "auto")) {
             found = task;
-            made = json_string_value(json_object_get(task, "policy"));
             break;
         }
     }
-    if (!found)
-        return 0;
+    made = json_string_value(json_object_get(found, "policy"));
     snprintf(out->made, sizeof(out->made), "%s", made ? made : "?");
     if (np_proto_applied_auto_from_json(json_object_get(found, "auto"), &facts, NULL) < 0) {
         snprintf(out->used, sizeof(out->used), "unknown");

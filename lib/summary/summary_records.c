@@ -322,12 +322,6 @@ int np_sum_timeline_decode(const json_t *j, struct np_sum_timeline *tl, const ch
     return np_rec_decode(&timeline_rec, j, tl, what, err);
 }
 
-int np_sum_timeline_copy(struct np_sum_timeline *dst, const struct np_sum_timeline *src)
-{
-    memset(dst, 0, sizeof(*dst));
-    return np_rec_copy(&timeline_rec, dst, src);
-}
-
 void np_sum_timeline_free(struct np_sum_timeline *tl)
 {
     np_rec_free(&timeline_rec, tl);

@@ -27,8 +27,8 @@ static const struct {
     bool differs;
     const char *why;
 } cases[] = {
-    /* 0: not auto: no hindsight */
-    {"local", NULL, NULL, PRED_HIGH, 0, "", false, ""},
+    /* 0: launched with auto (policy.requested), the task neither reasons nor records facts */
+    {"local", NULL, NULL, PRED_HIGH, 1, "", false, "unavailable: the report has no auto facts"},
     /* 1: unknown, kept local on a loaded node; measured high: interleave-all next time */
     {"local", "auto: local: sensitivity unknown, node 0 loaded (63% of its bandwidth)",
      FACTS("unknown", "[0]", "[0, 1]", "[0]"), PRED_HIGH, 1, "interleave-all", true,
@@ -119,6 +119,21 @@ START_TEST(test_hindsight)
 }
 END_TEST
 
+/* A step launched with another policy has none, whatever its task's words or facts say. */
+START_TEST(test_not_auto)
+{
+    json_t *r = json_pack("{s:{s:s, s:[{s:s, s:s, s:o}]}, s:o}", "policy", "requested", "local",
+                          "tasks", "policy", "local", "reason", "auto: local: sensitivity unknown",
+                          "auto", json_loads(FACTS("unknown", "[0]", "[0, 1]", "[0]"), 0, NULL),
+                          "class_prediction", json_loads(PRED_HIGH, 0, NULL));
+    struct np_auto_hindsight h;
+
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(np_auto_hindsight(r, &h), 0);
+    json_decref(r);
+}
+END_TEST
+
 /* `numaplace report` prints it, from report fixtures written by numaplaced: one with the facts
  * and the prediction (numaplace.report/1.1), one with the facts from before class_prediction
  * (numaplace.report/1: its class_source says "auto: predicted ... sensitive" in words only), and
@@ -157,6 +172,7 @@ int main(void)
     TCase *tc = tcase_create("hindsight");
 
     tcase_add_loop_test(tc, test_hindsight, 0, sizeof(cases) / sizeof(cases[0]));
+    tcase_add_test(tc, test_not_auto);
     tcase_add_loop_test(tc, test_report_prints_hindsight, 0, sizeof(printed) / sizeof(printed[0]));
     suite_add_tcase(s, tc);
     return np_test_run(s);

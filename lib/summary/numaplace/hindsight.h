@@ -29,9 +29,9 @@ struct np_auto_hindsight {
 };
 
 /**
- * The hindsight of report @p r (borrowed). @return 1 and @p out filled for a step whose tasks
- * ran with auto (a task has "auto" facts, or a "reason" starting "auto: " in reports before
- * them, whose verdict is then unavailable); 0 for any other step.
+ * The hindsight of report @p r (borrowed). @return 1 and @p out filled for a step launched
+ * with auto (policy.requested; its verdict unavailable when no task has "auto" facts, as in
+ * reports before them); 0 for any other step.
  */
 NP_API int np_auto_hindsight(json_t *r, struct np_auto_hindsight *out);
 

@@ -339,7 +339,6 @@ NP_API void np_sum_node_free(struct np_sum_node *n);
 /** Decode a report's `timeline` (or a summary node's). @return 0, -EINVAL / -ENOMEM with @p err */
 NP_API int np_sum_timeline_decode(const json_t *j, struct np_sum_timeline *tl, const char *what,
                                   struct np_err *err);
-NP_API int np_sum_timeline_copy(struct np_sum_timeline *dst, const struct np_sum_timeline *src);
 NP_API void np_sum_timeline_free(struct np_sum_timeline *tl);
 
 /** Drop member @p member (enum np_sum_node_member) of @p n and what it holds. */
