@@ -156,7 +156,7 @@ for n in 2 1; do
       'BEGIN { printf "| srun -n%s true | %s | %.1f | %s | %.3f | %s | %s |\n", n, l, b / 1000, s, b / a, ci, p }'
   done
 done
-# slurmstepd's own time (only rows with numaplaced and verbose=yes log it: none by default)
+# slurmstepd's own time in the hooks (the verbose rows log it)
 for n in 2 1; do
   times=$(grep "registering $n task(s)" "$work/stepd_times" || true)
   [ -n "$times" ] || continue

@@ -15,10 +15,10 @@
  *     numaplaced what it applied.
  *   exit (slurmstepd at the step's end): tells numaplaced the step ended.
  * Every helper call has a short bounded timeout; once one call of a step has timed out, the
- * step's later calls are not made (the step's shared helper_silent), so a numaplaced that accepts but never
- * answers costs a launch one timeout and one log line, and never fails it. Own trouble (no
- * topology, a refused system call) is logged and the task runs with the kernel default, unless the
- * site set on_error=fail.
+ * step's later calls are not made (the step's shared helper_silent), so a numaplaced that accepts
+ * but never answers costs a launch one timeout and one log line, and never fails it. Own trouble
+ * (no topology, a refused system call) is logged and the task runs with the kernel default, unless
+ * the site set on_error=fail.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -108,8 +108,7 @@ static void map_step_marker(void)
 
 static bool helper_silent(void)
 {
-    return atomic_load(&helper_timed_out_here) ||
-           (shared && atomic_load(&shared->helper_silent));
+    return atomic_load(&helper_timed_out_here) || (shared && atomic_load(&shared->helper_silent));
 }
 
 static void note_helper_timeout(void)
@@ -363,8 +362,8 @@ static void advise_start(spank_t sp)
     } else if (!(line = np_proto_encode(req))) {
         rc = np_err_set(&err, -ENOMEM, "out of memory");
     } else {
-        rc = fd = np_proto_connect(plugin->site->helper_socket, plugin->site->helper_timeout_ms,
-                                   &err);
+        rc = fd =
+            np_proto_connect(plugin->site->helper_socket, plugin->site->helper_timeout_ms, &err);
         if (fd >= 0 && (rc = np_proto_send_on(fd, line, plugin->site->helper_timeout_ms, &err)) < 0)
             close(fd);
         else if (fd >= 0)
@@ -394,9 +393,9 @@ static void advise_finish(void)
     if (advise_fd < 0)
         return;
     /* What is left of helper_timeout_ms since the request was sent (at least 1 ms). */
-    rc = np_proto_receive(advise_fd,
-                          spent_us + 1000u >= budget_us ? 1u : (unsigned)((budget_us - spent_us) / 1000u),
-                          &reply, &err);
+    rc = np_proto_receive(
+        advise_fd, spent_us + 1000u >= budget_us ? 1u : (unsigned)((budget_us - spent_us) / 1000u),
+        &reply, &err);
     close(advise_fd);
     advise_fd = -1;
     if (rc == -ETIMEDOUT) {
@@ -533,9 +532,9 @@ static int task_post_fork(spank_t sp, const struct numaplace_step_settings *sett
     registered_tasks++;
     if (local >= 0 && (unsigned)local < ahead_count && ahead_fd[local] >= 0) {
         char *line = helper_silent() ? NULL : np_proto_encode(&req);
-        int rc = line ? np_proto_send_on(ahead_fd[local], line, plugin->site->helper_timeout_ms,
-                                         &err)
-                      : -ETIMEDOUT;
+        int rc =
+            line ? np_proto_send_on(ahead_fd[local], line, plugin->site->helper_timeout_ms, &err)
+                 : -ETIMEDOUT;
         free(line);
         close(ahead_fd[local]); /* the task holds its own copy, for the answer */
         ahead_fd[local] = -1;

@@ -207,7 +207,8 @@ NP_API int np_proto_send(const char *socket_path, const char *line, unsigned tim
  * task's registration after the fork, and the task reads the answer before it execs. Each part
  * is bounded by its own @p timeout_ms; the errors are np_proto_call's.
  */
-/** Connect to numaplaced. @return the socket (non-blocking, close-on-exec), or -errno with @p err */
+/** Connect to numaplaced. @return the socket (non-blocking, close-on-exec), or -errno with @p err
+ */
 NP_API int np_proto_connect(const char *socket_path, unsigned timeout_ms, struct np_err *err);
 
 /** Send @p line whole on @p fd (from np_proto_connect). @return 0, or -errno with @p err */
