@@ -106,8 +106,9 @@ queued=$(cat "$work"/stderr.* | grep -c 'queued and waiting for resources' || tr
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 # Steps whose tasks fell back instead of getting advice: the advised rows would not be that.
 fallbacks=$(grep -c 'without advice' "$np_dir/slurmd.log" 2>/dev/null || true)
-# Steps a numaplaced row did not get monitored (a registration refused or unanswered).
-unreached=$(grep -c 'helper not reached' "$np_dir/slurmd.log" 2>/dev/null || true)
+# Steps of a numaplaced row not monitored (a registration refused or unanswered); the rows without
+# numaplaced find no socket at the default path, which is not counted.
+unreached=$(grep 'helper not reached' "$np_dir/slurmd.log" 2>/dev/null | grep -vc 'No such file or directory' || true)
 # verbose=yes with numaplaced: slurmstepd logs its time in the plugin's hooks at each step's end
 grep -o "time in the plugin: .*" "$np_dir/slurmd.log" >"$work/stepd_times" 2>/dev/null || true
 np_helper_stop
