@@ -78,7 +78,6 @@ static struct np_proto_hint hint;
 static bool hint_ok;
 static char hint_why[NP_ERR_MSG_MAX]; /* why there is none */
 static int advise_fd = -1;            /* the advise request's socket, until its answer is read */
-static uint64_t advise_sent_us;
 static struct np_proto_request advise_req;
 /* verbose=yes: slurmstepd's time in the plugin's hooks, logged at the step's end */
 static uint64_t spent_advise_us, spent_topology_us, spent_register_us;
@@ -326,8 +325,8 @@ static enum np_policy step_policy(void)
 
 /* In slurmstepd, once per step and only for auto: ask numaplaced for the nodes' traffic and
  * the job's history. Sent here (init_post_opt, as root) and read in user_init, so numaplaced
- * answers while Slurm sets the step up; both parts together are bounded by helper_timeout_ms
- * like every launch-time call. Every task inherits the answer, or the reason there is none (the
+ * answers while Slurm sets the step up; each part is bounded by helper_timeout_ms like every
+ * launch-time call. Every task inherits the answer, or the reason there is none (the
  * static choice then: docs/auto.md). */
 static void advise_start(spank_t sp)
 {
@@ -354,7 +353,6 @@ static void advise_start(spank_t sp)
     if (spank_getenv(sp, "SLURM_JOB_NAME", req->advise.name, sizeof(req->advise.name)) !=
         ESPANK_SUCCESS)
         req->advise.name[0] = '\0';
-    advise_sent_us = now_us();
     if (helper_silent()) {
         rc = np_err_set(&err, -ETIMEDOUT,
                         "not asked: an earlier call of this step got no answer within %u ms",
@@ -362,12 +360,12 @@ static void advise_start(spank_t sp)
     } else if (!(line = np_proto_encode(req))) {
         rc = np_err_set(&err, -ENOMEM, "out of memory");
     } else {
-        rc = fd =
-            np_proto_connect(plugin->site->helper_socket, plugin->site->helper_timeout_ms, &err);
-        if (fd >= 0 && (rc = np_proto_send_on(fd, line, plugin->site->helper_timeout_ms, &err)) < 0)
-            close(fd);
-        else if (fd >= 0)
+        fd = np_proto_connect(plugin->site->helper_socket, plugin->site->helper_timeout_ms, &err);
+        rc = fd < 0 ? fd : np_proto_send_on(fd, line, plugin->site->helper_timeout_ms, &err);
+        if (rc == 0)
             advise_fd = fd;
+        else if (fd >= 0)
+            close(fd);
         free(line);
     }
     if (rc < 0) {
@@ -384,18 +382,15 @@ static void advise_start(spank_t sp)
 static void advise_finish(void)
 {
     const uint64_t start = now_us();
-    const uint64_t budget_us = (uint64_t)plugin->site->helper_timeout_ms * 1000u;
-    const uint64_t spent_us = start - advise_sent_us;
     struct np_err err = {0};
     json_t *reply = NULL;
     int rc;
 
     if (advise_fd < 0)
         return;
-    /* What is left of helper_timeout_ms since the request was sent (at least 1 ms). */
-    rc = np_proto_receive(
-        advise_fd, spent_us + 1000u >= budget_us ? 1u : (unsigned)((budget_us - spent_us) / 1000u),
-        &reply, &err);
+    /* The answer has usually come while Slurm set the step up; a full timeout from here all the
+     * same, so that a slow setup does not make a helper that answers look silent. */
+    rc = np_proto_receive(advise_fd, plugin->site->helper_timeout_ms, &reply, &err);
     close(advise_fd);
     advise_fd = -1;
     if (rc == -ETIMEDOUT) {
@@ -563,7 +558,7 @@ static void await_registration(spank_t sp)
     struct np_err err = {0};
     json_t *reply = NULL;
     uint32_t job = 0, step = 0;
-    int local = -1, fd, rc;
+    int local = -1, fd;
 
     if (ahead_awaited || !ahead_count)
         return;
@@ -578,7 +573,7 @@ static void await_registration(spank_t sp)
         return;
     ahead_fd[local] = -1;
     if (atomic_load(&shared->sent[local]) && !helper_silent()) {
-        rc = np_proto_receive(fd, plugin->site->helper_timeout_ms, &reply, &err);
+        const int rc = np_proto_receive(fd, plugin->site->helper_timeout_ms, &reply, &err);
         if (rc == 0) {
             atomic_store(&shared->registered, true);
         } else {
