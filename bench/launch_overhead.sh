@@ -13,8 +13,9 @@
 # step the harness waits (untimed) for the node to be idle again, so no step queues behind the
 # previous one's cleanup. Prints a markdown section on stdout.
 #   bench/launch_overhead.sh [STEPS]     (default 100 of each kind; at least 20)
-# NUMAPLACE_BENCH_OTHER_PLUGIN=PATH adds a rotation with another build's numaplace.so (same
-# configuration as topology_xml), to compare two builds side by side in one run.
+# NUMAPLACE_BENCH_OTHER_PLUGIN=PATH adds, for each row timed but "without", one with another
+# build's numaplace.so in the same configuration (row "other MODE"), to compare two builds side by
+# side in one run (with numaplaced: both builds' plugins talk to this build's numaplaced).
 # NUMAPLACE_BENCH_MODES="with advised ..." times only those rows beside "without" (more steps
 # of each in the same time). Each ratio comes with a 95% interval: the ratio of medians over
 # 2000 resamples of the rotations (a rotation's steps kept together, as they ran side by side).
@@ -81,8 +82,11 @@ fi
 other=${NUMAPLACE_BENCH_OTHER_PLUGIN:-}
 if [ -n "$other" ]; then
   [ -f "$other" ] || np_die "NUMAPLACE_BENCH_OTHER_PLUGIN: no such file: $other"
-  plugstack[other]="optional $other default_policy=local topology_xml=$work/topology.xml"
-  modes+=(other)
+  for mode in "${modes[@]}"; do
+    [ "$mode" = without ] && continue
+    plugstack[other.$mode]=${plugstack[$mode]//"$NP_PLUGIN"/"$other"}
+    modes+=("other.$mode")
+  done
 fi
 queued=0
 for n in 2 1; do
@@ -102,6 +106,11 @@ queued=$(cat "$work"/stderr.* | grep -c 'queued and waiting for resources' || tr
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 # Steps whose tasks fell back instead of getting advice: the advised rows would not be that.
 fallbacks=$(grep -c 'without advice' "$np_dir/slurmd.log" 2>/dev/null || true)
+# Steps of a numaplaced row not monitored (a registration refused or unanswered); the rows without
+# numaplaced find no socket at the default path, which is not counted.
+unreached=$(grep 'helper not reached' "$np_dir/slurmd.log" 2>/dev/null | grep -vc 'No such file or directory' || true)
+# verbose=yes with numaplaced: slurmstepd logs its time in the plugin's hooks at each step's end
+grep -o "time in the plugin: .*" "$np_dir/slurmd.log" >"$work/stepd_times" 2>/dev/null || true
 np_helper_stop
 np_cluster_stop
 
@@ -115,6 +124,7 @@ echo "kernel $(uname -r), $slurm_version, $(. /etc/os-release && echo "$PRETTY_N
 echo "Load average (1/5/15 min) before: $load_before, after: $load_after. Steps that queued behind the previous one: $queued."
 echo
 echo "Steps told \"without advice\" in slurmd's log (the fallback; every auto row without numaplaced): $fallbacks."
+echo "Steps whose registration numaplaced did not answer (\"helper not reached\"): $unreached."
 echo
 echo "| step | plugin | median ms | p25-p75 ms | ratio to without | its 95% interval | plugin time per task (median / max us) |"
 echo "|---|---|---|---|---|---|---|"
@@ -123,7 +133,7 @@ for n in 2 1; do
   for mode in "${modes[@]}"; do
     t=$(median <"$work/$mode.$n")
     took=$(grep -o 'took=[0-9]*us' "$work/stderr.$mode.$n" | tr -dc '0-9\n' | sort -n || true)
-    if [ "$mode" != verbose ]; then
+    if [ "${mode#other.}" != verbose ]; then
       plugin="-"
     elif [ -n "$took" ]; then
       plugin="$(median <<<"$took") / $(tail -1 <<<"$took")"
@@ -138,7 +148,7 @@ for n in 2 1; do
       auto) label="topology_xml, default_policy=auto, no numaplaced (fallback)" ;;
       monitored) label="topology_xml, default_policy=local, numaplaced registering the tasks" ;;
       advised) label="topology_xml, default_policy=auto, numaplaced registering and answering" ;;
-      *) label="topology_xml, $other" ;;
+      other.*) label="the same as ${mode#other.}, $other" ;;
     esac
     spread=$(sort -n "$work/$mode.$n" | awk '{ v[NR] = $1 } END { printf "%.1f-%.1f", v[int((NR + 3) / 4)] / 1000, v[int((3 * NR + 3) / 4)] / 1000 }')
     interval=-
@@ -146,4 +156,13 @@ for n in 2 1; do
     awk -v n="$n" -v l="$label" -v a="$without" -v b="$t" -v p="$plugin" -v s="$spread" -v ci="$interval" \
       'BEGIN { printf "| srun -n%s true | %s | %.1f | %s | %.3f | %s | %s |\n", n, l, b / 1000, s, b / a, ci, p }'
   done
+done
+# slurmstepd's own time in the hooks (the verbose rows log it)
+for n in 2 1; do
+  times=$(grep "registering $n task(s)" "$work/stepd_times" || true)
+  [ -n "$times" ] || continue
+  field() { sed -n "s/.* $1 \([0-9]*\)us.*/\1/p" <<<"$times" | median; }
+  echo
+  echo "slurmstepd's time in the plugin per step of srun -n$n (medians of $(wc -l <<<"$times") steps):" \
+    "advise $(field advise) us, topology $(field topology) us, registering the tasks $(field 'task(s)') us."
 done

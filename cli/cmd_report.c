@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "numaplace/report.h"
-#include "numaplace/report_model.h"
 #include "numaplace/summary.h"
 
 #include "accounting.h"

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "numaplace/codec.h"
-#include "numaplace/report_model.h"
 #include "numaplace/summary.h"
 #include "numaplace/summary_model.h"
 

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "numaplace/report.h"
-#include "numaplace/report_model.h"
 
 #include "accounting.h"
 #include "parse.h"

@@ -163,12 +163,16 @@ void auto_class_consider(struct np_daemon *d, struct np_daemon_job *j, const str
     sensitive = np_sensitivity_is_sensitive(&d->sens_model, slowdown);
     /* The prediction stands in for the label; class_map turns a label into a class. */
     high = sensitive ? d->cfg.class_high_is_high : d->cfg.class_low_is_high;
-    snprintf(source, sizeof(source),
-             "auto: predicted %.2fx with remote memory (LLC MPKI %.2f, CPI %.2f): %s", slowdown,
-             in.llc_mpki, in.cpi, sensitive ? "sensitive" : "not sensitive");
+    const struct np_class_prediction p = {.known = true,
+                                          .sensitive = sensitive,
+                                          .slowdown = slowdown,
+                                          .llc_mpki = in.llc_mpki,
+                                          .cpi = in.cpi};
+    np_class_prediction_text(&p, source, sizeof(source)); /* the fields' words, for people */
     NPD_LOG(d, INFO, "job %u.%s: class %s -> %s (%s)", j->meta.job_id,
             np_step_name(j->meta.step_id), np_class_name(j->job_class),
             np_class_name(high ? NP_CLASS_HIGH : NP_CLASS_LOW), source);
     job_set_class(j, high ? NP_CLASS_HIGH : NP_CLASS_LOW);
     job_set_class_source(j, source);
+    j->meta.prediction = p; /* the report's class_prediction: what readers read */
 }

@@ -56,6 +56,7 @@ void job_set_class(struct np_daemon_job *j, enum np_class cls)
 void job_set_class_source(struct np_daemon_job *j, const char *source)
 {
     snprintf(j->meta.class_source, sizeof(j->meta.class_source), "%s", source);
+    j->meta.prediction.known = false; /* auto_class_consider sets it after its source */
 }
 
 bool job_follow_effective_cpus(const struct np_daemon *d, struct np_daemon_job *j)

@@ -177,8 +177,8 @@ void hint_remember(struct np_daemon *d, const struct np_daemon_job *j)
         return;
     if (!j->unlabelled) /* the user's label */
         high = strcmp(j->meta.sensitivity, "high") == 0;
-    else if (strncmp(j->meta.class_source, "auto: predicted", 15) == 0) /* the model's */
-        high = strstr(j->meta.class_source, ": sensitive") != NULL;
+    else if (j->meta.prediction.known) /* the model's */
+        high = j->meta.prediction.sensitive;
     else
         return; /* only the site's default: nothing learnt */
     history_note(d, j->meta.uid, j->job_name, high);

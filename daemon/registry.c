@@ -115,6 +115,9 @@ static json_t *job_entry_fields(const struct np_daemon_job *j)
         j->meta.class_source, "unlabelled", j->unlabelled, "cpus", j->meta.cpus, "pids", pids,
         "starts", starts, "tasks", j->tasks);
 
+    if (entry && j->meta.prediction.known) /* the fields class_source's words came from */
+        json_object_set_new(entry, "class_prediction",
+                            np_class_prediction_json(&j->meta.prediction));
     /* auto's history learns from the step at its end, after a restart too (absent: unnamed) */
     if (entry && j->job_name[0])
         json_object_set_new(entry, "job_name", json_string(j->job_name));

@@ -81,6 +81,9 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
     j->unlabelled = unlabelled;
     if (class_source)
         job_set_class_source(j, class_source);
+    /* a registry from before class_prediction has none: only the words, never read back */
+    (void)np_class_prediction_from_json(json_object_get(entry, "class_prediction"),
+                                        &j->meta.prediction);
     if (json_is_array(tasks)) {
         json_decref(j->tasks);
         j->tasks = json_incref(tasks);

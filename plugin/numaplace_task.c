@@ -2,19 +2,23 @@
  * numaplace_task.so - the step side of the numaplace SPANK plugin, loaded by numaplace.so in
  * slurmstepd only (numaplace_task.h says why it is a module of its own).
  *
- *   init_post_opt (slurmstepd, root, once per step): asks numaplaced's placement hint for
- *     --numa-policy=auto; every task inherits it across fork.
- *   user_init (once per step): loads the topology; every task inherits it across fork.
- *   task_post_fork (slurmstepd, root, after each task's fork): registers the task with
- *     numaplaced so its counters start with the task.
+ *   init_post_opt (slurmstepd, root, once per step): sends numaplaced the advise request for
+ *     --numa-policy=auto, and connects one socket per task for the tasks' registrations (at
+ *     most NP_REGISTER_AHEAD_MAX tasks), which every task inherits across fork.
+ *   user_init (once per step): loads the topology, then reads the advice (its answer came while
+ *     Slurm set the step up); every task inherits both across fork.
+ *   task_post_fork (slurmstepd, root, after each task's fork): sends the task's registration
+ *     on its socket without waiting (a step of more tasks: a call per task, as before).
  *   task_init (in each task, after Slurm's CPU and memory binding, before exec): reads the task's
- *     real CPUs, decides, applies set_mempolicy, exports what was applied, tells numaplaced.
+ *     real CPUs, decides, applies set_mempolicy, exports what was applied, waits for numaplaced's
+ *     answer to its registration (so its counters start before the program does), tells
+ *     numaplaced what it applied.
  *   exit (slurmstepd at the step's end): tells numaplaced the step ended.
  * Every helper call has a short bounded timeout; once one call of a step has timed out, the
- * step's later calls are not made (step_helper_silent), so a numaplaced that accepts but never
- * answers costs a launch one timeout and one log line, and never fails it. Own trouble (no
- * topology, a refused system call) is logged and the task runs with the kernel default, unless the
- * site set on_error=fail.
+ * step's later calls are not made (the step's shared helper_silent), so a numaplaced that accepts
+ * but never answers costs a launch one timeout and one log line, and never fails it. Own trouble
+ * (no topology, a refused system call) is logged and the task runs with the kernel default, unless
+ * the site set on_error=fail.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -32,6 +36,11 @@
 #include "numaplace_task.h"
 #include "numaplace/mempolicy.h"
 
+/* Tasks of a step registered on sockets connected before the fork (register_ahead): at most
+ * this many, so that a step holds few of numaplaced's client slots (64 for the node) while it
+ * starts; a larger step registers each task with a call from slurmstepd. */
+#define NP_REGISTER_AHEAD_MAX 8
+
 /* The step's settings, borrowed from numaplace.so for the duration of each call. */
 static const struct numaplace_step_settings *plugin;
 /* Per-step facts, found once in slurmstepd (user_init) and inherited by every task's fork. */
@@ -40,67 +49,115 @@ static char topology_error[NP_ERR_MSG_MAX];
 static hwloc_bitmap_t step_cpus; /* the step's CPUs on this host, NULL when unknown */
 static bool have_preferred_many; /* the kernel takes MPOL_PREFERRED_MANY */
 static bool helper_registered;   /* slurmstepd registered at least one task of this step */
-static bool helper_warned;       /* the one log line per step about an unreachable helper */
+static bool helper_warned;       /* the one log line per step (where `shared` is not mapped) */
 /*
- * Whether a numaplaced call of this step has timed out, seen by the whole step: slurmstepd makes
- * the advise and register calls, each task (a child forked before any register call) its
- * applied call. Plain memory would not carry a child's timeout to its siblings, nor a register
- * timeout to children forked earlier, so the flag lives in a shared anonymous page mapped once
- * in slurmstepd before the tasks fork; every task inherits the mapping. NULL when it could not
- * be mapped: slurmstepd's own calls still see helper_timed_out_here.
+ * What the whole step sees: slurmstepd makes the advise and register calls, each task (a child
+ * forked before any register call) waits for its registration's answer and makes its applied
+ * call. Plain memory would not carry a child's timeout to its siblings, nor a register timeout
+ * to children forked earlier, nor a child's answer to slurmstepd, so these live in a shared
+ * anonymous page mapped once in slurmstepd before the tasks fork; every task inherits the
+ * mapping. NULL when it could not be mapped: slurmstepd's own calls still see
+ * helper_timed_out_here, and every task registers with a call from slurmstepd.
  */
-static atomic_bool *step_helper_silent;
+struct step_shared {
+    atomic_bool helper_silent; /* a numaplaced call of this step has timed out */
+    atomic_bool warned;        /* the one log line per step about an unreachable helper */
+    atomic_bool registered;    /* numaplaced answered a task's registration (ahead) with ok */
+    atomic_bool sent[NP_REGISTER_AHEAD_MAX]; /* task i's registration is on ahead_fd[i] */
+};
+static struct step_shared *shared;
 static atomic_bool helper_timed_out_here;
-/* --numa-policy=auto: numaplaced's placement hint (its reply to advise), asked once per step in
- * init_post_opt (advise_step) */
+/* register_ahead: one socket per local task, connected in init_post_opt; ahead_count is 0 when
+ * the step's tasks register with calls. */
+static int ahead_fd[NP_REGISTER_AHEAD_MAX];
+static unsigned ahead_count;
+static bool ahead_awaited; /* in a task: its registration's answer was waited for */
+/* --numa-policy=auto: numaplaced's placement hint (its reply to advise), asked once per step: sent
+ * in init_post_opt (advise_start), read in user_init (advise_finish) */
 static struct np_proto_hint hint;
 static bool hint_ok;
 static char hint_why[NP_ERR_MSG_MAX]; /* why there is none */
+static int advise_fd = -1;            /* the advise request's socket, until its answer is read */
+static struct np_proto_request advise_req;
+/* verbose=yes: slurmstepd's time in the plugin's hooks, logged at the step's end */
+static uint64_t spent_advise_us, spent_topology_us, spent_register_us;
+static unsigned registered_tasks;
 
 /* In slurmstepd before the tasks fork (init_post_opt, or user_init when that was not called). */
 static void map_step_marker(void)
 {
     void *page;
 
-    if (step_helper_silent)
+    if (shared)
         return;
-    page =
-        mmap(NULL, sizeof(atomic_bool), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    page = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (page == MAP_FAILED) {
         slurm_info("numaplace: cannot map the step's helper marker (%s): each task waits for a "
                    "helper that stops answering",
                    strerror(errno));
         return;
     }
-    step_helper_silent = page;
-    atomic_init(step_helper_silent, false);
+    shared = page;
+    atomic_init(&shared->helper_silent, false);
+    atomic_init(&shared->warned, false);
+    atomic_init(&shared->registered, false);
+    for (unsigned i = 0; i < NP_REGISTER_AHEAD_MAX; i++)
+        atomic_init(&shared->sent[i], false);
 }
 
 static bool helper_silent(void)
 {
-    return atomic_load(&helper_timed_out_here) ||
-           (step_helper_silent && atomic_load(step_helper_silent));
+    return atomic_load(&helper_timed_out_here) || (shared && atomic_load(&shared->helper_silent));
 }
 
 static void note_helper_timeout(void)
 {
     atomic_store(&helper_timed_out_here, true);
-    if (step_helper_silent)
-        atomic_store(step_helper_silent, true);
+    if (shared)
+        atomic_store(&shared->helper_silent, true);
 }
+
+/* The one line per step about numaplaced not taking the step, from slurmstepd or a task. */
+static void warn_unreached(uint32_t job, uint32_t step, const char *why)
+{
+    if (shared ? atomic_exchange(&shared->warned, true) : helper_warned)
+        return;
+    helper_warned = true;
+    slurm_info("numaplace: job %u step %u: helper not reached (%s); placement applies, the step "
+               "is not monitored",
+               job, step, why);
+}
+
+static uint64_t now_us(void);
 
 static bool helper_enabled(void);
 static int helper_call(const struct np_proto_request *req, json_t **reply, struct np_err *err);
-static void advise_step(spank_t sp);
+static void advise_start(spank_t sp);
+static void advise_finish(void);
+static void register_ahead(spank_t sp);
 
-/* In slurmstepd, once per step: discover the machine once; every task inherits it. */
+static int load_step_topology(spank_t sp);
+
+/* In slurmstepd, once per step: discover the machine once, then read the advice (asked in
+ * init_post_opt); every task inherits both. */
 static int task_user_init(spank_t sp, const struct numaplace_step_settings *settings)
 {
-    struct np_err err = {0};
+    const uint64_t start = now_us();
     int rc;
 
     plugin = settings;
     map_step_marker();
+    rc = load_step_topology(sp);
+    spent_topology_us += now_us() - start;
+    advise_finish();
+    return rc;
+}
+
+static int load_step_topology(spank_t sp)
+{
+    struct np_err err = {0};
+    int rc;
+
     if (topology)
         return 0;
     rc = plugin->site->topology_xml
@@ -133,9 +190,16 @@ static int task_user_init(spank_t sp, const struct numaplace_step_settings *sett
  * numaplaced answers advise to root only (its peer credentials are the effective ids). */
 static int task_init_post_opt(spank_t sp, const struct numaplace_step_settings *settings)
 {
+    const uint64_t start = now_us();
+    uint64_t sent;
+
     plugin = settings;
     map_step_marker();
-    advise_step(sp);
+    advise_start(sp);
+    sent = now_us();
+    spent_advise_us += sent - start;
+    register_ahead(sp);
+    spent_register_us += now_us() - sent;
     return ESPANK_SUCCESS;
 }
 
@@ -260,33 +324,80 @@ static enum np_policy step_policy(void)
 }
 
 /* In slurmstepd, once per step and only for auto: ask numaplaced for the nodes' traffic and
- * the job's history, bounded by helper_timeout_ms like every launch-time call. Every task
- * inherits the answer, or the reason there is none (the static choice then: docs/auto.md). */
-static void advise_step(spank_t sp)
+ * the job's history. Sent here (init_post_opt, as root) and read in user_init, so numaplaced
+ * answers while Slurm sets the step up; each part is bounded by helper_timeout_ms like every
+ * launch-time call. Every task inherits the answer, or the reason there is none (the
+ * static choice then: docs/auto.md). */
+static void advise_start(spank_t sp)
 {
-    struct np_proto_request req = {.op = NP_OP_ADVISE};
+    struct np_proto_request *req = &advise_req;
     struct np_err err = {0};
-    json_t *reply = NULL;
-    int rc;
+    char *line;
+    int fd, rc;
 
     hint_ok = false;
     hint_why[0] = '\0';
+    *req = (struct np_proto_request){.op = NP_OP_ADVISE};
     if (step_policy() != NP_POLICY_AUTO)
         return;
     if (!helper_enabled()) {
         snprintf(hint_why, sizeof(hint_why), "no helper configured (helper_socket=none)");
         return;
     }
-    if (spank_get_item(sp, S_JOB_ID, &req.advise.job_id) != ESPANK_SUCCESS ||
-        spank_get_item(sp, S_JOB_STEPID, &req.advise.step_id) != ESPANK_SUCCESS ||
-        spank_get_item(sp, S_JOB_UID, &req.advise.uid) != ESPANK_SUCCESS) {
+    if (spank_get_item(sp, S_JOB_ID, &req->advise.job_id) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_STEPID, &req->advise.step_id) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_UID, &req->advise.uid) != ESPANK_SUCCESS) {
         snprintf(hint_why, sizeof(hint_why), "the step's ids are unknown");
         return;
     }
-    if (spank_getenv(sp, "SLURM_JOB_NAME", req.advise.name, sizeof(req.advise.name)) !=
+    if (spank_getenv(sp, "SLURM_JOB_NAME", req->advise.name, sizeof(req->advise.name)) !=
         ESPANK_SUCCESS)
-        req.advise.name[0] = '\0';
-    rc = helper_call(&req, &reply, &err);
+        req->advise.name[0] = '\0';
+    if (helper_silent()) {
+        rc = np_err_set(&err, -ETIMEDOUT,
+                        "not asked: an earlier call of this step got no answer within %u ms",
+                        plugin->site->helper_timeout_ms);
+    } else if (!(line = np_proto_encode(req))) {
+        rc = np_err_set(&err, -ENOMEM, "out of memory");
+    } else {
+        fd = np_proto_connect(plugin->site->helper_socket, plugin->site->helper_timeout_ms, &err);
+        rc = fd < 0 ? fd : np_proto_send_on(fd, line, plugin->site->helper_timeout_ms, &err);
+        if (rc == 0)
+            advise_fd = fd;
+        else if (fd >= 0)
+            close(fd);
+        free(line);
+    }
+    if (rc < 0) {
+        if (rc == -ETIMEDOUT)
+            note_helper_timeout();
+        snprintf(hint_why, sizeof(hint_why), "numaplaced did not answer: %.200s", err.msg);
+        slurm_info("numaplace: job %u step %u: --numa-policy=auto without advice (%s); tasks "
+                   "get the static choice",
+                   req->advise.job_id, req->advise.step_id, hint_why);
+    }
+}
+
+/* In slurmstepd (user_init), before the tasks fork: the advice asked in advise_start. */
+static void advise_finish(void)
+{
+    const uint64_t start = now_us();
+    struct np_err err = {0};
+    json_t *reply = NULL;
+    int rc;
+
+    if (advise_fd < 0)
+        return;
+    /* The answer has usually come while Slurm set the step up; a full timeout from here all the
+     * same, so that a slow setup does not make a helper that answers look silent. */
+    rc = np_proto_receive(advise_fd, plugin->site->helper_timeout_ms, &reply, &err);
+    close(advise_fd);
+    advise_fd = -1;
+    if (rc == -ETIMEDOUT) {
+        note_helper_timeout();
+        snprintf(err.msg, sizeof(err.msg), "no reply from the helper at %s within %u ms",
+                 plugin->site->helper_socket, plugin->site->helper_timeout_ms);
+    }
     if (rc == 0 && (rc = np_proto_hint_decode(reply, &hint, &err)) == 0) {
         hint_ok = true;
     } else {
@@ -299,9 +410,10 @@ static void advise_step(spank_t sp)
                  err.msg);
         slurm_info("numaplace: job %u step %u: --numa-policy=auto without advice (%s); tasks "
                    "get the static choice",
-                   req.advise.job_id, req.advise.step_id, hint_why);
+                   advise_req.advise.job_id, advise_req.advise.step_id, hint_why);
     }
     json_decref(reply);
+    spent_advise_us += now_us() - start;
 }
 
 /* What np_auto_choose is given: the label, the site's, and the placement hint when there is one. */
@@ -346,14 +458,48 @@ static enum np_sensitivity quiet_sensitivity(spank_t sp)
     return sens;
 }
 
+/* In slurmstepd (root) at init_post_opt, before the tasks fork: one socket to numaplaced per task
+ * of a step of at most NP_REGISTER_AHEAD_MAX, so that slurmstepd sends each registration
+ * without waiting for its answer and the task, which inherited its socket, waits for it
+ * before it execs (await_registration). The answer is then awaited while Slurm unblocks the tasks
+ * and each places itself, not one after the other in slurmstepd. */
+static void register_ahead(spank_t sp)
+{
+    struct np_err err = {0};
+    uint32_t tasks = 0;
+
+    ahead_count = 0;
+    if (!shared || !helper_enabled() || helper_silent() ||
+        spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &tasks) != ESPANK_SUCCESS || tasks == 0 ||
+        tasks > NP_REGISTER_AHEAD_MAX)
+        return;
+    for (unsigned i = 0; i < tasks; i++) {
+        const int fd =
+            np_proto_connect(plugin->site->helper_socket, plugin->site->helper_timeout_ms, &err);
+        if (fd < 0) {
+            /* Not running (refused at once): the calls in task_post_fork say so, once. */
+            if (fd == -ETIMEDOUT)
+                note_helper_timeout();
+            for (unsigned j = 0; j < i; j++)
+                close(ahead_fd[j]);
+            return;
+        }
+        ahead_fd[i] = fd;
+    }
+    ahead_count = tasks;
+}
+
 /* In slurmstepd (root) after each task's fork, before it may exec: register it with numaplaced
- * so its counters start with the task. */
+ * so its counters start with the task. On the task's own socket (register_ahead) the answer is
+ * the task's to wait for; otherwise a call. */
 static int task_post_fork(spank_t sp, const struct numaplace_step_settings *settings)
 {
+    const uint64_t start = now_us();
     struct np_proto_request req = {.op = NP_OP_REGISTER};
     struct np_err err = {0};
     uint32_t job = 0, step = 0;
     pid_t pid = 0;
+    int local = -1;
 
     plugin = settings;
     if (!helper_enabled())
@@ -365,6 +511,7 @@ static int task_post_fork(spank_t sp, const struct numaplace_step_settings *sett
         return 0;
     spank_get_item(sp, S_JOB_GID, &req.reg.gid);
     spank_get_item(sp, S_TASK_GLOBAL_ID, &req.reg.task_id);
+    spank_get_item(sp, S_TASK_ID, &local);
     req.reg.job_id = job;
     req.reg.step_id = step;
     req.reg.pid = pid;
@@ -377,15 +524,68 @@ static int task_post_fork(spank_t sp, const struct numaplace_step_settings *sett
     snprintf(req.reg.sensitivity, sizeof(req.reg.sensitivity), "%s",
              np_sensitivity_name(quiet_sensitivity(sp)));
     req.reg.unlabelled = !plugin->sensitivity_given; /* class_default=auto may class it */
-    if (helper_call(&req, NULL, &err) == 0) {
-        helper_registered = true;
-    } else if (!helper_warned) {
-        helper_warned = true;
-        slurm_info("numaplace: job %u step %u: helper not reached (%s); placement applies, the "
-                   "step is not monitored",
-                   job, step, err.msg);
+    registered_tasks++;
+    if (local >= 0 && (unsigned)local < ahead_count && ahead_fd[local] >= 0) {
+        char *line = helper_silent() ? NULL : np_proto_encode(&req);
+        int rc =
+            line ? np_proto_send_on(ahead_fd[local], line, plugin->site->helper_timeout_ms, &err)
+                 : -ETIMEDOUT;
+        free(line);
+        close(ahead_fd[local]); /* the task holds its own copy, for the answer */
+        ahead_fd[local] = -1;
+        if (rc == 0) {
+            atomic_store(&shared->sent[local], true);
+            spent_register_us += now_us() - start;
+            return 0;
+        }
+        if (rc == -ETIMEDOUT && !helper_silent())
+            note_helper_timeout();
+        /* Otherwise (numaplaced closed the socket, idle too long): a call, as for a large step. */
     }
+    if (helper_call(&req, NULL, &err) == 0)
+        helper_registered = true;
+    else
+        warn_unreached(job, step, err.msg);
+    spent_register_us += now_us() - start;
     return 0;
+}
+
+/* In the task before exec (register_ahead): numaplaced's answer to the task's registration, which
+ * slurmstepd sent on the socket this task inherited; once waited for, numaplaced's counters count
+ * the task from before its program starts. Every other task's socket is closed here. */
+static void await_registration(spank_t sp)
+{
+    struct np_err err = {0};
+    json_t *reply = NULL;
+    uint32_t job = 0, step = 0;
+    int local = -1, fd;
+
+    if (ahead_awaited || !ahead_count)
+        return;
+    ahead_awaited = true;
+    spank_get_item(sp, S_TASK_ID, &local);
+    for (unsigned i = 0; i < ahead_count; i++)
+        if ((int)i != local && ahead_fd[i] >= 0) {
+            close(ahead_fd[i]);
+            ahead_fd[i] = -1;
+        }
+    if (local < 0 || (unsigned)local >= ahead_count || (fd = ahead_fd[local]) < 0)
+        return;
+    ahead_fd[local] = -1;
+    if (atomic_load(&shared->sent[local]) && !helper_silent()) {
+        const int rc = np_proto_receive(fd, plugin->site->helper_timeout_ms, &reply, &err);
+        if (rc == 0) {
+            atomic_store(&shared->registered, true);
+        } else {
+            if (rc == -ETIMEDOUT)
+                note_helper_timeout();
+            spank_get_item(sp, S_JOB_ID, &job);
+            spank_get_item(sp, S_JOB_STEPID, &step);
+            warn_unreached(job, step, err.msg);
+        }
+        json_decref(reply);
+    }
+    close(fd);
 }
 
 /* In the task, before exec: tell numaplaced what this task got (it may speak for itself only). */
@@ -397,6 +597,7 @@ static void helper_applied(spank_t sp, const char *policy, const char *mode, con
     struct np_err err = {0};
     char *line;
 
+    await_registration(sp); /* numaplaced takes what a task applied once it knows the task */
     if (!helper_enabled() || helper_silent() ||
         spank_get_item(sp, S_JOB_ID, &req.applied.job_id) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_STEPID, &req.applied.step_id) != ESPANK_SUCCESS)
@@ -548,6 +749,7 @@ report:
                 note[0] ? note : placement.reason);
     }
 out:
+    await_registration(sp); /* on every way out: the counters start before the program does */
     np_placement_fini(&placement);
     hwloc_bitmap_free(cpus);
     hwloc_bitmap_free(allowed);
@@ -557,6 +759,23 @@ out:
 static void task_exit(spank_t sp, const struct numaplace_step_settings *settings)
 {
     plugin = settings;
+    if (advise_fd >= 0) { /* user_init was not called: nobody read the advice */
+        close(advise_fd);
+        advise_fd = -1;
+    }
+    for (unsigned i = 0; i < ahead_count; i++) /* tasks that never forked */
+        if (ahead_fd[i] >= 0)
+            close(ahead_fd[i]);
+    ahead_count = 0;
+    if (shared && atomic_load(&shared->registered))
+        helper_registered = true;
+    if (plugin->site->verbose && helper_enabled())
+        slurm_info("numaplace: slurmstepd's time in the plugin: advise %lluus, topology %lluus, "
+                   "registering %u task(s) %lluus",
+                   (unsigned long long)spent_advise_us, (unsigned long long)spent_topology_us,
+                   registered_tasks, (unsigned long long)spent_register_us);
+    spent_advise_us = spent_topology_us = spent_register_us = 0;
+    registered_tasks = 0;
     if (helper_registered && helper_enabled() && !helper_silent()) {
         /* slurmstepd at the step's end: numaplaced takes its final sample and answers, then
          * writes the report; slurmstepd tells slurmctld the step is complete only after this,
@@ -572,9 +791,9 @@ static void task_exit(spank_t sp, const struct numaplace_step_settings *settings
                        req.job_id, req.step_id, err.msg);
         helper_registered = false;
     }
-    if (step_helper_silent)
-        munmap(step_helper_silent, sizeof(atomic_bool));
-    step_helper_silent = NULL;
+    if (shared)
+        munmap(shared, sizeof(*shared));
+    shared = NULL;
     atomic_store(&helper_timed_out_here, false);
     np_topology_free(topology);
     topology = NULL;

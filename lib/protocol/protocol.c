@@ -533,12 +533,20 @@ static int wait_fd(int fd, short events, const struct timespec *deadline)
     }
 }
 
-/* Connect and send @p line, all before @p deadline. @return the socket, or -errno with err. */
-static int connect_and_send(const char *socket_path, const char *line, unsigned timeout_ms,
-                            const struct timespec *deadline, struct np_err *err)
+/* " at PATH" for the messages, or "" for a socket the caller connected earlier. */
+static const char *at(const char *socket_path, char *buf, size_t size)
+{
+    if (!socket_path)
+        return "";
+    snprintf(buf, size, " at %s", socket_path);
+    return buf;
+}
+
+/* Connect to the helper before @p deadline. @return the socket, or -errno with err. */
+static int connect_by(const char *socket_path, unsigned timeout_ms, const struct timespec *deadline,
+                      struct np_err *err)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    size_t len = strlen(line), sent = 0;
     int fd, rc;
 
     if (strlen(socket_path) >= sizeof(addr.sun_path))
@@ -571,6 +579,16 @@ static int connect_and_send(const char *socket_path, const char *line, unsigned 
         }
         break;
     }
+    return fd;
+}
+
+/* Send @p line whole on @p fd before @p deadline. @return 0, or -errno with err. */
+static int send_by(int fd, const char *socket_path, const char *line,
+                   const struct timespec *deadline, struct np_err *err)
+{
+    size_t len = strlen(line), sent = 0;
+    char where[128];
+
     while (sent < len) {
         ssize_t n = send(fd, line + sent, len - sent, MSG_NOSIGNAL);
         if (n > 0) {
@@ -583,12 +601,25 @@ static int connect_and_send(const char *socket_path, const char *line, unsigned 
             const int waited = wait_fd(fd, POLLOUT, deadline);
             if (waited == 0)
                 continue;
-            rc = np_err_set(err, waited, "cannot send to the helper at %s: %s", socket_path,
-                            np_strerror(waited));
-        } else {
-            rc = np_err_set(err, n < 0 ? -errno : -EIO, "cannot send to the helper at %s: %s",
-                            socket_path, n < 0 ? strerror(errno) : "nothing sent");
+            return np_err_set(err, waited, "cannot send to the helper%s: %s",
+                              at(socket_path, where, sizeof(where)), np_strerror(waited));
         }
+        return np_err_set(err, n < 0 ? -errno : -EIO, "cannot send to the helper%s: %s",
+                          at(socket_path, where, sizeof(where)),
+                          n < 0 ? strerror(errno) : "nothing sent");
+    }
+    return 0;
+}
+
+/* Connect and send @p line, all before @p deadline. @return the socket, or -errno with err. */
+static int connect_and_send(const char *socket_path, const char *line, unsigned timeout_ms,
+                            const struct timespec *deadline, struct np_err *err)
+{
+    int fd = connect_by(socket_path, timeout_ms, deadline, err), rc;
+
+    if (fd < 0)
+        return fd;
+    if ((rc = send_by(fd, socket_path, line, deadline, err)) < 0) {
         close(fd);
         return rc;
     }
@@ -620,20 +651,16 @@ int np_proto_send(const char *socket_path, const char *line, unsigned timeout_ms
     return 0;
 }
 
-int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms, json_t **reply,
-                  struct np_err *err)
+/* Read the reply on @p fd before @p deadline and check it (np_proto_reply_check). */
+static int receive_by(int fd, const char *socket_path, unsigned timeout_ms,
+                      const struct timespec *deadline, json_t **reply, struct np_err *err)
 {
-    struct timespec deadline;
     size_t got = 0;
-    char *buf = NULL;
+    char *buf = NULL, where[128];
     json_error_t jerr;
-    int fd, rc;
+    int rc;
 
     *reply = NULL;
-    deadline_in(timeout_ms, &deadline);
-    fd = connect_and_send(socket_path, line, timeout_ms, &deadline, err);
-    if (fd < 0)
-        return fd;
     for (size_t cap = 0;;) {
         ssize_t n;
         if (got == cap) { /* a reply of any size up to the limit arrives whole */
@@ -663,15 +690,15 @@ int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms
         if (errno == EINTR)
             continue;
         if (errno == EAGAIN) {
-            const int waited = wait_fd(fd, POLLIN, &deadline);
+            const int waited = wait_fd(fd, POLLIN, deadline);
             if (waited == 0)
                 continue;
-            rc = np_err_set(err, waited, "no reply from the helper at %s within %u ms", socket_path,
-                            timeout_ms);
+            rc = np_err_set(err, waited, "no reply from the helper%s within %u ms",
+                            at(socket_path, where, sizeof(where)), timeout_ms);
             goto out;
         }
-        rc = np_err_set(err, -errno, "cannot read the helper's reply at %s: %s", socket_path,
-                        strerror(errno));
+        rc = np_err_set(err, -errno, "cannot read the helper's reply%s: %s",
+                        at(socket_path, where, sizeof(where)), strerror(errno));
         goto out;
     }
     *reply = json_loadb(buf, got, 0, &jerr);
@@ -686,6 +713,45 @@ int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms
     }
 out:
     free(buf);
+    return rc;
+}
+
+int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms, json_t **reply,
+                  struct np_err *err)
+{
+    struct timespec deadline;
+    int fd, rc;
+
+    *reply = NULL;
+    deadline_in(timeout_ms, &deadline);
+    fd = connect_and_send(socket_path, line, timeout_ms, &deadline, err);
+    if (fd < 0)
+        return fd;
+    rc = receive_by(fd, socket_path, timeout_ms, &deadline, reply, err);
     close(fd);
     return rc;
+}
+
+int np_proto_connect(const char *socket_path, unsigned timeout_ms, struct np_err *err)
+{
+    struct timespec deadline;
+
+    deadline_in(timeout_ms, &deadline);
+    return connect_by(socket_path, timeout_ms, &deadline, err);
+}
+
+int np_proto_send_on(int fd, const char *line, unsigned timeout_ms, struct np_err *err)
+{
+    struct timespec deadline;
+
+    deadline_in(timeout_ms, &deadline);
+    return send_by(fd, NULL, line, &deadline, err);
+}
+
+int np_proto_receive(int fd, unsigned timeout_ms, json_t **reply, struct np_err *err)
+{
+    struct timespec deadline;
+
+    deadline_in(timeout_ms, &deadline);
+    return receive_by(fd, NULL, timeout_ms, &deadline, reply, err);
 }

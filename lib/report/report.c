@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -379,6 +380,8 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figur
         json_object_set_new(rep, "class", json_string(meta->job_class));
     if (meta->class_source[0])
         json_object_set_new(rep, "class_source", json_string(meta->class_source));
+    if (meta->prediction.known)
+        json_object_set_new(rep, "class_prediction", np_class_prediction_json(&meta->prediction));
     json_object_set_new(rep, "cpus", json_string(meta->cpus));
     if (meta->effective_cpus[0])
         json_object_set_new(rep, "effective_cpus", json_string(meta->effective_cpus));
@@ -480,8 +483,42 @@ int np_report_check(json_t *report, struct np_err *err)
         return np_err_set(err, -EINVAL, "a report must be a JSON object");
     if (!schema)
         return np_err_set(err, -EINVAL, "not a numaplace report (no \"schema\")");
-    if (strcmp(schema, NP_REPORT_SCHEMA) != 0)
+    /* the major version, or one of its minor versions (/1.N: optional members added) */
+    const size_t major = strlen(NP_REPORT_SCHEMA_MAJOR);
+    if (strncmp(schema, NP_REPORT_SCHEMA_MAJOR, major) != 0 ||
+        (schema[major] && (schema[major] != '.' || !schema[major + 1] ||
+                           strspn(schema + major + 1, "0123456789") != strlen(schema + major + 1))))
         return np_err_set(err, -EPROTO, "report schema %s; this numaplace reads %s", schema,
-                          NP_REPORT_SCHEMA);
+                          NP_REPORT_SCHEMA_MAJOR);
     return 0;
+}
+
+json_t *np_class_prediction_json(const struct np_class_prediction *p)
+{
+    return json_pack("{s:f, s:f, s:f, s:b}", "slowdown", p->slowdown, "llc_mpki", p->llc_mpki,
+                     "cpi", p->cpi, "sensitive", p->sensitive);
+}
+
+int np_class_prediction_from_json(const json_t *j, struct np_class_prediction *p)
+{
+    int sensitive = 0;
+
+    memset(p, 0, sizeof(*p));
+    if (!j)
+        return 0;
+    if (json_unpack_ex((json_t *)j, NULL, JSON_STRICT, "{s:F, s:F, s:F, s:b}", "slowdown",
+                       &p->slowdown, "llc_mpki", &p->llc_mpki, "cpi", &p->cpi, "sensitive",
+                       &sensitive) != 0) {
+        memset(p, 0, sizeof(*p));
+        return -EINVAL;
+    }
+    p->sensitive = sensitive;
+    p->known = true;
+    return 0;
+}
+
+void np_class_prediction_text(const struct np_class_prediction *p, char *buf, size_t len)
+{
+    snprintf(buf, len, "auto: predicted %.2fx with remote memory (LLC MPKI %.2f, CPI %.2f): %s",
+             p->slowdown, p->llc_mpki, p->cpi, p->sensitive ? "sensitive" : "not sensitive");
 }

@@ -30,8 +30,9 @@
         [NP_FIG_INTERVALS] = NP_FIELD(struct np_figure, intervals, "intervals", NP_F_INT),         \
         [NP_FIG_MEDIAN] = NP_FIELD(struct np_figure, median, median_name, NP_F_REAL),              \
         [NP_FIG_COUNT] = NP_FIELD(struct np_figure, count, count_name, NP_F_INT),                  \
-        [NP_FIG_PER_NODE] = NP_FIELD_OBJECT(struct np_figure, per_node, nper_node, per_node_name,  \
-                                            &node_elem, struct np_figure_node, node),              \
+        [NP_FIG_PER_NODE] = {                                                                      \
+            .name = (per_node_name),                                                               \
+            AS_OBJECT(per_node, nper_node, &node_elem, struct np_figure_node, node)},              \
     }
 
 /* A report's bandwidth of one NUMA node: both members always. */
@@ -51,11 +52,13 @@ static const struct np_record node_rec = {.fields = node_fields,
                                           .present = np_rec_required_or_set};
 static const struct np_field node_elem = {.type = NP_F_RECORD, .rec = &node_rec};
 
+#define T struct np_figure
 static const struct np_field plain_fields[] = FIGURE_FIELDS("value", NULL, NULL, NULL, NULL);
 static const struct np_field cpi_fields[] = FIGURE_FIELDS("mean", "p95", "median", NULL, NULL);
 static const struct np_field bandwidth_fields[] =
     FIGURE_FIELDS("mean_bytes_per_s", "peak_bytes_per_s", NULL, NULL, "per_node");
 static const struct np_field rate_fields[] = FIGURE_FIELDS("per_s", NULL, NULL, "count", NULL);
+#undef T
 
 /* by enum np_figure_kind */
 static const struct np_record figure_recs[] = {

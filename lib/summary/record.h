@@ -4,9 +4,11 @@
  * copy and the names in its messages. Slurm's data_parser describes its records the same way
  * (a table of name, type and offsetof per member), and the JSON stays jansson's.
  *
- * A record's members are its table's rows, indexed by the record's member ids (the enums of
- * numaplace/summary_model.h); the struct's `struct np_keys` at rec->keys_off says which are
- * present and in which order, so that decoding and encoding again gives the same bytes.
+ * A record's members are its table's rows, indexed by the record's member ids. A summary record
+ * lists each member once, X(id, JSON name, storage) (numaplace/summary_model.h), and its enum of
+ * ids and its table (NP_RECORD_OF, with the AS_* storage forms below) are both made from that
+ * list. The struct's `struct np_keys` at rec->keys_off says which members are present and in
+ * which order, so that decoding and encoding again gives the same bytes.
  *
  * Decoding is strict: a member the table lacks, or one of another type, is refused with a
  * message naming it (its path: "nodes.n1.steps[0].cpus") and what it should be.
@@ -80,32 +82,38 @@ struct np_field {
     {                                                                                              \
         .name = (nm), .type = (ty), .off = offsetof(T, m)                                          \
     }
-/* A struct np_figure of enum np_figure_kind @p kind. */
-#define NP_FIELD_FIGURE(T, m, nm, kind) NP_FIELD_CUSTOM(T, m, nm, &np_figure_ops[kind])
-#define NP_FIELD_RECORD(T, m, nm, r)                                                               \
-    {                                                                                              \
-        .name = (nm), .type = NP_F_RECORD, .off = offsetof(T, m), .rec = (r)                       \
-    }
-/* An array at T.m whose length is T.cnt (numbers: ty NP_F_NUMS; records: NP_FIELD_ARRAY). */
-#define NP_FIELD_NUMS(T, m, cnt, nm, ty)                                                           \
-    {                                                                                              \
-        .name = (nm), .type = (ty), .off = offsetof(T, m), .count_off = offsetof(T, cnt)           \
-    }
-#define NP_FIELD_ARRAY(T, m, cnt, nm, el)                                                          \
-    {                                                                                              \
-        .name = (nm), .type = NP_F_ARRAY, .off = offsetof(T, m), .count_off = offsetof(T, cnt),    \
-        .elem = (el), .elem_size = sizeof(*((T *)0)->m)                                            \
-    }
-/* An object whose members are elements of type E at T.m (length T.cnt), named by E.nm_member. */
-#define NP_FIELD_OBJECT(T, m, cnt, nm, el, E, nm_member)                                           \
-    {                                                                                              \
-        .name = (nm), .type = NP_F_OBJECT, .off = offsetof(T, m), .count_off = offsetof(T, cnt),   \
-        .elem = (el), .elem_size = sizeof(E), .name_off = offsetof(E, nm_member)                   \
-    }
-#define NP_FIELD_CUSTOM(T, m, nm, o)                                                               \
-    {                                                                                              \
-        .name = (nm), .type = NP_F_CUSTOM, .off = offsetof(T, m), .ops = (o)                       \
-    }
+
+/* The storage forms of the member lists (numaplace/summary_model.h): where the struct the
+ * includer names T holds a member, as the designated initializers of its struct np_field. */
+#define AS_(ty, m)            .type = (ty), .off = offsetof(T, m)
+#define AS_STR(m)             AS_(NP_F_STR, m)
+#define AS_INT(m)             AS_(NP_F_INT, m)
+#define AS_REAL(m)            AS_(NP_F_REAL, m)
+#define AS_BOOL(m)            AS_(NP_F_BOOL, m)
+#define AS_NUM(m)             AS_(NP_F_NUM, m)
+#define AS_STRS(m)            AS_(NP_F_STRS, m)
+#define AS_MAP(m)             AS_(NP_F_MAP, m)
+#define AS_NUMS(m, n)         AS_(NP_F_NUMS, m), .count_off = offsetof(T, n)
+#define AS_NUMS_OR_NULL(m, n) AS_(NP_F_NUMS_OR_NULL, m), .count_off = offsetof(T, n)
+#define AS_RECORD(m, r)       AS_(NP_F_RECORD, m), .rec = (r)
+#define AS_CUSTOM(m, o)       AS_(NP_F_CUSTOM, m), .ops = (o)
+/* A struct np_figure of enum np_figure_kind @p kind; AS_FIGURE_AT: fig[k] of an array of them */
+#define AS_FIGURE(m, kind) AS_CUSTOM(m, &np_figure_ops[kind])
+#define AS_FIGURE_AT(k)                                                                            \
+    .type = NP_F_CUSTOM, .off = offsetof(T, fig) + (k) * sizeof(struct np_figure),                 \
+    .ops = &np_figure_ops[NP_FIGURE_PLAIN]
+/* An array at T.m whose length is T.n */
+#define AS_ARRAY(m, n, el)                                                                         \
+    AS_(NP_F_ARRAY, m), .count_off = offsetof(T, n), .elem = (el), .elem_size = sizeof(*((T *)0)->m)
+/* An object whose members are elements of type E at T.m (length T.n), named by E.nm_member */
+#define AS_OBJECT(m, n, el, E, nm_member)                                                          \
+    AS_(NP_F_OBJECT, m), .count_off = offsetof(T, n), .elem = (el), .elem_size = sizeof(E),        \
+                         .name_off = offsetof(E, nm_member)
+/* A row of a member list; a record of struct T from member list L (its table name##_fields) */
+#define NP_ROW(id, nm, storage) [id] = {.name = (nm), storage},
+#define NP_RECORD_OF(name, L)                                                                      \
+    static const struct np_field name##_fields[] = {L(NP_ROW)};                                    \
+    static const struct np_record name##_rec = NP_RECORD(T, name##_fields)
 
 #define NP_RECORD(T, table)                                                                        \
     {                                                                                              \

@@ -2,7 +2,7 @@
  * figures go through the one figure printer (numaplace/figure.h); the rest still reads the report's
  * JSON directly. */
 #include "numaplace/report.h"
-#include "numaplace/report_model.h"
+#include "numaplace/summary.h"
 
 #include <errno.h>
 #include <string.h>

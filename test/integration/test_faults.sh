@@ -147,7 +147,7 @@ for job, st in sorted(steps.items()):
         findings.append("job %d: %s unreadable or duplicated" % (job, mine))
     if rep is None:
         continue
-    if rep.get("schema") != "numaplace.report/1":
+    if rep.get("schema") != "numaplace.report/1.1":
         findings.append("job %d: schema %r" % (job, rep.get("schema")))
     samples, duration = rep["sampling"]["count"], rep["duration_s"]
     if st["end"] == "acked":

@@ -141,7 +141,7 @@ r="$out_dir/report.json"
 wl=$(grep '^{' "$out_dir/workload.out")
 [ -n "$wl" ] || np_fail "the workload printed no figures: $(cat "$out_dir/workload.out")"
 echo "$wl" >"$out_dir/workload.json"
-np_expect_eq "$(json 'd["schema"]' "$r")" "numaplace.report/1" "schema"
+np_expect_eq "$(json 'd["schema"]' "$r")" "numaplace.report/1.1" "schema"
 np_expect_eq "$(json 'd["complete"]' "$r")" "True" "complete"
 np_expect_eq "$(json 'd["sensitivity"]' "$r")" "low" "class"
 np_expect_eq "$(json 'd["policy"]["requested"]' "$r")" "interleave" "requested policy"
@@ -186,7 +186,7 @@ np_expect_match "CPI +unavailable \(|CPI +mean "
 np_expect_match "pages per node"
 np_run np_run_as "$user" "$NP_CLI" --spool "$np_dir/helper/spool" report --steps "$job" --json
 np_expect_rc 0
-np_expect_match '"schema": "numaplace.report/1"'
+np_expect_match '"schema": "numaplace.report/1.1"'
 # Without --steps: the job summary, merged from this node's spool (this cluster keeps no
 # accounting, and the command says so).
 np_run np_run_as "$user" "$NP_CLI" --spool "$np_dir/helper/spool" report "$job" --json
@@ -311,6 +311,56 @@ echo "a step of 16 tasks: ${answered_ms} ms with numaplaced answering, ${stopped
   np_fail "the step took ${stopped_ms} ms with numaplaced stopped, ${answered_ms} ms with it answering"
 np_expect_eq "$(np_slurmd_log_grep "numaplace: job $jt step 0: helper not reached" | wc -l)" 1 \
   "log lines for the sixteen tasks of the step"
+np_helper_answers >/dev/null || np_fail "numaplaced does not answer after SIGCONT"
+rm -rf "$out_dir"
+np_end_case
+
+# A step of at most eight tasks registers them on sockets slurmstepd connected before the fork;
+# each task waits for its own answer (docs/protocol.md, register). Stopped, the helper answers none:
+# the tasks wait at the same time, so the step pays about one timeout, not one per task.
+np_case "a stopped numaplaced: a step of eight tasks registered ahead waits one timeout, not eight"
+sock="$np_dir/helper/numaplaced.sock"
+timeout_ms=$(sed -n 's/.*helper_timeout_ms=\([0-9]*\).*/\1/p' <<<"$(np_helper_plugstack)")
+queued() { ss -xlnH src "$sock" | awk '{ print $3 }'; }
+step8() { # the step's wall time in ms, its output in np_out
+  local t0 t1
+  t0=$(date +%s%N)
+  # shellcheck disable=SC2016 # expanded by the task's shell
+  np_run np_run_as "$user" srun -n8 -O --numa-policy=local \
+    bash -c '[ "$SLURM_PROCID" != 0 ] || echo "job=$SLURM_JOB_ID"'
+  t1=$(date +%s%N)
+  echo $(((t1 - t0) / 1000000)) >"$out_dir/step8.ms"
+}
+out_dir=$(mktemp -d)
+step8
+np_expect_rc 0
+answered_ms=$(cat "$out_dir/step8.ms")
+ja=$(sed -n 's/^job=//p' <<<"$np_out")
+np_expect_eq "$(np_slurmd_log_grep "numaplace: job $ja step 0: helper not reached" | wc -l)" 0 \
+  "log lines for the step with numaplaced answering"
+# Every task registered, and each said what it applied (numaplaced takes that only from a task it
+# knows: the task waited for its registration's answer first).
+report="$np_dir/helper/spool/$ja.0.$(hostname).json"
+np_wait_for 10 test -s "$report" || np_fail "no report $report"
+np_expect_eq "$(json 'len(d["policy"]["tasks"])' "$report")" 8 "tasks in the report"
+np_expect_eq "$(json 'sum(t.get("policy") == "local" for t in d["policy"]["tasks"])' "$report")" 8 \
+  "tasks whose applied policy the report has"
+np_wait_for 30 bash -c "'$NP_CLI' --socket '$sock' status | grep -q ', 0 job step(s) shown'" ||
+  np_fail "numaplaced still lists a step after the first one ended"
+kill -STOP "$np_helper_pid"
+step8
+np_expect_rc 0
+stopped_ms=$(cat "$out_dir/step8.ms")
+calls=$(queued)
+kill -CONT "$np_helper_pid"
+jt=$(sed -n 's/^job=//p' <<<"$np_out")
+np_expect_eq "$calls" 8 "connections the eight tasks' step made to the stopped helper (one per task)"
+echo "a step of 8 tasks: ${answered_ms} ms with numaplaced answering, ${stopped_ms} ms with it stopped (timeout ${timeout_ms} ms)"
+# One timeout if the tasks wait together, eight if one after the other: four is the bound.
+[ "$stopped_ms" -lt $((answered_ms + 4 * timeout_ms)) ] ||
+  np_fail "the step took ${stopped_ms} ms with numaplaced stopped, ${answered_ms} ms with it answering"
+np_expect_eq "$(np_slurmd_log_grep "numaplace: job $jt step 0: helper not reached" | wc -l)" 1 \
+  "log lines for the eight tasks of the step"
 np_helper_answers >/dev/null || np_fail "numaplaced does not answer after SIGCONT"
 rm -rf "$out_dir"
 np_end_case

@@ -16,7 +16,6 @@
 
 #include "numaplace/codec.h"
 #include "numaplace/report.h"
-#include "numaplace/report_model.h"
 #include "numaplace/summary.h"
 #include "numaplace/json_reals.h"
 

@@ -144,6 +144,14 @@ START_TEST(test_auto_class)
         strncmp(j->meta.class_source, cases[_i].want_source, strlen(cases[_i].want_source)) == 0,
         "%s: class_source '%s', want '%s...'", cases[_i].what, j->meta.class_source,
         cases[_i].want_source);
+    /* the prediction is kept as fields (the report's class_prediction), the words derived */
+    ck_assert_int_eq(j->meta.prediction.known, strncmp(cases[_i].want_source, "auto:", 5) == 0);
+    if (j->meta.prediction.known) {
+        char words[192];
+        np_class_prediction_text(&j->meta.prediction, words, sizeof(words));
+        ck_assert_str_eq(words, j->meta.class_source);
+        ck_assert_int_eq(j->meta.prediction.sensitive, cases[_i].counters == SENSITIVE);
+    }
 }
 END_TEST
 
@@ -179,6 +187,7 @@ START_TEST(test_source_survives_restart)
     ck_assert_msg(strncmp(j->meta.class_source, "auto: predicted", 15) == 0, "%s",
                   j->meta.class_source);
     ck_assert(j->unlabelled);
+    ck_assert(j->meta.prediction.known && j->meta.prediction.sensitive); /* the fields too */
     np_test_daemon_fini(&after);
 }
 END_TEST

@@ -16,7 +16,7 @@
 #include "jobs.h"
 #include "np_daemon_test.h"
 #include "np_test.h"
-#include "numaplace/report_model.h"
+#include "numaplace/summary.h"
 #include "job_life.h"
 #include "sampling.h"
 

@@ -493,6 +493,52 @@ START_TEST(test_send_without_reply)
 }
 END_TEST
 
+/* np_proto_call in parts, as the plugin registers a task: connected before a fork, the request
+ * sent by the parent after it, the reply read by the child, which inherited the socket. */
+START_TEST(test_call_in_parts)
+{
+    char path[108];
+    struct np_err err = {0};
+    json_t *reply = NULL;
+    pid_t server, child;
+    int fd, status = -1;
+
+    snprintf(path, sizeof(path), "/tmp/np-proto-parts-%d.sock", (int)getpid());
+    server = start_server(path, SERVE_OK);
+    fd = np_proto_connect(path, 60000, &err);
+    ck_assert_msg(fd >= 0, "%s", err.msg);
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        const int rc = np_proto_receive(fd, 60000, &reply, &err);
+        _exit(rc == 0 && json_integer_value(json_object_get(reply, "version")) == 1 ? 0 : 1);
+    }
+    ck_assert_msg(np_proto_send_on(fd, "{\"v\":1,\"op\":\"ping\"}\n", 60000, &err) == 0, "%s",
+                  err.msg);
+    close(fd); /* the child holds the connection now */
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child got no ok reply");
+    kill(server, SIGKILL);
+    waitpid(server, NULL, 0);
+
+    /* a server that never answers: the reader's wait is bounded */
+    server = start_server(path, SERVE_SILENT);
+    fd = np_proto_connect(path, 60000, &err);
+    ck_assert_msg(fd >= 0, "%s", err.msg);
+    ck_assert_msg(np_proto_send_on(fd, "{\"v\":1,\"op\":\"ping\"}\n", 60000, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_int_eq(np_proto_receive(fd, 200, &reply, &err), -ETIMEDOUT);
+    ck_assert_ptr_null(reply);
+    ck_assert_ptr_nonnull(strstr(err.msg, "within 200 ms"));
+    close(fd);
+    kill(server, SIGKILL);
+    waitpid(server, NULL, 0);
+    unlink(path);
+    ck_assert_int_eq(np_proto_connect(path, 100, &err), -ENOENT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "cannot reach the helper at"));
+}
+END_TEST
+
 START_TEST(test_reply_builders)
 {
     json_t *ok = np_proto_reply_ok(), *bad = np_proto_reply_error("job %d is not yours", 5);
@@ -521,6 +567,7 @@ int main(void)
     tcase_add_test(tc, test_call_backlog_full);
     tcase_add_test(tc, test_call_nobody_listening);
     tcase_add_test(tc, test_send_without_reply);
+    tcase_add_test(tc, test_call_in_parts);
     tcase_add_test(tc, test_reply_builders);
     suite_add_tcase(s, tc);
     return np_test_run(s);

@@ -9,7 +9,7 @@
 #include "np_test.h"
 #include "numaplace/protocol.h"
 #include "numaplace/report.h"
-#include "numaplace/report_model.h"
+#include "numaplace/summary.h"
 
 #define MiB (1024.0 * 1024.0)
 
@@ -621,6 +621,16 @@ START_TEST(test_timeline_bounded)
 }
 END_TEST
 
+static const struct {
+    const char *schema;
+    int rc;
+} minors[] = {
+    {"numaplace.report/1", 0},        {"numaplace.report/1.1", 0},
+    {"numaplace.report/1.12", 0},     {"numaplace.report/10", -EPROTO},
+    {"numaplace.report/1.", -EPROTO}, {"numaplace.report/1.1x", -EPROTO},
+    {"numaplace.report/1x", -EPROTO}, {"numaplace.report/2", -EPROTO},
+};
+
 START_TEST(test_report_check)
 {
     struct np_err err = {0};
@@ -630,6 +640,12 @@ START_TEST(test_report_check)
     ck_assert_int_eq(np_report_check(other, &err), -EPROTO);
     ck_assert_ptr_nonnull(strstr(err.msg, "report schema numaplace.report/2"));
     ck_assert_int_eq(np_report_check(none, &err), -EINVAL);
+    /* /1 and its minor versions are read; another major, or a minor that is no number, not */
+    for (size_t i = 0; i < sizeof(minors) / sizeof(minors[0]); i++) {
+        json_t *r = json_pack("{s:s}", "schema", minors[i].schema);
+        ck_assert_msg(np_report_check(r, &err) == minors[i].rc, "%s", minors[i].schema);
+        json_decref(r);
+    }
     json_decref(other);
     json_decref(none);
     ck_assert_str_eq(np_step_name(NP_STEP_BATCH), "batch");
@@ -637,8 +653,9 @@ START_TEST(test_report_check)
 }
 END_TEST
 
-/* A report with auto's facts (a task's "auto" member) and one from before them: both are
- * numaplace.report/1 and read; the facts read back as the fields they were written from. */
+/* A report with auto's facts (a task's "auto" member) and one from before them: both are read
+ * (numaplace.report/1 and /1.1); the facts and the class_prediction read back as the fields
+ * they were written from. */
 static const struct {
     const char *fixture;
     bool has_facts;
@@ -647,6 +664,7 @@ static const struct {
 } auto_reports[] = {
     {"report-auto.json", false, "", 0, 0, 0},
     {"report-auto-facts.json", true, "unknown", 0x1, 0x3, 0x1},
+    {"report-auto-facts-1.0.json", true, "unknown", 0x1, 0x3, 0x1},
 };
 
 START_TEST(test_auto_facts_read)
@@ -654,15 +672,17 @@ START_TEST(test_auto_facts_read)
     json_t *r = json_load_file(np_test_fixture(auto_reports[_i].fixture), 0, NULL);
     json_t *task = json_array_get(json_object_get(json_object_get(r, "policy"), "tasks"), 0);
     struct np_applied_auto facts;
-    struct np_report model;
     struct np_err err = {0};
+    json_t *summary = np_summary_new(300);
 
     ck_assert_ptr_nonnull(task);
     ck_assert_msg(np_report_check(r, &err) == 0, "%s", err.msg);
-    ck_assert_msg(np_report_model_decode(r, true, &model, &err) == 0, "%s", err.msg);
-    ck_assert_uint_eq(model.ntasks, 1);
-    ck_assert_str_eq(model.tasks[0].policy, "local");
-    np_report_model_free(&model);
+    /* a summary reads it: its one task's policy */
+    ck_assert_msg(np_summary_add_report(summary, r, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_object_get(summary, "policy_applied"), "local")),
+        1);
+    json_decref(summary);
     ck_assert_int_eq(np_proto_applied_auto_from_json(json_object_get(task, "auto"), &facts, NULL) ==
                          0,
                      auto_reports[_i].has_facts);
@@ -670,6 +690,20 @@ START_TEST(test_auto_facts_read)
     ck_assert_uint_eq(facts.task_nodes, auto_reports[_i].task_nodes);
     ck_assert_uint_eq(facts.allowed_nodes, auto_reports[_i].allowed_nodes);
     ck_assert_uint_eq(facts.loaded_nodes, auto_reports[_i].loaded_nodes);
+    {
+        struct np_class_prediction p;
+        json_t *j = json_object_get(r, "class_prediction");
+        ck_assert_int_eq(np_class_prediction_from_json(j, &p), 0);
+        ck_assert_int_eq(p.known, j != NULL);
+        if (p.known) { /* the words class_source says are the fields' */
+            char text[192];
+            json_t *again = np_class_prediction_json(&p);
+            np_class_prediction_text(&p, text, sizeof(text));
+            ck_assert_str_eq(text, json_string_value(json_object_get(r, "class_source")));
+            ck_assert(json_equal(again, j));
+            json_decref(again);
+        }
+    }
     if (facts.given) { /* written as numaplaced writes them, they read back the same */
         json_t *again = np_proto_applied_auto_json(&facts);
         ck_assert(json_equal(again, json_object_get(task, "auto")));

@@ -30,7 +30,8 @@ struct np_output_file {
 
 /**
  * Create the temporary file for @p name in @p dirfd: ".NAME.PID.tmp" (a leftover of this process
- * is removed first), or ".NAME.RANDOM.PID.tmp" when someone else's file holds that name, mode @p mode, its name into @p tmp (@p size bytes). @return the fd, or -errno
+ * is removed first), or ".NAME.RANDOM.PID.tmp" when someone else's file holds that name, mode @p
+ * mode, its name into @p tmp (@p size bytes). @return the fd, or -errno
  */
 NP_API int np_file_temp_at(int dirfd, const char *name, mode_t mode, char *tmp, size_t size);
 

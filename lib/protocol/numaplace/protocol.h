@@ -201,6 +201,26 @@ NP_API int np_proto_call(const char *socket_path, const char *line, unsigned tim
 NP_API int np_proto_send(const char *socket_path, const char *line, unsigned timeout_ms,
                          struct np_err *err);
 
+/*
+ * np_proto_call in three parts, for a request whose answer is awaited later or by another
+ * process: slurmstepd connects before the tasks fork (each task inherits the socket), sends a
+ * task's registration after the fork, and the task reads the answer before it execs. Each part
+ * is bounded by its own @p timeout_ms; the errors are np_proto_call's.
+ */
+/** Connect to numaplaced. @return the socket (non-blocking, close-on-exec), or -errno with @p err
+ */
+NP_API int np_proto_connect(const char *socket_path, unsigned timeout_ms, struct np_err *err);
+
+/** Send @p line whole on @p fd (from np_proto_connect). @return 0, or -errno with @p err */
+NP_API int np_proto_send_on(int fd, const char *line, unsigned timeout_ms, struct np_err *err);
+
+/**
+ * Read and check the reply to the request sent on @p fd, which stays open (the caller closes it).
+ * @param reply receives a new reference on success
+ * @return as np_proto_call
+ */
+NP_API int np_proto_receive(int fd, unsigned timeout_ms, json_t **reply, struct np_err *err);
+
 #ifdef __cplusplus
 }
 #endif

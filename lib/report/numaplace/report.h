@@ -3,7 +3,7 @@
  *
  * np_step_figures accumulates one job's samples (np_sample, from any backend); np_report_new turns
  * it into the versioned JSON report numaplaced writes to its spool at the end of each step on
- * each node (reading a report back, and its text, are numaplace/report_model.h's). The trace
+ * each node (reading a report back, and its text, are the summary component's). The trace
  * functions write and replay the same samples, so a recorded run gives the same report offline.
  */
 #ifndef NUMAPLACE_REPORT_H
@@ -24,8 +24,19 @@
 extern "C" {
 #endif
 
-#define NP_REPORT_SCHEMA "numaplace.report/1"
-#define NP_TRACE_SCHEMA  "numaplace.trace/1"
+/* Major version /1 (what readers check, np_report_check), minor .1: class_prediction. A minor
+ * version adds optional members only; readers of /1 read every /1.N. */
+#define NP_REPORT_SCHEMA       "numaplace.report/1.1"
+#define NP_REPORT_SCHEMA_MAJOR "numaplace.report/1"
+#define NP_TRACE_SCHEMA        "numaplace.trace/1"
+
+/** The sensitivity model's prediction that decided a step's class (class_default=auto): the
+ * report's `class_prediction`, from which its class_source text is derived. */
+struct np_class_prediction {
+    bool known; /**< false: no prediction decided the class */
+    bool sensitive;
+    double slowdown, llc_mpki, cpi;
+};
 
 /** What is known of a job (one step on one node) besides its samples. */
 struct np_job_meta {
@@ -39,6 +50,7 @@ struct np_job_meta {
     char job_class[8];   /**< the helper's priority class, "high" or "low" ("" = unknown) */
     /** what decided the class: "label", "default", "admin", "auto: ..." ("" = not said) */
     char class_source[192];
+    struct np_class_prediction prediction; /**< when the model's prediction decided the class */
     char cpus[256]; /**< the step's CPUs on this node, as registered (its allocation) */
     /** where its processes may run: cpus narrowed to their affinity ("" = not known) */
     char effective_cpus[256];
@@ -162,6 +174,15 @@ NP_API json_t *np_report_new(const struct np_job_meta *meta, const struct np_ste
 
 /** Check a loaded report's schema. @return 0 or -EINVAL / -EPROTO with @p err. */
 NP_API int np_report_check(json_t *report, struct np_err *err);
+
+/** {slowdown, llc_mpki, cpi, sensitive}. New reference, NULL on out-of-memory. */
+NP_API json_t *np_class_prediction_json(const struct np_class_prediction *p);
+/** Read @p j (borrowed; NULL or absent: @p p not known) strictly: an object of exactly those
+ * members. @return 0 (read or absent), -EINVAL (malformed; @p p not known) */
+NP_API int np_class_prediction_from_json(const json_t *j, struct np_class_prediction *p);
+/** Its class_source line, for people: "auto: predicted 2.07x with remote memory (LLC MPKI 9.00,
+ *  CPI 1.50): sensitive". */
+NP_API void np_class_prediction_text(const struct np_class_prediction *p, char *buf, size_t len);
 
 /* ---- trace (the replay backend) ---- */
 

@@ -1,10 +1,10 @@
 /*
  * numaplace/hindsight.h - `numaplace report`'s hindsight on --numa-policy=auto (docs/auto.md):
  * the choice a step's tasks got, and the one np_auto_choose gives when the sensitivity the
- * model measured on this run (class_source "auto: predicted ...", class_default=auto) replaces
- * the one auto used, with the task's shape and the nodes' load as the task's "auto" facts
- * recorded them at launch (never the reason line, which is for people). Derived when the report
- * is read; nothing is stored.
+ * model measured on this run (the report's class_prediction, class_default=auto) replaces the
+ * one auto used, with the task's shape and the nodes' load as the task's "auto" facts recorded
+ * them at launch (never the reason or class_source lines, which are for people). Derived when
+ * the report is read; nothing is stored.
  */
 #ifndef NUMAPLACE_HINDSIGHT_H
 #define NUMAPLACE_HINDSIGHT_H
@@ -29,9 +29,9 @@ struct np_auto_hindsight {
 };
 
 /**
- * The hindsight of report @p r (borrowed). @return 1 and @p out filled for a step whose tasks
- * ran with auto (a task has "auto" facts, or a "reason" starting "auto: " in reports before
- * them, whose verdict is then unavailable); 0 for any other step.
+ * The hindsight of report @p r (borrowed). @return 1 and @p out filled for a step launched
+ * with auto (policy.requested; its verdict unavailable when no task has "auto" facts, as in
+ * reports before them); 0 for any other step.
  */
 NP_API int np_auto_hindsight(json_t *r, struct np_auto_hindsight *out);
 

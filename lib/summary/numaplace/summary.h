@@ -139,6 +139,10 @@ NP_API long np_summary_fit(json_t *summary, size_t max_bytes, char **stored, str
 NP_API int np_summary_plot(const json_t *summary, const char *node, const char *path,
                            struct np_err *err);
 
+/** Print a step's report (borrowed; docs/report-schema.md) as text, for `numaplace report
+ *  --steps`. @return 0 or -EIO. */
+NP_API int np_report_print(FILE *out, json_t *report);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,70 +29,79 @@
 extern "C" {
 #endif
 
+/*
+ * Each record's members, once: X(member id, JSON name, how its struct holds it). The enums of
+ * member ids below and the records' tables (summary_records.c, where the AS_* storage forms are
+ * defined: a string, an integer, ... at a struct field) are both made from these lists.
+ */
+#define NP_MEMBER_ID(id, name, storage) id,
+
 /** Members of the summary object. */
-enum np_sum_member {
-    NP_SUM_SCHEMA = 0,
-    NP_SUM_JOB_ID,
-    NP_SUM_UID,
-    NP_SUM_USER,
-    NP_SUM_POLICY_REQUESTED,
-    NP_SUM_POLICY_APPLIED,
-    NP_SUM_SENSITIVITY,
-    NP_SUM_START,
-    NP_SUM_END,
-    NP_SUM_NODES,
-    NP_SUM_TOTALS,
-    NP_SUM_MISSING_NODES,
-    NP_SUM_SKIPPED,
-    NP_SUM_TRIMMED,
-    NP_SUM_NODES_FOLDED, /**< per-node figures as distributions (optional: added later) */
-    NP_SUM_NMEMBERS
-};
+#define NP_SUM_MEMBERS(X)                                                                          \
+    X(NP_SUM_SCHEMA, "schema", AS_STR(schema))                                                     \
+    X(NP_SUM_JOB_ID, "job_id", AS_INT(job_id))                                                     \
+    X(NP_SUM_UID, "uid", AS_INT(uid))                                                              \
+    X(NP_SUM_USER, "user", AS_STR(user))                                                           \
+    X(NP_SUM_POLICY_REQUESTED, "policy_requested", AS_STRS(policy_requested))                      \
+    X(NP_SUM_POLICY_APPLIED, "policy_applied", AS_MAP(policy_applied))                             \
+    X(NP_SUM_SENSITIVITY, "sensitivity", AS_STR(sensitivity))                                      \
+    X(NP_SUM_START, "start", AS_STR(start))                                                        \
+    X(NP_SUM_END, "end", AS_STR(end))                                                              \
+    X(NP_SUM_NODES, "nodes", AS_OBJECT(nodes, nnodes, &node_elem, struct np_sum_node, name))       \
+    X(NP_SUM_TOTALS, "totals", AS_RECORD(totals, &totals_rec))                                     \
+    X(NP_SUM_MISSING_NODES, "missing_nodes", AS_STRS(missing_nodes))                               \
+    X(NP_SUM_SKIPPED, "skipped", AS_ARRAY(skipped, nskipped, &skip_elem))                          \
+    X(NP_SUM_TRIMMED, "trimmed", AS_ARRAY(trimmed, ntrimmed, &trim_elem))                          \
+    /* per-node figures as distributions (optional: added later) */                                \
+    X(NP_SUM_NODES_FOLDED, "nodes_folded", AS_CUSTOM(folded, &np_sum_folded_ops))
+enum np_sum_member { NP_SUM_MEMBERS(NP_MEMBER_ID) NP_SUM_NMEMBERS };
 
 /** Members of `nodes.NAME`. */
-enum np_sum_node_member {
-    NP_NODE_STEPS = 0,
-    NP_NODE_STEP_COUNT,
-    NP_NODE_DURATION_S,
-    NP_NODE_START,
-    NP_NODE_END,
-    NP_NODE_POLICY_REQUESTED,
-    NP_NODE_POLICY_APPLIED,
-    NP_NODE_SENSITIVITY,
-    NP_NODE_LOCAL_SHARE,
-    NP_NODE_PAGES_PEAK_BYTES,
-    NP_NODE_PAGES_END_BYTES,
-    NP_NODE_CPI,
-    NP_NODE_BANDWIDTH,
-    NP_NODE_MIGRATIONS,
-    NP_NODE_PAGES_MOVED_BYTES,
-    NP_NODE_OS_INTERFERENCE,
-    NP_NODE_TIMELINE,
-    NP_NODE_NMEMBERS
-};
+#define NP_NODE_MEMBERS(X)                                                                         \
+    X(NP_NODE_STEPS, "steps", AS_ARRAY(steps, nsteps, &step_elem))                                 \
+    X(NP_NODE_STEP_COUNT, "step_count", AS_INT(step_count))                                        \
+    X(NP_NODE_DURATION_S, "duration_s", AS_REAL(duration_s))                                       \
+    X(NP_NODE_START, "start", AS_STR(start))                                                       \
+    X(NP_NODE_END, "end", AS_STR(end))                                                             \
+    X(NP_NODE_POLICY_REQUESTED, "policy_requested", AS_STRS(policy_requested))                     \
+    X(NP_NODE_POLICY_APPLIED, "policy_applied", AS_MAP(policy_applied))                            \
+    X(NP_NODE_SENSITIVITY, "sensitivity", AS_STR(sensitivity))                                     \
+    X(NP_NODE_LOCAL_SHARE, "local_share", AS_FIGURE(local_share, NP_FIGURE_PLAIN))                 \
+    X(NP_NODE_PAGES_PEAK_BYTES, "pages_peak_bytes", AS_CUSTOM(pages_peak_bytes, &bytes_ops))       \
+    X(NP_NODE_PAGES_END_BYTES, "pages_end_bytes", AS_CUSTOM(pages_end_bytes, &bytes_ops))          \
+    X(NP_NODE_CPI, "cpi", AS_FIGURE(cpi, NP_FIGURE_CPI))                                           \
+    X(NP_NODE_BANDWIDTH, "bandwidth", AS_FIGURE(bandwidth, NP_FIGURE_BANDWIDTH))                   \
+    X(NP_NODE_MIGRATIONS, "migrations", AS_RECORD(migrations, &migr_rec))                          \
+    X(NP_NODE_PAGES_MOVED_BYTES, "pages_moved_bytes", AS_INT(pages_moved_bytes))                   \
+    X(NP_NODE_OS_INTERFERENCE, "os_interference", AS_RECORD(os, &os_rec))                          \
+    X(NP_NODE_TIMELINE, "timeline", AS_RECORD(timeline, &timeline_rec))
+enum np_sum_node_member { NP_NODE_MEMBERS(NP_MEMBER_ID) NP_NODE_NMEMBERS };
 
-enum np_sum_step_member {
-    NP_STEP_STEP = 0,
-    NP_STEP_POLICY,
-    NP_STEP_APPLIED,
-    NP_STEP_SENSITIVITY,
-    NP_STEP_CPUS,
-    NP_STEP_COMPLETE,
-    NP_STEP_DURATION_S,
-    NP_STEP_LOCAL_NODES,
-    NP_STEP_START,
-    NP_STEP_END,
-    /* added with the sensitivity prediction (optional: summaries written before lack them) */
-    NP_STEP_CLASS,                /**< the report's class */
-    NP_STEP_CLASS_SOURCE,         /**< what decided it (the report's class_source) */
-    NP_STEP_CPI,                  /**< perf_counts cycles / instructions */
-    NP_STEP_LLC_MPKI,             /**< perf_counts LLC load + store misses per 1000 instructions */
-    NP_STEP_BANDWIDTH,            /**< the report's bandwidth.mean_bytes_per_s */
-    NP_STEP_COUNTERS_UNAVAILABLE, /**< why cpi or llc_mpki is missing */
-    /* added with numaplaced's CPU sharing (optional) */
-    NP_STEP_HELPER_SHARED_CPUS, /**< the report's helper.shared_cpus ("" none) */
-    NP_STEP_NMEMBERS
-};
+/** Members of `nodes.NAME.steps[]`. */
+#define NP_STEP_MEMBERS(X)                                                                         \
+    X(NP_STEP_STEP, "step", AS_STR(step))                                                          \
+    X(NP_STEP_POLICY, "policy", AS_STR(policy))                                                    \
+    X(NP_STEP_APPLIED, "applied", AS_MAP(applied))                                                 \
+    X(NP_STEP_SENSITIVITY, "sensitivity", AS_STR(sensitivity))                                     \
+    X(NP_STEP_CPUS, "cpus", AS_STR(cpus))                                                          \
+    X(NP_STEP_COMPLETE, "complete", AS_BOOL(complete))                                             \
+    X(NP_STEP_DURATION_S, "duration_s", AS_REAL(duration_s))                                       \
+    X(NP_STEP_LOCAL_NODES, "local_nodes", AS_NUMS(local_nodes, nlocal_nodes))                      \
+    X(NP_STEP_START, "start", AS_STR(start))                                                       \
+    X(NP_STEP_END, "end", AS_STR(end))                                                             \
+    /* added with the sensitivity prediction (optional: summaries written before lack them): */    \
+    /* the report's class, what decided it (class_source), perf_counts cycles / instructions, */   \
+    /* LLC load + store misses per 1000 instructions, bandwidth.mean_bytes_per_s, and why cpi */   \
+    /* or llc_mpki is missing */                                                                   \
+    X(NP_STEP_CLASS, "class", AS_STR(job_class))                                                   \
+    X(NP_STEP_CLASS_SOURCE, "class_source", AS_STR(class_source))                                  \
+    X(NP_STEP_CPI, "cpi", AS_REAL(cpi))                                                            \
+    X(NP_STEP_LLC_MPKI, "llc_mpki", AS_REAL(llc_mpki))                                             \
+    X(NP_STEP_BANDWIDTH, "bandwidth_bytes_per_s", AS_REAL(bandwidth_bytes_per_s))                  \
+    X(NP_STEP_COUNTERS_UNAVAILABLE, "counters_unavailable", AS_STR(counters_unavailable))          \
+    /* added with numaplaced's CPU sharing (optional): the report's helper.shared_cpus */          \
+    X(NP_STEP_HELPER_SHARED_CPUS, "helper_shared_cpus", AS_STR(helper_shared_cpus))
+enum np_sum_step_member { NP_STEP_MEMBERS(NP_MEMBER_ID) NP_STEP_NMEMBERS };
 
 /** One step of a node (`nodes.NAME.steps[]`). */
 struct np_sum_step {
@@ -108,19 +117,25 @@ struct np_sum_step {
     size_t nlocal_nodes;
 };
 
-enum np_sum_migr_member {
-    NP_MIGR_IN_BYTES = 0,
-    NP_MIGR_OUT_BYTES,
-    NP_MIGR_REQUESTS,
-    NP_MIGR_DRY_RUN_REQUESTS,
-    NP_MIGR_MOVING_S,
-    NP_MIGR_FAILED_PAGES,
-    NP_MIGR_TRIGGERS,
-    NP_MIGR_SOURCE,
-    NP_MIGR_NMEMBERS
-};
+/** Members of `migrations`. */
+#define NP_MIGR_MEMBERS(X)                                                                         \
+    X(NP_MIGR_IN_BYTES, "in_bytes", AS_MAP(in_bytes))                                              \
+    X(NP_MIGR_OUT_BYTES, "out_bytes", AS_MAP(out_bytes))                                           \
+    X(NP_MIGR_REQUESTS, "requests", AS_INT(requests))                                              \
+    X(NP_MIGR_DRY_RUN_REQUESTS, "dry_run_requests", AS_INT(dry_run_requests))                      \
+    X(NP_MIGR_MOVING_S, "moving_s", AS_REAL(moving_s))                                             \
+    X(NP_MIGR_FAILED_PAGES, "failed_pages", AS_MAP(failed_pages))                                  \
+    X(NP_MIGR_TRIGGERS, "triggers",                                                                \
+      AS_OBJECT(triggers, ntriggers, &trigger_elem, struct np_sum_trigger, name))                  \
+    X(NP_MIGR_SOURCE, "source", AS_STR(source))
+enum np_sum_migr_member { NP_MIGR_MEMBERS(NP_MEMBER_ID) NP_MIGR_NMEMBERS };
 
-enum np_sum_trigger_member { NP_TRIG_REQUESTS = 0, NP_TRIG_DRY_RUN, NP_TRIG_MOVED_PAGES };
+/** Members of `migrations.triggers.NAME`. */
+#define NP_TRIG_MEMBERS(X)                                                                         \
+    X(NP_TRIG_REQUESTS, "requests", AS_INT(requests))                                              \
+    X(NP_TRIG_DRY_RUN, "dry_run", AS_INT(dry_run))                                                 \
+    X(NP_TRIG_MOVED_PAGES, "moved_pages", AS_INT(moved_pages))
+enum np_sum_trigger_member { NP_TRIG_MEMBERS(NP_MEMBER_ID) NP_TRIG_NMEMBERS };
 
 /** `migrations.triggers.NAME`. */
 struct np_sum_trigger {
@@ -139,14 +154,15 @@ struct np_sum_migrations {
     char *source;
 };
 
-enum np_sum_os_member {
-    NP_OS_KERNEL_TIME_SHARE = 0,
-    NP_OS_INVOLUNTARY_CS_PER_S,
-    NP_OS_INTERRUPTS_PER_S,
-    NP_OS_SOFTIRQS_PER_S,
-    NP_OS_OTHER_CPU_TIME_S,
-    NP_OS_NMEMBERS
-};
+/** Members of `os_interference`, each a figure (fig[id]). */
+#define NP_OS_MEMBERS(X)                                                                           \
+    X(NP_OS_KERNEL_TIME_SHARE, "kernel_time_share", AS_FIGURE_AT(NP_OS_KERNEL_TIME_SHARE))         \
+    X(NP_OS_INVOLUNTARY_CS_PER_S, "involuntary_cs_per_s",                                          \
+      AS_FIGURE_AT(NP_OS_INVOLUNTARY_CS_PER_S))                                                    \
+    X(NP_OS_INTERRUPTS_PER_S, "interrupts_per_s", AS_FIGURE_AT(NP_OS_INTERRUPTS_PER_S))            \
+    X(NP_OS_SOFTIRQS_PER_S, "softirqs_per_s", AS_FIGURE_AT(NP_OS_SOFTIRQS_PER_S))                  \
+    X(NP_OS_OTHER_CPU_TIME_S, "other_cpu_time_s", AS_FIGURE_AT(NP_OS_OTHER_CPU_TIME_S))
+enum np_sum_os_member { NP_OS_MEMBERS(NP_MEMBER_ID) NP_OS_NMEMBERS };
 
 /** `os_interference`: each member a figure, indexed by enum np_sum_os_member. */
 struct np_sum_os {
@@ -161,19 +177,20 @@ struct np_sum_bytes {
     struct np_figure unavailable; /**< when !is_map */
 };
 
-enum np_sum_tl_member {
-    NP_TL_T = 0,
-    NP_TL_NODE_BYTES,
-    NP_TL_BANDWIDTH,
-    NP_TL_CPI,
-    NP_TL_EVENTS,
-    NP_TL_EVERY_NTH_SAMPLE,
-    NP_TL_BANDWIDTH_NOTE,
-    NP_TL_CPI_NOTE,
-    NP_TL_STEP,
-    NP_TL_DURATION_S,
-    NP_TL_NMEMBERS
-};
+/** Members of a timeline (a report's `timeline`, with `step` and `duration_s` in a summary). */
+#define NP_TL_MEMBERS(X)                                                                           \
+    X(NP_TL_T, "t", AS_NUMS(t.v, t.n))                                                             \
+    X(NP_TL_NODE_BYTES, "node_bytes",                                                              \
+      AS_OBJECT(node_bytes, nnode_bytes, &series_elem, struct np_sum_series, node))                \
+    X(NP_TL_BANDWIDTH, "bandwidth_bytes_per_s", AS_NUMS_OR_NULL(bandwidth.v, bandwidth.n))         \
+    X(NP_TL_CPI, "cpi", AS_NUMS_OR_NULL(cpi.v, cpi.n))                                             \
+    X(NP_TL_EVENTS, "events", AS_ARRAY(events, nevents, &event_elem))                              \
+    X(NP_TL_EVERY_NTH_SAMPLE, "every_nth_sample", AS_NUM(every_nth_sample))                        \
+    X(NP_TL_BANDWIDTH_NOTE, "bandwidth_note", AS_STR(bandwidth_note))                              \
+    X(NP_TL_CPI_NOTE, "cpi_note", AS_STR(cpi_note))                                                \
+    X(NP_TL_STEP, "step", AS_STR(step))                                                            \
+    X(NP_TL_DURATION_S, "duration_s", AS_NUM(duration_s))
+enum np_sum_tl_member { NP_TL_MEMBERS(NP_MEMBER_ID) NP_TL_NMEMBERS };
 
 struct np_sum_series {
     char *node; /**< the NUMA node, "0" to "15" */
@@ -216,8 +233,16 @@ struct np_sum_node {
     struct np_sum_timeline timeline;
 };
 
-enum np_sum_skip_member { NP_SKIP_NODE = 0, NP_SKIP_STEP, NP_SKIP_REASON };
-enum np_sum_trim_member { NP_TRIM_WHAT = 0, NP_TRIM_STORED_BYTES_BEFORE };
+/** Members of `skipped[]` and `trimmed[]`. */
+#define NP_SKIP_MEMBERS(X)                                                                         \
+    X(NP_SKIP_NODE, "node", AS_STR(node))                                                          \
+    X(NP_SKIP_STEP, "step", AS_STR(step))                                                          \
+    X(NP_SKIP_REASON, "reason", AS_STR(reason))
+#define NP_TRIM_MEMBERS(X)                                                                         \
+    X(NP_TRIM_WHAT, "what", AS_STR(what))                                                          \
+    X(NP_TRIM_STORED_BYTES_BEFORE, "stored_bytes_before", AS_INT(stored_bytes_before))
+enum np_sum_skip_member { NP_SKIP_MEMBERS(NP_MEMBER_ID) NP_SKIP_NMEMBERS };
+enum np_sum_trim_member { NP_TRIM_MEMBERS(NP_MEMBER_ID) NP_TRIM_NMEMBERS };
 
 struct np_sum_skip {
     struct np_keys keys;
@@ -230,17 +255,17 @@ struct np_sum_trim {
     json_int_t stored_bytes_before;
 };
 
-enum np_sum_totals_member {
-    NP_TOT_NODES = 0,
-    NP_TOT_STEPS,
-    NP_TOT_MISSING_NODES,
-    NP_TOT_SKIPPED,
-    NP_TOT_PAGES_MOVED_BYTES,
-    NP_TOT_MIGRATION_REQUESTS,
-    NP_TOT_LOCAL_SHARE,
-    NP_TOT_KERNEL_TIME_SHARE,
-    NP_TOT_NMEMBERS
-};
+/** Members of `totals`. */
+#define NP_TOT_MEMBERS(X)                                                                          \
+    X(NP_TOT_NODES, "nodes", AS_INT(nodes))                                                        \
+    X(NP_TOT_STEPS, "steps", AS_INT(steps))                                                        \
+    X(NP_TOT_MISSING_NODES, "missing_nodes", AS_INT(missing_nodes))                                \
+    X(NP_TOT_SKIPPED, "skipped", AS_INT(skipped))                                                  \
+    X(NP_TOT_PAGES_MOVED_BYTES, "pages_moved_bytes", AS_INT(pages_moved_bytes))                    \
+    X(NP_TOT_MIGRATION_REQUESTS, "migration_requests", AS_INT(migration_requests))                 \
+    X(NP_TOT_LOCAL_SHARE, "local_share", AS_FIGURE(local_share, NP_FIGURE_PLAIN))                  \
+    X(NP_TOT_KERNEL_TIME_SHARE, "kernel_time_share", AS_FIGURE(kernel_time_share, NP_FIGURE_PLAIN))
+enum np_sum_totals_member { NP_TOT_MEMBERS(NP_MEMBER_ID) NP_TOT_NMEMBERS };
 
 struct np_sum_totals {
     struct np_keys keys;
@@ -339,7 +364,6 @@ NP_API void np_sum_node_free(struct np_sum_node *n);
 /** Decode a report's `timeline` (or a summary node's). @return 0, -EINVAL / -ENOMEM with @p err */
 NP_API int np_sum_timeline_decode(const json_t *j, struct np_sum_timeline *tl, const char *what,
                                   struct np_err *err);
-NP_API int np_sum_timeline_copy(struct np_sum_timeline *dst, const struct np_sum_timeline *src);
 NP_API void np_sum_timeline_free(struct np_sum_timeline *tl);
 
 /** Drop member @p member (enum np_sum_node_member) of @p n and what it holds. */
