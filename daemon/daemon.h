@@ -38,6 +38,8 @@
 #define NPD_HOLD_MAX          1024 /* reports held while the spool refuses them (report_hold.h) */
 #define NPD_HOLD_MAX_BYTES    (64u << 20)
 #define NPD_HOLD_REMIND_S     60.0 /* while it refuses them: one log line per this many seconds */
+/* Root's clients may wait longer: slurmstepd connects its tasks' sockets before the fork. */
+#define NPD_ROOT_CLIENT_TIMEOUT_S 30.0
 
 struct migrator;
 struct np_held_report;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -174,8 +175,18 @@ void server_read(struct np_daemon *d, struct np_daemon_client *c)
 
 void server_expire_idle(struct np_daemon *d, double now)
 {
-    for (int i = 0; i < NPD_MAX_CLIENTS; i++) /* a silent client never holds a slot for long */
-        if (d->clients[i].fd >= 0 && !d->clients[i].pending &&
-            now - d->clients[i].since > NPD_CLIENT_TIMEOUT_S) /* reading, or writing stalled */
-            client_close(&d->clients[i]);
+    for (int i = 0; i < NPD_MAX_CLIENTS; i++) { /* a silent client never holds a slot for long */
+        struct np_daemon_client *c = &d->clients[i];
+        /* Root's sockets may wait: slurmstepd connects one per task before the fork and sends
+         * the task's registration after it, seconds later on a busy node. */
+        const double limit = c->cred.uid == 0 ? NPD_ROOT_CLIENT_TIMEOUT_S : NPD_CLIENT_TIMEOUT_S;
+        int unread = 0;
+
+        if (c->fd < 0 || c->pending || now - c->since <= limit) /* reading, or writing stalled */
+            continue;
+        /* A request that arrived since the loop last looked is read, not thrown away. */
+        if (ioctl(c->fd, FIONREAD, &unread) == 0 && unread > 0)
+            continue;
+        client_close(c);
+    }
 }

@@ -300,6 +300,16 @@ s.settimeout(60)
 t = time.monotonic()
 print("closed after %.1f s" % (time.monotonic() - t) if s.recv(1) == b"" else "got data")' "$sock"
 np_expect_match "closed after (1\.[5-9]|[2-9]\.[0-9]|[1-5][0-9]\.[0-9]) s"
+# root's may wait longer: slurmstepd connects a socket per task before the fork and sends the
+# task's registration after it, which a busy node delays past a user's 2 s
+np_run python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+time.sleep(3)
+s.sendall(b"{\"v\":1,\"op\":\"ping\"}\n")
+s.settimeout(60)
+print("answer:", s.makefile().readline().strip())' "$sock"
+np_expect_match '^answer: \{"v":1,"ok":true'
 np_end_case
 
 np_case "an admin_group member (supplementary group) may set-class and migrate"
