@@ -1,5 +1,6 @@
 /* perf_event counters over real syscalls: software events on a process tree, hardware events as
  * the machine allows, and the failure paths. */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -202,19 +203,22 @@ START_TEST(test_software_events_tree)
 }
 END_TEST
 
-/* A hardware PMU shows as a core PMU under /sys/bus/event_source/devices. */
+/* A hardware PMU shows as a core PMU under /sys/bus/event_source/devices: "cpu" (or a hybrid's
+ * "cpu_core", "cpu_atom") on x86, the kernel's armv8 PMU driver's "armv8_..." on arm64. */
 static bool have_hardware_pmu(void)
 {
     static const char *const names[] = {"cpu", "cpu_core", "cpu_atom"};
-    struct stat st;
+    DIR *d = opendir("/sys/bus/event_source/devices");
+    bool found = false;
 
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        char path[128];
-        snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s", names[i]);
-        if (stat(path, &st) == 0)
-            return true;
+    for (const struct dirent *e; d && !found && (e = readdir(d));) {
+        found = strncmp(e->d_name, "armv8_", 6) == 0;
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            found = found || strcmp(e->d_name, names[i]) == 0;
     }
-    return false;
+    if (d)
+        closedir(d);
+    return found;
 }
 
 START_TEST(test_hardware_events)
