@@ -84,8 +84,12 @@ START_TEST(test_detect_says_why)
         return;
     }
     ck_assert_ptr_nonnull(strstr(why, "unavailable: no uncore memory-controller PMU ("));
-    if (cpu_vendor_is("AuthenticAMD")) /* libpfm4 4.13 cannot encode AMD's: said, not guessed */
+#if defined(__x86_64__) || defined(__i386__)
+    /* libpfm4 4.13 cannot encode AMD's: said, not guessed. Only an x86 build asks: an arm64 one
+     * under qemu-user reads the host's /proc/cpuinfo, which may name AMD. */
+    if (cpu_vendor_is("AuthenticAMD"))
         ck_assert_msg(strstr(why, "it has no AMD UMC or DF PMU"), "%s", why);
+#endif
 }
 END_TEST
 
