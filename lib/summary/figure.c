@@ -170,23 +170,34 @@ const struct np_field_ops np_figure_ops[4] = {
     [NP_FIGURE_RATE] = {rate_decode, figure_encode, figure_free},
 };
 
-int np_figure_print(FILE *out, const struct np_figure *f, const struct np_figure_style *st)
+int np_figure_check(const json_t *fig, struct np_err *err)
 {
-    const char *unit = st->unit ? st->unit : "";
+    struct np_figure f;
+    const int rc = np_figure_decode(fig, NP_FIGURE_PLAIN, &f, "figure", err);
 
-    if (np_figure_available(f)) {
-        const double v = np_num_value(&f->value) * st->scale;
+    np_figure_free(&f);
+    return rc;
+}
+
+int np_figure_print(FILE *out, const json_t *f, const struct np_figure_style *st)
+{
+    const char *unit = st->unit ? st->unit : "",
+               *why = json_string_value(json_object_get(f, "unavailable"));
+    double v;
+
+    if (!json_object_get(f, "unavailable") && json_is_number(json_object_get(f, "value"))) {
+        v = json_number_value(json_object_get(f, "value")) * st->scale;
         if (st->conv == 'f')
             fprintf(out, "%-*.*f%s", st->width, st->precision, v, unit);
         else
             fprintf(out, "%-*.*g%s", st->width, st->precision, v, unit);
         return 1;
     }
-    if (f && np_keys_has(&f->keys, NP_FIG_UNAVAILABLE) && f->reason) {
+    if (why) {
         if (st->brief)
             fprintf(out, "%-*s", st->width, "unavailable");
         else
-            fprintf(out, "unavailable (%s)", f->reason);
+            fprintf(out, "unavailable (%s)", why);
         return 0;
     }
     if (st->none)

@@ -100,33 +100,33 @@ int np_summary_merge(json_t *into, json_t *other, struct np_err *err)
     return rc;
 }
 
-json_t *np_summary_advice(const json_t *summary)
+int np_summary_validate(const json_t *summary, struct np_err *err)
 {
-    struct np_advice *advice = NULL;
     struct np_sum s;
-    json_t *json = NULL;
-    int n;
+    const int rc = np_sum_decode(summary, &s, err);
 
-    if (np_sum_decode(summary, &s, NULL) != 0)
-        return NULL;
-    n = np_sum_advice(&s, &advice);
-    if (n >= 0)
-        json = np_sum_advice_json(advice, n);
-    free(advice);
     np_sum_free(&s);
-    return json;
+    return rc;
 }
 
 int np_summary_print(FILE *out, const json_t *summary)
 {
-    struct np_sum s;
-    int rc;
-
-    if (!out || np_sum_decode(summary, &s, NULL) != 0)
+    if (!out || np_summary_validate(summary, NULL) != 0)
         return -EINVAL;
-    rc = np_sum_print(out, &s);
-    np_sum_free(&s);
-    return rc;
+    return np_summary_print_as(out, summary, NULL, false, NULL);
+}
+
+int np_summary_print_with(FILE *out, const json_t *summary, const struct np_sens_model *model)
+{
+    return np_summary_print_hostlist(out, summary, model, NULL);
+}
+
+int np_summary_print_hostlist(FILE *out, const json_t *summary, const struct np_sens_model *model,
+                              np_hostlist_fn hostlist)
+{
+    if (!out || np_summary_validate(summary, NULL) != 0)
+        return -EINVAL;
+    return np_summary_print_as(out, summary, model, true, hostlist);
 }
 
 long np_summary_fit(json_t *summary, size_t max_bytes, char **stored, struct np_err *err)
@@ -149,34 +149,4 @@ long np_summary_fit(json_t *summary, size_t max_bytes, char **stored, struct np_
     }
     np_sum_free(&s);
     return len;
-}
-
-int np_summary_plot(const json_t *summary, const char *node, const char *path, struct np_err *err)
-{
-    struct np_sum s;
-    int rc = np_sum_decode(summary, &s, err);
-
-    if (rc)
-        return rc;
-    rc = np_sum_plot(&s, node, path, err);
-    np_sum_free(&s);
-    return rc;
-}
-
-int np_summary_print_with(FILE *out, const json_t *summary, const struct np_sens_model *model)
-{
-    return np_summary_print_hostlist(out, summary, model, NULL);
-}
-
-int np_summary_print_hostlist(FILE *out, const json_t *summary, const struct np_sens_model *model,
-                              np_hostlist_fn hostlist)
-{
-    struct np_sum s;
-    int rc;
-
-    if (!out || np_sum_decode(summary, &s, NULL) != 0)
-        return -EINVAL;
-    rc = np_sum_print_as(out, &s, model, true, hostlist);
-    np_sum_free(&s);
-    return rc;
 }

@@ -91,8 +91,80 @@ static inline bool np_os_fig(const struct np_sum_node *n, unsigned which, double
            np_node_fig(n, NP_NODE_OS_INTERFERENCE, &n->os.fig[which], v);
 }
 
-/* np_sum_print_with, the folded nodes' list written by @p hostlist (NULL: the library's form). */
-int np_sum_print_as(FILE *out, const struct np_sum *s, const struct np_sens_model *model,
-                    bool prediction, np_hostlist_fn hostlist);
+/* ---- reading a summary's JSON (members absent or of another type read as absent) ---- */
+
+/* The number at @p key of @p o, else @p dflt. */
+static inline double jnum(const json_t *o, const char *key, double dflt)
+{
+    const json_t *v = json_object_get(o, key);
+
+    return json_is_number(v) ? json_number_value(v) : dflt;
+}
+
+/* The integer at @p key of @p o, else 0. */
+static inline json_int_t jint(const json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+static inline const char *jstr(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* A number rounded to an integer (0 for anything else), as maps of bytes and tasks count. */
+static inline json_int_t jround(const json_t *v)
+{
+    return json_is_integer(v) ? json_integer_value(v)
+           : json_is_real(v)  ? (json_int_t)llround(json_real_value(v))
+                              : 0;
+}
+
+/* Figure @p f has a number at @p value_key and no "unavailable": *@p v gets it. */
+static inline bool jfig(const json_t *f, const char *value_key, double *v)
+{
+    const json_t *x = json_object_get(f, value_key);
+
+    if (!json_is_number(x) || json_object_get(f, "unavailable"))
+        return false;
+    *v = json_number_value(x);
+    return true;
+}
+
+/* The figure @p key of @p o: its reason when it is unavailable, else NULL. */
+static inline const char *jwhy(const json_t *o, const char *key)
+{
+    return jstr(json_object_get(o, key), "unavailable");
+}
+
+/* Node @p n's OS figure @p key has a number. */
+static inline bool jos(const json_t *n, const char *key, double *v)
+{
+    return jfig(json_object_get(json_object_get(n, "os_interference"), key), "value", v);
+}
+
+/* The summary's node names in name order: a new array of borrowed strings (free()), NULL on
+ * out-of-memory. */
+const char **np_summary_sorted_nodes(const json_t *summary, size_t *n);
+
+/* The names folded into `nodes_folded`, expanded and sorted, to ask whether a node is in the fold
+ * (summary_nodes.c). Empty when the summary is not folded. */
+struct np_fold_names {
+    bool folded;
+    struct np_strs sorted;
+};
+int np_fold_names_get(const json_t *summary, struct np_fold_names *f);
+static inline bool np_fold_names_has(const struct np_fold_names *f, const char *name)
+{
+    return f->folded && np_strs_sorted_has(&f->sorted, name);
+}
+size_t np_fold_names_count(const json_t *summary, const struct np_fold_names *f);
+
+/* The JSON names of the distributions in `nodes_folded.figures`, by enum np_sum_dist_figure. */
+extern const char *const np_dist_names[NP_DIST_N];
+
+/* np_summary_print_hostlist, with the "Predicted sensitivity:" line only when @p prediction. */
+int np_summary_print_as(FILE *out, const json_t *s, const struct np_sens_model *model,
+                        bool prediction, np_hostlist_fn hostlist);
 
 #endif /* NUMAPLACE_SUMMARY_PRIV_H */

@@ -116,7 +116,11 @@ struct np_figure_style {
  * @p st->none. Callers print the label.
  * @return 1 (a number), 0 (unavailable), -1 (neither)
  */
-NP_API int np_figure_print(FILE *out, const struct np_figure *f, const struct np_figure_style *st);
+NP_API int np_figure_print(FILE *out, const json_t *f, const struct np_figure_style *st);
+
+/** Whether @p fig (borrowed) is a figure as np_figure_print reads it: only a plain figure's
+ *  members, each of its type. @return 0, or -EINVAL naming the member with @p err */
+NP_API int np_figure_check(const json_t *fig, struct np_err *err);
 
 #ifdef __cplusplus
 }

@@ -391,78 +391,17 @@ NP_API int np_sum_recompute(struct np_sum *s);
 /** Whether a skipped report of @p node is listed. */
 NP_API bool np_sum_skipped_has(const struct np_sum *s, const char *node);
 
-/** One piece of advice: the rule that fired and its sentence. */
-struct np_advice {
-    char rule[32];
-    char text[2048];
-};
-
-/**
- * The advice (np_summary_advice's rules, in its order; "none" when nothing fires).
- * @param out receives a new array (free())
- * @return the number of entries, or -ENOMEM
- */
-NP_API int np_sum_advice(const struct np_sum *s, struct np_advice **out);
-/**
- * As np_sum_advice, with the sensitivity rules (predicted-sensitive, predicted-insensitive) when
- * @p model (borrowed, may be NULL: those rules stay silent) is given.
- */
-NP_API int np_sum_advice_with(const struct np_sum *s, const struct np_sens_model *model,
-                              struct np_advice **out);
-
-/**
- * A step's predicted remote-memory slowdown from its cpi and llc_mpki (docs/sensitivity.md).
- * @return 0 with *@p slowdown, or -ENODATA with @p err "unavailable: ..." naming why (the
- *         step's counters_unavailable, a summary from before steps carried counters, no model)
- */
-NP_API int np_sum_step_predict(const struct np_sum_step *st, const struct np_sens_model *model,
-                               double *slowdown, struct np_err *err);
-
-/** A job's predicted sensitivity: its most sensitive step that ran long enough. */
-struct np_sum_prediction {
-    bool available;
-    double slowdown;          /**< the highest step prediction */
-    bool sensitive;           /**< slowdown at or above the model's threshold */
-    const char *node;         /**< borrowed from the summary: where that step ran */
-    const char *step;         /**< borrowed: which step */
-    char why[NP_ERR_MSG_MAX]; /**< when !available: "unavailable: ..." */
-};
-
-/**
- * Predict over the steps that ran at least NP_ADVICE_SENSITIVITY_MIN_S (shorter ones are mostly
- * start-up); unavailable, with the first step's reason, when none could be predicted.
- */
-NP_API void np_sum_predict(const struct np_sum *s, const struct np_sens_model *model,
-                           struct np_sum_prediction *out);
-
-/** [{rule, text}] of @p n entries. New reference, NULL on out-of-memory. */
-NP_API json_t *np_sum_advice_json(const struct np_advice *advice, int n);
-/** As np_summary_print. */
-NP_API int np_sum_print(FILE *out, const struct np_sum *s);
-/** As np_sum_print, with the sensitivity rules of @p model (borrowed, may be NULL) and, when
- * @p prediction, a "Predicted sensitivity:" line (np_sum_predict; unavailable says why). */
-NP_API int np_sum_print_with(FILE *out, const struct np_sum *s, const struct np_sens_model *model,
-                             bool prediction);
 /** As np_summary_fit: trims @p s until its stored form fits. */
 NP_API long np_sum_fit(struct np_sum *s, size_t max_bytes, char **stored, struct np_err *err);
-/** As np_summary_plot. */
-NP_API int np_sum_plot(const struct np_sum *s, const char *node, const char *path,
-                       struct np_err *err);
 
 /** The node named @p name, or NULL. Borrowed. */
 NP_API const struct np_sum_node *np_sum_node_get(const struct np_sum *s, const char *name);
-
-/** The node names in name order: a new array of borrowed strings (free() it), NULL on OOM. */
-NP_API const char **np_sum_sorted_nodes(const struct np_sum *s, size_t *n);
 
 /** Whether @p name reported: a node in `nodes` or one folded into `nodes_folded`. */
 NP_API bool np_sum_node_reported(const struct np_sum *s, const char *name);
 
 /** Nodes that reported: those in `nodes` plus those folded and not kept whole. */
 NP_API size_t np_sum_node_count(const struct np_sum *s);
-
-/** Worst (lowest) available local share over the nodes; false when no node measured it. */
-NP_API bool np_sum_worst_local_share(const struct np_sum *s, double *share);
 
 #ifdef __cplusplus
 }
