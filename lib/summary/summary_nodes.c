@@ -1,64 +1,15 @@
-/* Which nodes a summary holds: those listed whole, those folded (summary_fold_nodes.c), their
- * names in order, the worst local share of them all. Small readers below every summary file. */
+/* Which nodes a summary holds: those listed whole, those folded (the fit's fold), their names in
+ * order, the worst local share of them all. Small readers below every summary file. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "numaplace/summary.h"
 #include "summary_priv.h"
 
-bool np_sum_in_fold(const struct np_sum *s, const char *name)
-{
-    return np_keys_has(&s->keys, NP_SUM_NODES_FOLDED) &&
-           np_strs_sorted_has(&s->folded.sorted, name);
-}
-
-bool np_sum_node_reported(const struct np_sum *s, const char *name)
-{
-    return np_sum_node_get(s, name) || np_sum_in_fold(s, name);
-}
-
-size_t np_sum_node_count(const struct np_sum *s)
-{
-    size_t n = 0;
-
-    if (!np_keys_has(&s->keys, NP_SUM_NODES_FOLDED))
-        return s->nnodes;
-    for (size_t i = 0; i < s->nnodes; i++)
-        n += !np_sum_in_fold(s, s->nodes[i].name);
-    return n + (size_t)s->folded.nodes;
-}
-
-struct np_sum_node *np_sum_node_append(struct np_sum *s)
-{
-    size_t cap = s->nodes_cap > s->nnodes ? s->nodes_cap : s->nnodes;
-
-    if (s->nnodes == cap) {
-        size_t grown_cap = cap ? 2 * cap : 4;
-        struct np_sum_node *grown = realloc(s->nodes, grown_cap * sizeof(*grown));
-
-        if (!grown)
-            return NULL;
-        s->nodes = grown;
-        s->nodes_cap = grown_cap;
-    }
-    memset(&s->nodes[s->nnodes], 0, sizeof(s->nodes[0]));
-    return &s->nodes[s->nnodes++];
-}
-
-const struct np_sum_node *np_sum_node_get(const struct np_sum *s, const char *name)
-{
-    for (size_t i = 0; name && i < s->nnodes; i++)
-        if (strcmp(s->nodes[i].name, name) == 0)
-            return &s->nodes[i];
-    return NULL;
-}
-
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
-
-/* ---- the same on a summary's JSON ---- */
 
 const char *const np_dist_names[NP_DIST_N] = {
     "local_share", "cpi",        "bandwidth_bytes_per_s", "kernel_time_share",

@@ -465,3 +465,23 @@ int np_summary_print_as(FILE *out, const json_t *s, const struct np_sens_model *
     }
     return ferror(out) ? -EIO : 0;
 }
+
+int np_summary_print(FILE *out, const json_t *summary)
+{
+    if (!out || np_summary_validate(summary, NULL) != 0)
+        return -EINVAL;
+    return np_summary_print_as(out, summary, NULL, false, NULL);
+}
+
+int np_summary_print_with(FILE *out, const json_t *summary, const struct np_sens_model *model)
+{
+    return np_summary_print_hostlist(out, summary, model, NULL);
+}
+
+int np_summary_print_hostlist(FILE *out, const json_t *summary, const struct np_sens_model *model,
+                              np_hostlist_fn hostlist)
+{
+    if (!out || np_summary_validate(summary, NULL) != 0)
+        return -EINVAL;
+    return np_summary_print_as(out, summary, model, true, hostlist);
+}

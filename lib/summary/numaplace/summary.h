@@ -92,6 +92,13 @@ NP_API int np_summary_expect_nodes(json_t *summary, const char *hostlist, struct
  */
 NP_API int np_summary_merge(json_t *into, json_t *other, struct np_err *err);
 
+/** np_summary_merge without recomputing the totals, nor checking either summary (the caller
+ *  checked them with np_summary_validate), for many parts merged in a row (recomputing after each
+ *  made merging N parts cost N^2): call np_summary_recompute once after the last. */
+NP_API int np_summary_merge_deferred(json_t *into, json_t *other, struct np_err *err);
+/** Totals, policies, class, start/end and missing_nodes again from the nodes. 0 or -ENOMEM. */
+NP_API int np_summary_recompute(json_t *summary);
+
 /**
  * Plain-language advice from the summary's figures (borrowed): an array of
  * `{"rule": id, "text": one sentence}`, one entry per rule that fires (naming its nodes), in the
