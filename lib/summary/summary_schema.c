@@ -11,149 +11,20 @@
 #include "numaplace/summary.h"
 #include "summary_priv.h"
 
-enum vtype {
-    V_STR = 1,
-    V_INT,
-    V_NUM,
-    V_BOOL,
-    V_NUMS,
-    V_NUMS_OR_NULL,
-    V_STRS,
-    V_MAP,
-    V_OBJ,
-    V_ARR,  /* an array of objects of @p sub */
-    V_DICT, /* an object of @p elem (objects of @p sub when V_OBJ) by name */
-    V_BYTES /* bytes per NUMA node (V_MAP), or an unavailable figure */
-};
-
-struct schema;
-
-struct member {
-    const char *name;
-    unsigned char type, elem;
-    bool required;
-    const struct schema *sub;
-};
-
+/* An object's members, "name:type" separated by spaces, "!name" required. A type is s (a string),
+ * i (an integer), n (a number), b (true or false), N (an array of numbers), Z (numbers or null),
+ * S (an array of strings), m (an object of numbers), B (bytes per NUMA node, or an unavailable
+ * figure), {X (an object of schema X), [X (an array of them), or <T (an object of type T by
+ * name). */
 struct schema {
-    const struct member *m;
-    unsigned n;
+    const char *name, *members;
     /* what the types cannot say, after the members: 0 or -EINVAL with err */
     int (*check)(const json_t *obj, const char *what, struct np_err *err);
 };
 
-#define SCHEMA(table, check)                                                                       \
-    {                                                                                              \
-        (table), sizeof(table) / sizeof((table)[0]), (check)                                       \
-    }
-#define S(nm)                                                                                      \
-    {                                                                                              \
-        (nm), V_STR, 0, false, NULL                                                                \
-    }
-#define I(nm)                                                                                      \
-    {                                                                                              \
-        (nm), V_INT, 0, false, NULL                                                                \
-    }
-#define N(nm)                                                                                      \
-    {                                                                                              \
-        (nm), V_NUM, 0, false, NULL                                                                \
-    }
-#define O(nm, sch)                                                                                 \
-    {                                                                                              \
-        (nm), V_OBJ, 0, false, &(sch)                                                              \
-    }
-#define R(nm, ty)                                                                                  \
-    {                                                                                              \
-        (nm), (ty), 0, true, NULL                                                                  \
-    }
-#define FIGURE_MEMBERS(value)                                                                      \
-    N(value), S("unit"), S("source"), S("unavailable"), N("seconds"), I("steps"),                  \
-        N("byte_seconds"), S("weighting"), I("nodes")
-
-/* ---- figures: {value, unit, source} or {unavailable, source}, and a summary's members ---- */
-
-static const struct member per_node_m[] = {R("mean_bytes_per_s", V_NUM),
-                                           R("peak_bytes_per_s", V_NUM)};
-static const struct schema per_node = SCHEMA(per_node_m, NULL);
-static const struct member plain_m[] = {FIGURE_MEMBERS("value"), I("intervals")};
-static const struct member cpi_m[] = {FIGURE_MEMBERS("mean"), N("p95"), I("intervals"),
-                                      N("median")};
-static const struct member bandwidth_m[] = {FIGURE_MEMBERS("mean_bytes_per_s"),
-                                            N("peak_bytes_per_s"),
-                                            I("intervals"),
-                                            {"per_node", V_DICT, V_OBJ, false, &per_node}};
-static const struct schema plain = SCHEMA(plain_m, NULL), cpi = SCHEMA(cpi_m, NULL),
-                           bandwidth = SCHEMA(bandwidth_m, NULL);
-
-/* ---- a node ---- */
-
-static const struct member step_m[] = {S("step"),
-                                       S("policy"),
-                                       {"applied", V_MAP, 0, false, NULL},
-                                       S("sensitivity"),
-                                       S("cpus"),
-                                       {"complete", V_BOOL, 0, false, NULL},
-                                       N("duration_s"),
-                                       {"local_nodes", V_NUMS, 0, false, NULL},
-                                       S("start"),
-                                       S("end"),
-                                       S("class"),
-                                       S("class_source"),
-                                       N("cpi"),
-                                       N("llc_mpki"),
-                                       N("bandwidth_bytes_per_s"),
-                                       S("counters_unavailable"),
-                                       S("helper_shared_cpus")};
-static const struct schema step = SCHEMA(step_m, NULL);
-static const struct member trigger_m[] = {I("requests"), I("dry_run"), I("moved_pages")};
-static const struct schema trigger = SCHEMA(trigger_m, NULL);
-static const struct member migr_m[] = {{"in_bytes", V_MAP, 0, false, NULL},
-                                       {"out_bytes", V_MAP, 0, false, NULL},
-                                       I("requests"),
-                                       I("dry_run_requests"),
-                                       N("moving_s"),
-                                       {"failed_pages", V_MAP, 0, false, NULL},
-                                       {"triggers", V_DICT, V_OBJ, false, &trigger},
-                                       S("source")};
-static const struct schema migr = SCHEMA(migr_m, NULL);
-static const struct member os_m[] = {O("kernel_time_share", plain),
-                                     O("involuntary_cs_per_s", plain), O("interrupts_per_s", plain),
-                                     O("softirqs_per_s", plain), O("other_cpu_time_s", plain)};
-static const struct schema os = SCHEMA(os_m, NULL);
-static const struct member event_m[] = {N("t"), S("label")};
-static const struct schema event = SCHEMA(event_m, NULL);
-static const struct member timeline_m[] = {
-    {"t", V_NUMS, 0, false, NULL},
-    {"node_bytes", V_DICT, V_NUMS, false, NULL},
-    {"bandwidth_bytes_per_s", V_NUMS_OR_NULL, 0, false, NULL},
-    {"cpi", V_NUMS_OR_NULL, 0, false, NULL},
-    {"events", V_ARR, 0, false, &event},
-    N("every_nth_sample"),
-    S("bandwidth_note"),
-    S("cpi_note"),
-    S("step"),
-    N("duration_s")};
-static const struct schema timeline = SCHEMA(timeline_m, NULL);
-static const struct member node_m[] = {{"steps", V_ARR, 0, false, &step},
-                                       I("step_count"),
-                                       N("duration_s"),
-                                       S("start"),
-                                       S("end"),
-                                       {"policy_requested", V_STRS, 0, false, NULL},
-                                       {"policy_applied", V_MAP, 0, false, NULL},
-                                       S("sensitivity"),
-                                       O("local_share", plain),
-                                       {"pages_peak_bytes", V_BYTES, 0, false, NULL},
-                                       {"pages_end_bytes", V_BYTES, 0, false, NULL},
-                                       O("cpi", cpi),
-                                       O("bandwidth", bandwidth),
-                                       O("migrations", migr),
-                                       I("pages_moved_bytes"),
-                                       O("os_interference", os),
-                                       O("timeline", timeline)};
-static const struct schema node = SCHEMA(node_m, NULL);
-
-/* ---- nodes_folded (docs/summary-schema.md, "Folded nodes") ---- */
+#define FIGURE(value)                                                                              \
+#value ":n unit:s source:s unavailable:s seconds:n steps:i byte_seconds:n "                    \
+           "weighting:s nodes:i "
 
 static int dist_check(const json_t *d, const char *what, struct np_err *err)
 {
@@ -169,34 +40,6 @@ static int dist_check(const json_t *d, const char *what, struct np_err *err)
                           what, NP_FOLD_MAX_NODES);
     return 0;
 }
-
-static const struct member dist_m[] = {
-    R("count", V_INT), R("min", V_NUM), R("min_node", V_STR), R("p50", V_NUM),
-    R("p90", V_NUM),   R("max", V_NUM), R("max_node", V_STR), R("percentiles_of", V_INT)};
-static const struct schema dist = SCHEMA(dist_m, dist_check);
-static const struct member figures_m[NP_DIST_N] = {
-    O("local_share", dist),       O("cpi", dist),        O("bandwidth_bytes_per_s", dist),
-    O("kernel_time_share", dist), O("duration_s", dist), O("step_count", dist),
-    O("pages_moved_bytes", dist)};
-static const struct schema figures = SCHEMA(figures_m, NULL);
-static const struct member sums_m[] = {R("steps", V_INT),
-                                       R("pages_moved_bytes", V_INT),
-                                       R("migration_requests", V_INT),
-                                       R("local_share_nodes", V_INT),
-                                       R("local_share_seconds", V_NUM),
-                                       R("local_share_x_seconds", V_NUM),
-                                       R("local_share_byte_seconds", V_NUM),
-                                       R("local_share_x_byte_seconds", V_NUM),
-                                       R("local_share_all_bytes", V_BOOL),
-                                       R("kernel_time_share_nodes", V_INT),
-                                       R("kernel_time_share_seconds", V_NUM),
-                                       R("kernel_time_share_x_seconds", V_NUM),
-                                       R("policy_requested", V_STRS),
-                                       R("policy_applied", V_MAP),
-                                       S("sensitivity"),
-                                       S("start"),
-                                       S("end")};
-static const struct schema sums = SCHEMA(sums_m, NULL);
 
 static int sums_check(const json_t *s, json_int_t nodes, struct np_err *err)
 {
@@ -262,46 +105,108 @@ static int fold_check(const json_t *f, const char *what, struct np_err *err)
     return rc ? rc : sums_check(json_object_get(f, "sums"), nodes, err);
 }
 
-static const struct member fold_m[] = {R("nodes", V_INT),
-                                       R("names", V_STR),
-                                       {"figures", V_OBJ, 0, true, &figures},
-                                       {"sums", V_OBJ, 0, true, &sums},
-                                       S("not_updated")};
-static const struct schema fold = SCHEMA(fold_m, fold_check);
-
-/* ---- the summary ---- */
-
-static const struct member skip_m[] = {S("node"), S("step"), S("reason")};
-static const struct schema skip = SCHEMA(skip_m, NULL);
-static const struct member trim_m[] = {S("what"), I("stored_bytes_before")};
-static const struct schema trim = SCHEMA(trim_m, NULL);
-static const struct member totals_m[] = {I("nodes"),
-                                         I("steps"),
-                                         I("missing_nodes"),
-                                         I("skipped"),
-                                         I("pages_moved_bytes"),
-                                         I("migration_requests"),
-                                         O("local_share", plain),
-                                         O("kernel_time_share", plain)};
-static const struct schema totals = SCHEMA(totals_m, NULL);
-static const struct member summary_m[] = {S("schema"),
-                                          I("job_id"),
-                                          I("uid"),
-                                          S("user"),
-                                          {"policy_requested", V_STRS, 0, false, NULL},
-                                          {"policy_applied", V_MAP, 0, false, NULL},
-                                          S("sensitivity"),
-                                          S("start"),
-                                          S("end"),
-                                          {"nodes", V_DICT, V_OBJ, false, &node},
-                                          O("totals", totals),
-                                          {"missing_nodes", V_STRS, 0, false, NULL},
-                                          {"skipped", V_ARR, 0, false, &skip},
-                                          {"trimmed", V_ARR, 0, false, &trim},
-                                          O("nodes_folded", fold)};
-static const struct schema summary_schema = SCHEMA(summary_m, NULL);
+static const struct schema schemas[] = {
+    {"summary",
+     "schema:s job_id:i uid:i user:s policy_requested:S policy_applied:m sensitivity:s start:s "
+     "end:s nodes:<{node totals:{totals missing_nodes:S skipped:[skip trimmed:[trim "
+     "nodes_folded:{fold",
+     NULL},
+    {"node",
+     "steps:[step step_count:i duration_s:n start:s end:s policy_requested:S policy_applied:m "
+     "sensitivity:s local_share:{figure pages_peak_bytes:B pages_end_bytes:B cpi:{cpi "
+     "bandwidth:{bandwidth migrations:{migrations pages_moved_bytes:i os_interference:{os "
+     "timeline:{timeline",
+     NULL},
+    {"step",
+     "step:s policy:s applied:m sensitivity:s cpus:s complete:b duration_s:n local_nodes:N "
+     "start:s end:s class:s class_source:s cpi:n llc_mpki:n bandwidth_bytes_per_s:n "
+     "counters_unavailable:s helper_shared_cpus:s",
+     NULL},
+    {"figure", FIGURE(value) "intervals:i", NULL},
+    {"cpi", FIGURE(mean) "p95:n intervals:i median:n", NULL},
+    {"bandwidth", FIGURE(mean_bytes_per_s) "peak_bytes_per_s:n intervals:i per_node:<{per_node",
+     NULL},
+    {"per_node", "!mean_bytes_per_s:n !peak_bytes_per_s:n", NULL},
+    {"migrations",
+     "in_bytes:m out_bytes:m requests:i dry_run_requests:i moving_s:n failed_pages:m "
+     "triggers:<{trigger source:s",
+     NULL},
+    {"trigger", "requests:i dry_run:i moved_pages:i", NULL},
+    {"os",
+     "kernel_time_share:{figure involuntary_cs_per_s:{figure interrupts_per_s:{figure "
+     "softirqs_per_s:{figure other_cpu_time_s:{figure",
+     NULL},
+    {"timeline",
+     "t:N node_bytes:<N bandwidth_bytes_per_s:Z cpi:Z events:[event every_nth_sample:n "
+     "bandwidth_note:s cpi_note:s step:s duration_s:n",
+     NULL},
+    {"event", "t:n label:s", NULL},
+    {"totals",
+     "nodes:i steps:i missing_nodes:i skipped:i pages_moved_bytes:i migration_requests:i "
+     "local_share:{figure kernel_time_share:{figure",
+     NULL},
+    {"skip", "node:s step:s reason:s", NULL},
+    {"trim", "what:s stored_bytes_before:i", NULL},
+    /* nodes_folded (docs/summary-schema.md, "Folded nodes") */
+    {"fold", "!nodes:i !names:s !figures:{figures !sums:{sums not_updated:s", fold_check},
+    {"figures",
+     "local_share:{dist cpi:{dist bandwidth_bytes_per_s:{dist kernel_time_share:{dist "
+     "duration_s:{dist step_count:{dist pages_moved_bytes:{dist",
+     NULL},
+    {"dist", "!count:i !min:n !min_node:s !p50:n !p90:n !max:n !max_node:s !percentiles_of:i",
+     dist_check},
+    {"sums",
+     "!steps:i !pages_moved_bytes:i !migration_requests:i !local_share_nodes:i "
+     "!local_share_seconds:n !local_share_x_seconds:n !local_share_byte_seconds:n "
+     "!local_share_x_byte_seconds:n !local_share_all_bytes:b !kernel_time_share_nodes:i "
+     "!kernel_time_share_seconds:n !kernel_time_share_x_seconds:n !policy_requested:S "
+     "!policy_applied:m sensitivity:s start:s end:s",
+     NULL},
+};
 
 /* ---- checking ---- */
+
+/* The schema named by the start of @p name (up to a space or the end). */
+static const struct schema *schema_of(const char *name)
+{
+    const size_t len = strcspn(name, " ");
+
+    for (size_t k = 0; k < sizeof(schemas) / sizeof(schemas[0]); k++)
+        if (strlen(schemas[k].name) == len && strncmp(schemas[k].name, name, len) == 0)
+            return &schemas[k];
+    return &schemas[0]; /* not reached: every name is in the table */
+}
+
+/* The next member of a list at *@p p: its name (without '!') and length, whether required, and
+ * its type. false at the end. */
+struct member {
+    const char *name, *type;
+    size_t len;
+    bool required;
+};
+
+static bool next_member(const char **p, struct member *m)
+{
+    *p += strspn(*p, " ");
+    if (!**p)
+        return false;
+    m->required = **p == '!';
+    m->name = *p + m->required;
+    m->len = strcspn(m->name, ":");
+    m->type = m->name + m->len + 1;
+    *p = m->type + strcspn(m->type, " ");
+    return true;
+}
+
+static bool find_member(const struct schema *sch, const char *key, struct member *m)
+{
+    const char *p = sch->members;
+
+    while (next_member(&p, m))
+        if (strlen(key) == m->len && strncmp(m->name, key, m->len) == 0)
+            return true;
+    return false;
+}
 
 static int expected(struct np_err *err, const char *path, const char *what)
 {
@@ -311,9 +216,8 @@ static int expected(struct np_err *err, const char *path, const char *what)
 static int check_object(const struct schema *sch, const json_t *j, const char *what,
                         const char *self, struct np_err *err);
 
-/* Member value @p v of type @p type (elements of V_ARR, V_DICT: @p elem) at @p path. */
-static int check_value(unsigned type, unsigned elem, const struct schema *sub, const json_t *v,
-                       const char *path, struct np_err *err)
+/* @p v of @p type (see struct schema) at @p path. */
+static int check_value(const char *type, const json_t *v, const char *path, struct np_err *err)
 {
     char at[300];
     const char *key;
@@ -321,28 +225,28 @@ static int check_value(unsigned type, unsigned elem, const struct schema *sub, c
     size_t i;
     int rc = 0;
 
-    switch (type) {
-    case V_STR:
+    switch (*type) {
+    case 's':
         return json_is_string(v) ? 0 : expected(err, path, "a string");
-    case V_INT:
+    case 'i':
         return json_is_integer(v) ? 0 : expected(err, path, "an integer");
-    case V_NUM:
+    case 'n':
         return json_is_number(v) ? 0 : expected(err, path, "a number");
-    case V_BOOL:
+    case 'b':
         return json_is_boolean(v) ? 0 : expected(err, path, "true or false");
-    case V_NUMS:
-    case V_NUMS_OR_NULL:
+    case 'N':
+    case 'Z':
         if (!json_is_array(v))
             return expected(err, path, "an array of numbers");
         json_array_foreach(v, i, e)
         {
-            if (!json_is_number(e) && !(type == V_NUMS_OR_NULL && json_is_null(e))) {
+            if (!json_is_number(e) && !(*type == 'Z' && json_is_null(e))) {
                 np_strf(at, sizeof(at), "%s[%zu]", path, i);
-                return expected(err, at, type == V_NUMS ? "a number" : "a number or null");
+                return expected(err, at, *type == 'N' ? "a number" : "a number or null");
             }
         }
         return 0;
-    case V_STRS:
+    case 'S':
         if (!json_is_array(v))
             return expected(err, path, "an array of strings");
         json_array_foreach(v, i, e)
@@ -351,12 +255,12 @@ static int check_value(unsigned type, unsigned elem, const struct schema *sub, c
                 return np_err_set(err, -EINVAL, "%s[%zu]: expected a string", path, i);
         }
         return 0;
-    case V_BYTES:
+    case 'B':
         if (json_object_get(v, "unavailable"))
-            return check_object(&plain, v, path, path, err);
+            return check_object(schema_of("figure"), v, path, path, err);
         /* bytes per NUMA node */
         /* fall through */
-    case V_MAP:
+    case 'm':
         if (!json_is_object(v))
             return expected(err, path, "an object of numbers");
         json_object_foreach((json_t *)v, key, e)
@@ -367,30 +271,29 @@ static int check_value(unsigned type, unsigned elem, const struct schema *sub, c
             }
         }
         return 0;
-    case V_OBJ:
-        return check_object(sub, v, path, path, err);
-    case V_ARR:
+    case '{':
+        return check_object(schema_of(type + 1), v, path, path, err);
+    case '[':
         if (!json_is_array(v))
             return expected(err, path, "an array");
         json_array_foreach(v, i, e)
         {
             np_strf(at, sizeof(at), "%s[%zu]", path, i);
-            if ((rc = check_object(sub, e, at, at, err)) != 0)
+            if ((rc = check_object(schema_of(type + 1), e, at, at, err)) != 0)
                 return rc;
         }
         return 0;
-    case V_DICT:
+    default: /* '<' */
         if (!json_is_object(v))
             return expected(err, path, "an object");
         json_object_foreach((json_t *)v, key, e)
         {
             np_strf(at, sizeof(at), "%s.%s", path, key);
-            if ((rc = check_value(elem, 0, sub, e, at, err)) != 0)
+            if ((rc = check_value(type + 1, e, at, err)) != 0)
                 return rc;
         }
         return 0;
     }
-    return expected(err, path, "a member this numaplace knows");
 }
 
 /* @p j against @p sch: @p what prefixes its members' paths ("" for the whole summary), @p self
@@ -398,7 +301,8 @@ static int check_value(unsigned type, unsigned elem, const struct schema *sub, c
 static int check_object(const struct schema *sch, const json_t *j, const char *what,
                         const char *self, struct np_err *err)
 {
-    const char *key;
+    const char *key, *p = sch->members;
+    struct member m;
     json_t *v;
     int rc;
 
@@ -406,15 +310,12 @@ static int check_object(const struct schema *sch, const json_t *j, const char *w
         return np_err_set(err, -EINVAL, "%s: expected an object", self);
     json_object_foreach((json_t *)j, key, v)
     {
-        unsigned id = 0;
-        while (id < sch->n && strcmp(sch->m[id].name, key) != 0)
-            id++;
-        if (id == sch->n) {
+        if (!find_member(sch, key, &m)) {
             char accepted[512] = "";
             size_t o = 0;
-            for (unsigned k = 0; k < sch->n; k++) {
-                int w = snprintf(accepted + o, sizeof(accepted) - o, "%s%s", o ? ", " : "",
-                                 sch->m[k].name);
+            for (p = sch->members; next_member(&p, &m);) {
+                int w = snprintf(accepted + o, sizeof(accepted) - o, "%s%.*s", o ? ", " : "",
+                                 (int)m.len, m.name);
                 if (w < 0 || (size_t)w >= sizeof(accepted) - o)
                     break;
                 o += (size_t)w;
@@ -423,20 +324,21 @@ static int check_object(const struct schema *sch, const json_t *j, const char *w
                               accepted);
         }
     }
-    for (unsigned id = 0; id < sch->n; id++)
-        if (sch->m[id].required && !json_object_get(j, sch->m[id].name))
-            return np_err_set(err, -EINVAL, "%s: missing member \"%s\"", self, sch->m[id].name);
+    for (p = sch->members; next_member(&p, &m);) {
+        char name[64];
+        snprintf(name, sizeof(name), "%.*s", (int)m.len, m.name);
+        if (m.required && !json_object_get(j, name))
+            return np_err_set(err, -EINVAL, "%s: missing member \"%s\"", self, name);
+    }
     json_object_foreach((json_t *)j, key, v)
     {
-        const struct member *m = sch->m;
         char path[300];
-        while (strcmp(m->name, key) != 0)
-            m++;
+        find_member(sch, key, &m);
         if (*what)
             np_strf(path, sizeof(path), "%s.%s", what, key);
         else
             np_strf(path, sizeof(path), "%s", key);
-        if ((rc = check_value(m->type, m->elem, m->sub, v, path, err)) != 0)
+        if ((rc = check_value(m.type, v, path, err)) != 0)
             return rc;
     }
     return sch->check ? sch->check(j, self, err) : 0;
@@ -448,7 +350,7 @@ int np_summary_validate(const json_t *json, struct np_err *err)
 
     if ((rc = np_summary_check(json, err)) != 0)
         return rc;
-    rc = check_object(&summary_schema, json, "", "summary", err);
+    rc = check_object(schema_of("summary"), json, "", "summary", err);
     if (rc) {
         char msg[NP_ERR_MSG_MAX];
         /* name the summary: the message reaches users of `numaplace report` and the epilog's log */
@@ -460,12 +362,12 @@ int np_summary_validate(const json_t *json, struct np_err *err)
 
 int np_timeline_check(const json_t *tl, const char *what, struct np_err *err)
 {
-    return check_object(&timeline, tl, what, what, err);
+    return check_object(schema_of("timeline"), tl, what, what, err);
 }
 
 int np_figure_check(const json_t *fig, struct np_err *err)
 {
-    return check_object(&plain, fig, "figure", "figure", err);
+    return check_object(schema_of("figure"), fig, "figure", "figure", err);
 }
 
 int np_summary_check(const json_t *summary, struct np_err *err)
