@@ -5,10 +5,9 @@ int np_figure_print(FILE *out, const json_t *f, const struct np_figure_style *st
 {
     const char *unit = st->unit ? st->unit : "",
                *why = json_string_value(json_object_get(f, "unavailable"));
-    double v;
 
     if (!json_object_get(f, "unavailable") && json_is_number(json_object_get(f, "value"))) {
-        v = json_number_value(json_object_get(f, "value")) * st->scale;
+        const double v = json_number_value(json_object_get(f, "value")) * st->scale;
         if (st->conv == 'f')
             fprintf(out, "%-*.*f%s", st->width, st->precision, v, unit);
         else

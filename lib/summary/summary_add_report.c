@@ -51,12 +51,6 @@ static struct rfig rfig(const json_t *o, const char *value_key, const char *peak
     return f;
 }
 
-/* A member of @p o when @p o is an object (NULL otherwise). */
-static const json_t *member(const json_t *o, const char *key)
-{
-    return json_is_object(o) ? json_object_get(o, key) : NULL;
-}
-
 /* A report's figure as a step adds it: its number, or why there is none. Strings borrowed. */
 struct fig {
     bool ok;
@@ -175,14 +169,13 @@ static int add_mean(json_t *parent, const char *key, const struct fig *f, double
 {
     json_t *cur = json_object_get(parent, key);
     double cv;
-    int rc;
 
     if (!f->ok)
         return add_unavailable(parent, key, f->why, f->source);
     if (jfig(cur, "value", &cv)) {
         const double cw = jnum(cur, "seconds", MIN_WEIGHT_S);
-        rc = json_object_set_new(cur, "value", json_real((cv * cw + f->v * w) / (cw + w))) ||
-             json_object_set_new(cur, "seconds", json_real(cw + w)) || count_step(cur);
+        int rc = json_object_set_new(cur, "value", json_real((cv * cw + f->v * w) / (cw + w))) ||
+                 json_object_set_new(cur, "seconds", json_real(cw + w)) || count_step(cur);
         if (by_bytes && json_object_get(cur, "byte_seconds") && bytes > 0)
             rc |= json_object_set_new(cur, "byte_seconds",
                                       json_real(jnum(cur, "byte_seconds", 0) + bytes * w));
@@ -246,9 +239,11 @@ static int add_stat(json_t *node, const char *key, const char *mean_key, const c
 
 static int add_pages(json_t *node, const json_t *pages, double w, bool latest)
 {
-    const json_t *unavail = member(pages, "unavailable"), *end_bytes = member(pages, "end_bytes");
-    const json_t *total = member(pages, "peak_total_bytes"), *local = member(pages, "local_share");
-    struct fig ls = {.source = json_string_value(member(pages, "source"))};
+    const json_t *unavail = json_object_get(pages, "unavailable"),
+                 *end_bytes = json_object_get(pages, "end_bytes");
+    const json_t *total = json_object_get(pages, "peak_total_bytes"),
+                 *local = json_object_get(pages, "local_share");
+    struct fig ls = {.source = json_string_value(json_object_get(pages, "source"))};
     json_t *peak = json_object_get(node, "pages_peak_bytes"),
            *end = json_object_get(node, "pages_end_bytes");
     double bytes = -1;
@@ -262,7 +257,7 @@ static int add_pages(json_t *node, const json_t *pages, double w, bool latest)
     } else {
         if (!peak || json_object_get(peak, "unavailable"))
             rc |= json_object_set_new(node, "pages_peak_bytes", peak = json_object());
-        rc |= map_fold(peak, member(pages, "peak_bytes"), true);
+        rc |= map_fold(peak, json_object_get(pages, "peak_bytes"), true);
         if (json_is_object(end_bytes) && (latest || !end || json_object_get(end, "unavailable")))
             rc |= json_object_set_new(node, "pages_end_bytes", map_copy(end_bytes));
         if (json_is_number(total))
@@ -286,9 +281,11 @@ static int add_pages(json_t *node, const json_t *pages, double w, bool latest)
 
 static int add_migrations(json_t *node, const json_t *m)
 {
-    const json_t *in = member(m, "pages_in_bytes"), *out = member(m, "pages_out_bytes");
-    const json_t *moving = member(m, "moving_s"), *requests = member(m, "requests"), *q;
-    const char *source = json_string_value(member(m, "source"));
+    const json_t *in = json_object_get(m, "pages_in_bytes"),
+                 *out = json_object_get(m, "pages_out_bytes");
+    const json_t *moving = json_object_get(m, "moving_s"),
+                 *requests = json_object_get(m, "requests"), *q;
+    const char *source = json_string_value(json_object_get(m, "source"));
     json_t *nm = json_object_get(node, "migrations"), *triggers = json_object_get(nm, "triggers");
     size_t i;
     int rc = 0;
@@ -310,10 +307,10 @@ static int add_migrations(json_t *node, const json_t *m)
                        false);
     json_array_foreach(requests, i, q)
     {
-        const char *trigger = json_string_value(member(q, "trigger"));
-        const bool dry_run = json_is_true(member(q, "dry_run"));
+        const char *trigger = json_string_value(json_object_get(q, "trigger"));
+        const bool dry_run = json_is_true(json_object_get(q, "dry_run"));
         /* a moved_pages that is no number counts 0 */
-        const json_int_t moved = jround(member(q, "moved_pages"));
+        const json_int_t moved = jround(json_object_get(q, "moved_pages"));
         json_t *t;
 
         trigger = trigger ? trigger : "unknown";
@@ -366,7 +363,8 @@ static int add_os(json_t *node, const json_t *r, double w)
     int rc = 0;
 
     for (size_t k = 0; nos && k < sizeof(os) / sizeof(os[0]); k++) {
-        const struct rfig rf = rfig(member(report_os, os[k].report_key), os[k].value_key, NULL);
+        const struct rfig rf =
+            rfig(json_object_get(report_os, os[k].report_key), os[k].value_key, NULL);
         char name[96];
         struct fig f;
         snprintf(name, sizeof(name), "numaplace.report/1 os_interference.%s", os[k].report_key);
@@ -389,12 +387,12 @@ static int step_counters(json_t *st, const json_t *r)
     const json_t *perf = json_object_get(r, "perf_counts");
     const struct rfig bw = rfig(json_object_get(r, "bandwidth"), "mean_bytes_per_s", NULL);
     const char *emulated =
-        json_string_value(member(json_object_get(r, "sampling"), "emulated_cpu"));
+        json_string_value(json_object_get(json_object_get(r, "sampling"), "emulated_cpu"));
     struct rfig p[NPERF];
     char why[NP_ERR_MSG_MAX] = "";
 
     for (int k = 0; k < NPERF; k++)
-        p[k] = rfig(member(perf, names[k]), "value", NULL);
+        p[k] = rfig(json_object_get(perf, names[k]), "value", NULL);
     for (int k = 0; k < NPERF && !why[0]; k++)
         if (p[k].state == R_ABSENT)
             snprintf(why, sizeof(why), "the report has no perf_counts.%s", names[k]);
@@ -420,12 +418,6 @@ static int step_counters(json_t *st, const json_t *r)
             json_object_set_new(st, "bandwidth_bytes_per_s", json_real(bw.v)));
 }
 
-/* The string at @p key of @p o, NULL when there is none. Borrowed. */
-static const char *str_at(const json_t *o, const char *key)
-{
-    return json_string_value(member(o, key));
-}
-
 static double duration_of(const json_t *r)
 {
     const json_t *d = json_object_get(r, "duration_s");
@@ -442,16 +434,16 @@ static int step_str(json_t *st, const char *key, const char *s)
 static int new_step(json_t *node, const json_t *r, const char *step, const char *requested,
                     const char *sens, json_t **out)
 {
-    const json_t *tasks = member(json_object_get(r, "policy"), "tasks"), *t;
+    const json_t *tasks = json_object_get(json_object_get(r, "policy"), "tasks"), *t;
     const json_t *local = json_object_get(r, "local_nodes");
-    const char *cpus = str_at(r, "cpus"), *start = str_at(r, "start"), *end = str_at(r, "end");
+    const char *cpus = jstr(r, "cpus"), *start = jstr(r, "start"), *end = jstr(r, "end");
     json_t *applied = json_object(), *st;
     size_t i;
     int rc = !applied;
 
     json_array_foreach(tasks, i, t)
     {
-        const char *p = str_at(t, "policy") ? str_at(t, "policy") : "unknown";
+        const char *p = jstr(t, "policy") ? jstr(t, "policy") : "unknown";
         rc |= applied && json_object_set_new(applied, p, json_integer(jint(applied, p) + 1));
     }
     st = json_pack("{s:s, s:s, s:o, s:s, s:s, s:b, s:f}", "step", step, "policy", requested,
@@ -463,9 +455,9 @@ static int new_step(json_t *node, const json_t *r, const char *step, const char 
         rc |= json_object_set_new(st, "local_nodes", json_deep_copy(local));
     rc |= step_str(st, "start", np_iso_ok(start) ? start : NULL);
     rc |= step_str(st, "end", np_iso_ok(end) ? end : NULL);
-    rc |= step_str(st, "class", str_at(r, "class"));
-    rc |= step_str(st, "class_source", str_at(r, "class_source"));
-    rc |= step_str(st, "helper_shared_cpus", str_at(json_object_get(r, "helper"), "shared_cpus"));
+    rc |= step_str(st, "class", jstr(r, "class"));
+    rc |= step_str(st, "class_source", jstr(r, "class_source"));
+    rc |= step_str(st, "helper_shared_cpus", jstr(json_object_get(r, "helper"), "shared_cpus"));
     rc |= step_counters(st, r);
     *out = st;
     return rc ? -ENOMEM : 0;
@@ -474,9 +466,9 @@ static int new_step(json_t *node, const json_t *r, const char *step, const char 
 /* One report (already checked) into its node. */
 static int add_step(json_t *node, const json_t *r, const char *step)
 {
-    const char *requested = str_at(json_object_get(r, "policy"), "requested");
-    const char *sens = str_at(r, "sensitivity"), *start = str_at(r, "start");
-    const char *end = str_at(r, "end"), *nstart = jstr(node, "start"), *nend = jstr(node, "end");
+    const char *requested = jstr(json_object_get(r, "policy"), "requested");
+    const char *sens = jstr(r, "sensitivity"), *start = jstr(r, "start");
+    const char *end = jstr(r, "end"), *nstart = jstr(node, "start"), *nend = jstr(node, "end");
     const double dur = duration_of(r), w = dur > MIN_WEIGHT_S ? dur : MIN_WEIGHT_S;
     const bool latest = np_iso_ok(end) && (!np_iso_ok(nend) || strcmp(end, nend) >= 0);
     const json_t *tl = json_object_get(r, "timeline"), *ntl = json_object_get(node, "timeline");
@@ -553,8 +545,7 @@ static int add_skipped(json_t *s, const char *node, const char *step, const char
 static int check_report(const json_t *r, struct np_err *err)
 {
     const json_t *local = json_object_get(r, "local_nodes"), *pages = json_object_get(r, "pages");
-    const json_t *end = member(pages, "end_bytes"), *v;
-    const char *key;
+    const json_t *end = json_object_get(pages, "end_bytes"), *v;
     size_t i;
 
     json_array_foreach(local, i, v)
@@ -562,7 +553,8 @@ static int check_report(const json_t *r, struct np_err *err)
         if (!json_is_number(v))
             return np_err_set(err, -EINVAL, "the report's local_nodes: expected a number");
     }
-    if (json_is_object(end) && !json_is_string(member(pages, "unavailable")))
+    if (json_is_object(end) && !json_is_string(json_object_get(pages, "unavailable"))) {
+        const char *key;
         json_object_foreach((json_t *)end, key, v)
         {
             if (!json_is_number(v)) {
@@ -571,6 +563,7 @@ static int check_report(const json_t *r, struct np_err *err)
                 return np_err_set(err, -EINVAL, "%s: expected a number", path);
             }
         }
+    }
     if (json_is_object(json_object_get(r, "timeline")))
         return np_timeline_check(json_object_get(r, "timeline"), "the report's timeline", err);
     return 0;
@@ -579,7 +572,7 @@ static int check_report(const json_t *r, struct np_err *err)
 int np_summary_add_report(json_t *s, json_t *report, struct np_err *err)
 {
     const json_t *job = json_object_get(report, "job_id"), *uid = json_object_get(report, "uid");
-    const char *node = str_at(report, "node"), *step = str_at(report, "step");
+    const char *node = jstr(report, "node"), *step = jstr(report, "step");
     const json_int_t job_id = jint(s, "job_id");
     struct np_err rerr = {0};
     json_t *n, *st;

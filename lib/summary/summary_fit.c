@@ -380,11 +380,11 @@ static int fold_nodes(json_t *s, const struct np_fold_names *fn, const struct sn
           (f.end && json_object_set_new(sj, "end", json_string(f.end)));
     /* the names: those folded before and the fresh ones (always kept: without them a later
      * part could not be told from one already folded) */
-    for (i = 0; !rc && i < fn->sorted.n; i++)
-        rc = np_strs_append(&names, fn->sorted.v[i]);
-    for (i = 0; !rc && i < count; i++)
-        if (!np_fold_names_has(fn, snap[i].name))
-            rc = np_strs_append(&names, snap[i].name);
+    for (size_t k = 0; !rc && k < fn->sorted.n; k++)
+        rc = np_strs_append(&names, fn->sorted.v[k]);
+    for (size_t k = 0; !rc && k < count; k++)
+        if (!np_fold_names_has(fn, snap[k].name))
+            rc = np_strs_append(&names, snap[k].name);
     rc = rc ? rc : np_hostlist_compress(&names, &list);
     np_strs_free(&names);
     /* what a later reader expands: -EINVAL for a name no hostlist holds */

@@ -108,7 +108,7 @@ static int pick_node(const json_t *s, const char *node, const char **name, struc
 int np_summary_plot(const json_t *s, const char *node, const char *path, struct np_err *err)
 {
     const char *name = NULL, *tl_step;
-    const json_t *n, *tl, *events, *step = NULL, *st, *ev;
+    const json_t *n, *tl, *events, *step = NULL, *st;
     struct np_timeline_point *pts = NULL;
     struct np_timeline_event *evs = NULL;
     struct np_timeline timeline = {0};
@@ -136,8 +136,8 @@ int np_summary_plot(const json_t *s, const char *node, const char *path, struct 
     events = json_object_get(tl, "events");
     if (!rc && json_array_size(events) && !(evs = calloc(json_array_size(events), sizeof(*evs))))
         rc = np_err_set(err, -ENOMEM, "out of memory plotting events");
-    json_array_foreach(rc ? NULL : events, i, ev)
-    {
+    for (i = 0; evs && i < json_array_size(events); i++) {
+        const json_t *ev = json_array_get(events, i);
         if (!json_object_get(ev, "t"))
             continue;
         evs[nevents].t = jnum(ev, "t", 0);

@@ -301,10 +301,9 @@ static int check_value(const char *type, const json_t *v, const char *path, stru
 static int check_object(const struct schema *sch, const json_t *j, const char *what,
                         const char *self, struct np_err *err)
 {
-    const char *key, *p = sch->members;
+    const char *key, *p;
     struct member m;
     json_t *v;
-    int rc;
 
     if (!json_is_object(j))
         return np_err_set(err, -EINVAL, "%s: expected an object", self);
@@ -333,7 +332,9 @@ static int check_object(const struct schema *sch, const json_t *j, const char *w
     json_object_foreach((json_t *)j, key, v)
     {
         char path[300];
-        find_member(sch, key, &m);
+        int rc;
+        if (!find_member(sch, key, &m))
+            continue; /* not reached: every key was found above */
         if (*what)
             np_strf(path, sizeof(path), "%s.%s", what, key);
         else

@@ -147,14 +147,15 @@ static void print_counters(FILE *out, const json_t *n)
 
 static void print_migrations(FILE *out, const json_t *n)
 {
-    const json_t *m = json_object_get(n, "migrations"), *v;
-    const char *key;
+    const json_t *m = json_object_get(n, "migrations");
     char human[32];
 
     np_human_bytes((double)jint(n, "pages_moved_bytes"), human, sizeof(human));
     fprintf(out, "    migrations: %s moved", human);
     if (m) {
         const long long requests = jint(m, "requests"), dry = jint(m, "dry_run_requests");
+        const char *key;
+        json_t *v;
         fprintf(out, " in %lld request%s", requests, requests == 1 ? "" : "s");
         if (dry)
             fprintf(out, " (%lld dry run)", dry);
