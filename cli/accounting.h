@@ -96,7 +96,7 @@ char *acct_hostlist_expand(const char *list, long max);
  *  as `scontrol show hostlist`. */
 char *acct_hostlist_ranged(const char *list, bool sorted);
 /** @p n names as one hostlist for reading (acct_hostlist_ranged, sorted), a new string or NULL;
- *  the summary printer's np_sum_hostlist_fn. */
+ *  the summary printer's np_hostlist_fn. */
 char *acct_hostlist_of_names(const char *const *names, size_t n);
 /** A job as slurmctld holds it while it is there, read as the record's fields (slurm_load_job),
  *  never from text a job's name or comment could add to. */

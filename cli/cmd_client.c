@@ -50,15 +50,12 @@ static const char *str(json_t *obj, const char *key)
 /* A figure in a status column: its number, or "unavailable", padded to @p width. */
 static void print_figure_short(json_t *fig, int precision, int width)
 {
-    struct np_figure f = {0};
     const struct np_figure_style style = {
         .scale = 1, .conv = 'f', .precision = precision, .width = width, .brief = true};
 
-    if (!fig || np_figure_decode(fig, NP_FIGURE_PLAIN, &f, "figure", NULL) != 0 ||
-        np_figure_print(stdout, &f, &style) < 0)
+    if (!fig || np_figure_check(fig, NULL) != 0 || np_figure_print(stdout, fig, &style) < 0)
         printf("%-*s", width, "unavailable");
     putchar(' ');
-    np_figure_free(&f);
 }
 
 /* The traffic each memory node serves, with its source; a proxy ranks only, so no MB/s. */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numaplace/summary_model.h"
+#include "numaplace/summary.h"
 
 #include "accounting.h"
 #include "cli.h"
@@ -44,28 +44,30 @@ static int by_share(const void *a, const void *b)
 
 /* One line of the job list (new string); @p why gets the reason (new string) when its
  * predicted sensitivity is unavailable. */
-static char *job_line(const struct cli_jobs_row *row, const struct np_sum *s, double local,
-                      char **why)
+static char *job_line(const struct cli_jobs_row *row, const json_t *s, double local, char **why)
 {
     const struct np_sens_model *model = cli_sensitivity();
-    struct np_advice *advice = NULL;
-    const int nadvice = np_sum_advice_with(s, model, &advice);
+    json_t *advice = np_summary_advice_with(s, model);
+    const char *sens = json_string_value(json_object_get(s, "sensitivity"));
     char share[16], rules[128] = "", policies[64] = "", predicted[24], *line = NULL;
-    struct np_sum_prediction p;
+    struct np_summary_prediction p;
 
     if (isnan(local))
         snprintf(share, sizeof(share), "unavailable");
     else
         snprintf(share, sizeof(share), "%.0f%%", 100 * local);
-    for (int k = 0; k < nadvice; k++)
-        if (strlen(rules) + strlen(advice[k].rule) + 2 < sizeof(rules))
+    for (size_t k = 0; k < json_array_size(advice); k++) {
+        const char *rule = json_string_value(json_object_get(json_array_get(advice, k), "rule"));
+        if (strlen(rules) + strlen(rule) + 2 < sizeof(rules))
             snprintf(rules + strlen(rules), sizeof(rules) - strlen(rules), "%s%s", k ? "," : "",
-                     advice[k].rule);
-    free(advice);
-    for (size_t k = 0; k < s->policy_requested.n; k++)
+                     rule);
+    }
+    json_decref(advice);
+    for (size_t k = 0; k < json_array_size(json_object_get(s, "policy_requested")); k++)
         snprintf(policies + strlen(policies), sizeof(policies) - strlen(policies), "%s%s",
-                 k ? "," : "", s->policy_requested.v[k]);
-    np_sum_predict(s, model, &p);
+                 k ? "," : "",
+                 json_string_value(json_array_get(json_object_get(s, "policy_requested"), k)));
+    np_summary_predict(s, model, &p);
     if (p.available)
         snprintf(predicted, sizeof(predicted), "%.1fx %s", p.slowdown,
                  p.sensitive ? "high" : "low");
@@ -73,8 +75,8 @@ static char *job_line(const struct cli_jobs_row *row, const struct np_sum *s, do
         snprintf(predicted, sizeof(predicted), "unavailable");
     *why = p.available ? NULL : strdup(p.why);
     if (asprintf(&line, "%-10.31s %-10.63s %-11.31s %-5zu %-16s %-5s %-13s %-12s %s", row->id,
-                 row->user, row->state, np_sum_node_count(s), policies[0] ? policies : "-",
-                 s->sensitivity ? s->sensitivity : "-", predicted, share, rules) < 0)
+                 row->user, row->state, np_summary_node_count(s), policies[0] ? policies : "-",
+                 sens ? sens : "-", predicted, share, rules) < 0)
         return NULL;
     return line;
 }
@@ -85,33 +87,31 @@ static int list_one(char *text, void *arg)
     struct job_list *list = arg;
     struct cli_jobs_row row;
     json_t *summary = NULL;
-    struct np_sum sum;
     struct listed_job job;
 
     if (cli_parse_jobs_line(text, &row) != 0 ||
         cli_decode_admin_comment(row.comment, 0, &summary, NULL) < 0)
         return 0; /* no numaplace summary: not one of ours */
-    if (np_sum_decode(summary, &sum, NULL) != 0) {
+    if (np_summary_validate(summary, NULL) != 0) {
         json_decref(summary);
         return 0;
     }
-    json_decref(summary);
-    if (!np_sum_worst_local_share(&sum, &job.share))
+    if (!np_summary_worst_local_share(summary, &job.share))
         job.share = NAN;
     job.line = job.why = NULL;
     if (list->spill) {
         job.offset = ftell(list->spill);
         job.bytes = strlen(row.comment);
         if (job.offset < 0 || fwrite(row.comment, 1, job.bytes, list->spill) != job.bytes) {
-            np_sum_free(&sum);
+            json_decref(summary);
             return 0;
         }
-    } else if (!(job.line = job_line(&row, &sum, job.share, &job.why))) {
+    } else if (!(job.line = job_line(&row, summary, job.share, &job.why))) {
         free(job.why);
-        np_sum_free(&sum);
+        json_decref(summary);
         return 0;
     }
-    np_sum_free(&sum);
+    json_decref(summary);
     if (list->njobs == list->cap) {
         const size_t cap = list->cap ? list->cap * 2 : 64;
         struct listed_job *grown = realloc(list->jobs, cap * sizeof(*grown));

@@ -15,7 +15,6 @@
 
 #include "numaplace/codec.h"
 #include "numaplace/summary.h"
-#include "numaplace/summary_model.h"
 
 #include "accounting.h"
 #include "cli.h"

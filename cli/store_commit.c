@@ -16,7 +16,6 @@
 
 #include "numaplace/codec.h"
 #include "numaplace/summary.h"
-#include "numaplace/summary_model.h"
 
 #include "accounting.h"
 #include "store_parts.h"
@@ -89,19 +88,15 @@ static int read_stored(uint32_t job_id, char **text, json_t **summary, struct st
 /* Every node of @p part is in @p stored. */
 static bool holds_nodes_of(const json_t *stored, const json_t *part)
 {
-    struct np_sum st, me;
-    bool all = true;
+    const char *name;
+    json_t *node;
+    bool all =
+        stored && np_summary_validate(stored, NULL) == 0 && np_summary_validate(part, NULL) == 0;
 
-    if (!stored || np_sum_decode(stored, &st, NULL) != 0)
-        return false;
-    if (np_sum_decode(part, &me, NULL) != 0) {
-        np_sum_free(&st);
-        return false;
+    json_object_foreach(all ? json_object_get(part, "nodes") : NULL, name, node)
+    {
+        all = all && np_summary_node_reported(stored, name); /* kept whole or folded */
     }
-    for (size_t i = 0; all && i < me.nnodes; i++)
-        all = np_sum_node_reported(&st, me.nodes[i].name); /* kept whole or folded */
-    np_sum_free(&st);
-    np_sum_free(&me);
     return all;
 }
 

@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "numaplace/summary.h"
-#include "numaplace/summary_model.h"
 
 #include "safe_file.h"
 #include "store_pending.h"
@@ -178,9 +177,8 @@ static int add_part(struct store_parts_job *job, const char *name, ino_t ino)
 
 /* Merge each part file of @p job into @p merged: decoded once each, so the merge of thousands
  * of parts costs about as many node copies, not their square. @return 0 or -errno */
-static int merge_files(struct store_parts_job *job, uint32_t job_id, uid_t uid,
-                       struct np_sum *merged, struct store_parts_found *found,
-                       const struct np_log *log)
+static int merge_files(struct store_parts_job *job, uint32_t job_id, uid_t uid, json_t *merged,
+                       struct store_parts_found *found, const struct np_log *log)
 {
     const int dup_fd = dup(job->dirfd);
     DIR *listing = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
@@ -209,13 +207,11 @@ static int merge_files(struct store_parts_job *job, uint32_t job_id, uid_t uid,
             snprintf(why, sizeof(why), "%s", strerror(errno));
         if (part && fstat(fd, &st) == 0) {
             struct np_err merr = {0};
-            struct np_sum one;
-            if (np_sum_decode(part, &one, &merr) < 0 ||
-                np_sum_merge_deferred(merged, &one, &merr) < 0)
+            if (np_summary_validate(part, &merr) < 0 ||
+                np_summary_merge_deferred(merged, part, &merr) < 0)
                 snprintf(why, sizeof(why), "%s", merr.msg);
             else
                 rc = add_part(job, e->d_name, st.st_ino);
-            np_sum_free(&one);
         }
         if (why[0]) {
             found->rejected++;
@@ -236,7 +232,7 @@ int store_parts_merge(const char *dir, uint32_t job_id, uid_t uid, struct store_
                       json_t **merged, struct store_parts_found *found, const struct np_log *log,
                       struct np_err *err)
 {
-    struct np_sum acc;
+    json_t *acc;
     int rc;
 
     memset(job, 0, sizeof(*job));
@@ -250,12 +246,14 @@ int store_parts_merge(const char *dir, uint32_t job_id, uid_t uid, struct store_
         store_parts_release(dir, job_id, job, false);
         return np_err_set(err, rc, "job %" PRIu32 ": another merge has its parts", job_id);
     }
-    rc = np_sum_init(&acc, job_id) == 0 ? merge_files(job, job_id, uid, &acc, found, log) : -ENOMEM;
-    if (rc == 0 && np_sum_recompute(&acc) < 0) /* once, after the last part */
+    acc = np_summary_new(job_id);
+    rc = acc ? merge_files(job, job_id, uid, acc, found, log) : -ENOMEM;
+    if (rc == 0 && np_summary_recompute(acc) < 0) /* once, after the last part */
         rc = -ENOMEM;
-    if (rc == 0 && !(*merged = np_sum_encode(&acc)))
-        rc = -ENOMEM;
-    np_sum_free(&acc);
+    if (rc == 0)
+        *merged = acc;
+    else
+        json_decref(acc);
     if (rc == 0 && found->parts == 0)
         rc = np_err_set(err, -ENOENT, "job %" PRIu32 ": no part to merge in %s", job_id, dir);
     else if (rc < 0)

@@ -14,20 +14,18 @@
  * unavailable. */
 static void print_figure(FILE *out, const char *label, json_t *fig, double scale, const char *unit)
 {
-    struct np_figure f;
     char space_unit[32];
     const struct np_figure_style style = {
         .scale = scale, .conv = 'g', .precision = 4, .unit = space_unit};
 
-    if (np_figure_decode(fig, NP_FIGURE_PLAIN, &f, label, NULL) != 0)
+    if (np_figure_check(fig, NULL) != 0)
         return;
     snprintf(space_unit, sizeof(space_unit), " %s", unit);
-    if (np_figure_available(&f) || np_keys_has(&f.keys, NP_FIG_UNAVAILABLE)) {
+    if (json_object_get(fig, "value") || json_object_get(fig, "unavailable")) {
         fprintf(out, "  %-22s ", label);
-        np_figure_print(out, &f, &style);
+        np_figure_print(out, fig, &style);
         fputc('\n', out);
     }
-    np_figure_free(&f);
 }
 
 static void print_nodes(FILE *out, const char *label, json_t *map)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numaplace/summary_model.h"
+#include "numaplace/summary.h"
 #include "summary_priv.h"
 
 /* Advice names at most this many nodes per rule, then "and N more". */
@@ -46,68 +46,69 @@ static const char *hits_text(struct hits *h)
     return h->text;
 }
 
-struct advice_list {
-    struct np_advice *v;
-    int n;
-    bool oom;
-};
+static void advise(json_t *a, const char *rule, const char *fmt, ...) NP_PRINTF(3, 4);
 
-static void advise(struct advice_list *a, const char *rule, const char *fmt, ...) NP_PRINTF(3, 4);
-
-static void advise(struct advice_list *a, const char *rule, const char *fmt, ...)
+/* One {rule, text} more; an entry that cannot be added leaves @p a short (np_summary_advice_with
+ * then fails). */
+static void advise(json_t *a, const char *rule, const char *fmt, ...)
 {
-    struct np_advice *grown = realloc(a->v, ((size_t)a->n + 1) * sizeof(*grown));
+    char text[2048];
     va_list ap;
 
-    if (!grown) {
-        a->oom = true;
-        return;
-    }
-    a->v = grown;
-    snprintf(grown[a->n].rule, sizeof(grown[a->n].rule), "%s", rule);
     va_start(ap, fmt);
-    vsnprintf(grown[a->n].text, sizeof(grown[a->n].text), fmt, ap);
+    vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    a->n++;
+    if (json_array_append_new(a, json_pack("{s:s, s:s}", "rule", rule, "text", text)) != 0)
+        json_array_append_new(a, json_null()); /* marks the failure */
 }
 
 /* Every requested policy on the node is local or local-strict. */
-static bool local_policy(const struct np_sum_node *n)
+static bool local_policy(const json_t *n)
 {
-    if (n->policy_requested.n == 0)
-        return false;
-    for (size_t i = 0; i < n->policy_requested.n; i++)
-        if (strcmp(n->policy_requested.v[i], "local") != 0 &&
-            strcmp(n->policy_requested.v[i], "local-strict") != 0)
+    const json_t *pols = json_object_get(n, "policy_requested"), *p;
+    size_t i;
+
+    json_array_foreach(pols, i, p)
+    {
+        if (strcmp(json_string_value(p), "local") != 0 &&
+            strcmp(json_string_value(p), "local-strict") != 0)
             return false;
-    return true;
+    }
+    return json_array_size(pols) > 0;
 }
 
 /* NUMA nodes holding at least NP_ADVICE_SPREAD_SHARE of the node's peak pages. */
-static int spread_nodes(const struct np_sum_node *n)
+static int spread_nodes(const json_t *n)
 {
-    const struct np_sum_bytes *peak = &n->pages_peak_bytes;
-    double total;
+    const json_t *peak = json_object_get(n, "pages_peak_bytes"), *v;
+    const char *key;
+    double total = 0;
     int count = 0;
 
-    if (!np_keys_has(&n->keys, NP_NODE_PAGES_PEAK_BYTES) || !peak->is_map)
+    if (!peak || json_object_get(peak, "unavailable"))
         return 0;
-    total = (double)np_map_sum(&peak->map);
+    json_object_foreach((json_t *)peak, key, v)
+    {
+        total += (double)jround(v);
+    }
     if (total <= 0)
         return 0;
-    for (size_t i = 0; i < peak->map.n; i++)
-        if (np_num_value(&peak->map.e[i].v) >= NP_ADVICE_SPREAD_SHARE * total)
-            count++;
+    json_object_foreach((json_t *)peak, key, v)
+    {
+        count += json_number_value(v) >= NP_ADVICE_SPREAD_SHARE * total;
+    }
     return count;
 }
 
-static const char *policies_text(const struct np_sum_node *n, char *buf, size_t len)
+static const char *policies_text(const json_t *n, char *buf, size_t len)
 {
-    size_t o = 0;
+    const json_t *p;
+    size_t i, o = 0;
 
     buf[0] = '\0';
-    for (size_t i = 0; i < n->policy_requested.n; i++) {
-        int w = snprintf(buf + o, len - o, "%s%s", i ? "," : "", n->policy_requested.v[i]);
+    json_array_foreach(json_object_get(n, "policy_requested"), i, p)
+    {
+        int w = snprintf(buf + o, len - o, "%s%s", i ? "," : "", json_string_value(p));
         if (w < 0 || (size_t)w >= len - o)
             break;
         o += (size_t)w;
@@ -115,22 +116,15 @@ static const char *policies_text(const struct np_sum_node *n, char *buf, size_t 
     return buf[0] ? buf : "unknown";
 }
 
-/* Why a node's figure at @p member is unavailable, or NULL. */
-static const char *why_not(const struct np_sum_node *n, unsigned member, const struct np_figure *f)
-{
-    return np_keys_has(&n->keys, member) && np_keys_has(&f->keys, NP_FIG_UNAVAILABLE) ? f->reason
-                                                                                      : NULL;
-}
-
-static void os_noise(struct hits *noise, const struct np_sum_node *n)
+static void os_noise(struct hits *noise, const char *name, const json_t *n)
 {
     double ks = -1, cs = -1, irq = -1;
     char what[192];
     int o = 0;
 
-    np_os_fig(n, NP_OS_KERNEL_TIME_SHARE, &ks);
-    np_os_fig(n, NP_OS_INVOLUNTARY_CS_PER_S, &cs);
-    np_os_fig(n, NP_OS_INTERRUPTS_PER_S, &irq);
+    jos(n, "kernel_time_share", &ks);
+    jos(n, "involuntary_cs_per_s", &cs);
+    jos(n, "interrupts_per_s", &irq);
     if (ks < NP_ADVICE_KERNEL_SHARE && cs < NP_ADVICE_INVOLUNTARY_CS_PER_S &&
         irq < NP_ADVICE_INTERRUPTS_PER_S)
         return;
@@ -143,23 +137,20 @@ static void os_noise(struct hits *noise, const struct np_sum_node *n)
     if (irq >= NP_ADVICE_INTERRUPTS_PER_S && o < (int)sizeof(what))
         snprintf(what + o, sizeof(what) - (size_t)o, "%s%.0f interrupts/s on its CPUs",
                  o ? ", " : "", irq);
-    hit(noise, "%s: %s", n->name, what);
+    hit(noise, "%s: %s", name, what);
 }
 
-/* The requests that moved pages (not the dry runs), by trigger, into @p triggers. */
-static int count_triggers(const struct np_sum_node *n, struct np_map *triggers)
+/* The requests that moved pages (not the dry runs), by trigger, added to @p triggers. */
+static int count_triggers(const json_t *n, json_t *triggers)
 {
-    const struct np_sum_migrations *m = &n->migrations;
+    const char *name;
+    json_t *t;
 
-    if (!np_keys_has(&n->keys, NP_NODE_MIGRATIONS) || !np_keys_has(&m->keys, NP_MIGR_TRIGGERS))
-        return 0;
-    for (size_t i = 0; i < m->ntriggers; i++) {
-        const struct np_sum_trigger *t = &m->triggers[i];
-        const json_int_t real = (np_keys_has(&t->keys, NP_TRIG_REQUESTS) ? t->requests : 0) -
-                                (np_keys_has(&t->keys, NP_TRIG_DRY_RUN) ? t->dry_run : 0);
-        const struct np_map_entry *have = np_map_get(triggers, t->name);
+    json_object_foreach(json_object_get(json_object_get(n, "migrations"), "triggers"), name, t)
+    {
+        const json_int_t real = jint(t, "requests") - jint(t, "dry_run");
         if (real > 0 &&
-            np_map_set(triggers, t->name, np_num_int((have ? have->v.i : 0) + real)) != 0)
+            json_object_set_new(triggers, name, json_integer(jint(triggers, name) + real)) != 0)
             return -ENOMEM;
     }
     return 0;
@@ -168,7 +159,7 @@ static int count_triggers(const struct np_sum_node *n, struct np_map *triggers)
 struct rules {
     struct hits remote, high, interleave, good, noise, counters, moved_on, sensitive, insensitive;
     json_int_t moved;
-    struct np_map triggers;
+    json_t *triggers;
 };
 
 /* The rules whose advice names their nodes and nothing else, in the order advice lists them:
@@ -198,74 +189,79 @@ static const struct node_rule {
 };
 
 /* The sensitivity rules on each step that ran long enough and could be predicted. */
-static void judge_steps(struct rules *r, const struct np_sum_node *n,
+static void judge_steps(struct rules *r, const char *name, const json_t *n,
                         const struct np_sens_model *model)
 {
-    for (size_t i = 0; model && i < n->nsteps; i++) {
-        const struct np_sum_step *st = &n->steps[i];
-        const bool high = st->sensitivity && strcmp(st->sensitivity, "high") == 0;
+    const json_t *st;
+    size_t i;
+
+    json_array_foreach(model ? json_object_get(n, "steps") : NULL, i, st)
+    {
+        const char *sens = jstr(st, "sensitivity"), *step = jstr(st, "step");
+        const bool high = sens && strcmp(sens, "high") == 0;
         double x;
-        if (st->duration_s < NP_ADVICE_SENSITIVITY_MIN_S ||
-            np_sum_step_predict(st, model, &x, NULL) < 0)
+        if (jnum(st, "duration_s", 0) < NP_ADVICE_SENSITIVITY_MIN_S ||
+            np_summary_step_predict(st, model, &x, NULL) < 0)
             continue;
         if (np_sensitivity_is_sensitive(model, x) && !high)
-            hit(&r->sensitive, "%s step %s: %.1fx, LLC MPKI %.1f, CPI %.2f", n->name,
-                st->step ? st->step : "?", x, st->llc_mpki, st->cpi);
+            hit(&r->sensitive, "%s step %s: %.1fx, LLC MPKI %.1f, CPI %.2f", name,
+                step ? step : "?", x, jnum(st, "llc_mpki", 0), jnum(st, "cpi", 0));
         else if (!np_sensitivity_is_sensitive(model, x) && high)
-            hit(&r->insensitive, "%s step %s: %.1fx", n->name, st->step ? st->step : "?", x);
+            hit(&r->insensitive, "%s step %s: %.1fx", name, step ? step : "?", x);
     }
 }
 
-static int judge_node(struct rules *r, const struct np_sum_node *n)
+static int judge_node(struct rules *r, const char *name, const json_t *n)
 {
-    const char *sens = np_keys_has(&n->keys, NP_NODE_SENSITIVITY) ? n->sensitivity : NULL;
-    const char *cw = why_not(n, NP_NODE_CPI, &n->cpi);
-    const char *bwhy = why_not(n, NP_NODE_BANDWIDTH, &n->bandwidth);
-    const json_int_t node_moved =
-        np_keys_has(&n->keys, NP_NODE_PAGES_MOVED_BYTES) ? n->pages_moved_bytes : 0;
+    const char *sens = jstr(n, "sensitivity");
+    const char *cw = jwhy(n, "cpi"), *bwhy = jwhy(n, "bandwidth");
+    const json_int_t node_moved = jint(n, "pages_moved_bytes");
     double share, bwm;
-    const bool have_share = np_node_fig(n, NP_NODE_LOCAL_SHARE, &n->local_share, &share);
+    const bool have_share = jfig(json_object_get(n, "local_share"), "value", &share);
 
     if (have_share && share < NP_ADVICE_REMOTE_SHARE) {
         char buf[256];
-        hit(&r->remote, "%s (%.0f%% local, policy %s)", n->name, share * 100,
+        hit(&r->remote, "%s (%.0f%% local, policy %s)", name, share * 100,
             policies_text(n, buf, sizeof(buf)));
     }
     if (have_share && sens && strcmp(sens, "high") == 0 && share < NP_ADVICE_HIGH_LOCAL_SHARE)
-        hit(&r->high, "%s (%.0f%% local)", n->name, share * 100);
-    if (np_node_fig(n, NP_NODE_BANDWIDTH, &n->bandwidth, &bwm) &&
+        hit(&r->high, "%s (%.0f%% local)", name, share * 100);
+    if (jfig(json_object_get(n, "bandwidth"), "mean_bytes_per_s", &bwm) &&
         bwm >= NP_ADVICE_BANDWIDTH_BYTES_PER_S && local_policy(n) && spread_nodes(n) >= 2)
-        hit(&r->interleave, "%s (%.1f GB/s mean, memory on %d NUMA nodes)", n->name, bwm / 1e9,
+        hit(&r->interleave, "%s (%.1f GB/s mean, memory on %d NUMA nodes)", name, bwm / 1e9,
             spread_nodes(n));
     if (have_share && local_policy(n) && share >= NP_ADVICE_LOCAL_GOOD_SHARE)
-        hit(&r->good, "%s (%.0f%% local)", n->name, share * 100);
-    os_noise(&r->noise, n);
+        hit(&r->good, "%s (%.0f%% local)", name, share * 100);
+    os_noise(&r->noise, name, n);
     if (cw && bwhy)
-        hit(&r->counters, "%s (CPI and bandwidth: %s)", n->name, cw);
+        hit(&r->counters, "%s (CPI and bandwidth: %s)", name, cw);
     else if (cw)
-        hit(&r->counters, "%s (CPI: %s)", n->name, cw);
+        hit(&r->counters, "%s (CPI: %s)", name, cw);
     else if (bwhy)
-        hit(&r->counters, "%s (bandwidth: %s)", n->name, bwhy);
+        hit(&r->counters, "%s (bandwidth: %s)", name, bwhy);
     if (node_moved > 0) {
         char human[32];
         r->moved += node_moved;
         np_human_bytes((double)node_moved, human, sizeof(human));
-        hit(&r->moved_on, "%s: %s", n->name, human);
-        return count_triggers(n, &r->triggers);
+        hit(&r->moved_on, "%s: %s", name, human);
+        return count_triggers(n, r->triggers);
     }
     return 0;
 }
 
-static void migrated(struct advice_list *a, struct rules *r)
+static void migrated(json_t *a, struct rules *r)
 {
     char human[32], trig[256] = "";
+    const char *key;
+    json_t *v;
     size_t o = 0;
 
     np_human_bytes((double)r->moved, human, sizeof(human));
-    for (size_t i = 0; i < r->triggers.n; i++) {
-        const json_int_t c = r->triggers.e[i].v.i;
-        int w = snprintf(trig + o, sizeof(trig) - o, "%s%s (%lld request%s)", o ? ", " : "",
-                         r->triggers.e[i].key, (long long)c, c == 1 ? "" : "s");
+    json_object_foreach(r->triggers, key, v)
+    {
+        const json_int_t c = json_integer_value(v);
+        int w = snprintf(trig + o, sizeof(trig) - o, "%s%s (%lld request%s)", o ? ", " : "", key,
+                         (long long)c, c == 1 ? "" : "s");
         if (w < 0 || (size_t)w >= sizeof(trig) - o)
             break;
         o += (size_t)w;
@@ -275,71 +271,59 @@ static void migrated(struct advice_list *a, struct rules *r)
            hits_text(&r->moved_on), trig[0] ? trig : "triggers not recorded");
 }
 
-int np_sum_advice(const struct np_sum *s, struct np_advice **out)
+json_t *np_summary_advice(const json_t *summary)
 {
-    return np_sum_advice_with(s, NULL, out);
+    return np_summary_validate(summary, NULL) == 0 ? np_summary_advice_with(summary, NULL) : NULL;
 }
 
-int np_sum_advice_with(const struct np_sum *s, const struct np_sens_model *model,
-                       struct np_advice **out)
+json_t *np_summary_advice_with(const json_t *s, const struct np_sens_model *model)
 {
     struct rules r;
-    struct advice_list a = {0};
-    const char **names;
-    size_t n = 0;
+    json_t *a = json_array();
+    const char **names = NULL;
+    size_t n = 0, entries = 0;
     int rc = 0;
     const double threshold = model ? model->threshold : 0; /* the rules fire only with one */
 
-    *out = NULL;
     memset(&r, 0, sizeof(r));
-    names = np_sum_sorted_nodes(s, &n);
-    if (!names)
-        return -ENOMEM;
+    r.triggers = json_object();
+    if (np_summary_check(s, NULL) != 0 || !a || !r.triggers ||
+        !(names = np_summary_sorted_nodes(s, &n)))
+        rc = -ENOMEM;
     for (size_t k = 0; k < n && !rc; k++) {
-        rc = judge_node(&r, np_sum_node_get(s, names[k]));
-        judge_steps(&r, np_sum_node_get(s, names[k]), model);
+        const json_t *node = json_object_get(json_object_get(s, "nodes"), names[k]);
+        rc = judge_node(&r, names[k], node);
+        judge_steps(&r, names[k], node, model);
     }
     free(names);
-    for (size_t k = 0; k < sizeof(node_rules) / sizeof(node_rules[0]); k++) {
+    for (size_t k = 0; !rc && k < sizeof(node_rules) / sizeof(node_rules[0]); k++) {
         struct hits *h = (struct hits *)((char *)&r + node_rules[k].hits);
         if (h->n)
-            advise(&a, node_rules[k].rule, "%s%s%s", node_rules[k].before, hits_text(h),
+            advise(a, node_rules[k].rule, "%s%s%s", node_rules[k].before, hits_text(h),
                    node_rules[k].after);
     }
-    if (r.sensitive.n)
-        advise(&a, "predicted-sensitive",
+    if (!rc && r.sensitive.n)
+        advise(a, "predicted-sensitive",
                "This job behaved like a placement-sensitive code (predicted slowdown with remote "
                "memory: %s; sensitive from %.2fx); label it --numa-sensitivity=high.",
                hits_text(&r.sensitive), threshold);
-    if (r.insensitive.n)
+    if (!rc && r.insensitive.n)
         advise(
-            &a, "predicted-insensitive",
+            a, "predicted-insensitive",
             "This job is labelled --numa-sensitivity=high but showed no sensitivity to placement "
             "(predicted slowdown with remote memory: %s; sensitive from %.2fx); "
             "--numa-sensitivity=low would let its memory move when a node needs room.",
             hits_text(&r.insensitive), threshold);
-    if (r.moved > 0)
-        migrated(&a, &r);
-    np_map_free(&r.triggers);
-    if (a.n == 0)
-        advise(&a, "none", "nothing stood out");
-    if (rc || a.oom) {
-        free(a.v);
-        return -ENOMEM;
+    if (!rc && r.moved > 0)
+        migrated(a, &r);
+    json_decref(r.triggers);
+    if (!rc && json_array_size(a) == 0)
+        advise(a, "none", "nothing stood out");
+    for (size_t i = 0; !rc && i < json_array_size(a); i++)
+        entries += json_is_object(json_array_get(a, i));
+    if (rc || entries != json_array_size(a)) {
+        json_decref(a);
+        return NULL;
     }
-    *out = a.v;
-    return a.n;
-}
-
-json_t *np_sum_advice_json(const struct np_advice *advice, int n)
-{
-    json_t *arr = json_array();
-
-    for (int i = 0; arr && i < n; i++)
-        if (json_array_append_new(arr, json_pack("{s:s, s:s}", "rule", advice[i].rule, "text",
-                                                 advice[i].text)) != 0) {
-            json_decref(arr);
-            return NULL;
-        }
-    return arr;
+    return a;
 }

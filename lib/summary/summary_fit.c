@@ -1,142 +1,103 @@
-/* A job summary trimmed to fit Slurm's AdminComment (docs/summary-schema.md, "Stored form"). */
+/* A job summary trimmed to fit Slurm's AdminComment (docs/summary-schema.md, "Stored form"), and
+ * its last stage ("Folded nodes"): when even the trimmed per-node form does not fit, the nodes are
+ * folded into distributions of their figures and sums of their share of the totals; the worst
+ * few stay whole. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "numaplace/codec.h"
-#include "numaplace/summary_model.h"
+#include "numaplace/summary.h"
 #include "summary_priv.h"
 
-/* Drop member @p m of node @p n; whether it was there. */
-static bool drop(struct np_sum_node *n, unsigned m)
+/* ---- the trims: each returns whether it removed anything ---- */
+
+/* Drop member @p key of @p o; whether it was there. */
+static bool drop(json_t *o, const char *key)
 {
-    if (!np_keys_has(&n->keys, m))
-        return false;
-    np_sum_node_drop(n, m);
-    return true;
+    return json_object_del(o, key) == 0;
 }
 
-/* Each drop returns whether it removed anything. */
-static bool drop_member(struct np_sum *s, unsigned m)
+static bool drop_timelines(json_t *n)
 {
+    return drop(n, "timeline");
+}
+
+static bool drop_steps(json_t *n)
+{
+    return drop(n, "steps");
+}
+
+static bool drop_numa_pages(json_t *n)
+{
+    json_t *m = json_object_get(n, "migrations");
+    bool dropped = drop(n, "pages_peak_bytes");
+
+    dropped |= drop(n, "pages_end_bytes");
+    dropped |= drop(m, "in_bytes");
+    return drop(m, "out_bytes") || dropped;
+}
+
+static bool drop_os_details(json_t *n)
+{
+    static const char *const details[] = {"involuntary_cs_per_s", "interrupts_per_s",
+                                          "softirqs_per_s", "other_cpu_time_s"};
+    json_t *os = json_object_get(n, "os_interference");
     bool dropped = false;
 
-    for (size_t i = 0; i < s->nnodes; i++)
-        dropped |= drop(&s->nodes[i], m);
+    for (size_t k = 0; k < sizeof(details) / sizeof(details[0]); k++)
+        dropped |= drop(os, details[k]);
     return dropped;
 }
 
-static bool drop_timelines(struct np_sum *s)
+/* The `source` of every figure under the node (their reasons stay). */
+static bool drop_sources(json_t *n)
 {
-    return drop_member(s, NP_NODE_TIMELINE);
-}
-
-static bool drop_steps(struct np_sum *s)
-{
-    return drop_member(s, NP_NODE_STEPS);
-}
-
-static bool drop_numa_pages(struct np_sum *s)
-{
+    static const char *const figures[] = {"local_share", "cpi", "bandwidth"};
+    json_t *os = json_object_get(n, "os_interference"), *f;
+    const char *key;
     bool dropped = false;
 
-    dropped |= drop_member(s, NP_NODE_PAGES_PEAK_BYTES);
-    dropped |= drop_member(s, NP_NODE_PAGES_END_BYTES);
-    for (size_t i = 0; i < s->nnodes; i++) {
-        struct np_sum_migrations *m = &s->nodes[i].migrations;
-        if (!np_keys_has(&s->nodes[i].keys, NP_NODE_MIGRATIONS))
-            continue;
-        for (unsigned k = NP_MIGR_IN_BYTES; k <= NP_MIGR_OUT_BYTES; k++)
-            if (np_keys_has(&m->keys, k)) {
-                np_keys_del(&m->keys, k);
-                dropped = true;
-            }
-        np_map_free(&m->in_bytes);
-        np_map_free(&m->out_bytes);
+    for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++)
+        dropped |= drop(json_object_get(n, figures[k]), "source");
+    for (size_t k = 0; k < 2; k++) {
+        f = json_object_get(n, k ? "pages_end_bytes" : "pages_peak_bytes");
+        if (json_object_get(f, "unavailable")) /* a map's "source" would be a NUMA node's */
+            dropped |= drop(f, "source");
     }
-    return dropped;
-}
-
-static bool drop_os_details(struct np_sum *s)
-{
-    bool dropped = false;
-
-    for (size_t i = 0; i < s->nnodes; i++) {
-        struct np_sum_os *os = &s->nodes[i].os;
-        if (!np_keys_has(&s->nodes[i].keys, NP_NODE_OS_INTERFERENCE))
-            continue;
-        for (unsigned k = 0; k < NP_OS_NMEMBERS; k++)
-            if (k != NP_OS_KERNEL_TIME_SHARE && np_keys_has(&os->keys, k)) {
-                np_keys_del(&os->keys, k);
-                np_figure_free(&os->fig[k]);
-                dropped = true;
-            }
+    json_object_foreach(os, key, f)
+    {
+        dropped |= drop(f, "source");
     }
-    return dropped;
+    return drop(json_object_get(n, "migrations"), "source") || dropped;
 }
 
-static bool drop_source(struct np_keys *parent, unsigned member, struct np_figure *f)
+/* Everything but the local share, step count, duration, bytes moved, start/end, policy and
+ * class. */
+static bool drop_node_details(json_t *n)
 {
-    if (!np_keys_has(parent, member) || !np_keys_has(&f->keys, NP_FIG_SOURCE))
-        return false;
-    np_keys_del(&f->keys, NP_FIG_SOURCE);
-    free(f->source);
-    f->source = NULL;
-    return true;
-}
-
-/* The `source` of every figure under nodes (their reasons stay). */
-static bool drop_sources(struct np_sum *s)
-{
+    static const char *const keep[] = {"local_share",       "step_count", "duration_s",
+                                       "pages_moved_bytes", "start",      "end",
+                                       "policy_requested",  "sensitivity"};
+    const char *key;
+    json_t *v;
+    void *tmp;
     bool dropped = false;
 
-    for (size_t i = 0; i < s->nnodes; i++) {
-        struct np_sum_node *n = &s->nodes[i];
-        dropped |= drop_source(&n->keys, NP_NODE_LOCAL_SHARE, &n->local_share);
-        dropped |= drop_source(&n->keys, NP_NODE_CPI, &n->cpi);
-        dropped |= drop_source(&n->keys, NP_NODE_BANDWIDTH, &n->bandwidth);
-        if (!n->pages_peak_bytes.is_map)
-            dropped |=
-                drop_source(&n->keys, NP_NODE_PAGES_PEAK_BYTES, &n->pages_peak_bytes.unavailable);
-        if (!n->pages_end_bytes.is_map)
-            dropped |=
-                drop_source(&n->keys, NP_NODE_PAGES_END_BYTES, &n->pages_end_bytes.unavailable);
-        if (np_keys_has(&n->keys, NP_NODE_OS_INTERFERENCE))
-            for (unsigned k = 0; k < NP_OS_NMEMBERS; k++)
-                dropped |= drop_source(&n->os.keys, k, &n->os.fig[k]);
-        if (np_keys_has(&n->keys, NP_NODE_MIGRATIONS) &&
-            np_keys_has(&n->migrations.keys, NP_MIGR_SOURCE)) {
-            np_keys_del(&n->migrations.keys, NP_MIGR_SOURCE);
-            free(n->migrations.source);
-            n->migrations.source = NULL;
-            dropped = true;
-        }
+    json_object_foreach_safe(n, tmp, key, v)
+    {
+        bool kept = false;
+        for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++)
+            kept |= strcmp(keep[k], key) == 0;
+        if (!kept)
+            dropped |= drop(n, key);
     }
-    return dropped;
-}
-
-static bool drop_node_details(struct np_sum *s)
-{
-    static const unsigned keep[] = {
-        NP_NODE_LOCAL_SHARE,       NP_NODE_STEP_COUNT, NP_NODE_DURATION_S,
-        NP_NODE_PAGES_MOVED_BYTES, NP_NODE_START,      NP_NODE_END,
-        NP_NODE_POLICY_REQUESTED,  NP_NODE_SENSITIVITY};
-    bool dropped = false;
-
-    for (size_t i = 0; i < s->nnodes; i++)
-        for (unsigned m = 0; m < NP_NODE_NMEMBERS; m++) {
-            bool kept = false;
-            for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++)
-                kept |= keep[k] == m;
-            if (!kept)
-                dropped |= drop(&s->nodes[i], m);
-        }
     return dropped;
 }
 
 static const struct {
     const char *what;
-    bool (*drop)(struct np_sum *s);
+    bool (*drop)(json_t *node);
 } trim_steps[] = {
     {"timeline", drop_timelines},
     {"steps", drop_steps},
@@ -146,43 +107,302 @@ static const struct {
     {"node-details", drop_node_details},
 };
 
-static int record_trim(struct np_sum *s, const char *what, long before)
+static int record_trim(json_t *s, const char *what, long before)
 {
-    struct np_sum_trim *grown;
+    json_t *trimmed = json_object_get(s, "trimmed"), *e;
+    size_t i;
 
-    for (size_t i = 0; i < s->ntrimmed; i++)
-        if (s->trimmed[i].what && strcmp(s->trimmed[i].what, what) == 0) {
-            s->trimmed[i].stored_bytes_before = before;
-            np_keys_set(&s->trimmed[i].keys, NP_TRIM_STORED_BYTES_BEFORE);
-            return 0;
+    json_array_foreach(trimmed, i, e)
+    {
+        if (jstr(e, "what") && strcmp(jstr(e, "what"), what) == 0)
+            return json_object_set_new(e, "stored_bytes_before", json_integer(before)) ? -ENOMEM
+                                                                                       : 0;
+    }
+    return json_array_append_new(trimmed, json_pack("{s:s, s:I}", "what", what,
+                                                    "stored_bytes_before", (json_int_t)before))
+               ? -ENOMEM
+               : 0;
+}
+
+/* ---- the fold: a node's figures before the fit trims them ---- */
+
+struct snap {
+    const char *name;
+    double v[NP_DIST_N]; /* NAN: none */
+    double k_seconds;
+    json_int_t requests;
+};
+
+static double fig_or_nan(const json_t *f, const char *value_key)
+{
+    double v;
+
+    return jfig(f, value_key, &v) ? v : NAN;
+}
+
+/* Snapshot the nodes of @p s (*out: free()), and the tasks per policy of those not folded yet
+ * into @p applied (the trims drop each node's). 0 or -ENOMEM. */
+static int snapshot(const json_t *s, const struct np_fold_names *fn, struct snap **out,
+                    json_t *applied)
+{
+    const json_t *nodes = json_object_get(s, "nodes"), *n;
+    const char *name;
+    size_t i = 0;
+    int rc = 0;
+
+    *out = calloc(json_object_size(nodes) + 1, sizeof(**out));
+    if (!*out)
+        return -ENOMEM;
+    json_object_foreach((json_t *)nodes, name, n)
+    {
+        struct snap *sn = &(*out)[i++];
+        const json_t *k =
+            json_object_get(json_object_get(n, "os_interference"), "kernel_time_share");
+        sn->name = name;
+        sn->v[NP_DIST_LOCAL_SHARE] = fig_or_nan(json_object_get(n, "local_share"), "value");
+        sn->v[NP_DIST_CPI] = fig_or_nan(json_object_get(n, "cpi"), "mean");
+        sn->v[NP_DIST_BANDWIDTH] = fig_or_nan(json_object_get(n, "bandwidth"), "mean_bytes_per_s");
+        sn->v[NP_DIST_KERNEL_TIME_SHARE] = fig_or_nan(k, "value");
+        sn->v[NP_DIST_DURATION_S] = jnum(n, "duration_s", NAN);
+        sn->v[NP_DIST_STEP_COUNT] = jnum(n, "step_count", NAN);
+        sn->v[NP_DIST_PAGES_MOVED_BYTES] = jnum(n, "pages_moved_bytes", NAN);
+        sn->k_seconds =
+            isnan(sn->v[NP_DIST_KERNEL_TIME_SHARE]) ? 0 : jnum(k, "seconds", MIN_WEIGHT_S);
+        sn->requests = jint(json_object_get(n, "migrations"), "requests");
+        if (!np_fold_names_has(fn, name))
+            rc |= jmap_add(applied, json_object_get(n, "policy_applied"));
+    }
+    return rc ? -ENOMEM : 0;
+}
+
+struct valued {
+    double v;
+    const char *node;
+};
+
+static int cmp_valued(const void *a, const void *b)
+{
+    const struct valued *x = a, *y = b;
+
+    if (x->v != y->v)
+        return x->v < y->v ? -1 : 1;
+    return strcmp(x->node, y->node); /* ties: the first name holds min and max alike */
+}
+
+/* Nearest rank: the value of the ceil(p x n)-th node, a node's own figure. */
+static double rank(const struct valued *v, size_t n, double p)
+{
+    size_t r = (size_t)ceil(p * (double)n);
+
+    return v[(r ? r : 1) - 1].v;
+}
+
+/* Add the @p n values of new nodes to the distribution @p name of @p figures: count, min and max
+ * exactly; percentiles when the distribution had none yet, else they stay those of the nodes
+ * they were taken over. */
+static int dist_add(json_t *figures, const char *name, struct valued *v, size_t n)
+{
+    json_t *d = json_object_get(figures, name);
+    int rc = 0;
+
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof(*v), cmp_valued);
+    if (!d)
+        return json_object_set_new(figures, name,
+                                   json_pack("{s:I, s:f, s:s, s:f, s:f, s:f, s:s, s:I}", "count",
+                                             (json_int_t)n, "min", v[0].v, "min_node", v[0].node,
+                                             "p50", rank(v, n, 0.5), "p90", rank(v, n, 0.9), "max",
+                                             v[n - 1].v, "max_node", v[n - 1].node,
+                                             "percentiles_of", (json_int_t)n))
+                   ? -ENOMEM
+                   : 0;
+    rc |= json_object_set_new(d, "count", json_integer(jint(d, "count") + (json_int_t)n));
+    if (v[0].v < jnum(d, "min", 0))
+        rc |= json_object_set_new(d, "min", json_real(v[0].v)) ||
+              json_object_set_new(d, "min_node", json_string(v[0].node));
+    if (v[n - 1].v > jnum(d, "max", 0))
+        rc |= json_object_set_new(d, "max", json_real(v[n - 1].v)) ||
+              json_object_set_new(d, "max_node", json_string(v[n - 1].node));
+    return rc ? -ENOMEM : 0;
+}
+
+/* The fold's share of the totals (as np_summary_recompute adds a node). */
+struct sums {
+    json_int_t steps, moved, requests, ls_nodes, k_nodes;
+    double ls_s, ls_xs, ls_bs, ls_xbs, k_s, k_xs;
+    int all_bytes;
+    const char *sens, *start, *end;
+};
+
+static void sums_add(struct sums *f, const json_t *n, const struct snap *sn, json_t *policies)
+{
+    const json_t *ls = json_object_get(n, "local_share"), *p;
+    const char *start = jstr(n, "start"), *end = jstr(n, "end");
+    size_t i;
+
+    f->steps += jint(n, "step_count");
+    f->moved += jint(n, "pages_moved_bytes");
+    f->requests += sn->requests;
+    if (!isnan(sn->v[NP_DIST_LOCAL_SHARE])) {
+        const double x = sn->v[NP_DIST_LOCAL_SHARE], w = jnum(ls, "seconds", MIN_WEIGHT_S),
+                     bs = jnum(ls, "byte_seconds", -1);
+        f->ls_s += w;
+        f->ls_xs += x * w;
+        if (bs > 0) {
+            f->ls_bs += bs;
+            f->ls_xbs += x * bs;
+        } else {
+            f->all_bytes = false;
         }
-    grown = realloc(s->trimmed, (s->ntrimmed + 1) * sizeof(*grown));
-    if (!grown)
-        return -ENOMEM;
-    s->trimmed = grown;
-    memset(&grown[s->ntrimmed], 0, sizeof(*grown));
-    grown[s->ntrimmed].what = strdup(what);
-    if (!grown[s->ntrimmed].what)
-        return -ENOMEM;
-    grown[s->ntrimmed].stored_bytes_before = before;
-    np_keys_set(&grown[s->ntrimmed].keys, NP_TRIM_WHAT);
-    np_keys_set(&grown[s->ntrimmed].keys, NP_TRIM_STORED_BYTES_BEFORE);
-    s->ntrimmed++;
-    return 0;
+        f->ls_nodes++;
+    }
+    if (!isnan(sn->v[NP_DIST_KERNEL_TIME_SHARE])) {
+        f->k_s += sn->k_seconds;
+        f->k_xs += sn->v[NP_DIST_KERNEL_TIME_SHARE] * sn->k_seconds;
+        f->k_nodes++;
+    }
+    json_array_foreach(json_object_get(n, "policy_requested"), i, p)
+    {
+        jstrs_add_sorted(policies, json_string_value(p));
+    }
+    f->sens = np_class_of(f->sens, jstr(n, "sensitivity"));
+    if (np_iso_ok(start) && (!f->start || strcmp(start, f->start) < 0))
+        f->start = start;
+    if (np_iso_ok(end) && (!f->end || strcmp(end, f->end) > 0))
+        f->end = end;
 }
 
-/* The stored form of @p s as it is now. */
-static long encode(const struct np_sum *s, char **text, struct np_err *err)
+/* Lowest local share first (the remote-memory advice's figure), nodes without one last. */
+static int cmp_worst(const void *a, const void *b)
 {
-    json_t *j = np_sum_encode(s);
-    long len;
+    const struct valued *x = a, *y = b;
 
-    if (!j)
-        return np_err_set(err, -ENOMEM, "out of memory encoding the summary");
-    len = np_stored_encode(j, text, err);
-    json_decref(j);
-    return len;
+    if (isnan(x->v) != isnan(y->v))
+        return isnan(x->v) ? 1 : -1;
+    if (!isnan(x->v) && x->v != y->v)
+        return x->v < y->v ? -1 : 1;
+    return strcmp(x->node, y->node);
 }
+
+/* Keep the NP_FOLD_KEEP_WORST worst nodes of @p s, worst first. */
+static int keep_worst(json_t *s, const struct snap *snap, size_t n)
+{
+    struct valued *order = malloc((n + 1) * sizeof(*order));
+    json_t *nodes = json_object_get(s, "nodes"), *kept = json_object();
+    int rc = !order || !kept;
+
+    for (size_t i = 0; !rc && i < n; i++)
+        order[i] = (struct valued){snap[i].v[NP_DIST_LOCAL_SHARE], snap[i].name};
+    if (!rc)
+        qsort(order, n, sizeof(*order), cmp_worst);
+    for (size_t i = 0; !rc && i < NP_FOLD_KEEP_WORST; i++)
+        rc = json_object_set(kept, order[i].node, json_object_get(nodes, order[i].node));
+    free(order);
+    return json_object_set_new(s, "nodes", kept) || rc ? -ENOMEM : 0;
+}
+
+/* Fold the nodes of @p s not yet folded into its distributions and sums, and keep only the
+ * NP_FOLD_KEEP_WORST worst nodes in `nodes`. @return whether it changed anything, -EINVAL (a
+ * name no hostlist holds) or -ENOMEM */
+static int fold_nodes(json_t *s, const struct np_fold_names *fn, const struct snap *snap,
+                      const json_t *applied)
+{
+    const json_t *nodes = json_object_get(s, "nodes"), *n;
+    const size_t count = json_object_size(nodes);
+    json_t *fold = json_object_get(s, "nodes_folded"), *sj, *figures;
+    struct valued *vals = malloc((count + 1) * sizeof(*vals));
+    struct sums f = {.all_bytes = true};
+    struct np_strs names = {0};
+    char *list = NULL;
+    const char *name;
+    size_t fresh = 0, i;
+    int rc = 0;
+
+    if (count <= NP_FOLD_KEEP_WORST || !vals) { /* all would stay whole: folding only adds */
+        free(vals);
+        return vals ? 0 : -ENOMEM;
+    }
+    if (!fold)
+        rc |= json_object_set_new(
+            s, "nodes_folded",
+            fold = json_pack("{s:i, s:s, s:{}, s:{s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:b, "
+                             "s:i, s:f, s:f, s:[], s:{}}}",
+                             "nodes", 0, "names", "", "figures", "sums", "steps", 0,
+                             "pages_moved_bytes", 0, "migration_requests", 0, "local_share_nodes",
+                             0, "local_share_seconds", 0.0, "local_share_x_seconds", 0.0,
+                             "local_share_byte_seconds", 0.0, "local_share_x_byte_seconds", 0.0,
+                             "local_share_all_bytes", 1, "kernel_time_share_nodes", 0,
+                             "kernel_time_share_seconds", 0.0, "kernel_time_share_x_seconds", 0.0,
+                             "policy_requested", "policy_applied"));
+    sj = json_object_get(fold, "sums");
+    figures = json_object_get(fold, "figures");
+    json_unpack(sj, "{s:I, s:I, s:I, s:I, s:F, s:F, s:F, s:F, s:b, s:I, s:F, s:F, s?s, s?s, s?s}",
+                "steps", &f.steps, "pages_moved_bytes", &f.moved, "migration_requests", &f.requests,
+                "local_share_nodes", &f.ls_nodes, "local_share_seconds", &f.ls_s,
+                "local_share_x_seconds", &f.ls_xs, "local_share_byte_seconds", &f.ls_bs,
+                "local_share_x_byte_seconds", &f.ls_xbs, "local_share_all_bytes", &f.all_bytes,
+                "kernel_time_share_nodes", &f.k_nodes, "kernel_time_share_seconds", &f.k_s,
+                "kernel_time_share_x_seconds", &f.k_xs, "sensitivity", &f.sens, "start", &f.start,
+                "end", &f.end);
+    for (unsigned d = 0; !rc && d < NP_DIST_N; d++) {
+        size_t nv = 0;
+        for (i = 0; i < count; i++)
+            if (!np_fold_names_has(fn, snap[i].name) && !isnan(snap[i].v[d]))
+                vals[nv++] = (struct valued){snap[i].v[d], snap[i].name};
+        rc = dist_add(figures, np_dist_names[d], vals, nv);
+    }
+    free(vals);
+    i = 0;
+    json_object_foreach((json_t *)nodes, name, n)
+    {
+        if (!np_fold_names_has(fn, name)) {
+            sums_add(&f, n, &snap[i], json_object_get(sj, "policy_requested"));
+            fresh++;
+        }
+        i++;
+    }
+    rc |= jmap_add(json_object_get(sj, "policy_applied"), applied);
+    rc |= json_object_set_new(sj, "steps", json_integer(f.steps)) ||
+          json_object_set_new(sj, "pages_moved_bytes", json_integer(f.moved)) ||
+          json_object_set_new(sj, "migration_requests", json_integer(f.requests)) ||
+          json_object_set_new(sj, "local_share_nodes", json_integer(f.ls_nodes)) ||
+          json_object_set_new(sj, "local_share_seconds", json_real(f.ls_s)) ||
+          json_object_set_new(sj, "local_share_x_seconds", json_real(f.ls_xs)) ||
+          json_object_set_new(sj, "local_share_byte_seconds", json_real(f.ls_bs)) ||
+          json_object_set_new(sj, "local_share_x_byte_seconds", json_real(f.ls_xbs)) ||
+          json_object_set_new(sj, "local_share_all_bytes", json_boolean(f.all_bytes)) ||
+          json_object_set_new(sj, "kernel_time_share_nodes", json_integer(f.k_nodes)) ||
+          json_object_set_new(sj, "kernel_time_share_seconds", json_real(f.k_s)) ||
+          json_object_set_new(sj, "kernel_time_share_x_seconds", json_real(f.k_xs)) ||
+          (f.sens && json_object_set_new(sj, "sensitivity", json_string(f.sens))) ||
+          (f.start && json_object_set_new(sj, "start", json_string(f.start))) ||
+          (f.end && json_object_set_new(sj, "end", json_string(f.end)));
+    /* the names: those folded before and the fresh ones (always kept: without them a later
+     * part could not be told from one already folded) */
+    for (size_t k = 0; !rc && k < fn->sorted.n; k++)
+        rc = np_strs_append(&names, fn->sorted.v[k]);
+    for (size_t k = 0; !rc && k < count; k++)
+        if (!np_fold_names_has(fn, snap[k].name))
+            rc = np_strs_append(&names, snap[k].name);
+    rc = rc ? rc : np_hostlist_compress(&names, &list);
+    np_strs_free(&names);
+    /* what a later reader expands: -EINVAL for a name no hostlist holds */
+    rc = rc ? rc : np_hostlist_expand(list, SIZE_MAX, &names, NULL);
+    np_strs_free(&names);
+    if (!rc)
+        rc = json_object_set_new(fold, "names", json_string(list)) ||
+             json_object_set_new(fold, "nodes",
+                                 json_integer(jint(fold, "nodes") + (json_int_t)fresh));
+    free(list);
+    if (rc)
+        return rc == -EINVAL ? rc : -ENOMEM; /* -EINVAL: a name no hostlist holds */
+    if (keep_worst(s, snap, count) != 0)
+        return -ENOMEM;
+    return np_summary_recompute(s) ? -ENOMEM : 1;
+}
+
+/* ---- the fit ---- */
 
 /* Whether np_stored_decode takes @p text back: a summary of many alike nodes can compress past
  * the decoder's limits (NP_STORED_MAX_*) while fitting AdminComment; it is trimmed further. */
@@ -195,35 +415,37 @@ static bool decodes(const char *text)
     return rc == 0;
 }
 
-/* Past the trims: the nodes folded into distributions (summary_fold_nodes.c), from their
- * figures as they were before trimming. 1: folded, 0: nothing left to fold, or -ENOMEM. */
-static int fold_last(struct np_sum *s, const struct np_fold_snap *snap,
-                     const struct np_map *applied, bool *done)
+/* One trim over every node: whether it dropped anything. */
+static bool trim_nodes(json_t *s, bool (*fn)(json_t *node))
 {
-    if (*done)
-        return 0;
-    *done = true;
-    return np_sum_fold_nodes(s, snap, applied);
+    const char *name;
+    json_t *n;
+    bool dropped = false;
+
+    json_object_foreach(json_object_get(s, "nodes"), name, n)
+    {
+        dropped |= fn(n);
+    }
+    return dropped;
 }
 
-long np_sum_fit(struct np_sum *s, size_t max_bytes, char **stored, struct np_err *err)
+static long fit(json_t *s, size_t max_bytes, char **stored, struct np_err *err)
 {
-    struct np_fold_snap *snap = NULL;
-    struct np_map applied = {0};
+    json_t *applied = json_object();
+    const long long job = jint(s, "job_id");
+    struct np_fold_names fn;
+    struct snap *snap = NULL;
     size_t next = 0;
     bool folded = false;
-    long ret;
+    long ret = 0;
 
-    *stored = NULL;
-    np_keys_set(&s->keys, NP_SUM_TRIMMED);
-    if (np_fold_snapshot(s, &snap, &applied) != 0) {
-        free(snap);
-        np_map_free(&applied);
-        return np_err_set(err, -ENOMEM, "out of memory fitting the summary");
-    }
-    for (;;) {
+    if (!json_object_get(s, "trimmed") && json_object_set_new(s, "trimmed", json_array()) != 0)
+        ret = -ENOMEM;
+    if (np_fold_names_get(s, &fn) != 0 || !applied || ret || snapshot(s, &fn, &snap, applied) != 0)
+        ret = np_err_set(err, -ENOMEM, "out of memory fitting the summary");
+    while (!ret) {
         char *text = NULL;
-        long len = encode(s, &text, err);
+        long len = np_stored_encode(s, &text, err);
         bool dropped = false;
         int rc = 0;
 
@@ -238,39 +460,51 @@ long np_sum_fit(struct np_sum *s, size_t max_bytes, char **stored, struct np_err
         }
         free(text);
         while (!dropped && next < sizeof(trim_steps) / sizeof(trim_steps[0])) {
-            dropped = trim_steps[next].drop(s);
+            dropped = trim_nodes(s, trim_steps[next].drop);
             if (dropped && record_trim(s, trim_steps[next].what, len) != 0)
                 rc = -ENOMEM;
             next++;
         }
-        if (!dropped && !rc && (rc = fold_last(s, snap, &applied, &folded)) > 0) {
-            dropped = true;
-            rc = record_trim(s, "nodes-folded", len);
+        if (!dropped && !rc && !folded) {
+            folded = true;
+            if ((rc = fold_nodes(s, &fn, snap, applied)) > 0) {
+                dropped = true;
+                rc = record_trim(s, "nodes-folded", len);
+            }
         }
-        if (rc < 0) {
+        if (rc < 0)
             ret = rc == -EINVAL ? np_err_set(err, -EINVAL,
                                              "job %lld: a node name has characters a hostlist "
                                              "cannot hold (accepted: letters, digits, '.', '-', "
                                              "'_'; at most 255 before its number)",
-                                             (long long)s->job_id)
+                                             job)
                                 : np_err_set(err, -ENOMEM, "out of memory fitting the summary");
-            break;
-        }
-        if (!dropped) {
+        else if (!dropped)
             ret = np_err_set(err, -E2BIG,
                              "the minimal summary of job %lld (ids, totals, %s) is %ld bytes "
                              "stored; the limit given is %zu (AdminComment holds 65535, "
                              "NP_SUMMARY_STORED_MAX is %d)",
-                             (long long)s->job_id,
-                             np_keys_has(&s->keys, NP_SUM_NODES_FOLDED)
+                             job,
+                             json_object_get(s, "nodes_folded")
                                  ? "per-node figures as distributions, the node names as a "
                                    "hostlist"
                                  : "local share per node",
                              len, max_bytes, NP_SUMMARY_STORED_MAX);
-            break;
-        }
     }
     free(snap);
-    np_map_free(&applied);
+    np_strs_free(&fn.sorted);
+    json_decref(applied);
     return ret;
+}
+
+long np_summary_fit(json_t *summary, size_t max_bytes, char **stored, struct np_err *err)
+{
+    int rc;
+
+    if (!stored)
+        return np_err_set(err, -EINVAL, "np_summary_fit needs somewhere to put the stored text");
+    *stored = NULL;
+    if ((rc = np_summary_validate(summary, err)) != 0)
+        return rc;
+    return fit(summary, max_bytes, stored, err);
 }

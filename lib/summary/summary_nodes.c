@@ -1,91 +1,104 @@
-/* Which nodes a summary holds: those listed whole, those folded (summary_fold_nodes.c), their
- * names in order, the worst local share of them all. Small readers below every summary file. */
+/* Which nodes a summary holds: those listed whole, those folded (the fit's fold), their names in
+ * order, the worst local share of them all. Small readers below every summary file. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "numaplace/summary.h"
 #include "summary_priv.h"
-
-bool np_sum_in_fold(const struct np_sum *s, const char *name)
-{
-    return np_keys_has(&s->keys, NP_SUM_NODES_FOLDED) &&
-           np_strs_sorted_has(&s->folded.sorted, name);
-}
-
-bool np_sum_node_reported(const struct np_sum *s, const char *name)
-{
-    return np_sum_node_get(s, name) || np_sum_in_fold(s, name);
-}
-
-size_t np_sum_node_count(const struct np_sum *s)
-{
-    size_t n = 0;
-
-    if (!np_keys_has(&s->keys, NP_SUM_NODES_FOLDED))
-        return s->nnodes;
-    for (size_t i = 0; i < s->nnodes; i++)
-        n += !np_sum_in_fold(s, s->nodes[i].name);
-    return n + (size_t)s->folded.nodes;
-}
-
-struct np_sum_node *np_sum_node_append(struct np_sum *s)
-{
-    size_t cap = s->nodes_cap > s->nnodes ? s->nodes_cap : s->nnodes;
-
-    if (s->nnodes == cap) {
-        size_t grown_cap = cap ? 2 * cap : 4;
-        struct np_sum_node *grown = realloc(s->nodes, grown_cap * sizeof(*grown));
-
-        if (!grown)
-            return NULL;
-        s->nodes = grown;
-        s->nodes_cap = grown_cap;
-    }
-    memset(&s->nodes[s->nnodes], 0, sizeof(s->nodes[0]));
-    return &s->nodes[s->nnodes++];
-}
-
-const struct np_sum_node *np_sum_node_get(const struct np_sum *s, const char *name)
-{
-    for (size_t i = 0; name && i < s->nnodes; i++)
-        if (strcmp(s->nodes[i].name, name) == 0)
-            return &s->nodes[i];
-    return NULL;
-}
 
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-const char **np_sum_sorted_nodes(const struct np_sum *s, size_t *n)
+const char *const np_dist_names[NP_DIST_N] = {
+    "local_share", "cpi",        "bandwidth_bytes_per_s", "kernel_time_share",
+    "duration_s",  "step_count", "pages_moved_bytes"};
+
+int np_fold_names_get(const json_t *summary, struct np_fold_names *f)
 {
-    const char **names = malloc((s->nnodes ? s->nnodes : 1) * sizeof(*names));
+    const json_t *fold = json_object_get(summary, "nodes_folded");
+    const char *names = jstr(fold, "names");
+
+    memset(f, 0, sizeof(*f));
+    f->folded = fold != NULL;
+    return names ? np_hostlist_expand(names, SIZE_MAX, &f->sorted, NULL) : 0;
+}
+
+size_t np_fold_names_count(const json_t *summary, const struct np_fold_names *f)
+{
+    const json_t *nodes = json_object_get(summary, "nodes");
+    size_t n = 0;
+    const char *name;
+    json_t *v;
+
+    if (!f->folded)
+        return json_object_size(nodes);
+    json_object_foreach((json_t *)nodes, name, v)
+    {
+        n += !np_fold_names_has(f, name);
+    }
+    return n + (size_t)jint(json_object_get(summary, "nodes_folded"), "nodes");
+}
+
+size_t np_summary_node_count(const json_t *summary)
+{
+    struct np_fold_names f;
+    size_t n;
+
+    np_fold_names_get(summary, &f);
+    n = np_fold_names_count(summary, &f);
+    np_strs_free(&f.sorted);
+    return n;
+}
+
+bool np_summary_node_reported(const json_t *summary, const char *name)
+{
+    struct np_fold_names f;
+    bool in;
+
+    if (json_object_get(json_object_get(summary, "nodes"), name))
+        return true;
+    np_fold_names_get(summary, &f);
+    in = np_fold_names_has(&f, name);
+    np_strs_free(&f.sorted);
+    return in;
+}
+
+const char **np_summary_sorted_nodes(const json_t *summary, size_t *n)
+{
+    const json_t *nodes = json_object_get(summary, "nodes");
+    const char **names = malloc((json_object_size(nodes) + 1) * sizeof(*names));
+    const char *name;
+    json_t *v;
 
     *n = 0;
     if (!names)
         return NULL;
-    for (size_t i = 0; i < s->nnodes; i++)
-        names[i] = s->nodes[i].name;
-    qsort(names, s->nnodes, sizeof(*names), cmp_str);
-    *n = s->nnodes;
+    json_object_foreach((json_t *)nodes, name, v)
+    {
+        names[(*n)++] = name;
+    }
+    qsort(names, *n, sizeof(*names), cmp_str);
     return names;
 }
 
-bool np_sum_worst_local_share(const struct np_sum *s, double *share)
+bool np_summary_worst_local_share(const json_t *summary, double *share)
 {
-    const struct np_sum_dist *folded = &s->folded.dist[NP_DIST_LOCAL_SHARE];
-    bool have =
-        np_keys_has(&s->keys, NP_SUM_NODES_FOLDED) && s->folded.has_dist[NP_DIST_LOCAL_SHARE];
+    const json_t *folded = json_object_get(
+        json_object_get(json_object_get(summary, "nodes_folded"), "figures"), "local_share");
+    const char *name;
+    json_t *n;
+    bool have = folded != NULL;
 
     if (have) /* the lowest of every node folded */
-        *share = folded->min;
-
-    for (size_t i = 0; i < s->nnodes; i++) {
-        const struct np_figure *f = &s->nodes[i].local_share;
+        *share = jnum(folded, "min", 0);
+    json_object_foreach(json_object_get(summary, "nodes"), name, n)
+    {
         /* any number counts, as `numaplace jobs` always read it */
-        if (np_keys_has(&s->nodes[i].keys, NP_NODE_LOCAL_SHARE) &&
-            np_keys_has(&f->keys, NP_FIG_VALUE) && (!have || np_num_value(&f->value) < *share)) {
-            *share = np_num_value(&f->value);
+        const json_t *v = json_object_get(json_object_get(n, "local_share"), "value");
+        if (json_is_number(v) && (!have || json_number_value(v) < *share)) {
+            *share = json_number_value(v);
             have = true;
         }
     }

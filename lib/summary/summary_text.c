@@ -3,11 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numaplace/summary_model.h"
+#include "numaplace/figure.h"
+#include "numaplace/summary.h"
 #include "summary_priv.h"
 
 /* `%s<label> <figure>`: the one figure printer with the summary's style. */
-static void print_fig(FILE *out, const char *label, const struct np_figure *fig, double scale,
+static void print_fig(FILE *out, const char *label, const json_t *fig, double scale,
                       const char *unit)
 {
     const struct np_figure_style style = {
@@ -17,66 +18,93 @@ static void print_fig(FILE *out, const char *label, const struct np_figure *fig,
     np_figure_print(out, fig, &style);
 }
 
-static int cmp_entry(const void *a, const void *b)
+static int cmp_str(const void *a, const void *b)
 {
-    return strcmp(((const struct np_map_entry *)a)->key, ((const struct np_map_entry *)b)->key);
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The entries of @p m in key order: a new array of shallow copies (free()), NULL on OOM. */
-static struct np_map_entry *sorted_entries(const struct np_map *m)
+/* The keys of object @p m in order: a new array of borrowed strings (free()), NULL on OOM. */
+static const char **sorted_keys(const json_t *m, size_t *n)
 {
-    struct np_map_entry *v = malloc((m->n ? m->n : 1) * sizeof(*v));
+    const char **v = malloc((json_object_size(m) + 1) * sizeof(*v)), *key;
+    json_t *x;
 
+    *n = 0;
     if (!v)
         return NULL;
-    if (m->n)
-        memcpy(v, m->e, m->n * sizeof(*v));
-    qsort(v, m->n, sizeof(*v), cmp_entry);
+    json_object_foreach((json_t *)m, key, x)
+    {
+        v[(*n)++] = key;
+    }
+    qsort(v, *n, sizeof(*v), cmp_str);
     return v;
 }
 
 /* "<sep><label> 0: 1.0 GiB, 1: 64.0 MiB" of a bytes-per-NUMA-node map. */
-static void print_map(FILE *out, const char *sep, const char *label, const struct np_map *map)
+static void print_map(FILE *out, const char *sep, const char *label, const json_t *map)
 {
-    struct np_map_entry *e = sorted_entries(map);
+    size_t n;
+    const char **keys = sorted_keys(map, &n);
     char human[32];
 
-    if (!e)
+    if (!keys)
         return;
     fprintf(out, "%s%s", sep, label);
-    for (size_t k = 0; k < map->n; k++) {
-        np_human_bytes((double)np_num_int_value(&e[k].v), human, sizeof(human));
-        fprintf(out, "%s%s: %s", k ? ", " : " ", e[k].key, human);
+    for (size_t k = 0; k < n; k++) {
+        np_human_bytes((double)jround(json_object_get(map, keys[k])), human, sizeof(human));
+        fprintf(out, "%s%s: %s", k ? ", " : " ", keys[k], human);
     }
-    if (map->n == 0)
+    if (n == 0)
         fprintf(out, " none");
-    free(e);
+    free(keys);
 }
 
 /* The same for pages_peak_bytes / pages_end_bytes, which may be unavailable. */
-static void print_bytes(FILE *out, const char *sep, const char *label, const struct np_sum_bytes *b)
+static void print_bytes(FILE *out, const char *sep, const char *label, const json_t *b)
 {
-    if (b->is_map)
-        print_map(out, sep, label, &b->map);
+    if (json_object_get(b, "unavailable"))
+        fprintf(out, "%s%s unavailable (%s)", sep, label, jstr(b, "unavailable"));
     else
-        fprintf(out, "%s%s unavailable (%s)", sep, label, b->unavailable.reason);
+        print_map(out, sep, label, b);
 }
 
-/* How many tasks a map counts at @p e (an integer; a real one counts 0, as it always did). */
-static long long count_of(const struct np_map_entry *e)
+/* How many tasks a map counts (an integer; a real one counts 0, as it always did). */
+static long long count_of(const json_t *v)
 {
-    return e->v.kind == NP_NUM_INT ? (long long)e->v.i : 0;
+    return (long long)json_integer_value(v);
 }
 
-static void print_local_share(FILE *out, const char *name, int width, const struct np_sum_node *n)
+static void print_step(FILE *out, size_t i, const json_t *e)
 {
-    const struct np_figure *ls = &n->local_share;
-    const long long steps = np_keys_has(&ls->keys, NP_FIG_STEPS) ? (long long)ls->steps : 0;
-    const long long count =
-        np_keys_has(&n->keys, NP_NODE_STEP_COUNT) ? (long long)n->step_count : 0;
+    const char *shared = jstr(e, "helper_shared_cpus"), *step = jstr(e, "step");
+    const char *policy = jstr(e, "policy"), *key;
+    char applied[128] = "";
+    json_t *v;
+    size_t o = 0;
+
+    json_object_foreach(json_object_get(e, "applied"), key, v)
+    {
+        int w = snprintf(applied + o, sizeof(applied) - o, "%s%s x%lld", o ? ", " : "", key,
+                         count_of(v));
+        if (w < 0 || (size_t)w >= sizeof(applied) - o)
+            break;
+        o += (size_t)w;
+    }
+    fprintf(out, "%s %s (requested %s, applied %s, %.0f s%s%s%s)", i ? ";" : ":", step ? step : "?",
+            policy ? policy : "?", applied[0] ? applied : "no tasks", jnum(e, "duration_s", 0),
+            json_is_false(json_object_get(e, "complete")) ? ", incomplete" : "",
+            shared && *shared ? ", shared CPUs with the helper: " : "",
+            shared && *shared ? shared : "");
+}
+
+static void print_local_share(FILE *out, const char *name, int width, const json_t *n)
+{
+    const json_t *ls = json_object_get(n, "local_share"), *st;
+    const long long steps = jint(ls, "steps"), count = jint(n, "step_count");
     double v;
+    size_t i;
 
-    if (np_node_fig(n, NP_NODE_LOCAL_SHARE, ls, &v)) {
+    if (jfig(ls, "value", &v)) {
         char bar[NP_SUMMARY_BAR_WIDTH + 1];
         const int fill = (int)lround(v * NP_SUMMARY_BAR_WIDTH);
         for (int b = 0; b < NP_SUMMARY_BAR_WIDTH; b++)
@@ -88,126 +116,109 @@ static void print_local_share(FILE *out, const char *name, int width, const stru
         fputc('\n', out);
     } else {
         fprintf(out, "%-*s  local memory unavailable (%s)\n", width, name,
-                np_keys_has(&n->keys, NP_NODE_LOCAL_SHARE) &&
-                        np_keys_has(&ls->keys, NP_FIG_UNAVAILABLE)
-                    ? ls->reason
-                    : "not kept");
+                jstr(ls, "unavailable") ? jstr(ls, "unavailable") : "not kept");
     }
-    fprintf(out, "    steps (%lld, %.0f s)", count,
-            np_keys_has(&n->keys, NP_NODE_DURATION_S) ? n->duration_s : 0);
-    for (size_t i = 0; i < n->nsteps; i++) {
-        const struct np_sum_step *e = &n->steps[i];
-        char applied[128] = "";
-        size_t o = 0;
-        for (size_t k = 0; k < e->applied.n; k++) {
-            int w = snprintf(applied + o, sizeof(applied) - o, "%s%s x%lld", o ? ", " : "",
-                             e->applied.e[k].key, count_of(&e->applied.e[k]));
-            if (w < 0 || (size_t)w >= sizeof(applied) - o)
-                break;
-            o += (size_t)w;
-        }
-        fprintf(out, "%s %s (requested %s, applied %s, %.0f s%s%s%s)", i ? ";" : ":",
-                e->step ? e->step : "?", e->policy ? e->policy : "?",
-                applied[0] ? applied : "no tasks", e->duration_s,
-                np_keys_has(&e->keys, NP_STEP_COMPLETE) && !e->complete ? ", incomplete" : "",
-                e->helper_shared_cpus && *e->helper_shared_cpus ? ", shared CPUs with the helper: "
-                                                                : "",
-                e->helper_shared_cpus && *e->helper_shared_cpus ? e->helper_shared_cpus : "");
+    fprintf(out, "    steps (%lld, %.0f s)", count, jnum(n, "duration_s", 0));
+    json_array_foreach(json_object_get(n, "steps"), i, st)
+    {
+        print_step(out, i, st);
     }
     fputc('\n', out);
 }
 
-static void print_counters(FILE *out, const struct np_sum_node *n)
+static void print_counters(FILE *out, const json_t *n)
 {
-    const struct np_figure *cpi = &n->cpi, *bw = &n->bandwidth;
+    const json_t *cpi = json_object_get(n, "cpi"), *bw = json_object_get(n, "bandwidth");
     double v;
 
-    if (np_node_fig(n, NP_NODE_CPI, cpi, &v))
-        fprintf(out, "    CPI: mean %.2f, p95 %.2f (%lld intervals)\n", v,
-                np_fig_member(cpi, NP_FIG_PEAK, cpi->peak, v),
-                np_keys_has(&cpi->keys, NP_FIG_INTERVALS) ? (long long)cpi->intervals : 0);
-    else if (np_keys_has(&n->keys, NP_NODE_CPI))
-        fprintf(out, "    CPI: unavailable (%s)\n", cpi->reason ? cpi->reason : "malformed");
-    if (np_node_fig(n, NP_NODE_BANDWIDTH, bw, &v))
+    if (jfig(cpi, "mean", &v))
+        fprintf(out, "    CPI: mean %.2f, p95 %.2f (%lld intervals)\n", v, jnum(cpi, "p95", v),
+                (long long)jint(cpi, "intervals"));
+    else if (cpi)
+        fprintf(out, "    CPI: unavailable (%s)\n",
+                jstr(cpi, "unavailable") ? jstr(cpi, "unavailable") : "malformed");
+    if (jfig(bw, "mean_bytes_per_s", &v))
         fprintf(out, "    bandwidth: mean %.2f GB/s, peak %.2f GB/s\n", v / 1e9,
-                np_fig_member(bw, NP_FIG_PEAK, bw->peak, v) / 1e9);
-    else if (np_keys_has(&n->keys, NP_NODE_BANDWIDTH))
-        fprintf(out, "    bandwidth: unavailable (%s)\n", bw->reason ? bw->reason : "malformed");
+                jnum(bw, "peak_bytes_per_s", v) / 1e9);
+    else if (bw)
+        fprintf(out, "    bandwidth: unavailable (%s)\n",
+                jstr(bw, "unavailable") ? jstr(bw, "unavailable") : "malformed");
 }
 
-static void print_migrations(FILE *out, const struct np_sum_node *n)
+static void print_migrations(FILE *out, const json_t *n)
 {
-    const struct np_sum_migrations *m = &n->migrations;
+    const json_t *m = json_object_get(n, "migrations");
     char human[32];
 
-    np_human_bytes(np_keys_has(&n->keys, NP_NODE_PAGES_MOVED_BYTES) ? (double)n->pages_moved_bytes
-                                                                    : 0,
-                   human, sizeof(human));
+    np_human_bytes((double)jint(n, "pages_moved_bytes"), human, sizeof(human));
     fprintf(out, "    migrations: %s moved", human);
-    if (np_keys_has(&n->keys, NP_NODE_MIGRATIONS)) {
-        const long long requests =
-            np_keys_has(&m->keys, NP_MIGR_REQUESTS) ? (long long)m->requests : 0;
-        const long long dry =
-            np_keys_has(&m->keys, NP_MIGR_DRY_RUN_REQUESTS) ? (long long)m->dry_run_requests : 0;
+    if (m) {
+        const long long requests = jint(m, "requests"), dry = jint(m, "dry_run_requests");
+        const char *key;
+        json_t *v;
         fprintf(out, " in %lld request%s", requests, requests == 1 ? "" : "s");
         if (dry)
             fprintf(out, " (%lld dry run)", dry);
-        fprintf(out, ", %.2f s moving", np_keys_has(&m->keys, NP_MIGR_MOVING_S) ? m->moving_s : 0);
-        for (size_t k = 0; k < m->failed_pages.n; k++)
-            if (count_of(&m->failed_pages.e[k]) > 0)
-                fprintf(out, ", %lld pages failed (%s)", count_of(&m->failed_pages.e[k]),
-                        m->failed_pages.e[k].key);
-        if (np_keys_has(&m->keys, NP_MIGR_IN_BYTES))
-            print_map(out, "; ", "into", &m->in_bytes);
-        if (np_keys_has(&m->keys, NP_MIGR_OUT_BYTES))
-            print_map(out, "; ", "out of", &m->out_bytes);
-        if (np_keys_has(&m->keys, NP_MIGR_SOURCE))
-            fprintf(out, " [%s]", m->source);
+        fprintf(out, ", %.2f s moving", jnum(m, "moving_s", 0));
+        json_object_foreach(json_object_get(m, "failed_pages"), key, v)
+        {
+            if (count_of(v) > 0)
+                fprintf(out, ", %lld pages failed (%s)", count_of(v), key);
+        }
+        if (json_object_get(m, "in_bytes"))
+            print_map(out, "; ", "into", json_object_get(m, "in_bytes"));
+        if (json_object_get(m, "out_bytes"))
+            print_map(out, "; ", "out of", json_object_get(m, "out_bytes"));
+        if (jstr(m, "source"))
+            fprintf(out, " [%s]", jstr(m, "source"));
     }
     fputc('\n', out);
 }
 
-/* The OS figure @p which of the node, or NULL when it has none. */
-static const struct np_figure *os_fig(const struct np_sum_node *n, unsigned which)
+static void print_node(FILE *out, const char *name, int width, const json_t *n)
 {
-    return np_keys_has(&n->os.keys, which) ? &n->os.fig[which] : NULL;
-}
+    const json_t *os = json_object_get(n, "os_interference");
+    const json_t *peak = json_object_get(n, "pages_peak_bytes");
+    const json_t *end = json_object_get(n, "pages_end_bytes");
 
-static void print_node(FILE *out, const char *name, int width, const struct np_sum_node *n)
-{
     print_local_share(out, name, width, n);
     print_counters(out, n);
-    if (np_keys_has(&n->keys, NP_NODE_PAGES_PEAK_BYTES) ||
-        np_keys_has(&n->keys, NP_NODE_PAGES_END_BYTES)) {
+    if (peak || end) {
         fprintf(out, "    memory per NUMA node");
-        if (np_keys_has(&n->keys, NP_NODE_PAGES_PEAK_BYTES))
-            print_bytes(out, ": ", "peak", &n->pages_peak_bytes);
-        if (np_keys_has(&n->keys, NP_NODE_PAGES_END_BYTES))
-            print_bytes(out, "; ", "end", &n->pages_end_bytes);
+        if (peak)
+            print_bytes(out, ": ", "peak", peak);
+        if (end)
+            print_bytes(out, "; ", "end", end);
         fputc('\n', out);
     }
     print_migrations(out, n);
-    if (np_keys_has(&n->keys, NP_NODE_OS_INTERFERENCE)) {
+    if (os) {
         fprintf(out, "    OS interference: ");
-        print_fig(out, "kernel time share", os_fig(n, NP_OS_KERNEL_TIME_SHARE), 100, "%");
-        if (n->os.keys.n > 1) {
+        print_fig(out, "kernel time share", json_object_get(os, "kernel_time_share"), 100, "%");
+        if (json_object_size(os) > 1) {
             fprintf(out, "; ");
-            print_fig(out, "involuntary switches", os_fig(n, NP_OS_INVOLUNTARY_CS_PER_S), 1, "/s");
+            print_fig(out, "involuntary switches", json_object_get(os, "involuntary_cs_per_s"), 1,
+                      "/s");
             fprintf(out, "; ");
-            print_fig(out, "interrupts", os_fig(n, NP_OS_INTERRUPTS_PER_S), 1, "/s");
+            print_fig(out, "interrupts", json_object_get(os, "interrupts_per_s"), 1, "/s");
             fprintf(out, "; ");
-            print_fig(out, "softirqs", os_fig(n, NP_OS_SOFTIRQS_PER_S), 1, "/s");
+            print_fig(out, "softirqs", json_object_get(os, "softirqs_per_s"), 1, "/s");
             fprintf(out, "; ");
-            print_fig(out, "other CPU time", os_fig(n, NP_OS_OTHER_CPU_TIME_S), 1, " s");
+            print_fig(out, "other CPU time", json_object_get(os, "other_cpu_time_s"), 1, " s");
         }
         fputc('\n', out);
     }
 }
 
-static void print_strings(FILE *out, const struct np_strs *s)
+static void print_strings(FILE *out, const json_t *arr)
 {
-    for (size_t i = 0; i < s->n; i++)
-        fprintf(out, "%s%s", i ? ", " : "", s->v[i]);
+    const json_t *v;
+    size_t i;
+
+    json_array_foreach(arr, i, v)
+    {
+        fprintf(out, "%s%s", i ? ", " : "", json_string_value(v));
+    }
 }
 
 /* 4096 as "4,096". */
@@ -229,10 +240,9 @@ static const char *thousands(long long v, char *buf, size_t len)
 
 /* "Nodes: 4,096 reported (node[0001-4096]); per-node figures as distributions; worst nodes: ..."
  * @p names: the nodes kept whole or merged after the fold. */
-static void print_folded_nodes(FILE *out, const struct np_sum *s, const char **names, size_t n,
-                               np_hostlist_fn hostlist)
+static void print_folded_nodes(FILE *out, const json_t *s, const struct np_fold_names *f,
+                               const char **names, size_t n, np_hostlist_fn hostlist)
 {
-    const struct np_sum_folded *f = &s->folded;
     size_t late = 0;
     char count[32], *list = NULL;
 
@@ -242,21 +252,21 @@ static void print_folded_nodes(FILE *out, const struct np_sum *s, const char **n
         for (size_t i = 0; all && i < f->sorted.n; i++)
             all[k++] = f->sorted.v[i];
         for (size_t i = 0; all && i < n; i++)
-            if (!np_sum_in_fold(s, names[i]))
+            if (!np_fold_names_has(f, names[i]))
                 all[k++] = names[i];
         list = all ? hostlist(all, k) : NULL;
         free(all);
     }
     fprintf(out, "Nodes: %s reported (%s",
-            thousands((long long)np_sum_node_count(s), count, sizeof(count)),
-            list ? list : f->names);
+            thousands((long long)np_fold_names_count(s, f), count, sizeof(count)),
+            list ? list : jstr(json_object_get(s, "nodes_folded"), "names"));
     for (size_t i = 0; !list && i < n; i++)
-        if (!np_sum_in_fold(s, names[i]))
+        if (!np_fold_names_has(f, names[i]))
             fprintf(out, ",%s", names[i]);
     free(list);
     fprintf(out, "); per-node figures as distributions; worst nodes:");
     for (size_t i = 0; i < n; i++)
-        if (np_sum_in_fold(s, names[i]))
+        if (np_fold_names_has(f, names[i]))
             fprintf(out, " %s", names[i]);
         else
             late++;
@@ -284,117 +294,112 @@ static void print_dist_value(FILE *out, unsigned d, double v)
 }
 
 /* "Per-node figures (nodes, min, p50, p90, max):" one line per figure of the fold. */
-static void print_distributions(FILE *out, const struct np_sum *s)
+static void print_distributions(FILE *out, const json_t *fold)
 {
     static const char *const labels[NP_DIST_N] = {"local memory",      "CPI",      "bandwidth",
                                                   "kernel time share", "duration", "steps",
                                                   "pages moved"};
-    const struct np_sum_folded *f = &s->folded;
 
     fprintf(out,
             "\nPer-node figures over the %lld nodes folded (nodes with the figure: min, p50, "
             "p90, max):\n",
-            (long long)f->nodes);
+            (long long)jint(fold, "nodes"));
     for (unsigned d = 0; d < NP_DIST_N; d++) {
-        const struct np_sum_dist *x = &f->dist[d];
-        if (!f->has_dist[d]) {
+        const json_t *x = json_object_get(json_object_get(fold, "figures"), np_dist_names[d]);
+        if (!x) {
             fprintf(out, "  %-18s unavailable (no folded node measured it)\n", labels[d]);
             continue;
         }
-        fprintf(out, "  %-18s %lld: ", labels[d], (long long)x->count);
-        print_dist_value(out, d, x->min);
-        fprintf(out, " (%s), ", x->min_node);
-        print_dist_value(out, d, x->p50);
+        fprintf(out, "  %-18s %lld: ", labels[d], (long long)jint(x, "count"));
+        print_dist_value(out, d, jnum(x, "min", 0));
+        fprintf(out, " (%s), ", jstr(x, "min_node"));
+        print_dist_value(out, d, jnum(x, "p50", 0));
         fprintf(out, ", ");
-        print_dist_value(out, d, x->p90);
+        print_dist_value(out, d, jnum(x, "p90", 0));
         fprintf(out, ", ");
-        print_dist_value(out, d, x->max);
-        fprintf(out, " (%s)", x->max_node);
-        if (x->percentiles_of != x->count)
+        print_dist_value(out, d, jnum(x, "max", 0));
+        fprintf(out, " (%s)", jstr(x, "max_node"));
+        if (jint(x, "percentiles_of") != jint(x, "count"))
             fprintf(out,
                     "; p50 and p90 of the first %lld (nodes folded in later are in the "
                     "count, min and max only)",
-                    (long long)x->percentiles_of);
+                    (long long)jint(x, "percentiles_of"));
         fputc('\n', out);
     }
-    if (f->not_updated)
+    if (jstr(fold, "not_updated"))
         fprintf(out,
                 "  not updated: later parts of %s came after their nodes were folded; their "
                 "figures are those of the parts folded\n",
-                f->not_updated);
+                jstr(fold, "not_updated"));
 }
 
 /* The job-wide lines above the nodes. */
-static void print_job(FILE *out, const struct np_sum *s, const char **names, size_t n,
-                      np_hostlist_fn hostlist)
+static void print_job(FILE *out, const json_t *s, const struct np_fold_names *f, const char **names,
+                      size_t n, np_hostlist_fn hostlist)
 {
-    const struct np_sum_totals *t = &s->totals;
-    const bool totals = np_keys_has(&s->keys, NP_SUM_TOTALS);
-    /* zeroed (no number, no reason) when the summary has no totals */
-    const struct np_figure *ls = &t->local_share, *k = &t->kernel_time_share;
-    struct np_map_entry *pols;
-    long long requests;
+    const json_t *t = json_object_get(s, "totals"), *applied = json_object_get(s, "policy_applied");
+    const json_t *ls = json_object_get(t, "local_share"),
+                 *k = json_object_get(t, "kernel_time_share");
+    const size_t missing = json_array_size(json_object_get(s, "missing_nodes"));
+    const char *start = jstr(s, "start"), *end = jstr(s, "end"), **pols;
+    size_t npols = 0;
+    long long requests = jint(t, "migration_requests");
     char human[32];
+    double v;
 
-    fprintf(out, "Job ID: %lld\n", (long long)s->job_id);
-    fprintf(out, "User: %s", np_keys_has(&s->keys, NP_SUM_USER) ? s->user : "unknown");
-    if (np_keys_has(&s->keys, NP_SUM_UID))
-        fprintf(out, " (uid %lld)", (long long)s->uid);
+    fprintf(out, "Job ID: %lld\n", (long long)jint(s, "job_id"));
+    fprintf(out, "User: %s", jstr(s, "user") ? jstr(s, "user") : "unknown");
+    if (json_object_get(s, "uid"))
+        fprintf(out, " (uid %lld)", (long long)jint(s, "uid"));
     fputc('\n', out);
-    if (np_keys_has(&s->keys, NP_SUM_NODES_FOLDED)) {
-        print_folded_nodes(out, s, names, n, hostlist);
+    if (f->folded) {
+        print_folded_nodes(out, s, f, names, n, hostlist);
     } else {
         fprintf(out, "Nodes: %zu reported (", n);
         for (size_t i = 0; i < n; i++)
             fprintf(out, "%s%s", i ? ", " : "", names[i]);
         fprintf(out, ")");
     }
-    if (s->missing_nodes.n)
-        fprintf(out, ", %zu missing", s->missing_nodes.n);
-    fprintf(out, "; %lld steps\n",
-            totals && np_keys_has(&t->keys, NP_TOT_STEPS) ? (long long)t->steps : 0);
-    if (s->start || s->end)
-        fprintf(out, "Run: %s to %s\n", s->start ? s->start : "?", s->end ? s->end : "?");
+    if (missing)
+        fprintf(out, ", %zu missing", missing);
+    fprintf(out, "; %lld steps\n", (long long)jint(t, "steps"));
+    if (start || end)
+        fprintf(out, "Run: %s to %s\n", start ? start : "?", end ? end : "?");
     fprintf(out, "Policy requested: ");
-    print_strings(out, &s->policy_requested);
+    print_strings(out, json_object_get(s, "policy_requested"));
     fprintf(out, "\nPolicy applied per task: ");
-    pols = sorted_entries(&s->policy_applied);
-    for (size_t i = 0; pols && i < s->policy_applied.n; i++)
-        fprintf(out, "%s%s x%lld", i ? ", " : "", pols[i].key,
-                (long long)np_num_int_value(&pols[i].v));
-    if (s->policy_applied.n == 0)
+    pols = sorted_keys(applied, &npols);
+    for (size_t i = 0; pols && i < npols; i++)
+        fprintf(out, "%s%s x%lld", i ? ", " : "", pols[i],
+                (long long)jround(json_object_get(applied, pols[i])));
+    if (json_object_size(applied) == 0)
         fprintf(out, "not known");
     free(pols);
-    fprintf(out, "\nSensitivity class: %s\n", s->sensitivity ? s->sensitivity : "unknown");
-    if (np_figure_available(ls))
-        fprintf(out, "Local memory (job): %.0f%% (weighted by %s over %lld node%s)\n",
-                np_figure_value(ls) * 100, ls->weighting ? ls->weighting : "time",
-                np_keys_has(&ls->keys, NP_FIG_NODES) ? (long long)ls->nodes : 0,
-                np_keys_has(&ls->keys, NP_FIG_NODES) && ls->nodes == 1 ? "" : "s");
+    fprintf(out, "\nSensitivity class: %s\n",
+            jstr(s, "sensitivity") ? jstr(s, "sensitivity") : "unknown");
+    if (jfig(ls, "value", &v))
+        fprintf(out, "Local memory (job): %.0f%% (weighted by %s over %lld node%s)\n", v * 100,
+                jstr(ls, "weighting") ? jstr(ls, "weighting") : "time",
+                (long long)jint(ls, "nodes"), jint(ls, "nodes") == 1 ? "" : "s");
     else
         fprintf(out, "Local memory (job): unavailable (%s)\n",
-                ls->reason ? ls->reason : "not kept");
-    np_human_bytes(totals && np_keys_has(&t->keys, NP_TOT_PAGES_MOVED_BYTES)
-                       ? (double)t->pages_moved_bytes
-                       : 0,
-                   human, sizeof(human));
-    requests = totals && np_keys_has(&t->keys, NP_TOT_MIGRATION_REQUESTS)
-                   ? (long long)t->migration_requests
-                   : 0;
+                jstr(ls, "unavailable") ? jstr(ls, "unavailable") : "not kept");
+    np_human_bytes((double)jint(t, "pages_moved_bytes"), human, sizeof(human));
     fprintf(out, "Pages moved: %s in %lld migration request%s\n", human, requests,
             requests == 1 ? "" : "s");
-    if (np_figure_available(k))
-        fprintf(out, "Kernel time share: %.1f%%\n", np_figure_value(k) * 100);
+    if (jfig(k, "value", &v))
+        fprintf(out, "Kernel time share: %.1f%%\n", v * 100);
     else
-        fprintf(out, "Kernel time share: unavailable (%s)\n", k->reason ? k->reason : "not kept");
+        fprintf(out, "Kernel time share: unavailable (%s)\n",
+                jstr(k, "unavailable") ? jstr(k, "unavailable") : "not kept");
 }
 
 /* The job's predicted sensitivity beside its label and class (docs/sensitivity.md). */
-static void print_prediction(FILE *out, const struct np_sum *s, const struct np_sens_model *model)
+static void print_prediction(FILE *out, const json_t *s, const struct np_sens_model *model)
 {
-    struct np_sum_prediction p;
+    struct np_summary_prediction p;
 
-    np_sum_predict(s, model, &p);
+    np_summary_predict(s, model, &p);
     if (!p.available)
         fprintf(out, "Predicted sensitivity: %s\n", p.why);
     else
@@ -405,65 +410,79 @@ static void print_prediction(FILE *out, const struct np_sum *s, const struct np_
                 p.sensitive ? "placement-sensitive" : "not placement-sensitive", model->threshold);
 }
 
-int np_sum_print(FILE *out, const struct np_sum *s)
+int np_summary_print_as(FILE *out, const json_t *s, const struct np_sens_model *model,
+                        bool prediction, np_hostlist_fn hostlist)
 {
-    return np_sum_print_with(out, s, NULL, false);
-}
+    json_t *advice = np_summary_advice_with(s, model), *e;
+    struct np_fold_names f;
+    size_t n = 0, i;
+    const char **names = np_summary_sorted_nodes(s, &n);
+    int width = 4;
 
-int np_sum_print_with(FILE *out, const struct np_sum *s, const struct np_sens_model *model,
-                      bool prediction)
-{
-    return np_sum_print_as(out, s, model, prediction, NULL);
-}
-
-int np_sum_print_as(FILE *out, const struct np_sum *s, const struct np_sens_model *model,
-                    bool prediction, np_hostlist_fn hostlist)
-{
-    struct np_advice *advice = NULL;
-    const char **names;
-    size_t n = 0;
-    int width = 4, nadvice;
-
-    names = np_sum_sorted_nodes(s, &n);
-    nadvice = np_sum_advice_with(s, model, &advice);
-    if (!names || nadvice < 0) {
+    if (!names || !advice || np_fold_names_get(s, &f) != 0) {
         free(names);
-        free(advice);
+        json_decref(advice);
         return -ENOMEM;
     }
-    print_job(out, s, names, n, hostlist);
+    print_job(out, s, &f, names, n, hostlist);
     for (size_t k = 0; k < n; k++)
         if ((int)strlen(names[k]) > width)
             width = (int)strlen(names[k]);
-    if (np_keys_has(&s->keys, NP_SUM_NODES_FOLDED))
-        print_distributions(out, s);
+    if (f.folded)
+        print_distributions(out, json_object_get(s, "nodes_folded"));
     if (n)
         fputc('\n', out);
     for (size_t k = 0; k < n; k++)
-        print_node(out, names[k], width, np_sum_node_get(s, names[k]));
+        print_node(out, names[k], width, json_object_get(json_object_get(s, "nodes"), names[k]));
     free(names);
+    np_strs_free(&f.sorted);
 
     if (prediction)
         print_prediction(out, s, model);
     fprintf(out, "\nAdvice:\n");
-    for (int i = 0; i < nadvice; i++)
-        fprintf(out, "  [%s] %s\n", advice[i].rule, advice[i].text);
-    free(advice);
-    if (s->missing_nodes.n) {
+    json_array_foreach(advice, i, e)
+    {
+        fprintf(out, "  [%s] %s\n", jstr(e, "rule"), jstr(e, "text"));
+    }
+    json_decref(advice);
+    if (json_array_size(json_object_get(s, "missing_nodes"))) {
         fprintf(out, "Missing (no report from these nodes): ");
-        print_strings(out, &s->missing_nodes);
+        print_strings(out, json_object_get(s, "missing_nodes"));
         fputc('\n', out);
     }
-    for (size_t i = 0; i < s->nskipped; i++)
-        fprintf(out, "Skipped: node %s step %s: %s\n",
-                s->skipped[i].node ? s->skipped[i].node : "?",
-                s->skipped[i].step ? s->skipped[i].step : "?",
-                s->skipped[i].reason ? s->skipped[i].reason : "?");
-    if (s->ntrimmed) {
+    json_array_foreach(json_object_get(s, "skipped"), i, e)
+    {
+        fprintf(out, "Skipped: node %s step %s: %s\n", jstr(e, "node") ? jstr(e, "node") : "?",
+                jstr(e, "step") ? jstr(e, "step") : "?",
+                jstr(e, "reason") ? jstr(e, "reason") : "?");
+    }
+    if (json_array_size(json_object_get(s, "trimmed"))) {
         fprintf(out, "Trimmed to fit AdminComment: ");
-        for (size_t i = 0; i < s->ntrimmed; i++)
-            fprintf(out, "%s%s", i ? ", " : "", s->trimmed[i].what ? s->trimmed[i].what : "?");
+        json_array_foreach(json_object_get(s, "trimmed"), i, e)
+        {
+            fprintf(out, "%s%s", i ? ", " : "", jstr(e, "what") ? jstr(e, "what") : "?");
+        }
         fputc('\n', out);
     }
     return ferror(out) ? -EIO : 0;
+}
+
+int np_summary_print(FILE *out, const json_t *summary)
+{
+    if (!out || np_summary_validate(summary, NULL) != 0)
+        return -EINVAL;
+    return np_summary_print_as(out, summary, NULL, false, NULL);
+}
+
+int np_summary_print_with(FILE *out, const json_t *summary, const struct np_sens_model *model)
+{
+    return np_summary_print_hostlist(out, summary, model, NULL);
+}
+
+int np_summary_print_hostlist(FILE *out, const json_t *summary, const struct np_sens_model *model,
+                              np_hostlist_fn hostlist)
+{
+    if (!out || np_summary_validate(summary, NULL) != 0)
+        return -EINVAL;
+    return np_summary_print_as(out, summary, model, true, hostlist);
 }

@@ -1,7 +1,7 @@
 /*
  * fuzz_summary_json: a job summary's JSON (`numaplace.summary/1`) as np_stored_decode hands it
- * to the model (json_loadb with JSON_REJECT_DUPLICATES, then np_sum_decode). The JSON is fuzzed
- * directly so the fuzzer need not get through zlib; fuzz_stored_summary covers the codec.
+ * to its readers (json_loadb with JSON_REJECT_DUPLICATES, then np_summary_validate). The JSON is
+ * fuzzed directly so the fuzzer need not get through zlib; fuzz_stored_summary covers the codec.
  */
 #include "fuzz_common.h"
 #include "summary_checks.h"

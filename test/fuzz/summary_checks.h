@@ -5,12 +5,10 @@
 #include <jansson.h>
 
 /*
- * @p json (borrowed) as the command uses a stored summary: decoded to the model (np_sum_decode);
- * when that succeeds, encoded back to the same JSON (members in order, numbers by value: an
- * integer where the schema has a real comes back a real), and that encoding decoded and encoded
- * again byte for byte (the model's documented promise for what numaplace wrote), printed, advised
- * on, merged with itself and recomputed, and the stored form (np_stored_encode) decodes to the same
- * JSON.
+ * @p json (borrowed) as the command uses a stored summary: checked (np_summary_validate); when
+ * valid, its text read back is valid and written byte for byte the same, it is printed, advised
+ * on, merged with itself and recomputed (staying valid), and the stored form (np_stored_encode)
+ * decodes to the same JSON.
  */
 void fuzz_check_summary(const json_t *json);
 

@@ -2,7 +2,8 @@
  * written out as text: the JSON as `numaplace ... --json` prints it (members in insertion order),
  * the seff-like text, the advice and the stored AdminComment bytes. test_summary_model.c compares
  * them with test/fixtures/data/summary/golden/, which the same scenarios wrote with the code before
- * the summary became C data: the redesign changed no byte. Needs only numaplace's public API, so
+ * the summary became C data, and that again before it went back to json_t: neither changed a
+ * byte. Needs only numaplace's public API, so
  * the goldens can be written again with any version (NP_GOLDEN_WRITE=dir). */
 #ifndef SUMMARY_SCENARIOS_H
 #define SUMMARY_SCENARIOS_H

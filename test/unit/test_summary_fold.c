@@ -11,7 +11,7 @@
 #include "np_test.h"
 #include "numaplace/codec.h"
 #include "numaplace/summary.h"
-#include "numaplace/summary_model.h"
+#include "numaplace/model_parts.h"
 
 /* A permutation of 0..N-1 for a power-of-two N: node i's rank among the local shares. */
 #define STRIDE 7919
@@ -31,76 +31,80 @@ static size_t node_of_rank(size_t k, size_t n)
     return 0;
 }
 
-/* One node's part from the fixture report, as a model node. */
-static void template_node(struct np_sum_node *out)
+/* One node's part from the fixture report (a new reference). */
+static json_t *template_node(void)
 {
     json_error_t jerr;
-    json_t *r = json_load_file(np_test_fixture("summary/job100.0.node1.json"), 0, &jerr);
-    struct np_sum one;
+    json_t *r = json_load_file(np_test_fixture("summary/job100.0.node1.json"), 0, &jerr), *node;
+    json_t *one = np_summary_new(100);
     struct np_err err = {0};
 
     ck_assert_msg(r != NULL, "%s", jerr.text);
-    ck_assert_int_eq(np_sum_init(&one, 100), 0);
-    ck_assert_int_eq(np_sum_add_report(&one, r, &err), 0);
-    ck_assert_int_eq(np_sum_node_copy(out, &one.nodes[0]), 0);
-    np_sum_free(&one);
+    ck_assert_int_eq(np_summary_add_report(one, r, &err), 0);
+    node = json_deep_copy(json_object_get(json_object_get(one, "nodes"), "node1"));
+    ck_assert_ptr_nonnull(node);
+    json_decref(one);
     json_decref(r);
+    return node;
 }
 
-/* Node i: named n%05zu, local share share_of(i), duration 100 + i s. */
-static void set_node(struct np_sum_node *n, const struct np_sum_node *tmpl, size_t i, size_t count,
-                     double share)
+/* Set the real member @p key of @p o when it has one (the figure's weights as the report gave). */
+static void set_real(json_t *o, const char *key, double v)
 {
+    if (json_object_get(o, key))
+        ck_assert_int_eq(json_object_set_new(o, key, json_real(v)), 0);
+}
+
+static json_t *nodes_of(json_t *s)
+{
+    return json_object_get(s, "nodes");
+}
+
+/* Node i into @p s: named n%05zu, local share share_of(i), duration 100 + i s. */
+static void set_node(json_t *s, const json_t *tmpl, size_t i, size_t count, double share)
+{
+    json_t *n = json_deep_copy(tmpl), *ls = json_object_get(n, "local_share");
     char name[32];
 
-    ck_assert_int_eq(np_sum_node_copy(n, tmpl), 0);
     snprintf(name, sizeof(name), "n%05zu", i);
-    ck_assert_int_eq(np_str_set(&n->name, name), 0);
-    n->local_share.value = np_num_real(isnan(share) ? share_of(i, count) : share);
-    n->duration_s = 100.0 + (double)i;
+    set_real(ls, "value", isnan(share) ? share_of(i, count) : share);
+    set_real(n, "duration_s", 100.0 + (double)i);
     /* real nodes' weights differ, and compress as badly as this */
-    n->local_share.seconds = 600.0 * (1.0 + fmod((double)i * 0.6180339887, 1.0));
-    n->local_share.byte_seconds = 1e9 * (1.0 + fmod((double)i * 0.4142135623, 1.0));
+    set_real(ls, "seconds", 600.0 * (1.0 + fmod((double)i * 0.6180339887, 1.0)));
+    set_real(ls, "byte_seconds", 1e9 * (1.0 + fmod((double)i * 0.4142135623, 1.0)));
+    ck_assert_int_eq(json_object_set_new(nodes_of(s), name, n), 0);
 }
 
-/* A summary of @p count synthetic nodes, built as the merger would, without its O(n^2) merges. */
-static void build(struct np_sum *s, size_t count)
+/* A summary of @p count synthetic nodes, built as the merger would, without its merges. */
+static json_t *build(size_t count)
 {
-    struct np_sum_node tmpl;
+    json_t *tmpl = template_node(), *s = np_summary_new(100);
 
-    template_node(&tmpl);
-    ck_assert_int_eq(np_sum_init(s, 100), 0);
-    s->nodes = calloc(count, sizeof(*s->nodes));
-    ck_assert_ptr_nonnull(s->nodes);
+    ck_assert_ptr_nonnull(s);
     for (size_t i = 0; i < count; i++)
-        set_node(&s->nodes[i], &tmpl, i, count, NAN);
-    s->nnodes = count;
-    np_sum_node_free(&tmpl);
-    ck_assert_int_eq(np_sum_recompute(s), 0);
+        set_node(s, tmpl, i, count, NAN);
+    json_decref(tmpl);
+    ck_assert_int_eq(np_summary_recompute(s), 0);
+    return s;
 }
 
 /* The same summary as the merger makes it: one part per node, each merged in turn, the totals
  * recomputed once after the last (store_parts.c). */
-static void build_by_merging(struct np_sum *s, size_t count)
+static json_t *build_by_merging(size_t count)
 {
-    struct np_sum_node tmpl;
+    json_t *tmpl = template_node(), *s = np_summary_new(100);
     struct np_err err = {0};
 
-    template_node(&tmpl);
-    ck_assert_int_eq(np_sum_init(s, 100), 0);
     for (size_t i = 0; i < count; i++) {
-        struct np_sum part;
-        ck_assert_int_eq(np_sum_init(&part, 100), 0);
-        part.nodes = calloc(1, sizeof(*part.nodes));
-        ck_assert_ptr_nonnull(part.nodes);
-        set_node(&part.nodes[0], &tmpl, i, count, NAN);
-        part.nnodes = 1;
-        ck_assert_int_eq(np_sum_recompute(&part), 0);
-        ck_assert_msg(np_sum_merge_deferred(s, &part, &err) == 0, "%s", err.msg);
-        np_sum_free(&part);
+        json_t *part = np_summary_new(100);
+        set_node(part, tmpl, i, count, NAN);
+        ck_assert_int_eq(np_summary_recompute(part), 0);
+        ck_assert_msg(np_summary_merge_deferred(s, part, &err) == 0, "%s", err.msg);
+        json_decref(part);
     }
-    ck_assert_int_eq(np_sum_recompute(s), 0);
-    np_sum_node_free(&tmpl);
+    ck_assert_int_eq(np_summary_recompute(s), 0);
+    json_decref(tmpl);
+    return s;
 }
 
 static double nearest_rank(size_t n, double p)
@@ -124,85 +128,106 @@ static const size_t sizes[] = {4096};
 static const size_t sizes[] = {4096, 16384};
 #endif
 
-/* Decode @p stored into a model (asserting) */
-static void decode_stored(const char *stored, struct np_sum *s)
+/* @p stored decoded and checked (asserting): a new reference */
+static json_t *decode_stored(const char *stored)
 {
     json_t *j = NULL;
     struct np_err err = {0};
 
     ck_assert_int_eq(np_stored_decode(stored, &j, &err), 0);
-    ck_assert_msg(np_sum_decode(j, s, &err) == 0, "%s", err.msg);
-    json_decref(j);
+    ck_assert_msg(np_summary_validate(j, &err) == 0, "%s", err.msg);
+    return j;
 }
+
+/* A figure's number (0 when it has none), a member's integer, a fold's member. */
+static double fig_value(const json_t *f)
+{
+    const json_t *v = json_object_get(f, "value");
+    return json_object_get(f, "unavailable") ? 0 : json_number_value(v);
+}
+
+static const json_t *at(const json_t *o, const char *a, const char *b)
+{
+    return json_object_get(json_object_get(o, a), b);
+}
+
+#define TOTAL(s, k)        at(s, "totals", k)
+#define INT(o, k)          json_integer_value(json_object_get(o, k))
+#define REAL(o, k)         json_number_value(json_object_get(o, k))
+#define STR(o, k)          json_string_value(json_object_get(o, k))
+#define FOLD(s)            json_object_get(s, "nodes_folded")
+#define DIST_OF(s, figure) at(FOLD(s), "figures", figure)
+#define TASKS(s)           json_object_iter_value(json_object_iter(json_object_get(s, "policy_applied")))
 
 START_TEST(test_fold_fits)
 {
     const size_t n = sizes[_i];
-    struct np_sum s, back;
+    json_t *s, *back, *trimmed;
+    const json_t *d;
     struct np_err err = {0};
     char *stored = NULL, expect[64], name[32];
     double total_ls, total_k;
     json_int_t total_steps, tasks;
     long len;
 
-    if (n <= 4096) /* as the merger builds it; 16,384 directly (lookups by name grow as N^2) */
-        build_by_merging(&s, n);
+    if (n <= 4096) /* as the merger builds it; 16,384 directly (the merges take their time) */
+        s = build_by_merging(n);
     else
-        build(&s, n);
-    total_ls = np_figure_value(&s.totals.local_share);
-    total_k = np_figure_value(&s.totals.kernel_time_share);
-    total_steps = s.totals.steps;
-    ck_assert_int_eq(s.policy_applied.n, 1);
-    tasks = np_num_int_value(&s.policy_applied.e[0].v);
-    len = np_sum_fit(&s, NP_SUMMARY_STORED_MAX, &stored, &err);
+        s = build(n);
+    total_ls = fig_value(TOTAL(s, "local_share"));
+    total_k = fig_value(TOTAL(s, "kernel_time_share"));
+    total_steps = INT(json_object_get(s, "totals"), "steps");
+    ck_assert_int_eq(json_object_size(json_object_get(s, "policy_applied")), 1);
+    tasks = json_integer_value(TASKS(s));
+    len = np_summary_fit(s, NP_SUMMARY_STORED_MAX, &stored, &err);
     ck_assert_msg(len > 0 && len <= NP_SUMMARY_STORED_MAX, "%zu nodes: %ld (%s)", n, len, err.msg);
-    ck_assert(np_keys_has(&s.keys, NP_SUM_NODES_FOLDED));
-    ck_assert_str_eq(s.trimmed[s.ntrimmed - 1].what, "nodes-folded");
-    decode_stored(stored, &back);
+    ck_assert_ptr_nonnull(FOLD(s));
+    trimmed = json_object_get(s, "trimmed");
+    ck_assert_str_eq(STR(json_array_get(trimmed, json_array_size(trimmed) - 1), "what"),
+                     "nodes-folded");
+    back = decode_stored(stored);
 
     /* what was stored: every node named, the distributions right, the worst kept whole */
-    ck_assert_int_eq(back.folded.nodes, (json_int_t)n);
+    ck_assert_int_eq(INT(FOLD(back), "nodes"), (json_int_t)n);
     snprintf(expect, sizeof(expect), "n[00000-%05zu]", n - 1);
-    ck_assert_str_eq(back.folded.names, expect);
-    ck_assert_int_eq(np_sum_node_count(&back), n);
-    ck_assert_int_eq(back.totals.nodes, (json_int_t)n);
-    const struct np_sum_dist *d = &back.folded.dist[NP_DIST_LOCAL_SHARE];
-    ck_assert_int_eq(d->count, (json_int_t)n);
-    ck_assert_int_eq(d->percentiles_of, (json_int_t)n);
-    ck_assert_double_eq_tol(d->min, 0.05, 1e-12);
-    ck_assert_double_eq_tol(d->max, 0.95, 1e-12);
-    ck_assert_double_eq_tol(d->p50, nearest_rank(n, 0.5), 1e-12);
-    ck_assert_double_eq_tol(d->p90, nearest_rank(n, 0.9), 1e-12);
+    ck_assert_str_eq(STR(FOLD(back), "names"), expect);
+    ck_assert_int_eq(np_summary_node_count(back), n);
+    ck_assert_int_eq(INT(json_object_get(back, "totals"), "nodes"), (json_int_t)n);
+    d = DIST_OF(back, "local_share");
+    ck_assert_int_eq(INT(d, "count"), (json_int_t)n);
+    ck_assert_int_eq(INT(d, "percentiles_of"), (json_int_t)n);
+    ck_assert_double_eq_tol(REAL(d, "min"), 0.05, 1e-12);
+    ck_assert_double_eq_tol(REAL(d, "max"), 0.95, 1e-12);
+    ck_assert_double_eq_tol(REAL(d, "p50"), nearest_rank(n, 0.5), 1e-12);
+    ck_assert_double_eq_tol(REAL(d, "p90"), nearest_rank(n, 0.9), 1e-12);
     snprintf(name, sizeof(name), "n%05zu", node_of_rank(0, n));
-    ck_assert_str_eq(d->min_node, name);
+    ck_assert_str_eq(STR(d, "min_node"), name);
     snprintf(name, sizeof(name), "n%05zu", node_of_rank(n - 1, n));
-    ck_assert_str_eq(d->max_node, name);
-    d = &back.folded.dist[NP_DIST_DURATION_S];
-    ck_assert_double_eq_tol(d->min, 100, 1e-9);
-    ck_assert_double_eq_tol(d->max, 100.0 + (double)(n - 1), 1e-9);
+    ck_assert_str_eq(STR(d, "max_node"), name);
+    d = DIST_OF(back, "duration_s");
+    ck_assert_double_eq_tol(REAL(d, "min"), 100, 1e-9);
+    ck_assert_double_eq_tol(REAL(d, "max"), 100.0 + (double)(n - 1), 1e-9);
     snprintf(name, sizeof(name), "n%05zu", n - 1);
-    ck_assert_str_eq(d->max_node, name);
-    ck_assert_int_eq(back.nnodes, NP_FOLD_KEEP_WORST);
+    ck_assert_str_eq(STR(d, "max_node"), name);
+    ck_assert_int_eq(json_object_size(nodes_of(back)), NP_FOLD_KEEP_WORST);
     for (size_t k = 0; k < NP_FOLD_KEEP_WORST; k++) {
         snprintf(name, sizeof(name), "n%05zu", node_of_rank(k, n));
-        ck_assert_msg(np_sum_node_get(&back, name) != NULL, "worst node %s not kept", name);
+        ck_assert_msg(json_object_get(nodes_of(back), name) != NULL, "worst node %s not kept",
+                      name);
     }
     /* the job-wide figures as they were before the fold */
-    ck_assert_double_eq_tol(np_figure_value(&back.totals.local_share), total_ls, 1e-9);
-    ck_assert_double_eq_tol(np_figure_value(&back.totals.kernel_time_share), total_k, 1e-9);
-    ck_assert_int_eq(back.totals.steps, total_steps);
-    ck_assert_int_eq(back.policy_applied.n, 1);
-    ck_assert_int_eq(np_num_int_value(&back.policy_applied.e[0].v), tasks);
-    ck_assert(np_sum_node_reported(&back, "n00042"));
-    ck_assert(!np_sum_node_reported(&back, "n99999"));
+    ck_assert_double_eq_tol(fig_value(TOTAL(back, "local_share")), total_ls, 1e-9);
+    ck_assert_double_eq_tol(fig_value(TOTAL(back, "kernel_time_share")), total_k, 1e-9);
+    ck_assert_int_eq(INT(json_object_get(back, "totals"), "steps"), total_steps);
+    ck_assert_int_eq(json_object_size(json_object_get(back, "policy_applied")), 1);
+    ck_assert_int_eq(json_integer_value(TASKS(back)), tasks);
+    ck_assert(np_summary_node_reported(back, "n00042"));
+    ck_assert(!np_summary_node_reported(back, "n99999"));
 
-    /* round trip: decoded and encoded again, the same JSON */
-    json_t *a = np_sum_encode(&s), *b = np_sum_encode(&back);
-    ck_assert(json_equal(a, b));
-    json_decref(a);
-    json_decref(b);
-    np_sum_free(&back);
-    np_sum_free(&s);
+    /* round trip: stored and decoded again, the same JSON */
+    ck_assert(json_equal(s, back));
+    json_decref(back);
+    json_decref(s);
     free(stored);
 }
 END_TEST
@@ -212,38 +237,39 @@ END_TEST
  */
 START_TEST(test_alike_nodes_decode)
 {
-    struct np_sum s;
+    json_t *s = build(4096), *j = NULL, *n;
     struct np_err err = {0};
-    json_t *j = NULL;
+    const char *name;
     char *stored = NULL;
 
-    build(&s, 4096);
-    for (size_t i = 0; i < s.nnodes; i++) {
-        s.nodes[i].local_share.value = np_num_real(0.5);
-        s.nodes[i].local_share.seconds = 600;
-        s.nodes[i].local_share.byte_seconds = 1e9;
-        s.nodes[i].duration_s = 600;
+    json_object_foreach(nodes_of(s), name, n)
+    {
+        set_real(json_object_get(n, "local_share"), "value", 0.5);
+        set_real(json_object_get(n, "local_share"), "seconds", 600);
+        set_real(json_object_get(n, "local_share"), "byte_seconds", 1e9);
+        set_real(n, "duration_s", 600);
     }
-    ck_assert_int_gt(np_sum_fit(&s, NP_SUMMARY_STORED_MAX, &stored, &err), 0);
+    ck_assert_int_gt(np_summary_fit(s, NP_SUMMARY_STORED_MAX, &stored, &err), 0);
     ck_assert_msg(np_stored_decode(stored, &j, &err) == 0, "%s", err.msg);
     json_decref(j);
     free(stored);
-    np_sum_free(&s);
+    json_decref(s);
 }
 END_TEST
 
 /* A node name no hostlist holds: the fold says so, not "out of memory". */
 START_TEST(test_fold_bad_name)
 {
-    struct np_sum s;
+    json_t *s = build(16);
     struct np_err err = {0};
     char *stored = NULL;
 
-    build(&s, 16);
-    ck_assert_int_eq(np_str_set(&s.nodes[3].name, "rack/3"), 0);
-    ck_assert_int_eq(np_sum_fit(&s, 1, &stored, &err), -EINVAL);
+    ck_assert_int_eq(json_object_set(nodes_of(s), "rack/3", json_object_get(nodes_of(s), "n00003")),
+                     0);
+    ck_assert_int_eq(json_object_del(nodes_of(s), "n00003"), 0);
+    ck_assert_int_eq(np_summary_fit(s, 1, &stored, &err), -EINVAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "a node name has characters a hostlist cannot hold"));
-    np_sum_free(&s);
+    json_decref(s);
 }
 END_TEST
 
@@ -259,21 +285,20 @@ static const char *const text_expected[] = {
 
 START_TEST(test_fold_text)
 {
-    struct np_sum s;
+    json_t *s = build(4096);
     struct np_err err = {0};
     char *stored = NULL, *buf = NULL;
     size_t size = 0;
     FILE *f = open_memstream(&buf, &size);
 
-    build(&s, 4096);
-    ck_assert_int_gt(np_sum_fit(&s, NP_SUMMARY_STORED_MAX, &stored, &err), 0);
-    ck_assert_int_eq(np_sum_print(f, &s), 0);
+    ck_assert_int_gt(np_summary_fit(s, NP_SUMMARY_STORED_MAX, &stored, &err), 0);
+    ck_assert_int_eq(np_summary_print(f, s), 0);
     fclose(f);
     for (size_t k = 0; k < sizeof(text_expected) / sizeof(text_expected[0]); k++)
         ck_assert_msg(strstr(buf, text_expected[k]), "no \"%s\" in:\n%s", text_expected[k], buf);
     free(buf);
     free(stored);
-    np_sum_free(&s);
+    json_decref(s);
 }
 END_TEST
 
@@ -283,78 +308,76 @@ END_TEST
 START_TEST(test_merge_after_fold)
 {
     const size_t n = 4096;
-    struct np_sum s, folded, part, all;
-    struct np_sum_node tmpl;
+    json_t *s = build(n), *folded, *part, *all, *tmpl = template_node(), *late;
+    const json_t *d;
     struct np_err err = {0};
     char *stored = NULL, *again = NULL;
     double p50;
 
-    build(&s, n);
-    ck_assert_int_gt(np_sum_fit(&s, NP_SUMMARY_STORED_MAX, &stored, &err), 0);
-    decode_stored(stored, &folded);
-    p50 = folded.folded.dist[NP_DIST_LOCAL_SHARE].p50;
+    ck_assert_int_gt(np_summary_fit(s, NP_SUMMARY_STORED_MAX, &stored, &err), 0);
+    folded = decode_stored(stored);
+    p50 = REAL(DIST_OF(folded, "local_share"), "p50");
 
     /* a late node, worse than all: joins whole, totals as if never folded */
-    template_node(&tmpl);
-    ck_assert_int_eq(np_sum_init(&part, 100), 0);
-    part.nodes = calloc(1, sizeof(*part.nodes));
-    set_node(&part.nodes[0], &tmpl, 99999, n, 0.01);
-    part.nnodes = 1;
-    ck_assert_int_eq(np_sum_recompute(&part), 0);
-    build(&all, n);
-    all.nodes = realloc(all.nodes, (n + 1) * sizeof(*all.nodes));
-    set_node(&all.nodes[n], &tmpl, 99999, n, 0.01);
-    all.nnodes = n + 1;
-    ck_assert_int_eq(np_sum_recompute(&all), 0);
-    ck_assert_msg(np_sum_merge(&folded, &part, &err) == 0, "%s", err.msg);
-    ck_assert_int_eq(folded.totals.nodes, (json_int_t)n + 1);
-    ck_assert_double_eq_tol(np_figure_value(&folded.totals.local_share),
-                            np_figure_value(&all.totals.local_share), 1e-9);
-    ck_assert_ptr_nonnull(np_sum_node_get(&folded, "n99999"));
-    ck_assert_int_gt(np_sum_fit(&folded, NP_SUMMARY_STORED_MAX, &again, &err), 0);
+    part = np_summary_new(100);
+    set_node(part, tmpl, 99999, n, 0.01);
+    ck_assert_int_eq(np_summary_recompute(part), 0);
+    all = build(n);
+    set_node(all, tmpl, 99999, n, 0.01);
+    ck_assert_int_eq(np_summary_recompute(all), 0);
+    ck_assert_msg(np_summary_merge(folded, part, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(INT(json_object_get(folded, "totals"), "nodes"), (json_int_t)n + 1);
+    ck_assert_double_eq_tol(fig_value(TOTAL(folded, "local_share")),
+                            fig_value(TOTAL(all, "local_share")), 1e-9);
+    ck_assert_ptr_nonnull(json_object_get(nodes_of(folded), "n99999"));
+    ck_assert_int_gt(np_summary_fit(folded, NP_SUMMARY_STORED_MAX, &again, &err), 0);
     free(again);
 
     /* forced to fold again: count, min and max exact, percentiles of the first n said so */
-    ck_assert_int_eq(np_sum_fit(&folded, 1, &again, &err), -E2BIG);
-    const struct np_sum_dist *d = &folded.folded.dist[NP_DIST_LOCAL_SHARE];
-    ck_assert_int_eq(d->count, (json_int_t)n + 1);
-    ck_assert_int_eq(d->percentiles_of, (json_int_t)n);
-    ck_assert_double_eq_tol(d->min, 0.01, 1e-12);
-    ck_assert_str_eq(d->min_node, "n99999");
-    ck_assert_double_eq_tol(d->p50, p50, 1e-12);
-    ck_assert_int_eq(folded.folded.nodes, (json_int_t)n + 1);
-    ck_assert_str_eq(folded.folded.names, "n[00000-04095,99999]");
-    ck_assert_double_eq_tol(np_figure_value(&folded.totals.local_share),
-                            np_figure_value(&all.totals.local_share), 1e-9);
-    ck_assert_ptr_nonnull(np_sum_node_get(&folded, "n99999")); /* the worst now */
+    ck_assert_int_eq(np_summary_fit(folded, 1, &again, &err), -E2BIG);
+    d = DIST_OF(folded, "local_share");
+    ck_assert_int_eq(INT(d, "count"), (json_int_t)n + 1);
+    ck_assert_int_eq(INT(d, "percentiles_of"), (json_int_t)n);
+    ck_assert_double_eq_tol(REAL(d, "min"), 0.01, 1e-12);
+    ck_assert_str_eq(STR(d, "min_node"), "n99999");
+    ck_assert_double_eq_tol(REAL(d, "p50"), p50, 1e-12);
+    ck_assert_int_eq(INT(FOLD(folded), "nodes"), (json_int_t)n + 1);
+    ck_assert_str_eq(STR(FOLD(folded), "names"), "n[00000-04095,99999]");
+    ck_assert_double_eq_tol(fig_value(TOTAL(folded, "local_share")),
+                            fig_value(TOTAL(all, "local_share")), 1e-9);
+    ck_assert_ptr_nonnull(json_object_get(nodes_of(folded), "n99999")); /* the worst now */
 
     /* a newer part of a node folded away: named, its figures not taken in */
-    free(part.nodes[0].name);
-    part.nodes[0].name = strdup("n00100");
-    part.nodes[0].step_count = 9;
-    ck_assert_int_eq(np_sum_merge(&folded, &part, &err), 0);
-    ck_assert_str_eq(folded.folded.not_updated, "n00100");
-    ck_assert_int_eq(folded.totals.nodes, (json_int_t)n + 1);
-    ck_assert_double_eq_tol(np_figure_value(&folded.totals.local_share),
-                            np_figure_value(&all.totals.local_share), 1e-9);
+    late = json_deep_copy(json_object_get(nodes_of(part), "n99999"));
+    ck_assert_int_eq(json_object_set_new(late, "step_count", json_integer(9)), 0);
+    ck_assert_int_eq(json_object_clear(nodes_of(part)), 0);
+    ck_assert_int_eq(json_object_set_new(nodes_of(part), "n00100", late), 0);
+    ck_assert_int_eq(np_summary_merge(folded, part, &err), 0);
+    ck_assert_str_eq(STR(FOLD(folded), "not_updated"), "n00100");
+    ck_assert_int_eq(INT(json_object_get(folded, "totals"), "nodes"), (json_int_t)n + 1);
+    ck_assert_double_eq_tol(fig_value(TOTAL(folded, "local_share")),
+                            fig_value(TOTAL(all, "local_share")), 1e-9);
     /* the same part of a node kept whole again (a retried write): nothing to note */
-    np_sum_node_free(&part.nodes[0]);
-    ck_assert_int_eq(np_sum_node_copy(&part.nodes[0], np_sum_node_get(&folded, "n99999")), 0);
-    ck_assert_int_eq(np_sum_merge(&folded, &part, &err), 0);
-    ck_assert_str_eq(folded.folded.not_updated, "n00100");
+    ck_assert_int_eq(json_object_clear(nodes_of(part)), 0);
+    ck_assert_int_eq(
+        json_object_set_new(nodes_of(part), "n99999",
+                            json_deep_copy(json_object_get(nodes_of(folded), "n99999"))),
+        0);
+    ck_assert_int_eq(np_summary_merge(folded, part, &err), 0);
+    ck_assert_str_eq(STR(FOLD(folded), "not_updated"), "n00100");
 
     /* two folded summaries do not merge; an unfolded one merges into a folded one */
-    ck_assert_int_eq(np_sum_merge(&folded, &folded, &err), 0);
-    ck_assert_int_eq(np_sum_merge(&s, &folded, &err), -EINVAL);
-    ck_assert_int_eq(np_sum_merge(&part, &folded, &err), 0);
-    ck_assert(np_keys_has(&part.keys, NP_SUM_NODES_FOLDED));
-    ck_assert_int_eq(part.totals.nodes, (json_int_t)n + 1);
+    ck_assert_int_eq(np_summary_merge(folded, folded, &err), 0);
+    ck_assert_int_eq(np_summary_merge(s, folded, &err), -EINVAL);
+    ck_assert_int_eq(np_summary_merge(part, folded, &err), 0);
+    ck_assert_ptr_nonnull(FOLD(part));
+    ck_assert_int_eq(INT(json_object_get(part, "totals"), "nodes"), (json_int_t)n + 1);
 
-    np_sum_node_free(&tmpl);
-    np_sum_free(&all);
-    np_sum_free(&part);
-    np_sum_free(&folded);
-    np_sum_free(&s);
+    json_decref(tmpl);
+    json_decref(all);
+    json_decref(part);
+    json_decref(folded);
+    json_decref(s);
     free(stored);
 }
 END_TEST
@@ -434,20 +457,18 @@ START_TEST(test_fold_decode)
     char text[4096];
     json_error_t jerr;
     json_t *j;
-    struct np_sum s;
     struct np_err err = {0};
     int rc;
 
     snprintf(text, sizeof(text), FOLD_HEAD "%s}", fold_cases[_i].fold);
     j = json_loads(text, 0, &jerr);
     ck_assert_msg(j != NULL, "case %d: %s", _i, jerr.text);
-    rc = np_sum_decode(j, &s, &err);
+    rc = np_summary_validate(j, &err);
     ck_assert_msg(rc == fold_cases[_i].rc, "case %d: %d (%s)", _i, rc, err.msg);
     ck_assert_msg(strstr(err.msg, fold_cases[_i].msg), "case %d: %s", _i, err.msg);
     if (rc == 0) {
-        ck_assert_int_eq(np_sum_node_count(&s), 2);
-        ck_assert(np_sum_node_reported(&s, "n2"));
-        np_sum_free(&s);
+        ck_assert_int_eq(np_summary_node_count(j), 2);
+        ck_assert(np_summary_node_reported(j, "n2"));
     }
     json_decref(j);
 }

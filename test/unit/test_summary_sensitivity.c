@@ -11,8 +11,10 @@
 
 #include "np_test.h"
 #include "numaplace/summary.h"
-#include "numaplace/summary_model.h"
 #include "numaplace/tables.h"
+
+/* An advice entry's rule. */
+#define RULE(advice, k) json_string_value(json_object_get(json_array_get(advice, k), "rule"))
 
 #define NO_PMU "perf::CYCLES: perf_event_open: No such file or directory: no hardware PMU"
 
@@ -24,7 +26,7 @@ static const struct {
     double cycles, instr, llc_load, llc_store;
     const char *rule;        /* the sensitivity rule that fires, or NULL */
     const char *text;        /* in its text */
-    const char *unavailable; /* np_sum_predict's reason, NULL when predicted */
+    const char *unavailable; /* np_summary_predict's reason, NULL when predicted */
 } cases[] = {
     {"a low-labelled step with 9 MPKI", "low", 600, 1, 1.5e12, 1e12, 8e9, 1e9,
      "predicted-sensitive", "label it --numa-sensitivity=high", NULL},
@@ -84,21 +86,21 @@ START_TEST(test_advice_and_prediction)
 {
     struct np_sens_model model;
     json_t *j = summary_of((size_t)_i);
-    struct np_sum s;
-    struct np_advice *advice = NULL;
-    struct np_sum_prediction p;
+    json_t *advice;
+    struct np_summary_prediction p;
     const char *fired = NULL, *text = NULL;
-    int n;
+    size_t n;
 
     load_model(&model);
-    ck_assert_int_eq(np_sum_decode(j, &s, NULL), 0);
-    n = np_sum_advice_with(&s, &model, &advice);
+    ck_assert_int_eq(np_summary_validate(j, NULL), 0);
+    advice = np_summary_advice_with(j, &model);
+    n = json_array_size(advice);
     ck_assert_int_gt(n, 0);
-    for (int k = 0; k < n; k++)
-        if (strncmp(advice[k].rule, "predicted-", 10) == 0) {
+    for (size_t k = 0; k < n; k++)
+        if (strncmp(RULE(advice, k), "predicted-", 10) == 0) {
             ck_assert_msg(!fired, "%s: two sensitivity rules", cases[_i].what);
-            fired = advice[k].rule;
-            text = advice[k].text;
+            fired = RULE(advice, k);
+            text = json_string_value(json_object_get(json_array_get(advice, k), "text"));
         }
     if (cases[_i].rule) {
         ck_assert_msg(fired && strcmp(fired, cases[_i].rule) == 0, "%s: rule %s, want %s",
@@ -108,7 +110,7 @@ START_TEST(test_advice_and_prediction)
     } else {
         ck_assert_msg(!fired, "%s: %s fired: %s", cases[_i].what, fired, text);
     }
-    np_sum_predict(&s, &model, &p);
+    np_summary_predict(j, &model, &p);
     if (cases[_i].unavailable) {
         ck_assert(!p.available);
         ck_assert_str_eq(p.why, cases[_i].unavailable);
@@ -124,12 +126,12 @@ START_TEST(test_advice_and_prediction)
         ck_assert_str_eq(p.step, "0");
     }
     /* The same summary without the model: the sensitivity rules stay silent. */
-    free(advice);
-    n = np_sum_advice(&s, &advice);
-    for (int k = 0; k < n; k++)
-        ck_assert(strncmp(advice[k].rule, "predicted-", 10) != 0);
-    free(advice);
-    np_sum_free(&s);
+    json_decref(advice);
+    advice = np_summary_advice(j);
+    n = json_array_size(advice);
+    for (size_t k = 0; k < n; k++)
+        ck_assert(strncmp(RULE(advice, k), "predicted-", 10) != 0);
+    json_decref(advice);
     json_decref(j);
 }
 END_TEST
@@ -140,8 +142,7 @@ START_TEST(test_emulated_cpu_not_predicted)
 {
     struct np_sens_model model;
     struct np_err err = {0};
-    struct np_sum s;
-    struct np_sum_prediction p;
+    struct np_summary_prediction p;
 
     load_model(&model);
     for (int missing = 0; missing <= 1; missing++) {
@@ -158,14 +159,13 @@ START_TEST(test_emulated_cpu_not_predicted)
         json_object_set_new(json_object_get(report, "sampling"), "emulated_cpu",
                             json_string("CPU implementer 0x00"));
         ck_assert_msg(np_summary_add_report(sum, report, &err) == 0, "%s", err.msg);
-        ck_assert_int_eq(np_sum_decode(sum, &s, NULL), 0);
-        np_sum_predict(&s, &model, &p);
+        ck_assert_int_eq(np_summary_validate(sum, NULL), 0);
+        np_summary_predict(sum, &model, &p);
         ck_assert(!p.available);
         ck_assert_msg(strstr(p.why, "counted on an emulated CPU (CPU implementer 0x00), where a "
                                     "prediction is not meaningful"),
                       "%s", p.why);
         ck_assert(!missing || strstr(p.why, "no cache events; and counted"));
-        np_sum_free(&s);
         json_decref(sum);
         json_decref(report);
     }
@@ -177,17 +177,15 @@ START_TEST(test_unavailable_without_inputs)
 {
     struct np_sens_model model;
     json_t *j = summary_of(0), *steps;
-    struct np_sum s;
-    struct np_sum_prediction p;
+    struct np_summary_prediction p;
     json_t *step;
     size_t i;
 
     load_model(&model);
-    ck_assert_int_eq(np_sum_decode(j, &s, NULL), 0);
-    np_sum_predict(&s, NULL, &p);
+    ck_assert_int_eq(np_summary_validate(j, NULL), 0);
+    np_summary_predict(j, NULL, &p);
     ck_assert(!p.available);
     ck_assert_str_eq(p.why, "unavailable: no sensitivity table loaded");
-    np_sum_free(&s);
 
     steps = json_object_get(json_object_get(json_object_get(j, "nodes"), "node1"), "steps");
     json_array_foreach(steps, i, step)
@@ -197,19 +195,17 @@ START_TEST(test_unavailable_without_inputs)
         json_object_del(step, "bandwidth_bytes_per_s");
         json_object_del(step, "class");
     }
-    ck_assert_int_eq(np_sum_decode(j, &s, NULL), 0);
-    np_sum_predict(&s, &model, &p);
+    ck_assert_int_eq(np_summary_validate(j, NULL), 0);
+    np_summary_predict(j, &model, &p);
     ck_assert(!p.available);
     ck_assert_str_eq(p.why, "unavailable: no LLC MPKI (the summary predates per-step counters)");
-    np_sum_free(&s);
 
     json_array_clear(steps);
     json_object_del(json_object_get(json_object_get(j, "nodes"), "node1"), "steps");
-    ck_assert_int_eq(np_sum_decode(j, &s, NULL), 0);
-    np_sum_predict(&s, &model, &p);
+    ck_assert_int_eq(np_summary_validate(j, NULL), 0);
+    np_summary_predict(j, &model, &p);
     ck_assert(!p.available);
     ck_assert_str_eq(p.why, "unavailable: the summary's steps were trimmed to fit AdminComment");
-    np_sum_free(&s);
     json_decref(j);
 }
 END_TEST

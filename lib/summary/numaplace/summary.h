@@ -16,6 +16,7 @@
 #ifndef NUMAPLACE_SUMMARY_H
 #define NUMAPLACE_SUMMARY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +48,14 @@ NP_API int np_summary_set_user(json_t *summary, const char *user, struct np_err 
  * @return 0, -EINVAL (not a summary) or -EPROTO (another schema version) with @p err
  */
 NP_API int np_summary_check(const json_t *summary, struct np_err *err);
+
+/**
+ * Check @p summary (borrowed) strictly, as it enters from outside (a stored AdminComment, a part
+ * file): np_summary_check, then the schema's members only, each of its type, and a fold that is
+ * consistent (docs/summary-schema.md).
+ * @return 0, or -EINVAL naming the member and what it should be / -EPROTO / -ENOMEM, with @p err
+ */
+NP_API int np_summary_validate(const json_t *summary, struct np_err *err);
 
 /**
  * Fold one step's report (borrowed; copied where kept) into @p summary: the step joins its node's
@@ -83,6 +92,13 @@ NP_API int np_summary_expect_nodes(json_t *summary, const char *hostlist, struct
  */
 NP_API int np_summary_merge(json_t *into, json_t *other, struct np_err *err);
 
+/** np_summary_merge without recomputing the totals, nor checking either summary (the caller
+ *  checked them with np_summary_validate), for many parts merged in a row (recomputing after each
+ *  made merging N parts cost N^2): call np_summary_recompute once after the last. */
+NP_API int np_summary_merge_deferred(json_t *into, json_t *other, struct np_err *err);
+/** Totals, policies, class, start/end and missing_nodes again from the nodes. 0 or -ENOMEM. */
+NP_API int np_summary_recompute(json_t *summary);
+
 /**
  * Plain-language advice from the summary's figures (borrowed): an array of
  * `{"rule": id, "text": one sentence}`, one entry per rule that fires (naming its nodes), in the
@@ -94,6 +110,41 @@ NP_API int np_summary_merge(json_t *into, json_t *other, struct np_err *err);
  */
 NP_API json_t *np_summary_advice(const json_t *summary);
 
+/** As np_summary_advice, with the sensitivity rules (predicted-sensitive, predicted-insensitive)
+ *  when @p model (borrowed, may be NULL: those rules stay silent) is given. */
+NP_API json_t *np_summary_advice_with(const json_t *summary, const struct np_sens_model *model);
+
+/**
+ * A step's (`nodes.NAME.steps[]`, borrowed) predicted remote-memory slowdown from its cpi and
+ * llc_mpki (docs/sensitivity.md).
+ * @return 0 with *@p slowdown, or -ENODATA with @p err "unavailable: ..." naming why (the
+ *         step's counters_unavailable, a summary from before steps carried counters, no model)
+ */
+NP_API int np_summary_step_predict(const json_t *step, const struct np_sens_model *model,
+                                   double *slowdown, struct np_err *err);
+
+/** A job's predicted sensitivity: its most sensitive step that ran long enough. */
+struct np_summary_prediction {
+    bool available;
+    double slowdown;          /**< the highest step prediction */
+    bool sensitive;           /**< slowdown at or above the model's threshold */
+    const char *node;         /**< borrowed from the summary: where that step ran */
+    const char *step;         /**< borrowed: which step */
+    char why[NP_ERR_MSG_MAX]; /**< when !available: "unavailable: ..." */
+};
+
+/** Predict over the steps that ran at least NP_ADVICE_SENSITIVITY_MIN_S (shorter ones are mostly
+ *  start-up); unavailable, with the first step's reason, when none could be predicted. */
+NP_API void np_summary_predict(const json_t *summary, const struct np_sens_model *model,
+                               struct np_summary_prediction *out);
+
+/** Whether @p name reported: a node in `nodes` or one folded into `nodes_folded`. */
+NP_API bool np_summary_node_reported(const json_t *summary, const char *name);
+/** Nodes that reported: those in `nodes` plus those folded and not kept whole. */
+NP_API size_t np_summary_node_count(const json_t *summary);
+/** Worst (lowest) local share over the nodes; false when no node measured it. */
+NP_API bool np_summary_worst_local_share(const json_t *summary, double *share);
+
 /**
  * Print @p summary (borrowed) as text, like seff: the job, user, nodes, policies, class, one
  * block per node with a local-memory bar (`node1  local memory [##########----------]  52%`), CPI,
@@ -102,7 +153,7 @@ NP_API json_t *np_summary_advice(const json_t *summary);
  * @return 0, -EINVAL (not a summary, NULL @p out) or -EIO (write error)
  */
 NP_API int np_summary_print(FILE *out, const json_t *summary);
-/** As np_summary_print, with the predicted sensitivity and its advice (np_sum_print_with). */
+/** As np_summary_print, with the predicted sensitivity and its advice (np_summary_predict). */
 NP_API int np_summary_print_with(FILE *out, const json_t *summary,
                                  const struct np_sens_model *model);
 /** As np_summary_print_with, the folded nodes written by @p hostlist (may be NULL; see

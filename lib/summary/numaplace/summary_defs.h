@@ -1,7 +1,7 @@
 /*
  * numaplace/summary_defs.h - the summary's schema name, the bound of its stored form and the
  * advice thresholds: what numaplace/summary.h's users and the summary_*.c files share, in a
- * header below both (summary.c's json_t functions call those files, never the other way).
+ * header below both.
  */
 #ifndef NUMAPLACE_SUMMARY_DEFS_H
 #define NUMAPLACE_SUMMARY_DEFS_H
@@ -33,6 +33,13 @@ typedef char *(*np_hostlist_fn)(const char *const *names, size_t n);
 #define NP_ADVICE_INVOLUNTARY_CS_PER_S  100.0  /**< or involuntary context switches/s >= this, */
 #define NP_ADVICE_INTERRUPTS_PER_S      1000.0 /**< or interrupts/s on the job's CPUs >= this */
 #define NP_ADVICE_SENSITIVITY_MIN_S     30.0 /**< predicted-*: steps that ran at least this long */
+
+/** Most nodes a fold names: a hostlist of a few bytes must not expand to gigabytes when checked
+ * (Slurm's largest clusters are a few tens of thousands of nodes). */
+#define NP_FOLD_MAX_NODES 65536
+
+/** The worst nodes (lowest local share) a fold keeps whole in `nodes`: the advice names up to 4. */
+#define NP_FOLD_KEEP_WORST 8
 
 /** Width of the local-memory bar in np_summary_print: `[##########----------]`. */
 #define NP_SUMMARY_BAR_WIDTH 20
