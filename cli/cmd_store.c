@@ -22,11 +22,9 @@
 #include "options.h"
 #include "parse.h"
 #include "store.h"
-#include "store_parts.h"
-#include "store_pending.h"
 
 /* This node's part of the job, saved as pending before it goes to slurmdbd and removed only
- * once it is stored and confirmed (store_pending.h): a store that fails or is killed leaves it
+ * once it is stored and confirmed (store.h): a store that fails or is killed leaves it
  * for the next store on this node or `numaplace store --pending`. */
 static int store_durably(uint32_t job_id, const char *spool, const json_t *part,
                          const struct np_log *log, struct np_err *err)

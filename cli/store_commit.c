@@ -19,8 +19,6 @@
 #include "numaplace/summary_model.h"
 
 #include "accounting.h"
-#include "store_parts.h"
-#include "store_pending.h"
 
 /* sacct runs before slurmdbd counts as unreachable. */
 #define SACCT_TRIES 3
@@ -221,7 +219,7 @@ static int write_merged(uint32_t job_id, const json_t *part, double settle,
     return rc;
 }
 
-/* A large job's part left for its one merge (store_parts.h). */
+/* A large job's part left for its one merge (store.h). */
 static int deposit(uint32_t job_id, const json_t *part, struct store_costs *costs, double start,
                    struct np_err *err)
 {

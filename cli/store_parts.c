@@ -1,8 +1,8 @@
-/* Large jobs' parts in the site's parts directory, for one merge (store_parts.h). */
+/* Large jobs' parts in the site's parts directory, for one merge (store.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "store_parts.h"
+#include "store.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -20,7 +20,6 @@
 #include "numaplace/summary_model.h"
 
 #include "safe_file.h"
-#include "store_pending.h"
 #include "numaplace/json_reals.h"
 
 const char *store_parts_dir(void)
@@ -317,33 +316,14 @@ int store_parts_count(const char *dir, uint32_t job_id)
     return n;
 }
 
-static int compare_jobs(const void *a, const void *b)
-{
-    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 int store_parts_list(const char *dir, uint32_t *jobs, size_t max, struct np_err *err)
 {
     const int base = safe_dir_open(dir, err);
-    DIR *listing;
-    const struct dirent *e;
-    size_t n = 0;
+    int n;
 
     if (base < 0)
         return base;
-    if (!(listing = fdopendir(base))) {
-        const int rc = -errno;
-        close(base);
-        return np_err_set(err, rc, "%s: %s", dir, strerror(-rc));
-    }
-    while ((e = readdir(listing)) != NULL && n < max) {
-        char *end;
-        const unsigned long id = strtoul(e->d_name, &end, 10);
-        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && !*end && id <= UINT32_MAX)
-            jobs[n++] = (uint32_t)id;
-    }
-    closedir(listing);
-    qsort(jobs, n, sizeof(*jobs), compare_jobs);
-    return (int)n;
+    n = store_list_jobs(base, "", jobs, max);
+    close(base);
+    return n < 0 ? np_err_set(err, n, "%s: %s", dir, strerror(-n)) : n;
 }
