@@ -18,7 +18,8 @@
 #include "numaplace/common.h"
 
 /**
- * Run @p argv (argv[0] looked up in PATH, no shell) and capture its standard output; its standard
+ * Run @p argv (argv[0] looked up in PATH, no shell) and capture its standard output, read as
+ * acct_run_lines reads it (its lines, each with a newline; the first 16 MiB); its standard
  * error goes to @p errbuf (first line kept) when not NULL.
  * @param out new NUL-terminated text (free()), also on a non-zero exit
  * @return the exit status (>= 0), or -errno when it could not run, with @p err
