@@ -125,10 +125,6 @@ int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct
     return rc;
 }
 
-/* sacct's view of one job: its uid and AdminComment. -ENOENT when sacct does not show it. @p full
- * (may be NULL) says whether slurmctld's own record of the job is in: until then (a few seconds
- * after the job ended) slurmdbd holds a placeholder row made from the steps, with no account,
- * which a modify does not reach. */
 int acct_sacct_job(uint32_t job_id, uid_t *uid, char **comment, bool *full, struct np_err *err)
 {
     char id[16], errbuf[256], *out = NULL;

@@ -249,21 +249,19 @@ static int get_nodes(json_t *obj, const char *key, uint64_t *out, struct np_err 
 
     *out = 0;
     if (!json_is_array(v))
-        return np_err_set(err, -EINVAL,
-                          "request field \"auto\".\"%s\" must be an array of node "
-                          "numbers below %d",
-                          key, NP_PROTO_APPLIED_MAX_NODES);
+        goto bad;
     json_array_foreach(v, i, n)
     {
         if (!json_is_integer(n) || json_integer_value(n) < 0 ||
             json_integer_value(n) >= NP_PROTO_APPLIED_MAX_NODES)
-            return np_err_set(err, -EINVAL,
-                              "request field \"auto\".\"%s\" must be an array of node numbers "
-                              "below %d",
-                              key, NP_PROTO_APPLIED_MAX_NODES);
+            goto bad;
         *out |= UINT64_C(1) << json_integer_value(n);
     }
     return 0;
+bad:
+    return np_err_set(err, -EINVAL,
+                      "request field \"auto\".\"%s\" must be an array of node numbers below %d",
+                      key, NP_PROTO_APPLIED_MAX_NODES);
 }
 
 static json_t *nodes_array(uint64_t mask)
