@@ -576,21 +576,6 @@ static int send_by(int fd, const char *socket_path, const char *line,
     return 0;
 }
 
-/* Connect and send @p line, all before @p deadline. @return the socket, or -errno with err. */
-static int connect_and_send(const char *socket_path, const char *line, unsigned timeout_ms,
-                            const struct timespec *deadline, struct np_err *err)
-{
-    int fd = connect_by(socket_path, timeout_ms, deadline, err), rc;
-
-    if (fd < 0)
-        return fd;
-    if ((rc = send_by(fd, socket_path, line, deadline, err)) < 0) {
-        close(fd);
-        return rc;
-    }
-    return fd;
-}
-
 static void deadline_in(unsigned timeout_ms, struct timespec *deadline)
 {
     clock_gettime(CLOCK_MONOTONIC, deadline);
@@ -600,20 +585,6 @@ static void deadline_in(unsigned timeout_ms, struct timespec *deadline)
         deadline->tv_sec++;
         deadline->tv_nsec -= 1000000000L;
     }
-}
-
-int np_proto_send(const char *socket_path, const char *line, unsigned timeout_ms,
-                  struct np_err *err)
-{
-    struct timespec deadline;
-    int fd;
-
-    deadline_in(timeout_ms, &deadline);
-    fd = connect_and_send(socket_path, line, timeout_ms, &deadline, err);
-    if (fd < 0)
-        return fd;
-    close(fd);
-    return 0;
 }
 
 /* Read the reply on @p fd before @p deadline and check it (np_proto_reply_check). */
@@ -681,20 +652,35 @@ out:
     return rc;
 }
 
-int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms, json_t **reply,
-                  struct np_err *err)
+/* Connect, send @p line and, with @p reply, read the answer, all before one deadline. */
+static int call(const char *socket_path, const char *line, unsigned timeout_ms, json_t **reply,
+                struct np_err *err)
 {
     struct timespec deadline;
     int fd, rc;
 
-    *reply = NULL;
     deadline_in(timeout_ms, &deadline);
-    fd = connect_and_send(socket_path, line, timeout_ms, &deadline, err);
+    fd = connect_by(socket_path, timeout_ms, &deadline, err);
     if (fd < 0)
         return fd;
-    rc = receive_by(fd, socket_path, timeout_ms, &deadline, reply, err);
+    rc = send_by(fd, socket_path, line, &deadline, err);
+    if (rc == 0 && reply)
+        rc = receive_by(fd, socket_path, timeout_ms, &deadline, reply, err);
     close(fd);
     return rc;
+}
+
+int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms, json_t **reply,
+                  struct np_err *err)
+{
+    *reply = NULL;
+    return call(socket_path, line, timeout_ms, reply, err);
+}
+
+int np_proto_send(const char *socket_path, const char *line, unsigned timeout_ms,
+                  struct np_err *err)
+{
+    return call(socket_path, line, timeout_ms, NULL, err);
 }
 
 int np_proto_connect(const char *socket_path, unsigned timeout_ms, struct np_err *err)
