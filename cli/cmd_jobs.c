@@ -178,16 +178,11 @@ static void print_unavailable(const struct job_list *list)
  */
 static int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct np_err *err)
 {
-    char *argv[16], errbuf[256];
+    char *argv[16] = {"sacct", "-X", "-n", "-P", "-o", "JobID,User,State,AdminComment"};
+    char errbuf[256];
     struct job_list list = {0};
-    int argc = 0, rc;
+    int argc = 6, rc;
 
-    argv[argc++] = "sacct";
-    argv[argc++] = "-X";
-    argv[argc++] = "-n";
-    argv[argc++] = "-P";
-    argv[argc++] = "-o";
-    argv[argc++] = "JobID,User,State,AdminComment";
     if (filter->user) {
         argv[argc++] = "-u";
         argv[argc++] = (char *)filter->user;

@@ -224,11 +224,16 @@ struct store_parts_found {
     int rejected; /**< files left out (logged): not root's, corrupt, another job, user or node */
 };
 
+/** A merged part file, removed once stored (unless a newer file took its name meanwhile). */
+struct store_part_file {
+    ino_t ino;
+    char *name;
+};
+
 /** A job's parts taken for a merge: the directory, locked, and the files merged. */
 struct store_parts_job {
-    int dirfd;    /**< <dir>/JOBID, flock'ed */
-    ino_t *inos;  /**< the merged files, removed once stored */
-    char **names; /**< their names */
+    int dirfd;                     /**< <dir>/JOBID, flock'ed */
+    struct store_part_file *files; /**< the merged files */
     size_t n;
 };
 

@@ -159,19 +159,14 @@ static json_t *load_part(int fd, const char *name, uint32_t job_id, uid_t uid, c
 
 static int add_part(struct store_parts_job *job, const char *name, ino_t ino)
 {
-    ino_t *inos = realloc(job->inos, (job->n + 1) * sizeof(*inos));
-    char **names;
+    struct store_part_file *files = realloc(job->files, (job->n + 1) * sizeof(*files));
 
-    if (!inos)
+    if (!files)
         return -ENOMEM;
-    job->inos = inos;
-    names = realloc(job->names, (job->n + 1) * sizeof(*names));
-    if (!names)
+    job->files = files;
+    if (!(files[job->n].name = strdup(name)))
         return -ENOMEM;
-    job->names = names;
-    if (!(names[job->n] = strdup(name)))
-        return -ENOMEM;
-    inos[job->n++] = ino;
+    files[job->n++].ino = ino;
     return 0;
 }
 
@@ -272,10 +267,10 @@ void store_parts_release(const char *dir, uint32_t job_id, struct store_parts_jo
     for (size_t i = 0; i < job->n; i++) {
         struct stat now;
         /* Only the file merged: a node that stored again meanwhile left a newer one. */
-        if (stored && fstatat(job->dirfd, job->names[i], &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-            now.st_ino == job->inos[i])
-            unlinkat(job->dirfd, job->names[i], 0);
-        free(job->names[i]);
+        if (stored && fstatat(job->dirfd, job->files[i].name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+            now.st_ino == job->files[i].ino)
+            unlinkat(job->dirfd, job->files[i].name, 0);
+        free(job->files[i].name);
     }
     if (stored) { /* fails while a part came in meanwhile: the next pass merges it */
         const int base = safe_dir_open(dir, NULL);
@@ -288,8 +283,7 @@ void store_parts_release(const char *dir, uint32_t job_id, struct store_parts_jo
     }
     if (job->dirfd >= 0)
         close(job->dirfd); /* and with it the lock */
-    free(job->names);
-    free(job->inos);
+    free(job->files);
     memset(job, 0, sizeof(*job));
     job->dirfd = -1;
 }
