@@ -73,13 +73,6 @@ int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *er
  */
 int acct_load_summary(uint32_t job_id, json_t **summary, uid_t *uid, struct np_err *err);
 
-/** Options of `numaplace jobs`. */
-struct acct_jobs_filter {
-    const char *user;  /**< NULL: every user the caller may see */
-    const char *since; /**< sacct -S form; NULL: sacct's default (midnight) */
-    const char *until; /**< sacct -E form; NULL: now */
-};
-
 /**
  * sacct's view of one job: its uid and AdminComment (@p comment new, free()). @p full (may be
  * NULL) says whether slurmctld's own record of the job is in: until then (a few seconds after the
