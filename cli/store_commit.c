@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -414,11 +415,8 @@ int store_pending_pass(const char *spool, uint32_t except, int max_jobs, double 
             break;
         }
         if (until > 0) { /* ends by @p until: a quarter of what is left for the record at most */
-            limits.record_wait_s =
-                left / 4 < limits.record_wait_s ? left / 4 : limits.record_wait_s;
-            limits.total_s = left - limits.record_wait_s < limits.total_s
-                                 ? left - limits.record_wait_s
-                                 : limits.total_s;
+            limits.record_wait_s = fmin(limits.record_wait_s, left / 4);
+            limits.total_s = fmin(limits.total_s, left - limits.record_wait_s);
         }
         rc = retry_one(dirfd, jobs[i], &limits, log);
         if (rc == -EIO) { /* slurmdbd unreachable: the others would fail the same way */
