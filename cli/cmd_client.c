@@ -492,8 +492,6 @@ static int run_lines(FILE *f, const char *path, unsigned lineno, const char *ord
     return failed;
 }
 
-/* --script FILE: a scenario file (a JSON object) or the line format, told apart by the first
- * character that is not white space. */
 /* @p path for reading if it is a regular file (np_open_regular: a FIFO would wait for a writer
  * for ever); "-" is standard input, a pipe too. */
 static FILE *open_script(const char *path)
@@ -514,6 +512,8 @@ static FILE *open_script(const char *path)
     return f;
 }
 
+/* --script FILE: a scenario file (a JSON object) or the line format, told apart by the first
+ * character that is not white space. */
 static int run_script(const char *path, const char *order, bool dry_run, bool fixed_clock)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : open_script(path);
