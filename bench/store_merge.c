@@ -9,7 +9,7 @@
  *
  *   store_merge REPORT.json [MAX_NODES]          (default 4096)
  *   store_merge --once REPORT.json NODES         merge all in memory, fit once: the size only
- *   store_merge --parts REPORT.json NODES DIR    the single merger (cli/store_parts.h): each
+ *   store_merge --parts REPORT.json NODES DIR    the single merger (cli/store.h): each
  *       node's part left in DIR (an empty directory of root's) as its epilog does, then read,
  *       checked and merged once and fitted once, as `numaplace store --merge` does
  */
@@ -21,7 +21,7 @@
 #include "numaplace/codec.h"
 #include "numaplace/summary.h"
 
-#include "store_parts.h"
+#include "store.h"
 
 /* Real nodes' figures differ, and compress worse than copies: every real number scaled by a
  * random factor in [0.5, 1) (fractions stay fractions). */

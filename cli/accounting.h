@@ -18,7 +18,8 @@
 #include "numaplace/common.h"
 
 /**
- * Run @p argv (argv[0] looked up in PATH, no shell) and capture its standard output; its standard
+ * Run @p argv (argv[0] looked up in PATH, no shell) and capture its standard output, read as
+ * acct_run_lines reads it (its lines, each with a newline; the first 16 MiB); its standard
  * error goes to @p errbuf (first line kept) when not NULL.
  * @param out new NUL-terminated text (free()), also on a non-zero exit
  * @return the exit status (>= 0), or -errno when it could not run, with @p err
@@ -71,13 +72,6 @@ int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *er
  *         corrupt summary); -EIO (sacct failed); each with @p err
  */
 int acct_load_summary(uint32_t job_id, json_t **summary, uid_t *uid, struct np_err *err);
-
-/** Options of `numaplace jobs`. */
-struct acct_jobs_filter {
-    const char *user;  /**< NULL: every user the caller may see */
-    const char *since; /**< sacct -S form; NULL: sacct's default (midnight) */
-    const char *until; /**< sacct -E form; NULL: now */
-};
 
 /**
  * sacct's view of one job: its uid and AdminComment (@p comment new, free()). @p full (may be

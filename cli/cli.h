@@ -35,9 +35,12 @@ extern struct cli_options cli;
 
 /* cmd_client.c: the local numaplaced's socket */
 int cmd_status(int argc, char **argv);
-int cmd_ping(void);
+int cmd_ping(int argc, char **argv);
 int cmd_set_class(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
+/** @p text as a job id (digits only, 1 to UINT32_MAX) into @p id; else @return -1, having said
+ *  on stderr that it is not one, for @p command ("status") */
+int cli_job_id(const char *command, const char *text, uint32_t *id);
 /** One request to numaplaced; the error goes to stderr. @return 0 or -errno */
 int cli_call(const struct np_proto_request *req, json_t **reply);
 /** Wait (at most @p max_s) until numaplaced tracks no step of @p job_id (@p ending_only: none

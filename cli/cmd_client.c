@@ -3,7 +3,9 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,20 @@
 #include "numaplace/scenario.h"
 #include "numaplace/scenario_file.h"
 #include "numaplace/json_reals.h"
+
+int cli_job_id(const char *command, const char *text, uint32_t *id)
+{
+    char *end;
+    const unsigned long v = strtoul(text, &end, 10);
+
+    if (*end || !v || v > UINT32_MAX || !isdigit((unsigned char)text[0])) {
+        fprintf(stderr, "numaplace: %s: \"%s\" is not a job id (a number above 0)\n", command,
+                text);
+        return -1;
+    }
+    *id = (uint32_t)v;
+    return 0;
+}
 
 int cli_call(const struct np_proto_request *req, json_t **reply)
 {
@@ -88,16 +104,8 @@ int cmd_status(int argc, char **argv)
     json_t *reply = NULL, *jobs, *job, *helper;
     size_t i;
 
-    if (argc > 1) {
-        char *end;
-        unsigned long id = strtoul(argv[1], &end, 10);
-        if (*end || !id || id > UINT32_MAX) {
-            fprintf(stderr, "numaplace: status: \"%s\" is not a job id (a number above 0)\n",
-                    argv[1]);
-            return 2;
-        }
-        req.job_id = (uint32_t)id;
-    }
+    if (argc > 1 && cli_job_id("status", argv[1], &req.job_id) < 0)
+        return 2;
     if (cli_call(&req, &reply) < 0)
         return 1;
     if (cli.as_json) {
@@ -205,29 +213,22 @@ int cmd_set_class(int argc, char **argv)
 {
     struct np_proto_request req = {.op = NP_OP_SET_CLASS};
     json_t *reply = NULL;
-    char *end;
-    unsigned long id;
 
     if (argc != 3) {
         fprintf(stderr, "numaplace: set-class needs JOBID and high or low\n");
         return 2;
     }
-    id = strtoul(argv[1], &end, 10);
-    if (*end || !id || id > UINT32_MAX) {
-        fprintf(stderr, "numaplace: set-class: \"%s\" is not a job id (a number above 0)\n",
-                argv[1]);
+    if (cli_job_id("set-class", argv[1], &req.job_id) < 0)
         return 2;
-    }
     if (strcmp(argv[2], "high") != 0 && strcmp(argv[2], "low") != 0) {
         fprintf(stderr, "numaplace: set-class: class \"%s\": accepted: %s\n", argv[2],
                 np_class_names());
         return 2;
     }
-    req.job_id = (uint32_t)id;
     snprintf(req.job_class, sizeof(req.job_class), "%s", argv[2]);
     if (cli_call(&req, &reply) < 0)
         return 1;
-    printf("job %lu: class %s (%lld step(s) on this node)\n", id, argv[2],
+    printf("job %" PRIu32 ": class %s (%lld step(s) on this node)\n", req.job_id, argv[2],
            (long long)json_integer_value(json_object_get(reply, "steps")));
     json_decref(reply);
     return 0;
@@ -281,19 +282,26 @@ static int migrate_once(unsigned from, unsigned to, uint64_t pages, const char *
     return 0;
 }
 
-static int parse_count(const char *what, const char *text, unsigned long long max,
-                       unsigned long long *out)
+/* A word that is all digits, from 0 to @p max (strtoull alone takes "-1" and "7x"). */
+static bool word_count(const char *word, unsigned long long max, unsigned long long *out)
 {
     char *end;
 
+    if (!word || word[strspn(word, "0123456789")] != '\0' || !*word)
+        return false;
     errno = 0;
-    *out = strtoull(text, &end, 10);
-    if (!*text || *end || errno || *out > max || text[0] == '-') {
-        fprintf(stderr, "numaplace: migrate: %s \"%s\" is not a number from 0 to %llu\n", what,
-                text, max);
-        return -1;
-    }
-    return 0;
+    *out = strtoull(word, &end, 10);
+    return errno == 0 && *out <= max;
+}
+
+static int parse_count(const char *what, const char *text, unsigned long long max,
+                       unsigned long long *out)
+{
+    if (word_count(text, max, out))
+        return 0;
+    fprintf(stderr, "numaplace: migrate: %s \"%s\" is not a number from 0 to %llu\n", what, text,
+            max);
+    return -1;
 }
 
 /* When a script's requests go out: each delay after the previous answer (the default, as the
@@ -367,18 +375,6 @@ struct script_line {
     unsigned long long pages;
     const char *order; /* the line's own (static, from the order table), or NULL */
 };
-
-/* A word that is all digits, from 0 to @p max (strtoull alone takes "-1" and "7x"). */
-static bool word_count(const char *word, unsigned long long max, unsigned long long *out)
-{
-    char *end;
-
-    if (!word || word[strspn(word, "0123456789")] != '\0' || !*word)
-        return false;
-    errno = 0;
-    *out = strtoull(word, &end, 10);
-    return errno == 0 && *out <= max;
-}
 
 /* Line @p lineno's text (comment and blanks gone, @p words[0] non-NULL) into @p out.
  * @return 0, or -1 with the reason printed as FILE:LINE: ... */
@@ -493,8 +489,6 @@ static int run_lines(FILE *f, const char *path, unsigned lineno, const char *ord
     return failed;
 }
 
-/* --script FILE: a scenario file (a JSON object) or the line format, told apart by the first
- * character that is not white space. */
 /* @p path for reading if it is a regular file (np_open_regular: a FIFO would wait for a writer
  * for ever); "-" is standard input, a pipe too. */
 static FILE *open_script(const char *path)
@@ -515,6 +509,8 @@ static FILE *open_script(const char *path)
     return f;
 }
 
+/* --script FILE: a scenario file (a JSON object) or the line format, told apart by the first
+ * character that is not white space. */
 static int run_script(const char *path, const char *order, bool dry_run, bool fixed_clock)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : open_script(path);
@@ -579,11 +575,13 @@ int cmd_migrate(int argc, char **argv)
     return migrate_once((unsigned)from, (unsigned)to, pages, order, dry_run);
 }
 
-int cmd_ping(void)
+int cmd_ping(int argc, char **argv)
 {
     struct np_proto_request req = {.op = NP_OP_PING};
     json_t *reply = NULL;
 
+    (void)argc;
+    (void)argv;
     if (cli_call(&req, &reply) < 0)
         return 1;
     printf("numaplaced at %s answers (protocol %lld)\n", cli.socket_path,

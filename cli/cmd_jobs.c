@@ -172,49 +172,52 @@ static void print_unavailable(const struct job_list *list)
     }
 }
 
-/**
- * `numaplace jobs`: finished jobs with a numaplace summary, worst local share first, as text or
- * (with @p as_json) a JSON array. @return 0, or -errno with @p err.
- */
-static int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, struct np_err *err)
+/* `numaplace jobs [--user U] [--since T] [--until T]`: finished jobs with a numaplace summary,
+ * worst placed first, as text or (--json) a JSON array. No --user: every user the caller may see;
+ * --since and --until in sacct's -S and -E forms (sacct's defaults: midnight, now). */
+int cmd_jobs(int argc, char **argv)
 {
-    char *argv[16], errbuf[256];
+    char *sacct[16] = {"sacct", "-X", "-n", "-P", "-o", "JobID,User,State,AdminComment"};
+    const char *user = cli.opt[CLI_JOBS_USER], *since = cli.opt[CLI_JOBS_SINCE];
+    const char *until = cli.opt[CLI_JOBS_UNTIL];
+    char errbuf[256];
     struct job_list list = {0};
-    int argc = 0, rc;
+    struct np_err err = {0};
+    int nargs = 6, rc;
 
-    argv[argc++] = "sacct";
-    argv[argc++] = "-X";
-    argv[argc++] = "-n";
-    argv[argc++] = "-P";
-    argv[argc++] = "-o";
-    argv[argc++] = "JobID,User,State,AdminComment";
-    if (filter->user) {
-        argv[argc++] = "-u";
-        argv[argc++] = (char *)filter->user;
+    (void)argc;
+    (void)argv;
+    if (user) {
+        sacct[nargs++] = "-u";
+        sacct[nargs++] = (char *)user;
     } else {
-        argv[argc++] = "-a"; /* sacct itself limits what a user may see */
+        sacct[nargs++] = "-a"; /* sacct itself limits what a user may see */
     }
-    if (filter->since) {
-        argv[argc++] = "-S";
-        argv[argc++] = (char *)filter->since;
+    if (since) {
+        sacct[nargs++] = "-S";
+        sacct[nargs++] = (char *)since;
     }
-    if (filter->until) {
-        argv[argc++] = "-E";
-        argv[argc++] = (char *)filter->until;
+    if (until) {
+        sacct[nargs++] = "-E";
+        sacct[nargs++] = (char *)until;
     }
-    argv[argc] = NULL;
-    if (as_json && !(list.spill = tmpfile()))
-        return np_err_set(err, -errno, "cannot make a temporary file: %s", strerror(errno));
-    rc = acct_run_lines(argv, list_one, &list, errbuf, sizeof(errbuf), err);
+    sacct[nargs] = NULL;
+    if (cli.as_json && !(list.spill = tmpfile())) {
+        fprintf(stderr, "numaplace: jobs: cannot make a temporary file: %s\n", strerror(errno));
+        return 1;
+    }
+    rc = acct_run_lines(sacct, list_one, &list, errbuf, sizeof(errbuf), &err);
     if (rc != 0) {
         free_list(&list);
-        return rc < 0 ? rc
-                      : np_err_set(err, -EIO, "sacct failed (exit %d): %s", rc,
-                                   errbuf[0] ? errbuf : "no message");
+        if (rc > 0)
+            np_err_set(&err, -EIO, "sacct failed (exit %d): %s", rc,
+                       errbuf[0] ? errbuf : "no message");
+        fprintf(stderr, "numaplace: jobs: %s\n", err.msg);
+        return 1;
     }
     if (list.njobs)
         qsort(list.jobs, list.njobs, sizeof(*list.jobs), by_share);
-    if (as_json) {
+    if (cli.as_json) {
         /* one summary decoded at a time, written out and let go */
         printf("[");
         for (size_t i = 0, n = 0; i < list.njobs; i++) {
@@ -239,23 +242,5 @@ static int acct_list_jobs(const struct acct_jobs_filter *filter, bool as_json, s
             printf("(no job with a numaplace summary in accounting for this selection)\n");
     }
     free_list(&list);
-    return 0;
-}
-
-/* `numaplace jobs [--user U] [--since T] [--until T]`: finished jobs, worst placed first. */
-int cmd_jobs(int argc, char **argv)
-{
-    struct acct_jobs_filter filter = {0};
-    struct np_err err = {0};
-
-    (void)argc;
-    (void)argv;
-    filter.user = cli.opt[CLI_JOBS_USER];
-    filter.since = cli.opt[CLI_JOBS_SINCE];
-    filter.until = cli.opt[CLI_JOBS_UNTIL];
-    if (acct_list_jobs(&filter, cli.as_json, &err) < 0) {
-        fprintf(stderr, "numaplace: jobs: %s\n", err.msg);
-        return 1;
-    }
     return 0;
 }

@@ -3,7 +3,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pwd.h>
@@ -21,11 +20,9 @@
 #include "options.h"
 #include "parse.h"
 #include "store.h"
-#include "store_parts.h"
-#include "store_pending.h"
 
 /* This node's part of the job, saved as pending before it goes to slurmdbd and removed only
- * once it is stored and confirmed (store_pending.h): a store that fails or is killed leaves it
+ * once it is stored and confirmed (store.h): a store that fails or is killed leaves it
  * for the next store on this node or `numaplace store --pending`. */
 static int store_durably(uint32_t job_id, const char *spool, const json_t *part,
                          const struct np_log *log, struct np_err *err)
@@ -293,17 +290,10 @@ static int cmd_store_merge(const char *job)
     struct np_log log = {cli_stderr_log, NULL};
     struct np_err err = {0};
     const char *dir = store_parts_dir();
-    char *end;
-    unsigned long id = 0;
+    uint32_t id = 0;
 
-    if (job) {
-        id = strtoul(job, &end, 10);
-        if (*end || !id || id > UINT32_MAX || !isdigit((unsigned char)job[0])) {
-            fprintf(stderr, "numaplace: store --merge: \"%s\" is not a job id (a number above 0)\n",
-                    job);
-            return 2;
-        }
-    }
+    if (job && cli_job_id("store --merge", job, &id) < 0)
+        return 2;
     if (getuid() != 0 && !is_slurm_user(getuid())) {
         fprintf(stderr, "numaplace: store --merge writes Slurm accounting: root or SlurmUser only "
                         "(EpilogSlurmctld)\n");
@@ -314,7 +304,7 @@ static int cmd_store_merge(const char *job)
                         "path): no parts to merge\n");
         return 2;
     }
-    if (store_merge(dir, (uint32_t)id, &limits, &log, &err) < 0) {
+    if (store_merge(dir, id, &limits, &log, &err) < 0) {
         fprintf(stderr, "numaplace: store --merge: %s\n", err.msg);
         return 1;
     }
@@ -327,8 +317,7 @@ int cmd_store(int argc, char **argv)
     struct np_log log = {cli_stderr_log, NULL};
     struct np_err err = {0};
     const char *nodes = getenv("SLURM_JOB_NODELIST");
-    char *end;
-    unsigned long id;
+    uint32_t id;
     size_t left;
 
     const bool pending = cli.opt[CLI_STORE_PENDING] != NULL;
@@ -350,23 +339,21 @@ int cmd_store(int argc, char **argv)
         }
         return cmd_store_pending();
     }
-    id = strtoul(argv[1], &end, 10);
-    if (*end || !id || id > UINT32_MAX || !isdigit((unsigned char)argv[1][0])) {
-        fprintf(stderr, "numaplace: store: \"%s\" is not a job id (a number above 0)\n", argv[1]);
+    if (cli_job_id("store", argv[1], &id) < 0)
         return 2;
-    }
     if (getuid() != 0) {
         fprintf(stderr, "numaplace: store writes Slurm accounting: root only (the epilog)\n");
         return 1;
     }
-    left = cli_wait_for_steps_to_end((uint32_t)id, 10.0, false);
+    left = cli_wait_for_steps_to_end(id, 10.0, false);
     if (left) /* a spool that refuses reports (numaplaced holds them): said, not silent */
         fprintf(stderr,
-                "numaplace: store: job %lu: %zu step(s) numaplaced tracks on this node still have "
+                "numaplace: store: job %" PRIu32
+                ": %zu step(s) numaplaced tracks on this node still have "
                 "no report after 10 s (its log says why: a full spool holds them); stored "
                 "without them\n",
                 id, left);
-    if (acct_store((uint32_t)id, cli.spool_dir, nodes, &log, &err) < 0) {
+    if (acct_store(id, cli.spool_dir, nodes, &log, &err) < 0) {
         fprintf(stderr, "numaplace: store: %s\n", err.msg);
         return 1;
     }

@@ -95,13 +95,6 @@ void cli_stderr_log(enum np_log_level level, const char *msg, void *arg)
     fprintf(stderr, "numaplace: %s: %s\n", np_log_level_name(level), msg);
 }
 
-static int run_ping(int argc, char **argv)
-{
-    (void)argc;
-    (void)argv;
-    return cmd_ping();
-}
-
 /* The commands, in the order the unknown-command message lists them. */
 static const struct command {
     const char *name;
@@ -109,7 +102,7 @@ static const struct command {
 } commands[] = {
     {"status", cmd_status},   {"report", cmd_report},
     {"jobs", cmd_jobs},       {"replay", cmd_replay},
-    {"ping", run_ping},       {"set-class", cmd_set_class},
+    {"ping", cmd_ping},       {"set-class", cmd_set_class},
     {"migrate", cmd_migrate}, {"scenario", cmd_scenario},
     {"store", cmd_store},     {"characterize", cmd_characterize},
 };

@@ -17,7 +17,7 @@
 #include "accounting.h"
 #include "parse.h"
 
-#define CAPTURE_MAX (16u << 20) /* sacct over a busy month stays far below this */
+#define CAPTURE_MAX (16u << 20) /* what acct_run keeps; its callers read far less */
 
 /* Start argv[0] with its stdout and stderr on pipes (their read ends in *out_fd and *err_fd).
  * @return the child's pid, or -errno with @p err */
@@ -98,65 +98,33 @@ static int child_status(pid_t pid, char *const argv[], struct child_stderr *e, c
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct np_err *err)
+/* acct_run's line sink: each line and its newline into the stream, until CAPTURE_MAX. */
+static int capture_line(char *line, void *stream)
 {
-    int out_fd = -1, err_fd = -1;
-    size_t len = 0, cap = 4096;
-    char *buf = malloc(cap);
-    struct child_stderr e = {.len = 0};
-    pid_t pid;
-
-    *out = NULL;
-    if (errbuf && errlen)
-        errbuf[0] = '\0';
-    if (!buf)
-        return np_err_set(err, -ENOMEM, "out of memory");
-    pid = spawn_piped(argv, &out_fd, &err_fd, err);
-    if (pid < 0) {
-        free(buf);
-        return (int)pid;
-    }
-    /* Both pipes at once: a chatty stderr must not block the child while we wait on stdout. */
-    while (out_fd >= 0 || err_fd >= 0) {
-        struct pollfd pfd[2] = {{.fd = out_fd, .events = POLLIN}, {.fd = err_fd, .events = POLLIN}};
-        if (poll(pfd, 2, -1) < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        if (pfd[0].fd >= 0 && pfd[0].revents) {
-            ssize_t n;
-            if (len + 4096 + 1 > cap && cap < CAPTURE_MAX) {
-                char *grown = realloc(buf, cap * 2);
-                if (grown) {
-                    buf = grown;
-                    cap *= 2;
-                }
-            }
-            n = len + 1 < cap ? read(out_fd, buf + len, cap - len - 1) : 0;
-            if (n <= 0) {
-                close(out_fd);
-                out_fd = -1;
-            } else {
-                len += (size_t)n;
-            }
-        }
-        if (err_fd >= 0 && pfd[1].revents)
-            read_stderr(&err_fd, &e);
-    }
-    if (out_fd >= 0)
-        close(out_fd);
-    if (err_fd >= 0)
-        close(err_fd);
-    buf[len] = '\0';
-    *out = buf;
-    return child_status(pid, argv, &e, errbuf, errlen, err);
+    return fprintf(stream, "%s\n", line) < 0 || ftell(stream) > (long)CAPTURE_MAX;
 }
 
-/* sacct's view of one job: its uid and AdminComment. -ENOENT when sacct does not show it. @p full
- * (may be NULL) says whether slurmctld's own record of the job is in: until then (a few seconds
- * after the job ended) slurmdbd holds a placeholder row made from the steps, with no account,
- * which a modify does not reach. */
+int acct_run(char *const argv[], char **out, char *errbuf, size_t errlen, struct np_err *err)
+{
+    size_t len = 0;
+    FILE *f = open_memstream(out, &len);
+    int rc;
+
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!f) {
+        *out = NULL;
+        return np_err_set(err, -ENOMEM, "out of memory");
+    }
+    rc = acct_run_lines(argv, capture_line, f, errbuf, errlen, err);
+    if (fclose(f) != 0) {
+        free(*out);
+        *out = NULL;
+        return rc < 0 ? rc : np_err_set(err, -ENOMEM, "out of memory");
+    }
+    return rc;
+}
+
 int acct_sacct_job(uint32_t job_id, uid_t *uid, char **comment, bool *full, struct np_err *err)
 {
     char id[16], errbuf[256], *out = NULL;
@@ -239,7 +207,8 @@ int acct_run_lines(char *const argv[], int (*on_line)(char *line, void *arg), vo
         free(line);
         return (int)pid;
     }
-    /* One line at a time: the output of a month of jobs is never held whole. */
+    /* One line at a time: the output of a month of jobs is never held whole. Both pipes at once:
+     * a chatty stderr must not block the child while we wait on stdout. */
     while (out_fd >= 0 || err_fd >= 0) {
         struct pollfd pfd[2] = {{.fd = out_fd, .events = POLLIN}, {.fd = err_fd, .events = POLLIN}};
         char chunk[4096];
@@ -272,6 +241,10 @@ int acct_run_lines(char *const argv[], int (*on_line)(char *line, void *arg), vo
         if (err_fd >= 0 && pfd[1].revents)
             read_stderr(&err_fd, &e);
     }
+    if (out_fd >= 0)
+        close(out_fd);
+    if (err_fd >= 0)
+        close(err_fd);
     if (len && !skipping && !stop) {
         line[len] = '\0';
         on_line(line, arg);

@@ -1,7 +1,7 @@
 /*
  * store.h - how `numaplace store` gets a node's part of a job summary into the job's one
  * AdminComment when every node of the job does the same at the same time, and retries the
- * parts that could not be stored (store_pending.h).
+ * parts that could not be stored (store_pending_*, below).
  *
  * slurmdbd offers no compare-and-swap on AdminComment: a read-merge-write based on a read made
  * before another node's write drops that node's part. So each node writes optimistically and
@@ -17,7 +17,9 @@
 #define NUMAPLACE_STORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -34,7 +36,7 @@
 struct store_limits {
     double record_wait_s; /**< for slurmctld's record of the job to reach slurmdbd */
     double total_s;       /**< for the writes and their confirmation after that */
-    bool merged; /**< the part is the single merger's (store_parts.h): no node-count limit */
+    bool merged; /**< the part is the single merger's (store_parts_*, below): no node-count limit */
 };
 
 /** What one store cost, for the log and bench/RESULTS.md. */
@@ -43,7 +45,8 @@ struct store_costs {
     double read_s, merge_s, write_s; /**< summed over the reads, merges, writes */
     double record_wait_s, total_s;   /**< waiting for the record; the whole store */
     long stored_bytes;
-    bool deposited; /**< a large job's part left for its merger (store_parts.h), not stored */
+    bool
+        deposited; /**< a large job's part left for its merger (store_parts_*, below), not stored */
 };
 
 /**
@@ -111,5 +114,152 @@ int store_pending_pass(const char *spool, uint32_t except, int max_jobs, double 
 
 /** After this a part no longer waits (logged when dropped). */
 #define STORE_PENDING_MAX_AGE_S (7L * 24 * 3600)
+
+/*
+ * This node's parts of job summaries that are not in Slurm accounting yet
+ * (`numaplace store`). Before a node writes its part to the job's AdminComment it
+ * saves it as <spool>/pending/JOBID.json; the file goes only once the part is stored and read
+ * back. Whatever stops the store (slurmdbd down, a reboot, too many concurrent writers) leaves
+ * the file, and the next `numaplace store` on the node (any job's epilog) or
+ * `numaplace store --pending` (a timer) stores it. The directory is root's, mode 0700; files
+ * are written atomically (daemon/safe_file.c), at most STORE_PENDING_MAX_FILES of them, each at
+ * most STORE_PENDING_MAX_BYTES. One process at a time works on a job's file (flock).
+ */
+#define STORE_PENDING_DIR "pending"
+/** Past it the oldest job's part is dropped (and said so): at one job's part per node. */
+#define STORE_PENDING_MAX_FILES 512
+/** A node's part of one job; larger ones are not kept (they would not fit AdminComment). */
+#define STORE_PENDING_MAX_BYTES (8u << 20)
+
+/**
+ * Open (with @p create, make) <@p spool>/pending: a directory of root's that group and others
+ * cannot write (mode 0700 when made). @return its fd, or -errno with @p err
+ */
+int store_pending_open(const char *spool, bool create, struct np_err *err);
+
+/**
+ * Save @p part (borrowed: a summary of this node's reports of job @p job_id) as JOBID.json,
+ * replacing an older one; drops the oldest jobs' files past STORE_PENDING_MAX_FILES, each
+ * named in @p log. @return 0, or -errno with @p err
+ */
+int store_pending_save(int dirfd, uint32_t job_id, const json_t *part, const struct np_log *log,
+                       struct np_err *err);
+
+/**
+ * Take job @p job_id's file for this process (flock, not waiting).
+ * @return an fd to pass to store_pending_load and store_pending_release; -EBUSY when another
+ *         process has it, -ENOENT when there is none (or it was just stored), with @p err
+ */
+int store_pending_take(int dirfd, uint32_t job_id, struct np_err *err);
+
+/**
+ * Save @p part (borrowed: this node's newest part of job @p job_id) and take its file, as a store
+ * of the job does before it writes to slurmdbd. The part is saved even while another process
+ * holds an older file of the job (`store --pending`, an earlier store): that one keeps its old
+ * file and stores it; the newer part is never dropped for it (the merge keeps the newer part).
+ * @return the taken fd; -EBUSY when another process took the new file first (it stores it);
+ *         another -errno (the part could not be saved) with @p err
+ */
+int store_pending_hold(int dirfd, uint32_t job_id, const json_t *part, const struct np_log *log,
+                       struct np_err *err);
+
+/** The part in a taken file (@p part new). @return 0, or -errno with @p err (-EBADMSG: corrupt) */
+int store_pending_load(int fd, json_t **part, struct np_err *err);
+
+/**
+ * Let go of a taken file; with @p stored, remove it first (durably) so no other process takes
+ * it again, unless the name holds a newer file by then (saved by another store of the job).
+ */
+void store_pending_release(int dirfd, uint32_t job_id, int fd, bool stored);
+
+/**
+ * Remove the temporary files that a store killed mid-write left (safe_dirfd_sweep_shared: other
+ * stores may be writing now), each pass of `store --pending` and of an epilog's store; the count
+ * goes to @p log. @return how many, or -errno
+ */
+int store_pending_sweep(int dirfd, const struct np_log *log);
+
+/**
+ * The jobs named in directory @p dirfd, oldest job id first, at most @p max in @p jobs: entries
+ * JOBID@p suffix (".json": the pending files; "": the parts directory's job directories).
+ * @return how many, or -errno
+ */
+int store_list_jobs(int dirfd, const char *suffix, uint32_t *jobs, size_t max);
+
+/**
+ * The jobs with a file in the directory, oldest job id first, at most @p max in @p jobs.
+ * @return how many, or -errno with @p err
+ */
+int store_pending_list(int dirfd, uint32_t *jobs, size_t max, struct np_err *err);
+
+/*
+ * The single merger for large jobs (docs/accounting.md). Past
+ * NUMAPLACE_STORE_MAX_NODES nodes a job's nodes no longer read, merge and write its one
+ * AdminComment each: every node's epilog leaves its part in the site's parts directory
+ * (NUMAPLACE_PARTS_DIR, shared by the nodes and the controller host) as <dir>/JOBID/NODE.json,
+ * and one `numaplace store --merge JOBID` (EpilogSlurmctld, on the controller host) merges the
+ * parts once and writes once. The parts stay until the merged summary is confirmed in
+ * accounting: a merge that fails (slurmdbd down) or is killed leaves them for
+ * `numaplace store --merge --pending`, and a part that comes after the merge is merged by that
+ * pass into what is stored.
+ *
+ * Trust: the directory must be root's and not writable by group or others (daemon/safe_file.c);
+ * a part is read only when root wrote it (a regular file of root's, or of the merger's own user,
+ * not writable by group or others), at most STORE_PENDING_MAX_BYTES, of this job and naming only
+ * the node its file names.
+ */
+/** The site's parts directory (NUMAPLACE_PARTS_DIR), NULL when the single merger is off. */
+const char *store_parts_dir(void);
+
+/**
+ * Leave @p part (borrowed: one node's part of job @p job_id, its only node the part's key) in
+ * <@p dir>/JOBID/NODE.json, atomically, replacing an older part of the node.
+ * @return 0, or -errno with @p err
+ */
+int store_parts_deposit(const char *dir, uint32_t job_id, const json_t *part, struct np_err *err);
+
+/** What one merge found. */
+struct store_parts_found {
+    int parts;    /**< merged */
+    int rejected; /**< files left out (logged): not root's, corrupt, another job, user or node */
+};
+
+/** A merged part file, removed once stored (unless a newer file took its name meanwhile). */
+struct store_part_file {
+    ino_t ino;
+    char *name;
+};
+
+/** A job's parts taken for a merge: the directory, locked, and the files merged. */
+struct store_parts_job {
+    int dirfd;                     /**< <dir>/JOBID, flock'ed */
+    struct store_part_file *files; /**< the merged files */
+    size_t n;
+};
+
+/**
+ * Take job @p job_id's parts (flock on its directory, not waiting) and merge every one into a
+ * new summary (@p merged; its uid must be @p uid). Logs each file left out.
+ * @return 0; -ENOENT (no part); -EBUSY (another merge has the job); -errno, with @p err
+ */
+int store_parts_merge(const char *dir, uint32_t job_id, uid_t uid, struct store_parts_job *job,
+                      json_t **merged, struct store_parts_found *found, const struct np_log *log,
+                      struct np_err *err);
+
+/**
+ * Let go of a job's parts; with @p stored remove the merged files (a newer file under a name
+ * stays) and the job's directory when nothing else came meanwhile.
+ */
+void store_parts_release(const char *dir, uint32_t job_id, struct store_parts_job *job,
+                         bool stored);
+
+/** How many part files job @p job_id has in @p dir (0 when none yet), or -errno. */
+int store_parts_count(const char *dir, uint32_t job_id);
+
+/**
+ * The jobs with a directory in @p dir, oldest job id first, at most @p max.
+ * @return how many, or -errno with @p err
+ */
+int store_parts_list(const char *dir, uint32_t *jobs, size_t max, struct np_err *err);
 
 #endif /* NUMAPLACE_STORE_H */

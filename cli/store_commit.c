@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,6 @@
 #include "numaplace/summary.h"
 
 #include "accounting.h"
-#include "store_parts.h"
-#include "store_pending.h"
 
 /* sacct runs before slurmdbd counts as unreachable. */
 #define SACCT_TRIES 3
@@ -216,7 +215,7 @@ static int write_merged(uint32_t job_id, const json_t *part, double settle,
     return rc;
 }
 
-/* A large job's part left for its one merge (store_parts.h). */
+/* A large job's part left for its one merge (store.h). */
 static int deposit(uint32_t job_id, const json_t *part, struct store_costs *costs, double start,
                    struct np_err *err)
 {
@@ -411,11 +410,8 @@ int store_pending_pass(const char *spool, uint32_t except, int max_jobs, double 
             break;
         }
         if (until > 0) { /* ends by @p until: a quarter of what is left for the record at most */
-            limits.record_wait_s =
-                left / 4 < limits.record_wait_s ? left / 4 : limits.record_wait_s;
-            limits.total_s = left - limits.record_wait_s < limits.total_s
-                                 ? left - limits.record_wait_s
-                                 : limits.total_s;
+            limits.record_wait_s = fmin(limits.record_wait_s, left / 4);
+            limits.total_s = fmin(limits.total_s, left - limits.record_wait_s);
         }
         rc = retry_one(dirfd, jobs[i], &limits, log);
         if (rc == -EIO) { /* slurmdbd unreachable: the others would fail the same way */

@@ -14,7 +14,6 @@
 
 #include "accounting.h"
 #include "store.h"
-#include "store_parts.h"
 
 /* The job's node count, node list (new string) and uid from its full record in slurmdbd. */
 static int job_nodes(uint32_t job_id, long *nnodes, char **nodelist, uid_t *uid, struct np_err *err)

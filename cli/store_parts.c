@@ -1,8 +1,8 @@
-/* Large jobs' parts in the site's parts directory, for one merge (store_parts.h). */
+/* Large jobs' parts in the site's parts directory, for one merge (store.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "store_parts.h"
+#include "store.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -19,7 +19,6 @@
 #include "numaplace/summary.h"
 
 #include "safe_file.h"
-#include "store_pending.h"
 #include "numaplace/json_reals.h"
 
 const char *store_parts_dir(void)
@@ -159,19 +158,14 @@ static json_t *load_part(int fd, const char *name, uint32_t job_id, uid_t uid, c
 
 static int add_part(struct store_parts_job *job, const char *name, ino_t ino)
 {
-    ino_t *inos = realloc(job->inos, (job->n + 1) * sizeof(*inos));
-    char **names;
+    struct store_part_file *files = realloc(job->files, (job->n + 1) * sizeof(*files));
 
-    if (!inos)
+    if (!files)
         return -ENOMEM;
-    job->inos = inos;
-    names = realloc(job->names, (job->n + 1) * sizeof(*names));
-    if (!names)
+    job->files = files;
+    if (!(files[job->n].name = strdup(name)))
         return -ENOMEM;
-    job->names = names;
-    if (!(names[job->n] = strdup(name)))
-        return -ENOMEM;
-    inos[job->n++] = ino;
+    files[job->n++].ino = ino;
     return 0;
 }
 
@@ -271,10 +265,10 @@ void store_parts_release(const char *dir, uint32_t job_id, struct store_parts_jo
     for (size_t i = 0; i < job->n; i++) {
         struct stat now;
         /* Only the file merged: a node that stored again meanwhile left a newer one. */
-        if (stored && fstatat(job->dirfd, job->names[i], &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-            now.st_ino == job->inos[i])
-            unlinkat(job->dirfd, job->names[i], 0);
-        free(job->names[i]);
+        if (stored && fstatat(job->dirfd, job->files[i].name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+            now.st_ino == job->files[i].ino)
+            unlinkat(job->dirfd, job->files[i].name, 0);
+        free(job->files[i].name);
     }
     if (stored) { /* fails while a part came in meanwhile: the next pass merges it */
         const int base = safe_dir_open(dir, NULL);
@@ -287,8 +281,7 @@ void store_parts_release(const char *dir, uint32_t job_id, struct store_parts_jo
     }
     if (job->dirfd >= 0)
         close(job->dirfd); /* and with it the lock */
-    free(job->names);
-    free(job->inos);
+    free(job->files);
     memset(job, 0, sizeof(*job));
     job->dirfd = -1;
 }
@@ -315,33 +308,14 @@ int store_parts_count(const char *dir, uint32_t job_id)
     return n;
 }
 
-static int compare_jobs(const void *a, const void *b)
-{
-    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 int store_parts_list(const char *dir, uint32_t *jobs, size_t max, struct np_err *err)
 {
     const int base = safe_dir_open(dir, err);
-    DIR *listing;
-    const struct dirent *e;
-    size_t n = 0;
+    int n;
 
     if (base < 0)
         return base;
-    if (!(listing = fdopendir(base))) {
-        const int rc = -errno;
-        close(base);
-        return np_err_set(err, rc, "%s: %s", dir, strerror(-rc));
-    }
-    while ((e = readdir(listing)) != NULL && n < max) {
-        char *end;
-        const unsigned long id = strtoul(e->d_name, &end, 10);
-        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && !*end && id <= UINT32_MAX)
-            jobs[n++] = (uint32_t)id;
-    }
-    closedir(listing);
-    qsort(jobs, n, sizeof(*jobs), compare_jobs);
-    return (int)n;
+    n = store_list_jobs(base, "", jobs, max);
+    close(base);
+    return n < 0 ? np_err_set(err, n, "%s: %s", dir, strerror(-n)) : n;
 }

@@ -1,8 +1,8 @@
-/* This node's summary parts waiting for Slurm accounting (store_pending.h). */
+/* This node's summary parts waiting for Slurm accounting (store.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "store_pending.h"
+#include "store.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,8 +23,8 @@ static void file_name(uint32_t job_id, char *name, size_t len)
     snprintf(name, len, "%" PRIu32 ".json", job_id);
 }
 
-/* "123.json" -> 123; anything else (temporary files, strays) -> 0. */
-static uint32_t job_of(const char *name)
+/* "123" + @p suffix -> 123; anything else (temporary files, strays) -> 0. */
+static uint32_t job_of(const char *name, const char *suffix)
 {
     char *end;
     unsigned long id;
@@ -32,7 +32,7 @@ static uint32_t job_of(const char *name)
     if (name[0] < '1' || name[0] > '9')
         return 0;
     id = strtoul(name, &end, 10);
-    return strcmp(end, ".json") == 0 && id <= UINT32_MAX ? (uint32_t)id : 0;
+    return strcmp(end, suffix) == 0 && id <= UINT32_MAX ? (uint32_t)id : 0;
 }
 
 int store_pending_open(const char *spool, bool create, struct np_err *err)
@@ -52,7 +52,7 @@ static int compare_jobs(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int store_pending_list(int dirfd, uint32_t *jobs, size_t max, struct np_err *err)
+int store_list_jobs(int dirfd, const char *suffix, uint32_t *jobs, size_t max)
 {
     const int fd = dup(dirfd);
     DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
@@ -63,17 +63,24 @@ int store_pending_list(int dirfd, uint32_t *jobs, size_t max, struct np_err *err
         const int e = errno;
         if (fd >= 0)
             close(fd);
-        return np_err_set(err, -e, "cannot list the pending directory: %s", strerror(e));
+        return -e;
     }
     rewinddir(dir);
     while ((entry = readdir(dir)) != NULL && n < max) {
-        const uint32_t id = job_of(entry->d_name);
+        const uint32_t id = job_of(entry->d_name, suffix);
         if (id)
             jobs[n++] = id;
     }
     closedir(dir);
     qsort(jobs, n, sizeof(*jobs), compare_jobs);
     return (int)n;
+}
+
+int store_pending_list(int dirfd, uint32_t *jobs, size_t max, struct np_err *err)
+{
+    const int n = store_list_jobs(dirfd, ".json", jobs, max);
+
+    return n < 0 ? np_err_set(err, n, "cannot list the pending directory: %s", strerror(-n)) : n;
 }
 
 int store_pending_sweep(int dirfd, const struct np_log *log)

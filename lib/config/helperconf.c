@@ -21,34 +21,6 @@ static const char *const auto_load_names[NP_AUTO_LOAD_COUNT] = {
 static const struct np_name_table auto_loads = {"auto_load", auto_load_names, NP_AUTO_LOAD_COUNT,
                                                 NULL};
 
-void np_helper_config_defaults(struct np_helper_config *cfg)
-{
-    memset(cfg, 0, sizeof(*cfg));
-    snprintf(cfg->socket, sizeof(cfg->socket), "%s", NP_HELPER_DEFAULT_SOCKET);
-    snprintf(cfg->state_dir, sizeof(cfg->state_dir), "/var/lib/numaplace");
-    snprintf(cfg->spool_dir, sizeof(cfg->spool_dir), "/var/spool/numaplace");
-    snprintf(cfg->pid_file, sizeof(cfg->pid_file), "/run/numaplace/numaplaced.pid");
-    snprintf(cfg->log, sizeof(cfg->log), "syslog");
-    cfg->log_level = NP_LOG_INFO;
-    cfg->interval_ms = 1000;
-    cfg->numa_maps_interval_ms = 30000;
-    cfg->numa_maps_large_interval_ms = 60000;
-    cfg->detail_interval_ms = 10000;
-    cfg->numa_maps_large_bytes = 1ull << 30;
-    cfg->perf = true;
-    snprintf(cfg->housekeeping_cpus, sizeof(cfg->housekeeping_cpus), "auto");
-    snprintf(cfg->proc_root, sizeof(cfg->proc_root), "/");
-    cfg->max_jobs = 1024;
-    cfg->migration = true;
-    cfg->migration_rate_mb_s = 200;
-    snprintf(cfg->migration_order, sizeof(cfg->migration_order), "best-plus");
-    cfg->free_floor_mb = 256;
-    cfg->trigger_homecoming = cfg->trigger_pressure = cfg->trigger_bandwidth = true;
-    cfg->bandwidth_threshold_mb_s = 10000;
-    cfg->bandwidth_intervals = 5;
-    cfg->class_high_is_high = true;
-}
-
 static int set_switch(bool *out, const char *key, const char *value, struct np_err *err)
 {
     if (strcmp(value, "on") == 0 || strcmp(value, "yes") == 0) {
@@ -269,47 +241,49 @@ typedef int key_setter(struct np_helper_config *cfg, const char *key, const char
 
 /*
  * Every key, in the order numaplaced(8), usage and the unknown-key error list them:
- * X(name, kind, field, min, max, setter). The field is the one the key sets (for a setter, the
- * one its documentation names); min and max bound KEY_UINT.
+ * X(name, kind, field, min, max, setter, default). The field is the one the key sets (for a
+ * setter, the one its documentation names); min and max bound KEY_UINT; the default (numaplaced(8)
+ * documents them) is read as a value in the file is, NULL leaving the field zero.
  */
 #define HELPER_KEYS(X)                                                                             \
-    X(socket, KEY_PATH, socket, 0, 0, NULL)                                                        \
-    X(state_dir, KEY_PATH, state_dir, 0, 0, NULL)                                                  \
-    X(spool_dir, KEY_PATH, spool_dir, 0, 0, NULL)                                                  \
-    X(pid_file, KEY_PATH_OR_NONE, pid_file, 0, 0, NULL)                                            \
-    X(log, KEY_SETTER, log, 0, 0, set_log)                                                         \
-    X(log_level, KEY_SETTER, log_level, 0, 0, set_log_level)                                       \
-    X(interval_ms, KEY_UINT, interval_ms, 100, 3600000, NULL)                                      \
-    X(numa_maps_interval_ms, KEY_UINT, numa_maps_interval_ms, 100, 3600000, NULL)                  \
-    X(numa_maps_large_interval_ms, KEY_UINT, numa_maps_large_interval_ms, 100, 3600000, NULL)      \
-    X(numa_maps_large_bytes, KEY_UINT, numa_maps_large_bytes, 0, UINT64_MAX, NULL)                 \
-    X(detail_interval_ms, KEY_UINT, detail_interval_ms, 100, 3600000, NULL)                        \
-    X(backends, KEY_SETTER, perf, 0, 0, set_backends)                                              \
-    X(housekeeping_cpus, KEY_SETTER, housekeeping_cpus, 0, 0, set_housekeeping_cpus)               \
-    X(record, KEY_PATH_OR_NONE, record, 0, 0, NULL)                                                \
-    X(proc_root, KEY_PATH, proc_root, 0, 0, NULL)                                                  \
-    X(max_jobs, KEY_UINT, max_jobs, 1, 65536, NULL)                                                \
-    X(migration, KEY_SWITCH, migration, 0, 0, NULL)                                                \
-    X(migration_dry_run, KEY_SWITCH, migration_dry_run, 0, 0, NULL)                                \
-    X(migration_rate_mb_s, KEY_UINT, migration_rate_mb_s, 0, 1000000, NULL)                        \
-    X(move_shared_pages, KEY_SWITCH, move_shared_pages, 0, 0, NULL)                                \
-    X(migration_order, KEY_SETTER, migration_order, 0, 0, set_migration_order)                     \
-    X(free_floor_mb, KEY_UINT, free_floor_mb, 0, UINT64_MAX >> 20, NULL)                           \
-    X(trigger_homecoming, KEY_SWITCH, trigger_homecoming, 0, 0, NULL)                              \
-    X(trigger_pressure, KEY_SWITCH, trigger_pressure, 0, 0, NULL)                                  \
-    X(trigger_bandwidth, KEY_SWITCH, trigger_bandwidth, 0, 0, NULL)                                \
-    X(bandwidth_threshold_mb_s, KEY_UINT, bandwidth_threshold_mb_s, 1, 100000000, NULL)            \
-    X(bandwidth_intervals, KEY_UINT, bandwidth_intervals, 1, 3600, NULL)                           \
-    X(admin_group, KEY_SETTER, admin_group, 0, 0, set_admin_group)                                 \
-    X(class_map, KEY_SETTER, class_high_is_high, 0, 0, set_class_map)                              \
-    X(class_default, KEY_SETTER, class_default_high, 0, 0, set_class_default)                      \
-    X(sensitivity_table, KEY_PATH, sensitivity_table, 0, 0, NULL)                                  \
-    X(machine_profile, KEY_PATH, machine_profile, 0, 0, NULL)                                      \
-    X(auto_load, KEY_SETTER, auto_load, 0, 0, set_auto_load)                                       \
-    X(metrics_listen, KEY_SETTER, metrics, 0, 0, set_metrics)                                      \
-    X(metrics_users, KEY_SETTER, metrics, 0, 0, set_metrics)                                       \
-    X(metrics_allow, KEY_SETTER, metrics, 0, 0, set_metrics)                                       \
-    X(metrics_step_series, KEY_SETTER, metrics, 0, 0, set_metrics)
+    X(socket, KEY_PATH, socket, 0, 0, NULL, NP_HELPER_DEFAULT_SOCKET)                              \
+    X(state_dir, KEY_PATH, state_dir, 0, 0, NULL, "/var/lib/numaplace")                            \
+    X(spool_dir, KEY_PATH, spool_dir, 0, 0, NULL, "/var/spool/numaplace")                          \
+    X(pid_file, KEY_PATH_OR_NONE, pid_file, 0, 0, NULL, "/run/numaplace/numaplaced.pid")           \
+    X(log, KEY_SETTER, log, 0, 0, set_log, "syslog")                                               \
+    X(log_level, KEY_SETTER, log_level, 0, 0, set_log_level, "info")                               \
+    X(interval_ms, KEY_UINT, interval_ms, 100, 3600000, NULL, "1000")                              \
+    X(numa_maps_interval_ms, KEY_UINT, numa_maps_interval_ms, 100, 3600000, NULL, "30000")         \
+    X(numa_maps_large_interval_ms, KEY_UINT, numa_maps_large_interval_ms, 100, 3600000, NULL,      \
+      "60000")                                                                                     \
+    X(numa_maps_large_bytes, KEY_UINT, numa_maps_large_bytes, 0, UINT64_MAX, NULL, "1073741824")   \
+    X(detail_interval_ms, KEY_UINT, detail_interval_ms, 100, 3600000, NULL, "10000")               \
+    X(backends, KEY_SETTER, perf, 0, 0, set_backends, "perf,proc")                                 \
+    X(housekeeping_cpus, KEY_SETTER, housekeeping_cpus, 0, 0, set_housekeeping_cpus, "auto")       \
+    X(record, KEY_PATH_OR_NONE, record, 0, 0, NULL, NULL)                                          \
+    X(proc_root, KEY_PATH, proc_root, 0, 0, NULL, "/")                                             \
+    X(max_jobs, KEY_UINT, max_jobs, 1, 65536, NULL, "1024")                                        \
+    X(migration, KEY_SWITCH, migration, 0, 0, NULL, "on")                                          \
+    X(migration_dry_run, KEY_SWITCH, migration_dry_run, 0, 0, NULL, NULL)                          \
+    X(migration_rate_mb_s, KEY_UINT, migration_rate_mb_s, 0, 1000000, NULL, "200")                 \
+    X(move_shared_pages, KEY_SWITCH, move_shared_pages, 0, 0, NULL, NULL)                          \
+    X(migration_order, KEY_SETTER, migration_order, 0, 0, set_migration_order, "best-plus")        \
+    X(free_floor_mb, KEY_UINT, free_floor_mb, 0, UINT64_MAX >> 20, NULL, "256")                    \
+    X(trigger_homecoming, KEY_SWITCH, trigger_homecoming, 0, 0, NULL, "on")                        \
+    X(trigger_pressure, KEY_SWITCH, trigger_pressure, 0, 0, NULL, "on")                            \
+    X(trigger_bandwidth, KEY_SWITCH, trigger_bandwidth, 0, 0, NULL, "on")                          \
+    X(bandwidth_threshold_mb_s, KEY_UINT, bandwidth_threshold_mb_s, 1, 100000000, NULL, "10000")   \
+    X(bandwidth_intervals, KEY_UINT, bandwidth_intervals, 1, 3600, NULL, "5")                      \
+    X(admin_group, KEY_SETTER, admin_group, 0, 0, set_admin_group, NULL)                           \
+    X(class_map, KEY_SETTER, class_high_is_high, 0, 0, set_class_map, "high:high,low:low")         \
+    X(class_default, KEY_SETTER, class_default_high, 0, 0, set_class_default, NULL)                \
+    X(sensitivity_table, KEY_PATH, sensitivity_table, 0, 0, NULL, NULL)                            \
+    X(machine_profile, KEY_PATH, machine_profile, 0, 0, NULL, NULL)                                \
+    X(auto_load, KEY_SETTER, auto_load, 0, 0, set_auto_load, NULL)                                 \
+    X(metrics_listen, KEY_SETTER, metrics, 0, 0, set_metrics, NULL)                                \
+    X(metrics_users, KEY_SETTER, metrics, 0, 0, set_metrics, NULL)                                 \
+    X(metrics_allow, KEY_SETTER, metrics, 0, 0, set_metrics, NULL)                                 \
+    X(metrics_step_series, KEY_SETTER, metrics, 0, 0, set_metrics, NULL)
 
 struct helper_key {
     const char *name;
@@ -317,20 +291,22 @@ struct helper_key {
     size_t offset, size;
     uint64_t min, max;
     key_setter *set;
+    const char *default_value;
 };
 
-#define KEY_ENTRY(name, kind, field, min, max, set)                                                \
+#define KEY_ENTRY(name, kind, field, min, max, set, default_value)                                 \
     {#name,                                                                                        \
      kind,                                                                                         \
      offsetof(struct np_helper_config, field),                                                     \
      sizeof(((struct np_helper_config *)0)->field),                                                \
      min,                                                                                          \
      max,                                                                                          \
-     set},
+     set,                                                                                          \
+     default_value},
 static const struct helper_key helper_keys[] = {HELPER_KEYS(KEY_ENTRY)};
 
 /* ", socket, state_dir, ..." at compile time; the names start after the first separator. */
-#define KEY_NAME(name, kind, field, min, max, set) ", " #name
+#define KEY_NAME(name, kind, field, min, max, set, default_value) ", " #name
 static const char key_names[] = HELPER_KEYS(KEY_NAME);
 
 const char *np_helper_config_keys(void)
@@ -338,35 +314,47 @@ const char *np_helper_config_keys(void)
     return key_names + 2;
 }
 
+static int set_key(struct np_helper_config *cfg, const struct helper_key *k, const char *value,
+                   struct np_err *err)
+{
+    char *field = (char *)cfg + k->offset;
+    uint64_t v = 0;
+    int rc;
+
+    switch (k->kind) {
+    case KEY_PATH:
+    case KEY_PATH_OR_NONE:
+        return set_path(field, k->size, k->name, value, k->kind == KEY_PATH_OR_NONE, err);
+    case KEY_SWITCH:
+        return set_switch((bool *)field, k->name, value, err);
+    case KEY_UINT:
+        if ((rc = set_uint(&v, k->name, value, k->min, k->max, err)) < 0)
+            return rc;
+        if (k->size == sizeof(uint64_t))
+            memcpy(field, &v, sizeof(v));
+        else
+            memcpy(field, &(unsigned){(unsigned)v}, sizeof(unsigned));
+        return 0;
+    case KEY_SETTER:
+        return k->set(cfg, k->name, value, err);
+    }
+    return -EINVAL;
+}
+
+void np_helper_config_defaults(struct np_helper_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    for (size_t i = 0; i < sizeof(helper_keys) / sizeof(helper_keys[0]); i++)
+        if (helper_keys[i].default_value)
+            set_key(cfg, &helper_keys[i], helper_keys[i].default_value, NULL);
+}
+
 int np_helper_config_set(struct np_helper_config *cfg, const char *key, const char *value,
                          struct np_err *err)
 {
-    for (size_t i = 0; i < sizeof(helper_keys) / sizeof(helper_keys[0]); i++) {
-        const struct helper_key *k = &helper_keys[i];
-        char *field = (char *)cfg + k->offset;
-        uint64_t v = 0;
-        int rc;
-
-        if (strcmp(key, k->name) != 0)
-            continue;
-        switch (k->kind) {
-        case KEY_PATH:
-        case KEY_PATH_OR_NONE:
-            return set_path(field, k->size, key, value, k->kind == KEY_PATH_OR_NONE, err);
-        case KEY_SWITCH:
-            return set_switch((bool *)field, key, value, err);
-        case KEY_UINT:
-            if ((rc = set_uint(&v, key, value, k->min, k->max, err)) < 0)
-                return rc;
-            if (k->size == sizeof(uint64_t))
-                memcpy(field, &v, sizeof(v));
-            else
-                memcpy(field, &(unsigned){(unsigned)v}, sizeof(unsigned));
-            return 0;
-        case KEY_SETTER:
-            return k->set(cfg, key, value, err);
-        }
-    }
+    for (size_t i = 0; i < sizeof(helper_keys) / sizeof(helper_keys[0]); i++)
+        if (strcmp(key, helper_keys[i].name) == 0)
+            return set_key(cfg, &helper_keys[i], value, err);
     return np_err_set(err, -EINVAL, "unknown key \"%s\"; accepted: %s", key,
                       np_helper_config_keys());
 }

@@ -352,17 +352,13 @@ bool np_site_config_may_claim_high(const struct np_site_config *cfg, uid_t uid, 
     char buf[4096];
     gid_t gids[256];
     int ngids = 256;
-    const char *names[257];
-    char *owned[256];
+    char *names[257];
     int nnames = 0;
     bool ok;
 
-    if (uid == 0)
-        return true;
-    if (cfg->high_closed)
-        return false;
-    if (!cfg->high_users && !cfg->high_groups)
-        return true;
+    /* Decided without looking the user up, as np_site_config_may_claim_high_names decides it. */
+    if (uid == 0 || cfg->high_closed || (!cfg->high_users && !cfg->high_groups))
+        return uid == 0 || !cfg->high_closed;
     if (getpwuid_r(uid, &pw, buf, sizeof(buf), &pwp) != 0 || !pwp)
         return false; /* an unknown user cannot be shown to be listed */
     if (getgrouplist(pw.pw_name, gid, gids, &ngids) < 0)
@@ -370,17 +366,13 @@ bool np_site_config_may_claim_high(const struct np_site_config *cfg, uid_t uid, 
     for (int i = 0; i < ngids && nnames < 256; i++) {
         struct group gr, *grp = NULL;
         char gbuf[4096];
-        if (getgrgid_r(gids[i], &gr, gbuf, sizeof(gbuf), &grp) == 0 && grp) {
-            owned[nnames] = strdup(grp->gr_name);
-            if (owned[nnames]) {
-                names[nnames] = owned[nnames];
-                nnames++;
-            }
-        }
+        if (getgrgid_r(gids[i], &gr, gbuf, sizeof(gbuf), &grp) == 0 && grp &&
+            (names[nnames] = strdup(grp->gr_name)) != NULL)
+            nnames++;
     }
     names[nnames] = NULL;
-    ok = np_site_config_may_claim_high_names(cfg, pw.pw_name, names);
+    ok = np_site_config_may_claim_high_names(cfg, pw.pw_name, (const char *const *)names);
     for (int i = 0; i < nnames; i++)
-        free(owned[i]);
+        free(names[i]);
     return ok;
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,56 +34,181 @@ const char *np_proto_op_name(enum np_proto_op op)
     return (unsigned)op < N_OPS ? op_names[op] : "?";
 }
 
-/* An unsigned integer member in [0, max]. Missing is an error unless @p optional. */
-static int get_uint(json_t *obj, const char *key, uint64_t max, bool optional, uint64_t *out,
-                    struct np_err *err)
+/* How a request member is read from the wire and written back. */
+enum field_kind {
+    FIELD_UINT,   /* an integer from 0 to max, into an unsigned member of 4 or 8 bytes */
+    FIELD_TASK,   /* an integer from -1 to INT32_MAX, into an int */
+    FIELD_STRING, /* a string, into a char array it must fit with its NUL (too long is an error,
+                     not a silent cut) */
+    FIELD_BOOL,   /* true or false, into a bool */
+};
+#define OPTIONAL 1u /* absent is no error: the member keeps its zero */
+#define INVERTED 2u /* a bool member holding the wire value's negation (absent means true) */
+#define SPARSE   4u /* sent only when it is not what its absence means ("", the bool's default) */
+
+struct field {
+    const char *key;
+    enum field_kind kind;
+    unsigned flags;
+    uint64_t max; /* FIELD_UINT's */
+    size_t offset, size;
+};
+
+#define FIELD_OF(type, key, kind, member, max, flags)                                              \
+    {                                                                                              \
+        key, kind, flags, max, offsetof(type, member), sizeof(((type *)0)->member)                 \
+    }
+#define REQ(key, kind, member, max, flags)                                                         \
+    FIELD_OF(struct np_proto_request, key, kind, member, max, flags)
+
+/* Every op's members in the order they are checked and sent (the plugin's lines stay byte for
+ * byte what they were). */
+static const struct field register_fields[] = {
+    REQ("job", FIELD_UINT, reg.job_id, UINT32_MAX, 0),
+    REQ("step", FIELD_UINT, reg.step_id, UINT32_MAX, 0),
+    REQ("uid", FIELD_UINT, reg.uid, UINT32_MAX - 1, 0),
+    REQ("gid", FIELD_UINT, reg.gid, UINT32_MAX - 1, OPTIONAL),
+    REQ("pid", FIELD_UINT, reg.pid, INT32_MAX, 0),
+    REQ("task", FIELD_TASK, reg.task_id, 0, OPTIONAL),
+    REQ("cpus", FIELD_STRING, reg.cpus, 0, OPTIONAL),
+    REQ("policy", FIELD_STRING, reg.policy_requested, 0, OPTIONAL),
+    REQ("sensitivity", FIELD_STRING, reg.sensitivity, 0, 0),
+    REQ("labelled", FIELD_BOOL, reg.unlabelled, 0, OPTIONAL | INVERTED),
+};
+static const struct field applied_fields[] = {
+    REQ("job", FIELD_UINT, applied.job_id, UINT32_MAX, 0),
+    REQ("step", FIELD_UINT, applied.step_id, UINT32_MAX, 0),
+    REQ("pid", FIELD_UINT, applied.pid, INT32_MAX, 0),
+    REQ("policy", FIELD_STRING, applied.policy, 0, 0),
+    REQ("mode", FIELD_STRING, applied.mode, 0, OPTIONAL),
+    REQ("nodes", FIELD_STRING, applied.nodes, 0, OPTIONAL),
+    REQ("cpus", FIELD_STRING, applied.cpus, 0, OPTIONAL),
+    REQ("reason", FIELD_STRING, applied.reason, 0, OPTIONAL | SPARSE),
+};
+/* step_end's "wait_report": absent or true, the reply waits for the durable report. */
+static const struct field step_end_fields[] = {
+    REQ("job", FIELD_UINT, job_id, UINT32_MAX, 0),
+    REQ("step", FIELD_UINT, step_id, UINT32_MAX, 0),
+    REQ("wait_report", FIELD_BOOL, answer_at_end, 0, OPTIONAL | INVERTED | SPARSE),
+};
+static const struct field status_fields[] = {
+    REQ("job", FIELD_UINT, job_id, UINT32_MAX, OPTIONAL),
+    REQ("step", FIELD_UINT, step_id, UINT32_MAX, OPTIONAL),
+};
+static const struct field set_class_fields[] = {
+    REQ("job", FIELD_UINT, job_id, UINT32_MAX, 0),
+    REQ("class", FIELD_STRING, job_class, 0, 0),
+};
+static const struct field migrate_fields[] = {
+    REQ("from", FIELD_UINT, migrate.from, 4095, 0),
+    REQ("to", FIELD_UINT, migrate.to, 4095, 0),
+    REQ("pages", FIELD_UINT, migrate.pages, INT64_MAX, 0),
+    REQ("dry_run", FIELD_BOOL, migrate.dry_run, 0, OPTIONAL),
+    REQ("order", FIELD_STRING, migrate.order, 0, OPTIONAL | SPARSE),
+};
+static const struct field advise_fields[] = {
+    REQ("job", FIELD_UINT, advise.job_id, UINT32_MAX, 0),
+    REQ("step", FIELD_UINT, advise.step_id, UINT32_MAX, 0),
+    REQ("uid", FIELD_UINT, advise.uid, UINT32_MAX - 1, 0),
+    REQ("name", FIELD_STRING, advise.name, 0, OPTIONAL),
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+static const struct {
+    const struct field *fields;
+    size_t n;
+} op_fields[] = {
+    [NP_OP_REGISTER] = {register_fields, COUNT(register_fields)},
+    [NP_OP_APPLIED] = {applied_fields, COUNT(applied_fields)},
+    [NP_OP_STEP_END] = {step_end_fields, COUNT(step_end_fields)},
+    [NP_OP_STATUS] = {status_fields, COUNT(status_fields)},
+    [NP_OP_PING] = {NULL, 0},
+    [NP_OP_SET_CLASS] = {set_class_fields, COUNT(set_class_fields)},
+    [NP_OP_MIGRATE] = {migrate_fields, COUNT(migrate_fields)},
+    [NP_OP_ADVISE] = {advise_fields, COUNT(advise_fields)},
+};
+_Static_assert(COUNT(op_fields) == N_OPS, "every op has its members");
+
+/* Member @p f of @p base from @p obj, checked. */
+static int decode_field(json_t *obj, const struct field *f, void *base, struct np_err *err)
 {
-    json_t *v = json_object_get(obj, key);
+    json_t *v = json_object_get(obj, f->key);
+    char *member = (char *)base + f->offset;
 
     if (!v) {
-        if (optional)
+        if (f->flags & OPTIONAL)
             return 0;
-        return np_err_set(err, -EINVAL, "request has no \"%s\" (an integer is required)", key);
+        return np_err_set(err, -EINVAL, "request has no \"%s\" (%s is required)", f->key,
+                          f->kind == FIELD_STRING ? "a string" : "an integer");
     }
-    if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) > max)
-        return np_err_set(err, -EINVAL, "request field \"%s\" must be an integer from 0 to %llu",
-                          key, (unsigned long long)max);
-    *out = (uint64_t)json_integer_value(v);
-    return 0;
-}
-
-static int get_int(json_t *obj, const char *key, int *out, struct np_err *err)
-{
-    json_t *v = json_object_get(obj, key);
-
-    if (!v)
+    switch (f->kind) {
+    case FIELD_UINT:
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            (uint64_t)json_integer_value(v) > f->max)
+            return np_err_set(err, -EINVAL,
+                              "request field \"%s\" must be an integer from 0 to %llu", f->key,
+                              (unsigned long long)f->max);
+        if (f->size == sizeof(uint64_t))
+            memcpy(member, &(uint64_t){(uint64_t)json_integer_value(v)}, sizeof(uint64_t));
+        else
+            memcpy(member, &(uint32_t){(uint32_t)json_integer_value(v)}, sizeof(uint32_t));
         return 0;
-    if (!json_is_integer(v) || json_integer_value(v) < -1 || json_integer_value(v) > INT32_MAX)
-        return np_err_set(err, -EINVAL, "request field \"%s\" must be an integer from -1 to %d",
-                          key, INT32_MAX);
-    *out = (int)json_integer_value(v);
+    case FIELD_TASK:
+        if (!json_is_integer(v) || json_integer_value(v) < -1 || json_integer_value(v) > INT32_MAX)
+            return np_err_set(err, -EINVAL, "request field \"%s\" must be an integer from -1 to %d",
+                              f->key, INT32_MAX);
+        memcpy(member, &(int){(int)json_integer_value(v)}, sizeof(int));
+        return 0;
+    case FIELD_STRING:
+        if (!json_is_string(v))
+            return np_err_set(err, -EINVAL, "request field \"%s\" must be a string", f->key);
+        if (json_string_length(v) >= f->size)
+            return np_err_set(err, -EINVAL, "request field \"%s\" is longer than %zu bytes", f->key,
+                              f->size - 1);
+        memcpy(member, json_string_value(v), json_string_length(v) + 1);
+        return 0;
+    case FIELD_BOOL:
+        if (!json_is_boolean(v))
+            return np_err_set(err, -EINVAL, "request field \"%s\" must be true or false", f->key);
+        *(bool *)member = f->flags & INVERTED ? json_is_false(v) : json_is_true(v);
+        return 0;
+    }
     return 0;
 }
 
-/* A string member copied into @p dst; too long is an error, not a silent cut. */
-static int get_string(json_t *obj, const char *key, bool optional, char *dst, size_t size,
-                      struct np_err *err)
+/* Member @p f of @p base into @p obj. @return 0, or -1 (out of memory, or not UTF-8) */
+static int encode_field(json_t *obj, const struct field *f, const void *base)
 {
-    json_t *v = json_object_get(obj, key);
+    const char *member = (const char *)base + f->offset;
+    const bool inverted = f->flags & INVERTED;
+    json_t *v = NULL;
 
-    dst[0] = '\0';
-    if (!v) {
-        if (optional)
-            return 0;
-        return np_err_set(err, -EINVAL, "request has no \"%s\" (a string is required)", key);
+    switch (f->kind) {
+    case FIELD_UINT: {
+        uint64_t u64 = 0;
+        uint32_t u32 = 0;
+        if (f->size == sizeof(u64))
+            memcpy(&u64, member, sizeof(u64));
+        else
+            memcpy(&u32, member, sizeof(u32));
+        v = json_integer((json_int_t)(f->size == sizeof(u64) ? u64 : u32));
+        break;
     }
-    if (!json_is_string(v))
-        return np_err_set(err, -EINVAL, "request field \"%s\" must be a string", key);
-    if (json_string_length(v) >= size)
-        return np_err_set(err, -EINVAL, "request field \"%s\" is longer than %zu bytes", key,
-                          size - 1);
-    memcpy(dst, json_string_value(v), json_string_length(v) + 1);
-    return 0;
+    case FIELD_TASK:
+        v = json_integer(*(const int *)member);
+        break;
+    case FIELD_STRING:
+        if (f->flags & SPARSE && !member[0])
+            return 0;
+        v = json_string(member);
+        break;
+    case FIELD_BOOL:
+        if (f->flags & SPARSE && !*(const bool *)member)
+            return 0;
+        v = json_boolean(*(const bool *)member != inverted);
+        break;
+    }
+    return json_object_set_new(obj, f->key, v);
 }
 
 /* A JSON string is valid UTF-8 already, so C1 is the two bytes C2 80 to C2 9F. */
@@ -105,62 +231,13 @@ static int check_printable(const char *key, const char *value, size_t size, stru
                       key, size - 1);
 }
 
-static int decode_ids(json_t *obj, uint32_t *job, uint32_t *step, bool job_optional,
-                      struct np_err *err)
+static int check_register(const struct np_task_reg *reg, struct np_err *err)
 {
-    uint64_t j = 0, s = 0;
-    int rc;
-
-    if ((rc = get_uint(obj, "job", UINT32_MAX, job_optional, &j, err)) < 0 ||
-        (rc = get_uint(obj, "step", UINT32_MAX, job_optional, &s, err)) < 0)
-        return rc;
-    *job = (uint32_t)j;
-    *step = (uint32_t)s;
-    return 0;
-}
-
-/* step_end's "wait_report": absent or true, the reply waits for the durable report. */
-static int decode_wait_report(json_t *obj, bool *answer_at_end, struct np_err *err)
-{
-    json_t *wait = json_object_get(obj, "wait_report");
-
-    if (wait && !json_is_boolean(wait))
-        return np_err_set(err, -EINVAL, "request field \"wait_report\" must be true or false");
-    *answer_at_end = json_is_false(wait);
-    return 0;
-}
-
-static int decode_register(json_t *obj, struct np_task_reg *reg, struct np_err *err)
-{
-    uint64_t uid = 0, gid = 0, pid = 0;
-    int rc;
-
-    reg->task_id = -1;
-    if ((rc = decode_ids(obj, &reg->job_id, &reg->step_id, false, err)) < 0 ||
-        (rc = get_uint(obj, "uid", UINT32_MAX - 1, false, &uid, err)) < 0 ||
-        (rc = get_uint(obj, "gid", UINT32_MAX - 1, true, &gid, err)) < 0 ||
-        (rc = get_uint(obj, "pid", INT32_MAX, false, &pid, err)) < 0 ||
-        (rc = get_int(obj, "task", &reg->task_id, err)) < 0 ||
-        (rc = get_string(obj, "cpus", true, reg->cpus, sizeof(reg->cpus), err)) < 0 ||
-        (rc = get_string(obj, "policy", true, reg->policy_requested, sizeof(reg->policy_requested),
-                         err)) < 0 ||
-        (rc = get_string(obj, "sensitivity", false, reg->sensitivity, sizeof(reg->sensitivity),
-                         err)) < 0)
-        return rc;
-    if (pid == 0)
+    if (reg->pid == 0)
         return np_err_set(err, -EINVAL, "request field \"pid\" must be a process id above 0");
-    {
-        json_t *labelled = json_object_get(obj, "labelled");
-        if (labelled && !json_is_boolean(labelled))
-            return np_err_set(err, -EINVAL, "request field \"labelled\" must be true or false");
-        reg->unlabelled = json_is_false(labelled);
-    }
     if (np_sensitivity_from_name(reg->sensitivity, &(enum np_sensitivity){0}, NULL) < 0)
         return np_err_set(err, -EINVAL, "request field \"sensitivity\" is \"%s\"; accepted: %s",
                           reg->sensitivity, np_sensitivity_names());
-    reg->uid = (uid_t)uid;
-    reg->gid = (gid_t)gid;
-    reg->pid = (pid_t)pid;
     return 0;
 }
 
@@ -172,21 +249,19 @@ static int get_nodes(json_t *obj, const char *key, uint64_t *out, struct np_err 
 
     *out = 0;
     if (!json_is_array(v))
-        return np_err_set(err, -EINVAL,
-                          "request field \"auto\".\"%s\" must be an array of node "
-                          "numbers below %d",
-                          key, NP_PROTO_APPLIED_MAX_NODES);
+        goto bad;
     json_array_foreach(v, i, n)
     {
         if (!json_is_integer(n) || json_integer_value(n) < 0 ||
             json_integer_value(n) >= NP_PROTO_APPLIED_MAX_NODES)
-            return np_err_set(err, -EINVAL,
-                              "request field \"auto\".\"%s\" must be an array of node numbers "
-                              "below %d",
-                              key, NP_PROTO_APPLIED_MAX_NODES);
+            goto bad;
         *out |= UINT64_C(1) << json_integer_value(n);
     }
     return 0;
+bad:
+    return np_err_set(err, -EINVAL,
+                      "request field \"auto\".\"%s\" must be an array of node numbers below %d",
+                      key, NP_PROTO_APPLIED_MAX_NODES);
 }
 
 static json_t *nodes_array(uint64_t mask)
@@ -209,13 +284,14 @@ json_t *np_proto_applied_auto_json(const struct np_applied_auto *facts)
 
 int np_proto_applied_auto_from_json(json_t *obj, struct np_applied_auto *out, struct np_err *err)
 {
+    static const struct field sensitivity =
+        FIELD_OF(struct np_applied_auto, "sensitivity", FIELD_STRING, sensitivity, 0, 0);
     int rc;
 
     memset(out, 0, sizeof(*out));
     if (!json_is_object(obj))
         return np_err_set(err, -EINVAL, "request field \"auto\" must be an object");
-    if ((rc = get_string(obj, "sensitivity", false, out->sensitivity, sizeof(out->sensitivity),
-                         err)) < 0 ||
+    if ((rc = decode_field(obj, &sensitivity, out, err)) < 0 ||
         (rc = get_nodes(obj, "task_nodes", &out->task_nodes, err)) < 0 ||
         (rc = get_nodes(obj, "allowed_nodes", &out->allowed_nodes, err)) < 0 ||
         (rc = get_nodes(obj, "loaded_nodes", &out->loaded_nodes, err)) < 0)
@@ -235,20 +311,11 @@ bad:
     return rc;
 }
 
-static int decode_applied(json_t *obj, struct np_task_applied *ap, struct np_err *err)
+static int check_applied(json_t *obj, struct np_task_applied *ap, struct np_err *err)
 {
-    uint64_t pid = 0;
     int rc;
 
-    if ((rc = decode_ids(obj, &ap->job_id, &ap->step_id, false, err)) < 0 ||
-        (rc = get_uint(obj, "pid", INT32_MAX, false, &pid, err)) < 0 ||
-        (rc = get_string(obj, "policy", false, ap->policy, sizeof(ap->policy), err)) < 0 ||
-        (rc = get_string(obj, "mode", true, ap->mode, sizeof(ap->mode), err)) < 0 ||
-        (rc = get_string(obj, "nodes", true, ap->nodes, sizeof(ap->nodes), err)) < 0 ||
-        (rc = get_string(obj, "cpus", true, ap->cpus, sizeof(ap->cpus), err)) < 0 ||
-        (rc = get_string(obj, "reason", true, ap->reason, sizeof(ap->reason), err)) < 0)
-        return rc;
-    if (pid == 0)
+    if (ap->pid == 0)
         return np_err_set(err, -EINVAL, "request field \"pid\" must be a process id above 0");
     /* What the task says lands in reports root reads: only what the plugin can say gets in. */
     if (np_policy_from_name(ap->policy, &(enum np_policy){0}, NULL) < 0)
@@ -264,11 +331,8 @@ static int decode_applied(json_t *obj, struct np_task_applied *ap, struct np_err
     if ((rc = check_printable("reason", ap->reason, sizeof(ap->reason), err)) < 0)
         return rc;
     /* absent from plugins before it, and for every policy but auto */
-    if (json_object_get(obj, "auto") &&
-        (rc = np_proto_applied_auto_from_json(json_object_get(obj, "auto"), &ap->auto_facts, err)) <
-            0)
-        return rc;
-    ap->pid = (pid_t)pid;
+    if (json_object_get(obj, "auto"))
+        return np_proto_applied_auto_from_json(json_object_get(obj, "auto"), &ap->auto_facts, err);
     return 0;
 }
 
@@ -321,66 +385,23 @@ int np_proto_decode(const char *buf, size_t len, struct np_proto_request *out, s
         goto out;
     }
     out->op = (enum np_proto_op)i;
-    switch (out->op) {
-    case NP_OP_REGISTER:
-        rc = decode_register(obj, &out->reg, err);
-        break;
-    case NP_OP_APPLIED:
-        rc = decode_applied(obj, &out->applied, err);
-        break;
-    case NP_OP_STEP_END:
-        rc = decode_ids(obj, &out->job_id, &out->step_id, false, err);
-        if (rc == 0)
-            rc = decode_wait_report(obj, &out->answer_at_end, err);
-        break;
-    case NP_OP_STATUS:
-        rc = decode_ids(obj, &out->job_id, &out->step_id, true, err);
-        break;
-    case NP_OP_PING:
-        break;
-    case NP_OP_SET_CLASS: {
-        uint64_t job = 0;
-        if ((rc = get_uint(obj, "job", UINT32_MAX, false, &job, err)) < 0 ||
-            (rc = get_string(obj, "class", false, out->job_class, sizeof(out->job_class), err)) < 0)
-            break;
-        out->job_id = (uint32_t)job;
-        if (np_class_from_name(out->job_class, &(enum np_class){0}, NULL) < 0)
-            rc = np_err_set(err, -EINVAL, "request field \"class\" is \"%s\"; accepted: %s",
-                            out->job_class, np_class_names());
-        break;
-    }
-    case NP_OP_ADVISE: {
-        uint64_t uid = 0;
-        if ((rc = decode_ids(obj, &out->advise.job_id, &out->advise.step_id, false, err)) < 0 ||
-            (rc = get_uint(obj, "uid", UINT32_MAX - 1, false, &uid, err)) < 0 ||
-            (rc = get_string(obj, "name", true, out->advise.name, sizeof(out->advise.name), err)) <
-                0 ||
-            /* the user's job name, kept in root's history.json (escaped, a control character
-             * would take six bytes) and printed */
-            (rc = check_printable("name", out->advise.name, sizeof(out->advise.name), err)) < 0)
-            break;
-        out->advise.uid = (uid_t)uid;
-        break;
-    }
-    case NP_OP_MIGRATE: {
-        uint64_t from = 0, to = 0;
-        json_t *dry = json_object_get(obj, "dry_run");
-        if ((rc = get_uint(obj, "from", 4095, false, &from, err)) < 0 ||
-            (rc = get_uint(obj, "to", 4095, false, &to, err)) < 0 ||
-            (rc = get_uint(obj, "pages", INT64_MAX, false, &out->migrate.pages, err)) < 0 ||
-            (rc = get_string(obj, "order", true, out->migrate.order, sizeof(out->migrate.order),
-                             err)) < 0)
-            break;
-        if (dry && !json_is_boolean(dry)) {
-            rc = np_err_set(err, -EINVAL, "request field \"dry_run\" must be true or false");
-            break;
-        }
-        out->migrate.from = (unsigned)from;
-        out->migrate.to = (unsigned)to;
-        out->migrate.dry_run = json_is_true(dry);
-        break;
-    }
-    }
+    out->reg.task_id = out->op == NP_OP_REGISTER ? -1 : 0;
+    for (size_t k = 0; rc == 0 && k < op_fields[i].n; k++)
+        rc = decode_field(obj, &op_fields[i].fields[k], out, err);
+    if (rc < 0)
+        goto out;
+    if (out->op == NP_OP_REGISTER)
+        rc = check_register(&out->reg, err);
+    else if (out->op == NP_OP_APPLIED)
+        rc = check_applied(obj, &out->applied, err);
+    else if (out->op == NP_OP_SET_CLASS &&
+             np_class_from_name(out->job_class, &(enum np_class){0}, NULL) < 0)
+        rc = np_err_set(err, -EINVAL, "request field \"class\" is \"%s\"; accepted: %s",
+                        out->job_class, np_class_names());
+    else if (out->op == NP_OP_ADVISE)
+        /* the user's job name, kept in root's history.json (escaped, a control character would
+         * take six bytes) and printed */
+        rc = check_printable("name", out->advise.name, sizeof(out->advise.name), err);
 out:
     json_decref(obj);
     return rc;
@@ -389,74 +410,18 @@ out:
 char *np_proto_encode(const struct np_proto_request *req)
 {
     json_t *obj = json_pack("{s:i, s:s}", "v", NP_PROTO_VERSION, "op", np_proto_op_name(req->op));
+    /* A status request's step is sent whenever it was set, so decoding gives it back. */
+    const bool no_ids = req->op == NP_OP_STATUS && !req->job_id && !req->step_id;
+    const size_t n = (unsigned)req->op < N_OPS && !no_ids ? op_fields[req->op].n : 0;
     char *text = NULL, *line = NULL;
     int rc = 0;
 
     if (!obj)
         return NULL;
-    switch (req->op) {
-    case NP_OP_REGISTER: {
-        const struct np_task_reg *r = &req->reg;
-        json_t *more = json_pack(
-            "{s:I, s:I, s:I, s:I, s:I, s:i, s:s, s:s, s:s, s:b}", "job", (json_int_t)r->job_id,
-            "step", (json_int_t)r->step_id, "uid", (json_int_t)r->uid, "gid", (json_int_t)r->gid,
-            "pid", (json_int_t)r->pid, "task", r->task_id, "cpus", r->cpus, "policy",
-            r->policy_requested, "sensitivity", r->sensitivity, "labelled", !r->unlabelled);
-        rc = json_object_update(obj, more);
-        json_decref(more);
-        break;
-    }
-    case NP_OP_APPLIED: {
-        const struct np_task_applied *a = &req->applied;
-        json_t *more =
-            json_pack("{s:I, s:I, s:I, s:s, s:s, s:s, s:s}", "job", (json_int_t)a->job_id, "step",
-                      (json_int_t)a->step_id, "pid", (json_int_t)a->pid, "policy", a->policy,
-                      "mode", a->mode, "nodes", a->nodes, "cpus", a->cpus);
-        if (more && a->reason[0])
-            json_object_set_new(more, "reason", json_string(a->reason));
-        if (more && a->auto_facts.given)
-            json_object_set_new(more, "auto", np_proto_applied_auto_json(&a->auto_facts));
-        rc = json_object_update(obj, more);
-        json_decref(more);
-        break;
-    }
-    case NP_OP_STEP_END:
-    case NP_OP_STATUS:
-        /* A status request's step is sent whenever it was set, so decoding gives it back. */
-        if (req->op == NP_OP_STEP_END || req->job_id || req->step_id) {
-            rc = json_object_set_new(obj, "job", json_integer(req->job_id));
-            if (rc == 0)
-                rc = json_object_set_new(obj, "step", json_integer(req->step_id));
-        }
-        if (rc == 0 && req->op == NP_OP_STEP_END && req->answer_at_end)
-            rc = json_object_set_new(obj, "wait_report", json_false());
-        break;
-    case NP_OP_PING:
-        break;
-    case NP_OP_SET_CLASS:
-        rc = json_object_set_new(obj, "job", json_integer(req->job_id));
-        if (rc == 0)
-            rc = json_object_set_new(obj, "class", json_string(req->job_class));
-        break;
-    case NP_OP_ADVISE: {
-        json_t *more = json_pack("{s:I, s:I, s:I, s:s}", "job", (json_int_t)req->advise.job_id,
-                                 "step", (json_int_t)req->advise.step_id, "uid",
-                                 (json_int_t)req->advise.uid, "name", req->advise.name);
-        rc = json_object_update(obj, more);
-        json_decref(more);
-        break;
-    }
-    case NP_OP_MIGRATE: {
-        json_t *more = json_pack("{s:i, s:i, s:I, s:b}", "from", (int)req->migrate.from, "to",
-                                 (int)req->migrate.to, "pages", (json_int_t)req->migrate.pages,
-                                 "dry_run", req->migrate.dry_run);
-        if (more && req->migrate.order[0])
-            json_object_set_new(more, "order", json_string(req->migrate.order));
-        rc = json_object_update(obj, more);
-        json_decref(more);
-        break;
-    }
-    }
+    for (size_t k = 0; rc == 0 && k < n; k++)
+        rc = encode_field(obj, &op_fields[req->op].fields[k], req);
+    if (rc == 0 && req->op == NP_OP_APPLIED && req->applied.auto_facts.given)
+        rc = json_object_set_new(obj, "auto", np_proto_applied_auto_json(&req->applied.auto_facts));
     if (rc == 0)
         text = json_dumps(obj, JSON_COMPACT | NP_JSON_REALS);
     json_decref(obj);
@@ -611,21 +576,6 @@ static int send_by(int fd, const char *socket_path, const char *line,
     return 0;
 }
 
-/* Connect and send @p line, all before @p deadline. @return the socket, or -errno with err. */
-static int connect_and_send(const char *socket_path, const char *line, unsigned timeout_ms,
-                            const struct timespec *deadline, struct np_err *err)
-{
-    int fd = connect_by(socket_path, timeout_ms, deadline, err), rc;
-
-    if (fd < 0)
-        return fd;
-    if ((rc = send_by(fd, socket_path, line, deadline, err)) < 0) {
-        close(fd);
-        return rc;
-    }
-    return fd;
-}
-
 static void deadline_in(unsigned timeout_ms, struct timespec *deadline)
 {
     clock_gettime(CLOCK_MONOTONIC, deadline);
@@ -635,20 +585,6 @@ static void deadline_in(unsigned timeout_ms, struct timespec *deadline)
         deadline->tv_sec++;
         deadline->tv_nsec -= 1000000000L;
     }
-}
-
-int np_proto_send(const char *socket_path, const char *line, unsigned timeout_ms,
-                  struct np_err *err)
-{
-    struct timespec deadline;
-    int fd;
-
-    deadline_in(timeout_ms, &deadline);
-    fd = connect_and_send(socket_path, line, timeout_ms, &deadline, err);
-    if (fd < 0)
-        return fd;
-    close(fd);
-    return 0;
 }
 
 /* Read the reply on @p fd before @p deadline and check it (np_proto_reply_check). */
@@ -716,20 +652,35 @@ out:
     return rc;
 }
 
-int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms, json_t **reply,
-                  struct np_err *err)
+/* Connect, send @p line and, with @p reply, read the answer, all before one deadline. */
+static int call(const char *socket_path, const char *line, unsigned timeout_ms, json_t **reply,
+                struct np_err *err)
 {
     struct timespec deadline;
     int fd, rc;
 
-    *reply = NULL;
     deadline_in(timeout_ms, &deadline);
-    fd = connect_and_send(socket_path, line, timeout_ms, &deadline, err);
+    fd = connect_by(socket_path, timeout_ms, &deadline, err);
     if (fd < 0)
         return fd;
-    rc = receive_by(fd, socket_path, timeout_ms, &deadline, reply, err);
+    rc = send_by(fd, socket_path, line, &deadline, err);
+    if (rc == 0 && reply)
+        rc = receive_by(fd, socket_path, timeout_ms, &deadline, reply, err);
     close(fd);
     return rc;
+}
+
+int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms, json_t **reply,
+                  struct np_err *err)
+{
+    *reply = NULL;
+    return call(socket_path, line, timeout_ms, reply, err);
+}
+
+int np_proto_send(const char *socket_path, const char *line, unsigned timeout_ms,
+                  struct np_err *err)
+{
+    return call(socket_path, line, timeout_ms, NULL, err);
 }
 
 int np_proto_connect(const char *socket_path, unsigned timeout_ms, struct np_err *err)

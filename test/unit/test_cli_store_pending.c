@@ -1,4 +1,4 @@
-/* The parts of job summaries waiting for Slurm accounting (cli/store_pending.h): root's 0700
+/* The parts of job summaries waiting for Slurm accounting (cli/store.h): root's 0700
  * directory, atomic 0600 files, one process per job (flock), removed once stored, the count
  * bounded (oldest job dropped), stray names ignored, a corrupt file refused. */
 #include <check.h>
@@ -13,8 +13,7 @@
 #include <unistd.h>
 
 #include "np_test.h"
-#include "store_parts.h"
-#include "store_pending.h"
+#include "store.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -262,7 +261,7 @@ START_TEST(test_hold_while_older_held)
 }
 END_TEST
 
-/* ---- a large job's parts for its one merge (store_parts.h) ---- */
+/* ---- a large job's parts for its one merge (store.h) ---- */
 
 static json_t *node_part(unsigned job, unsigned uid, const char *node)
 {
