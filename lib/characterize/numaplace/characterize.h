@@ -9,10 +9,6 @@
 #include "numaplace/profile.h"
 #include "numaplace/topology.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 struct np_characterize_opts {
     double seconds;                         /**< per measurement */
     size_t buffer_bytes;                    /**< per thread */
@@ -34,9 +30,5 @@ NP_API unsigned np_characterize_count(const struct np_topology *topo,
 NP_API int np_characterize_run(const struct np_topology *topo,
                                const struct np_characterize_opts *opts, struct np_profile **out,
                                struct np_err *err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_CHARACTERIZE_H */

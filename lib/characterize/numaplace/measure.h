@@ -14,10 +14,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 enum np_measure_kind {
     NP_MEASURE_BANDWIDTH, /**< result in MB/s (10^6 bytes per second) */
     NP_MEASURE_LATENCY,   /**< result in ns per dependent load */
@@ -38,9 +34,5 @@ struct np_measure_case {
  * case, named in @p err), -ENOMEM, or -errno of a failed bind or thread.
  */
 NP_API int np_measure_run(const struct np_measure_case *c, double *result, struct np_err *err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_MEASURE_H */
