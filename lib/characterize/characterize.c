@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-
 struct run {
     const struct np_characterize_opts *opts;
     unsigned done, total;
