@@ -13,8 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "numaplace/measure.h"
-
 struct run {
     const struct np_characterize_opts *opts;
     unsigned done, total;

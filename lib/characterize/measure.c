@@ -1,5 +1,5 @@
 /*
- * measure.c - the measuring kernels (numaplace/measure.h). Every thread binds itself with
+ * measure.c - the measuring kernels (numaplace/characterize.h). Every thread binds itself with
  * numa_run_on_node, so the caller's own affinity is never changed; buffers are bound with
  * numa_alloc_onnode (mbind) or interleaved with numa_alloc_interleaved_subset, and touched by
  * the thread that uses them before the clock starts.
@@ -7,7 +7,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "numaplace/measure.h"
+#include "numaplace/characterize.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -3,14 +3,15 @@
 #include "numaplace/names.h"
 #include "numaplace/numa_maps.h"
 #include "numaplace/procfs.h"
-#include "own_pages.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/capability.h>
 #include <numaif.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -178,13 +179,7 @@ struct partial_move {
 /* x86-64's PMD size: transparent huge pages are this big and this aligned. */
 #define HUGE_ALIGN ((uintptr_t)2 << 20)
 
-/*
- * Query one batch of addresses and move the ones on S. Returns 0, or -ESRCH when gone.
- * @p all_on_src: numa_maps just showed every present page of this mapping on S, so the query is
- * skipped and the whole batch is asked to move; addresses with no page (-ENOENT, -EFAULT) are
- * then simply not there, neither moved nor failed.
- */
-/* same_process for a batch: a process that changed hands ends the move, said in the result. */
+/* same_process for a move: a process that changed hands ends the move, said in the result. */
 static bool still_same_process(struct partial_move *m)
 {
     if (same_process(m->pid, m->options))
@@ -193,6 +188,34 @@ static bool still_same_process(struct partial_move *m)
     return false;
 }
 
+/* The caller's should_stop said stop: the move ends here, said in the result. */
+static bool stop_asked(struct partial_move *m)
+{
+    const struct np_move_options *o = m->options;
+
+    if (!o->should_stop || !o->should_stop(o->stop_arg))
+        return false;
+    m->result->stopped = true;
+    return true;
+}
+
+/* Where each of @p count pages at @p addrs is (nodes == NULL: only ask) into m->status;
+ * unmapped addresses report -EFAULT/-ENOENT. @return 0, -ESRCH (gone) or -errno */
+static int query_pages(struct partial_move *m, unsigned count, void **addrs, struct np_err *err)
+{
+    if (move_pages(m->pid, count, addrs, NULL, m->status, 0) >= 0)
+        return 0;
+    return errno == ESRCH ? -ESRCH
+                          : np_err_set(err, -errno, "move_pages(query, pid %d): %s", (int)m->pid,
+                                       strerror(errno));
+}
+
+/*
+ * Query one batch of addresses and move the ones on S. Returns 0, or -ESRCH when gone.
+ * @p all_on_src: numa_maps just showed every present page of this mapping on S, so the query is
+ * skipped and the whole batch is asked to move; addresses with no page (-ENOENT, -EFAULT) are
+ * then simply not there, neither moved nor failed.
+ */
 static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, bool all_on_src,
                       struct np_err *err)
 {
@@ -205,12 +228,9 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, b
         memcpy(m->on_src, m->addrs, count * sizeof(*m->addrs));
         found = count;
     } else {
-        /* nodes == NULL: only ask where each page is; unmapped addresses report -EFAULT/-ENOENT. */
-        rc = move_pages(m->pid, count, m->addrs, NULL, m->status, 0);
-        if (rc < 0)
-            return errno == ESRCH ? -ESRCH
-                                  : np_err_set(err, -errno, "move_pages(query, pid %d): %s",
-                                               (int)m->pid, strerror(errno));
+        const int qrc = query_pages(m, count, m->addrs, err);
+        if (qrc < 0)
+            return qrc;
         for (unsigned i = 0; i < count; i++)
             if (m->status[i] == m->src)
                 m->on_src[found++] = m->addrs[i];
@@ -266,11 +286,9 @@ static int move_batch(struct partial_move *m, uintptr_t start, unsigned count, b
      * budget cut this batch short, the pages on S not asked for may have moved with it. Only
      * then is a second query needed (a full batch's statuses already say where each page is). */
     if (found < all) {
-        rc = move_pages(m->pid, all - found, m->on_src + found, NULL, m->status, 0);
-        if (rc < 0)
-            return errno == ESRCH ? -ESRCH
-                                  : np_err_set(err, -errno, "move_pages(query, pid %d): %s",
-                                               (int)m->pid, strerror(errno));
+        const int qrc = query_pages(m, all - found, m->on_src + found, err);
+        if (qrc < 0)
+            return qrc;
         for (unsigned i = 0; i < all - found; i++)
             if (m->status[i] == m->dst)
                 moved++;
@@ -401,10 +419,8 @@ static int move_partial(struct partial_move *m, struct np_err *err)
             unsigned count = left < m->batch ? (unsigned)left : m->batch;
             if (a % HUGE_ALIGN && to_boundary < count)
                 count = (unsigned)to_boundary;
-            if (m->options->should_stop && m->options->should_stop(m->options->stop_arg)) {
-                m->result->stopped = true;
+            if (stop_asked(m))
                 break;
-            }
             rc = move_batch(m, a, count, vmas[v].only_src, err);
             a += (uintptr_t)count * m->page_size;
         }
@@ -435,9 +451,57 @@ static int count_on_node(pid_t pid, unsigned src, const struct np_move_options *
 }
 
 /*
+ * migrate_pages(2) of @p pid from the nodes in @p from to those in @p to (@p maxnode bits).
+ * Unless @p move_shared, the call runs with CAP_SYS_NICE out of the calling thread's effective
+ * set, so the kernel treats it as MPOL_MF_MOVE (pages mapped by other processes stay) instead
+ * of MPOL_MF_MOVE_ALL; it is back in the set before this returns.
+ * @return what migrate_pages returns (pages that failed, or -1 with errno); -1 with errno from
+ *         capset when the capability could not be dropped (nothing was moved then)
+ *
+ * The kernel's migrate_pages moves every page of the process, shared ones included, when the
+ * caller is capable(CAP_SYS_NICE) (MPOL_MF_MOVE_ALL), and only the pages the process alone maps
+ * otherwise (MPOL_MF_MOVE, mm/mempolicy.c). Root keeps the right to move another user's
+ * process without it (CAP_SYS_PTRACE answers the kernel's ptrace_may_access check). Capabilities
+ * are per thread: capset(2) changes the calling thread only, so the daemon's other threads
+ * never see the change.
+ */
+static long migrate_own_pages(pid_t pid, unsigned long maxnode, const unsigned long *from,
+                              const unsigned long *to, bool move_shared)
+{
+    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
+    const uint32_t sys_nice = 1u << (CAP_SYS_NICE % 32);
+    bool dropped = false;
+    long left;
+    int saved;
+
+    if (!move_shared) {
+        if (syscall(SYS_capget, &header, caps) < 0)
+            return -1;
+        if (caps[CAP_SYS_NICE / 32].effective & sys_nice) {
+            caps[CAP_SYS_NICE / 32].effective &= ~sys_nice;
+            /* Not dropped: nothing moves rather than shared pages with the rest. */
+            if (syscall(SYS_capset, &header, caps) < 0)
+                return -1;
+            dropped = true;
+        }
+    }
+    left = migrate_pages(pid, maxnode, from, to);
+    saved = errno;
+    if (dropped) {
+        caps[CAP_SYS_NICE / 32].effective |= sys_nice;
+        /* Raising an effective bit that is still permitted does not fail; if it did, later
+         * moves would refuse shared pages all the more (MPOL_MF_MOVE_ALL: EPERM, logged). */
+        (void)syscall(SYS_capset, &header, caps);
+    }
+    errno = saved;
+    return left;
+}
+
+/*
  * All the process has on S with one migrate_pages call: the kernel walks the page tables
  * itself, fast even over huge sparse mappings that a walk address by address would crawl
- * through. Shared pages stay unless options->move_shared (np_migrate_own_pages). The call only
+ * through. Shared pages stay unless options->move_shared (migrate_own_pages). The call only
  * says how many pages failed, not which or why, and skips shared pages without a word: one
  * page-by-page pass over what is still on S then moves what it can and counts the rest by
  * cause. That pass walks only the mappings still holding pages on S (mostly the shared ones).
@@ -454,14 +518,10 @@ static int move_whole(struct partial_move *m, struct np_err *err)
         return rc;
     m->result->whole = true;
     m->result->pages_examined = before;
-    if (options->should_stop && options->should_stop(options->stop_arg)) {
-        m->result->stopped = true;
+    if (stop_asked(m))
         return 0;
-    }
-    if (!same_process(m->pid, options)) {
-        m->result->replaced = true;
+    if (!still_same_process(m))
         return -ESRCH;
-    }
     if (options->dry_run) {
         m->result->pages_moved = before;
         return 0;
@@ -469,8 +529,8 @@ static int move_whole(struct partial_move *m, struct np_err *err)
     nodemask_of((unsigned)m->src, from);
     nodemask_of((unsigned)m->dst, to);
     t0 = np_now_ns();
-    left = np_migrate_own_pages(m->pid, NODEMASK_WORDS * 8ul * sizeof(unsigned long), from, to,
-                                options->move_shared);
+    left = migrate_own_pages(m->pid, NODEMASK_WORDS * 8ul * sizeof(unsigned long), from, to,
+                             options->move_shared);
     m->result->ns_moving = np_now_ns() - t0;
     if (left < 0) {
         const int saved = errno;

@@ -323,156 +323,121 @@ json_t *np_step_figures_latest(const struct np_step_figures *js)
 {
     const struct np_sample *l = &js->last, *p = &js->prev;
     const double dt = l->t - p->t;
-    json_t *obj = json_pack("{s:i, s:f, s:i}", "samples", (int)js->samples, "t", l->t, "processes",
-                            (int)l->processes);
 
-    if (!obj)
-        return NULL;
-    json_object_set_new(obj, "pages",
-                        js->page_samples
-                            ? json_pack("{s:o, s:s}", "node_bytes", np_node_map_json(js->pages_end),
-                                        "source", SRC_NUMA_MAPS)
-                            : missing(l->pages_reason, SRC_NUMA_MAPS));
-    if (js->samples >= 2 && dt > 0 && l->have_proc && p->have_proc)
-        json_object_set_new(obj, "cpu_use",
-                            figure(((l->utime_s + l->stime_s) - (p->utime_s + p->stime_s)) / dt,
-                                   "cores", SRC_PROC_STAT));
-    else
-        json_object_set_new(
-            obj, "cpu_use",
-            missing(l->have_proc ? "fewer than two samples" : l->proc_reason, SRC_PROC_STAT));
-    if (js->local_nodes && js->local_share_readings)
-        json_object_set_new(obj, "local_share",
-                            figure(js->local_share_last, "fraction",
-                                   "numa_maps: bytes on the step's CPUs' nodes, last reading"));
-    if (js->ncpi)
-        json_object_set_new(obj, "cpi",
-                            figure(js->cpi[js->ncpi - 1], "cycles/instruction", SRC_CPI));
-    else
-        json_object_set_new(obj, "cpi", cpi_figure(js));
-    return obj;
+    return json_pack(
+        "{s:i, s:f, s:i, s:o, s:o, s:o*, s:o}", "samples", (int)js->samples, "t", l->t, "processes",
+        (int)l->processes, "pages",
+        js->page_samples ? json_pack("{s:o, s:s}", "node_bytes", np_node_map_json(js->pages_end),
+                                     "source", SRC_NUMA_MAPS)
+                         : missing(l->pages_reason, SRC_NUMA_MAPS),
+        "cpu_use",
+        js->samples >= 2 && dt > 0 && l->have_proc && p->have_proc
+            ? figure(((l->utime_s + l->stime_s) - (p->utime_s + p->stime_s)) / dt, "cores",
+                     SRC_PROC_STAT)
+            : missing(l->have_proc ? "fewer than two samples" : l->proc_reason, SRC_PROC_STAT),
+        "local_share",
+        js->local_nodes && js->local_share_readings
+            ? figure(js->local_share_last, "fraction",
+                     "numa_maps: bytes on the step's CPUs' nodes, last reading")
+            : NULL,
+        "cpi",
+        js->ncpi ? figure(js->cpi[js->ncpi - 1], "cycles/instruction", SRC_CPI) : cpi_figure(js));
+}
+
+/* The pages numaplaced moved for the step, and what it could not move, by cause. */
+static json_t *migrations_json(const struct np_job_meta *meta, const struct np_step_figures *js)
+{
+    json_t *failed = json_object();
+
+    for (int f = 0; failed && f < NP_MOVE_FAIL_COUNT; f++)
+        json_object_set_new(failed, np_move_failure_name((enum np_move_failure)f),
+                            json_integer((json_int_t)js->migration_failed[f]));
+    return json_pack(
+        "{s:o, s:o, s:f, s:s, s:o, s:o}", "pages_in_bytes", np_node_map_json(js->pages_in),
+        "pages_out_bytes", np_node_map_json(js->pages_out), "moving_s", js->migration_moving_s,
+        "source",
+        js->migration_enabled ? "numaplaced: pages it moved (move_pages, migrate_pages)"
+        /* A trace records samples, not numaplaced's moves: a replay cannot say. */
+        : strncmp(meta->backends, "replay", 6) == 0
+            ? "unavailable: a replayed trace records no migrations"
+            : "numaplaced: migration not enabled on this node",
+        "failed_pages", failed, "requests",
+        js->migration_requests ? json_deep_copy(js->migration_requests) : json_array());
 }
 
 json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figures *js,
                       bool complete)
 {
-    const struct np_sample *l = &js->last;
+    const struct np_sample *l = &js->last, *lp = &js->last_proc;
+    const bool proc = js->proc_samples > 0;
+    /* Where numaplaced's own noise can land on this step: its CPUs that are the step's. */
+    const bool helper_cpus = meta->helper_cpus[0];
     char start[32], end[32];
-    json_t *rep, *pages, *cpu, *faults, *migr, *helper;
+    json_t *cpi = cpi_figure(js);
 
     iso_time(meta->start_epoch, start, sizeof(start));
     iso_time(meta->end_epoch, end, sizeof(end));
-    rep =
-        json_pack("{s:s, s:I, s:I, s:s, s:s, s:I, s:s, s:s, s:f, s:b}", "schema", NP_REPORT_SCHEMA,
-                  "job_id", (json_int_t)meta->job_id, "step_id", (json_int_t)meta->step_id, "step",
-                  np_step_name(meta->step_id), "node", meta->node, "uid", (json_int_t)meta->uid,
-                  "start", start, "end", end, "duration_s",
-                  meta->end_epoch > meta->start_epoch ? meta->end_epoch - meta->start_epoch : 0.0,
-                  "complete", complete);
-    if (!rep)
-        return NULL;
-    json_object_set_new(rep, "policy",
-                        json_pack("{s:s, s:o}", "requested",
-                                  meta->policy_requested[0] ? meta->policy_requested : "unknown",
-                                  "tasks", meta->tasks ? json_incref(meta->tasks) : json_array()));
-    json_object_set_new(rep, "sensitivity", json_string(meta->sensitivity));
-    if (meta->job_class[0])
-        json_object_set_new(rep, "class", json_string(meta->job_class));
-    if (meta->class_source[0])
-        json_object_set_new(rep, "class_source", json_string(meta->class_source));
-    if (meta->prediction.known)
-        json_object_set_new(rep, "class_prediction", np_class_prediction_json(&meta->prediction));
-    json_object_set_new(rep, "cpus", json_string(meta->cpus));
-    if (meta->effective_cpus[0])
-        json_object_set_new(rep, "effective_cpus", json_string(meta->effective_cpus));
-    if (meta->registered_nodes)
-        json_object_set_new(rep, "registered_nodes", np_node_list_json(meta->registered_nodes));
-    json_object_set_new(rep, "sampling",
-                        json_pack("{s:f, s:i, s:s}", "interval_s", meta->interval_s, "count",
-                                  (int)js->samples, "backends", meta->backends));
-    if (meta->emulated_cpu[0]) /* only on an emulated CPU: its counts are the emulator's */
-        json_object_set_new(json_object_get(rep, "sampling"), "emulated_cpu",
-                            json_string(meta->emulated_cpu));
-    if (meta->backends_reason[0]) /* only when a step lost its perf counters, or never had them */
-        json_object_set_new(json_object_get(rep, "sampling"), "backends_reason",
-                            json_string(meta->backends_reason));
-    /* only when a limit cut the walk: reports of steps seen whole stay as they were */
-    if (js->cut_samples)
-        json_object_set_new(
-            rep, "processes_cut",
-            json_pack("{s:i, s:s}", "samples", (int)js->cut_samples, "reason", js->cut_reason));
-    json_object_set_new(rep, "cpi", cpi_figure(js));
-    if (meta->emulated_cpu[0] && json_object_get(json_object_get(rep, "cpi"), "mean"))
-        json_object_set_new(json_object_get(rep, "cpi"), "note",
+    if (meta->emulated_cpu[0] && json_object_get(cpi, "mean"))
+        json_object_set_new(cpi, "note",
                             json_string("counted on an emulated CPU: the emulator's definition of "
                                         "a cycle, not a measurement of a machine; a sensitivity "
                                         "prediction from it is not meaningful"));
-    json_object_set_new(rep, "bandwidth", bandwidth_figure(js));
-    if (js->proc_samples) {
-        l = &js->last_proc;
-        cpu = json_pack("{s:f, s:f, s:s}", "user_s", l->utime_s, "system_s", l->stime_s, "source",
-                        SRC_PROC_STAT);
-        faults = json_pack("{s:I, s:I, s:I, s:s}", "minor", (json_int_t)l->minflt, "major",
-                           (json_int_t)l->majflt, "rss_bytes", (json_int_t)l->rss_bytes, "source",
-                           SRC_PROC_STAT);
-    } else {
-        cpu = missing(l->proc_reason, SRC_PROC_STAT);
-        faults = missing(l->proc_reason, SRC_PROC_STAT);
-    }
-    l = &js->last;
-    json_object_set_new(rep, "cpu", cpu);
-    json_object_set_new(rep, "faults", faults);
-    json_object_set_new(rep, "perf_counts", perf_counts(js));
-    if (js->page_samples)
-        pages = json_pack(
-            "{s:o, s:o, s:o, s:I, s:i, s:s}", "start_bytes", np_node_map_json(js->pages_start),
-            "end_bytes", np_node_map_json(js->pages_end), "peak_bytes",
-            np_node_map_json(js->pages_peak), "peak_total_bytes", (json_int_t)js->pages_peak_total,
-            "samples", (int)js->page_samples, "source", SRC_NUMA_MAPS);
-    else
-        pages = missing(l->pages_reason, SRC_NUMA_MAPS);
-    if (js->page_samples && pages)
-        json_object_set_new(pages, "local_share", local_share_figure(js));
-    json_object_set_new(rep, "pages", pages);
-    if (js->local_nodes)
-        json_object_set_new(rep, "local_nodes", np_node_list_json(js->local_nodes));
-    if (js->ntimeline)
-        json_object_set_new(rep, "timeline", timeline_json(js));
-    migr = json_pack(
-        "{s:o, s:o, s:f, s:s}", "pages_in_bytes", np_node_map_json(js->pages_in), "pages_out_bytes",
-        np_node_map_json(js->pages_out), "moving_s", js->migration_moving_s, "source",
-        js->migration_enabled ? "numaplaced: pages it moved (move_pages, migrate_pages)"
-        /* A trace records samples, not numaplaced's moves: a replay cannot say. */
-        : strncmp(meta->backends, "replay", 6) == 0
-            ? "unavailable: a replayed trace records no migrations"
-            : "numaplaced: migration not enabled on this node");
-    if (migr) {
-        json_t *failed = json_object();
-        for (int f = 0; failed && f < NP_MOVE_FAIL_COUNT; f++)
-            json_object_set_new(failed, np_move_failure_name((enum np_move_failure)f),
-                                json_integer((json_int_t)js->migration_failed[f]));
-        json_object_set_new(migr, "failed_pages", failed);
-        json_object_set_new(migr, "requests",
-                            js->migration_requests ? json_deep_copy(js->migration_requests)
-                                                   : json_array());
-    }
-    json_object_set_new(rep, "migrations", migr);
-    json_object_set_new(rep, "os_interference", os_interference(js));
-    json_object_set_new(rep, "numa_balancing",
-                        js->balancing_samples
-                            ? json_pack("{s:I, s:I, s:s}", "pages_migrated",
-                                        (json_int_t)js->balancing_pages_migrated, "faults",
-                                        (json_int_t)js->balancing_faults, "source", SRC_BALANCING)
-                            : missing(js->last.balancing_reason, SRC_BALANCING));
-    helper = json_pack("{s:f, s:s}", "cpu_time_s", js->helper_cpu_s, "source",
-                       "numaplaced: CLOCK_THREAD_CPUTIME_ID around this job's work");
-    if (helper && meta->helper_cpus[0]) {
-        /* Where numaplaced's own noise can land on this step: its CPUs that are the step's. */
-        json_object_set_new(helper, "cpus", json_string(meta->helper_cpus));
-        json_object_set_new(helper, "shared_cpus", json_string(meta->shared_cpus));
-    }
-    json_object_set_new(rep, "helper", helper);
-    return rep;
+    return json_pack(
+        "{s:s, s:I, s:I, s:s, s:s, s:I, s:s, s:s, s:f, s:b, s:{s:s, s:o}, s:s, s:s*, s:s*, s:o*, "
+        "s:s, s:s*, s:o*, s:{s:f, s:i, s:s, s:s*, s:s*}, s:o*, s:o, s:o, s:o, s:o, s:o, s:o, "
+        "s:o*, s:o*, s:o, s:o, s:o, s:{s:f, s:s, s:s*, s:s*}}",
+        "schema", NP_REPORT_SCHEMA, "job_id", (json_int_t)meta->job_id, "step_id",
+        (json_int_t)meta->step_id, "step", np_step_name(meta->step_id), "node", meta->node, "uid",
+        (json_int_t)meta->uid, "start", start, "end", end, "duration_s",
+        meta->end_epoch > meta->start_epoch ? meta->end_epoch - meta->start_epoch : 0.0, "complete",
+        complete, "policy", "requested",
+        meta->policy_requested[0] ? meta->policy_requested : "unknown", "tasks",
+        meta->tasks ? json_incref(meta->tasks) : json_array(), "sensitivity", meta->sensitivity,
+        "class", meta->job_class[0] ? meta->job_class : NULL, "class_source",
+        meta->class_source[0] ? meta->class_source : NULL, "class_prediction",
+        meta->prediction.known ? np_class_prediction_json(&meta->prediction) : NULL, "cpus",
+        meta->cpus, "effective_cpus", meta->effective_cpus[0] ? meta->effective_cpus : NULL,
+        "registered_nodes",
+        meta->registered_nodes ? np_node_list_json(meta->registered_nodes) : NULL, "sampling",
+        "interval_s", meta->interval_s, "count", (int)js->samples, "backends", meta->backends,
+        /* only on an emulated CPU: its counts are the emulator's */
+        "emulated_cpu", meta->emulated_cpu[0] ? meta->emulated_cpu : NULL,
+        /* only when a step lost its perf counters, or never had them */
+        "backends_reason", meta->backends_reason[0] ? meta->backends_reason : NULL,
+        /* only when a limit cut the walk: reports of steps seen whole stay as they were */
+        "processes_cut",
+        js->cut_samples
+            ? json_pack("{s:i, s:s}", "samples", (int)js->cut_samples, "reason", js->cut_reason)
+            : NULL,
+        "cpi", cpi, "bandwidth", bandwidth_figure(js), "cpu",
+        proc ? json_pack("{s:f, s:f, s:s}", "user_s", lp->utime_s, "system_s", lp->stime_s,
+                         "source", SRC_PROC_STAT)
+             : missing(l->proc_reason, SRC_PROC_STAT),
+        "faults",
+        proc ? json_pack("{s:I, s:I, s:I, s:s}", "minor", (json_int_t)lp->minflt, "major",
+                         (json_int_t)lp->majflt, "rss_bytes", (json_int_t)lp->rss_bytes, "source",
+                         SRC_PROC_STAT)
+             : missing(l->proc_reason, SRC_PROC_STAT),
+        "perf_counts", perf_counts(js), "pages",
+        js->page_samples
+            ? json_pack("{s:o, s:o, s:o, s:I, s:i, s:s, s:o}", "start_bytes",
+                        np_node_map_json(js->pages_start), "end_bytes",
+                        np_node_map_json(js->pages_end), "peak_bytes",
+                        np_node_map_json(js->pages_peak), "peak_total_bytes",
+                        (json_int_t)js->pages_peak_total, "samples", (int)js->page_samples,
+                        "source", SRC_NUMA_MAPS, "local_share", local_share_figure(js))
+            : missing(l->pages_reason, SRC_NUMA_MAPS),
+        "local_nodes", js->local_nodes ? np_node_list_json(js->local_nodes) : NULL, "timeline",
+        js->ntimeline ? timeline_json(js) : NULL, "migrations", migrations_json(meta, js),
+        "os_interference", os_interference(js), "numa_balancing",
+        js->balancing_samples ? json_pack("{s:I, s:I, s:s}", "pages_migrated",
+                                          (json_int_t)js->balancing_pages_migrated, "faults",
+                                          (json_int_t)js->balancing_faults, "source", SRC_BALANCING)
+                              : missing(js->last.balancing_reason, SRC_BALANCING),
+        "helper", "cpu_time_s", js->helper_cpu_s, "source",
+        "numaplaced: CLOCK_THREAD_CPUTIME_ID around this job's work", "cpus",
+        helper_cpus ? meta->helper_cpus : NULL, "shared_cpus",
+        helper_cpus ? meta->shared_cpus : NULL);
 }
 
 int np_report_check(json_t *report, struct np_err *err)

@@ -199,37 +199,24 @@ int np_step_figures_add(struct np_step_figures *js, const struct np_sample *s)
             js->first_proc = *s;
         js->last_proc = *s;
     }
-    if (s->have_proc && s->have_cs && s->processes > 0) {
-        const int k = js->cs_samples++ ? 1 : 0;
-        js->cs_t[k] = s->t;
-        js->involuntary_cs[k] = s->involuntary_cs;
-        if (k == 0) {
-            js->cs_t[1] = s->t;
-            js->involuntary_cs[1] = s->involuntary_cs;
+    /* The first reading of each counter stays in [0]; the latest goes to [1]. */
+    if (s->have_proc && s->have_cs && s->processes > 0)
+        for (int k = js->cs_samples++ ? 1 : 0; k < 2; k++) {
+            js->cs_t[k] = s->t;
+            js->involuntary_cs[k] = s->involuntary_cs;
         }
-    }
-    if (s->have_irq) {
-        const int k = js->irq_samples++ ? 1 : 0;
-        js->irq_t[k] = s->t;
-        js->interrupts[k] = s->interrupts;
-        js->softirqs[k] = s->softirqs;
-        if (k == 0) {
-            js->irq_t[1] = s->t;
-            js->interrupts[1] = s->interrupts;
-            js->softirqs[1] = s->softirqs;
+    if (s->have_irq)
+        for (int k = js->irq_samples++ ? 1 : 0; k < 2; k++) {
+            js->irq_t[k] = s->t;
+            js->interrupts[k] = s->interrupts;
+            js->softirqs[k] = s->softirqs;
         }
-    }
-    if (s->have_cpu_busy && s->have_proc && s->processes > 0) {
-        const int k = js->busy_samples++ ? 1 : 0;
-        js->busy_t[k] = s->t;
-        js->busy_s[k] = s->cpus_busy_s;
-        js->own_s[k] = s->utime_s + s->stime_s;
-        if (k == 0) {
-            js->busy_t[1] = s->t;
-            js->busy_s[1] = s->cpus_busy_s;
-            js->own_s[1] = js->own_s[0];
+    if (s->have_cpu_busy && s->have_proc && s->processes > 0)
+        for (int k = js->busy_samples++ ? 1 : 0; k < 2; k++) {
+            js->busy_t[k] = s->t;
+            js->busy_s[k] = s->cpus_busy_s;
+            js->own_s[k] = s->utime_s + s->stime_s;
         }
-    }
     if (s->have_balancing) {
         js->balancing_samples++;
         js->balancing_pages_migrated = s->balancing_pages_migrated;

@@ -10,26 +10,22 @@
 
 json_t *np_trace_job_line(const struct np_job_meta *meta)
 {
-    json_t *obj = json_pack(
-        "{s:s, s:s, s:I, s:I, s:I, s:s, s:f, s:f, s:s, s:s, s:s, s:s}", "schema", NP_TRACE_SCHEMA,
-        "event", "job", "job", (json_int_t)meta->job_id, "step", (json_int_t)meta->step_id, "uid",
-        (json_int_t)meta->uid, "node", meta->node, "start", meta->start_epoch, "interval_s",
-        meta->interval_s, "policy", meta->policy_requested, "sensitivity", meta->sensitivity,
-        "cpus", meta->cpus, "backends", meta->backends);
+    const bool helper_cpus = meta->helper_cpus[0];
 
-    if (obj && meta->tasks)
-        json_object_set(obj, "tasks", meta->tasks);
-    if (obj && meta->local_nodes)
-        json_object_set_new(obj, "local_nodes", np_node_list_json(meta->local_nodes));
-    if (obj && meta->registered_nodes)
-        json_object_set_new(obj, "registered_nodes", np_node_list_json(meta->registered_nodes));
-    if (obj && meta->effective_cpus[0])
-        json_object_set_new(obj, "effective_cpus", json_string(meta->effective_cpus));
-    if (obj && meta->helper_cpus[0]) {
-        json_object_set_new(obj, "helper_cpus", json_string(meta->helper_cpus));
-        json_object_set_new(obj, "shared_cpus", json_string(meta->shared_cpus));
-    }
-    return obj;
+    return json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:f, s:f, s:s, s:s, s:s, s:s, s:O*, s:o*, "
+                     "s:o*, s:s*, s:s*, "
+                     "s:s*}",
+                     "schema", NP_TRACE_SCHEMA, "event", "job", "job", (json_int_t)meta->job_id,
+                     "step", (json_int_t)meta->step_id, "uid", (json_int_t)meta->uid, "node",
+                     meta->node, "start", meta->start_epoch, "interval_s", meta->interval_s,
+                     "policy", meta->policy_requested, "sensitivity", meta->sensitivity, "cpus",
+                     meta->cpus, "backends", meta->backends, "tasks", meta->tasks, "local_nodes",
+                     meta->local_nodes ? np_node_list_json(meta->local_nodes) : NULL,
+                     "registered_nodes",
+                     meta->registered_nodes ? np_node_list_json(meta->registered_nodes) : NULL,
+                     "effective_cpus", meta->effective_cpus[0] ? meta->effective_cpus : NULL,
+                     "helper_cpus", helper_cpus ? meta->helper_cpus : NULL, "shared_cpus",
+                     helper_cpus ? meta->shared_cpus : NULL);
 }
 
 json_t *np_trace_sample_line(uint32_t job_id, uint32_t step_id, const struct np_sample *s,

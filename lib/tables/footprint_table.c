@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +14,10 @@ enum { COL_BENCH, COL_INPUT, COL_PAGES, COL_CORUN, COL_COUNT };
 static const char *const column_names[COL_COUNT] = {"benchmark", "input", "footprint_pages",
                                                     "corun_factor"};
 
-static int parse_row(char **fields, int n, const int *index, struct np_footprint *row,
-                     const char *path, int lineno, struct np_err *err)
+static int parse_row(char **fields, int n, const int *index, void *out, const char *path,
+                     int lineno, struct np_err *err)
 {
+    struct np_footprint *row = out;
     const char *text =
         index[COL_PAGES] >= 0 && index[COL_PAGES] < n ? fields[index[COL_PAGES]] : "";
     char *end;
@@ -56,60 +56,22 @@ static int parse_row(char **fields, int n, const int *index, struct np_footprint
     return 0;
 }
 
+static const struct np_csv_table footprint_csv = {
+    .what = "footprint table",
+    .names = column_names,
+    .count = COL_COUNT,
+    .optional = 1u << COL_CORUN,
+    .max_fields = 16,
+    .whole_lines = true,
+    .row_size = sizeof(struct np_footprint),
+    .parse = parse_row,
+};
+
 int np_footprints_load(const char *path, struct np_footprints *table, struct np_err *err)
 {
-    FILE *f = fopen(path, "re");
-    char line[1024];
-    int index[COL_COUNT] = {-1, -1, -1, -1};
-    bool have_header = false;
-    size_t cap = 0;
-    int lineno = 0, rc = 0;
+    void *rows;
+    const int rc = np_csv_load(&footprint_csv, path, &rows, &table->count, err);
 
-    memset(table, 0, sizeof(*table));
-    if (!f)
-        return np_err_set(err, -errno, "cannot open footprint table '%s': %s", path,
-                          strerror(errno));
-    while (rc == 0 && fgets(line, sizeof(line), f)) {
-        char *fields[16];
-        int n;
-
-        lineno++;
-        if (!strchr(line, '\n') && !feof(f)) { /* its rest would be read as the next line */
-            rc = np_err_set(err, -EINVAL, "%s:%d: longer than %zu bytes", path, lineno,
-                            sizeof(line) - 2);
-            break;
-        }
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        n = np_csv_split(line, fields, 16, path, lineno, err);
-        if (n < 0) {
-            rc = n;
-            break;
-        }
-        if (!have_header) {
-            rc = np_csv_header(fields, n, column_names, COL_COUNT, 1u << COL_CORUN, index, path,
-                               lineno, err); /* corun_factor is optional */
-            have_header = true;
-            continue;
-        }
-        if (table->count == cap) {
-            struct np_footprint *grown;
-            cap = cap ? cap * 2 : 32;
-            grown = realloc(table->rows, cap * sizeof(*grown));
-            if (!grown) {
-                rc = np_err_set(err, -ENOMEM, "out of memory reading '%s'", path);
-                break;
-            }
-            table->rows = grown;
-        }
-        rc = parse_row(fields, n, index, &table->rows[table->count], path, lineno, err);
-        if (rc == 0)
-            table->count++;
-    }
-    fclose(f);
-    if (rc == 0 && table->count == 0)
-        rc = np_err_set(err, -EINVAL, "%s: no data rows", path);
-    if (rc)
-        np_footprints_free(table);
+    table->rows = rows;
     return rc;
 }

@@ -69,36 +69,43 @@ static const char *shown(const char *s, char *buf, size_t size)
 /* shown() into a buffer that lives as long as the enclosing block (a message's arguments). */
 #define SHOWN(s) shown((s), (char[77]){""}, 77) /* at most 75 bytes */
 
-/* @p names joined with ", " into @p buf (cut when long): the lists in messages come from the
- * member tables, never written out again. */
-static const char *joined(const char *const *names, size_t count, char *buf, size_t size)
+/* @p names (those with @p only[i], or all when @p only is NULL) joined with ", " into @p buf
+ * (cut when long): the lists in messages come from the member tables, never written out again. */
+static const char *joined(const char *const *names, const bool *only, size_t count, char *buf,
+                          size_t size)
 {
     size_t len = 0;
 
     buf[0] = '\0';
     for (size_t i = 0; i < count && len < size; i++)
-        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", names[i]);
+        if (!only || only[i])
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", names[i]);
     return buf;
 }
-#define JOINED(names) joined((names), N_OF(names), (char[256]){""}, 256)
 
-/* Every member of @p obj is one of @p names, and every required one (names[i] with
- * required[i]) is there. json_unpack_ex's JSON_STRICT check then agrees; this gives the names. */
+/* "WHERE.NAME", in a buffer that lives as long as the enclosing block. */
+static const char *member_path(const char *where, const char *name, char *buf, size_t size)
+{
+    np_strf(buf, size, "%s.%s", where, name);
+    return buf;
+}
+#define AT(where, name) member_path((where), (name), (char[64]){""}, 64)
+
+/* @p obj is an object, every member of it is one of @p names, and every required one
+ * (names[i] with required[i]) is there. json_unpack_ex's JSON_STRICT check then agrees; this
+ * gives the names. */
 static int check_members(const json_t *obj, const char *const *names, const bool *required,
                          size_t count, const char *where, struct np_err *err)
 {
-    char accepted[256] = "", needed[256] = "";
-    size_t len = 0, needed_len = 0;
+    char accepted[256], needed[256];
     const char *key;
     json_t *v;
 
-    for (size_t i = 0; i < count && len < sizeof(accepted); i++)
-        len += (size_t)snprintf(accepted + len, sizeof(accepted) - len, "%s%s", i ? ", " : "",
-                                names[i]);
-    for (size_t i = 0; i < count && needed_len < sizeof(needed); i++)
-        if (required[i])
-            needed_len += (size_t)snprintf(needed + needed_len, sizeof(needed) - needed_len, "%s%s",
-                                           needed_len ? ", " : "", names[i]);
+    joined(names, NULL, count, accepted, sizeof(accepted));
+    joined(names, required, count, needed, sizeof(needed));
+    if (!json_is_object(obj))
+        return BAD("%s: expected an object with members %s, got %s", where, accepted,
+                   json_kind(obj));
     json_object_foreach((json_t *)obj, key, v)
     {
         size_t i = 0;
@@ -199,37 +206,29 @@ static int decode_job(const json_t *j, size_t i, unsigned nodes, struct np_scena
     json_t *benchmark = NULL, *input = NULL, *node = NULL, *copies = NULL, *cls = NULL;
     json_t *threads = NULL;
     json_error_t jerr;
-    char where[48], path[64];
+    char where[48];
     int rc;
 
     np_strf(where, sizeof(where), "jobs[%zu]", i);
-    if (!json_is_object(j))
-        return BAD("%s: expected an object with members %s, got %s", where, JOINED(job_members),
-                   json_kind(j));
     if ((rc = check_members(j, job_members, required, N_OF(job_members), where, err)) != 0)
         return rc;
     if (json_unpack_ex((json_t *)j, &jerr, JSON_STRICT, "{s:o, s?o, s:o, s?o, s?o, s?o}",
                        "benchmark", &benchmark, "input", &input, "node", &node, "copies", &copies,
                        "class", &cls, "threads", &threads) != 0)
         return BAD("%s: %s", where, jerr.text);
-    np_strf(path, sizeof(path), "%s.benchmark", where);
-    if ((rc = get_word(benchmark, path, job->benchmark, sizeof(job->benchmark) - 1, err)) != 0)
-        return rc;
-    np_strf(path, sizeof(path), "%s.input", where);
-    if ((rc = get_unsigned(input, 0, 0, NP_SCENARIO_MAX_INPUT, path, &job->input, err)) != 0)
-        return rc;
-    np_strf(path, sizeof(path), "%s.node", where);
-    if ((rc = get_unsigned(node, 0, 0, nodes - 1, path, &job->node, err)) != 0)
-        return rc;
-    np_strf(path, sizeof(path), "%s.copies", where);
-    if ((rc = get_unsigned(copies, 1, 1, NP_SCENARIO_MAX_COPIES, path, &job->copies, err)) != 0)
-        return rc;
-    np_strf(path, sizeof(path), "%s.threads", where);
-    if ((rc = get_unsigned(threads, 1, 1, NP_SCENARIO_MAX_THREADS, path, &job->threads, err)) != 0)
+    if ((rc = get_word(benchmark, AT(where, "benchmark"), job->benchmark,
+                       sizeof(job->benchmark) - 1, err)) != 0 ||
+        (rc = get_unsigned(input, 0, 0, NP_SCENARIO_MAX_INPUT, AT(where, "input"), &job->input,
+                           err)) != 0 ||
+        (rc = get_unsigned(node, 0, 0, nodes - 1, AT(where, "node"), &job->node, err)) != 0 ||
+        (rc = get_unsigned(copies, 1, 1, NP_SCENARIO_MAX_COPIES, AT(where, "copies"), &job->copies,
+                           err)) != 0 ||
+        (rc = get_unsigned(threads, 1, 1, NP_SCENARIO_MAX_THREADS, AT(where, "threads"),
+                           &job->threads, err)) != 0)
         return rc;
     job->job_class = NP_CLASS_LOW;
     if (cls) {
-        np_strf(path, sizeof(path), "%s.class", where);
+        const char *path = AT(where, "class");
         if (!json_is_string(cls))
             return BAD("%s: expected a string (%s), got %s", path, np_class_names(),
                        json_kind(cls));
@@ -270,19 +269,17 @@ static int decode_request(const json_t *j, size_t i, unsigned nodes,
     static const bool required[] = {true, true, true, true};
     json_t *delay = NULL, *from = NULL, *to = NULL, *pages = NULL;
     json_error_t jerr;
-    char where[48], path[64];
+    const char *path;
+    char where[48];
     int rc;
 
     np_strf(where, sizeof(where), "requests[%zu]", i);
-    if (!json_is_object(j))
-        return BAD("%s: expected an object with members %s, got %s", where, JOINED(request_members),
-                   json_kind(j));
     if ((rc = check_members(j, request_members, required, N_OF(request_members), where, err)) != 0)
         return rc;
     if (json_unpack_ex((json_t *)j, &jerr, JSON_STRICT, "{s:o, s:o, s:o, s:o}", "delay_s", &delay,
                        "from", &from, "to", &to, "pages", &pages) != 0)
         return BAD("%s: %s", where, jerr.text);
-    np_strf(path, sizeof(path), "%s.delay_s", where);
+    path = AT(where, "delay_s");
     if (!json_is_number(delay))
         return BAD("%s: expected seconds from 0 to %.0f, got %s", path, NP_SCENARIO_MAX_DELAY_S,
                    json_kind(delay));
@@ -290,17 +287,13 @@ static int decode_request(const json_t *j, size_t i, unsigned nodes,
     if (!(req->delay_s >= 0 && req->delay_s <= NP_SCENARIO_MAX_DELAY_S))
         return BAD("%s: %g is out of range: accepted values are 0 to %.0f seconds", path,
                    req->delay_s, NP_SCENARIO_MAX_DELAY_S);
-    np_strf(path, sizeof(path), "%s.from", where);
-    if ((rc = get_unsigned(from, 0, 0, nodes - 1, path, &req->from, err)) != 0)
-        return rc;
-    np_strf(path, sizeof(path), "%s.to", where);
-    if ((rc = get_unsigned(to, 0, 0, nodes - 1, path, &req->to, err)) != 0)
+    if ((rc = get_unsigned(from, 0, 0, nodes - 1, AT(where, "from"), &req->from, err)) != 0 ||
+        (rc = get_unsigned(to, 0, 0, nodes - 1, AT(where, "to"), &req->to, err)) != 0)
         return rc;
     if (req->to == req->from)
-        return BAD("%s: to = from = %u: a request moves pages between two different nodes", path,
-                   req->to);
-    np_strf(path, sizeof(path), "%s.pages", where);
-    return get_uint(pages, 0, 1, NP_SCENARIO_MAX_PAGES, path, &req->pages, err);
+        return BAD("%s: to = from = %u: a request moves pages between two different nodes",
+                   AT(where, "to"), req->to);
+    return get_uint(pages, 0, 1, NP_SCENARIO_MAX_PAGES, AT(where, "pages"), &req->pages, err);
 }
 
 static int decode_requests(const json_t *arr, struct np_scenario *s, struct np_err *err)

@@ -50,33 +50,72 @@ double np_spearman(const double *x, const double *y, size_t n)
     return rho;
 }
 
+/* Class counts of one predictor against the measured class and the labels. */
+struct tally {
+    size_t pos, neg, tp, tn, labelled, label_ok;
+};
+
+static void tally_add(struct tally *t, const struct np_model_row *r, bool said, double threshold)
+{
+    const bool measured = r->remote >= threshold;
+
+    t->pos += measured;
+    t->neg += !measured;
+    t->tp += measured && said;
+    t->tn += !measured && !said;
+    if (strcmp(r->sensitivity, "high") == 0 || strcmp(r->sensitivity, "low") == 0) {
+        t->labelled++;
+        t->label_ok += said == (strcmp(r->sensitivity, "high") == 0);
+    }
+}
+
+static struct np_sens_score tally_score(const struct tally *t)
+{
+    const size_t n = t->pos + t->neg;
+
+    return (struct np_sens_score){
+        .rows = n,
+        .agree = n ? (double)(t->tp + t->tn) / (double)n : NAN,
+        .balanced = t->pos && t->neg
+                        ? ((double)t->tp / (double)t->pos + (double)t->tn / (double)t->neg) / 2.0
+                        : NAN,
+        .labelled = t->labelled,
+        .agree_label = t->labelled ? (double)t->label_ok / (double)t->labelled : NAN,
+    };
+}
+
 /* The class figures of out-of-fold predictions @p pred at @p threshold. */
 static void score(const struct np_model *table, const double *pred, double threshold,
                   struct np_sens_cv *out)
 {
-    size_t pos = 0, neg = 0, tp = 0, tn = 0, labelled = 0, label_ok = 0;
+    struct tally t = {0};
+    struct np_sens_score s;
 
-    for (size_t i = 0; i < table->count; i++) {
-        const struct np_model_row *r = &table->rows[i];
-        bool said, measured;
-        if (isnan(pred[i]))
-            continue;
-        said = pred[i] >= threshold;
-        measured = r->remote >= threshold;
-        pos += measured;
-        neg += !measured;
-        tp += measured && said;
-        tn += !measured && !said;
-        if (strcmp(r->sensitivity, "high") == 0 || strcmp(r->sensitivity, "low") == 0) {
-            labelled++;
-            label_ok += said == (strcmp(r->sensitivity, "high") == 0);
-        }
-    }
+    for (size_t i = 0; i < table->count; i++)
+        if (!isnan(pred[i]))
+            tally_add(&t, &table->rows[i], pred[i] >= threshold, threshold);
+    s = tally_score(&t);
     out->threshold = threshold;
-    out->agree = (pos + neg) > 0 ? (double)(tp + tn) / (double)(pos + neg) : NAN;
-    out->balanced = pos && neg ? ((double)tp / (double)pos + (double)tn / (double)neg) / 2.0 : NAN;
-    out->labelled = labelled;
-    out->agree_label = labelled ? (double)label_ok / (double)labelled : NAN;
+    out->agree = s.agree;
+    out->balanced = s.balanced;
+    out->labelled = s.labelled;
+    out->agree_label = s.agree_label;
+}
+
+/* Whether row @p i is its code's first in @p table (a fold is done at its first row). */
+static bool first_of_code(const struct np_model *table, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (np_sensitivity_same_code(table->rows[j].benchmark, table->rows[i].benchmark))
+            return false;
+    return true;
+}
+
+/* The model's inputs from a table row. */
+static struct np_sens_inputs row_inputs(const struct np_model_row *r)
+{
+    return (struct np_sens_inputs){r->ipc > 0 ? 1.0 / r->ipc : NAN, r->llc_mpki, r->bw_mbps,
+                                   r->tlb_mpki, NULL};
 }
 
 /* Out-of-fold predictions into @p pred (table->count entries). */
@@ -88,18 +127,14 @@ static int predict_out_of_fold(const struct np_model *table, unsigned features, 
     for (size_t i = 0; i < table->count; i++) {
         const struct np_model_row *r = &table->rows[i];
         struct np_sens_model m;
-        bool seen = false;
         int rc;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = np_sensitivity_same_code(table->rows[j].benchmark, r->benchmark);
-        if (seen)
+        if (!first_of_code(table, i))
             continue; /* this code's fold is done */
         if ((rc = np_sensitivity_fit(&m, table, features, 0, r->benchmark, err)) < 0)
             return rc;
         for (size_t j = i; j < table->count; j++) {
             const struct np_model_row *o = &table->rows[j];
-            const struct np_sens_inputs in = {o->ipc > 0 ? 1.0 / o->ipc : NAN, o->llc_mpki,
-                                              o->bw_mbps, o->tlb_mpki, NULL};
+            const struct np_sens_inputs in = row_inputs(o);
             if (np_sensitivity_same_code(o->benchmark, r->benchmark) &&
                 np_sensitivity_predict(&m, &in, &pred[j], NULL) < 0)
                 pred[j] = NAN;
@@ -179,40 +214,6 @@ int np_sensitivity_cv_threshold(const struct np_model *table, unsigned features,
                                 struct np_sens_cv *out, struct np_err *err)
 {
     return cross_validate(table, features, true, 0, NULL, out, err);
-}
-
-/* Class counts of one predictor against the measured class and the labels. */
-struct tally {
-    size_t pos, neg, tp, tn, labelled, label_ok;
-};
-
-static void tally_add(struct tally *t, const struct np_model_row *r, bool said, double threshold)
-{
-    const bool measured = r->remote >= threshold;
-
-    t->pos += measured;
-    t->neg += !measured;
-    t->tp += measured && said;
-    t->tn += !measured && !said;
-    if (strcmp(r->sensitivity, "high") == 0 || strcmp(r->sensitivity, "low") == 0) {
-        t->labelled++;
-        t->label_ok += said == (strcmp(r->sensitivity, "high") == 0);
-    }
-}
-
-static struct np_sens_score tally_score(const struct tally *t)
-{
-    const size_t n = t->pos + t->neg;
-
-    return (struct np_sens_score){
-        .rows = n,
-        .agree = n ? (double)(t->tp + t->tn) / (double)n : NAN,
-        .balanced = t->pos && t->neg
-                        ? ((double)t->tp / (double)t->pos + (double)t->tn / (double)t->neg) / 2.0
-                        : NAN,
-        .labelled = t->labelled,
-        .agree_label = t->labelled ? (double)t->label_ok / (double)t->labelled : NAN,
-    };
 }
 
 int np_sensitivity_mpki_cut(const struct np_model *table, double threshold, double *cut,
@@ -302,8 +303,7 @@ static int outer_fold(const struct np_model *table, const struct np_model *inner
     (void)np_sensitivity_mpki_cut(inner, cv.threshold, &cut, NULL);
     for (size_t i = 0; i < table->count; i++) {
         const struct np_model_row *r = &table->rows[i];
-        const struct np_sens_inputs in = {r->ipc > 0 ? 1.0 / r->ipc : NAN, r->llc_mpki, r->bw_mbps,
-                                          r->tlb_mpki, NULL};
+        const struct np_sens_inputs in = row_inputs(r);
         double p;
         if (!np_sensitivity_same_code(r->benchmark, code) ||
             np_sensitivity_predict(&m, &in, &p, NULL) < 0 || isnan(p))
@@ -336,14 +336,11 @@ int np_sensitivity_cv_nested(const struct np_model *table, unsigned features,
         return np_err_set(err, -ENOMEM, "sensitivity: out of memory");
     }
     for (size_t i = 0; rc == 0 && i < table->count; i++) {
-        const char *code = table->rows[i].benchmark;
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = np_sensitivity_same_code(table->rows[j].benchmark, code);
-        if (seen)
+        if (!first_of_code(table, i))
             continue;
-        without_code(table, code, &inner);
-        rc = outer_fold(table, &inner, code, features, out, t, pred, measured, err);
+        without_code(table, table->rows[i].benchmark, &inner);
+        rc = outer_fold(table, &inner, table->rows[i].benchmark, features, out, t, pred, measured,
+                        err);
     }
     if (rc == 0) {
         out->names = distinct_names(table, false);

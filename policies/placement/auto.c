@@ -46,15 +46,6 @@ static void node_list(char *buf, size_t len, uint64_t mask)
             used += (size_t)snprintf(buf + used, len - used, "%s%u", used ? "," : "", n);
 }
 
-static unsigned popcount(uint64_t mask)
-{
-    unsigned count = 0;
-
-    for (; mask; mask &= mask - 1)
-        count++;
-    return count;
-}
-
 static uint64_t loaded_nodes(const struct np_auto_input *in, uint64_t among)
 {
     uint64_t loaded = 0;
@@ -123,7 +114,7 @@ int np_auto_choose(const struct np_auto_input *in, struct np_auto_choice *out)
         return 0;
     }
     /* 3. Threads on several nodes: their accesses are spread anyway; spread the pages alike. */
-    if (popcount(in->task_nodes) > 1) {
+    if (__builtin_popcountll(in->task_nodes) > 1) {
         out->policy = NP_POLICY_INTERLEAVE;
         snprintf(out->reason, sizeof(out->reason), "auto: interleave: %.60s, CPUs span nodes %.60s",
                  sens, nodes);

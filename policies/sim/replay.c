@@ -129,26 +129,31 @@ struct in_flight {
     double carry; /* fractional pages the rate allowed but a step boundary cut off */
 };
 
+/* Where each job of a replay is. */
+struct job_state {
+    double progress; /* alone-seconds of work done */
+    bool done;
+    double mshare, rate; /* contention model: its memory-bound share, its solved rate */
+    double stall_until;  /* thesis loop: a moved job waits until its pages are copied */
+};
+
 struct replay {
     const struct np_replay_set *set;
     const struct np_replay_config *config;
     const struct np_order_ops *order;
     uint64_t seed;
-    uint64_t *pages;  /* njobs x nnodes */
-    uint64_t *hot;    /* of those, hot pages (numaplace/contention.h); all of them without it */
-    double *progress; /* alone-seconds of work done */
-    bool *done;
+    uint64_t *pages; /* njobs x nnodes */
+    uint64_t *hot;   /* of those, hot pages (numaplace/contention.h); all of them without it */
+    struct job_state *jobs;
     struct np_job_view *views;
     size_t running;
     struct in_flight move;
     struct np_replay_result *result;
-    /* contention model: each job's memory-bound share, the solved rates, a scratch job list */
-    double *mshare, *rate;
+    /* contention model: a scratch job list, and which job each entry is */
     struct np_contention_job *cjobs;
     size_t *cindex;
-    double *stall_until; /* thesis loop: a moved job waits until its pages are copied */
-    double last_issue;   /* thesis loop: for the spacing */
-    bool dirty;          /* pages moved or a job ended since the rates were solved */
+    double last_issue; /* thesis loop: for the spacing */
+    bool dirty;        /* pages moved or a job ended since the rates were solved */
 };
 
 static uint64_t *job_pages(struct replay *r, size_t job)
@@ -161,16 +166,17 @@ static uint64_t *job_hot(struct replay *r, size_t job)
     return &r->hot[job * r->set->nnodes];
 }
 
-static uint64_t node_used(struct replay *r, unsigned node)
+/* The pages @p node can still take while keeping @p floor of them free. */
+static uint64_t node_room(struct replay *r, unsigned node, uint64_t floor)
 {
-    uint64_t used = 0;
+    uint64_t used = floor;
 
     for (size_t j = 0; j < r->set->njobs; j++)
         used += job_pages(r, j)[node];
-    return used;
+    return r->config->node_pages > used ? r->config->node_pages - used : 0;
 }
 
-/* Solve the running jobs' slowdowns together (contention model) into r->rate. */
+/* Solve the running jobs' slowdowns together (contention model) into their rates. */
 static void solve_rates(struct replay *r)
 {
     const struct np_contention_params *p = r->config->contention;
@@ -181,7 +187,7 @@ static void solve_rates(struct replay *r)
     for (size_t j = 0; j < r->set->njobs && n < NP_CONTENTION_MAX_JOBS; j++) {
         const struct np_replay_job *job = &r->set->jobs[j];
         struct np_contention_job *c = &r->cjobs[n];
-        if (r->done[j])
+        if (r->jobs[j].done)
             continue;
         memset(c, 0, sizeof(*c));
         c->cpu_node = job->node;
@@ -189,7 +195,7 @@ static void solve_rates(struct replay *r)
             cold[k] = job_pages(r, j)[k] - job_hot(r, j)[k];
         np_contention_hot_shares(p, job_hot(r, j), cold, r->set->nnodes, c->share);
         c->bw_mbps = isfinite(job->row->bw_mbps) ? job->row->bw_mbps : 0;
-        c->memory_share = r->mshare[j];
+        c->memory_share = r->jobs[j].mshare;
         c->threads = job->threads;
         c->multi_threaded = job->multi_threaded;
         r->cindex[n++] = j;
@@ -198,7 +204,7 @@ static void solve_rates(struct replay *r)
         for (size_t k = 0; k < n; k++)
             s[k] = 1.0; /* checked at the start: not reached with the shipped parameters */
     for (size_t k = 0; k < n; k++)
-        r->rate[r->cindex[k]] = s[k] > 0 && isfinite(s[k]) ? 1.0 / s[k] : 1.0;
+        r->jobs[r->cindex[k]].rate = s[k] > 0 && isfinite(s[k]) ? 1.0 / s[k] : 1.0;
 }
 
 static double job_rate(struct replay *r, size_t j)
@@ -207,7 +213,7 @@ static double job_rate(struct replay *r, size_t j)
     const double noise = job->noise > 0 ? job->noise : 1.0;
 
     if (r->config->contention)
-        return r->rate[j] / noise;
+        return r->jobs[j].rate / noise;
 
     const double s = np_replay_slowdown(job->row, job_pages(r, j), r->set->nnodes, job->node,
                                         r->config->distance);
@@ -220,8 +226,7 @@ static double job_rate(struct replay *r, size_t j)
 static uint64_t replay_move(struct replay *r, size_t j, unsigned src, unsigned dst, uint64_t want)
 {
     uint64_t *p = job_pages(r, j), *hot = job_hot(r, j);
-    const uint64_t used = node_used(r, dst);
-    const uint64_t room = r->config->node_pages > used ? r->config->node_pages - used : 0;
+    const uint64_t room = node_room(r, dst, 0);
     uint64_t n = want < p[src] ? want : p[src], hot_moved = n, cold_moved = 0;
 
     if (n > room)
@@ -282,8 +287,7 @@ static int issue(struct replay *r, size_t index, double copy_rate, double *copy_
     memcpy(view.distance, r->config->distance, sizeof(view.distance));
     if (!thesis) {
         /* the engine's cap: the destination keeps its free floor */
-        const uint64_t used = node_used(r, req->to) + r->config->free_floor_pages;
-        const uint64_t room = r->config->node_pages > used ? r->config->node_pages - used : 0;
+        const uint64_t room = node_room(r, req->to, r->config->free_floor_pages);
         if (wanted > room)
             wanted = room;
     }
@@ -302,7 +306,7 @@ static int issue(struct replay *r, size_t index, double copy_rate, double *copy_
             /* the thesis loop: jobs are copied one after another, each stalled for its own */
             if (copy_rate > 0 && moved > 0) {
                 *copy_s += (double)moved * NP_REPLAY_PAGE_BYTES / copy_rate;
-                r->stall_until[j] = r->last_issue + *copy_s;
+                r->jobs[j].stall_until = r->last_issue + *copy_s;
             }
         }
     } else {
@@ -360,8 +364,8 @@ static void advance_move(struct replay *r, double dt, bool finish)
 static uint64_t pages_due(const struct replay *r, size_t j)
 {
     const struct np_replay_job *job = &r->set->jobs[j];
-    const double due =
-        round((double)job->pages * np_replay_growth_at(job->growth, r->progress[j] / job->work_s));
+    const double due = round((double)job->pages *
+                             np_replay_growth_at(job->growth, r->jobs[j].progress / job->work_s));
 
     return due >= (double)job->pages ? job->pages : due >= 1 ? (uint64_t)due : 1;
 }
@@ -381,8 +385,7 @@ static void grow(struct replay *r, size_t j)
     }
     if (due <= held || (due - held < grain && due < job->pages))
         return;
-    const uint64_t used = node_used(r, job->memory_node);
-    const uint64_t room = r->config->node_pages > used ? r->config->node_pages - used : 0;
+    const uint64_t room = node_room(r, job->memory_node, 0);
     const uint64_t add = due - held < room ? due - held : room;
     /* the new pages' kind: what keeps the job's hot pages its hot fraction */
     const uint64_t hot_due = r->config->contention
@@ -404,13 +407,13 @@ static void advance_jobs(struct replay *r, double t, double dt)
         r->dirty = false;
     }
     for (size_t j = 0; j < r->set->njobs; j++) {
-        if (r->done[j])
+        if (r->jobs[j].done)
             continue;
         /* a job whose pages are being copied makes no progress until they are */
-        const double stalled = fmin(dt, fmax(0, r->stall_until[j] - t));
-        const double rate = job_rate(r, j), need = r->set->jobs[j].work_s - r->progress[j];
+        const double stalled = fmin(dt, fmax(0, r->jobs[j].stall_until - t));
+        const double rate = job_rate(r, j), need = r->set->jobs[j].work_s - r->jobs[j].progress;
         if (need <= rate * (dt - stalled)) {
-            r->done[j] = true;
+            r->jobs[j].done = true;
             r->running--;
             r->dirty = true;
             r->result->job_time_s[j] = t + stalled + need / rate;
@@ -422,7 +425,7 @@ static void advance_jobs(struct replay *r, double t, double dt)
                 if (r->move.steps[s].index == j)
                     r->move.steps[s].pages = 0; /* the mover finds the process gone */
         } else {
-            r->progress[j] += rate * (dt - stalled);
+            r->jobs[j].progress += rate * (dt - stalled);
             if (r->set->jobs[j].growth)
                 grow(r, j);
         }
@@ -437,7 +440,7 @@ static double loop_cpu_share(struct replay *r)
     unsigned threads[NP_MAX_NODES] = {0}, least = UINT_MAX;
 
     for (size_t j = 0; j < r->set->njobs; j++)
-        if (!r->done[j])
+        if (!r->jobs[j].done)
             threads[r->set->jobs[j].node] += r->set->jobs[j].threads ? r->set->jobs[j].threads : 1;
     for (unsigned n = 0; n < r->set->nnodes; n++)
         least = threads[n] < least ? threads[n] : least;
@@ -614,18 +617,14 @@ int np_replay_run(const struct np_replay_set *set, const struct np_replay_config
     r.order = order ? order : np_order_default();
     r.pages = calloc(n * set->nnodes, sizeof(*r.pages));
     r.hot = calloc(n * set->nnodes, sizeof(*r.hot));
-    r.progress = calloc(n, sizeof(*r.progress));
-    r.done = calloc(n, sizeof(*r.done));
+    r.jobs = calloc(n, sizeof(*r.jobs));
     r.views = calloc(n, sizeof(*r.views));
     r.move.steps = calloc(n, sizeof(*r.move.steps));
     result->job_time_s = calloc(n, sizeof(*result->job_time_s));
-    r.mshare = calloc(n, sizeof(*r.mshare));
-    r.rate = calloc(n, sizeof(*r.rate));
     r.cjobs = calloc(n, sizeof(*r.cjobs));
     r.cindex = calloc(n, sizeof(*r.cindex));
-    r.stall_until = calloc(n, sizeof(*r.stall_until));
-    rc = r.pages && r.hot && r.progress && r.done && r.views && r.move.steps &&
-                 result->job_time_s && r.mshare && r.rate && r.cjobs && r.cindex && r.stall_until
+    rc = r.pages && r.hot && r.jobs && r.views && r.move.steps && result->job_time_s && r.cjobs &&
+                 r.cindex
              ? 0
              : np_err_set(err, -ENOMEM, "out of memory replaying %zu jobs", set->njobs);
     if (rc == 0) {
@@ -639,7 +638,7 @@ int np_replay_run(const struct np_replay_set *set, const struct np_replay_config
         r.dirty = true;
         result->njobs = set->njobs;
         for (size_t j = 0; config->contention && j < set->njobs; j++)
-            r.mshare[j] = np_contention_memory_share(config->contention, set->jobs[j].row);
+            r.jobs[j].mshare = np_contention_memory_share(config->contention, set->jobs[j].row);
         rc = config->poll_s > 0 && config->way == NP_REPLAY_THESIS ? run_loop(&r) : run(&r);
         if (rc == -E2BIG)
             np_err_set(err, -EINVAL,
@@ -657,15 +656,11 @@ int np_replay_run(const struct np_replay_set *set, const struct np_replay_config
     }
     free(r.pages);
     free(r.hot);
-    free(r.progress);
-    free(r.done);
+    free(r.jobs);
     free(r.views);
     free(r.move.steps);
-    free(r.mshare);
-    free(r.rate);
     free(r.cjobs);
     free(r.cindex);
-    free(r.stall_until);
     if (rc < 0)
         np_replay_result_fini(result);
     return rc;

@@ -18,10 +18,6 @@
 #include "numaplace/common.h"
 #include "numaplace/penalty.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #define NP_PROFILE_SCHEMA       1
 #define NP_PROFILE_DEFAULT_PATH "/var/lib/numaplace/machine-profile.json"
 /** Node numbers fit a 64-bit node set (interleave sets are stored that way). */
@@ -119,9 +115,5 @@ NP_API double np_profile_near_penalty(const struct np_profile *p);
  */
 NP_API double np_profile_scale_for_pair(const struct np_profile *p, unsigned cpu_node,
                                         unsigned mem_node, double slowdown);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_PROFILE_H */

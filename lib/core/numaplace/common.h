@@ -20,10 +20,6 @@
 
 #include <stddef.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #if defined(__GNUC__)
 #define NP_API               __attribute__((visibility("default")))
 #define NP_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
@@ -81,9 +77,5 @@ NP_API double np_monotonic_s(void);
 
 /** Sleep @p seconds (nothing when not above 0), resumed after a signal that did not end us. */
 NP_API void np_sleep_s(double seconds);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_COMMON_H */

@@ -10,10 +10,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** CPU numbers in a list are below this (Linux's NR_CPUS tops out at 8192). */
 #define NP_CPU_LIST_LIMIT 65536u
 
@@ -36,9 +32,5 @@ typedef int np_cpu_range_fn(void *ctx, unsigned first, unsigned last);
  */
 NP_API int np_cpu_list_parse(const char *text, const char *what, np_cpu_range_fn *add, void *ctx,
                              struct np_err *err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_CPULIST_H */

@@ -11,10 +11,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 enum np_sensitivity {
     NP_SENSITIVITY_LOW = 0, /**< memory may be moved by numaplaced */
     NP_SENSITIVITY_HIGH,    /**< kept local, never moved away */
@@ -34,9 +30,5 @@ NP_API const char *np_class_name(enum np_class c);
 NP_API int np_class_from_name(const char *text, enum np_class *out, struct np_err *err);
 /** "high, low". Borrowed, static. */
 NP_API const char *np_class_names(void);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_LABELS_H */

@@ -13,10 +13,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** The names of an enum's values 0..count-1, and what they name (for error messages). */
 struct np_name_table {
     const char *what;         /**< "NUMA policy", "class", ... */
@@ -41,9 +37,5 @@ NP_API size_t np_name_list(const struct np_name_table *table, char *buf, size_t 
 /** The list "a, b, c" (with @p separator between names), built once per table and separator.
  *  Borrowed: valid for the life of the process. Thread-safe. */
 NP_API const char *np_name_list_static(const struct np_name_table *table, const char *separator);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_NAMES_H */

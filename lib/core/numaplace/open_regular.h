@@ -10,10 +10,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /**
  * Opens @p path read-only (close-on-exec) if it is a regular file.
  * @p no_follow: refuse a symlink as the last component (-ELOOP) instead of following it.
@@ -21,9 +17,5 @@ extern "C" {
  * -EINVAL when it is not a regular file.
  */
 NP_API int np_open_regular(const char *path, int no_follow, struct np_err *err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

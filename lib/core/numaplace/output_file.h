@@ -17,10 +17,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** One output being written: fd is the temporary file's (the caller writes to it). */
 struct np_output_file {
     int fd, dirfd;
@@ -60,9 +56,5 @@ NP_API int np_file_replace_at(int dirfd, int fd, const char *tmp, const char *na
 
 /** Close and remove the temporary file (accepts one already ended). */
 NP_API void np_output_file_abort(struct np_output_file *o);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

@@ -8,10 +8,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /**
  * The reference machine's remote penalty: the near-node (0 -> 1) distance of the thesis's
  * machine "Sandman", 21/10 (docs/model.md, the firmware's SLIT).
@@ -27,9 +23,5 @@ extern "C" {
  * @return the scaled slowdown, or NAN when an input is not finite or penalty_ref <= 1
  */
 NP_API double np_penalty_scale_slowdown(double slowdown, double penalty_ref, double penalty_here);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_PENALTY_H */

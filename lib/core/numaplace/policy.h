@@ -12,10 +12,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** What a user or site asks for. */
 enum np_policy {
     NP_POLICY_NONE = 0,       /**< "none": kernel default, Slurm's --mem-bind left alone */
@@ -62,9 +58,5 @@ NP_API int np_mode_from_name(const char *text, enum np_mode *out, struct np_err 
 
 /** Every mode name, ", "-separated. Borrowed, static. */
 NP_API const char *np_mode_names(void);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_POLICY_H */

@@ -11,10 +11,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** Print @p s on one line: every control character escaped, newline and tab included. */
 NP_API void np_print_text(FILE *out, const char *s);
 
@@ -25,9 +21,5 @@ NP_API void np_print_text(FILE *out, const char *s);
  * jansson escapes C0 itself, and \u0080-\u009f is the same string.
  */
 NP_API FILE *np_safe_text_stream(FILE *out);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

@@ -9,10 +9,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* Slurm's special step ids (slurm.h's SLURM_BATCH_SCRIPT and friends), without slurm.h. */
 #define NP_STEP_BATCH       0xfffffffbu
 #define NP_STEP_EXTERN      0xfffffffcu
@@ -21,9 +17,5 @@ extern "C" {
 /** "batch", "extern", "interactive" or the number. Borrowed: a per-thread buffer, valid until
  *  the same thread calls this again. */
 NP_API const char *np_step_name(uint32_t step_id);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_STEP_H */

@@ -12,10 +12,6 @@
 #include "numaplace/common.h"
 #include "numaplace/placement.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /**
  * Apply a placement to the calling thread with set_mempolicy (MPOL_DEFAULT resets). The
  * policy survives exec and is inherited by children. Nothing is substituted silently: when
@@ -39,9 +35,5 @@ NP_API int np_mems_allowed(hwloc_nodeset_t nodes, struct np_err *err);
 
 /** Whether the running kernel accepts MPOL_PREFERRED_MANY. */
 NP_API bool np_kernel_has_preferred_many(void);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_MEMPOLICY_H */

@@ -19,10 +19,6 @@
 #include "numaplace/migrate.h"
 #include "numaplace/migration.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** Engine settings (numaplaced.conf). */
 struct np_engine_config {
     const struct np_order_ops *order; /**< NULL = best-plus */
@@ -89,9 +85,5 @@ NP_API int np_engine_run_request(const struct np_node_view *view,
                                  const struct np_request *request, struct np_rate_limiter *rl,
                                  const struct np_log *log, struct np_request_result *result,
                                  struct np_err *err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_ENGINE_H */

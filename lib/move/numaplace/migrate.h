@@ -24,10 +24,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** A token bucket over bytes. rate 0 = unlimited. Not thread-safe: one per mover thread. */
 struct np_rate_limiter {
     double bytes_per_s;
@@ -123,9 +119,5 @@ NP_API int np_move_process_pages(pid_t pid, unsigned src, unsigned dst, uint64_t
 
 /** Add @p add's counts into @p total (the flags are or-ed). */
 NP_API void np_move_result_add(struct np_move_result *total, const struct np_move_result *add);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_MIGRATE_H */

@@ -20,10 +20,6 @@
 #include "numaplace/sample.h"
 #include "numaplace/step.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* Major version /1 (what readers check, np_report_check), minor .1: class_prediction. A minor
  * version adds optional members only; readers of /1 read every /1.N. */
 #define NP_REPORT_SCHEMA       "numaplace.report/1.1"
@@ -225,9 +221,5 @@ struct np_job_outcome;
 NP_API int np_step_figures_book_migration(struct np_step_figures *js,
                                           const struct np_request_result *r,
                                           const struct np_job_outcome *o, double t);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_REPORT_H */

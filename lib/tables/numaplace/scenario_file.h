@@ -11,10 +11,6 @@
 #include "numaplace/common.h"
 #include "numaplace/scenario.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /**
  * Decode a scenario from @p len bytes of JSON text (need not be NUL-terminated). On success @p out
  * owns what it points to (np_scenario_fini); on failure it is left empty (safe to fini).
@@ -49,9 +45,5 @@ NP_API int np_scenario_print_jobs(FILE *out, const struct np_scenario *s);
 
 /** The run orders' names, one per line, in run order. @return 0 or -EIO */
 NP_API int np_scenario_print_runs(FILE *out, const struct np_scenario *s);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_SCENARIO_FILE_H */

@@ -12,10 +12,6 @@
 #include "numaplace/model.h"
 #include "numaplace/sensitivity.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /**
  * Load the CSV (comment lines start with '#'; the header names the columns; tlb_mpki and
  * total_time_s are optional, every other column of np_model_row is required).
@@ -39,9 +35,5 @@ NP_API int np_footprints_load(const char *path, struct np_footprints *table, str
 NP_API int np_sensitivity_load(struct np_sens_model *m, const char *path, struct np_err *err);
 /** The installed table's path (/usr/share/numaplace/sandman-spec2017.csv). Borrowed, static. */
 NP_API const char *np_sensitivity_default_table(void);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_TABLES_H */

@@ -22,10 +22,6 @@
 #include "numaplace/common.h"
 #include "numaplace/labels.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #define NP_MAX_NODES 64
 
 /** One job step on this node, as the policies see it. Arrays are borrowed from the caller. */
@@ -292,9 +288,5 @@ NP_API int np_plan_make(const struct np_node_view *view, const struct np_request
                         enum np_plan_cover cover, struct np_plan *plan);
 /** Free what the plan owns. Accepts NULL. */
 NP_API void np_plan_fini(struct np_plan *plan);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_MIGRATION_H */

@@ -42,10 +42,6 @@
 #include "numaplace/migration.h"
 #include "numaplace/model.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** np_contention_solve takes at most this many jobs and co-runners. */
 #define NP_CONTENTION_MAX_JOBS 1024
 
@@ -149,9 +145,5 @@ NP_API void np_contention_hot_split(const struct np_contention_params *params, u
 /** Whether the SPEC CPU 2017 benchmark @p name runs OpenMP threads (the speed suite's
  *  bwaves, lbm, wrf, cam4, pop2, imagick, nab, fotonik3d, roms, xz); false for the rest. */
 NP_API bool np_contention_is_openmp(const char *name);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_CONTENTION_H */

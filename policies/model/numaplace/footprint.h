@@ -14,10 +14,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** The most pages a row may give (4 PiB of base pages, as a scenario's request): sums over a
  *  set's jobs stay far from overflowing. */
 #define NP_FOOTPRINT_MAX_PAGES (UINT64_C(1) << 40)
@@ -45,9 +41,5 @@ NP_API const struct np_footprint *np_footprint_find(const struct np_footprints *
  *  table has none. */
 NP_API uint64_t np_footprint_pages(const struct np_footprints *table, const char *benchmark,
                                    const char *input);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_FOOTPRINT_H */

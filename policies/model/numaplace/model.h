@@ -17,10 +17,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** One measured benchmark run (a CSV row). */
 struct np_model_row {
     char benchmark[32];
@@ -46,9 +42,5 @@ NP_API const struct np_model_row *np_model_find(const struct np_model *model, co
 
 /** Slowdown (>= 1 normally) of @p row with @p remote_share in [0, 1] of its memory remote. */
 NP_API double np_model_slowdown(const struct np_model_row *row, double remote_share);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_MODEL_H */

@@ -26,10 +26,6 @@
 #include "numaplace/common.h"
 #include "numaplace/model.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** Features a model may use, as bits. */
 enum np_sens_feature {
     NP_SENS_LOG_MPKI = 1u << 0, /**< ln(LLC misses per kilo-instruction + 0.01) */
@@ -164,9 +160,5 @@ NP_API int np_sensitivity_mpki_cut(const struct np_model *table, double threshol
 
 /** Spearman's rank correlation of @p n pairs (ties get their mean rank); NaN when undefined. */
 NP_API double np_spearman(const double *x, const double *y, size_t n);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_SENSITIVITY_H */

@@ -16,10 +16,6 @@
 #include "numaplace/labels.h"
 #include "numaplace/policy.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** Nodes the decision knows of: OS indexes 0..63 (the migration module's NP_MAX_NODES). */
 #define NP_AUTO_MAX_NODES 64
 
@@ -93,9 +89,5 @@ NP_API double np_auto_threshold(double remote_latency);
  *  @p threshold (np_auto_threshold). False when any figure is missing or not positive. */
 NP_API bool np_auto_loaded(double traffic_bytes_per_s, double capacity_bytes_per_s,
                            double threshold);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_AUTO_H */

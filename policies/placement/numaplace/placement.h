@@ -16,10 +16,6 @@
 #include "numaplace/policy.h"
 #include "numaplace/topology.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** Inputs of a placement decision. All sets are borrowed. */
 struct np_place_input {
     enum np_policy policy;
@@ -60,9 +56,5 @@ NP_API void np_placement_fini(struct np_placement *placement);
  */
 NP_API int np_place(const struct np_topology *topo, const struct np_place_input *input,
                     struct np_placement *out);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_PLACEMENT_H */

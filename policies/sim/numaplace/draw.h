@@ -12,10 +12,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** The next 64 bits of splitmix64 from @p state (advanced). */
 NP_API uint64_t np_draw_next(uint64_t *state);
 
@@ -37,9 +33,5 @@ NP_API void np_draw_permutation(size_t *perm, size_t n, uint64_t seed);
  * @return 0, -EINVAL (n == 0, a level outside (0, 1), a value not finite), -ENOMEM
  */
 NP_API int np_interval_percentile(const double *x, size_t n, double level, double *lo, double *hi);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_DRAW_H */

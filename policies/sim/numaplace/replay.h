@@ -26,10 +26,6 @@
 #include "numaplace/migration.h"
 #include "numaplace/model.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** np_replay_run gives up after this many time steps (the shipped sets take about 10^4). */
 #define NP_REPLAY_MAX_STEPS 10000000u
 
@@ -189,9 +185,5 @@ NP_API int np_replay_run(const struct np_replay_set *set, const struct np_replay
  * job in the reference (Best) run. NAN when @p n is 0 or a time is not positive.
  */
 NP_API double np_replay_figure(const double *times, const double *reference, size_t n);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_REPLAY_H */

@@ -9,10 +9,6 @@
 #include "numaplace/replay.h"
 #include "numaplace/scenario.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** A set that owns its arrays. Free with np_replay_owned_fini. */
 struct np_replay_owned {
     struct np_replay_set set;           /**< points into the arrays below */
@@ -44,9 +40,5 @@ NP_API int np_replay_set_from_scenario(const struct np_scenario *scenario,
                                        struct np_replay_owned *out, struct np_err *err);
 /** Accepts NULL. */
 NP_API void np_replay_owned_fini(struct np_replay_owned *owned);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_REPLAY_SCENARIO_H */

@@ -20,10 +20,6 @@
 #include "numaplace/labels.h"
 #include "numaplace/migration.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** The schema version this parser reads (the file's "numaplace_scenario" member). */
 #define NP_SCENARIO_VERSION 1
 /** np_scenario_load refuses larger files (the thesis's largest set is about 8 KiB). */
@@ -71,9 +67,5 @@ NP_API void np_scenario_fini(struct np_scenario *s);
 
 /** Job instances after expanding copies (the sum of every job's copies). */
 NP_API size_t np_scenario_instances(const struct np_scenario *s);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_SCENARIO_H */

@@ -15,10 +15,6 @@
 #include "numaplace/migration.h"
 #include "numaplace/model.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** A modelled job: a measured benchmark, its CPUs' node, its pages per node. */
 struct np_sim_job {
     const struct np_model_row *row; /**< borrowed from the model */
@@ -52,9 +48,5 @@ NP_API void np_sim_job_view(const struct np_sim_job *job, size_t id, struct np_j
 NP_API long long np_sim_request(struct np_sim_job *jobs, size_t count, unsigned nnodes,
                                 const struct np_order_ops *order, uint64_t seed, unsigned src,
                                 unsigned dst, uint64_t pages);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_SIM_H */

@@ -1,0 +1,385 @@
+/* A step's calls to numaplaced, from slurmstepd and its tasks (see step_helper.h). */
+#include "step_helper.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/*
+ * What the whole step sees: slurmstepd makes the advise and register calls, each task (a child
+ * forked before any register call) waits for its registration's answer and makes its applied
+ * call. Plain memory would not carry a child's timeout to its siblings, nor a register timeout
+ * to children forked earlier, nor a child's answer to slurmstepd, so these live in a shared
+ * anonymous page mapped once in slurmstepd before the tasks fork; every task inherits the
+ * mapping. NULL when it could not be mapped: slurmstepd's own calls still see
+ * timed_out_here, and every task registers with a call from slurmstepd.
+ */
+struct np_step_shared {
+    atomic_bool helper_silent; /* a numaplaced call of this step has timed out */
+    atomic_bool warned;        /* the one log line per step about an unreachable helper */
+    atomic_bool registered;    /* numaplaced answered a task's registration (ahead) with ok */
+    atomic_bool sent[NP_REGISTER_AHEAD_MAX]; /* task i's registration is on ahead_fd[i] */
+};
+
+bool np_step_helper_enabled(const struct np_step_helper *h)
+{
+    return h->site && h->site->helper_socket && strcmp(h->site->helper_socket, "none") != 0;
+}
+
+void np_step_helper_start(struct np_step_helper *h)
+{
+    void *page;
+
+    if (h->shared)
+        return;
+    page =
+        mmap(NULL, sizeof(*h->shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) {
+        slurm_info("numaplace: cannot map the step's helper marker (%s): each task waits for a "
+                   "helper that stops answering",
+                   strerror(errno));
+        return;
+    }
+    h->shared = page;
+    atomic_init(&h->shared->helper_silent, false);
+    atomic_init(&h->shared->warned, false);
+    atomic_init(&h->shared->registered, false);
+    for (unsigned i = 0; i < NP_REGISTER_AHEAD_MAX; i++)
+        atomic_init(&h->shared->sent[i], false);
+}
+
+static bool helper_silent(const struct np_step_helper *h)
+{
+    return atomic_load(&h->timed_out_here) || (h->shared && atomic_load(&h->shared->helper_silent));
+}
+
+static void note_helper_timeout(struct np_step_helper *h)
+{
+    atomic_store(&h->timed_out_here, true);
+    if (h->shared)
+        atomic_store(&h->shared->helper_silent, true);
+}
+
+/* The one line per step about numaplaced not taking the step, from slurmstepd or a task. */
+static void warn_unreached(struct np_step_helper *h, uint32_t job, uint32_t step, const char *why)
+{
+    if (h->shared ? atomic_exchange(&h->shared->warned, true) : h->warned)
+        return;
+    h->warned = true;
+    slurm_info("numaplace: job %u step %u: helper not reached (%s); placement applies, the step "
+               "is not monitored",
+               job, step, why);
+}
+
+/* step_end comes after srun has heard of the step's end (slurmstepd's spank_exit), so no launch
+ * waits for it; numaplaced answers after the step's final sample, which a busy interval (every
+ * step's /proc read) can delay: it may take this long, whatever helper_timeout_ms says. */
+#define NP_STEP_END_TIMEOUT_MS 2000
+
+/* One request to numaplaced, bounded by helper_timeout_ms (step_end: at least
+ * NP_STEP_END_TIMEOUT_MS), and not made once a call of this step has timed out.
+ * @return 0 or -errno. */
+static int helper_call(struct np_step_helper *h, const struct np_proto_request *req,
+                       struct np_err *err)
+{
+    char *line;
+    json_t *reply = NULL;
+    unsigned timeout_ms = h->site->helper_timeout_ms;
+    int rc;
+
+    if (helper_silent(h))
+        return np_err_set(err, -ETIMEDOUT,
+                          "not asked: an earlier call of this step got no answer within %u ms",
+                          h->site->helper_timeout_ms);
+    line = np_proto_encode(req);
+    if (!line)
+        return np_err_set(err, -ENOMEM, "out of memory");
+    if (req->op == NP_OP_STEP_END && timeout_ms < NP_STEP_END_TIMEOUT_MS)
+        timeout_ms = NP_STEP_END_TIMEOUT_MS;
+    rc = np_proto_call(h->site->helper_socket, line, timeout_ms, &reply, err);
+    free(line);
+    if (rc == -ETIMEDOUT)
+        note_helper_timeout(h);
+    json_decref(reply);
+    return rc;
+}
+
+/* In slurmstepd, once per step and only for auto: ask numaplaced for the nodes' traffic and
+ * the job's history. Sent here (init_post_opt, as root) and read in user_init, so numaplaced
+ * answers while Slurm sets the step up; each part is bounded by helper_timeout_ms like every
+ * launch-time call. Every task inherits the answer, or the reason there is none (the
+ * static choice then: docs/auto.md). */
+void np_step_helper_advise_start(struct np_step_helper *h, spank_t sp, bool want_advice)
+{
+    struct np_proto_request *req = &h->advise_req;
+    struct np_err err = {0};
+    char *line;
+    int fd, rc;
+
+    h->hint_ok = false;
+    h->hint_why[0] = '\0';
+    *req = (struct np_proto_request){.op = NP_OP_ADVISE};
+    if (!want_advice)
+        return;
+    if (!np_step_helper_enabled(h)) {
+        snprintf(h->hint_why, sizeof(h->hint_why), "no helper configured (helper_socket=none)");
+        return;
+    }
+    if (spank_get_item(sp, S_JOB_ID, &req->advise.job_id) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_STEPID, &req->advise.step_id) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_UID, &req->advise.uid) != ESPANK_SUCCESS) {
+        snprintf(h->hint_why, sizeof(h->hint_why), "the step's ids are unknown");
+        return;
+    }
+    if (spank_getenv(sp, "SLURM_JOB_NAME", req->advise.name, sizeof(req->advise.name)) !=
+        ESPANK_SUCCESS)
+        req->advise.name[0] = '\0';
+    if (helper_silent(h)) {
+        rc = np_err_set(&err, -ETIMEDOUT,
+                        "not asked: an earlier call of this step got no answer within %u ms",
+                        h->site->helper_timeout_ms);
+    } else if (!(line = np_proto_encode(req))) {
+        rc = np_err_set(&err, -ENOMEM, "out of memory");
+    } else {
+        fd = np_proto_connect(h->site->helper_socket, h->site->helper_timeout_ms, &err);
+        rc = fd < 0 ? fd : np_proto_send_on(fd, line, h->site->helper_timeout_ms, &err);
+        if (rc == 0)
+            h->advise_fd = fd;
+        else if (fd >= 0)
+            close(fd);
+        free(line);
+    }
+    if (rc < 0) {
+        if (rc == -ETIMEDOUT)
+            note_helper_timeout(h);
+        snprintf(h->hint_why, sizeof(h->hint_why), "numaplaced did not answer: %.200s", err.msg);
+        slurm_info("numaplace: job %u step %u: --numa-policy=auto without advice (%s); tasks "
+                   "get the static choice",
+                   req->advise.job_id, req->advise.step_id, h->hint_why);
+    }
+}
+
+void np_step_helper_advise_finish(struct np_step_helper *h)
+{
+    struct np_err err = {0};
+    json_t *reply = NULL;
+    int rc;
+
+    if (h->advise_fd < 0)
+        return;
+    /* The answer has usually come while Slurm set the step up; a full timeout from here all the
+     * same, so that a slow setup does not make a helper that answers look silent. */
+    rc = np_proto_receive(h->advise_fd, h->site->helper_timeout_ms, &reply, &err);
+    close(h->advise_fd);
+    h->advise_fd = -1;
+    if (rc == -ETIMEDOUT) {
+        note_helper_timeout(h);
+        snprintf(err.msg, sizeof(err.msg), "no reply from the helper at %s within %u ms",
+                 h->site->helper_socket, h->site->helper_timeout_ms);
+    }
+    if (rc == 0 && (rc = np_proto_hint_decode(reply, &h->hint, &err)) == 0) {
+        h->hint_ok = true;
+    } else {
+        /* A refusal (a job name with a control character) is numaplaced's answer, not silence:
+         * its message says so and why ("the helper refused: ..."). */
+        snprintf(h->hint_why, sizeof(h->hint_why), "%s%.200s",
+                 rc == -EREMOTEIO ? ""
+                 : rc == -EPROTO  ? "numaplaced's advice is unreadable: "
+                                  : "numaplaced did not answer: ",
+                 err.msg);
+        slurm_info("numaplace: job %u step %u: --numa-policy=auto without advice (%s); tasks "
+                   "get the static choice",
+                   h->advise_req.advise.job_id, h->advise_req.advise.step_id, h->hint_why);
+    }
+    json_decref(reply);
+}
+
+void np_step_helper_advice(const struct np_step_helper *h, struct np_auto_input *facts)
+{
+    const struct np_proto_hint *hint = &h->hint;
+
+    facts->advice = h->hint_ok;
+    snprintf(facts->no_advice, sizeof(facts->no_advice), "%.150s",
+             h->hint_why[0] ? h->hint_why : "no advice");
+    if (!h->hint_ok)
+        return;
+    if (hint->history_known && np_sensitivity_from_name(hint->history, &facts->history, NULL) == 0)
+        facts->history_known = true;
+    for (unsigned n = 0; n < NP_AUTO_MAX_NODES && n < NP_PROTO_ADVICE_MAX_NODES; n++) {
+        facts->node[n].known =
+            hint->node[n].present && (hint->node[n].measured || hint->node[n].cpu_busy);
+        facts->node[n].cpu_busy = hint->node[n].cpu_busy;
+        facts->node[n].loaded = hint->node[n].loaded;
+        facts->node[n].utilisation = hint->node[n].utilisation;
+    }
+}
+
+/* In slurmstepd (root) at init_post_opt, before the tasks fork: one socket to numaplaced per task
+ * of a step of at most NP_REGISTER_AHEAD_MAX, so that slurmstepd sends each registration
+ * without waiting for its answer and the task, which inherited its socket, waits for it
+ * before it execs (np_step_helper_await_registration). The answer is then awaited while Slurm
+ * unblocks the tasks and each places itself, not one after the other in slurmstepd. */
+void np_step_helper_register_ahead(struct np_step_helper *h, spank_t sp)
+{
+    struct np_err err = {0};
+    uint32_t tasks = 0;
+
+    h->ahead_count = 0;
+    if (!h->shared || !np_step_helper_enabled(h) || helper_silent(h) ||
+        spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &tasks) != ESPANK_SUCCESS || tasks == 0 ||
+        tasks > NP_REGISTER_AHEAD_MAX)
+        return;
+    for (unsigned i = 0; i < tasks; i++) {
+        const int fd = np_proto_connect(h->site->helper_socket, h->site->helper_timeout_ms, &err);
+        if (fd < 0) {
+            /* Not running (refused at once): the calls in task_post_fork say so, once. */
+            if (fd == -ETIMEDOUT)
+                note_helper_timeout(h);
+            for (unsigned j = 0; j < i; j++)
+                close(h->ahead_fd[j]);
+            return;
+        }
+        h->ahead_fd[i] = fd;
+    }
+    h->ahead_count = tasks;
+}
+
+/* On the task's own socket (register ahead) the answer is the task's to wait for; otherwise a
+ * call. */
+void np_step_helper_register(struct np_step_helper *h, const struct np_proto_request *req,
+                             int local)
+{
+    struct np_err err = {0};
+
+    if (local >= 0 && (unsigned)local < h->ahead_count && h->ahead_fd[local] >= 0) {
+        char *line = helper_silent(h) ? NULL : np_proto_encode(req);
+        int rc = line ? np_proto_send_on(h->ahead_fd[local], line, h->site->helper_timeout_ms, &err)
+                      : -ETIMEDOUT;
+        free(line);
+        close(h->ahead_fd[local]); /* the task holds its own copy, for the answer */
+        h->ahead_fd[local] = -1;
+        if (rc == 0) {
+            atomic_store(&h->shared->sent[local], true);
+            return;
+        }
+        if (rc == -ETIMEDOUT && !helper_silent(h))
+            note_helper_timeout(h);
+        /* Otherwise (numaplaced closed the socket, idle too long): a call, as for a large step. */
+    }
+    if (helper_call(h, req, &err) == 0)
+        h->registered = true;
+    else
+        warn_unreached(h, req->reg.job_id, req->reg.step_id, err.msg);
+}
+
+/* Once waited for, numaplaced's counters count the task from before its program starts. */
+void np_step_helper_await_registration(struct np_step_helper *h, spank_t sp)
+{
+    struct np_err err = {0};
+    json_t *reply = NULL;
+    uint32_t job = 0, step = 0;
+    int local = -1, fd;
+
+    if (h->ahead_awaited || !h->ahead_count)
+        return;
+    h->ahead_awaited = true;
+    spank_get_item(sp, S_TASK_ID, &local);
+    for (unsigned i = 0; i < h->ahead_count; i++)
+        if ((int)i != local && h->ahead_fd[i] >= 0) {
+            close(h->ahead_fd[i]);
+            h->ahead_fd[i] = -1;
+        }
+    if (local < 0 || (unsigned)local >= h->ahead_count || (fd = h->ahead_fd[local]) < 0)
+        return;
+    h->ahead_fd[local] = -1;
+    if (atomic_load(&h->shared->sent[local]) && !helper_silent(h)) {
+        const int rc = np_proto_receive(fd, h->site->helper_timeout_ms, &reply, &err);
+        if (rc == 0) {
+            atomic_store(&h->shared->registered, true);
+        } else {
+            if (rc == -ETIMEDOUT)
+                note_helper_timeout(h);
+            spank_get_item(sp, S_JOB_ID, &job);
+            spank_get_item(sp, S_JOB_STEPID, &step);
+            warn_unreached(h, job, step, err.msg);
+        }
+        json_decref(reply);
+    }
+    close(fd);
+}
+
+/* The task may speak for itself only. */
+void np_step_helper_applied(struct np_step_helper *h, spank_t sp, const char *policy,
+                            const char *mode, const char *nodes, const char *cpus,
+                            const char *reason, const struct np_auto_choice *choice)
+{
+    struct np_proto_request req = {.op = NP_OP_APPLIED};
+    struct np_err err = {0};
+    char *line;
+
+    /* numaplaced takes what a task applied once it knows the task */
+    np_step_helper_await_registration(h, sp);
+    if (!np_step_helper_enabled(h) || helper_silent(h) ||
+        spank_get_item(sp, S_JOB_ID, &req.applied.job_id) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_STEPID, &req.applied.step_id) != ESPANK_SUCCESS)
+        return;
+    req.applied.pid = getpid();
+    snprintf(req.applied.policy, sizeof(req.applied.policy), "%s", policy);
+    snprintf(req.applied.mode, sizeof(req.applied.mode), "%s", mode);
+    snprintf(req.applied.nodes, sizeof(req.applied.nodes), "%s", nodes);
+    snprintf(req.applied.cpus, sizeof(req.applied.cpus), "%s", cpus);
+    snprintf(req.applied.reason, sizeof(req.applied.reason), "%s", reason);
+    if (choice) { /* auto: the reason is for people, these facts for readers */
+        struct np_applied_auto *facts = &req.applied.auto_facts;
+        facts->given = true;
+        snprintf(facts->sensitivity, sizeof(facts->sensitivity), "%s",
+                 choice->source == NP_AUTO_SOURCE_NONE ? "unknown"
+                 : choice->sensitive                   ? "high"
+                                                       : "low");
+        facts->task_nodes = choice->task_nodes;
+        facts->allowed_nodes = choice->allowed_nodes;
+        facts->loaded_nodes = choice->loaded_nodes;
+    }
+    line = np_proto_encode(&req);
+    /* no wait for the reply; slurmstepd already logged an unreachable helper */
+    if (line &&
+        np_proto_send(h->site->helper_socket, line, h->site->helper_timeout_ms, &err) == -ETIMEDOUT)
+        note_helper_timeout(h);
+    free(line);
+}
+
+void np_step_helper_end(struct np_step_helper *h, spank_t sp)
+{
+    if (h->advise_fd >= 0) { /* user_init was not called: nobody read the advice */
+        close(h->advise_fd);
+        h->advise_fd = -1;
+    }
+    for (unsigned i = 0; i < h->ahead_count; i++) /* tasks that never forked */
+        if (h->ahead_fd[i] >= 0)
+            close(h->ahead_fd[i]);
+    h->ahead_count = 0;
+    if (h->shared && atomic_load(&h->shared->registered))
+        h->registered = true;
+    if (h->registered && np_step_helper_enabled(h) && !helper_silent(h)) {
+        /* slurmstepd at the step's end: numaplaced takes its final sample and answers, then
+         * writes the report; slurmstepd tells slurmctld the step is complete only after this,
+         * so the node is free again without waiting for the report's flushes. `numaplace report`
+         * and the epilog's store wait for a step numaplaced lists "ending". */
+        struct np_proto_request req = {.op = NP_OP_STEP_END, .answer_at_end = true};
+        struct np_err err = {0};
+        if (spank_get_item(sp, S_JOB_ID, &req.job_id) == ESPANK_SUCCESS &&
+            spank_get_item(sp, S_JOB_STEPID, &req.step_id) == ESPANK_SUCCESS &&
+            helper_call(h, &req, &err) < 0)
+            slurm_info("numaplace: job %u step %u: could not tell the helper the step ended "
+                       "(%s); it ends the step itself when the tasks are gone",
+                       req.job_id, req.step_id, err.msg);
+        h->registered = false;
+    }
+    if (h->shared)
+        munmap(h->shared, sizeof(*h->shared));
+    h->shared = NULL;
+    atomic_store(&h->timed_out_here, false);
+}
