@@ -11,45 +11,9 @@
 
 #define OLDER "not in the report (written by an older numaplace)"
 
+#define MALFORMED "malformed in the report (no number)"
+
 /* ---- a report's figures as the summary adds them ---- */
-
-/* A figure as the report holds it, read leniently (a report of an older numaplace lacks members;
- * the schema is open to new ones): absent when it is no object, unavailable with the report's
- * reason, malformed without a number. Strings borrowed from the report. */
-enum rstate { R_ABSENT = 0, R_UNAVAILABLE, R_MALFORMED, R_VALUE };
-struct rfig {
-    double v, peak, n;
-    const char *reason, *source;
-    enum rstate state;
-    bool flagged; /* an "unavailable" member, of any type */
-    bool has_peak, has_n;
-};
-
-/* The figure @p o with its number at @p value_key (and a statistic's peak and intervals). */
-static struct rfig rfig(const json_t *o, const char *value_key, const char *peak_key)
-{
-    const json_t *u = json_object_get(o, "unavailable"), *v = json_object_get(o, value_key);
-    struct rfig f = {.flagged = u != NULL,
-                     .source = json_string_value(json_object_get(o, "source"))};
-
-    if (!json_is_object(o))
-        return (struct rfig){0};
-    if (json_is_string(u)) {
-        f.state = R_UNAVAILABLE;
-        f.reason = json_string_value(u);
-    } else {
-        f.state = json_is_number(v) ? R_VALUE : R_MALFORMED;
-        f.v = json_number_value(v);
-    }
-    if (peak_key) {
-        const json_t *peak = json_object_get(o, peak_key), *n = json_object_get(o, "intervals");
-        f.has_peak = json_is_number(peak);
-        f.peak = json_number_value(peak);
-        f.has_n = json_is_number(n);
-        f.n = json_number_value(n);
-    }
-    return f;
-}
 
 /* A report's figure as a step adds it: its number, or why there is none. Strings borrowed. */
 struct fig {
@@ -58,29 +22,22 @@ struct fig {
     const char *why, *source;
 };
 
-/* digest: the figure's number, or why it has none; @p name names it as the source when the
- * report lacks it. */
-static struct fig digest(const struct rfig *f, const char *name)
+/* The figure @p o with its number at @p value_key, read leniently (a report of an older numaplace
+ * lacks members; the schema is open to new ones): when @p o is no object, @p name names it as the
+ * source; without a number, @p malformed says why. */
+static struct fig fig_read(const json_t *o, const char *value_key, const char *name,
+                           const char *malformed)
 {
-    struct fig d = {.source = f->source};
+    const json_t *u = json_object_get(o, "unavailable"), *v = json_object_get(o, value_key);
+    const char *source = jstr(o, "source");
 
-    switch (f->state) {
-    case R_ABSENT:
-        d.why = OLDER;
-        d.source = name;
-        break;
-    case R_UNAVAILABLE:
-        d.why = f->reason;
-        break;
-    case R_MALFORMED:
-        d.why = "malformed in the report (no number)";
-        break;
-    case R_VALUE:
-        d.ok = true;
-        d.v = f->v;
-        break;
-    }
-    return d;
+    if (!json_is_object(o))
+        return (struct fig){.why = OLDER, .source = name};
+    if (json_is_string(u))
+        return (struct fig){.why = json_string_value(u), .source = source};
+    if (!json_is_number(v))
+        return (struct fig){.why = malformed, .source = source};
+    return (struct fig){.ok = true, .v = json_number_value(v), .source = source};
 }
 
 /* Member @p key of @p parent, an object, made when it has none. NULL out of memory. */
@@ -207,20 +164,19 @@ static int add_sum(json_t *parent, const char *key, const struct fig *f, const c
 /* Fold a {mean, peak, intervals} statistic (cpi, bandwidth): the mean weighted by intervals, the
  * peak the highest step's. */
 static int add_stat(json_t *node, const char *key, const char *mean_key, const char *peak_key,
-                    const struct rfig *f)
+                    const json_t *o)
 {
+    struct fig f = fig_read(o, mean_key, NULL, "malformed in the report (no mean)");
     json_t *cur = json_object_get(node, key);
     double m, p, n, cm;
 
-    if (f->state != R_VALUE || f->flagged)
-        return add_unavailable(node, key,
-                               f->state == R_ABSENT        ? OLDER
-                               : f->state == R_UNAVAILABLE ? f->reason
-                                                           : "malformed in the report (no mean)",
-                               f->source);
-    m = f->v;
-    p = f->has_peak ? f->peak : m;
-    n = f->has_n ? f->n : 1;
+    if (f.ok && json_object_get(o, "unavailable")) /* one of any type */
+        f = (struct fig){.why = "malformed in the report (no mean)", .source = f.source};
+    if (!f.ok)
+        return add_unavailable(node, key, f.why, f.source);
+    m = f.v;
+    p = jnum(o, peak_key, m);
+    n = jnum(o, "intervals", 1);
     if (n < 1)
         n = 1;
     if (jfig(cur, mean_key, &cm)) {
@@ -234,7 +190,7 @@ static int add_stat(json_t *node, const char *key, const char *mean_key, const c
         return -ENOMEM;
     return json_object_set_new(cur, peak_key, json_real(p)) ||
            json_object_set_new(cur, "intervals", json_integer((json_int_t)n)) ||
-           first_step(cur, f->source);
+           first_step(cur, f.source);
 }
 
 static int add_pages(json_t *node, const json_t *pages, double w, bool latest)
@@ -267,8 +223,7 @@ static int add_pages(json_t *node, const json_t *pages, double w, bool latest)
                      "measure it)";
             ls.source = "numaplace.report/1 pages.local_share";
         } else {
-            const struct rfig f = rfig(local, "value", NULL);
-            ls = digest(&f, "numaplace.report/1 pages.local_share");
+            ls = fig_read(local, "value", "numaplace.report/1 pages.local_share", MALFORMED);
             if (ls.ok && (ls.v < 0 || ls.v > 1 || !isfinite(ls.v))) {
                 ls.ok = false;
                 ls.why = "pages.local_share in the report is outside 0 to 1";
@@ -363,12 +318,11 @@ static int add_os(json_t *node, const json_t *r, double w)
     int rc = 0;
 
     for (size_t k = 0; nos && k < sizeof(os) / sizeof(os[0]); k++) {
-        const struct rfig rf =
-            rfig(json_object_get(report_os, os[k].report_key), os[k].value_key, NULL);
         char name[96];
         struct fig f;
         snprintf(name, sizeof(name), "numaplace.report/1 os_interference.%s", os[k].report_key);
-        f = digest(&rf, name);
+        f = fig_read(json_object_get(report_os, os[k].report_key), os[k].value_key, name,
+                     MALFORMED);
         if (k == sizeof(os) / sizeof(os[0]) - 1)
             rc |= add_sum(nos, os[k].key, &f, os[k].unit);
         else
@@ -385,19 +339,20 @@ static int step_counters(json_t *st, const json_t *r)
     static const char *const names[NPERF] = {"cycles", "instructions", "llc_load_misses",
                                              "llc_store_misses"};
     const json_t *perf = json_object_get(r, "perf_counts");
-    const struct rfig bw = rfig(json_object_get(r, "bandwidth"), "mean_bytes_per_s", NULL);
+    const struct fig bw =
+        fig_read(json_object_get(r, "bandwidth"), "mean_bytes_per_s", NULL, MALFORMED);
     const char *emulated =
         json_string_value(json_object_get(json_object_get(r, "sampling"), "emulated_cpu"));
-    struct rfig p[NPERF];
+    struct fig p[NPERF];
     char why[NP_ERR_MSG_MAX] = "";
 
     for (int k = 0; k < NPERF; k++)
-        p[k] = rfig(json_object_get(perf, names[k]), "value", NULL);
+        p[k] = fig_read(json_object_get(perf, names[k]), "value", NULL, "malformed perf count");
     for (int k = 0; k < NPERF && !why[0]; k++)
-        if (p[k].state == R_ABSENT)
+        if (!json_is_object(json_object_get(perf, names[k])))
             snprintf(why, sizeof(why), "the report has no perf_counts.%s", names[k]);
-        else if (p[k].state != R_VALUE)
-            snprintf(why, sizeof(why), "%s", p[k].reason ? p[k].reason : "malformed perf count");
+        else if (!p[k].ok)
+            snprintf(why, sizeof(why), "%s", p[k].why);
     if (!why[0] && !(p[INSTRUCTIONS].v > 0))
         snprintf(why, sizeof(why), "no instructions counted");
     /* An emulator's counts describe the emulator (docs/sensitivity.md): no prediction from them,
@@ -414,8 +369,7 @@ static int step_counters(json_t *st, const json_t *r)
            json_object_set_new(st, "llc_mpki",
                                json_real((p[LLC_LOAD_MISSES].v + p[LLC_STORE_MISSES].v) /
                                          p[INSTRUCTIONS].v * 1000.0)) ||
-           (bw.state == R_VALUE &&
-            json_object_set_new(st, "bandwidth_bytes_per_s", json_real(bw.v)));
+           (bw.ok && json_object_set_new(st, "bandwidth_bytes_per_s", json_real(bw.v)));
 }
 
 static double duration_of(const json_t *r)
@@ -492,14 +446,10 @@ static int add_step(json_t *node, const json_t *r, const char *step)
         rc |= json_object_set_new(node, "start", json_string(start));
     if (latest)
         rc |= json_object_set_new(node, "end", json_string(end));
-    {
-        const struct rfig cpi = rfig(json_object_get(r, "cpi"), "mean", "p95");
-        const struct rfig bw =
-            rfig(json_object_get(r, "bandwidth"), "mean_bytes_per_s", "peak_bytes_per_s");
-        rc |= add_pages(node, json_object_get(r, "pages"), w, latest);
-        rc |= add_stat(node, "cpi", "mean", "p95", &cpi);
-        rc |= add_stat(node, "bandwidth", "mean_bytes_per_s", "peak_bytes_per_s", &bw);
-    }
+    rc |= add_pages(node, json_object_get(r, "pages"), w, latest);
+    rc |= add_stat(node, "cpi", "mean", "p95", json_object_get(r, "cpi"));
+    rc |= add_stat(node, "bandwidth", "mean_bytes_per_s", "peak_bytes_per_s",
+                   json_object_get(r, "bandwidth"));
     rc |= add_migrations(node, json_object_get(r, "migrations"));
     rc |= add_os(node, r, w);
     if (rc)
