@@ -39,6 +39,12 @@ void metrics_label_code(struct metrics_text *t, bool first, const char *key, con
 void metrics_value_u64(struct metrics_text *t, bool labelled, uint64_t v);
 void metrics_value_f(struct metrics_text *t, bool labelled, double v);
 
+/** A family of one unlabelled series: HELP, TYPE and the series with its value. */
+void metrics_single_u64(struct metrics_text *t, const char *name, const char *type,
+                        const char *help, uint64_t v);
+void metrics_single_f(struct metrics_text *t, const char *name, const char *type, const char *help,
+                      double v);
+
 struct np_daemon;
 
 /* ---- the standard process_* families (metrics_process.c), from numaplaced's own /proc files under
