@@ -1,6 +1,6 @@
-/* numaplaced's Prometheus page (see metrics.h): the node's families here, the steps' in
+/* numaplaced's Prometheus page (see metrics_text.h): the node's families here, the steps' in
  * metrics_steps.c, the process_* ones in metrics_process.c. */
-#include "metrics.h"
+#include "metrics_text.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -149,7 +149,8 @@ static unsigned position(const struct np_proc_cache *c, pid_t pid)
     return lo;
 }
 
-struct np_proc_entry *np_proc_cache_find(struct np_proc_cache *c, pid_t pid)
+/* The entry of @p pid read in this interval, or NULL. */
+static struct np_proc_entry *find(struct np_proc_cache *c, pid_t pid)
 {
     const unsigned at = position(c, pid);
 
@@ -227,13 +228,16 @@ struct np_proc_entry *np_proc_cache_stat(struct np_proc_cache *c, pid_t pid,
     return e;
 }
 
-int np_proc_cache_children(struct np_proc_cache *c, struct np_proc_entry *e, long threads,
-                           pid_t *out, unsigned max, bool *threads_cut, struct np_err *err)
+int np_proc_cache_children(struct np_proc_cache *c, pid_t pid, long threads, pid_t *out,
+                           unsigned max, bool *threads_cut, struct np_err *err)
 {
+    struct np_proc_entry *e = find(c, pid);
     unsigned found = 0;
 
     if (threads_cut)
         *threads_cut = false;
+    if (!e) /* not read in this interval: nothing kept to read through */
+        return np_proc_children(c->root, pid, threads, out, max, threads_cut, err);
     if (threads == 1 && e->children_fd < 0) {
         char path[1200];
         int fd;
@@ -271,12 +275,16 @@ static int read_status_fd(int fd, struct np_proc_status *out)
     return 0;
 }
 
-int np_proc_cache_ctxt_switches(struct np_proc_cache *c, struct np_proc_entry *e, long threads,
+int np_proc_cache_ctxt_switches(struct np_proc_cache *c, pid_t pid, long threads,
                                 uint64_t *voluntary, uint64_t *involuntary,
                                 np_cpu_list_fn *cpus_allowed, void *arg, struct np_err *err)
 {
+    struct np_proc_entry *e = find(c, pid);
     struct np_proc_status ps;
 
+    if (!e)
+        return np_proc_ctxt_switches(c->root, pid, threads, voluntary, involuntary, cpus_allowed,
+                                     arg, err);
     if (threads == 1 && e->status_fd < 0 && c->budget && c->budget->left > 0) {
         char path[1200];
         int fd;
@@ -299,12 +307,16 @@ int np_proc_cache_ctxt_switches(struct np_proc_cache *c, struct np_proc_entry *e
                                  arg, err);
 }
 
-int np_proc_cache_pages(struct np_proc_cache *c, struct np_proc_entry *e,
-                        const struct np_proc_stat *st, const struct np_pages_epoch *epoch,
-                        uint64_t *node_bytes, struct np_err *err)
+int np_proc_cache_pages(struct np_proc_cache *c, pid_t pid, const struct np_proc_stat *st,
+                        const struct np_pages_epoch *epoch, uint64_t *node_bytes,
+                        struct np_err *err)
 {
+    struct np_proc_entry unkept = {.pid = pid}, *e = find(c, pid);
     struct np_numa_usage usage;
     int rc;
+
+    if (!e) /* not read in this interval: a reading of its own, not kept */
+        e = &unkept;
 
     /* Pages per node change by the process's own faults (minflt, majflt), by its resident size
      * shrinking (unmapped, reclaimed, swapped) or by the kernel moving pages (migration, huge
