@@ -32,7 +32,7 @@
 #include "lifecycle.h"
 #include "http.h"
 #include "jobs.h"
-#include "metrics.h"
+#include "metrics_text.h"
 #include "registry.h"
 #include "sampling.h"
 #include "job_life.h"

@@ -25,7 +25,7 @@
 
 #include "daemon.h"
 #include "lifecycle.h"
-#include "handlers.h"
+#include "ops.h"
 #include "jobs.h"
 #include "registry.h"
 

@@ -1,5 +1,5 @@
-/* From a request line to its op (see handlers.h); ping is answered here. */
-#include "handlers.h"
+/* From a request line to its op (see ops.h); ping is answered here. */
+#include "ops.h"
 
 #include "placement_hint.h"
 

@@ -128,34 +128,23 @@ static void history_written(void *ctx, struct writer_job *job)
 void history_save(struct np_daemon *d)
 {
     char *text = history_encode(&d->hint);
-    struct np_err err = {0};
-    int rc;
+    struct writer_job *w;
 
-    if (!text) {
-        NPD_LOG(d, ERROR, "cannot save --numa-policy=auto's history: out of memory");
-        return;
-    }
-    if (strlen(text) > NPD_HISTORY_FILE_MAX) { /* the reader would refuse it, the old file stays */
+    /* A text the reader would refuse is not written: the old file stays. */
+    if (text && strlen(text) > NPD_HISTORY_FILE_MAX) {
         NPD_LOG(d, ERROR,
                 "--numa-policy=auto's history not saved: %zu bytes, more than the %d it may hold",
                 strlen(text), NPD_HISTORY_FILE_MAX);
         free(text);
         return;
     }
-    if (d->writer) {
-        struct writer_job *w = writer_job_new(d->cfg.state_dir, NPD_HISTORY_FILE, text,
-                                              strlen(text), (uid_t)-1, 0600, history_written, NULL);
-        if (w)
-            writer_submit(d->writer, w);
-        else
-            NPD_LOG(d, ERROR, "cannot save --numa-policy=auto's history: out of memory");
-        return;
-    }
-    rc = safe_write(d->cfg.state_dir, NPD_HISTORY_FILE, text, strlen(text), (uid_t)-1, 0600, &err);
-    if (rc < 0)
-        NPD_LOG(d, ERROR, "cannot save --numa-policy=auto's history to %s/%s: %s", d->cfg.state_dir,
-                NPD_HISTORY_FILE, err.msg);
-    free(text);
+    w = text ? writer_job_new(d->cfg.state_dir, NPD_HISTORY_FILE, text, strlen(text), (uid_t)-1,
+                              0600, history_written, NULL)
+             : NULL;
+    if (w)
+        writer_run(d->writer, w, d);
+    else
+        NPD_LOG(d, ERROR, "cannot save --numa-policy=auto's history: out of memory");
 }
 
 /* The file's bytes into *@p text (new), only when nobody but numaplaced could have written

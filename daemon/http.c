@@ -15,7 +15,7 @@
 
 #include "accept_shed.h"
 #include "daemon.h"
-#include "metrics.h"
+#include "metrics_text.h"
 #include "peer.h"
 
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -87,30 +87,39 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
     return rc;
 }
 
+/* Who is at the other end of @p fd, and may they read the page? */
+static bool identify(struct np_daemon *d, int fd, const struct sockaddr *remote_sa,
+                     struct peer_holder *who)
+{
+    struct sockaddr_storage ss_local;
+    socklen_t llen = sizeof(ss_local);
+    char why[160];
+
+    *who = (struct peer_holder){.addr = peer_address_of(remote_sa), .uid = (uid_t)-1};
+    if (getsockname(fd, (struct sockaddr *)&ss_local, &llen) == 0) {
+        const struct peer_address local = peer_address_of((struct sockaddr *)&ss_local);
+        who->local = peer_uid(&local, &who->addr, &who->uid) == 0;
+    }
+    if (peer_allowed(&who->addr, who->local, who->uid, &d->cfg.metrics, why, sizeof(why)))
+        return true;
+    log_refusal(d, &who->addr, why);
+    return false;
+}
+
 /* Root and the users of metrics_users on this host, the networks of metrics_allow: no one else.
- * Every peer is looked up: one on this host may come through the node's own address, which a
- * network of metrics_allow would otherwise let in. */
+ * Every peer is looked up (identify): one on this host may come through the node's own address,
+ * which a network of metrics_allow would otherwise let in. */
 static bool admitted(struct np_daemon *d, struct MHD_Connection *conn)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    struct sockaddr_storage ss_local, ss_remote;
-    socklen_t llen = sizeof(ss_local), rlen = sizeof(ss_remote);
-    struct peer_address remote = {0};
-    uid_t uid = (uid_t)-1;
-    bool uid_known = false;
-    char why[160];
+    struct sockaddr_storage ss = {0}; /* unknown: no IP peer, refused */
+    socklen_t len = sizeof(ss);
+    struct peer_holder who;
 
-    if (ci && getsockname(ci->connect_fd, (struct sockaddr *)&ss_local, &llen) == 0 &&
-        getpeername(ci->connect_fd, (struct sockaddr *)&ss_remote, &rlen) == 0) {
-        const struct peer_address local = peer_address_of((struct sockaddr *)&ss_local);
-        remote = peer_address_of((struct sockaddr *)&ss_remote);
-        uid_known = peer_uid(&local, &remote, &uid) == 0;
-    }
-    if (peer_allowed(&remote, uid_known, uid, &d->cfg.metrics, why, sizeof(why)))
-        return true;
-    log_refusal(d, &remote, why);
-    return false;
+    if (ci && getpeername(ci->connect_fd, (struct sockaddr *)&ss, &len) < 0)
+        ss.ss_family = AF_UNSPEC;
+    return identify(d, ci ? ci->connect_fd : -1, (struct sockaddr *)&ss, &who);
 }
 
 static enum MHD_Result serve_page(struct np_daemon *d, struct MHD_Connection *conn)
@@ -205,25 +214,6 @@ static unsigned held_now(const struct http_server *s, struct peer_holder *held)
         if (s->conns[i].fd >= 0)
             held[n++] = s->conns[i].holder;
     return n;
-}
-
-/* Who is at the other end of @p fd, and may they read the page? */
-static bool identify(struct np_daemon *d, int fd, const struct sockaddr *remote_sa,
-                     struct peer_holder *who)
-{
-    struct sockaddr_storage ss_local;
-    socklen_t llen = sizeof(ss_local);
-    char why[160];
-
-    *who = (struct peer_holder){.addr = peer_address_of(remote_sa), .uid = (uid_t)-1};
-    if (getsockname(fd, (struct sockaddr *)&ss_local, &llen) == 0) {
-        const struct peer_address local = peer_address_of((struct sockaddr *)&ss_local);
-        who->local = peer_uid(&local, &who->addr, &who->uid) == 0;
-    }
-    if (peer_allowed(&who->addr, who->local, who->uid, &d->cfg.metrics, why, sizeof(why)))
-        return true;
-    log_refusal(d, &who->addr, why);
-    return false;
 }
 
 /* At most a batch a run: a flood of connections is taken in turns with the loop's other work. */

@@ -1,6 +1,6 @@
-/* numaplaced's Prometheus page (see metrics.h): the node's families here, the steps' in
+/* numaplaced's Prometheus page (see metrics_text.h): the node's families here, the steps' in
  * metrics_steps.c, the process_* ones in metrics_process.c. */
-#include "metrics.h"
+#include "metrics_text.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -82,11 +82,10 @@ static void render_node_traffic(const struct np_daemon *d, struct metrics_text *
 
 static void render_counters_info(const struct np_daemon *d, struct metrics_text *t)
 {
-    metrics_family(t, "numaplace_counters_available", "gauge",
-                   "1 when the hardware counters behind the step counters and the misses traffic "
-                   "(cycles, instructions, LLC misses) count on this node, else 0.");
-    metrics_series(t, "numaplace_counters_available");
-    metrics_value_u64(t, false, d->hw_counters ? 1 : 0);
+    metrics_single_u64(t, "numaplace_counters_available", "gauge",
+                       "1 when the hardware counters behind the step counters and the misses "
+                       "traffic (cycles, instructions, LLC misses) count on this node, else 0.",
+                       d->hw_counters ? 1 : 0);
     metrics_family(t, "numaplace_counters_info", "gauge",
                    "Always 1: why hardware counters do not count, as a code (none when they do; "
                    "the sentence is in the log and `numaplace status`).");
@@ -129,15 +128,6 @@ static void render_migration(const struct np_daemon *d, struct metrics_text *t)
     }
 }
 
-/* One family of one unlabelled series. */
-static void one_u64(struct metrics_text *t, const char *name, const char *type, const char *help,
-                    uint64_t v)
-{
-    metrics_family(t, name, type, help);
-    metrics_series(t, name);
-    metrics_value_u64(t, false, v);
-}
-
 static void render_helper(const struct np_daemon *d, struct metrics_text *t)
 {
     const struct np_daemon_totals *tot = &d->totals;
@@ -146,34 +136,36 @@ static void render_helper(const struct np_daemon *d, struct metrics_text *t)
     metrics_series(t, "numaplace_build_info");
     metrics_label(t, true, "version", NUMAPLACED_VERSION);
     metrics_value_u64(t, true, 1);
-    metrics_family(t, "numaplace_sampling_seconds_total", "counter",
-                   "CPU time numaplaced spent sampling steps and the node, in seconds.");
-    metrics_series(t, "numaplace_sampling_seconds_total");
-    metrics_value_f(t, false, tot->sampling_cpu_s);
-    one_u64(t, "numaplace_samples_total", "counter", "Step samples taken.", tot->samples);
-    one_u64(t, "numaplace_steps", "gauge", "Job steps tracked now.", d->registry.count);
-    metrics_family(t, "numaplace_scrape_render_seconds", "gauge",
-                   "Time the previous page took to render, in seconds.");
-    metrics_series(t, "numaplace_scrape_render_seconds");
-    metrics_value_f(t, false, d->metrics_render_s);
-    one_u64(t, "numaplace_reports_in_memory", "gauge",
-            "Step reports held in memory now, while the spool refuses them.", d->report_hold.count);
-    one_u64(t, "numaplace_reports_held_total", "counter",
-            "Step reports the spool refused and numaplaced held in memory to write later.",
-            tot->reports_held);
-    one_u64(t, "numaplace_reports_lost_total", "counter",
-            "Step reports lost: refused by the spool with the hold full, out of memory, or still "
-            "held at a stop that could not save them in the registry.",
-            tot->reports_lost);
-    one_u64(t, "numaplace_spool_write_failures_total", "counter",
-            "Writes of a report to the spool that failed (each retry of a held one too).",
-            tot->spool_write_failures);
-    one_u64(t, "numaplace_connections_refused_total", "counter",
-            "Connections to numaplaced's socket refused (its share of the slots taken).",
-            tot->connections_refused);
-    one_u64(t, "numaplace_scrapes_refused_total", "counter",
-            "Peers of the metrics endpoint refused (not allowed, or their share taken).",
-            tot->scrapes_refused);
+    metrics_single_f(t, "numaplace_sampling_seconds_total", "counter",
+                     "CPU time numaplaced spent sampling steps and the node, in seconds.",
+                     tot->sampling_cpu_s);
+    metrics_single_u64(t, "numaplace_samples_total", "counter", "Step samples taken.",
+                       tot->samples);
+    metrics_single_u64(t, "numaplace_steps", "gauge", "Job steps tracked now.", d->registry.count);
+    metrics_single_f(t, "numaplace_scrape_render_seconds", "gauge",
+                     "Time the previous page took to render, in seconds.", d->metrics_render_s);
+    metrics_single_u64(t, "numaplace_reports_in_memory", "gauge",
+                       "Step reports held in memory now, while the spool refuses them.",
+                       d->report_hold.count);
+    metrics_single_u64(
+        t, "numaplace_reports_held_total", "counter",
+        "Step reports the spool refused and numaplaced held in memory to write later.",
+        tot->reports_held);
+    metrics_single_u64(
+        t, "numaplace_reports_lost_total", "counter",
+        "Step reports lost: refused by the spool with the hold full, out of memory, or still "
+        "held at a stop that could not save them in the registry.",
+        tot->reports_lost);
+    metrics_single_u64(
+        t, "numaplace_spool_write_failures_total", "counter",
+        "Writes of a report to the spool that failed (each retry of a held one too).",
+        tot->spool_write_failures);
+    metrics_single_u64(t, "numaplace_connections_refused_total", "counter",
+                       "Connections to numaplaced's socket refused (its share of the slots taken).",
+                       tot->connections_refused);
+    metrics_single_u64(t, "numaplace_scrapes_refused_total", "counter",
+                       "Peers of the metrics endpoint refused (not allowed, or their share taken).",
+                       tot->scrapes_refused);
 }
 
 int metrics_render(struct np_daemon *d, struct metrics_text *text)

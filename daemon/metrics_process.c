@@ -54,21 +54,6 @@ static long open_fds(const struct np_daemon *d)
     return n;
 }
 
-static void one(struct metrics_text *t, const char *name, const char *type, const char *help,
-                double v)
-{
-    metrics_family(t, name, type, help);
-    metrics_series(t, name);
-    metrics_value_f(t, false, v);
-}
-
-static void one_u64(struct metrics_text *t, const char *name, const char *help, uint64_t v)
-{
-    metrics_family(t, name, "gauge", help);
-    metrics_series(t, name);
-    metrics_value_u64(t, false, v);
-}
-
 void metrics_render_process(const struct np_daemon *d, struct metrics_text *t)
 {
     const double tick = (double)sysconf(_SC_CLK_TCK);
@@ -81,9 +66,9 @@ void metrics_render_process(const struct np_daemon *d, struct metrics_text *t)
     const bool have_stat = np_proc_stat_read(root_of(d), pid, &st, NULL) == 0 && tick > 0;
 
     if (have_stat)
-        one(t, "process_cpu_seconds_total", "counter",
-            "User and system CPU time numaplaced used (all its threads), in seconds.",
-            (double)(st.utime_ticks + st.stime_ticks) / tick);
+        metrics_single_f(t, "process_cpu_seconds_total", "counter",
+                         "User and system CPU time numaplaced used (all its threads), in seconds.",
+                         (double)(st.utime_ticks + st.stime_ticks) / tick);
     if (have_stat && read_keyed(d, "/proc/stat", "btime", &btime) == 0) {
         metrics_family(t, "process_start_time_seconds", "gauge",
                        "When numaplaced started, in seconds since the epoch.");
@@ -91,12 +76,14 @@ void metrics_render_process(const struct np_daemon *d, struct metrics_text *t)
         metrics_putf(t, " %.2f\n", (double)btime + (double)st.starttime_ticks / tick);
     }
     if (np_proc_status_read(root_of(d), pid, &status, NULL) == 0 && status.vm_rss_kb)
-        one_u64(t, "process_resident_memory_bytes", "numaplaced's resident memory, in bytes.",
-                status.vm_rss_kb * 1024);
+        metrics_single_u64(t, "process_resident_memory_bytes", "gauge",
+                           "numaplaced's resident memory, in bytes.", status.vm_rss_kb * 1024);
     if (fds >= 0)
-        one_u64(t, "process_open_fds", "File descriptors numaplaced has open.", (uint64_t)fds);
+        metrics_single_u64(t, "process_open_fds", "gauge", "File descriptors numaplaced has open.",
+                           (uint64_t)fds);
     snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
     if (read_keyed(d, path, "Max open files", &max_fds) == 0)
-        one_u64(t, "process_max_fds",
-                "numaplaced's limit of open file descriptors (its soft RLIMIT_NOFILE).", max_fds);
+        metrics_single_u64(t, "process_max_fds", "gauge",
+                           "numaplaced's limit of open file descriptors (its soft RLIMIT_NOFILE).",
+                           max_fds);
 }

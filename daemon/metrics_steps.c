@@ -151,9 +151,8 @@ void metrics_render_steps(struct np_daemon *d, struct metrics_text *t, const uns
     render_info(t, js, shown);
     render_counters(t, js, shown);
     free(js);
-    metrics_family(t, "numaplace_step_series_left_out", "gauge",
-                   "Running steps without series of their own on this page "
-                   "(metrics_step_series).");
-    metrics_series(t, "numaplace_step_series_left_out");
-    metrics_value_u64(t, false, left);
+    metrics_single_u64(t, "numaplace_step_series_left_out", "gauge",
+                       "Running steps without series of their own on this page "
+                       "(metrics_step_series).",
+                       left);
 }

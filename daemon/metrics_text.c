@@ -150,3 +150,19 @@ void metrics_value_f(struct metrics_text *t, bool labelled, double v)
     else
         metrics_putf(t, "%s %.10g\n", labelled ? "}" : "", v);
 }
+
+void metrics_single_u64(struct metrics_text *t, const char *name, const char *type,
+                        const char *help, uint64_t v)
+{
+    metrics_family(t, name, type, help);
+    metrics_series(t, name);
+    metrics_value_u64(t, false, v);
+}
+
+void metrics_single_f(struct metrics_text *t, const char *name, const char *type, const char *help,
+                      double v)
+{
+    metrics_family(t, name, type, help);
+    metrics_series(t, name);
+    metrics_value_f(t, false, v);
+}

@@ -1,7 +1,14 @@
 /*
- * metrics_text.h - writing Prometheus's text exposition format (0.0.4) into a growing buffer:
- * one family's HELP and TYPE, then its series, each opened, labelled and closed by its value.
- * Used by the parts of the page (metrics.c, metrics_steps.c, metrics_process.c).
+ * metrics_text.h - numaplaced's Prometheus page (text exposition format 0.0.4): the node's memory
+ * and memory traffic, migration, sampling and delivery counters, numaplaced's own process
+ * figures, and each running step's figures, rendered from struct np_daemon in the loop's thread.
+ * Rates are Prometheus's to compute (rate() over the counters); sizes are bytes. Serving it is
+ * http.c's job; names and labels are the contract in numaplaced(8) (METRICS) and
+ * docs/prometheus.md.
+ *
+ * The page's parts (metrics.c, metrics_steps.c, metrics_process.c) write it into a growing
+ * buffer: one family's HELP and TYPE, then its series, each opened, labelled and closed by its
+ * value (metrics_text.c).
  */
 #ifndef NUMAPLACED_METRICS_TEXT_H
 #define NUMAPLACED_METRICS_TEXT_H
@@ -39,7 +46,21 @@ void metrics_label_code(struct metrics_text *t, bool first, const char *key, con
 void metrics_value_u64(struct metrics_text *t, bool labelled, uint64_t v);
 void metrics_value_f(struct metrics_text *t, bool labelled, double v);
 
+/** A family of one unlabelled series: HELP, TYPE and the series with its value. */
+void metrics_single_u64(struct metrics_text *t, const char *name, const char *type,
+                        const char *help, uint64_t v);
+void metrics_single_f(struct metrics_text *t, const char *name, const char *type, const char *help,
+                      double v);
+
 struct np_daemon;
+
+/**
+ * Render the page (metrics.c). Steps whose user name is not known yet have it looked up (once
+ * per step).
+ * @param text receives the page (free text->buf)
+ * @return 0 or -ENOMEM (nothing owned then)
+ */
+int metrics_render(struct np_daemon *d, struct metrics_text *text);
 
 /* ---- the standard process_* families (metrics_process.c), from numaplaced's own /proc files under
  * proc_root (libmicrohttpd provides none) ---- */

@@ -1,11 +1,13 @@
 /*
  * ops.h - one function per protocol op (docs/protocol.md), each in its op_*.c. Each takes the
  * peer's credentials and the decoded request and returns the reply (new reference), so tests
- * call them with a made-up peer and no socket. handlers.c dispatches to them.
+ * call them with a made-up peer and no socket. handlers.c decodes a request line and
+ * dispatches to them.
  */
 #ifndef NUMAPLACED_OPS_H
 #define NUMAPLACED_OPS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -37,5 +39,13 @@ json_t *op_set_class(struct np_daemon *d, const struct np_peer *peer, uint32_t j
 /** migrate (admin only): queue a request; NULL when queued (*pending then holds its tag). */
 json_t *op_migrate(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                    const struct np_proto_request *req);
+
+/**
+ * Decode one request line and run its op (handlers.c; ping is answered there). @p pending is
+ * the client's tag: a migrate request that was queued, or a step_end whose report is with the
+ * writer, sets it and returns NULL (the reply comes later, client_answer_tag).
+ */
+json_t *handlers_dispatch(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
+                          const char *buf, size_t len);
 
 #endif /* NUMAPLACED_OPS_H */

@@ -366,10 +366,9 @@ static char *snapshot_text(const struct np_registry *r, uint64_t generation)
 void registry_save(struct np_daemon *d)
 {
     struct np_registry *r = &d->registry;
-    uint64_t generation;
     struct np_err err = {0};
+    struct writer_job *w;
     char *text;
-    int rc;
 
     if (r->save_in_flight) {
         r->dirty = true; /* one at a time: the next tick writes what changed since */
@@ -378,28 +377,21 @@ void registry_save(struct np_daemon *d)
     /* A new generation for every attempt, whatever its outcome: a save whose rename landed but
      * whose directory flush failed leaves registry.json at this generation, and the journal's
      * next lines must follow it, not the one before. */
-    generation = ++r->generation;
-    text = snapshot_text(r, generation);
+    text = snapshot_text(r, ++r->generation);
     r->dirty = false;
-    if (text && d->writer) {
-        /* Serialised here, flushed on the writer's thread: the loop goes on answering. */
-        struct writer_job *w = writer_job_new(d->cfg.state_dir, "registry.json", text, strlen(text),
-                                              (uid_t)-1, 0600, registry_written, NULL);
-        if (w) {
-            r->save_in_flight = true;
-            r->lines_at_submit = r->journal_lines;
-            r->bytes_at_submit = r->journal_bytes;
-            writer_submit(d->writer, w);
-            return;
-        }
-        text = NULL; /* freed by writer_job_new */
+    /* Serialised here; flushed (before it replaces the old one: a power loss never leaves it
+     * empty) on the writer's thread when there is one, so the loop goes on answering. */
+    w = text ? writer_job_new(d->cfg.state_dir, "registry.json", text, strlen(text), (uid_t)-1,
+                              0600, registry_written, NULL)
+             : NULL;
+    if (!w) {
+        save_outcome(d, np_err_set(&err, -ENOMEM, "out of memory"), &err, 0, true);
+        return;
     }
-    /* Flushed to disk before it replaces the old one: a power loss never leaves it empty. */
-    rc = text ? safe_write(d->cfg.state_dir, "registry.json", text, strlen(text), (uid_t)-1, 0600,
-                           &err)
-              : np_err_set(&err, -ENOMEM, "out of memory");
-    save_outcome(d, rc, &err, text ? strlen(text) : 0, true);
-    free(text);
+    r->save_in_flight = true;
+    r->lines_at_submit = r->journal_lines;
+    r->bytes_at_submit = r->journal_bytes;
+    writer_run(d->writer, w, d);
 }
 
 void registry_flush(struct np_daemon *d)

@@ -13,7 +13,7 @@
 #include "accept_shed.h"
 #include "auth.h"
 #include "clients.h"
-#include "handlers.h"
+#include "ops.h"
 
 int server_open(struct np_daemon *d)
 {

@@ -158,6 +158,19 @@ void writer_submit(struct writer *w, struct writer_job *job)
     pthread_mutex_unlock(&w->lock);
 }
 
+void writer_run(struct writer *w, struct writer_job *job, void *ctx)
+{
+    if (w) {
+        writer_submit(w, job);
+        return;
+    }
+    job->rc =
+        safe_write(job->dir, job->name, job->data, job->len, job->reader, job->mode, &job->err);
+    if (job->done)
+        job->done(ctx, job);
+    job_free(job);
+}
+
 unsigned writer_pending(struct writer *w)
 {
     unsigned n;

@@ -47,6 +47,10 @@ int writer_fd(const struct writer *w);
 /** Queue @p job (stolen). Never blocks on the disk. */
 void writer_submit(struct writer *w, struct writer_job *job);
 
+/** Queue @p job (stolen) on @p w; with no writer (NULL: start-up, stop, the unit suites) write
+ *  it here and run its completion at once, with @p ctx. */
+void writer_run(struct writer *w, struct writer_job *job, void *ctx);
+
 /** Jobs queued or being written, not yet collected. */
 unsigned writer_pending(struct writer *w);
 

@@ -129,36 +129,13 @@ const char *np_perf_why_name(enum np_perf_why w)
     return (unsigned)w < NP_PERF_WHY_COUNT ? why_names[w] : NULL;
 }
 
-/* The code of an errno of perf_event_open(), as open_hint says it in words. */
-static enum np_perf_why open_why(enum np_perf_event ev, int e, bool pmu_counts)
+/* What an errno of perf_event_open() usually means, so the report says what to change (""
+ * when nothing useful), and as a code into *@p why. */
+static const char *open_hint(enum np_perf_event ev, int e, bool pmu_counts, enum np_perf_why *why)
 {
     const bool hardware = (NP_PERF_HARDWARE_MASK >> ev) & 1u;
 
-    switch (e) {
-    case ENOENT:
-    case EOPNOTSUPP:
-    case ENODEV:
-        return !hardware    ? NP_PERF_WHY_OTHER
-               : pmu_counts ? NP_PERF_WHY_EVENT_UNSUPPORTED
-                            : NP_PERF_WHY_NO_PMU;
-    case EACCES:
-    case EPERM:
-        return NP_PERF_WHY_PARANOID;
-    case ESRCH:
-        return NP_PERF_WHY_PROCESS_GONE;
-    case EMFILE:
-    case ENFILE:
-        return NP_PERF_WHY_OUT_OF_FDS;
-    default:
-        return NP_PERF_WHY_OTHER;
-    }
-}
-
-/* What an errno of perf_event_open() usually means, so the report says what to change. */
-static const char *open_hint(enum np_perf_event ev, int e, bool pmu_counts)
-{
-    const bool hardware = (NP_PERF_HARDWARE_MASK >> ev) & 1u;
-
+    *why = NP_PERF_WHY_OTHER;
     switch (e) {
     case ENOENT:
     case EOPNOTSUPP:
@@ -166,17 +143,21 @@ static const char *open_hint(enum np_perf_event ev, int e, bool pmu_counts)
         if (!hardware)
             return "";
         /* With cycles counting, the PMU is there but lacks this generic event. */
+        *why = pmu_counts ? NP_PERF_WHY_EVENT_UNSUPPORTED : NP_PERF_WHY_NO_PMU;
         return pmu_counts ? "the hardware PMU does not provide this generic event"
                           : "no hardware PMU available to this kernel (virtual machine or PMU "
                             "not exposed)";
     case EACCES:
     case EPERM:
+        *why = NP_PERF_WHY_PARANOID;
         return "not permitted by /proc/sys/kernel/perf_event_paranoid (lower it, or grant "
                "CAP_PERFMON)";
     case ESRCH:
+        *why = NP_PERF_WHY_PROCESS_GONE;
         return "the process is gone";
     case EMFILE:
     case ENFILE:
+        *why = NP_PERF_WHY_OUT_OF_FDS;
         return "out of file descriptors";
     case ENOSYS:
         return "no such system call here (a kernel without perf events, or an emulator: "
@@ -255,8 +236,7 @@ int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_mask, str
             return np_err_set(err, -ESRCH, "perf: no process %d (perf_event_open: %s)", (int)pid,
                               strerror(errnum));
         }
-        hint = open_hint((enum np_perf_event)e, errnum, pmu_counts);
-        c->why[e] = open_why((enum np_perf_event)e, errnum, pmu_counts);
+        hint = open_hint((enum np_perf_event)e, errnum, pmu_counts, &c->why[e]);
         snprintf(c->reason[e], sizeof(c->reason[e]), "%s: perf_event_open: %s%s%s",
                  np_perf_event_name((enum np_perf_event)e), strerror(errnum), *hint ? "; " : "",
                  hint);

@@ -28,20 +28,27 @@ static uint64_t vmstat_value(const char *text, const char *name, bool *found)
     return 0;
 }
 
-/* The whole of a small file, NUL-terminated; @return its length or -1. */
-static ssize_t slurp(const char *path, char *buf, size_t size)
+/* The whole of a small file from offset 0 (pread: a kept descriptor reads it as of now),
+ * NUL-terminated; @return its length or -1. */
+static ssize_t read_whole(int fd, char *buf, size_t size)
 {
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
     size_t have = 0;
     ssize_t n = 0;
 
-    if (fd < 0)
-        return -1;
-    while (have + 1 < size && (n = read(fd, buf + have, size - 1 - have)) > 0)
+    while (have + 1 < size && (n = pread(fd, buf + have, size - 1 - have, (off_t)have)) > 0)
         have += (size_t)n;
-    close(fd);
     buf[have] = '\0';
     return n < 0 ? -1 : (ssize_t)have;
+}
+
+static ssize_t slurp(const char *path, char *buf, size_t size)
+{
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    const ssize_t n = fd >= 0 ? read_whole(fd, buf, size) : -1;
+
+    if (fd >= 0)
+        close(fd);
+    return n;
 }
 
 void np_pages_epoch_read(const char *root, struct np_pages_epoch *out)
@@ -72,6 +79,13 @@ static void close_kept(struct np_proc_cache *c, int *fd)
         c->budget->left++;
 }
 
+static void close_all_kept(struct np_proc_cache *c, struct np_proc_entry *e)
+{
+    close_kept(c, &e->stat_fd);
+    close_kept(c, &e->children_fd);
+    close_kept(c, &e->status_fd);
+}
+
 /* Keep @p fd if the budget allows, else close it. */
 static void keep(struct np_proc_cache *c, int *slot, int fd)
 {
@@ -94,11 +108,8 @@ void np_proc_cache_fini(struct np_proc_cache *c)
 {
     if (!c)
         return;
-    for (unsigned i = 0; i < c->count; i++) {
-        close_kept(c, &c->entries[i].stat_fd);
-        close_kept(c, &c->entries[i].children_fd);
-        close_kept(c, &c->entries[i].status_fd);
-    }
+    for (unsigned i = 0; i < c->count; i++)
+        close_all_kept(c, &c->entries[i]);
     free(c->entries);
     c->entries = NULL;
     c->count = c->cap = 0;
@@ -115,13 +126,10 @@ void np_proc_cache_sweep(struct np_proc_cache *c)
     unsigned kept = 0;
 
     for (unsigned i = 0; i < c->count; i++) {
-        if (c->entries[i].seen) {
+        if (c->entries[i].seen)
             c->entries[kept++] = c->entries[i];
-            continue;
-        }
-        close_kept(c, &c->entries[i].stat_fd);
-        close_kept(c, &c->entries[i].children_fd);
-        close_kept(c, &c->entries[i].status_fd);
+        else
+            close_all_kept(c, &c->entries[i]);
     }
     c->count = kept;
 }
@@ -141,7 +149,8 @@ static unsigned position(const struct np_proc_cache *c, pid_t pid)
     return lo;
 }
 
-struct np_proc_entry *np_proc_cache_find(struct np_proc_cache *c, pid_t pid)
+/* The entry of @p pid read in this interval, or NULL. */
+static struct np_proc_entry *find(struct np_proc_cache *c, pid_t pid)
 {
     const unsigned at = position(c, pid);
 
@@ -191,9 +200,7 @@ struct np_proc_entry *np_proc_cache_stat(struct np_proc_cache *c, pid_t pid,
             return e;
         }
         /* Its process is gone (or the file was replaced): look the pid up afresh. */
-        close_kept(c, &e->stat_fd);
-        close_kept(c, &e->children_fd);
-        close_kept(c, &e->status_fd);
+        close_all_kept(c, e);
     }
     fd = np_proc_stat_open(c->root, pid, path, sizeof(path), err);
     if (fd < 0)
@@ -221,13 +228,16 @@ struct np_proc_entry *np_proc_cache_stat(struct np_proc_cache *c, pid_t pid,
     return e;
 }
 
-int np_proc_cache_children(struct np_proc_cache *c, struct np_proc_entry *e, long threads,
-                           pid_t *out, unsigned max, bool *threads_cut, struct np_err *err)
+int np_proc_cache_children(struct np_proc_cache *c, pid_t pid, long threads, pid_t *out,
+                           unsigned max, bool *threads_cut, struct np_err *err)
 {
+    struct np_proc_entry *e = find(c, pid);
     unsigned found = 0;
 
     if (threads_cut)
         *threads_cut = false;
+    if (!e) /* not read in this interval: nothing kept to read through */
+        return np_proc_children(c->root, pid, threads, out, max, threads_cut, err);
     if (threads == 1 && e->children_fd < 0) {
         char path[1200];
         int fd;
@@ -253,29 +263,28 @@ int np_proc_cache_children(struct np_proc_cache *c, struct np_proc_entry *e, lon
 static int read_status_fd(int fd, struct np_proc_status *out)
 {
     char text[8192], *line, *save = NULL;
-    size_t have = 0;
-    ssize_t n;
+    const ssize_t have = read_whole(fd, text, sizeof(text));
 
-    while (have + 1 < sizeof(text) &&
-           (n = pread(fd, text + have, sizeof(text) - 1 - have, (off_t)have)) > 0)
-        have += (size_t)n;
-    if (have == 0)
+    if (have <= 0)
         return -ESRCH; /* as a kept file of an exited process reads */
-    if (have + 1 == sizeof(text))
+    if ((size_t)have + 1 == sizeof(text))
         return -EFBIG; /* its last lines (the context switches) may be cut: the line reader */
-    text[have] = '\0';
     memset(out, 0, sizeof(*out));
     for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
         np_proc_status_parse_line(line, out);
     return 0;
 }
 
-int np_proc_cache_ctxt_switches(struct np_proc_cache *c, struct np_proc_entry *e, long threads,
+int np_proc_cache_ctxt_switches(struct np_proc_cache *c, pid_t pid, long threads,
                                 uint64_t *voluntary, uint64_t *involuntary,
                                 np_cpu_list_fn *cpus_allowed, void *arg, struct np_err *err)
 {
+    struct np_proc_entry *e = find(c, pid);
     struct np_proc_status ps;
 
+    if (!e)
+        return np_proc_ctxt_switches(c->root, pid, threads, voluntary, involuntary, cpus_allowed,
+                                     arg, err);
     if (threads == 1 && e->status_fd < 0 && c->budget && c->budget->left > 0) {
         char path[1200];
         int fd;
@@ -298,12 +307,16 @@ int np_proc_cache_ctxt_switches(struct np_proc_cache *c, struct np_proc_entry *e
                                  arg, err);
 }
 
-int np_proc_cache_pages(struct np_proc_cache *c, struct np_proc_entry *e,
-                        const struct np_proc_stat *st, const struct np_pages_epoch *epoch,
-                        uint64_t *node_bytes, struct np_err *err)
+int np_proc_cache_pages(struct np_proc_cache *c, pid_t pid, const struct np_proc_stat *st,
+                        const struct np_pages_epoch *epoch, uint64_t *node_bytes,
+                        struct np_err *err)
 {
+    struct np_proc_entry unkept = {.pid = pid}, *e = find(c, pid);
     struct np_numa_usage usage;
     int rc;
+
+    if (!e) /* not read in this interval: a reading of its own, not kept */
+        e = &unkept;
 
     /* Pages per node change by the process's own faults (minflt, majflt), by its resident size
      * shrinking (unmapped, reclaimed, swapped) or by the kernel moving pages (migration, huge

@@ -102,6 +102,15 @@ int np_proc_stat_parse(const char *line, struct np_proc_stat *out, struct np_err
     return 0;
 }
 
+/* What a failed open or read of @p path says: the process is gone (@p gone), or why not. */
+static int read_failed(struct np_err *err, pid_t pid, const char *path, bool gone)
+{
+    const int e = errno;
+
+    return gone ? np_err_set(err, -ESRCH, "no process %d (%s)", (int)pid, path)
+                : np_err_set(err, -e, "cannot read %s: %s", path, strerror(e));
+}
+
 static FILE *open_proc(const char *root, pid_t pid, const char *file, char *path, size_t len,
                        int *rc, struct np_err *err)
 {
@@ -110,9 +119,7 @@ static FILE *open_proc(const char *root, pid_t pid, const char *file, char *path
     snprintf(path, len, "%s/proc/%d/%s", root && *root ? root : "", (int)pid, file);
     f = fopen(path, "re");
     if (!f)
-        *rc = errno == ENOENT || errno == ESRCH
-                  ? np_err_set(err, -ESRCH, "no process %d (%s)", (int)pid, path)
-                  : np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+        *rc = read_failed(err, pid, path, errno == ENOENT || errno == ESRCH);
     return f;
 }
 
@@ -124,9 +131,7 @@ int np_proc_stat_read_fd(int fd, pid_t pid, const char *path, struct np_proc_sta
     const ssize_t n = pread(fd, line, sizeof(line) - 1, 0);
 
     if (n < 0)
-        return errno == ESRCH
-                   ? np_err_set(err, -ESRCH, "no process %d (%s)", (int)pid, path)
-                   : np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+        return read_failed(err, pid, path, errno == ESRCH);
     if (n == 0)
         return np_err_set(err, -EINVAL, "%s is empty", path);
     line[n] = '\0';
@@ -140,11 +145,7 @@ int np_proc_stat_open(const char *root, pid_t pid, char *path, size_t size, stru
 
     snprintf(path, size, "%s/proc/%d/stat", root && *root ? root : "", (int)pid);
     fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT || errno == ESRCH
-                   ? np_err_set(err, -ESRCH, "no process %d (%s)", (int)pid, path)
-                   : np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
-    return fd;
+    return fd >= 0 ? fd : read_failed(err, pid, path, errno == ENOENT || errno == ESRCH);
 }
 
 int np_proc_stat_read(const char *root, pid_t pid, struct np_proc_stat *out, struct np_err *err)
@@ -386,9 +387,7 @@ int np_proc_children(const char *root, pid_t pid, long threads, pid_t *out, unsi
     }
     dir = opendir(path);
     if (!dir)
-        return errno == ENOENT
-                   ? np_err_set(err, -ESRCH, "no process %d (%s)", (int)pid, path)
-                   : np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+        return read_failed(err, pid, path, errno == ENOENT);
     while ((de = readdir(dir))) {
         char file[4400];
 
@@ -437,9 +436,7 @@ int np_proc_ctxt_switches(const char *root, pid_t pid, long threads, uint64_t *v
     snprintf(path, sizeof(path), "%s/proc/%d/task", root && *root ? root : "", (int)pid);
     dir = opendir(path);
     if (!dir)
-        return errno == ENOENT
-                   ? np_err_set(err, -ESRCH, "no process %d (%s)", (int)pid, path)
-                   : np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+        return read_failed(err, pid, path, errno == ENOENT);
     while ((de = readdir(dir))) {
         char file[4400], line[1024];
         bool listed = false;

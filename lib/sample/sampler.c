@@ -7,22 +7,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "numaplace/numa_maps.h"
 #include "numaplace/proc_cache.h"
 #include "numaplace/procfs.h"
 
 int np_node_counters_init(struct np_node_counters *nc, unsigned max_cpus)
 {
-    memset(nc, 0, sizeof(*nc));
+    memset(nc, 0, sizeof(*nc)); /* the kept files too: a zeroed one is closed */
     nc->max_cpus = max_cpus;
     nc->interrupts = calloc(max_cpus, sizeof(uint64_t));
     nc->softirqs = calloc(max_cpus, sizeof(uint64_t));
     nc->busy_ticks = calloc(max_cpus, sizeof(uint64_t));
     nc->all_ticks = calloc(max_cpus, sizeof(uint64_t));
-    np_kept_file_init(&nc->interrupts_file);
-    np_kept_file_init(&nc->softirqs_file);
-    np_kept_file_init(&nc->stat_file);
-    np_kept_file_init(&nc->balancing_file);
     if (!nc->interrupts || !nc->softirqs || !nc->busy_ticks || !nc->all_ticks) {
         np_node_counters_fini(nc);
         return -ENOMEM;
@@ -38,11 +33,11 @@ void np_node_counters_fini(struct np_node_counters *nc)
     free(nc->softirqs);
     free(nc->busy_ticks);
     free(nc->all_ticks);
-    nc->interrupts = nc->softirqs = nc->busy_ticks = nc->all_ticks = NULL;
     np_kept_file_close(&nc->interrupts_file);
     np_kept_file_close(&nc->softirqs_file);
     np_kept_file_close(&nc->stat_file);
     np_kept_file_close(&nc->balancing_file);
+    memset(nc, 0, sizeof(*nc));
 }
 
 void np_node_counters_read_irq(struct np_node_counters *nc, const char *root)
@@ -105,6 +100,8 @@ int np_sampler_init(struct np_sampler *s, const char *root, unsigned perf_mask,
                     const char *perf_off_reason, const int *cpu_node, unsigned ncpu_node,
                     const char *cpus, struct np_err *err)
 {
+    int rc = 0;
+
     memset(s, 0, sizeof(*s));
     snprintf(s->root, sizeof(s->root), "%s", root ? root : "");
     s->perf_mask = perf_mask;
@@ -114,17 +111,15 @@ int np_sampler_init(struct np_sampler *s, const char *root, unsigned perf_mask,
     s->ncpu_node = cpu_node ? ncpu_node : 0;
     s->cpus = hwloc_bitmap_alloc();
     s->effective_cpus = hwloc_bitmap_alloc();
-    if (!s->cpus || !s->effective_cpus) {
+    if (!s->cpus || !s->effective_cpus)
+        rc = np_err_set(err, -ENOMEM, "out of memory");
+    else if (cpus && *cpus && hwloc_bitmap_list_sscanf(s->cpus, cpus) < 0)
+        rc = np_err_set(err, -EINVAL, "job CPU list \"%s\" is not a CPU list like 0-3,8", cpus);
+    if (rc < 0) {
         hwloc_bitmap_free(s->cpus);
         hwloc_bitmap_free(s->effective_cpus);
         s->cpus = s->effective_cpus = NULL;
-        return np_err_set(err, -ENOMEM, "out of memory");
-    }
-    if (cpus && *cpus && hwloc_bitmap_list_sscanf(s->cpus, cpus) < 0) {
-        hwloc_bitmap_free(s->cpus);
-        hwloc_bitmap_free(s->effective_cpus);
-        s->cpus = s->effective_cpus = NULL;
-        return np_err_set(err, -EINVAL, "job CPU list \"%s\" is not a CPU list like 0-3,8", cpus);
+        return rc;
     }
     np_proc_cache_init(&s->cache, s->root, NULL);
     s->t0 = np_monotonic_s();
@@ -143,17 +138,12 @@ void np_sampler_fini(struct np_sampler *s)
     for (unsigned i = 0; i < s->ntasks; i++)
         np_perf_close(&s->tasks[i].perf);
     free(s->tasks);
-    s->tasks = NULL;
     free(s->pids);
-    s->pids = NULL;
     free(s->starttimes);
-    s->starttimes = NULL;
-    s->npids = 0;
-    s->ntasks = s->cap = 0;
     hwloc_bitmap_free(s->cpus);
     hwloc_bitmap_free(s->effective_cpus);
-    s->cpus = s->effective_cpus = NULL;
     np_proc_cache_fini(&s->cache);
+    memset(s, 0, sizeof(*s));
 }
 
 void np_sampler_drop_perf(struct np_sampler *s, const char *reason)
@@ -276,17 +266,6 @@ static void affinity_add(const char *list, void *arg)
         hwloc_bitmap_or(u->allowed, u->allowed, u->one);
 }
 
-/* Through the process's kept status file when it has one (proc_cache.h). */
-static int ctxt_switches(struct np_sampler *s, const struct seen_process *p, uint64_t *vol,
-                         uint64_t *invol, struct affinity_union *u, struct np_err *err)
-{
-    struct np_proc_entry *e = np_proc_cache_find(&s->cache, p->pid);
-
-    return e ? np_proc_cache_ctxt_switches(&s->cache, e, p->threads, vol, invol, affinity_add, u,
-                                           err)
-             : np_proc_ctxt_switches(s->root, p->pid, p->threads, vol, invol, affinity_add, u, err);
-}
-
 /* Pass 2, every detail interval: context switches of every thread, their affinity (into @p u)
  * and NUMA balancing. */
 static void add_detail(struct np_sampler *s, const struct seen_process *p, bool balancing,
@@ -295,8 +274,10 @@ static void add_detail(struct np_sampler *s, const struct seen_process *p, bool 
     struct np_err err = {0};
     uint64_t vol = 0, invol = 0;
 
-    /* a process gone since pass 1 runs nowhere: its affinity is not needed */
-    if (ctxt_switches(s, p, &vol, &invol, u, &err) == 0) {
+    /* Through its kept status file (proc_cache.h). A process gone since pass 1 runs nowhere:
+     * its affinity is not needed. */
+    if (np_proc_cache_ctxt_switches(&s->cache, p->pid, p->threads, &vol, &invol, affinity_add, u,
+                                    &err) == 0) {
         out->voluntary_cs += vol;
         out->involuntary_cs += invol;
     }
@@ -318,22 +299,13 @@ static void add_detail(struct np_sampler *s, const struct seen_process *p, bool 
 static void add_pages(struct np_sampler *s, const struct seen_process *p,
                       const struct np_pages_epoch *epoch, struct np_sample *out)
 {
-    struct np_proc_entry *e = np_proc_cache_find(&s->cache, p->pid);
-    struct np_numa_usage usage;
+    const struct np_proc_stat st = {
+        .minflt = p->minflt, .majflt = p->majflt, .rss_pages = p->rss_pages};
     struct np_err err = {0};
-    int rc;
 
-    if (!out->have_pages)
-        return;
-    if (e) {
-        const struct np_proc_stat st = {
-            .minflt = p->minflt, .majflt = p->majflt, .rss_pages = p->rss_pages};
-        rc = np_proc_cache_pages(&s->cache, e, &st, epoch, out->node_bytes, &err);
-    } else if ((rc = np_numa_maps_usage(s->root, p->pid, &usage, &err)) == 0) {
-        for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++)
-            out->node_bytes[n] += usage.anon_bytes[n] + usage.file_bytes[n];
-    }
-    if (rc < 0 && err.code != -ESRCH) {
+    if (out->have_pages &&
+        np_proc_cache_pages(&s->cache, p->pid, &st, epoch, out->node_bytes, &err) < 0 &&
+        err.code != -ESRCH) {
         out->have_pages = false;
         snprintf(out->pages_reason, sizeof(out->pages_reason), "%.*s",
                  (int)sizeof(out->pages_reason) - 1, err.msg);
@@ -464,13 +436,10 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
      * hide its processes, their pages and their CPU time); the one bound is the step's. */
     while (head < tail) {
         const struct seen_process parent = procs[head++];
-        struct np_proc_entry *e = np_proc_cache_find(&s->cache, parent.pid);
         const unsigned room = NP_SAMPLER_MAX_PROCESSES - tail;
         bool threads_cut = false;
-        const int n = e ? np_proc_cache_children(&s->cache, e, parent.threads, children,
-                                                 NP_SAMPLER_MAX_PROCESSES, &threads_cut, NULL)
-                        : np_proc_children(s->root, parent.pid, parent.threads, children,
-                                           NP_SAMPLER_MAX_PROCESSES, &threads_cut, NULL);
+        const int n = np_proc_cache_children(&s->cache, parent.pid, parent.threads, children,
+                                             NP_SAMPLER_MAX_PROCESSES, &threads_cut, NULL);
 
         if (n > 0 && (unsigned)n > room)
             cut = true;

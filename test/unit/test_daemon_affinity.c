@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "handlers.h"
+#include "ops.h"
 #include "jobs.h"
 #include "migration.h"
 #include "np_daemon_test.h"

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "auto_class.h"
-#include "handlers.h"
+#include "ops.h"
 #include "jobs.h"
 #include "np_daemon_test.h"
 #include "registry.h"

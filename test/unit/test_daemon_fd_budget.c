@@ -11,9 +11,8 @@
 #include <unistd.h>
 
 #include "fd_budget.h"
-#include "handlers.h"
-#include "np_daemon_test.h"
 #include "ops.h"
+#include "np_daemon_test.h"
 #include "registry.h"
 
 static struct np_test_daemon t;

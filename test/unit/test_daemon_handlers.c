@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "placement_hint.h"
-#include "handlers.h"
+#include "ops.h"
 #include "jobs.h"
 #include "migration.h"
 #include "np_daemon_test.h"

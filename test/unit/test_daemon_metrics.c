@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "jobs.h"
-#include "metrics.h"
+#include "metrics_text.h"
 #include "user_names.h"
 #include "migration.h"
 #include "np_daemon_test.h"

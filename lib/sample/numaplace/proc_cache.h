@@ -93,33 +93,33 @@ NP_API void np_proc_cache_sweep(struct np_proc_cache *c);
 NP_API struct np_proc_entry *np_proc_cache_stat(struct np_proc_cache *c, pid_t pid,
                                                 struct np_proc_stat *st, struct np_err *err);
 
-/**
- * The children of the entry's process, as np_proc_children (@p threads_cut may be NULL):
- * with @p threads == 1 through the kept main-thread file (opened and kept if the budget allows).
- */
-NP_API int np_proc_cache_children(struct np_proc_cache *c, struct np_proc_entry *e, long threads,
-                                  pid_t *out, unsigned max, bool *threads_cut, struct np_err *err);
+/* The readers below go through the entry of a pid read in this interval (np_proc_cache_stat);
+ * another pid is read afresh, as without a cache. */
 
 /**
- * Context switches of the entry's process, and its threads' affinity to @p cpus_allowed, as
+ * The children of @p pid, as np_proc_children (@p threads_cut may be NULL): with @p threads == 1
+ * through the kept main-thread file (opened and kept if the budget allows).
+ */
+NP_API int np_proc_cache_children(struct np_proc_cache *c, pid_t pid, long threads, pid_t *out,
+                                  unsigned max, bool *threads_cut, struct np_err *err);
+
+/**
+ * Context switches of @p pid, and its threads' affinity to @p cpus_allowed, as
  * np_proc_ctxt_switches: with @p threads == 1 through its kept status file (opened and kept if
  * the budget allows), read every detail interval.
  */
-NP_API int np_proc_cache_ctxt_switches(struct np_proc_cache *c, struct np_proc_entry *e,
-                                       long threads, uint64_t *voluntary, uint64_t *involuntary,
+NP_API int np_proc_cache_ctxt_switches(struct np_proc_cache *c, pid_t pid, long threads,
+                                       uint64_t *voluntary, uint64_t *involuntary,
                                        np_cpu_list_fn *cpus_allowed, void *arg, struct np_err *err);
 
-/** The entry of @p pid read in this interval, or NULL. */
-NP_API struct np_proc_entry *np_proc_cache_find(struct np_proc_cache *c, pid_t pid);
-
 /**
- * Pages per node of the entry's process (anonymous and file, in bytes, added to @p node_bytes):
- * its last numa_maps reading when that still holds for @p st and @p epoch, else a new reading.
+ * Pages per node of @p pid (anonymous and file, in bytes, added to @p node_bytes): its last
+ * numa_maps reading when that still holds for @p st and @p epoch, else a new reading.
  * @return 0, -ESRCH, or -errno with @p err (nothing added)
  */
-NP_API int np_proc_cache_pages(struct np_proc_cache *c, struct np_proc_entry *e,
-                               const struct np_proc_stat *st, const struct np_pages_epoch *epoch,
-                               uint64_t *node_bytes, struct np_err *err);
+NP_API int np_proc_cache_pages(struct np_proc_cache *c, pid_t pid, const struct np_proc_stat *st,
+                               const struct np_pages_epoch *epoch, uint64_t *node_bytes,
+                               struct np_err *err);
 
 #ifdef __cplusplus
 }
