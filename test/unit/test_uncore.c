@@ -54,7 +54,8 @@ START_TEST(test_forced_pmu_encodes)
 }
 END_TEST
 
-/* Whether /proc/cpuinfo's first vendor_id is @p vendor. */
+#if defined(__x86_64__) || defined(__i386__)
+/* Whether /proc/cpuinfo's first vendor_id is @p vendor (x86's vendor names). */
 static bool cpu_vendor_is(const char *vendor)
 {
     char line[256];
@@ -70,6 +71,7 @@ static bool cpu_vendor_is(const char *vendor)
         fclose(f);
     return is;
 }
+#endif
 
 START_TEST(test_detect_says_why)
 {
