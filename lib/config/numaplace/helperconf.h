@@ -13,10 +13,6 @@
 #include "numaplace/common.h"
 #include "numaplace/metricsconf.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #define NP_HELPER_DEFAULT_SOCKET "/run/numaplace/numaplaced.sock"
 #define NP_HELPER_DEFAULT_CONFIG "/etc/numaplace/numaplaced.conf"
 
@@ -91,9 +87,5 @@ NP_API int np_helper_config_set(struct np_helper_config *cfg, const char *key, c
  */
 NP_API int np_helper_config_load(struct np_helper_config *cfg, const char *path,
                                  const struct np_log *log, struct np_err *err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_HELPERCONF_H */

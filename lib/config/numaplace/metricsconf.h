@@ -15,10 +15,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #define NP_METRICS_MAX_USERS       32
 #define NP_METRICS_MAX_NETS        32
 #define NP_METRICS_MAX_STEP_SERIES 1000000 /* the largest cap metrics_step_series takes */
@@ -60,9 +56,5 @@ NP_API int np_cidr_parse(const char *text, struct np_cidr *out);
 
 /** Is @p addr (@p family's bytes, network order) inside @p net? */
 NP_API bool np_cidr_contains(const struct np_cidr *net, int family, const unsigned char *addr);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_METRICSCONF_H */

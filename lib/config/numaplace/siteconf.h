@@ -13,10 +13,6 @@
 #include "numaplace/labels.h"
 #include "numaplace/policy.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** A parsed --numa-policy value: "[verbose,]POLICY" or "help" (also "verbose" alone). */
 struct np_policy_request {
     bool help;         /**< print the choices and exit 0 */
@@ -84,9 +80,5 @@ NP_API bool np_site_config_may_claim_high(const struct np_site_config *cfg, uid_
 /** The same decision from names, for tests and callers that already resolved them. */
 NP_API bool np_site_config_may_claim_high_names(const struct np_site_config *cfg, const char *user,
                                                 const char *const groups[]);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_SITECONF_H */

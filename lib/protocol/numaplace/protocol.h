@@ -28,10 +28,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #define NP_PROTO_VERSION 1
 #define NP_PROTO_MAX_MSG 65536
 /** A reply may be larger (status of thousands of steps): it is read whole up to this. */
@@ -220,9 +216,5 @@ NP_API int np_proto_send_on(int fd, const char *line, unsigned timeout_ms, struc
  * @return as np_proto_call
  */
 NP_API int np_proto_receive(int fd, unsigned timeout_ms, json_t **reply, struct np_err *err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_PROTOCOL_H */

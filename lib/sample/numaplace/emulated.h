@@ -14,10 +14,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /**
  * Say whether the CPU is emulated, and why: on arm64 /proc/cpuinfo's "CPU implementer" 0x00,
  * the code Arm reserves for software models (QEMU's emulated CPUs use it); on x86 the CPUID
@@ -27,9 +23,5 @@ extern "C" {
  * @return true when emulated; false when not, or when nothing could be read
  */
 NP_API bool np_cpu_emulated(const char *root, char *why, size_t why_len);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

@@ -15,10 +15,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** A zeroed one is closed (np_kept_file_init is the same). */
 struct np_kept_file {
     bool open; /**< fd is ours */
@@ -41,9 +37,5 @@ NP_API void np_kept_file_close(struct np_kept_file *k);
  * @return the stream, or NULL with errno set (as fopen)
  */
 NP_API FILE *np_kept_file_open(struct np_kept_file *k, const char *path);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_KEPT_FILE_H */

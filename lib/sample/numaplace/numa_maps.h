@@ -17,10 +17,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #define NP_NUMA_MAPS_MAX_NODES 64
 
 /** One mapping. The path is borrowed from the reader's line buffer: copy it to keep it. */
@@ -62,9 +58,5 @@ struct np_numa_usage {
 /** Sum a process's numa_maps into @p out (zeroed first). Errors as np_numa_maps_each. */
 NP_API int np_numa_maps_usage(const char *root, pid_t pid, struct np_numa_usage *out,
                               struct np_err *err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_NUMA_MAPS_H */

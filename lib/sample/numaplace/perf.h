@@ -20,10 +20,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** The events numaplace counts. Hardware ones first, then the kernel's software ones. */
 enum np_perf_event {
     NP_PERF_CYCLES,
@@ -136,9 +132,5 @@ NP_API int np_perf_read(const struct np_perf_counters *c, enum np_perf_event ev,
 
 /** Close every open fd of @p c and set it to -1 (its reason becomes "closed"). NULL is fine. */
 NP_API void np_perf_close(struct np_perf_counters *c);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_PERF_H */

@@ -25,10 +25,6 @@
 #include "numaplace/procfs.h"
 #include "numaplace/sample.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** A reading is used at most this many times in a row, then walked again: a change no counter
  *  shows (another process's ptrace write to a copy-on-write page) lasts a bounded time. */
 #define NP_PROC_CACHE_MAX_REUSE 9
@@ -120,9 +116,5 @@ NP_API int np_proc_cache_ctxt_switches(struct np_proc_cache *c, pid_t pid, long 
 NP_API int np_proc_cache_pages(struct np_proc_cache *c, pid_t pid, const struct np_proc_stat *st,
                                const struct np_pages_epoch *epoch, uint64_t *node_bytes,
                                struct np_err *err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_PROC_CACHE_H */

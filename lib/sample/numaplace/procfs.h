@@ -14,10 +14,6 @@
 #include "numaplace/common.h"
 #include "numaplace/kept_file.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** From /proc/<pid>/stat (see proc(5)). CPU times in clock ticks (sysconf(_SC_CLK_TCK)). */
 struct np_proc_stat {
     pid_t pid, ppid;
@@ -164,9 +160,5 @@ NP_API int np_numa_balancing_enabled(const char *root, struct np_kept_file *kept
  */
 NP_API int np_node_meminfo(const char *root, unsigned node, struct np_kept_file *kept,
                            uint64_t *total_bytes, uint64_t *free_bytes, struct np_err *err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_PROCFS_H */

@@ -26,10 +26,6 @@
 #include "numaplace/numa_maps.h"
 #include "numaplace/perf.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #define NP_SAMPLE_MAX_NODES NP_NUMA_MAPS_MAX_NODES
 #define NP_REASON_MAX       512 /* a reason kept per sample: longer errors are cut */
 
@@ -97,9 +93,5 @@ NP_API json_t *np_node_list_json(uint64_t mask);
  * @return 0, or -EINVAL naming the bad member
  */
 NP_API int np_sample_from_json(json_t *obj, struct np_sample *s, struct np_err *err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_SAMPLE_H */

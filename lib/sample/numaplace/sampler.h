@@ -22,10 +22,6 @@
 #include "numaplace/proc_cache.h"
 #include "numaplace/sample.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #define NP_SAMPLER_MAX_PROCESSES 4096 /**< per job and interval; more are left out and said */
 
 /** Node-wide per-CPU counters, read once per interval. */
@@ -153,9 +149,5 @@ NP_API hwloc_const_bitmap_t np_sampler_effective_cpus(const struct np_sampler *s
  */
 NP_API void np_sampler_node_figures(const struct np_sampler *s, const struct np_node_counters *nc,
                                     struct np_sample *out);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_SAMPLER_H */

@@ -15,10 +15,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** One memory-controller PMU (socket or channel 0 of its family) and its CAS events. */
 struct np_uncore_pmu {
     const char *pmu;         /**< libpfm4's PMU name, e.g. "snbep_unc_imc0" */
@@ -76,9 +72,5 @@ NP_API int np_uncore_sample(struct np_uncore_reader *r, double now_s);
 
 /** Close every counter; @p r may be zeroed or already closed. */
 NP_API void np_uncore_close(struct np_uncore_reader *r);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_UNCORE_H */

@@ -14,10 +14,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #define NP_STORED_PREFIX "NPS1:"
 
 /*
@@ -52,9 +48,5 @@ NP_API long np_stored_encode(const json_t *summary, char **out, struct np_err *e
  *         and where
  */
 NP_API int np_stored_decode(const char *text, json_t **out, struct np_err *err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_CODEC_H */

@@ -16,10 +16,6 @@
 #include "numaplace/common.h"
 #include "numaplace/model_parts.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /** How np_figure_print writes a number. */
 struct np_figure_style {
     double scale;     /**< multiplies the value (100 for a percentage) */
@@ -42,9 +38,5 @@ NP_API int np_figure_print(FILE *out, const json_t *f, const struct np_figure_st
  *  members, each of its type (summary_schema.c). @return 0, or -EINVAL naming the member with
  *  @p err */
 NP_API int np_figure_check(const json_t *fig, struct np_err *err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_FIGURE_H */

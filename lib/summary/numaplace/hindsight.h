@@ -15,10 +15,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 struct np_auto_hindsight {
     char made[24];  /**< the policy auto chose (the first task's) */
     char used[16];  /**< the sensitivity it used: "high", "low", "unknown" */
@@ -34,9 +30,5 @@ struct np_auto_hindsight {
  * reports before them); 0 for any other step.
  */
 NP_API int np_auto_hindsight(json_t *r, struct np_auto_hindsight *out);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_HINDSIGHT_H */

@@ -14,10 +14,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* ---- strings ---- */
 
 struct np_strs {
@@ -52,9 +48,5 @@ NP_API int np_hostlist_expand(const char *list, size_t max, struct np_strs *out,
                               struct np_err *err);
 /** Whether @p names, sorted as np_hostlist_expand sorts, holds @p name. */
 NP_API bool np_strs_sorted_has(const struct np_strs *names, const char *name);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_MODEL_PARTS_H */

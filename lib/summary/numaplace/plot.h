@@ -16,10 +16,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #define NP_PLOT_MAX_NODES 64
 
 struct np_timeline_point {
@@ -75,9 +71,5 @@ NP_API int np_plot_timeline(const struct np_timeline *tl, const char *path, stru
 NP_API int np_plot_timeline_texts(const struct np_timeline *tl, struct np_plot_text *texts,
                                   size_t max, size_t *ntexts, double *width, double *height,
                                   struct np_err *err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_PLOT_H */

@@ -27,10 +27,6 @@
 #include "numaplace/sensitivity.h"
 #include "numaplace/summary_defs.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /**
  * An empty summary of job @p job_id (no nodes, no reports).
  * @return a new reference, NULL on out-of-memory
@@ -193,9 +189,5 @@ NP_API int np_summary_plot(const json_t *summary, const char *node, const char *
 /** Print a step's report (borrowed; docs/report-schema.md) as text, for `numaplace report
  *  --steps`. @return 0 or -EIO. */
 NP_API int np_report_print(FILE *out, json_t *report);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_SUMMARY_H */

@@ -19,10 +19,6 @@
 
 #include "numaplace/common.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 enum np_topology_source_kind {
     /** this machine; `arg` is a filesystem root (a captured tree) or NULL/""/"/" for the real
      *  one. hwloc 2.x reads a root only from HWLOC_FSROOT and this library never changes the
@@ -121,9 +117,5 @@ NP_API int np_topology_memory_nodes(const struct np_topology *topo, bool include
  */
 NP_API int np_topology_cores_to_cpus(const struct np_topology *topo, const char *core_list,
                                      hwloc_cpuset_t cpus, struct np_err *err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* NUMAPLACE_TOPOLOGY_H */
