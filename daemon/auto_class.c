@@ -1,5 +1,5 @@
 /* class_default=auto: unlabelled steps classed by their predicted sensitivity (auto_class.h). */
-#include "auto_class.h"
+#include "daemon.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,10 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jobs.h"
 #include "numaplace/penalty.h"
 #include "numaplace/profile.h"
-#include "log.h"
 #include "numaplace/tables.h"
 
 /* The perf events the prediction needs: cycles, instructions, LLC load and store misses. */

@@ -1,5 +1,5 @@
 /* Replies to numaplaced's clients (see clients.h). */
-#include "clients.h"
+#include "daemon.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,20 +1,12 @@
 /* numaplaced's configuration: load and reload (see config.h). */
-#include "config.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "placement_hint.h"
-#include "auto_class.h"
 #include "daemon.h"
 #include "http.h"
-#include "jobs.h"
-#include "log.h"
 #include "migration.h"
 #include "registry.h"
-#include "report_out.h"
-#include "sampling.h"
-#include "uncore_bw.h"
 #include "user_names.h"
 
 int config_load(struct np_daemon *d, bool initial)

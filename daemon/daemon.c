@@ -71,3 +71,39 @@ double np_daemon_epoch_s(void)
     clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+/* accept_shed: the spare descriptor (daemon.h) */
+static int spare = -1;
+static unsigned long shed;
+
+int accept_shed_init(void)
+{
+    if (spare < 0)
+        spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    return spare < 0 ? -errno : 0;
+}
+
+int accept_shed(int listen_fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+    int fd = accept4(listen_fd, addr, len, flags);
+
+    if (fd >= 0 || (errno != EMFILE && errno != ENFILE))
+        return fd;
+    if (spare >= 0) {
+        close(spare);
+        spare = -1;
+    }
+    fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd >= 0) {
+        close(fd);
+        shed++;
+    }
+    accept_shed_init();
+    errno = EMFILE;
+    return -1;
+}
+
+unsigned long accept_shed_count(void)
+{
+    return shed;
+}

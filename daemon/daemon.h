@@ -15,12 +15,14 @@
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <jansson.h>
 
 #include "auth.h"
 #include "numaplace/engine.h"
 #include "numaplace/helperconf.h"
+#include "numaplace/migration.h"
 #include "numaplace/protocol.h"
 #include "numaplace/report.h"
 #include "numaplace/sampler.h"
@@ -35,7 +37,7 @@
 #define NPD_MAX_OVERRIDES     64   /* above the number of keys: a flag given twice counts twice */
 #define NPD_QUEUE_MAX         16   /* migration requests waiting for the worker */
 #define NPD_TRIGGER_BACKOFF_S 30.0 /* a trigger whose request moved nothing waits this long */
-#define NPD_HOLD_MAX          1024 /* reports held while the spool refuses them (report_hold.h) */
+#define NPD_HOLD_MAX          1024 /* reports held while the spool refuses them (report_hold.c) */
 #define NPD_HOLD_MAX_BYTES    (64u << 20)
 #define NPD_HOLD_REMIND_S     60.0 /* while it refuses them: one log line per this many seconds */
 /* Root's clients may wait longer: slurmstepd connects its tasks' sockets before the fork. */
@@ -71,7 +73,7 @@ struct np_daemon_job {
     bool traced, ended;
     bool restored;  /**< adopted after a restart: its counters before it are lost */
     bool finishing; /**< its report is with the writer: still in the registry until it is durable */
-    bool report_held; /**< the spool refused its report: held (report_hold.h), listed ending */
+    bool report_held; /**< the spool refused its report: held (report_hold.c), listed ending */
     /** owned: its report once built, kept (and in registry.json and the journal) until it is
      *  durable: a restart meanwhile writes this one, not an empty one */
     json_t *final_report;
@@ -244,6 +246,16 @@ struct np_daemon {
     bool stop;
 };
 
+#define NPD_LOG(d, level, ...) np_logf(&(d)->log, NP_LOG_##level, __VA_ARGS__)
+
+/*
+ * Each part's functions, bottom to top: a part uses those above it here and is started and
+ * stopped by lifecycle.c. Parts with their own types keep their own header (registry.h,
+ * migration.h, ops.h, http.h, writer.h ...).
+ */
+
+/* ---- daemon.c: small helpers every part may use ---- */
+
 /** mkdir -p: the parents 0755, the last @p mode. @return 0 or -errno */
 int np_daemon_mkdir_p(const char *path, mode_t mode);
 
@@ -259,6 +271,370 @@ double np_daemon_thread_cpu_s(void);
 /** Wall clock, seconds since the epoch. */
 double np_daemon_epoch_s(void);
 
-#define NPD_LOG(d, level, ...) np_logf(&(d)->log, NP_LOG_##level, __VA_ARGS__)
+/* accept(2) that never spins at the descriptor limit: a listener whose connection cannot be
+ * accepted for want of a descriptor (EMFILE, ENFILE) stays readable, and a poll loop would wake
+ * at once, forever. A spare descriptor is closed to take the connection, which is closed at once
+ * (the peer may retry), and opened again. One spare for the process: the loop's thread alone
+ * accepts. */
+
+/** Open the spare (numaplaced's start, while descriptors are free). 0 or -errno. */
+int accept_shed_init(void);
+
+/** accept4 of @p listen_fd (@p addr, @p len, @p flags as accept4's). At the descriptor limit the
+ *  waiting connection is shed through the spare: -1 with errno EMFILE, and the listener is no
+ *  longer readable for it. Other failures: -1 with accept4's errno. */
+int accept_shed(int listen_fd, struct sockaddr *addr, socklen_t *len, int flags);
+
+/** Connections shed since start (for the log). */
+unsigned long accept_shed_count(void);
+
+/* ---- log.c: the log sink (the library never logs, it hands messages to this) ---- */
+
+/** @p msg with control characters written as \\xNN, into @p out (cut, never overflowed). */
+void log_escape(const char *msg, char *out, size_t size);
+
+/** The np_log_fn of the daemon; @p arg is its struct np_daemon. Safe from the worker thread. */
+void log_sink(enum np_log_level level, const char *msg, void *arg);
+
+/** (Re)open the destination cfg.log names: "syslog", "stderr" or a file. @return 0 or -errno */
+int log_open(struct np_daemon *d);
+
+/** Close a log file (syslog and stderr need nothing). */
+void log_close(struct np_daemon *d);
+
+/* ---- jobs.c: one tracked step, the object: its class, its tasks, its CPUs ---- */
+
+/** Free a job that is not (or no longer) in the registry. Accepts NULL. */
+void job_free(struct np_daemon_job *j);
+
+/** Its entry in j->tasks for @p pid, or NULL. Borrowed. */
+json_t *job_task_entry(const struct np_daemon_job *j, pid_t pid);
+
+/** Set its priority class (and the name its report carries). */
+void job_set_class(struct np_daemon_job *j, enum np_class cls);
+
+/** Say what decided its class (the report's class_source): "label", "default", "admin" or
+ * "auto: ..." (docs/sensitivity.md). */
+void job_set_class_source(struct np_daemon_job *j, const char *source);
+
+/**
+ * Follow the sampler's effective CPUs (the registered ones narrowed to the tasks' affinity):
+ * meta.effective_cpus, and meta.local_nodes / stats.local_nodes, which the migration view and
+ * the local share read. meta.cpus and meta.registered_nodes keep what was registered.
+ * @return whether they changed
+ */
+bool job_follow_effective_cpus(const struct np_daemon *d, struct np_daemon_job *j);
+
+/** numaplaced's CPUs and those of them that are @p j's (meta.helper_cpus, meta.shared_cpus; once
+ *  shared, a CPU stays listed). Nothing when either set is unknown. */
+void job_note_helper_cpus(const struct np_daemon *d, struct np_daemon_job *j);
+
+/** Bit n: some CPU of @p cpus is on NUMA node n (nothing when the node map is unknown). */
+uint64_t job_cpu_nodes_mask(const struct np_daemon *d, hwloc_const_bitmap_t cpus);
+
+/* ---- auto_class.c: class_default=auto (docs/sensitivity.md) ----
+ * A step registered without a --numa-sensitivity label is classed by its predicted sensitivity
+ * once it has NPD_AUTO_CLASS_SAMPLES samples with counters, through class_map. A label, the
+ * site's refusal of one, or an administrator's set-class wins; class_source says which decided. */
+
+/* Samples with counters before an unlabelled step is classed: its start-up (loading input,
+ * allocating) is not what it runs like; at the default 1 s interval, half a minute. */
+#define NPD_AUTO_CLASS_SAMPLES 30
+
+/** Load the sensitivity table (sensitivity_table) when class_default=auto or the migration order
+ * ranks by prediction, or say why it cannot be; a table a user could write is refused (root
+ * reads it). Logs the outcome. */
+void auto_class_load(struct np_daemon *d);
+
+/** After each sample of @p j: count it when it has the counters, and class the step when due. */
+void auto_class_consider(struct np_daemon *d, struct np_daemon_job *j, const struct np_sample *s);
+
+/** The model's predicted remote slowdown for a job whose last sample is @p s (its cumulative
+ * counters), with the inputs used. @return 0, or -ENODATA with @p err "unavailable: why" (no
+ * model loaded, a counter missing). */
+int auto_class_predict(const struct np_daemon *d, const struct np_sample *s,
+                       struct np_sens_inputs *in, double *slowdown, struct np_err *err);
+
+/** Root reads only files no other user could have written: a regular file, not a symlink,
+ *  root's (or numaplaced's) and not group- or world-writable. @return 0 or -errno with @p err */
+int auto_class_file_is_safe(const char *what, const char *path, struct np_err *err);
+
+/* ---- sampling.c: what numaplaced learns about the node at start, and about each step each
+ * interval; where it runs: the housekeeping CPUs, never those the kernel keeps quiet ---- */
+
+/**
+ * The kernel's quiet CPUs under @p root ("" = /): /sys/devices/system/cpu/nohz_full into
+ * @p nohz and /sys/devices/system/cpu/isolated (isolcpus) into @p isolated, both zeroed first.
+ * A missing or empty file, or "(null)", means none.
+ * @return 0, or -EINVAL when a file holds no CPU list (the set stays empty)
+ */
+int housekeeping_quiet_cpus(const char *root, hwloc_bitmap_t nohz, hwloc_bitmap_t isolated);
+
+/**
+ * numaplaced's CPUs into @p out: @p wanted (the housekeeping CPUs; empty: @p started, the
+ * affinity it was started with) without @p quiet. When that leaves nothing, @p started without
+ * @p quiet; when even that is empty, @p started.
+ * @return 0, 1 when @p wanted had to be left for @p started, 2 when no CPU outside @p quiet
+ *         was left at all
+ */
+int housekeeping_choose(hwloc_const_bitmap_t wanted, hwloc_const_bitmap_t started,
+                        hwloc_const_bitmap_t quiet, hwloc_bitmap_t out);
+
+/**
+ * The CPUs slurmd runs on, into @p out: Slurm confines slurmd (and slurmstepd) to the node's
+ * specialized CPUs (CpuSpecList, CoreSpecCount) where it enforces them (task/cgroup with
+ * ConstrainCores, without SlurmdOffSpec), so they are what the node itself knows of them, with
+ * no call to slurmctld. Read from the Cpus_allowed_list of each process named slurmd under
+ * @p root ("" = /) whose parent is not one (slurmd's own forks).
+ * @return 1 with @p out set, 0 when no slurmd runs, -EINVAL when several disagree or a list is
+ *         unreadable (@p out empty)
+ */
+int housekeeping_slurmd_cpus(const char *root, hwloc_bitmap_t out);
+
+/** Keep the helper off the jobs' CPUs: housekeeping_cpus, or with "auto" the CPUs Slurm
+ *  confines this node's slurmd to (housekeeping_slurmd_cpus). Says where it runs. */
+void sampling_pin_housekeeping(struct np_daemon *d);
+
+/** Which NUMA node each CPU belongs to (d->topology, d->cpu_node). Failure is logged: then
+ *  bandwidth cannot be attributed to nodes. */
+void sampling_load_topology(struct np_daemon *d);
+
+/** Close the nodes' kept meminfo files (d->meminfo_files) and free them; NULL is fine. */
+void sampling_close_meminfo(struct np_daemon *d);
+
+/** Which perf events count on this node (d->perf_mask), and why not when none does. */
+void sampling_probe_perf(struct np_daemon *d);
+
+/** Add @p bytes of @p j's memory traffic (one interval's LLC misses x 64 B) to the nodes that
+ *  served it (totals.misses_bytes), spread by where its pages are, as the status's node traffic
+ *  is (np_node_traffic); before its pages are first read, it is not attributed. */
+void sampling_count_node_traffic(struct np_daemon *d, const struct np_daemon_job *j,
+                                 uint64_t bytes);
+
+/** One sample of @p j at @p now folded into its stats (and the trace). @p final: its last. */
+void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double now,
+                         bool node_counters_read, bool final);
+
+/* ---- uncore_bw.c: each memory node's traffic from its memory controllers' own counters ----
+ * Where the kernel and libpfm4 have them (Intel IMC), they replace the estimate spread from jobs'
+ * misses (np_node_traffic) node by node, with source "uncore"; elsewhere it says why not, once. */
+
+/** Detect, encode and open the counters (perf on, as root); logs what it found. */
+void uncore_bw_start(struct np_daemon *d);
+
+/** After SIGHUP: counters already counting stay open with their rates (reopening would leave
+ * one interval without a rate, on the estimate); a change of `perf`, or counters not open, starts
+ * afresh. @p perf_before: `perf` before the reload. */
+void uncore_bw_reload(struct np_daemon *d, bool perf_before);
+
+/** Read them once per interval, adding each node's bytes to totals.uncore_bytes. */
+void uncore_bw_tick(struct np_daemon *d);
+
+/** Does a memory controller counted now serve @p node (its traffic then from uncore_bytes)? */
+bool uncore_bw_counts_node(const struct np_daemon *d, unsigned node);
+
+/** Replace @p view's per-node traffic by the counters' where they have a rate. */
+void uncore_bw_apply(const struct np_daemon *d, struct np_node_view *view);
+
+/** Close them. */
+void uncore_bw_stop(struct np_daemon *d);
+
+/* ---- report_hold.c: reports the spool would not take (full, read-only, removed, unsafe) ----
+ * Held in memory, in the order the steps ended, and written once it takes them. A held step stays
+ * in the registry, finishing (status lists it "ending", so `numaplace store` and `report` wait),
+ * with its report in registry.json and the journal: a restart writes it (or holds it again). The
+ * retries go to the writer's thread, oldest first, one at a time: each one written sends the
+ * next, one refused waits for the next interval. The first refusal is logged once, a reminder at
+ * most every NPD_HOLD_REMIND_S; a report that cannot be held (the hold is full) is logged as lost
+ * with its job, and so is one still held at stop that registry.json could not keep. */
+
+/**
+ * Hold the report @p name (@p len bytes of @p text, stolen: freed here whatever happens) of step
+ * @p j (borrowed: it stays in the registry until the report is written); @p why is the write's
+ * error. @return true: held (j->report_held set); false: lost (logged), the step may be forgotten
+ */
+bool report_hold_add(struct np_daemon *d, struct np_daemon_job *j, const char *name, char *text,
+                     size_t len, const char *why);
+
+/** Try the oldest held report again: on the writer's thread when there is one (nothing done on
+ *  the loop but queueing it), else here, oldest first, stopping at the first refused. Each
+ *  interval; nothing held, or a retry already with the writer, costs nothing. */
+void report_hold_retry(struct np_daemon *d);
+
+/** At stop, once the writer has stopped and registry.json is saved: every report still held is
+ *  logged, as kept in registry.json for the next start, or as lost when that save failed. */
+void report_hold_flush(struct np_daemon *d);
+
+/** Free what is held without a word (np_daemon_fini). */
+void report_hold_fini(struct np_daemon *d);
+
+/* ---- report_out.c: what numaplaced writes: a step's report to the spool, samples to the
+ * trace ---- */
+
+/** Write the step's report to <spool_dir>/<job>.<step>.<host>.json, owned by numaplaced, mode
+ *  0600, the job's user in a read ACL entry: the user reads it, only numaplaced writes it (root
+ *  trusts it in the epilog). A spool without ACLs keeps it root-only (logged once per spool).
+ *  The report is built once, into j->final_report (sets meta.end_epoch), unless the step has one
+ *  already (restored with it): that one is written. Failures are logged; a refused report is
+ *  held (report_hold.c) and its step stays in the registry.
+ *  @return false: done now (written or lost: the step may be forgotten); true: queued to
+ *          d->writer, and d->report_durable(d, j) runs on the loop once it is durable (or held),
+ *          or held now (without a writer) */
+bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complete);
+
+/** (Re)open the trace cfg.record names (none when empty). @return 0 or -errno (logged) */
+int trace_open(struct np_daemon *d);
+
+/** Append one trace line (stolen; NULL is ignored) when a trace is open. */
+void trace_line(struct np_daemon *d, json_t *line);
+
+/* ---- clients.c: replies to numaplaced's clients, now or once what they wait for is done (a
+ * migration, a step's report). Below every part that answers; server.c reads the requests ---- */
+
+/** Close @p c and drop what it was sent or was sending; its slot is free again. */
+void client_close(struct np_daemon_client *c);
+
+/** Send @p reply (stolen; NULL sends nothing) without blocking; what the socket does not take
+ *  now goes on POLLOUT (client_write); then the client is closed. */
+void client_reply(struct np_daemon_client *c, json_t *reply);
+
+/** Send more of a client's pending reply (the loop calls it on POLLOUT); closes the client when
+ *  the reply is out or the client went away. */
+void client_write(struct np_daemon_client *c);
+
+/** Answer the client waiting on @p tag with @p reply (stolen; freed when nobody waits). */
+void client_answer_tag(struct np_daemon *d, uint64_t tag, json_t *reply);
+
+/* ---- job_life.c: a step's life in the registry: created at its first registration, finished
+ * into a report, forgotten once that is durable. Above the parts it drives (sampling,
+ * report_out, clients); they call back through the context, never up here ---- */
+
+/**
+ * A new step in d's registry, its class from @p sensitivity and the class_* keys, its sampler on
+ * cfg.proc_root and @p cpus. Borrowed (the registry owns it).
+ * @return NULL with @p err (max_jobs reached: -ENOSPC; bad @p cpus: -EINVAL; -ENOMEM)
+ */
+struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t step_id, uid_t uid,
+                              const char *cpus, const char *policy, const char *sensitivity,
+                              struct np_err *err);
+
+/** Whether @p j may open perf counters for one more task within the descriptor budget
+ *  (fd_budget.h). When not, the whole step goes to /proc alone, its counters closed, and says
+ *  so in its backends_reason (status, report) and the log. True when it has none to open. */
+bool job_keep_perf_for_task(struct np_daemon *d, struct np_daemon_job *j);
+
+/**
+ * The step ended (@p complete) or cannot be followed any more: take its final sample, write its
+ * report, end its trace, drop it from the registry (journaled), free it. With a writer
+ * (d->writer) the report is flushed there: the step stays in the registry, j->finishing, its
+ * entry with the report journaled (registry_note), until job_report_done. A report the spool
+ * refuses is held (report_hold.c): its step stays, finishing, until the spool takes it.
+ */
+void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete);
+
+/** Its report is durable or held (the writer's completion): answer the step_end client waiting
+ *  on j->reply_tag, if any, and, unless held, drop it from the registry and free it. */
+void job_report_done(struct np_daemon *d, struct np_daemon_job *j);
+
+/* ---- placement_hint.c: the hint a step with --numa-policy=auto gets before its tasks start
+ * (op "advise", docs/auto.md) ----
+ * Each memory node's traffic against its capacity, from the machine profile (`numaplace
+ * characterize`; without one no node is called loaded, and the reply says why), and what this
+ * user's earlier runs of the same job name here said about its sensitivity (history.c). */
+
+/** Read the machine profile's capacities and the loaded threshold (start and SIGHUP). */
+void hint_load(struct np_daemon *d);
+
+/** Each interval, with auto_load=cpu-busy: every node's CPUs' busy share since the last one. */
+void hint_tick(struct np_daemon *d);
+
+/** The reply to advise (root only). New reference. */
+json_t *op_advise(struct np_daemon *d, const struct np_peer *peer, uint32_t job_id,
+                  uint32_t step_id, uid_t uid, const char *name);
+
+/** At register: the job name advise was told for this step, if any, into @p j. */
+void hint_claim_name(struct np_daemon *d, struct np_daemon_job *j);
+
+/** At a step's end: remember its sensitivity under its user and name, when both are known. */
+void hint_remember(struct np_daemon *d, const struct np_daemon_job *j);
+
+/* ---- sampling_tick.c: each interval's work (above sampling, the step's life and the
+ * migration triggers it runs) ---- */
+
+/** The interval's work: sample every step, end those whose processes are gone, then run the
+ *  migration triggers. */
+void sampling_tick(struct np_daemon *d);
+
+/* ---- server.c: the listening socket, its clients (who they are from SO_PEERCRED, how long
+ * they may take) and their requests ---- */
+
+/** Listen on cfg.socket (mode 0666: who may do what is decided per request). A live numaplaced
+ *  already answering there wins; a stale socket file is replaced. @return 0 or -errno (logged) */
+int server_open(struct np_daemon *d);
+
+/** Close every client and the socket, and remove the socket file. */
+void server_close(struct np_daemon *d);
+
+/** Take every waiting connection (up to NPD_MAX_CLIENTS at once). */
+void server_accept(struct np_daemon *d);
+
+/** May a client of @p uid have a slot now? Root: any free one; others: not the NPD_ROOT_RESERVED
+ *  slots kept for root, and at most NPD_MAX_PER_USER at once. */
+bool server_admit(const struct np_daemon *d, uid_t uid);
+
+/** Read what @p c sent; a whole line is handled and answered (a migration later). */
+void server_read(struct np_daemon *d, struct np_daemon_client *c);
+
+/** Close idle clients: those silent for NPD_CLIENT_TIMEOUT_S and not waiting on a migration. */
+void server_expire_idle(struct np_daemon *d, double now);
+
+/* ---- config.c: the configuration file, then the command line's --KEY=VALUE flags ---- */
+
+/**
+ * Load d->config_path over the defaults and apply d->overrides. No file at the default path is
+ * fine. At a reload (@p initial false) a file with bad values keeps its good keys, and socket,
+ * pid_file and proc_root keep their running values (they take effect at restart).
+ * @return 0, or -errno with the reason logged (d->cfg unchanged)
+ */
+int config_load(struct np_daemon *d, bool initial);
+
+/** SIGHUP: load again and apply what can change while running (log, dirs, trace, perf,
+ *  housekeeping CPUs, the migration worker, the metrics endpoint). A failed load keeps the
+ *  running configuration. The caller (the loop) re-arms its timer on success: the interval may
+ *  have changed. @return 0 reloaded, or -errno (logged) */
+int config_reload(struct np_daemon *d);
+
+/* ---- loop.c: the event loop, a poll over the signalfd, the sampling timerfd, the socket and
+ * its clients, the migration worker's fd, the metrics endpoint's epoll fd and the writer's
+ * eventfd (writer.h: the only disk flushes are made on that thread) ---- */
+
+/** The first whole multiple of @p interval_ms since the epoch after @p now (CLOCK_REALTIME):
+ *  when the sampling timer next fires, the same on every node whose clock agrees. */
+struct timespec loop_next_deadline(struct timespec now, unsigned interval_ms);
+
+/** Block SIGHUP/SIGTERM/SIGINT into a signalfd, ignore SIGPIPE, create the interval's timerfd.
+ *  @return 0 or -errno */
+int loop_open_fds(struct np_daemon *d);
+
+/** Arm the timerfd at every cfg.interval_ms on the wall clock (loop_next_deadline), re-armed
+ *  when the clock is set (TFD_TIMER_CANCEL_ON_SET). */
+void loop_set_timer(struct np_daemon *d);
+
+/** Run until SIGTERM or SIGINT (SIGHUP reloads) or poll fails. */
+void loop_run(struct np_daemon *d);
+
+/* ---- lifecycle.c: the context set up and torn down. Above every part (it starts and stops
+ * them all), so the parts depend on the context and never on this ---- */
+
+/** Everything off: fds -1, the log sink pointed at @p d, default configuration. Cannot fail. */
+void np_daemon_init(struct np_daemon *d);
+
+/** Free and close what @p d holds (jobs, clients, socket, pid file, trace, node data,
+ *  overrides); the log stays open. Does not save the registry. */
+void np_daemon_fini(struct np_daemon *d);
+
+/** Write what the writer still has, run its completions and end it; later writes are made on
+ *  the loop thread. Nothing without a writer. */
+void np_daemon_stop_writer(struct np_daemon *d);
 
 #endif /* NUMAPLACED_DAEMON_H */

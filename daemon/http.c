@@ -13,7 +13,6 @@
 
 #include <microhttpd.h>
 
-#include "accept_shed.h"
 #include "daemon.h"
 #include "metrics_text.h"
 #include "peer.h"

@@ -1,17 +1,12 @@
 /* A step's life in the registry: registered, finished into a report, forgotten (job_life.h). */
-#include "job_life.h"
+#include "daemon.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "placement_hint.h"
-#include "clients.h"
-#include "jobs.h"
 #include "registry.h"
-#include "report_out.h"
 #include "fd_budget.h"
-#include "sampling.h"
 #include "user_names.h"
 
 bool job_keep_perf_for_task(struct np_daemon *d, struct np_daemon_job *j)

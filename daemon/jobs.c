@@ -1,5 +1,5 @@
 /* One tracked step, the object (see jobs.h; its life in the registry: job_life.c). */
-#include "jobs.h"
+#include "daemon.h"
 
 #include <errno.h>
 #include <stdlib.h>

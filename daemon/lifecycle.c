@@ -1,20 +1,13 @@
 /* numaplaced's context set up and torn down: it starts and stops every part (lifecycle.h). */
-#include "lifecycle.h"
+#include "daemon.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "placement_hint.h"
 #include "http.h"
-#include "job_life.h"
-#include "log.h"
 #include "registry.h"
-#include "report_hold.h"
-#include "sampling.h"
-#include "server.h"
-#include "uncore_bw.h"
 #include "writer.h"
 
 void np_daemon_init(struct np_daemon *d)

@@ -1,5 +1,4 @@
 /* numaplaced's log sink (see log.h). */
-#include "log.h"
 
 #include <errno.h>
 #include <stdio.h>

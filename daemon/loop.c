@@ -1,5 +1,4 @@
 /* numaplaced's poll loop (see loop.h). */
-#include "loop.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -10,16 +9,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "daemon.h"
 #include "http.h"
 #include "migration.h"
-#include "report_hold.h"
 #include "registry.h"
-#include "sampling.h"
-#include "server.h"
 #include "writer.h"
-#include "clients.h"
 
 /* The fixed slots of the poll set; the clients follow. */
 enum { SLOT_SIGNAL, SLOT_TIMER, SLOT_LISTEN, SLOT_MIGRATOR, SLOT_METRICS, SLOT_WRITER, NSLOTS };

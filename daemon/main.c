@@ -13,23 +13,13 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "accept_shed.h"
-#include "config.h"
 #include "daemon.h"
 #include "fd_budget.h"
 #include "history.h"
 #include "http.h"
-#include "lifecycle.h"
-#include "log.h"
-#include "loop.h"
 #include "migration.h"
 #include "registry.h"
-#include "report_hold.h"
-#include "report_out.h"
 #include "safe_file.h"
-#include "sampling.h"
-#include "server.h"
-#include "uncore_bw.h"
 #include "writer.h"
 
 /* The one daemon of this process. Static: it is large (every client's buffer). */

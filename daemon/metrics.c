@@ -11,7 +11,6 @@
 #include "daemon.h"
 #include "migration.h"
 #include "numaplace/procfs.h"
-#include "uncore_bw.h"
 
 #ifndef NUMAPLACED_VERSION
 #define NUMAPLACED_VERSION "unknown"

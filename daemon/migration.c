@@ -10,11 +10,9 @@
 
 #include "numaplace/migrate.h"
 #include "numaplace/migration.h"
-#include "auto_class.h"
+#include "daemon.h"
 #include "numaplace/procfs.h"
 #include "registry.h"
-#include "clients.h"
-#include "uncore_bw.h"
 
 #define TRIGGER_MAX_REQUESTS 4 /* requests one trigger may propose per interval */
 

@@ -1,8 +1,7 @@
 /*
- * ops.h - one function per protocol op (docs/protocol.md), each in its op_*.c. Each takes the
- * peer's credentials and the decoded request and returns the reply (new reference), so tests
- * call them with a made-up peer and no socket. handlers.c decodes a request line and
- * dispatches to them.
+ * ops.h - one function per protocol op (docs/protocol.md), in ops.c. Each takes the peer's
+ * credentials and the decoded request and returns the reply (new reference), so tests call them
+ * with a made-up peer and no socket.
  */
 #ifndef NUMAPLACED_OPS_H
 #define NUMAPLACED_OPS_H
@@ -41,7 +40,7 @@ json_t *op_migrate(struct np_daemon *d, const struct np_peer *peer, uint64_t *pe
                    const struct np_proto_request *req);
 
 /**
- * Decode one request line and run its op (handlers.c; ping is answered there). @p pending is
+ * Decode one request line and run its op (ping is answered here). @p pending is
  * the client's tag: a migrate request that was queued, or a step_end whose report is with the
  * writer, sets it and returns NULL (the reply comes later, client_answer_tag).
  */

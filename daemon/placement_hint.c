@@ -1,6 +1,6 @@
 /* --numa-policy=auto's placement hint (the reply to advise): node traffic against capacity, and
  * the job's history (placement_hint.h, docs/auto.md). */
-#include "placement_hint.h"
+#include "daemon.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,9 +10,7 @@
 #include <unistd.h>
 
 #include "auth.h"
-#include "auto_class.h"
 #include "history.h"
-#include "log.h"
 #include "migration.h"
 #include "migrator.h"
 #include "numaplace/auto.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jobs.h"
+#include "daemon.h"
 #include "writer.h"
 #include "numaplace/json_reals.h"
 #include "numaplace/output_file.h"

@@ -7,8 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "job_life.h"
-#include "jobs.h"
+#include "daemon.h"
 #include "numaplace/procfs.h"
 #include "numaplace/protocol.h"
 

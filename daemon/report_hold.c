@@ -1,5 +1,5 @@
 /* Reports held while the spool refuses them (see report_hold.h). */
-#include "report_hold.h"
+#include "daemon.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Reports to the spool and samples to the trace (see report_out.h). */
-#include "report_out.h"
+#include "daemon.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "report_hold.h"
 #include "safe_file.h"
 #include "writer.h"
 #include "numaplace/json_reals.h"

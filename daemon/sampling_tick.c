@@ -1,11 +1,8 @@
 /* Each interval's work over the node and every step (see sampling.h). */
-#include "sampling.h"
+#include "daemon.h"
 
-#include "placement_hint.h"
-#include "job_life.h"
 #include "migration.h"
 #include "registry.h"
-#include "uncore_bw.h"
 
 /* /proc/interrupts costs more than all else node-wide and a report uses only a job's first and
  * last reading (its final sample, or the one that finds its processes gone, reads it): read it

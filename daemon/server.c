@@ -1,5 +1,5 @@
 /* numaplaced's socket: who may connect, and each request to its op (see server.h). */
-#include "server.h"
+#include "daemon.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -10,9 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "accept_shed.h"
 #include "auth.h"
-#include "clients.h"
 #include "ops.h"
 
 int server_open(struct np_daemon *d)

@@ -1,5 +1,5 @@
 /* Memory nodes' traffic from their controllers (see uncore_bw.h). */
-#include "uncore_bw.h"
+#include "daemon.h"
 
 #include <limits.h>
 #include <stdio.h>

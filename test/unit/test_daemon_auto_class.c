@@ -9,9 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "auto_class.h"
+#include "daemon.h"
 #include "ops.h"
-#include "jobs.h"
 #include "np_daemon_test.h"
 #include "registry.h"
 

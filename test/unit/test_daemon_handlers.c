@@ -13,9 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "placement_hint.h"
+#include "daemon.h"
 #include "ops.h"
-#include "jobs.h"
 #include "migration.h"
 #include "np_daemon_test.h"
 #include "registry.h"

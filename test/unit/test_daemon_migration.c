@@ -8,12 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jobs.h"
+#include "daemon.h"
 #include "migration.h"
 #include "np_daemon_test.h"
 #include "registry.h"
-#include "sampling.h"
-#include "job_life.h"
 
 #define NOW 1000.0
 
