@@ -1,4 +1,4 @@
-/* class_default=auto: unlabelled steps classed by their predicted sensitivity (auto_class.h). */
+/* class_default=auto: unlabelled steps classed by their predicted sensitivity (daemon.h). */
 #include "daemon.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* Replies to numaplaced's clients (see clients.h). */
+/* Replies to numaplaced's clients (daemon.h). */
 #include "daemon.h"
 
 #include <errno.h>

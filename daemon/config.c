@@ -1,4 +1,4 @@
-/* numaplaced's configuration: load and reload (see config.h). */
+/* numaplaced's configuration: load and reload (daemon.h). */
 
 #include <errno.h>
 #include <string.h>

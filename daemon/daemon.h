@@ -37,7 +37,7 @@
 #define NPD_MAX_OVERRIDES     64   /* above the number of keys: a flag given twice counts twice */
 #define NPD_QUEUE_MAX         16   /* migration requests waiting for the worker */
 #define NPD_TRIGGER_BACKOFF_S 30.0 /* a trigger whose request moved nothing waits this long */
-#define NPD_HOLD_MAX          1024 /* reports held while the spool refuses them (report_hold.c) */
+#define NPD_HOLD_MAX          1024 /* reports held while the spool refuses them (report_out.c) */
 #define NPD_HOLD_MAX_BYTES    (64u << 20)
 #define NPD_HOLD_REMIND_S     60.0 /* while it refuses them: one log line per this many seconds */
 /* Root's clients may wait longer: slurmstepd connects its tasks' sockets before the fork. */
@@ -46,7 +46,7 @@
 struct migrator;
 struct np_held_report;
 
-/** Reports the spool refused, oldest first (report_hold.c); their steps stay in the registry. */
+/** Reports the spool refused, oldest first (report_out.c); their steps stay in the registry. */
 struct np_report_hold {
     struct np_held_report *first, *last; /**< owned */
     unsigned count;
@@ -73,7 +73,7 @@ struct np_daemon_job {
     bool traced, ended;
     bool restored;  /**< adopted after a restart: its counters before it are lost */
     bool finishing; /**< its report is with the writer: still in the registry until it is durable */
-    bool report_held; /**< the spool refused its report: held (report_hold.c), listed ending */
+    bool report_held; /**< the spool refused its report: held (report_hold_add), listed ending */
     /** owned: its report once built, kept (and in registry.json and the journal) until it is
      *  durable: a restart meanwhile writes this one, not an empty one */
     json_t *final_report;
@@ -439,14 +439,15 @@ void uncore_bw_apply(const struct np_daemon *d, struct np_node_view *view);
 /** Close them. */
 void uncore_bw_stop(struct np_daemon *d);
 
-/* ---- report_hold.c: reports the spool would not take (full, read-only, removed, unsafe) ----
- * Held in memory, in the order the steps ended, and written once it takes them. A held step stays
- * in the registry, finishing (status lists it "ending", so `numaplace store` and `report` wait),
- * with its report in registry.json and the journal: a restart writes it (or holds it again). The
- * retries go to the writer's thread, oldest first, one at a time: each one written sends the
- * next, one refused waits for the next interval. The first refusal is logged once, a reminder at
- * most every NPD_HOLD_REMIND_S; a report that cannot be held (the hold is full) is logged as lost
- * with its job, and so is one still held at stop that registry.json could not keep. */
+/* ---- report_out.c: a step's report to the spool, samples to the trace ----
+ * A report the spool would not take (full, read-only, removed, unsafe) is held in memory, in the
+ * order the steps ended, and written once it takes it. Its step stays in the registry, finishing
+ * (status lists it "ending", so `numaplace store` and `report` wait), with the report in
+ * registry.json and the journal: a restart writes it (or holds it again). Retries go to the
+ * writer's thread, oldest first, one at a time: each one written sends the next, one refused
+ * waits for the next interval. The first refusal is logged once, a reminder at most every
+ * NPD_HOLD_REMIND_S; a report that cannot be held (the hold is full) is logged as lost with its
+ * job, as is one still held at stop that registry.json could not keep. */
 
 /**
  * Hold the report @p name (@p len bytes of @p text, stolen: freed here whatever happens) of step
@@ -468,15 +469,12 @@ void report_hold_flush(struct np_daemon *d);
 /** Free what is held without a word (np_daemon_fini). */
 void report_hold_fini(struct np_daemon *d);
 
-/* ---- report_out.c: what numaplaced writes: a step's report to the spool, samples to the
- * trace ---- */
-
 /** Write the step's report to <spool_dir>/<job>.<step>.<host>.json, owned by numaplaced, mode
  *  0600, the job's user in a read ACL entry: the user reads it, only numaplaced writes it (root
  *  trusts it in the epilog). A spool without ACLs keeps it root-only (logged once per spool).
  *  The report is built once, into j->final_report (sets meta.end_epoch), unless the step has one
  *  already (restored with it): that one is written. Failures are logged; a refused report is
- *  held (report_hold.c) and its step stays in the registry.
+ *  held (report_hold_add) and its step stays in the registry.
  *  @return false: done now (written or lost: the step may be forgotten); true: queued to
  *          d->writer, and d->report_durable(d, j) runs on the loop once it is durable (or held),
  *          or held now (without a writer) */
@@ -528,7 +526,7 @@ bool job_keep_perf_for_task(struct np_daemon *d, struct np_daemon_job *j);
  * report, end its trace, drop it from the registry (journaled), free it. With a writer
  * (d->writer) the report is flushed there: the step stays in the registry, j->finishing, its
  * entry with the report journaled (registry_note), until job_report_done. A report the spool
- * refuses is held (report_hold.c): its step stays, finishing, until the spool takes it.
+ * refuses is held (report_hold_add): its step stays, finishing, until the spool takes it.
  */
 void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete);
 

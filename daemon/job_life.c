@@ -1,4 +1,4 @@
-/* A step's life in the registry: registered, finished into a report, forgotten (job_life.h). */
+/* A step's life in the registry: registered, finished into a report, forgotten (daemon.h). */
 #include "daemon.h"
 
 #include <errno.h>
@@ -140,7 +140,7 @@ void job_report_done(struct np_daemon *d, struct np_daemon_job *j)
     const uint64_t tag = j->reply_tag;
 
     j->reply_tag = 0;
-    /* Held: it stays, listed ending, until the spool takes it (report_hold.h). */
+    /* Held: it stays, listed ending, until the spool takes it (report_out.c). */
     if (!j->report_held)
         job_forget(d, j);
     if (tag) /* the epilog reads the report right after: step_end is answered only now */

@@ -1,4 +1,4 @@
-/* One tracked step, the object (see jobs.h; its life in the registry: job_life.c). */
+/* One tracked step, the object (daemon.h; its life in the registry: job_life.c). */
 #include "daemon.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* numaplaced's context set up and torn down: it starts and stops every part (lifecycle.h). */
+/* numaplaced's context set up and torn down: it starts and stops every part (daemon.h). */
 #include "daemon.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* numaplaced's log sink (see log.h). */
+/* numaplaced's log sink (daemon.h). */
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* numaplaced's poll loop (see loop.h). */
+/* numaplaced's poll loop (daemon.h). */
 
 #include <errno.h>
 #include <poll.h>

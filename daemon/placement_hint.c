@@ -1,5 +1,5 @@
 /* --numa-policy=auto's placement hint (the reply to advise): node traffic against capacity, and
- * the job's history (placement_hint.h, docs/auto.md). */
+ * the job's history (daemon.h, docs/auto.md). */
 #include "daemon.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* Each interval's work over the node and every step (see sampling.h). */
+/* Each interval's work over the node and every step (daemon.h). */
 #include "daemon.h"
 
 #include "migration.h"

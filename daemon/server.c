@@ -1,4 +1,4 @@
-/* numaplaced's socket: who may connect, and each request to its op (see server.h). */
+/* numaplaced's socket: who may connect, and each request to its op (daemon.h). */
 #include "daemon.h"
 
 #include <errno.h>
@@ -72,7 +72,7 @@ bool server_admit(const struct np_daemon *d, uid_t uid)
     return free_slots > NPD_ROOT_RESERVED && by_uid < NPD_MAX_PER_USER;
 }
 
-/* Out of descriptors: the connection was shed (accept_shed.h). One line per 10 s at most. */
+/* Out of descriptors: the connection was shed (accept_shed). One line per 10 s at most. */
 static void log_shed(struct np_daemon *d)
 {
     static double logged;

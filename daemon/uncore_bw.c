@@ -1,4 +1,4 @@
-/* Memory nodes' traffic from their controllers (see uncore_bw.h). */
+/* Memory nodes' traffic from their controllers (daemon.h). */
 #include "daemon.h"
 
 #include <limits.h>
