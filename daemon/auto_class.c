@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>

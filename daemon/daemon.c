@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 int np_daemon_mkdir_p(const char *path, mode_t mode)

@@ -3,7 +3,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <stdio.h>
 #include <sys/resource.h>
 
 enum fd_verdict fd_verdict(const struct fd_use *u, long perf_need)

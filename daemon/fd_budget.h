@@ -5,8 +5,6 @@
 #ifndef NUMAPLACED_FD_BUDGET_H
 #define NUMAPLACED_FD_BUDGET_H
 
-#include <stddef.h>
-
 #include "daemon.h"
 #include "http.h"
 

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "numaplace/protocol.h"
 #include "safe_file.h"
 #include "writer.h"
 

@@ -11,8 +11,6 @@
 #ifndef NUMAPLACED_HISTORY_H
 #define NUMAPLACED_HISTORY_H
 
-#include <stdbool.h>
-
 #include "daemon.h"
 
 /** The file's schema and name under state_dir. */

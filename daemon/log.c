@@ -1,10 +1,8 @@
 /* numaplaced's log sink (daemon.h). */
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 #include <syslog.h>
-#include <time.h>
 
 #include "daemon.h"
 

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "daemon.h"

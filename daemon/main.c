@@ -6,7 +6,6 @@
  * (daemon.h).
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

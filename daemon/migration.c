@@ -5,11 +5,9 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "numaplace/migrate.h"
-#include "numaplace/migration.h"
 #include "daemon.h"
 #include "numaplace/procfs.h"
 #include "registry.h"

@@ -6,12 +6,6 @@
 #ifndef NUMAPLACED_MIGRATION_H
 #define NUMAPLACED_MIGRATION_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include <jansson.h>
-
 #include "daemon.h"
 #include "migrator.h"
 

@@ -1,7 +1,6 @@
 /* The protocol's ops (ops.h): a request line decoded and dispatched, and each op's reply. */
 #include "ops.h"
 
-#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>

@@ -6,12 +6,6 @@
 #ifndef NUMAPLACED_OPS_H
 #define NUMAPLACED_OPS_H
 
-#include <stddef.h>
-#include <stdint.h>
-#include <sys/socket.h>
-
-#include <jansson.h>
-
 #include "daemon.h"
 
 /** register (root only): a task of a step; the first registers the step. */

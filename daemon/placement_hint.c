@@ -4,12 +4,10 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "auth.h"
 #include "history.h"
 #include "migration.h"
 #include "migrator.h"

@@ -5,8 +5,6 @@
 #ifndef NUMAPLACED_REGISTRY_H
 #define NUMAPLACED_REGISTRY_H
 
-#include <stdint.h>
-
 #include "daemon.h"
 
 #define NPD_STATE_SCHEMA "numaplace.state/1"

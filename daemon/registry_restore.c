@@ -2,14 +2,12 @@
  * registry.h). */
 #include "registry.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "daemon.h"
 #include "numaplace/procfs.h"
-#include "numaplace/protocol.h"
 
 /* Is @p pid still the job's task? After a restart the pid may belong to another process, maybe
  * another user's: it must run as the job's user and, where the registry kept it, have started

@@ -5,12 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "auth.h"
 #include "ops.h"
 
 int server_open(struct np_daemon *d)

@@ -2,11 +2,8 @@
 #include "daemon.h"
 
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "numaplace/uncore.h"
 
 void uncore_bw_start(struct np_daemon *d)
 {
