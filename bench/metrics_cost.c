@@ -29,9 +29,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "http.h"
 #include "metrics_text.h"
-#include "registry.h"
 
 #define MAX_STEPS   1024
 #define MAX_SCRAPES 100000

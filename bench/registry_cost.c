@@ -25,7 +25,6 @@
 
 #include "daemon.h"
 #include "ops.h"
-#include "registry.h"
 
 static double now_us(void)
 {

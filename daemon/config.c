@@ -4,9 +4,6 @@
 #include <string.h>
 
 #include "daemon.h"
-#include "http.h"
-#include "migration.h"
-#include "registry.h"
 #include "user_names.h"
 
 int config_load(struct np_daemon *d, bool initial)

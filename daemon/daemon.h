@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "auth.h"
+#include "migrator.h"
 #include "numaplace/engine.h"
 #include "numaplace/helperconf.h"
 #include "numaplace/migration.h"
@@ -43,7 +44,6 @@
 /* Root's clients may wait longer: slurmstepd connects its tasks' sockets before the fork. */
 #define NPD_ROOT_CLIENT_TIMEOUT_S 30.0
 
-struct migrator;
 struct np_held_report;
 
 /** Reports the spool refused, oldest first (report_out.c); their steps stay in the registry. */
@@ -250,8 +250,8 @@ struct np_daemon {
 
 /*
  * Each part's functions, bottom to top: a part uses those above it here and is started and
- * stopped by lifecycle.c. Parts with their own types keep their own header (registry.h,
- * migration.h, ops.h, http.h, writer.h ...).
+ * stopped by lifecycle.c. What stands apart from the context keeps its own header (auth.h,
+ * migrator.h, writer.h, safe_file.h ...), as does the protocol's surface (ops.h).
  */
 
 /* ---- daemon.c: small helpers every part may use ---- */
@@ -302,6 +302,69 @@ int log_open(struct np_daemon *d);
 /** Close a log file (syslog and stderr need nothing). */
 void log_close(struct np_daemon *d);
 
+/* ---- fd_budget.c: numaplaced's descriptors ----
+ * A reserve no step may take, so a report or a registry save always finds one, and a budget for
+ * the steps' perf counters and kept /proc files above it. A perf counter is one descriptor per
+ * event and task, held for the step's life; the rest (clients, the metrics page, saves,
+ * commands) come and go. */
+
+/* What can be open at once on top of what is open when a step registers, each at its maximum:
+ *   NPD_MAX_CLIENTS (64)          socket clients, every slot taken;
+ *   NPD_HTTP_MAX_CONNECTIONS (16) metrics scrapers, plus one accepted and answered 503;
+ *   NPD_FD_SAVES (8)              the writer: a report (spool directory, temporary file) and
+ *                                 registry.json (state directory, temporary file, journal), a
+ *                                 trace, and the held-report retry: at most 7 at once;
+ *   NPD_FD_TRANSIENT (16)         slurmd's /proc scan (3), the migrator's /proc reads (2), the name
+ *                                 service on the user-name thread (nsswitch files, a socket: 4),
+ *                                 hwloc reading sysfs at a reload (2), syslog's reconnect (1),
+ *                                 the sampler's file read and closed within an interval (1);
+ *   NPD_FD_NODE_FILES (16)        the node's files, kept open from the first interval on, not
+ *                                 at start: /proc/stat, interrupts, softirqs, NUMA balancing,
+ *                                 vmstat, and one meminfo a NUMA node (eleven nodes);
+ *   NPD_FD_MARGIN (24)            what the counts above miss (a library's own descriptor).
+ * Listeners, signalfd, timerfd and eventfds are open at start: they are in the count, not the
+ * reserve. 64 + 17 + 8 + 16 + 16 + 24 = 145. */
+#define NPD_FD_SAVES      8
+#define NPD_FD_TRANSIENT  16
+#define NPD_FD_NODE_FILES 16
+#define NPD_FD_MARGIN     24
+#define NPD_FD_RESERVE                                                                             \
+    (NPD_MAX_CLIENTS + NPD_HTTP_MAX_CONNECTIONS + 1 + NPD_FD_SAVES + NPD_FD_TRANSIENT +            \
+     NPD_FD_NODE_FILES + NPD_FD_MARGIN)
+
+enum fd_verdict { FD_OK, FD_NO_PERF, FD_REFUSE };
+
+/** The budget's figures at one moment. */
+struct fd_use {
+    long open;      /**< descriptors open now (fd_count_open) */
+    long reserve;   /**< of NPD_FD_RESERVE, what is not open already (fd_reserve_left) */
+    long limit;     /**< RLIMIT_NOFILE (0: unknown, nothing is checked) */
+    long kept_left; /**< kept /proc files the samplers may still open (d->fd_budget.left) */
+};
+
+/** What a task whose perf counters take @p perf_need descriptors may have: its counters
+ *  (FD_OK), /proc alone because they would eat into the reserve (FD_NO_PERF), or nothing,
+ *  the reserve itself being reached (FD_REFUSE). Pure. */
+enum fd_verdict fd_verdict(const struct fd_use *u, long perf_need);
+
+/** Entries of @p fd_dir but the one reading it ("/proc/self/fd": every descriptor open in this
+ *  process, whoever opened it), or -errno. */
+long fd_count_open(const char *fd_dir);
+
+/** NPD_FD_RESERVE less what of it is open now (clients connected, the node's files once
+ *  kept), so a descriptor in use is not counted twice, in the count and in the reserve. */
+long fd_reserve_left(const struct np_daemon *d);
+
+/** Descriptors the perf counters of one task take with @p perf_mask: one per event. */
+long fd_perf_need(unsigned perf_mask);
+
+/** fd_verdict now for a task needing @p perf_need; @p why names the budget unless FD_OK. */
+enum fd_verdict fd_check(const struct np_daemon *d, long perf_need, char *why, size_t why_size);
+
+/** Raise the limit to the hard one (this process polls; select's 1024 does not apply) and give
+ *  the samplers a quarter of what is above the reserve to keep /proc files open. */
+void fd_budget_start(struct np_daemon *d);
+
 /* ---- jobs.c: one tracked step, the object: its class, its tasks, its CPUs ---- */
 
 /** Free a job that is not (or no longer) in the registry. Accepts NULL. */
@@ -331,6 +394,83 @@ void job_note_helper_cpus(const struct np_daemon *d, struct np_daemon_job *j);
 
 /** Bit n: some CPU of @p cpus is on NUMA node n (nothing when the node map is unknown). */
 uint64_t job_cpu_nodes_mask(const struct np_daemon *d, hwloc_const_bitmap_t cpus);
+
+/* ---- registry.c: the steps numaplaced tracks, keyed by (job_id, step_id), and their copy in
+ * <state_dir>/registry.json (schema numaplace.state/1) so they survive a restart ---- */
+
+#define NPD_STATE_SCHEMA "numaplace.state/1"
+
+/** Where registry_note lines go, in state_dir beside registry.json. */
+#define REGISTRY_JOURNAL_NAME "registry.journal"
+
+/** The journal is never folded into registry.json below this size (registry_note). */
+#define REGISTRY_JOURNAL_MIN_BYTES (64u << 10)
+
+/** Empty. Cannot fail (memory comes with the first insert). */
+void registry_init(struct np_registry *r);
+
+/** Free every job and the index; accepts an empty registry. */
+void registry_fini(struct np_registry *r);
+
+/** The step, or NULL. Borrowed. */
+struct np_daemon_job *registry_find(const struct np_registry *r, uint32_t job_id, uint32_t step_id);
+
+/** Add @p job (stolen on success). @return 0, -EEXIST (that step is there), -ENOMEM */
+int registry_insert(struct np_registry *r, struct np_daemon_job *job);
+
+/** Take @p job out (not freed: the caller owns it again). @return 0 or -ENOENT */
+int registry_remove(struct np_registry *r, const struct np_daemon_job *job);
+
+/** The i-th step in (job_id, step_id) order; i < r->count. Removing it shifts the later ones
+ *  down one, so a loop that removes the current step does not advance. Borrowed. */
+static inline struct np_daemon_job *registry_at(const struct np_registry *r, unsigned i)
+{
+    return r->jobs[i];
+}
+
+/** Write every step to <state_dir>/registry.json (atomically); failures are logged. At stop, and
+ *  through registry_flush. */
+void registry_save(struct np_daemon *d);
+
+/**
+ * Something a restart needs changed in @p j (registered, a task added, a class, a task's applied
+ * policy): one line with its entry is appended to <state_dir>/registry.journal at once (a kill -9
+ * right after the reply loses nothing), and registry.json is rewritten at the next interval tick,
+ * not once per request. The journal is not flushed to disk: a power loss loses at most the
+ * requests since the last tick. Within an interval the journal stays bounded (requests from
+ * root in a burst; a task's `applied` is accepted once, registry_note_task): past
+ * REGISTRY_JOURNAL_MIN_BYTES and twice
+ * registry.json's size, registry.json is written at once and the journal starts again, so the
+ * writes stay proportional to what the requests change.
+ */
+void registry_note(struct np_daemon *d, const struct np_daemon_job *j);
+
+/** One task's entry of @p j changed (@p task, borrowed, is in j->tasks): a journal line with that
+ *  entry alone, as registry_note, so a step of many tasks writes each task's once, not the whole
+ *  step per task. */
+void registry_note_task(struct np_daemon *d, const struct np_daemon_job *j, json_t *task);
+
+/** A task of @p j was registered (@p task, borrowed, its entry in j->tasks, its pid sampled): a
+ *  journal line with that entry and the pid's start time alone, as registry_note_task, so a step
+ *  registered task by task journals each task once: linear in its tasks, not quadratic. */
+void registry_note_task_added(struct np_daemon *d, const struct np_daemon_job *j, json_t *task);
+
+/** The step ended (its report is written): a journal line, as registry_note. */
+void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id);
+
+/** Once per interval tick: registry_save when marked dirty, else nothing. */
+void registry_flush(struct np_daemon *d);
+
+/* ---- the steps back after a restart (registry_restore.c: above the registry and the step's life,
+ * it creates the steps that still run and finishes those that ended meanwhile) ---- */
+
+/**
+ * Read <state_dir>/registry.json back, with the journal's lines since it was written: steps whose
+ * processes still run are tracked again; those that ended while numaplaced was down get an
+ * incomplete report. A file that cannot be read or is not numaplace.state/1 is logged and the
+ * registry starts empty; a malformed entry is logged and skipped.
+ */
+void registry_restore(struct np_daemon *d);
 
 /* ---- auto_class.c: class_default=auto (docs/sensitivity.md) ----
  * A step registered without a --numa-sensitivity label is classed by its predicted sensitivity
@@ -439,6 +579,61 @@ void uncore_bw_apply(const struct np_daemon *d, struct np_node_view *view);
 /** Close them. */
 void uncore_bw_stop(struct np_daemon *d);
 
+/* ---- migration.c: numaplaced's side of migration: the node view the engine works on, the
+ * queue of requests for the worker (migrator.h), the triggers with their back-off, and the
+ * booking of what moved into the jobs' reports ---- */
+
+/** Start the worker when migration is on and it is not running yet; says how it is set up. */
+void migration_start(struct np_daemon *d);
+
+/** Stopping: end the running request after its current batch, book and answer it, stop the
+ *  worker. */
+void migration_stop(struct np_daemon *d);
+
+/** The node as the engine sees it, a deep copy the worker may own. New (migrator_view_free). */
+struct np_node_view *migration_build_view(const struct np_daemon *d);
+
+/**
+ * The traffic each memory node serves now (np_node_traffic over the jobs' latest figures), for
+ * `numaplace status` and the metrics: an array of {"node", "source", "bytes_per_s"} with
+ * bytes_per_s only where the source is measured, "proxy_rank" for a proxy, and "unavailable"
+ * (the reason) otherwise. New reference; NULL when out of memory.
+ */
+json_t *migration_node_traffic_json(const struct np_daemon *d);
+
+/** Queue one request. @return 0 or -EBUSY (the queue is full) */
+int migration_enqueue(struct np_daemon *d, const struct np_request *req,
+                      const struct np_order_ops *order, bool dry_run, uint64_t tag);
+
+/** Hand the oldest queued request to the worker when it is idle. */
+void migration_submit_next(struct np_daemon *d);
+
+/** The worker finished: book the result, answer the client that asked, submit the next. */
+void migration_collect(struct np_daemon *d);
+
+/**
+ * Book a finished request at @p now: each job still tracked gets the request in its report (and,
+ * unless a dry run, what moved, and its pages read again at the next sample). A request that
+ * moved nothing backs its trigger off for NPD_TRIGGER_BACKOFF_S: a homecoming per job, the
+ * other triggers as a whole; an administrator's request never.
+ */
+void migration_book(struct np_daemon *d, const struct migrator_done *done, double now);
+
+/** Index of the order called @p name in np_order_at's table, or -1. */
+int migration_order_index(const char *name);
+
+/** May trigger @p kind propose requests at @p now (not backed off)? */
+bool migration_trigger_ready(const struct np_daemon *d, enum np_trigger_kind kind, double now);
+
+/** Every interval: the enabled triggers look at the node and may queue requests. */
+void migration_run_triggers(struct np_daemon *d);
+
+/** Is @p os a NUMA node of this machine (the kernel's numbering)? */
+bool migration_node_exists(const struct np_daemon *d, unsigned os);
+
+/** "nodes 0,1,2,3", for messages. */
+void migration_node_list(const struct np_daemon *d, char *out, size_t size);
+
 /* ---- report_out.c: a step's report to the spool, samples to the trace ----
  * A report the spool would not take (full, read-only, removed, unsafe) is held in memory, in the
  * order the steps ended, and written once it takes it. Its step stays in the registry, finishing
@@ -517,7 +712,7 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
                               struct np_err *err);
 
 /** Whether @p j may open perf counters for one more task within the descriptor budget
- *  (fd_budget.h). When not, the whole step goes to /proc alone, its counters closed, and says
+ *  (fd_budget.c). When not, the whole step goes to /proc alone, its counters closed, and says
  *  so in its backends_reason (status, report) and the log. True when it has none to open. */
 bool job_keep_perf_for_task(struct np_daemon *d, struct np_daemon_job *j);
 
@@ -556,6 +751,48 @@ void hint_claim_name(struct np_daemon *d, struct np_daemon_job *j);
 /** At a step's end: remember its sensitivity under its user and name, when both are known. */
 void hint_remember(struct np_daemon *d, const struct np_daemon_job *j);
 
+/* ---- history.c: what --numa-policy=auto learnt of each (user, job name) on this node ----
+ * How many of its runs ended labelled (or predicted) high and low (docs/auto.md). Kept in memory
+ * (NPD_HISTORY_MAX entries shared among the users: a user past their share replaces their own
+ * entry used longest ago, else one of the user holding the most) and in <state_dir>/history.json,
+ * so a restart keeps it: written whole after every change through safe_file (a temporary file,
+ * fsync, rename: a kill -9 at any point leaves the old file or the new one), read back once at
+ * start with json_unpack, and only from a regular file of numaplaced's own that no one else may
+ * write, of at most NPD_HISTORY_FILE_MAX bytes. */
+
+/** The file's schema and name under state_dir. */
+#define NPD_HISTORY_SCHEMA "numaplace-history/1"
+#define NPD_HISTORY_FILE   "history.json"
+/*
+ * The longest history.json: NPD_HISTORY_MAX entries of the longest figures and names, a name's
+ * every byte escaped. Names are printable (np_proto_printable: advise refuses others, a restore
+ * drops them), so the worst escape is two bytes (\" or \\; UTF-8 is written as it is). An entry
+ * {"uid":U,"name":"N","high":H,"low":L,"last":S}, and its comma: 42 bytes of keys and
+ * punctuation, uid, high and low of at most 10 digits, last of at most 20 (a json_int_t). Around
+ * them {"schema":"numaplace-history/1","seq":S,"entries":[]}: 52 bytes and seq's 20.
+ */
+#define NPD_HISTORY_NAME_MAX  127 /* bytes, as advise's "name" */
+#define NPD_HISTORY_ENTRY_MAX (42 + 3 * 10 + 20 + 2 * NPD_HISTORY_NAME_MAX)
+#define NPD_HISTORY_FILE_MAX  (52 + 20 + NPD_HISTORY_MAX * NPD_HISTORY_ENTRY_MAX) /* 88,648 */
+/** What the reader accepts: numaplaced never writes more than NPD_HISTORY_FILE_MAX (a longer
+ *  text is not written, and says why), and a file of an older numaplaced within it still reads. */
+#define NPD_HISTORY_READ_MAX 131072 /* 128 KiB */
+_Static_assert(NPD_HISTORY_FILE_MAX <= NPD_HISTORY_READ_MAX, "the reader refuses what is written");
+
+/** The entry for (@p uid, @p name), or -1. */
+int history_find(const struct np_hint_state *a, uid_t uid, const char *name);
+
+/** Count one run of (@p uid, @p name) that ended @p high or low, and save the file. A name that
+ *  is empty, too long or not printable is not kept. */
+void history_note(struct np_daemon *d, uid_t uid, const char *name, bool high);
+
+/** Write history.json now (on the writer's thread when there is one). */
+void history_save(struct np_daemon *d);
+
+/** At start: read history.json back, or start empty saying why (missing: silently).
+ *  @return the entries restored, or -errno (the file refused or unreadable; logged) */
+int history_restore(struct np_daemon *d);
+
 /* ---- sampling_tick.c: each interval's work (above sampling, the step's life and the
  * migration triggers it runs) ---- */
 
@@ -585,6 +822,44 @@ void server_read(struct np_daemon *d, struct np_daemon_client *c);
 
 /** Close idle clients: those silent for NPD_CLIENT_TIMEOUT_S and not waiting on a migration. */
 void server_expire_idle(struct np_daemon *d, double now);
+
+/* ---- http.c: the Prometheus endpoint, GET /metrics over libmicrohttpd, without a thread ----
+ * Its epoll fd sits in the poll loop (loop.c), which calls http_run() when it is readable and at
+ * least every http_timeout_ms(), so the page is rendered from the daemon's state in the loop's
+ * thread (no locks, no copies) and nothing waits on a client: sockets are non-blocking,
+ * connections are bounded in number and in time. Peers are judged when accepted, before they
+ * send a byte (peer.h): one that may not read the page is answered 403 and closed, one that may
+ * holds at most its share of the slots, and root on this host always finds one free. */
+
+#define NPD_HTTP_MAX_CONNECTIONS 16 /* scrapers at once; more are answered 503 */
+#define NPD_HTTP_ROOT_RESERVED   4  /* of them, only root on this host may take */
+#define NPD_HTTP_MAX_PER_PEER    4  /* one user on this host, or one other host, at most */
+#define NPD_HTTP_TIMEOUT_S       5  /* a connection idle this long is closed */
+#define NPD_HTTP_LIFETIME_S      10 /* and any connection this old (a slow client included) */
+
+/** Start serving d->cfg.metrics (nothing when metrics_listen is empty). Says where it listens.
+ *  @return 0 or -errno (logged; metrics stay off) */
+int http_start(struct np_daemon *d);
+
+/** Stop serving (accepts a daemon that serves nothing). */
+void http_stop(struct np_daemon *d);
+
+/** At a reload: restart on a new metrics_listen (the old one stays when the new one cannot be
+ *  bound, and d->cfg.metrics.listen says so), start when it is not serving (newly on, or it
+ *  could not bind before). Users and networks apply at the next request. */
+void http_reload(struct np_daemon *d, const struct np_metrics_config *old);
+
+/** The fd to poll for input, or -1. */
+int http_fd(const struct np_daemon *d);
+
+/** How long the loop may wait before calling http_run, at most @p max_ms. */
+int http_timeout_ms(const struct np_daemon *d, int max_ms);
+
+/** Do whatever the endpoint can without waiting (accept, read, answer, time out). */
+void http_run(struct np_daemon *d);
+
+/** Change the connections' lifetime (NPD_HTTP_LIFETIME_S; the suites shorten it). */
+void http_set_lifetime(struct np_daemon *d, double seconds);
 
 /* ---- config.c: the configuration file, then the command line's --KEY=VALUE flags ---- */
 

@@ -1,5 +1,5 @@
-/* The descriptor reserve and the steps' budget above it (fd_budget.h). */
-#include "fd_budget.h"
+/* The descriptor reserve and the steps' budget above it (daemon.h). */
+#include "daemon.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* --numa-policy=auto's history of (user, job name) sensitivities, kept across restarts
- * (history.h, docs/auto.md). */
-#include "history.h"
+ * (daemon.h, docs/auto.md). */
+#include "daemon.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -74,7 +74,7 @@ static int history_slot(struct np_hint_state *a, uid_t uid, const char *name)
     return i;
 }
 
-/* A name the history keeps: what advise accepts (history.h bounds the file by it). */
+/* A name the history keeps: what advise accepts (NPD_HISTORY_FILE_MAX bounds the file by it). */
 static bool history_name_ok(const char *name)
 {
     return name[0] && strlen(name) <= NPD_HISTORY_NAME_MAX && np_proto_printable(name);

@@ -1,5 +1,4 @@
-/* numaplaced's Prometheus endpoint (see http.h). */
-#include "http.h"
+/* numaplaced's Prometheus endpoint (daemon.h). */
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry.h"
-#include "fd_budget.h"
 #include "user_names.h"
 
 bool job_keep_perf_for_task(struct np_daemon *d, struct np_daemon_job *j)

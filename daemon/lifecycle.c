@@ -6,8 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "http.h"
-#include "registry.h"
 #include "writer.h"
 
 void np_daemon_init(struct np_daemon *d)

@@ -9,9 +9,6 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "http.h"
-#include "migration.h"
-#include "registry.h"
 #include "writer.h"
 
 /* The fixed slots of the poll set; the clients follow. */

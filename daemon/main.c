@@ -13,11 +13,6 @@
 #include <systemd/sd-daemon.h>
 
 #include "daemon.h"
-#include "fd_budget.h"
-#include "history.h"
-#include "http.h"
-#include "migration.h"
-#include "registry.h"
 #include "safe_file.h"
 #include "writer.h"
 

@@ -9,10 +9,8 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "migration.h"
 #include "numaplace/procfs.h"
 #include "numaplace/step.h"
-#include "registry.h"
 #include "user_names.h"
 
 #ifndef NUMAPLACED_VERSION

@@ -1,5 +1,4 @@
-/* numaplaced's side of migration (see migration.h). */
-#include "migration.h"
+/* numaplaced's side of migration (daemon.h). */
 
 #include <errno.h>
 #include <poll.h>
@@ -10,7 +9,6 @@
 #include "numaplace/migrate.h"
 #include "daemon.h"
 #include "numaplace/procfs.h"
-#include "registry.h"
 
 #define TRIGGER_MAX_REQUESTS 4 /* requests one trigger may propose per interval */
 

@@ -8,8 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "history.h"
-#include "migration.h"
 #include "migrator.h"
 #include "numaplace/auto.h"
 #include "numaplace/penalty.h"

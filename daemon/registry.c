@@ -1,6 +1,5 @@
-/* The step registry (see registry.h): a sorted index with binary search, and registry.json
+/* The step registry (daemon.h): a sorted index with binary search, and registry.json
  * (read back by registry_restore.c). */
-#include "registry.h"
 
 #include "safe_file.h"
 

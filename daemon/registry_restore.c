@@ -1,6 +1,5 @@
 /* The steps of registry.json and its journal back in the registry after a restart (see
- * registry.h). */
-#include "registry.h"
+ * daemon.h). */
 
 #include <stdlib.h>
 #include <string.h>

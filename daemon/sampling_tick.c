@@ -1,9 +1,6 @@
 /* Each interval's work over the node and every step (daemon.h). */
 #include "daemon.h"
 
-#include "migration.h"
-#include "registry.h"
-
 /* /proc/interrupts costs more than all else node-wide and a report uses only a job's first and
  * last reading (its final sample, or the one that finds its processes gone, reads it): read it
  * every interval only for the trace, else when a job has no reading yet. */

@@ -12,7 +12,6 @@
 
 #include "ops.h"
 #include "daemon.h"
-#include "migration.h"
 #include "np_daemon_test.h"
 
 static struct np_test_daemon t;

@@ -12,7 +12,6 @@
 #include "daemon.h"
 #include "ops.h"
 #include "np_daemon_test.h"
-#include "registry.h"
 
 #define NO_PMU "perf::CYCLES: perf_event_open: No such file or directory: no hardware PMU"
 

@@ -15,9 +15,7 @@
 
 #include "daemon.h"
 #include "ops.h"
-#include "migration.h"
 #include "np_daemon_test.h"
-#include "registry.h"
 #include "user_names.h"
 
 #define USER_A  4242u /* no such users: only root and the ids below matter */

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 
-#include "history.h"
+#include "daemon.h"
 #include "np_daemon_test.h"
 
 static struct np_test_daemon t;

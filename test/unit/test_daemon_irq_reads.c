@@ -12,7 +12,6 @@
 
 #include "daemon.h"
 #include "np_daemon_test.h"
-#include "registry.h"
 
 static const struct {
     const char *name;

@@ -14,9 +14,7 @@
 #include "daemon.h"
 #include "metrics_text.h"
 #include "user_names.h"
-#include "migration.h"
 #include "np_daemon_test.h"
-#include "registry.h"
 
 static struct np_test_daemon t;
 static struct np_daemon_job *measured, *bare;

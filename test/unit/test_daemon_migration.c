@@ -9,9 +9,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "migration.h"
 #include "np_daemon_test.h"
-#include "registry.h"
 
 #define NOW 1000.0
 

@@ -12,7 +12,6 @@
 
 #include "daemon.h"
 #include "np_daemon_test.h"
-#include "registry.h"
 
 static struct np_daemon_job *bare_job(uint32_t job_id, uint32_t step_id)
 {

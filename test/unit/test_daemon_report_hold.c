@@ -14,7 +14,6 @@
 
 #include "daemon.h"
 #include "np_daemon_test.h"
-#include "registry.h"
 
 static void finish_step(struct np_test_daemon *t, uint32_t job_id)
 {

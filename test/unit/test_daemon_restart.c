@@ -10,9 +10,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "history.h"
 #include "np_daemon_test.h"
-#include "registry.h"
 #include "ops.h"
 
 #include <sys/stat.h>

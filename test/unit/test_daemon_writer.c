@@ -19,7 +19,6 @@
 #include "daemon.h"
 #include "np_daemon_test.h"
 #include "ops.h"
-#include "registry.h"
 #include "writer.h"
 
 /* One byte in the pipe lets one write go. */
