@@ -16,8 +16,6 @@ static const enum np_perf_event needed[] = {NP_PERF_CYCLES, NP_PERF_INSTRUCTIONS
                                             NP_PERF_LLC_LOAD_MISSES, NP_PERF_LLC_STORE_MISSES};
 #define NNEEDED (sizeof(needed) / sizeof(needed[0]))
 
-/* Root reads the table and the machine profile: only files no other user could have written
- * (numaplaced(8) SECURITY). @p what names the file in the message. */
 int auto_class_file_is_safe(const char *what, const char *path, struct np_err *err)
 {
     struct stat st;

@@ -1,11 +1,11 @@
 /*
- * daemon.h - numaplaced's context: everything the daemon knows lives in one struct np_daemon,
- * passed to every part (config, registry, server, handlers, sampling, migration, reports), so
- * each can be driven by a unit test without a socket, Slurm or root.
- *
- * Data flows one way: registrations from the plugin create jobs; each interval the node counters
- * and every job's sampler fill samples; the samples fold into the job's stats; a step's end turns
- * its stats into a report in the spool.
+ * daemon.h - numaplaced's context: everything the daemon knows is in one struct np_daemon, passed
+ * to every part, so each can be driven by a unit test without a socket, Slurm or root; then each
+ * part's functions, bottom to top (a part uses those above it; lifecycle.c starts and stops them).
+ * What stands apart from the context keeps its own header (auth.h, migrator.h, writer.h ...), as
+ * does the protocol's surface (ops.h). Data flows one way: registrations create jobs; each
+ * interval the node counters and every job's sampler fill samples, which fold into the job's
+ * stats; a step's end turns them into a report in the spool.
  */
 #ifndef NUMAPLACED_DAEMON_H
 #define NUMAPLACED_DAEMON_H
@@ -248,12 +248,6 @@ struct np_daemon {
 
 #define NPD_LOG(d, level, ...) np_logf(&(d)->log, NP_LOG_##level, __VA_ARGS__)
 
-/*
- * Each part's functions, bottom to top: a part uses those above it here and is started and
- * stopped by lifecycle.c. What stands apart from the context keeps its own header (auth.h,
- * migrator.h, writer.h, safe_file.h ...), as does the protocol's surface (ops.h).
- */
-
 /* ---- daemon.c: small helpers every part may use ---- */
 
 /** mkdir -p: the parents 0755, the last @p mode. @return 0 or -errno */
@@ -271,11 +265,9 @@ double np_daemon_thread_cpu_s(void);
 /** Wall clock, seconds since the epoch. */
 double np_daemon_epoch_s(void);
 
-/* accept(2) that never spins at the descriptor limit: a listener whose connection cannot be
- * accepted for want of a descriptor (EMFILE, ENFILE) stays readable, and a poll loop would wake
- * at once, forever. A spare descriptor is closed to take the connection, which is closed at once
- * (the peer may retry), and opened again. One spare for the process: the loop's thread alone
- * accepts. */
+/* accept(2) that never spins at the descriptor limit (EMFILE, ENFILE), where a listener stays
+ * readable and a poll loop would wake forever: a spare descriptor, one for the process (the
+ * loop's thread alone accepts), is closed to take the connection, closed at once, and reopened. */
 
 /** Open the spare (numaplaced's start, while descriptors are free). 0 or -errno. */
 int accept_shed_init(void);
@@ -290,7 +282,8 @@ unsigned long accept_shed_count(void);
 
 /* ---- log.c: the log sink (the library never logs, it hands messages to this) ---- */
 
-/** @p msg with control characters written as \\xNN, into @p out (cut, never overflowed). */
+/** @p msg with control characters written as \\xNN into @p out (cut, never overflowed): whatever
+ *  a user put in it (a request's op, a job name ...), it cannot forge a log line. */
 void log_escape(const char *msg, char *out, size_t size);
 
 /** The np_log_fn of the daemon; @p arg is its struct np_daemon. Safe from the worker thread. */
@@ -302,11 +295,9 @@ int log_open(struct np_daemon *d);
 /** Close a log file (syslog and stderr need nothing). */
 void log_close(struct np_daemon *d);
 
-/* ---- fd_budget.c: numaplaced's descriptors ----
- * A reserve no step may take, so a report or a registry save always finds one, and a budget for
- * the steps' perf counters and kept /proc files above it. A perf counter is one descriptor per
- * event and task, held for the step's life; the rest (clients, the metrics page, saves,
- * commands) come and go. */
+/* ---- fd_budget.c: a descriptor reserve no step may take, so a report or a registry save always
+ * finds one; above it, a budget for the steps' perf counters (one descriptor per event and task,
+ * held for the step's life) and kept /proc files ---- */
 
 /* What can be open at once on top of what is open when a step registers, each at its maximum:
  *   NPD_MAX_CLIENTS (64)          socket clients, every slot taken;
@@ -376,16 +367,12 @@ json_t *job_task_entry(const struct np_daemon_job *j, pid_t pid);
 /** Set its priority class (and the name its report carries). */
 void job_set_class(struct np_daemon_job *j, enum np_class cls);
 
-/** Say what decided its class (the report's class_source): "label", "default", "admin" or
- * "auto: ..." (docs/sensitivity.md). */
+/** What decided its class (class_source): "label", "default", "admin", "auto: ..." */
 void job_set_class_source(struct np_daemon_job *j, const char *source);
 
-/**
- * Follow the sampler's effective CPUs (the registered ones narrowed to the tasks' affinity):
- * meta.effective_cpus, and meta.local_nodes / stats.local_nodes, which the migration view and
- * the local share read. meta.cpus and meta.registered_nodes keep what was registered.
- * @return whether they changed
- */
+/** Follow the sampler's effective CPUs (the registered ones narrowed to the tasks' affinity) into
+ *  meta.effective_cpus and local_nodes (which the migration view and local share read); meta.cpus
+ *  and registered_nodes keep what was registered. @return whether they changed */
 bool job_follow_effective_cpus(const struct np_daemon *d, struct np_daemon_job *j);
 
 /** numaplaced's CPUs and those of them that are @p j's (meta.helper_cpus, meta.shared_cpus; once
@@ -395,16 +382,13 @@ void job_note_helper_cpus(const struct np_daemon *d, struct np_daemon_job *j);
 /** Bit n: some CPU of @p cpus is on NUMA node n (nothing when the node map is unknown). */
 uint64_t job_cpu_nodes_mask(const struct np_daemon *d, hwloc_const_bitmap_t cpus);
 
-/* ---- registry.c: the steps numaplaced tracks, keyed by (job_id, step_id), and their copy in
- * <state_dir>/registry.json (schema numaplace.state/1) so they survive a restart ---- */
+/* ---- registry.c: the steps, keyed by (job_id, step_id), and their copy in registry.json
+ * (schema numaplace.state/1) so they survive a restart ---- */
 
 #define NPD_STATE_SCHEMA "numaplace.state/1"
 
-/** Where registry_note lines go, in state_dir beside registry.json. */
-#define REGISTRY_JOURNAL_NAME "registry.journal"
-
-/** The journal is never folded into registry.json below this size (registry_note). */
-#define REGISTRY_JOURNAL_MIN_BYTES (64u << 10)
+#define REGISTRY_JOURNAL_NAME      "registry.journal" /* registry_note's, beside registry.json */
+#define REGISTRY_JOURNAL_MIN_BYTES (64u << 10) /* never folded into registry.json below this */
 
 /** Empty. Cannot fail (memory comes with the first insert). */
 void registry_init(struct np_registry *r);
@@ -428,31 +412,23 @@ static inline struct np_daemon_job *registry_at(const struct np_registry *r, uns
     return r->jobs[i];
 }
 
-/** Write every step to <state_dir>/registry.json (atomically); failures are logged. At stop, and
- *  through registry_flush. */
+/** Write every step to registry.json (atomically; failures logged): at stop, and registry_flush. */
 void registry_save(struct np_daemon *d);
 
-/**
- * Something a restart needs changed in @p j (registered, a task added, a class, a task's applied
- * policy): one line with its entry is appended to <state_dir>/registry.journal at once (a kill -9
- * right after the reply loses nothing), and registry.json is rewritten at the next interval tick,
- * not once per request. The journal is not flushed to disk: a power loss loses at most the
- * requests since the last tick. Within an interval the journal stays bounded (requests from
- * root in a burst; a task's `applied` is accepted once, registry_note_task): past
- * REGISTRY_JOURNAL_MIN_BYTES and twice
- * registry.json's size, registry.json is written at once and the journal starts again, so the
- * writes stay proportional to what the requests change.
- */
+/** Something a restart needs changed in @p j (registered, a task added, a class): a line with its
+ *  entry is appended to registry.journal at once (a kill -9 right after the reply loses nothing;
+ *  not flushed: a power loss loses the requests since the last tick), and registry.json is
+ *  rewritten at the next tick, not per request. Past REGISTRY_JOURNAL_MIN_BYTES and twice
+ *  registry.json's size, registry.json is written at once and the journal starts again, so the
+ *  writes stay proportional to what the requests change. */
 void registry_note(struct np_daemon *d, const struct np_daemon_job *j);
 
-/** One task's entry of @p j changed (@p task, borrowed, is in j->tasks): a journal line with that
- *  entry alone, as registry_note, so a step of many tasks writes each task's once, not the whole
- *  step per task. */
+/** As registry_note, for one task's entry of @p j (@p task, borrowed, in j->tasks) alone: a step
+ *  of many tasks journals each task's once, not the whole step per task. */
 void registry_note_task(struct np_daemon *d, const struct np_daemon_job *j, json_t *task);
 
-/** A task of @p j was registered (@p task, borrowed, its entry in j->tasks, its pid sampled): a
- *  journal line with that entry and the pid's start time alone, as registry_note_task, so a step
- *  registered task by task journals each task once: linear in its tasks, not quadratic. */
+/** As registry_note_task, for a task just registered (its pid sampled): with the pid's start
+ *  time, so a step registered task by task journals linearly in its tasks, not quadratically. */
 void registry_note_task_added(struct np_daemon *d, const struct np_daemon_job *j, json_t *task);
 
 /** The step ended (its report is written): a journal line, as registry_note. */
@@ -461,74 +437,57 @@ void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id);
 /** Once per interval tick: registry_save when marked dirty, else nothing. */
 void registry_flush(struct np_daemon *d);
 
-/* ---- the steps back after a restart (registry_restore.c: above the registry and the step's life,
- * it creates the steps that still run and finishes those that ended meanwhile) ---- */
+/* ---- registry_restore.c: the steps back after a restart (above the registry and the step's
+ * life: it creates the steps that still run and finishes those that ended meanwhile) ---- */
 
-/**
- * Read <state_dir>/registry.json back, with the journal's lines since it was written: steps whose
- * processes still run are tracked again; those that ended while numaplaced was down get an
- * incomplete report. A file that cannot be read or is not numaplace.state/1 is logged and the
- * registry starts empty; a malformed entry is logged and skipped.
- */
+/** Read registry.json back with the journal's later lines: steps whose processes still run are
+ *  tracked again, those that ended meanwhile get an incomplete report. A file unreadable or not
+ *  numaplace.state/1 is logged and the registry starts empty; a bad entry is logged, skipped. */
 void registry_restore(struct np_daemon *d);
 
-/* ---- auto_class.c: class_default=auto (docs/sensitivity.md) ----
- * A step registered without a --numa-sensitivity label is classed by its predicted sensitivity
- * once it has NPD_AUTO_CLASS_SAMPLES samples with counters, through class_map. A label, the
- * site's refusal of one, or an administrator's set-class wins; class_source says which decided. */
+/* ---- auto_class.c: class_default=auto (docs/sensitivity.md): a step without a label is classed
+ * by its predicted sensitivity, through class_map, once it has NPD_AUTO_CLASS_SAMPLES samples
+ * with counters. A label, the site's refusal of one, or set-class wins (class_source says) ---- */
 
-/* Samples with counters before an unlabelled step is classed: its start-up (loading input,
- * allocating) is not what it runs like; at the default 1 s interval, half a minute. */
+/* Its start-up (loading input, allocating) is not what it runs like: at 1 s, half a minute. */
 #define NPD_AUTO_CLASS_SAMPLES 30
 
-/** Load the sensitivity table (sensitivity_table) when class_default=auto or the migration order
- * ranks by prediction, or say why it cannot be; a table a user could write is refused (root
- * reads it). Logs the outcome. */
+/** Load sensitivity_table when class_default=auto or the migration order ranks by prediction, or
+ *  log why it cannot be (a table a user could write is refused: root reads it). */
 void auto_class_load(struct np_daemon *d);
 
 /** After each sample of @p j: count it when it has the counters, and class the step when due. */
 void auto_class_consider(struct np_daemon *d, struct np_daemon_job *j, const struct np_sample *s);
 
-/** The model's predicted remote slowdown for a job whose last sample is @p s (its cumulative
- * counters), with the inputs used. @return 0, or -ENODATA with @p err "unavailable: why" (no
- * model loaded, a counter missing). */
+/** The predicted remote slowdown of a job whose last sample is @p s, with the inputs used.
+ *  @return 0, or -ENODATA with @p err "unavailable: why" (no model, a counter missing) */
 int auto_class_predict(const struct np_daemon *d, const struct np_sample *s,
                        struct np_sens_inputs *in, double *slowdown, struct np_err *err);
 
-/** Root reads only files no other user could have written: a regular file, not a symlink,
- *  root's (or numaplaced's) and not group- or world-writable. @return 0 or -errno with @p err */
+/** Root reads only files no other user could have written (numaplaced(8) SECURITY): a regular
+ *  file, not a symlink, root's (or numaplaced's), not group- or world-writable; @p what names it
+ *  in the message. @return 0 or -errno with @p err */
 int auto_class_file_is_safe(const char *what, const char *path, struct np_err *err);
 
 /* ---- sampling.c: what numaplaced learns about the node at start, and about each step each
  * interval; where it runs: the housekeeping CPUs, never those the kernel keeps quiet ---- */
 
-/**
- * The kernel's quiet CPUs under @p root ("" = /): /sys/devices/system/cpu/nohz_full into
- * @p nohz and /sys/devices/system/cpu/isolated (isolcpus) into @p isolated, both zeroed first.
- * A missing or empty file, or "(null)", means none.
- * @return 0, or -EINVAL when a file holds no CPU list (the set stays empty)
- */
+/** The kernel's quiet CPUs under @p root ("" = /): /sys/devices/system/cpu/nohz_full into @p nohz,
+ *  .../isolated (isolcpus) into @p isolated; a missing or empty file, or "(null)", means none.
+ *  @return 0, or -EINVAL when a file holds no CPU list (the set stays empty) */
 int housekeeping_quiet_cpus(const char *root, hwloc_bitmap_t nohz, hwloc_bitmap_t isolated);
 
-/**
- * numaplaced's CPUs into @p out: @p wanted (the housekeeping CPUs; empty: @p started, the
- * affinity it was started with) without @p quiet. When that leaves nothing, @p started without
- * @p quiet; when even that is empty, @p started.
- * @return 0, 1 when @p wanted had to be left for @p started, 2 when no CPU outside @p quiet
- *         was left at all
- */
+/** numaplaced's CPUs into @p out: @p wanted (empty: @p started, the affinity it was started with)
+ *  without @p quiet; if none is left, @p started without @p quiet; if still none, @p started.
+ *  @return 0, 1 when @p wanted gave way to @p started, 2 when nothing outside @p quiet was left */
 int housekeeping_choose(hwloc_const_bitmap_t wanted, hwloc_const_bitmap_t started,
                         hwloc_const_bitmap_t quiet, hwloc_bitmap_t out);
 
-/**
- * The CPUs slurmd runs on, into @p out: Slurm confines slurmd (and slurmstepd) to the node's
- * specialized CPUs (CpuSpecList, CoreSpecCount) where it enforces them (task/cgroup with
- * ConstrainCores, without SlurmdOffSpec), so they are what the node itself knows of them, with
- * no call to slurmctld. Read from the Cpus_allowed_list of each process named slurmd under
- * @p root ("" = /) whose parent is not one (slurmd's own forks).
- * @return 1 with @p out set, 0 when no slurmd runs, -EINVAL when several disagree or a list is
- *         unreadable (@p out empty)
- */
+/** The CPUs slurmd runs on, into @p out: where Slurm enforces specialized CPUs (CpuSpecList,
+ *  CoreSpecCount; task/cgroup with ConstrainCores, without SlurmdOffSpec) it confines slurmd to
+ *  them, so the node knows them without slurmctld. From the Cpus_allowed_list of each process
+ *  named slurmd under @p root ("" = /) whose parent is not one (slurmd's own forks).
+ *  @return 1, 0 when no slurmd runs, -EINVAL when they disagree or one is unreadable (empty) */
 int housekeeping_slurmd_cpus(const char *root, hwloc_bitmap_t out);
 
 /** Keep the helper off the jobs' CPUs: housekeeping_cpus, or with "auto" the CPUs Slurm
@@ -545,9 +504,8 @@ void sampling_close_meminfo(struct np_daemon *d);
 /** Which perf events count on this node (d->perf_mask), and why not when none does. */
 void sampling_probe_perf(struct np_daemon *d);
 
-/** Add @p bytes of @p j's memory traffic (one interval's LLC misses x 64 B) to the nodes that
- *  served it (totals.misses_bytes), spread by where its pages are, as the status's node traffic
- *  is (np_node_traffic); before its pages are first read, it is not attributed. */
+/** Add @p bytes of @p j's traffic (an interval's LLC misses x 64 B) to totals.misses_bytes of the
+ *  nodes holding its pages, spread as np_node_traffic does; nothing before its pages are read. */
 void sampling_count_node_traffic(struct np_daemon *d, const struct np_daemon_job *j,
                                  uint64_t bytes);
 
@@ -555,16 +513,15 @@ void sampling_count_node_traffic(struct np_daemon *d, const struct np_daemon_job
 void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double now,
                          bool node_counters_read, bool final);
 
-/* ---- uncore_bw.c: each memory node's traffic from its memory controllers' own counters ----
- * Where the kernel and libpfm4 have them (Intel IMC), they replace the estimate spread from jobs'
- * misses (np_node_traffic) node by node, with source "uncore"; elsewhere it says why not, once. */
+/* ---- uncore_bw.c: each memory node's traffic from its controllers' own counters, where the
+ * kernel and libpfm4 have them (Intel IMC): source "uncore", in place of the estimate from the
+ * jobs' misses (np_node_traffic); elsewhere it says why not, once ---- */
 
 /** Detect, encode and open the counters (perf on, as root); logs what it found. */
 void uncore_bw_start(struct np_daemon *d);
 
-/** After SIGHUP: counters already counting stay open with their rates (reopening would leave
- * one interval without a rate, on the estimate); a change of `perf`, or counters not open, starts
- * afresh. @p perf_before: `perf` before the reload. */
+/** After SIGHUP: counters counting stay open (reopening would leave an interval without a rate);
+ *  a change of `perf` (@p perf_before: its value before), or none open, starts afresh. */
 void uncore_bw_reload(struct np_daemon *d, bool perf_before);
 
 /** Read them once per interval, adding each node's bytes to totals.uncore_bytes. */
@@ -579,26 +536,21 @@ void uncore_bw_apply(const struct np_daemon *d, struct np_node_view *view);
 /** Close them. */
 void uncore_bw_stop(struct np_daemon *d);
 
-/* ---- migration.c: numaplaced's side of migration: the node view the engine works on, the
- * queue of requests for the worker (migrator.h), the triggers with their back-off, and the
- * booking of what moved into the jobs' reports ---- */
+/* ---- migration.c: the node view the engine works on, the worker's queue (migrator.h), the
+ * triggers with their back-off, and what moved booked into the jobs' reports ---- */
 
 /** Start the worker when migration is on and it is not running yet; says how it is set up. */
 void migration_start(struct np_daemon *d);
 
-/** Stopping: end the running request after its current batch, book and answer it, stop the
- *  worker. */
+/** Stopping: end the running request after its batch, book and answer it, stop the worker. */
 void migration_stop(struct np_daemon *d);
 
 /** The node as the engine sees it, a deep copy the worker may own. New (migrator_view_free). */
 struct np_node_view *migration_build_view(const struct np_daemon *d);
 
-/**
- * The traffic each memory node serves now (np_node_traffic over the jobs' latest figures), for
- * `numaplace status` and the metrics: an array of {"node", "source", "bytes_per_s"} with
- * bytes_per_s only where the source is measured, "proxy_rank" for a proxy, and "unavailable"
- * (the reason) otherwise. New reference; NULL when out of memory.
- */
+/** Each memory node's traffic now (np_node_traffic), for status: [{"node", "source", and
+ *  "bytes_per_s" where measured, "proxy_rank" for a proxy, else "unavailable": why}]. New; NULL
+ *  when out of memory. */
 json_t *migration_node_traffic_json(const struct np_daemon *d);
 
 /** Queue one request. @return 0 or -EBUSY (the queue is full) */
@@ -611,12 +563,9 @@ void migration_submit_next(struct np_daemon *d);
 /** The worker finished: book the result, answer the client that asked, submit the next. */
 void migration_collect(struct np_daemon *d);
 
-/**
- * Book a finished request at @p now: each job still tracked gets the request in its report (and,
- * unless a dry run, what moved, and its pages read again at the next sample). A request that
- * moved nothing backs its trigger off for NPD_TRIGGER_BACKOFF_S: a homecoming per job, the
- * other triggers as a whole; an administrator's request never.
- */
+/** Book a finished request at @p now into each job still tracked (and, unless a dry run, its
+ *  pages read again at the next sample). One that moved nothing backs its trigger off for
+ *  NPD_TRIGGER_BACKOFF_S: a homecoming per job, the others as a whole, an administrator never. */
 void migration_book(struct np_daemon *d, const struct migrator_done *done, double now);
 
 /** Index of the order called @p name in np_order_at's table, or -1. */
@@ -635,26 +584,21 @@ bool migration_node_exists(const struct np_daemon *d, unsigned os);
 void migration_node_list(const struct np_daemon *d, char *out, size_t size);
 
 /* ---- report_out.c: a step's report to the spool, samples to the trace ----
- * A report the spool would not take (full, read-only, removed, unsafe) is held in memory, in the
- * order the steps ended, and written once it takes it. Its step stays in the registry, finishing
- * (status lists it "ending", so `numaplace store` and `report` wait), with the report in
- * registry.json and the journal: a restart writes it (or holds it again). Retries go to the
- * writer's thread, oldest first, one at a time: each one written sends the next, one refused
- * waits for the next interval. The first refusal is logged once, a reminder at most every
- * NPD_HOLD_REMIND_S; a report that cannot be held (the hold is full) is logged as lost with its
- * job, as is one still held at stop that registry.json could not keep. */
+ * A report the spool will not take (full, read-only, removed, unsafe) is held in memory, in the
+ * order the steps ended, its step still in the registry, finishing (listed "ending", so `store`
+ * and `report` wait), the report in registry.json and the journal (a restart writes it). Retries
+ * go to the writer, oldest first, one at a time. The first refusal is logged, then a reminder
+ * every NPD_HOLD_REMIND_S; one that cannot be held (the hold full), or still held at stop that
+ * registry.json could not keep, is logged as lost. */
 
-/**
- * Hold the report @p name (@p len bytes of @p text, stolen: freed here whatever happens) of step
- * @p j (borrowed: it stays in the registry until the report is written); @p why is the write's
- * error. @return true: held (j->report_held set); false: lost (logged), the step may be forgotten
- */
+/** Hold the report @p name (@p len bytes of @p text, stolen) of step @p j (borrowed: it stays in
+ *  the registry until written); @p why: the write's error. @return true: held (j->report_held);
+ *  false: lost (logged), the step may be forgotten */
 bool report_hold_add(struct np_daemon *d, struct np_daemon_job *j, const char *name, char *text,
                      size_t len, const char *why);
 
-/** Try the oldest held report again: on the writer's thread when there is one (nothing done on
- *  the loop but queueing it), else here, oldest first, stopping at the first refused. Each
- *  interval; nothing held, or a retry already with the writer, costs nothing. */
+/** Each interval: the oldest held report again, on the writer's thread when there is one, else
+ *  here, oldest first until one is refused. Nothing held, or a retry under way: nothing. */
 void report_hold_retry(struct np_daemon *d);
 
 /** At stop, once the writer has stopped and registry.json is saved: every report still held is
@@ -664,15 +608,12 @@ void report_hold_flush(struct np_daemon *d);
 /** Free what is held without a word (np_daemon_fini). */
 void report_hold_fini(struct np_daemon *d);
 
-/** Write the step's report to <spool_dir>/<job>.<step>.<host>.json, owned by numaplaced, mode
- *  0600, the job's user in a read ACL entry: the user reads it, only numaplaced writes it (root
- *  trusts it in the epilog). A spool without ACLs keeps it root-only (logged once per spool).
- *  The report is built once, into j->final_report (sets meta.end_epoch), unless the step has one
- *  already (restored with it): that one is written. Failures are logged; a refused report is
- *  held (report_hold_add) and its step stays in the registry.
- *  @return false: done now (written or lost: the step may be forgotten); true: queued to
- *          d->writer, and d->report_durable(d, j) runs on the loop once it is durable (or held),
- *          or held now (without a writer) */
+/** Write the step's report to <spool_dir>/<job>.<step>.<host>.json, numaplaced's, mode 0600, the
+ *  job's user in a read ACL entry (root trusts it in the epilog; a spool without ACLs keeps it
+ *  root-only, logged once). Built once into j->final_report (meta.end_epoch set) unless restored
+ *  with one. Failures are logged; a refused report is held. @return false: done (written or
+ *  lost: the step may be forgotten); true: held, or queued to d->writer, whose completion runs
+ *  d->report_durable(d, j) on the loop */
 bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complete);
 
 /** (Re)open the trace cfg.record names (none when empty). @return 0 or -errno (logged) */
@@ -681,59 +622,48 @@ int trace_open(struct np_daemon *d);
 /** Append one trace line (stolen; NULL is ignored) when a trace is open. */
 void trace_line(struct np_daemon *d, json_t *line);
 
-/* ---- clients.c: replies to numaplaced's clients, now or once what they wait for is done (a
- * migration, a step's report). Below every part that answers; server.c reads the requests ---- */
+/* ---- clients.c: replies, now or once what a client waits for is done (a migration, a report);
+ * below every part that answers ---- */
 
 /** Close @p c and drop what it was sent or was sending; its slot is free again. */
 void client_close(struct np_daemon_client *c);
 
-/** Send @p reply (stolen; NULL sends nothing) without blocking; what the socket does not take
- *  now goes on POLLOUT (client_write); then the client is closed. */
+/** Send @p reply (stolen; NULL: nothing) without blocking, the rest on POLLOUT, then close. */
 void client_reply(struct np_daemon_client *c, json_t *reply);
 
-/** Send more of a client's pending reply (the loop calls it on POLLOUT); closes the client when
- *  the reply is out or the client went away. */
+/** On POLLOUT: more of the reply; closes the client once it is out or the client is gone. */
 void client_write(struct np_daemon_client *c);
 
 /** Answer the client waiting on @p tag with @p reply (stolen; freed when nobody waits). */
 void client_answer_tag(struct np_daemon *d, uint64_t tag, json_t *reply);
 
-/* ---- job_life.c: a step's life in the registry: created at its first registration, finished
- * into a report, forgotten once that is durable. Above the parts it drives (sampling,
- * report_out, clients); they call back through the context, never up here ---- */
+/* ---- job_life.c: a step created at its first registration, finished into a report, forgotten
+ * once that is durable; above the parts it drives, which call back through the context ---- */
 
-/**
- * A new step in d's registry, its class from @p sensitivity and the class_* keys, its sampler on
- * cfg.proc_root and @p cpus. Borrowed (the registry owns it).
- * @return NULL with @p err (max_jobs reached: -ENOSPC; bad @p cpus: -EINVAL; -ENOMEM)
- */
+/** A new step in the registry (borrowed), its class from @p sensitivity and the class_* keys,
+ *  its sampler on @p cpus. @return NULL with @p err (-ENOSPC: max_jobs; -EINVAL: bad @p cpus;
+ *  -ENOMEM) */
 struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t step_id, uid_t uid,
                               const char *cpus, const char *policy, const char *sensitivity,
                               struct np_err *err);
 
-/** Whether @p j may open perf counters for one more task within the descriptor budget
- *  (fd_budget.c). When not, the whole step goes to /proc alone, its counters closed, and says
- *  so in its backends_reason (status, report) and the log. True when it has none to open. */
+/** May @p j open perf counters for one more task within the descriptor budget (or has none)?
+ *  When not, the whole step goes to /proc alone, and says so (backends_reason, the log). */
 bool job_keep_perf_for_task(struct np_daemon *d, struct np_daemon_job *j);
 
-/**
- * The step ended (@p complete) or cannot be followed any more: take its final sample, write its
- * report, end its trace, drop it from the registry (journaled), free it. With a writer
- * (d->writer) the report is flushed there: the step stays in the registry, j->finishing, its
- * entry with the report journaled (registry_note), until job_report_done. A report the spool
- * refuses is held (report_hold_add): its step stays, finishing, until the spool takes it.
- */
+/** The step ended (@p complete) or cannot be followed: its final sample, its report, its trace's
+ *  end, then out of the registry (journaled) and freed. While the writer has the report, or the
+ *  spool refuses it (held), the step stays, j->finishing, its entry with the report journaled. */
 void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete);
 
-/** Its report is durable or held (the writer's completion): answer the step_end client waiting
- *  on j->reply_tag, if any, and, unless held, drop it from the registry and free it. */
+/** Its report is durable or held: answer the step_end client on j->reply_tag, if any, and,
+ *  unless held, drop it from the registry and free it. */
 void job_report_done(struct np_daemon *d, struct np_daemon_job *j);
 
-/* ---- placement_hint.c: the hint a step with --numa-policy=auto gets before its tasks start
- * (op "advise", docs/auto.md) ----
- * Each memory node's traffic against its capacity, from the machine profile (`numaplace
- * characterize`; without one no node is called loaded, and the reply says why), and what this
- * user's earlier runs of the same job name here said about its sensitivity (history.c). */
+/* ---- placement_hint.c: the hint --numa-policy=auto gets before the tasks start (op "advise",
+ * docs/auto.md): each node's traffic against its capacity from the machine profile (without
+ * one, no node is loaded, and the reply says why), and this user's earlier runs of the job
+ * name (history.c) ---- */
 
 /** Read the machine profile's capacities and the loaded threshold (start and SIGHUP). */
 void hint_load(struct np_daemon *d);
@@ -751,16 +681,13 @@ void hint_claim_name(struct np_daemon *d, struct np_daemon_job *j);
 /** At a step's end: remember its sensitivity under its user and name, when both are known. */
 void hint_remember(struct np_daemon *d, const struct np_daemon_job *j);
 
-/* ---- history.c: what --numa-policy=auto learnt of each (user, job name) on this node ----
- * How many of its runs ended labelled (or predicted) high and low (docs/auto.md). Kept in memory
- * (NPD_HISTORY_MAX entries shared among the users: a user past their share replaces their own
- * entry used longest ago, else one of the user holding the most) and in <state_dir>/history.json,
- * so a restart keeps it: written whole after every change through safe_file (a temporary file,
- * fsync, rename: a kill -9 at any point leaves the old file or the new one), read back once at
- * start with json_unpack, and only from a regular file of numaplaced's own that no one else may
- * write, of at most NPD_HISTORY_FILE_MAX bytes. */
+/* ---- history.c: what --numa-policy=auto learnt of each (user, job name) here: how many runs
+ * ended labelled (or predicted) high and low (docs/auto.md). NPD_HISTORY_MAX entries shared among
+ * the users (one past their share replaces their own entry used longest ago, else one of the user
+ * holding the most), and history.json in state_dir: written whole after every change through
+ * safe_file, read back once at start, only from a regular file of numaplaced's own that no one
+ * else may write, of at most NPD_HISTORY_FILE_MAX bytes ---- */
 
-/** The file's schema and name under state_dir. */
 #define NPD_HISTORY_SCHEMA "numaplace-history/1"
 #define NPD_HISTORY_FILE   "history.json"
 /*
@@ -774,37 +701,34 @@ void hint_remember(struct np_daemon *d, const struct np_daemon_job *j);
 #define NPD_HISTORY_NAME_MAX  127 /* bytes, as advise's "name" */
 #define NPD_HISTORY_ENTRY_MAX (42 + 3 * 10 + 20 + 2 * NPD_HISTORY_NAME_MAX)
 #define NPD_HISTORY_FILE_MAX  (52 + 20 + NPD_HISTORY_MAX * NPD_HISTORY_ENTRY_MAX) /* 88,648 */
-/** What the reader accepts: numaplaced never writes more than NPD_HISTORY_FILE_MAX (a longer
- *  text is not written, and says why), and a file of an older numaplaced within it still reads. */
+/* What the reader accepts: more than is ever written (a longer text is not, and says why), so an
+ * older numaplaced's file still reads. */
 #define NPD_HISTORY_READ_MAX 131072 /* 128 KiB */
 _Static_assert(NPD_HISTORY_FILE_MAX <= NPD_HISTORY_READ_MAX, "the reader refuses what is written");
 
 /** The entry for (@p uid, @p name), or -1. */
 int history_find(const struct np_hint_state *a, uid_t uid, const char *name);
 
-/** Count one run of (@p uid, @p name) that ended @p high or low, and save the file. A name that
- *  is empty, too long or not printable is not kept. */
+/** Count a run of (@p uid, @p name) that ended @p high or low, and save; a name empty, too long
+ *  or not printable is not kept. */
 void history_note(struct np_daemon *d, uid_t uid, const char *name, bool high);
 
 /** Write history.json now (on the writer's thread when there is one). */
 void history_save(struct np_daemon *d);
 
-/** At start: read history.json back, or start empty saying why (missing: silently).
- *  @return the entries restored, or -errno (the file refused or unreadable; logged) */
+/** At start: read history.json back, or start empty saying why (missing: silently). @return the
+ *  entries restored, or -errno (refused or unreadable; logged) */
 int history_restore(struct np_daemon *d);
 
-/* ---- sampling_tick.c: each interval's work (above sampling, the step's life and the
- * migration triggers it runs) ---- */
+/* ---- sampling_tick.c: above sampling, the step's life and the migration triggers it runs ---- */
 
-/** The interval's work: sample every step, end those whose processes are gone, then run the
- *  migration triggers. */
+/** The interval's work: sample every step, end those whose processes are gone, run the triggers. */
 void sampling_tick(struct np_daemon *d);
 
-/* ---- server.c: the listening socket, its clients (who they are from SO_PEERCRED, how long
- * they may take) and their requests ---- */
+/* ---- server.c: the socket, its clients (who, from SO_PEERCRED; how long) and requests ---- */
 
-/** Listen on cfg.socket (mode 0666: who may do what is decided per request). A live numaplaced
- *  already answering there wins; a stale socket file is replaced. @return 0 or -errno (logged) */
+/** Listen on cfg.socket (mode 0666: who may do what is decided per request); a live numaplaced
+ *  there wins, a stale socket file is replaced. @return 0 or -errno (logged) */
 int server_open(struct np_daemon *d);
 
 /** Close every client and the socket, and remove the socket file. */
@@ -823,13 +747,12 @@ void server_read(struct np_daemon *d, struct np_daemon_client *c);
 /** Close idle clients: those silent for NPD_CLIENT_TIMEOUT_S and not waiting on a migration. */
 void server_expire_idle(struct np_daemon *d, double now);
 
-/* ---- http.c: the Prometheus endpoint, GET /metrics over libmicrohttpd, without a thread ----
- * Its epoll fd sits in the poll loop (loop.c), which calls http_run() when it is readable and at
- * least every http_timeout_ms(), so the page is rendered from the daemon's state in the loop's
- * thread (no locks, no copies) and nothing waits on a client: sockets are non-blocking,
- * connections are bounded in number and in time. Peers are judged when accepted, before they
- * send a byte (peer.h): one that may not read the page is answered 403 and closed, one that may
- * holds at most its share of the slots, and root on this host always finds one free. */
+/* ---- http.c: GET /metrics over libmicrohttpd, without a thread: its epoll fd is in the poll
+ * loop, which calls http_run() when it is readable and at least every http_timeout_ms(), so the
+ * page is rendered in the loop's thread (no locks, no copies) and nothing waits on a client
+ * (non-blocking sockets, bounded in number and time). Peers are judged when accepted (peer.h):
+ * one that may not read the page is answered 403 and closed, one that may holds at most its
+ * share of the slots, and root on this host always finds one free ---- */
 
 #define NPD_HTTP_MAX_CONNECTIONS 16 /* scrapers at once; more are answered 503 */
 #define NPD_HTTP_ROOT_RESERVED   4  /* of them, only root on this host may take */
@@ -837,16 +760,15 @@ void server_expire_idle(struct np_daemon *d, double now);
 #define NPD_HTTP_TIMEOUT_S       5  /* a connection idle this long is closed */
 #define NPD_HTTP_LIFETIME_S      10 /* and any connection this old (a slow client included) */
 
-/** Start serving d->cfg.metrics (nothing when metrics_listen is empty). Says where it listens.
- *  @return 0 or -errno (logged; metrics stay off) */
+/** Start serving d->cfg.metrics (unless metrics_listen is empty); says where. @return 0 or
+ *  -errno (logged; metrics stay off) */
 int http_start(struct np_daemon *d);
 
 /** Stop serving (accepts a daemon that serves nothing). */
 void http_stop(struct np_daemon *d);
 
-/** At a reload: restart on a new metrics_listen (the old one stays when the new one cannot be
- *  bound, and d->cfg.metrics.listen says so), start when it is not serving (newly on, or it
- *  could not bind before). Users and networks apply at the next request. */
+/** At a reload: move to a new metrics_listen (the old one stays, and cfg says so, when it cannot
+ *  be bound), or start when not serving. Users and networks apply at the next request. */
 void http_reload(struct np_daemon *d, const struct np_metrics_config *old);
 
 /** The fd to poll for input, or -1. */
@@ -863,30 +785,24 @@ void http_set_lifetime(struct np_daemon *d, double seconds);
 
 /* ---- config.c: the configuration file, then the command line's --KEY=VALUE flags ---- */
 
-/**
- * Load d->config_path over the defaults and apply d->overrides. No file at the default path is
- * fine. At a reload (@p initial false) a file with bad values keeps its good keys, and socket,
- * pid_file and proc_root keep their running values (they take effect at restart).
- * @return 0, or -errno with the reason logged (d->cfg unchanged)
- */
+/** Load d->config_path over the defaults (none at the default path is fine), then d->overrides.
+ *  At a reload (@p initial false) socket, pid_file and proc_root keep their running values (they
+ *  take effect at restart). @return 0, or -errno with the reason logged (d->cfg unchanged) */
 int config_load(struct np_daemon *d, bool initial);
 
 /** SIGHUP: load again and apply what can change while running (log, dirs, trace, perf,
- *  housekeeping CPUs, the migration worker, the metrics endpoint). A failed load keeps the
- *  running configuration. The caller (the loop) re-arms its timer on success: the interval may
- *  have changed. @return 0 reloaded, or -errno (logged) */
+ *  housekeeping CPUs, migration, metrics); a failed load keeps the running configuration. The
+ *  loop re-arms its timer on success (the interval may change). @return 0 or -errno (logged) */
 int config_reload(struct np_daemon *d);
 
-/* ---- loop.c: the event loop, a poll over the signalfd, the sampling timerfd, the socket and
- * its clients, the migration worker's fd, the metrics endpoint's epoll fd and the writer's
- * eventfd (writer.h: the only disk flushes are made on that thread) ---- */
+/* ---- loop.c: a poll over the signalfd, the sampling timerfd, the socket and its clients, the
+ * migration worker, the metrics endpoint and the writer (the only disk flushes are its) ---- */
 
 /** The first whole multiple of @p interval_ms since the epoch after @p now (CLOCK_REALTIME):
  *  when the sampling timer next fires, the same on every node whose clock agrees. */
 struct timespec loop_next_deadline(struct timespec now, unsigned interval_ms);
 
-/** Block SIGHUP/SIGTERM/SIGINT into a signalfd, ignore SIGPIPE, create the interval's timerfd.
- *  @return 0 or -errno */
+/** SIGHUP/SIGTERM/SIGINT into a signalfd, SIGPIPE ignored, the timerfd. @return 0 or -errno */
 int loop_open_fds(struct np_daemon *d);
 
 /** Arm the timerfd at every cfg.interval_ms on the wall clock (loop_next_deadline), re-armed
@@ -896,8 +812,7 @@ void loop_set_timer(struct np_daemon *d);
 /** Run until SIGTERM or SIGINT (SIGHUP reloads) or poll fails. */
 void loop_run(struct np_daemon *d);
 
-/* ---- lifecycle.c: the context set up and torn down. Above every part (it starts and stops
- * them all), so the parts depend on the context and never on this ---- */
+/* ---- lifecycle.c: the context set up and torn down, above every part it starts and stops ---- */
 
 /** Everything off: fds -1, the log sink pointed at @p d, default configuration. Cannot fail. */
 void np_daemon_init(struct np_daemon *d);
@@ -906,8 +821,8 @@ void np_daemon_init(struct np_daemon *d);
  *  overrides); the log stays open. Does not save the registry. */
 void np_daemon_fini(struct np_daemon *d);
 
-/** Write what the writer still has, run its completions and end it; later writes are made on
- *  the loop thread. Nothing without a writer. */
+/** Write what the writer still has, run its completions and end it (later writes are made on the
+ *  loop thread). */
 void np_daemon_stop_writer(struct np_daemon *d);
 
 #endif /* NUMAPLACED_DAEMON_H */

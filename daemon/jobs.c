@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bit n: some CPU of @p cpus is on NUMA node n. */
 uint64_t job_cpu_nodes_mask(const struct np_daemon *d, hwloc_const_bitmap_t cpus)
 {
     uint64_t mask = 0;

@@ -6,8 +6,6 @@
 
 #include "daemon.h"
 
-/* One line per message, whatever a user put in it: a newline or another control character
- * (from a request's op, a job name ...) is written as \xNN and cannot forge a log line. */
 void log_escape(const char *msg, char *out, size_t size)
 {
     size_t o = 0;
