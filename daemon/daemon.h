@@ -187,7 +187,7 @@ struct np_daemon {
     char config_path[1024];
     char *overrides[NPD_MAX_OVERRIDES][2]; /**< owned: --KEY=VALUE flags, applied on each load */
     unsigned noverrides;
-    /* the log sink (log.c) */
+    /* the log sink (daemon.c) */
     struct np_log log;
     FILE *logfile;
     bool use_syslog;
@@ -280,7 +280,7 @@ int accept_shed(int listen_fd, struct sockaddr *addr, socklen_t *len, int flags)
 /** Connections shed since start (for the log). */
 unsigned long accept_shed_count(void);
 
-/* ---- log.c: the log sink (the library never logs, it hands messages to this) ---- */
+/* The log sink: the library never logs, it hands messages to this. */
 
 /** @p msg with control characters written as \\xNN into @p out (cut, never overflowed): whatever
  *  a user put in it (a request's op, a job name ...), it cannot forge a log line. */
@@ -356,7 +356,9 @@ enum fd_verdict fd_check(const struct np_daemon *d, long perf_need, char *why, s
  *  the samplers a quarter of what is above the reserve to keep /proc files open. */
 void fd_budget_start(struct np_daemon *d);
 
-/* ---- jobs.c: one tracked step, the object: its class, its tasks, its CPUs ---- */
+/* ---- registry.c: one tracked step, the object (its class, its tasks, its CPUs), and the
+ * steps, keyed by (job_id, step_id), with their copy in registry.json (schema
+ * numaplace.state/1) so they survive a restart ---- */
 
 /** Free a job that is not (or no longer) in the registry. Accepts NULL. */
 void job_free(struct np_daemon_job *j);
@@ -381,9 +383,6 @@ void job_note_helper_cpus(const struct np_daemon *d, struct np_daemon_job *j);
 
 /** Bit n: some CPU of @p cpus is on NUMA node n (nothing when the node map is unknown). */
 uint64_t job_cpu_nodes_mask(const struct np_daemon *d, hwloc_const_bitmap_t cpus);
-
-/* ---- registry.c: the steps, keyed by (job_id, step_id), and their copy in registry.json
- * (schema numaplace.state/1) so they survive a restart ---- */
 
 #define NPD_STATE_SCHEMA "numaplace.state/1"
 
@@ -663,7 +662,7 @@ void job_report_done(struct np_daemon *d, struct np_daemon_job *j);
 /* ---- placement_hint.c: the hint --numa-policy=auto gets before the tasks start (op "advise",
  * docs/auto.md): each node's traffic against its capacity from the machine profile (without
  * one, no node is loaded, and the reply says why), and this user's earlier runs of the job
- * name (history.c) ---- */
+ * name (its history, below) ---- */
 
 /** Read the machine profile's capacities and the loaded threshold (start and SIGHUP). */
 void hint_load(struct np_daemon *d);
@@ -681,12 +680,12 @@ void hint_claim_name(struct np_daemon *d, struct np_daemon_job *j);
 /** At a step's end: remember its sensitivity under its user and name, when both are known. */
 void hint_remember(struct np_daemon *d, const struct np_daemon_job *j);
 
-/* ---- history.c: what --numa-policy=auto learnt of each (user, job name) here: how many runs
- * ended labelled (or predicted) high and low (docs/auto.md). NPD_HISTORY_MAX entries shared among
- * the users (one past their share replaces their own entry used longest ago, else one of the user
- * holding the most), and history.json in state_dir: written whole after every change through
- * safe_file, read back once at start, only from a regular file of numaplaced's own that no one
- * else may write, of at most NPD_HISTORY_FILE_MAX bytes ---- */
+/* ---- placement_hint.c, the history: what --numa-policy=auto learnt of each (user, job name)
+ * here: how many runs ended labelled (or predicted) high and low (docs/auto.md). NPD_HISTORY_MAX
+ * entries shared among the users (one past their share replaces their own entry used longest
+ * ago, else one of the user holding the most), and history.json in state_dir: written whole after
+ * every change through safe_file, read back once at start, only from a regular file of
+ * numaplaced's own that no one else may write, of at most NPD_HISTORY_FILE_MAX bytes ---- */
 
 #define NPD_HISTORY_SCHEMA "numaplace-history/1"
 #define NPD_HISTORY_FILE   "history.json"
@@ -719,11 +718,6 @@ void history_save(struct np_daemon *d);
 /** At start: read history.json back, or start empty saying why (missing: silently). @return the
  *  entries restored, or -errno (refused or unreadable; logged) */
 int history_restore(struct np_daemon *d);
-
-/* ---- sampling_tick.c: above sampling, the step's life and the migration triggers it runs ---- */
-
-/** The interval's work: sample every step, end those whose processes are gone, run the triggers. */
-void sampling_tick(struct np_daemon *d);
 
 /* ---- server.c: the socket, its clients (who, from SO_PEERCRED; how long) and requests ---- */
 
@@ -811,6 +805,9 @@ void loop_set_timer(struct np_daemon *d);
 
 /** Run until SIGTERM or SIGINT (SIGHUP reloads) or poll fails. */
 void loop_run(struct np_daemon *d);
+
+/** The interval's work: sample every step, end those whose processes are gone, run the triggers. */
+void sampling_tick(struct np_daemon *d);
 
 /* ---- lifecycle.c: the context set up and torn down, above every part it starts and stops ---- */
 
