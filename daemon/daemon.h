@@ -169,7 +169,7 @@ struct np_daemon_totals {
     double sampling_cpu_s; /**< CPU time spent sampling steps and the node */
     uint64_t samples;      /**< step samples taken */
     /** Memory traffic each node served, summed over the intervals: its controllers' counts
-     *  (uncore_bw.c), and its steps' LLC misses x 64 B spread by their pages (sampling.c). */
+     *  (uncore_bw_tick), and its steps' LLC misses x 64 B spread by their pages (sampling.c). */
     uint64_t uncore_bytes[NP_MAX_NODES];
     double misses_bytes[NP_MAX_NODES];
     uint64_t reports_held;         /**< reports the spool refused, held in memory */
@@ -206,7 +206,7 @@ struct np_daemon {
     char perf_off_reason[NP_REASON_MAX];
     char hw_off_reason[NP_REASON_MAX]; /**< why hw_counters is false, else "" */
     struct np_node_counters counters;
-    struct np_uncore_reader uncore; /**< the memory controllers' counters (uncore_bw.c) */
+    struct np_uncore_reader uncore; /**< the memory controllers' counters (uncore_bw_*) */
     /* class_default=auto: the sensitivity model (auto_class.c), or why there is none */
     struct np_sens_model sens_model;
     struct np_hint_state hint;
@@ -512,9 +512,9 @@ void sampling_count_node_traffic(struct np_daemon *d, const struct np_daemon_job
 void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double now,
                          bool node_counters_read, bool final);
 
-/* ---- uncore_bw.c: each memory node's traffic from its controllers' own counters, where the
- * kernel and libpfm4 have them (Intel IMC): source "uncore", in place of the estimate from the
- * jobs' misses (np_node_traffic); elsewhere it says why not, once ---- */
+/* ---- sampling.c, uncore_bw: each memory node's traffic from its controllers' own counters,
+ * where the kernel and libpfm4 have them (Intel IMC): source "uncore", in place of the estimate
+ * from the jobs' misses (np_node_traffic); elsewhere it says why not, once ---- */
 
 /** Detect, encode and open the counters (perf on, as root); logs what it found. */
 void uncore_bw_start(struct np_daemon *d);
@@ -777,7 +777,7 @@ void http_run(struct np_daemon *d);
 /** Change the connections' lifetime (NPD_HTTP_LIFETIME_S; the suites shorten it). */
 void http_set_lifetime(struct np_daemon *d, double seconds);
 
-/* ---- config.c: the configuration file, then the command line's --KEY=VALUE flags ---- */
+/* ---- lifecycle.c, the configuration: the file, then the command line's --KEY=VALUE flags ---- */
 
 /** Load d->config_path over the defaults (none at the default path is fine), then d->overrides.
  *  At a reload (@p initial false) socket, pid_file and proc_root keep their running values (they

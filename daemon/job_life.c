@@ -121,12 +121,9 @@ void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete)
     j->finishing = report_out_write(d, j, complete && !j->restored);
     if (j->traced)
         trace_line(d, np_trace_end_line(j->meta.job_id, j->meta.step_id, j->meta.end_epoch));
-    /* Until its report is on disk it stays in the registry, and its entry, with the report, in
-     * the journal before step_end is answered (the answer does not wait for the report's
-     * flushes): a kill -9 meanwhile brings it back, and the restart writes that report. A
-     * journal line cut short brings back the entry before it: the step then "ended while the
-     * helper was down", and an incomplete report says so (a complete one already there is
-     * kept). */
+    /* Until its report is on disk, its entry with the report is journaled before step_end is
+     * answered: a kill -9 meanwhile brings it back and the restart writes that report (a line
+     * cut short brings back the entry before: "ended while the helper was down"). */
     if (j->finishing)
         registry_note(d, j);
     else

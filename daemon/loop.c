@@ -112,9 +112,8 @@ void loop_set_timer(struct np_daemon *d)
     struct itimerspec its = {0};
     struct timespec now;
 
-    /* Expire at whole multiples of the interval since the epoch on every node (with NTP, the
-     * nodes of a job are disturbed at the same moments, not at random offsets), and be told when
-     * the clock is set, to re-arm on the new time. */
+    /* At whole multiples of the interval since the epoch (with NTP, a job's nodes are disturbed
+     * at the same moments), told when the clock is set, to re-arm on the new time. */
     clock_gettime(CLOCK_REALTIME, &now);
     its.it_interval.tv_sec = d->cfg.interval_ms / 1000;
     its.it_interval.tv_nsec = (long)(d->cfg.interval_ms % 1000) * 1000000L;

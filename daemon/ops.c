@@ -143,10 +143,8 @@ json_t *op_step_end(struct np_daemon *d, const struct np_peer *peer, uint64_t *p
                                     (unsigned)peer->uid);
     if (!j)
         return np_proto_reply_error("job %u.%s is not tracked here", job_id, np_step_name(step_id));
-    /* numaplace_task.so is answered after the final sample, so slurmstepd completes the step
-     * without waiting for the report's flushes; status shows the step "ending" until the report
-     * is written, and `numaplace report` and `store` wait for that. */
-    /* held: the spool refuses its report; status lists it ending until the spool takes it */
+    /* numaplace_task.so is answered after the final sample, so slurmstepd need not wait for the
+     * report's flushes (status lists the step "ending" until it is written, or while held). */
     if ((answer_at_end && j->finishing) || j->report_held)
         return np_proto_reply_ok();
     if (j->finishing && j->reply_tag)

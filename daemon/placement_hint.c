@@ -55,10 +55,8 @@ void hint_load(struct np_daemon *d)
             100.0 * a->threshold);
 }
 
-/* Each node's busy share since the last tick, from the node counters' /proc/stat reading of
- * this tick, as the kernel accounted its CPUs' ticks: busy over all (not over wall-clock time):
- * a virtual machine whose CPUs the host starves is accounted fewer ticks than the time that
- * passed, and its busy nodes looked half idle. */
+/* From this tick's /proc/stat reading: busy ticks over all ticks, not over wall-clock time (a
+ * virtual machine whose CPUs the host starves is accounted fewer ticks than passed). */
 void hint_tick(struct np_daemon *d)
 {
     struct np_hint_state *a = &d->hint;

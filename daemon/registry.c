@@ -314,12 +314,10 @@ void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id)
     journal_append(d, json_pack("{s:[I, I]}", "end", (json_int_t)job_id, (json_int_t)step_id));
 }
 
-/* The journal without its first @p held bytes (lines the snapshot just written holds): under
+/* The journal without its first @p held bytes (what the snapshot just written holds): under
  * steady requests every save has lines appended meanwhile, and the journal would only grow. On
- * the loop, as appends are, so none is missed; the tail is a few lines. A copy (the one writer's
- * temporary, numaplace/output_file.h) renamed over it: a kill -9 leaves the old journal whole
- * (its older lines skipped at a restart by generation). Not flushed, as appends are not: the
- * only flushes are the writer thread's. */
+ * the loop, as appends are; a copy renamed over it (a kill -9 leaves the old one whole, its older
+ * lines skipped at a restart by generation), not flushed, as appends are not. */
 static bool copy_from(int in, size_t at, int out, size_t *copied)
 {
     char buf[8192];
@@ -416,10 +414,9 @@ static void registry_written(void *ctx, struct writer_job *w)
                  d->registry.journal_lines == d->registry.lines_at_submit);
 }
 
-/* registry.json's text: every step's entry, finishing ones too (until their report is durable a
- * restart must still know them). A finished step's report is spliced in from its compact text,
- * dumped once: held reports (up to NPD_HOLD_MAX) would otherwise be serialised again on the loop
- * at every save. @return new, or NULL (out of memory) */
+/* registry.json's text: every step's entry, finishing ones too, a finished step's report spliced
+ * in from its compact text, dumped once (held reports would otherwise be serialised again at
+ * every save). @return new, or NULL (out of memory) */
 static char *snapshot_text(const struct np_registry *r, uint64_t generation)
 {
     char *text = NULL;
