@@ -30,7 +30,6 @@ int auth_peer_read(int fd, struct np_peer *out);
 /** Free @p peer's groups; NULL accepted. */
 void auth_peer_release(struct np_peer *peer);
 
-/** Root. */
 bool auth_is_root(const struct np_peer *peer);
 
 /** Whether a peer has administrator's rights; AUTH_NOT_YET is not a yes. */

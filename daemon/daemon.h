@@ -262,8 +262,7 @@ int np_daemon_write_pid_file(struct np_daemon *d);
 /** This thread's CPU time, seconds (what numaplaced spends on a job). */
 double np_daemon_thread_cpu_s(void);
 
-/** Wall clock, seconds since the epoch. */
-double np_daemon_epoch_s(void);
+double np_daemon_epoch_s(void); /* the wall clock */
 
 /* accept(2) that never spins at the descriptor limit (EMFILE, ENFILE), where a listener stays
  * readable and a poll loop would wake forever: a spare descriptor, one for the process (the
@@ -532,7 +531,6 @@ bool uncore_bw_counts_node(const struct np_daemon *d, unsigned node);
 /** Replace @p view's per-node traffic by the counters' where they have a rate. */
 void uncore_bw_apply(const struct np_daemon *d, struct np_node_view *view);
 
-/** Close them. */
 void uncore_bw_stop(struct np_daemon *d);
 
 /* ---- migration.c: the node view the engine works on, the worker's queue (migrator.h), the
