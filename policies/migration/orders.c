@@ -20,8 +20,10 @@ static double bandwidth_key(const struct np_candidate *c)
     return isnan(c->bandwidth) ? 0.0 : c->bandwidth;
 }
 
-static int by_id(const struct np_candidate *a, const struct np_candidate *b)
+static int by_id(const void *pa, const void *pb)
 {
+    const struct np_candidate *a = pa, *b = pb;
+
     return (a->id > b->id) - (a->id < b->id);
 }
 
@@ -89,16 +91,12 @@ static void sort_worst_plus(struct np_candidate *cands, size_t count, uint64_t s
 }
 
 /* Least predicted effect per page first (the biggest gain), ties by best-plus. */
-static int by_effect(const struct np_candidate *a, const struct np_candidate *b)
+static int by_effect(const void *pa, const void *pb)
 {
+    const struct np_candidate *a = pa, *b = pb;
     const int cmp =
         (a->effect_per_page > b->effect_per_page) - (a->effect_per_page < b->effect_per_page);
     return cmp ? cmp : compare_best_plus(a, b);
-}
-
-static int compare_predicted(const void *pa, const void *pb)
-{
-    return by_effect(pa, pb);
 }
 
 static void sort_predicted(struct np_candidate *cands, size_t count, uint64_t seed)
@@ -108,7 +106,7 @@ static void sort_predicted(struct np_candidate *cands, size_t count, uint64_t se
             sort_best_plus(cands, count, seed); /* the planner counts and reports them */
             return;
         }
-    qsort(cands, count, sizeof(*cands), compare_predicted);
+    qsort(cands, count, sizeof(*cands), by_effect);
 }
 
 /* Best-plus's group first, then predicted before unpredicted, then the effect (or best-plus's
@@ -130,11 +128,6 @@ static void sort_predicted_grouped(struct np_candidate *cands, size_t count, uin
     qsort(cands, count, sizeof(*cands), compare_predicted_grouped);
 }
 
-static int compare_id(const void *pa, const void *pb)
-{
-    return by_id(pa, pb);
-}
-
 /* splitmix64: tiny, well-distributed, and the same sequence on every platform. */
 static uint64_t splitmix64(uint64_t *state)
 {
@@ -149,7 +142,7 @@ static void sort_random(struct np_candidate *cands, size_t count, uint64_t seed)
     uint64_t state = seed;
 
     /* Start from a canonical order so the shuffle depends on the seed, not on input order. */
-    qsort(cands, count, sizeof(*cands), compare_id);
+    qsort(cands, count, sizeof(*cands), by_id);
     for (size_t i = count; i > 1; i--) {
         const size_t j = (size_t)(splitmix64(&state) % i);
         struct np_candidate tmp = cands[i - 1];

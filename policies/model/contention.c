@@ -9,6 +9,7 @@
 #define NEAR_DISTANCE 21.0
 #define SOLVE_ROUNDS  400
 
+/* Sandman's SLIT (docs/model.md): 21 for 0-1, 0-2, 1-3, 2-3; 30 for 0-3, 1-2. */
 static const uint8_t sandman_distance[4][4] = {
     {10, 21, 21, 30}, {21, 10, 30, 21}, {21, 30, 10, 21}, {30, 21, 21, 10}};
 
