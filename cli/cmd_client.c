@@ -187,10 +187,6 @@ static size_t steps_listed(uint32_t job_id, bool ending_only)
     return n;
 }
 
-/* numaplaced writes a step's report once the step ends (the plugin does not wait for it: the
- * step is listed "ending" meanwhile); a step whose end it has not heard of (slurmstepd's call
- * failed) it notices within two intervals. Wait for either, bounded; polled more slowly as it
- * lasts, since a report usually lands within milliseconds. */
 size_t cli_wait_for_steps_to_end(uint32_t job_id, double max_s, bool ending_only)
 {
     const unsigned saved_timeout = cli.timeout_ms;

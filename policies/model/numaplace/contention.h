@@ -81,34 +81,26 @@ struct np_contention_job {
     bool fixed_demand;
 };
 
-/**
- * Solve every job's slowdown together.
- * @param extra_demand_mbps per node n < @p nnodes: bandwidth drawn from node n's memory by
- *        something outside @p jobs, counted on its controller only (NULL: none)
- * @param slowdown out, one per job (fixed-demand jobs get 1)
- * @return 0, or -EINVAL with @p err naming the bad job or parameter
- */
+/** Solve every job's slowdown together into @p slowdown (fixed-demand jobs get 1), with
+ *  @p extra_demand_mbps[n] (NULL: none) drawn from node n's controller by something outside
+ *  @p jobs. @return 0, or -EINVAL with @p err naming the bad job or parameter */
 NP_API int np_contention_solve(const struct np_contention_params *params, unsigned nnodes,
                                const struct np_contention_job *jobs, size_t njobs,
                                const double *extra_demand_mbps, double *slowdown,
                                struct np_err *err);
 
-/**
- * The memory-bound share m of @p row such that the job alone, all its memory on a near node,
- * runs at the table's remote factor (bisection on the model itself, so the link's queueing at
- * the job's own bandwidth is counted); 1 when even m = 1 cannot reach it, 0 for a factor <= 1.
- */
+/** The memory-bound share m at which @p row's job alone, all its memory on a near node, runs at
+ *  the table's remote factor (bisection on the model, so the link's queueing at its own bandwidth
+ *  counts); 1 when even m = 1 cannot reach it, 0 for a factor <= 1. */
 NP_API double np_contention_memory_share(const struct np_contention_params *params,
                                          const struct np_model_row *row);
 
 /**
- * One job's slowdown next to co-runners, for placement decisions (--numa-policy=auto): the job
- * of @p row with @p threads runnable threads (@p multi_threaded as in np_contention_job), its
- * CPUs on @p cpu_node, its accesses spread by @p share over @p nnodes nodes (e.g. all local:
- * share[cpu_node] = 1; interleaved over nodes 0 and 1: 0.5 each), while co-runners draw
- * @p corunner_demand_mbps[n] from node n's memory from CPUs on node n and keep
- * @p corunner_threads[n] threads runnable on node n (either may be NULL: none).
- * @return the slowdown relative to the job alone and local (>= about 1), or NAN with @p err set
+ * One job's slowdown next to co-runners, for placement (--numa-policy=auto): @p row's job with
+ * @p threads runnable threads, its CPUs on @p cpu_node, its accesses spread by @p share over
+ * @p nnodes nodes (interleaved over nodes 0 and 1: 0.5 each), while co-runners on node n draw
+ * @p corunner_demand_mbps[n] from its memory and keep @p corunner_threads[n] threads runnable
+ * (either NULL: none). @return the slowdown against alone and local, or NAN with @p err set
  */
 NP_API double np_contention_job_slowdown(const struct np_contention_params *params,
                                          const struct np_model_row *row, unsigned threads,
@@ -120,24 +112,17 @@ NP_API double np_contention_job_slowdown(const struct np_contention_params *para
 /** Whether @p params spread a job's accesses evenly over its pages (hot_share == hot_fraction). */
 NP_API bool np_contention_uniform(const struct np_contention_params *params);
 
-/** The hot part of a footprint of @p pages: hot_fraction x pages, rounded to the nearest page
- *  (all of it at hot_fraction 1). */
+/** The hot part of a footprint: hot_fraction x @p pages, rounded to the nearest page. */
 NP_API uint64_t np_contention_hot_pages(const struct np_contention_params *params, uint64_t pages);
 
-/**
- * Access shares from a job's pages per node, @p hot[n] hot and @p cold[n] cold (n < @p nnodes):
- * share[n] = hot_share x hot[n] / sum(hot) + (1 - hot_share) x cold[n] / sum(cold); when the job
- * holds no pages of one kind (a footprint too small to have any), the other kind carries every
- * access. All zero when it holds no pages.
- */
+/** Access shares from a job's @p hot[n] and @p cold[n] pages per node: share[n] = hot_share x
+ *  hot[n] / sum(hot) + (1 - hot_share) x cold[n] / sum(cold); a kind it holds none of passes
+ *  its accesses to the other. All zero when it holds no pages. */
 NP_API void np_contention_hot_shares(const struct np_contention_params *params, const uint64_t *hot,
                                      const uint64_t *cold, unsigned nnodes, double *share);
 
-/**
- * A move of @p want pages from a node where the job holds @p hot hot and @p cold cold pages:
- * how many of each it takes (@p hot_out + @p cold_out = min(@p want, @p hot + @p cold)), cold
- * ones first unless hot_moves_first.
- */
+/** How many of @p hot and @p cold pages a move of @p want takes from a node (@p hot_out +
+ *  @p cold_out = min(want, hot + cold)), cold ones first unless hot_moves_first. */
 NP_API void np_contention_hot_split(const struct np_contention_params *params, uint64_t hot,
                                     uint64_t cold, uint64_t want, uint64_t *hot_out,
                                     uint64_t *cold_out);
