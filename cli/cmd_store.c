@@ -21,9 +21,7 @@
 #include "parse.h"
 #include "store.h"
 
-/* This node's part of the job, saved as pending before it goes to slurmdbd and removed only
- * once it is stored and confirmed (store.h): a store that fails or is killed leaves it
- * for the next store on this node or `numaplace store --pending`. */
+/* This node's part of the job, pending until it is stored and confirmed (store.h). */
 static int store_durably(uint32_t job_id, const char *spool, const json_t *part,
                          const struct np_log *log, struct np_err *err)
 {
@@ -119,9 +117,8 @@ static int store_identity(uint32_t job_id, struct store_identity *who, struct np
     return 0;
 }
 
-/* Keep only the reports of this job, its user and this node, and key them by Slurm's node name:
- * a report that names another node or user (numaplaced never writes one) is left out, logged.
- * @return the number kept */
+/* Keep only the reports of this job, its user and this node (any other is logged), keyed by
+ * Slurm's node name. @return the number kept */
 static size_t keep_own_reports(json_t *reports, uint32_t job_id, const struct store_identity *who,
                                const struct np_log *log)
 {
@@ -155,9 +152,8 @@ static long env_count(const char *name)
 
 /* The job's nodes, expanded ("node1,node2"; new string, NULL when unknown or not believed), from
  * @p nodes (SLURM_JOB_NODELIST or --nodes), else SLURM_NODELIST (22.05's epilog has only that),
- * else slurmctld's record of the job, read as its fields (acct_controller_job), never from
- * `scontrol show job`'s text, where a job name can plant " NodeList=". Never more names than the
- * job has nodes: a longer list is not believed (logged), and is never expanded. */
+ * else slurmctld's record's fields (never `scontrol show job`'s text, where a job name can plant
+ * " NodeList="). A list naming more hosts than the job has nodes is not believed (logged). */
 static char *job_nodes(uint32_t job_id, const char *nodes, const struct np_log *log)
 {
     struct acct_controller_job job;
@@ -184,16 +180,9 @@ static char *job_nodes(uint32_t job_id, const char *nodes, const struct np_log *
     return expanded;
 }
 
-/**
- * Store this node's reports of @p job_id (from @p spool) into the job's AdminComment: merge them
- * into whatever numaplace summary is stored already (every node's epilog adds its own), fit it
- * under NP_SUMMARY_STORED_MAX, write it to slurmdbd (acct_set_admin_comment), and read it back
- * with sacct; a concurrent writer that overwrote this node's part is retried
- * with a random back-off. Never overwrites another tool's AdminComment. @p nodes: the job's
- * node list (a Slurm hostlist) or NULL to skip the missing-node bookkeeping. Messages go to
- * @p log (the epilog logs them to syslog).
- * @return 0, or -errno with @p err
- */
+/* This node's reports of @p job_id in @p spool, as one part, into the job's AdminComment
+ * (store_commit); @p nodes: the job's hostlist, or NULL (job_nodes). Messages go to @p log (the
+ * epilog's syslog). @return 0, or -errno with @p err */
 static int acct_store(uint32_t job_id, const char *spool, const char *nodes,
                       const struct np_log *log, struct np_err *err)
 {
@@ -282,8 +271,7 @@ static bool is_slurm_user(uid_t uid)
  * `store --merge --pending` (a timer on the controller host; @p job NULL). */
 static int cmd_store_merge(const char *job)
 {
-    /* A job's merge runs in EpilogSlurmctld's time (STORE_EPILOG_S in all); the pass has a timer's.
-     */
+    /* A job's merge runs in EpilogSlurmctld's time (STORE_EPILOG_S); the pass has a timer's. */
     const struct store_limits limits = {.record_wait_s = job ? STORE_EPILOG_RECORD_S : 120,
                                         .total_s = job ? STORE_EPILOG_WRITE_S : 120,
                                         .merged = true};

@@ -104,10 +104,9 @@ static bool holds_nodes_of(const json_t *stored, const json_t *part)
     return all;
 }
 
-/* slurmdbd's full record of job @p job_id, waited for up to @p max_s: slurmdbd gets slurmctld's
- * record a few seconds after the job has ended, not before the epilogs are done, and a modify
- * reaches only that record. @return 0; -EIO when sacct fails SACCT_TRIES times (slurmdbd down: the
- * part stays pending); -ENOENT when the record did not come in time; with @p err */
+/* slurmdbd's full record of job @p job_id, the only one a modify reaches, waited for up to @p max_s
+ * (it comes after the epilogs). @return 0; -EIO: sacct failed SACCT_TRIES times (slurmdbd down:
+ * the part stays pending); -ENOENT: not in time; with @p err */
 static int store_wait_for_record(uint32_t job_id, double max_s, struct np_err *err)
 {
     const double until = np_monotonic_s() + max_s;
@@ -131,9 +130,8 @@ static int store_wait_for_record(uint32_t job_id, double max_s, struct np_err *e
     }
 }
 
-/* One AdminComment read, merged and written by every node does not scale (docs/accounting.md):
- * past NUMAPLACE_STORE_MAX_NODES (default STORE_MAX_NODES) nodes the parts stay in the spools.
- * The count is the full record's (slurmctld's shrinks as nodes finish their epilogs). */
+/* NUMAPLACE_STORE_MAX_NODES, else STORE_MAX_NODES: compared with the full record's node count
+ * (slurmctld's shrinks as nodes finish their epilogs). */
 static long store_max_nodes(void)
 {
     const char *env = getenv("NUMAPLACE_STORE_MAX_NODES");
