@@ -152,8 +152,7 @@ int cmd_status(int argc, char **argv)
         }
         putchar('\n');
         if (json_string_value(json_object_get(job, "processes_cut"))) /* figures are partial */
-            printf("%-10s processes left out: %s\n", "",
-                   json_string_value(json_object_get(job, "processes_cut")));
+            printf("%-10s processes left out: %s\n", "", str(job, "processes_cut"));
         if (json_is_true(json_object_get(job, "ending"))) /* its report is being written */
             printf("%-10s ended; its report is on its way to the spool\n", "");
         if (json_string_value(json_object_get(job, "backends_reason"))) /* no perf counters */
@@ -263,13 +262,11 @@ static void print_migration(json_t *result)
 
 static int migrate_once(unsigned from, unsigned to, uint64_t pages, const char *order, bool dry_run)
 {
-    struct np_proto_request req = {.op = NP_OP_MIGRATE};
+    struct np_proto_request req = {
+        .op = NP_OP_MIGRATE,
+        .migrate = {.from = from, .to = to, .pages = pages, .dry_run = dry_run}};
     json_t *reply = NULL;
 
-    req.migrate.from = from;
-    req.migrate.to = to;
-    req.migrate.pages = pages;
-    req.migrate.dry_run = dry_run;
     snprintf(req.migrate.order, sizeof(req.migrate.order), "%s", order ? order : "");
     if (cli_call(&req, &reply) < 0)
         return 1;

@@ -198,15 +198,10 @@ static int report_summary(uint32_t job_id, const char *job_arg, const char *plot
 
 int cmd_report(int argc, char **argv)
 {
-    const char *job_arg = NULL, *plot = NULL, *plot_node = NULL;
-    bool steps = false;
+    const char *job_arg = argc > 1 ? argv[1] : NULL;
     char *end;
     unsigned long id;
 
-    steps = cli.opt[CLI_REPORT_STEPS] != NULL;
-    plot = cli.opt[CLI_REPORT_PLOT];
-    plot_node = cli.opt[CLI_REPORT_NODE];
-    job_arg = argc > 1 ? argv[1] : NULL;
     if (!job_arg) {
         fprintf(stderr, "numaplace: report needs one JOBID or JOBID.STEP\n");
         return 2;
@@ -221,9 +216,10 @@ int cmd_report(int argc, char **argv)
     }
     /* A step that just ended (srun returned) may have its report on the way to the spool. */
     cli_wait_for_steps_to_end((uint32_t)id, 5.0, true);
-    if (steps || *end == '.')
+    if (cli.opt[CLI_REPORT_STEPS] || *end == '.')
         return report_steps(job_arg);
-    return report_summary((uint32_t)id, job_arg, plot, plot_node);
+    return report_summary((uint32_t)id, job_arg, cli.opt[CLI_REPORT_PLOT],
+                          cli.opt[CLI_REPORT_NODE]);
 }
 
 /* What is kept of a listed job until the list is sorted: its printed line, or for --json where

@@ -304,14 +304,12 @@ int cmd_store(int argc, char **argv)
 {
     struct np_log log = {cli_stderr_log, NULL};
     struct np_err err = {0};
-    const char *nodes = getenv("SLURM_JOB_NODELIST");
+    const char *nodes =
+        cli.opt[CLI_STORE_NODES] ? cli.opt[CLI_STORE_NODES] : getenv("SLURM_JOB_NODELIST");
+    const bool pending = cli.opt[CLI_STORE_PENDING] != NULL;
     uint32_t id;
     size_t left;
 
-    const bool pending = cli.opt[CLI_STORE_PENDING] != NULL;
-
-    if (cli.opt[CLI_STORE_NODES])
-        nodes = cli.opt[CLI_STORE_NODES];
     if ((pending ? 1 : 0) + (argc > 1 ? 1 : 0) != 1 ||
         (cli.opt[CLI_STORE_NODES] && (pending || cli.opt[CLI_STORE_MERGE]))) {
         fprintf(stderr, "numaplace: store: usage: store JOBID [--nodes HOSTLIST], store --pending, "

@@ -1,16 +1,5 @@
-/*
- * numaplace - the user's and administrator's view of numaplaced (numaplace(1)).
- *
- *   numaplace status [--json] [JOBID]      the jobs the local numaplaced tracks, latest figures
- *   numaplace report [--json] JOBID[.STEP]  the job's reports from the spool
- *   numaplace replay [--json] TRACE         reports rebuilt from a recorded trace
- *   numaplace ping                          is numaplaced up
- *   numaplace set-class JOBID high|low      change a running job's class (root, admin_group)
- *   numaplace migrate --from S --to D --pages N [--order O] [--dry-run]
- *   numaplace migrate --script FILE         timed requests: a scenario file or one per line
- *   numaplace scenario [--jobs|--runs] FILE check and show a scenario file
- *   numaplace characterize [--output FILE]  measure this node type's NUMA figures (root)
- */
+/* numaplace - the user's and administrator's view of numaplaced (numaplace(1)): the commands,
+ * their options and usage are the tables of options.c. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

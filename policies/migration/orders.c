@@ -1,10 +1,7 @@
-/*
- * The model's migration orders, one ops entry each in one static table; what each does is
- * docs/migration.md's table. predicted-global is a candidate under evaluation only
- * (np_order_candidate_at, bench/order_cv; not shipped: no better than predicted on the replayed
- * sets): the effect alone across groups, falling back to best-plus for the whole request when a
- * candidate has no prediction (one yardstick or none). Ties are broken by id: deterministic.
- */
+/* The migration orders, one ops entry each in one static table (docs/migration.md). The candidate
+ * predicted-global (np_order_candidate_at, not shipped: no better than predicted on the replayed
+ * sets) ranks by the effect alone across groups, or by best-plus for the whole request when a
+ * candidate has no prediction (one yardstick or none). Ties are broken by id: deterministic. */
 #include "numaplace/migration.h"
 
 #include <errno.h>

@@ -1,7 +1,5 @@
-/*
- * The planner (see numaplace/migration.h): one for the daemon's engine and the simulator, so an
- * order scored in the simulator is the order the daemon carries out.
- */
+/* The planner (see numaplace/migration.h): one for the daemon's engine and the simulator, so an
+ * order scored in the simulator is the order the daemon carries out. */
 #include "numaplace/migration.h"
 
 #include <errno.h>

@@ -1,9 +1,6 @@
-/*
- * Cross-validating the sensitivity model (numaplace/sensitivity.h). Folds hold whole codes (a
- * benchmark's inputs and its rate/speed twin), so no fold is predicted by a fit that saw the same
- * program. np_sensitivity_cv_threshold chooses the product's threshold; np_sensitivity_cv_nested
- * estimates how well the whole procedure, threshold choice included, does on codes it never saw.
- */
+/* Cross-validating the sensitivity model (numaplace/sensitivity.h), a fold a whole program:
+ * np_sensitivity_cv_threshold chooses the product's threshold; np_sensitivity_cv_nested estimates
+ * how the whole procedure, threshold choice included, does on programs it never saw. */
 #include "numaplace/sensitivity.h"
 
 #include <errno.h>
@@ -165,13 +162,8 @@ static int cross_validate(const struct np_model *table, unsigned features, bool 
     int rc = 0;
 
     memset(out, 0, sizeof(*out));
-    if (!pred || !p || !y) {
-        free(pred);
-        free(p);
-        free(y);
-        return np_err_set(err, -ENOMEM, "sensitivity: out of memory");
-    }
-    rc = predict_out_of_fold(table, features, pred, err);
+    rc = pred && p && y ? predict_out_of_fold(table, features, pred, err)
+                        : np_err_set(err, -ENOMEM, "sensitivity: out of memory");
     if (rc == 0) {
         out->rows = pack(table, pred, p, y);
         out->spearman = np_spearman(p, y, out->rows);
@@ -329,12 +321,8 @@ int np_sensitivity_cv_nested(const struct np_model *table, unsigned features,
     memset(out, 0, sizeof(*out));
     out->threshold_min = INFINITY;
     out->threshold_max = -INFINITY;
-    if (!inner.rows || !pred || !measured) {
-        free(inner.rows);
-        free(pred);
-        free(measured);
-        return np_err_set(err, -ENOMEM, "sensitivity: out of memory");
-    }
+    if (!inner.rows || !pred || !measured)
+        rc = np_err_set(err, -ENOMEM, "sensitivity: out of memory");
     for (size_t i = 0; rc == 0 && i < table->count; i++) {
         if (!first_of_code(table, i))
             continue;
