@@ -47,43 +47,6 @@ struct store_costs {
     bool deposited; /**< a large job's part left for its merger (store_parts_*), not stored */
 };
 
-/**
- * Merge @p part (borrowed: this node's part of job @p job_id) into the job's stored summary and
- * confirm it as above. Never writes over another tool's AdminComment (-EEXIST) nor over a
- * summary it could not read (sacct failing: -EIO).
- * A job on more than NUMAPLACE_STORE_MAX_NODES nodes (default STORE_MAX_NODES) is the single
- * merger's: the part is left in the parts directory (store_parts_deposit; @p costs->deposited)
- * when the site has one, and is -EFBIG when not.
- * @return 0; -EIO (slurmdbd unreachable); -ETIMEDOUT; -EEXIST; -E2BIG; -ENOENT (slurmdbd has no
- *         such job); -EFBIG; each with @p err
- */
-int store_commit(uint32_t job_id, const json_t *part, const struct store_limits *limits,
-                 struct store_costs *costs, const struct np_log *log, struct np_err *err);
-
-/**
- * `numaplace store --merge JOBID` (EpilogSlurmctld): once every node of the large job @p job_id
- * left its part in @p parts_dir (or STORE_EPILOG_PARTS_S passed), merge them, store the summary
- * with one write (store_commit) and remove the parts; a job on fewer nodes is left to its nodes.
- * With @p job_id 0, every job waiting in @p parts_dir, each once.
- * @return 0, or -errno with @p err (the parts stay for the next pass)
- */
-int store_merge(const char *parts_dir, uint32_t job_id, const struct store_limits *limits,
-                const struct np_log *log, struct np_err *err);
-
-/** One line of @p costs for the log ("2 writes, 5 reads; read 0.12 s ..."). */
-void store_costs_format(const struct store_costs *costs, char *buf, size_t len);
-
-/**
- * Store the parts waiting in <@p spool>/pending but job @p except (0: none), oldest first, at
- * most @p max_jobs of them (0: all), each only while @p until (np_monotonic_s's clock; 0: no end)
- * leaves it STORE_PENDING_MIN_S and bounded to end by then; stopping at the first that finds
- * slurmdbd unreachable. A part stored is removed; one that can never be stored (another tool's
- * AdminComment, too large, corrupt) or waited over STORE_PENDING_MAX_AGE_S is dropped, logged.
- * @return the number of parts still waiting
- */
-int store_pending_pass(const char *spool, uint32_t except, int max_jobs, double until,
-                       const struct np_log *log);
-
 /** Waiting parts an epilog's store takes on after its own job (the timer takes all). */
 #define STORE_PENDING_PER_EPILOG 8
 /** A waiting part is tried only with this much time left before the pass's end. */
