@@ -135,19 +135,20 @@ static int store_wait_for_record(uint32_t job_id, double max_s, struct np_err *e
     }
 }
 
-/* NUMAPLACE_STORE_MAX_NODES, else STORE_MAX_NODES: compared with the full record's node count
- * (slurmctld's shrinks as nodes finish their epilogs). */
+/* A count above 0 from the environment ("4"), else @p fallback. */
+static long env_count(const char *name, long fallback)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    const long n = v && *v ? strtol(v, &end, 10) : 0;
+
+    return end && !*end && n > 0 ? n : fallback;
+}
+
+/* Compared with the full record's node count (slurmctld's shrinks as nodes end their epilogs). */
 static long store_max_nodes(void)
 {
-    const char *env = getenv("NUMAPLACE_STORE_MAX_NODES");
-    char *end;
-
-    if (env && *env) {
-        const long v = strtol(env, &end, 10);
-        if (!*end && v > 0)
-            return v;
-    }
-    return STORE_MAX_NODES;
+    return env_count("NUMAPLACE_STORE_MAX_NODES", STORE_MAX_NODES);
 }
 
 static int too_many_nodes(uint32_t job_id, struct np_err *err)
@@ -695,19 +696,6 @@ static size_t keep_own_reports(json_t *reports, uint32_t job_id, const struct st
     return json_array_size(reports);
 }
 
-/* A node count from slurmd's environment ("4"), 0 when absent or not a count. */
-static long env_count(const char *name)
-{
-    const char *v = getenv(name);
-    char *end = NULL;
-    long n;
-
-    if (!v || !*v)
-        return 0;
-    n = strtol(v, &end, 10);
-    return *end || n < 0 ? 0 : n;
-}
-
 /* The job's nodes, expanded ("node1,node2"; new string, NULL when unknown or not believed), from
  * @p nodes (SLURM_JOB_NODELIST or --nodes), else SLURM_NODELIST (22.05's epilog has only that),
  * else slurmctld's record's fields (never `scontrol show job`'s text, where a job name can plant
@@ -715,7 +703,7 @@ static long env_count(const char *name)
 static char *job_nodes(uint32_t job_id, const char *nodes, const struct np_log *log)
 {
     struct acct_controller_job job;
-    long count = env_count("SLURM_JOB_NUM_NODES");
+    long count = env_count("SLURM_JOB_NUM_NODES", 0);
     const char *list = nodes && *nodes ? nodes : getenv("SLURM_NODELIST");
     char *expanded = NULL;
 

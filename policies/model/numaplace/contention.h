@@ -1,36 +1,30 @@
 /*
  * numaplace/contention.h - jobs slowing each other down: memory controllers, inter-socket links,
  * the shared last-level cache and CPUs, calibrated on the thesis's static runs (docs/replay.md).
- *
  * A job's time relative to its alone, local run is
  *
  *   S = cpu x [(1 - m) + m x llc x sum_n share[n] x latency(n)]
  *
- * - m, the memory-bound share of its alone, local time, is solved from the table's alone remote
- *   factor (model.h) so the model reproduces that measurement exactly (np_contention_memory_share).
- * - latency(n) = 1 for the CPUs' node, remote x (distance / 21) for another node (the table was
- *   measured on a near node at 21), times the queueing factor 1 / (1 - u) of node n's memory
- *   controller at utilisation u = demand / mc_capacity, and for a remote node also of the link
- *   between the two sockets (u = its traffic / link_capacity); u is capped at max_utilisation.
- * - llc = 1 + llc_gain x P / (P + llc_half): misses grow with the bandwidth P the other jobs
- *   on the same CPUs' node draw (they share its last-level cache; the thesis's sweep measured
- *   520.omnetpp_r's misses tripling next to 10 memory hogs on its node, unchanged next to them on
- *   another node).
- * - cpu = (T / cpus)^a when the node's runnable threads T exceed its CPUs, else 1; a = 1 for a
- *   single-threaded job, omp_exponent for a multi-threaded one (their threads wait at barriers
- *   instead of competing all the time).
- * - Demand is closed-loop: a job draws bw x llc / S (it issues its misses at its own speed), so
- *   the slowdowns and the demands are solved together (a damped fixed point).
+ * - m, the memory-bound share of its alone, local time, solved so the model reproduces the
+ *   table's alone remote factor (model.h) exactly (np_contention_memory_share).
+ * - latency(n) = 1 for the CPUs' node, remote x (distance / 21) for another (the table's near
+ *   node was at 21), times the queueing factor 1 / (1 - u) of node n's memory controller at
+ *   u = demand / mc_capacity, and for a remote node of the link between the sockets too
+ *   (u = its traffic / link_capacity); u is capped at max_utilisation.
+ * - llc = 1 + llc_gain x P / (P + llc_half): misses grow with the bandwidth P the other jobs on
+ *   the CPUs' node draw (the thesis measured 520.omnetpp_r's misses tripling next to 10 memory
+ *   hogs on its node, unchanged next to them on another).
+ * - cpu = (T / cpus)^a when the node's runnable threads T exceed its CPUs, else 1; a = 1, or
+ *   omp_exponent for a multi-threaded job (its threads wait at barriers instead of competing).
+ * - Demand is closed-loop: a job draws bw x llc / S (its misses at its own speed), so slowdowns
+ *   and demands are solved together (a damped fixed point).
  *
- * Page hotness: share[n] is the share of the job's memory accesses served by node n. A job's
- * footprint is two kinds of pages (np_contention_hot_pages): a hot fraction hot_fraction that
- * carries hot_share of its accesses, and the rest carrying the remainder, each spread evenly
- * over its own pages (np_contention_hot_shares). hot_share == hot_fraction is a uniform job (every
- * page the same, share = share of pages). Pages keep their kind when they move; a move that takes
- * only part of what the job has on a node takes its cold pages first and the hot ones last, or
- * the other way with hot_moves_first (np_contention_hot_split).
- *
- * Pure computation: no I/O, no allocation beyond the caller's arrays, deterministic.
+ * Page hotness: share[n] is the share of the job's accesses node n serves. A footprint is two
+ * kinds of pages (np_contention_hot_pages): hot_fraction of them carry hot_share of its accesses,
+ * the rest the remainder, each kind's spread evenly (np_contention_hot_shares); hot_share ==
+ * hot_fraction is a uniform job. Pages keep their kind when they move; a partial move takes the
+ * cold pages first, or the hot with hot_moves_first (np_contention_hot_split). Pure computation:
+ * no I/O, no allocation beyond the caller's arrays, deterministic.
  */
 #ifndef NUMAPLACE_CONTENTION_H
 #define NUMAPLACE_CONTENTION_H
