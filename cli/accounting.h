@@ -87,8 +87,7 @@ struct acct_controller_job {
     long num_nodes;      /**< its node count */
 };
 
-/** Job @p job_id's record from slurmctld into @p job (free with acct_controller_job_free).
- *  @return 0; -ENOENT when slurmctld does not show it (gone, or unreachable); -ENOMEM */
+/** Job @p job_id's record from slurmctld (acct_controller_job_free). @return 0, -ENOENT, -ENOMEM */
 int acct_controller_job(uint32_t job_id, struct acct_controller_job *job, struct np_err *err);
 void acct_controller_job_free(struct acct_controller_job *job);
 

@@ -1,5 +1,4 @@
-/* The commands that talk to the local numaplaced over its socket: status, ping, set-class,
- * migrate (numaplace(1)); migrate --script reads a scenario file or the older line format. */
+/* The commands that talk to the local numaplaced: status, ping, set-class, migrate. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -332,8 +331,7 @@ static void say_late(double late_s)
         printf("(late by %.1f s) ", late_s);
 }
 
-/* A scenario file's requests (docs/scenarios.md), in order, paced by @p pacing, all with @p order
- * (NULL: numaplaced's configured order). */
+/* A scenario file's requests, paced by @p pacing, all in @p order (NULL: numaplaced's own). */
 static int run_scenario(FILE *f, const char *path, const char *order, bool dry_run,
                         struct pacing *pacing)
 {
@@ -369,8 +367,7 @@ struct script_line {
     const char *order; /* the line's own (static, from the order table), or NULL */
 };
 
-/* Line @p lineno's text (comment and blanks gone, @p words[0] non-NULL) into @p out.
- * @return 0, or -1 with the reason printed as FILE:LINE: ... */
+/* Line @p lineno's words into @p out. @return 0, or -1 with the reason printed as FILE:LINE: */
 static int parse_script_line(char **words, unsigned nwords, const char *path, unsigned lineno,
                              struct script_line *out)
 {
@@ -502,8 +499,7 @@ static FILE *open_script(const char *path)
     return f;
 }
 
-/* --script FILE: a scenario file (a JSON object) or the line format, told apart by the first
- * character that is not white space. */
+/* --script FILE: a scenario file (a JSON object, by its first character) or the line format. */
 static int run_script(const char *path, const char *order, bool dry_run, bool fixed_clock)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : open_script(path);

@@ -247,8 +247,7 @@ static int by_share(const void *a, const void *b)
     return (x->share > y->share) - (x->share < y->share);
 }
 
-/* One line of the job list (new string); @p why gets the reason (new string) when its
- * predicted sensitivity is unavailable. */
+/* One line of the job list (new), and in @p why (new) why its prediction is unavailable. */
 static char *job_line(const struct cli_jobs_row *row, const json_t *s, double local, char **why)
 {
     const struct np_sens_model *model = cli_sensitivity();

@@ -676,8 +676,7 @@ static int store_identity(uint32_t job_id, struct store_identity *who, struct np
     return 0;
 }
 
-/* Keep only the reports of this job, its user and this node (any other is logged), keyed by
- * Slurm's node name. @return the number kept */
+/* Keep (and key by Slurm's node name) the reports of this job, user and node; log any other. */
 static size_t keep_own_reports(json_t *reports, uint32_t job_id, const struct store_identity *who,
                                const struct np_log *log)
 {

@@ -102,8 +102,7 @@ static const struct command {
  * a task said it applied), and root reads them on a terminal. */
 static FILE *plain_out, *plain_err, *guarded_out, *guarded_err;
 
-/* At exit: flush and close the guarded streams (which frees them), the plain ones back in place
- * for whatever libc still writes. */
+/* At exit: close (flush, free) the guarded streams, the plain ones back for what libc writes. */
 static void unguard_terminal(void)
 {
     if (guarded_out) {

@@ -72,8 +72,7 @@ int cli_load_report(const char *path, size_t max, const struct cli_report_trust 
 int cli_decode_admin_comment(const char *comment, uint32_t job_id, json_t **summary,
                              struct np_err *err);
 
-/** Is @p report one of job @p job_id's, of @p uid, written on @p host? The epilog keeps only
- *  those (numaplaced writes no other). @return 0, or -EINVAL with @p err saying both sides */
+/** Is @p report of job @p job_id, @p uid and @p host? @return 0, or -EINVAL with @p err (why) */
 int cli_report_is_own(const json_t *report, uint32_t job_id, uid_t uid, const char *host,
                       struct np_err *err);
 

@@ -183,8 +183,7 @@ void store_parts_release(const char *dir, uint32_t job_id, struct store_parts_jo
 /** How many part files job @p job_id has in @p dir (0 when none yet), or -errno. */
 int store_parts_count(const char *dir, uint32_t job_id);
 
-/** The jobs with a directory in @p dir, oldest job id first, at most @p max.
- *  @return how many, or -errno with @p err */
+/** store_list_jobs of @p dir's job directories. @return how many, or -errno with @p err */
 int store_parts_list(const char *dir, uint32_t *jobs, size_t max, struct np_err *err);
 
 #endif /* NUMAPLACE_STORE_H */

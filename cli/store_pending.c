@@ -1,5 +1,4 @@
-/* Parts on disk (store.h): this node's waiting for Slurm accounting, and large jobs' waiting in
- * the site's parts directory for their one merge. */
+/* Parts on disk (store.h): this node's waiting for accounting, large jobs' for their one merge. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

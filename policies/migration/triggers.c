@@ -170,8 +170,7 @@ static int propose_bandwidth(const struct np_node_view *view,
     return (int)n;
 }
 
-/* In the order the daemon runs them. Administrators' requests are named here too, so every
- * trigger name has this one source; they propose nothing. */
+/* In the order the daemon runs them; "admin" proposes nothing, named here as every trigger is. */
 static const struct np_trigger_ops triggers[] = {
     {"admin", NP_TRIGGER_ADMIN, NULL},
     {"homecoming", NP_TRIGGER_HOMECOMING, propose_homecoming},

@@ -1,5 +1,4 @@
-/* The measured slowdown model and the footprints for the replay (see numaplace/model.h and
- * numaplace/footprint.h). */
+/* The measured slowdown model and the replay's footprints (numaplace/model.h, footprint.h). */
 #include "numaplace/footprint.h"
 #include "numaplace/model.h"
 

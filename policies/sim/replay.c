@@ -286,8 +286,7 @@ static double job_rate(struct replay *r, size_t j)
     return s > 0 && isfinite(s) ? 1.0 / (s * corun) : 1.0 / corun;
 }
 
-/* Move up to @p want of job @p j's pages from @p src to @p dst, never filling @p dst past the
- * node's memory. Returns the pages moved. */
+/* Move up to @p want of job @p j's pages from @p src to @p dst, as far as @p dst has room. */
 static uint64_t replay_move(struct replay *r, size_t j, unsigned src, unsigned dst, uint64_t want)
 {
     uint64_t *p = job_pages(r, j), *hot = job_hot(r, j);
@@ -512,8 +511,7 @@ static double loop_cpu_share(struct replay *r)
     return fmin(1.0, cpus / (double)(least + 1));
 }
 
-/* The thesis's manager loop (np_replay_config's poll_s): passes, each issuing at most one
- * request and carrying it out before the next pass. */
+/* The thesis's manager loop (poll_s): passes, each carrying out at most one request. */
 static int run_loop(struct replay *r)
 {
     const struct np_replay_set *set = r->set;

@@ -1,5 +1,4 @@
-/* A decoded scenario's lifetime and counts (numaplace/scenario.h; its file format is read by
- * lib/tables/scenario_file.c), and a replay set from it (see numaplace/replay_scenario.h). */
+/* A decoded scenario's lifetime and counts (scenario.h), and a replay set from it. */
 #include "numaplace/replay_scenario.h"
 
 #include "numaplace/contention.h"

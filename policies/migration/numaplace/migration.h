@@ -145,8 +145,7 @@ struct np_trigger_ops {
                    size_t why_len);
 };
 
-/** The @p i-th trigger that proposes requests (administrators' requests have none), or NULL
- *  past the end. Borrowed, static. */
+/** The @p i-th trigger that proposes requests (not "admin"), NULL past the end. Borrowed. */
 NP_API const struct np_trigger_ops *np_trigger_at(size_t i);
 NP_API const struct np_trigger_ops *np_trigger_lookup(const char *name);
 
@@ -172,8 +171,7 @@ struct np_candidate {
     double bandwidth;         /**< bytes/s, measured or the documented proxy */
     bool bandwidth_is_proxy;  /**< true when no memory counter was available */
     uint64_t pages_on_src;    /**< base pages the job has on S */
-    /** Predicted change of ln(the job's slowdown) per page moved S -> D (negative: it gains),
-     *  from np_predicted_effect_per_page; read only when @c predicted. */
+    /** np_predicted_effect_per_page (negative: it gains); read only when @c predicted */
     double effect_per_page;
     bool predicted;
 };

@@ -52,8 +52,7 @@ struct np_replay_growth {
     double progress[NP_REPLAY_GROWTH_POINTS], share[NP_REPLAY_GROWTH_POINTS];
 };
 
-/** The share of its pages a job of @p growth holds at @p progress (the running maximum of the
- *  curve up to there); 1 when @p growth is NULL. */
+/** The share of its pages a job holds at @p progress along @p growth (NULL: 1). */
 NP_API double np_replay_growth_at(const struct np_replay_growth *growth, double progress);
 
 /** One job of a set: its CPUs stay on @p node; all its pages start on @p memory_node. */
@@ -67,8 +66,7 @@ struct np_replay_job {
      *  grows with its work, new pages on @p memory_node (numactl -m) while it has room. */
     const struct np_replay_growth *growth;
     enum np_class job_class;
-    /** Co-location: its slowdown times this (the thesis's static runs' factor for its mix on
-     *  one node); 0 = none. */
+    /** Co-location: its slowdown times this (the thesis's for its mix); 0 = none. */
     double corun;
     /** What the orders are told (np_job_view), calibrated by the caller (bench/order_cv); read
      *  only when @c has_prediction. */

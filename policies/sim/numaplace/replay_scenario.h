@@ -1,5 +1,4 @@
-/* numaplace/replay_scenario.h - a replay set (numaplace/replay.h) from a scenario file
- * (numaplace/scenario.h), the model table and the footprint table (numaplace/footprint.h). */
+/* numaplace/replay_scenario.h - a replay set from a scenario, the model and footprint tables. */
 #ifndef NUMAPLACE_REPLAY_SCENARIO_H
 #define NUMAPLACE_REPLAY_SCENARIO_H
 
@@ -17,8 +16,7 @@ struct np_replay_owned {
 
 /** Options of np_replay_set_from_scenario, as bits. */
 enum np_replay_build_flag {
-    /** Each job's corun factor (the thesis's static runs' co-location slowdown for its mix)
-     *  from the footprint table; else none. */
+    /** Each job's corun factor from the footprint table; else none. */
     NP_REPLAY_WITH_CORUN = 1u << 0,
 };
 
