@@ -91,8 +91,7 @@ struct acct_controller_job {
 int acct_controller_job(uint32_t job_id, struct acct_controller_job *job, struct np_err *err);
 void acct_controller_job_free(struct acct_controller_job *job);
 
-/** May the caller read job @p job_uid's report? Root, the job's owner, and Slurm operators and
- *  administrators (sacctmgr's AdminLevel), as sacct itself allows. */
+/** May the caller read job @p job_uid's report? As sacct: root, its owner, operators, admins. */
 bool acct_may_read(uid_t job_uid);
 
 #endif /* NUMAPLACE_ACCOUNTING_H */

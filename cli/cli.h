@@ -34,8 +34,7 @@ int cmd_status(int argc, char **argv);
 int cmd_ping(int argc, char **argv);
 int cmd_set_class(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
-/** @p text as a job id (digits only, 1 to UINT32_MAX) into @p id; else @return -1, having said
- *  on stderr that it is not one, for @p command ("status") */
+/** @p text as a job id (1 to UINT32_MAX) into @p id; else -1, said on stderr for @p command */
 int cli_job_id(const char *command, const char *text, uint32_t *id);
 /** One request to numaplaced; the error goes to stderr. @return 0 or -errno */
 int cli_call(const struct np_proto_request *req, json_t **reply);
@@ -60,8 +59,7 @@ const struct np_sens_model *cli_sensitivity(void);
 /** A struct np_log sink writing "numaplace: level: msg" to stderr. */
 void cli_stderr_log(enum np_log_level level, const char *msg, void *arg);
 
-/* The terminal's stderr without the guard that escapes control characters: only for the
- * command's own progress lines, which return the cursor with '\r' on a terminal. */
+/* The terminal's stderr without the guard: only for progress lines, which return with '\r'. */
 FILE *cli_unguarded_stderr(void);
 
 #endif /* NUMAPLACE_CLI_H */

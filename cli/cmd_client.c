@@ -162,8 +162,7 @@ int cmd_status(int argc, char **argv)
     return 0;
 }
 
-/* Steps of @p job_id numaplaced lists (with @p ending_only, those that ended and whose report is
- * not written yet); 0 when none, or when numaplaced does not answer: the spool is all there is. */
+/* Steps of @p job_id numaplaced lists (@p ending_only: "ending"); 0 when it does not answer. */
 static size_t steps_listed(uint32_t job_id, bool ending_only)
 {
     struct np_proto_request req = {.op = NP_OP_STATUS, .job_id = job_id};
@@ -405,8 +404,7 @@ static int parse_script_line(char **words, unsigned nwords, const char *path, un
     return 0;
 }
 
-/* Every line of "DELAY_S FROM TO PAGES [ORDER]" (words after ORDER ignored), at most
- * NP_SCENARIO_MAX_REQUESTS of them. @return the count, or -1 (printed) */
+/* Each "DELAY_S FROM TO PAGES [ORDER]" line, NP_SCENARIO_MAX_REQUESTS at most. @return n or -1 */
 static long read_script_lines(FILE *f, const char *path, unsigned lineno,
                               struct script_line **lines)
 {

@@ -356,8 +356,7 @@ static char *spilled(FILE *spill, const struct listed_job *job)
     return text;
 }
 
-/* Why predictions are unavailable, after the table (never a guess): each reason once, with how
- * many jobs it covers and the first of them. */
+/* Why predictions are unavailable: each reason once, with its count of jobs and the first. */
 static void print_unavailable(const struct job_list *list)
 {
     for (size_t i = 0; i < list->njobs; i++) {

@@ -230,15 +230,13 @@ static int deposit(uint32_t job_id, const json_t *part, struct store_costs *cost
     return rc;
 }
 
-/**
+/*
  * Merge @p part (borrowed: this node's part of job @p job_id) into the job's stored summary and
- * confirm it (store.h). Never writes over another tool's AdminComment (-EEXIST) nor over a
- * summary it could not read (sacct failing: -EIO).
- * A job on more than NUMAPLACE_STORE_MAX_NODES nodes (default STORE_MAX_NODES) is the single
- * merger's: the part is left in the parts directory (store_parts_deposit; @p costs->deposited)
- * when the site has one, and is -EFBIG when not.
- * @return 0; -EIO (slurmdbd unreachable); -ETIMEDOUT; -EEXIST; -E2BIG; -ENOENT (slurmdbd has no
- *         such job); -EFBIG; each with @p err
+ * confirm it (store.h), never over another tool's AdminComment (-EEXIST) nor over a summary it
+ * could not read (-EIO). A job on more than store_max_nodes() nodes is the single merger's: the
+ * part is left in the parts directory (@p costs->deposited), or -EFBIG when the site has none.
+ * @return 0; -EIO (slurmdbd unreachable); -ETIMEDOUT; -EEXIST; -E2BIG; -ENOENT (no such job in
+ *         slurmdbd); -EFBIG; each with @p err
  */
 static int store_commit(uint32_t job_id, const json_t *part, const struct store_limits *limits,
                         struct store_costs *costs, const struct np_log *log, struct np_err *err)
@@ -395,14 +393,11 @@ static int retry_one(int dirfd, uint32_t job_id, const struct store_limits *limi
     return rc == 0 || drop ? 0 : rc == -EIO ? -EIO : 1;
 }
 
-/**
- * Store the parts waiting in <@p spool>/pending but job @p except (0: none), oldest first, at
- * most @p max_jobs of them (0: all), each only while @p until (np_monotonic_s's clock; 0: no end)
- * leaves it STORE_PENDING_MIN_S and bounded to end by then; stopping at the first that finds
- * slurmdbd unreachable. A part stored is removed; one that can never be stored (another tool's
- * AdminComment, too large, corrupt) or waited over STORE_PENDING_MAX_AGE_S is dropped, logged.
- * @return the number of parts still waiting
- */
+/* Store the parts waiting in <@p spool>/pending but job @p except (0: none), oldest first, at
+ * most @p max_jobs (0: all), each only while @p until (np_monotonic_s; 0: no end) leaves it
+ * STORE_PENDING_MIN_S, bounded to end by then; stopping where slurmdbd is unreachable. One that
+ * can never be stored (another tool's AdminComment, too large, corrupt) or waited over
+ * STORE_PENDING_MAX_AGE_S is dropped, logged. @return the number of parts still waiting */
 static int store_pending_pass(const char *spool, uint32_t except, int max_jobs, double until,
                               const struct np_log *log)
 {
@@ -546,13 +541,10 @@ static int merge_job(const char *dir, uint32_t job_id, const struct store_limits
     return rc;
 }
 
-/**
- * `numaplace store --merge JOBID` (EpilogSlurmctld): once every node of the large job @p job_id
- * left its part in @p parts_dir (or STORE_EPILOG_PARTS_S passed), merge them, store the summary
- * with one write (store_commit) and remove the parts; a job on fewer nodes is left to its nodes.
- * With @p job_id 0, every job waiting in @p parts_dir, each once.
- * @return 0, or -errno with @p err (the parts stay for the next pass)
- */
+/* `store --merge JOBID` (EpilogSlurmctld): once every node of the large job @p job_id left its
+ * part in @p parts_dir (or STORE_EPILOG_PARTS_S passed), merge them, store the summary with one
+ * write and remove the parts; a job on fewer nodes is left to its nodes. @p job_id 0: every job
+ * waiting in @p parts_dir, each once. @return 0, or -errno with @p err (the parts stay) */
 static int store_merge(const char *parts_dir, uint32_t job_id, const struct store_limits *limits,
                        const struct np_log *log, struct np_err *err)
 {
@@ -812,8 +804,7 @@ static bool is_slurm_user(uid_t uid)
     return yes;
 }
 
-/* `numaplace store --merge JOBID` (EpilogSlurmctld: etc/numaplace-epilog-slurmctld), or
- * `store --merge --pending` (a timer on the controller host; @p job NULL). */
+/* `store --merge JOBID` (EpilogSlurmctld), or `store --merge --pending` (a timer: @p job NULL). */
 static int cmd_store_merge(const char *job)
 {
     /* A job's merge runs in EpilogSlurmctld's time (STORE_EPILOG_S); the pass has a timer's. */

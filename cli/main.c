@@ -138,8 +138,7 @@ static void guard_terminal(void)
     (void)atexit(unguard_terminal);
 }
 
-/* Parse the command's options from its table into cli.opt and run it on its operands alone:
- * argv[0] the command, then the operands (getopt_long has moved them behind the options). */
+/* Parse the command's options into cli.opt and run it on its operands alone, after argv[0]. */
 static int run_command(const struct command *command, int argc, char **argv)
 {
     static const char *values[CLI_MAX_OPTIONS];

@@ -106,8 +106,7 @@ static void sort_predicted(struct np_candidate *cands, size_t count, uint64_t se
     qsort(cands, count, sizeof(*cands), by_effect);
 }
 
-/* Best-plus's group first, then predicted before unpredicted, then the effect (or best-plus's
- * bandwidth rule among the unpredicted). */
+/* Best-plus's groups, in each the predicted first by effect, then the rest by best-plus. */
 static int compare_predicted_grouped(const void *pa, const void *pb)
 {
     const struct np_candidate *a = pa, *b = pb;

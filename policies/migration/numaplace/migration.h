@@ -110,8 +110,7 @@ enum np_trigger_kind {
 };
 NP_API const char *np_trigger_name(enum np_trigger_kind t);
 
-/** Homecoming leaves smaller remote shares alone (shared libraries' page cache, which
- *  MPOL_MF_MOVE cannot move anyway). */
+/** Homecoming leaves smaller remote shares alone (page cache MPOL_MF_MOVE cannot move). */
 #define NP_HOMECOMING_MIN_PAGES 256
 
 /** "Move at least N pages from node S to node D", plus who asked and why. */

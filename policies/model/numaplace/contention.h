@@ -55,8 +55,7 @@ struct np_contention_params {
     uint8_t distance[NP_MAX_NODES][NP_MAX_NODES]; /**< SLIT; 0 = unknown (counted as near, 21) */
 };
 
-/** Sandman (the thesis's machine, 4 nodes x 16 CPUs) with the parameters fit on its static runs
- *  by bench/contention_fit (docs/replay.md names the data behind each). */
+/** Sandman (4 nodes x 16 CPUs), the parameters fit by bench/contention_fit (docs/replay.md). */
 NP_API void np_contention_params_sandman(struct np_contention_params *params);
 
 /** The thesis's stress-ng memory hog's demand per instance on Sandman (MB/s), fit beside the

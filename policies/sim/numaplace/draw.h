@@ -18,8 +18,7 @@ NP_API double np_draw_uniform(uint64_t *state);
  *  inverse are equally likely; exactly 1 for @p sigma 0 (the state still advances). */
 NP_API double np_draw_lognormal(uint64_t *state, double sigma);
 
-/** @p perm[0..n) := a permutation of 0..n-1, Fisher-Yates driven by @p seed (the same
- *  permutation for the same seed and n). */
+/** @p perm[0..n) := a permutation of 0..n-1, Fisher-Yates from @p seed (same seed, same). */
 NP_API void np_draw_permutation(size_t *perm, size_t n, uint64_t seed);
 
 /** The percentile interval of @p n values at @p level (0.95: the 2.5th and 97.5th), each

@@ -146,8 +146,7 @@ struct np_replay_result {
     size_t requests_overshot; /**< thesis way: planned more than asked (whole shares) */
     double moving_s;          /**< numaplace way: time the mover was busy */
     double first_end_s;       /**< when the first job ended */
-    /** Sum and count of the gaps between requests issued before the first job ended (their mean:
-     *  the spacing the thesis's logs show) */
+    /** Sum and count of the gaps between requests before the first job ended (the logs' spacing) */
     double spacing_sum_s;
     size_t spacing_n;
 };

@@ -17,8 +17,7 @@ struct np_sim_job {
     unsigned cpu_node;
     enum np_class job_class;
     uint64_t pages[NP_MAX_NODES];
-    /** What the orders are told (np_job_view), calibrated by the caller (bench/order_cv); the
-     *  row's measured figure only for an oracle. */
+    /** What the orders are told (np_job_view); the row's measured figure only for an oracle. */
     double predicted_remote;
     bool has_prediction;
 };
