@@ -295,10 +295,9 @@ static int parse_count(const char *what, const char *text, unsigned long long ma
     return -1;
 }
 
-/* When a script's requests go out: each delay after the previous answer (the default, as the
- * thesis's manager did), or at fixed times from the script's start (--clock fixed: request i at
- * the sum of the delays up to i, whatever earlier moves took, so every run of a comparison asks
- * at the same moments; a request whose time has passed goes at once and says how late). */
+/* When a script's requests go out: each delay after the previous answer (as the thesis's manager
+ * did), or with --clock fixed at the sum of the delays so far from the start, whatever the moves
+ * took, so every run of a comparison asks at the same moments (a late one goes at once). */
 struct pacing {
     bool fixed;
     double due;   /* s after start: when the next request is due */

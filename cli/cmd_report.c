@@ -33,9 +33,8 @@ static int print_report(json_t *report, void *arg)
     return 0;
 }
 
-/* The job's uid is what Slurm or numaplaced says, never what a file says: @p uid (Slurm's, or the
- * reader numaplaced named) replaces the "uid" of @p doc (a report or a summary), and a
- * disagreement is shown. */
+/* The job's uid is what Slurm or numaplaced says, never a file: @p uid replaces the "uid" of
+ * @p doc (a report or a summary), a disagreement shown. */
 static void uid_from(json_t *doc, uid_t uid, const char *who, const char *what)
 {
     const json_t *said = json_object_get(doc, "uid");

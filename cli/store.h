@@ -1,16 +1,14 @@
 /*
  * store.h - how `numaplace store` gets a node's part of a job summary into the job's one
- * AdminComment when every node of the job does the same at the same time, and retries the
- * parts that could not be stored (store_pending_*, below).
+ * AdminComment while every node of the job does the same, and keeps the parts not stored yet.
  *
  * slurmdbd offers no compare-and-swap on AdminComment: a read-merge-write based on a read made
- * before another node's write drops that node's part. So each node writes optimistically and
- * then confirms: it reads the stored summary at least SETTLE seconds after its write and again
- * SETTLE seconds later, and its part is confirmed when both reads show it and are identical. Every
- * writer re-reads instead of writing when its read is SETTLE/2 old, so a write lands at most
- * SETTLE after the read it is based on (a slower one is logged). Then no write after the
- * second read can be based on a read older than the first one, and every state since holds the
- * part: nothing later drops it. A part missing at either read is merged and written again, with
+ * before another node's write drops that node's part. So each node writes optimistically, then
+ * reads the stored summary at least SETTLE seconds after its write and again SETTLE later: its
+ * part is confirmed when both reads show it and are identical. Every writer reads again instead
+ * of writing when its read is SETTLE/2 old, so a write lands at most SETTLE after its read (a
+ * slower one is logged): no write after the second read can be based on a read older than the
+ * first, and nothing later drops the part. A part missing at either read is written again, after
  * a jittered back-off. docs/accounting.md has the argument, the costs and the limits.
  */
 #ifndef NUMAPLACE_STORE_H
@@ -52,9 +50,8 @@ struct store_costs {
 /** A waiting part is tried only with this much time left before the pass's end. */
 #define STORE_PENDING_MIN_S 15.0
 
-/** The epilog's store runs in the epilog's time (etc/numaplace-epilog): its own part waits at most
- *  STORE_EPILOG_RECORD_S for the job's record and STORE_EPILOG_WRITE_S for the writes and their
- *  confirmation, and the whole store, earlier jobs' parts included, ends by STORE_EPILOG_S. */
+/** The epilog's store (etc/numaplace-epilog) waits at most STORE_EPILOG_RECORD_S for the job's
+ *  record, STORE_EPILOG_WRITE_S for its writes, and ends by STORE_EPILOG_S, earlier parts too. */
 #define STORE_EPILOG_RECORD_S 30.0
 #define STORE_EPILOG_WRITE_S  60.0
 #define STORE_EPILOG_S        120.0

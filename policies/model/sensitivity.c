@@ -153,8 +153,7 @@ int np_sensitivity_predict(const struct np_sens_model *m, const struct np_sens_i
     return 0;
 }
 
-/* SPEC's rate (5xx ..._r) and speed (6xx ..._s) versions of one program share the name between
- * the number and the suffix: "519.lbm_r" and "619.lbm_s" are both "lbm". */
+/* The name between the number and the _r/_s suffix: "519.lbm_r" and "619.lbm_s" are "lbm". */
 static size_t code_span(const char *benchmark, const char **start)
 {
     const char *dot = strchr(benchmark, '.');

@@ -162,8 +162,13 @@ static int cross_validate(const struct np_model *table, unsigned features, bool 
     int rc = 0;
 
     memset(out, 0, sizeof(*out));
-    rc = pred && p && y ? predict_out_of_fold(table, features, pred, err)
-                        : np_err_set(err, -ENOMEM, "sensitivity: out of memory");
+    if (!pred || !p || !y) {
+        free(pred);
+        free(p);
+        free(y);
+        return np_err_set(err, -ENOMEM, "sensitivity: out of memory");
+    }
+    rc = predict_out_of_fold(table, features, pred, err);
     if (rc == 0) {
         out->rows = pack(table, pred, p, y);
         out->spearman = np_spearman(p, y, out->rows);
@@ -321,8 +326,12 @@ int np_sensitivity_cv_nested(const struct np_model *table, unsigned features,
     memset(out, 0, sizeof(*out));
     out->threshold_min = INFINITY;
     out->threshold_max = -INFINITY;
-    if (!inner.rows || !pred || !measured)
-        rc = np_err_set(err, -ENOMEM, "sensitivity: out of memory");
+    if (!inner.rows || !pred || !measured) {
+        free(inner.rows);
+        free(pred);
+        free(measured);
+        return np_err_set(err, -ENOMEM, "sensitivity: out of memory");
+    }
     for (size_t i = 0; rc == 0 && i < table->count; i++) {
         if (!first_of_code(table, i))
             continue;

@@ -118,11 +118,8 @@ void np_replay_result_fini(struct np_replay_result *result)
     memset(result, 0, sizeof(*result));
 }
 
-/**
- * A job's slowdown with @p pages[n] of its pages on node n (n < @p nnodes) and its CPUs on
- * @p cpu_node: the model's curve at its remote share, the excess scaled from the near node's
- * distance (21) to the remote pages' mean distance (np_penalty_scale_slowdown).
- */
+/* A job's slowdown with @p pages[n] on node n and its CPUs on @p cpu_node: the model's curve at its
+ * remote share, the excess scaled from the near node's distance to the remote pages' mean one. */
 static double np_replay_slowdown(const struct np_model_row *row, const uint64_t *pages,
                                  unsigned nnodes, unsigned cpu_node,
                                  const uint8_t (*distance)[NP_MAX_NODES])

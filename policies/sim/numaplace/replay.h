@@ -123,8 +123,7 @@ struct np_replay_config {
 #define NP_REPLAY_LOOP_PASS_WORK_S 1.67
 #define NP_REPLAY_LOOP_MOVER_BPS   290e6
 
-/** @p config replays with @p contention (borrowed) and the thesis's manager loop
- *  (NP_REPLAY_LOOP_*; it runs in the thesis way only), as bench/replay and bench/order_cv do. */
+/** @p config with @p contention (borrowed) and the thesis's loop (NP_REPLAY_LOOP_*), as bench's. */
 NP_API void np_replay_config_thesis_loop(struct np_replay_config *config,
                                          const struct np_contention_params *contention);
 
