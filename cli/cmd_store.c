@@ -649,13 +649,14 @@ static int store_identity(uint32_t job_id, struct store_identity *who, struct np
         who->uid = (uid_t)v;
     } else {
         char *comment = NULL;
-        const int rc = acct_sacct_job(job_id, &who->uid, &comment, NULL, err);
+        struct np_err why = {0}; /* apart from err: a message is never formatted into itself */
+        const int rc = acct_sacct_job(job_id, &who->uid, &comment, NULL, &why);
         free(comment);
         if (rc < 0)
             return np_err_set(err, rc,
                               "the job's user is unknown: no SLURM_JOB_UID (not run by the "
                               "epilog) and sacct: %s",
-                              err ? err->msg : "failed");
+                              why.msg[0] ? why.msg : "failed");
     }
     pw = env_user && *env_user ? getpwnam(env_user) : NULL;
     if (!pw || pw->pw_uid != who->uid)
