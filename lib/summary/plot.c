@@ -1,10 +1,11 @@
-/* A job's timeline drawn with cairo (see numaplace/plot.h); text and time axis in plot_text.c. */
+/* A job's timeline drawn with cairo (see numaplace/plot.h). Every string is drawn through
+ * plot_text(), which records where its ink went, so a check can see that no text leaves the
+ * picture. */
 #include "numaplace/plot.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,7 +14,183 @@
 
 #include "numaplace/output_file.h"
 
-#include "plot_text.h"
+#define PLOT_WIDTH  1000.0
+#define PLOT_HEIGHT 720.0
+#define PLOT_LEFT   84.0  /* room for the scales */
+#define PLOT_RIGHT  190.0 /* room for the legend */
+#define PLOT_X1     (PLOT_WIDTH - PLOT_RIGHT)
+
+/* Where the drawing goes, and the record of its strings (texts NULL: none kept). */
+struct plot_pen {
+    cairo_t *cr;
+    struct np_plot_text *texts;
+    size_t max, n;
+};
+
+/* ---- text and the time axis: they know nothing of a timeline ---- */
+
+/* The advance width @p s would have. */
+static double plot_text_width(struct plot_pen *p, double size, const char *s)
+{
+    cairo_text_extents_t e;
+
+    cairo_set_font_size(p->cr, size);
+    cairo_text_extents(p->cr, s, &e);
+    return e.x_advance;
+}
+
+/* Draw @p s with its reference point at (x, y): @p align 0 left, 0.5 centre, 1 right of x.
+ * @return its advance width */
+static double plot_text(struct plot_pen *p, double x, double y, double size, double align,
+                        const char *s)
+{
+    cairo_text_extents_t e;
+
+    cairo_set_font_size(p->cr, size);
+    cairo_text_extents(p->cr, s, &e);
+    x -= align * e.x_advance;
+    cairo_move_to(p->cr, x, y);
+    cairo_show_text(p->cr, s);
+    if (p->texts && p->n < p->max) {
+        struct np_plot_text *t = &p->texts[p->n];
+        t->x0 = x + e.x_bearing;
+        t->y0 = y + e.y_bearing;
+        t->x1 = t->x0 + e.width;
+        t->y1 = t->y0 + e.height;
+        snprintf(t->text, sizeof(t->text), "%s", s);
+    }
+    p->n++;
+    return e.x_advance;
+}
+
+/* The longest prefix of @p s (at most @p len bytes) that fits @p width, preferring to end at a
+ * space; at least one character. */
+static size_t fitting(struct plot_pen *p, double size, double width, const char *s, size_t len)
+{
+    char line[512];
+    size_t fit = 0, space = 0;
+
+    for (size_t k = 1; k <= len && k < sizeof(line); k++) {
+        if ((s[k - 1] & 0xc0) == 0x80 && k < len) /* never cut inside a UTF-8 character */
+            continue;
+        memcpy(line, s, k);
+        line[k] = '\0';
+        if (plot_text_width(p, size, line) > width)
+            break;
+        fit = k;
+        if (k < len && s[k] == ' ')
+            space = k;
+    }
+    if (fit == len)
+        return fit;
+    return space ? space : (fit ? fit : 1);
+}
+
+/* @p s wrapped at spaces (a word wider than @p width cut) into at most @p max_lines lines from
+ * baseline @p y, the last ending in "..." when the text goes on. @return the lines drawn */
+static int plot_wrapped(struct plot_pen *p, double x, double y, double width, double size,
+                        int max_lines, const char *s)
+{
+    int lines = 0;
+
+    while (*s && lines < max_lines) {
+        const size_t len = strlen(s);
+        size_t n = fitting(p, size, width, s, len);
+        char line[512];
+
+        if (lines + 1 == max_lines && n < len) { /* the last line: cut, with "..." */
+            char probe[520];
+            n = n < sizeof(line) - 1 ? n : sizeof(line) - 1;
+            while (n > 1) {
+                snprintf(probe, sizeof(probe), "%.*s...", (int)n, s);
+                if (plot_text_width(p, size, probe) <= width)
+                    break;
+                n--;
+            }
+            plot_text(p, x, y, size, 0, probe);
+            return lines + 1;
+        }
+        snprintf(line, sizeof(line), "%.*s", (int)n, s);
+        plot_text(p, x, y, size, 0, line);
+        lines++;
+        y += size * 1.3;
+        s += n;
+        while (*s == ' ')
+            s++;
+    }
+    return lines;
+}
+
+/* Ticks for 0..@p max: about @p n steps of 1, 2 or 5 times a power of ten. @return the step */
+static double plot_nice_step(double max, int n)
+{
+    const double raw = max > 0 ? max / n : 1;
+    const double power = pow(10, floor(log10(raw)));
+    const double f = raw / power;
+
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * power;
+}
+
+/* x of time @p t on an axis from @p t0 to @p t1. */
+static double plot_x_of(double t0, double t1, double t)
+{
+    const double span = t1 > t0 ? t1 - t0 : 1.0;
+
+    return PLOT_LEFT + (t - t0) / span * (PLOT_X1 - PLOT_LEFT);
+}
+
+/* Steps a time axis may take, in its unit: seconds and minutes by 1, 2, 5, 10, 15, 30; hours by
+ * 1, 2, 3, 6, 12, 24 (a day reads in quarters, not tenths). */
+static double time_step(double span, int n, bool hours)
+{
+    static const double sixty[] = {1, 2, 5, 10, 15, 20, 30, 60};
+    static const double day[] = {1, 2, 3, 6, 12, 24, 48, 96, 168};
+    const double *steps = hours ? day : sixty;
+    const size_t count = hours ? sizeof(day) / sizeof(day[0]) : sizeof(sixty) / sizeof(sixty[0]);
+
+    for (size_t i = 0; i < count; i++)
+        if (span / steps[i] <= n)
+            return steps[i];
+    return plot_nice_step(span, n);
+}
+
+/* The time axis under the panels from @p top to @p bottom for times @p t0 to @p t1: elapsed ticks
+ * in s, min or h by the span, grid lines across, and the wall-clock times @p start and @p end
+ * (NULL: not shown) at its ends. */
+static void plot_time_axis(struct plot_pen *p, double t0, double t1, const char *start,
+                           const char *end, double top, double bottom)
+{
+    const double span = t1 > t0 ? t1 - t0 : 1.0;
+    /* seconds up to 5 min, minutes up to 5 h, hours beyond */
+    const double unit = span <= 300 ? 1 : span <= 5 * 3600 ? 60 : 3600;
+    const char *name = unit == 1 ? "s" : unit == 60 ? "min" : "h";
+    const double step = time_step(span / unit, 8, unit == 3600) * unit;
+    char label[64];
+
+    for (int k = 0; k * step <= span + 1e-9; k++) {
+        const double e = k * step, x = plot_x_of(t0, t1, t0 + e);
+        cairo_set_source_rgba(p->cr, 0, 0, 0, 0.12);
+        cairo_set_line_width(p->cr, 1.0);
+        cairo_move_to(p->cr, x, top);
+        cairo_line_to(p->cr, x, bottom + 4);
+        cairo_stroke(p->cr);
+        cairo_set_source_rgb(p->cr, 0.15, 0.15, 0.15);
+        snprintf(label, sizeof(label), "%g", e / unit);
+        plot_text(p, x, bottom + 16, 10, 0.5, label);
+    }
+    snprintf(label, sizeof(label), "elapsed (%s), %g %s in all", name, span / unit, name);
+    plot_text(p, (PLOT_LEFT + PLOT_X1) / 2, bottom + 32, 11, 0.5, label);
+    if (start) {
+        snprintf(label, sizeof(label), "start %.50s", start);
+        plot_text(p, PLOT_LEFT, bottom + 50, 10, 0, label);
+    }
+    if (end) {
+        snprintf(label, sizeof(label), "end %.50s", end);
+        plot_text(p, PLOT_X1, bottom + 50, 10, 1, label);
+    }
+}
+
+/* ---- the panels ---- */
 
 /* Colour-blind-safe palette (Okabe-Ito) for up to eight nodes, each named in the legend. */
 static const double palette[8][3] = {
@@ -391,9 +568,7 @@ int np_plot_timeline_texts(const struct np_timeline *tl, struct np_plot_text *te
     if (rc)
         return rc;
     if (texts && max) {
-        pen.texts = calloc(max, sizeof(*pen.texts));
-        if (!pen.texts)
-            return np_err_set(err, -ENOMEM, "out of memory");
+        pen.texts = texts;
         pen.max = max;
     }
     surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)PLOT_WIDTH, (int)PLOT_HEIGHT);
@@ -401,12 +576,6 @@ int np_plot_timeline_texts(const struct np_timeline *tl, struct np_plot_text *te
     draw(&pen, tl);
     cairo_destroy(pen.cr);
     cairo_surface_destroy(surface);
-    for (size_t k = 0; texts && k < pen.n && k < pen.max; k++) {
-        texts[k] = (struct np_plot_text){pen.texts[k].x0, pen.texts[k].y0, pen.texts[k].x1,
-                                         pen.texts[k].y1, ""};
-        snprintf(texts[k].text, sizeof(texts[k].text), "%s", pen.texts[k].text);
-    }
-    free(pen.texts);
     *ntexts = pen.n;
     *width = PLOT_WIDTH;
     *height = PLOT_HEIGHT;

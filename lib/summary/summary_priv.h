@@ -10,9 +10,7 @@
 
 #include <jansson.h>
 
-#include "numaplace/model_parts.h"
-#include "numaplace/sensitivity.h"
-#include "numaplace/summary_defs.h"
+#include "numaplace/summary.h"
 
 /* A step shorter than this weighs as much as this in time-weighted means (an incomplete step
  * reports duration 0 but still says something about its node). */

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numaplace/figure.h"
 #include "numaplace/summary.h"
 #include "summary_priv.h"
 

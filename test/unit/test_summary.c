@@ -13,7 +13,6 @@
 
 #include "np_test.h"
 #include "numaplace/codec.h"
-#include "numaplace/model_parts.h"
 #include "numaplace/report.h"
 #include "numaplace/summary.h"
 
