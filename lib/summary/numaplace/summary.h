@@ -263,8 +263,8 @@ NP_API int np_summary_plot(const json_t *summary, const char *node, const char *
 
 /* A figure of reports, summaries and `numaplace status`: `{"value": number, "unit", "source"}` or
  * `{"unavailable": "why", "source"}` (docs/report-schema.md), plus the members a summary adds
- * (`seconds`, `steps`, ...). One that could not be measured stays unavailable with its reason. np_figure_print writes
- * its number so: */
+ * (`seconds`, `steps`, ...). One that could not be measured stays unavailable with its reason.
+ * np_figure_print writes its number so: */
 struct np_figure_style {
     double scale;     /**< multiplies the value (100 for a percentage) */
     char conv;        /**< 'g' or 'f' */
