@@ -397,7 +397,7 @@ static int new_step(json_t *node, const json_t *r, const char *step, const char 
 
     json_array_foreach(tasks, i, t)
     {
-        const char *p = jstr(t, "policy") ? jstr(t, "policy") : "unknown";
+        const char *p = jstr_or(t, "policy", "unknown");
         rc |= applied && json_object_set_new(applied, p, json_integer(jint(applied, p) + 1));
     }
     st = json_pack("{s:s, s:s, s:o, s:s, s:s, s:b, s:f}", "step", step, "policy", requested,

@@ -288,7 +288,7 @@ json_t *np_summary_advice_with(const json_t *s, const struct np_sens_model *mode
     memset(&r, 0, sizeof(r));
     r.triggers = json_object();
     if (np_summary_check(s, NULL) != 0 || !a || !r.triggers ||
-        !(names = np_summary_sorted_nodes(s, &n)))
+        !(names = np_sorted_keys(json_object_get(s, "nodes"), &n)))
         rc = -ENOMEM;
     for (size_t k = 0; k < n && !rc; k++) {
         const json_t *node = json_object_get(json_object_get(s, "nodes"), names[k]);

@@ -156,11 +156,6 @@ static int read_range(const char *p, size_t n, unsigned long long *lo, unsigned 
     return *lo <= *hi ? 0 : -EINVAL;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The names of one item ("login1" or "node[1-4,7]") appended to @p out. */
 static int expand_item(const char *p, size_t n, size_t max, struct np_strs *out, struct np_err *err)
 {
@@ -229,7 +224,7 @@ int np_hostlist_expand(const char *list, size_t max, struct np_strs *out, struct
     }
     if (out->n == 0) /* qsort takes no NULL array, even empty */
         return 0;
-    qsort(out->v, out->n, sizeof(*out->v), cmp_str);
+    qsort(out->v, out->n, sizeof(*out->v), np_cmp_str);
     for (size_t i = 0; i < out->n; i++) { /* drop duplicates */
         if (kept && strcmp(out->v[kept - 1], out->v[i]) == 0) {
             free(out->v[i]);
@@ -243,7 +238,7 @@ int np_hostlist_expand(const char *list, size_t max, struct np_strs *out, struct
 
 bool np_strs_sorted_has(const struct np_strs *names, const char *name)
 {
-    return name && names->n && bsearch(&name, names->v, names->n, sizeof(*names->v), cmp_str);
+    return name && names->n && bsearch(&name, names->v, names->n, sizeof(*names->v), np_cmp_str);
 }
 
 bool np_strs_has(const struct np_strs *s, const char *str)

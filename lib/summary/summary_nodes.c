@@ -6,11 +6,6 @@
 #include "numaplace/summary.h"
 #include "summary_priv.h"
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 const char *const np_dist_names[NP_DIST_N] = {
     "local_share", "cpi",        "bandwidth_bytes_per_s", "kernel_time_share",
     "duration_s",  "step_count", "pages_moved_bytes"};
@@ -65,22 +60,20 @@ bool np_summary_node_reported(const json_t *summary, const char *name)
     return in;
 }
 
-const char **np_summary_sorted_nodes(const json_t *summary, size_t *n)
+const char **np_sorted_keys(const json_t *obj, size_t *n)
 {
-    const json_t *nodes = json_object_get(summary, "nodes");
-    const char **names = malloc((json_object_size(nodes) + 1) * sizeof(*names));
-    const char *name;
+    const char **keys = malloc((json_object_size(obj) + 1) * sizeof(*keys)), *key;
     json_t *v;
 
     *n = 0;
-    if (!names)
+    if (!keys)
         return NULL;
-    json_object_foreach((json_t *)nodes, name, v)
+    json_object_foreach((json_t *)obj, key, v)
     {
-        names[(*n)++] = name;
+        keys[(*n)++] = key;
     }
-    qsort(names, *n, sizeof(*names), cmp_str);
-    return names;
+    qsort(keys, *n, sizeof(*keys), np_cmp_str);
+    return keys;
 }
 
 bool np_summary_worst_local_share(const json_t *summary, double *share)

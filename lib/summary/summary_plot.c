@@ -77,7 +77,7 @@ static int build_points(const json_t *tl, const char *name, struct np_timeline_p
 static int pick_node(const json_t *s, const char *node, const char **name, struct np_err *err)
 {
     size_t count = 0, o = 0;
-    const char **names = np_summary_sorted_nodes(s, &count);
+    const char **names = np_sorted_keys(json_object_get(s, "nodes"), &count);
     char list[256] = "";
 
     if (!names)
@@ -142,7 +142,7 @@ int np_summary_plot(const json_t *s, const char *node, const char *path, struct 
             continue;
         evs[nevents].t = jnum(ev, "t", 0);
         snprintf(evs[nevents].label, sizeof(evs[nevents].label), "%s",
-                 jstr(ev, "label") ? jstr(ev, "label") : "migration");
+                 jstr_or(ev, "label", "migration"));
         nevents++;
     }
     /* The plotted step's CPUs' nodes (the local share) and its wall-clock start and end. */

@@ -52,6 +52,12 @@ static inline void np_human_bytes(double bytes, char *buf, size_t len)
         snprintf(buf, len, "%.1f %s", bytes, units[u]);
 }
 
+/* strcmp for qsort and bsearch over an array of strings. */
+static inline int np_cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* ---- reading a summary's JSON (members absent or of another type read as absent) ---- */
 
 /* The number at @p key of @p o, else @p dflt. */
@@ -71,6 +77,11 @@ static inline json_int_t jint(const json_t *o, const char *key)
 static inline const char *jstr(const json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));
+}
+
+static inline const char *jstr_or(const json_t *o, const char *key, const char *dflt)
+{
+    return jstr(o, key) ? jstr(o, key) : dflt;
 }
 
 /* A number rounded to an integer (0 for anything else), as maps of bytes and tasks count. */
@@ -122,9 +133,9 @@ bool np_skipped_has(const json_t *summary, const char *node);
 /* A report's timeline checked as a summary's (summary_schema.c). 0 or -EINVAL with @p err. */
 int np_timeline_check(const json_t *tl, const char *what, struct np_err *err);
 
-/* The summary's node names in name order: a new array of borrowed strings (free()), NULL on
- * out-of-memory. */
-const char **np_summary_sorted_nodes(const json_t *summary, size_t *n);
+/* The keys of object @p obj (a summary's nodes, a map) in order: a new array of borrowed strings
+ * (free()), NULL on out-of-memory. */
+const char **np_sorted_keys(const json_t *obj, size_t *n);
 
 /* The names folded into `nodes_folded`, expanded and sorted, to ask whether a node is in the fold
  * (summary_nodes.c). Empty when the summary is not folded; free sorted with np_strs_free. */
