@@ -525,8 +525,7 @@ int np_summary_add_report(json_t *s, json_t *report, struct np_err *err)
     const char *node = jstr(report, "node"), *step = jstr(report, "step");
     const json_int_t job_id = jint(s, "job_id");
     struct np_err rerr = {0};
-    json_t *n, *st;
-    size_t i;
+    json_t *n;
     int rc = np_summary_check(s, err);
 
     if (rc)
@@ -570,12 +569,8 @@ int np_summary_add_report(json_t *s, json_t *report, struct np_err *err)
             return np_err_set(err, -ENOMEM, "out of memory adding a report");
     }
     n = json_object_get(json_object_get(s, "nodes"), node);
-    json_array_foreach(json_object_get(n, "steps"), i, st)
-    {
-        if (jstr(st, "step") && strcmp(jstr(st, "step"), step) == 0)
-            return np_err_set(err, -EEXIST, "step %s of node %s is in the summary already", step,
-                              node);
-    }
+    if (jfind(json_object_get(n, "steps"), "step", step))
+        return np_err_set(err, -EEXIST, "step %s of node %s is in the summary already", step, node);
     if (!n && !(n = node_new(s, node)))
         return np_err_set(err, -ENOMEM, "out of memory adding node %s", node);
     rc = add_step(n, report, step);

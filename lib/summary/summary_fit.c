@@ -109,15 +109,10 @@ static const struct {
 
 static int record_trim(json_t *s, const char *what, long before)
 {
-    json_t *trimmed = json_object_get(s, "trimmed"), *e;
-    size_t i;
+    json_t *trimmed = json_object_get(s, "trimmed"), *e = jfind(trimmed, "what", what);
 
-    json_array_foreach(trimmed, i, e)
-    {
-        if (jstr(e, "what") && strcmp(jstr(e, "what"), what) == 0)
-            return json_object_set_new(e, "stored_bytes_before", json_integer(before)) ? -ENOMEM
-                                                                                       : 0;
-    }
+    if (e)
+        return json_object_set_new(e, "stored_bytes_before", json_integer(before)) ? -ENOMEM : 0;
     return json_array_append_new(trimmed, json_pack("{s:s, s:I}", "what", what,
                                                     "stored_bytes_before", (json_int_t)before))
                ? -ENOMEM

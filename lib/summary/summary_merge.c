@@ -41,7 +41,7 @@ static int merge_skipped(json_t *into, const json_t *other)
     {
         const char *node = jstr(k, "node");
         if (!node || into_keeps(into, other, node) ||
-            (!node_of(other, node) && !np_skipped_has(other, node)))
+            (!node_of(other, node) && !jfind(json_object_get(other, "skipped"), "node", node)))
             rc |= json_array_append_new(merged, json_deep_copy(k));
     }
     json_array_foreach(json_object_get(other, "skipped"), i, k)
@@ -81,20 +81,15 @@ static int merge_nodes(json_t *into, const json_t *other, const struct np_fold_n
 
 static int merge_trimmed(json_t *into, const json_t *other)
 {
-    json_t *trimmed = json_object_get(into, "trimmed"), *e, *k;
-    size_t i, j;
+    json_t *trimmed = json_object_get(into, "trimmed"), *e;
+    size_t i;
 
     if (!trimmed && json_object_set_new(into, "trimmed", trimmed = json_array()) != 0)
         return -ENOMEM;
     json_array_foreach(json_object_get(other, "trimmed"), i, e)
     {
-        bool have = false;
-        json_array_foreach(trimmed, j, k)
-        {
-            have |=
-                jstr(k, "what") && jstr(e, "what") && strcmp(jstr(k, "what"), jstr(e, "what")) == 0;
-        }
-        if (!have && json_array_append_new(trimmed, json_deep_copy(e)) != 0)
+        if (!jfind(trimmed, "what", jstr(e, "what")) &&
+            json_array_append_new(trimmed, json_deep_copy(e)) != 0)
             return -ENOMEM;
     }
     return 0;

@@ -7,19 +7,6 @@
 #include "numaplace/summary.h"
 #include "summary_priv.h"
 
-static bool trimmed_has(const json_t *s, const char *what)
-{
-    const json_t *e;
-    size_t i;
-
-    json_array_foreach(json_object_get(s, "trimmed"), i, e)
-    {
-        if (jstr(e, "what") && strcmp(jstr(e, "what"), what) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* Point @p i of a series: a number, or none (null, past its end). */
 static bool point(const json_t *series, size_t i, double *v)
 {
@@ -122,7 +109,7 @@ int np_summary_plot(const json_t *s, const char *node, const char *path, struct 
     n = json_object_get(json_object_get(s, "nodes"), name);
     if (!(tl = json_object_get(n, "timeline")))
         return np_err_set(err, -ENODATA, "the report has no timeline: %s",
-                          trimmed_has(s, "timeline")
+                          jfind(json_object_get(s, "trimmed"), "what", "timeline")
                               ? "timelines were trimmed to fit the summary into AdminComment"
                               : "the node's reports were written without one (an older numaplace)");
     npoints = json_array_size(json_object_get(tl, "t"));

@@ -27,7 +27,7 @@ enum np_sum_dist_figure {
     NP_DIST_PAGES_MOVED_BYTES,
     NP_DIST_N
 };
-/* Their JSON names (summary_nodes.c). */
+/* Their JSON names (summary_schema.c). */
 extern const char *const np_dist_names[NP_DIST_N];
 
 /* An ISO 8601 UTC time as reports write it ("2024-05-01T10:00:00Z"), comparable as a string. */
@@ -127,8 +127,8 @@ int jstrs_append_new(json_t *arr, const json_t *names);
 /* The class a job (or its fold) takes from one more node's @p node: high wins, unknown gives way.
  */
 const char *np_class_of(const char *have, const char *node);
-/* Whether a skipped report of @p node is listed. */
-bool np_skipped_has(const json_t *summary, const char *node);
+/* The first object of array @p arr whose string @p key is @p value (NULL: none), or NULL. */
+json_t *jfind(const json_t *arr, const char *key, const char *value);
 
 /* A report's timeline checked as a summary's (summary_schema.c). 0 or -EINVAL with @p err. */
 int np_timeline_check(const json_t *tl, const char *what, struct np_err *err);
@@ -138,7 +138,7 @@ int np_timeline_check(const json_t *tl, const char *what, struct np_err *err);
 const char **np_sorted_keys(const json_t *obj, size_t *n);
 
 /* The names folded into `nodes_folded`, expanded and sorted, to ask whether a node is in the fold
- * (summary_nodes.c). Empty when the summary is not folded; free sorted with np_strs_free. */
+ * (summary_build.c). Empty when the summary is not folded; free sorted with np_strs_free. */
 struct np_fold_names {
     bool folded;
     struct np_strs sorted;

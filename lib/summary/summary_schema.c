@@ -15,6 +15,10 @@
  * S (an array of strings), m (an object of numbers), B (bytes per NUMA node, or an unavailable
  * figure), {X (an object of schema X), [X (an array of them), or <T (an object of type T by
  * name). */
+const char *const np_dist_names[NP_DIST_N] = {
+    "local_share", "cpi",        "bandwidth_bytes_per_s", "kernel_time_share",
+    "duration_s",  "step_count", "pages_moved_bytes"};
+
 struct schema {
     const char *name, *members;
     /* what the types cannot say, after the members: 0 or -EINVAL with err */
