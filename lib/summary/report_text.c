@@ -3,15 +3,9 @@
  * Hindsight reads the launch's facts as the task's "auto" member records them, the sensitivity
  * measured as class_prediction records it, and asks the rule again; the reason and class_source
  * lines are for people and never read back. */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "numaplace/auto.h"
 #include "numaplace/protocol.h"
 #include "numaplace/report.h"
-#include "numaplace/summary.h"
 #include "summary_priv.h"
 
 int np_figure_print(FILE *out, const json_t *f, const struct np_figure_style *st)

@@ -1,12 +1,6 @@
 /* A step's report added to its node of a job summary (docs/summary-schema.md, "Building and
  * merging"): time-weighted means, statistics, pages, migrations, the longest step's timeline. */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "numaplace/report.h"
-#include "numaplace/summary.h"
 #include "summary_priv.h"
 
 #define OLDER "not in the report (written by an older numaplace)"

@@ -1,14 +1,8 @@
 /* Plain-language advice from a job summary's figures (docs/summary-schema.md, "Advice"), and the
  * job's predicted sensitivity to placement from the counters its steps carry (the model:
  * numaplace/sensitivity.h). */
-#include <errno.h>
-#include <math.h>
 #include <stdarg.h>
-#include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "numaplace/summary.h"
 #include "summary_priv.h"
 
 int np_summary_step_predict(const json_t *st, const struct np_sens_model *model, double *slowdown,

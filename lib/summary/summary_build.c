@@ -2,11 +2,6 @@
  * the totals, policies, class and missing nodes recomputed from the nodes after every change
  * (docs/summary-schema.md); which nodes it holds, those listed whole and those folded (the fit's
  * fold). */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "numaplace/summary.h"
 #include "summary_priv.h"
 
 #define SRC_SUMMARY_LOCAL "summary: node local shares weighted by bytes (peak) x seconds"
@@ -44,7 +39,6 @@ int jstrs_add_sorted(json_t *arr, const char *str)
     return !str || json_array_insert_new(arr, i, json_string(str)) == 0 ? 0 : -ENOMEM;
 }
 
-/* The class a job (or its fold) takes from one more node's: high wins, unknown gives way. */
 const char *np_class_of(const char *have, const char *node)
 {
     return node && (!have || strcmp(node, "high") == 0 || strcmp(have, "unknown") == 0) ? node
@@ -179,73 +173,89 @@ bool np_summary_worst_local_share(const json_t *summary, double *share)
 
 /* ---- totals ---- */
 
-/* The job-wide local share and kernel time share over the nodes that measured them. */
-static json_t *totals_figures(const json_t *s, const struct np_fold_names *fn, json_t *t)
+static double fig_or_nan(const json_t *f, const char *value_key)
 {
-    const json_t *f = json_object_get(json_object_get(s, "nodes_folded"), "sums"), *n;
-    /* the folded nodes' share first: the nodes kept whole are in it already */
-    double ls_sum = jnum(f, "local_share_x_seconds", 0), ls_w = jnum(f, "local_share_seconds", 0),
-           ls_bsum = jnum(f, "local_share_x_byte_seconds", 0),
-           ls_bw = jnum(f, "local_share_byte_seconds", 0),
-           k_sum = jnum(f, "kernel_time_share_x_seconds", 0),
-           k_w = jnum(f, "kernel_time_share_seconds", 0), x;
-    json_int_t ls_nodes = jint(f, "local_share_nodes"),
-               k_nodes = jint(f, "kernel_time_share_nodes");
-    bool all_bytes = f ? json_is_true(json_object_get(f, "local_share_all_bytes")) : true;
-    char ls_why[NP_ERR_MSG_MAX] = "", k_why[NP_ERR_MSG_MAX] = "";
-    const char *name;
+    double v;
 
-    json_object_foreach(json_object_get(s, "nodes"), name, n)
+    return jfig(f, value_key, &v) ? v : NAN;
+}
+
+void np_node_figs_read(const char *name, const json_t *n, struct np_node_figs *nf)
+{
+    const json_t *k = json_object_get(json_object_get(n, "os_interference"), "kernel_time_share");
+
+    nf->name = name;
+    nf->v[NP_DIST_LOCAL_SHARE] = fig_or_nan(json_object_get(n, "local_share"), "value");
+    nf->v[NP_DIST_CPI] = fig_or_nan(json_object_get(n, "cpi"), "mean");
+    nf->v[NP_DIST_BANDWIDTH] = fig_or_nan(json_object_get(n, "bandwidth"), "mean_bytes_per_s");
+    nf->v[NP_DIST_KERNEL_TIME_SHARE] = fig_or_nan(k, "value");
+    nf->v[NP_DIST_DURATION_S] = jnum(n, "duration_s", NAN);
+    nf->v[NP_DIST_STEP_COUNT] = jnum(n, "step_count", NAN);
+    nf->v[NP_DIST_PAGES_MOVED_BYTES] = jnum(n, "pages_moved_bytes", NAN);
+    nf->k_seconds = isnan(nf->v[NP_DIST_KERNEL_TIME_SHARE]) ? 0 : jnum(k, "seconds", MIN_WEIGHT_S);
+    nf->requests = jint(json_object_get(n, "migrations"), "requests");
+}
+
+struct np_sums np_sums_read(const json_t *f)
+{
+    return (struct np_sums){.steps = jint(f, "steps"),
+                            .moved = jint(f, "pages_moved_bytes"),
+                            .requests = jint(f, "migration_requests"),
+                            .ls_nodes = jint(f, "local_share_nodes"),
+                            .k_nodes = jint(f, "kernel_time_share_nodes"),
+                            .ls_s = jnum(f, "local_share_seconds", 0),
+                            .ls_xs = jnum(f, "local_share_x_seconds", 0),
+                            .ls_bs = jnum(f, "local_share_byte_seconds", 0),
+                            .ls_xbs = jnum(f, "local_share_x_byte_seconds", 0),
+                            .k_s = jnum(f, "kernel_time_share_seconds", 0),
+                            .k_xs = jnum(f, "kernel_time_share_x_seconds", 0),
+                            .all_bytes =
+                                !f || json_is_true(json_object_get(f, "local_share_all_bytes")),
+                            .sens = jstr(f, "sensitivity"),
+                            .start = jstr(f, "start"),
+                            .end = jstr(f, "end")};
+}
+
+int np_sums_add(struct np_sums *f, const json_t *n, const struct np_node_figs *nf, json_t *policies,
+                json_t *applied)
+{
+    const json_t *ls = json_object_get(n, "local_share"), *p;
+    const double x = nf->v[NP_DIST_LOCAL_SHARE], k = nf->v[NP_DIST_KERNEL_TIME_SHARE];
+    const char *start = jstr(n, "start"), *end = jstr(n, "end");
+    size_t i;
+    int rc = 0;
+
+    f->steps += jint(n, "step_count");
+    f->moved += jint(n, "pages_moved_bytes");
+    f->requests += nf->requests;
+    if (!isnan(x)) {
+        const double w = jnum(ls, "seconds", MIN_WEIGHT_S), bs = jnum(ls, "byte_seconds", -1);
+        f->ls_s += w;
+        f->ls_xs += x * w;
+        if (bs > 0) {
+            f->ls_bs += bs;
+            f->ls_xbs += x * bs;
+        } else {
+            f->all_bytes = false;
+        }
+        f->ls_nodes++;
+    }
+    if (!isnan(k)) {
+        f->k_s += nf->k_seconds;
+        f->k_xs += k * nf->k_seconds;
+        f->k_nodes++;
+    }
+    json_array_foreach(json_object_get(n, "policy_requested"), i, p)
     {
-        const json_t *ls = json_object_get(n, "local_share");
-        const json_t *k =
-            json_object_get(json_object_get(n, "os_interference"), "kernel_time_share");
-        if (np_fold_names_has(fn, name))
-            continue;
-        if (jfig(ls, "value", &x)) {
-            const double w = jnum(ls, "seconds", MIN_WEIGHT_S), bs = jnum(ls, "byte_seconds", -1);
-            ls_sum += x * w;
-            ls_w += w;
-            if (bs > 0) {
-                ls_bsum += x * bs;
-                ls_bw += bs;
-            } else {
-                all_bytes = false;
-            }
-            ls_nodes++;
-        } else if (!ls_why[0] && jstr(ls, "unavailable")) {
-            snprintf(ls_why, sizeof(ls_why), "no node measured it (%s: %s)", name,
-                     jstr(ls, "unavailable"));
-        }
-        if (jfig(k, "value", &x)) {
-            const double w = jnum(k, "seconds", MIN_WEIGHT_S);
-            k_sum += x * w;
-            k_w += w;
-            k_nodes++;
-        } else if (!k_why[0] && jstr(k, "unavailable")) {
-            snprintf(k_why, sizeof(k_why), "no node measured it (%s: %s)", name,
-                     jstr(k, "unavailable"));
-        }
+        rc |= jstrs_add_sorted(policies, json_string_value(p));
     }
-    if (json_object_set_new(
-            t, "local_share",
-            ls_nodes
-                ? json_pack("{s:f, s:s, s:s, s:I, s:s}", "value",
-                            all_bytes ? ls_bsum / ls_bw : ls_sum / ls_w, "unit", "fraction",
-                            "weighting", all_bytes ? "bytes x time" : "time", "nodes", ls_nodes,
-                            "source", all_bytes ? SRC_SUMMARY_LOCAL : SRC_SUMMARY_LOCAL_TIME)
-                : json_pack("{s:s, s:s}", "unavailable", ls_why[0] ? ls_why : "no node reported it",
-                            "source", "summary")) ||
-        json_object_set_new(
-            t, "kernel_time_share",
-            k_nodes ? json_pack("{s:f, s:s, s:I, s:s}", "value", k_sum / k_w, "unit", "fraction",
-                                "nodes", k_nodes, "source", SRC_SUMMARY_KERNEL)
-                    : json_pack("{s:s, s:s}", "unavailable",
-                                k_why[0] ? k_why : "no node reported it", "source", "summary"))) {
-        json_decref(t);
-        return NULL;
-    }
-    return t;
+    rc |= applied && jmap_add(applied, json_object_get(n, "policy_applied"));
+    f->sens = np_class_of(f->sens, jstr(n, "sensitivity"));
+    if (np_iso_ok(start) && (!f->start || strcmp(start, f->start) < 0))
+        f->start = start;
+    if (np_iso_ok(end) && (!f->end || strcmp(end, f->end) > 0))
+        f->end = end;
+    return rc ? -ENOMEM : 0;
 }
 
 /* The expected nodes that neither reported nor were skipped, each once. */
@@ -271,40 +281,34 @@ static json_t *still_missing(const json_t *s, const struct np_fold_names *fn)
 
 int np_summary_recompute(json_t *s)
 {
-    const json_t *f = json_object_get(json_object_get(s, "nodes_folded"), "sums"), *n;
-    json_t *policies = json_deep_copy(json_object_get(f, "policy_requested")),
-           *applied = json_object(), *v;
-    const char *start = jstr(f, "start"), *end = jstr(f, "end"), *sens = jstr(f, "sensitivity");
-    json_int_t steps = jint(f, "steps"), moved = jint(f, "pages_moved_bytes"),
-               requests = jint(f, "migration_requests");
+    const json_t *fs = json_object_get(json_object_get(s, "nodes_folded"), "sums"), *n;
+    json_t *policies = json_deep_copy(json_object_get(fs, "policy_requested")),
+           *applied = json_object();
+    /* the folded nodes' share first: the nodes kept whole are in it already */
+    struct np_sums f = np_sums_read(fs);
+    char ls_why[NP_ERR_MSG_MAX] = "", k_why[NP_ERR_MSG_MAX] = "";
     struct np_fold_names fn;
     const char *name;
-    size_t i;
     int rc = np_fold_names_get(s, &fn);
 
-    start = np_iso_ok(start) ? start : NULL;
-    end = np_iso_ok(end) ? end : NULL;
+    f.start = np_iso_ok(f.start) ? f.start : NULL;
+    f.end = np_iso_ok(f.end) ? f.end : NULL;
     if (!policies)
         policies = json_array();
-    rc |= !policies || !applied || jmap_add(applied, json_object_get(f, "policy_applied"));
+    rc |= !policies || !applied || jmap_add(applied, json_object_get(fs, "policy_applied"));
     json_object_foreach(json_object_get(s, "nodes"), name, n)
     {
-        const char *nstart = jstr(n, "start"), *nend = jstr(n, "end");
+        const char *lwhy = jwhy(n, "local_share"),
+                   *kwhy = jwhy(json_object_get(n, "os_interference"), "kernel_time_share");
+        struct np_node_figs nf;
         if (np_fold_names_has(&fn, name))
             continue; /* kept whole, counted in the fold */
-        steps += jint(n, "step_count");
-        moved += jint(n, "pages_moved_bytes");
-        requests += jint(json_object_get(n, "migrations"), "requests");
-        json_array_foreach(json_object_get(n, "policy_requested"), i, v)
-        {
-            rc |= policies && jstrs_add_sorted(policies, json_string_value(v));
-        }
-        rc |= applied && jmap_add(applied, json_object_get(n, "policy_applied"));
-        sens = np_class_of(sens, jstr(n, "sensitivity"));
-        if (np_iso_ok(nstart) && (!start || strcmp(nstart, start) < 0))
-            start = nstart;
-        if (np_iso_ok(nend) && (!end || strcmp(nend, end) > 0))
-            end = nend;
+        np_node_figs_read(name, n, &nf);
+        rc |= np_sums_add(&f, n, &nf, policies, applied);
+        if (isnan(nf.v[NP_DIST_LOCAL_SHARE]) && !ls_why[0] && lwhy)
+            snprintf(ls_why, sizeof(ls_why), "no node measured it (%s: %s)", name, lwhy);
+        if (isnan(nf.v[NP_DIST_KERNEL_TIME_SHARE]) && !k_why[0] && kwhy)
+            snprintf(k_why, sizeof(k_why), "no node measured it (%s: %s)", name, kwhy);
     }
 
     /* a node that reported (even a skipped report) is not missing */
@@ -312,23 +316,34 @@ int np_summary_recompute(json_t *s)
     rc |= json_object_set_new(s, "policy_requested", policies);
     rc |= json_object_set_new(s, "policy_applied", applied);
     /* sens, start and end point into the nodes or the fold: copied before what they replace goes */
-    if (sens)
-        rc |= json_object_set_new(s, "sensitivity", json_string(sens));
+    if (f.sens)
+        rc |= json_object_set_new(s, "sensitivity", json_string(f.sens));
     else
         json_object_del(s, "sensitivity");
-    if (start)
-        rc |= json_object_set_new(s, "start", json_string(start));
-    if (end)
-        rc |= json_object_set_new(s, "end", json_string(end));
+    if (f.start)
+        rc |= json_object_set_new(s, "start", json_string(f.start));
+    if (f.end)
+        rc |= json_object_set_new(s, "end", json_string(f.end));
     rc |= json_object_set_new(
         s, "totals",
-        totals_figures(
-            s, &fn,
-            json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "nodes",
-                      (json_int_t)np_fold_names_count(s, &fn), "steps", steps, "missing_nodes",
-                      (json_int_t)json_array_size(json_object_get(s, "missing_nodes")), "skipped",
-                      (json_int_t)json_array_size(json_object_get(s, "skipped")),
-                      "pages_moved_bytes", moved, "migration_requests", requests)));
+        json_pack(
+            "{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "nodes",
+            (json_int_t)np_fold_names_count(s, &fn), "steps", f.steps, "missing_nodes",
+            (json_int_t)json_array_size(json_object_get(s, "missing_nodes")), "skipped",
+            (json_int_t)json_array_size(json_object_get(s, "skipped")), "pages_moved_bytes",
+            f.moved, "migration_requests", f.requests, "local_share",
+            f.ls_nodes
+                ? json_pack("{s:f, s:s, s:s, s:I, s:s}", "value",
+                            f.all_bytes ? f.ls_xbs / f.ls_bs : f.ls_xs / f.ls_s, "unit", "fraction",
+                            "weighting", f.all_bytes ? "bytes x time" : "time", "nodes", f.ls_nodes,
+                            "source", f.all_bytes ? SRC_SUMMARY_LOCAL : SRC_SUMMARY_LOCAL_TIME)
+                : json_pack("{s:s, s:s}", "unavailable", ls_why[0] ? ls_why : "no node reported it",
+                            "source", "summary"),
+            "kernel_time_share",
+            f.k_nodes ? json_pack("{s:f, s:s, s:I, s:s}", "value", f.k_xs / f.k_s, "unit",
+                                  "fraction", "nodes", f.k_nodes, "source", SRC_SUMMARY_KERNEL)
+                      : json_pack("{s:s, s:s}", "unavailable",
+                                  k_why[0] ? k_why : "no node reported it", "source", "summary")));
     np_strs_free(&fn.sorted);
     return rc ? -ENOMEM : 0;
 }

@@ -8,10 +8,6 @@
  * caller gives. Slurm's own node lists (a job's NodeList) the command reads with libslurm's
  * public slurm_hostlist_* functions in its one libslurm file, cli/slurmdb_comment.c; nothing in
  * the product runs `scontrol show hostnames` (test_cli_hostlist checks both against it). */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "summary_priv.h"
 
 /* Longest numeric suffix read as a number: 18 digits fit an unsigned long long. */

@@ -1,10 +1,5 @@
 /* Two summaries of one job merged: what a later epilog adds to what an earlier one stored
  * (docs/summary-schema.md, "Building and merging"). */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "numaplace/summary.h"
 #include "summary_priv.h"
 
 /* Is @p have newer than @p incoming, two parts of one node? A node's part is built from its

@@ -1,11 +1,14 @@
 /* What the summary_*.c files share and nobody else needs (numaplace/summary.h is the interface):
- * small readers of a summary's JSON, and the folded nodes' names. */
+ * the headers they all use, small readers of a summary's JSON, the totals' sums, and the folded
+ * nodes' names. */
 #ifndef NUMAPLACE_SUMMARY_PRIV_H
 #define NUMAPLACE_SUMMARY_PRIV_H
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -129,6 +132,30 @@ int jstrs_append_new(json_t *arr, const json_t *names);
 const char *np_class_of(const char *have, const char *node);
 /* The first object of array @p arr whose string @p key is @p value (NULL: none), or NULL. */
 json_t *jfind(const json_t *arr, const char *key, const char *value);
+
+/* ---- what the totals add up over the nodes (summary_build.c); a fold keeps its share ---- */
+
+/* A node's figures as the totals and the fold add them (the fit reads them before it trims). */
+struct np_node_figs {
+    const char *name;
+    double v[NP_DIST_N]; /* NAN: none */
+    double k_seconds;
+    json_int_t requests;
+};
+void np_node_figs_read(const char *name, const json_t *n, struct np_node_figs *nf);
+
+struct np_sums {
+    json_int_t steps, moved, requests, ls_nodes, k_nodes;
+    double ls_s, ls_xs, ls_bs, ls_xbs, k_s, k_xs; /* local share, kernel: weights, x-weighted */
+    bool all_bytes;
+    const char *sens, *start, *end;
+};
+/* `nodes_folded.sums` (NULL: none yet) read. */
+struct np_sums np_sums_read(const json_t *sums);
+/* Node @p n with its figures @p nf added, its requested policies to @p policies and its tasks
+ * per policy to @p applied (NULL: not). 0 or -ENOMEM. */
+int np_sums_add(struct np_sums *f, const json_t *n, const struct np_node_figs *nf, json_t *policies,
+                json_t *applied);
 
 /* A report's timeline checked as a summary's (summary_schema.c). 0 or -EINVAL with @p err. */
 int np_timeline_check(const json_t *tl, const char *what, struct np_err *err);

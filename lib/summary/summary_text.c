@@ -1,9 +1,4 @@
 /* A job summary as text, like seff (docs/summary-schema.md, "Text"). */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "numaplace/summary.h"
 #include "summary_priv.h"
 
 /* `<sep><label> <figure>`: the one figure printer with the summary's style. */
