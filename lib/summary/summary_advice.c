@@ -209,8 +209,7 @@ static int count_triggers(const json_t *n, json_t *triggers)
     json_object_foreach(json_object_get(json_object_get(n, "migrations"), "triggers"), name, t)
     {
         const json_int_t real = jint(t, "requests") - jint(t, "dry_run");
-        if (real > 0 &&
-            json_object_set_new(triggers, name, json_integer(jint(triggers, name) + real)) != 0)
+        if (real > 0 && jadd(triggers, name, real) != 0)
             return -ENOMEM;
     }
     return 0;

@@ -155,7 +155,7 @@ static int dist_add(json_t *figures, const char *name, struct valued *v, size_t 
                                              "percentiles_of", (json_int_t)n))
                    ? -ENOMEM
                    : 0;
-    rc |= json_object_set_new(d, "count", json_integer(jint(d, "count") + (json_int_t)n));
+    rc |= jadd(d, "count", (json_int_t)n);
     if (v[0].v < jnum(d, "min", 0))
         rc |= json_object_set_new(d, "min", json_real(v[0].v)) ||
               json_object_set_new(d, "min_node", json_string(v[0].node));
@@ -278,8 +278,7 @@ static int fold_nodes(json_t *s, const struct np_fold_names *fn, const struct np
     np_strs_free(&names);
     if (!rc)
         rc = json_object_set_new(fold, "names", json_string(list)) ||
-             json_object_set_new(fold, "nodes",
-                                 json_integer(jint(fold, "nodes") + (json_int_t)fresh));
+             jadd(fold, "nodes", (json_int_t)fresh);
     free(list);
     if (rc)
         return rc == -EINVAL ? rc : -ENOMEM; /* -EINVAL: a name no hostlist holds */

@@ -120,6 +120,11 @@ static inline bool jos(const json_t *n, const char *key, double *v)
 
 /* ---- changing it (summary_build.c) ---- */
 
+/* o[key] += @p by, an integer. 0, or -1 on out-of-memory. */
+static inline int jadd(json_t *o, const char *key, json_int_t by)
+{
+    return json_object_set_new(o, key, json_integer(jint(o, key) + by));
+}
 /* dst[k] += src[k], each rounded to an integer (bytes per node, tasks per policy). 0 or -ENOMEM */
 int jmap_add(json_t *dst, const json_t *src);
 /* Add @p str to the sorted array of strings @p arr (nothing when present). 0 or -ENOMEM. */
