@@ -631,9 +631,8 @@ int np_plot_timeline(const struct np_timeline *tl, const char *path, struct np_e
         np_output_file_abort(&out);
         return np_err_set(err, -EIO, "cannot write '%s': %s", path, cairo_status_to_string(status));
     }
-    if ((rc = np_output_file_commit(&out, err)) < 0)
-        return rc;
-    return 0;
+    rc = np_output_file_commit(&out, err);
+    return rc < 0 ? rc : 0;
 }
 
 /* ---- a summary node's timeline ---- */
@@ -726,11 +725,11 @@ static int pick_node(const json_t *s, const char *node, const char **name, struc
 int np_summary_plot(const json_t *s, const char *node, const char *path, struct np_err *err)
 {
     const char *name = NULL, *tl_step;
-    const json_t *n, *tl, *events, *step = NULL, *st;
+    const json_t *n, *tl, *events, *step, *st;
     struct np_timeline_point *pts = NULL;
     struct np_timeline_event *evs = NULL;
-    struct np_timeline timeline = {0};
-    unsigned local[NP_PLOT_MAX_NODES];
+    struct np_timeline timeline;
+    unsigned local[NP_PLOT_MAX_NODES], nnodes = 0;
     size_t npoints, nevents = 0, nlocal = 0, i;
     char title[160];
     int rc = np_summary_validate(s, err);
@@ -750,7 +749,7 @@ int np_summary_plot(const json_t *s, const char *node, const char *path, struct 
     pts = calloc(npoints, sizeof(*pts));
     if (!pts)
         return np_err_set(err, -ENOMEM, "out of memory plotting %zu points", npoints);
-    rc = build_points(tl, name, pts, npoints, &timeline.nnodes, err);
+    rc = build_points(tl, name, pts, npoints, &nnodes, err);
     events = json_object_get(tl, "events");
     if (!rc && json_array_size(events) && !(evs = calloc(json_array_size(events), sizeof(*evs))))
         rc = np_err_set(err, -ENOMEM, "out of memory plotting events");
@@ -765,30 +764,27 @@ int np_summary_plot(const json_t *s, const char *node, const char *path, struct 
     }
     /* The plotted step's CPUs' nodes (the local share) and its wall-clock start and end. */
     tl_step = jstr(tl, "step");
-    json_array_foreach(tl_step ? json_object_get(n, "steps") : NULL, i, st)
-    {
-        if (jstr(st, "step") && strcmp(jstr(st, "step"), tl_step) == 0)
-            step = st;
-    }
+    step = jfind(json_object_get(n, "steps"), "step", tl_step);
     json_array_foreach(json_object_get(step, "local_nodes"), i, st)
     {
         const double v = json_number_value(st);
-        if (nlocal < NP_PLOT_MAX_NODES && v >= 0 && v < timeline.nnodes)
+        if (nlocal < NP_PLOT_MAX_NODES && v >= 0 && v < nnodes)
             local[nlocal++] = (unsigned)v;
     }
     snprintf(title, sizeof(title), "job %lld on %s, step %s", (long long)jint(s, "job_id"), name,
              tl_step ? tl_step : "?");
-    timeline.local_nodes = nlocal ? local : NULL;
-    timeline.nlocal_nodes = nlocal;
-    timeline.start = jstr(step, "start");
-    timeline.end = jstr(step, "end");
     timeline.title = title;
+    timeline.nnodes = nnodes;
     timeline.points = pts;
     timeline.npoints = npoints;
     timeline.events = evs;
     timeline.nevents = nevents;
     timeline.bandwidth_note = jstr(tl, "bandwidth_note");
     timeline.cpi_note = jstr(tl, "cpi_note");
+    timeline.local_nodes = nlocal ? local : NULL;
+    timeline.nlocal_nodes = nlocal;
+    timeline.start = jstr(step, "start");
+    timeline.end = jstr(step, "end");
     if (!rc)
         rc = np_plot_timeline(&timeline, path, err);
     free(pts);
