@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "numaplace/codec.h"
 #include "numaplace/summary.h"
 
 #include "accounting.h"

@@ -1,15 +1,9 @@
-/* The stored form of a job summary: "NPS1:" + base64(zlib(JSON)) (see numaplace/codec.h). */
-#include "numaplace/codec.h"
-
-#include <ctype.h>
-#include <stdbool.h>
-#include <errno.h>
+/* The stored form of a job summary: "NPS1:" + base64(zlib(JSON)) (see numaplace/summary.h). */
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include <zlib.h>
+
 #include "numaplace/json_reals.h"
+#include "summary_priv.h"
 
 static const char b64_alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

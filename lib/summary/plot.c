@@ -1,9 +1,6 @@
-/* A job's timeline drawn with cairo (see numaplace/plot.h), and a summary node's drawn so
- * (docs/summary-schema.md, "Plot"). Every string is drawn through
- * plot_text(), which records where its ink went, so a check can see that no text leaves the
- * picture. */
-#include "numaplace/plot.h"
-
+/* A job's timeline drawn with cairo (see numaplace/summary.h), and a summary node's drawn so
+ * (docs/summary-schema.md, "Plot"). Every string is drawn through plot_text(), which records
+ * where its ink went, so a check can see that no text leaves the picture. */
 #include <unistd.h>
 
 #include <cairo-svg.h>
@@ -303,7 +300,8 @@ static bool local_share_of(const struct np_timeline *tl, size_t i, double *v)
     return tl->local_nodes && total > 0; /* without the local nodes, no share: unavailable */
 }
 
-static void series(cairo_t *cr, const struct np_timeline *tl, const struct panel *p, value_fn of)
+static void draw_series(cairo_t *cr, const struct np_timeline *tl, const struct panel *p,
+                        value_fn of)
 {
     bool pen = false;
     double v;
@@ -341,7 +339,7 @@ static void line_panel(struct plot_pen *pen, const struct np_timeline *tl, struc
         p->ymax = 100;
     frame(pen, p, unit, any);
     if (any)
-        series(pen->cr, tl, p, of);
+        draw_series(pen->cr, tl, p, of);
     else
         unavailable(pen, p, p->label, why);
 }

@@ -2,7 +2,6 @@
  * its last stage ("Folded nodes"): when even the trimmed per-node form does not fit, the nodes are
  * folded into distributions of their figures and sums of their share of the totals; the worst
  * few stay whole. */
-#include "numaplace/codec.h"
 #include "summary_priv.h"
 
 /* ---- the trims: each returns whether it removed anything ---- */

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "np_test.h"
-#include "numaplace/codec.h"
 #include "numaplace/report.h"
 #include "numaplace/summary.h"
 

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "np_test.h"
-#include "numaplace/codec.h"
 #include "numaplace/summary.h"
 
 /* A permutation of 0..N-1 for a power-of-two N: node i's rank among the local shares. */

@@ -1,9 +1,9 @@
 /*
  * numaplace/summary.h - one job's per-node reports merged into one summary (schema:
  * docs/summary-schema.md), its plain-language advice, a seff-like text form, the stored form that
- * fits Slurm's AdminComment, and its timeline plot; the node lists a job of tens of thousands of
- * nodes makes long (string sets and Slurm hostlists); the one printer of a report's figures; and
- * `numaplace report`'s text with its hindsight on --numa-policy=auto.
+ * fits Slurm's AdminComment (its codec), and its timeline plot; the node lists a job of tens of
+ * thousands of nodes makes long (string sets and Slurm hostlists); the one printer of a report's
+ * figures; and `numaplace report`'s text with its hindsight on --numa-policy=auto.
  *
  * Flow at the end of a job (each node's epilog): np_summary_new, np_summary_expect_nodes with the
  * job's allocated nodes, np_summary_add_report for each of the node's reports, then
@@ -230,6 +230,46 @@ NP_API int np_summary_print_with(FILE *out, const json_t *summary,
 NP_API int np_summary_print_hostlist(FILE *out, const json_t *summary,
                                      const struct np_sens_model *model, np_hostlist_fn hostlist);
 
+/* ---- the stored form in Slurm's AdminComment: "NPS1:" + base64(zlib(compact JSON)), the way
+ * Princeton's jobstats stores "JS1:" summaries: prefixed so other tools' comments are recognised
+ * and left alone, versioned by the prefix, compressed because accounting keeps it for every job
+ * ---- */
+
+#define NP_STORED_PREFIX "NPS1:"
+
+/*
+ * What a stored summary may decode to (docs/summary-schema.md, "Decoding limits"). Its stored
+ * text is at most 65,535 bytes (slurmdbd's TEXT column; numaplace writes at most 60,000), so
+ * about 45 kB of zlib. A summary's JSON compresses 2.6-3.6x (measured on the suite's summaries;
+ * a many-node one with repeated keys perhaps 10x): at most ~450 kB. Its values average 20-25
+ * bytes; its deepest path (nodes.N.timeline.events[i].t) is 6 levels; its longest arrays are a
+ * job's node names (`missing_nodes`) and a node's `steps`. A comment past any of these is not a
+ * summary numaplace wrote and is refused as corrupt before jansson builds it, so decoding costs a
+ * small multiple of the decoded size (values x about 50 bytes: at most ~13x).
+ */
+#define NP_STORED_MAX_JSON_BYTES      (1u << 20) /* twice the ~450 kB an honest one can reach */
+#define NP_STORED_MAX_VALUES          131072     /* 1 MiB at 8 bytes a value */
+#define NP_STORED_MIN_BYTES_PER_VALUE 4          /* "0," is 2: only a crafted text packs them */
+#define NP_STORED_MAX_DEPTH           16         /* 6 used */
+#define NP_STORED_MAX_MEMBERS         16384      /* node names of a 16,384-node job */
+
+/**
+ * Encode @p summary (borrowed).
+ * @param out receives a new NUL-terminated string (free with free())
+ * @return its length, or -ENOMEM / -EINVAL (not serialisable) with @p err
+ */
+NP_API long np_stored_encode(const json_t *summary, char **out, struct np_err *err);
+
+/**
+ * Decode a stored summary. Leading/trailing white space is ignored.
+ * @param out receives a new reference (json_decref it)
+ * @return 0; -ENOMSG when @p text is not a numaplace summary (no prefix: e.g. another tool's
+ *         AdminComment); -EPROTO for an unknown version; -EBADMSG for corrupt base64, zlib or
+ *         JSON, or JSON past the NP_STORED_MAX_* limits, each with @p err saying what was wrong
+ *         and where
+ */
+NP_API int np_stored_decode(const char *text, json_t **out, struct np_err *err);
+
 /**
  * The stored form of @p summary (np_stored_encode, "NPS1:..."), at most @p max_bytes long (use
  * NP_SUMMARY_STORED_MAX for AdminComment). When it is longer, detail is dropped from @p summary
@@ -247,6 +287,69 @@ NP_API int np_summary_print_hostlist(FILE *out, const json_t *summary,
  *         trimmed or folded); -EINVAL / -ENOMEM; each with @p err
  */
 NP_API long np_summary_fit(json_t *summary, size_t max_bytes, char **stored, struct np_err *err);
+
+/* ---- a job's timeline as a picture (PNG or SVG, drawn with cairo): four panels over the step's
+ * run time, memory per NUMA node (stacked; many nodes coloured and labelled as local or not), the
+ * local share, memory bandwidth and CPI, each with its scale, under one time axis (elapsed time
+ * ticks, the wall-clock time at its ends). A figure that was not measured is not drawn: its panel
+ * says "unavailable" and why, wrapped inside the panel. Migrations are marked across all panels
+ * and labelled where their labels do not overlap. ---- */
+
+#define NP_PLOT_MAX_NODES 64
+
+struct np_timeline_point {
+    double t; /**< seconds since the step started */
+    uint64_t bytes_on_node[NP_PLOT_MAX_NODES];
+    double bandwidth; /**< bytes/s, if bandwidth_ok */
+    bool bandwidth_ok;
+    double cpi; /**< if cpi_ok */
+    bool cpi_ok;
+};
+
+struct np_timeline_event {
+    double t;
+    char label[48]; /**< e.g. "0->1 512 MiB" */
+};
+
+/** Everything borrowed. */
+struct np_timeline {
+    const char *title;
+    unsigned nnodes;
+    const struct np_timeline_point *points;
+    size_t npoints;
+    const struct np_timeline_event *events;
+    size_t nevents;
+    const char *bandwidth_note; /**< why bandwidth is missing (when no point has it) */
+    const char *cpi_note;       /**< why CPI is missing */
+    /** The NUMA nodes of the step's CPUs, whose share of its memory is the local share; NULL
+     *  when not known (the local share is then unavailable). */
+    const unsigned *local_nodes;
+    size_t nlocal_nodes;
+    const char *start, *end; /**< wall-clock times of the first and last point, as written in
+                                  the report; NULL: not shown */
+};
+
+/** A string the drawing wrote: its ink's box in the picture's pixels (cairo_text_extents). */
+struct np_plot_text {
+    double x0, y0, x1, y1;
+    char text[96]; /**< its start */
+};
+
+/**
+ * Draw @p tl into @p path; the format follows the extension (.png or .svg).
+ * @return 0, or -EINVAL (unknown extension, too many nodes, no points) / -EIO with @p err
+ */
+NP_API int np_plot_timeline(const struct np_timeline *tl, const char *path, struct np_err *err);
+
+/**
+ * Draw @p tl as np_plot_timeline does, into an image in memory only, and say where every string
+ * went: the first @p max in @p texts (may be NULL), their count in @p ntexts, the picture's size
+ * in @p width and @p height. For checks that no text leaves the picture.
+ * @return 0, or -EINVAL as np_plot_timeline
+ */
+NP_API int np_plot_timeline_texts(const struct np_timeline *tl, struct np_plot_text *texts,
+                                  size_t max, size_t *ntexts, double *width, double *height,
+                                  struct np_err *err);
 
 /**
  * Draw the timeline kept for @p node (NULL: the first node in name order) with np_plot_timeline:
