@@ -178,13 +178,14 @@ static const char *policies_text(const json_t *n, char *buf, size_t len)
 
 static void os_noise(struct hits *noise, const char *name, const json_t *n)
 {
+    const json_t *os = json_object_get(n, "os_interference");
     double ks = -1, cs = -1, irq = -1;
     char what[192];
     int o = 0;
 
-    jos(n, "kernel_time_share", &ks);
-    jos(n, "involuntary_cs_per_s", &cs);
-    jos(n, "interrupts_per_s", &irq);
+    jfig(json_object_get(os, "kernel_time_share"), "value", &ks);
+    jfig(json_object_get(os, "involuntary_cs_per_s"), "value", &cs);
+    jfig(json_object_get(os, "interrupts_per_s"), "value", &irq);
     if (ks < NP_ADVICE_KERNEL_SHARE && cs < NP_ADVICE_INVOLUNTARY_CS_PER_S &&
         irq < NP_ADVICE_INTERRUPTS_PER_S)
         return;

@@ -374,11 +374,6 @@ int np_summary_set_user(json_t *summary, const char *user, struct np_err *err)
     return 0;
 }
 
-static bool node_char_ok(char c)
-{
-    return isalnum((unsigned char)c) || c == '.' || c == '-' || c == '_';
-}
-
 int np_summary_expect_nodes(json_t *s, const char *hostlist, struct np_err *err)
 {
     static const char *const seps = ", \t\r\n";
@@ -394,7 +389,7 @@ int np_summary_expect_nodes(json_t *s, const char *hostlist, struct np_err *err)
     for (p = hostlist ? hostlist : ""; *p;) {
         size_t len = strcspn(p, seps);
         for (size_t k = 0; k < len; k++)
-            if (!node_char_ok(p[k])) {
+            if (!np_node_char_ok(p[k])) {
                 json_decref(names);
                 return np_err_set(err, -EINVAL,
                                   "node name '%.*s' has '%c': accepted are letters, digits, '.', "

@@ -58,78 +58,52 @@ static bool same_group(const struct split *a, const struct split *b)
            strncmp(a->name, b->name, a->prefix_len) == 0;
 }
 
-/* Append to a growing string; false on out-of-memory. */
-static bool append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
-{
-    if (*len + n + 1 > *cap) {
-        size_t ncap = (*cap ? *cap * 2 : 256) + n;
-        char *grown = realloc(*buf, ncap);
-        if (!grown)
-            return false;
-        *buf = grown;
-        *cap = ncap;
-    }
-    memcpy(*buf + *len, s, n);
-    *len += n;
-    (*buf)[*len] = '\0';
-    return true;
-}
-
 int np_hostlist_compress(const struct np_strs *names, char **out)
 {
     struct split *v = malloc((names->n ? names->n : 1) * sizeof(*v));
-    size_t len = 0, cap = 0;
-    bool ok = true;
+    size_t len;
+    FILE *f;
+    bool bad;
 
     *out = NULL;
-    if (!v)
+    if (!v || !(f = open_memstream(out, &len))) {
+        free(v);
         return -ENOMEM;
+    }
     for (size_t i = 0; i < names->n; i++)
         v[i] = split_name(names->v[i]);
     qsort(v, names->n, sizeof(*v), cmp_split);
-    ok = append(out, &len, &cap, "", 0);
-    for (size_t i = 0; ok && i < names->n;) {
+    for (size_t i = 0; i < names->n;) {
         size_t end = i + 1;
         while (end < names->n && same_group(&v[i], &v[end]))
             end++;
-        if (i)
-            ok &= append(out, &len, &cap, ",", 1);
+        fputs(i ? "," : "", f);
         if (end == i + 1) { /* a lone name stays as it is */
-            ok &= append(out, &len, &cap, v[i].name, strlen(v[i].name));
+            fputs(v[i].name, f);
             i = end;
             continue;
         }
-        ok &= append(out, &len, &cap, v[i].name, v[i].prefix_len);
-        ok &= append(out, &len, &cap, "[", 1);
-        for (size_t r = i; ok && r < end;) {
+        fprintf(f, "%.*s[", (int)v[i].prefix_len, v[i].name);
+        for (size_t r = i; r < end;) {
             size_t last = r;
-            char range[2 * MAX_DIGITS + 3];
             while (last + 1 < end && v[last + 1].num == v[last].num + 1)
                 last++;
-            if (last == r)
-                snprintf(range, sizeof(range), "%s%0*llu", r > i ? "," : "", (int)v[r].width,
-                         v[r].num);
-            else
-                snprintf(range, sizeof(range), "%s%0*llu-%0*llu", r > i ? "," : "", (int)v[r].width,
-                         v[r].num, (int)v[r].width, v[last].num);
-            ok &= append(out, &len, &cap, range, strlen(range));
+            fprintf(f, "%s%0*llu", r > i ? "," : "", (int)v[r].width, v[r].num);
+            if (last > r)
+                fprintf(f, "-%0*llu", (int)v[r].width, v[last].num);
             r = last + 1;
         }
-        ok &= append(out, &len, &cap, "]", 1);
+        fputc(']', f);
         i = end;
     }
     free(v);
-    if (!ok) {
+    bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
         free(*out);
         *out = NULL;
         return -ENOMEM;
     }
     return 0;
-}
-
-static bool name_char_ok(char c)
-{
-    return isalnum((unsigned char)c) || c == '.' || c == '-' || c == '_';
 }
 
 #define BAD_LIST(...) np_err_set(err, -EINVAL, __VA_ARGS__)
@@ -163,7 +137,7 @@ static int expand_item(const char *p, size_t n, size_t max, struct np_strs *out,
         return BAD_LIST("hostlist item '%.*s': expected a node name or prefix[ranges]",
                         (int)(n < 64 ? n : 64), p);
     for (size_t k = 0; k < prefix; k++)
-        if (!name_char_ok(p[k]))
+        if (!np_node_char_ok(p[k]))
             return BAD_LIST("hostlist: '%c' in a node name (letters, digits, '.', '-', '_')", p[k]);
     memcpy(name, p, prefix);
     name[prefix] = '\0';

@@ -55,6 +55,12 @@ static inline void np_human_bytes(double bytes, char *buf, size_t len)
         snprintf(buf, len, "%.1f %s", bytes, units[u]);
 }
 
+/* What a node name may hold: letters, digits, '.', '-', '_'. */
+static inline bool np_node_char_ok(char c)
+{
+    return isalnum((unsigned char)c) || c == '.' || c == '-' || c == '_';
+}
+
 /* strcmp for qsort and bsearch over an array of strings. */
 static inline int np_cmp_str(const void *a, const void *b)
 {
@@ -110,12 +116,6 @@ static inline bool jfig(const json_t *f, const char *value_key, double *v)
 static inline const char *jwhy(const json_t *o, const char *key)
 {
     return jstr(json_object_get(o, key), "unavailable");
-}
-
-/* Node @p n's OS figure @p key has a number. */
-static inline bool jos(const json_t *n, const char *key, double *v)
-{
-    return jfig(json_object_get(json_object_get(n, "os_interference"), key), "value", v);
 }
 
 /* ---- changing it (summary_build.c) ---- */
@@ -182,9 +182,5 @@ static inline bool np_fold_names_has(const struct np_fold_names *f, const char *
 }
 /* Nodes that reported: those in `nodes` plus those folded and not kept whole. */
 size_t np_fold_names_count(const json_t *summary, const struct np_fold_names *f);
-
-/* np_summary_print_hostlist, with the "Predicted sensitivity:" line only when @p prediction. */
-int np_summary_print_as(FILE *out, const json_t *s, const struct np_sens_model *model,
-                        bool prediction, np_hostlist_fn hostlist);
 
 #endif /* NUMAPLACE_SUMMARY_PRIV_H */

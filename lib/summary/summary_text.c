@@ -379,8 +379,9 @@ static void print_prediction(FILE *out, const json_t *s, const struct np_sens_mo
                 p.sensitive ? "placement-sensitive" : "not placement-sensitive", model->threshold);
 }
 
-int np_summary_print_as(FILE *out, const json_t *s, const struct np_sens_model *model,
-                        bool prediction, np_hostlist_fn hostlist)
+/* np_summary_print_hostlist, with the "Predicted sensitivity:" line only when @p prediction. */
+static int print_as(FILE *out, const json_t *s, const struct np_sens_model *model, bool prediction,
+                    np_hostlist_fn hostlist)
 {
     json_t *advice = np_summary_advice_with(s, model), *e;
     struct np_fold_names f;
@@ -439,7 +440,7 @@ int np_summary_print(FILE *out, const json_t *summary)
 {
     if (!out || np_summary_validate(summary, NULL) != 0)
         return -EINVAL;
-    return np_summary_print_as(out, summary, NULL, false, NULL);
+    return print_as(out, summary, NULL, false, NULL);
 }
 
 int np_summary_print_with(FILE *out, const json_t *summary, const struct np_sens_model *model)
@@ -452,5 +453,5 @@ int np_summary_print_hostlist(FILE *out, const json_t *summary, const struct np_
 {
     if (!out || np_summary_validate(summary, NULL) != 0)
         return -EINVAL;
-    return np_summary_print_as(out, summary, model, true, hostlist);
+    return print_as(out, summary, model, true, hostlist);
 }
