@@ -32,19 +32,6 @@ int np_figure_print(FILE *out, const json_t *f, const struct np_figure_style *st
     return -1;
 }
 
-/* The launch as the task's "auto" member records it (the fields np_auto_choose rested on). The
- * rule depends on the load only through the loaded nodes, so marking those known and loaded
- * gives it the same facts it had. */
-static void launch_facts(const struct np_applied_auto *facts, struct np_auto_input *in)
-{
-    in->advice = true;
-    in->task_nodes = facts->task_nodes;
-    in->allowed_nodes = facts->allowed_nodes;
-    for (unsigned n = 0; n < NP_AUTO_MAX_NODES; n++)
-        if (facts->loaded_nodes >> n & 1u)
-            in->node[n].known = in->node[n].loaded = true;
-}
-
 int np_auto_hindsight(json_t *r, struct np_auto_hindsight *out)
 {
     json_t *policy = json_object_get(r, "policy"), *tasks = json_object_get(policy, "tasks"), *task;
@@ -90,7 +77,15 @@ int np_auto_hindsight(json_t *r, struct np_auto_hindsight *out)
     out->measured = true;
     in.user_given = true;
     in.user = measured.sensitive ? NP_SENSITIVITY_HIGH : NP_SENSITIVITY_LOW;
-    launch_facts(&facts, &in);
+    /* the launch as the task's "auto" member records it (the fields np_auto_choose rested on):
+     * the rule depends on the load only through the loaded nodes, so marking those known and
+     * loaded gives it the same facts it had */
+    in.advice = true;
+    in.task_nodes = facts.task_nodes;
+    in.allowed_nodes = facts.allowed_nodes;
+    for (unsigned n = 0; n < NP_AUTO_MAX_NODES; n++)
+        if (facts.loaded_nodes >> n & 1u)
+            in.node[n].known = in.node[n].loaded = true;
     np_auto_choose(&in, &again);
     snprintf(out->would, sizeof(out->would), "%s", np_policy_name(again.policy));
     out->differs = strcmp(out->would, out->made) != 0;

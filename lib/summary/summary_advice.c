@@ -77,9 +77,7 @@ struct hits {
     int n;
 };
 
-static void hit(struct hits *h, const char *fmt, ...) NP_PRINTF(2, 3);
-
-static void hit(struct hits *h, const char *fmt, ...)
+static NP_PRINTF(2, 3) void hit(struct hits *h, const char *fmt, ...)
 {
     va_list ap;
     size_t len = strlen(h->text);
@@ -106,11 +104,9 @@ static const char *hits_text(struct hits *h)
     return h->text;
 }
 
-static void advise(json_t *a, const char *rule, const char *fmt, ...) NP_PRINTF(3, 4);
-
 /* One {rule, text} more; an entry that cannot be added leaves @p a short (np_summary_advice_with
  * then fails). */
-static void advise(json_t *a, const char *rule, const char *fmt, ...)
+static NP_PRINTF(3, 4) void advise(json_t *a, const char *rule, const char *fmt, ...)
 {
     char text[2048];
     va_list ap;
@@ -293,12 +289,12 @@ static int judge_node(struct rules *r, const char *name, const json_t *n)
     if (have_share && local_policy(n) && share >= NP_ADVICE_LOCAL_GOOD_SHARE)
         hit(&r->good, "%s (%.0f%% local)", name, share * 100);
     os_noise(&r->noise, name, n);
-    if (cw && bwhy)
-        hit(&r->counters, "%s (CPI and bandwidth: %s)", name, cw);
-    else if (cw)
-        hit(&r->counters, "%s (CPI: %s)", name, cw);
-    else if (bwhy)
-        hit(&r->counters, "%s (bandwidth: %s)", name, bwhy);
+    if (cw || bwhy)
+        hit(&r->counters, "%s (%s: %s)", name,
+            cw && bwhy ? "CPI and bandwidth"
+            : cw       ? "CPI"
+                       : "bandwidth",
+            cw ? cw : bwhy);
     if (node_moved > 0) {
         char human[32];
         r->moved += node_moved;

@@ -320,16 +320,22 @@ static bool trim_nodes(json_t *s, size_t k)
     return dropped;
 }
 
-static long fit(json_t *s, size_t max_bytes, char **stored, struct np_err *err)
+long np_summary_fit(json_t *s, size_t max_bytes, char **stored, struct np_err *err)
 {
-    json_t *applied = json_object();
+    json_t *applied;
     const long long job = jint(s, "job_id");
     struct np_fold_names fn;
     struct np_node_figs *snap = NULL;
     size_t next = 0;
     bool folded = false;
-    long ret = 0;
+    long ret;
 
+    if (!stored)
+        return np_err_set(err, -EINVAL, "np_summary_fit needs somewhere to put the stored text");
+    *stored = NULL;
+    if ((ret = np_summary_validate(s, err)) != 0)
+        return ret;
+    applied = json_object();
     if (!json_object_get(s, "trimmed") && json_object_set_new(s, "trimmed", json_array()) != 0)
         ret = -ENOMEM;
     if (np_fold_names_get(s, &fn) != 0 || !applied || ret || snapshot(s, &fn, &snap, applied) != 0)
@@ -340,12 +346,8 @@ static long fit(json_t *s, size_t max_bytes, char **stored, struct np_err *err)
         bool dropped = false;
         int rc = 0;
 
-        if (len < 0) {
-            ret = len;
-            break;
-        }
-        if ((size_t)len <= max_bytes && decodes(text)) {
-            *stored = text;
+        if (len < 0 || ((size_t)len <= max_bytes && decodes(text))) {
+            *stored = text; /* NULL when it could not be encoded */
             ret = len;
             break;
         }
@@ -386,16 +388,4 @@ static long fit(json_t *s, size_t max_bytes, char **stored, struct np_err *err)
     np_strs_free(&fn.sorted);
     json_decref(applied);
     return ret;
-}
-
-long np_summary_fit(json_t *summary, size_t max_bytes, char **stored, struct np_err *err)
-{
-    int rc;
-
-    if (!stored)
-        return np_err_set(err, -EINVAL, "np_summary_fit needs somewhere to put the stored text");
-    *stored = NULL;
-    if ((rc = np_summary_validate(summary, err)) != 0)
-        return rc;
-    return fit(summary, max_bytes, stored, err);
 }

@@ -212,23 +212,20 @@ static int check_value(const char *type, const json_t *v, const char *path, stru
         return json_is_boolean(v) ? 0 : expected(err, path, "true or false");
     case 'N':
     case 'Z':
-        if (!json_is_array(v))
-            return expected(err, path, "an array of numbers");
-        json_array_foreach(v, i, e)
-        {
-            if (!json_is_number(e) && !(*type == 'Z' && json_is_null(e))) {
-                np_strf(at, sizeof(at), "%s[%zu]", path, i);
-                return expected(err, at, *type == 'N' ? "a number" : "a number or null");
-            }
-        }
-        return 0;
     case 'S':
         if (!json_is_array(v))
-            return expected(err, path, "an array of strings");
+            return expected(err, path,
+                            *type == 'S' ? "an array of strings" : "an array of numbers");
         json_array_foreach(v, i, e)
         {
-            if (!json_is_string(e))
-                return np_err_set(err, -EINVAL, "%s[%zu]: expected a string", path, i);
+            if (*type == 'S' ? !json_is_string(e)
+                             : !json_is_number(e) && !(*type == 'Z' && json_is_null(e))) {
+                np_strf(at, sizeof(at), "%s[%zu]", path, i);
+                return expected(err, at,
+                                *type == 'S'   ? "a string"
+                                : *type == 'N' ? "a number"
+                                               : "a number or null");
+            }
         }
         return 0;
     case 'B':
