@@ -24,7 +24,6 @@ struct plot_pen {
 
 /* ---- text and the time axis: they know nothing of a timeline ---- */
 
-/* The advance width @p s would have. */
 static double plot_text_width(struct plot_pen *p, double size, const char *s)
 {
     cairo_text_extents_t e;
@@ -126,7 +125,6 @@ static double plot_nice_step(double max, int n)
     return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * power;
 }
 
-/* x of time @p t on an axis from @p t0 to @p t1. */
 static double plot_x_of(double t0, double t1, double t)
 {
     const double span = t1 > t0 ? t1 - t0 : 1.0;

@@ -6,7 +6,6 @@
 
 /* ---- the trims: each returns whether it removed anything ---- */
 
-/* Drop member @p key of @p o; whether it was there. */
 static bool drop(json_t *o, const char *key)
 {
     return json_object_del(o, key) == 0;
