@@ -508,11 +508,8 @@ static void memory(struct plot_pen *pen, const struct np_timeline *tl, struct pa
         cairo_close_path(cr);
         cairo_fill(cr);
     }
-    { /* the scale in MiB or GiB: the same panel, its top in that unit */
-        struct panel scaled = *mem;
-        scaled.ymax = mem->ymax / scale;
-        frame(pen, &scaled, unit, true);
-    }
+    /* the scale in MiB or GiB: the same panel, its top in that unit */
+    frame(pen, &(struct panel){mem->top, mem->height, mem->ymax / scale, mem->label}, unit, true);
 }
 
 static void draw(struct plot_pen *pen, const struct np_timeline *tl)
@@ -556,15 +553,11 @@ int np_plot_timeline_texts(const struct np_timeline *tl, struct np_plot_text *te
                            size_t *ntexts, double *width, double *height, struct np_err *err)
 {
     cairo_surface_t *surface;
-    struct plot_pen pen = {0};
+    struct plot_pen pen = {.texts = texts, .max = max}; /* texts NULL or max 0: none kept */
     int rc = check(tl, err);
 
     if (rc)
         return rc;
-    if (texts && max) {
-        pen.texts = texts;
-        pen.max = max;
-    }
     surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)PLOT_WIDTH, (int)PLOT_HEIGHT);
     pen.cr = cairo_create(surface);
     draw(&pen, tl);

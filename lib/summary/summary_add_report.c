@@ -432,18 +432,6 @@ static json_t *node_new(json_t *s, const char *name)
     return json_object_set_new(json_object_get(s, "nodes"), name, n) == 0 ? n : NULL;
 }
 
-static int add_skipped(json_t *s, const char *node, const char *step, const char *reason)
-{
-    json_t *skipped = json_object_get(s, "skipped");
-
-    if (!skipped && json_object_set_new(s, "skipped", skipped = json_array()) != 0)
-        return -ENOMEM;
-    return json_array_append_new(
-               skipped, json_pack("{s:s, s:s, s:s}", "node", node, "step", step, "reason", reason))
-               ? -ENOMEM
-               : 0;
-}
-
 /* What the summary reads strictly of a report: local_nodes and pages.end_bytes (kept whole) hold
  * numbers only, and the timeline is one. @return 0, -EINVAL */
 static int check_report(const json_t *r, struct np_err *err)
@@ -491,11 +479,15 @@ int np_summary_add_report(json_t *s, json_t *report, struct np_err *err)
                           (long long)job_id);
     rc = np_report_check(report, &rerr);
     if (rc == -EPROTO) {
-        if (add_skipped(s, node ? node : "unknown", step ? step : "unknown", rerr.msg) != 0)
+        json_t *skipped = json_object_get(s, "skipped");
+        node = node ? node : "unknown";
+        step = step ? step : "unknown";
+        if ((!skipped && json_object_set_new(s, "skipped", skipped = json_array()) != 0) ||
+            json_array_append_new(skipped, json_pack("{s:s, s:s, s:s}", "node", node, "step", step,
+                                                     "reason", rerr.msg)) != 0)
             return np_err_set(err, -ENOMEM, "out of memory recording a skipped report");
         np_summary_recompute(s);
-        np_err_set(err, 0, "skipped the report of node %s step %s: %s", node ? node : "unknown",
-                   step ? step : "unknown", rerr.msg);
+        np_err_set(err, 0, "skipped the report of node %s step %s: %s", node, step, rerr.msg);
         return 0;
     }
     if (rc)

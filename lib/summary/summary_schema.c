@@ -306,14 +306,9 @@ static int check_object(const struct schema *sch, const json_t *j, const char *w
     {
         char path[300];
         int rc;
-        if (!find_member(sch, key, &m))
-            continue; /* not reached: every key was found above */
-        if (*what)
-            np_strf(path, sizeof(path), "%s.%s", what, key);
-        else
-            np_strf(path, sizeof(path), "%s", key);
-        if ((rc = check_value(m.type, v, path, err)) != 0)
-            return rc;
+        np_strf(path, sizeof(path), "%s%s%s", what, *what ? "." : "", key);
+        if (find_member(sch, key, &m) && (rc = check_value(m.type, v, path, err)) != 0)
+            return rc; /* every key was found above */
     }
     /* what the types cannot say, after the members */
     if (strcmp(sch->name, "fold") == 0)

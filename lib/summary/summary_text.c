@@ -244,26 +244,6 @@ static void print_folded_nodes(FILE *out, const json_t *s, const struct np_fold_
         fprintf(out, "; %zu merged after the fold, kept whole", late);
 }
 
-/* A distribution's number as its figure is printed. */
-static void print_dist_value(FILE *out, unsigned d, double v)
-{
-    char human[32];
-
-    if (d == NP_DIST_LOCAL_SHARE || d == NP_DIST_KERNEL_TIME_SHARE) {
-        fprintf(out, "%.0f%%", v * 100);
-    } else if (d == NP_DIST_BANDWIDTH) {
-        fprintf(out, "%.2f GB/s", v / 1e9);
-    } else if (d == NP_DIST_PAGES_MOVED_BYTES) {
-        np_human_bytes(v, human, sizeof(human));
-        fprintf(out, "%s", human);
-    } else if (d == NP_DIST_DURATION_S) {
-        fprintf(out, "%.0f s", v);
-    } else {
-        fprintf(out, "%.3g", v);
-    }
-}
-
-/* "Per-node figures (nodes, min, p50, p90, max):" one line per figure of the fold. */
 static void print_distributions(FILE *out, const json_t *fold)
 {
     static const char *const labels[NP_DIST_N] = {"local memory",      "CPI",      "bandwidth",
@@ -282,8 +262,19 @@ static void print_distributions(FILE *out, const json_t *fold)
             continue;
         }
         fprintf(out, "  %-18s %lld: ", labels[d], (long long)jint(x, "count"));
-        for (int k = 0; k < 4; k++) {
-            print_dist_value(out, d, jnum(x, stats[k], 0));
+        for (int k = 0; k < 4; k++) { /* each number as its figure is printed */
+            const double v = jnum(x, stats[k], 0);
+            char human[32];
+            if (d == NP_DIST_LOCAL_SHARE || d == NP_DIST_KERNEL_TIME_SHARE) {
+                fprintf(out, "%.0f%%", v * 100);
+            } else if (d == NP_DIST_BANDWIDTH) {
+                fprintf(out, "%.2f GB/s", v / 1e9);
+            } else if (d == NP_DIST_PAGES_MOVED_BYTES) {
+                np_human_bytes(v, human, sizeof(human));
+                fputs(human, out);
+            } else {
+                fprintf(out, d == NP_DIST_DURATION_S ? "%.0f s" : "%.3g", v);
+            }
             if (k == 0 || k == 3)
                 fprintf(out, " (%s)", jstr(x, k ? "max_node" : "min_node"));
             if (k < 3)
@@ -363,22 +354,6 @@ static void print_job(FILE *out, const json_t *s, const struct np_fold_names *f,
                 jstr_or(k, "unavailable", "not kept"));
 }
 
-/* The job's predicted sensitivity beside its label and class (docs/sensitivity.md). */
-static void print_prediction(FILE *out, const json_t *s, const struct np_sens_model *model)
-{
-    struct np_summary_prediction p;
-
-    np_summary_predict(s, model, &p);
-    if (!p.available)
-        fprintf(out, "Predicted sensitivity: %s\n", p.why);
-    else
-        fprintf(out,
-                "Predicted sensitivity: %.2fx with remote memory (%s step %s): %s (threshold "
-                "%.2fx)\n",
-                p.slowdown, p.node, p.step ? p.step : "?",
-                p.sensitive ? "placement-sensitive" : "not placement-sensitive", model->threshold);
-}
-
 /* np_summary_print_hostlist, with the "Predicted sensitivity:" line only when @p prediction. */
 static int print_as(FILE *out, const json_t *s, const struct np_sens_model *model, bool prediction,
                     np_hostlist_fn hostlist)
@@ -407,8 +382,19 @@ static int print_as(FILE *out, const json_t *s, const struct np_sens_model *mode
     free(names);
     np_strs_free(&f.sorted);
 
-    if (prediction)
-        print_prediction(out, s, model);
+    if (prediction) { /* beside its label and class (docs/sensitivity.md) */
+        struct np_summary_prediction p;
+        np_summary_predict(s, model, &p);
+        if (!p.available)
+            fprintf(out, "Predicted sensitivity: %s\n", p.why);
+        else
+            fprintf(out,
+                    "Predicted sensitivity: %.2fx with remote memory (%s step %s): %s (threshold "
+                    "%.2fx)\n",
+                    p.slowdown, p.node, p.step ? p.step : "?",
+                    p.sensitive ? "placement-sensitive" : "not placement-sensitive",
+                    model->threshold);
+    }
     fprintf(out, "\nAdvice:\n");
     json_array_foreach(advice, i, e)
     {
