@@ -3,8 +3,7 @@
 #include "numaplace/report.h"
 #include "summary_priv.h"
 
-#define OLDER "not in the report (written by an older numaplace)"
-
+#define OLDER     "not in the report (written by an older numaplace)"
 #define MALFORMED "malformed in the report (no number)"
 
 /* ---- a report's figures as the summary adds them ---- */

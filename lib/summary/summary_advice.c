@@ -197,21 +197,6 @@ static void os_noise(struct hits *noise, const char *name, const json_t *n)
     hit(noise, "%s: %s", name, what);
 }
 
-/* The requests that moved pages (not the dry runs), by trigger, added to @p triggers. */
-static int count_triggers(const json_t *n, json_t *triggers)
-{
-    const char *name;
-    json_t *t;
-
-    json_object_foreach(json_object_get(json_object_get(n, "migrations"), "triggers"), name, t)
-    {
-        const json_int_t real = jint(t, "requests") - jint(t, "dry_run");
-        if (real > 0 && jadd(triggers, name, real) != 0)
-            return -ENOMEM;
-    }
-    return 0;
-}
-
 struct rules {
     struct hits remote, high, interleave, good, noise, counters, moved_on, sensitive, insensitive;
     json_int_t moved;
@@ -297,10 +282,19 @@ static int judge_node(struct rules *r, const char *name, const json_t *n)
             cw ? cw : bwhy);
     if (node_moved > 0) {
         char human[32];
+        const char *trigger;
+        json_t *t;
         r->moved += node_moved;
         np_human_bytes((double)node_moved, human, sizeof(human));
         hit(&r->moved_on, "%s: %s", name, human);
-        return count_triggers(n, r->triggers);
+        /* the requests that moved pages (not the dry runs), by trigger */
+        json_object_foreach(json_object_get(json_object_get(n, "migrations"), "triggers"), trigger,
+                            t)
+        {
+            const json_int_t real = jint(t, "requests") - jint(t, "dry_run");
+            if (real > 0 && jadd(r->triggers, trigger, real) != 0)
+                return -ENOMEM;
+        }
     }
     return 0;
 }

@@ -62,14 +62,14 @@ json_t *jfind(const json_t *arr, const char *key, const char *value)
 int jstrs_append_new(json_t *arr, const json_t *names)
 {
     struct np_strs have = {0};
-    const char **add = malloc((json_array_size(names) + 1) * sizeof(*add));
+    const char **add;
     size_t i;
-    int rc = add ? 0 : -ENOMEM;
+    int rc;
 
-    if (json_array_size(names) == 0) {
-        free(add);
+    if (json_array_size(names) == 0)
         return 0;
-    }
+    add = malloc(json_array_size(names) * sizeof(*add));
+    rc = add ? 0 : -ENOMEM;
     for (i = 0; !rc && i < json_array_size(arr); i++)
         rc = np_strs_append(&have, json_string_value(json_array_get(arr, i)));
     for (i = 0; !rc && i < json_array_size(names); i++)
@@ -378,14 +378,13 @@ int np_summary_set_user(json_t *summary, const char *user, struct np_err *err)
 int np_summary_expect_nodes(json_t *s, const char *hostlist, struct np_err *err)
 {
     static const char *const seps = ", \t\r\n";
-    json_t *names = json_array();
+    json_t *names;
     const char *p;
     int count = 0, rc;
 
-    if ((rc = np_summary_check(s, err)) != 0) {
-        json_decref(names);
+    if ((rc = np_summary_check(s, err)) != 0)
         return rc;
-    }
+    names = json_array();
     /* check every name before changing anything */
     for (p = hostlist ? hostlist : ""; *p;) {
         size_t len = strcspn(p, seps);

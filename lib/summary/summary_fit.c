@@ -116,13 +116,17 @@ struct valued {
     const char *node;
 };
 
+/* Lowest first, none (NAN) last, ties by name (the first name holds min and max alike): a
+ * distribution's order, and the worst nodes' (the local share, the remote-memory advice's). */
 static int cmp_valued(const void *a, const void *b)
 {
     const struct valued *x = a, *y = b;
 
-    if (x->v != y->v)
+    if (isnan(x->v) != isnan(y->v))
+        return isnan(x->v) ? 1 : -1;
+    if (!isnan(x->v) && x->v != y->v)
         return x->v < y->v ? -1 : 1;
-    return strcmp(x->node, y->node); /* ties: the first name holds min and max alike */
+    return strcmp(x->node, y->node);
 }
 
 /* Nearest rank: the value of the ceil(p x n)-th node, a node's own figure. */
@@ -182,18 +186,6 @@ static int sums_write(json_t *sj, const struct np_sums *f)
     return rc ? -ENOMEM : 0;
 }
 
-/* Lowest local share first (the remote-memory advice's figure), nodes without one last. */
-static int cmp_worst(const void *a, const void *b)
-{
-    const struct valued *x = a, *y = b;
-
-    if (isnan(x->v) != isnan(y->v))
-        return isnan(x->v) ? 1 : -1;
-    if (!isnan(x->v) && x->v != y->v)
-        return x->v < y->v ? -1 : 1;
-    return strcmp(x->node, y->node);
-}
-
 /* Keep the NP_FOLD_KEEP_WORST worst nodes of @p s, worst first. */
 static int keep_worst(json_t *s, const struct np_node_figs *snap, size_t n)
 {
@@ -204,7 +196,7 @@ static int keep_worst(json_t *s, const struct np_node_figs *snap, size_t n)
     for (size_t i = 0; !rc && i < n; i++)
         order[i] = (struct valued){snap[i].v[NP_DIST_LOCAL_SHARE], snap[i].name};
     if (!rc)
-        qsort(order, n, sizeof(*order), cmp_worst);
+        qsort(order, n, sizeof(*order), cmp_valued);
     for (size_t i = 0; !rc && i < NP_FOLD_KEEP_WORST; i++)
         rc = json_object_set(kept, order[i].node, json_object_get(nodes, order[i].node));
     free(order);

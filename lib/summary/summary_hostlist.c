@@ -131,11 +131,11 @@ static int expand_item(const char *p, size_t n, size_t max, struct np_strs *out,
 {
     const char *open = memchr(p, '[', n);
     const size_t prefix = open ? (size_t)(open - p) : n;
+    const int shown = (int)(n < 64 ? n : 64); /* of the item, in messages */
     char name[256 + MAX_DIGITS + 2];
 
     if (prefix > 255 || (!open && n == 0))
-        return BAD_LIST("hostlist item '%.*s': expected a node name or prefix[ranges]",
-                        (int)(n < 64 ? n : 64), p);
+        return BAD_LIST("hostlist item '%.*s': expected a node name or prefix[ranges]", shown, p);
     for (size_t k = 0; k < prefix; k++)
         if (!np_node_char_ok(p[k]))
             return BAD_LIST("hostlist: '%c' in a node name (letters, digits, '.', '-', '_')", p[k]);
@@ -145,10 +145,9 @@ static int expand_item(const char *p, size_t n, size_t max, struct np_strs *out,
         return out->n >= max ? BAD_LIST("hostlist names more than %zu nodes", max)
                              : np_strs_append(out, name);
     if (p[n - 1] != ']')
-        return BAD_LIST("hostlist item '%.*s': no closing ']'", (int)(n < 64 ? n : 64), p);
+        return BAD_LIST("hostlist item '%.*s': no closing ']'", shown, p);
     if (open + 1 == p + n - 1) /* "c-1[]" names no node */
-        return BAD_LIST("hostlist item '%.*s': no range between the brackets",
-                        (int)(n < 64 ? n : 64), p);
+        return BAD_LIST("hostlist item '%.*s': no range between the brackets", shown, p);
     for (const char *r = open + 1, *end = p + n - 1; r < end;) {
         const char *comma = memchr(r, ',', (size_t)(end - r));
         const size_t rn = comma ? (size_t)(comma - r) : (size_t)(end - r);
@@ -195,13 +194,11 @@ int np_hostlist_expand(const char *list, size_t max, struct np_strs *out, struct
     if (out->n == 0) /* qsort takes no NULL array, even empty */
         return 0;
     qsort(out->v, out->n, sizeof(*out->v), np_cmp_str);
-    for (size_t i = 0; i < out->n; i++) { /* drop duplicates */
-        if (kept && strcmp(out->v[kept - 1], out->v[i]) == 0) {
+    for (size_t i = 0; i < out->n; i++) /* drop duplicates */
+        if (kept && strcmp(out->v[kept - 1], out->v[i]) == 0)
             free(out->v[i]);
-            continue;
-        }
-        out->v[kept++] = out->v[i];
-    }
+        else
+            out->v[kept++] = out->v[i];
     out->n = kept;
     return 0;
 }

@@ -192,13 +192,11 @@ static void print_strings(FILE *out, const json_t *arr)
 }
 
 /* 4096 as "4,096". */
-static const char *thousands(long long v, char *buf, size_t len)
+static const char *thousands(size_t v, char *buf, size_t len)
 {
     char digits[32];
-    size_t n = (size_t)snprintf(digits, sizeof(digits), "%lld", v < 0 ? -v : v), o = 0;
+    size_t n = (size_t)snprintf(digits, sizeof(digits), "%zu", v), o = 0;
 
-    if (v < 0 && o + 1 < len)
-        buf[o++] = '-';
     for (size_t i = 0; i < n && o + 1 < len; i++) {
         if (i && (n - i) % 3 == 0 && o + 1 < len)
             buf[o++] = ',';
@@ -228,7 +226,7 @@ static void print_folded_nodes(FILE *out, const json_t *s, const struct np_fold_
         free(all);
     }
     fprintf(out, "Nodes: %s reported (%s",
-            thousands((long long)np_fold_names_count(s, f), count, sizeof(count)),
+            thousands(np_fold_names_count(s, f), count, sizeof(count)),
             list ? list : jstr(json_object_get(s, "nodes_folded"), "names"));
     for (size_t i = 0; !list && i < n; i++)
         if (!np_fold_names_has(f, names[i]))
@@ -308,8 +306,8 @@ static void print_job(FILE *out, const json_t *s, const struct np_fold_names *f,
     char human[32];
     double v;
 
-    fprintf(out, "Job ID: %lld\n", (long long)jint(s, "job_id"));
-    fprintf(out, "User: %s", jstr_or(s, "user", "unknown"));
+    fprintf(out, "Job ID: %lld\nUser: %s", (long long)jint(s, "job_id"),
+            jstr_or(s, "user", "unknown"));
     if (json_object_get(s, "uid"))
         fprintf(out, " (uid %lld)", (long long)jint(s, "uid"));
     fputc('\n', out);
