@@ -384,12 +384,11 @@ static double legend(struct plot_pen *pen, const struct np_timeline *tl, double 
         }
         return y;
     }
-    for (unsigned n = 0; n < tl->nnodes; n++) {
+    for (unsigned n = 0; n < tl->nnodes; n++)
         if (is_local(tl, n))
             local[nl++] = n;
         else
             other[no++] = n;
-    }
     plot_text(pen, PLOT_X1 + 12, y, 11, 0, "by distance:");
     y += 18;
     swatch(pen, y, local_shades[0]);

@@ -125,15 +125,13 @@ static void print_nodes(FILE *out, const char *label, json_t *map)
 {
     const char *key;
     json_t *v;
-    int n = 0;
 
     fprintf(out, "    %-8s", label);
     json_object_foreach(map, key, v)
     {
         fprintf(out, " node%s=%.1f MiB", key, (double)json_integer_value(v) / 1048576.0);
-        n++;
     }
-    fprintf(out, "%s\n", n ? "" : " none");
+    fprintf(out, "%s\n", json_object_size(map) ? "" : " none");
 }
 
 int np_report_print(FILE *out, json_t *r)
