@@ -18,7 +18,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "numaplace/codec.h"
 #include "numaplace/summary.h"
 
 #include "store.h"

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "numaplace/figure.h"
+#include "numaplace/summary.h"
 #include "numaplace/report.h"
 
 #include "cli.h"

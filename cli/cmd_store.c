@@ -17,7 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "numaplace/codec.h"
 #include "numaplace/summary.h"
 
 #include "accounting.h"

@@ -1,15 +1,9 @@
-/* The stored form of a job summary: "NPS1:" + base64(zlib(JSON)) (see numaplace/codec.h). */
-#include "numaplace/codec.h"
-
-#include <ctype.h>
-#include <stdbool.h>
-#include <errno.h>
+/* The stored form of a job summary: "NPS1:" + base64(zlib(JSON)) (see numaplace/summary.h). */
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include <zlib.h>
+
 #include "numaplace/json_reals.h"
+#include "summary_priv.h"
 
 static const char b64_alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -125,9 +119,9 @@ long np_stored_encode(const json_t *summary, char **out, struct np_err *err)
 {
     char *json = json_dumps(summary, JSON_COMPACT | JSON_SORT_KEYS | NP_JSON_REALS);
     const size_t prefix = strlen(NP_STORED_PREFIX);
-    unsigned char *z = NULL;
+    unsigned char *z;
     uLongf zlen;
-    char *text = NULL;
+    char *text;
     long rc;
 
     *out = NULL;
@@ -137,18 +131,14 @@ long np_stored_encode(const json_t *summary, char **out, struct np_err *err)
     z = malloc(zlen);
     if (!z || compress2(z, &zlen, (const Bytef *)json, (uLong)strlen(json), 9) != Z_OK) {
         rc = np_err_set(err, -ENOMEM, "cannot compress the summary");
-        goto out;
-    }
-    text = malloc(prefix + 4 * ((zlen + 2) / 3) + 1);
-    if (!text) {
+    } else if (!(text = malloc(prefix + 4 * ((zlen + 2) / 3) + 1))) {
         rc = np_err_set(err, -ENOMEM, "out of memory encoding the summary");
-        goto out;
+    } else {
+        memcpy(text, NP_STORED_PREFIX, prefix);
+        base64_encode(z, zlen, text + prefix);
+        *out = text;
+        rc = (long)strlen(text);
     }
-    memcpy(text, NP_STORED_PREFIX, prefix);
-    base64_encode(z, zlen, text + prefix);
-    *out = text;
-    rc = (long)strlen(text);
-out:
     free(json);
     free(z);
     return rc;
@@ -195,21 +185,17 @@ int np_stored_decode(const char *text, json_t **out, struct np_err *err)
     for (jlen = (uLongf)zlen * 8 + 64;; jlen *= 2) {
         if (jlen > NP_STORED_MAX_JSON_BYTES)
             jlen = NP_STORED_MAX_JSON_BYTES;
+        uLongf got = jlen;
         int zrc;
         free(json);
-        json = malloc(jlen + 1);
-        if (!json) {
+        if (!(json = malloc(jlen + 1))) {
             rc = np_err_set(err, -ENOMEM, "out of memory decompressing the summary");
             goto out;
         }
-        {
-            uLongf got = jlen;
-            zrc = uncompress((Bytef *)json, &got, z, (uLong)zlen);
-            if (zrc == Z_OK) {
-                json[got] = '\0';
-                jlen = got;
-                break;
-            }
+        if ((zrc = uncompress((Bytef *)json, &got, z, (uLong)zlen)) == Z_OK) {
+            json[got] = '\0';
+            jlen = got;
+            break;
         }
         if (zrc != Z_BUF_ERROR || jlen >= NP_STORED_MAX_JSON_BYTES) {
             rc = np_err_set(err, -EBADMSG, "stored summary is corrupt: %s",

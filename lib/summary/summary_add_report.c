@@ -1,16 +1,9 @@
 /* A step's report added to its node of a job summary (docs/summary-schema.md, "Building and
  * merging"): time-weighted means, statistics, pages, migrations, the longest step's timeline. */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "numaplace/report.h"
-#include "numaplace/summary.h"
 #include "summary_priv.h"
 
-#define OLDER "not in the report (written by an older numaplace)"
-
+#define OLDER     "not in the report (written by an older numaplace)"
 #define MALFORMED "malformed in the report (no number)"
 
 /* ---- a report's figures as the summary adds them ---- */
@@ -40,23 +33,15 @@ static struct fig fig_read(const json_t *o, const char *value_key, const char *n
     return (struct fig){.ok = true, .v = json_number_value(v), .source = source};
 }
 
-/* Member @p key of @p parent, an object, made when it has none. NULL out of memory. */
-static json_t *object_at(json_t *parent, const char *key)
-{
-    json_t *o = json_object_get(parent, key);
-
-    if (!o && json_object_set_new(parent, key, o = json_object()) != 0)
-        return NULL;
-    return o;
-}
-
 /* dst[k] = max(dst[k], src[k]) (with @p max) or src[k] + dst[k], as integers, over the numeric
- * members of @p src (others are skipped, as the summary always did). */
+ * members of @p src (others are skipped, as the summary always did); no @p dst (trimmed), none. */
 static int map_fold(json_t *dst, const json_t *src, bool max)
 {
     const char *key;
     json_t *v;
 
+    if (!dst)
+        return 0;
     json_object_foreach((json_t *)src, key, v)
     {
         const json_int_t have = jround(json_object_get(dst, key)), x = jround(v);
@@ -100,12 +85,6 @@ static int add_unavailable(json_t *parent, const char *key, const char *why, con
            (source && json_object_set_new(f, "source", json_string(source)));
 }
 
-/* One more step in the node's figure. */
-static int count_step(json_t *cur)
-{
-    return json_object_set_new(cur, "steps", json_integer(jint(cur, "steps") + 1));
-}
-
 /* A new available figure {value_key: v, unit?} at @p key of @p parent. NULL out of memory. */
 static json_t *new_figure(json_t *parent, const char *key, const char *value_key, double v,
                           const char *unit)
@@ -132,7 +111,7 @@ static int add_mean(json_t *parent, const char *key, const struct fig *f, double
     if (jfig(cur, "value", &cv)) {
         const double cw = jnum(cur, "seconds", MIN_WEIGHT_S);
         int rc = json_object_set_new(cur, "value", json_real((cv * cw + f->v * w) / (cw + w))) ||
-                 json_object_set_new(cur, "seconds", json_real(cw + w)) || count_step(cur);
+                 json_object_set_new(cur, "seconds", json_real(cw + w)) || jadd(cur, "steps", 1);
         if (by_bytes && json_object_get(cur, "byte_seconds") && bytes > 0)
             rc |= json_object_set_new(cur, "byte_seconds",
                                       json_real(jnum(cur, "byte_seconds", 0) + bytes * w));
@@ -156,7 +135,7 @@ static int add_sum(json_t *parent, const char *key, const struct fig *f, const c
     if (!f->ok)
         return add_unavailable(parent, key, f->why, f->source);
     if (jfig(cur, "value", &cv))
-        return json_object_set_new(cur, "value", json_real(cv + f->v)) || count_step(cur);
+        return json_object_set_new(cur, "value", json_real(cv + f->v)) || jadd(cur, "steps", 1);
     cur = new_figure(parent, key, "value", f->v, unit);
     return !cur || first_step(cur, f->source);
 }
@@ -184,7 +163,7 @@ static int add_stat(json_t *node, const char *key, const char *mean_key, const c
         return json_object_set_new(cur, mean_key, json_real((cm * cn + m * n) / (cn + n))) ||
                json_object_set_new(cur, peak_key, json_real(p > cp ? p : cp)) ||
                json_object_set_new(cur, "intervals", json_integer((json_int_t)(cn + n))) ||
-               count_step(cur);
+               jadd(cur, "steps", 1);
     }
     if (!(cur = new_figure(node, key, mean_key, m, NULL)))
         return -ENOMEM;
@@ -237,42 +216,30 @@ static int add_pages(json_t *node, const json_t *pages, double w, bool latest)
 static int add_migrations(json_t *node, const json_t *m)
 {
     const json_t *in = json_object_get(m, "pages_in_bytes"),
-                 *out = json_object_get(m, "pages_out_bytes");
-    const json_t *moving = json_object_get(m, "moving_s"),
-                 *requests = json_object_get(m, "requests"), *q;
-    const char *source = json_string_value(json_object_get(m, "source"));
+                 *out = json_object_get(m, "pages_out_bytes"), *q;
     json_t *nm = json_object_get(node, "migrations"), *triggers = json_object_get(nm, "triggers");
+    json_int_t sum = 0;
+    const char *key;
     size_t i;
     int rc = 0;
 
     if (!json_is_object(m) || json_object_get(m, "unavailable") || !nm)
         return 0;
     /* reports before the *_bytes names wrote pages_in / pages_out (also bytes) */
-    if (json_object_get(nm, "in_bytes"))
-        rc |= map_fold(json_object_get(nm, "in_bytes"), in ? in : json_object_get(m, "pages_in"),
-                       false);
-    if (json_object_get(nm, "out_bytes"))
-        rc |= map_fold(json_object_get(nm, "out_bytes"),
-                       out ? out : json_object_get(m, "pages_out"), false);
+    rc |=
+        map_fold(json_object_get(nm, "in_bytes"), in ? in : json_object_get(m, "pages_in"), false);
+    rc |= map_fold(json_object_get(nm, "out_bytes"), out ? out : json_object_get(m, "pages_out"),
+                   false);
     rc |= json_object_set_new(nm, "moving_s",
-                              json_real(jnum(nm, "moving_s", 0) +
-                                        (json_is_number(moving) ? json_number_value(moving) : 0)));
-    if (json_object_get(nm, "failed_pages"))
-        rc |= map_fold(json_object_get(nm, "failed_pages"), json_object_get(m, "failed_pages"),
-                       false);
-    json_array_foreach(requests, i, q)
+                              json_real(jnum(nm, "moving_s", 0) + jnum(m, "moving_s", 0)));
+    rc |= map_fold(json_object_get(nm, "failed_pages"), json_object_get(m, "failed_pages"), false);
+    json_array_foreach(json_object_get(m, "requests"), i, q)
     {
-        const char *trigger = json_string_value(json_object_get(q, "trigger"));
+        const char *trigger = jstr_or(q, "trigger", "unknown");
         const bool dry_run = json_is_true(json_object_get(q, "dry_run"));
-        /* a moved_pages that is no number counts 0 */
-        const json_int_t moved = jround(json_object_get(q, "moved_pages"));
         json_t *t;
 
-        trigger = trigger ? trigger : "unknown";
-        rc |= json_object_set_new(nm, "requests", json_integer(jint(nm, "requests") + 1));
-        if (dry_run)
-            rc |= json_object_set_new(nm, "dry_run_requests",
-                                      json_integer(jint(nm, "dry_run_requests") + 1));
+        rc |= jadd(nm, "requests", 1) || (dry_run && jadd(nm, "dry_run_requests", 1));
         if (!triggers)
             continue;
         if (!(t = json_object_get(triggers, trigger)) &&
@@ -280,25 +247,18 @@ static int add_migrations(json_t *node, const json_t *m)
                                 t = json_pack("{s:i, s:i, s:i}", "requests", 0, "dry_run", 0,
                                               "moved_pages", 0)) != 0)
             return -ENOMEM;
-        rc |= json_object_set_new(t, "requests", json_integer(jint(t, "requests") + 1));
-        if (dry_run)
-            rc |= json_object_set_new(t, "dry_run", json_integer(jint(t, "dry_run") + 1));
-        else
-            rc |=
-                json_object_set_new(t, "moved_pages", json_integer(jint(t, "moved_pages") + moved));
+        /* a moved_pages that is no number counts 0 */
+        rc |= jadd(t, "requests", 1) ||
+              (dry_run ? jadd(t, "dry_run", 1)
+                       : jadd(t, "moved_pages", jround(json_object_get(q, "moved_pages"))));
     }
-    if (source)
-        rc |= json_object_set_new(nm, "source", json_string(source));
+    if (jstr(m, "source"))
+        rc |= json_object_set_new(nm, "source", json_string(jstr(m, "source")));
+    json_object_foreach(json_object_get(nm, "in_bytes"), key, q)
     {
-        json_int_t sum = 0;
-        const char *key;
-        json_t *v;
-        json_object_foreach(json_object_get(nm, "in_bytes"), key, v)
-        {
-            sum += jround(v);
-        }
-        rc |= json_object_set_new(node, "pages_moved_bytes", json_integer(sum));
+        sum += jround(q);
     }
+    rc |= json_object_set_new(node, "pages_moved_bytes", json_integer(sum));
     return rc ? -ENOMEM : 0;
 }
 
@@ -372,14 +332,6 @@ static int step_counters(json_t *st, const json_t *r)
            (bw.ok && json_object_set_new(st, "bandwidth_bytes_per_s", json_real(bw.v)));
 }
 
-static double duration_of(const json_t *r)
-{
-    const json_t *d = json_object_get(r, "duration_s");
-
-    return json_is_number(d) ? json_number_value(d) : 0;
-}
-
-/* @p s as the step's member @p key, when there is one. */
 static int step_str(json_t *st, const char *key, const char *s)
 {
     return s && json_object_set_new(st, key, json_string(s));
@@ -397,13 +349,14 @@ static int new_step(json_t *node, const json_t *r, const char *step, const char 
 
     json_array_foreach(tasks, i, t)
     {
-        const char *p = jstr(t, "policy") ? jstr(t, "policy") : "unknown";
-        rc |= applied && json_object_set_new(applied, p, json_integer(jint(applied, p) + 1));
+        const char *p = jstr_or(t, "policy", "unknown");
+        rc |= applied && jadd(applied, p, 1);
     }
     st = json_pack("{s:s, s:s, s:o, s:s, s:s, s:b, s:f}", "step", step, "policy", requested,
                    "applied", applied, "sensitivity", sens, "cpus", cpus ? cpus : "", "complete",
-                   json_is_true(json_object_get(r, "complete")), "duration_s", duration_of(r));
-    if (!st || json_array_append_new(object_at(node, "steps"), st) != 0)
+                   json_is_true(json_object_get(r, "complete")), "duration_s",
+                   jnum(r, "duration_s", 0));
+    if (!st || json_array_append_new(json_object_get(node, "steps"), st) != 0)
         return -ENOMEM;
     if (json_is_array(local)) /* its members are numbers (check_report) */
         rc |= json_object_set_new(st, "local_nodes", json_deep_copy(local));
@@ -423,7 +376,7 @@ static int add_step(json_t *node, const json_t *r, const char *step)
     const char *requested = jstr(json_object_get(r, "policy"), "requested");
     const char *sens = jstr(r, "sensitivity"), *start = jstr(r, "start");
     const char *end = jstr(r, "end"), *nstart = jstr(node, "start"), *nend = jstr(node, "end");
-    const double dur = duration_of(r), w = dur > MIN_WEIGHT_S ? dur : MIN_WEIGHT_S;
+    const double dur = jnum(r, "duration_s", 0), w = dur > MIN_WEIGHT_S ? dur : MIN_WEIGHT_S;
     const bool latest = np_iso_ok(end) && (!np_iso_ok(nend) || strcmp(end, nend) >= 0);
     const json_t *tl = json_object_get(r, "timeline"), *ntl = json_object_get(node, "timeline");
     json_t *st = NULL, *pols;
@@ -433,7 +386,7 @@ static int add_step(json_t *node, const json_t *r, const char *step)
     sens = sens ? sens : "unknown";
     if ((rc = new_step(node, r, step, requested, sens, &st)) != 0)
         return rc;
-    rc |= json_object_set_new(node, "step_count", json_integer(jint(node, "step_count") + 1));
+    rc |= jadd(node, "step_count", 1);
     rc |= json_object_set_new(node, "duration_s", json_real(jnum(node, "duration_s", 0) + dur));
     pols = json_object_get(node, "policy_requested");
     rc |= !pols && json_object_set_new(node, "policy_requested", pols = json_array());
@@ -478,18 +431,6 @@ static json_t *node_new(json_t *s, const char *name)
     return json_object_set_new(json_object_get(s, "nodes"), name, n) == 0 ? n : NULL;
 }
 
-static int add_skipped(json_t *s, const char *node, const char *step, const char *reason)
-{
-    json_t *skipped = json_object_get(s, "skipped");
-
-    if (!skipped && json_object_set_new(s, "skipped", skipped = json_array()) != 0)
-        return -ENOMEM;
-    return json_array_append_new(
-               skipped, json_pack("{s:s, s:s, s:s}", "node", node, "step", step, "reason", reason))
-               ? -ENOMEM
-               : 0;
-}
-
 /* What the summary reads strictly of a report: local_nodes and pages.end_bytes (kept whole) hold
  * numbers only, and the timeline is one. @return 0, -EINVAL */
 static int check_report(const json_t *r, struct np_err *err)
@@ -507,11 +448,9 @@ static int check_report(const json_t *r, struct np_err *err)
         const char *key;
         json_object_foreach((json_t *)end, key, v)
         {
-            if (!json_is_number(v)) {
-                char path[256]; /* cut where the maps always cut */
-                snprintf(path, sizeof(path), "the report's pages.end_bytes.%s", key);
-                return np_err_set(err, -EINVAL, "%s: expected a number", path);
-            }
+            if (!json_is_number(v)) /* the key cut where the maps always cut: 255 in all */
+                return np_err_set(err, -EINVAL,
+                                  "the report's pages.end_bytes.%.226s: expected a number", key);
         }
     }
     if (json_is_object(json_object_get(r, "timeline")))
@@ -525,8 +464,7 @@ int np_summary_add_report(json_t *s, json_t *report, struct np_err *err)
     const char *node = jstr(report, "node"), *step = jstr(report, "step");
     const json_int_t job_id = jint(s, "job_id");
     struct np_err rerr = {0};
-    json_t *n, *st;
-    size_t i;
+    json_t *n;
     int rc = np_summary_check(s, err);
 
     if (rc)
@@ -540,11 +478,15 @@ int np_summary_add_report(json_t *s, json_t *report, struct np_err *err)
                           (long long)job_id);
     rc = np_report_check(report, &rerr);
     if (rc == -EPROTO) {
-        if (add_skipped(s, node ? node : "unknown", step ? step : "unknown", rerr.msg) != 0)
+        json_t *skipped = json_object_get(s, "skipped");
+        node = node ? node : "unknown";
+        step = step ? step : "unknown";
+        if ((!skipped && json_object_set_new(s, "skipped", skipped = json_array()) != 0) ||
+            json_array_append_new(skipped, json_pack("{s:s, s:s, s:s}", "node", node, "step", step,
+                                                     "reason", rerr.msg)) != 0)
             return np_err_set(err, -ENOMEM, "out of memory recording a skipped report");
         np_summary_recompute(s);
-        np_err_set(err, 0, "skipped the report of node %s step %s: %s", node ? node : "unknown",
-                   step ? step : "unknown", rerr.msg);
+        np_err_set(err, 0, "skipped the report of node %s step %s: %s", node, step, rerr.msg);
         return 0;
     }
     if (rc)
@@ -570,12 +512,8 @@ int np_summary_add_report(json_t *s, json_t *report, struct np_err *err)
             return np_err_set(err, -ENOMEM, "out of memory adding a report");
     }
     n = json_object_get(json_object_get(s, "nodes"), node);
-    json_array_foreach(json_object_get(n, "steps"), i, st)
-    {
-        if (jstr(st, "step") && strcmp(jstr(st, "step"), step) == 0)
-            return np_err_set(err, -EEXIST, "step %s of node %s is in the summary already", step,
-                              node);
-    }
+    if (jfind(json_object_get(n, "steps"), "step", step))
+        return np_err_set(err, -EEXIST, "step %s of node %s is in the summary already", step, node);
     if (!n && !(n = node_new(s, node)))
         return np_err_set(err, -ENOMEM, "out of memory adding node %s", node);
     rc = add_step(n, report, step);

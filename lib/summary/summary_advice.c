@@ -1,12 +1,72 @@
-/* Plain-language advice from a job summary's figures (docs/summary-schema.md, "Advice"). */
-#include <errno.h>
+/* Plain-language advice from a job summary's figures (docs/summary-schema.md, "Advice"), and the
+ * job's predicted sensitivity to placement from the counters its steps carry (the model:
+ * numaplace/sensitivity.h). */
 #include <stdarg.h>
-#include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "numaplace/summary.h"
 #include "summary_priv.h"
+
+int np_summary_step_predict(const json_t *st, const struct np_sens_model *model, double *slowdown,
+                            struct np_err *err)
+{
+    struct np_sens_inputs in = {NAN, NAN, NAN, NAN, NULL};
+
+    *slowdown = NAN;
+    if (!model)
+        return np_err_set(err, -ENODATA, "unavailable: no sensitivity table loaded");
+    in.why = jstr(st, "counters_unavailable");
+    if (!json_object_get(st, "counters_unavailable") && !json_object_get(st, "cpi") &&
+        !json_object_get(st, "llc_mpki"))
+        in.why = "the summary predates per-step counters";
+    in.cpi = jnum(st, "cpi", NAN);
+    in.llc_mpki = jnum(st, "llc_mpki", NAN);
+    in.bw_mbps = jnum(st, "bandwidth_bytes_per_s", NAN) / 1e6;
+    return np_sensitivity_predict(model, &in, slowdown, err);
+}
+
+void np_summary_predict(const json_t *s, const struct np_sens_model *model,
+                        struct np_summary_prediction *out)
+{
+    bool any_step = false, trimmed = false;
+    const char *name;
+    json_t *n;
+
+    memset(out, 0, sizeof(*out));
+    json_object_foreach(json_object_get(s, "nodes"), name, n)
+    {
+        json_t *st;
+        size_t i;
+        json_array_foreach(json_object_get(n, "steps"), i, st)
+        {
+            struct np_err err = {0};
+            double x;
+            if (jnum(st, "duration_s", 0) < NP_ADVICE_SENSITIVITY_MIN_S)
+                continue;
+            any_step = true;
+            if (np_summary_step_predict(st, model, &x, &err) < 0) {
+                if (!out->why[0])
+                    snprintf(out->why, sizeof(out->why), "%s", err.msg);
+                continue;
+            }
+            if (!out->available || x > out->slowdown) {
+                out->available = true;
+                out->slowdown = x;
+                out->node = name;
+                out->step = jstr(st, "step");
+            }
+        }
+        trimmed |= jint(n, "step_count") > 0 && json_array_size(json_object_get(n, "steps")) == 0;
+    }
+    if (out->available) {
+        out->sensitive = np_sensitivity_is_sensitive(model, out->slowdown);
+        out->why[0] = '\0';
+    } else if (!any_step && trimmed) {
+        snprintf(out->why, sizeof(out->why),
+                 "unavailable: the summary's steps were trimmed to fit AdminComment");
+    } else if (!any_step) {
+        snprintf(out->why, sizeof(out->why), "unavailable: no step ran %.0f s or more",
+                 NP_ADVICE_SENSITIVITY_MIN_S);
+    }
+}
 
 /* Advice names at most this many nodes per rule, then "and N more". */
 #define ADVICE_NAMED_NODES 4
@@ -17,9 +77,7 @@ struct hits {
     int n;
 };
 
-static void hit(struct hits *h, const char *fmt, ...) NP_PRINTF(2, 3);
-
-static void hit(struct hits *h, const char *fmt, ...)
+static NP_PRINTF(2, 3) void hit(struct hits *h, const char *fmt, ...)
 {
     va_list ap;
     size_t len = strlen(h->text);
@@ -46,11 +104,9 @@ static const char *hits_text(struct hits *h)
     return h->text;
 }
 
-static void advise(json_t *a, const char *rule, const char *fmt, ...) NP_PRINTF(3, 4);
-
 /* One {rule, text} more; an entry that cannot be added leaves @p a short (np_summary_advice_with
  * then fails). */
-static void advise(json_t *a, const char *rule, const char *fmt, ...)
+static NP_PRINTF(3, 4) void advise(json_t *a, const char *rule, const char *fmt, ...)
 {
     char text[2048];
     va_list ap;
@@ -118,13 +174,14 @@ static const char *policies_text(const json_t *n, char *buf, size_t len)
 
 static void os_noise(struct hits *noise, const char *name, const json_t *n)
 {
+    const json_t *os = json_object_get(n, "os_interference");
     double ks = -1, cs = -1, irq = -1;
     char what[192];
     int o = 0;
 
-    jos(n, "kernel_time_share", &ks);
-    jos(n, "involuntary_cs_per_s", &cs);
-    jos(n, "interrupts_per_s", &irq);
+    jfig(json_object_get(os, "kernel_time_share"), "value", &ks);
+    jfig(json_object_get(os, "involuntary_cs_per_s"), "value", &cs);
+    jfig(json_object_get(os, "interrupts_per_s"), "value", &irq);
     if (ks < NP_ADVICE_KERNEL_SHARE && cs < NP_ADVICE_INVOLUNTARY_CS_PER_S &&
         irq < NP_ADVICE_INTERRUPTS_PER_S)
         return;
@@ -138,22 +195,6 @@ static void os_noise(struct hits *noise, const char *name, const json_t *n)
         snprintf(what + o, sizeof(what) - (size_t)o, "%s%.0f interrupts/s on its CPUs",
                  o ? ", " : "", irq);
     hit(noise, "%s: %s", name, what);
-}
-
-/* The requests that moved pages (not the dry runs), by trigger, added to @p triggers. */
-static int count_triggers(const json_t *n, json_t *triggers)
-{
-    const char *name;
-    json_t *t;
-
-    json_object_foreach(json_object_get(json_object_get(n, "migrations"), "triggers"), name, t)
-    {
-        const json_int_t real = jint(t, "requests") - jint(t, "dry_run");
-        if (real > 0 &&
-            json_object_set_new(triggers, name, json_integer(jint(triggers, name) + real)) != 0)
-            return -ENOMEM;
-    }
-    return 0;
 }
 
 struct rules {
@@ -233,18 +274,27 @@ static int judge_node(struct rules *r, const char *name, const json_t *n)
     if (have_share && local_policy(n) && share >= NP_ADVICE_LOCAL_GOOD_SHARE)
         hit(&r->good, "%s (%.0f%% local)", name, share * 100);
     os_noise(&r->noise, name, n);
-    if (cw && bwhy)
-        hit(&r->counters, "%s (CPI and bandwidth: %s)", name, cw);
-    else if (cw)
-        hit(&r->counters, "%s (CPI: %s)", name, cw);
-    else if (bwhy)
-        hit(&r->counters, "%s (bandwidth: %s)", name, bwhy);
+    if (cw || bwhy)
+        hit(&r->counters, "%s (%s: %s)", name,
+            cw && bwhy ? "CPI and bandwidth"
+            : cw       ? "CPI"
+                       : "bandwidth",
+            cw ? cw : bwhy);
     if (node_moved > 0) {
         char human[32];
+        const char *trigger;
+        json_t *t;
         r->moved += node_moved;
         np_human_bytes((double)node_moved, human, sizeof(human));
         hit(&r->moved_on, "%s: %s", name, human);
-        return count_triggers(n, r->triggers);
+        /* the requests that moved pages (not the dry runs), by trigger */
+        json_object_foreach(json_object_get(json_object_get(n, "migrations"), "triggers"), trigger,
+                            t)
+        {
+            const json_int_t real = jint(t, "requests") - jint(t, "dry_run");
+            if (real > 0 && jadd(r->triggers, trigger, real) != 0)
+                return -ENOMEM;
+        }
     }
     return 0;
 }
@@ -288,7 +338,7 @@ json_t *np_summary_advice_with(const json_t *s, const struct np_sens_model *mode
     memset(&r, 0, sizeof(r));
     r.triggers = json_object();
     if (np_summary_check(s, NULL) != 0 || !a || !r.triggers ||
-        !(names = np_summary_sorted_nodes(s, &n)))
+        !(names = np_sorted_keys(json_object_get(s, "nodes"), &n)))
         rc = -ENOMEM;
     for (size_t k = 0; k < n && !rc; k++) {
         const json_t *node = json_object_get(json_object_get(s, "nodes"), names[k]);

@@ -2,52 +2,13 @@
  * its last stage ("Folded nodes"): when even the trimmed per-node form does not fit, the nodes are
  * folded into distributions of their figures and sums of their share of the totals; the worst
  * few stay whole. */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "numaplace/codec.h"
-#include "numaplace/summary.h"
 #include "summary_priv.h"
 
 /* ---- the trims: each returns whether it removed anything ---- */
 
-/* Drop member @p key of @p o; whether it was there. */
 static bool drop(json_t *o, const char *key)
 {
     return json_object_del(o, key) == 0;
-}
-
-static bool drop_timelines(json_t *n)
-{
-    return drop(n, "timeline");
-}
-
-static bool drop_steps(json_t *n)
-{
-    return drop(n, "steps");
-}
-
-static bool drop_numa_pages(json_t *n)
-{
-    json_t *m = json_object_get(n, "migrations");
-    bool dropped = drop(n, "pages_peak_bytes");
-
-    dropped |= drop(n, "pages_end_bytes");
-    dropped |= drop(m, "in_bytes");
-    return drop(m, "out_bytes") || dropped;
-}
-
-static bool drop_os_details(json_t *n)
-{
-    static const char *const details[] = {"involuntary_cs_per_s", "interrupts_per_s",
-                                          "softirqs_per_s", "other_cpu_time_s"};
-    json_t *os = json_object_get(n, "os_interference");
-    bool dropped = false;
-
-    for (size_t k = 0; k < sizeof(details) / sizeof(details[0]); k++)
-        dropped |= drop(os, details[k]);
-    return dropped;
 }
 
 /* The `source` of every figure under the node (their reasons stay). */
@@ -95,29 +56,31 @@ static bool drop_node_details(json_t *n)
     return dropped;
 }
 
+/* In order: a trim drops a node's members @p keys ("member" or "object.member"), or what
+ * @p drop says. */
 static const struct {
-    const char *what;
+    const char *what, *keys[5];
     bool (*drop)(json_t *node);
 } trim_steps[] = {
-    {"timeline", drop_timelines},
-    {"steps", drop_steps},
-    {"numa-node-pages", drop_numa_pages},
-    {"os-interference-details", drop_os_details},
-    {"sources", drop_sources},
-    {"node-details", drop_node_details},
+    {"timeline", {"timeline"}, NULL},
+    {"steps", {"steps"}, NULL},
+    {"numa-node-pages",
+     {"pages_peak_bytes", "pages_end_bytes", "migrations.in_bytes", "migrations.out_bytes"},
+     NULL},
+    {"os-interference-details",
+     {"os_interference.involuntary_cs_per_s", "os_interference.interrupts_per_s",
+      "os_interference.softirqs_per_s", "os_interference.other_cpu_time_s"},
+     NULL},
+    {"sources", {NULL}, drop_sources},
+    {"node-details", {NULL}, drop_node_details},
 };
 
 static int record_trim(json_t *s, const char *what, long before)
 {
-    json_t *trimmed = json_object_get(s, "trimmed"), *e;
-    size_t i;
+    json_t *trimmed = json_object_get(s, "trimmed"), *e = jfind(trimmed, "what", what);
 
-    json_array_foreach(trimmed, i, e)
-    {
-        if (jstr(e, "what") && strcmp(jstr(e, "what"), what) == 0)
-            return json_object_set_new(e, "stored_bytes_before", json_integer(before)) ? -ENOMEM
-                                                                                       : 0;
-    }
+    if (e)
+        return json_object_set_new(e, "stored_bytes_before", json_integer(before)) ? -ENOMEM : 0;
     return json_array_append_new(trimmed, json_pack("{s:s, s:I}", "what", what,
                                                     "stored_bytes_before", (json_int_t)before))
                ? -ENOMEM
@@ -126,23 +89,9 @@ static int record_trim(json_t *s, const char *what, long before)
 
 /* ---- the fold: a node's figures before the fit trims them ---- */
 
-struct snap {
-    const char *name;
-    double v[NP_DIST_N]; /* NAN: none */
-    double k_seconds;
-    json_int_t requests;
-};
-
-static double fig_or_nan(const json_t *f, const char *value_key)
-{
-    double v;
-
-    return jfig(f, value_key, &v) ? v : NAN;
-}
-
 /* Snapshot the nodes of @p s (*out: free()), and the tasks per policy of those not folded yet
  * into @p applied (the trims drop each node's). 0 or -ENOMEM. */
-static int snapshot(const json_t *s, const struct np_fold_names *fn, struct snap **out,
+static int snapshot(const json_t *s, const struct np_fold_names *fn, struct np_node_figs **out,
                     json_t *applied)
 {
     const json_t *nodes = json_object_get(s, "nodes"), *n;
@@ -155,20 +104,7 @@ static int snapshot(const json_t *s, const struct np_fold_names *fn, struct snap
         return -ENOMEM;
     json_object_foreach((json_t *)nodes, name, n)
     {
-        struct snap *sn = &(*out)[i++];
-        const json_t *k =
-            json_object_get(json_object_get(n, "os_interference"), "kernel_time_share");
-        sn->name = name;
-        sn->v[NP_DIST_LOCAL_SHARE] = fig_or_nan(json_object_get(n, "local_share"), "value");
-        sn->v[NP_DIST_CPI] = fig_or_nan(json_object_get(n, "cpi"), "mean");
-        sn->v[NP_DIST_BANDWIDTH] = fig_or_nan(json_object_get(n, "bandwidth"), "mean_bytes_per_s");
-        sn->v[NP_DIST_KERNEL_TIME_SHARE] = fig_or_nan(k, "value");
-        sn->v[NP_DIST_DURATION_S] = jnum(n, "duration_s", NAN);
-        sn->v[NP_DIST_STEP_COUNT] = jnum(n, "step_count", NAN);
-        sn->v[NP_DIST_PAGES_MOVED_BYTES] = jnum(n, "pages_moved_bytes", NAN);
-        sn->k_seconds =
-            isnan(sn->v[NP_DIST_KERNEL_TIME_SHARE]) ? 0 : jnum(k, "seconds", MIN_WEIGHT_S);
-        sn->requests = jint(json_object_get(n, "migrations"), "requests");
+        np_node_figs_read(name, n, &(*out)[i++]);
         if (!np_fold_names_has(fn, name))
             rc |= jmap_add(applied, json_object_get(n, "policy_applied"));
     }
@@ -180,13 +116,17 @@ struct valued {
     const char *node;
 };
 
+/* Lowest first, none (NAN) last, ties by name (the first name holds min and max alike): a
+ * distribution's order, and the worst nodes' (the local share, the remote-memory advice's). */
 static int cmp_valued(const void *a, const void *b)
 {
     const struct valued *x = a, *y = b;
 
-    if (x->v != y->v)
+    if (isnan(x->v) != isnan(y->v))
+        return isnan(x->v) ? 1 : -1;
+    if (!isnan(x->v) && x->v != y->v)
         return x->v < y->v ? -1 : 1;
-    return strcmp(x->node, y->node); /* ties: the first name holds min and max alike */
+    return strcmp(x->node, y->node);
 }
 
 /* Nearest rank: the value of the ceil(p x n)-th node, a node's own figure. */
@@ -217,7 +157,7 @@ static int dist_add(json_t *figures, const char *name, struct valued *v, size_t 
                                              "percentiles_of", (json_int_t)n))
                    ? -ENOMEM
                    : 0;
-    rc |= json_object_set_new(d, "count", json_integer(jint(d, "count") + (json_int_t)n));
+    rc |= jadd(d, "count", (json_int_t)n);
     if (v[0].v < jnum(d, "min", 0))
         rc |= json_object_set_new(d, "min", json_real(v[0].v)) ||
               json_object_set_new(d, "min_node", json_string(v[0].node));
@@ -227,66 +167,27 @@ static int dist_add(json_t *figures, const char *name, struct valued *v, size_t 
     return rc ? -ENOMEM : 0;
 }
 
-/* The fold's share of the totals (as np_summary_recompute adds a node). */
-struct sums {
-    json_int_t steps, moved, requests, ls_nodes, k_nodes;
-    double ls_s, ls_xs, ls_bs, ls_xbs, k_s, k_xs;
-    int all_bytes;
-    const char *sens, *start, *end;
-};
-
-static void sums_add(struct sums *f, const json_t *n, const struct snap *sn, json_t *policies)
+/* The fold's share of the totals into `nodes_folded.sums` (each member there already). */
+static int sums_write(json_t *sj, const struct np_sums *f)
 {
-    const json_t *ls = json_object_get(n, "local_share"), *p;
-    const char *start = jstr(n, "start"), *end = jstr(n, "end");
-    size_t i;
+    json_t *u = json_pack(
+        "{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:b, s:I, s:f, s:f}", "steps", f->steps,
+        "pages_moved_bytes", f->moved, "migration_requests", f->requests, "local_share_nodes",
+        f->ls_nodes, "local_share_seconds", f->ls_s, "local_share_x_seconds", f->ls_xs,
+        "local_share_byte_seconds", f->ls_bs, "local_share_x_byte_seconds", f->ls_xbs,
+        "local_share_all_bytes", f->all_bytes, "kernel_time_share_nodes", f->k_nodes,
+        "kernel_time_share_seconds", f->k_s, "kernel_time_share_x_seconds", f->k_xs);
+    int rc = !u || json_object_update(sj, u) != 0 ||
+             (f->sens && json_object_set_new(sj, "sensitivity", json_string(f->sens))) ||
+             (f->start && json_object_set_new(sj, "start", json_string(f->start))) ||
+             (f->end && json_object_set_new(sj, "end", json_string(f->end)));
 
-    f->steps += jint(n, "step_count");
-    f->moved += jint(n, "pages_moved_bytes");
-    f->requests += sn->requests;
-    if (!isnan(sn->v[NP_DIST_LOCAL_SHARE])) {
-        const double x = sn->v[NP_DIST_LOCAL_SHARE], w = jnum(ls, "seconds", MIN_WEIGHT_S),
-                     bs = jnum(ls, "byte_seconds", -1);
-        f->ls_s += w;
-        f->ls_xs += x * w;
-        if (bs > 0) {
-            f->ls_bs += bs;
-            f->ls_xbs += x * bs;
-        } else {
-            f->all_bytes = false;
-        }
-        f->ls_nodes++;
-    }
-    if (!isnan(sn->v[NP_DIST_KERNEL_TIME_SHARE])) {
-        f->k_s += sn->k_seconds;
-        f->k_xs += sn->v[NP_DIST_KERNEL_TIME_SHARE] * sn->k_seconds;
-        f->k_nodes++;
-    }
-    json_array_foreach(json_object_get(n, "policy_requested"), i, p)
-    {
-        jstrs_add_sorted(policies, json_string_value(p));
-    }
-    f->sens = np_class_of(f->sens, jstr(n, "sensitivity"));
-    if (np_iso_ok(start) && (!f->start || strcmp(start, f->start) < 0))
-        f->start = start;
-    if (np_iso_ok(end) && (!f->end || strcmp(end, f->end) > 0))
-        f->end = end;
-}
-
-/* Lowest local share first (the remote-memory advice's figure), nodes without one last. */
-static int cmp_worst(const void *a, const void *b)
-{
-    const struct valued *x = a, *y = b;
-
-    if (isnan(x->v) != isnan(y->v))
-        return isnan(x->v) ? 1 : -1;
-    if (!isnan(x->v) && x->v != y->v)
-        return x->v < y->v ? -1 : 1;
-    return strcmp(x->node, y->node);
+    json_decref(u);
+    return rc ? -ENOMEM : 0;
 }
 
 /* Keep the NP_FOLD_KEEP_WORST worst nodes of @p s, worst first. */
-static int keep_worst(json_t *s, const struct snap *snap, size_t n)
+static int keep_worst(json_t *s, const struct np_node_figs *snap, size_t n)
 {
     struct valued *order = malloc((n + 1) * sizeof(*order));
     json_t *nodes = json_object_get(s, "nodes"), *kept = json_object();
@@ -295,7 +196,7 @@ static int keep_worst(json_t *s, const struct snap *snap, size_t n)
     for (size_t i = 0; !rc && i < n; i++)
         order[i] = (struct valued){snap[i].v[NP_DIST_LOCAL_SHARE], snap[i].name};
     if (!rc)
-        qsort(order, n, sizeof(*order), cmp_worst);
+        qsort(order, n, sizeof(*order), cmp_valued);
     for (size_t i = 0; !rc && i < NP_FOLD_KEEP_WORST; i++)
         rc = json_object_set(kept, order[i].node, json_object_get(nodes, order[i].node));
     free(order);
@@ -305,14 +206,14 @@ static int keep_worst(json_t *s, const struct snap *snap, size_t n)
 /* Fold the nodes of @p s not yet folded into its distributions and sums, and keep only the
  * NP_FOLD_KEEP_WORST worst nodes in `nodes`. @return whether it changed anything, -EINVAL (a
  * name no hostlist holds) or -ENOMEM */
-static int fold_nodes(json_t *s, const struct np_fold_names *fn, const struct snap *snap,
+static int fold_nodes(json_t *s, const struct np_fold_names *fn, const struct np_node_figs *snap,
                       const json_t *applied)
 {
     const json_t *nodes = json_object_get(s, "nodes"), *n;
     const size_t count = json_object_size(nodes);
     json_t *fold = json_object_get(s, "nodes_folded"), *sj, *figures;
     struct valued *vals = malloc((count + 1) * sizeof(*vals));
-    struct sums f = {.all_bytes = true};
+    struct np_sums f;
     struct np_strs names = {0};
     char *list = NULL;
     const char *name;
@@ -323,28 +224,17 @@ static int fold_nodes(json_t *s, const struct np_fold_names *fn, const struct sn
         free(vals);
         return vals ? 0 : -ENOMEM;
     }
-    if (!fold)
-        rc |= json_object_set_new(
-            s, "nodes_folded",
-            fold = json_pack("{s:i, s:s, s:{}, s:{s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:b, "
-                             "s:i, s:f, s:f, s:[], s:{}}}",
-                             "nodes", 0, "names", "", "figures", "sums", "steps", 0,
-                             "pages_moved_bytes", 0, "migration_requests", 0, "local_share_nodes",
-                             0, "local_share_seconds", 0.0, "local_share_x_seconds", 0.0,
-                             "local_share_byte_seconds", 0.0, "local_share_x_byte_seconds", 0.0,
-                             "local_share_all_bytes", 1, "kernel_time_share_nodes", 0,
-                             "kernel_time_share_seconds", 0.0, "kernel_time_share_x_seconds", 0.0,
-                             "policy_requested", "policy_applied"));
+    if (!fold) { /* zero sums, then the policies, in the schema's order */
+        fold = json_pack("{s:i, s:s, s:{}, s:{}}", "nodes", 0, "names", "", "figures", "sums");
+        rc |=
+            json_object_set_new(s, "nodes_folded", fold) ||
+            sums_write(json_object_get(fold, "sums"), &(struct np_sums){.all_bytes = true}) ||
+            json_object_set_new(json_object_get(fold, "sums"), "policy_requested", json_array()) ||
+            json_object_set_new(json_object_get(fold, "sums"), "policy_applied", json_object());
+    }
     sj = json_object_get(fold, "sums");
     figures = json_object_get(fold, "figures");
-    json_unpack(sj, "{s:I, s:I, s:I, s:I, s:F, s:F, s:F, s:F, s:b, s:I, s:F, s:F, s?s, s?s, s?s}",
-                "steps", &f.steps, "pages_moved_bytes", &f.moved, "migration_requests", &f.requests,
-                "local_share_nodes", &f.ls_nodes, "local_share_seconds", &f.ls_s,
-                "local_share_x_seconds", &f.ls_xs, "local_share_byte_seconds", &f.ls_bs,
-                "local_share_x_byte_seconds", &f.ls_xbs, "local_share_all_bytes", &f.all_bytes,
-                "kernel_time_share_nodes", &f.k_nodes, "kernel_time_share_seconds", &f.k_s,
-                "kernel_time_share_x_seconds", &f.k_xs, "sensitivity", &f.sens, "start", &f.start,
-                "end", &f.end);
+    f = np_sums_read(sj);
     for (unsigned d = 0; !rc && d < NP_DIST_N; d++) {
         size_t nv = 0;
         for (i = 0; i < count; i++)
@@ -357,27 +247,13 @@ static int fold_nodes(json_t *s, const struct np_fold_names *fn, const struct sn
     json_object_foreach((json_t *)nodes, name, n)
     {
         if (!np_fold_names_has(fn, name)) {
-            sums_add(&f, n, &snap[i], json_object_get(sj, "policy_requested"));
+            rc |= np_sums_add(&f, n, &snap[i], json_object_get(sj, "policy_requested"), NULL);
             fresh++;
         }
         i++;
     }
     rc |= jmap_add(json_object_get(sj, "policy_applied"), applied);
-    rc |= json_object_set_new(sj, "steps", json_integer(f.steps)) ||
-          json_object_set_new(sj, "pages_moved_bytes", json_integer(f.moved)) ||
-          json_object_set_new(sj, "migration_requests", json_integer(f.requests)) ||
-          json_object_set_new(sj, "local_share_nodes", json_integer(f.ls_nodes)) ||
-          json_object_set_new(sj, "local_share_seconds", json_real(f.ls_s)) ||
-          json_object_set_new(sj, "local_share_x_seconds", json_real(f.ls_xs)) ||
-          json_object_set_new(sj, "local_share_byte_seconds", json_real(f.ls_bs)) ||
-          json_object_set_new(sj, "local_share_x_byte_seconds", json_real(f.ls_xbs)) ||
-          json_object_set_new(sj, "local_share_all_bytes", json_boolean(f.all_bytes)) ||
-          json_object_set_new(sj, "kernel_time_share_nodes", json_integer(f.k_nodes)) ||
-          json_object_set_new(sj, "kernel_time_share_seconds", json_real(f.k_s)) ||
-          json_object_set_new(sj, "kernel_time_share_x_seconds", json_real(f.k_xs)) ||
-          (f.sens && json_object_set_new(sj, "sensitivity", json_string(f.sens))) ||
-          (f.start && json_object_set_new(sj, "start", json_string(f.start))) ||
-          (f.end && json_object_set_new(sj, "end", json_string(f.end)));
+    rc |= sums_write(sj, &f);
     /* the names: those folded before and the fresh ones (always kept: without them a later
      * part could not be told from one already folded) */
     for (size_t k = 0; !rc && k < fn->sorted.n; k++)
@@ -392,8 +268,7 @@ static int fold_nodes(json_t *s, const struct np_fold_names *fn, const struct sn
     np_strs_free(&names);
     if (!rc)
         rc = json_object_set_new(fold, "names", json_string(list)) ||
-             json_object_set_new(fold, "nodes",
-                                 json_integer(jint(fold, "nodes") + (json_int_t)fresh));
+             jadd(fold, "nodes", (json_int_t)fresh);
     free(list);
     if (rc)
         return rc == -EINVAL ? rc : -ENOMEM; /* -EINVAL: a name no hostlist holds */
@@ -415,8 +290,8 @@ static bool decodes(const char *text)
     return rc == 0;
 }
 
-/* One trim over every node: whether it dropped anything. */
-static bool trim_nodes(json_t *s, bool (*fn)(json_t *node))
+/* Trim @p k over every node: whether it dropped anything. */
+static bool trim_nodes(json_t *s, size_t k)
 {
     const char *name;
     json_t *n;
@@ -424,21 +299,34 @@ static bool trim_nodes(json_t *s, bool (*fn)(json_t *node))
 
     json_object_foreach(json_object_get(s, "nodes"), name, n)
     {
-        dropped |= fn(n);
+        for (const char *const *key = trim_steps[k].keys; *key; key++) {
+            const char *dot = strchr(*key, '.');
+            char parent[32];
+            snprintf(parent, sizeof(parent), "%.*s", dot ? (int)(dot - *key) : 0, *key);
+            dropped |= drop(dot ? json_object_get(n, parent) : n, dot ? dot + 1 : *key);
+        }
+        if (trim_steps[k].drop)
+            dropped |= trim_steps[k].drop(n);
     }
     return dropped;
 }
 
-static long fit(json_t *s, size_t max_bytes, char **stored, struct np_err *err)
+long np_summary_fit(json_t *s, size_t max_bytes, char **stored, struct np_err *err)
 {
-    json_t *applied = json_object();
+    json_t *applied;
     const long long job = jint(s, "job_id");
     struct np_fold_names fn;
-    struct snap *snap = NULL;
+    struct np_node_figs *snap = NULL;
     size_t next = 0;
     bool folded = false;
-    long ret = 0;
+    long ret;
 
+    if (!stored)
+        return np_err_set(err, -EINVAL, "np_summary_fit needs somewhere to put the stored text");
+    *stored = NULL;
+    if ((ret = np_summary_validate(s, err)) != 0)
+        return ret;
+    applied = json_object();
     if (!json_object_get(s, "trimmed") && json_object_set_new(s, "trimmed", json_array()) != 0)
         ret = -ENOMEM;
     if (np_fold_names_get(s, &fn) != 0 || !applied || ret || snapshot(s, &fn, &snap, applied) != 0)
@@ -449,18 +337,14 @@ static long fit(json_t *s, size_t max_bytes, char **stored, struct np_err *err)
         bool dropped = false;
         int rc = 0;
 
-        if (len < 0) {
-            ret = len;
-            break;
-        }
-        if ((size_t)len <= max_bytes && decodes(text)) {
-            *stored = text;
+        if (len < 0 || ((size_t)len <= max_bytes && decodes(text))) {
+            *stored = text; /* NULL when it could not be encoded */
             ret = len;
             break;
         }
         free(text);
         while (!dropped && next < sizeof(trim_steps) / sizeof(trim_steps[0])) {
-            dropped = trim_nodes(s, trim_steps[next].drop);
+            dropped = trim_nodes(s, next);
             if (dropped && record_trim(s, trim_steps[next].what, len) != 0)
                 rc = -ENOMEM;
             next++;
@@ -495,16 +379,4 @@ static long fit(json_t *s, size_t max_bytes, char **stored, struct np_err *err)
     np_strs_free(&fn.sorted);
     json_decref(applied);
     return ret;
-}
-
-long np_summary_fit(json_t *summary, size_t max_bytes, char **stored, struct np_err *err)
-{
-    int rc;
-
-    if (!stored)
-        return np_err_set(err, -EINVAL, "np_summary_fit needs somewhere to put the stored text");
-    *stored = NULL;
-    if ((rc = np_summary_validate(summary, err)) != 0)
-        return rc;
-    return fit(summary, max_bytes, stored, err);
 }

@@ -1,5 +1,6 @@
-/* Node names as a Slurm-style hostlist ("node[0001-0100,0102],login1"): how a folded summary
- * names thousands of nodes in a few bytes (docs/summary-schema.md, "Folded nodes").
+/* A job's node lists: string sets, de-duplicated by sorting, and node names as a Slurm-style
+ * hostlist ("node[0001-0100,0102],login1"), how a folded summary names thousands of nodes in a
+ * few bytes (docs/summary-schema.md, "Folded nodes").
  *
  * The one hostlist code besides libslurm's, for a reason: lib/ is built and fuzzed without
  * Slurm's library (libslurm is the command's alone, and its hostlist type changes between
@@ -7,10 +8,6 @@
  * caller gives. Slurm's own node lists (a job's NodeList) the command reads with libslurm's
  * public slurm_hostlist_* functions in its one libslurm file, cli/slurmdb_comment.c; nothing in
  * the product runs `scontrol show hostnames` (test_cli_hostlist checks both against it). */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "summary_priv.h"
 
 /* Longest numeric suffix read as a number: 18 digits fit an unsigned long long. */
@@ -61,78 +58,52 @@ static bool same_group(const struct split *a, const struct split *b)
            strncmp(a->name, b->name, a->prefix_len) == 0;
 }
 
-/* Append to a growing string; false on out-of-memory. */
-static bool append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
-{
-    if (*len + n + 1 > *cap) {
-        size_t ncap = (*cap ? *cap * 2 : 256) + n;
-        char *grown = realloc(*buf, ncap);
-        if (!grown)
-            return false;
-        *buf = grown;
-        *cap = ncap;
-    }
-    memcpy(*buf + *len, s, n);
-    *len += n;
-    (*buf)[*len] = '\0';
-    return true;
-}
-
 int np_hostlist_compress(const struct np_strs *names, char **out)
 {
     struct split *v = malloc((names->n ? names->n : 1) * sizeof(*v));
-    size_t len = 0, cap = 0;
-    bool ok = true;
+    size_t len;
+    FILE *f;
+    bool bad;
 
     *out = NULL;
-    if (!v)
+    if (!v || !(f = open_memstream(out, &len))) {
+        free(v);
         return -ENOMEM;
+    }
     for (size_t i = 0; i < names->n; i++)
         v[i] = split_name(names->v[i]);
     qsort(v, names->n, sizeof(*v), cmp_split);
-    ok = append(out, &len, &cap, "", 0);
-    for (size_t i = 0; ok && i < names->n;) {
+    for (size_t i = 0; i < names->n;) {
         size_t end = i + 1;
         while (end < names->n && same_group(&v[i], &v[end]))
             end++;
-        if (i)
-            ok &= append(out, &len, &cap, ",", 1);
+        fputs(i ? "," : "", f);
         if (end == i + 1) { /* a lone name stays as it is */
-            ok &= append(out, &len, &cap, v[i].name, strlen(v[i].name));
+            fputs(v[i].name, f);
             i = end;
             continue;
         }
-        ok &= append(out, &len, &cap, v[i].name, v[i].prefix_len);
-        ok &= append(out, &len, &cap, "[", 1);
-        for (size_t r = i; ok && r < end;) {
+        fprintf(f, "%.*s[", (int)v[i].prefix_len, v[i].name);
+        for (size_t r = i; r < end;) {
             size_t last = r;
-            char range[2 * MAX_DIGITS + 3];
             while (last + 1 < end && v[last + 1].num == v[last].num + 1)
                 last++;
-            if (last == r)
-                snprintf(range, sizeof(range), "%s%0*llu", r > i ? "," : "", (int)v[r].width,
-                         v[r].num);
-            else
-                snprintf(range, sizeof(range), "%s%0*llu-%0*llu", r > i ? "," : "", (int)v[r].width,
-                         v[r].num, (int)v[r].width, v[last].num);
-            ok &= append(out, &len, &cap, range, strlen(range));
+            fprintf(f, "%s%0*llu", r > i ? "," : "", (int)v[r].width, v[r].num);
+            if (last > r)
+                fprintf(f, "-%0*llu", (int)v[r].width, v[last].num);
             r = last + 1;
         }
-        ok &= append(out, &len, &cap, "]", 1);
+        fputc(']', f);
         i = end;
     }
     free(v);
-    if (!ok) {
+    bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
         free(*out);
         *out = NULL;
         return -ENOMEM;
     }
     return 0;
-}
-
-static bool name_char_ok(char c)
-{
-    return isalnum((unsigned char)c) || c == '.' || c == '-' || c == '_';
 }
 
 #define BAD_LIST(...) np_err_set(err, -EINVAL, __VA_ARGS__)
@@ -155,23 +126,18 @@ static int read_range(const char *p, size_t n, unsigned long long *lo, unsigned 
     return *lo <= *hi ? 0 : -EINVAL;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The names of one item ("login1" or "node[1-4,7]") appended to @p out. */
 static int expand_item(const char *p, size_t n, size_t max, struct np_strs *out, struct np_err *err)
 {
     const char *open = memchr(p, '[', n);
     const size_t prefix = open ? (size_t)(open - p) : n;
+    const int shown = (int)(n < 64 ? n : 64); /* of the item, in messages */
     char name[256 + MAX_DIGITS + 2];
 
     if (prefix > 255 || (!open && n == 0))
-        return BAD_LIST("hostlist item '%.*s': expected a node name or prefix[ranges]",
-                        (int)(n < 64 ? n : 64), p);
+        return BAD_LIST("hostlist item '%.*s': expected a node name or prefix[ranges]", shown, p);
     for (size_t k = 0; k < prefix; k++)
-        if (!name_char_ok(p[k]))
+        if (!np_node_char_ok(p[k]))
             return BAD_LIST("hostlist: '%c' in a node name (letters, digits, '.', '-', '_')", p[k]);
     memcpy(name, p, prefix);
     name[prefix] = '\0';
@@ -179,10 +145,9 @@ static int expand_item(const char *p, size_t n, size_t max, struct np_strs *out,
         return out->n >= max ? BAD_LIST("hostlist names more than %zu nodes", max)
                              : np_strs_append(out, name);
     if (p[n - 1] != ']')
-        return BAD_LIST("hostlist item '%.*s': no closing ']'", (int)(n < 64 ? n : 64), p);
+        return BAD_LIST("hostlist item '%.*s': no closing ']'", shown, p);
     if (open + 1 == p + n - 1) /* "c-1[]" names no node */
-        return BAD_LIST("hostlist item '%.*s': no range between the brackets",
-                        (int)(n < 64 ? n : 64), p);
+        return BAD_LIST("hostlist item '%.*s': no range between the brackets", shown, p);
     for (const char *r = open + 1, *end = p + n - 1; r < end;) {
         const char *comma = memchr(r, ',', (size_t)(end - r));
         const size_t rn = comma ? (size_t)(comma - r) : (size_t)(end - r);
@@ -228,19 +193,135 @@ int np_hostlist_expand(const char *list, size_t max, struct np_strs *out, struct
     }
     if (out->n == 0) /* qsort takes no NULL array, even empty */
         return 0;
-    qsort(out->v, out->n, sizeof(*out->v), cmp_str);
-    for (size_t i = 0; i < out->n; i++) { /* drop duplicates */
-        if (kept && strcmp(out->v[kept - 1], out->v[i]) == 0) {
+    qsort(out->v, out->n, sizeof(*out->v), np_cmp_str);
+    for (size_t i = 0; i < out->n; i++) /* drop duplicates */
+        if (kept && strcmp(out->v[kept - 1], out->v[i]) == 0)
             free(out->v[i]);
-            continue;
-        }
-        out->v[kept++] = out->v[i];
-    }
+        else
+            out->v[kept++] = out->v[i];
     out->n = kept;
     return 0;
 }
 
 bool np_strs_sorted_has(const struct np_strs *names, const char *name)
 {
-    return name && names->n && bsearch(&name, names->v, names->n, sizeof(*names->v), cmp_str);
+    return name && names->n && bsearch(&name, names->v, names->n, sizeof(*names->v), np_cmp_str);
+}
+
+bool np_strs_has(const struct np_strs *s, const char *str)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->v[i], str) == 0)
+            return true;
+    return false;
+}
+
+static int strs_insert(struct np_strs *s, size_t at, const char *str)
+{
+    char **v = realloc(s->v, (s->n + 1) * sizeof(*v)), *c;
+
+    if (!v)
+        return -ENOMEM;
+    s->v = v;
+    c = strdup(str);
+    if (!c)
+        return -ENOMEM;
+    memmove(&v[at + 1], &v[at], (s->n - at) * sizeof(*v));
+    v[at] = c;
+    s->n++;
+    return 0;
+}
+
+int np_strs_append(struct np_strs *s, const char *str)
+{
+    return strs_insert(s, s->n, str);
+}
+
+/* One name of np_strs_append_new's sort: where it comes from decides which copy is first. */
+struct strs_entry {
+    const char *str;
+    size_t order; /* s's own first (0..s->n), then the new names' */
+};
+
+static int strs_entry_cmp(const void *a, const void *b)
+{
+    const struct strs_entry *x = a, *y = b;
+    const int c = strcmp(x->str, y->str);
+
+    if (c)
+        return c;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+int np_strs_append_new(struct np_strs *s, const char *const *names, size_t n)
+{
+    const size_t total = s->n + n;
+    struct strs_entry *all;
+    bool *take;
+    char **v;
+    size_t added = 0, at = s->n;
+
+    if (n == 0)
+        return 0;
+    all = malloc(total * sizeof(*all));
+    take = calloc(n, sizeof(*take));
+    if (!all || !take) {
+        free(all);
+        free(take);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < s->n; i++)
+        all[i] = (struct strs_entry){s->v[i], i};
+    for (size_t i = 0; i < n; i++)
+        all[s->n + i] = (struct strs_entry){names[i], s->n + i};
+    qsort(all, total, sizeof(*all), strs_entry_cmp);
+    /* the first of each run of equal names is the one kept; a new one only if s lacks it */
+    for (size_t i = 0; i < total; i++)
+        if ((i == 0 || strcmp(all[i - 1].str, all[i].str) != 0) && all[i].order >= s->n) {
+            take[all[i].order - s->n] = true;
+            added++;
+        }
+    free(all);
+    v = added ? realloc(s->v, (s->n + added) * sizeof(*v)) : s->v;
+    if (!v) {
+        free(take);
+        return -ENOMEM;
+    }
+    s->v = v;
+    for (size_t i = 0; i < n; i++) {
+        if (!take[i])
+            continue;
+        if (!(v[at] = strdup(names[i]))) {
+            while (at > s->n)
+                free(v[--at]);
+            free(take);
+            return -ENOMEM;
+        }
+        at++;
+    }
+    s->n = at;
+    free(take);
+    return 0;
+}
+
+int np_strs_add_sorted(struct np_strs *s, const char *str)
+{
+    size_t i;
+
+    if (!str || np_strs_has(s, str))
+        return 0;
+    for (i = 0; i < s->n; i++)
+        if (strcmp(s->v[i], str) > 0)
+            break;
+    return strs_insert(s, i, str);
+}
+
+void np_strs_free(struct np_strs *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof(*s));
 }

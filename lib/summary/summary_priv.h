@@ -1,18 +1,19 @@
 /* What the summary_*.c files share and nobody else needs (numaplace/summary.h is the interface):
- * small readers of a summary's JSON, and the folded nodes' names. */
+ * the headers they all use, small readers of a summary's JSON, the totals' sums, and the folded
+ * nodes' names. */
 #ifndef NUMAPLACE_SUMMARY_PRIV_H
 #define NUMAPLACE_SUMMARY_PRIV_H
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
-#include "numaplace/model_parts.h"
-#include "numaplace/sensitivity.h"
-#include "numaplace/summary_defs.h"
+#include "numaplace/summary.h"
 
 /* A step shorter than this weighs as much as this in time-weighted means (an incomplete step
  * reports duration 0 but still says something about its node). */
@@ -29,7 +30,7 @@ enum np_sum_dist_figure {
     NP_DIST_PAGES_MOVED_BYTES,
     NP_DIST_N
 };
-/* Their JSON names (summary_nodes.c). */
+/* Their JSON names (summary_schema.c). */
 extern const char *const np_dist_names[NP_DIST_N];
 
 /* An ISO 8601 UTC time as reports write it ("2024-05-01T10:00:00Z"), comparable as a string. */
@@ -54,6 +55,18 @@ static inline void np_human_bytes(double bytes, char *buf, size_t len)
         snprintf(buf, len, "%.1f %s", bytes, units[u]);
 }
 
+/* What a node name may hold: letters, digits, '.', '-', '_'. */
+static inline bool np_node_char_ok(char c)
+{
+    return isalnum((unsigned char)c) || c == '.' || c == '-' || c == '_';
+}
+
+/* strcmp for qsort and bsearch over an array of strings. */
+static inline int np_cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* ---- reading a summary's JSON (members absent or of another type read as absent) ---- */
 
 /* The number at @p key of @p o, else @p dflt. */
@@ -73,6 +86,11 @@ static inline json_int_t jint(const json_t *o, const char *key)
 static inline const char *jstr(const json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));
+}
+
+static inline const char *jstr_or(const json_t *o, const char *key, const char *dflt)
+{
+    return jstr(o, key) ? jstr(o, key) : dflt;
 }
 
 /* A number rounded to an integer (0 for anything else), as maps of bytes and tasks count. */
@@ -100,14 +118,13 @@ static inline const char *jwhy(const json_t *o, const char *key)
     return jstr(json_object_get(o, key), "unavailable");
 }
 
-/* Node @p n's OS figure @p key has a number. */
-static inline bool jos(const json_t *n, const char *key, double *v)
-{
-    return jfig(json_object_get(json_object_get(n, "os_interference"), key), "value", v);
-}
-
 /* ---- changing it (summary_build.c) ---- */
 
+/* o[key] += @p by, an integer. 0, or -1 on out-of-memory. */
+static inline int jadd(json_t *o, const char *key, json_int_t by)
+{
+    return json_object_set_new(o, key, json_integer(jint(o, key) + by));
+}
 /* dst[k] += src[k], each rounded to an integer (bytes per node, tasks per policy). 0 or -ENOMEM */
 int jmap_add(json_t *dst, const json_t *src);
 /* Add @p str to the sorted array of strings @p arr (nothing when present). 0 or -ENOMEM. */
@@ -118,18 +135,42 @@ int jstrs_append_new(json_t *arr, const json_t *names);
 /* The class a job (or its fold) takes from one more node's @p node: high wins, unknown gives way.
  */
 const char *np_class_of(const char *have, const char *node);
-/* Whether a skipped report of @p node is listed. */
-bool np_skipped_has(const json_t *summary, const char *node);
+/* The first object of array @p arr whose string @p key is @p value (NULL: none), or NULL. */
+json_t *jfind(const json_t *arr, const char *key, const char *value);
+
+/* ---- what the totals add up over the nodes (summary_build.c); a fold keeps its share ---- */
+
+/* A node's figures as the totals and the fold add them (the fit reads them before it trims). */
+struct np_node_figs {
+    const char *name;
+    double v[NP_DIST_N]; /* NAN: none */
+    double k_seconds;
+    json_int_t requests;
+};
+void np_node_figs_read(const char *name, const json_t *n, struct np_node_figs *nf);
+
+struct np_sums {
+    json_int_t steps, moved, requests, ls_nodes, k_nodes;
+    double ls_s, ls_xs, ls_bs, ls_xbs, k_s, k_xs; /* local share, kernel: weights, x-weighted */
+    bool all_bytes;
+    const char *sens, *start, *end;
+};
+/* `nodes_folded.sums` (NULL: none yet) read. */
+struct np_sums np_sums_read(const json_t *sums);
+/* Node @p n with its figures @p nf added, its requested policies to @p policies and its tasks
+ * per policy to @p applied (NULL: not). 0 or -ENOMEM. */
+int np_sums_add(struct np_sums *f, const json_t *n, const struct np_node_figs *nf, json_t *policies,
+                json_t *applied);
 
 /* A report's timeline checked as a summary's (summary_schema.c). 0 or -EINVAL with @p err. */
 int np_timeline_check(const json_t *tl, const char *what, struct np_err *err);
 
-/* The summary's node names in name order: a new array of borrowed strings (free()), NULL on
- * out-of-memory. */
-const char **np_summary_sorted_nodes(const json_t *summary, size_t *n);
+/* The keys of object @p obj (a summary's nodes, a map) in order: a new array of borrowed strings
+ * (free()), NULL on out-of-memory. */
+const char **np_sorted_keys(const json_t *obj, size_t *n);
 
 /* The names folded into `nodes_folded`, expanded and sorted, to ask whether a node is in the fold
- * (summary_nodes.c). Empty when the summary is not folded; free sorted with np_strs_free. */
+ * (summary_build.c). Empty when the summary is not folded; free sorted with np_strs_free. */
 struct np_fold_names {
     bool folded;
     struct np_strs sorted;
@@ -141,9 +182,5 @@ static inline bool np_fold_names_has(const struct np_fold_names *f, const char *
 }
 /* Nodes that reported: those in `nodes` plus those folded and not kept whole. */
 size_t np_fold_names_count(const json_t *summary, const struct np_fold_names *f);
-
-/* np_summary_print_hostlist, with the "Predicted sensitivity:" line only when @p prediction. */
-int np_summary_print_as(FILE *out, const json_t *s, const struct np_sens_model *model,
-                        bool prediction, np_hostlist_fn hostlist);
 
 #endif /* NUMAPLACE_SUMMARY_PRIV_H */

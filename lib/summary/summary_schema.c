@@ -2,13 +2,6 @@
  * here, each of its type; an unknown member, or one of another type, is refused naming its path
  * ("nodes.n1.steps[0].cpus") and what it should be. nodes_folded is checked further for what the
  * types cannot say. Nothing is copied: the summary stays the caller's json_t. */
-#include <errno.h>
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "numaplace/figure.h"
-#include "numaplace/summary.h"
 #include "summary_priv.h"
 
 /* An object's members, "name:type" separated by spaces, "!name" required. A type is s (a string),
@@ -16,10 +9,12 @@
  * S (an array of strings), m (an object of numbers), B (bytes per NUMA node, or an unavailable
  * figure), {X (an object of schema X), [X (an array of them), or <T (an object of type T by
  * name). */
+const char *const np_dist_names[NP_DIST_N] = {
+    "local_share", "cpi",        "bandwidth_bytes_per_s", "kernel_time_share",
+    "duration_s",  "step_count", "pages_moved_bytes"};
+
 struct schema {
     const char *name, *members;
-    /* what the types cannot say, after the members: 0 or -EINVAL with err */
-    int (*check)(const json_t *obj, const char *what, struct np_err *err);
 };
 
 #define FIGURE(value)                                                                              \
@@ -69,13 +64,12 @@ static int sums_check(const json_t *s, json_int_t nodes, struct np_err *err)
 
 /* After every member is checked, whatever their order: the names against the count, each
  * distribution against the names, the sums against the count. */
-static int fold_check(const json_t *f, const char *what, struct np_err *err)
+static int fold_check(const json_t *f, struct np_err *err)
 {
     const json_int_t nodes = jint(f, "nodes");
     struct np_strs sorted = {0}, late = {0};
     int rc;
 
-    (void)what;
     if (nodes < 1 || nodes > NP_FOLD_MAX_NODES)
         return np_err_set(err, -EINVAL, "nodes_folded.nodes: %lld; expected 1 to %d",
                           (long long)nodes, NP_FOLD_MAX_NODES);
@@ -109,59 +103,41 @@ static const struct schema schemas[] = {
     {"summary",
      "schema:s job_id:i uid:i user:s policy_requested:S policy_applied:m sensitivity:s start:s "
      "end:s nodes:<{node totals:{totals missing_nodes:S skipped:[skip trimmed:[trim "
-     "nodes_folded:{fold",
-     NULL},
+     "nodes_folded:{fold"},
     {"node",
      "steps:[step step_count:i duration_s:n start:s end:s policy_requested:S policy_applied:m "
      "sensitivity:s local_share:{figure pages_peak_bytes:B pages_end_bytes:B cpi:{cpi "
      "bandwidth:{bandwidth migrations:{migrations pages_moved_bytes:i os_interference:{os "
-     "timeline:{timeline",
-     NULL},
-    {"step",
-     "step:s policy:s applied:m sensitivity:s cpus:s complete:b duration_s:n local_nodes:N "
-     "start:s end:s class:s class_source:s cpi:n llc_mpki:n bandwidth_bytes_per_s:n "
-     "counters_unavailable:s helper_shared_cpus:s",
-     NULL},
-    {"figure", FIGURE(value) "intervals:i", NULL},
-    {"cpi", FIGURE(mean) "p95:n intervals:i median:n", NULL},
-    {"bandwidth", FIGURE(mean_bytes_per_s) "peak_bytes_per_s:n intervals:i per_node:<{per_node",
-     NULL},
-    {"per_node", "!mean_bytes_per_s:n !peak_bytes_per_s:n", NULL},
-    {"migrations",
-     "in_bytes:m out_bytes:m requests:i dry_run_requests:i moving_s:n failed_pages:m "
-     "triggers:<{trigger source:s",
-     NULL},
-    {"trigger", "requests:i dry_run:i moved_pages:i", NULL},
-    {"os",
-     "kernel_time_share:{figure involuntary_cs_per_s:{figure interrupts_per_s:{figure "
-     "softirqs_per_s:{figure other_cpu_time_s:{figure",
-     NULL},
-    {"timeline",
-     "t:N node_bytes:<N bandwidth_bytes_per_s:Z cpi:Z events:[event every_nth_sample:n "
-     "bandwidth_note:s cpi_note:s step:s duration_s:n",
-     NULL},
-    {"event", "t:n label:s", NULL},
-    {"totals",
-     "nodes:i steps:i missing_nodes:i skipped:i pages_moved_bytes:i migration_requests:i "
-     "local_share:{figure kernel_time_share:{figure",
-     NULL},
-    {"skip", "node:s step:s reason:s", NULL},
-    {"trim", "what:s stored_bytes_before:i", NULL},
+     "timeline:{timeline"},
+    {"step", "step:s policy:s applied:m sensitivity:s cpus:s complete:b duration_s:n local_nodes:N "
+             "start:s end:s class:s class_source:s cpi:n llc_mpki:n bandwidth_bytes_per_s:n "
+             "counters_unavailable:s helper_shared_cpus:s"},
+    {"figure", FIGURE(value) "intervals:i"},
+    {"cpi", FIGURE(mean) "p95:n intervals:i median:n"},
+    {"bandwidth", FIGURE(mean_bytes_per_s) "peak_bytes_per_s:n intervals:i per_node:<{per_node"},
+    {"per_node", "!mean_bytes_per_s:n !peak_bytes_per_s:n"},
+    {"migrations", "in_bytes:m out_bytes:m requests:i dry_run_requests:i moving_s:n failed_pages:m "
+                   "triggers:<{trigger source:s"},
+    {"trigger", "requests:i dry_run:i moved_pages:i"},
+    {"os", "kernel_time_share:{figure involuntary_cs_per_s:{figure interrupts_per_s:{figure "
+           "softirqs_per_s:{figure other_cpu_time_s:{figure"},
+    {"timeline", "t:N node_bytes:<N bandwidth_bytes_per_s:Z cpi:Z events:[event every_nth_sample:n "
+                 "bandwidth_note:s cpi_note:s step:s duration_s:n"},
+    {"event", "t:n label:s"},
+    {"totals", "nodes:i steps:i missing_nodes:i skipped:i pages_moved_bytes:i migration_requests:i "
+               "local_share:{figure kernel_time_share:{figure"},
+    {"skip", "node:s step:s reason:s"},
+    {"trim", "what:s stored_bytes_before:i"},
     /* nodes_folded (docs/summary-schema.md, "Folded nodes") */
-    {"fold", "!nodes:i !names:s !figures:{figures !sums:{sums not_updated:s", fold_check},
-    {"figures",
-     "local_share:{dist cpi:{dist bandwidth_bytes_per_s:{dist kernel_time_share:{dist "
-     "duration_s:{dist step_count:{dist pages_moved_bytes:{dist",
-     NULL},
-    {"dist", "!count:i !min:n !min_node:s !p50:n !p90:n !max:n !max_node:s !percentiles_of:i",
-     dist_check},
-    {"sums",
-     "!steps:i !pages_moved_bytes:i !migration_requests:i !local_share_nodes:i "
-     "!local_share_seconds:n !local_share_x_seconds:n !local_share_byte_seconds:n "
-     "!local_share_x_byte_seconds:n !local_share_all_bytes:b !kernel_time_share_nodes:i "
-     "!kernel_time_share_seconds:n !kernel_time_share_x_seconds:n !policy_requested:S "
-     "!policy_applied:m sensitivity:s start:s end:s",
-     NULL},
+    {"fold", "!nodes:i !names:s !figures:{figures !sums:{sums not_updated:s"},
+    {"figures", "local_share:{dist cpi:{dist bandwidth_bytes_per_s:{dist kernel_time_share:{dist "
+                "duration_s:{dist step_count:{dist pages_moved_bytes:{dist"},
+    {"dist", "!count:i !min:n !min_node:s !p50:n !p90:n !max:n !max_node:s !percentiles_of:i"},
+    {"sums", "!steps:i !pages_moved_bytes:i !migration_requests:i !local_share_nodes:i "
+             "!local_share_seconds:n !local_share_x_seconds:n !local_share_byte_seconds:n "
+             "!local_share_x_byte_seconds:n !local_share_all_bytes:b !kernel_time_share_nodes:i "
+             "!kernel_time_share_seconds:n !kernel_time_share_x_seconds:n !policy_requested:S "
+             "!policy_applied:m sensitivity:s start:s end:s"},
 };
 
 /* ---- checking ---- */
@@ -236,23 +212,20 @@ static int check_value(const char *type, const json_t *v, const char *path, stru
         return json_is_boolean(v) ? 0 : expected(err, path, "true or false");
     case 'N':
     case 'Z':
-        if (!json_is_array(v))
-            return expected(err, path, "an array of numbers");
-        json_array_foreach(v, i, e)
-        {
-            if (!json_is_number(e) && !(*type == 'Z' && json_is_null(e))) {
-                np_strf(at, sizeof(at), "%s[%zu]", path, i);
-                return expected(err, at, *type == 'N' ? "a number" : "a number or null");
-            }
-        }
-        return 0;
     case 'S':
         if (!json_is_array(v))
-            return expected(err, path, "an array of strings");
+            return expected(err, path,
+                            *type == 'S' ? "an array of strings" : "an array of numbers");
         json_array_foreach(v, i, e)
         {
-            if (!json_is_string(e))
-                return np_err_set(err, -EINVAL, "%s[%zu]: expected a string", path, i);
+            if (*type == 'S' ? !json_is_string(e)
+                             : !json_is_number(e) && !(*type == 'Z' && json_is_null(e))) {
+                np_strf(at, sizeof(at), "%s[%zu]", path, i);
+                return expected(err, at,
+                                *type == 'S'   ? "a string"
+                                : *type == 'N' ? "a number"
+                                               : "a number or null");
+            }
         }
         return 0;
     case 'B':
@@ -333,16 +306,14 @@ static int check_object(const struct schema *sch, const json_t *j, const char *w
     {
         char path[300];
         int rc;
-        if (!find_member(sch, key, &m))
-            continue; /* not reached: every key was found above */
-        if (*what)
-            np_strf(path, sizeof(path), "%s.%s", what, key);
-        else
-            np_strf(path, sizeof(path), "%s", key);
-        if ((rc = check_value(m.type, v, path, err)) != 0)
-            return rc;
+        np_strf(path, sizeof(path), "%s%s%s", what, *what ? "." : "", key);
+        if (find_member(sch, key, &m) && (rc = check_value(m.type, v, path, err)) != 0)
+            return rc; /* every key was found above */
     }
-    return sch->check ? sch->check(j, self, err) : 0;
+    /* what the types cannot say, after the members */
+    if (strcmp(sch->name, "fold") == 0)
+        return fold_check(j, err);
+    return strcmp(sch->name, "dist") == 0 ? dist_check(j, self, err) : 0;
 }
 
 int np_summary_validate(const json_t *json, struct np_err *err)

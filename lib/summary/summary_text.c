@@ -1,50 +1,22 @@
 /* A job summary as text, like seff (docs/summary-schema.md, "Text"). */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "numaplace/figure.h"
-#include "numaplace/summary.h"
 #include "summary_priv.h"
 
-/* `%s<label> <figure>`: the one figure printer with the summary's style. */
-static void print_fig(FILE *out, const char *label, const json_t *fig, double scale,
-                      const char *unit)
+/* `<sep><label> <figure>`: the one figure printer with the summary's style. */
+static void print_fig(FILE *out, const char *sep, const char *label, const json_t *fig,
+                      double scale, const char *unit)
 {
     const struct np_figure_style style = {
         .scale = scale, .conv = 'g', .precision = 3, .unit = unit, .none = "not kept"};
 
-    fprintf(out, "%s ", label);
+    fprintf(out, "%s%s ", sep, label);
     np_figure_print(out, fig, &style);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The keys of object @p m in order: a new array of borrowed strings (free()), NULL on OOM. */
-static const char **sorted_keys(const json_t *m, size_t *n)
-{
-    const char **v = malloc((json_object_size(m) + 1) * sizeof(*v)), *key;
-    json_t *x;
-
-    *n = 0;
-    if (!v)
-        return NULL;
-    json_object_foreach((json_t *)m, key, x)
-    {
-        v[(*n)++] = key;
-    }
-    qsort(v, *n, sizeof(*v), cmp_str);
-    return v;
 }
 
 /* "<sep><label> 0: 1.0 GiB, 1: 64.0 MiB" of a bytes-per-NUMA-node map. */
 static void print_map(FILE *out, const char *sep, const char *label, const json_t *map)
 {
     size_t n;
-    const char **keys = sorted_keys(map, &n);
+    const char **keys = np_sorted_keys(map, &n);
     char human[32];
 
     if (!keys)
@@ -116,7 +88,7 @@ static void print_local_share(FILE *out, const char *name, int width, const json
         fputc('\n', out);
     } else {
         fprintf(out, "%-*s  local memory unavailable (%s)\n", width, name,
-                jstr(ls, "unavailable") ? jstr(ls, "unavailable") : "not kept");
+                jstr_or(ls, "unavailable", "not kept"));
     }
     fprintf(out, "    steps (%lld, %.0f s)", count, jnum(n, "duration_s", 0));
     json_array_foreach(json_object_get(n, "steps"), i, st)
@@ -135,14 +107,12 @@ static void print_counters(FILE *out, const json_t *n)
         fprintf(out, "    CPI: mean %.2f, p95 %.2f (%lld intervals)\n", v, jnum(cpi, "p95", v),
                 (long long)jint(cpi, "intervals"));
     else if (cpi)
-        fprintf(out, "    CPI: unavailable (%s)\n",
-                jstr(cpi, "unavailable") ? jstr(cpi, "unavailable") : "malformed");
+        fprintf(out, "    CPI: unavailable (%s)\n", jstr_or(cpi, "unavailable", "malformed"));
     if (jfig(bw, "mean_bytes_per_s", &v))
         fprintf(out, "    bandwidth: mean %.2f GB/s, peak %.2f GB/s\n", v / 1e9,
                 jnum(bw, "peak_bytes_per_s", v) / 1e9);
     else if (bw)
-        fprintf(out, "    bandwidth: unavailable (%s)\n",
-                jstr(bw, "unavailable") ? jstr(bw, "unavailable") : "malformed");
+        fprintf(out, "    bandwidth: unavailable (%s)\n", jstr_or(bw, "unavailable", "malformed"));
 }
 
 static void print_migrations(FILE *out, const json_t *n)
@@ -192,22 +162,22 @@ static void print_node(FILE *out, const char *name, int width, const json_t *n)
         fputc('\n', out);
     }
     print_migrations(out, n);
-    if (os) {
-        fprintf(out, "    OS interference: ");
-        print_fig(out, "kernel time share", json_object_get(os, "kernel_time_share"), 100, "%");
-        if (json_object_size(os) > 1) {
-            fprintf(out, "; ");
-            print_fig(out, "involuntary switches", json_object_get(os, "involuntary_cs_per_s"), 1,
-                      "/s");
-            fprintf(out, "; ");
-            print_fig(out, "interrupts", json_object_get(os, "interrupts_per_s"), 1, "/s");
-            fprintf(out, "; ");
-            print_fig(out, "softirqs", json_object_get(os, "softirqs_per_s"), 1, "/s");
-            fprintf(out, "; ");
-            print_fig(out, "other CPU time", json_object_get(os, "other_cpu_time_s"), 1, " s");
-        }
+    static const struct {
+        const char *label, *key, *unit;
+        double scale;
+    } figs[] = {{"kernel time share", "kernel_time_share", "%", 100},
+                {"involuntary switches", "involuntary_cs_per_s", "/s", 1},
+                {"interrupts", "interrupts_per_s", "/s", 1},
+                {"softirqs", "softirqs_per_s", "/s", 1},
+                {"other CPU time", "other_cpu_time_s", " s", 1}};
+
+    /* the kernel time share alone when the details were trimmed */
+    for (size_t k = 0; os && k < (json_object_size(os) > 1 ? sizeof(figs) / sizeof(figs[0]) : 1);
+         k++)
+        print_fig(out, k ? "; " : "    OS interference: ", figs[k].label,
+                  json_object_get(os, figs[k].key), figs[k].scale, figs[k].unit);
+    if (os)
         fputc('\n', out);
-    }
 }
 
 static void print_strings(FILE *out, const json_t *arr)
@@ -222,13 +192,11 @@ static void print_strings(FILE *out, const json_t *arr)
 }
 
 /* 4096 as "4,096". */
-static const char *thousands(long long v, char *buf, size_t len)
+static const char *thousands(size_t v, char *buf, size_t len)
 {
     char digits[32];
-    size_t n = (size_t)snprintf(digits, sizeof(digits), "%lld", v < 0 ? -v : v), o = 0;
+    size_t n = (size_t)snprintf(digits, sizeof(digits), "%zu", v), o = 0;
 
-    if (v < 0 && o + 1 < len)
-        buf[o++] = '-';
     for (size_t i = 0; i < n && o + 1 < len; i++) {
         if (i && (n - i) % 3 == 0 && o + 1 < len)
             buf[o++] = ',';
@@ -258,7 +226,7 @@ static void print_folded_nodes(FILE *out, const json_t *s, const struct np_fold_
         free(all);
     }
     fprintf(out, "Nodes: %s reported (%s",
-            thousands((long long)np_fold_names_count(s, f), count, sizeof(count)),
+            thousands(np_fold_names_count(s, f), count, sizeof(count)),
             list ? list : jstr(json_object_get(s, "nodes_folded"), "names"));
     for (size_t i = 0; !list && i < n; i++)
         if (!np_fold_names_has(f, names[i]))
@@ -274,31 +242,12 @@ static void print_folded_nodes(FILE *out, const json_t *s, const struct np_fold_
         fprintf(out, "; %zu merged after the fold, kept whole", late);
 }
 
-/* A distribution's number as its figure is printed. */
-static void print_dist_value(FILE *out, unsigned d, double v)
-{
-    char human[32];
-
-    if (d == NP_DIST_LOCAL_SHARE || d == NP_DIST_KERNEL_TIME_SHARE) {
-        fprintf(out, "%.0f%%", v * 100);
-    } else if (d == NP_DIST_BANDWIDTH) {
-        fprintf(out, "%.2f GB/s", v / 1e9);
-    } else if (d == NP_DIST_PAGES_MOVED_BYTES) {
-        np_human_bytes(v, human, sizeof(human));
-        fprintf(out, "%s", human);
-    } else if (d == NP_DIST_DURATION_S) {
-        fprintf(out, "%.0f s", v);
-    } else {
-        fprintf(out, "%.3g", v);
-    }
-}
-
-/* "Per-node figures (nodes, min, p50, p90, max):" one line per figure of the fold. */
 static void print_distributions(FILE *out, const json_t *fold)
 {
     static const char *const labels[NP_DIST_N] = {"local memory",      "CPI",      "bandwidth",
                                                   "kernel time share", "duration", "steps",
                                                   "pages moved"};
+    static const char *const stats[] = {"min", "p50", "p90", "max"};
 
     fprintf(out,
             "\nPer-node figures over the %lld nodes folded (nodes with the figure: min, p50, "
@@ -311,14 +260,24 @@ static void print_distributions(FILE *out, const json_t *fold)
             continue;
         }
         fprintf(out, "  %-18s %lld: ", labels[d], (long long)jint(x, "count"));
-        print_dist_value(out, d, jnum(x, "min", 0));
-        fprintf(out, " (%s), ", jstr(x, "min_node"));
-        print_dist_value(out, d, jnum(x, "p50", 0));
-        fprintf(out, ", ");
-        print_dist_value(out, d, jnum(x, "p90", 0));
-        fprintf(out, ", ");
-        print_dist_value(out, d, jnum(x, "max", 0));
-        fprintf(out, " (%s)", jstr(x, "max_node"));
+        for (int k = 0; k < 4; k++) { /* each number as its figure is printed */
+            const double v = jnum(x, stats[k], 0);
+            char human[32];
+            if (d == NP_DIST_LOCAL_SHARE || d == NP_DIST_KERNEL_TIME_SHARE) {
+                fprintf(out, "%.0f%%", v * 100);
+            } else if (d == NP_DIST_BANDWIDTH) {
+                fprintf(out, "%.2f GB/s", v / 1e9);
+            } else if (d == NP_DIST_PAGES_MOVED_BYTES) {
+                np_human_bytes(v, human, sizeof(human));
+                fputs(human, out);
+            } else {
+                fprintf(out, d == NP_DIST_DURATION_S ? "%.0f s" : "%.3g", v);
+            }
+            if (k == 0 || k == 3)
+                fprintf(out, " (%s)", jstr(x, k ? "max_node" : "min_node"));
+            if (k < 3)
+                fputs(", ", out);
+        }
         if (jint(x, "percentiles_of") != jint(x, "count"))
             fprintf(out,
                     "; p50 and p90 of the first %lld (nodes folded in later are in the "
@@ -347,8 +306,8 @@ static void print_job(FILE *out, const json_t *s, const struct np_fold_names *f,
     char human[32];
     double v;
 
-    fprintf(out, "Job ID: %lld\n", (long long)jint(s, "job_id"));
-    fprintf(out, "User: %s", jstr(s, "user") ? jstr(s, "user") : "unknown");
+    fprintf(out, "Job ID: %lld\nUser: %s", (long long)jint(s, "job_id"),
+            jstr_or(s, "user", "unknown"));
     if (json_object_get(s, "uid"))
         fprintf(out, " (uid %lld)", (long long)jint(s, "uid"));
     fputc('\n', out);
@@ -368,22 +327,21 @@ static void print_job(FILE *out, const json_t *s, const struct np_fold_names *f,
     fprintf(out, "Policy requested: ");
     print_strings(out, json_object_get(s, "policy_requested"));
     fprintf(out, "\nPolicy applied per task: ");
-    pols = sorted_keys(applied, &npols);
+    pols = np_sorted_keys(applied, &npols);
     for (size_t i = 0; pols && i < npols; i++)
         fprintf(out, "%s%s x%lld", i ? ", " : "", pols[i],
                 (long long)jround(json_object_get(applied, pols[i])));
     if (json_object_size(applied) == 0)
         fprintf(out, "not known");
     free(pols);
-    fprintf(out, "\nSensitivity class: %s\n",
-            jstr(s, "sensitivity") ? jstr(s, "sensitivity") : "unknown");
+    fprintf(out, "\nSensitivity class: %s\n", jstr_or(s, "sensitivity", "unknown"));
     if (jfig(ls, "value", &v))
         fprintf(out, "Local memory (job): %.0f%% (weighted by %s over %lld node%s)\n", v * 100,
-                jstr(ls, "weighting") ? jstr(ls, "weighting") : "time",
-                (long long)jint(ls, "nodes"), jint(ls, "nodes") == 1 ? "" : "s");
+                jstr_or(ls, "weighting", "time"), (long long)jint(ls, "nodes"),
+                jint(ls, "nodes") == 1 ? "" : "s");
     else
         fprintf(out, "Local memory (job): unavailable (%s)\n",
-                jstr(ls, "unavailable") ? jstr(ls, "unavailable") : "not kept");
+                jstr_or(ls, "unavailable", "not kept"));
     np_human_bytes((double)jint(t, "pages_moved_bytes"), human, sizeof(human));
     fprintf(out, "Pages moved: %s in %lld migration request%s\n", human, requests,
             requests == 1 ? "" : "s");
@@ -391,32 +349,17 @@ static void print_job(FILE *out, const json_t *s, const struct np_fold_names *f,
         fprintf(out, "Kernel time share: %.1f%%\n", v * 100);
     else
         fprintf(out, "Kernel time share: unavailable (%s)\n",
-                jstr(k, "unavailable") ? jstr(k, "unavailable") : "not kept");
+                jstr_or(k, "unavailable", "not kept"));
 }
 
-/* The job's predicted sensitivity beside its label and class (docs/sensitivity.md). */
-static void print_prediction(FILE *out, const json_t *s, const struct np_sens_model *model)
-{
-    struct np_summary_prediction p;
-
-    np_summary_predict(s, model, &p);
-    if (!p.available)
-        fprintf(out, "Predicted sensitivity: %s\n", p.why);
-    else
-        fprintf(out,
-                "Predicted sensitivity: %.2fx with remote memory (%s step %s): %s (threshold "
-                "%.2fx)\n",
-                p.slowdown, p.node, p.step ? p.step : "?",
-                p.sensitive ? "placement-sensitive" : "not placement-sensitive", model->threshold);
-}
-
-int np_summary_print_as(FILE *out, const json_t *s, const struct np_sens_model *model,
-                        bool prediction, np_hostlist_fn hostlist)
+/* np_summary_print_hostlist, with the "Predicted sensitivity:" line only when @p prediction. */
+static int print_as(FILE *out, const json_t *s, const struct np_sens_model *model, bool prediction,
+                    np_hostlist_fn hostlist)
 {
     json_t *advice = np_summary_advice_with(s, model), *e;
     struct np_fold_names f;
     size_t n = 0, i;
-    const char **names = np_summary_sorted_nodes(s, &n);
+    const char **names = np_sorted_keys(json_object_get(s, "nodes"), &n);
     int width = 4;
 
     if (!names || !advice || np_fold_names_get(s, &f) != 0) {
@@ -437,8 +380,19 @@ int np_summary_print_as(FILE *out, const json_t *s, const struct np_sens_model *
     free(names);
     np_strs_free(&f.sorted);
 
-    if (prediction)
-        print_prediction(out, s, model);
+    if (prediction) { /* beside its label and class (docs/sensitivity.md) */
+        struct np_summary_prediction p;
+        np_summary_predict(s, model, &p);
+        if (!p.available)
+            fprintf(out, "Predicted sensitivity: %s\n", p.why);
+        else
+            fprintf(out,
+                    "Predicted sensitivity: %.2fx with remote memory (%s step %s): %s (threshold "
+                    "%.2fx)\n",
+                    p.slowdown, p.node, p.step ? p.step : "?",
+                    p.sensitive ? "placement-sensitive" : "not placement-sensitive",
+                    model->threshold);
+    }
     fprintf(out, "\nAdvice:\n");
     json_array_foreach(advice, i, e)
     {
@@ -452,15 +406,14 @@ int np_summary_print_as(FILE *out, const json_t *s, const struct np_sens_model *
     }
     json_array_foreach(json_object_get(s, "skipped"), i, e)
     {
-        fprintf(out, "Skipped: node %s step %s: %s\n", jstr(e, "node") ? jstr(e, "node") : "?",
-                jstr(e, "step") ? jstr(e, "step") : "?",
-                jstr(e, "reason") ? jstr(e, "reason") : "?");
+        fprintf(out, "Skipped: node %s step %s: %s\n", jstr_or(e, "node", "?"),
+                jstr_or(e, "step", "?"), jstr_or(e, "reason", "?"));
     }
     if (json_array_size(json_object_get(s, "trimmed"))) {
         fprintf(out, "Trimmed to fit AdminComment: ");
         json_array_foreach(json_object_get(s, "trimmed"), i, e)
         {
-            fprintf(out, "%s%s", i ? ", " : "", jstr(e, "what") ? jstr(e, "what") : "?");
+            fprintf(out, "%s%s", i ? ", " : "", jstr_or(e, "what", "?"));
         }
         fputc('\n', out);
     }
@@ -471,7 +424,7 @@ int np_summary_print(FILE *out, const json_t *summary)
 {
     if (!out || np_summary_validate(summary, NULL) != 0)
         return -EINVAL;
-    return np_summary_print_as(out, summary, NULL, false, NULL);
+    return print_as(out, summary, NULL, false, NULL);
 }
 
 int np_summary_print_with(FILE *out, const json_t *summary, const struct np_sens_model *model)
@@ -484,5 +437,5 @@ int np_summary_print_hostlist(FILE *out, const json_t *summary, const struct np_
 {
     if (!out || np_summary_validate(summary, NULL) != 0)
         return -EINVAL;
-    return np_summary_print_as(out, summary, model, true, hostlist);
+    return print_as(out, summary, model, true, hostlist);
 }

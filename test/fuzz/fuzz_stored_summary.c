@@ -6,7 +6,7 @@
  * accepted comment re-encodes to a comment that decodes to the same JSON.
  */
 #include "fuzz_common.h"
-#include "numaplace/codec.h"
+#include "numaplace/summary.h"
 #include "summary_checks.h"
 
 #include <errno.h>

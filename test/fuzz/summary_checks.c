@@ -1,7 +1,6 @@
 /* The checks the summary harnesses share (summary_checks.h). */
 #include "summary_checks.h"
 #include "fuzz_common.h"
-#include "numaplace/codec.h"
 #include "numaplace/summary.h"
 
 #include <stdbool.h>

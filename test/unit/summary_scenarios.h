@@ -15,7 +15,6 @@
 
 #include <jansson.h>
 
-#include "numaplace/codec.h"
 #include "numaplace/report.h"
 #include "numaplace/summary.h"
 #include "numaplace/json_reals.h"

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "np_test.h"
-#include "numaplace/codec.h"
 #include "numaplace/summary.h"
 #include "parse.h"
 

@@ -12,7 +12,7 @@
 
 #include "accounting.h"
 #include "np_test.h"
-#include "numaplace/figure.h"
+#include "numaplace/summary.h"
 #include "parse.h"
 
 /* `scontrol show hostnames` output (one per line) made a comma list, in place. */

@@ -8,7 +8,7 @@
 #include <zlib.h>
 
 #include "np_test.h"
-#include "numaplace/codec.h"
+#include "numaplace/summary.h"
 
 START_TEST(test_round_trip)
 {

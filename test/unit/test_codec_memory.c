@@ -12,7 +12,7 @@
 #include <zlib.h>
 
 #include "np_test.h"
-#include "numaplace/codec.h"
+#include "numaplace/summary.h"
 
 /* Every jansson block carries its size in front, so free() can count it back. */
 static size_t live_bytes, peak_bytes;

@@ -1,11 +1,10 @@
-/* `numaplace report`'s hindsight on --numa-policy=auto (numaplace/hindsight.h): from a report's
+/* `numaplace report`'s hindsight on --numa-policy=auto (numaplace/summary.h): from a report's
  * task "auto" facts and the sensitivity the model measured, the choice a later run should get;
  * the reason line is never read back. */
 #include <check.h>
 #include <string.h>
 
 #include "np_test.h"
-#include "numaplace/hindsight.h"
 #include "numaplace/summary.h"
 
 /* The model's prediction as the report's class_prediction records it (numaplace.report/1.1),

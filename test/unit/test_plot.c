@@ -11,7 +11,7 @@
 #include <cairo.h>
 
 #include "np_test.h"
-#include "numaplace/plot.h"
+#include "numaplace/summary.h"
 
 static struct np_timeline_point points[30];
 static struct np_timeline_event events[2] = {{10, "0->1 256 MiB"}, {20, "1->0 64 MiB"}};

@@ -12,8 +12,6 @@
 #include <unistd.h>
 
 #include "np_test.h"
-#include "numaplace/codec.h"
-#include "numaplace/model_parts.h"
 #include "numaplace/report.h"
 #include "numaplace/summary.h"
 

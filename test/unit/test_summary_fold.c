@@ -9,9 +9,7 @@
 #include <string.h>
 
 #include "np_test.h"
-#include "numaplace/codec.h"
 #include "numaplace/summary.h"
-#include "numaplace/model_parts.h"
 
 /* A permutation of 0..N-1 for a power-of-two N: node i's rank among the local shares. */
 #define STRIDE 7919

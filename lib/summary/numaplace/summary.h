@@ -1,7 +1,9 @@
 /*
  * numaplace/summary.h - one job's per-node reports merged into one summary (schema:
  * docs/summary-schema.md), its plain-language advice, a seff-like text form, the stored form that
- * fits Slurm's AdminComment, and its timeline plot.
+ * fits Slurm's AdminComment (its codec), and its timeline plot; the node lists a job of tens of
+ * thousands of nodes makes long (string sets and Slurm hostlists); the one printer of a report's
+ * figures; and `numaplace report`'s text with its hindsight on --numa-policy=auto.
  *
  * Flow at the end of a job (each node's epilog): np_summary_new, np_summary_expect_nodes with the
  * job's allocated nodes, np_summary_add_report for each of the node's reports, then
@@ -25,7 +27,78 @@
 
 #include "numaplace/common.h"
 #include "numaplace/sensitivity.h"
-#include "numaplace/summary_defs.h"
+
+#define NP_SUMMARY_SCHEMA "numaplace.summary/1"
+
+/** @p n node names (borrowed) as one hostlist for a reader: a new string, or NULL to print them
+ *  in the library's own form. The command passes Slurm's (libslurm's hostlist), which the library
+ *  does not link. */
+typedef char *(*np_hostlist_fn)(const char *const *names, size_t n);
+
+/**
+ * The longest stored summary (the "NPS1:..." string, in bytes) to put in a job's AdminComment.
+ * slurmdbd keeps admin_comment in a MySQL TEXT column, which holds at most 65,535 bytes; longer
+ * comments are cut or refused. 60,000 leaves about 5.5 kB for another tool's note next to ours
+ * and for the quoting of `sacctmgr`/`scontrol` around the value. Pass it to np_summary_fit.
+ */
+#define NP_SUMMARY_STORED_MAX 60000
+
+/* Advice thresholds (docs/summary-schema.md explains each). */
+#define NP_ADVICE_REMOTE_SHARE          0.50 /**< remote-memory: local share below this on a node */
+#define NP_ADVICE_LOCAL_GOOD_SHARE      0.90 /**< local-is-good: local policy and share >= this */
+#define NP_ADVICE_HIGH_LOCAL_SHARE      0.90 /**< high-but-remote: class high and share below */
+#define NP_ADVICE_BANDWIDTH_BYTES_PER_S 2e9  /**< interleave-may-help: mean bandwidth >= this */
+#define NP_ADVICE_SPREAD_SHARE          0.10 /**< ... and >= 2 NUMA nodes each hold >= this share */
+#define NP_ADVICE_KERNEL_SHARE          0.10 /**< os-noise: kernel share of CPU time >= this, */
+#define NP_ADVICE_INVOLUNTARY_CS_PER_S  100.0  /**< or involuntary context switches/s >= this, */
+#define NP_ADVICE_INTERRUPTS_PER_S      1000.0 /**< or interrupts/s on the job's CPUs >= this */
+#define NP_ADVICE_SENSITIVITY_MIN_S     30.0 /**< predicted-*: steps that ran at least this long */
+
+/** Most nodes a fold names: a hostlist of a few bytes must not expand to gigabytes when checked
+ * (Slurm's largest clusters are a few tens of thousands of nodes). */
+#define NP_FOLD_MAX_NODES 65536
+
+/** The worst nodes (lowest local share) a fold keeps whole in `nodes`: the advice names up to 4. */
+#define NP_FOLD_KEEP_WORST 8
+
+/** Width of the local-memory bar in np_summary_print: `[##########----------]`. */
+#define NP_SUMMARY_BAR_WIDTH 20
+
+/* ---- node lists (a struct np_strs owns its strings; np_strs_free accepts NULL, leaves it
+ * zeroed) ---- */
+
+struct np_strs {
+    char **v;
+    size_t n;
+};
+
+NP_API bool np_strs_has(const struct np_strs *s, const char *str);
+/** Append @p str (copied). 0 or -ENOMEM. */
+NP_API int np_strs_append(struct np_strs *s, const char *str);
+/**
+ * Append each of @p names[0..n) (copied) that @p s does not hold yet, once, in their order: what
+ * np_strs_has before each np_strs_append does, in O((s->n + n) log(s->n + n)) (a job's node list
+ * can name tens of thousands). @p s is unchanged on failure. 0 or -ENOMEM.
+ */
+NP_API int np_strs_append_new(struct np_strs *s, const char *const *names, size_t n);
+/** Add @p str to a sorted set (nothing when present). 0 or -ENOMEM. */
+NP_API int np_strs_add_sorted(struct np_strs *s, const char *str);
+NP_API void np_strs_free(struct np_strs *s);
+
+/**
+ * @p names (borrowed, any order) as a Slurm-style hostlist: "node[0001-0100,0102],login1" (a
+ * prefix and zero-padded numbers in ranges; names without a number as they are).
+ * @param out receives a new string (free()). @return 0 or -ENOMEM
+ */
+NP_API int np_hostlist_compress(const struct np_strs *names, char **out);
+/**
+ * @p list expanded into @p out, sorted (strcmp) and without duplicates, at most @p max names.
+ * @return 0, -EINVAL (not a hostlist of node names, or more than @p max) / -ENOMEM with @p err
+ */
+NP_API int np_hostlist_expand(const char *list, size_t max, struct np_strs *out,
+                              struct np_err *err);
+/** Whether @p names, sorted as np_hostlist_expand sorts, holds @p name. */
+NP_API bool np_strs_sorted_has(const struct np_strs *names, const char *name);
 
 /**
  * An empty summary of job @p job_id (no nodes, no reports).
@@ -153,9 +226,49 @@ NP_API int np_summary_print(FILE *out, const json_t *summary);
 NP_API int np_summary_print_with(FILE *out, const json_t *summary,
                                  const struct np_sens_model *model);
 /** As np_summary_print_with, the folded nodes written by @p hostlist (may be NULL; see
- *  np_hostlist_fn in summary_defs.h). */
+ *  np_hostlist_fn above). */
 NP_API int np_summary_print_hostlist(FILE *out, const json_t *summary,
                                      const struct np_sens_model *model, np_hostlist_fn hostlist);
+
+/* ---- the stored form in Slurm's AdminComment: "NPS1:" + base64(zlib(compact JSON)), the way
+ * Princeton's jobstats stores "JS1:" summaries: prefixed so other tools' comments are recognised
+ * and left alone, versioned by the prefix, compressed because accounting keeps it for every job
+ * ---- */
+
+#define NP_STORED_PREFIX "NPS1:"
+
+/*
+ * What a stored summary may decode to (docs/summary-schema.md, "Decoding limits"). Its stored
+ * text is at most 65,535 bytes (slurmdbd's TEXT column; numaplace writes at most 60,000), so
+ * about 45 kB of zlib. A summary's JSON compresses 2.6-3.6x (measured on the suite's summaries;
+ * a many-node one with repeated keys perhaps 10x): at most ~450 kB. Its values average 20-25
+ * bytes; its deepest path (nodes.N.timeline.events[i].t) is 6 levels; its longest arrays are a
+ * job's node names (`missing_nodes`) and a node's `steps`. A comment past any of these is not a
+ * summary numaplace wrote and is refused as corrupt before jansson builds it, so decoding costs a
+ * small multiple of the decoded size (values x about 50 bytes: at most ~13x).
+ */
+#define NP_STORED_MAX_JSON_BYTES      (1u << 20) /* twice the ~450 kB an honest one can reach */
+#define NP_STORED_MAX_VALUES          131072     /* 1 MiB at 8 bytes a value */
+#define NP_STORED_MIN_BYTES_PER_VALUE 4          /* "0," is 2: only a crafted text packs them */
+#define NP_STORED_MAX_DEPTH           16         /* 6 used */
+#define NP_STORED_MAX_MEMBERS         16384      /* node names of a 16,384-node job */
+
+/**
+ * Encode @p summary (borrowed).
+ * @param out receives a new NUL-terminated string (free with free())
+ * @return its length, or -ENOMEM / -EINVAL (not serialisable) with @p err
+ */
+NP_API long np_stored_encode(const json_t *summary, char **out, struct np_err *err);
+
+/**
+ * Decode a stored summary. Leading/trailing white space is ignored.
+ * @param out receives a new reference (json_decref it)
+ * @return 0; -ENOMSG when @p text is not a numaplace summary (no prefix: e.g. another tool's
+ *         AdminComment); -EPROTO for an unknown version; -EBADMSG for corrupt base64, zlib or
+ *         JSON, or JSON past the NP_STORED_MAX_* limits, each with @p err saying what was wrong
+ *         and where
+ */
+NP_API int np_stored_decode(const char *text, json_t **out, struct np_err *err);
 
 /**
  * The stored form of @p summary (np_stored_encode, "NPS1:..."), at most @p max_bytes long (use
@@ -175,6 +288,69 @@ NP_API int np_summary_print_hostlist(FILE *out, const json_t *summary,
  */
 NP_API long np_summary_fit(json_t *summary, size_t max_bytes, char **stored, struct np_err *err);
 
+/* ---- a job's timeline as a picture (PNG or SVG, drawn with cairo): four panels over the step's
+ * run time, memory per NUMA node (stacked; many nodes coloured and labelled as local or not), the
+ * local share, memory bandwidth and CPI, each with its scale, under one time axis (elapsed time
+ * ticks, the wall-clock time at its ends). A figure that was not measured is not drawn: its panel
+ * says "unavailable" and why, wrapped inside the panel. Migrations are marked across all panels
+ * and labelled where their labels do not overlap. ---- */
+
+#define NP_PLOT_MAX_NODES 64
+
+struct np_timeline_point {
+    double t; /**< seconds since the step started */
+    uint64_t bytes_on_node[NP_PLOT_MAX_NODES];
+    double bandwidth; /**< bytes/s, if bandwidth_ok */
+    bool bandwidth_ok;
+    double cpi; /**< if cpi_ok */
+    bool cpi_ok;
+};
+
+struct np_timeline_event {
+    double t;
+    char label[48]; /**< e.g. "0->1 512 MiB" */
+};
+
+/** Everything borrowed. */
+struct np_timeline {
+    const char *title;
+    unsigned nnodes;
+    const struct np_timeline_point *points;
+    size_t npoints;
+    const struct np_timeline_event *events;
+    size_t nevents;
+    const char *bandwidth_note; /**< why bandwidth is missing (when no point has it) */
+    const char *cpi_note;       /**< why CPI is missing */
+    /** The NUMA nodes of the step's CPUs, whose share of its memory is the local share; NULL
+     *  when not known (the local share is then unavailable). */
+    const unsigned *local_nodes;
+    size_t nlocal_nodes;
+    const char *start, *end; /**< wall-clock times of the first and last point, as written in
+                                  the report; NULL: not shown */
+};
+
+/** A string the drawing wrote: its ink's box in the picture's pixels (cairo_text_extents). */
+struct np_plot_text {
+    double x0, y0, x1, y1;
+    char text[96]; /**< its start */
+};
+
+/**
+ * Draw @p tl into @p path; the format follows the extension (.png or .svg).
+ * @return 0, or -EINVAL (unknown extension, too many nodes, no points) / -EIO with @p err
+ */
+NP_API int np_plot_timeline(const struct np_timeline *tl, const char *path, struct np_err *err);
+
+/**
+ * Draw @p tl as np_plot_timeline does, into an image in memory only, and say where every string
+ * went: the first @p max in @p texts (may be NULL), their count in @p ntexts, the picture's size
+ * in @p width and @p height. For checks that no text leaves the picture.
+ * @return 0, or -EINVAL as np_plot_timeline
+ */
+NP_API int np_plot_timeline_texts(const struct np_timeline *tl, struct np_plot_text *texts,
+                                  size_t max, size_t *ntexts, double *width, double *height,
+                                  struct np_err *err);
+
 /**
  * Draw the timeline kept for @p node (NULL: the first node in name order) with np_plot_timeline:
  * memory per NUMA node, bandwidth, CPI, migrations as events. The format follows @p path's
@@ -185,6 +361,54 @@ NP_API long np_summary_fit(json_t *summary, size_t max_bytes, char **stored, str
  */
 NP_API int np_summary_plot(const json_t *summary, const char *node, const char *path,
                            struct np_err *err);
+
+/* ---- figures and reports ---- */
+
+/* A figure of reports, summaries and `numaplace status`: `{"value": number, "unit", "source"}` or
+ * `{"unavailable": "why", "source"}` (docs/report-schema.md), plus the members a summary adds
+ * (`seconds`, `steps`, ...). One that could not be measured stays unavailable with its reason.
+ * np_figure_print writes its number so: */
+struct np_figure_style {
+    double scale;     /**< multiplies the value (100 for a percentage) */
+    char conv;        /**< 'g' or 'f' */
+    int precision;    /**< digits */
+    int width;        /**< minimum width, left-aligned (0: none) */
+    const char *unit; /**< written right after the number ("%", " s"); NULL: none */
+    const char *none; /**< written when @p f is NULL or has neither number nor reason */
+    bool brief;       /**< unavailable: just "unavailable", padded to @p width (status columns) */
+};
+
+/**
+ * The one way a figure (borrowed, may be NULL) is printed: its number ("1.48 s"), or
+ * "unavailable (why)", or @p st->none. Callers print the label.
+ * @return 1 (a number), 0 (unavailable), -1 (neither)
+ */
+NP_API int np_figure_print(FILE *out, const json_t *f, const struct np_figure_style *st);
+
+/** Whether @p fig (borrowed) is a figure as np_figure_print reads it: only a plain figure's
+ *  members, each of its type (summary_schema.c). @return 0, or -EINVAL naming the member with
+ *  @p err */
+NP_API int np_figure_check(const json_t *fig, struct np_err *err);
+
+/* `numaplace report`'s hindsight on --numa-policy=auto (docs/auto.md): the choice the step's
+ * tasks got, and the one np_auto_choose gives with the sensitivity this run measured in place of
+ * the one auto used, the shape and load as the task's "auto" facts recorded them at launch.
+ * Derived when the report is read; nothing is stored. */
+struct np_auto_hindsight {
+    char made[24];  /**< the policy auto chose (the first task's) */
+    char used[16];  /**< the sensitivity it used: "high", "low", "unknown" */
+    bool measured;  /**< the model classed this run from its counters */
+    char would[24]; /**< measured: the choice with that sensitivity; else "" */
+    bool differs;   /**< would is not made: a later run should choose differently */
+    char why[320];  /**< one line: the verdict and what it rests on, or why none */
+};
+
+/**
+ * The hindsight of report @p r (borrowed). @return 1 and @p out filled for a step launched
+ * with auto (policy.requested; its verdict unavailable when no task has "auto" facts, as in
+ * reports before them); 0 for any other step.
+ */
+NP_API int np_auto_hindsight(json_t *r, struct np_auto_hindsight *out);
 
 /** Print a step's report (borrowed; docs/report-schema.md) as text, for `numaplace report
  *  --steps`. @return 0 or -EIO. */
