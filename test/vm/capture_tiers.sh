@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the captured trees of the tiered guests that unit tests load as machine roots:
 #   test/vm/capture_tiers.sh [NAME...]     (default: all of them)
-#     tiered-tiered-6.12   --layout tiered on Debian 13's kernel (a CXL-like node in its own tier)
-#     tiered-hbm-6.12      --layout hbm on Debian 13's kernel (HBM-like nodes above DRAM's tier)
-#     tiered-tiered-6.1    --layout tiered on Debian 12's kernel (every node in the DRAM tier)
+#     qemu-cxl-6.12   --layout tiered on Debian 13's kernel (a CXL-like node in its own tier)
+#     qemu-hbm-6.12   --layout hbm on Debian 13's kernel (HBM-like nodes above DRAM's tier)
+#     qemu-cxl-6.1    --layout tiered on Debian 12's kernel (every node in the DRAM tier)
 # into test/fixtures/roots/NAME/. Each tree is what hwloc-gather-topology saves (the /sys and /proc
 # files hwloc's Linux backend reads: the CPUs' topology and caches, the nodes with their cpulist,
 # meminfo, distance and access0/access1 HMAT figures) plus the kernel's memory tiers, the weighted
@@ -60,7 +60,7 @@ if [ "${1:-}" = --in-guest ]; then
   exit 0
 fi
 
-captures=("tiered-tiered-6.12 tiered trixie" "tiered-hbm-6.12 hbm trixie" "tiered-tiered-6.1 tiered bookworm")
+captures=("qemu-cxl-6.12 tiered trixie" "qemu-hbm-6.12 hbm trixie" "qemu-cxl-6.1 tiered bookworm")
 names=()
 for c in "${captures[@]}"; do names+=("${c%% *}"); done
 wanted=("$@")
