@@ -9,7 +9,7 @@
 
 #include <hwloc.h>
 
-#include "numaplace/emulated.h"
+#include "numaplace/procfs.h"
 
 #include "auto_class.h"
 #include "housekeeping.h"

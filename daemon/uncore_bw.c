@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numaplace/uncore.h"
+#include "numaplace/perf.h"
 
 void uncore_bw_start(struct np_daemon *d)
 {

@@ -1,7 +1,6 @@
 /* Moving a process's memory between nodes, rate-limited (see numaplace/migrate.h). */
 #include "numaplace/migrate.h"
 #include "numaplace/names.h"
-#include "numaplace/numa_maps.h"
 #include "numaplace/procfs.h"
 
 #include <errno.h>

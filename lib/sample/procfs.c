@@ -11,6 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 /* strtoull(p, &end, 10) for the numbers of a stat line, without its locale and overflow work:
  * blanks, an optional sign (a minus negates, as strtoull does), digits. @return the end, or @p p
  * when there is no number. */
@@ -542,4 +546,255 @@ int np_node_meminfo(const char *root, unsigned node, struct np_kept_file *kept,
     }
     fclose(f);
     return found == 2 ? 0 : np_err_set(err, -EINVAL, "%s has no MemTotal/MemFree lines", path);
+}
+
+void np_kept_file_init(struct np_kept_file *k)
+{
+    memset(k, 0, sizeof(*k));
+}
+
+static void close_fd(struct np_kept_file *k)
+{
+    if (k->open)
+        close(k->fd);
+    k->open = false;
+}
+
+void np_kept_file_close(struct np_kept_file *k)
+{
+    if (!k)
+        return;
+    close_fd(k);
+    free(k->path);
+    free(k->text);
+    np_kept_file_init(k);
+}
+
+/* The whole file from offset 0 into k->text; @return its length, or -1 with errno. */
+static ssize_t read_whole(struct np_kept_file *k)
+{
+    size_t have = 0;
+
+    for (;;) {
+        ssize_t n;
+        if (have + 1 >= k->cap) {
+            const size_t cap = k->cap ? k->cap * 2 : 8192;
+            char *grown = realloc(k->text, cap);
+            if (!grown)
+                return -1;
+            k->text = grown;
+            k->cap = cap;
+        }
+        n = pread(k->fd, k->text + have, k->cap - 1 - have, (off_t)have);
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            break;
+        have += (size_t)n;
+    }
+    k->text[have] = '\0';
+    return (ssize_t)have;
+}
+
+FILE *np_kept_file_open(struct np_kept_file *k, const char *path)
+{
+    ssize_t len = -1;
+
+    if (!k)
+        return fopen(path, "re");
+    if (k->open && strcmp(k->path, path) != 0)
+        close_fd(k); /* another root since */
+    for (int attempt = 0; attempt < 2 && len < 0; attempt++) {
+        if (!k->open) {
+            char *copy = strdup(path);
+            if (!copy || (k->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+                free(copy);
+                return fopen(path, "re"); /* its error, as a fresh reader sees it */
+            }
+            free(k->path);
+            k->path = copy;
+            k->open = true;
+        }
+        if ((len = read_whole(k)) < 0)
+            close_fd(k); /* replaced or gone: the next attempt opens it afresh */
+    }
+    /* An empty file (fmemopen refuses a size of 0) or a failed read: as a fresh reader sees it. */
+    return len > 0 ? fmemopen(k->text, (size_t)len, "r") : fopen(path, "re");
+}
+
+/* The kernel prints white space, '=' and backslashes in a path as octal escapes (\040): undo
+ * in place, so the path is the file's real name. */
+static char *unescape(char *path)
+{
+    char *w = path;
+
+    for (const char *r = path; *r; r++) {
+        if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+            r[3] >= '0' && r[3] <= '7') {
+            *w++ = (char)((r[1] - '0') << 6 | (r[2] - '0') << 3 | (r[3] - '0'));
+            r += 3;
+        } else {
+            *w++ = *r;
+        }
+    }
+    *w = '\0';
+    return path;
+}
+
+int np_numa_maps_parse_line(char *line, struct np_numa_mapping *out)
+{
+    char *save = NULL, *tok, *end;
+
+    memset(out, 0, sizeof(*out));
+    out->page_kb = (unsigned long)sysconf(_SC_PAGESIZE) / 1024;
+    line[strcspn(line, "\n")] = '\0';
+    tok = strtok_r(line, " ", &save);
+    if (!tok)
+        return -EINVAL;
+    errno = 0;
+    out->start = (uintptr_t)strtoull(tok, &end, 16);
+    if (errno || end == tok || *end)
+        return -EINVAL;
+    tok = strtok_r(NULL, " ", &save);
+    if (!tok)
+        return -EINVAL; /* truncated after the address */
+    snprintf(out->policy, sizeof(out->policy), "%s", tok);
+    while ((tok = strtok_r(NULL, " ", &save))) {
+        unsigned node;
+        unsigned long long value;
+        char tail;
+
+        if (sscanf(tok, "N%u=%llu%c", &node, &value, &tail) == 2) {
+            if (node < NP_NUMA_MAPS_MAX_NODES)
+                out->pages[node] = value;
+        } else if (sscanf(tok, "kernelpagesize_kB=%llu%c", &value, &tail) == 1 && value) {
+            out->page_kb = (unsigned long)value;
+        } else if (strncmp(tok, "file=", 5) == 0) {
+            out->path = unescape(tok + 5);
+        } else if (strncmp(tok, "anon=", 5) == 0) {
+            out->anon = true;
+        } else if (strcmp(tok, "heap") == 0) {
+            out->heap = out->anon = true;
+        } else if (strcmp(tok, "stack") == 0) {
+            out->stack = out->anon = true;
+        } else if (strcmp(tok, "huge") == 0) {
+            out->hugetlb = true;
+        }
+        /* anything else (dirty=, mapped=, active=, new kernels' tokens): ignored */
+    }
+    return 0;
+}
+
+int np_numa_maps_each(const char *root, pid_t pid, np_numa_maps_fn *fn, void *arg,
+                      unsigned *skipped, struct np_err *err)
+{
+    char path[4096];
+    char *line = NULL;
+    size_t cap = 0;
+    unsigned bad = 0;
+    FILE *f;
+    int rc = 0;
+
+    snprintf(path, sizeof(path), "%s/proc/%d/numa_maps", root && *root ? root : "", (int)pid);
+    f = fopen(path, "re");
+    if (!f) {
+        if (errno == ENOENT || errno == ESRCH)
+            return np_err_set(err, -ESRCH, "no process %d (%s)", (int)pid, path);
+        return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    }
+    while (rc == 0 && getline(&line, &cap, f) >= 0) {
+        struct np_numa_mapping m;
+        if (np_numa_maps_parse_line(line, &m) < 0) {
+            bad++;
+            continue;
+        }
+        rc = fn(&m, arg);
+    }
+    free(line);
+    fclose(f);
+    if (skipped)
+        *skipped = bad;
+    return rc;
+}
+
+static int add_usage(const struct np_numa_mapping *m, void *arg)
+{
+    struct np_numa_usage *u = arg;
+
+    u->mappings++;
+    for (int n = 0; n < NP_NUMA_MAPS_MAX_NODES; n++) {
+        const uint64_t bytes = m->pages[n] * m->page_kb * 1024;
+        if (!bytes)
+            continue;
+        if (m->path && !m->anon)
+            u->file_bytes[n] += bytes;
+        else
+            u->anon_bytes[n] += bytes;
+        u->total_bytes += bytes;
+        if (n > u->max_node)
+            u->max_node = n;
+    }
+    return 0;
+}
+
+int np_numa_maps_usage(const char *root, pid_t pid, struct np_numa_usage *out, struct np_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    out->max_node = -1;
+    return np_numa_maps_each(root, pid, add_usage, out, &out->skipped_lines, err);
+}
+
+/* /proc/cpuinfo's first "CPU implementer" line (arm), as its value's number; -1 when absent. */
+static long cpuinfo_implementer(const char *root)
+{
+    char path[4096], line[256];
+    long implementer = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/proc/cpuinfo", root && root[0] ? root : "");
+    f = fopen(path, "re");
+    if (!f)
+        return -1;
+    while (implementer < 0 && fgets(line, sizeof(line), f)) {
+        const char *colon = strchr(line, ':');
+        if (strncmp(line, "CPU implementer", 15) == 0 && colon &&
+            sscanf(colon + 1, "%li", &implementer) != 1)
+            implementer = -1;
+    }
+    fclose(f);
+    return implementer;
+}
+
+bool np_cpu_emulated(const char *root, char *why, size_t why_len)
+{
+    const long implementer = cpuinfo_implementer(root);
+
+    if (why_len)
+        why[0] = '\0';
+    if (implementer == 0) {
+        snprintf(why, why_len,
+                 "CPU implementer 0x00 in /proc/cpuinfo: the code Arm reserves for software "
+                 "models (an emulator's CPU)");
+        return true;
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    if (!root || !root[0]) {
+        unsigned a, b, c, d;
+        char sig[13];
+        /* leaf 1 ECX bit 31: a hypervisor is there; leaf 0x40000000: its signature */
+        if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 31))) {
+            __cpuid(0x40000000, a, b, c, d);
+            memcpy(sig, &b, 4);
+            memcpy(sig + 4, &c, 4);
+            memcpy(sig + 8, &d, 4);
+            sig[12] = '\0';
+            if (strcmp(sig, "TCGTCGTCGTCG") == 0) {
+                snprintf(why, why_len,
+                         "CPUID hypervisor signature TCGTCGTCGTCG: QEMU's emulator (TCG)");
+                return true;
+            }
+        }
+    }
+#endif
+    return false;
 }

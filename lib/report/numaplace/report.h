@@ -56,7 +56,7 @@ struct np_job_meta {
     /** why the step runs on /proc alone where the node has perf counters (numaplaced's
      *  descriptor budget); "" when it does not */
     char backends_reason[256];
-    /** what says the node's CPU is emulated (numaplace/emulated.h), "" when it is not: its
+    /** what says the node's CPU is emulated (np_cpu_emulated), "" when it is not: its
      *  counters count the emulator's definitions */
     char emulated_cpu[256];
     uint64_t local_nodes;      /**< bit n: its effective CPUs are on NUMA node n (0 = unknown) */

@@ -10,9 +10,39 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <stddef.h>
+#include <stdio.h>
 
 #include "numaplace/common.h"
-#include "numaplace/kept_file.h"
+
+/* A node-wide /proc file (/proc/stat, /proc/interrupts, a sysctl) kept
+ * open between intervals and read again from offset 0 with pread: the kernel regenerates it at
+ * each read, and the open(2), close(2) and stdio set-up each time cost more than some of these
+ * files' text. The text is handed to the file's usual parser as a stdio stream (fmemopen), so a
+ * kept read parses exactly as a fresh one.
+ * Ownership: the kept file owns its descriptor and text; np_kept_file_close frees both. */
+/** A zeroed one is closed (np_kept_file_init is the same). */
+struct np_kept_file {
+    bool open; /**< fd is ours */
+    int fd;
+    char *path; /**< owned: the file fd reads (another path given opens that one) */
+    char *text; /**< owned: the last reading, NUL-terminated */
+    size_t cap;
+};
+
+/** Nothing open yet. */
+NP_API void np_kept_file_init(struct np_kept_file *k);
+
+/** Close and free; the file is opened again at the next read. Accepts NULL. */
+NP_API void np_kept_file_close(struct np_kept_file *k);
+
+/**
+ * The whole of @p path as read now, as a stream the caller fcloses: through the kept descriptor
+ * (opened on first use; a failed read is retried once on a fresh one), or, with @p k NULL or an
+ * empty reading, fopen(@p path) as before.
+ * @return the stream, or NULL with errno set (as fopen)
+ */
+NP_API FILE *np_kept_file_open(struct np_kept_file *k, const char *path);
 
 /** From /proc/<pid>/stat (see proc(5)). CPU times in clock ticks (sysconf(_SC_CLK_TCK)). */
 struct np_proc_stat {
@@ -160,5 +190,71 @@ NP_API int np_numa_balancing_enabled(const char *root, struct np_kept_file *kept
  */
 NP_API int np_node_meminfo(const char *root, unsigned node, struct np_kept_file *kept,
                            uint64_t *total_bytes, uint64_t *free_bytes, struct np_err *err);
+
+/* Reading /proc/<pid>/numa_maps: where a process's pages are.
+ *
+ * One line per mapping: "<start> <policy> [anon=N] [dirty=N] [N<node>=<pages>...]
+ * [kernelpagesize_kB=K] [file=<path>] [heap] [stack] [huge] ...". Counts are in pages of the
+ * mapping's own size (kernelpagesize_kB: 4 for base pages, 2048 or 1048576 for hugetlbfs);
+ * transparent huge pages are counted in base pages. Reading streams line by line, so memory use
+ * is bounded whatever the size of the process. Every reader takes a filesystem root (NULL or ""
+ * = "/"), so tests read captured trees. */
+#define NP_NUMA_MAPS_MAX_NODES 64
+
+/** One mapping. The path is borrowed from the reader's line buffer: copy it to keep it. */
+struct np_numa_mapping {
+    uintptr_t start;
+    char policy[48];                        /**< "default", "interleave:0-3", ... */
+    uint64_t pages[NP_NUMA_MAPS_MAX_NODES]; /**< per node, in pages of page_kb */
+    unsigned long page_kb;                  /**< kernelpagesize_kB (base page if absent) */
+    bool anon, heap, stack, hugetlb;
+    const char *path; /**< file=... with the kernel's octal escapes (\040) undone, or NULL */
+};
+
+/**
+ * Parse one line (modified in place). Unknown tokens are ignored, as newer kernels add some.
+ * @return 0, or -EINVAL for a line that does not start with a hex address
+ */
+NP_API int np_numa_maps_parse_line(char *line, struct np_numa_mapping *out);
+
+/** Called per mapping; return non-zero to stop the walk (that value is returned). */
+typedef int np_numa_maps_fn(const struct np_numa_mapping *mapping, void *arg);
+
+/**
+ * Walk /proc/<pid>/numa_maps under @p root. Malformed lines are skipped and counted.
+ * @param skipped optional: receives the number of malformed lines
+ * @return 0, the callback's non-zero value, -ESRCH (no such process) or -errno with @p err
+ */
+NP_API int np_numa_maps_each(const char *root, pid_t pid, np_numa_maps_fn *fn, void *arg,
+                             unsigned *skipped, struct np_err *err);
+
+/** A process's memory per node, split anonymous / file-backed, in bytes. */
+struct np_numa_usage {
+    uint64_t anon_bytes[NP_NUMA_MAPS_MAX_NODES];
+    uint64_t file_bytes[NP_NUMA_MAPS_MAX_NODES];
+    uint64_t total_bytes;
+    int max_node; /**< highest node with pages, -1 when none */
+    unsigned mappings, skipped_lines;
+};
+
+/** Sum a process's numa_maps into @p out (zeroed first). Errors as np_numa_maps_each. */
+NP_API int np_numa_maps_usage(const char *root, pid_t pid, struct np_numa_usage *out,
+                              struct np_err *err);
+
+/* Is this CPU an emulator's software model?
+ *
+ * Its hardware counters then count what the emulator defines (QEMU with precise icount: every
+ * instruction 2^shift cycles), not what a machine did: a CPI is the emulator's, and a prediction
+ * from it means nothing about the code. A virtual machine on a real CPU (KVM) is not emulated:
+ * its counters are the hardware's. */
+/**
+ * Say whether the CPU is emulated, and why: on arm64 /proc/cpuinfo's "CPU implementer" 0x00,
+ * the code Arm reserves for software models (QEMU's emulated CPUs use it); on x86 the CPUID
+ * hypervisor signature "TCGTCGTCGTCG" (QEMU's emulator; KVM says "KVMKVMKVM").
+ * @param root filesystem root for /proc (NULL or "" = "/"), so tests read captured files
+ * @param why  when emulated, what says so (for reports and logs); "" otherwise
+ * @return true when emulated; false when not, or when nothing could be read
+ */
+NP_API bool np_cpu_emulated(const char *root, char *why, size_t why_len);
 
 #endif /* NUMAPLACE_PROCFS_H */

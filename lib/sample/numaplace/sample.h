@@ -23,7 +23,7 @@
 #include <jansson.h>
 
 #include "numaplace/common.h"
-#include "numaplace/numa_maps.h"
+#include "numaplace/procfs.h"
 #include "numaplace/perf.h"
 
 #define NP_SAMPLE_MAX_NODES NP_NUMA_MAPS_MAX_NODES
