@@ -13,7 +13,7 @@
 #include <sys/acl.h>
 
 #include "numaplace/codec.h"
-#include "numaplace/open_regular.h"
+#include "numaplace/output_file.h"
 
 int cli_parse_sacct_job(char *out, uid_t *uid, bool *full, const char **comment)
 {

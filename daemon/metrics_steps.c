@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "daemon.h"
-#include "numaplace/step.h"
+#include "numaplace/names.h"
 #include "registry.h"
 #include "user_names.h"
 

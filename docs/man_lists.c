@@ -15,8 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "numaplace/labels.h"
-#include "numaplace/policy.h"
+#include "numaplace/names.h"
 #ifdef NP_MAN_LISTS_MIGRATION
 #include "numaplace/engine.h"
 #include "numaplace/helperconf.h"

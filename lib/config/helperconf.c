@@ -10,7 +10,6 @@
 
 #include "numaplace/cpulist.h"
 
-#include "numaplace/labels.h"
 #include "numaplace/migration.h"
 #include "numaplace/names.h"
 

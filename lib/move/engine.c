@@ -1,7 +1,6 @@
 /* Migration requests over the jobs of one node (see numaplace/engine.h). */
 #include "numaplace/engine.h"
 #include "numaplace/names.h"
-#include "numaplace/step.h"
 
 #include <errno.h>
 #include <inttypes.h>

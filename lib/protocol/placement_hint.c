@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "numaplace/labels.h"
+#include "numaplace/names.h"
 #include "numaplace/protocol.h"
 
 /* The bandwidth sources a node may name (numaplace/migration.h's, by name: this layer does not

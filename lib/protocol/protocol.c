@@ -1,9 +1,7 @@
 /* The plugin <-> numaplaced wire format: one JSON object per line, validated field by field. */
 #include "numaplace/protocol.h"
 #include "numaplace/cpulist.h"
-#include "numaplace/labels.h"
 #include "numaplace/names.h"
-#include "numaplace/policy.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
  */
 #include "numaplace/scenario_file.h"
 
-#include "numaplace/open_regular.h"
+#include "numaplace/output_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

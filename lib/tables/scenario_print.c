@@ -1,6 +1,6 @@
 /* What `numaplace scenario` prints (numaplace/scenario.h): a readable summary, and the job
  * instances and run orders as plain lines for the runner script, so no shell parses JSON. */
-#include "numaplace/safe_text.h"
+#include "numaplace/output_file.h"
 #include "numaplace/scenario_file.h"
 
 #include <errno.h>

@@ -12,7 +12,7 @@
  * Administrator requests do not come from here: `numaplace migrate` sends them to the daemon.
  */
 #include "numaplace/migration.h"
-#include "numaplace/step.h"
+#include "numaplace/names.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -18,7 +18,7 @@
 #include "numaplace/common.h"
 #include "numaplace/migrate.h"
 #include "numaplace/sample.h"
-#include "numaplace/step.h"
+#include "numaplace/names.h"
 
 /* Major version /1 (what readers check, np_report_check), minor .1: class_prediction. A minor
  * version adds optional members only; readers of /1 read every /1.N. */
