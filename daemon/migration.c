@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "numaplace/migrate.h"
+#include "numaplace/engine.h"
 #include "numaplace/migration.h"
 #include "auto_class.h"
 #include "numaplace/procfs.h"

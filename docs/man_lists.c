@@ -19,7 +19,6 @@
 #ifdef NP_MAN_LISTS_MIGRATION
 #include "numaplace/engine.h"
 #include "numaplace/helperconf.h"
-#include "numaplace/migrate.h"
 #include "numaplace/migration.h"
 #endif
 #ifdef NP_MAN_LISTS_PERF

@@ -1,5 +1,5 @@
-/* Moving a process's memory between nodes, rate-limited (see numaplace/migrate.h). */
-#include "numaplace/migrate.h"
+/* Moving a process's memory between nodes, rate-limited (see numaplace/engine.h). */
+#include "numaplace/engine.h"
 #include "numaplace/names.h"
 #include "numaplace/procfs.h"
 

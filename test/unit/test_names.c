@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "numaplace/engine.h"
-#include "numaplace/migrate.h"
 #include "numaplace/migration.h"
 #include "numaplace/names.h"
 #include "numaplace/sim.h"

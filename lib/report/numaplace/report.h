@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "numaplace/common.h"
-#include "numaplace/migrate.h"
+#include "numaplace/engine.h"
 #include "numaplace/sample.h"
 #include "numaplace/names.h"
 
@@ -206,7 +206,7 @@ typedef int np_report_fn(json_t *report, void *arg);
 NP_API int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *arg,
                            struct np_err *err);
 
-/* ---- migrations booked into a job's figures (step_figures_migration.c) ---- */
+/* ---- migrations booked into a job's figures ---- */
 
 struct np_request_result;
 struct np_job_outcome;
