@@ -424,7 +424,7 @@ static void matrix(FILE *out, const struct np_profile *p, const char *title, enu
     }
 }
 
-static void loaded(FILE *out, const struct np_profile *p)
+static void print_loaded(FILE *out, const struct np_profile *p)
 {
     fprintf(out,
             "Under load (k threads streaming on the memory node): latency ns, bandwidth MB/s\n");
@@ -466,5 +466,5 @@ void np_profile_print(FILE *out, const struct np_profile *p)
                     : __builtin_popcountll(p->interleave_nodes) < 2 ? "one memory node"
                                                                     : "not measured");
     }
-    loaded(out, p);
+    print_loaded(out, p);
 }

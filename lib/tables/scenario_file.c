@@ -478,14 +478,14 @@ static void print_job(FILE *out, const struct np_scenario_job *job)
 static void print_jobs_by_node(FILE *out, const struct np_scenario *s)
 {
     for (unsigned node = 0; node < s->nodes; node++) {
-        size_t instances = 0, shown = 0;
+        size_t instances = 0, printed = 0;
         for (size_t i = 0; i < s->njobs; i++)
             if (s->jobs[i].node == node)
                 instances += s->jobs[i].copies;
         fprintf(out, "  node %u: %zu instance(s)%s", node, instances, instances ? ": " : "\n");
         for (size_t i = 0; instances && i < s->njobs; i++)
             if (s->jobs[i].node == node) {
-                fprintf(out, "%s", shown++ ? ", " : "");
+                fprintf(out, "%s", printed++ ? ", " : "");
                 print_job(out, &s->jobs[i]);
             }
         if (instances)
