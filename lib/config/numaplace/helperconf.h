@@ -45,16 +45,6 @@ struct np_metrics_config {
     unsigned step_series_max; /**< 0: no cap */
 };
 
-/**
- * Set one metrics key (np_helper_config_set calls it). metrics_listen: "" or HOST:PORT with an
- * IPv4 address or [IPv6]; metrics_users: "" or user names or uids, comma-separated (names must
- * exist on this node); metrics_allow: "" or CIDRs (a.b.c.d/n, ipv6/n; no /n = one address);
- * metrics_step_series: on, off, or a number of steps from 1 to NP_METRICS_MAX_STEP_SERIES.
- * @return 0, or -EINVAL with @p err naming the key, the value and what is accepted
- */
-NP_API int np_metrics_config_set(struct np_metrics_config *mc, const char *key, const char *value,
-                                 struct np_err *err);
-
 /** Parse one CIDR ("10.0.0.0/8", "fd00::/8", "192.0.2.7"). @return 0 or -EINVAL */
 NP_API int np_cidr_parse(const char *text, struct np_cidr *out);
 
