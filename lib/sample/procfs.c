@@ -15,6 +15,83 @@
 #include <cpuid.h>
 #endif
 
+void np_kept_file_init(struct np_kept_file *k)
+{
+    memset(k, 0, sizeof(*k));
+}
+
+static void close_fd(struct np_kept_file *k)
+{
+    if (k->open)
+        close(k->fd);
+    k->open = false;
+}
+
+void np_kept_file_close(struct np_kept_file *k)
+{
+    if (!k)
+        return;
+    close_fd(k);
+    free(k->path);
+    free(k->text);
+    np_kept_file_init(k);
+}
+
+/* The whole file from offset 0 into k->text; @return its length, or -1 with errno. */
+static ssize_t read_whole(struct np_kept_file *k)
+{
+    size_t have = 0;
+
+    for (;;) {
+        ssize_t n;
+        if (have + 1 >= k->cap) {
+            const size_t cap = k->cap ? k->cap * 2 : 8192;
+            char *grown = realloc(k->text, cap);
+            if (!grown)
+                return -1;
+            k->text = grown;
+            k->cap = cap;
+        }
+        n = pread(k->fd, k->text + have, k->cap - 1 - have, (off_t)have);
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            break;
+        have += (size_t)n;
+    }
+    k->text[have] = '\0';
+    return (ssize_t)have;
+}
+
+/* The whole of @p path as read now, as a stream the caller fcloses: through the kept descriptor
+ * (opened on first use; a failed read is retried once on a fresh one), or, with @p k NULL or an
+ * empty reading, fopen(@p path) as before. @return the stream, or NULL with errno set (as fopen) */
+static FILE *kept_file_open(struct np_kept_file *k, const char *path)
+{
+    ssize_t len = -1;
+
+    if (!k)
+        return fopen(path, "re");
+    if (k->open && strcmp(k->path, path) != 0)
+        close_fd(k); /* another root since */
+    for (int attempt = 0; attempt < 2 && len < 0; attempt++) {
+        if (!k->open) {
+            char *copy = strdup(path);
+            if (!copy || (k->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+                free(copy);
+                return fopen(path, "re"); /* its error, as a fresh reader sees it */
+            }
+            free(k->path);
+            k->path = copy;
+            k->open = true;
+        }
+        if ((len = read_whole(k)) < 0)
+            close_fd(k); /* replaced or gone: the next attempt opens it afresh */
+    }
+    /* An empty file (fmemopen refuses a size of 0) or a failed read: as a fresh reader sees it. */
+    return len > 0 ? fmemopen(k->text, (size_t)len, "r") : fopen(path, "re");
+}
+
 /* strtoull(p, &end, 10) for the numbers of a stat line, without its locale and overflow work:
  * blanks, an optional sign (a minus negates, as strtoull does), digits. @return the end, or @p p
  * when there is no number. */
@@ -239,7 +316,7 @@ int np_proc_cpu_counters(const char *root, const char *file, struct np_kept_file
 
     memset(per_cpu, 0, max_cpus * sizeof(*per_cpu));
     snprintf(path, sizeof(path), "%s/proc/%s", root && *root ? root : "", file);
-    f = np_kept_file_open(kept, path);
+    f = kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     if (getline(&line, &cap, f) < 0) {
@@ -299,7 +376,7 @@ int np_proc_cpu_ticks(const char *root, struct np_kept_file *kept, uint64_t *bus
     if (total_ticks)
         memset(total_ticks, 0, max_cpus * sizeof(*total_ticks));
     snprintf(path, sizeof(path), "%s/proc/stat", root && *root ? root : "");
-    f = np_kept_file_open(kept, path);
+    f = kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     while (fgets(line, sizeof(line), f)) {
@@ -511,7 +588,7 @@ int np_numa_balancing_enabled(const char *root, struct np_kept_file *kept, struc
     FILE *f;
 
     snprintf(path, sizeof(path), "%s/proc/sys/kernel/numa_balancing", root && *root ? root : "");
-    f = np_kept_file_open(kept, path);
+    f = kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     if (fscanf(f, "%d", &value) != 1)
@@ -530,7 +607,7 @@ int np_node_meminfo(const char *root, unsigned node, struct np_kept_file *kept,
     *total_bytes = *free_bytes = 0;
     snprintf(path, sizeof(path), "%s/sys/devices/system/node/node%u/meminfo",
              root && *root ? root : "", node);
-    f = np_kept_file_open(kept, path);
+    f = kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     while (fgets(line, sizeof(line), f)) {
@@ -546,80 +623,6 @@ int np_node_meminfo(const char *root, unsigned node, struct np_kept_file *kept,
     }
     fclose(f);
     return found == 2 ? 0 : np_err_set(err, -EINVAL, "%s has no MemTotal/MemFree lines", path);
-}
-
-void np_kept_file_init(struct np_kept_file *k)
-{
-    memset(k, 0, sizeof(*k));
-}
-
-static void close_fd(struct np_kept_file *k)
-{
-    if (k->open)
-        close(k->fd);
-    k->open = false;
-}
-
-void np_kept_file_close(struct np_kept_file *k)
-{
-    if (!k)
-        return;
-    close_fd(k);
-    free(k->path);
-    free(k->text);
-    np_kept_file_init(k);
-}
-
-/* The whole file from offset 0 into k->text; @return its length, or -1 with errno. */
-static ssize_t read_whole(struct np_kept_file *k)
-{
-    size_t have = 0;
-
-    for (;;) {
-        ssize_t n;
-        if (have + 1 >= k->cap) {
-            const size_t cap = k->cap ? k->cap * 2 : 8192;
-            char *grown = realloc(k->text, cap);
-            if (!grown)
-                return -1;
-            k->text = grown;
-            k->cap = cap;
-        }
-        n = pread(k->fd, k->text + have, k->cap - 1 - have, (off_t)have);
-        if (n < 0)
-            return -1;
-        if (n == 0)
-            break;
-        have += (size_t)n;
-    }
-    k->text[have] = '\0';
-    return (ssize_t)have;
-}
-
-FILE *np_kept_file_open(struct np_kept_file *k, const char *path)
-{
-    ssize_t len = -1;
-
-    if (!k)
-        return fopen(path, "re");
-    if (k->open && strcmp(k->path, path) != 0)
-        close_fd(k); /* another root since */
-    for (int attempt = 0; attempt < 2 && len < 0; attempt++) {
-        if (!k->open) {
-            char *copy = strdup(path);
-            if (!copy || (k->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-                free(copy);
-                return fopen(path, "re"); /* its error, as a fresh reader sees it */
-            }
-            free(k->path);
-            k->path = copy;
-            k->open = true;
-        }
-        if ((len = read_whole(k)) < 0)
-            close_fd(k); /* replaced or gone: the next attempt opens it afresh */
-    }
-    /* An empty file (fmemopen refuses a size of 0) or a failed read: as a fresh reader sees it. */
-    return len > 0 ? fmemopen(k->text, (size_t)len, "r") : fopen(path, "re");
 }
 
 /* The kernel prints white space, '=' and backslashes in a path as octal escapes (\040): undo

@@ -36,14 +36,6 @@ NP_API void np_kept_file_init(struct np_kept_file *k);
 /** Close and free; the file is opened again at the next read. Accepts NULL. */
 NP_API void np_kept_file_close(struct np_kept_file *k);
 
-/**
- * The whole of @p path as read now, as a stream the caller fcloses: through the kept descriptor
- * (opened on first use; a failed read is retried once on a fresh one), or, with @p k NULL or an
- * empty reading, fopen(@p path) as before.
- * @return the stream, or NULL with errno set (as fopen)
- */
-NP_API FILE *np_kept_file_open(struct np_kept_file *k, const char *path);
-
 /** From /proc/<pid>/stat (see proc(5)). CPU times in clock ticks (sysconf(_SC_CLK_TCK)). */
 struct np_proc_stat {
     pid_t pid, ppid;
