@@ -17,7 +17,7 @@
 
 #include "numaplace/common.h"
 #include "numaplace/engine.h"
-#include "numaplace/sample.h"
+#include "numaplace/procfs.h"
 #include "numaplace/names.h"
 
 /* Major version /1 (what readers check, np_report_check), minor .1: class_prediction. A minor

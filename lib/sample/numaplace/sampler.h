@@ -19,11 +19,10 @@
 
 #include "numaplace/common.h"
 #include "numaplace/perf.h"
-#include "numaplace/sample.h"
 #include "numaplace/procfs.h"
 
-/* What a sampler keeps about a job's processes from one interval to
- * the next, so that each interval costs less than reading every file afresh:
+/* What a sampler keeps about a job's processes from one interval to the next, so that each interval
+ * costs less than reading every file afresh:
  *
  * - their /proc/<pid>/stat, main-thread children and status files stay open and are read with pread
  *   (an open(2) and close(2) of a /proc file cost more than generating it), within a budget of
