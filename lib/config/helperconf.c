@@ -93,20 +93,17 @@ static int set_log(struct np_helper_config *cfg, const char *key, const char *va
 static int set_log_level(struct np_helper_config *cfg, const char *key, const char *value,
                          struct np_err *err)
 {
-    (void)key;
     for (int l = NP_LOG_ERROR; l <= NP_LOG_DEBUG; l++)
         if (strcmp(value, np_log_level_name((enum np_log_level)l)) == 0) {
             cfg->log_level = l;
             return 0;
         }
-    return np_err_set(err, -EINVAL, "log_level=\"%s\": accepted: error, warning, info, debug",
-                      value);
+    return np_err_set(err, -EINVAL, "%s=\"%s\": accepted: error, warning, info, debug", key, value);
 }
 
 static int set_backends(struct np_helper_config *cfg, const char *key, const char *value,
                         struct np_err *err)
 {
-    (void)key;
     if (strcmp(value, "perf,proc") == 0 || strcmp(value, "proc,perf") == 0) {
         cfg->perf = true;
         return 0;
@@ -116,18 +113,16 @@ static int set_backends(struct np_helper_config *cfg, const char *key, const cha
         return 0;
     }
     return np_err_set(err, -EINVAL,
-                      "backends=\"%s\": accepted: perf,proc or proc (proc is always on; "
+                      "%s=\"%s\": accepted: perf,proc or proc (proc is always on; "
                       "replay is the `numaplace replay` command)",
-                      value);
+                      key, value);
 }
 
 static int set_migration_order(struct np_helper_config *cfg, const char *key, const char *value,
                                struct np_err *err)
 {
-    (void)key;
     if (!np_order_lookup(value))
-        return np_err_set(err, -EINVAL, "migration_order=\"%s\": accepted: %s", value,
-                          np_order_names());
+        return np_err_set(err, -EINVAL, "%s=\"%s\": accepted: %s", key, value, np_order_names());
     snprintf(cfg->migration_order, sizeof(cfg->migration_order), "%s", value);
     return 0;
 }
@@ -135,9 +130,8 @@ static int set_migration_order(struct np_helper_config *cfg, const char *key, co
 static int set_admin_group(struct np_helper_config *cfg, const char *key, const char *value,
                            struct np_err *err)
 {
-    (void)key;
     if (strlen(value) >= sizeof(cfg->admin_group))
-        return np_err_set(err, -EINVAL, "admin_group: a group name up to %zu characters",
+        return np_err_set(err, -EINVAL, "%s: a group name up to %zu characters", key,
                           sizeof(cfg->admin_group) - 1);
     snprintf(cfg->admin_group, sizeof(cfg->admin_group), "%s", value);
     return 0;
@@ -209,15 +203,14 @@ static int set_housekeeping_cpus(struct np_helper_config *cfg, const char *key, 
 {
     unsigned count = 0;
 
-    (void)key;
     if (strcmp(value, "auto") != 0 && strcmp(value, "none") != 0 &&
         (strlen(value) >= sizeof(cfg->housekeeping_cpus) ||
          np_cpu_list_parse(value, "CPU list", count_cpus, &count, NULL) < 0 || count == 0))
         return np_err_set(err, -EINVAL,
-                          "housekeeping_cpus=\"%s\": accepted: auto (Slurm's "
+                          "%s=\"%s\": accepted: auto (Slurm's "
                           "CpuSpecList), none, or a CPU list like 0,1 or 0-3 of CPUs "
                           "below %u",
-                          value, NP_CPU_LIST_LIMIT);
+                          key, value, NP_CPU_LIST_LIMIT);
     snprintf(cfg->housekeeping_cpus, sizeof(cfg->housekeeping_cpus), "%s", value);
     return 0;
 }
@@ -521,15 +514,10 @@ struct helper_key {
     const char *default_value;
 };
 
+#define FIELD(field)                                                                               \
+    offsetof(struct np_helper_config, field), sizeof(((struct np_helper_config *)0)->field)
 #define KEY_ENTRY(name, kind, field, min, max, set, default_value)                                 \
-    {#name,                                                                                        \
-     kind,                                                                                         \
-     offsetof(struct np_helper_config, field),                                                     \
-     sizeof(((struct np_helper_config *)0)->field),                                                \
-     min,                                                                                          \
-     max,                                                                                          \
-     set,                                                                                          \
-     default_value},
+    {#name, kind, FIELD(field), min, max, set, default_value},
 static const struct helper_key helper_keys[] = {HELPER_KEYS(KEY_ENTRY)};
 
 /* ", socket, state_dir, ..." at compile time; the names start after the first separator. */

@@ -407,8 +407,7 @@ void np_node_counters_read_irq(struct np_node_counters *nc, const char *root)
                                         nc->max_cpus, &err) >= 0 &&
                    np_proc_cpu_counters(root, "softirqs", &nc->softirqs_file, nc->softirqs,
                                         nc->max_cpus, &err) >= 0;
-    snprintf(nc->irq_reason, sizeof(nc->irq_reason), "%.*s", (int)sizeof(nc->irq_reason) - 1,
-             nc->have_irq ? "" : err.msg);
+    np_strf(nc->irq_reason, sizeof(nc->irq_reason), "%s", nc->have_irq ? "" : err.msg);
 }
 
 void np_node_counters_read(struct np_node_counters *nc, const char *root)
@@ -434,8 +433,7 @@ void np_node_counters_read_cpu(struct np_node_counters *nc, const char *root)
 
     nc->have_busy = cpus >= 0;
     nc->cpus_read = cpus > 0 ? (unsigned)cpus : 0;
-    snprintf(nc->busy_reason, sizeof(nc->busy_reason), "%.*s", (int)sizeof(nc->busy_reason) - 1,
-             nc->have_busy ? "" : err.msg);
+    np_strf(nc->busy_reason, sizeof(nc->busy_reason), "%s", nc->have_busy ? "" : err.msg);
     err.msg[0] = '\0';
     switch (np_numa_balancing_enabled(root, &nc->balancing_file, &err)) {
     case 1:
@@ -646,8 +644,7 @@ static void add_detail(struct np_sampler *s, const struct seen_process *p, bool 
             out->balancing_faults += faults;
         } else if (err.code != -ESRCH) {
             out->have_balancing = false;
-            snprintf(out->balancing_reason, sizeof(out->balancing_reason), "%.*s",
-                     (int)sizeof(out->balancing_reason) - 1, err.msg);
+            np_strf(out->balancing_reason, sizeof(out->balancing_reason), "%s", err.msg);
         }
     }
 }
@@ -664,8 +661,7 @@ static void add_pages(struct np_sampler *s, const struct seen_process *p,
     if (out->have_pages && cache_pages(&s->cache, p->pid, &st, epoch, out->node_bytes, &err) < 0 &&
         err.code != -ESRCH) {
         out->have_pages = false;
-        snprintf(out->pages_reason, sizeof(out->pages_reason), "%.*s",
-                 (int)sizeof(out->pages_reason) - 1, err.msg);
+        np_strf(out->pages_reason, sizeof(out->pages_reason), "%s", err.msg);
     }
 }
 
@@ -881,10 +877,7 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
     free(procs);
     if (tail == 0) {
         /* Nothing left to read: zeros would look like a job that used nothing. */
-        out->have_proc = false;
-        out->have_cs = false;
-        out->have_balancing = false;
-        out->have_pages = false;
+        out->have_proc = out->have_cs = out->have_balancing = out->have_pages = false;
         snprintf(out->proc_reason, sizeof(out->proc_reason),
                  "no live process (the step's tasks have exited)");
         snprintf(out->pages_reason, sizeof(out->pages_reason),
