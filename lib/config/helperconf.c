@@ -24,15 +24,12 @@ static const struct np_name_table auto_loads = {"auto_load", auto_load_names, NP
 
 static int set_switch(bool *out, const char *key, const char *value, struct np_err *err)
 {
-    if (strcmp(value, "on") == 0 || strcmp(value, "yes") == 0) {
-        *out = true;
-        return 0;
-    }
-    if (strcmp(value, "off") == 0 || strcmp(value, "no") == 0) {
-        *out = false;
-        return 0;
-    }
-    return np_err_set(err, -EINVAL, "%s=\"%s\": accepted: on, off", key, value);
+    const bool on = strcmp(value, "on") == 0 || strcmp(value, "yes") == 0;
+
+    if (!on && strcmp(value, "off") != 0 && strcmp(value, "no") != 0)
+        return np_err_set(err, -EINVAL, "%s=\"%s\": accepted: on, off", key, value);
+    *out = on;
+    return 0;
 }
 
 static int parse_class(const char *key, const char *value, bool *high, struct np_err *err)
@@ -104,12 +101,10 @@ static int set_log_level(struct np_helper_config *cfg, const char *key, const ch
 static int set_backends(struct np_helper_config *cfg, const char *key, const char *value,
                         struct np_err *err)
 {
-    if (strcmp(value, "perf,proc") == 0 || strcmp(value, "proc,perf") == 0) {
-        cfg->perf = true;
-        return 0;
-    }
-    if (strcmp(value, "proc") == 0) {
-        cfg->perf = false;
+    const bool perf = strcmp(value, "perf,proc") == 0 || strcmp(value, "proc,perf") == 0;
+
+    if (perf || strcmp(value, "proc") == 0) {
+        cfg->perf = perf;
         return 0;
     }
     return np_err_set(err, -EINVAL,

@@ -238,8 +238,7 @@ static json_t *os_interference(const struct np_step_figures *js)
 
 #define SRC_LOCAL_SHARE                                                                            \
     "numa_maps: bytes on the NUMA nodes of the step's CPUs / all its bytes, each reading "         \
-    "weighted "                                                                                    \
-    "by how long it held"
+    "weighted by how long it held"
 
 /* The share of the job's pages on its CPUs' nodes over the run, or why it is not known. */
 static json_t *local_share_figure(const struct np_step_figures *js)

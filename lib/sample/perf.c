@@ -308,17 +308,14 @@ void np_perf_close(struct np_perf_counters *c)
 /* Memory-controller PMUs as libpfm4 names them, and counting them system-wide. */
 /* Socket or channel 0 of each family: the others differ only in the index. Intel's CAS counts
  * are one 64 B line each (the thesis read the same counters with pcm-memory). */
+#define IMC(pmu, generation)                                                                       \
+    {                                                                                              \
+        pmu, generation, pmu "::UNC_M_CAS_COUNT:RD", pmu "::UNC_M_CAS_COUNT:WR"                    \
+    }
 static const struct np_uncore_pmu pmus[] = {
-    {"snbep_unc_imc0", "Sandy Bridge-EP", "snbep_unc_imc0::UNC_M_CAS_COUNT:RD",
-     "snbep_unc_imc0::UNC_M_CAS_COUNT:WR"},
-    {"ivbep_unc_imc0", "Ivy Bridge-EP", "ivbep_unc_imc0::UNC_M_CAS_COUNT:RD",
-     "ivbep_unc_imc0::UNC_M_CAS_COUNT:WR"},
-    {"hswep_unc_imc0", "Haswell-EP", "hswep_unc_imc0::UNC_M_CAS_COUNT:RD",
-     "hswep_unc_imc0::UNC_M_CAS_COUNT:WR"},
-    {"bdx_unc_imc0", "Broadwell-X", "bdx_unc_imc0::UNC_M_CAS_COUNT:RD",
-     "bdx_unc_imc0::UNC_M_CAS_COUNT:WR"},
-    {"skx_unc_imc0", "Skylake-X", "skx_unc_imc0::UNC_M_CAS_COUNT:RD",
-     "skx_unc_imc0::UNC_M_CAS_COUNT:WR"},
+    IMC("snbep_unc_imc0", "Sandy Bridge-EP"), IMC("ivbep_unc_imc0", "Ivy Bridge-EP"),
+    IMC("hswep_unc_imc0", "Haswell-EP"),      IMC("bdx_unc_imc0", "Broadwell-X"),
+    IMC("skx_unc_imc0", "Skylake-X"),
 };
 #define NPMUS (sizeof(pmus) / sizeof(pmus[0]))
 

@@ -712,12 +712,10 @@ void np_sampler_node_figures(const struct np_sampler *s, const struct np_node_co
     out->have_irq = out->have_cpu_busy = false;
     out->interrupts = out->softirqs = 0;
     out->cpus_busy_s = 0;
-    if (!nc) {
-        snprintf(out->irq_reason, sizeof(out->irq_reason), "node counters not read");
-        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "node counters not read");
-    } else if (hwloc_bitmap_iszero(s->cpus)) {
-        snprintf(out->irq_reason, sizeof(out->irq_reason), "the job's CPUs are unknown");
-        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "the job's CPUs are unknown");
+    if (!nc || hwloc_bitmap_iszero(s->cpus)) {
+        const char *why = nc ? "the job's CPUs are unknown" : "node counters not read";
+        snprintf(out->irq_reason, sizeof(out->irq_reason), "%s", why);
+        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "%s", why);
     } else {
         const double tick = (double)sysconf(_SC_CLK_TCK);
         int cpu;
