@@ -656,16 +656,6 @@ static void move_job(const struct np_job_view *job, const struct np_request *req
     }
 }
 
-/* Never push D below its free floor: the pages the request may still move there. */
-static uint64_t pages_above_floor(const struct np_node_view *view, unsigned dst,
-                                  uint64_t floor_bytes)
-{
-    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    const uint64_t free_d = view->free_bytes[dst];
-
-    return free_d > floor_bytes ? (free_d - floor_bytes) / page : 0;
-}
-
 static void log_outcome(const struct np_log *log, const char *trigger, const struct np_request *req,
                         const struct np_job_view *job, const struct np_candidate *cand,
                         const struct np_job_outcome *o, bool dry_run)
@@ -704,7 +694,9 @@ int np_engine_run_request(const struct np_node_view *view, const struct np_engin
                           "nodes 0-%u (they must differ)",
                           request->src, request->dst, view->nnodes ? view->nnodes - 1 : 0);
     {
-        const uint64_t room = pages_above_floor(view, request->dst, config->free_floor_bytes);
+        /* Never push D below its free floor: the pages the request may still move there. */
+        const uint64_t free_d = view->free_bytes[request->dst], keep = config->free_floor_bytes;
+        const uint64_t room = free_d > keep ? (free_d - keep) / (uint64_t)sysconf(_SC_PAGESIZE) : 0;
         if (room < wanted) {
             result->capped_by_floor = wanted - room;
             wanted = room;

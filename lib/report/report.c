@@ -32,11 +32,6 @@ static json_t *figure(double value, const char *unit, const char *source)
     return json_pack("{s:f, s:s, s:s}", "value", value, "unit", unit, "source", source);
 }
 
-static json_t *count_figure(uint64_t value, const char *unit, const char *source)
-{
-    return json_pack("{s:I, s:s, s:s}", "value", (json_int_t)value, "unit", unit, "source", source);
-}
-
 static json_t *missing(const char *reason, const char *source)
 {
     return json_pack("{s:s, s:s}", "unavailable", reason && reason[0] ? reason : "not measured",
@@ -61,14 +56,6 @@ static double percentile(const double *sorted, size_t n, double pct)
 static bool multiplexed(const struct np_sample *s, int e)
 {
     return s->have_perf[e] && s->perf_running_ns[e] < s->perf_enabled_ns[e];
-}
-
-static json_t *multiplexed_json(const struct np_sample *s, int e)
-{
-    return json_pack("{s:f, s:s}", "running_share",
-                     (double)s->perf_running_ns[e] / (double)s->perf_enabled_ns[e], "note",
-                     "the kernel multiplexed this event over fewer hardware counters; the value "
-                     "is scaled from the time it counted (an estimate)");
 }
 
 static json_t *cpi_figure(const struct np_step_figures *js)
@@ -167,12 +154,18 @@ static json_t *perf_counts(const struct np_step_figures *js)
 
         snprintf(source, sizeof(source), "perf: %s, tasks and children%s", src,
                  multiplexed(&js->last, e) ? ", scaled by time enabled / time running" : "");
-        fig =
-            js->last.have_perf[e]
-                ? count_figure(js->last.perf[e], e == NP_PERF_TASK_CLOCK ? "ns" : "events", source)
-                : missing(js->last.perf_reason[e], source);
+        fig = js->last.have_perf[e]
+                  ? json_pack("{s:I, s:s, s:s}", "value", (json_int_t)js->last.perf[e], "unit",
+                              e == NP_PERF_TASK_CLOCK ? "ns" : "events", "source", source)
+                  : missing(js->last.perf_reason[e], source);
         if (fig && js->last.have_perf[e] && multiplexed(&js->last, e))
-            json_object_set_new(fig, "multiplexed", multiplexed_json(&js->last, e));
+            json_object_set_new(
+                fig, "multiplexed",
+                json_pack("{s:f, s:s}", "running_share",
+                          (double)js->last.perf_running_ns[e] / (double)js->last.perf_enabled_ns[e],
+                          "note",
+                          "the kernel multiplexed this event over fewer hardware counters; the "
+                          "value is scaled from the time it counted (an estimate)"));
         json_object_set_new(obj, np_perf_event_label((enum np_perf_event)e), fig);
     }
     return obj;

@@ -100,14 +100,6 @@ static void keep(struct np_proc_cache *c, int *slot, int fd)
     }
 }
 
-/* An empty cache reading under @p root (NULL = "/"); @p budget borrowed, may be NULL. */
-static void cache_init(struct np_proc_cache *c, const char *root, struct np_fd_budget *budget)
-{
-    memset(c, 0, sizeof(*c));
-    snprintf(c->root, sizeof(c->root), "%s", root ? root : "");
-    c->budget = budget;
-}
-
 /* Close everything and free; accepts NULL. */
 static void cache_fini(struct np_proc_cache *c)
 {
@@ -118,13 +110,6 @@ static void cache_fini(struct np_proc_cache *c)
     free(c->entries);
     c->entries = NULL;
     c->count = c->cap = 0;
-}
-
-/* Start an interval: every entry unseen until read again. */
-static void cache_begin(struct np_proc_cache *c)
-{
-    for (unsigned i = 0; i < c->count; i++)
-        c->entries[i].seen = false;
 }
 
 /* End an interval: forget the entries not read in it (their process is gone or left). */
@@ -477,7 +462,8 @@ int np_sampler_init(struct np_sampler *s, const char *root, unsigned perf_mask,
         s->cpus = s->effective_cpus = NULL;
         return rc;
     }
-    cache_init(&s->cache, s->root, NULL);
+    /* an empty cache; it keeps no descriptor until np_sampler_set_fd_budget gives it some */
+    np_strf(s->cache.root, sizeof(s->cache.root), "%s", s->root);
     s->t0 = np_monotonic_s();
     return 0;
 }
@@ -570,11 +556,6 @@ static void np_sampler_narrow_cpus(struct np_sampler *s, hwloc_const_bitmap_t al
         hwloc_bitmap_and(s->effective_cpus, s->cpus, allowed);
     else
         hwloc_bitmap_zero(s->effective_cpus);
-}
-
-static int node_of_cpu(const struct np_sampler *s, int cpu)
-{
-    return cpu >= 0 && (unsigned)cpu < s->ncpu_node ? s->cpu_node[cpu] : -1;
 }
 
 /* One process found this interval: what pass 1 read, for the passes after it. */
@@ -761,7 +742,8 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
 
     /* Pass 1: the tasks (checked against their start time: a reused pid is not ours), then
      * their descendants, breadth first; each process has one parent, so none is seen twice. */
-    cache_begin(&s->cache);
+    for (unsigned i = 0; i < s->cache.count; i++)
+        s->cache.entries[i].seen = false; /* until read again in this interval */
     for (unsigned i = 0; i < s->ntasks; i++) {
         struct np_sampler_task *t = &s->tasks[i];
         struct np_proc_stat st;
@@ -777,7 +759,9 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
             continue;
         }
         add_stat(&st, out);
-        t->last_node = node_of_cpu(s, st.processor);
+        t->last_node = st.processor >= 0 && (unsigned)st.processor < s->ncpu_node
+                           ? s->cpu_node[st.processor]
+                           : -1;
         if (tail < NP_SAMPLER_MAX_PROCESSES)
             procs[tail++] = seen(&st, t->pid);
         else
