@@ -98,7 +98,7 @@ const char *np_sensitivity_name(enum np_sensitivity s)
 
 int np_sensitivity_from_name(const char *text, enum np_sensitivity *out, struct np_err *err)
 {
-    unsigned v;
+    unsigned v = 0;
     const int rc = np_name_parse(&sensitivities, text ? text : "", &v, err);
 
     if (rc == 0)
@@ -118,7 +118,7 @@ const char *np_class_name(enum np_class c)
 
 int np_class_from_name(const char *text, enum np_class *out, struct np_err *err)
 {
-    unsigned v;
+    unsigned v = 0;
     const int rc = np_name_parse(&classes, text, &v, err);
 
     if (rc == 0)
@@ -187,7 +187,7 @@ const char *np_policy_names_separated(const char *separator)
 
 int np_policy_from_name(const char *text, enum np_policy *out, struct np_err *err)
 {
-    unsigned v;
+    unsigned v = 0;
     const int rc = np_name_parse(&policies, text, &v, err);
 
     if (rc == 0)
@@ -202,7 +202,7 @@ const char *np_mode_name(enum np_mode mode)
 
 int np_mode_from_name(const char *text, enum np_mode *out, struct np_err *err)
 {
-    unsigned v;
+    unsigned v = 0;
     const int rc = np_name_parse(&modes, text, &v, err);
 
     if (rc == 0)

@@ -77,7 +77,7 @@ static int csv_load(const struct csv_table *table, const char *path, void **rows
 {
     FILE *f = fopen(path, "re");
     char line[1024], *fields[CSV_MAX_FIELDS];
-    int index[CSV_MAX_FIELDS];
+    int index[CSV_MAX_FIELDS] = {0}; /* every one set by the header, before any row */
     const char *column[CSV_MAX_FIELDS];
     bool have_header = false;
     size_t cap = 0;
