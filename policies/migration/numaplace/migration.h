@@ -9,7 +9,7 @@
  * their names, like the classes', come from those tables only (numaplace/names.h).
  *
  * A "migration order" decides which jobs' pages move; it is not a placement policy
- * (numaplace/names.h, where a task's memory starts).
+ * (numaplace/policy.h, where a task's memory starts).
  */
 #ifndef NUMAPLACE_MIGRATION_H
 #define NUMAPLACE_MIGRATION_H
