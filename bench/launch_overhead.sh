@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Launch overhead of the numaplace plugin: `srun -n2 true` and `srun -n1 true` without the
-# plugin, with it as a site runs it (default_policy=local, live topology discovery), with it
-# reading a cached hwloc XML (topology_xml=), with that plus verbose=yes, and with that and
+# plugin, with a SPANK plugin that does nothing (the floor any plugin pays: bench/empty_spank.c),
+# with it as a site runs it (default_policy=local, live topology discovery), with it reading a
+# cached hwloc XML (topology_xml=), with that plus verbose=yes, and with that and
 # default_policy=auto (one advise call per step), both with no numaplaced to answer (the bounded
-# fallback) and with numaplaced answering advise (a helper started on the cluster), rotated step by
-# step on one throwaway local cluster. The ratios are taken in the site's configuration (no
+# fallback) and with numaplaced answering advise (a helper started on the cluster), rotated step
+# by step on one throwaway local cluster. The ratios are taken in the site's configuration (no
 # verbose line: that line is one more message through slurmstepd's I/O to srun, which a site
 # does not pay); the verbose rotation reports the plugin's own time per task (took=<us> in its
 # line, the plugin's clock around its work in the task) and what the line itself costs.
@@ -57,6 +58,9 @@ np_at_exit "rm -rf '$work'"
 lstopo-no-graphics --of xml --force "$work/topology.xml"
 declare -A plugstack=(
   [without]=""
+  # the floor: a SPANK plugin that registers one option and does nothing (bench/empty_spank.c),
+  # what Slurm charges any plugin, so numaplace's own share is the difference
+  [empty]="optional $NUMAPLACE_BUILD/bench/empty_spank.so"
   [with]="optional $NP_PLUGIN default_policy=local"
   [xml]="optional $NP_PLUGIN default_policy=local topology_xml=$work/topology.xml"
   [verbose]="optional $NP_PLUGIN default_policy=local topology_xml=$work/topology.xml verbose=yes"
@@ -69,12 +73,13 @@ declare -A plugstack=(
   # the same with numaplaced answering advise (and registering the tasks, as a site runs it)
   [advised]="$(np_helper_plugstack default_policy=auto topology_xml="$work/topology.xml")"
 )
-modes=(without with xml verbose auto monitored advised)
+modes=(without empty with xml verbose auto monitored advised)
+accepted="${modes[*]:1}"
 if [ -n "${NUMAPLACE_BENCH_MODES:-}" ]; then
   modes=(without)
   for mode in $NUMAPLACE_BENCH_MODES; do
     if [ -z "${plugstack[$mode]+set}" ] || [ "$mode" = without ]; then
-      np_die "NUMAPLACE_BENCH_MODES: unknown row '$mode' (accepted: with xml verbose auto monitored advised)"
+      np_die "NUMAPLACE_BENCH_MODES: unknown row '$mode' (accepted: $accepted)"
     fi
     modes+=("$mode")
   done
@@ -83,7 +88,7 @@ other=${NUMAPLACE_BENCH_OTHER_PLUGIN:-}
 if [ -n "$other" ]; then
   [ -f "$other" ] || np_die "NUMAPLACE_BENCH_OTHER_PLUGIN: no such file: $other"
   for mode in "${modes[@]}"; do
-    [ "$mode" = without ] && continue
+    if [ "$mode" = without ] || [ "$mode" = empty ]; then continue; fi
     plugstack[other.$mode]=${plugstack[$mode]//"$NP_PLUGIN"/"$other"}
     modes+=("other.$mode")
   done
@@ -142,6 +147,7 @@ for n in 2 1; do
     fi
     case $mode in
       without) label="not configured" ;;
+      empty) label="a SPANK plugin that does nothing (the floor)" ;;
       with) label="live topology" ;;
       xml) label="topology_xml" ;;
       verbose) label="topology_xml, verbose=yes" ;;

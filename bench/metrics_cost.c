@@ -29,13 +29,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "lifecycle.h"
-#include "http.h"
-#include "jobs.h"
 #include "metrics_text.h"
-#include "registry.h"
-#include "sampling.h"
-#include "job_life.h"
 
 #define MAX_STEPS   1024
 #define MAX_SCRAPES 100000

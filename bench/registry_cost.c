@@ -24,10 +24,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "lifecycle.h"
 #include "ops.h"
-#include "jobs.h"
-#include "registry.h"
 
 static double now_us(void)
 {

@@ -1,8 +1,5 @@
-/*
- * cli/cli.h - what the parts of the `numaplace` command (numaplace(1)) share: the global options
- * and one entry point per command. main.c dispatches; cmd_*.c hold the commands; accounting.h is
- * the Slurm side; parse.h reads Slurm's output.
- */
+/* cli/cli.h - what the parts of the `numaplace` command (numaplace(1)) share: the global options
+ * and one entry point per command (main.c dispatches; accounting.h is the Slurm side). */
 #ifndef NUMAPLACE_CLI_H
 #define NUMAPLACE_CLI_H
 
@@ -22,8 +19,7 @@
 /** The options before (or, for --json, after) the command. */
 struct cli_options {
     const char *socket_path, *spool_dir;
-    const char
-        *table_path; /**< the sensitivity table (--table, NUMAPLACE_TABLE), NULL: installed */
+    const char *table_path; /**< the sensitivity table (--table, NUMAPLACE_TABLE); NULL: shipped */
     unsigned timeout_ms;
     bool as_json;
     /** The running command's options, by its table's index (options.h): NULL absent, "" a flag
@@ -38,43 +34,32 @@ int cmd_status(int argc, char **argv);
 int cmd_ping(int argc, char **argv);
 int cmd_set_class(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
-/** @p text as a job id (digits only, 1 to UINT32_MAX) into @p id; else @return -1, having said
- *  on stderr that it is not one, for @p command ("status") */
+/** @p text as a job id (1 to UINT32_MAX) into @p id; else -1, said on stderr for @p command */
 int cli_job_id(const char *command, const char *text, uint32_t *id);
 /** One request to numaplaced; the error goes to stderr. @return 0 or -errno */
 int cli_call(const struct np_proto_request *req, json_t **reply);
-/** Wait (at most @p max_s) until numaplaced tracks no step of @p job_id (@p ending_only: none
- *  that ended and whose report is not on disk yet; held ones, the spool refusing them, too).
- *  @return the steps still listed when it gave up (0: none, or numaplaced does not answer) */
+/** Wait (at most @p max_s, polled more slowly as it lasts: a report usually lands within
+ *  milliseconds) until numaplaced tracks no step of @p job_id (@p ending_only: none listed
+ *  "ending", its report on its way; a step whose end numaplaced missed it notices within two
+ *  intervals). @return the steps still listed (0: none, or numaplaced does not answer) */
 size_t cli_wait_for_steps_to_end(uint32_t job_id, double max_s, bool ending_only);
 
-/* cmd_report.c */
+/* cmd_report.c (report, jobs, replay), cmd_store.c, cmd_scenario.c, cmd_characterize.c */
 int cmd_report(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
-
-/* cmd_jobs.c */
 int cmd_jobs(int argc, char **argv);
-
-/* cmd_store.c */
 int cmd_store(int argc, char **argv);
-
-/**
- * The sensitivity model from cli.table_path, loaded on first use; NULL when it cannot be (said
- * once on stderr: the prediction is then unavailable, never guessed). Borrowed, static.
- */
-const struct np_sens_model *cli_sensitivity(void);
-
-/* cmd_scenario.c */
 int cmd_scenario(int argc, char **argv);
-
-/* cmd_characterize.c */
 int cmd_characterize(int argc, char **argv);
+
+/** The sensitivity model from cli.table_path, loaded on first use; NULL when it cannot be (said
+ *  once on stderr: the prediction is then unavailable, never guessed). Borrowed, static. */
+const struct np_sens_model *cli_sensitivity(void);
 
 /** A struct np_log sink writing "numaplace: level: msg" to stderr. */
 void cli_stderr_log(enum np_log_level level, const char *msg, void *arg);
 
-/* The terminal's stderr without the guard that escapes control characters: only for the
- * command's own progress lines, which return the cursor with '\r' on a terminal. */
+/* The terminal's stderr without the guard: only for progress lines, which return with '\r'. */
 FILE *cli_unguarded_stderr(void);
 
 #endif /* NUMAPLACE_CLI_H */

@@ -1,7 +1,5 @@
-/*
- * cmd_characterize.c - `numaplace characterize`: measure this node type once (root, idle node)
- * and write its machine profile; `--print FILE` shows a written profile again.
- */
+/* `numaplace characterize`: measure this node type once (root, idle node) and write its machine
+ * profile; `--print FILE` shows a written profile again. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -143,11 +141,11 @@ int cmd_characterize(int argc, char **argv)
                                      .loaders = {1, 4},
                                      .loader_count = 2,
                                      .progress = progress};
-    const char *output = NP_PROFILE_DEFAULT_PATH;
+    const char *output =
+        cli.opt[CLI_CHAR_OUTPUT] ? cli.opt[CLI_CHAR_OUTPUT] : NP_PROFILE_DEFAULT_PATH;
     struct np_topology *topo = NULL;
     struct np_profile *p = NULL;
     struct np_err err = {0};
-    bool force;
     const char *val;
     char *text, *end;
     int rc;
@@ -156,9 +154,6 @@ int cmd_characterize(int argc, char **argv)
     (void)argv;
     if (cli.opt[CLI_CHAR_PRINT])
         return print_file(cli.opt[CLI_CHAR_PRINT]);
-    force = cli.opt[CLI_CHAR_FORCE] != NULL;
-    if (cli.opt[CLI_CHAR_OUTPUT])
-        output = cli.opt[CLI_CHAR_OUTPUT];
     if ((val = cli.opt[CLI_CHAR_SECONDS]) != NULL) {
         o.seconds = strtod(val, &end);
         if (*end || !(o.seconds > 0 && o.seconds <= 10))
@@ -179,7 +174,7 @@ int cmd_characterize(int argc, char **argv)
                 NP_PROFILE_DEFAULT_PATH);
         return 2;
     }
-    if (check_idle(force) < 0)
+    if (check_idle(cli.opt[CLI_CHAR_FORCE] != NULL) < 0)
         return 2;
     if (np_topology_load(&topo, NP_TOPOLOGY_LIVE, NULL, &err) < 0) {
         fprintf(stderr, "numaplace characterize: topology: %s\n", err.msg);

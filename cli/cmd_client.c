@@ -1,5 +1,4 @@
-/* The commands that talk to the local numaplaced over its socket: status, ping, set-class,
- * migrate (numaplace(1)); migrate --script reads a scenario file or the older line format. */
+/* The commands that talk to the local numaplaced: status, ping, set-class, migrate. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -152,8 +151,7 @@ int cmd_status(int argc, char **argv)
         }
         putchar('\n');
         if (json_string_value(json_object_get(job, "processes_cut"))) /* figures are partial */
-            printf("%-10s processes left out: %s\n", "",
-                   json_string_value(json_object_get(job, "processes_cut")));
+            printf("%-10s processes left out: %s\n", "", str(job, "processes_cut"));
         if (json_is_true(json_object_get(job, "ending"))) /* its report is being written */
             printf("%-10s ended; its report is on its way to the spool\n", "");
         if (json_string_value(json_object_get(job, "backends_reason"))) /* no perf counters */
@@ -164,8 +162,7 @@ int cmd_status(int argc, char **argv)
     return 0;
 }
 
-/* Steps of @p job_id numaplaced lists (with @p ending_only, those that ended and whose report is
- * not written yet); 0 when none, or when numaplaced does not answer: the spool is all there is. */
+/* Steps of @p job_id numaplaced lists (@p ending_only: "ending"); 0 when it does not answer. */
 static size_t steps_listed(uint32_t job_id, bool ending_only)
 {
     struct np_proto_request req = {.op = NP_OP_STATUS, .job_id = job_id};
@@ -187,10 +184,6 @@ static size_t steps_listed(uint32_t job_id, bool ending_only)
     return n;
 }
 
-/* numaplaced writes a step's report once the step ends (the plugin does not wait for it: the
- * step is listed "ending" meanwhile); a step whose end it has not heard of (slurmstepd's call
- * failed) it notices within two intervals. Wait for either, bounded; polled more slowly as it
- * lasts, since a report usually lands within milliseconds. */
 size_t cli_wait_for_steps_to_end(uint32_t job_id, double max_s, bool ending_only)
 {
     const unsigned saved_timeout = cli.timeout_ms;
@@ -267,13 +260,11 @@ static void print_migration(json_t *result)
 
 static int migrate_once(unsigned from, unsigned to, uint64_t pages, const char *order, bool dry_run)
 {
-    struct np_proto_request req = {.op = NP_OP_MIGRATE};
+    struct np_proto_request req = {
+        .op = NP_OP_MIGRATE,
+        .migrate = {.from = from, .to = to, .pages = pages, .dry_run = dry_run}};
     json_t *reply = NULL;
 
-    req.migrate.from = from;
-    req.migrate.to = to;
-    req.migrate.pages = pages;
-    req.migrate.dry_run = dry_run;
     snprintf(req.migrate.order, sizeof(req.migrate.order), "%s", order ? order : "");
     if (cli_call(&req, &reply) < 0)
         return 1;
@@ -304,10 +295,9 @@ static int parse_count(const char *what, const char *text, unsigned long long ma
     return -1;
 }
 
-/* When a script's requests go out: each delay after the previous answer (the default, as the
- * thesis's manager did), or at fixed times from the script's start (--clock fixed: request i at
- * the sum of the delays up to i, whatever earlier moves took, so every run of a comparison asks
- * at the same moments; a request whose time has passed goes at once and says how late). */
+/* When a script's requests go out: each delay after the previous answer (as the thesis's manager
+ * did), or with --clock fixed at the sum of the delays so far from the start, whatever the moves
+ * took, so every run of a comparison asks at the same moments (a late one goes at once). */
 struct pacing {
     bool fixed;
     double due;   /* s after start: when the next request is due */
@@ -339,8 +329,7 @@ static void say_late(double late_s)
         printf("(late by %.1f s) ", late_s);
 }
 
-/* A scenario file's requests (docs/scenarios.md), in order, paced by @p pacing, all with @p order
- * (NULL: numaplaced's configured order). */
+/* A scenario file's requests, paced by @p pacing, all in @p order (NULL: numaplaced's own). */
 static int run_scenario(FILE *f, const char *path, const char *order, bool dry_run,
                         struct pacing *pacing)
 {
@@ -376,8 +365,7 @@ struct script_line {
     const char *order; /* the line's own (static, from the order table), or NULL */
 };
 
-/* Line @p lineno's text (comment and blanks gone, @p words[0] non-NULL) into @p out.
- * @return 0, or -1 with the reason printed as FILE:LINE: ... */
+/* Line @p lineno's words into @p out. @return 0, or -1 with the reason printed as FILE:LINE: */
 static int parse_script_line(char **words, unsigned nwords, const char *path, unsigned lineno,
                              struct script_line *out)
 {
@@ -415,8 +403,7 @@ static int parse_script_line(char **words, unsigned nwords, const char *path, un
     return 0;
 }
 
-/* Every line of "DELAY_S FROM TO PAGES [ORDER]" (words after ORDER ignored), at most
- * NP_SCENARIO_MAX_REQUESTS of them. @return the count, or -1 (printed) */
+/* Each "DELAY_S FROM TO PAGES [ORDER]" line, NP_SCENARIO_MAX_REQUESTS at most. @return n or -1 */
 static long read_script_lines(FILE *f, const char *path, unsigned lineno,
                               struct script_line **lines)
 {
@@ -509,8 +496,7 @@ static FILE *open_script(const char *path)
     return f;
 }
 
-/* --script FILE: a scenario file (a JSON object) or the line format, told apart by the first
- * character that is not white space. */
+/* --script FILE: a scenario file (a JSON object, by its first character) or the line format. */
 static int run_script(const char *path, const char *order, bool dry_run, bool fixed_clock)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : open_script(path);

@@ -1,10 +1,12 @@
-/* `numaplace report` (the job's summary, or this node's per-step reports) and `numaplace replay`
+/* `numaplace report` (the job's summary, or this node's per-step reports), `numaplace jobs`
+ * (finished jobs with a summary in accounting, worst local share first) and `numaplace replay`
  * (numaplace(1)). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,24 +19,22 @@
 #include "accounting.h"
 #include "cli.h"
 #include "options.h"
+#include "parse.h"
 #include "numaplace/json_reals.h"
 
 static int print_report(json_t *report, void *arg)
 {
     (void)arg;
-    if (cli.as_json) {
+    if (cli.as_json)
         json_dumpf(report, stdout, JSON_INDENT(2) | NP_JSON_REALS);
-        putchar('\n');
-    } else {
+    else
         np_report_print(stdout, report);
-        putchar('\n');
-    }
+    putchar('\n');
     return 0;
 }
 
-/* The job's uid is what Slurm or numaplaced says, never what a file says: @p uid (Slurm's, or the
- * reader numaplaced named) replaces the "uid" of @p doc (a report or a summary), and a
- * disagreement is shown. */
+/* The job's uid is what Slurm or numaplaced says, never a file: @p uid replaces the "uid" of
+ * @p doc (a report or a summary), a disagreement shown. */
 static void uid_from(json_t *doc, uid_t uid, const char *who, const char *what)
 {
     const json_t *said = json_object_get(doc, "uid");
@@ -197,15 +197,10 @@ static int report_summary(uint32_t job_id, const char *job_arg, const char *plot
 
 int cmd_report(int argc, char **argv)
 {
-    const char *job_arg = NULL, *plot = NULL, *plot_node = NULL;
-    bool steps = false;
+    const char *job_arg = argc > 1 ? argv[1] : NULL;
     char *end;
     unsigned long id;
 
-    steps = cli.opt[CLI_REPORT_STEPS] != NULL;
-    plot = cli.opt[CLI_REPORT_PLOT];
-    plot_node = cli.opt[CLI_REPORT_NODE];
-    job_arg = argc > 1 ? argv[1] : NULL;
     if (!job_arg) {
         fprintf(stderr, "numaplace: report needs one JOBID or JOBID.STEP\n");
         return 2;
@@ -220,9 +215,233 @@ int cmd_report(int argc, char **argv)
     }
     /* A step that just ended (srun returned) may have its report on the way to the spool. */
     cli_wait_for_steps_to_end((uint32_t)id, 5.0, true);
-    if (steps || *end == '.')
+    if (cli.opt[CLI_REPORT_STEPS] || *end == '.')
         return report_steps(job_arg);
-    return report_summary((uint32_t)id, job_arg, plot, plot_node);
+    return report_summary((uint32_t)id, job_arg, cli.opt[CLI_REPORT_PLOT],
+                          cli.opt[CLI_REPORT_NODE]);
+}
+
+/* What is kept of a listed job until the list is sorted: its printed line, or for --json where
+ * its stored text is in a temporary file; never its decoded summary (holding every summary at
+ * once made the memory grow with the number of jobs). */
+struct listed_job {
+    double share;
+    char *line;   /* owned: the text line (NULL with --json) */
+    char *why;    /* owned: why its predicted sensitivity is unavailable, else NULL */
+    long offset;  /* --json: where its AdminComment is in the spill file, to decode again */
+    size_t bytes; /* and its length */
+};
+
+struct job_list {
+    struct listed_job *jobs;
+    size_t njobs, cap;
+    FILE *spill; /* --json: the AdminComments, out of memory until they are printed */
+};
+
+static int by_share(const void *a, const void *b)
+{
+    const struct listed_job *x = a, *y = b;
+    if (isnan(x->share) != isnan(y->share))
+        return isnan(x->share) ? 1 : -1; /* unknown shares last */
+    return (x->share > y->share) - (x->share < y->share);
+}
+
+/* One line of the job list (new), and in @p why (new) why its prediction is unavailable. */
+static char *job_line(const struct cli_jobs_row *row, const json_t *s, double local, char **why)
+{
+    const struct np_sens_model *model = cli_sensitivity();
+    json_t *advice = np_summary_advice_with(s, model);
+    const char *sens = json_string_value(json_object_get(s, "sensitivity"));
+    char share[16], rules[128] = "", policies[64] = "", predicted[24], *line = NULL;
+    struct np_summary_prediction p;
+
+    if (isnan(local))
+        snprintf(share, sizeof(share), "unavailable");
+    else
+        snprintf(share, sizeof(share), "%.0f%%", 100 * local);
+    for (size_t k = 0; k < json_array_size(advice); k++) {
+        const char *rule = json_string_value(json_object_get(json_array_get(advice, k), "rule"));
+        if (strlen(rules) + strlen(rule) + 2 < sizeof(rules))
+            snprintf(rules + strlen(rules), sizeof(rules) - strlen(rules), "%s%s", k ? "," : "",
+                     rule);
+    }
+    json_decref(advice);
+    for (size_t k = 0; k < json_array_size(json_object_get(s, "policy_requested")); k++)
+        snprintf(policies + strlen(policies), sizeof(policies) - strlen(policies), "%s%s",
+                 k ? "," : "",
+                 json_string_value(json_array_get(json_object_get(s, "policy_requested"), k)));
+    np_summary_predict(s, model, &p);
+    if (p.available)
+        snprintf(predicted, sizeof(predicted), "%.1fx %s", p.slowdown,
+                 p.sensitive ? "high" : "low");
+    else
+        snprintf(predicted, sizeof(predicted), "unavailable");
+    *why = p.available ? NULL : strdup(p.why);
+    if (asprintf(&line, "%-10.31s %-10.63s %-11.31s %-5zu %-16s %-5s %-13s %-12s %s", row->id,
+                 row->user, row->state, np_summary_node_count(s), policies[0] ? policies : "-",
+                 sens ? sens : "-", predicted, share, rules) < 0)
+        return NULL;
+    return line;
+}
+
+/* One line of sacct's output: decoded, summed up, and let go before the next. */
+static int list_one(char *text, void *arg)
+{
+    struct job_list *list = arg;
+    struct cli_jobs_row row;
+    json_t *summary = NULL;
+    struct listed_job job;
+
+    if (cli_parse_jobs_line(text, &row) != 0 ||
+        cli_decode_admin_comment(row.comment, 0, &summary, NULL) < 0)
+        return 0; /* no numaplace summary: not one of ours */
+    if (np_summary_validate(summary, NULL) != 0) {
+        json_decref(summary);
+        return 0;
+    }
+    if (!np_summary_worst_local_share(summary, &job.share))
+        job.share = NAN;
+    job.line = job.why = NULL;
+    if (list->spill) {
+        job.offset = ftell(list->spill);
+        job.bytes = strlen(row.comment);
+        if (job.offset < 0 || fwrite(row.comment, 1, job.bytes, list->spill) != job.bytes) {
+            json_decref(summary);
+            return 0;
+        }
+    } else if (!(job.line = job_line(&row, summary, job.share, &job.why))) {
+        free(job.why);
+        json_decref(summary);
+        return 0;
+    }
+    json_decref(summary);
+    if (list->njobs == list->cap) {
+        const size_t cap = list->cap ? list->cap * 2 : 64;
+        struct listed_job *grown = realloc(list->jobs, cap * sizeof(*grown));
+        if (!grown) {
+            free(job.line);
+            free(job.why);
+            return 0;
+        }
+        list->jobs = grown;
+        list->cap = cap;
+    }
+    list->jobs[list->njobs++] = job;
+    return 0;
+}
+
+static void free_list(struct job_list *list)
+{
+    for (size_t i = 0; i < list->njobs; i++) {
+        free(list->jobs[i].line);
+        free(list->jobs[i].why);
+    }
+    free(list->jobs);
+    if (list->spill)
+        fclose(list->spill);
+}
+
+/* A job's AdminComment back from the spill file (new string, NULL on failure). */
+static char *spilled(FILE *spill, const struct listed_job *job)
+{
+    char *text = malloc(job->bytes + 1);
+
+    if (!text || fseek(spill, job->offset, SEEK_SET) < 0 ||
+        fread(text, 1, job->bytes, spill) != job->bytes) {
+        free(text);
+        return NULL;
+    }
+    text[job->bytes] = '\0';
+    return text;
+}
+
+/* Why predictions are unavailable: each reason once, with its count of jobs and the first. */
+static void print_unavailable(const struct job_list *list)
+{
+    for (size_t i = 0; i < list->njobs; i++) {
+        const char *why = list->jobs[i].why;
+        size_t count = 0, seen_before = 0;
+        if (!why)
+            continue;
+        for (size_t k = 0; k < i && !seen_before; k++)
+            seen_before = list->jobs[k].why && strcmp(list->jobs[k].why, why) == 0;
+        if (seen_before)
+            continue;
+        for (size_t k = i; k < list->njobs; k++)
+            count += list->jobs[k].why && strcmp(list->jobs[k].why, why) == 0;
+        printf("predicted sensitivity unavailable for %zu job(s) (first: %.*s): %s\n", count,
+               (int)strcspn(list->jobs[i].line, " "), list->jobs[i].line, why);
+    }
+}
+
+/* `numaplace jobs [--user U] [--since T] [--until T]`: finished jobs with a numaplace summary,
+ * worst placed first, as text or (--json) a JSON array. No --user: every user the caller may see;
+ * --since and --until in sacct's -S and -E forms (sacct's defaults: midnight, now). */
+int cmd_jobs(int argc, char **argv)
+{
+    char *sacct[16] = {"sacct", "-X", "-n", "-P", "-o", "JobID,User,State,AdminComment"};
+    const struct {
+        char *flag;
+        const char *value;
+    } selection[] = {{"-u", cli.opt[CLI_JOBS_USER]},
+                     {"-S", cli.opt[CLI_JOBS_SINCE]},
+                     {"-E", cli.opt[CLI_JOBS_UNTIL]}};
+    char errbuf[256];
+    struct job_list list = {0};
+    struct np_err err = {0};
+    int nargs = 6, rc;
+
+    (void)argc;
+    (void)argv;
+    if (!selection[0].value)
+        sacct[nargs++] = "-a"; /* every user: sacct itself limits what a user may see */
+    for (size_t k = 0; k < sizeof(selection) / sizeof(selection[0]); k++)
+        if (selection[k].value) {
+            sacct[nargs++] = selection[k].flag;
+            sacct[nargs++] = (char *)selection[k].value;
+        }
+    sacct[nargs] = NULL;
+    if (cli.as_json && !(list.spill = tmpfile())) {
+        fprintf(stderr, "numaplace: jobs: cannot make a temporary file: %s\n", strerror(errno));
+        return 1;
+    }
+    rc = acct_run_lines(sacct, list_one, &list, errbuf, sizeof(errbuf), &err);
+    if (rc != 0) {
+        free_list(&list);
+        if (rc > 0)
+            np_err_set(&err, -EIO, "sacct failed (exit %d): %s", rc,
+                       errbuf[0] ? errbuf : "no message");
+        fprintf(stderr, "numaplace: jobs: %s\n", err.msg);
+        return 1;
+    }
+    if (list.njobs)
+        qsort(list.jobs, list.njobs, sizeof(*list.jobs), by_share);
+    if (cli.as_json) {
+        /* one summary decoded at a time, written out and let go */
+        printf("[");
+        for (size_t i = 0, n = 0; i < list.njobs; i++) {
+            json_t *summary = NULL;
+            char *comment = spilled(list.spill, &list.jobs[i]);
+            const int bad = !comment || cli_decode_admin_comment(comment, 0, &summary, NULL) < 0;
+            free(comment);
+            if (bad)
+                continue;
+            printf("%s\n", n++ ? "," : "");
+            json_dumpf(summary, stdout, JSON_INDENT(2) | NP_JSON_REALS);
+            json_decref(summary);
+        }
+        printf("%s]\n", list.njobs ? "\n" : "");
+    } else {
+        printf("%-10s %-10s %-11s %-5s %-16s %-5s %-13s %-12s %s\n", "JOBID", "USER", "STATE",
+               "NODES", "POLICY", "CLASS", "PREDICTED", "LOCAL(min)", "ADVICE");
+        for (size_t i = 0; i < list.njobs; i++)
+            printf("%s\n", list.jobs[i].line);
+        print_unavailable(&list);
+        if (!list.njobs)
+            printf("(no job with a numaplace summary in accounting for this selection)\n");
+    }
+    free_list(&list);
+    return 0;
 }
 
 int cmd_replay(int argc, char **argv)

@@ -19,18 +19,10 @@ static const struct {
 };
 #define NVIEWS (sizeof(views) / sizeof(views[0]))
 
-/** A scenario file from @p path ("-": stdin); np_scenario_fini it. @return 0 or -errno */
-static int cli_scenario_open(const char *path, struct np_scenario *s, struct np_err *err)
-{
-    if (strcmp(path, "-") == 0)
-        return np_scenario_read(stdin, "-", s, err);
-    return np_scenario_load(path, s, err);
-}
-
 int cmd_scenario(int argc, char **argv)
 {
     size_t view = 0;
-    const char *path = NULL;
+    const char *path = argc > 1 ? argv[1] : NULL;
     struct np_scenario s;
     struct np_err err = {0};
     int rc;
@@ -44,7 +36,6 @@ int cmd_scenario(int argc, char **argv)
             }
             view = v;
         }
-    path = argc > 1 ? argv[1] : NULL;
     if (!path) {
         fprintf(stderr, "numaplace: scenario needs a FILE (a scenario file, or - for stdin)\n");
         return 2;
@@ -53,7 +44,9 @@ int cmd_scenario(int argc, char **argv)
         fprintf(stderr, "numaplace: scenario: --json is not offered (the file is the JSON)\n");
         return 2;
     }
-    if (cli_scenario_open(path, &s, &err) != 0) {
+    rc = strcmp(path, "-") == 0 ? np_scenario_read(stdin, "-", &s, &err)
+                                : np_scenario_load(path, &s, &err);
+    if (rc != 0) {
         fprintf(stderr, "numaplace: scenario: %s\n", err.msg);
         return 1;
     }

@@ -1,16 +1,5 @@
-/*
- * numaplace - the user's and administrator's view of numaplaced (numaplace(1)).
- *
- *   numaplace status [--json] [JOBID]      the jobs the local numaplaced tracks, latest figures
- *   numaplace report [--json] JOBID[.STEP]  the job's reports from the spool
- *   numaplace replay [--json] TRACE         reports rebuilt from a recorded trace
- *   numaplace ping                          is numaplaced up
- *   numaplace set-class JOBID high|low      change a running job's class (root, admin_group)
- *   numaplace migrate --from S --to D --pages N [--order O] [--dry-run]
- *   numaplace migrate --script FILE         timed requests: a scenario file or one per line
- *   numaplace scenario [--jobs|--runs] FILE check and show a scenario file
- *   numaplace characterize [--output FILE]  measure this node type's NUMA figures (root)
- */
+/* numaplace - the user's and administrator's view of numaplaced (numaplace(1)): the commands,
+ * their options and usage are the tables of options.c. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -113,8 +102,7 @@ static const struct command {
  * a task said it applied), and root reads them on a terminal. */
 static FILE *plain_out, *plain_err, *guarded_out, *guarded_err;
 
-/* At exit: flush and close the guarded streams (which frees them), the plain ones back in place
- * for whatever libc still writes. */
+/* At exit: close (flush, free) the guarded streams, the plain ones back for what libc writes. */
 static void unguard_terminal(void)
 {
     if (guarded_out) {
@@ -150,8 +138,7 @@ static void guard_terminal(void)
     (void)atexit(unguard_terminal);
 }
 
-/* Parse the command's options from its table into cli.opt and run it on its operands alone:
- * argv[0] the command, then the operands (getopt_long has moved them behind the options). */
+/* Parse the command's options into cli.opt and run it on its operands alone, after argv[0]. */
 static int run_command(const struct command *command, int argc, char **argv)
 {
     static const char *values[CLI_MAX_OPTIONS];

@@ -28,7 +28,7 @@ struct cli_command_options {
     size_t nopts;
 };
 
-/* The tables (command_options.c), in the usage's order; the indices name each option. */
+/* The tables (options.c), in the usage's order; the indices name each option. */
 extern const struct cli_command_options cli_global_options, cli_command_options[];
 extern const size_t cli_command_count;
 enum { CLI_GLOBAL_SOCKET, CLI_GLOBAL_SPOOL, CLI_GLOBAL_TABLE, CLI_GLOBAL_JSON, CLI_GLOBAL_HELP };
@@ -60,14 +60,12 @@ enum {
 const struct cli_command_options *cli_command_find(const char *name);
 
 /**
- * Parse argv[1..argc-1] (argv[0] is the command) against @p cmd with getopt_long: `--opt VALUE`,
- * `--opt=VALUE`, a unique abbreviation, and `--` ending the options. Operands may come between
- * options (getopt_long moves them behind); with @p in_order they may not, and the first operand
- * ends the options (the options before a command). @p values[k] is option k's value ("" for a
- * flag given, NULL when absent; a repeated option keeps its last value), borrowed from argv.
+ * Parse argv[1..argc-1] (argv[0]: the command) against @p cmd: `--opt VALUE`, `--opt=VALUE`, a
+ * unique abbreviation, `--` ending the options. Operands may come between options (moved behind
+ * them), unless @p in_order: then the first operand ends the options (those before a command).
+ * @p values[k]: option k's value (borrowed), "" for a flag given, NULL when absent; the last wins.
  * @return the index in argv of the first operand, or -EINVAL with @p err naming the argument and
- *         the accepted options (a value missing, a flag given one, more than cmd->max_operands
- *         operands)
+ *         the accepted options (a value missing, a flag given one, too many operands)
  */
 int cli_options_parse(const struct cli_command_options *cmd, bool in_order, int argc, char **argv,
                       const char **values, struct np_err *err);
@@ -75,9 +73,8 @@ int cli_options_parse(const struct cli_command_options *cmd, bool in_order, int 
 /** "[--from S] [--dry-run]": @p cmd's options, for the usage. */
 void cli_options_synopsis(const struct cli_command_options *cmd, char *out, size_t size);
 
-/** The usage, every command's synopsis and description, from the tables; "@NAME@" in a
- *  description is replaced by @p expand(NAME) (a list of names from the code's own tables;
- *  @p expand NULL: NAME itself). */
+/** The usage: every command's synopsis and description from the tables, "@NAME@" replaced by
+ *  @p expand(NAME) (a list of names from the code's own tables; @p expand NULL: NAME). */
 void cli_options_usage(FILE *out, const char *(*expand)(const char *name));
 
 #endif

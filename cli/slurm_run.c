@@ -1,5 +1,4 @@
-/* Slurm's commands run without a shell and their output read: sacct, scontrol, sacctmgr
- * (accounting.h). */
+/* Slurm's commands (sacct, scontrol, sacctmgr) run without a shell, their output read. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -19,8 +18,7 @@
 
 #define CAPTURE_MAX (16u << 20) /* what acct_run keeps; its callers read far less */
 
-/* Start argv[0] with its stdout and stderr on pipes (their read ends in *out_fd and *err_fd).
- * @return the child's pid, or -errno with @p err */
+/* Start argv[0], its stdout and stderr on pipes *@p out_fd, *@p err_fd. @return its pid, -errno */
 static pid_t spawn_piped(char *const argv[], int *out_fd, int *err_fd, struct np_err *err)
 {
     int out_pipe[2], err_pipe[2];

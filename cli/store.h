@@ -1,16 +1,14 @@
 /*
  * store.h - how `numaplace store` gets a node's part of a job summary into the job's one
- * AdminComment when every node of the job does the same at the same time, and retries the
- * parts that could not be stored (store_pending_*, below).
+ * AdminComment while every node of the job does the same, and keeps the parts not stored yet.
  *
  * slurmdbd offers no compare-and-swap on AdminComment: a read-merge-write based on a read made
- * before another node's write drops that node's part. So each node writes optimistically and
- * then confirms: it reads the stored summary at least SETTLE seconds after its write and again
- * SETTLE seconds later, and its part is confirmed when both reads show it and are identical. Every
- * writer re-reads instead of writing when its read is SETTLE/2 old, so a write lands at most
- * SETTLE after the read it is based on (a slower one is logged). Then no write after the
- * second read can be based on a read older than the first one, and every state since holds the
- * part: nothing later drops it. A part missing at either read is merged and written again, with
+ * before another node's write drops that node's part. So each node writes optimistically, then
+ * reads the stored summary at least SETTLE seconds after its write and again SETTLE later: its
+ * part is confirmed when both reads show it and are identical. Every writer reads again instead
+ * of writing when its read is SETTLE/2 old, so a write lands at most SETTLE after its read (a
+ * slower one is logged): no write after the second read can be based on a read older than the
+ * first, and nothing later drops the part. A part missing at either read is written again, after
  * a jittered back-off. docs/accounting.md has the argument, the costs and the limits.
  */
 #ifndef NUMAPLACE_STORE_H
@@ -28,15 +26,14 @@
 /** Seconds a write may take from its read to slurmdbd; NUMAPLACE_STORE_SETTLE_S overrides. */
 #define STORE_SETTLE_S 3.0
 
-/** Jobs on more nodes store no summary (docs/accounting.md); NUMAPLACE_STORE_MAX_NODES overrides.
- */
+/** Jobs on more nodes are the single merger's (below); NUMAPLACE_STORE_MAX_NODES overrides. */
 #define STORE_MAX_NODES 128
 
 /** How long one store may take. */
 struct store_limits {
     double record_wait_s; /**< for slurmctld's record of the job to reach slurmdbd */
     double total_s;       /**< for the writes and their confirmation after that */
-    bool merged; /**< the part is the single merger's (store_parts_*, below): no node-count limit */
+    bool merged;          /**< the single merger's part (store_parts_*): no node-count limit */
 };
 
 /** What one store cost, for the log and bench/RESULTS.md. */
@@ -45,65 +42,16 @@ struct store_costs {
     double read_s, merge_s, write_s; /**< summed over the reads, merges, writes */
     double record_wait_s, total_s;   /**< waiting for the record; the whole store */
     long stored_bytes;
-    bool
-        deposited; /**< a large job's part left for its merger (store_parts_*, below), not stored */
+    bool deposited; /**< a large job's part left for its merger (store_parts_*), not stored */
 };
-
-/**
- * Merge @p part (borrowed: this node's part of job @p job_id) into the job's stored summary and
- * confirm it as above. Never writes over another tool's AdminComment (-EEXIST) nor over a
- * summary it could not read (sacct failing: -EIO).
- * A job on more than NUMAPLACE_STORE_MAX_NODES nodes (default STORE_MAX_NODES) is the single
- * merger's: the part is left in the parts directory (store_parts_deposit; @p costs->deposited)
- * when the site has one, and is -EFBIG when not.
- * @return 0; -EIO (slurmdbd unreachable); -ETIMEDOUT; -EEXIST; -E2BIG; -ENOENT (slurmdbd has no
- *         such job); -EFBIG; each with @p err
- */
-int store_commit(uint32_t job_id, const json_t *part, const struct store_limits *limits,
-                 struct store_costs *costs, const struct np_log *log, struct np_err *err);
-
-/**
- * slurmdbd's full record of job @p job_id, waited for up to @p max_s (slurmctld sends it after
- * the epilogs). @return 0; -EIO (sacct failed 3 times); -ENOENT (not in time); with @p err
- */
-int store_wait_for_record(uint32_t job_id, double max_s, struct np_err *err);
-
-/** NUMAPLACE_STORE_MAX_NODES, else STORE_MAX_NODES. */
-long store_max_nodes(void);
-
-/**
- * `numaplace store --merge JOBID` (EpilogSlurmctld): once every node of the large job @p job_id
- * left its part in @p parts_dir (or STORE_EPILOG_PARTS_S passed), merge them and store the summary
- * with one write (store_commit), then remove the parts; a job on at most store_max_nodes() nodes
- * is left to its nodes. With @p job_id 0, every job waiting in @p parts_dir, each once.
- * @return 0, or -errno with @p err (the parts stay for the next pass)
- */
-int store_merge(const char *parts_dir, uint32_t job_id, const struct store_limits *limits,
-                const struct np_log *log, struct np_err *err);
-
-/** One line of @p costs for the log ("2 writes, 5 reads; read 0.12 s ..."). */
-void store_costs_format(const struct store_costs *costs, char *buf, size_t len);
-
-/**
- * Store the parts waiting in <@p spool>/pending but job @p except (0: none), oldest first, at
- * most @p max_jobs of them (0: all), each only while @p until (store_now_s's clock; 0: no end)
- * leaves it STORE_PENDING_MIN_S, and each bounded to end by then;
- * stopping at the first that finds slurmdbd unreachable. A part stored is removed; one that can
- * never be stored (another tool's AdminComment, too large, a corrupt file) or waited longer than
- * STORE_PENDING_MAX_AGE_S is dropped and logged.
- * @return the number of parts still waiting
- */
-int store_pending_pass(const char *spool, uint32_t except, int max_jobs, double until,
-                       const struct np_log *log);
 
 /** Waiting parts an epilog's store takes on after its own job (the timer takes all). */
 #define STORE_PENDING_PER_EPILOG 8
 /** A waiting part is tried only with this much time left before the pass's end. */
 #define STORE_PENDING_MIN_S 15.0
 
-/** The epilog's store runs in the epilog's time (etc/numaplace-epilog): its own part waits at most
- *  STORE_EPILOG_RECORD_S for the job's record and STORE_EPILOG_WRITE_S for the writes and their
- *  confirmation, and the whole store, earlier jobs' parts included, ends by STORE_EPILOG_S. */
+/** The epilog's store (etc/numaplace-epilog) waits at most STORE_EPILOG_RECORD_S for the job's
+ *  record, STORE_EPILOG_WRITE_S for its writes, and ends by STORE_EPILOG_S, earlier parts too. */
 #define STORE_EPILOG_RECORD_S 30.0
 #define STORE_EPILOG_WRITE_S  60.0
 #define STORE_EPILOG_S        120.0
@@ -116,14 +64,13 @@ int store_pending_pass(const char *spool, uint32_t except, int max_jobs, double 
 #define STORE_PENDING_MAX_AGE_S (7L * 24 * 3600)
 
 /*
- * This node's parts of job summaries that are not in Slurm accounting yet
- * (`numaplace store`). Before a node writes its part to the job's AdminComment it
- * saves it as <spool>/pending/JOBID.json; the file goes only once the part is stored and read
- * back. Whatever stops the store (slurmdbd down, a reboot, too many concurrent writers) leaves
- * the file, and the next `numaplace store` on the node (any job's epilog) or
- * `numaplace store --pending` (a timer) stores it. The directory is root's, mode 0700; files
- * are written atomically (daemon/safe_file.c), at most STORE_PENDING_MAX_FILES of them, each at
- * most STORE_PENDING_MAX_BYTES. One process at a time works on a job's file (flock).
+ * This node's parts not in Slurm accounting yet. Before a node writes its part to the job's
+ * AdminComment it saves it as <spool>/pending/JOBID.json, removed once the part is stored and
+ * read back. Whatever stops the store (slurmdbd down, a reboot, too many concurrent writers)
+ * leaves the file for the next `numaplace store` on the node (any job's epilog) or `numaplace
+ * store --pending` (a timer). The directory is root's, mode 0700; files are written atomically
+ * (daemon/safe_file.c), at most STORE_PENDING_MAX_FILES of STORE_PENDING_MAX_BYTES each. One
+ * process at a time works on a job's file (flock).
  */
 #define STORE_PENDING_DIR "pending"
 /** Past it the oldest job's part is dropped (and said so): at one job's part per node. */
@@ -131,25 +78,19 @@ int store_pending_pass(const char *spool, uint32_t except, int max_jobs, double 
 /** A node's part of one job; larger ones are not kept (they would not fit AdminComment). */
 #define STORE_PENDING_MAX_BYTES (8u << 20)
 
-/**
- * Open (with @p create, make) <@p spool>/pending: a directory of root's that group and others
- * cannot write (mode 0700 when made). @return its fd, or -errno with @p err
- */
+/** Open (with @p create, make: mode 0700) <@p spool>/pending, a directory of root's that group
+ *  and others cannot write. @return its fd, or -errno with @p err */
 int store_pending_open(const char *spool, bool create, struct np_err *err);
 
-/**
- * Save @p part (borrowed: a summary of this node's reports of job @p job_id) as JOBID.json,
- * replacing an older one; drops the oldest jobs' files past STORE_PENDING_MAX_FILES, each
- * named in @p log. @return 0, or -errno with @p err
- */
+/** Save @p part (borrowed: this node's part of job @p job_id) as JOBID.json, replacing an older
+ *  one; drops the oldest jobs' files past STORE_PENDING_MAX_FILES, each named in @p log.
+ *  @return 0, or -errno with @p err */
 int store_pending_save(int dirfd, uint32_t job_id, const json_t *part, const struct np_log *log,
                        struct np_err *err);
 
-/**
- * Take job @p job_id's file for this process (flock, not waiting).
- * @return an fd to pass to store_pending_load and store_pending_release; -EBUSY when another
- *         process has it, -ENOENT when there is none (or it was just stored), with @p err
- */
+/** Take job @p job_id's file for this process (flock, not waiting). @return an fd for
+ *  store_pending_load and store_pending_release; -EBUSY when another process has it, -ENOENT
+ *  when there is none (or it was just stored), with @p err */
 int store_pending_take(int dirfd, uint32_t job_id, struct np_err *err);
 
 /**
@@ -166,42 +107,29 @@ int store_pending_hold(int dirfd, uint32_t job_id, const json_t *part, const str
 /** The part in a taken file (@p part new). @return 0, or -errno with @p err (-EBADMSG: corrupt) */
 int store_pending_load(int fd, json_t **part, struct np_err *err);
 
-/**
- * Let go of a taken file; with @p stored, remove it first (durably) so no other process takes
- * it again, unless the name holds a newer file by then (saved by another store of the job).
- */
+/** Let go of a taken file; with @p stored, remove it first (durably) so no other process takes
+ *  it again, unless the name holds a newer file by then (saved by another store of the job). */
 void store_pending_release(int dirfd, uint32_t job_id, int fd, bool stored);
 
-/**
- * Remove the temporary files that a store killed mid-write left (safe_dirfd_sweep_shared: other
- * stores may be writing now), each pass of `store --pending` and of an epilog's store; the count
- * goes to @p log. @return how many, or -errno
- */
+/** Remove the temporary files a store killed mid-write left (safe_dirfd_sweep_shared: other
+ *  stores may be writing now), counted in @p log. @return how many, or -errno */
 int store_pending_sweep(int dirfd, const struct np_log *log);
 
-/**
- * The jobs named in directory @p dirfd, oldest job id first, at most @p max in @p jobs: entries
- * JOBID@p suffix (".json": the pending files; "": the parts directory's job directories).
- * @return how many, or -errno
- */
+/** The jobs named in directory @p dirfd, oldest job id first, at most @p max in @p jobs: entries
+ *  JOBID@p suffix (".json": the pending files; "": the parts directory's job directories).
+ *  @return how many, or -errno */
 int store_list_jobs(int dirfd, const char *suffix, uint32_t *jobs, size_t max);
-
-/**
- * The jobs with a file in the directory, oldest job id first, at most @p max in @p jobs.
- * @return how many, or -errno with @p err
- */
+/** store_list_jobs of the pending files. @return how many, or -errno with @p err */
 int store_pending_list(int dirfd, uint32_t *jobs, size_t max, struct np_err *err);
 
 /*
- * The single merger for large jobs (docs/accounting.md). Past
- * NUMAPLACE_STORE_MAX_NODES nodes a job's nodes no longer read, merge and write its one
- * AdminComment each: every node's epilog leaves its part in the site's parts directory
- * (NUMAPLACE_PARTS_DIR, shared by the nodes and the controller host) as <dir>/JOBID/NODE.json,
- * and one `numaplace store --merge JOBID` (EpilogSlurmctld, on the controller host) merges the
- * parts once and writes once. The parts stay until the merged summary is confirmed in
- * accounting: a merge that fails (slurmdbd down) or is killed leaves them for
- * `numaplace store --merge --pending`, and a part that comes after the merge is merged by that
- * pass into what is stored.
+ * The single merger for large jobs (docs/accounting.md). Past NUMAPLACE_STORE_MAX_NODES nodes a
+ * job's nodes no longer each read, merge and write its AdminComment: every node's epilog leaves
+ * its part in the site's parts directory (NUMAPLACE_PARTS_DIR, shared by the nodes and the
+ * controller host) as <dir>/JOBID/NODE.json, and one `numaplace store --merge JOBID`
+ * (EpilogSlurmctld) merges the parts once and writes once. The parts stay until the merged
+ * summary is confirmed: a merge that fails (slurmdbd down) or is killed leaves them for `numaplace
+ * store --merge --pending`, which also merges a part that came after the merge.
  *
  * Trust: the directory must be root's and not writable by group or others (daemon/safe_file.c);
  * a part is read only when root wrote it (a regular file of root's, or of the merger's own user,
@@ -211,11 +139,9 @@ int store_pending_list(int dirfd, uint32_t *jobs, size_t max, struct np_err *err
 /** The site's parts directory (NUMAPLACE_PARTS_DIR), NULL when the single merger is off. */
 const char *store_parts_dir(void);
 
-/**
- * Leave @p part (borrowed: one node's part of job @p job_id, its only node the part's key) in
- * <@p dir>/JOBID/NODE.json, atomically, replacing an older part of the node.
- * @return 0, or -errno with @p err
- */
+/** Leave @p part (borrowed: one node's part of job @p job_id, its only node the part's key) in
+ *  <@p dir>/JOBID/NODE.json, atomically, replacing an older part of the node.
+ *  @return 0, or -errno with @p err */
 int store_parts_deposit(const char *dir, uint32_t job_id, const json_t *part, struct np_err *err);
 
 /** What one merge found. */
@@ -246,20 +172,15 @@ int store_parts_merge(const char *dir, uint32_t job_id, uid_t uid, struct store_
                       json_t **merged, struct store_parts_found *found, const struct np_log *log,
                       struct np_err *err);
 
-/**
- * Let go of a job's parts; with @p stored remove the merged files (a newer file under a name
- * stays) and the job's directory when nothing else came meanwhile.
- */
+/** Let go of a job's parts; with @p stored remove the merged files (a newer file under a name
+ *  stays) and the job's directory when nothing else came meanwhile. */
 void store_parts_release(const char *dir, uint32_t job_id, struct store_parts_job *job,
                          bool stored);
 
 /** How many part files job @p job_id has in @p dir (0 when none yet), or -errno. */
 int store_parts_count(const char *dir, uint32_t job_id);
 
-/**
- * The jobs with a directory in @p dir, oldest job id first, at most @p max.
- * @return how many, or -errno with @p err
- */
+/** store_list_jobs of @p dir's job directories. @return how many, or -errno with @p err */
 int store_parts_list(const char *dir, uint32_t *jobs, size_t max, struct np_err *err);
 
 #endif /* NUMAPLACE_STORE_H */

@@ -12,9 +12,8 @@
 
 #include <jansson.h>
 
-/** Who is asking, as the kernel said at accept (auth_peer_read): the fields of SO_PEERCRED, and
- *  the peer process's supplementary groups (SO_PEERGROUPS), which name no one: no name service
- *  is asked. A client's slot owns it (client_close releases it). */
+/** Who is asking, as the kernel said at accept: SO_PEERCRED's fields and the process's
+ *  supplementary groups (SO_PEERGROUPS; no name service asked). Owned by the client's slot. */
 struct np_peer {
     pid_t pid;
     uid_t uid;
@@ -24,15 +23,13 @@ struct np_peer {
     bool groups_known; /**< SO_PEERGROUPS answered (Linux 4.13 on) */
 };
 
-/** @p fd's peer into @p out (its groups new, auth_peer_release frees them). The one place the
- *  daemon reads a peer's credentials. @return 0, or -errno when SO_PEERCRED fails (the client
- *  is refused); SO_PEERGROUPS failing leaves the groups unknown. */
+/** @p fd's peer into @p out (its groups new: auth_peer_release), the one place credentials are
+ *  read. @return 0, or -errno when SO_PEERCRED fails (SO_PEERGROUPS failing: groups unknown) */
 int auth_peer_read(int fd, struct np_peer *out);
 
 /** Free @p peer's groups; NULL accepted. */
 void auth_peer_release(struct np_peer *peer);
 
-/** Root. */
 bool auth_is_root(const struct np_peer *peer);
 
 /** Whether a peer has administrator's rights; AUTH_NOT_YET is not a yes. */
@@ -42,9 +39,8 @@ enum auth_answer {
     AUTH_NOT_YET, /**< admin_group's members are being looked up: ask again in a moment */
 };
 
-/** Root, or a member of @p admin_group ("" = no group): a process whose gid or one of whose
- *  supplementary groups is the group's, or a user the group lists. Never waits on the name
- *  service (user_names.h, admin_group_has): before its first answer, AUTH_NOT_YET. */
+/** Root, or a member of @p admin_group ("" = none): by the process's gid or supplementary groups,
+ *  or a user the group lists. Never waits on the name service: before its answer, AUTH_NOT_YET. */
 enum auth_answer auth_admin_rights(const struct np_peer *peer, const char *admin_group);
 
 /** NULL when @p peer has administrator's rights, else the refusal to send (new): it names

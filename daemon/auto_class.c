@@ -1,17 +1,14 @@
-/* class_default=auto: unlabelled steps classed by their predicted sensitivity (auto_class.h). */
-#include "auto_class.h"
+/* class_default=auto: unlabelled steps classed by their predicted sensitivity (daemon.h). */
+#include "daemon.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jobs.h"
 #include "numaplace/penalty.h"
 #include "numaplace/profile.h"
-#include "log.h"
 #include "numaplace/tables.h"
 
 /* The perf events the prediction needs: cycles, instructions, LLC load and store misses. */
@@ -19,8 +16,6 @@ static const enum np_perf_event needed[] = {NP_PERF_CYCLES, NP_PERF_INSTRUCTIONS
                                             NP_PERF_LLC_LOAD_MISSES, NP_PERF_LLC_STORE_MISSES};
 #define NNEEDED (sizeof(needed) / sizeof(needed[0]))
 
-/* Root reads the table and the machine profile: only files no other user could have written
- * (numaplaced(8) SECURITY). @p what names the file in the message. */
 int auto_class_file_is_safe(const char *what, const char *path, struct np_err *err)
 {
     struct stat st;

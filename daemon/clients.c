@@ -1,10 +1,9 @@
-/* Replies to numaplaced's clients (see clients.h). */
-#include "clients.h"
+/* Replies to numaplaced's clients (daemon.h). */
+#include "daemon.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include "numaplace/json_reals.h"
 

@@ -1,9 +1,8 @@
-/* The descriptor reserve and the steps' budget above it (fd_budget.h). */
-#include "fd_budget.h"
+/* The descriptor reserve and the steps' budget above it (daemon.h). */
+#include "daemon.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <stdio.h>
 #include <sys/resource.h>
 
 enum fd_verdict fd_verdict(const struct fd_use *u, long perf_need)

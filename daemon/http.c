@@ -1,19 +1,15 @@
-/* numaplaced's Prometheus endpoint (see http.h). */
-#include "http.h"
+/* numaplaced's Prometheus endpoint (daemon.h). */
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
 
-#include "accept_shed.h"
 #include "daemon.h"
 #include "metrics_text.h"
 #include "peer.h"
@@ -106,8 +102,7 @@ static bool identify(struct np_daemon *d, int fd, const struct sockaddr *remote_
     return false;
 }
 
-/* Root and the users of metrics_users on this host, the networks of metrics_allow: no one else.
- * Every peer is looked up (identify): one on this host may come through the node's own address,
+/* Every peer is looked up (identify): one on this host may come through the node's own address,
  * which a network of metrics_allow would otherwise let in. */
 static bool admitted(struct np_daemon *d, struct MHD_Connection *conn)
 {
@@ -401,8 +396,7 @@ void http_reload(struct np_daemon *d, const struct np_metrics_config *old)
      * then the old one goes first and comes back if the new one still cannot be bound. */
     rc = start_on(d, &d->cfg.metrics, &next);
     if (rc == -EADDRINUSE && old->port == d->cfg.metrics.port) {
-        stop(d->http);
-        d->http = NULL;
+        http_stop(d);
         rc = start_on(d, &d->cfg.metrics, &next);
         if (rc < 0 && start_on(d, old, &d->http) < 0) {
             NPD_LOG(d, ERROR, "metrics: cannot listen on %s: %s, nor again on %s; metrics off",
@@ -420,7 +414,7 @@ void http_reload(struct np_daemon *d, const struct np_metrics_config *old)
         d->cfg.metrics.port = old->port;
         return;
     }
-    stop(d->http); /* accepts NULL */
+    http_stop(d);
     d->http = next;
     NPD_LOG(d, INFO, "metrics: now serving http://%s/metrics", d->cfg.metrics.listen);
 }

@@ -1,17 +1,10 @@
-/* A step's life in the registry: registered, finished into a report, forgotten (job_life.h). */
-#include "job_life.h"
+/* A step's life in the registry: registered, finished into a report, forgotten (daemon.h). */
+#include "daemon.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "placement_hint.h"
-#include "clients.h"
-#include "jobs.h"
-#include "registry.h"
-#include "report_out.h"
-#include "fd_budget.h"
-#include "sampling.h"
 #include "user_names.h"
 
 bool job_keep_perf_for_task(struct np_daemon *d, struct np_daemon_job *j)
@@ -128,12 +121,9 @@ void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete)
     j->finishing = report_out_write(d, j, complete && !j->restored);
     if (j->traced)
         trace_line(d, np_trace_end_line(j->meta.job_id, j->meta.step_id, j->meta.end_epoch));
-    /* Until its report is on disk it stays in the registry, and its entry, with the report, in
-     * the journal before step_end is answered (the answer does not wait for the report's
-     * flushes): a kill -9 meanwhile brings it back, and the restart writes that report. A
-     * journal line cut short brings back the entry before it: the step then "ended while the
-     * helper was down", and an incomplete report says so (a complete one already there is
-     * kept). */
+    /* Until its report is on disk, its entry with the report is journaled before step_end is
+     * answered: a kill -9 meanwhile brings it back and the restart writes that report (a line
+     * cut short brings back the entry before: "ended while the helper was down"). */
     if (j->finishing)
         registry_note(d, j);
     else
@@ -145,7 +135,7 @@ void job_report_done(struct np_daemon *d, struct np_daemon_job *j)
     const uint64_t tag = j->reply_tag;
 
     j->reply_tag = 0;
-    /* Held: it stays, listed ending, until the spool takes it (report_hold.h). */
+    /* Held: it stays, listed ending, until the spool takes it (report_out.c). */
     if (!j->report_held)
         job_forget(d, j);
     if (tag) /* the epilog reads the report right after: step_end is answered only now */

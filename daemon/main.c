@@ -1,35 +1,14 @@
-/*
- * numaplaced - the per-node daemon (numaplaced(8)).
- *
- * main only turns the command line into configuration overrides, sets the daemon up, runs its
- * loop (loop.c) and tears it down; every concern lives in its own file around struct np_daemon
- * (daemon.h).
- */
+/* numaplaced, the per-node daemon (numaplaced(8)): main turns the command line into
+ * configuration overrides, sets the daemon up, runs its loop and tears it down (daemon.h). */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
 
-#include "accept_shed.h"
-#include "config.h"
 #include "daemon.h"
-#include "fd_budget.h"
-#include "history.h"
-#include "http.h"
-#include "lifecycle.h"
-#include "log.h"
-#include "loop.h"
-#include "migration.h"
-#include "registry.h"
-#include "report_hold.h"
-#include "report_out.h"
 #include "safe_file.h"
-#include "sampling.h"
-#include "server.h"
-#include "uncore_bw.h"
 #include "writer.h"
 
 /* The one daemon of this process. Static: it is large (every client's buffer). */
@@ -200,8 +179,7 @@ int main(int argc, char **argv)
     if ((rc = set_up(d)) != 0)
         return rc;
     /* Type=notify: ready once the socket accepts and the registry is restored, so slurmd
-     * (After= it) starts beside a numaplaced that answers. Without NOTIFY_SOCKET it does nothing.
-     */
+     * (After= it) starts beside a numaplaced that answers (without NOTIFY_SOCKET, nothing). */
     if ((rc = sd_notify(0, "READY=1")) < 0)
         NPD_LOG(d, WARNING, "cannot tell systemd that numaplaced is ready: %s", strerror(-rc));
     loop_run(d);

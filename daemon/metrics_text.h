@@ -6,9 +6,8 @@
  * http.c's job; names and labels are the contract in numaplaced(8) (METRICS) and
  * docs/prometheus.md.
  *
- * The page's parts (metrics.c, metrics_steps.c, metrics_process.c) write it into a growing
- * buffer: one family's HELP and TYPE, then its series, each opened, labelled and closed by its
- * value (metrics_text.c).
+ * The page (metrics.c) is written into a growing buffer: one family's HELP and TYPE, then its
+ * series, each opened, labelled and closed by its value (metrics_text.c).
  */
 #ifndef NUMAPLACED_METRICS_TEXT_H
 #define NUMAPLACED_METRICS_TEXT_H
@@ -54,27 +53,9 @@ void metrics_single_f(struct metrics_text *t, const char *name, const char *type
 
 struct np_daemon;
 
-/**
- * Render the page (metrics.c). Steps whose user name is not known yet have it looked up (once
- * per step).
- * @param text receives the page (free text->buf)
- * @return 0 or -ENOMEM (nothing owned then)
- */
+/** Render the page (metrics.c) into @p text (free text->buf). Steps whose user name is not
+ *  known yet have it asked for (user_names.h), never waited on. @return 0 or -ENOMEM (nothing
+ *  owned then) */
 int metrics_render(struct np_daemon *d, struct metrics_text *text);
-
-/* ---- the standard process_* families (metrics_process.c), from numaplaced's own /proc files under
- * proc_root (libmicrohttpd provides none) ---- */
-
-/** process_cpu_seconds_total, process_start_time_seconds, process_resident_memory_bytes,
- *  process_open_fds, process_max_fds, each where its file reads. */
-void metrics_render_process(const struct np_daemon *d, struct metrics_text *t);
-
-/* ---- the per-step families (metrics_steps.c): each running step's memory per node, local ratio,
- * counters and info, for as many steps as metrics_step_series allows ---- */
-
-/** Render them for the NUMA nodes @p os (their kernel numbers, @p count of them). Steps whose
- *  user name is not known yet have it asked for (user_names.h), never waited on. */
-void metrics_render_steps(struct np_daemon *d, struct metrics_text *t, const unsigned *os,
-                          unsigned count);
 
 #endif /* NUMAPLACED_METRICS_TEXT_H */

@@ -1,20 +1,14 @@
-/* numaplaced's side of migration (see migration.h). */
-#include "migration.h"
+/* numaplaced's side of migration (daemon.h). */
 
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "numaplace/engine.h"
-#include "numaplace/migration.h"
-#include "auto_class.h"
+#include "daemon.h"
 #include "numaplace/procfs.h"
-#include "registry.h"
-#include "clients.h"
-#include "uncore_bw.h"
 
 #define TRIGGER_MAX_REQUESTS 4 /* requests one trigger may propose per interval */
 

@@ -1,8 +1,7 @@
 /*
- * migrator.h - numaplaced's migration worker: one thread that carries out one request at a time
- * with the engine (numaplace/engine.h), so a rate-limited move of gigabytes never holds up the
- * helper's socket or its sampling. The main loop submits a request with its own copy of the
- * node view, polls the migrator's fd, and collects the result.
+ * migrator.h - the migration worker: a thread that carries out one request at a time with the
+ * engine, so a rate-limited move of gigabytes never holds up the socket or the sampling. The loop
+ * submits a request with its own copy of the node view, polls the fd, collects the result.
  */
 #ifndef NUMAPLACED_MIGRATOR_H
 #define NUMAPLACED_MIGRATOR_H
@@ -36,10 +35,8 @@ bool migrator_busy(const struct migrator *m);
 /** Change the rate limit (bytes/s, 0 = none); takes effect at the next request. */
 void migrator_set_rate(struct migrator *m, double bytes_per_s);
 
-/**
- * Hand one request to the worker. @p view is stolen (a deep copy made with migrator_view_new).
- * @return 0, -EBUSY (one is running: keep it queued)
- */
+/** Hand one request to the worker, @p view (from migrator_view_new) stolen. @return 0, -EBUSY
+ *  (one is running: keep it queued) */
 int migrator_submit(struct migrator *m, struct np_node_view *view,
                     const struct np_engine_config *config, const struct np_request *request,
                     uint64_t tag);
@@ -49,11 +46,9 @@ int migrator_collect(struct migrator *m, struct migrator_done *done);
 
 void migrator_done_fini(struct migrator_done *done);
 
-/**
- * End the running request after its current batch (a rate-limited move of gigabytes would
- * otherwise hold a stopping numaplaced for minutes). Its result, marked stopped, is still collected
- * as usual. Every later request also ends at once: call it only when stopping. Accepts NULL.
- */
+/** Stopping: end the running request after its current batch (a rate-limited move would hold a
+ *  stopping numaplaced for minutes), its result marked stopped; any later one ends at once.
+ *  Accepts NULL. */
 void migrator_cancel(struct migrator *m);
 
 /** Cancel the running request, wait for the worker and free everything (an uncollected result

@@ -1,17 +1,10 @@
 /*
- * ops.h - one function per protocol op (docs/protocol.md), each in its op_*.c. Each takes the
- * peer's credentials and the decoded request and returns the reply (new reference), so tests
- * call them with a made-up peer and no socket. handlers.c decodes a request line and
- * dispatches to them.
+ * ops.h - one function per protocol op (docs/protocol.md), in ops.c. Each takes the peer's
+ * credentials and the decoded request and returns the reply (new reference), so tests call them
+ * with a made-up peer and no socket.
  */
 #ifndef NUMAPLACED_OPS_H
 #define NUMAPLACED_OPS_H
-
-#include <stddef.h>
-#include <stdint.h>
-#include <sys/socket.h>
-
-#include <jansson.h>
 
 #include "daemon.h"
 
@@ -22,10 +15,9 @@ json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struc
 json_t *op_applied(struct np_daemon *d, const struct np_peer *peer,
                    const struct np_task_applied *a);
 
-/** step_end (root only): the step's report is written and it is forgotten. With a writer
- *  (d->writer): NULL, *@p pending set, and the reply comes once the report is durable; with
- *  @p answer_at_end, the reply after the final sample (status shows the step "ending" until
- *  its report is written). */
+/** step_end (root only): the step's report is written and it is forgotten. With a writer: NULL,
+ *  *@p pending set, the reply once the report is durable; with @p answer_at_end, the reply after
+ *  the final sample (status shows the step "ending" until its report is written). */
 json_t *op_step_end(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                     uint32_t job_id, uint32_t step_id, bool answer_at_end);
 
@@ -40,11 +32,9 @@ json_t *op_set_class(struct np_daemon *d, const struct np_peer *peer, uint32_t j
 json_t *op_migrate(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                    const struct np_proto_request *req);
 
-/**
- * Decode one request line and run its op (handlers.c; ping is answered there). @p pending is
- * the client's tag: a migrate request that was queued, or a step_end whose report is with the
- * writer, sets it and returns NULL (the reply comes later, client_answer_tag).
- */
+/** Decode one request line and run its op (ping is answered here). A migrate queued, or a
+ *  step_end whose report is with the writer, sets *@p pending (the client's tag) and returns
+ *  NULL: the reply comes later (client_answer_tag). */
 json_t *handlers_dispatch(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                           const char *buf, size_t len);
 

@@ -1,24 +1,23 @@
 /* --numa-policy=auto's placement hint (the reply to advise): node traffic against capacity, and
- * the job's history (placement_hint.h, docs/auto.md). */
-#include "placement_hint.h"
+ * the job's history of (user, job name) sensitivities, kept across restarts (daemon.h,
+ * docs/auto.md). */
+#include "daemon.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
-#include "auth.h"
-#include "auto_class.h"
-#include "history.h"
-#include "log.h"
-#include "migration.h"
 #include "migrator.h"
 #include "numaplace/auto.h"
 #include "numaplace/penalty.h"
 #include "numaplace/procfs.h"
 #include "numaplace/profile.h"
+#include "safe_file.h"
+#include "writer.h"
 
 void hint_load(struct np_daemon *d)
 {
@@ -56,10 +55,8 @@ void hint_load(struct np_daemon *d)
             100.0 * a->threshold);
 }
 
-/* Each node's busy share since the last tick, from the node counters' /proc/stat reading of
- * this tick, as the kernel accounted its CPUs' ticks: busy over all (not over wall-clock time):
- * a virtual machine whose CPUs the host starves is accounted fewer ticks than the time that
- * passed, and its busy nodes looked half idle. */
+/* From this tick's /proc/stat reading: busy ticks over all ticks, not over wall-clock time (a
+ * virtual machine whose CPUs the host starves is accounted fewer ticks than passed). */
 void hint_tick(struct np_daemon *d)
 {
     struct np_hint_state *a = &d->hint;
@@ -182,4 +179,270 @@ void hint_remember(struct np_daemon *d, const struct np_daemon_job *j)
     else
         return; /* only the site's default: nothing learnt */
     history_note(d, j->meta.uid, j->job_name, high);
+}
+
+/* ---- the history ---- */
+
+int history_find(const struct np_hint_state *a, uid_t uid, const char *name)
+{
+    for (unsigned i = 0; i < a->nhistory; i++)
+        if (a->history[i].uid == uid && strcmp(a->history[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* The entry (uid, name) replaces when every one is used. The entries are shared among the
+ * users: one past their share (NPD_HISTORY_MAX over the users holding entries, @p uid among
+ * them) replaces their own entry used longest ago; one within it, the entry used longest ago of
+ * the user holding the most, so one user's many names never push out another's few. */
+static int history_victim(const struct np_hint_state *a, uid_t uid)
+{
+    unsigned held[NPD_HISTORY_MAX] = {0}, users = 0, mine = 0, most = 0;
+    int first[NPD_HISTORY_MAX], victim = -1;
+    uid_t from;
+
+    /* How many entries each user holds, counted at the first entry of theirs. */
+    for (unsigned i = 0; i < a->nhistory; i++) {
+        first[i] = (int)i;
+        for (unsigned k = 0; k < i; k++)
+            if (a->history[k].uid == a->history[i].uid) {
+                first[i] = first[k];
+                break;
+            }
+        if (held[first[i]]++ == 0)
+            users++;
+        if (held[first[i]] > most)
+            most = held[first[i]];
+        if (a->history[i].uid == uid)
+            mine++;
+    }
+    users += mine == 0;
+    if (mine > 0 && mine >= a->nhistory / users) { /* 256 users of one entry each: a 257th none */
+        from = uid;
+    } else {
+        from = a->history[0].uid;
+        for (unsigned i = 0; i < a->nhistory; i++)
+            if (held[first[i]] == most) {
+                from = a->history[i].uid;
+                break;
+            }
+    }
+    for (unsigned i = 0; i < a->nhistory; i++)
+        if (a->history[i].uid == from &&
+            (victim < 0 || a->history[i].last < a->history[victim].last))
+            victim = (int)i;
+    return victim;
+}
+
+/* A new entry for (uid, name): a free one, else history_victim's. */
+static int history_slot(struct np_hint_state *a, uid_t uid, const char *name)
+{
+    const int i = a->nhistory < NPD_HISTORY_MAX ? (int)a->nhistory++ : history_victim(a, uid);
+
+    memset(&a->history[i], 0, sizeof(a->history[i]));
+    a->history[i].uid = uid;
+    snprintf(a->history[i].name, sizeof(a->history[i].name), "%s", name);
+    return i;
+}
+
+/* A name the history keeps: what advise accepts (NPD_HISTORY_FILE_MAX bounds the file by it). */
+static bool history_name_ok(const char *name)
+{
+    return name[0] && strlen(name) <= NPD_HISTORY_NAME_MAX && np_proto_printable(name);
+}
+
+void history_note(struct np_daemon *d, uid_t uid, const char *name, bool high)
+{
+    struct np_hint_state *a = &d->hint;
+    int i;
+
+    if (!history_name_ok(name))
+        return;
+    if ((i = history_find(a, uid, name)) < 0)
+        i = history_slot(a, uid, name);
+    if (high)
+        a->history[i].high++;
+    else
+        a->history[i].low++;
+    a->history[i].last = ++a->history_seq;
+    history_save(d);
+}
+
+static char *history_encode(const struct np_hint_state *a)
+{
+    json_t *entries = json_array(), *doc;
+    char *text;
+
+    for (unsigned i = 0; entries && i < a->nhistory; i++)
+        json_array_append_new(
+            entries,
+            json_pack("{s:I, s:s, s:I, s:I, s:I}", "uid", (json_int_t)a->history[i].uid, "name",
+                      a->history[i].name, "high", (json_int_t)a->history[i].high, "low",
+                      (json_int_t)a->history[i].low, "last", (json_int_t)a->history[i].last));
+    doc = json_pack("{s:s, s:I, s:o}", "schema", NPD_HISTORY_SCHEMA, "seq",
+                    (json_int_t)a->history_seq, "entries", entries ? entries : json_array());
+    text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    return text;
+}
+
+static void history_written(void *ctx, struct writer_job *job)
+{
+    struct np_daemon *d = ctx;
+
+    if (job->rc < 0)
+        NPD_LOG(d, ERROR, "cannot save --numa-policy=auto's history to %s/%s: %s", job->dir,
+                job->name, job->err.msg);
+}
+
+void history_save(struct np_daemon *d)
+{
+    char *text = history_encode(&d->hint);
+    struct writer_job *w;
+
+    /* A text the reader would refuse is not written: the old file stays. */
+    if (text && strlen(text) > NPD_HISTORY_FILE_MAX) {
+        NPD_LOG(d, ERROR,
+                "--numa-policy=auto's history not saved: %zu bytes, more than the %d it may hold",
+                strlen(text), NPD_HISTORY_FILE_MAX);
+        free(text);
+        return;
+    }
+    w = text ? writer_job_new(d->cfg.state_dir, NPD_HISTORY_FILE, text, strlen(text), (uid_t)-1,
+                              0600, history_written, NULL)
+             : NULL;
+    if (w)
+        writer_run(d->writer, w, d);
+    else
+        NPD_LOG(d, ERROR, "cannot save --numa-policy=auto's history: out of memory");
+}
+
+/* The file's bytes into *@p text (new), only when nobody but numaplaced could have written
+ * them. @return 0, -ENOENT (no file), or -errno with @p err */
+static int history_read(const char *dir, char **text, size_t *len, struct np_err *err)
+{
+    const int dirfd = safe_dir_open(dir, err);
+    struct stat st;
+    int fd, rc = 0;
+
+    *text = NULL;
+    if (dirfd < 0)
+        return dirfd;
+    fd = openat(dirfd, NPD_HISTORY_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    close(dirfd);
+    if (fd < 0) /* ELOOP: a symlink planted there */
+        return np_err_set(err, -errno, "cannot open it: %s", strerror(errno));
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        rc = np_err_set(err, -EPERM, "not a regular file");
+    else if (st.st_uid != 0 && st.st_uid != geteuid())
+        rc = np_err_set(err, -EPERM, "owned by uid %u, not root's or the helper's",
+                        (unsigned)st.st_uid);
+    else if (st.st_mode & (S_IWGRP | S_IWOTH))
+        rc = np_err_set(err, -EPERM, "writable by group or others (mode %03o)",
+                        (unsigned)(st.st_mode & 0777));
+    else if (st.st_size > NPD_HISTORY_READ_MAX)
+        rc = np_err_set(err, -EFBIG, "%lld bytes, more than the %d a history holds",
+                        (long long)st.st_size, NPD_HISTORY_READ_MAX);
+    else if ((*text = malloc((size_t)st.st_size + 1)) == NULL)
+        rc = np_err_set(err, -ENOMEM, "out of memory");
+    else if (read(fd, *text, (size_t)st.st_size) != st.st_size)
+        rc = np_err_set(err, -EIO, "short read");
+    close(fd);
+    if (rc < 0) {
+        free(*text);
+        *text = NULL;
+    } else {
+        *len = (size_t)st.st_size;
+    }
+    return rc;
+}
+
+/* One entry of the file into @p a; -EPROTO with @p err when it is not one we write; 0 and not
+ * kept (*@p dropped) a name an older numaplaced took with a control character. */
+static int history_entry(struct np_hint_state *a, const json_t *e, size_t index, unsigned *dropped,
+                         struct np_err *err)
+{
+    json_int_t uid, high, low, last;
+    const char *name;
+    json_error_t jerr;
+    int i;
+
+    if (json_unpack_ex((json_t *)e, &jerr, JSON_STRICT, "{s:I, s:s, s:I, s:I, s:I}", "uid", &uid,
+                       "name", &name, "high", &high, "low", &low, "last", &last) < 0)
+        return np_err_set(err, -EPROTO, "entry %zu: %s", index, jerr.text);
+    if (uid < 0 || uid >= (json_int_t)UINT32_MAX || !name[0] ||
+        strlen(name) >= sizeof(a->history[0].name) || high < 0 || low < 0 || high > UINT32_MAX ||
+        low > UINT32_MAX || high + low == 0 || last < 0)
+        return np_err_set(err, -EPROTO, "entry %zu: a figure or the name out of range", index);
+    if (!np_proto_printable(name)) {
+        (*dropped)++;
+        return 0;
+    }
+    if (history_find(a, (uid_t)uid, name) >= 0)
+        return np_err_set(err, -EPROTO, "entry %zu: (uid %lld, \"%s\") twice", index,
+                          (long long)uid, name);
+    i = history_slot(a, (uid_t)uid, name);
+    a->history[i].high = (unsigned)high;
+    a->history[i].low = (unsigned)low;
+    a->history[i].last = (uint64_t)last;
+    return 0;
+}
+
+int history_restore(struct np_daemon *d)
+{
+    struct np_hint_state *a = &d->hint;
+    struct np_err err = {0};
+    json_error_t jerr;
+    json_t *doc, *entries = NULL, *e;
+    const char *schema = NULL;
+    json_int_t seq = 0;
+    size_t len = 0, index;
+    unsigned dropped = 0;
+    char *text = NULL;
+    int rc = history_read(d->cfg.state_dir, &text, &len, &err);
+
+    a->nhistory = 0;
+    a->history_seq = 0;
+    if (rc == -ENOENT)
+        return 0;
+    if (rc < 0) {
+        NPD_LOG(d, ERROR, "--numa-policy=auto's history %s/%s refused (%s); starting without it",
+                d->cfg.state_dir, NPD_HISTORY_FILE, err.msg);
+        return rc;
+    }
+    doc = json_loadb(text, len, 0, &jerr);
+    free(text);
+    if (!doc || json_unpack_ex(doc, &jerr, JSON_STRICT, "{s:s, s:I, s:o}", "schema", &schema, "seq",
+                               &seq, "entries", &entries) < 0)
+        rc = np_err_set(&err, -EPROTO, "%s", jerr.text);
+    else if (strcmp(schema, NPD_HISTORY_SCHEMA) != 0)
+        rc = np_err_set(&err, -EPROTO, "its schema is not " NPD_HISTORY_SCHEMA);
+    else if (!json_is_array(entries) || json_array_size(entries) > NPD_HISTORY_MAX || seq < 0)
+        rc =
+            np_err_set(&err, -EPROTO, "\"entries\" not an array of at most %d, or \"seq\" negative",
+                       NPD_HISTORY_MAX);
+    json_array_foreach(rc == 0 ? entries : NULL, index, e)
+    {
+        const unsigned kept = a->nhistory;
+        if ((rc = history_entry(a, e, index, &dropped, &err)) < 0)
+            break;
+        if (a->nhistory > kept && a->history[a->nhistory - 1].last > (uint64_t)seq)
+            seq = (json_int_t)a->history[a->nhistory - 1].last;
+    }
+    json_decref(doc);
+    if (rc < 0) { /* a wrong file starts empty rather than half-read */
+        a->nhistory = 0;
+        NPD_LOG(d, ERROR,
+                "--numa-policy=auto's history %s/%s is unreadable (%s); starting without it",
+                d->cfg.state_dir, NPD_HISTORY_FILE, err.msg);
+        return rc;
+    }
+    a->history_seq = (uint64_t)seq;
+    if (dropped)
+        NPD_LOG(d, WARNING,
+                "--numa-policy=auto's history: %u job name(s) with a control character dropped",
+                dropped);
+    if (a->nhistory)
+        NPD_LOG(d, INFO, "--numa-policy=auto's history: %u job name(s) restored", a->nhistory);
+    return (int)a->nhistory;
 }

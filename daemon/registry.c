@@ -1,20 +1,111 @@
-/* The step registry (see registry.h): a sorted index with binary search, and registry.json
- * (read back by registry_restore.c). */
-#include "registry.h"
-
-#include "safe_file.h"
+/* The steps (daemon.h): each one, the object, and their registry, a sorted index with binary
+ * search, and registry.json (read back by registry_restore.c). */
+#include "daemon.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "jobs.h"
+#include "safe_file.h"
 #include "writer.h"
 #include "numaplace/json_reals.h"
 #include "numaplace/output_file.h"
+
+uint64_t job_cpu_nodes_mask(const struct np_daemon *d, hwloc_const_bitmap_t cpus)
+{
+    uint64_t mask = 0;
+    int cpu;
+
+    if (!d->cpu_node || !cpus)
+        return 0;
+    hwloc_bitmap_foreach_begin(cpu, cpus)
+    {
+        if ((unsigned)cpu < d->ncpus && d->cpu_node[cpu] >= 0 && d->cpu_node[cpu] < 64)
+            mask |= 1ull << d->cpu_node[cpu];
+    }
+    hwloc_bitmap_foreach_end();
+    return mask;
+}
+
+void job_free(struct np_daemon_job *j)
+{
+    if (!j)
+        return;
+    np_sampler_fini(&j->sampler);
+    np_step_figures_fini(&j->stats);
+    json_decref(j->final_report);
+    free(j->final_report_text);
+    json_decref(j->tasks);
+    free(j);
+}
+
+json_t *job_task_entry(const struct np_daemon_job *j, pid_t pid)
+{
+    json_t *t;
+    size_t i;
+
+    json_array_foreach(j->tasks, i, t)
+    {
+        if (json_integer_value(json_object_get(t, "pid")) == pid)
+            return t;
+    }
+    return NULL;
+}
+
+void job_set_class(struct np_daemon_job *j, enum np_class cls)
+{
+    j->job_class = cls;
+    snprintf(j->meta.job_class, sizeof(j->meta.job_class), "%s", np_class_name(cls));
+}
+
+void job_set_class_source(struct np_daemon_job *j, const char *source)
+{
+    snprintf(j->meta.class_source, sizeof(j->meta.class_source), "%s", source);
+    j->meta.prediction.known = false; /* auto_class_consider sets it after its source */
+}
+
+bool job_follow_effective_cpus(const struct np_daemon *d, struct np_daemon_job *j)
+{
+    hwloc_const_bitmap_t effective = np_sampler_effective_cpus(&j->sampler);
+    const uint64_t nodes = job_cpu_nodes_mask(d, effective);
+    char list[sizeof(j->meta.effective_cpus)];
+
+    if (hwloc_bitmap_iszero(effective) ||
+        hwloc_bitmap_list_snprintf(list, sizeof(list), effective) >= (int)sizeof(list))
+        return false; /* not known yet, or too long to say whole: keep what was said */
+    if (!nodes || (nodes == j->meta.local_nodes && strcmp(list, j->meta.effective_cpus) == 0))
+        return false;
+    snprintf(j->meta.effective_cpus, sizeof(j->meta.effective_cpus), "%s", list);
+    /* the planner's move group and the report's local share follow where the tasks may run */
+    j->meta.local_nodes = j->stats.local_nodes = nodes;
+    job_note_helper_cpus(d, j);
+    return true;
+}
+
+void job_note_helper_cpus(const struct np_daemon *d, struct np_daemon_job *j)
+{
+    hwloc_const_bitmap_t cpus = np_sampler_effective_cpus(&j->sampler);
+    hwloc_bitmap_t shared, now;
+
+    if (!d->helper_cpus || hwloc_bitmap_iszero(d->helper_cpus) || hwloc_bitmap_iszero(cpus) ||
+        !(shared = hwloc_bitmap_alloc()))
+        return;
+    /* Once shared, the step says so: numaplaced may have moved since (a reload). Only of the
+     * CPUs the tasks may run on: the registered ones were wider when the binding came later. */
+    if (hwloc_bitmap_list_sscanf(shared, j->meta.shared_cpus) < 0)
+        hwloc_bitmap_zero(shared);
+    hwloc_bitmap_and(shared, shared, cpus);
+    if ((now = hwloc_bitmap_alloc())) {
+        hwloc_bitmap_and(now, d->helper_cpus, cpus);
+        hwloc_bitmap_or(shared, shared, now);
+        hwloc_bitmap_free(now);
+    }
+    hwloc_bitmap_list_snprintf(j->meta.helper_cpus, sizeof(j->meta.helper_cpus), d->helper_cpus);
+    hwloc_bitmap_list_snprintf(j->meta.shared_cpus, sizeof(j->meta.shared_cpus), shared);
+    hwloc_bitmap_free(shared);
+}
 
 static int compare_key(uint32_t job_id, uint32_t step_id, const struct np_daemon_job *j)
 {
@@ -223,12 +314,10 @@ void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id)
     journal_append(d, json_pack("{s:[I, I]}", "end", (json_int_t)job_id, (json_int_t)step_id));
 }
 
-/* The journal without its first @p held bytes (lines the snapshot just written holds): under
+/* The journal without its first @p held bytes (what the snapshot just written holds): under
  * steady requests every save has lines appended meanwhile, and the journal would only grow. On
- * the loop, as appends are, so none is missed; the tail is a few lines. A copy (the one writer's
- * temporary, numaplace/output_file.h) renamed over it: a kill -9 leaves the old journal whole
- * (its older lines skipped at a restart by generation). Not flushed, as appends are not: the
- * only flushes are the writer thread's. */
+ * the loop, as appends are; a copy renamed over it (a kill -9 leaves the old one whole, its older
+ * lines skipped at a restart by generation), not flushed, as appends are not. */
 static bool copy_from(int in, size_t at, int out, size_t *copied)
 {
     char buf[8192];
@@ -325,10 +414,9 @@ static void registry_written(void *ctx, struct writer_job *w)
                  d->registry.journal_lines == d->registry.lines_at_submit);
 }
 
-/* registry.json's text: every step's entry, finishing ones too (until their report is durable a
- * restart must still know them). A finished step's report is spliced in from its compact text,
- * dumped once: held reports (up to NPD_HOLD_MAX) would otherwise be serialised again on the loop
- * at every save. @return new, or NULL (out of memory) */
+/* registry.json's text: every step's entry, finishing ones too, a finished step's report spliced
+ * in from its compact text, dumped once (held reports would otherwise be serialised again at
+ * every save). @return new, or NULL (out of memory) */
 static char *snapshot_text(const struct np_registry *r, uint64_t generation)
 {
     char *text = NULL;

@@ -1,16 +1,11 @@
-/* The steps of registry.json and its journal back in the registry after a restart (see
- * registry.h). */
-#include "registry.h"
+/* The steps of registry.json and its journal back in the registry after a restart (daemon.h). */
+#include "daemon.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "job_life.h"
-#include "jobs.h"
 #include "numaplace/procfs.h"
-#include "numaplace/protocol.h"
 
 /* Is @p pid still the job's task? After a restart the pid may belong to another process, maybe
  * another user's: it must run as the job's user and, where the registry kept it, have started
@@ -166,10 +161,9 @@ static void merge_task(json_t *step, json_t *task, json_int_t start)
     json_array_append(tasks, task);
 }
 
-/* The snapshot's entries with the journal's lines of its generation or later (saves that failed
- * after it) applied in order; lines of older generations are in it already. A step's newer entry
- * replaces its older one, an end removes it. A line that does not parse (cut by a
- * crash mid-write, or not ours) is skipped. @return a new array. */
+/* The snapshot's entries with the journal's lines of its generation or later applied in order
+ * (older ones are in it): a newer entry replaces a step's, an end removes it, a line that does
+ * not parse (cut by a crash, or not ours) is skipped. @return a new array */
 static json_t *merge_journal(struct np_daemon *d, json_t *jobs)
 {
     json_t *by_step = json_object(), *merged = json_array(), *entry, *line;

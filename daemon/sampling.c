@@ -1,20 +1,121 @@
-/* The node at start (topology, perf, housekeeping CPUs) and the steps each interval (see
- * sampling.h). */
-#include "sampling.h"
+/* The node at start (topology, perf, housekeeping CPUs, the memory controllers' counters), the
+ * steps each interval (daemon.h). */
+#include "daemon.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <hwloc.h>
+#include <limits.h>
 
 #include "numaplace/procfs.h"
 
-#include "auto_class.h"
-#include "housekeeping.h"
-#include "jobs.h"
-#include "report_out.h"
+/* ---- numaplaced's CPUs: housekeeping, never nohz_full or isolated ---- */
+
+static int read_cpu_list(const char *root, const char *name, hwloc_bitmap_t out)
+{
+    char path[1200], text[4096] = "";
+    FILE *f;
+
+    hwloc_bitmap_zero(out);
+    snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/%s", root ? root : "", name);
+    f = fopen(path, "re");
+    if (!f)
+        return 0; /* an older kernel, or none configured */
+    if (!fgets(text, sizeof(text), f))
+        text[0] = '\0';
+    fclose(f);
+    text[strcspn(text, "\n")] = '\0';
+    if (!text[0] || strcmp(text, "(null)") == 0) /* what some kernels print for none */
+        return 0;
+    if (hwloc_bitmap_list_sscanf(out, text) < 0) {
+        hwloc_bitmap_zero(out);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int housekeeping_quiet_cpus(const char *root, hwloc_bitmap_t nohz, hwloc_bitmap_t isolated)
+{
+    const int a = read_cpu_list(root, "nohz_full", nohz);
+    const int b = read_cpu_list(root, "isolated", isolated);
+
+    return a < 0 ? a : b;
+}
+
+int housekeeping_choose(hwloc_const_bitmap_t wanted, hwloc_const_bitmap_t started,
+                        hwloc_const_bitmap_t quiet, hwloc_bitmap_t out)
+{
+    hwloc_bitmap_andnot(out, hwloc_bitmap_iszero(wanted) ? started : wanted, quiet);
+    if (!hwloc_bitmap_iszero(out))
+        return 0;
+    hwloc_bitmap_andnot(out, started, quiet);
+    if (!hwloc_bitmap_iszero(out))
+        return 1;
+    hwloc_bitmap_copy(out, started);
+    return 2;
+}
+
+/* Whether /proc/<pid>/comm under @p root is "slurmd". */
+static bool is_slurmd(const char *root, pid_t pid)
+{
+    char path[1200], comm[32] = "";
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/proc/%ld/comm", root ? root : "", (long)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return false;
+    if (!fgets(comm, sizeof(comm), f))
+        comm[0] = '\0';
+    fclose(f);
+    comm[strcspn(comm, "\n")] = '\0';
+    return strcmp(comm, "slurmd") == 0;
+}
+
+int housekeeping_slurmd_cpus(const char *root, hwloc_bitmap_t out)
+{
+    char path[1100];
+    hwloc_bitmap_t one = hwloc_bitmap_alloc();
+    struct dirent *e;
+    DIR *dir;
+    int found = 0;
+
+    hwloc_bitmap_zero(out);
+    snprintf(path, sizeof(path), "%s/proc", root ? root : "");
+    dir = opendir(path);
+    if (!dir || !one) {
+        if (dir)
+            closedir(dir);
+        hwloc_bitmap_free(one);
+        return 0;
+    }
+    while (found >= 0 && (e = readdir(dir))) {
+        char *end;
+        const long pid = strtol(e->d_name, &end, 10);
+        struct np_proc_status st;
+        const char *list;
+
+        if (*end || pid <= 0 || !is_slurmd(root, (pid_t)pid) ||
+            np_proc_status_read(root, (pid_t)pid, &st, NULL) < 0 || is_slurmd(root, st.ppid))
+            continue;
+        list = np_proc_status_cpus_allowed(&st);
+        if (!list || hwloc_bitmap_list_sscanf(one, list) < 0 || hwloc_bitmap_iszero(one) ||
+            (found && !hwloc_bitmap_isequal(one, out)))
+            found = -EINVAL;
+        else
+            found = 1;
+        hwloc_bitmap_copy(out, one);
+    }
+    closedir(dir);
+    hwloc_bitmap_free(one);
+    if (found < 0)
+        hwloc_bitmap_zero(out);
+    return found;
+}
 
 /* The housekeeping CPUs asked for into @p wanted (empty: none), and why. */
 static const char *wanted_cpus(const struct np_daemon *d, hwloc_bitmap_t wanted)
@@ -271,4 +372,112 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
         d->totals.sampling_cpu_s += spent;
     }
     d->totals.samples++;
+}
+
+/* ---- memory nodes' traffic from their controllers ---- */
+
+void uncore_bw_start(struct np_daemon *d)
+{
+    const char *fsroot = getenv("HWLOC_FSROOT"); /* the root the topology is read from */
+    const struct np_uncore_pmu *pmu;
+    struct np_err err = {0};
+    char sys_root[PATH_MAX];
+    uint64_t rd, wr;
+    int n;
+
+    uncore_bw_stop(d);
+    if (!d->cfg.perf) {
+        snprintf(d->uncore.why, sizeof(d->uncore.why), "unavailable: perf backend turned off");
+        return;
+    }
+    pmu = np_uncore_detect(d->uncore.why, sizeof(d->uncore.why));
+    if (pmu && np_uncore_encode(pmu, &rd, &wr, &err) < 0) {
+        snprintf(d->uncore.why, sizeof(d->uncore.why), "unavailable: %.240s", err.msg);
+        pmu = NULL;
+    }
+    if (!pmu) {
+        NPD_LOG(d, INFO, "memory controllers: %s; node traffic is estimated from jobs' figures",
+                d->uncore.why);
+        return;
+    }
+    snprintf(sys_root, sizeof(sys_root), "%s/sys", fsroot && *fsroot ? fsroot : "");
+    n = np_uncore_open(&d->uncore, sys_root, rd, wr, &err);
+    if (n < 0)
+        NPD_LOG(d, WARNING, "memory controllers (%s): %s; node traffic is estimated",
+                pmu->generation, d->uncore.why);
+    else
+        NPD_LOG(d, INFO, "memory controllers (%s): %d counted; node traffic from them",
+                pmu->generation, n);
+}
+
+void uncore_bw_reload(struct np_daemon *d, bool perf_before)
+{
+    if (d->cfg.perf == perf_before && d->uncore.nboxes > 0)
+        return;
+    uncore_bw_start(d);
+}
+
+/* The node whose traffic box @p b counts, or -1. With sub-NUMA clustering the socket's traffic
+ * goes to the node of the CPU the kernel counts it on: the controllers are the socket's. */
+static int node_of_box(const struct np_daemon *d, const struct np_uncore_box *b)
+{
+    const int node = d->cpu_node && b->cpu < d->ncpus ? d->cpu_node[b->cpu] : -1;
+
+    return node < NP_MAX_NODES ? node : -1;
+}
+
+bool uncore_bw_counts_node(const struct np_daemon *d, unsigned node)
+{
+    for (size_t i = 0; i < d->uncore.nboxes; i++)
+        if (node_of_box(d, &d->uncore.boxes[i]) == (int)node)
+            return true;
+    return false;
+}
+
+void uncore_bw_tick(struct np_daemon *d)
+{
+    int rc;
+
+    if (d->uncore.nboxes == 0)
+        return;
+    rc = np_uncore_sample(&d->uncore, np_monotonic_s());
+    for (size_t i = 0; rc > 0 && i < d->uncore.nboxes; i++) {
+        const int node = node_of_box(d, &d->uncore.boxes[i]);
+        if (node >= 0)
+            d->totals.uncore_bytes[node] += d->uncore.boxes[i].interval_bytes;
+    }
+    if (rc < 0) {
+        snprintf(d->uncore.why, sizeof(d->uncore.why), "unavailable: reading the counters: %s",
+                 strerror(-rc));
+        NPD_LOG(d, WARNING, "memory controllers: %s; node traffic is estimated from now on",
+                d->uncore.why);
+        np_uncore_close(&d->uncore);
+    }
+}
+
+void uncore_bw_apply(const struct np_daemon *d, struct np_node_view *view)
+{
+    double sum[NP_MAX_NODES] = {0};
+    bool counted[NP_MAX_NODES] = {false};
+
+    for (size_t i = 0; i < d->uncore.nboxes; i++) {
+        const struct np_uncore_box *b = &d->uncore.boxes[i];
+        const int node = node_of_box(d, b);
+
+        if (b->bytes_per_s < 0 || node < 0)
+            continue;
+        sum[node] += b->bytes_per_s;
+        counted[node] = true;
+    }
+    for (unsigned n = 0; n < view->nnodes && n < NP_MAX_NODES; n++)
+        if (counted[n]) {
+            view->node_bandwidth[n] = sum[n];
+            view->node_bandwidth_source[n] = NP_BW_SOURCE_UNCORE;
+            view->node_bandwidth_available = true;
+        }
+}
+
+void uncore_bw_stop(struct np_daemon *d)
+{
+    np_uncore_close(&d->uncore);
 }

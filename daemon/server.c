@@ -1,18 +1,14 @@
-/* numaplaced's socket: who may connect, and each request to its op (see server.h). */
-#include "server.h"
+/* numaplaced's socket: who may connect, and each request to its op (daemon.h). */
+#include "daemon.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "accept_shed.h"
-#include "auth.h"
-#include "clients.h"
 #include "ops.h"
 
 int server_open(struct np_daemon *d)
@@ -74,7 +70,7 @@ bool server_admit(const struct np_daemon *d, uid_t uid)
     return free_slots > NPD_ROOT_RESERVED && by_uid < NPD_MAX_PER_USER;
 }
 
-/* Out of descriptors: the connection was shed (accept_shed.h). One line per 10 s at most. */
+/* Out of descriptors: the connection was shed (accept_shed). One line per 10 s at most. */
 static void log_shed(struct np_daemon *d)
 {
     static double logged;

@@ -220,10 +220,9 @@ static void *look_up_group(void *arg)
     return NULL;
 }
 
-/* With the lock held: a lookup of @p group to start (new, for the caller to run unlocked), or
- * NULL when one is under way, the answer is fresh, or "" asked for none. @p anew: whatever the
- * answer's age, and over one under way (started maybe before the group changed); the answer
- * there is serves until the new one comes. */
+/* With the lock held: a lookup of @p group for the caller to start unlocked (new), or NULL when
+ * one is under way, the answer is fresh, or "" asks for none. @p anew: whatever the answer's age,
+ * and over one under way (maybe started before the group changed). */
 static struct group_lookup *group_lookup_due(const char *group, bool anew)
 {
     struct group_lookup *l;

@@ -1,12 +1,9 @@
 /*
- * user_names.h - what the name service says, looked up off the loop: user names for the metrics
- * page, and who is in admin_group. A name service (LDAP, NIS) may take seconds to answer
- * getpwuid_r or getgrnam_r; the loop must never wait on it. A step's registration asks for its
- * user's name (user_name_want), a thread of its own looks it up, and a scrape takes what is known
- * by then (user_name_get), the uid's number until it is. The configuration asks for admin_group
- * (admin_group_want, at start and at each reload); a thread reads its gid and its members, and
- * set-class and migrate check a peer against that answer and the groups its process holds
- * (admin_group_has), asking for a fresh one once it is NPD_ADMIN_GROUP_REFRESH_S old.
+ * user_names.h - what the name service says, looked up off the loop (LDAP or NIS may take seconds
+ * and the loop must never wait): user names for the metrics page, asked for at registration and
+ * taken by a scrape as known by then (the uid's number until it is); and admin_group's gid and
+ * members, asked for at start and each reload, against which set-class and migrate check a peer,
+ * asking afresh once the answer is NPD_ADMIN_GROUP_REFRESH_S old.
  */
 #ifndef NUMAPLACED_USER_NAMES_H
 #define NUMAPLACED_USER_NAMES_H
@@ -18,8 +15,7 @@
 /* uids remembered at once; past that, a new one is looked up only after a known one is dropped */
 #define NPD_USER_NAMES_MAX 1024
 
-/** Look @p uid's name up on a thread of its own, unless it is known or being looked up. Never
- *  blocks on the name service. */
+/** Look @p uid's name up on a thread of its own, unless known or under way. Never blocks. */
 void user_name_want(uid_t uid);
 
 /** Copy @p uid's name into @p buf when it is known. @return whether it was */
@@ -29,18 +25,14 @@ bool user_name_get(uid_t uid, char *buf, size_t len);
  * a user taken out of the group loses the rights within about this long, or at once on SIGHUP. */
 #define NPD_ADMIN_GROUP_REFRESH_S 60.0
 
-/** Look @p group's gid and members up again on a thread of its own ("" forgets the answer): at
- *  start and at each reload, so a change to the group counts from the next SIGHUP; the answer
- *  there is serves until the new one comes. Never blocks on the name service. */
+/** Look @p group's gid and members up again on a thread of its own ("" forgets the answer); the
+ *  answer there is serves until the new one comes. Never blocks. */
 void admin_group_want(const char *group);
 
-/**
- * Whether a peer of @p uid and @p gid, holding the @p ngroups supplementary @p groups (borrowed;
- * the process's own, from its socket), is in @p group by the latest answer: its gid or one of
- * its groups is the group's, or the group lists the user (getent group). Never blocks: an answer
- * older than NPD_ADMIN_GROUP_REFRESH_S still serves while a new one is looked up.
- * @return 1 in it, 0 not (or no such group), -EAGAIN: not answered yet (being looked up)
- */
+/** Is a peer of @p uid and @p gid with the @p ngroups supplementary @p groups (its process's) in
+ *  @p group by the latest answer: by its gid or groups, or listed (getent group)? Never blocks:
+ *  an old answer serves while a new one is looked up. @return 1, 0 (or no such group), -EAGAIN:
+ *  no answer yet */
 int admin_group_has(const char *group, uid_t uid, gid_t gid, const gid_t *groups, unsigned ngroups);
 
 /** The name service as the lookups see it; tests put a slow or failing one in its place. */
@@ -52,8 +44,7 @@ struct user_resolver {
     int (*group_members)(const char *group, gid_t *gid, uid_t **members);
 };
 
-/** Look up through @p r (borrowed, outliving every lookup) from now on; NULL: the name
- *  service. Forgets every answer. For tests. */
+/** Tests: look up through @p r (borrowed, outliving every lookup; NULL: the name service). */
 void user_names_set_resolver(const struct user_resolver *r);
 
 #endif /* NUMAPLACED_USER_NAMES_H */

@@ -1,10 +1,8 @@
 /*
  * writer.h - numaplaced's durable writes off the loop thread (a registration must not wait for a
- * report's fsync). One thread takes jobs in order from a queue, writes each with
- * safe_write (temporary file, fsync, rename, fsync of the directory) and hands it back; the loop
- * polls writer_fd and runs each job's completion on its own thread (writer_collect), in the order
- * the jobs were submitted. The loop keeps serialising: the thread only sees bytes and a path, and
- * touches nothing of the daemon's.
+ * report's fsync): one thread writes the queued jobs in order with safe_write; the loop polls
+ * writer_fd and runs their completions on its own thread, in submission order. The thread sees
+ * only bytes and a path, nothing of the daemon's.
  */
 #ifndef NUMAPLACED_WRITER_H
 #define NUMAPLACED_WRITER_H
@@ -32,8 +30,8 @@ struct writer_job {
     struct np_err err; /**< why, when rc < 0 */
 };
 
-/** A job for @p name in @p dir, @p data (@p len bytes) stolen. @return NULL: out of memory (then
- *  @p data is freed) or a name too long for the job (-ENAMETOOLONG is not told apart) */
+/** A job for @p name in @p dir, @p data (@p len bytes) stolen. @return NULL (@p data freed): out
+ *  of memory, or a name too long */
 struct writer_job *writer_job_new(const char *dir, const char *name, char *data, size_t len,
                                   uid_t reader, mode_t mode,
                                   void (*done)(void *ctx, struct writer_job *job), void *arg);
@@ -47,19 +45,19 @@ int writer_fd(const struct writer *w);
 /** Queue @p job (stolen). Never blocks on the disk. */
 void writer_submit(struct writer *w, struct writer_job *job);
 
-/** Queue @p job (stolen) on @p w; with no writer (NULL: start-up, stop, the unit suites) write
- *  it here and run its completion at once, with @p ctx. */
+/** Queue @p job (stolen) on @p w; with none (start-up, stop, the unit suites) write it here and
+ *  run its completion at once, with @p ctx. */
 void writer_run(struct writer *w, struct writer_job *job, void *ctx);
 
 /** Jobs queued or being written, not yet collected. */
 unsigned writer_pending(struct writer *w);
 
-/** Run the completion of every job done so far, in submission order, and free them (on the
- *  loop thread). @return how many */
+/** On the loop thread: every done job's completion, in submission order; frees them. @return
+ *  how many */
 unsigned writer_collect(struct writer *w, void *ctx);
 
-/** Write everything queued, then end the thread (at stop: nothing is dropped). The completions
- *  are still to be collected. Idempotent. */
+/** Write everything queued, then end the thread (the completions are still to be collected).
+ *  Idempotent. */
 void writer_stop(struct writer *w);
 
 /** writer_stop, then free what is left (uncollected jobs without their completion). NULL ok. */

@@ -1,10 +1,7 @@
-/*
- * The model's migration orders, one ops entry each in one static table; what each does is
- * docs/migration.md's table. predicted-global is a candidate under evaluation only
- * (np_order_candidate_at, bench/order_cv; not shipped: no better than predicted on the replayed
- * sets): the effect alone across groups, falling back to best-plus for the whole request when a
- * candidate has no prediction (one yardstick or none). Ties are broken by id: deterministic.
- */
+/* The migration orders, one ops entry each in one static table (docs/migration.md). The candidate
+ * predicted-global (np_order_candidate_at, not shipped: no better than predicted on the replayed
+ * sets) ranks by the effect alone across groups, or by best-plus for the whole request when a
+ * candidate has no prediction (one yardstick or none). Ties are broken by id: deterministic. */
 #include "numaplace/migration.h"
 
 #include <errno.h>
@@ -20,8 +17,10 @@ static double bandwidth_key(const struct np_candidate *c)
     return isnan(c->bandwidth) ? 0.0 : c->bandwidth;
 }
 
-static int by_id(const struct np_candidate *a, const struct np_candidate *b)
+static int by_id(const void *pa, const void *pb)
 {
+    const struct np_candidate *a = pa, *b = pb;
+
     return (a->id > b->id) - (a->id < b->id);
 }
 
@@ -89,16 +88,12 @@ static void sort_worst_plus(struct np_candidate *cands, size_t count, uint64_t s
 }
 
 /* Least predicted effect per page first (the biggest gain), ties by best-plus. */
-static int by_effect(const struct np_candidate *a, const struct np_candidate *b)
+static int by_effect(const void *pa, const void *pb)
 {
+    const struct np_candidate *a = pa, *b = pb;
     const int cmp =
         (a->effect_per_page > b->effect_per_page) - (a->effect_per_page < b->effect_per_page);
     return cmp ? cmp : compare_best_plus(a, b);
-}
-
-static int compare_predicted(const void *pa, const void *pb)
-{
-    return by_effect(pa, pb);
 }
 
 static void sort_predicted(struct np_candidate *cands, size_t count, uint64_t seed)
@@ -108,11 +103,10 @@ static void sort_predicted(struct np_candidate *cands, size_t count, uint64_t se
             sort_best_plus(cands, count, seed); /* the planner counts and reports them */
             return;
         }
-    qsort(cands, count, sizeof(*cands), compare_predicted);
+    qsort(cands, count, sizeof(*cands), by_effect);
 }
 
-/* Best-plus's group first, then predicted before unpredicted, then the effect (or best-plus's
- * bandwidth rule among the unpredicted). */
+/* Best-plus's groups, in each the predicted first by effect, then the rest by best-plus. */
 static int compare_predicted_grouped(const void *pa, const void *pb)
 {
     const struct np_candidate *a = pa, *b = pb;
@@ -130,11 +124,6 @@ static void sort_predicted_grouped(struct np_candidate *cands, size_t count, uin
     qsort(cands, count, sizeof(*cands), compare_predicted_grouped);
 }
 
-static int compare_id(const void *pa, const void *pb)
-{
-    return by_id(pa, pb);
-}
-
 /* splitmix64: tiny, well-distributed, and the same sequence on every platform. */
 static uint64_t splitmix64(uint64_t *state)
 {
@@ -149,7 +138,7 @@ static void sort_random(struct np_candidate *cands, size_t count, uint64_t seed)
     uint64_t state = seed;
 
     /* Start from a canonical order so the shuffle depends on the seed, not on input order. */
-    qsort(cands, count, sizeof(*cands), compare_id);
+    qsort(cands, count, sizeof(*cands), by_id);
     for (size_t i = count; i > 1; i--) {
         const size_t j = (size_t)(splitmix64(&state) % i);
         struct np_candidate tmp = cands[i - 1];

@@ -1,7 +1,4 @@
-/*
- * The planner (see numaplace/migration.h): one for the daemon's engine and the simulator, so an
- * order scored in the simulator is the order the daemon carries out.
- */
+/* The planner (numaplace/migration.h): the engine's and the simulator's, so they score alike. */
 #include "numaplace/migration.h"
 
 #include <errno.h>

@@ -1,15 +1,12 @@
 /*
- * Triggers: each looks at the node's view and proposes migration requests (see migration.h).
- *
- * homecoming:      a high job's pages on nodes its CPUs are not on are brought to its home node.
- * memory-pressure: a high job's home node fell below the free-memory floor: move low jobs' pages
- *                  off it, to the node with room that is nearest (then the one with most free).
- * bandwidth:       a memory node's measured traffic (np_node_traffic) stayed above the threshold
- *                  for K intervals: move half of the low jobs' pages there to the nearest
- *                  unsaturated node (SLIT, then least traffic). Needs measured bandwidth;
- *                  without it it says it is inactive and why.
- * No trigger sends pages into a saturated memory node (np_pick_destination).
- * Administrator requests do not come from here: `numaplace migrate` sends them to the daemon.
+ * Triggers: each proposes migration requests from the node's view (see migration.h); none sends
+ * pages into a saturated memory node (np_pick_destination).
+ * homecoming:      a high job's pages off its CPUs' nodes are brought to its home node.
+ * memory-pressure: a high job's home node fell below the free-memory floor: low jobs' pages go
+ *                  to the nearest node with room (then the one with most free).
+ * bandwidth:       a memory node's measured traffic stayed above the threshold for K intervals:
+ *                  half the low jobs' pages there go to the nearest unsaturated node (SLIT, then
+ *                  least traffic); without measured bandwidth it says it is inactive and why.
  */
 #include "numaplace/migration.h"
 #include "numaplace/names.h"
@@ -173,8 +170,7 @@ static int propose_bandwidth(const struct np_node_view *view,
     return (int)n;
 }
 
-/* In the order the daemon runs them. Administrators' requests are named here too, so every
- * trigger name has this one source; they propose nothing. */
+/* In the order the daemon runs them; "admin" proposes nothing, named here as every trigger is. */
 static const struct np_trigger_ops triggers[] = {
     {"admin", NP_TRIGGER_ADMIN, NULL},
     {"homecoming", NP_TRIGGER_HOMECOMING, propose_homecoming},

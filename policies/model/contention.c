@@ -9,6 +9,7 @@
 #define NEAR_DISTANCE 21.0
 #define SOLVE_ROUNDS  400
 
+/* Sandman's SLIT (docs/model.md): 21 for 0-1, 0-2, 1-3, 2-3; 30 for 0-3, 1-2. */
 static const uint8_t sandman_distance[4][4] = {
     {10, 21, 21, 30}, {21, 10, 30, 21}, {21, 30, 10, 21}, {30, 21, 21, 10}};
 
@@ -242,8 +243,7 @@ double np_contention_job_slowdown(const struct np_contention_params *p,
                                          .memory_share = np_contention_memory_share(p, row),
                                          .threads = threads,
                                          .multi_threaded = multi_threaded};
-    for (unsigned k = 0; k < nnodes; k++)
-        jobs[0].share[k] = share[k];
+    memcpy(jobs[0].share, share, nnodes * sizeof(*share));
     /* each node's co-runners as one fixed-demand job: CPUs and memory on that node */
     for (unsigned k = 0; k < nnodes; k++) {
         const double d = corunner_demand_mbps ? corunner_demand_mbps[k] : 0;

@@ -13,8 +13,7 @@
  * letting those outliers of the log scale steer the fit. */
 #define RATE_FLOOR 0.01
 
-/* The feature vector (1, then one entry per bit of @p features); false when an input is missing
- * or not positive. */
+/* The feature vector (1, then one per bit of @p features); false: an input missing or <= 0. */
 static bool features_of(unsigned features, double cpi, double mpki, double bw, double tlb,
                         double x[NCOEF], int *nx)
 {
@@ -38,8 +37,7 @@ static bool row_features(unsigned features, const struct np_model_row *r, double
                        r->tlb_mpki, x, nx);
 }
 
-/* Solve the k x k system a z = b in place by Gaussian elimination with partial pivoting.
- * false when singular. */
+/* Solve the k x k system a z = b in place (Gauss, partial pivoting); false when singular. */
 static bool solve(double a[NCOEF][NCOEF], double b[NCOEF], int k, double z[NCOEF])
 {
     for (int c = 0; c < k; c++) {
@@ -155,8 +153,7 @@ int np_sensitivity_predict(const struct np_sens_model *m, const struct np_sens_i
     return 0;
 }
 
-/* SPEC's rate (5xx ..._r) and speed (6xx ..._s) versions of one program share the name between
- * the number and the suffix: "519.lbm_r" and "619.lbm_s" are both "lbm". */
+/* The name between the number and the _r/_s suffix: "519.lbm_r" and "619.lbm_s" are "lbm". */
 static size_t code_span(const char *benchmark, const char **start)
 {
     const char *dot = strchr(benchmark, '.');

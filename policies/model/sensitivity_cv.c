@@ -1,9 +1,6 @@
-/*
- * Cross-validating the sensitivity model (numaplace/sensitivity.h). Folds hold whole codes (a
- * benchmark's inputs and its rate/speed twin), so no fold is predicted by a fit that saw the same
- * program. np_sensitivity_cv_threshold chooses the product's threshold; np_sensitivity_cv_nested
- * estimates how well the whole procedure, threshold choice included, does on codes it never saw.
- */
+/* Cross-validating the sensitivity model (numaplace/sensitivity.h), a fold a whole program:
+ * np_sensitivity_cv_threshold chooses the product's threshold; np_sensitivity_cv_nested estimates
+ * how the whole procedure, threshold choice included, does on programs it never saw. */
 #include "numaplace/sensitivity.h"
 
 #include <errno.h>

@@ -19,8 +19,7 @@ double np_draw_uniform(uint64_t *state)
     return ((double)(np_draw_next(state) >> 11) + 0.5) * 0x1.0p-53;
 }
 
-/** A standard normal draw (Box-Muller over two np_draw_uniform draws; no value is cached, so
- *  the sequence depends only on the state). */
+/** A standard normal draw (Box-Muller, nothing cached: the state alone decides). */
 static double np_draw_normal(uint64_t *state)
 {
     const double u = np_draw_uniform(state), v = np_draw_uniform(state);

@@ -1,4 +1,5 @@
-/* The thesis's experiment sets replayed over time in the model (see numaplace/replay.h). */
+/* The simulator: migration requests over modelled jobs (see numaplace/sim.h), and the thesis's
+ * experiment sets replayed over time in the model (see numaplace/replay.h). */
 #include "numaplace/replay.h"
 
 #include <errno.h>
@@ -11,6 +12,73 @@
 #include "numaplace/penalty.h"
 #include "numaplace/sim.h"
 
+double np_sim_remote_share(const struct np_sim_job *job, unsigned nnodes)
+{
+    uint64_t total = 0;
+
+    for (unsigned n = 0; n < nnodes; n++)
+        total += job->pages[n];
+    return total ? 1.0 - (double)job->pages[job->cpu_node] / (double)total : 0.0;
+}
+
+double np_sim_slowdown(const struct np_sim_job *job, unsigned nnodes)
+{
+    return np_model_slowdown(job->row, np_sim_remote_share(job, nnodes));
+}
+
+double np_sim_throughput(const struct np_sim_job *jobs, size_t count, unsigned nnodes)
+{
+    double sum = 0;
+
+    for (size_t i = 0; i < count; i++)
+        sum += 1.0 / np_sim_slowdown(&jobs[i], nnodes);
+    return sum;
+}
+
+void np_sim_job_view(const struct np_sim_job *job, size_t id, struct np_job_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->id = id;
+    v->job_class = job->job_class;
+    v->cpu_nodes = 1ull << job->cpu_node;
+    v->bandwidth = job->row->bw_mbps * 1e6;
+    v->predicted_remote = job->predicted_remote;
+    v->has_prediction = job->has_prediction;
+    memcpy(v->pages_on_node, job->pages, sizeof(v->pages_on_node));
+}
+
+long long np_sim_request(struct np_sim_job *jobs, size_t count, unsigned nnodes,
+                         const struct np_order_ops *order, uint64_t seed, unsigned src,
+                         unsigned dst, uint64_t pages)
+{
+    /* The modelled jobs as the daemon's planner sees a node: same candidates, same order. */
+    struct np_node_view view = {.nnodes = nnodes};
+    struct np_request request = {.src = src, .dst = dst, .pages = pages, .target_job = -1};
+    struct np_plan plan;
+    int rc;
+
+    if (nnodes > NP_MAX_NODES)
+        return -EINVAL;
+    view.jobs = calloc(count ? count : 1, sizeof(*view.jobs));
+    if (!view.jobs)
+        return -ENOMEM;
+    view.njobs = count;
+    for (size_t i = 0; i < count; i++)
+        np_sim_job_view(&jobs[i], i, &view.jobs[i]);
+    rc = np_plan_make(&view, &request, order, seed, pages, NP_PLAN_EXACT, &plan);
+    for (size_t s = 0; rc == 0 && s < plan.nsteps; s++) {
+        struct np_sim_job *job = &jobs[plan.cands[plan.steps[s].index].job_index];
+        job->pages[src] -= plan.steps[s].pages;
+        job->pages[dst] += plan.steps[s].pages;
+    }
+    free(view.jobs);
+    if (rc < 0)
+        return rc;
+    const uint64_t planned = plan.planned;
+    np_plan_fini(&plan);
+    return (long long)planned;
+}
+
 static const char *const way_names[NP_REPLAY_WAY_COUNT] = {"thesis", "numaplace"};
 
 const char *np_replay_way_name(enum np_replay_way way)
@@ -18,21 +86,18 @@ const char *np_replay_way_name(enum np_replay_way way)
     return (unsigned)way < NP_REPLAY_WAY_COUNT ? way_names[way] : "unknown";
 }
 
-/* Sandman's SLIT (docs/model.md): 21 for 0-1, 0-2, 1-3, 2-3; 30 for 0-3, 1-2. */
-static const uint8_t sandman_distance[4][4] = {
-    {10, 21, 21, 30}, {21, 10, 30, 21}, {21, 30, 10, 21}, {30, 21, 21, 10}};
-
 void np_replay_config_sandman(struct np_replay_config *config, enum np_replay_way way)
 {
+    struct np_contention_params sandman;
+
+    np_contention_params_sandman(&sandman); /* for its SLIT */
     memset(config, 0, sizeof(*config));
     config->way = way;
     config->step_s = 1.0;
     config->node_pages = 64500ull * 1024 * 1024 / NP_REPLAY_PAGE_BYTES;
     config->free_floor_pages = 256ull * 1024 * 1024 / NP_REPLAY_PAGE_BYTES;
     config->rate_bytes_s = 200e6;
-    for (unsigned a = 0; a < 4; a++)
-        for (unsigned b = 0; b < 4; b++)
-            config->distance[a][b] = sandman_distance[a][b];
+    memcpy(config->distance, sandman.distance, sizeof(config->distance));
 }
 
 void np_replay_config_thesis_loop(struct np_replay_config *config,
@@ -53,11 +118,8 @@ void np_replay_result_fini(struct np_replay_result *result)
     memset(result, 0, sizeof(*result));
 }
 
-/**
- * A job's slowdown with @p pages[n] of its pages on node n (n < @p nnodes) and its CPUs on
- * @p cpu_node: the model's curve at its remote share, the excess scaled from the near node's
- * distance (21) to the remote pages' mean distance (np_penalty_scale_slowdown).
- */
+/* A job's slowdown with @p pages[n] on node n and its CPUs on @p cpu_node: the model's curve at its
+ * remote share, the excess scaled from the near node's distance to the remote pages' mean one. */
 static double np_replay_slowdown(const struct np_model_row *row, const uint64_t *pages,
                                  unsigned nnodes, unsigned cpu_node,
                                  const uint8_t (*distance)[NP_MAX_NODES])
@@ -221,8 +283,7 @@ static double job_rate(struct replay *r, size_t j)
     return s > 0 && isfinite(s) ? 1.0 / (s * corun) : 1.0 / corun;
 }
 
-/* Move up to @p want of job @p j's pages from @p src to @p dst, never filling @p dst past the
- * node's memory. Returns the pages moved. */
+/* Move up to @p want of job @p j's pages from @p src to @p dst, as far as @p dst has room. */
 static uint64_t replay_move(struct replay *r, size_t j, unsigned src, unsigned dst, uint64_t want)
 {
     uint64_t *p = job_pages(r, j), *hot = job_hot(r, j);
@@ -447,8 +508,7 @@ static double loop_cpu_share(struct replay *r)
     return fmin(1.0, cpus / (double)(least + 1));
 }
 
-/* The thesis's manager loop (np_replay_config's poll_s): passes, each issuing at most one
- * request and carrying it out before the next pass. */
+/* The thesis's manager loop (poll_s): passes, each carrying out at most one request. */
 static int run_loop(struct replay *r)
 {
     const struct np_replay_set *set = r->set;

@@ -1,4 +1,4 @@
-/* A replay set from a scenario file (see numaplace/replay_scenario.h). */
+/* A decoded scenario's lifetime and counts (scenario.h), and a replay set from it. */
 #include "numaplace/replay_scenario.h"
 
 #include "numaplace/contention.h"
@@ -9,6 +9,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void np_scenario_fini(struct np_scenario *s)
+{
+    if (!s)
+        return;
+    free(s->description);
+    free(s->source);
+    free(s->jobs);
+    free(s->requests);
+    free(s->runs);
+    memset(s, 0, sizeof(*s));
+}
+
+size_t np_scenario_instances(const struct np_scenario *s)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; s && i < s->njobs; i++)
+        n += s->jobs[i].copies;
+    return n;
+}
 
 /* The table's row for a job: its input index, or the benchmark's only row for input 0. */
 static const struct np_model_row *find_row(const struct np_model *model, const char *benchmark,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every program's --help against its man page: the options each lists are the same.
 #   numaplace: per command, the options its usage line shows (printed from the command's table,
-#   cli/command_options.c) and the options on the page's entries for that command (a .TP entry's
+#   cli/options.c) and the options on the page's entries for that command (a .TP entry's
 #   first line), and the options before the command against the SYNOPSIS;
 #   numaplaced: every configuration key its --help names is on its page, and its flags are;
 #   numaplace-run-scenario: its usage's options and the page's OPTIONS entries.

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "lifecycle.h"
 #include "np_test.h"
 
 /* The fixture pid with stat and status under test/fixtures/roots/host/proc. */

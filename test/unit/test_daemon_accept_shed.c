@@ -1,5 +1,5 @@
 /*
- * accept_shed.h: at the descriptor limit a waiting connection is closed through the spare
+ * accept_shed (daemon.c): at the descriptor limit a waiting connection is closed through the spare
  * descriptor, so the listener is no longer readable and the poll loop does not spin on it.
  * Each case lowers its own RLIMIT_NOFILE (check runs it in a child of its own).
  */
@@ -14,8 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "accept_shed.h"
-#include "fd_budget.h"
+#include "daemon.h"
 #include "np_test.h"
 
 /* A listener on an abstract Unix address and a client connected to it, its connection waiting. */

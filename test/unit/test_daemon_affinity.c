@@ -11,11 +11,8 @@
 #include <unistd.h>
 
 #include "ops.h"
-#include "jobs.h"
-#include "migration.h"
+#include "daemon.h"
 #include "np_daemon_test.h"
-#include "sampling.h"
-#include "job_life.h"
 
 static struct np_test_daemon t;
 

@@ -9,11 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "auto_class.h"
+#include "daemon.h"
 #include "ops.h"
-#include "jobs.h"
 #include "np_daemon_test.h"
-#include "registry.h"
 
 #define NO_PMU "perf::CYCLES: perf_event_open: No such file or directory: no hardware PMU"
 

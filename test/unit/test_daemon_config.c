@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "daemon.h"
 #include "np_daemon_test.h"
 
 static void write_config(struct np_test_daemon *t, const char *text)

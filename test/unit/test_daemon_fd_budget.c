@@ -1,5 +1,5 @@
 /*
- * numaplaced's descriptors (fd_budget.h): the reserve no step may take, the perf budget above
+ * numaplaced's descriptors (fd_budget.c): the reserve no step may take, the perf budget above
  * it, the exact count of what is open, and what op_register does at each verdict: refuse
  * naming the budget, run a new step on /proc alone, or take a running step's perf counters away
  * and say so in status.
@@ -10,10 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fd_budget.h"
+#include "daemon.h"
 #include "ops.h"
 #include "np_daemon_test.h"
-#include "registry.h"
 
 static struct np_test_daemon t;
 

@@ -13,12 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "placement_hint.h"
+#include "daemon.h"
 #include "ops.h"
-#include "jobs.h"
-#include "migration.h"
 #include "np_daemon_test.h"
-#include "registry.h"
 #include "user_names.h"
 
 #define USER_A  4242u /* no such users: only root and the ids below matter */

@@ -1,10 +1,10 @@
-/* --numa-policy=auto's history across a restart (daemon/history.c): what one helper learnt a
+/* --numa-policy=auto's history across a restart (daemon/placement_hint.c): what one helper learnt a
  * second reads back from state_dir; a file the helper did not write, or could not have, is
  * refused whole; a temporary file a kill -9 left is not the history. */
 #include <errno.h>
 #include <fcntl.h>
 
-#include "history.h"
+#include "daemon.h"
 #include "np_daemon_test.h"
 
 static struct np_test_daemon t;

@@ -12,13 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "housekeeping.h"
-#include "jobs.h"
+#include "daemon.h"
 #include "np_daemon_test.h"
 #include "np_test.h"
 #include "numaplace/summary.h"
-#include "job_life.h"
-#include "sampling.h"
 
 static const struct {
     const char *root; /* fixture root, NULL: none (no such files) */

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "http.h"
+#include "daemon.h"
 #include "np_daemon_test.h"
 
 #define NOBODY 65534u

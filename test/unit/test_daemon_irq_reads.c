@@ -10,11 +10,8 @@
 
 #include <jansson.h>
 
-#include "jobs.h"
+#include "daemon.h"
 #include "np_daemon_test.h"
-#include "registry.h"
-#include "sampling.h"
-#include "job_life.h"
 
 static const struct {
     const char *name;

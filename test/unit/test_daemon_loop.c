@@ -5,7 +5,7 @@
 #include <check.h>
 #include <time.h>
 
-#include "loop.h"
+#include "daemon.h"
 #include "np_test.h"
 
 static const struct {

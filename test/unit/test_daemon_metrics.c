@@ -11,14 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jobs.h"
+#include "daemon.h"
 #include "metrics_text.h"
 #include "user_names.h"
-#include "migration.h"
 #include "np_daemon_test.h"
-#include "registry.h"
-#include "job_life.h"
-#include "sampling.h"
 
 static struct np_test_daemon t;
 static struct np_daemon_job *measured, *bare;

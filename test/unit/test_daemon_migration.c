@@ -8,12 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jobs.h"
-#include "migration.h"
+#include "daemon.h"
 #include "np_daemon_test.h"
-#include "registry.h"
-#include "sampling.h"
-#include "job_life.h"
 
 #define NOW 1000.0
 
@@ -181,7 +177,7 @@ START_TEST(view_spreads_bandwidth_over_memory_nodes)
 }
 END_TEST
 
-/* Where the memory controllers count (uncore_bw.c), their figure replaces the estimate node by
+/* Where the memory controllers count (uncore_bw_apply), their figure replaces the estimate node by
  * node; a controller without a rate yet, or on a node it does not serve, changes nothing. */
 START_TEST(controllers_replace_the_estimate)
 {

@@ -10,10 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jobs.h"
+#include "daemon.h"
 #include "np_daemon_test.h"
-#include "registry.h"
-#include "job_life.h"
 
 static struct np_daemon_job *bare_job(uint32_t job_id, uint32_t step_id)
 {

@@ -12,11 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jobs.h"
+#include "daemon.h"
 #include "np_daemon_test.h"
-#include "registry.h"
-#include "report_hold.h"
-#include "job_life.h"
 
 static void finish_step(struct np_test_daemon *t, uint32_t job_id)
 {

@@ -9,13 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "placement_hint.h"
-#include "history.h"
-#include "jobs.h"
+#include "daemon.h"
 #include "np_daemon_test.h"
-#include "registry.h"
-#include "report_out.h"
-#include "job_life.h"
 #include "ops.h"
 
 #include <sys/stat.h>

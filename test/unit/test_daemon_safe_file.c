@@ -19,10 +19,8 @@
 #include <sys/acl.h>
 
 #include "np_daemon_test.h"
-#include "jobs.h"
-#include "report_out.h"
+#include "daemon.h"
 #include "safe_file.h"
-#include "job_life.h"
 
 static char dir[64], victim[128];
 

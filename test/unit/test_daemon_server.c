@@ -10,9 +10,7 @@
 #include <unistd.h>
 
 #include "np_daemon_test.h"
-#include "log.h"
-#include "server.h"
-#include "clients.h"
+#include "daemon.h"
 
 /* A client slot connected to one end of a socketpair with a small send buffer. */
 static void connect_client(struct np_daemon_client *c, int *peer)

@@ -15,7 +15,7 @@
 #include "auth.h"
 #include "np_daemon_test.h"
 #include "ops.h"
-#include "registry.h"
+#include "daemon.h"
 #include "user_names.h"
 
 #define MEMBER    4242u

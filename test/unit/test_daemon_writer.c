@@ -16,14 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jobs.h"
+#include "daemon.h"
 #include "np_daemon_test.h"
 #include "ops.h"
-#include "registry.h"
-#include "report_hold.h"
-#include "server.h"
 #include "writer.h"
-#include "job_life.h"
 
 /* One byte in the pipe lets one write go. */
 static void gate_hook(void *arg, const struct writer_job *job)

@@ -89,7 +89,7 @@ static json_t *build(size_t count)
 }
 
 /* The same summary as the merger makes it: one part per node, each merged in turn, the totals
- * recomputed once after the last (store_parts.c). */
+ * recomputed once after the last (store_pending.c). */
 static json_t *build_by_merging(size_t count)
 {
     json_t *tmpl = template_node(), *s = np_summary_new(100);

@@ -1,15 +1,13 @@
 /*
- * numaplace/migration.h - the migration module's interface: what the policies see and decide.
+ * numaplace/migration.h - what the migration policies see and decide.
  *
- * One way: the daemon (or the simulator) fills a `struct np_node_view`; triggers turn it into
- * requests ("move at least N pages from node S to node D"); the planner takes the candidates of
- * a request in an order's sequence and says how many pages each gives. Carrying a plan out is
- * the mover's and the engine's job (numaplace/engine.h), one layer up; nothing here moves memory,
- * logs or knows of reports. Orders and triggers are static ops tables (orders.c, triggers.c);
- * their names, like the classes', come from those tables only (numaplace/names.h).
- *
- * A "migration order" decides which jobs' pages move; it is not a placement policy
- * (numaplace/policy.h, where a task's memory starts).
+ * The daemon (or the simulator) fills a `struct np_node_view`; triggers turn it into requests
+ * ("move at least N pages from node S to node D"); the planner takes a request's candidates in an
+ * order's sequence and says how many pages each gives. Carrying a plan out is the engine's job
+ * (numaplace/engine.h), one layer up: nothing here moves memory, logs or knows of reports. Orders
+ * and triggers are static ops tables (orders.c, triggers.c), the one source of their names
+ * (numaplace/names.h). A migration order decides whose pages move; a placement policy
+ * (numaplace/policy.h) where a task's memory starts.
  */
 #ifndef NUMAPLACE_MIGRATION_H
 #define NUMAPLACE_MIGRATION_H
@@ -31,8 +29,8 @@ struct np_job_view {
     enum np_class job_class;
     uint64_t cpu_nodes; /**< bit i: the job has CPUs on node i */
     const pid_t *pids;  /**< the job's processes (thread group leaders) */
-    /** Each pid's start time (clock ticks after boot), or NULL: the mover checks it and
-     *  @c uid before each batch, so a pid reused during a long move is never touched. */
+    /** Each pid's start time (clock ticks after boot), or NULL: the mover checks it and @c uid
+     *  before each batch, so a pid reused during a long move is never touched. */
     const uint64_t *starttimes;
     uid_t uid; /**< the job's user */
     size_t npids;
@@ -40,17 +38,14 @@ struct np_job_view {
     double bandwidth;                     /**< bytes/s: measured, or the proxy */
     bool bandwidth_is_proxy;              /**< no memory counter: see np_bandwidth_proxy */
     bool homecoming_paused; /**< its last homecoming moved nothing: left alone for a while */
-    /** The sensitivity model's predicted slowdown with all its memory on a near node
-     *  (numaplace/sensitivity.h, scaled to this machine where profiled); read only when
-     *  @c has_prediction (no counters, no model: false, and orders fall back). */
+    /** The predicted slowdown with all its memory on a near node (numaplace/sensitivity.h,
+     *  scaled to this machine where profiled); read only when @c has_prediction. */
     double predicted_remote;
     bool has_prediction;
 };
 
-/**
- * Where a memory node's traffic figure comes from, weakest first: a figure is only as good as
- * the weakest job's bandwidth that went into it. Names come from np_bandwidth_source_name.
- */
+/** Where a memory node's traffic figure comes from, weakest first: a figure is only as good as
+ *  the weakest job's bandwidth in it. Names from np_bandwidth_source_name. */
 enum np_bandwidth_source {
     NP_BW_SOURCE_UNAVAILABLE = 0, /**< "unavailable": no job to spread, nothing known */
     NP_BW_SOURCE_PROXY,  /**< "proxy": some job's figure is np_bandwidth_proxy (ranks only) */
@@ -69,9 +64,8 @@ struct np_node_view {
     uint64_t free_bytes[NP_MAX_NODES];
     uint64_t total_bytes[NP_MAX_NODES];
     uint8_t distance[NP_MAX_NODES][NP_MAX_NODES]; /**< SLIT; 0 = unknown */
-    /** Memory-node traffic, bytes/s: the traffic each NUMA node's memory serves (not what its
-     *  CPUs issue), from np_node_traffic. Meaningful as bytes/s only where the source is
-     *  measured (np_bandwidth_source_measured). */
+    /** Bytes/s each NUMA node's memory serves (not what its CPUs issue), from np_node_traffic;
+     *  real bytes/s only where the source is measured (np_bandwidth_source_measured). */
     double node_bandwidth[NP_MAX_NODES];
     enum np_bandwidth_source node_bandwidth_source[NP_MAX_NODES]; /**< per node */
     bool node_bandwidth_available; /**< some node's source is measured */
@@ -79,32 +73,25 @@ struct np_node_view {
     size_t njobs;
 };
 
-/**
- * The documented stand-in for memory bandwidth where no counter exists: the job's CPU rate
- * (cores busy, from task-clock or /proc CPU time) times its resident bytes, scaled to look like
- * bytes/s. It only ranks jobs against each other (a busy, large job probably streams more); every
- * log line and report that uses it says "proxy".
- */
+/** The stand-in for memory bandwidth where no counter exists: cores busy (task-clock or /proc CPU
+ *  time) times resident bytes, as "bytes/s". It only ranks jobs (a busy, large job probably
+ *  streams more); every log line and report that uses it says "proxy". */
 NP_API double np_bandwidth_proxy(double cpu_cores_busy, uint64_t resident_bytes);
 
 /**
- * The traffic each memory node serves: for every node n, the sum over jobs of the job's
- * bandwidth x (its pages on n / its pages), its numa_maps shares; with each node's source (the
- * weakest among the jobs with pages there; a node no job has pages on serves 0 from the best
- * source in the view; unavailable when no job can be spread). Fills node_bandwidth,
+ * The traffic each memory node n serves: the sum over jobs of bandwidth x (pages on n / pages),
+ * with its source (the weakest among the jobs with pages there; a node without any serves 0 from
+ * the view's best source; unavailable when no job can be spread). Fills node_bandwidth,
  * node_bandwidth_source and node_bandwidth_available; a job without pages read is skipped.
- * Pure: reads only the view.
  */
 NP_API void np_node_traffic(struct np_node_view *view);
 
 /** True when @p node's traffic is measured and above @p threshold bytes/s (0: never). */
 NP_API bool np_node_saturated(const struct np_node_view *view, unsigned node, double threshold);
 
-/**
- * A destination for pages leaving @p from: the node with memory, not in @p avoid_mask, not
- * saturated (np_node_saturated), with more than @p min_free_bytes free; nearest to @p from by
- * SLIT first (21 before 30), then lowest traffic, then most free. -1 when none.
- */
+/** A destination for pages leaving @p from: a node with memory, not in @p avoid_mask, not
+ *  saturated, with more than @p min_free_bytes free; nearest by SLIT first, then lowest traffic,
+ *  then most free. -1 when none. */
 NP_API int np_pick_destination(const struct np_node_view *view, unsigned from, uint64_t avoid_mask,
                                uint64_t min_free_bytes, double threshold);
 
@@ -123,8 +110,7 @@ enum np_trigger_kind {
 };
 NP_API const char *np_trigger_name(enum np_trigger_kind t);
 
-/** Homecoming leaves smaller remote shares alone (e.g. shared libraries' page cache, which
- *  MPOL_MF_MOVE cannot move anyway). */
+/** Homecoming leaves smaller remote shares alone (page cache MPOL_MF_MOVE cannot move). */
 #define NP_HOMECOMING_MIN_PAGES 256
 
 /** "Move at least N pages from node S to node D", plus who asked and why. */
@@ -150,34 +136,25 @@ struct np_trigger_config {
 struct np_trigger_ops {
     const char *name;
     enum np_trigger_kind kind;
-    /**
-     * Propose up to @p max requests into @p out. @p state is the trigger's own memory between
-     * calls (zero-initialised by the caller, NP_TRIGGER_STATE_SIZE bytes).
-     * @return the number of requests, or a negative errno; when the trigger cannot work here
-     *         (e.g. no bandwidth counters) it returns 0 and sets @p inactive_why.
-     */
+    /** Propose up to @p max requests into @p out; @p state is its memory between calls
+     *  (NP_TRIGGER_STATE_SIZE bytes, zeroed by the caller). @return how many, or -errno; 0 with
+     *  @p inactive_why when it cannot work here (no bandwidth counters). */
     int (*propose)(const struct np_node_view *view, const struct np_trigger_config *config,
                    void *state, struct np_request *out, size_t max, char *inactive_why,
                    size_t why_len);
 };
 
-/** The @p i-th trigger that proposes requests (administrators' requests have none), or NULL
- *  past the end. Borrowed, static. */
+/** The @p i-th trigger that proposes requests (not "admin"), NULL past the end. Borrowed. */
 NP_API const struct np_trigger_ops *np_trigger_at(size_t i);
 NP_API const struct np_trigger_ops *np_trigger_lookup(const char *name);
 
 /* ---- orders: which candidates go first ---- */
 
-/**
- * Where a job's CPUs are relative to the move, which decides whether it gains or loses:
- * L: CPUs on D, none on S (its memory becomes local: it gains);
- * O: CPUs on neither S nor D, or on both (remote stays remote, or a wash: little change);
- * R: CPUs on S, none on D (local memory becomes remote: it loses).
- */
+/** Where a job's CPUs are relative to the move, which decides whether it gains or loses. */
 enum np_move_group {
-    NP_GROUP_GAIN = 0,    /**< the model's L */
-    NP_GROUP_NEUTRAL = 1, /**< the model's O */
-    NP_GROUP_LOSE = 2,    /**< the model's R */
+    NP_GROUP_GAIN = 0,    /**< the model's L: CPUs on D, none on S (its memory becomes local) */
+    NP_GROUP_NEUTRAL = 1, /**< O: CPUs on neither or both (remote stays remote, or a wash) */
+    NP_GROUP_LOSE = 2,    /**< R: CPUs on S, none on D (local memory becomes remote) */
 };
 
 /** Classify a job from the nodes its CPUs are on (bit i set = CPUs on node i; nodes < 64). */
@@ -193,19 +170,17 @@ struct np_candidate {
     double bandwidth;         /**< bytes/s, measured or the documented proxy */
     bool bandwidth_is_proxy;  /**< true when no memory counter was available */
     uint64_t pages_on_src;    /**< base pages the job has on S */
-    /** Predicted change of ln(the job's slowdown) per page moved S -> D (negative: it gains),
-     *  from np_predicted_effect_per_page; read only when @c predicted. */
+    /** np_predicted_effect_per_page (negative: it gains); read only when @c predicted */
     double effect_per_page;
     bool predicted;
 };
 
 /**
- * What moving one page of @p job from @p src to @p dst does to ln(its slowdown), predicted from
- * job->predicted_remote: its slowdown is taken as 1 + (predicted_remote - 1) x the page-weighted
- * mean of each node's remote excess seen from its CPUs' nodes, a node at SLIT distance d from a
- * CPU node counting (d - 10) / (that CPU node's nearest other distance - 10) (0 local, 1 a near
- * node, 20/11 a far node on the thesis's machine; 1 for every other node when distances are
- * unknown). The log is the thesis's scale: its figure is a geometric mean of job times.
+ * What moving one page of @p job from @p src to @p dst does to ln(its slowdown), its slowdown
+ * taken as 1 + (predicted_remote - 1) x the page-weighted mean remote excess seen from its CPUs'
+ * nodes: a node at SLIT distance d counts (d - 10) / (the CPU node's nearest other distance - 10)
+ * (0 local, 1 near, 20/11 far on the thesis's machine; 1 when distances are unknown). The log is
+ * the thesis's scale (its figure is a geometric mean of job times).
  * @return the effect, or NAN when the job has no prediction, no pages or no CPU node
  */
 NP_API double np_predicted_effect_per_page(const struct np_node_view *view,
@@ -232,10 +207,8 @@ NP_API const struct np_order_ops *np_order_at(size_t i);
 NP_API const struct np_order_ops *np_order_default(void);
 /** "best-plus, best, random, worst, worst-plus, predicted": for help and errors. Borrowed. */
 NP_API const char *np_order_names(void);
-/**
- * The @p i-th order under evaluation (bench/order_cv), not shipped: no configuration, request
- * or name list accepts it (docs/migration.md says why). NULL past the end. Borrowed, static.
- */
+/** The @p i-th order under evaluation (bench/order_cv), not shipped: no configuration, request
+ *  or name list accepts it (docs/migration.md). NULL past the end. Borrowed, static. */
 NP_API const struct np_order_ops *np_order_candidate_at(size_t i);
 
 /* ---- the planner: one for the engine and the simulator ---- */
@@ -250,18 +223,14 @@ struct np_plan_step {
 enum np_plan_cover {
     /** numaplace: the last job taken gives only what is still missing (exactly N pages). */
     NP_PLAN_EXACT = 0,
-    /** The thesis's manager: every job taken gives its whole share of S, so N is a lower bound
-     *  (overshoot up to one share); it stops once N is reached. For replaying the thesis. */
+    /** The thesis's manager: every job taken gives its whole share of S (N a lower bound, up to
+     *  one share over); it stops once N is reached. For replaying the thesis. */
     NP_PLAN_WHOLE_SHARES,
 };
 
-/**
- * Take sorted candidates until @p pages_wanted pages are covered, the last one as @p cover says.
- * @param steps  caller array of at least @p count entries
- * @param nsteps receives the number of steps
- * @return the pages planned (< pages_wanted when candidates ran out: the request ends short;
- *         with NP_PLAN_WHOLE_SHARES it may exceed @p pages_wanted)
- */
+/** Take sorted candidates into @p steps (@p count entries at least; @p nsteps used) until
+ *  @p pages_wanted are covered, the last one as @p cover says. @return the pages planned (fewer
+ *  when candidates ran out; more is possible with NP_PLAN_WHOLE_SHARES) */
 NP_API uint64_t np_plan_request(const struct np_candidate *cands, size_t count,
                                 uint64_t pages_wanted, enum np_plan_cover cover,
                                 struct np_plan_step *steps, size_t *nsteps);
@@ -277,12 +246,10 @@ struct np_plan {
     size_t unpredicted; /**< candidates without a prediction (for an order that uses them) */
 };
 
-/**
- * Plan @p request over @p view: the candidates are the LOW jobs with pages on S (high jobs are
- * never moved away), or only the request's target job; @p order sorts them (ignored for a
- * targeted request) and they are taken until @p pages_wanted pages are covered (@p cover: how
- * the last job is taken). @return 0, or -EINVAL (nodes out of range or equal), -ENOMEM
- */
+/** Plan @p request over @p view: the candidates are the LOW jobs with pages on S (high jobs are
+ *  never moved away) or the request's target job alone, sorted by @p order (not a targeted
+ *  request's) and taken as np_plan_request. @return 0, -EINVAL (nodes out of range or equal),
+ *  -ENOMEM */
 NP_API int np_plan_make(const struct np_node_view *view, const struct np_request *request,
                         const struct np_order_ops *order, uint64_t seed, uint64_t pages_wanted,
                         enum np_plan_cover cover, struct np_plan *plan);

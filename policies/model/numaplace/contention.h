@@ -1,36 +1,30 @@
 /*
  * numaplace/contention.h - jobs slowing each other down: memory controllers, inter-socket links,
  * the shared last-level cache and CPUs, calibrated on the thesis's static runs (docs/replay.md).
- *
  * A job's time relative to its alone, local run is
  *
  *   S = cpu x [(1 - m) + m x llc x sum_n share[n] x latency(n)]
  *
- * - m, the memory-bound share of its alone, local time, is solved from the table's alone remote
- *   factor (model.h) so the model reproduces that measurement exactly (np_contention_memory_share).
- * - latency(n) = 1 for the CPUs' node, remote x (distance / 21) for another node (the table was
- *   measured on a near node at 21), times the queueing factor 1 / (1 - u) of node n's memory
- *   controller at utilisation u = demand / mc_capacity, and for a remote node also of the link
- *   between the two sockets (u = its traffic / link_capacity); u is capped at max_utilisation.
- * - llc = 1 + llc_gain x P / (P + llc_half): misses grow with the bandwidth P the other jobs
- *   on the same CPUs' node draw (they share its last-level cache; the thesis's sweep measured
- *   520.omnetpp_r's misses tripling next to 10 memory hogs on its node, unchanged next to them on
- *   another node).
- * - cpu = (T / cpus)^a when the node's runnable threads T exceed its CPUs, else 1; a = 1 for a
- *   single-threaded job, omp_exponent for a multi-threaded one (their threads wait at barriers
- *   instead of competing all the time).
- * - Demand is closed-loop: a job draws bw x llc / S (it issues its misses at its own speed), so
- *   the slowdowns and the demands are solved together (a damped fixed point).
+ * - m, the memory-bound share of its alone, local time, solved so the model reproduces the
+ *   table's alone remote factor (model.h) exactly (np_contention_memory_share).
+ * - latency(n) = 1 for the CPUs' node, remote x (distance / 21) for another (the table's near
+ *   node was at 21), times the queueing factor 1 / (1 - u) of node n's memory controller at
+ *   u = demand / mc_capacity, and for a remote node of the link between the sockets too
+ *   (u = its traffic / link_capacity); u is capped at max_utilisation.
+ * - llc = 1 + llc_gain x P / (P + llc_half): misses grow with the bandwidth P the other jobs on
+ *   the CPUs' node draw (the thesis measured 520.omnetpp_r's misses tripling next to 10 memory
+ *   hogs on its node, unchanged next to them on another).
+ * - cpu = (T / cpus)^a when the node's runnable threads T exceed its CPUs, else 1; a = 1, or
+ *   omp_exponent for a multi-threaded job (its threads wait at barriers instead of competing).
+ * - Demand is closed-loop: a job draws bw x llc / S (its misses at its own speed), so slowdowns
+ *   and demands are solved together (a damped fixed point).
  *
- * Page hotness: share[n] is the share of the job's memory accesses served by node n. A job's
- * footprint is two kinds of pages (np_contention_hot_pages): a hot fraction hot_fraction that
- * carries hot_share of its accesses, and the rest carrying the remainder, each spread evenly
- * over its own pages (np_contention_hot_shares). hot_share == hot_fraction is a uniform job (every
- * page the same, share = share of pages). Pages keep their kind when they move; a move that takes
- * only part of what the job has on a node takes its cold pages first and the hot ones last, or
- * the other way with hot_moves_first (np_contention_hot_split).
- *
- * Pure computation: no I/O, no allocation beyond the caller's arrays, deterministic.
+ * Page hotness: share[n] is the share of the job's accesses node n serves. A footprint is two
+ * kinds of pages (np_contention_hot_pages): hot_fraction of them carry hot_share of its accesses,
+ * the rest the remainder, each kind's spread evenly (np_contention_hot_shares); hot_share ==
+ * hot_fraction is a uniform job. Pages keep their kind when they move; a partial move takes the
+ * cold pages first, or the hot with hot_moves_first (np_contention_hot_split). Pure computation:
+ * no I/O, no allocation beyond the caller's arrays, deterministic.
  */
 #ifndef NUMAPLACE_CONTENTION_H
 #define NUMAPLACE_CONTENTION_H
@@ -61,8 +55,7 @@ struct np_contention_params {
     uint8_t distance[NP_MAX_NODES][NP_MAX_NODES]; /**< SLIT; 0 = unknown (counted as near, 21) */
 };
 
-/** Sandman (the thesis's machine, 4 nodes x 16 CPUs) with the parameters fit on its static runs
- *  by bench/contention_fit (docs/replay.md names the data behind each). */
+/** Sandman (4 nodes x 16 CPUs), the parameters fit by bench/contention_fit (docs/replay.md). */
 NP_API void np_contention_params_sandman(struct np_contention_params *params);
 
 /** The thesis's stress-ng memory hog's demand per instance on Sandman (MB/s), fit beside the
@@ -81,34 +74,26 @@ struct np_contention_job {
     bool fixed_demand;
 };
 
-/**
- * Solve every job's slowdown together.
- * @param extra_demand_mbps per node n < @p nnodes: bandwidth drawn from node n's memory by
- *        something outside @p jobs, counted on its controller only (NULL: none)
- * @param slowdown out, one per job (fixed-demand jobs get 1)
- * @return 0, or -EINVAL with @p err naming the bad job or parameter
- */
+/** Solve every job's slowdown together into @p slowdown (fixed-demand jobs get 1), with
+ *  @p extra_demand_mbps[n] (NULL: none) drawn from node n's controller by something outside
+ *  @p jobs. @return 0, or -EINVAL with @p err naming the bad job or parameter */
 NP_API int np_contention_solve(const struct np_contention_params *params, unsigned nnodes,
                                const struct np_contention_job *jobs, size_t njobs,
                                const double *extra_demand_mbps, double *slowdown,
                                struct np_err *err);
 
-/**
- * The memory-bound share m of @p row such that the job alone, all its memory on a near node,
- * runs at the table's remote factor (bisection on the model itself, so the link's queueing at
- * the job's own bandwidth is counted); 1 when even m = 1 cannot reach it, 0 for a factor <= 1.
- */
+/** The memory-bound share m at which @p row's job alone, all its memory on a near node, runs at
+ *  the table's remote factor (bisection on the model, so the link's queueing at its own bandwidth
+ *  counts); 1 when even m = 1 cannot reach it, 0 for a factor <= 1. */
 NP_API double np_contention_memory_share(const struct np_contention_params *params,
                                          const struct np_model_row *row);
 
 /**
- * One job's slowdown next to co-runners, for placement decisions (--numa-policy=auto): the job
- * of @p row with @p threads runnable threads (@p multi_threaded as in np_contention_job), its
- * CPUs on @p cpu_node, its accesses spread by @p share over @p nnodes nodes (e.g. all local:
- * share[cpu_node] = 1; interleaved over nodes 0 and 1: 0.5 each), while co-runners draw
- * @p corunner_demand_mbps[n] from node n's memory from CPUs on node n and keep
- * @p corunner_threads[n] threads runnable on node n (either may be NULL: none).
- * @return the slowdown relative to the job alone and local (>= about 1), or NAN with @p err set
+ * One job's slowdown next to co-runners, for placement (--numa-policy=auto): @p row's job with
+ * @p threads runnable threads, its CPUs on @p cpu_node, its accesses spread by @p share over
+ * @p nnodes nodes (interleaved over nodes 0 and 1: 0.5 each), while co-runners on node n draw
+ * @p corunner_demand_mbps[n] from its memory and keep @p corunner_threads[n] threads runnable
+ * (either NULL: none). @return the slowdown against alone and local, or NAN with @p err set
  */
 NP_API double np_contention_job_slowdown(const struct np_contention_params *params,
                                          const struct np_model_row *row, unsigned threads,
@@ -120,24 +105,17 @@ NP_API double np_contention_job_slowdown(const struct np_contention_params *para
 /** Whether @p params spread a job's accesses evenly over its pages (hot_share == hot_fraction). */
 NP_API bool np_contention_uniform(const struct np_contention_params *params);
 
-/** The hot part of a footprint of @p pages: hot_fraction x pages, rounded to the nearest page
- *  (all of it at hot_fraction 1). */
+/** The hot part of a footprint: hot_fraction x @p pages, rounded to the nearest page. */
 NP_API uint64_t np_contention_hot_pages(const struct np_contention_params *params, uint64_t pages);
 
-/**
- * Access shares from a job's pages per node, @p hot[n] hot and @p cold[n] cold (n < @p nnodes):
- * share[n] = hot_share x hot[n] / sum(hot) + (1 - hot_share) x cold[n] / sum(cold); when the job
- * holds no pages of one kind (a footprint too small to have any), the other kind carries every
- * access. All zero when it holds no pages.
- */
+/** Access shares from a job's @p hot[n] and @p cold[n] pages per node: share[n] = hot_share x
+ *  hot[n] / sum(hot) + (1 - hot_share) x cold[n] / sum(cold); a kind it holds none of passes
+ *  its accesses to the other. All zero when it holds no pages. */
 NP_API void np_contention_hot_shares(const struct np_contention_params *params, const uint64_t *hot,
                                      const uint64_t *cold, unsigned nnodes, double *share);
 
-/**
- * A move of @p want pages from a node where the job holds @p hot hot and @p cold cold pages:
- * how many of each it takes (@p hot_out + @p cold_out = min(@p want, @p hot + @p cold)), cold
- * ones first unless hot_moves_first.
- */
+/** How many of @p hot and @p cold pages a move of @p want takes from a node (@p hot_out +
+ *  @p cold_out = min(want, hot + cold)), cold ones first unless hot_moves_first. */
 NP_API void np_contention_hot_split(const struct np_contention_params *params, uint64_t hot,
                                     uint64_t cold, uint64_t want, uint64_t *hot_out,
                                     uint64_t *cold_out);

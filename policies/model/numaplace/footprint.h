@@ -1,10 +1,8 @@
 /*
  * numaplace/footprint.h - per-benchmark memory footprints for the replay (numaplace/replay.h).
- *
- * The thesis gives no footprints; data/spec2017-footprints.csv holds them in base pages (4 KiB),
- * with its source in its header. Columns: benchmark, input (empty: any), footprint_pages, and
- * optionally corun_factor: the job's slowdown when it ran with the other jobs of its thesis mix on
- * one node, all memory local (the thesis's static runs), relative to its alone run.
+ * The thesis gives none: data/spec2017-footprints.csv holds them in 4-KiB pages, its source in its
+ * header. Columns: benchmark, input (empty: any), footprint_pages, and optionally corun_factor
+ * (the job's slowdown beside its thesis mix on one node, memory local, against its alone run).
  */
 #ifndef NUMAPLACE_FOOTPRINT_H
 #define NUMAPLACE_FOOTPRINT_H
@@ -33,12 +31,10 @@ struct np_footprints {
 
 /** Accepts NULL. */
 NP_API void np_footprints_free(struct np_footprints *table);
-/** The row of @p benchmark with @p input (a row with an empty input matches any), or NULL.
- *  Borrowed from @p table. */
+/** The row of @p benchmark with @p input (an empty input matches any); borrowed, or NULL. */
 NP_API const struct np_footprint *np_footprint_find(const struct np_footprints *table,
                                                     const char *benchmark, const char *input);
-/** Pages of @p benchmark with @p input (a row with an empty input matches any), or 0 when the
- *  table has none. */
+/** Pages of np_footprint_find's row, or 0 when the table has none. */
 NP_API uint64_t np_footprint_pages(const struct np_footprints *table, const char *benchmark,
                                    const char *input);
 

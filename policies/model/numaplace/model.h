@@ -1,13 +1,10 @@
 /*
  * numaplace/model.h - the measured slowdown model (data/sandman-spec2017.csv, installed under
- * /usr/share/numaplace; a site may give its own table in the same columns).
- *
- * Each benchmark was measured alone with its memory local, remote (a near node) and interleaved
- * over local and near. Those three points give a job's slowdown as a function of the share of
- * its memory that is remote, interpolated piecewise-linearly through (0, 1), (1/2, interleave)
- * and (1, remote): interleave sits well below the straight line for bandwidth-bound codes
- * (619.lbm_s: 1.73 at one half against 3.99 fully remote), so a line through the ends alone would
- * overstate the cost of half-remote memory. The simulator uses it to score migration orders.
+ * /usr/share/numaplace; a site may give its own table in the same columns). Each benchmark ran
+ * alone with its memory local, remote (a near node) and interleaved over both: a job's slowdown
+ * as a function of its remote share, piecewise-linear through (0, 1), (1/2, interleave) and (1,
+ * remote). Interleave sits well below the straight line for bandwidth-bound codes (619.lbm_s:
+ * 1.73 at one half against 3.99 fully remote): a line through the ends would overstate it.
  */
 #ifndef NUMAPLACE_MODEL_H
 #define NUMAPLACE_MODEL_H

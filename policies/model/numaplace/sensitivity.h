@@ -1,21 +1,17 @@
 /*
  * numaplace/sensitivity.h - a job's slowdown with remote memory predicted from its counters.
  *
- * The measured table (numaplace/model.h: data/sandman-spec2017.csv, or a site's own) gives, per
- * benchmark run, the counters of its local run and its slowdown with all memory on a near node.
- * The model is a least-squares line in logs over the features chosen (by default LLC MPKI and
- * CPI, the two per-instruction rates numaplaced measures):
+ * The measured table (numaplace/model.h) gives, per benchmark run, its local run's counters and
+ * its slowdown with all memory on a near node. The model is a least-squares line in logs over the
+ * features chosen (by default LLC MPKI and CPI, the per-instruction rates numaplaced measures):
  *
  *     ln(remote slowdown) = c0 + c1 ln(llc_mpki + 0.01) + c2 ln(cpi)
  *
- * "Sensitive" means a predicted slowdown at or above a threshold chosen by leave-one-benchmark-out
- * cross-validation on the same table (np_sensitivity_cv_threshold): the grid value whose
- * out-of-fold class best agrees with the measured class, by balanced agreement. The figures, and
- * why these features: docs/sensitivity.md, bench/RESULTS.md.
- *
- * Sensitivity is not priority: the prediction only advises, or fills a class where the site asked
- * for it (class_default=auto) through its class_map. Nothing here logs, allocates beyond what it
- * says, or reads anything but the table it is given.
+ * "Sensitive" means a predicted slowdown at or above the threshold whose out-of-fold class best
+ * agrees with the measured class (balanced), by leave-one-program-out cross-validation on the
+ * same table (np_sensitivity_cv_threshold); figures and why these features: docs/sensitivity.md.
+ * Sensitivity is not priority: the prediction advises, or fills a class where the site asked
+ * (class_default=auto, through its class_map). Nothing here logs or reads anything but its table.
  */
 #ifndef NUMAPLACE_SENSITIVITY_H
 #define NUMAPLACE_SENSITIVITY_H
@@ -54,35 +50,26 @@ struct np_sens_model {
     double coef[1 + NP_SENS_NFEATURES]; /**< intercept, then one per feature in bit order */
     double threshold;                   /**< predicted slowdown >= this: sensitive */
     size_t rows;                        /**< table rows it was fitted on */
-    /** This machine's near-node remote penalty (`numaplace characterize`'s profile): predictions
-     *  are scaled from the reference machine's to it (numaplace/penalty.h). 0: not measured,
-     *  predictions are the reference machine's. */
+    /** This machine's near-node remote penalty (`numaplace characterize`'s profile), predictions
+     *  scaled to it (numaplace/penalty.h); 0: the reference machine's. */
     double remote_penalty;
 };
 
-/**
- * Whether two benchmark names are one program: SPEC's rate and speed twins ("519.lbm_r",
- * "619.lbm_s") share the name between the number and the _r/_s suffix. Cross-validation folds
- * hold whole programs, so a fold is never predicted by a fit that saw its twin.
- */
+/** Whether two benchmark names are one program: SPEC's rate and speed twins ("519.lbm_r",
+ *  "619.lbm_s") share the name between the number and the suffix. A cross-validation fold holds
+ *  a whole program, never predicted by a fit that saw its twin. */
 NP_API bool np_sensitivity_same_code(const char *a, const char *b);
 
-/**
- * Fit @p features on the rows of @p table that have them, leaving out every row of the program
- * of benchmark @p without (np_sensitivity_same_code; NULL: none). @p threshold is stored as given.
- * @return 0, or -EINVAL (no feature, unknown bits, fewer usable rows than parameters + 1, or a
- *         singular system) with @p err
- */
+/** Fit @p features on the rows of @p table that have them, but the program of @p without (NULL:
+ *  none); @p threshold is stored as given. @return 0, or -EINVAL (no feature, unknown bits, fewer
+ *  usable rows than parameters + 1, a singular system) with @p err */
 NP_API int np_sensitivity_fit(struct np_sens_model *m, const struct np_model *table,
                               unsigned features, double threshold, const char *without,
                               struct np_err *err);
 
-/**
- * The predicted slowdown of a job with all its memory remote (on a near node), on this machine
- * when @p m has its remote_penalty, else on the reference machine.
- * @return 0 with *@p slowdown, or -ENODATA with @p err "unavailable: no CPI (why)" naming the
- *         first missing input and @p in->why (never a guess)
- */
+/** The predicted slowdown with all memory on a near node (on this machine when @p m has its
+ *  remote_penalty). @return 0, or -ENODATA with @p err "unavailable: no CPI (why)" naming the
+ *  first missing input and @p in->why (never a guess) */
 NP_API int np_sensitivity_predict(const struct np_sens_model *m, const struct np_sens_inputs *in,
                                   double *slowdown, struct np_err *err);
 
@@ -100,21 +87,14 @@ struct np_sens_cv {
     double agree_label; /**< share of labelled rows whose predicted class is the label */
 };
 
-/**
- * Cross-validate: for each program (a benchmark's inputs and its rate/speed twin), fit without
- * all its rows and predict them.
- * @param predicted receives one prediction per table row (NaN when the row lacks a feature);
- *        at least table->count entries, or NULL
- * @return 0, or the negative errno of a failed fit with @p err
- */
+/** Cross-validate: for each program (a benchmark's inputs and its twin), fit without its rows
+ *  and predict them, into @p predicted (NULL, or table->count entries; NaN: a feature missing).
+ *  @return 0, or the negative errno of a failed fit with @p err */
 NP_API int np_sensitivity_cv(const struct np_model *table, unsigned features, double threshold,
                              double *predicted, struct np_sens_cv *out, struct np_err *err);
 
-/**
- * Choose the threshold from the grid by cross-validation: the highest balanced agreement, the
- * lowest threshold among equals. @p out receives that threshold's figures.
- * @return 0, or as np_sensitivity_cv
- */
+/** Choose the grid's threshold by cross-validation: the highest balanced agreement, the lowest
+ *  among equals, its figures in @p out. @return 0, or as np_sensitivity_cv */
 NP_API int np_sensitivity_cv_threshold(const struct np_model *table, unsigned features,
                                        struct np_sens_cv *out, struct np_err *err);
 
@@ -140,21 +120,15 @@ struct np_sens_nested {
     struct np_sens_score mpki_cut; /**< one cut on LLC MPKI, chosen on the inner rows */
 };
 
-/**
- * Nested leave-one-program-out cross-validation: for each program, the threshold is chosen by
- * np_sensitivity_cv_threshold on the other programs alone, the model fitted on them, and the
- * program's rows predicted and scored at that threshold (the measured class is remote >= that
- * threshold too). The baselines get the same inner rows and threshold. No choice sees the rows
- * it is scored on. @return 0, or as np_sensitivity_cv
- */
+/** Nested leave-one-program-out cross-validation: for each program the threshold is chosen
+ *  (np_sensitivity_cv_threshold) and the model fitted on the other programs alone, and its rows
+ *  scored at that threshold (the measured class too); the baselines get the same inner rows and
+ *  threshold, so no choice sees the rows it is scored on. @return 0, or as np_sensitivity_cv */
 NP_API int np_sensitivity_cv_nested(const struct np_model *table, unsigned features,
                                     struct np_sens_nested *out, struct np_err *err);
 
-/**
- * The single LLC MPKI cut (sensitive when mpki >= cut) with the best balanced agreement with the
- * measured class at @p threshold on @p table itself (in sample; the lowest cut among equals).
- * @return 0, or -EINVAL when no cut splits the rows
- */
+/** The LLC MPKI cut (sensitive when mpki >= cut) best agreeing (balanced, in sample, the lowest
+ *  among equals) with the measured class at @p threshold. @return 0, or -EINVAL: no cut splits */
 NP_API int np_sensitivity_mpki_cut(const struct np_model *table, double threshold, double *cut,
                                    struct np_sens_score *out);
 

@@ -1,7 +1,4 @@
-/*
- * numaplace/replay_scenario.h - a replay set (numaplace/replay.h) from a scenario file
- * (numaplace/scenario.h), the model table and the footprint table (numaplace/footprint.h).
- */
+/* numaplace/replay_scenario.h - a replay set from a scenario, the model and footprint tables. */
 #ifndef NUMAPLACE_REPLAY_SCENARIO_H
 #define NUMAPLACE_REPLAY_SCENARIO_H
 
@@ -19,17 +16,14 @@ struct np_replay_owned {
 
 /** Options of np_replay_set_from_scenario, as bits. */
 enum np_replay_build_flag {
-    /** Each job's corun factor from the footprint table (else none): the thesis's static runs'
-     *  co-location slowdown for its mix. */
+    /** Each job's corun factor from the footprint table; else none. */
     NP_REPLAY_WITH_CORUN = 1u << 0,
 };
 
 /**
- * Build the set of @p scenario: every copy one job, its row from @p model (benchmark and input;
- * a benchmark with a single row matches input 0), its work the row's total_time_s, its
- * footprint from @p footprints times @p footprint_scale (> 0; at least one page), and with
- * NP_REPLAY_WITH_CORUN in @p flags its co-location factor from @p footprints.
- * Borrows @p model's rows: keep @p model until the set is freed.
+ * Build the set of @p scenario: every copy one job, its row from @p model (benchmark and input; a
+ * benchmark's only row matches input 0; borrowed: keep @p model), its work the row's
+ * total_time_s, its footprint from @p footprints times @p footprint_scale (> 0; a page at least).
  * @return 0, or -EINVAL with @p err naming the job ("jobs[2].benchmark") and what is missing,
  *         -ENOMEM
  */

@@ -1,14 +1,10 @@
 /*
- * numaplace/scenario.h - a scenario: one experiment set (its jobs, its timed migration requests
- * and the orders to run it under) as data, docs/scenarios.md. Its file format is read by
- * numaplace/scenario_file.h (lib/tables), one reader for every user: the simulator's replay,
- * `numaplace migrate --script` (the requests only), `numaplace scenario` and through it the
- * Slurm runner script (jobs and runs), so nobody parses a scenario on their own. Decoding is
- * strict: an unknown member, a wrong type or a value out of range is an error naming the member's
- * path (`jobs[3].node`) and the accepted values.
- *
- * Ownership: a parsed scenario owns its strings and arrays (free with np_scenario_fini); the order
- * ops in runs[] are borrowed from the static order table.
+ * numaplace/scenario.h - a scenario as data (docs/scenarios.md): one experiment set's jobs, timed
+ * migration requests and the orders to run it under. One reader (numaplace/scenario_file.h) for
+ * every user: the replay, `numaplace migrate --script`, `numaplace scenario` and through it the
+ * Slurm runner script. Decoding is strict: an unknown member, a wrong type or a value out of range
+ * is an error naming the member (`jobs[3].node`) and the accepted values. A parsed scenario owns
+ * its strings and arrays (np_scenario_fini); runs[]'s ops are the static order table's.
  */
 #ifndef NUMAPLACE_SCENARIO_H
 #define NUMAPLACE_SCENARIO_H

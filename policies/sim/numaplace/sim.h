@@ -1,10 +1,6 @@
-/*
- * numaplace/sim.h - replaying migration requests over modelled jobs.
- *
- * The simulator runs the daemon's own order and planner code (migration.h) over jobs whose slowdown
- * comes from the measured model (model.h), so an order can be scored before it moves anything:
- * the thesis' experiment (same mix, same requests, each order in turn) in a few microseconds.
- */
+/* numaplace/sim.h - migration requests over modelled jobs: the daemon's own orders and planner
+ * (migration.h) over jobs slowed as the measured model says (model.h), so an order is scored
+ * before it moves anything (the thesis's experiment, each order in turn, in microseconds). */
 #ifndef NUMAPLACE_SIM_H
 #define NUMAPLACE_SIM_H
 
@@ -21,9 +17,7 @@ struct np_sim_job {
     unsigned cpu_node;
     enum np_class job_class;
     uint64_t pages[NP_MAX_NODES];
-    /** What the orders are told (np_job_view): a prediction from a sensitivity model calibrated
-     *  by the caller (bench/order_cv: with or without the set's benchmarks), never the row's
-     *  measured figure unless the caller means an oracle. */
+    /** What the orders are told (np_job_view); the row's measured figure only for an oracle. */
     double predicted_remote;
     bool has_prediction;
 };
@@ -40,11 +34,9 @@ NP_API double np_sim_throughput(const struct np_sim_job *jobs, size_t count, uns
 /** @p job as the daemon's planner sees a job (np_job_view), with id @p id. */
 NP_API void np_sim_job_view(const struct np_sim_job *job, size_t id, struct np_job_view *v);
 
-/**
- * Carry out "move at least @p pages from @p src to @p dst" over the LOW jobs with the given
- * order (bandwidth = the benchmark's measured local bandwidth), updating the jobs' pages.
- * @return the pages moved (less than asked when candidates ran out), or -EINVAL / -ENOMEM
- */
+/** Carry out "move at least @p pages from @p src to @p dst" over the LOW jobs in @p order (their
+ *  bandwidth the benchmark's measured local one), updating the jobs' pages. @return the pages
+ *  moved (fewer when candidates ran out), or -EINVAL / -ENOMEM */
 NP_API long long np_sim_request(struct np_sim_job *jobs, size_t count, unsigned nnodes,
                                 const struct np_order_ops *order, uint64_t seed, unsigned src,
                                 unsigned dst, uint64_t pages);
