@@ -26,7 +26,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "numaplace/migrate.h"
+#include "numaplace/engine.h"
 
 static int compare_double(const void *a, const void *b)
 {

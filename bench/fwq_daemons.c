@@ -23,7 +23,6 @@
 #include <jansson.h>
 
 #include "fwq_run.h"
-#include "numaplace/numa_maps.h"
 #include "numaplace/procfs.h"
 #include "numaplace/protocol.h"
 

@@ -37,7 +37,6 @@
 
 #include <jansson.h>
 
-#include "numaplace/numa_maps.h"
 #include "numaplace/procfs.h"
 #include "numaplace/protocol.h"
 

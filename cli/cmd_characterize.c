@@ -13,7 +13,7 @@
 
 #include "cli.h"
 #include "options.h"
-#include "numaplace/characterize.h"
+#include "numaplace/profile.h"
 #include "safe_file.h"
 
 #define DEFAULT_SECONDS  0.3

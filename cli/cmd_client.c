@@ -18,9 +18,9 @@
 
 #include "cli.h"
 #include "options.h"
-#include "numaplace/labels.h"
+#include "numaplace/names.h"
 #include "numaplace/migration.h"
-#include "numaplace/open_regular.h"
+#include "numaplace/output_file.h"
 #include "numaplace/scenario.h"
 #include "numaplace/scenario_file.h"
 #include "numaplace/json_reals.h"

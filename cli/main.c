@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "numaplace/helperconf.h"
-#include "numaplace/safe_text.h"
+#include "numaplace/output_file.h"
 
 #include "cli.h"
 #include "options.h"
-#include "numaplace/labels.h"
+#include "numaplace/names.h"
 #include "numaplace/migration.h"
 #include "numaplace/profile.h"
 #include "numaplace/tables.h"

@@ -12,8 +12,8 @@
 #include <acl/libacl.h>
 #include <sys/acl.h>
 
+#include "numaplace/output_file.h"
 #include "numaplace/summary.h"
-#include "numaplace/open_regular.h"
 
 int cli_parse_sacct_job(char *out, uid_t *uid, bool *full, const char **comment)
 {

@@ -29,7 +29,7 @@
 #include "numaplace/sampler.h"
 #include "numaplace/sensitivity.h"
 #include "numaplace/topology.h"
-#include "numaplace/uncore.h"
+#include "numaplace/perf.h"
 
 #define NPD_MAX_CLIENTS       64
 #define NPD_ROOT_RESERVED     16   /* slots only root (slurmstepd) may use: steps always register */

@@ -10,7 +10,7 @@
 
 #include "daemon.h"
 #include "numaplace/procfs.h"
-#include "numaplace/step.h"
+#include "numaplace/names.h"
 #include "user_names.h"
 
 #ifndef NUMAPLACED_VERSION

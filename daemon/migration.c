@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "numaplace/migrate.h"
+#include "numaplace/engine.h"
 #include "daemon.h"
 #include "numaplace/procfs.h"
 

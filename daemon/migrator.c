@@ -9,7 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "numaplace/migrate.h"
+#include "numaplace/engine.h"
 
 struct migrator {
     pthread_t thread;

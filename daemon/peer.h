@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "numaplace/metricsconf.h"
+#include "numaplace/helperconf.h"
 
 /** An address as the decision sees it: IPv4-mapped IPv6 addresses become IPv4. */
 struct peer_address {

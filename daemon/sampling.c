@@ -11,7 +11,6 @@
 #include <hwloc.h>
 #include <limits.h>
 
-#include "numaplace/emulated.h"
 #include "numaplace/procfs.h"
 
 /* ---- numaplaced's CPUs: housekeeping, never nohz_full or isolated ---- */

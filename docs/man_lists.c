@@ -15,12 +15,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "numaplace/labels.h"
-#include "numaplace/policy.h"
+#include "numaplace/names.h"
 #ifdef NP_MAN_LISTS_MIGRATION
 #include "numaplace/engine.h"
 #include "numaplace/helperconf.h"
-#include "numaplace/migrate.h"
 #include "numaplace/migration.h"
 #endif
 #ifdef NP_MAN_LISTS_PERF

@@ -23,7 +23,7 @@
 
 #include <slurm/spank.h>
 
-#include "numaplace/policy.h"
+#include "numaplace/names.h"
 #include "numaplace/siteconf.h"
 #include "numaplace_task.h"
 

@@ -7,10 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <pwd.h>
 
 #include "numaplace/cpulist.h"
 
-#include "numaplace/labels.h"
 #include "numaplace/migration.h"
 #include "numaplace/names.h"
 
@@ -23,15 +24,12 @@ static const struct np_name_table auto_loads = {"auto_load", auto_load_names, NP
 
 static int set_switch(bool *out, const char *key, const char *value, struct np_err *err)
 {
-    if (strcmp(value, "on") == 0 || strcmp(value, "yes") == 0) {
-        *out = true;
-        return 0;
-    }
-    if (strcmp(value, "off") == 0 || strcmp(value, "no") == 0) {
-        *out = false;
-        return 0;
-    }
-    return np_err_set(err, -EINVAL, "%s=\"%s\": accepted: on, off", key, value);
+    const bool on = strcmp(value, "on") == 0 || strcmp(value, "yes") == 0;
+
+    if (!on && strcmp(value, "off") != 0 && strcmp(value, "no") != 0)
+        return np_err_set(err, -EINVAL, "%s=\"%s\": accepted: on, off", key, value);
+    *out = on;
+    return 0;
 }
 
 static int parse_class(const char *key, const char *value, bool *high, struct np_err *err)
@@ -92,41 +90,34 @@ static int set_log(struct np_helper_config *cfg, const char *key, const char *va
 static int set_log_level(struct np_helper_config *cfg, const char *key, const char *value,
                          struct np_err *err)
 {
-    (void)key;
     for (int l = NP_LOG_ERROR; l <= NP_LOG_DEBUG; l++)
         if (strcmp(value, np_log_level_name((enum np_log_level)l)) == 0) {
             cfg->log_level = l;
             return 0;
         }
-    return np_err_set(err, -EINVAL, "log_level=\"%s\": accepted: error, warning, info, debug",
-                      value);
+    return np_err_set(err, -EINVAL, "%s=\"%s\": accepted: error, warning, info, debug", key, value);
 }
 
 static int set_backends(struct np_helper_config *cfg, const char *key, const char *value,
                         struct np_err *err)
 {
-    (void)key;
-    if (strcmp(value, "perf,proc") == 0 || strcmp(value, "proc,perf") == 0) {
-        cfg->perf = true;
-        return 0;
-    }
-    if (strcmp(value, "proc") == 0) {
-        cfg->perf = false;
+    const bool perf = strcmp(value, "perf,proc") == 0 || strcmp(value, "proc,perf") == 0;
+
+    if (perf || strcmp(value, "proc") == 0) {
+        cfg->perf = perf;
         return 0;
     }
     return np_err_set(err, -EINVAL,
-                      "backends=\"%s\": accepted: perf,proc or proc (proc is always on; "
+                      "%s=\"%s\": accepted: perf,proc or proc (proc is always on; "
                       "replay is the `numaplace replay` command)",
-                      value);
+                      key, value);
 }
 
 static int set_migration_order(struct np_helper_config *cfg, const char *key, const char *value,
                                struct np_err *err)
 {
-    (void)key;
     if (!np_order_lookup(value))
-        return np_err_set(err, -EINVAL, "migration_order=\"%s\": accepted: %s", value,
-                          np_order_names());
+        return np_err_set(err, -EINVAL, "%s=\"%s\": accepted: %s", key, value, np_order_names());
     snprintf(cfg->migration_order, sizeof(cfg->migration_order), "%s", value);
     return 0;
 }
@@ -134,9 +125,8 @@ static int set_migration_order(struct np_helper_config *cfg, const char *key, co
 static int set_admin_group(struct np_helper_config *cfg, const char *key, const char *value,
                            struct np_err *err)
 {
-    (void)key;
     if (strlen(value) >= sizeof(cfg->admin_group))
-        return np_err_set(err, -EINVAL, "admin_group: a group name up to %zu characters",
+        return np_err_set(err, -EINVAL, "%s: a group name up to %zu characters", key,
                           sizeof(cfg->admin_group) - 1);
     snprintf(cfg->admin_group, sizeof(cfg->admin_group), "%s", value);
     return 0;
@@ -208,23 +198,248 @@ static int set_housekeeping_cpus(struct np_helper_config *cfg, const char *key, 
 {
     unsigned count = 0;
 
-    (void)key;
     if (strcmp(value, "auto") != 0 && strcmp(value, "none") != 0 &&
         (strlen(value) >= sizeof(cfg->housekeeping_cpus) ||
          np_cpu_list_parse(value, "CPU list", count_cpus, &count, NULL) < 0 || count == 0))
         return np_err_set(err, -EINVAL,
-                          "housekeeping_cpus=\"%s\": accepted: auto (Slurm's "
+                          "%s=\"%s\": accepted: auto (Slurm's "
                           "CpuSpecList), none, or a CPU list like 0,1 or 0-3 of CPUs "
                           "below %u",
-                          value, NP_CPU_LIST_LIMIT);
+                          key, value, NP_CPU_LIST_LIMIT);
     snprintf(cfg->housekeeping_cpus, sizeof(cfg->housekeeping_cpus), "%s", value);
     return 0;
 }
 
+/* numaplaced's Prometheus endpoint settings. */
+static int parse_listen(struct np_metrics_config *mc, const char *value, struct np_err *err)
+{
+    char host[64];
+    const char *colon;
+    char *end;
+    unsigned long port;
+    size_t hlen;
+
+    if (!*value) {
+        mc->listen[0] = '\0';
+        return 0;
+    }
+    colon = strrchr(value, ':');
+    if (!colon || colon == value || strlen(value) >= sizeof(mc->listen))
+        goto bad;
+    hlen = (size_t)(colon - value);
+    if (value[0] == '[') {
+        if (hlen < 3 || value[hlen - 1] != ']')
+            goto bad;
+        snprintf(host, sizeof(host), "%.*s", (int)(hlen - 2), value + 1);
+        if (inet_pton(AF_INET6, host, mc->addr) != 1)
+            goto bad;
+        mc->family = AF_INET6;
+    } else {
+        snprintf(host, sizeof(host), "%.*s", (int)hlen, value);
+        if (inet_pton(AF_INET, host, mc->addr) != 1)
+            goto bad;
+        mc->family = AF_INET;
+    }
+    errno = 0;
+    port = strtoul(colon + 1, &end, 10);
+    if (!isdigit((unsigned char)colon[1]) || *end || errno || port < 1 || port > 65535)
+        goto bad;
+    mc->port = (uint16_t)port;
+    snprintf(mc->listen, sizeof(mc->listen), "%s", value);
+    return 0;
+bad:
+    return np_err_set(err, -EINVAL,
+                      "metrics_listen=\"%s\": accepted: nothing (off), or HOST:PORT with an IPv4 "
+                      "address or [IPv6] and a port from 1 to 65535 (e.g. 127.0.0.1:9477, "
+                      "[::1]:9477)",
+                      value);
+}
+
+static int parse_uid(const char *item, uid_t *out)
+{
+    char buf[4096];
+    struct passwd pw, *found = NULL;
+
+    if (isdigit((unsigned char)item[0])) {
+        char *end;
+        unsigned long v;
+        errno = 0;
+        v = strtoul(item, &end, 10);
+        if (*end || errno || v >= (uid_t)-1)
+            return -EINVAL;
+        *out = (uid_t)v;
+        return 0;
+    }
+    if (getpwnam_r(item, &pw, buf, sizeof(buf), &found) != 0 || !found)
+        return -ENOENT;
+    *out = found->pw_uid;
+    return 0;
+}
+
+/* Calls @p fn on each comma-separated, trimmed, non-empty item; stops at its first error. */
+static int each_item(const char *value, char *bad, size_t bad_size,
+                     int (*fn)(const char *item, void *arg), void *arg)
+{
+    char copy[2048], *save = NULL;
+
+    if (strlen(value) >= sizeof(copy)) {
+        snprintf(bad, bad_size, "(a list over %zu bytes)", sizeof(copy) - 1);
+        return -EINVAL;
+    }
+    snprintf(copy, sizeof(copy), "%s", value);
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *end;
+        int rc;
+        while (isspace((unsigned char)*item))
+            item++;
+        end = item + strlen(item);
+        while (end > item && isspace((unsigned char)end[-1]))
+            *--end = '\0';
+        if (!*item)
+            continue;
+        if ((rc = fn(item, arg)) < 0) {
+            snprintf(bad, bad_size, "%s", item);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int add_user(const char *item, void *arg)
+{
+    struct np_metrics_config *mc = arg;
+    uid_t uid;
+    int rc;
+
+    if (mc->nuids == NP_METRICS_MAX_USERS)
+        return -E2BIG;
+    if ((rc = parse_uid(item, &uid)) < 0)
+        return rc;
+    mc->uids[mc->nuids++] = uid;
+    return 0;
+}
+
+static int add_net(const char *item, void *arg)
+{
+    struct np_metrics_config *mc = arg;
+
+    if (mc->nnets == NP_METRICS_MAX_NETS)
+        return -E2BIG;
+    return np_cidr_parse(item, &mc->nets[mc->nnets++]) < 0 ? (mc->nnets--, -EINVAL) : 0;
+}
+
+int np_cidr_parse(const char *text, struct np_cidr *out)
+{
+    char host[64], *end;
+    const char *slash = strchr(text, '/');
+    const size_t hlen = slash ? (size_t)(slash - text) : strlen(text);
+    unsigned long prefix;
+
+    if (hlen == 0 || hlen >= sizeof(host))
+        return -EINVAL;
+    snprintf(host, sizeof(host), "%.*s", (int)hlen, text);
+    memset(out, 0, sizeof(*out));
+    if (inet_pton(AF_INET, host, out->addr) == 1)
+        out->family = AF_INET;
+    else if (inet_pton(AF_INET6, host, out->addr) == 1)
+        out->family = AF_INET6;
+    else
+        return -EINVAL;
+    prefix = out->family == AF_INET ? 32 : 128;
+    if (slash) {
+        errno = 0;
+        const unsigned long max = prefix;
+        prefix = strtoul(slash + 1, &end, 10);
+        if (!isdigit((unsigned char)slash[1]) || *end || errno || prefix > max)
+            return -EINVAL;
+    }
+    out->prefix = (unsigned)prefix;
+    return 0;
+}
+
+bool np_cidr_contains(const struct np_cidr *net, int family, const unsigned char *addr)
+{
+    const unsigned full = net->prefix / 8, rest = net->prefix % 8;
+
+    if (family != net->family)
+        return false;
+    if (memcmp(net->addr, addr, full) != 0)
+        return false;
+    return rest == 0 || ((net->addr[full] ^ addr[full]) & (0xffu << (8 - rest)) & 0xffu) == 0;
+}
+
+static int parse_step_series(struct np_metrics_config *mc, const char *value, struct np_err *err)
+{
+    char *end;
+    unsigned long n;
+
+    if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
+        mc->step_series_off = value[1] == 'f';
+        mc->step_series_max = 0;
+        return 0;
+    }
+    errno = 0;
+    n = strtoul(value, &end, 10);
+    if (!isdigit((unsigned char)value[0]) || *end || errno || n < 1 ||
+        n > NP_METRICS_MAX_STEP_SERIES)
+        return np_err_set(err, -EINVAL,
+                          "metrics_step_series=\"%s\": accepted: on (every step), off (no per-step "
+                          "series), or the most steps with series, from 1 to %d",
+                          value, NP_METRICS_MAX_STEP_SERIES);
+    mc->step_series_off = false;
+    mc->step_series_max = (unsigned)n;
+    return 0;
+}
+
+/* Set one metrics key. metrics_listen: "" or HOST:PORT with an IPv4 address or [IPv6];
+ * metrics_users: "" or user names or uids, comma-separated (names must exist on this node);
+ * metrics_allow: "" or CIDRs (a.b.c.d/n, ipv6/n; no /n = one address); metrics_step_series: on,
+ * off, or a number of steps from 1 to NP_METRICS_MAX_STEP_SERIES. @return 0, or -EINVAL with @p err
+ * naming the key, the value and what is accepted */
 static int set_metrics(struct np_helper_config *cfg, const char *key, const char *value,
                        struct np_err *err)
 {
-    return np_metrics_config_set(&cfg->metrics, key, value, err);
+    struct np_metrics_config *mc = &cfg->metrics;
+    struct np_metrics_config next = *mc;
+    char bad[128] = "";
+    int rc;
+
+    if (strcmp(key, "metrics_step_series") == 0)
+        return parse_step_series(mc, value, err);
+    if (strcmp(key, "metrics_listen") == 0) {
+        if ((rc = parse_listen(&next, value, err)) == 0)
+            *mc = next;
+        return rc;
+    }
+    if (strcmp(key, "metrics_users") == 0) {
+        next.nuids = 0;
+        rc = each_item(value, bad, sizeof(bad), add_user, &next);
+        if (rc == -E2BIG)
+            return np_err_set(err, -EINVAL, "metrics_users: at most %d users",
+                              NP_METRICS_MAX_USERS);
+        if (rc < 0)
+            return np_err_set(err, -EINVAL,
+                              "metrics_users=\"%s\": %s\"%s\"; accepted: user names of this node "
+                              "or uids, comma-separated (root may always read)",
+                              value, rc == -ENOENT ? "no such user " : "bad uid ", bad);
+        *mc = next;
+        return 0;
+    }
+    if (strcmp(key, "metrics_allow") == 0) {
+        next.nnets = 0;
+        rc = each_item(value, bad, sizeof(bad), add_net, &next);
+        if (rc == -E2BIG)
+            return np_err_set(err, -EINVAL, "metrics_allow: at most %d networks",
+                              NP_METRICS_MAX_NETS);
+        if (rc < 0)
+            return np_err_set(err, -EINVAL,
+                              "metrics_allow=\"%s\": \"%s\" is not a network; accepted: CIDRs "
+                              "like 10.1.0.0/16 or fd00::/8 (or one address), comma-separated",
+                              value, bad);
+        *mc = next;
+        return 0;
+    }
+    return np_err_set(err, -EINVAL, "\"%s\" is not a metrics key", key);
 }
 
 /* How a key's value is read: into the field at its offset, or by its own setter. */
@@ -294,15 +509,10 @@ struct helper_key {
     const char *default_value;
 };
 
+#define FIELD(field)                                                                               \
+    offsetof(struct np_helper_config, field), sizeof(((struct np_helper_config *)0)->field)
 #define KEY_ENTRY(name, kind, field, min, max, set, default_value)                                 \
-    {#name,                                                                                        \
-     kind,                                                                                         \
-     offsetof(struct np_helper_config, field),                                                     \
-     sizeof(((struct np_helper_config *)0)->field),                                                \
-     min,                                                                                          \
-     max,                                                                                          \
-     set,                                                                                          \
-     default_value},
+    {#name, kind, FIELD(field), min, max, set, default_value},
 static const struct helper_key helper_keys[] = {HELPER_KEYS(KEY_ENTRY)};
 
 /* ", socket, state_dir, ..." at compile time; the names start after the first separator. */

@@ -115,15 +115,10 @@ void np_site_config_fini(struct np_site_config *cfg)
 
 static int parse_bool(const char *value, const char *yes, const char *no, bool *out)
 {
-    if (strcmp(value, yes) == 0) {
-        *out = true;
-        return 0;
-    }
-    if (strcmp(value, no) == 0) {
-        *out = false;
-        return 0;
-    }
-    return -EINVAL;
+    if (strcmp(value, yes) != 0 && strcmp(value, no) != 0)
+        return -EINVAL;
+    *out = strcmp(value, yes) == 0;
+    return 0;
 }
 
 static int replace_string(char **slot, const char *value)
@@ -198,13 +193,9 @@ static int apply_one(struct np_site_config *cfg, const char *arg, const struct n
             accepted = "a comma-separated list of names";
             goto bad_value;
         }
-        if (key[5] == 'u') {
-            free_list(cfg->high_users);
-            cfg->high_users = list;
-        } else {
-            free_list(cfg->high_groups);
-            cfg->high_groups = list;
-        }
+        char ***slot = key[5] == 'u' ? &cfg->high_users : &cfg->high_groups;
+        free_list(*slot);
+        *slot = list;
     } else if (strcmp(key, "high_unauthorized") == 0) {
         bool refuse;
         if (parse_bool(value, "refuse", "downgrade", &refuse) < 0) {

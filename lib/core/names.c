@@ -74,3 +74,160 @@ const char *np_name_list_static(const struct np_name_table *table, const char *s
     pthread_mutex_unlock(&lock);
     return found ? found : "(too many name lists)";
 }
+
+/* Both lists read most important first, as every message and man page has always said them. */
+static const unsigned high_first[2] = {1, 0};
+
+static const char *const sensitivity_names[NP_SENSITIVITY_COUNT] = {
+    [NP_SENSITIVITY_LOW] = "low",
+    [NP_SENSITIVITY_HIGH] = "high",
+};
+static const struct np_name_table sensitivities = {"--numa-sensitivity value", sensitivity_names,
+                                                   NP_SENSITIVITY_COUNT, high_first};
+
+static const char *const class_names[NP_CLASS_COUNT] = {
+    [NP_CLASS_LOW] = "low",
+    [NP_CLASS_HIGH] = "high",
+};
+static const struct np_name_table classes = {"class", class_names, NP_CLASS_COUNT, high_first};
+
+const char *np_sensitivity_name(enum np_sensitivity s)
+{
+    return np_name_of(&sensitivities, (unsigned)s);
+}
+
+int np_sensitivity_from_name(const char *text, enum np_sensitivity *out, struct np_err *err)
+{
+    unsigned v = 0;
+    const int rc = np_name_parse(&sensitivities, text ? text : "", &v, err);
+
+    if (rc == 0)
+        *out = (enum np_sensitivity)v;
+    return rc;
+}
+
+const char *np_sensitivity_names(void)
+{
+    return np_name_list_static(&sensitivities, ", ");
+}
+
+const char *np_class_name(enum np_class c)
+{
+    return np_name_of(&classes, (unsigned)c);
+}
+
+int np_class_from_name(const char *text, enum np_class *out, struct np_err *err)
+{
+    unsigned v = 0;
+    const int rc = np_name_parse(&classes, text, &v, err);
+
+    if (rc == 0)
+        *out = (enum np_class)v;
+    return rc;
+}
+
+const char *np_class_names(void)
+{
+    return np_name_list_static(&classes, ", ");
+}
+
+static const char *const policy_names[NP_POLICY_COUNT] = {
+    [NP_POLICY_NONE] = "none",
+    [NP_POLICY_LOCAL] = "local",
+    [NP_POLICY_LOCAL_STRICT] = "local-strict",
+    [NP_POLICY_INTERLEAVE] = "interleave",
+    [NP_POLICY_INTERLEAVE_ALL] = "interleave-all",
+    [NP_POLICY_AUTO] = "auto",
+};
+
+static const char *const policy_help[NP_POLICY_COUNT] = {
+    [NP_POLICY_NONE] = "leave the kernel default and Slurm's --mem-bind alone",
+    /* One sentence, split to fit the line: the parentheses say the concatenation is meant. */
+    [NP_POLICY_LOCAL] = ("prefer the NUMA node(s) of the task's CPUs; fall back to other nodes "
+                         "when they are full"),
+    [NP_POLICY_LOCAL_STRICT] = "bind memory to the node(s) of the task's CPUs; never remote",
+    [NP_POLICY_INTERLEAVE] = "interleave pages over the nodes of the step's CPUs on this host",
+    [NP_POLICY_INTERLEAVE_ALL] = "interleave pages over every memory node the job may use",
+    [NP_POLICY_AUTO] = ("choose one of the above per task from its sensitivity, its CPUs' nodes "
+                        "and the nodes' memory traffic"),
+};
+
+static const struct np_name_table policies = {"NUMA policy", policy_names, NP_POLICY_COUNT, NULL};
+
+static const char *const mode_names[] = {
+    [NP_MODE_DEFAULT] = "default",
+    [NP_MODE_PREFERRED] = "preferred",
+    [NP_MODE_PREFERRED_MANY] = "preferred-many",
+    [NP_MODE_BIND] = "bind",
+    [NP_MODE_INTERLEAVE] = "interleave",
+};
+
+static const struct np_name_table modes = {"memory policy mode", mode_names,
+                                           sizeof(mode_names) / sizeof(mode_names[0]), NULL};
+
+const char *np_policy_name(enum np_policy policy)
+{
+    return np_name_of(&policies, (unsigned)policy);
+}
+
+const char *np_policy_help(enum np_policy policy)
+{
+    return (unsigned)policy < NP_POLICY_COUNT ? policy_help[policy] : "";
+}
+
+const char *np_policy_names(void)
+{
+    return np_name_list_static(&policies, ", ");
+}
+
+const char *np_policy_names_separated(const char *separator)
+{
+    return np_name_list_static(&policies, separator);
+}
+
+int np_policy_from_name(const char *text, enum np_policy *out, struct np_err *err)
+{
+    unsigned v = 0;
+    const int rc = np_name_parse(&policies, text, &v, err);
+
+    if (rc == 0)
+        *out = (enum np_policy)v;
+    return rc;
+}
+
+const char *np_mode_name(enum np_mode mode)
+{
+    return np_name_of(&modes, (unsigned)mode);
+}
+
+int np_mode_from_name(const char *text, enum np_mode *out, struct np_err *err)
+{
+    unsigned v = 0;
+    const int rc = np_name_parse(&modes, text, &v, err);
+
+    if (rc == 0)
+        *out = (enum np_mode)v;
+    return rc;
+}
+
+const char *np_mode_names(void)
+{
+    return np_name_list_static(&modes, ", ");
+}
+
+const char *np_step_name(uint32_t step_id)
+{
+    static _Thread_local char text[16]; /* numaplaced names steps from two threads */
+
+    switch (step_id) {
+    case NP_STEP_BATCH:
+        return "batch";
+    case NP_STEP_EXTERN:
+        return "extern";
+    case NP_STEP_INTERACTIVE:
+        return "interactive";
+    default:
+        snprintf(text, sizeof(text), "%u", step_id);
+        return text;
+    }
+}

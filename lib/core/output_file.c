@@ -1,4 +1,4 @@
-/* numaplace's one atomic writer (see output_file.h). */
+/* Named files: written atomically, opened only when regular; text escaped for a terminal. */
 #include "numaplace/output_file.h"
 
 #include <ctype.h>
@@ -187,4 +187,106 @@ void np_output_file_abort(struct np_output_file *o)
     if (o->dirfd >= 0)
         close(o->dirfd);
     o->dirfd = -1;
+}
+
+static int not_regular(const char *path, struct np_err *err)
+{
+    return np_err_set(err, -EINVAL, "%s: not a regular file", path);
+}
+
+int np_open_regular(const char *path, int no_follow, struct np_err *err)
+{
+    struct stat before, st;
+    int fd;
+
+    if ((no_follow ? lstat(path, &before) : stat(path, &before)) != 0)
+        return np_err_set(err, -errno, "%s: %s", path, strerror(errno));
+    if (S_ISLNK(before.st_mode))
+        return np_err_set(err, -ELOOP, "%s: a symlink (not followed)", path);
+    if (!S_ISREG(before.st_mode))
+        return not_regular(path, err);
+    /* O_NONBLOCK and O_NOCTTY: harmless on a regular file, and the name may have changed. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (no_follow ? O_NOFOLLOW : 0));
+    if (fd < 0)
+        return np_err_set(err, -errno, "%s: %s%s", path, strerror(errno),
+                          errno == ELOOP ? " (a symlink: not followed)" : "");
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != before.st_dev ||
+        st.st_ino != before.st_ino) {
+        close(fd);
+        return not_regular(path, err);
+    }
+    return fd;
+}
+
+/* One byte of text; @p lead: the previous byte was 0xc2 and was held back. @return whether
+ * this byte is held back in its turn (a 0xc2 that may start a C1 control). */
+static bool put_byte(FILE *out, unsigned char c, bool *lead, bool keep_layout)
+{
+    if (*lead) {
+        *lead = false;
+        if (c >= 0x80 && c <= 0x9f) {
+            fprintf(out, "\\u%04x", c);
+            return false;
+        }
+        fputc(0xc2, out);
+    }
+    if (c == 0xc2) {
+        *lead = true;
+        return true;
+    }
+    if ((c < 0x20 || c == 0x7f) && !(keep_layout && (c == '\n' || c == '\t')))
+        fprintf(out, "\\x%02x", c);
+    else
+        fputc(c, out);
+    return false;
+}
+
+void np_print_text(FILE *out, const char *s)
+{
+    bool lead = false;
+
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        put_byte(out, *p, &lead, false);
+    if (lead)
+        fputc(0xc2, out);
+}
+
+struct safe_stream {
+    FILE *out;
+    bool lead;
+};
+
+static ssize_t safe_write(void *cookie, const char *buf, size_t size)
+{
+    struct safe_stream *s = cookie;
+
+    for (size_t i = 0; i < size; i++)
+        put_byte(s->out, (unsigned char)buf[i], &s->lead, true);
+    return ferror(s->out) ? -1 : (ssize_t)size;
+}
+
+static int safe_close(void *cookie)
+{
+    struct safe_stream *s = cookie;
+    int rc;
+
+    if (s->lead)
+        fputc(0xc2, s->out);
+    rc = fflush(s->out);
+    free(s);
+    return rc;
+}
+
+FILE *np_safe_text_stream(FILE *out)
+{
+    struct safe_stream *s = calloc(1, sizeof(*s));
+    FILE *f;
+
+    if (!s)
+        return NULL;
+    s->out = out;
+    f = fopencookie(s, "w", (cookie_io_functions_t){.write = safe_write, .close = safe_close});
+    if (!f)
+        free(s);
+    return f;
 }

@@ -1,5 +1,6 @@
 /* Per-process figures from /proc (see numaplace/procfs.h). */
 #include "numaplace/procfs.h"
+#include "numaplace/perf.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,6 +11,88 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <stddef.h>
+#endif
+
+void np_kept_file_init(struct np_kept_file *k)
+{
+    memset(k, 0, sizeof(*k));
+}
+
+static void close_fd(struct np_kept_file *k)
+{
+    if (k->open)
+        close(k->fd);
+    k->open = false;
+}
+
+void np_kept_file_close(struct np_kept_file *k)
+{
+    if (!k)
+        return;
+    close_fd(k);
+    free(k->path);
+    free(k->text);
+    np_kept_file_init(k);
+}
+
+/* The whole file from offset 0 into k->text; @return its length, or -1 with errno. */
+static ssize_t read_whole(struct np_kept_file *k)
+{
+    size_t have = 0;
+
+    for (;;) {
+        ssize_t n;
+        if (have + 1 >= k->cap) {
+            const size_t cap = k->cap ? k->cap * 2 : 8192;
+            char *grown = realloc(k->text, cap);
+            if (!grown)
+                return -1;
+            k->text = grown;
+            k->cap = cap;
+        }
+        n = pread(k->fd, k->text + have, k->cap - 1 - have, (off_t)have);
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            break;
+        have += (size_t)n;
+    }
+    k->text[have] = '\0';
+    return (ssize_t)have;
+}
+
+/* The whole of @p path as read now, as a stream the caller fcloses: through the kept descriptor
+ * (opened on first use; a failed read is retried once on a fresh one), or, with @p k NULL or an
+ * empty reading, fopen(@p path) as before. @return the stream, or NULL with errno set (as fopen) */
+static FILE *kept_file_open(struct np_kept_file *k, const char *path)
+{
+    ssize_t len = -1;
+
+    if (!k)
+        return fopen(path, "re");
+    if (k->open && strcmp(k->path, path) != 0)
+        close_fd(k); /* another root since */
+    for (int attempt = 0; attempt < 2 && len < 0; attempt++) {
+        if (!k->open) {
+            char *copy = strdup(path);
+            if (!copy || (k->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+                free(copy);
+                return fopen(path, "re"); /* its error, as a fresh reader sees it */
+            }
+            free(k->path);
+            k->path = copy;
+            k->open = true;
+        }
+        if ((len = read_whole(k)) < 0)
+            close_fd(k); /* replaced or gone: the next attempt opens it afresh */
+    }
+    /* An empty file (fmemopen refuses a size of 0) or a failed read: as a fresh reader sees it. */
+    return len > 0 ? fmemopen(k->text, (size_t)len, "r") : fopen(path, "re");
+}
 
 /* strtoull(p, &end, 10) for the numbers of a stat line, without its locale and overflow work:
  * blanks, an optional sign (a minus negates, as strtoull does), digits. @return the end, or @p p
@@ -235,7 +318,7 @@ int np_proc_cpu_counters(const char *root, const char *file, struct np_kept_file
 
     memset(per_cpu, 0, max_cpus * sizeof(*per_cpu));
     snprintf(path, sizeof(path), "%s/proc/%s", root && *root ? root : "", file);
-    f = np_kept_file_open(kept, path);
+    f = kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     if (getline(&line, &cap, f) < 0) {
@@ -295,7 +378,7 @@ int np_proc_cpu_ticks(const char *root, struct np_kept_file *kept, uint64_t *bus
     if (total_ticks)
         memset(total_ticks, 0, max_cpus * sizeof(*total_ticks));
     snprintf(path, sizeof(path), "%s/proc/stat", root && *root ? root : "");
-    f = np_kept_file_open(kept, path);
+    f = kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     while (fgets(line, sizeof(line), f)) {
@@ -507,7 +590,7 @@ int np_numa_balancing_enabled(const char *root, struct np_kept_file *kept, struc
     FILE *f;
 
     snprintf(path, sizeof(path), "%s/proc/sys/kernel/numa_balancing", root && *root ? root : "");
-    f = np_kept_file_open(kept, path);
+    f = kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     if (fscanf(f, "%d", &value) != 1)
@@ -526,7 +609,7 @@ int np_node_meminfo(const char *root, unsigned node, struct np_kept_file *kept,
     *total_bytes = *free_bytes = 0;
     snprintf(path, sizeof(path), "%s/sys/devices/system/node/node%u/meminfo",
              root && *root ? root : "", node);
-    f = np_kept_file_open(kept, path);
+    f = kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
     while (fgets(line, sizeof(line), f)) {
@@ -542,4 +625,426 @@ int np_node_meminfo(const char *root, unsigned node, struct np_kept_file *kept,
     }
     fclose(f);
     return found == 2 ? 0 : np_err_set(err, -EINVAL, "%s has no MemTotal/MemFree lines", path);
+}
+
+/* The kernel prints white space, '=' and backslashes in a path as octal escapes (\040): undo
+ * in place, so the path is the file's real name. */
+static char *unescape(char *path)
+{
+    char *w = path;
+
+    for (const char *r = path; *r; r++) {
+        if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+            r[3] >= '0' && r[3] <= '7') {
+            *w++ = (char)((r[1] - '0') << 6 | (r[2] - '0') << 3 | (r[3] - '0'));
+            r += 3;
+        } else {
+            *w++ = *r;
+        }
+    }
+    *w = '\0';
+    return path;
+}
+
+int np_numa_maps_parse_line(char *line, struct np_numa_mapping *out)
+{
+    char *save = NULL, *tok, *end;
+
+    memset(out, 0, sizeof(*out));
+    out->page_kb = (unsigned long)sysconf(_SC_PAGESIZE) / 1024;
+    line[strcspn(line, "\n")] = '\0';
+    tok = strtok_r(line, " ", &save);
+    if (!tok)
+        return -EINVAL;
+    errno = 0;
+    out->start = (uintptr_t)strtoull(tok, &end, 16);
+    if (errno || end == tok || *end)
+        return -EINVAL;
+    tok = strtok_r(NULL, " ", &save);
+    if (!tok)
+        return -EINVAL; /* truncated after the address */
+    snprintf(out->policy, sizeof(out->policy), "%s", tok);
+    while ((tok = strtok_r(NULL, " ", &save))) {
+        unsigned node;
+        unsigned long long value;
+        char tail;
+
+        if (sscanf(tok, "N%u=%llu%c", &node, &value, &tail) == 2) {
+            if (node < NP_NUMA_MAPS_MAX_NODES)
+                out->pages[node] = value;
+        } else if (sscanf(tok, "kernelpagesize_kB=%llu%c", &value, &tail) == 1 && value) {
+            out->page_kb = (unsigned long)value;
+        } else if (strncmp(tok, "file=", 5) == 0) {
+            out->path = unescape(tok + 5);
+        } else if (strncmp(tok, "anon=", 5) == 0) {
+            out->anon = true;
+        } else if (strcmp(tok, "heap") == 0) {
+            out->heap = out->anon = true;
+        } else if (strcmp(tok, "stack") == 0) {
+            out->stack = out->anon = true;
+        } else if (strcmp(tok, "huge") == 0) {
+            out->hugetlb = true;
+        }
+        /* anything else (dirty=, mapped=, active=, new kernels' tokens): ignored */
+    }
+    return 0;
+}
+
+int np_numa_maps_each(const char *root, pid_t pid, np_numa_maps_fn *fn, void *arg,
+                      unsigned *skipped, struct np_err *err)
+{
+    char path[4096];
+    char *line = NULL;
+    size_t cap = 0;
+    unsigned bad = 0;
+    FILE *f;
+    int rc = 0;
+
+    snprintf(path, sizeof(path), "%s/proc/%d/numa_maps", root && *root ? root : "", (int)pid);
+    f = fopen(path, "re");
+    if (!f) {
+        if (errno == ENOENT || errno == ESRCH)
+            return np_err_set(err, -ESRCH, "no process %d (%s)", (int)pid, path);
+        return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    }
+    while (rc == 0 && getline(&line, &cap, f) >= 0) {
+        struct np_numa_mapping m;
+        if (np_numa_maps_parse_line(line, &m) < 0) {
+            bad++;
+            continue;
+        }
+        rc = fn(&m, arg);
+    }
+    free(line);
+    fclose(f);
+    if (skipped)
+        *skipped = bad;
+    return rc;
+}
+
+static int add_usage(const struct np_numa_mapping *m, void *arg)
+{
+    struct np_numa_usage *u = arg;
+
+    u->mappings++;
+    for (int n = 0; n < NP_NUMA_MAPS_MAX_NODES; n++) {
+        const uint64_t bytes = m->pages[n] * m->page_kb * 1024;
+        if (!bytes)
+            continue;
+        if (m->path && !m->anon)
+            u->file_bytes[n] += bytes;
+        else
+            u->anon_bytes[n] += bytes;
+        u->total_bytes += bytes;
+        if (n > u->max_node)
+            u->max_node = n;
+    }
+    return 0;
+}
+
+int np_numa_maps_usage(const char *root, pid_t pid, struct np_numa_usage *out, struct np_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    out->max_node = -1;
+    return np_numa_maps_each(root, pid, add_usage, out, &out->skipped_lines, err);
+}
+
+/* /proc/cpuinfo's first "CPU implementer" line (arm), as its value's number; -1 when absent. */
+static long cpuinfo_implementer(const char *root)
+{
+    char path[4096], line[256];
+    long implementer = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/proc/cpuinfo", root && root[0] ? root : "");
+    f = fopen(path, "re");
+    if (!f)
+        return -1;
+    while (implementer < 0 && fgets(line, sizeof(line), f)) {
+        const char *colon = strchr(line, ':');
+        if (strncmp(line, "CPU implementer", 15) == 0 && colon &&
+            sscanf(colon + 1, "%li", &implementer) != 1)
+            implementer = -1;
+    }
+    fclose(f);
+    return implementer;
+}
+
+bool np_cpu_emulated(const char *root, char *why, size_t why_len)
+{
+    const long implementer = cpuinfo_implementer(root);
+
+    if (why_len)
+        why[0] = '\0';
+    if (implementer == 0) {
+        snprintf(why, why_len,
+                 "CPU implementer 0x00 in /proc/cpuinfo: the code Arm reserves for software "
+                 "models (an emulator's CPU)");
+        return true;
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    if (!root || !root[0]) {
+        unsigned a, b, c, d;
+        char sig[13];
+        /* leaf 1 ECX bit 31: a hypervisor is there; leaf 0x40000000: its signature */
+        if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 31))) {
+            __cpuid(0x40000000, a, b, c, d);
+            memcpy(sig, &b, 4);
+            memcpy(sig + 4, &c, 4);
+            memcpy(sig + 8, &d, 4);
+            sig[12] = '\0';
+            if (strcmp(sig, "TCGTCGTCGTCG") == 0) {
+                snprintf(why, why_len,
+                         "CPUID hypervisor signature TCGTCGTCGTCG: QEMU's emulator (TCG)");
+                return true;
+            }
+        }
+    }
+#endif
+    return false;
+}
+
+/* A job's figures at one instant, and their JSON form (the trace the replay backend reads). */
+void np_sample_init(struct np_sample *s)
+{
+    memset(s, 0, sizeof(*s));
+}
+
+/* {"unavailable": reason} for a group that was tried and failed. */
+static json_t *unavailable(const char *reason)
+{
+    return json_pack("{s:s}", "unavailable", reason[0] ? reason : "not measured");
+}
+
+json_t *np_node_map_json(const uint64_t values[NP_SAMPLE_MAX_NODES])
+{
+    json_t *obj = json_object();
+
+    for (int n = 0; obj && n < NP_SAMPLE_MAX_NODES; n++)
+        if (values[n]) {
+            char key[8];
+            snprintf(key, sizeof(key), "%d", n);
+            json_object_set_new(obj, key, json_integer((json_int_t)values[n]));
+        }
+    return obj;
+}
+
+json_t *np_node_list_json(uint64_t mask)
+{
+    json_t *arr = json_array();
+
+    for (int n = 0; arr && n < 64; n++)
+        if (mask >> n & 1)
+            json_array_append_new(arr, json_integer(n));
+    return arr;
+}
+
+json_t *np_sample_to_json(const struct np_sample *s)
+{
+    json_t *obj = json_pack("{s:f, s:i}", "t", s->t, "processes", (int)s->processes);
+    json_t *perf;
+
+    if (!obj)
+        return NULL;
+    if (s->have_proc) {
+        json_t *proc = json_pack("{s:f, s:f, s:I, s:I, s:I}", "utime_s", s->utime_s, "stime_s",
+                                 s->stime_s, "minflt", (json_int_t)s->minflt, "majflt",
+                                 (json_int_t)s->majflt, "rss_bytes", (json_int_t)s->rss_bytes);
+        if (proc && s->have_cs) {
+            json_object_set_new(proc, "voluntary_cs", json_integer((json_int_t)s->voluntary_cs));
+            json_object_set_new(proc, "involuntary_cs",
+                                json_integer((json_int_t)s->involuntary_cs));
+        }
+        json_object_set_new(obj, "proc", proc);
+    } else if (s->proc_reason[0])
+        json_object_set_new(obj, "proc", unavailable(s->proc_reason));
+    if (s->have_pages)
+        json_object_set_new(obj, "pages",
+                            json_pack("{s:o}", "node_bytes", np_node_map_json(s->node_bytes)));
+    else if (s->pages_reason[0])
+        json_object_set_new(obj, "pages", unavailable(s->pages_reason));
+    if (s->have_irq)
+        json_object_set_new(obj, "irq",
+                            json_pack("{s:I, s:I}", "interrupts", (json_int_t)s->interrupts,
+                                      "softirqs", (json_int_t)s->softirqs));
+    else if (s->irq_reason[0])
+        json_object_set_new(obj, "irq", unavailable(s->irq_reason));
+    if (s->have_cpu_busy)
+        json_object_set_new(obj, "cpu_busy", json_pack("{s:f}", "busy_s", s->cpus_busy_s));
+    else if (s->cpu_busy_reason[0])
+        json_object_set_new(obj, "cpu_busy", unavailable(s->cpu_busy_reason));
+    if (s->have_balancing)
+        json_object_set_new(obj, "numa_balancing",
+                            json_pack("{s:I, s:I}", "pages_migrated",
+                                      (json_int_t)s->balancing_pages_migrated, "faults",
+                                      (json_int_t)s->balancing_faults));
+    else if (s->balancing_reason[0])
+        json_object_set_new(obj, "numa_balancing", unavailable(s->balancing_reason));
+    perf = json_object();
+    for (int e = 0; perf && e < NP_PERF_NEVENTS; e++) {
+        const char *label = np_perf_event_label((enum np_perf_event)e);
+        if (s->have_perf[e])
+            json_object_set_new(perf, label, json_integer((json_int_t)s->perf[e]));
+        else if (s->perf_reason[e][0])
+            json_object_set_new(perf, label, unavailable(s->perf_reason[e]));
+    }
+    if (perf && json_object_size(perf))
+        json_object_set_new(obj, "perf", perf);
+    else
+        json_decref(perf);
+    if (s->have_misses_by_node)
+        json_object_set_new(obj, "misses_by_node", np_node_map_json(s->misses_by_node));
+    return obj;
+}
+
+/* A group member: NULL when absent, an "unavailable" reason copied out, or the object. */
+static json_t *group(json_t *obj, const char *key, bool *have, char *reason, size_t size)
+{
+    json_t *g = json_object_get(obj, key);
+    const char *why;
+
+    *have = false;
+    reason[0] = '\0';
+    if (!json_is_object(g))
+        return NULL;
+    why = json_string_value(json_object_get(g, "unavailable"));
+    if (why) {
+        snprintf(reason, size, "%s", why);
+        return NULL;
+    }
+    *have = true;
+    return g;
+}
+
+static int get_u64(json_t *g, const char *key, uint64_t *out, struct np_err *err)
+{
+    json_t *v = json_object_get(g, key);
+
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return np_err_set(err, -EINVAL, "sample member \"%s\" must be a non-negative integer", key);
+    *out = (uint64_t)json_integer_value(v);
+    return 0;
+}
+
+static int get_real(json_t *g, const char *key, double *out, struct np_err *err)
+{
+    json_t *v = json_object_get(g, key);
+
+    if (!json_is_number(v) || json_number_value(v) < 0)
+        return np_err_set(err, -EINVAL, "sample member \"%s\" must be a non-negative number", key);
+    *out = json_number_value(v);
+    return 0;
+}
+
+static int get_node_map(json_t *map, const char *what, uint64_t *values, struct np_err *err)
+{
+    const char *key;
+    json_t *v;
+
+    if (!json_is_object(map))
+        return np_err_set(err, -EINVAL, "sample member \"%s\" must be an object of node: value",
+                          what);
+    json_object_foreach(map, key, v)
+    {
+        char *end;
+        long node = strtol(key, &end, 10);
+        if (*end || node < 0 || node >= NP_SAMPLE_MAX_NODES || !json_is_integer(v) ||
+            json_integer_value(v) < 0)
+            return np_err_set(err, -EINVAL,
+                              "sample member \"%s\": \"%s\" must be a node number from 0 to %d "
+                              "with a non-negative integer",
+                              what, key, NP_SAMPLE_MAX_NODES - 1);
+        values[node] = (uint64_t)json_integer_value(v);
+    }
+    return 0;
+}
+
+int np_sample_from_json(json_t *obj, struct np_sample *s, struct np_err *err)
+{
+    json_t *g, *perf;
+    uint64_t processes = 0;
+    int rc;
+
+    np_sample_init(s);
+    if (!json_is_object(obj))
+        return np_err_set(err, -EINVAL, "a sample must be a JSON object");
+    if ((rc = get_real(obj, "t", &s->t, err)) < 0 ||
+        (rc = get_u64(obj, "processes", &processes, err)) < 0)
+        return rc;
+    s->processes = (unsigned)processes;
+    if ((g = group(obj, "proc", &s->have_proc, s->proc_reason, sizeof(s->proc_reason))) &&
+        ((rc = get_real(g, "utime_s", &s->utime_s, err)) < 0 ||
+         (rc = get_real(g, "stime_s", &s->stime_s, err)) < 0 ||
+         (rc = get_u64(g, "minflt", &s->minflt, err)) < 0 ||
+         (rc = get_u64(g, "majflt", &s->majflt, err)) < 0 ||
+         (rc = get_u64(g, "rss_bytes", &s->rss_bytes, err)) < 0))
+        return rc;
+    if (g && json_object_get(g, "involuntary_cs")) {
+        if ((rc = get_u64(g, "voluntary_cs", &s->voluntary_cs, err)) < 0 ||
+            (rc = get_u64(g, "involuntary_cs", &s->involuntary_cs, err)) < 0)
+            return rc;
+        s->have_cs = true;
+    }
+    if ((g = group(obj, "pages", &s->have_pages, s->pages_reason, sizeof(s->pages_reason))) &&
+        (rc = get_node_map(json_object_get(g, "node_bytes"), "pages.node_bytes", s->node_bytes,
+                           err)) < 0)
+        return rc;
+    if ((g = group(obj, "irq", &s->have_irq, s->irq_reason, sizeof(s->irq_reason))) &&
+        ((rc = get_u64(g, "interrupts", &s->interrupts, err)) < 0 ||
+         (rc = get_u64(g, "softirqs", &s->softirqs, err)) < 0))
+        return rc;
+    if ((g = group(obj, "cpu_busy", &s->have_cpu_busy, s->cpu_busy_reason,
+                   sizeof(s->cpu_busy_reason))) &&
+        (rc = get_real(g, "busy_s", &s->cpus_busy_s, err)) < 0)
+        return rc;
+    if ((g = group(obj, "numa_balancing", &s->have_balancing, s->balancing_reason,
+                   sizeof(s->balancing_reason))) &&
+        ((rc = get_u64(g, "pages_migrated", &s->balancing_pages_migrated, err)) < 0 ||
+         (rc = get_u64(g, "faults", &s->balancing_faults, err)) < 0))
+        return rc;
+    perf = json_object_get(obj, "perf");
+    for (int e = 0; json_is_object(perf) && e < NP_PERF_NEVENTS; e++) {
+        json_t *v = json_object_get(perf, np_perf_event_label((enum np_perf_event)e));
+        if (json_is_integer(v) && json_integer_value(v) >= 0) {
+            s->have_perf[e] = true;
+            s->perf[e] = (uint64_t)json_integer_value(v);
+        } else if (json_is_object(v) && json_is_string(json_object_get(v, "unavailable"))) {
+            snprintf(s->perf_reason[e], sizeof(s->perf_reason[e]), "%s",
+                     json_string_value(json_object_get(v, "unavailable")));
+        } else if (v) {
+            return np_err_set(err, -EINVAL,
+                              "sample member \"perf.%s\" must be a count or {\"unavailable\": "
+                              "reason}",
+                              np_perf_event_label((enum np_perf_event)e));
+        }
+    }
+    g = json_object_get(obj, "misses_by_node");
+    if (g) {
+        if ((rc = get_node_map(g, "misses_by_node", s->misses_by_node, err)) < 0)
+            return rc;
+        s->have_misses_by_node = true;
+    }
+    return 0;
+}
+
+static const struct {
+    const char *name, *label;
+} events[NP_PERF_NEVENTS] = {
+    [NP_PERF_CYCLES] = {"perf::CYCLES", "cycles"},
+    [NP_PERF_INSTRUCTIONS] = {"perf::INSTRUCTIONS", "instructions"},
+    [NP_PERF_LLC_LOAD_MISSES] = {"perf::LLC-LOAD-MISSES", "llc_load_misses"},
+    [NP_PERF_LLC_STORE_MISSES] = {"perf::LLC-STORE-MISSES", "llc_store_misses"},
+    [NP_PERF_TASK_CLOCK] = {"perf::TASK-CLOCK", "task_clock_ns"},
+    [NP_PERF_CONTEXT_SWITCHES] = {"perf::CONTEXT-SWITCHES", "context_switches"},
+    [NP_PERF_PAGE_FAULTS] = {"perf::PAGE-FAULTS", "page_faults"},
+};
+
+const char *np_perf_event_name(enum np_perf_event ev)
+{
+    return (unsigned)ev < NP_PERF_NEVENTS ? events[ev].name : NULL;
+}
+
+const char *np_perf_event_label(enum np_perf_event ev)
+{
+    return (unsigned)ev < NP_PERF_NEVENTS ? events[ev].label : NULL;
 }

@@ -6,9 +6,352 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <stdio.h>
 
-#include "numaplace/proc_cache.h"
 #include "numaplace/procfs.h"
+
+static uint64_t vmstat_value(const char *text, const char *name, bool *found)
+{
+    const size_t len = strlen(name);
+
+    const char *p = text;
+
+    while (p && *p) {
+        if (strncmp(p, name, len) == 0 && p[len] == ' ') {
+            *found = true;
+            return strtoull(p + len + 1, NULL, 10);
+        }
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+    return 0;
+}
+
+/* The whole of a small file from offset 0 (pread: a kept descriptor reads it as of now),
+ * NUL-terminated; @return its length or -1. */
+static ssize_t read_whole(int fd, char *buf, size_t size)
+{
+    size_t have = 0;
+    ssize_t n = 0;
+
+    while (have + 1 < size && (n = pread(fd, buf + have, size - 1 - have, (off_t)have)) > 0)
+        have += (size_t)n;
+    buf[have] = '\0';
+    return n < 0 ? -1 : (ssize_t)have;
+}
+
+static ssize_t slurp(const char *path, char *buf, size_t size)
+{
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    const ssize_t n = fd >= 0 ? read_whole(fd, buf, size) : -1;
+
+    if (fd >= 0)
+        close(fd);
+    return n;
+}
+
+/* Read the node's page epoch under @p root (/proc/vmstat; /sys/kernel/mm/ksm/full_scans when
+ * present). known stays false when /proc/vmstat or its pgmigrate_success line is missing. */
+static void pages_epoch_read(const char *root, struct np_pages_epoch *out)
+{
+    char path[1200], text[16384];
+    bool found = false, unused = false;
+
+    memset(out, 0, sizeof(*out));
+    root = root ? root : "";
+    snprintf(path, sizeof(path), "%s/proc/vmstat", root);
+    if (slurp(path, text, sizeof(text)) < 0)
+        return;
+    out->migrated = vmstat_value(text, "pgmigrate_success", &found);
+    out->collapsed = vmstat_value(text, "thp_collapse_alloc", &unused);
+    snprintf(path, sizeof(path), "%s/sys/kernel/mm/ksm/full_scans", root);
+    if (slurp(path, text, sizeof(text)) > 0)
+        out->ksm_scans = strtoull(text, NULL, 10);
+    out->known = found;
+}
+
+static void close_kept(struct np_proc_cache *c, int *fd)
+{
+    if (*fd < 0)
+        return;
+    close(*fd);
+    *fd = -1;
+    if (c->budget)
+        c->budget->left++;
+}
+
+static void close_all_kept(struct np_proc_cache *c, struct np_proc_entry *e)
+{
+    close_kept(c, &e->stat_fd);
+    close_kept(c, &e->children_fd);
+    close_kept(c, &e->status_fd);
+}
+
+/* Keep @p fd if the budget allows, else close it. */
+static void keep(struct np_proc_cache *c, int *slot, int fd)
+{
+    if (c->budget && c->budget->left > 0) {
+        c->budget->left--;
+        *slot = fd;
+    } else {
+        close(fd);
+    }
+}
+
+/* Close everything and free; accepts NULL. */
+static void cache_fini(struct np_proc_cache *c)
+{
+    if (!c)
+        return;
+    for (unsigned i = 0; i < c->count; i++)
+        close_all_kept(c, &c->entries[i]);
+    free(c->entries);
+    c->entries = NULL;
+    c->count = c->cap = 0;
+}
+
+/* End an interval: forget the entries not read in it (their process is gone or left). */
+static void cache_sweep(struct np_proc_cache *c)
+{
+    unsigned kept = 0;
+
+    for (unsigned i = 0; i < c->count; i++) {
+        if (c->entries[i].seen)
+            c->entries[kept++] = c->entries[i];
+        else
+            close_all_kept(c, &c->entries[i]);
+    }
+    c->count = kept;
+}
+
+/* Index of @p pid, or of where it would go. */
+static unsigned position(const struct np_proc_cache *c, pid_t pid)
+{
+    unsigned lo = 0, hi = c->count;
+
+    while (lo < hi) {
+        const unsigned mid = lo + (hi - lo) / 2;
+        if (c->entries[mid].pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The entry of @p pid read in this interval, or NULL. */
+static struct np_proc_entry *find(struct np_proc_cache *c, pid_t pid)
+{
+    const unsigned at = position(c, pid);
+
+    return at < c->count && c->entries[at].pid == pid && c->entries[at].seen ? &c->entries[at]
+                                                                             : NULL;
+}
+
+static struct np_proc_entry *insert(struct np_proc_cache *c, pid_t pid, struct np_err *err)
+{
+    const unsigned at = position(c, pid);
+    struct np_proc_entry *e;
+
+    if (at < c->count && c->entries[at].pid == pid)
+        return &c->entries[at];
+    if (c->count == c->cap) {
+        const unsigned cap = c->cap ? c->cap * 2 : 16;
+        struct np_proc_entry *grown = realloc(c->entries, cap * sizeof(*grown));
+        if (!grown) {
+            np_err_set(err, -ENOMEM, "out of memory");
+            return NULL;
+        }
+        c->entries = grown;
+        c->cap = cap;
+    }
+    memmove(&c->entries[at + 1], &c->entries[at], (c->count - at) * sizeof(*e));
+    c->count++;
+    e = &c->entries[at];
+    memset(e, 0, sizeof(*e));
+    e->pid = pid;
+    e->stat_fd = e->children_fd = e->status_fd = -1;
+    return e;
+}
+
+/* Read /proc/<pid>/stat through the kept descriptor, or open it (and keep it if the budget
+ * allows). A process that is not the one the entry knew (another start time) starts afresh.
+ * @return the entry (valid until the next read of another pid), or NULL when the process cannot
+ *        be read (gone: err->code -ESRCH) or out of memory */
+static struct np_proc_entry *cache_stat(struct np_proc_cache *c, pid_t pid, struct np_proc_stat *st,
+                                        struct np_err *err)
+{
+    const unsigned at = position(c, pid);
+    struct np_proc_entry *e = at < c->count && c->entries[at].pid == pid ? &c->entries[at] : NULL;
+    char path[1200];
+    int fd;
+
+    if (e && e->stat_fd >= 0) {
+        snprintf(path, sizeof(path), "/proc/%d/stat (kept open)", (int)pid);
+        if (np_proc_stat_read_fd(e->stat_fd, pid, path, st, NULL) == 0 &&
+            st->starttime_ticks == e->starttime_ticks) {
+            e->seen = true;
+            return e;
+        }
+        /* Its process is gone (or the file was replaced): look the pid up afresh. */
+        close_all_kept(c, e);
+    }
+    fd = np_proc_stat_open(c->root, pid, path, sizeof(path), err);
+    if (fd < 0)
+        return NULL;
+    if (np_proc_stat_read_fd(fd, pid, path, st, err) < 0) {
+        close(fd);
+        return NULL;
+    }
+    if (!e && !(e = insert(c, pid, err))) {
+        close(fd);
+        return NULL;
+    }
+    if (e->starttime_ticks != st->starttime_ticks) {
+        /* Another process than the one known by this pid (or the first look): start afresh. */
+        close_kept(c, &e->children_fd);
+        close_kept(c, &e->status_fd);
+        e->have_pages = false;
+        e->starttime_ticks = st->starttime_ticks;
+    }
+    e->seen = true;
+    if (e->stat_fd < 0)
+        keep(c, &e->stat_fd, fd);
+    else
+        close(fd);
+    return e;
+}
+
+/* The readers below go through the entry of a pid read in this interval (cache_stat);
+ * another pid is read afresh, as without a cache. */
+
+/* The children of @p pid, as np_proc_children (@p threads_cut may be NULL): with @p threads == 1
+ * through the kept main-thread file (opened and kept if the budget allows). */
+static int cache_children(struct np_proc_cache *c, pid_t pid, long threads, pid_t *out,
+                          unsigned max, bool *threads_cut, struct np_err *err)
+{
+    struct np_proc_entry *e = find(c, pid);
+    unsigned found = 0;
+
+    if (threads_cut)
+        *threads_cut = false;
+    if (!e) /* not read in this interval: nothing kept to read through */
+        return np_proc_children(c->root, pid, threads, out, max, threads_cut, err);
+    if (threads == 1 && e->children_fd < 0) {
+        char path[1200];
+        int fd;
+        snprintf(path, sizeof(path), "%s/proc/%d/task/%d/children", c->root, (int)e->pid,
+                 (int)e->pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+            const int rc = np_proc_children_read_fd(fd, out, max, &found);
+            keep(c, &e->children_fd, fd);
+            if (rc == 0)
+                return (int)found;
+            close_kept(c, &e->children_fd);
+        }
+    } else if (threads == 1) {
+        if (np_proc_children_read_fd(e->children_fd, out, max, &found) == 0)
+            return (int)found;
+        close_kept(c, &e->children_fd);
+    }
+    /* Several threads, or the main thread's file unreadable: walk the threads as before. */
+    return np_proc_children(c->root, e->pid, threads, out, max, threads_cut, err);
+}
+
+/* The status file through @p fd, from offset 0, into @p out; @return 0 or -errno. */
+static int read_status_fd(int fd, struct np_proc_status *out)
+{
+    char text[8192], *line, *save = NULL;
+    const ssize_t have = read_whole(fd, text, sizeof(text));
+
+    if (have <= 0)
+        return -ESRCH; /* as a kept file of an exited process reads */
+    if ((size_t)have + 1 == sizeof(text))
+        return -EFBIG; /* its last lines (the context switches) may be cut: the line reader */
+    memset(out, 0, sizeof(*out));
+    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        np_proc_status_parse_line(line, out);
+    return 0;
+}
+
+/* Context switches of @p pid, and its threads' affinity to @p cpus_allowed, as
+ * np_proc_ctxt_switches: with @p threads == 1 through its kept status file (opened and kept if
+ * the budget allows), read every detail interval. */
+static int cache_ctxt_switches(struct np_proc_cache *c, pid_t pid, long threads,
+                               uint64_t *voluntary, uint64_t *involuntary,
+                               np_cpu_list_fn *cpus_allowed, void *arg, struct np_err *err)
+{
+    struct np_proc_entry *e = find(c, pid);
+    struct np_proc_status ps;
+
+    if (!e)
+        return np_proc_ctxt_switches(c->root, pid, threads, voluntary, involuntary, cpus_allowed,
+                                     arg, err);
+    if (threads == 1 && e->status_fd < 0 && c->budget && c->budget->left > 0) {
+        char path[1200];
+        int fd;
+        snprintf(path, sizeof(path), "%s/proc/%d/status", c->root, (int)e->pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+            keep(c, &e->status_fd, fd);
+    }
+    if (threads == 1 && e->status_fd >= 0) {
+        if (read_status_fd(e->status_fd, &ps) == 0) {
+            *voluntary = ps.voluntary_ctxt_switches;
+            *involuntary = ps.nonvoluntary_ctxt_switches;
+            if (cpus_allowed)
+                cpus_allowed(np_proc_status_cpus_allowed(&ps), arg);
+            return 0;
+        }
+        close_kept(c, &e->status_fd);
+    }
+    /* Several threads, not kept, or the kept file unreadable: read as before. */
+    return np_proc_ctxt_switches(c->root, e->pid, threads, voluntary, involuntary, cpus_allowed,
+                                 arg, err);
+}
+
+/* Pages per node of @p pid (anonymous and file, in bytes, added to @p node_bytes): its last
+ * numa_maps reading when that still holds for @p st and @p epoch, else a new reading.
+ * @return 0, -ESRCH, or -errno with @p err (nothing added) */
+static int cache_pages(struct np_proc_cache *c, pid_t pid, const struct np_proc_stat *st,
+                       const struct np_pages_epoch *epoch, uint64_t *node_bytes, struct np_err *err)
+{
+    struct np_proc_entry unkept = {.pid = pid}, *e = find(c, pid);
+    struct np_numa_usage usage;
+    int rc;
+
+    if (!e) /* not read in this interval: a reading of its own, not kept */
+        e = &unkept;
+
+    /* Pages per node change by the process's own faults (minflt, majflt), by its resident size
+     * shrinking (unmapped, reclaimed, swapped) or by the kernel moving pages (migration, huge
+     * page collapse, KSM merging): none of these, the reading holds. */
+    if (e->have_pages && e->reuses < NP_PROC_CACHE_MAX_REUSE && epoch->known &&
+        e->pages_epoch.known && e->pages_minflt == st->minflt && e->pages_majflt == st->majflt &&
+        e->pages_rss == st->rss_pages && e->pages_epoch.migrated == epoch->migrated &&
+        e->pages_epoch.collapsed == epoch->collapsed &&
+        e->pages_epoch.ksm_scans == epoch->ksm_scans) {
+        for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++)
+            node_bytes[n] += e->node_bytes[n];
+        e->reuses++;
+        return 0;
+    }
+    e->have_pages = false;
+    if ((rc = np_numa_maps_usage(c->root, e->pid, &usage, err)) < 0)
+        return rc;
+    for (int n = 0; n < NP_SAMPLE_MAX_NODES; n++) {
+        e->node_bytes[n] = usage.anon_bytes[n] + usage.file_bytes[n];
+        node_bytes[n] += e->node_bytes[n];
+    }
+    e->have_pages = true;
+    e->reuses = 0;
+    e->pages_minflt = st->minflt;
+    e->pages_majflt = st->majflt;
+    e->pages_rss = st->rss_pages;
+    e->pages_epoch = *epoch;
+    return 0;
+}
 
 int np_node_counters_init(struct np_node_counters *nc, unsigned max_cpus)
 {
@@ -49,8 +392,7 @@ void np_node_counters_read_irq(struct np_node_counters *nc, const char *root)
                                         nc->max_cpus, &err) >= 0 &&
                    np_proc_cpu_counters(root, "softirqs", &nc->softirqs_file, nc->softirqs,
                                         nc->max_cpus, &err) >= 0;
-    snprintf(nc->irq_reason, sizeof(nc->irq_reason), "%.*s", (int)sizeof(nc->irq_reason) - 1,
-             nc->have_irq ? "" : err.msg);
+    np_strf(nc->irq_reason, sizeof(nc->irq_reason), "%s", nc->have_irq ? "" : err.msg);
 }
 
 void np_node_counters_read(struct np_node_counters *nc, const char *root)
@@ -76,8 +418,7 @@ void np_node_counters_read_cpu(struct np_node_counters *nc, const char *root)
 
     nc->have_busy = cpus >= 0;
     nc->cpus_read = cpus > 0 ? (unsigned)cpus : 0;
-    snprintf(nc->busy_reason, sizeof(nc->busy_reason), "%.*s", (int)sizeof(nc->busy_reason) - 1,
-             nc->have_busy ? "" : err.msg);
+    np_strf(nc->busy_reason, sizeof(nc->busy_reason), "%s", nc->have_busy ? "" : err.msg);
     err.msg[0] = '\0';
     switch (np_numa_balancing_enabled(root, &nc->balancing_file, &err)) {
     case 1:
@@ -121,7 +462,8 @@ int np_sampler_init(struct np_sampler *s, const char *root, unsigned perf_mask,
         s->cpus = s->effective_cpus = NULL;
         return rc;
     }
-    np_proc_cache_init(&s->cache, s->root, NULL);
+    /* an empty cache; it keeps no descriptor until np_sampler_set_fd_budget gives it some */
+    np_strf(s->cache.root, sizeof(s->cache.root), "%s", s->root);
     s->t0 = np_monotonic_s();
     return 0;
 }
@@ -142,7 +484,7 @@ void np_sampler_fini(struct np_sampler *s)
     free(s->starttimes);
     hwloc_bitmap_free(s->cpus);
     hwloc_bitmap_free(s->effective_cpus);
-    np_proc_cache_fini(&s->cache);
+    cache_fini(&s->cache);
     memset(s, 0, sizeof(*s));
 }
 
@@ -216,11 +558,6 @@ static void np_sampler_narrow_cpus(struct np_sampler *s, hwloc_const_bitmap_t al
         hwloc_bitmap_zero(s->effective_cpus);
 }
 
-static int node_of_cpu(const struct np_sampler *s, int cpu)
-{
-    return cpu >= 0 && (unsigned)cpu < s->ncpu_node ? s->cpu_node[cpu] : -1;
-}
-
 /* One process found this interval: what pass 1 read, for the passes after it. */
 struct seen_process {
     pid_t pid;
@@ -274,10 +611,10 @@ static void add_detail(struct np_sampler *s, const struct seen_process *p, bool 
     struct np_err err = {0};
     uint64_t vol = 0, invol = 0;
 
-    /* Through its kept status file (proc_cache.h). A process gone since pass 1 runs nowhere:
+    /* Through its kept status file (np_proc_cache). A process gone since pass 1 runs nowhere:
      * its affinity is not needed. */
-    if (np_proc_cache_ctxt_switches(&s->cache, p->pid, p->threads, &vol, &invol, affinity_add, u,
-                                    &err) == 0) {
+    if (cache_ctxt_switches(&s->cache, p->pid, p->threads, &vol, &invol, affinity_add, u, &err) ==
+        0) {
         out->voluntary_cs += vol;
         out->involuntary_cs += invol;
     }
@@ -288,14 +625,13 @@ static void add_detail(struct np_sampler *s, const struct seen_process *p, bool 
             out->balancing_faults += faults;
         } else if (err.code != -ESRCH) {
             out->have_balancing = false;
-            snprintf(out->balancing_reason, sizeof(out->balancing_reason), "%.*s",
-                     (int)sizeof(out->balancing_reason) - 1, err.msg);
+            np_strf(out->balancing_reason, sizeof(out->balancing_reason), "%s", err.msg);
         }
     }
 }
 
 /* Pass 3, when pages are due: numa_maps, which walks the page tables (the costly read), unless
- * the process's last reading still holds (proc_cache.h). */
+ * the process's last reading still holds (np_proc_cache). */
 static void add_pages(struct np_sampler *s, const struct seen_process *p,
                       const struct np_pages_epoch *epoch, struct np_sample *out)
 {
@@ -303,12 +639,10 @@ static void add_pages(struct np_sampler *s, const struct seen_process *p,
         .minflt = p->minflt, .majflt = p->majflt, .rss_pages = p->rss_pages};
     struct np_err err = {0};
 
-    if (out->have_pages &&
-        np_proc_cache_pages(&s->cache, p->pid, &st, epoch, out->node_bytes, &err) < 0 &&
+    if (out->have_pages && cache_pages(&s->cache, p->pid, &st, epoch, out->node_bytes, &err) < 0 &&
         err.code != -ESRCH) {
         out->have_pages = false;
-        snprintf(out->pages_reason, sizeof(out->pages_reason), "%.*s",
-                 (int)sizeof(out->pages_reason) - 1, err.msg);
+        np_strf(out->pages_reason, sizeof(out->pages_reason), "%s", err.msg);
     }
 }
 
@@ -359,12 +693,10 @@ void np_sampler_node_figures(const struct np_sampler *s, const struct np_node_co
     out->have_irq = out->have_cpu_busy = false;
     out->interrupts = out->softirqs = 0;
     out->cpus_busy_s = 0;
-    if (!nc) {
-        snprintf(out->irq_reason, sizeof(out->irq_reason), "node counters not read");
-        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "node counters not read");
-    } else if (hwloc_bitmap_iszero(s->cpus)) {
-        snprintf(out->irq_reason, sizeof(out->irq_reason), "the job's CPUs are unknown");
-        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "the job's CPUs are unknown");
+    if (!nc || hwloc_bitmap_iszero(s->cpus)) {
+        const char *why = nc ? "the job's CPUs are unknown" : "node counters not read";
+        snprintf(out->irq_reason, sizeof(out->irq_reason), "%s", why);
+        snprintf(out->cpu_busy_reason, sizeof(out->cpu_busy_reason), "%s", why);
     } else {
         const double tick = (double)sysconf(_SC_CLK_TCK);
         int cpu;
@@ -410,7 +742,8 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
 
     /* Pass 1: the tasks (checked against their start time: a reused pid is not ours), then
      * their descendants, breadth first; each process has one parent, so none is seen twice. */
-    np_proc_cache_begin(&s->cache);
+    for (unsigned i = 0; i < s->cache.count; i++)
+        s->cache.entries[i].seen = false; /* until read again in this interval */
     for (unsigned i = 0; i < s->ntasks; i++) {
         struct np_sampler_task *t = &s->tasks[i];
         struct np_proc_stat st;
@@ -418,7 +751,7 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
 
         if (t->gone)
             continue;
-        e = np_proc_cache_stat(&s->cache, t->pid, &st, NULL);
+        e = cache_stat(&s->cache, t->pid, &st, NULL);
         if (!e || st.starttime_ticks != t->starttime_ticks || st.state == 'Z') {
             t->gone = true; /* exited, or its pid now belongs to someone else */
             if (e)
@@ -426,7 +759,9 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
             continue;
         }
         add_stat(&st, out);
-        t->last_node = node_of_cpu(s, st.processor);
+        t->last_node = st.processor >= 0 && (unsigned)st.processor < s->ncpu_node
+                           ? s->cpu_node[st.processor]
+                           : -1;
         if (tail < NP_SAMPLER_MAX_PROCESSES)
             procs[tail++] = seen(&st, t->pid);
         else
@@ -438,8 +773,8 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
         const struct seen_process parent = procs[head++];
         const unsigned room = NP_SAMPLER_MAX_PROCESSES - tail;
         bool threads_cut = false;
-        const int n = np_proc_cache_children(&s->cache, parent.pid, parent.threads, children,
-                                             NP_SAMPLER_MAX_PROCESSES, &threads_cut, NULL);
+        const int n = cache_children(&s->cache, parent.pid, parent.threads, children,
+                                     NP_SAMPLER_MAX_PROCESSES, &threads_cut, NULL);
 
         if (n > 0 && (unsigned)n > room)
             cut = true;
@@ -451,7 +786,7 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
                 cut = true;
                 break;
             }
-            if (np_proc_cache_stat(&s->cache, children[c], &st, NULL)) {
+            if (cache_stat(&s->cache, children[c], &st, NULL)) {
                 add_stat(&st, out);
                 procs[tail++] = seen(&st, children[c]);
             }
@@ -503,7 +838,7 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
         snprintf(out->balancing_reason, sizeof(out->balancing_reason), "%s",
                  nc ? nc->balancing_reason : "node counters not read");
     if (read_pages)
-        np_pages_epoch_read(s->root, &epoch);
+        pages_epoch_read(s->root, &epoch);
     if (detail_due)
         u = (struct affinity_union){hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), false};
     for (unsigned i = 0; i < tail; i++) {
@@ -516,7 +851,7 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
         np_sampler_narrow_cpus(s, u.unknown ? NULL : u.allowed);
     hwloc_bitmap_free(u.allowed);
     hwloc_bitmap_free(u.one);
-    np_proc_cache_sweep(&s->cache);
+    cache_sweep(&s->cache);
     if (read_pages && out->have_pages) {
         s->pages_read = true;
         s->rss_at_pages = out->rss_bytes;
@@ -524,10 +859,7 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
     free(procs);
     if (tail == 0) {
         /* Nothing left to read: zeros would look like a job that used nothing. */
-        out->have_proc = false;
-        out->have_cs = false;
-        out->have_balancing = false;
-        out->have_pages = false;
+        out->have_proc = out->have_cs = out->have_balancing = out->have_pages = false;
         snprintf(out->proc_reason, sizeof(out->proc_reason),
                  "no live process (the step's tasks have exited)");
         snprintf(out->pages_reason, sizeof(out->pages_reason),

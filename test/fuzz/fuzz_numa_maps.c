@@ -5,7 +5,7 @@
  * totals add up; no node is beyond the table.
  */
 #include "fuzz_common.h"
-#include "numaplace/numa_maps.h"
+#include "numaplace/procfs.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "np_test.h"
-#include "numaplace/emulated.h"
+#include "numaplace/procfs.h"
 
 /* A root whose proc/cpuinfo holds @p cpuinfo (NULL: no file); the caller removes it. */
 static char *root_with(const char *cpuinfo)

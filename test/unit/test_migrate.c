@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "np_test.h"
-#include "numaplace/migrate.h"
+#include "numaplace/engine.h"
 #include "numaplace/procfs.h"
 
 START_TEST(test_dry_run_finds_touched_pages)

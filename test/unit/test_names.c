@@ -7,10 +7,8 @@
 #include <string.h>
 
 #include "numaplace/engine.h"
-#include "numaplace/migrate.h"
 #include "numaplace/migration.h"
 #include "numaplace/names.h"
-#include "numaplace/policy.h"
 #include "numaplace/sim.h"
 
 START_TEST(test_policy_names_round_trip)

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "np_test.h"
-#include "numaplace/numa_maps.h"
+#include "numaplace/procfs.h"
 
 static const struct {
     const char *line;

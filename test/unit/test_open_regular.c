@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "numaplace/open_regular.h"
+#include "numaplace/output_file.h"
 
 static char dir[] = "/tmp/np-open-regular-XXXXXX";
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "np_test.h"
-#include "numaplace/safe_text.h"
+#include "numaplace/output_file.h"
 
 static const struct {
     const char *in, *field, *stream;

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "np_test.h"
-#include "numaplace/uncore.h"
+#include "numaplace/perf.h"
 
 START_TEST(test_forced_pmu_encodes)
 {

@@ -10,8 +10,7 @@
 #include <sys/types.h>
 
 #include "numaplace/common.h"
-#include "numaplace/labels.h"
-#include "numaplace/policy.h"
+#include "numaplace/names.h"
 
 /** A parsed --numa-policy value: "[verbose,]POLICY" or "help" (also "verbose" alone). */
 struct np_policy_request {

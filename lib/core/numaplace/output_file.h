@@ -1,11 +1,12 @@
 /*
- * numaplace/output_file.h - numaplace's one atomic writer: the files root's command writes at a
- * name a user gave, and numaplaced's reports, registry and parts (daemon/safe_file.h). A
- * temporary of our own next to the name (np_file_temp_at: O_EXCL, O_NOFOLLOW), written, flushed,
- * renamed over the name and the directory flushed (np_file_replace_at): a crash leaves the old
- * file or the new one, whole, and nothing planted at either name is written through. The name may
- * sit in a directory other users can write (/tmp): a symlink or anything but a regular file at it
- * is refused, and one planted after that check is replaced by the rename, never followed.
+ * numaplace/output_file.h - files a user named, and text a user influenced. The one atomic writer:
+ * the files root's command writes at a name a user gave, and numaplaced's reports, registry and
+ * parts (daemon/safe_file.h). A temporary of our own next to the name (np_file_temp_at: O_EXCL,
+ * O_NOFOLLOW), written, flushed, renamed over the name and the directory flushed
+ * (np_file_replace_at): a crash leaves the old file or the new one, whole, and nothing planted at
+ * either name is written through. The name may sit in a directory other users can write (/tmp): a
+ * symlink or anything but a regular file at it is refused, and one planted after that check is
+ * replaced by the rename, never followed.
  */
 #ifndef NUMAPLACE_OUTPUT_FILE_H
 #define NUMAPLACE_OUTPUT_FILE_H
@@ -14,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <stdio.h>
 
 #include "numaplace/common.h"
 
@@ -56,5 +58,33 @@ NP_API int np_file_replace_at(int dirfd, int fd, const char *tmp, const char *na
 
 /** Close and remove the temporary file (accepts one already ended). */
 NP_API void np_output_file_abort(struct np_output_file *o);
+
+/* Open a file a user named, only if it is a regular file.
+ *
+ * A FIFO would block the reader until a writer came, and opening a device can act on it (a tape
+ * rewinds, a terminal becomes the controlling one), so the type is checked before the open and
+ * again on the descriptor (the name could be replaced in between). */
+/**
+ * Opens @p path read-only (close-on-exec) if it is a regular file.
+ * @p no_follow: refuse a symlink as the last component (-ELOOP) instead of following it.
+ * Returns a new descriptor (the caller closes it), or -errno with @p err naming @p path:
+ * -EINVAL when it is not a regular file.
+ */
+NP_API int np_open_regular(const char *path, int no_follow, struct np_err *err);
+
+/* Text a user influenced (job names, users, reasons, what a task said)
+ * shown on a terminal without its control characters acting: C0 controls and DEL as \xNN, the C1
+ * controls a terminal obeys too (U+0080-U+009F in UTF-8) as \uNNNN. An ESC ] ... BEL sequence
+ * cannot retitle the window, ESC [ 2J cannot clear the screen, CR cannot hide a line. */
+/** Print @p s on one line: every control character escaped, newline and tab included. */
+NP_API void np_print_text(FILE *out, const char *s);
+
+/**
+ * A stream that writes to @p out what it is given with control characters escaped as
+ * np_print_text does, except newline and tab (the printers' own layout). New: fclose it (which
+ * flushes it, not @p out); NULL when out of memory. JSON passes through unchanged in meaning:
+ * jansson escapes C0 itself, and \u0080-\u009f is the same string.
+ */
+NP_API FILE *np_safe_text_stream(FILE *out);
 
 #endif

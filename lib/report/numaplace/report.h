@@ -16,9 +16,9 @@
 #include <jansson.h>
 
 #include "numaplace/common.h"
-#include "numaplace/migrate.h"
-#include "numaplace/sample.h"
-#include "numaplace/step.h"
+#include "numaplace/engine.h"
+#include "numaplace/procfs.h"
+#include "numaplace/names.h"
 
 /* Major version /1 (what readers check, np_report_check), minor .1: class_prediction. A minor
  * version adds optional members only; readers of /1 read every /1.N. */
@@ -56,7 +56,7 @@ struct np_job_meta {
     /** why the step runs on /proc alone where the node has perf counters (numaplaced's
      *  descriptor budget); "" when it does not */
     char backends_reason[256];
-    /** what says the node's CPU is emulated (numaplace/emulated.h), "" when it is not: its
+    /** what says the node's CPU is emulated (np_cpu_emulated), "" when it is not: its
      *  counters count the emulator's definitions */
     char emulated_cpu[256];
     uint64_t local_nodes;      /**< bit n: its effective CPUs are on NUMA node n (0 = unknown) */
@@ -206,7 +206,7 @@ typedef int np_report_fn(json_t *report, void *arg);
 NP_API int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *arg,
                            struct np_err *err);
 
-/* ---- migrations booked into a job's figures (step_figures_migration.c) ---- */
+/* ---- migrations booked into a job's figures ---- */
 
 struct np_request_result;
 struct np_job_outcome;

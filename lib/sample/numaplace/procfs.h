@@ -1,5 +1,7 @@
 /*
- * numaplace/procfs.h - per-process figures from /proc/<pid>/stat and /proc/<pid>/status.
+ * numaplace/procfs.h - what /proc and /sys say: per-process figures from /proc/<pid>/stat,
+ * status and numa_maps, node files kept open, whether the CPU is emulated; and one job's figures
+ * at one instant, built from them (struct np_sample).
  *
  * Every reader takes a filesystem root (NULL or "" = "/"), so tests read captured trees. A
  * process that vanishes between calls is -ESRCH, never a crash.
@@ -8,11 +10,35 @@
 #define NUMAPLACE_PROCFS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
+#include <jansson.h>
+
 #include "numaplace/common.h"
-#include "numaplace/kept_file.h"
+#include "numaplace/perf.h"
+
+/* A node-wide /proc file (/proc/stat, /proc/interrupts, a sysctl) kept open between intervals and
+ * read again from offset 0 with pread: the kernel regenerates it at each read, and the open(2),
+ * close(2) and stdio set-up each time cost more than some of these files' text. The text is handed
+ * to the file's usual parser as a stdio stream (fmemopen), so a kept read parses exactly as a fresh
+ * one. Ownership: the kept file owns its descriptor and text; np_kept_file_close frees both. */
+/** A zeroed one is closed (np_kept_file_init is the same). */
+struct np_kept_file {
+    bool open; /**< fd is ours */
+    int fd;
+    char *path; /**< owned: the file fd reads (another path given opens that one) */
+    char *text; /**< owned: the last reading, NUL-terminated */
+    size_t cap;
+};
+
+/** Nothing open yet. */
+NP_API void np_kept_file_init(struct np_kept_file *k);
+
+/** Close and free; the file is opened again at the next read. Accepts NULL. */
+NP_API void np_kept_file_close(struct np_kept_file *k);
 
 /** From /proc/<pid>/stat (see proc(5)). CPU times in clock ticks (sysconf(_SC_CLK_TCK)). */
 struct np_proc_stat {
@@ -160,5 +186,151 @@ NP_API int np_numa_balancing_enabled(const char *root, struct np_kept_file *kept
  */
 NP_API int np_node_meminfo(const char *root, unsigned node, struct np_kept_file *kept,
                            uint64_t *total_bytes, uint64_t *free_bytes, struct np_err *err);
+
+/* Reading /proc/<pid>/numa_maps: where a process's pages are.
+ *
+ * One line per mapping: "<start> <policy> [anon=N] [dirty=N] [N<node>=<pages>...]
+ * [kernelpagesize_kB=K] [file=<path>] [heap] [stack] [huge] ...". Counts are in pages of the
+ * mapping's own size (kernelpagesize_kB: 4 for base pages, 2048 or 1048576 for hugetlbfs);
+ * transparent huge pages are counted in base pages. Reading streams line by line, so memory use
+ * is bounded whatever the size of the process. Every reader takes a filesystem root (NULL or ""
+ * = "/"), so tests read captured trees. */
+#define NP_NUMA_MAPS_MAX_NODES 64
+
+/** One mapping. The path is borrowed from the reader's line buffer: copy it to keep it. */
+struct np_numa_mapping {
+    uintptr_t start;
+    char policy[48];                        /**< "default", "interleave:0-3", ... */
+    uint64_t pages[NP_NUMA_MAPS_MAX_NODES]; /**< per node, in pages of page_kb */
+    unsigned long page_kb;                  /**< kernelpagesize_kB (base page if absent) */
+    bool anon, heap, stack, hugetlb;
+    const char *path; /**< file=... with the kernel's octal escapes (\040) undone, or NULL */
+};
+
+/**
+ * Parse one line (modified in place). Unknown tokens are ignored, as newer kernels add some.
+ * @return 0, or -EINVAL for a line that does not start with a hex address
+ */
+NP_API int np_numa_maps_parse_line(char *line, struct np_numa_mapping *out);
+
+/** Called per mapping; return non-zero to stop the walk (that value is returned). */
+typedef int np_numa_maps_fn(const struct np_numa_mapping *mapping, void *arg);
+
+/**
+ * Walk /proc/<pid>/numa_maps under @p root. Malformed lines are skipped and counted.
+ * @param skipped optional: receives the number of malformed lines
+ * @return 0, the callback's non-zero value, -ESRCH (no such process) or -errno with @p err
+ */
+NP_API int np_numa_maps_each(const char *root, pid_t pid, np_numa_maps_fn *fn, void *arg,
+                             unsigned *skipped, struct np_err *err);
+
+/** A process's memory per node, split anonymous / file-backed, in bytes. */
+struct np_numa_usage {
+    uint64_t anon_bytes[NP_NUMA_MAPS_MAX_NODES];
+    uint64_t file_bytes[NP_NUMA_MAPS_MAX_NODES];
+    uint64_t total_bytes;
+    int max_node; /**< highest node with pages, -1 when none */
+    unsigned mappings, skipped_lines;
+};
+
+/** Sum a process's numa_maps into @p out (zeroed first). Errors as np_numa_maps_each. */
+NP_API int np_numa_maps_usage(const char *root, pid_t pid, struct np_numa_usage *out,
+                              struct np_err *err);
+
+/* Is this CPU an emulator's software model?
+ *
+ * Its hardware counters then count what the emulator defines (QEMU with precise icount: every
+ * instruction 2^shift cycles), not what a machine did: a CPI is the emulator's, and a prediction
+ * from it means nothing about the code. A virtual machine on a real CPU (KVM) is not emulated:
+ * its counters are the hardware's. */
+/**
+ * Say whether the CPU is emulated, and why: on arm64 /proc/cpuinfo's "CPU implementer" 0x00,
+ * the code Arm reserves for software models (QEMU's emulated CPUs use it); on x86 the CPUID
+ * hypervisor signature "TCGTCGTCGTCG" (QEMU's emulator; KVM says "KVMKVMKVM").
+ * @param root filesystem root for /proc (NULL or "" = "/"), so tests read captured files
+ * @param why  when emulated, what says so (for reports and logs); "" otherwise
+ * @return true when emulated; false when not, or when nothing could be read
+ */
+NP_API bool np_cpu_emulated(const char *root, char *why, size_t why_len);
+
+/* One job's figures at one instant, from whichever backend measured them.
+ *
+ * Backends (docs/report-schema.md):
+ *   proc    always available: CPU time, context switches, faults, RSS and pages per NUMA node of
+ *           the job's processes (its tasks and their descendants), plus interrupts, softirqs and
+ *           busy time of the job's CPUs;
+ *   perf    perf_event counters opened on each task with inheritance (numaplace/perf.h);
+ *   replay  a trace recorded by numaplaced (np_trace_*), fed to the same code downstream.
+ *
+ * Every figure is cumulative (since the job was registered, or since the process started for
+ * /proc CPU times), so rates come from differences of two samples; each group carries whether it
+ * is available and, when not, why. */
+#define NP_SAMPLE_MAX_NODES NP_NUMA_MAPS_MAX_NODES
+#define NP_REASON_MAX       512 /* a reason kept per sample: longer errors are cut */
+
+/** One job (one step on one node) at time t. Zero-initialise, or use np_sample_init. */
+struct np_sample {
+    double t; /**< seconds since the job was registered (CLOCK_MONOTONIC) */
+    unsigned processes;
+
+    /* proc: /proc/<pid>/stat of every process (have_proc); context switches from status, read
+     * every detail interval (have_cs) */
+    double utime_s, stime_s;
+    uint64_t minflt, majflt, voluntary_cs, involuntary_cs, rss_bytes;
+    /* proc: /proc/<pid>/numa_maps, not read every interval for large jobs (have_pages) */
+    uint64_t node_bytes[NP_SAMPLE_MAX_NODES];
+    /* proc: /proc/interrupts and /proc/softirqs summed over the job's CPUs (have_irq) */
+    uint64_t interrupts, softirqs;
+    /* proc: /proc/stat busy time of the job's CPUs (have_cpu_busy) */
+    double cpus_busy_s;
+    /* proc: the kernel's NUMA balancing, /proc/<pid>/sched of each process (have_balancing) */
+    uint64_t balancing_pages_migrated, balancing_faults;
+    /* perf: per event, summed over the tasks (have_perf) */
+    uint64_t perf[NP_PERF_NEVENTS];
+    /** perf: the kernel's time enabled and time on a hardware counter, summed over the tasks;
+     *  running < enabled: the kernel multiplexed the event and perf[] is scaled (an estimate) */
+    uint64_t perf_enabled_ns[NP_PERF_NEVENTS], perf_running_ns[NP_PERF_NEVENTS];
+    /** LLC misses (load + store) attributed to the NUMA node of the CPUs the tasks ran on */
+    uint64_t misses_by_node[NP_SAMPLE_MAX_NODES];
+
+    /* why a group is unavailable ("" when it is, or when it was not read this time) */
+    char proc_reason[NP_REASON_MAX];
+    char pages_reason[NP_REASON_MAX];
+    char irq_reason[NP_REASON_MAX];
+    char cpu_busy_reason[NP_REASON_MAX];
+    char balancing_reason[NP_REASON_MAX];
+    char perf_reason[NP_PERF_NEVENTS][NP_REASON_MAX];
+
+    bool have_proc, have_pages, have_irq, have_cpu_busy, have_misses_by_node, have_balancing;
+    bool have_cs; /**< voluntary_cs / involuntary_cs were read (every detail interval) */
+    /** a limit cut the walk of the step's processes: some were left out (proc_reason says which
+     *  limit) and every figure of this sample counts only those seen */
+    bool processes_cut;
+    bool have_perf[NP_PERF_NEVENTS];
+};
+
+/** Clear @p s and mark every figure "not sampled". */
+NP_API void np_sample_init(struct np_sample *s);
+
+/**
+ * The sample as a JSON object (the trace format, docs/report-schema.md). New reference, NULL on
+ * out-of-memory.
+ */
+NP_API json_t *np_sample_to_json(const struct np_sample *s);
+
+/**
+ * {"N": value} for the non-zero entries of a per-NUMA-node array (bytes per node in samples,
+ * reports and summaries). New reference, NULL on out-of-memory.
+ */
+NP_API json_t *np_node_map_json(const uint64_t values[NP_SAMPLE_MAX_NODES]);
+
+/** [n, ...] for the bits set in @p mask (a step's local NUMA nodes). New reference. */
+NP_API json_t *np_node_list_json(uint64_t mask);
+
+/**
+ * Read a sample back from np_sample_to_json's form (@p obj borrowed).
+ * @return 0, or -EINVAL naming the bad member
+ */
+NP_API int np_sample_from_json(json_t *obj, struct np_sample *s, struct np_err *err);
 
 #endif /* NUMAPLACE_PROCFS_H */

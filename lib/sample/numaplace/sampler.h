@@ -19,8 +19,57 @@
 
 #include "numaplace/common.h"
 #include "numaplace/perf.h"
-#include "numaplace/proc_cache.h"
-#include "numaplace/sample.h"
+#include "numaplace/procfs.h"
+
+/* What a sampler keeps about a job's processes from one interval to the next, so that each interval
+ * costs less than reading every file afresh:
+ *
+ * - their /proc/<pid>/stat, main-thread children and status files stay open and are read with pread
+ *   (an open(2) and close(2) of a /proc file cost more than generating it), within a budget of
+ *   descriptors shared by every cache of the process (struct np_fd_budget);
+ * - their last numa_maps reading, with what it depended on: a process whose faults and resident
+ *   size have not moved, on a node where no page has migrated, no huge page was collapsed and
+ *   KSM has not scanned since (struct np_pages_epoch), has the same pages per node, so the page
+ *   table walk is not repeated.
+ *
+ * A kept descriptor outlives its process harmlessly: reading it fails (-ESRCH), and the pid is
+ * opened again by path in case another process got it. Entries are kept sorted by pid.
+ * Ownership: the cache owns its entries and descriptors; the budget is borrowed. */
+/** A reading is used at most this many times in a row, then walked again: a change no counter
+ *  shows (another process's ptrace write to a copy-on-write page) lasts a bounded time. */
+#define NP_PROC_CACHE_MAX_REUSE 9
+
+/** Descriptors the caches of one process may keep open between them (0: none kept). */
+struct np_fd_budget {
+    long left;
+};
+
+/** What must not have changed on the node for a numa_maps reading to hold (/proc/vmstat's
+ * pgmigrate_success and thp_collapse_alloc, KSM's full_scans). */
+struct np_pages_epoch {
+    bool known; /**< false: could not be read, so no reading is reused */
+    uint64_t migrated, collapsed, ksm_scans;
+};
+
+struct np_proc_entry {
+    pid_t pid;
+    uint64_t starttime_ticks;
+    int stat_fd, children_fd, status_fd; /**< -1: not kept */
+    bool seen;                           /**< found in the current interval */
+    /* the last numa_maps reading and what it depended on */
+    bool have_pages;
+    unsigned reuses; /**< times the reading was used again since it was walked */
+    uint64_t node_bytes[NP_SAMPLE_MAX_NODES];
+    uint64_t pages_minflt, pages_majflt, pages_rss;
+    struct np_pages_epoch pages_epoch;
+};
+
+struct np_proc_cache {
+    char root[1024];
+    struct np_fd_budget *budget;   /**< borrowed; NULL: no descriptor is kept */
+    struct np_proc_entry *entries; /**< owned, sorted by pid */
+    unsigned count, cap;
+};
 
 #define NP_SAMPLER_MAX_PROCESSES 4096 /**< per job and interval; more are left out and said */
 
@@ -32,7 +81,7 @@ struct np_node_counters {
     unsigned cpus_read;  /**< CPUs in the last /proc/stat reading (0: none) */
     bool have_irq, have_busy, balancing; /**< balancing: the kernel's NUMA balancing is on */
     bool irq_read; /**< interrupts and softirqs were read (or tried) at this interval */
-    /** owned: the node files, kept open between intervals (kept_file.h) */
+    /** owned: the node files, kept open between intervals (np_kept_file) */
     struct np_kept_file interrupts_file, softirqs_file, stat_file, balancing_file;
     char irq_reason[NP_REASON_MAX], busy_reason[NP_REASON_MAX], balancing_reason[NP_REASON_MAX];
 };
@@ -85,7 +134,7 @@ struct np_sampler {
     uint64_t *starttimes; /**< owned: their start times (clock ticks), to tell a reused pid */
     unsigned npids;
     uint64_t rss_at_pages;      /**< the job's RSS when numa_maps was last read */
-    struct np_proc_cache cache; /**< owned: kept descriptors and readings (proc_cache.h) */
+    struct np_proc_cache cache; /**< owned: kept descriptors and readings (np_proc_cache) */
 };
 
 /**

@@ -34,7 +34,7 @@ NP_API int np_scenario_load(const char *path, struct np_scenario *out, struct np
 NP_API int np_scenario_read(FILE *in, const char *name, struct np_scenario *out,
                             struct np_err *err);
 
-/* ---- printing (scenario_print.c): what `numaplace scenario` shows ---- */
+/* ---- printing: what `numaplace scenario` shows ---- */
 
 /** A readable summary: name, source, nodes, jobs per node, requests, runs. @return 0 or -EIO */
 NP_API int np_scenario_print_summary(FILE *out, const struct np_scenario *s);

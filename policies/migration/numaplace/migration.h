@@ -18,7 +18,7 @@
 #include <sys/types.h>
 
 #include "numaplace/common.h"
-#include "numaplace/labels.h"
+#include "numaplace/names.h"
 
 #define NP_MAX_NODES 64
 

@@ -13,8 +13,7 @@
 #include <stdint.h>
 
 #include "numaplace/common.h"
-#include "numaplace/labels.h"
-#include "numaplace/policy.h"
+#include "numaplace/names.h"
 
 /** Nodes the decision knows of: OS indexes 0..63 (the migration module's NP_MAX_NODES). */
 #define NP_AUTO_MAX_NODES 64

@@ -13,7 +13,7 @@
 
 #include "numaplace/auto.h"
 #include "numaplace/common.h"
-#include "numaplace/policy.h"
+#include "numaplace/names.h"
 #include "numaplace/topology.h"
 
 /** Inputs of a placement decision. All sets are borrowed. */

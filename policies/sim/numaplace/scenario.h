@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "numaplace/common.h"
-#include "numaplace/labels.h"
+#include "numaplace/names.h"
 #include "numaplace/migration.h"
 
 /** The schema version this parser reads (the file's "numaplace_scenario" member). */
