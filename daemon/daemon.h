@@ -240,7 +240,7 @@ struct np_daemon {
     double started_mono;
     enum np_perf_why hw_off_why; /**< why hw_counters is false, as a code (the metrics page) */
     bool hw_counters;            /**< cycles, instructions and LLC misses count here (sampling.c) */
-    /** what says this node's CPU is an emulator's (numaplace/emulated.h), else "": its counters
+    /** what says this node's CPU is an emulator's (numaplace/procfs.h), else "": its counters
      *  count the emulator's definitions, which the reports say */
     char emulated_cpu[256];
     bool stop;

@@ -7,7 +7,7 @@
  * (numaplace/engine.h), one layer up: nothing here moves memory, logs or knows of reports. Orders
  * and triggers are static ops tables (orders.c, triggers.c), the one source of their names
  * (numaplace/names.h). A migration order decides whose pages move; a placement policy
- * (numaplace/policy.h) where a task's memory starts.
+ * (numaplace/names.h) where a task's memory starts.
  */
 #ifndef NUMAPLACE_MIGRATION_H
 #define NUMAPLACE_MIGRATION_H
