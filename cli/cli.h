@@ -44,7 +44,7 @@ int cli_call(const struct np_proto_request *req, json_t **reply);
  *  intervals). @return the steps still listed (0: none, or numaplaced does not answer) */
 size_t cli_wait_for_steps_to_end(uint32_t job_id, double max_s, bool ending_only);
 
-/* cmd_report.c (report, jobs, replay), cmd_store.c, cmd_scenario.c, cmd_characterize.c */
+/* cmd_report.c (report, jobs, replay), cmd_store.c, cmd_client.c (scenario), cmd_characterize.c */
 int cmd_report(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);

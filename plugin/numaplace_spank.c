@@ -1,18 +1,12 @@
 /*
  * numaplace.so - the SPANK plugin: --numa-policy and --numa-sensitivity for srun, sbatch and
  * salloc, site defaults and limits from plugstack.conf, and the memory policy set in each task
- * just before it execs. A thin shim: parsing and decisions live in libnumaplace.
- *
- * Contexts:
- *   local/allocator (srun, sbatch, salloc): options are validated as they are parsed, so a bad
- *     value or a policy the site does not allow fails the command before anything is submitted.
- *     Nothing here needs hwloc, libnuma or jansson, and this module links none of them.
- *   remote (slurmstepd): the step side lives in numaplace_task.so, loaded from this module's
- *     directory at init (numaplace_task.h): topology once per step, set_mempolicy in each task
- *     before exec, and the calls to numaplaced (docs/protocol.md).
- * Own trouble (no topology, a refused system call, the step module missing) is logged and the
- * task runs with the kernel default, unless the site set on_error=fail. The node is never
- * drained over it.
+ * just before it execs. In srun, sbatch and salloc it validates the options as they are parsed
+ * (a bad value or a policy the site does not allow fails the command before anything is
+ * submitted) and links nothing but libc; in slurmstepd it loads its step side,
+ * numaplace_task.so (numaplace_task.h). Own trouble (no topology, a refused system call, the step
+ * module missing) is logged and the task runs with the kernel default, unless the site set
+ * on_error=fail; the node is never drained over it.
  */
 #include <dlfcn.h>
 #include <errno.h>

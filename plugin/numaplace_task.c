@@ -1,22 +1,13 @@
 /*
- * numaplace_task.so - the step side of the numaplace SPANK plugin, loaded by numaplace.so in
- * slurmstepd only (numaplace_task.h says why it is a module of its own). The calls to numaplaced
- * are step_helper.c's (step_helper.h).
- *
- *   init_post_opt (slurmstepd, root, once per step): sends numaplaced the advise request for
- *     --numa-policy=auto, and connects one socket per task for the tasks' registrations (at
- *     most NP_REGISTER_AHEAD_MAX tasks), which every task inherits across fork.
- *   user_init (once per step): loads the topology, then reads the advice (its answer came while
- *     Slurm set the step up); every task inherits both across fork.
- *   task_post_fork (slurmstepd, root, after each task's fork): sends the task's registration
- *     on its socket without waiting (a step of more tasks: a call per task, as before).
- *   task_init (in each task, after Slurm's CPU and memory binding, before exec): reads the task's
- *     real CPUs, decides, applies set_mempolicy, exports what was applied, waits for numaplaced's
- *     answer to its registration (so its counters start before the program does), tells
- *     numaplaced what it applied.
- *   exit (slurmstepd at the step's end): tells numaplaced the step ended.
- * Own trouble (no topology, a refused system call) is logged and the task runs with the kernel
- * default, unless the site set on_error=fail.
+ * numaplace_task.so - the numaplace plugin's step side, which only slurmstepd loads
+ * (numaplace_task.h says why). Per step, in slurmstepd: init_post_opt (root) starts numaplaced's
+ * calls (step_helper.h), user_init loads the topology and reads the advice, which every task
+ * inherits across fork; exit ends the step. In each task, after Slurm's CPU and memory binding and
+ * before exec, task_init reads the task's real CPUs, decides, applies set_mempolicy, exports what
+ * it applied, waits for numaplaced's answer to its registration (so its counters start before
+ * the program does) and tells numaplaced what it applied. Own trouble (no topology, a refused
+ * system call) is logged and the task keeps the kernel default, unless the site set
+ * on_error=fail.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,14 +1,9 @@
 /*
- * The contract between numaplace.so (the SPANK plugin every srun, sbatch, salloc and slurmstepd
- * loads) and numaplace_task.so (its step side, which only slurmstepd loads).
- *
- * Why two modules: the step side needs hwloc, libnuma and jansson, and loading them costs about
- * a quarter of a millisecond in every process that loads the plugin (libnuma and hwloc run
- * constructors). The submit side (option parsing, site limits, help) needs none of them, so
- * srun, sbatch and salloc no longer pay for them (bench/RESULTS.md). numaplace.so finds
- * numaplace_task.so in its own directory.
- *
- * The plugin owns the step's settings; the task module borrows them for every call.
+ * The contract between numaplace.so, which srun, sbatch, salloc and slurmstepd load, and
+ * numaplace_task.so, its step side, which slurmstepd alone loads from the same directory: the
+ * step side needs hwloc, libnuma and jansson, whose loading costs about a quarter of a
+ * millisecond (their constructors run), and the submit side needs none of them. The plugin owns
+ * the step's settings; the task module borrows them for every call.
  */
 #ifndef NUMAPLACE_PLUGIN_TASK_H
 #define NUMAPLACE_PLUGIN_TASK_H

@@ -208,7 +208,7 @@ bool np_strs_sorted_has(const struct np_strs *names, const char *name)
     return name && names->n && bsearch(&name, names->v, names->n, sizeof(*names->v), np_cmp_str);
 }
 
-bool np_strs_has(const struct np_strs *s, const char *str)
+static bool np_strs_has(const struct np_strs *s, const char *str)
 {
     for (size_t i = 0; i < s->n; i++)
         if (strcmp(s->v[i], str) == 0)

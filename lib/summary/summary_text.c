@@ -427,11 +427,6 @@ int np_summary_print(FILE *out, const json_t *summary)
     return print_as(out, summary, NULL, false, NULL);
 }
 
-int np_summary_print_with(FILE *out, const json_t *summary, const struct np_sens_model *model)
-{
-    return np_summary_print_hostlist(out, summary, model, NULL);
-}
-
 int np_summary_print_hostlist(FILE *out, const json_t *summary, const struct np_sens_model *model,
                               np_hostlist_fn hostlist)
 {

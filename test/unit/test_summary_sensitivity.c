@@ -241,8 +241,8 @@ START_TEST(test_text)
     FILE *f = open_memstream(&buf, &len);
 
     load_model(&model);
-    ck_assert_int_eq(np_summary_print_with(f, j, &model), 0);
-    ck_assert_int_eq(np_summary_print_with(f, j, NULL), 0);
+    ck_assert_int_eq(np_summary_print_hostlist(f, j, &model, NULL), 0);
+    ck_assert_int_eq(np_summary_print_hostlist(f, j, NULL, NULL), 0);
     fclose(f);
     ck_assert_msg(strstr(buf, "Predicted sensitivity: 2.07x with remote memory (node1 step 0): "
                               "placement-sensitive (threshold 1.60x)"),

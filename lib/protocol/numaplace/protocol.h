@@ -3,19 +3,9 @@
  *
  * One request and one reply per connection over a Unix stream socket, each a single JSON object
  * on one line (terminated by '\n'), at most NP_PROTO_MAX_MSG bytes. Every message carries
- * "v": NP_PROTO_VERSION; a peer speaking another version gets an error naming both. Requests:
- *
- *   register  slurmstepd (root) registers one task before it execs
- *   applied   the task itself (its own pid only) says which memory policy it got
- *   step_end  slurmstepd (root) says a step ended on this node
- *   status    anyone: the jobs numaplaced tracks (users see their own jobs only)
- *   ping      anyone: is numaplaced alive, which version
- *   set_class root or the admin group: change a running job's priority class
- *   migrate   root or the admin group: "move at least N pages from node S to node D"
- *   advise    slurmstepd (root), once per step with --numa-policy=auto: the nodes' memory
- *             traffic and what earlier runs of the job said about its sensitivity
- *
- * Replies: {"v":1,"ok":true,...} or {"v":1,"ok":false,"error":"one line"}.
+ * "v": NP_PROTO_VERSION; a peer speaking another version gets an error naming both. Requests
+ * are the ops below (who may send each: docs/protocol.md). Replies: {"v":1,"ok":true,...} or
+ * {"v":1,"ok":false,"error":"one line"}.
  */
 #ifndef NUMAPLACE_PROTOCOL_H
 #define NUMAPLACE_PROTOCOL_H
@@ -34,14 +24,15 @@
 #define NP_PROTO_MAX_REPLY (256u << 20)
 
 enum np_proto_op {
-    NP_OP_REGISTER,
-    NP_OP_APPLIED,
-    NP_OP_STEP_END,
-    NP_OP_STATUS,
-    NP_OP_PING,
-    NP_OP_SET_CLASS,
-    NP_OP_MIGRATE,
-    NP_OP_ADVISE,
+    NP_OP_REGISTER,  /**< slurmstepd (root) registers one task before it execs */
+    NP_OP_APPLIED,   /**< the task itself (its own pid only) says which memory policy it got */
+    NP_OP_STEP_END,  /**< slurmstepd (root) says a step ended on this node */
+    NP_OP_STATUS,    /**< anyone: the jobs numaplaced tracks (users see their own only) */
+    NP_OP_PING,      /**< anyone: is numaplaced alive, which version */
+    NP_OP_SET_CLASS, /**< root or the admin group: change a running job's priority class */
+    NP_OP_MIGRATE,   /**< root or the admin group: move at least N pages from node S to D */
+    NP_OP_ADVISE,    /**< slurmstepd (root), a step with --numa-policy=auto: the nodes' memory
+                      *   traffic and what earlier runs of the job said about its sensitivity */
 };
 
 /** Name of an op as it appears on the wire ("register", ...). Borrowed. */

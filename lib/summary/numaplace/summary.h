@@ -72,12 +72,11 @@ struct np_strs {
     size_t n;
 };
 
-NP_API bool np_strs_has(const struct np_strs *s, const char *str);
 /** Append @p str (copied). 0 or -ENOMEM. */
 NP_API int np_strs_append(struct np_strs *s, const char *str);
 /**
  * Append each of @p names[0..n) (copied) that @p s does not hold yet, once, in their order: what
- * np_strs_has before each np_strs_append does, in O((s->n + n) log(s->n + n)) (a job's node list
+ * a lookup before each np_strs_append does, in O((s->n + n) log(s->n + n)) (a job's node list
  * can name tens of thousands). @p s is unchanged on failure. 0 or -ENOMEM.
  */
 NP_API int np_strs_append_new(struct np_strs *s, const char *const *names, size_t n);
@@ -222,11 +221,8 @@ NP_API bool np_summary_worst_local_share(const json_t *summary, double *share);
  * @return 0, -EINVAL (not a summary, NULL @p out) or -EIO (write error)
  */
 NP_API int np_summary_print(FILE *out, const json_t *summary);
-/** As np_summary_print, with the predicted sensitivity and its advice (np_summary_predict). */
-NP_API int np_summary_print_with(FILE *out, const json_t *summary,
-                                 const struct np_sens_model *model);
-/** As np_summary_print_with, the folded nodes written by @p hostlist (may be NULL; see
- *  np_hostlist_fn above). */
+/** As np_summary_print, with the predicted sensitivity and its advice (np_summary_predict), the
+ *  folded nodes written by @p hostlist (may be NULL; see np_hostlist_fn above). */
 NP_API int np_summary_print_hostlist(FILE *out, const json_t *summary,
                                      const struct np_sens_model *model, np_hostlist_fn hostlist);
 
