@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <stdio.h>
 #include <string.h>
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))

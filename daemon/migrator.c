@@ -9,8 +9,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "numaplace/engine.h"
-
 struct migrator {
     pthread_t thread;
     pthread_mutex_t lock;

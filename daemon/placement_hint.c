@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "migrator.h"
 #include "numaplace/auto.h"
 #include "numaplace/penalty.h"
 #include "numaplace/procfs.h"

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stddef.h>
-#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,14 +2,12 @@
  * interval, bandwidth, pages, the local share and the bounded timeline the report is written from.
  */
 #include "numaplace/report.h"
-#include "numaplace/engine.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
-#include <stdio.h>
 #include <unistd.h>
 
 #define CACHE_LINE_BYTES 64.0 /* the model: bandwidth = LLC misses x 64 B / interval */

@@ -1,20 +1,16 @@
 /* Per-process figures from /proc (see numaplace/procfs.h). */
 #include "numaplace/procfs.h"
-#include "numaplace/perf.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
-#include <stddef.h>
 #endif
 
 void np_kept_file_init(struct np_kept_file *k)

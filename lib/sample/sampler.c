@@ -9,8 +9,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 
-#include "numaplace/procfs.h"
-
 static uint64_t vmstat_value(const char *text, const char *name, bool *found)
 {
     const size_t len = strlen(name);

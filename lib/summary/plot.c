@@ -716,7 +716,7 @@ int np_summary_plot(const json_t *s, const char *node, const char *path, struct 
     const json_t *n, *tl, *events, *step, *st;
     struct np_timeline_point *pts = NULL;
     struct np_timeline_event *evs = NULL;
-    struct np_timeline timeline;
+    struct np_timeline timeline = {0};
     unsigned local[NP_PLOT_MAX_NODES], nnodes = 0;
     size_t npoints, nevents = 0, nlocal = 0, i;
     char title[160];

@@ -514,6 +514,11 @@ int np_summary_add_report(json_t *s, json_t *report, struct np_err *err)
     n = json_object_get(json_object_get(s, "nodes"), node);
     if (jfind(json_object_get(n, "steps"), "step", step))
         return np_err_set(err, -EEXIST, "step %s of node %s is in the summary already", step, node);
+    if (n && !json_is_array(json_object_get(n, "steps")))
+        return np_err_set(err, -EINVAL,
+                          "node %s's steps were trimmed to fit AdminComment: no step "
+                          "can be added to it",
+                          node);
     if (!n && !(n = node_new(s, node)))
         return np_err_set(err, -ENOMEM, "out of memory adding node %s", node);
     rc = add_step(n, report, step);

@@ -9,7 +9,6 @@
  *                  least traffic); without measured bandwidth it says it is inactive and why.
  */
 #include "numaplace/migration.h"
-#include "numaplace/names.h"
 
 #include <errno.h>
 #include <inttypes.h>

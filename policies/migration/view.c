@@ -3,8 +3,6 @@
 
 #include <math.h>
 
-#include "numaplace/names.h"
-
 static const char *const group_names[] = {
     [NP_GROUP_GAIN] = "gains",
     [NP_GROUP_NEUTRAL] = "neutral",

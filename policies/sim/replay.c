@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 

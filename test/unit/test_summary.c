@@ -157,6 +157,27 @@ START_TEST(test_add_report)
 }
 END_TEST
 
+/* A node whose steps np_summary_fit trimmed takes no further step, and says why. */
+START_TEST(test_add_report_to_trimmed_node)
+{
+    json_t *s = np_summary_new(100), *r;
+    struct np_err err = {0};
+
+    r = json_loads("{\"schema\": \"numaplace.report/1\", \"job_id\": 100, \"node\": \"n1\", "
+                   "\"step\": \"0\", \"uid\": 7}",
+                   0, NULL);
+    ck_assert_int_eq(np_summary_add_report(s, r, NULL), 0);
+    json_object_del(json_object_get(json_object_get(s, "nodes"), "n1"), "steps");
+    json_object_set_new(r, "step", json_string("1"));
+    ck_assert_int_eq(np_summary_add_report(s, r, &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, "node n1's steps were trimmed"), "%s", err.msg);
+    ck_assert_ptr_null(
+        json_object_get(json_object_get(json_object_get(s, "nodes"), "n1"), "steps"));
+    json_decref(r);
+    json_decref(s);
+}
+END_TEST
+
 static void assert_near(double got, double want, const char *what)
 {
     ck_assert_msg(fabs(got - want) <= 1e-9 * (fabs(want) > 1 ? fabs(want) : 1),
@@ -1089,6 +1110,7 @@ int main(void)
     TCase *tc = tcase_create("summary");
 
     tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_add_report_to_trimmed_node);
     tcase_add_loop_test(tc, test_add_report, 0, sizeof(add_cases) / sizeof(add_cases[0]));
     tcase_add_loop_test(tc, test_merge_fixtures, 0, 3);
     tcase_add_test(tc, test_all_unavailable_totals);
