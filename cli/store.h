@@ -183,4 +183,26 @@ int store_parts_count(const char *dir, uint32_t job_id);
 /** store_list_jobs of @p dir's job directories. @return how many, or -errno with @p err */
 int store_parts_list(const char *dir, uint32_t *jobs, size_t max, struct np_err *err);
 
+/* store_commit.c: one part stored against concurrent writers, and what it cost. */
+/*
+ * Merge @p part (borrowed: this node's part of job @p job_id) into the job's stored summary and
+ * confirm it (see above), never over another tool's AdminComment (-EEXIST) nor over a summary it
+ * could not read (-EIO). A job on more than store_max_nodes() nodes is the single merger's: the
+ * part is left in the parts directory (@p costs->deposited), or -EFBIG when the site has none.
+ * @return 0; -EIO (slurmdbd unreachable); -ETIMEDOUT; -EEXIST; -E2BIG; -ENOENT (no such job in
+ *         slurmdbd); -EFBIG; each with @p err
+ */
+int store_commit(uint32_t job_id, const json_t *part, const struct store_limits *limits,
+                 struct store_costs *costs, const struct np_log *log, struct np_err *err);
+/** One line of @p costs for the log ("2 writes, 5 reads; read 0.12 s ..."). */
+void store_costs_format(const struct store_costs *costs, char *buf, size_t len);
+/* slurmdbd's full record of job @p job_id, the only one a modify reaches, waited for up to @p max_s
+ * (it comes after the epilogs). @return 0; -EIO: sacct failed SACCT_TRIES times (slurmdbd down:
+ * the part stays pending); -ENOENT: not in time; with @p err */
+int store_wait_for_record(uint32_t job_id, double max_s, struct np_err *err);
+/* Compared with the full record's node count (slurmctld's shrinks as nodes end their epilogs). */
+long store_max_nodes(void);
+/* A count above 0 from the environment ("4"), else @p fallback. */
+long store_env_count(const char *name, long fallback);
+
 #endif /* NUMAPLACE_STORE_H */

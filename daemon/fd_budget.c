@@ -1,4 +1,5 @@
 /* The descriptor reserve and the steps' budget above it (daemon.h). */
+#include "fd_budget.h"
 #include "daemon.h"
 
 #include <dirent.h>

@@ -1,5 +1,6 @@
 /* A step's life in the registry: registered, finished into a report, forgotten (daemon.h). */
 #include "daemon.h"
+#include "fd_budget.h"
 
 #include <errno.h>
 #include <stdlib.h>

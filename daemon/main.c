@@ -8,6 +8,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "daemon.h"
+#include "fd_budget.h"
 #include "safe_file.h"
 #include "writer.h"
 

@@ -91,45 +91,31 @@ static const char *const class_names[NP_CLASS_COUNT] = {
 };
 static const struct np_name_table classes = {"class", class_names, NP_CLASS_COUNT, high_first};
 
-const char *np_sensitivity_name(enum np_sensitivity s)
-{
-    return np_name_of(&sensitivities, (unsigned)s);
-}
+/* What each named enum offers over its table (numaplace/names.h): np_X_name, np_X_from_name (the
+ * error names the input and the accepted values) and np_X_names, for sensitivity, class, policy
+ * and mode. A type cannot be parenthesised, hence the NOLINT. */
+/* NOLINTBEGIN(bugprone-macro-parentheses) */
+#define NAMED_ENUM(prefix, type, table)                                                            \
+    const char *prefix##_name(type value)                                                          \
+    {                                                                                              \
+        return np_name_of(&(table), (unsigned)value);                                              \
+    }                                                                                              \
+    int prefix##_from_name(const char *text, type *out, struct np_err *err)                        \
+    {                                                                                              \
+        unsigned v = 0;                                                                            \
+        const int rc = np_name_parse(&(table), text ? text : "", &v, err);                         \
+        if (rc == 0)                                                                               \
+            *out = (type)v;                                                                        \
+        return rc;                                                                                 \
+    }                                                                                              \
+    const char *prefix##_names(void)                                                               \
+    {                                                                                              \
+        return np_name_list_static(&(table), ", ");                                                \
+    }
+/* NOLINTEND(bugprone-macro-parentheses) */
 
-int np_sensitivity_from_name(const char *text, enum np_sensitivity *out, struct np_err *err)
-{
-    unsigned v = 0;
-    const int rc = np_name_parse(&sensitivities, text ? text : "", &v, err);
-
-    if (rc == 0)
-        *out = (enum np_sensitivity)v;
-    return rc;
-}
-
-const char *np_sensitivity_names(void)
-{
-    return np_name_list_static(&sensitivities, ", ");
-}
-
-const char *np_class_name(enum np_class c)
-{
-    return np_name_of(&classes, (unsigned)c);
-}
-
-int np_class_from_name(const char *text, enum np_class *out, struct np_err *err)
-{
-    unsigned v = 0;
-    const int rc = np_name_parse(&classes, text, &v, err);
-
-    if (rc == 0)
-        *out = (enum np_class)v;
-    return rc;
-}
-
-const char *np_class_names(void)
-{
-    return np_name_list_static(&classes, ", ");
-}
+NAMED_ENUM(np_sensitivity, enum np_sensitivity, sensitivities)
+NAMED_ENUM(np_class, enum np_class, classes)
 
 static const char *const policy_names[NP_POLICY_COUNT] = {
     [NP_POLICY_NONE] = "none",
@@ -165,19 +151,9 @@ static const char *const mode_names[] = {
 static const struct np_name_table modes = {"memory policy mode", mode_names,
                                            sizeof(mode_names) / sizeof(mode_names[0]), NULL};
 
-const char *np_policy_name(enum np_policy policy)
-{
-    return np_name_of(&policies, (unsigned)policy);
-}
-
 const char *np_policy_help(enum np_policy policy)
 {
     return (unsigned)policy < NP_POLICY_COUNT ? policy_help[policy] : "";
-}
-
-const char *np_policy_names(void)
-{
-    return np_name_list_static(&policies, ", ");
 }
 
 const char *np_policy_names_separated(const char *separator)
@@ -185,35 +161,8 @@ const char *np_policy_names_separated(const char *separator)
     return np_name_list_static(&policies, separator);
 }
 
-int np_policy_from_name(const char *text, enum np_policy *out, struct np_err *err)
-{
-    unsigned v = 0;
-    const int rc = np_name_parse(&policies, text, &v, err);
-
-    if (rc == 0)
-        *out = (enum np_policy)v;
-    return rc;
-}
-
-const char *np_mode_name(enum np_mode mode)
-{
-    return np_name_of(&modes, (unsigned)mode);
-}
-
-int np_mode_from_name(const char *text, enum np_mode *out, struct np_err *err)
-{
-    unsigned v = 0;
-    const int rc = np_name_parse(&modes, text, &v, err);
-
-    if (rc == 0)
-        *out = (enum np_mode)v;
-    return rc;
-}
-
-const char *np_mode_names(void)
-{
-    return np_name_list_static(&modes, ", ");
-}
+NAMED_ENUM(np_policy, enum np_policy, policies)
+NAMED_ENUM(np_mode, enum np_mode, modes)
 
 const char *np_step_name(uint32_t step_id)
 {

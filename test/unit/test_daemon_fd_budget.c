@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "fd_budget.h"
 #include "ops.h"
 #include "np_daemon_test.h"
 
