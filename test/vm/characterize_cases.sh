@@ -10,15 +10,9 @@ set -u
 layout=${1:?usage: characterize_cases.sh 4node|8node|cpuless}
 build=${NUMAPLACE_BUILD:-$PWD/build}
 np=$build/cli/numaplace
-failed=0
-passed=0
-check() { # check NAME EXPECTED ACTUAL
-  if [ "$2" = "$3" ]; then
-    passed=$((passed + 1)); echo "PASS characterize: $1"
-  else
-    failed=$((failed + 1)); printf 'FAIL characterize: %s:\n  expected: %s\n  got:      %s\n' "$1" "$2" "$3"
-  fi
-}
+CHECK_PREFIX="characterize: "
+# shellcheck source=test/vm/checks.sh
+source "$(dirname "$0")/checks.sh"
 
 # nodes, CPU nodes, memory nodes, the far pair's distance
 case $layout in
@@ -113,5 +107,4 @@ kill "$helper"
 wait "$helper" 2>/dev/null
 
 rm -rf "$dir"
-echo "characterize: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+checks_end

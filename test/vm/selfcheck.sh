@@ -4,15 +4,8 @@
 #   selfcheck.sh 4node|8node|cpuless
 set -u
 layout=${1:?usage: selfcheck.sh 4node|8node|cpuless}
-failed=0
-passed=0
-check() { # check NAME EXPECTED ACTUAL
-  if [ "$2" = "$3" ]; then
-    passed=$((passed + 1)); echo "PASS $1"
-  else
-    failed=$((failed + 1)); printf 'FAIL %s:\n  expected: %s\n  got:      %s\n' "$1" "$2" "$3"
-  fi
-}
+# shellcheck source=test/vm/checks.sh
+source "$(dirname "$0")/checks.sh"
 
 case $layout in
   4node) nodes=4 cpus="0 1|2 3|4 5|6 7" dist="10 21 21 30|21 10 30 21|21 30 10 21|30 21 21 10" ;;
@@ -48,5 +41,4 @@ kill "$pid" 2>/dev/null
 check "move_pages: >= 16384 pages on node 1 before" yes "$([ "$before" -ge 16384 ] && echo yes || echo "no ($before)")"
 check "move_pages: they are on node $last after migratepages" yes "$([ "$after" -ge 16384 ] && echo yes || echo "no ($after)")"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+checks_end

@@ -12,15 +12,8 @@ layout=${1:?usage: tiers_cases.sh tiered|hbm trixie|bookworm}
 kernel=${2:?usage: tiers_cases.sh tiered|hbm trixie|bookworm}
 probe=${NUMAPLACE_BUILD:?}/test/numa_probe
 wi_exec=${WI_EXEC:?}
-failed=0
-passed=0
-check() { # check NAME EXPECTED ACTUAL
-  if [ "$2" = "$3" ]; then
-    passed=$((passed + 1)); echo "PASS $1"
-  else
-    failed=$((failed + 1)); printf 'FAIL %s:\n  expected: %s\n  got:      %s\n' "$1" "$2" "$3"
-  fi
-}
+# shellcheck source=test/vm/checks.sh
+source "$(dirname "$0")/checks.sh"
 yes_if() { if "$@"; then echo yes; else echo no; fi; }
 
 # The layout's figures, as test/vm/run gives them to QEMU (bandwidth in MB/s as the guest shows
@@ -141,5 +134,4 @@ elif [ -n "$slow" ]; then
   while read -r n w; do echo "$w" >"$wdir/node$n"; done <<<"$saved"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+checks_end
