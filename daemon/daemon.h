@@ -10,6 +10,7 @@
 #ifndef NUMAPLACED_DAEMON_H
 #define NUMAPLACED_DAEMON_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -739,6 +740,12 @@ int loop_open_fds(struct np_daemon *d);
 /** Arm the timerfd at every cfg.interval_ms on the wall clock (loop_next_deadline), re-armed
  *  when the clock is set (TFD_TIMER_CANCEL_ON_SET). */
 void loop_set_timer(struct np_daemon *d);
+
+/** The clients of @p pfd[from..n) with a request to read, into @p order, oldest connection first
+ *  (since): a task's registration, on a socket connected before its fork, is read before its own
+ *  later `applied` in the same round, whatever the slots. @return how many */
+int loop_read_order(struct np_daemon_client *const *owner, const struct pollfd *pfd, int from,
+                    int n, int *order);
 
 /** Run until SIGTERM or SIGINT (SIGHUP reloads) or poll fails. */
 void loop_run(struct np_daemon *d);

@@ -156,11 +156,29 @@ static void read_timer(struct np_daemon *d)
     registry_flush(d); /* at most one registry write per interval, whatever the requests */
 }
 
+int loop_read_order(struct np_daemon_client *const *owner, const struct pollfd *pfd, int from,
+                    int n, int *order)
+{
+    int count = 0;
+
+    for (int i = from; i < n; i++) {
+        int k = count;
+        if (!pfd[i].revents || owner[i]->out)
+            continue;
+        for (; k > 0 && owner[order[k - 1]]->since > owner[i]->since; k--)
+            order[k] = order[k - 1];
+        order[k] = i;
+        count++;
+    }
+    return count;
+}
+
 void loop_run(struct np_daemon *d)
 {
     while (!d->stop) {
         struct pollfd pfd[NSLOTS + NPD_MAX_CLIENTS];
         struct np_daemon_client *owner[NSLOTS + NPD_MAX_CLIENTS];
+        int ready[NSLOTS + NPD_MAX_CLIENTS];
         int n = NSLOTS;
 
         pfd[SLOT_SIGNAL] = (struct pollfd){.fd = d->signal_fd, .events = POLLIN};
@@ -188,8 +206,8 @@ void loop_run(struct np_daemon *d)
         for (int i = NSLOTS; i < n; i++)
             if (pfd[i].revents && owner[i]->out)
                 client_write(owner[i]);
-            else if (pfd[i].revents)
-                server_read(d, owner[i]);
+        for (int k = 0, nr = loop_read_order(owner, pfd, NSLOTS, n, ready); k < nr; k++)
+            server_read(d, owner[ready[k]]);
         if (pfd[SLOT_MIGRATOR].revents & POLLIN)
             migration_collect(d);
         if (pfd[SLOT_WRITER].revents & POLLIN) /* reports durable: their step_end answered */

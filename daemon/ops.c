@@ -1,6 +1,7 @@
 /* The protocol's ops (ops.h): a request line decoded and dispatched, and each op's reply. */
 #include "ops.h"
 
+#include <limits.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -39,6 +40,22 @@ json_t *handlers_dispatch(struct np_daemon *d, const struct np_peer *peer, uint6
                          req.advise.name);
     }
     return np_proto_reply_error("unhandled op");
+}
+
+/* Whether task @p pid runs another program than @p parent (slurmstepd, before the task's exec),
+ * known when both are readable: nobody waits for register's answer, so the task may have started
+ * its program before its counters opened. */
+static bool exec_came_first(const char *proc_root, pid_t pid, pid_t parent)
+{
+    char path[PATH_MAX], image[2][PATH_MAX];
+    ssize_t len[2];
+
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/proc/%d/exe", proc_root, (int)(i ? parent : pid));
+        len[i] = readlink(path, image[i], sizeof(image[i]));
+    }
+    return len[0] > 0 && len[1] > 0 &&
+           (len[0] != len[1] || memcmp(image[0], image[1], (size_t)len[0]));
 }
 
 json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struct np_task_reg *r)
@@ -85,6 +102,8 @@ json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struc
     }
     if (!(task = job_task_entry(j, r->pid))) {
         task = json_pack("{s:i, s:I}", "task", r->task_id, "pid", (json_int_t)r->pid);
+        if (task && exec_came_first(d->cfg.proc_root, r->pid, peer->pid))
+            json_object_set_new(task, "counters_late", json_true());
         json_array_append_new(j->tasks, task);
     }
     j->stats.helper_cpu_s += np_daemon_thread_cpu_s() - cpu0;

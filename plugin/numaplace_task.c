@@ -4,10 +4,9 @@
  * calls (step_helper.h), user_init loads the topology and reads the advice, which every task
  * inherits across fork; exit ends the step. In each task, after Slurm's CPU and memory binding and
  * before exec, task_init reads the task's real CPUs, decides, applies set_mempolicy, exports what
- * it applied, waits for numaplaced's answer to its registration (so its counters start before
- * the program does) and tells numaplaced what it applied. Own trouble (no topology, a refused
- * system call) is logged and the task keeps the kernel default, unless the site set
- * on_error=fail.
+ * it applied and tells numaplaced what it applied, without waiting for an answer. Own trouble (no
+ * topology, a refused system call) is logged and the task keeps the kernel default, unless the site
+ * set on_error=fail.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +56,7 @@ static enum np_policy step_policy(void)
 static int load_step_topology(spank_t sp)
 {
     struct np_err err = {0};
+    char *cores = NULL;
     int rc;
 
     if (topology)
@@ -71,17 +71,13 @@ static int load_step_topology(spank_t sp)
     }
     /* libnuma's probe sets and restores a policy: once per step, not once per task. */
     have_preferred_many = np_kernel_has_preferred_many();
-    {
-        char *cores = NULL;
-        step_cpus = hwloc_bitmap_alloc();
-        if (step_cpus &&
-            (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores ||
-             np_topology_cores_to_cpus(topology, cores, step_cpus, &err) < 0)) {
-            if (cores)
-                slurm_info("numaplace: %s; interleave uses each task's CPUs", err.msg);
-            hwloc_bitmap_free(step_cpus);
-            step_cpus = NULL;
-        }
+    step_cpus = hwloc_bitmap_alloc();
+    if (step_cpus && (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores ||
+                      np_topology_cores_to_cpus(topology, cores, step_cpus, &err) < 0)) {
+        if (cores)
+            slurm_info("numaplace: %s; interleave uses each task's CPUs", err.msg);
+        hwloc_bitmap_free(step_cpus);
+        step_cpus = NULL;
     }
     return ESPANK_SUCCESS;
 }
@@ -372,8 +368,6 @@ report:
                 note[0] ? note : placement.reason);
     }
 out:
-    /* on every way out: the counters start before the program does */
-    np_step_helper_await_registration(&helper, sp);
     np_placement_fini(&placement);
     hwloc_bitmap_free(cpus);
     hwloc_bitmap_free(allowed);

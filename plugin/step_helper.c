@@ -10,18 +10,14 @@
 
 /*
  * What the whole step sees: slurmstepd makes the advise and register calls, each task (a child
- * forked before any register call) waits for its registration's answer and makes its applied
- * call. Plain memory would not carry a child's timeout to its siblings, nor a register timeout
- * to children forked earlier, nor a child's answer to slurmstepd, so these live in a shared
- * anonymous page mapped once in slurmstepd before the tasks fork; every task inherits the
- * mapping. NULL when it could not be mapped: slurmstepd's own calls still see
+ * forked before any register call) its applied call. Plain memory would not carry a child's
+ * timeout to its siblings, nor a register timeout to children forked earlier, so it lives in a
+ * shared anonymous page mapped once in slurmstepd before the tasks fork; every task inherits
+ * the mapping. NULL when it could not be mapped: slurmstepd's own calls still see
  * timed_out_here, and every task registers with a call from slurmstepd.
  */
 struct np_step_shared {
     atomic_bool helper_silent; /* a numaplaced call of this step has timed out */
-    atomic_bool warned;        /* the one log line per step about an unreachable helper */
-    atomic_bool registered;    /* numaplaced answered a task's registration (ahead) with ok */
-    atomic_bool sent[NP_REGISTER_AHEAD_MAX]; /* task i's registration is on ahead_fd[i] */
 };
 
 bool np_step_helper_enabled(const struct np_step_helper *h)
@@ -38,17 +34,13 @@ void np_step_helper_start(struct np_step_helper *h)
     page =
         mmap(NULL, sizeof(*h->shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (page == MAP_FAILED) {
-        slurm_info("numaplace: cannot map the step's helper marker (%s): each task waits for a "
-                   "helper that stops answering",
+        slurm_info("numaplace: cannot map the step's helper marker (%s): a helper that stops "
+                   "answering may cost each task a timeout",
                    strerror(errno));
         return;
     }
     h->shared = page;
     atomic_init(&h->shared->helper_silent, false);
-    atomic_init(&h->shared->warned, false);
-    atomic_init(&h->shared->registered, false);
-    for (unsigned i = 0; i < NP_REGISTER_AHEAD_MAX; i++)
-        atomic_init(&h->shared->sent[i], false);
 }
 
 static bool helper_silent(const struct np_step_helper *h)
@@ -63,10 +55,10 @@ static void note_helper_timeout(struct np_step_helper *h)
         atomic_store(&h->shared->helper_silent, true);
 }
 
-/* The one line per step about numaplaced not taking the step, from slurmstepd or a task. */
+/* The one line per step (slurmstepd's) about numaplaced not taking the step. */
 static void warn_unreached(struct np_step_helper *h, uint32_t job, uint32_t step, const char *why)
 {
-    if (h->shared ? atomic_exchange(&h->shared->warned, true) : h->warned)
+    if (h->warned)
         return;
     h->warned = true;
     slurm_info("numaplace: job %u step %u: helper not reached (%s); placement applies, the step "
@@ -219,9 +211,7 @@ void np_step_helper_advice(const struct np_step_helper *h, struct np_auto_input 
 
 /* In slurmstepd (root) at init_post_opt, before the tasks fork: one socket to numaplaced per task
  * of a step of at most NP_REGISTER_AHEAD_MAX, so that slurmstepd sends each registration
- * without waiting for its answer and the task, which inherited its socket, waits for it
- * before it execs (np_step_helper_await_registration). The answer is then awaited while Slurm
- * unblocks the tasks and each places itself, not one after the other in slurmstepd. */
+ * without waiting for its answer, which nobody reads: the launch waits for no answer. */
 void np_step_helper_register_ahead(struct np_step_helper *h, spank_t sp)
 {
     struct np_err err = {0};
@@ -247,7 +237,7 @@ void np_step_helper_register_ahead(struct np_step_helper *h, spank_t sp)
     h->ahead_count = tasks;
 }
 
-/* On the task's own socket (register ahead) the answer is the task's to wait for; otherwise a
+/* On the task's own socket (register ahead), its answer read at the step's end; otherwise a
  * call. */
 void np_step_helper_register(struct np_step_helper *h, const struct np_proto_request *req,
                              int local)
@@ -259,12 +249,12 @@ void np_step_helper_register(struct np_step_helper *h, const struct np_proto_req
         int rc = line ? np_proto_send_on(h->ahead_fd[local], line, h->site->helper_timeout_ms, &err)
                       : -ETIMEDOUT;
         free(line);
-        close(h->ahead_fd[local]); /* the task holds its own copy, for the answer */
-        h->ahead_fd[local] = -1;
-        if (rc == 0) {
-            atomic_store(&h->shared->sent[local], true);
+        if (rc == 0) { /* kept open for the answer; the task's copy closes at its exec */
+            h->ahead_sent[local] = true;
             return;
         }
+        close(h->ahead_fd[local]);
+        h->ahead_fd[local] = -1;
         if (rc == -ETIMEDOUT && !helper_silent(h))
             note_helper_timeout(h);
         /* Otherwise (numaplaced closed the socket, idle too long): a call, as for a large step. */
@@ -273,42 +263,6 @@ void np_step_helper_register(struct np_step_helper *h, const struct np_proto_req
         h->registered = true;
     else
         warn_unreached(h, req->reg.job_id, req->reg.step_id, err.msg);
-}
-
-/* Once waited for, numaplaced's counters count the task from before its program starts. */
-void np_step_helper_await_registration(struct np_step_helper *h, spank_t sp)
-{
-    struct np_err err = {0};
-    json_t *reply = NULL;
-    uint32_t job = 0, step = 0;
-    int local = -1, fd;
-
-    if (h->ahead_awaited || !h->ahead_count)
-        return;
-    h->ahead_awaited = true;
-    spank_get_item(sp, S_TASK_ID, &local);
-    for (unsigned i = 0; i < h->ahead_count; i++)
-        if ((int)i != local && h->ahead_fd[i] >= 0) {
-            close(h->ahead_fd[i]);
-            h->ahead_fd[i] = -1;
-        }
-    if (local < 0 || (unsigned)local >= h->ahead_count || (fd = h->ahead_fd[local]) < 0)
-        return;
-    h->ahead_fd[local] = -1;
-    if (atomic_load(&h->shared->sent[local]) && !helper_silent(h)) {
-        const int rc = np_proto_receive(fd, h->site->helper_timeout_ms, &reply, &err);
-        if (rc == 0) {
-            atomic_store(&h->shared->registered, true);
-        } else {
-            if (rc == -ETIMEDOUT)
-                note_helper_timeout(h);
-            spank_get_item(sp, S_JOB_ID, &job);
-            spank_get_item(sp, S_JOB_STEPID, &step);
-            warn_unreached(h, job, step, err.msg);
-        }
-        json_decref(reply);
-    }
-    close(fd);
 }
 
 /* The task may speak for itself only. */
@@ -320,8 +274,6 @@ void np_step_helper_applied(struct np_step_helper *h, spank_t sp, const char *po
     struct np_err err = {0};
     char *line;
 
-    /* numaplaced takes what a task applied once it knows the task */
-    np_step_helper_await_registration(h, sp);
     if (!np_step_helper_enabled(h) || helper_silent(h) ||
         spank_get_item(sp, S_JOB_ID, &req.applied.job_id) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_STEPID, &req.applied.step_id) != ESPANK_SUCCESS)
@@ -344,35 +296,60 @@ void np_step_helper_applied(struct np_step_helper *h, spank_t sp, const char *po
         facts->loaded_nodes = choice->loaded_nodes;
     }
     line = np_proto_encode(&req);
-    /* no wait for the reply; slurmstepd already logged an unreachable helper */
+    /* No wait for the reply. numaplaced reads it after the task's registration, sent on an older
+     * connection before Slurm let the task run (loop_read_order). */
     if (line &&
         np_proto_send(h->site->helper_socket, line, h->site->helper_timeout_ms, &err) == -ETIMEDOUT)
         note_helper_timeout(h);
     free(line);
 }
 
+/* At the step's end, in slurmstepd: the answers to the registrations sent ahead, there long
+ * since from a numaplaced that answers; a stopped one costs one timeout for them all. */
+static void registrations_answered(struct np_step_helper *h, uint32_t job, uint32_t step)
+{
+    for (unsigned i = 0; i < h->ahead_count; i++) {
+        struct np_err err = {0};
+        json_t *reply = NULL;
+
+        if (h->ahead_sent[i] && !helper_silent(h)) { /* else: a task that never forked */
+            const int rc =
+                np_proto_receive(h->ahead_fd[i], h->site->helper_timeout_ms, &reply, &err);
+            if (rc == -ETIMEDOUT)
+                note_helper_timeout(h);
+            if (rc == 0)
+                h->registered = true;
+            else
+                warn_unreached(h, job, step, err.msg);
+            json_decref(reply);
+        }
+        if (h->ahead_fd[i] >= 0)
+            close(h->ahead_fd[i]);
+        h->ahead_sent[i] = false;
+    }
+    h->ahead_count = 0;
+}
+
 void np_step_helper_end(struct np_step_helper *h, spank_t sp)
 {
+    uint32_t job = 0, step = 0;
+
     if (h->advise_fd >= 0) { /* user_init was not called: nobody read the advice */
         close(h->advise_fd);
         h->advise_fd = -1;
     }
-    for (unsigned i = 0; i < h->ahead_count; i++) /* tasks that never forked */
-        if (h->ahead_fd[i] >= 0)
-            close(h->ahead_fd[i]);
-    h->ahead_count = 0;
-    if (h->shared && atomic_load(&h->shared->registered))
-        h->registered = true;
+    spank_get_item(sp, S_JOB_ID, &job);
+    spank_get_item(sp, S_JOB_STEPID, &step);
+    registrations_answered(h, job, step);
     if (h->registered && np_step_helper_enabled(h) && !helper_silent(h)) {
         /* slurmstepd at the step's end: numaplaced takes its final sample and answers, then
          * writes the report; slurmstepd tells slurmctld the step is complete only after this,
          * so the node is free again without waiting for the report's flushes. `numaplace report`
          * and the epilog's store wait for a step numaplaced lists "ending". */
-        struct np_proto_request req = {.op = NP_OP_STEP_END, .answer_at_end = true};
+        struct np_proto_request req = {
+            .op = NP_OP_STEP_END, .answer_at_end = true, .job_id = job, .step_id = step};
         struct np_err err = {0};
-        if (spank_get_item(sp, S_JOB_ID, &req.job_id) == ESPANK_SUCCESS &&
-            spank_get_item(sp, S_JOB_STEPID, &req.step_id) == ESPANK_SUCCESS &&
-            helper_call(h, &req, &err) < 0)
+        if (helper_call(h, &req, &err) < 0)
             slurm_info("numaplace: job %u step %u: could not tell the helper the step ended "
                        "(%s); it ends the step itself when the tasks are gone",
                        req.job_id, req.step_id, err.msg);

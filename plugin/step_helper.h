@@ -3,9 +3,9 @@
  *   advise (--numa-policy=auto): sent in init_post_opt (slurmstepd, root), its answer read in
  *     user_init, so numaplaced answers while Slurm sets the step up;
  *   register ahead: one socket per task of a small step, connected in init_post_opt; slurmstepd
- *     sends each registration after the task's fork without waiting, and the task, which
- *     inherited its socket, reads the answer before it execs (a larger step: a call per task);
- *   applied (each task, before exec) and step_end (slurmstepd at the step's end).
+ *     sends each registration after the task's fork, before Slurm lets the task run, and reads
+ *     the answers at the step's end: no launch waits for them (a larger step: a call per task);
+ *   applied (each task, before exec, not awaited) and step_end (slurmstepd at the step's end).
  * Every call has a short bounded timeout; once one call of a step has timed out, the step's later
  * calls are not made, so a numaplaced that accepts but never answers costs a launch one timeout
  * and one log line, and never fails it.
@@ -35,13 +35,13 @@ struct np_step_helper {
     const struct np_site_config *site; /* borrowed from numaplace.so: set it before each call */
     struct np_step_shared *shared;     /* NULL until mapped, or when it could not be */
     atomic_bool timed_out_here;        /* a call from this process timed out */
-    bool warned;                       /* the one log line per step, where shared is not mapped */
-    bool registered;                   /* slurmstepd registered at least one task of this step */
+    bool warned;                       /* slurmstepd's one log line per step */
+    bool registered;                   /* numaplaced took at least one task of this step */
     /* register ahead: one socket per local task; ahead_count is 0 when the tasks register with
      * calls */
     int ahead_fd[NP_REGISTER_AHEAD_MAX];
+    bool ahead_sent[NP_REGISTER_AHEAD_MAX]; /* task i's registration is on ahead_fd[i] */
     unsigned ahead_count;
-    bool ahead_awaited; /* in a task: its registration's answer was waited for */
     /* auto: numaplaced's placement hint, or why there is none */
     struct np_proto_hint hint;
     bool hint_ok;
@@ -69,20 +69,17 @@ void np_step_helper_advise_finish(struct np_step_helper *h);
 void np_step_helper_advice(const struct np_step_helper *h, struct np_auto_input *facts);
 
 /* task_post_fork, in slurmstepd: send @p req (a register request) for local task @p local, on
- * its own socket when it has one (the task awaits the answer), else with a call. */
+ * its own socket when it has one (its answer read by np_step_helper_end), else with a call. */
 void np_step_helper_register(struct np_step_helper *h, const struct np_proto_request *req,
                              int local);
-
-/* In the task before exec: wait for numaplaced's answer to its registration (once; nothing
- * without a socket of its own), and close the other tasks' sockets. */
-void np_step_helper_await_registration(struct np_step_helper *h, spank_t sp);
 
 /* In the task before exec: tell numaplaced what it applied (@p choice: auto's facts, or NULL). */
 void np_step_helper_applied(struct np_step_helper *h, spank_t sp, const char *policy,
                             const char *mode, const char *nodes, const char *cpus,
                             const char *reason, const struct np_auto_choice *choice);
 
-/* exit, in slurmstepd: tell numaplaced the step ended, and release what the step held. */
+/* exit, in slurmstepd: read the registrations' answers, tell numaplaced the step ended, and
+ * release what the step held. */
 void np_step_helper_end(struct np_step_helper *h, spank_t sp);
 
 #endif

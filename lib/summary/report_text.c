@@ -165,10 +165,13 @@ int np_report_print(FILE *out, json_t *r)
     json_array_foreach(json_object_get(json_object_get(r, "policy"), "tasks"), i, fig)
     {
         const char *nodes = jstr(fig, "nodes");
-        fprintf(out, "    task %lld pid %lld: %s (mode %s) nodes %s cpus %s\n",
+        fprintf(out, "    task %lld pid %lld: %s (mode %s) nodes %s cpus %s%s\n",
                 (long long)jint(fig, "task"), (long long)jint(fig, "pid"),
                 jstr_or(fig, "policy", "not reported"), jstr_or(fig, "mode", "-"),
-                nodes && *nodes ? nodes : "-", jstr_or(fig, "cpus", "-"));
+                nodes && *nodes ? nodes : "-", jstr_or(fig, "cpus", "-"),
+                json_is_true(json_object_get(fig, "counters_late"))
+                    ? " (counted from after its program started)"
+                    : "");
     }
     if (np_auto_hindsight(r, &h) == 1)
         fprintf(out, "  %-22s %s\n", "auto hindsight", h.why);

@@ -52,6 +52,31 @@ static json_t *register_task(uid_t peer_uid, uint32_t job_id, uid_t owner)
     return op_register(t.d, &peer, &r);
 }
 
+/* Nobody waits for register's answer: a task that runs its own program already (its exe is not
+ * its registrar's) has its counters marked late; one still in slurmstepd's image has not.
+ * Fixture: pid 200 runs slurmstepd, pid 300 its program. */
+START_TEST(register_marks_counters_opened_after_exec)
+{
+    const struct np_peer stepd = np_test_peer(200, 0, 0), same = np_test_peer(300, 0, 0);
+    struct np_task_reg r = {.job_id = 40, .uid = USER_A, .pid = NP_TEST_LIVE_PID};
+    json_t *reply;
+
+    snprintf(r.policy_requested, sizeof(r.policy_requested), "local");
+    snprintf(r.sensitivity, sizeof(r.sensitivity), "low");
+    reply = op_register(t.d, &stepd, &r);
+    ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
+    json_decref(reply);
+    ck_assert(json_is_true(json_object_get(
+        json_array_get(registry_find(&t.d->registry, 40, 0)->tasks, 0), "counters_late")));
+    r.job_id = 41;
+    reply = op_register(t.d, &same, &r);
+    ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
+    json_decref(reply);
+    ck_assert_ptr_null(json_object_get(
+        json_array_get(registry_find(&t.d->registry, 41, 0)->tasks, 0), "counters_late"));
+}
+END_TEST
+
 /* Steps 10.0 of USER_A and 20.0 of USER_B, registered by root. */
 static void two_jobs(void)
 {
@@ -619,6 +644,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, register_root_only);
+    tcase_add_test(tc, register_marks_counters_opened_after_exec);
     tcase_add_loop_test(tc, applied_by_the_task_itself, 0,
                         (int)(sizeof(applied_cases) / sizeof(applied_cases[0])));
     tcase_add_test(tc, applied_keeps_auto_facts);

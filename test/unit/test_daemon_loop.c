@@ -1,6 +1,7 @@
 /*
  * The sampling timer's deadlines: whole multiples of the interval since the epoch on the wall
- * clock, so every node of a job samples at the same moments whenever each helper started.
+ * clock, so every node of a job samples at the same moments whenever each helper started. The
+ * order a round's requests are read in: oldest connection first, whatever the slots.
  */
 #include <check.h>
 #include <time.h>
@@ -45,6 +46,29 @@ START_TEST(nodes_started_apart_agree)
 }
 END_TEST
 
+/* A task's applied, on a connection accepted into a lower slot (freed meanwhile) than the one
+ * slurmstepd registered the task on, is read after the registration: by age, not by slot. The
+ * slot being written to, and the slots with nothing to read, are left out. */
+START_TEST(requests_read_oldest_connection_first)
+{
+    struct np_daemon_client applied = {.since = 30.0}, registration = {.since = 10.0},
+                            writing = {.since = 5.0, .out = (char *)"x"}, idle = {.since = 1.0},
+                            status = {.since = 20.0};
+    struct np_daemon_client *owner[] = {NULL, &applied, &writing, &idle, &status, &registration};
+    const struct pollfd pfd[] = {
+        {.revents = POLLIN}, {.revents = POLLIN}, {.revents = POLLOUT},
+        {.revents = 0},      {.revents = POLLIN}, {.revents = POLLIN},
+    };
+    int order[6] = {-1, -1, -1, -1, -1, -1};
+
+    ck_assert_int_eq(loop_read_order(owner, pfd, 1, 6, order), 3);
+    ck_assert_int_eq(order[0], 5); /* the registration */
+    ck_assert_int_eq(order[1], 4);
+    ck_assert_int_eq(order[2], 1); /* the applied */
+    ck_assert_int_eq(order[3], -1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("daemon_loop");
@@ -53,6 +77,7 @@ int main(void)
     tcase_add_loop_test(tc, deadline_is_the_next_multiple, 0,
                         (int)(sizeof(deadline_cases) / sizeof(deadline_cases[0])));
     tcase_add_test(tc, nodes_started_apart_agree);
+    tcase_add_test(tc, requests_read_oldest_connection_first);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

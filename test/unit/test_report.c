@@ -354,6 +354,37 @@ START_TEST(test_counters_accumulate)
 }
 END_TEST
 
+/* A task whose counters numaplaced opened after its program started says so in the text; one
+ * counted from before its exec does not. */
+START_TEST(test_late_counters_are_said)
+{
+    struct np_step_figures js;
+    struct np_job_meta meta = {.job_id = 1, .interval_s = 1, .sensitivity = "low"};
+    json_t *tasks =
+        json_pack("[{s:i, s:i, s:s}, {s:i, s:i, s:s, s:b}]", "task", 0, "pid", 10, "policy",
+                  "local", "task", 1, "pid", 11, "policy", "local", "counters_late", 1);
+    json_t *r;
+    FILE *text;
+    char *buf = NULL;
+    size_t len = 0;
+
+    np_step_figures_init(&js);
+    meta.tasks = tasks;
+    r = np_report_new(&meta, &js, true);
+    text = open_memstream(&buf, &len);
+    np_report_print(text, r);
+    fclose(text);
+    ck_assert_ptr_nonnull(strstr(buf, "task 0 pid 10: local (mode -) nodes - cpus -\n"));
+    ck_assert_ptr_nonnull(
+        strstr(buf, "task 1 pid 11: local (mode -) nodes - cpus - (counted from after its program "
+                    "started)\n"));
+    free(buf);
+    json_decref(r);
+    json_decref(tasks);
+    np_step_figures_fini(&js);
+}
+END_TEST
+
 /* A sample whose walk a limit cut makes the report say so, and so does a step the descriptor
  * budget put on /proc alone; a step seen whole with its counters has no such keys (its report is
  * as before, byte for byte). */
@@ -727,6 +758,7 @@ int main(void)
     tcase_add_loop_test(tc, test_counters_accumulate, 0,
                         (int)(sizeof(counted_cases) / sizeof(counted_cases[0])));
     tcase_add_test(tc, test_report_check);
+    tcase_add_test(tc, test_late_counters_are_said);
     tcase_add_loop_test(tc, test_auto_facts_read, 0,
                         sizeof(auto_reports) / sizeof(auto_reports[0]));
     tcase_add_loop_test(tc, test_local_share, 0,
