@@ -100,8 +100,7 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
     return j;
 }
 
-/* Its report is durable (or held): the registry forgets it. */
-static void job_forget(struct np_daemon *d, struct np_daemon_job *j)
+void job_forget(struct np_daemon *d, struct np_daemon_job *j)
 {
     registry_remove(&d->registry, j);
     registry_note_end(d, j->meta.job_id, j->meta.step_id);

@@ -66,20 +66,13 @@ static void warn_unreached(struct np_step_helper *h, uint32_t job, uint32_t step
                job, step, why);
 }
 
-/* step_end comes after srun has heard of the step's end (slurmstepd's spank_exit), so no launch
- * waits for it; numaplaced answers after the step's final sample, which a busy interval (every
- * step's /proc read) can delay: it may take this long, whatever helper_timeout_ms says. */
-#define NP_STEP_END_TIMEOUT_MS 2000
-
-/* One request to numaplaced, bounded by helper_timeout_ms (step_end: at least
- * NP_STEP_END_TIMEOUT_MS), and not made once a call of this step has timed out.
- * @return 0 or -errno. */
-static int helper_call(struct np_step_helper *h, const struct np_proto_request *req,
+/* One request to numaplaced, its answer read (@p answered) or not, bounded by helper_timeout_ms,
+ * and not made once a call of this step has timed out. @return 0 or -errno. */
+static int helper_call(struct np_step_helper *h, const struct np_proto_request *req, bool answered,
                        struct np_err *err)
 {
     char *line;
     json_t *reply = NULL;
-    unsigned timeout_ms = h->site->helper_timeout_ms;
     int rc;
 
     if (helper_silent(h))
@@ -89,9 +82,9 @@ static int helper_call(struct np_step_helper *h, const struct np_proto_request *
     line = np_proto_encode(req);
     if (!line)
         return np_err_set(err, -ENOMEM, "out of memory");
-    if (req->op == NP_OP_STEP_END && timeout_ms < NP_STEP_END_TIMEOUT_MS)
-        timeout_ms = NP_STEP_END_TIMEOUT_MS;
-    rc = np_proto_call(h->site->helper_socket, line, timeout_ms, &reply, err);
+    rc = answered
+             ? np_proto_call(h->site->helper_socket, line, h->site->helper_timeout_ms, &reply, err)
+             : np_proto_send(h->site->helper_socket, line, h->site->helper_timeout_ms, err);
     free(line);
     if (rc == -ETIMEDOUT)
         note_helper_timeout(h);
@@ -259,7 +252,7 @@ void np_step_helper_register(struct np_step_helper *h, const struct np_proto_req
             note_helper_timeout(h);
         /* Otherwise (numaplaced closed the socket, idle too long): a call, as for a large step. */
     }
-    if (helper_call(h, req, &err) == 0)
+    if (helper_call(h, req, true, &err) == 0)
         h->registered = true;
     else
         warn_unreached(h, req->reg.job_id, req->reg.step_id, err.msg);
@@ -272,7 +265,6 @@ void np_step_helper_applied(struct np_step_helper *h, spank_t sp, const char *po
 {
     struct np_proto_request req = {.op = NP_OP_APPLIED};
     struct np_err err = {0};
-    char *line;
 
     if (!np_step_helper_enabled(h) || helper_silent(h) ||
         spank_get_item(sp, S_JOB_ID, &req.applied.job_id) != ESPANK_SUCCESS ||
@@ -295,13 +287,9 @@ void np_step_helper_applied(struct np_step_helper *h, spank_t sp, const char *po
         facts->allowed_nodes = choice->allowed_nodes;
         facts->loaded_nodes = choice->loaded_nodes;
     }
-    line = np_proto_encode(&req);
     /* No wait for the reply. numaplaced reads it after the task's registration, sent on an older
      * connection before Slurm let the task run (loop_read_order). */
-    if (line &&
-        np_proto_send(h->site->helper_socket, line, h->site->helper_timeout_ms, &err) == -ETIMEDOUT)
-        note_helper_timeout(h);
-    free(line);
+    helper_call(h, &req, false, &err);
 }
 
 /* At the step's end, in slurmstepd: the answers to the registrations sent ahead, there long
@@ -317,10 +305,10 @@ static void registrations_answered(struct np_step_helper *h, uint32_t job, uint3
                 np_proto_receive(h->ahead_fd[i], h->site->helper_timeout_ms, &reply, &err);
             if (rc == -ETIMEDOUT)
                 note_helper_timeout(h);
-            if (rc == 0)
-                h->registered = true;
-            else
+            if (rc < 0)
                 warn_unreached(h, job, step, err.msg);
+            else if (!json_is_true(json_object_get(reply, "gone"))) /* else: ended before it */
+                h->registered = true;
             json_decref(reply);
         }
         if (h->ahead_fd[i] >= 0)
@@ -342,14 +330,13 @@ void np_step_helper_end(struct np_step_helper *h, spank_t sp)
     spank_get_item(sp, S_JOB_STEPID, &step);
     registrations_answered(h, job, step);
     if (h->registered && np_step_helper_enabled(h) && !helper_silent(h)) {
-        /* slurmstepd at the step's end: numaplaced takes its final sample and answers, then
-         * writes the report; slurmstepd tells slurmctld the step is complete only after this,
-         * so the node is free again without waiting for the report's flushes. `numaplace report`
-         * and the epilog's store wait for a step numaplaced lists "ending". */
+        /* Not awaited: numaplaced takes the step's final sample and writes its report while
+         * Slurm ends the step. The epilog's store, which waits for a step numaplaced lists
+         * "ending", connects later, and numaplaced reads older connections first. */
         struct np_proto_request req = {
             .op = NP_OP_STEP_END, .answer_at_end = true, .job_id = job, .step_id = step};
         struct np_err err = {0};
-        if (helper_call(h, &req, &err) < 0)
+        if (helper_call(h, &req, false, &err) < 0)
             slurm_info("numaplace: job %u step %u: could not tell the helper the step ended "
                        "(%s); it ends the step itself when the tasks are gone",
                        req.job_id, req.step_id, err.msg);

@@ -77,6 +77,30 @@ START_TEST(register_marks_counters_opened_after_exec)
 }
 END_TEST
 
+/* A task that ended before its registration was read (nobody waits for the answer) is no
+ * error: the answer says it is gone, and a step with no task left is dropped without a report. */
+START_TEST(register_of_an_ended_task_is_no_error)
+{
+    const struct np_peer root = np_test_peer(1, 0, 0);
+    struct np_task_reg r = {.job_id = 50, .uid = USER_A, .pid = 99999};
+    json_t *reply;
+
+    snprintf(r.policy_requested, sizeof(r.policy_requested), "local");
+    snprintf(r.sensitivity, sizeof(r.sensitivity), "low");
+    reply = op_register(t.d, &root, &r);
+    ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
+    ck_assert(json_is_true(json_object_get(reply, "gone")));
+    json_decref(reply);
+    ck_assert_uint_eq(t.d->registry.count, 0);
+    ck_assert(!np_test_report_exists(&t, "50.0"));
+    r.pid = NP_TEST_LIVE_PID; /* a live task of the same step after it: registered */
+    reply = op_register(t.d, &root, &r);
+    ck_assert_ptr_null(json_object_get(reply, "gone"));
+    json_decref(reply);
+    ck_assert_ptr_nonnull(registry_find(&t.d->registry, 50, 0));
+}
+END_TEST
+
 /* Steps 10.0 of USER_A and 20.0 of USER_B, registered by root. */
 static void two_jobs(void)
 {
@@ -645,6 +669,7 @@ int main(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, register_root_only);
     tcase_add_test(tc, register_marks_counters_opened_after_exec);
+    tcase_add_test(tc, register_of_an_ended_task_is_no_error);
     tcase_add_loop_test(tc, applied_by_the_task_itself, 0,
                         (int)(sizeof(applied_cases) / sizeof(applied_cases[0])));
     tcase_add_test(tc, applied_keeps_auto_facts);
