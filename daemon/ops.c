@@ -55,7 +55,7 @@ static bool exec_came_first(const char *proc_root, pid_t pid, pid_t parent)
         len[i] = readlink(path, image[i], sizeof(image[i]));
     }
     return len[0] > 0 && len[1] > 0 &&
-           (len[0] != len[1] || memcmp(image[0], image[1], (size_t)len[0]));
+           (len[0] != len[1] || memcmp(image[0], image[1], (size_t)len[0]) != 0);
 }
 
 json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struct np_task_reg *r)
