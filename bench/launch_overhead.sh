@@ -51,7 +51,8 @@ now_us() { echo $(($(date +%s%N) / 1000)); }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 np_cluster_start # an empty plugstack to begin with
-np_helper_start   # answers advise for the "advised" rotation only (no other plugstack names it)
+# at the packaged log level (info), not the suites' debug: a line per request is not a site's cost
+np_helper_start --log_level=info # answers advise for the "advised" rotation only (no other plugstack names it)
 slurm_version=$(srun --version)
 work=$(mktemp -d)
 np_at_exit "rm -rf '$work'"
