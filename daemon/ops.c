@@ -98,12 +98,15 @@ json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struc
     if (np_sampler_add_task(&j->sampler, r->pid, &err) < 0) {
         /* Ended before this was read (nobody waits for the answer): nothing to count. */
         const bool gone = err.code == -ESRCH;
+        json_t *reply = gone ? np_proto_reply_ok()
+                             : np_proto_reply_error("task pid %d: %s", (int)r->pid, err.msg);
+        if (gone)
+            json_object_set_new(reply, "gone", json_true());
         if (j->sampler.ntasks == 0 && gone)
             job_forget(d, j);
         else if (j->sampler.ntasks == 0)
             job_finish(d, j, false);
-        return gone ? json_pack("{s:i, s:b, s:b}", "v", NP_PROTO_VERSION, "ok", 1, "gone", 1)
-                    : np_proto_reply_error("task pid %d: %s", (int)r->pid, err.msg);
+        return reply;
     }
     if (!(task = job_task_entry(j, r->pid))) {
         task = json_pack("{s:i, s:I}", "task", r->task_id, "pid", (json_int_t)r->pid);

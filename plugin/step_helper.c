@@ -204,7 +204,7 @@ void np_step_helper_advice(const struct np_step_helper *h, struct np_auto_input 
 
 /* In slurmstepd (root) at init_post_opt, before the tasks fork: one socket to numaplaced per task
  * of a step of at most NP_REGISTER_AHEAD_MAX, so that slurmstepd sends each registration
- * without waiting for its answer, which nobody reads: the launch waits for no answer. */
+ * without waiting for its answer, read only at the step's end: the launch waits for none. */
 void np_step_helper_register_ahead(struct np_step_helper *h, spank_t sp)
 {
     struct np_err err = {0};
