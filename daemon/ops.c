@@ -102,10 +102,12 @@ json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struc
                              : np_proto_reply_error("task pid %d: %s", (int)r->pid, err.msg);
         if (gone)
             json_object_set_new(reply, "gone", json_true());
-        if (j->sampler.ntasks == 0 && gone)
+        if (j->sampler.ntasks == 0 && gone) {
+            hint_remember(d, j); /* its class still counts for auto's history of the name */
             job_forget(d, j);
-        else if (j->sampler.ntasks == 0)
+        } else if (j->sampler.ntasks == 0) {
             job_finish(d, j, false);
+        }
         return reply;
     }
     if (!(task = job_task_entry(j, r->pid))) {
