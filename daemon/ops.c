@@ -63,7 +63,7 @@ json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struc
     struct np_err err = {0};
     const double cpu0 = np_daemon_thread_cpu_s();
     struct np_daemon_job *j;
-    json_t *task;
+    json_t *task, *reply;
     bool first = false;
 
     if (!auth_is_root(peer))
@@ -95,25 +95,18 @@ json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struc
         /* job_new checked the first task; each later one's counters must fit the budget too. */
         job_keep_perf_for_task(d, j);
     }
-    if (np_sampler_add_task(&j->sampler, r->pid, &err) < 0) {
-        /* Ended before this was read (nobody waits for the answer): nothing to count. */
-        const bool gone = err.code == -ESRCH;
-        json_t *reply = gone ? np_proto_reply_ok()
-                             : np_proto_reply_error("task pid %d: %s", (int)r->pid, err.msg);
-        if (gone)
-            json_object_set_new(reply, "gone", json_true());
-        if (j->sampler.ntasks == 0 && gone) {
-            hint_remember(d, j); /* its class still counts for auto's history of the name */
-            job_forget(d, j);
-        } else if (j->sampler.ntasks == 0) {
+    /* Ended before this was read (nobody waits for the answer): listed, nothing of it counted. */
+    const int added = np_sampler_add_task(&j->sampler, r->pid, &err);
+    const bool gone = added < 0 && err.code == -ESRCH;
+    if (added < 0 && !gone) {
+        if (j->sampler.ntasks == 0)
             job_finish(d, j, false);
-        }
-        return reply;
+        return np_proto_reply_error("task pid %d: %s", (int)r->pid, err.msg);
     }
     if (!(task = job_task_entry(j, r->pid))) {
         task = json_pack("{s:i, s:I}", "task", r->task_id, "pid", (json_int_t)r->pid);
-        if (task && exec_came_first(d->cfg.proc_root, r->pid, peer->pid))
-            json_object_set_new(task, "counters_late", json_true());
+        if (task && (gone || exec_came_first(d->cfg.proc_root, r->pid, peer->pid)))
+            json_object_set_new(task, gone ? "ended_before_read" : "counters_late", json_true());
         json_array_append_new(j->tasks, task);
     }
     j->stats.helper_cpu_s += np_daemon_thread_cpu_s() - cpu0;
@@ -123,7 +116,10 @@ json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struc
         registry_note(d, j);
     else
         registry_note_task_added(d, j, task);
-    return np_proto_reply_ok();
+    reply = np_proto_reply_ok();
+    if (gone)
+        json_object_set_new(reply, "gone", json_true());
+    return reply;
 }
 
 json_t *op_applied(struct np_daemon *d, const struct np_peer *peer, const struct np_task_applied *a)

@@ -169,7 +169,9 @@ int np_report_print(FILE *out, json_t *r)
                 (long long)jint(fig, "task"), (long long)jint(fig, "pid"),
                 jstr_or(fig, "policy", "not reported"), jstr_or(fig, "mode", "-"),
                 nodes && *nodes ? nodes : "-", jstr_or(fig, "cpus", "-"),
-                json_is_true(json_object_get(fig, "counters_late"))
+                json_is_true(json_object_get(fig, "ended_before_read"))
+                    ? " (ended before numaplaced read its registration: not counted)"
+                : json_is_true(json_object_get(fig, "counters_late"))
                     ? " (counted from after its program started)"
                     : "");
     }

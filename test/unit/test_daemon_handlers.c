@@ -78,11 +78,12 @@ START_TEST(register_marks_counters_opened_after_exec)
 END_TEST
 
 /* A task that ended before its registration was read (nobody waits for the answer) is no
- * error: the answer says it is gone, and a step with no task left is dropped without a report. */
+ * error: the answer says it is gone, and the step lists it, uncounted, with the tasks after it. */
 START_TEST(register_of_an_ended_task_is_no_error)
 {
     const struct np_peer root = np_test_peer(1, 0, 0);
     struct np_task_reg r = {.job_id = 50, .uid = USER_A, .pid = 99999};
+    struct np_daemon_job *j;
     json_t *reply;
 
     snprintf(r.policy_requested, sizeof(r.policy_requested), "local");
@@ -91,13 +92,18 @@ START_TEST(register_of_an_ended_task_is_no_error)
     ck_assert_msg(np_test_reply_ok(reply), "%s", np_test_reply_error(reply));
     ck_assert(json_is_true(json_object_get(reply, "gone")));
     json_decref(reply);
-    ck_assert_uint_eq(t.d->registry.count, 0);
-    ck_assert(!np_test_report_exists(&t, "50.0"));
-    r.pid = NP_TEST_LIVE_PID; /* a live task of the same step after it: registered */
+    ck_assert_ptr_nonnull(j = registry_find(&t.d->registry, 50, 0));
+    ck_assert_uint_eq(j->sampler.ntasks, 0);
+    ck_assert(json_is_true(json_object_get(json_array_get(j->tasks, 0), "ended_before_read")));
+    r.pid = NP_TEST_LIVE_PID; /* a live task of the same step after it: counted, in the same step */
+    r.task_id = 1;
     reply = op_register(t.d, &root, &r);
     ck_assert_ptr_null(json_object_get(reply, "gone"));
     json_decref(reply);
-    ck_assert_ptr_nonnull(registry_find(&t.d->registry, 50, 0));
+    ck_assert_ptr_eq(registry_find(&t.d->registry, 50, 0), j);
+    ck_assert_uint_eq(j->sampler.ntasks, 1);
+    ck_assert_uint_eq(json_array_size(j->tasks), 2);
+    ck_assert_ptr_null(json_object_get(json_array_get(j->tasks, 1), "ended_before_read"));
 }
 END_TEST
 

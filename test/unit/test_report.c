@@ -354,15 +354,15 @@ START_TEST(test_counters_accumulate)
 }
 END_TEST
 
-/* A task whose counters numaplaced opened after its program started says so in the text; one
- * counted from before its exec does not. */
+/* A task whose counters numaplaced opened after its program started says so in the text, and so
+ * does one that ended before its registration was read; one counted from before its exec not. */
 START_TEST(test_late_counters_are_said)
 {
     struct np_step_figures js;
     struct np_job_meta meta = {.job_id = 1, .interval_s = 1, .sensitivity = "low"};
-    json_t *tasks =
-        json_pack("[{s:i, s:i, s:s}, {s:i, s:i, s:s, s:b}]", "task", 0, "pid", 10, "policy",
-                  "local", "task", 1, "pid", 11, "policy", "local", "counters_late", 1);
+    json_t *tasks = json_pack("[{s:i, s:i, s:s}, {s:i, s:i, s:s, s:b}, {s:i, s:i, s:b}]", "task", 0,
+                              "pid", 10, "policy", "local", "task", 1, "pid", 11, "policy", "local",
+                              "counters_late", 1, "task", 2, "pid", 12, "ended_before_read", 1);
     json_t *r;
     FILE *text;
     char *buf = NULL;
@@ -378,6 +378,8 @@ START_TEST(test_late_counters_are_said)
     ck_assert_ptr_nonnull(
         strstr(buf, "task 1 pid 11: local (mode -) nodes - cpus - (counted from after its program "
                     "started)\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "task 2 pid 12: not reported (mode -) nodes - cpus - (ended "
+                                      "before numaplaced read its registration: not counted)\n"));
     free(buf);
     json_decref(r);
     json_decref(tasks);
