@@ -114,8 +114,9 @@ job=""
 np_wait_for 30 bash -c "squeue -h -u $user -n np-known-size -o %i | grep -q ." ||
   np_fail "the job never started"
 job=$(squeue -h -u "$user" -n np-known-size -o %i | head -1)
-# Status once the workload has touched its memory and the helper has read it.
-np_wait_for 20 bash -c "'$NP_CLI' --socket '$np_dir/helper/numaplaced.sock' status | grep -E '^$job +0 .*node[0-9]+=[0-9.]+MiB' | awk '{ s = 0; for (i = 1; i <= NF; i++) if (\$i ~ /^node/) { split(\$i, a, \"=\"); s += a[2] } exit !(s > 0.9 * $mb) }'" ||
+# Status once the workload has touched its memory and the helper has read it (the verdict in
+# awk's END: with no line listed, a verdict in the per-line block would never run, and pass).
+np_wait_for 20 bash -c "'$NP_CLI' --socket '$np_dir/helper/numaplaced.sock' status | grep -E '^$job +0 .*node[0-9]+=[0-9.]+MiB' | awk '{ for (i = 1; i <= NF; i++) if (\$i ~ /^node/) { split(\$i, a, \"=\"); s += a[2] } } END { exit !(s > 0.9 * $mb) }'" ||
   np_fail "numaplace status never showed job $job with its $mb MiB"
 np_run np_numaplace status
 np_expect_rc 0

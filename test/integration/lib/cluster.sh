@@ -223,6 +223,10 @@ np_cluster_set_plugstack() {
 }
 
 np_cluster_restart_slurmd() {
+  # A job that has just ended is completing until this slurmd answers its terminate request; one
+  # sent to a slurmd already stopped is retried only much later (seen with Slurm 26.05 under
+  # load), and the node stays completing past the new slurmd's wait for idle.
+  np_wait_for 30 np_node_idle || true
   np_helper_stop
   np_slurmds_stop
   np_slurmd_start
