@@ -1,8 +1,5 @@
 /* `numaplace characterize`: measure this node type once (root, idle node) and write its machine
  * profile; `--print FILE` shows a written profile again. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>

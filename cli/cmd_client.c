@@ -1,8 +1,5 @@
 /* The commands that talk to the local numaplaced: status, ping, set-class, migrate; and scenario,
  * which checks the files migrate --script runs. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>

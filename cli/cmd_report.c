@@ -1,9 +1,6 @@
 /* `numaplace report` (the job's summary, or this node's per-step reports), `numaplace jobs`
  * (finished jobs with a summary in accounting, worst local share first) and `numaplace replay`
  * (numaplace(1)). */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>

@@ -1,9 +1,6 @@
 /* `numaplace store` (numaplace(1)): the epilog's call, this node's reports as one part of the job's
  * summary in its AdminComment, written against concurrent writers and confirmed; the retry of
  * parts left pending; a large job's parts merged once and stored with one write (store.h). */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include "store.h"
 
 #include <errno.h>

@@ -1,8 +1,5 @@
 /* numaplace - the user's and administrator's view of numaplaced (numaplace(1)): the commands,
  * their options and usage are the tables of options.c. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

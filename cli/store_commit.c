@@ -1,7 +1,4 @@
 /* One part's read-merge-write against concurrent writers, and its confirmation (store.h). */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include "store.h"
 
 #include <errno.h>
