@@ -2,6 +2,7 @@
  * their options and usage are the tables of options.c. */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,18 @@ void cli_stderr_log(enum np_log_level level, const char *msg, void *arg)
     fprintf(stderr, "numaplace: %s: %s\n", np_log_level_name(level), msg);
 }
 
+int cli_error(int rc, const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("numaplace: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return rc;
+}
+
 /* The commands, in the order the unknown-command message lists them. */
 static const struct command {
     const char *name;
@@ -143,15 +156,11 @@ static int run_command(const struct command *command, int argc, char **argv)
     struct np_err err = {0};
     int first;
 
-    if (!table) { /* a command without a table is a bug the usage would hide */
-        fprintf(stderr, "numaplace: %s has no option table\n", command->name);
-        return 2;
-    }
+    if (!table) /* a command without a table is a bug the usage would hide */
+        return cli_error(2, "%s has no option table", command->name);
     first = cli_options_parse(table, false, argc, argv, values, &err);
-    if (first < 0) {
-        fprintf(stderr, "numaplace: %s: %s\n", command->name, err.msg);
-        return 2;
-    }
+    if (first < 0)
+        return cli_error(2, "%s: %s", command->name, err.msg);
     cli.opt = values;
     argv[first - 1] = argv[0];
     return command->run(argc - first + 1, argv + first - 1);
