@@ -11,7 +11,6 @@
 
 #include "numaplace/common.h"
 #include "numaplace/protocol.h"
-#include "numaplace/scenario.h"
 #include "numaplace/sensitivity.h"
 
 #define DEFAULT_SPOOL "/var/spool/numaplace"

@@ -2,7 +2,6 @@
  * profile; `--print FILE` shows a written profile again. */
 #include <errno.h>
 #include <libgen.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

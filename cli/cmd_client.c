@@ -3,16 +3,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "numaplace/summary.h"
-#include "numaplace/report.h"
 
 #include "cli.h"
 #include "options.h"

@@ -11,7 +11,6 @@
 #include "numaplace/summary.h"
 
 #include "accounting.h"
-#include "cli.h"
 
 /* sacct runs before slurmdbd counts as unreachable. */
 #define SACCT_TRIES 3

@@ -1,7 +1,6 @@
 /* numaplaced, the per-node daemon (numaplaced(8)): main turns the command line into
  * configuration overrides, sets the daemon up, runs its loop and tears it down (daemon.h). */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 

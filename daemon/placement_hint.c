@@ -13,7 +13,6 @@
 
 #include "numaplace/auto.h"
 #include "numaplace/penalty.h"
-#include "numaplace/procfs.h"
 #include "numaplace/profile.h"
 #include "safe_file.h"
 #include "writer.h"

@@ -2,7 +2,6 @@
 #include "daemon.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
