@@ -397,8 +397,7 @@ static long read_script_lines(FILE *f, const char *path, unsigned lineno,
 
         lineno++;
         if (!strchr(line, '\n') && !feof(f)) {
-            fprintf(stderr, "numaplace: %s:%u: longer than %zu bytes\n", path, lineno,
-                    sizeof(line) - 2);
+            (void)cli_error(0, "%s:%u: longer than %zu bytes", path, lineno, sizeof(line) - 2);
             goto fail;
         }
         if (hash)
@@ -465,8 +464,7 @@ static FILE *open_script(const char *path)
     FILE *f;
 
     if (fd < 0) {
-        fprintf(stderr, "numaplace: cannot read %s (- reads standard input, a pipe too)\n",
-                err.msg);
+        (void)cli_error(0, "cannot read %s (- reads standard input, a pipe too)", err.msg);
         return NULL;
     }
     if (!(f = fdopen(fd, "r"))) {

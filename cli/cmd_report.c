@@ -37,9 +37,8 @@ static void uid_from(json_t *doc, uid_t uid, const char *who, const char *what)
     const json_t *said = json_object_get(doc, "uid");
 
     if (json_is_integer(said) && json_integer_value(said) != (json_int_t)uid)
-        fprintf(stderr,
-                "numaplace: warning: %s names uid %lld, but %s says uid %u: shown as uid %u\n",
-                what, (long long)json_integer_value(said), who, (unsigned)uid, (unsigned)uid);
+        (void)cli_error(0, "warning: %s names uid %lld, but %s says uid %u: shown as uid %u", what,
+                        (long long)json_integer_value(said), who, (unsigned)uid, (unsigned)uid);
     json_object_set_new(doc, "uid", json_integer((json_int_t)uid));
 }
 

@@ -457,9 +457,8 @@ static int cmd_store_pending(void)
     if (waiting < 0)
         return cli_error(1, "store --pending: %s", strerror(-waiting));
     if (waiting > 0)
-        fprintf(stderr, "numaplace: store --pending: %d job(s) still wait for accounting\n",
-                waiting);
-    return waiting > 0 ? 1 : 0;
+        return cli_error(1, "store --pending: %d job(s) still wait for accounting", waiting);
+    return 0;
 }
 
 /* EpilogSlurmctld runs as SlurmUser ("SlurmUser = slurm(64030)" in scontrol's config). */
@@ -531,12 +530,11 @@ int cmd_store(int argc, char **argv)
         return cli_error(1, "store writes Slurm accounting: root only (the epilog)");
     left = cli_wait_for_steps_to_end(id, 10.0, false);
     if (left) /* a spool that refuses reports (numaplaced holds them): said, not silent */
-        fprintf(stderr,
-                "numaplace: store: job %" PRIu32
-                ": %zu step(s) numaplaced tracks on this node still have "
-                "no report after 10 s (its log says why: a full spool holds them); stored "
-                "without them\n",
-                id, left);
+        (void)cli_error(0,
+                        "store: job %" PRIu32
+                        ": %zu step(s) numaplaced tracks on this node still have no report after "
+                        "10 s (its log says why: a full spool holds them); stored without them",
+                        id, left);
     if (acct_store(id, cli.spool_dir, nodes, &log, &err) < 0)
         return cli_error(1, "store: %s", err.msg);
     return 0;

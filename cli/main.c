@@ -53,10 +53,8 @@ static void cli_use_machine_profile(struct np_sens_model *model)
             model->remote_penalty = penalty;
         np_profile_free(profile);
     } else if (err.code != -ENOENT) {
-        fprintf(stderr,
-                "numaplace: machine profile not used (predictions are the reference "
-                "machine's): %s\n",
-                err.msg);
+        (void)cli_error(0, "machine profile not used (predictions are the reference machine's): %s",
+                        err.msg);
     }
 }
 
