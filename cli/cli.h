@@ -11,7 +11,6 @@
 
 #include "numaplace/common.h"
 #include "numaplace/protocol.h"
-#include "numaplace/scenario.h"
 #include "numaplace/sensitivity.h"
 
 #define DEFAULT_SPOOL "/var/spool/numaplace"
@@ -58,6 +57,8 @@ const struct np_sens_model *cli_sensitivity(void);
 
 /** A struct np_log sink writing "numaplace: level: msg" to stderr. */
 void cli_stderr_log(enum np_log_level level, const char *msg, void *arg);
+/** Print "numaplace: ", the message and "\n" on stderr. @return @p rc (for `return cli_error`) */
+int cli_error(int rc, const char *fmt, ...) NP_PRINTF(2, 3);
 
 /* The terminal's stderr without the guard: only for progress lines, which return with '\r'. */
 FILE *cli_unguarded_stderr(void);

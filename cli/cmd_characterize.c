@@ -1,11 +1,7 @@
 /* `numaplace characterize`: measure this node type once (root, idle node) and write its machine
  * profile; `--print FILE` shows a written profile again. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <errno.h>
 #include <libgen.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

@@ -1,21 +1,14 @@
 /* The commands that talk to the local numaplaced: status, ping, set-class, migrate; and scenario,
  * which checks the files migrate --script runs. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "numaplace/summary.h"
-#include "numaplace/report.h"
 
 #include "cli.h"
 #include "options.h"
@@ -31,11 +24,8 @@ int cli_job_id(const char *command, const char *text, uint32_t *id)
     char *end;
     const unsigned long v = strtoul(text, &end, 10);
 
-    if (*end || !v || v > UINT32_MAX || !isdigit((unsigned char)text[0])) {
-        fprintf(stderr, "numaplace: %s: \"%s\" is not a job id (a number above 0)\n", command,
-                text);
-        return -1;
-    }
+    if (*end || !v || v > UINT32_MAX || !isdigit((unsigned char)text[0]))
+        return cli_error(-1, "%s: \"%s\" is not a job id (a number above 0)", command, text);
     *id = (uint32_t)v;
     return 0;
 }
@@ -46,10 +36,8 @@ int cli_call(const struct np_proto_request *req, json_t **reply)
     char *line = np_proto_encode(req);
     int rc;
 
-    if (!line) {
-        fprintf(stderr, "numaplace: out of memory\n");
-        return -ENOMEM;
-    }
+    if (!line)
+        return cli_error(-ENOMEM, "out of memory");
     rc = np_proto_call(cli.socket_path, line, cli.timeout_ms, reply, &err);
     free(line);
     if (rc < 0)
@@ -208,17 +196,12 @@ int cmd_set_class(int argc, char **argv)
     struct np_proto_request req = {.op = NP_OP_SET_CLASS};
     json_t *reply = NULL;
 
-    if (argc != 3) {
-        fprintf(stderr, "numaplace: set-class needs JOBID and high or low\n");
-        return 2;
-    }
+    if (argc != 3)
+        return cli_error(2, "set-class needs JOBID and high or low");
     if (cli_job_id("set-class", argv[1], &req.job_id) < 0)
         return 2;
-    if (strcmp(argv[2], "high") != 0 && strcmp(argv[2], "low") != 0) {
-        fprintf(stderr, "numaplace: set-class: class \"%s\": accepted: %s\n", argv[2],
-                np_class_names());
-        return 2;
-    }
+    if (strcmp(argv[2], "high") != 0 && strcmp(argv[2], "low") != 0)
+        return cli_error(2, "set-class: class \"%s\": accepted: %s", argv[2], np_class_names());
     snprintf(req.job_class, sizeof(req.job_class), "%s", argv[2]);
     if (cli_call(&req, &reply) < 0)
         return 1;
@@ -291,9 +274,7 @@ static int parse_count(const char *what, const char *text, unsigned long long ma
 {
     if (word_count(text, max, out))
         return 0;
-    fprintf(stderr, "numaplace: migrate: %s \"%s\" is not a number from 0 to %llu\n", what, text,
-            max);
-    return -1;
+    return cli_error(-1, "migrate: %s \"%s\" is not a number from 0 to %llu", what, text, max);
 }
 
 /* When a script's requests go out: each delay after the previous answer (as the thesis's manager
@@ -338,10 +319,8 @@ static int run_scenario(FILE *f, const char *path, const char *order, bool dry_r
     struct np_err err = {0};
     int failed = 0;
 
-    if (np_scenario_read(f, path, &s, &err) != 0) {
-        fprintf(stderr, "numaplace: migrate: %s\n", err.msg);
-        return 1;
-    }
+    if (np_scenario_read(f, path, &s, &err) != 0)
+        return cli_error(1, "migrate: %s", err.msg);
     printf("scenario %s: %zu request(s), order %s%s%s\n", s.name, s.nrequests,
            order ? order : "as numaplaced is configured", dry_run ? ", dry run" : "",
            pacing->fixed ? ", at fixed times" : "");
@@ -418,8 +397,7 @@ static long read_script_lines(FILE *f, const char *path, unsigned lineno,
 
         lineno++;
         if (!strchr(line, '\n') && !feof(f)) {
-            fprintf(stderr, "numaplace: %s:%u: longer than %zu bytes\n", path, lineno,
-                    sizeof(line) - 2);
+            (void)cli_error(0, "%s:%u: longer than %zu bytes", path, lineno, sizeof(line) - 2);
             goto fail;
         }
         if (hash)
@@ -486,8 +464,7 @@ static FILE *open_script(const char *path)
     FILE *f;
 
     if (fd < 0) {
-        fprintf(stderr, "numaplace: cannot read %s (- reads standard input, a pipe too)\n",
-                err.msg);
+        (void)cli_error(0, "cannot read %s (- reads standard input, a pipe too)", err.msg);
         return NULL;
     }
     if (!(f = fdopen(fd, "r"))) {
@@ -539,26 +516,17 @@ int cmd_migrate(int argc, char **argv)
         return 2;
     if (order) { /* checked here, before a script's first delay */
         const struct np_order_ops *ops;
-        if (np_order_find(order, &ops, &err) != 0) {
-            fprintf(stderr, "numaplace: migrate: --order: %s\n", err.msg);
-            return 2;
-        }
+        if (np_order_find(order, &ops, &err) != 0)
+            return cli_error(2, "migrate: --order: %s", err.msg);
     }
-    if (clock_arg && strcmp(clock_arg, "after-reply") != 0 && strcmp(clock_arg, "fixed") != 0) {
-        fprintf(stderr, "numaplace: migrate: --clock \"%s\": accepted: after-reply, fixed\n",
-                clock_arg);
-        return 2;
-    }
-    if (clock_arg && !script) {
-        fprintf(stderr, "numaplace: migrate: --clock paces a --script; give --script FILE\n");
-        return 2;
-    }
+    if (clock_arg && strcmp(clock_arg, "after-reply") != 0 && strcmp(clock_arg, "fixed") != 0)
+        return cli_error(2, "migrate: --clock \"%s\": accepted: after-reply, fixed", clock_arg);
+    if (clock_arg && !script)
+        return cli_error(2, "migrate: --clock paces a --script; give --script FILE");
     if (script)
         return run_script(script, order, dry_run, clock_arg && strcmp(clock_arg, "fixed") == 0);
-    if (from == ~0ull || to == ~0ull || pages == ~0ull) {
-        fprintf(stderr, "numaplace: migrate needs --from S --to D --pages N (or --script FILE)\n");
-        return 2;
-    }
+    if (from == ~0ull || to == ~0ull || pages == ~0ull)
+        return cli_error(2, "migrate needs --from S --to D --pages N (or --script FILE)");
     return migrate_once((unsigned)from, (unsigned)to, pages, order, dry_run);
 }
 
@@ -601,34 +569,24 @@ int cmd_scenario(int argc, char **argv)
 
     for (size_t v = 1; v < NVIEWS; v++) /* views[v] is option v - 1 of the table */
         if (cli.opt[v - 1]) {
-            if (view) {
-                fprintf(stderr, "numaplace: scenario: %s and %s: one view at a time\n",
-                        views[view].option, views[v].option);
-                return 2;
-            }
+            if (view)
+                return cli_error(2, "scenario: %s and %s: one view at a time", views[view].option,
+                                 views[v].option);
             view = v;
         }
-    if (!path) {
-        fprintf(stderr, "numaplace: scenario needs a FILE (a scenario file, or - for stdin)\n");
-        return 2;
-    }
-    if (cli.as_json) {
-        fprintf(stderr, "numaplace: scenario: --json is not offered (the file is the JSON)\n");
-        return 2;
-    }
+    if (!path)
+        return cli_error(2, "scenario needs a FILE (a scenario file, or - for stdin)");
+    if (cli.as_json)
+        return cli_error(2, "scenario: --json is not offered (the file is the JSON)");
     rc = strcmp(path, "-") == 0 ? np_scenario_read(stdin, "-", &s, &err)
                                 : np_scenario_load(path, &s, &err);
-    if (rc != 0) {
-        fprintf(stderr, "numaplace: scenario: %s\n", err.msg);
-        return 1;
-    }
+    if (rc != 0)
+        return cli_error(1, "scenario: %s", err.msg);
     rc = views[view].print(stdout, &s);
     np_scenario_fini(&s);
     if (rc == 0 && fflush(stdout) != 0)
         rc = -1;
-    if (rc != 0) {
-        fprintf(stderr, "numaplace: scenario: cannot write the output\n");
-        return 1;
-    }
+    if (rc != 0)
+        return cli_error(1, "scenario: cannot write the output");
     return 0;
 }

@@ -1,9 +1,6 @@
 /* `numaplace report` (the job's summary, or this node's per-step reports), `numaplace jobs`
  * (finished jobs with a summary in accounting, worst local share first) and `numaplace replay`
  * (numaplace(1)). */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -40,9 +37,8 @@ static void uid_from(json_t *doc, uid_t uid, const char *who, const char *what)
     const json_t *said = json_object_get(doc, "uid");
 
     if (json_is_integer(said) && json_integer_value(said) != (json_int_t)uid)
-        fprintf(stderr,
-                "numaplace: warning: %s names uid %lld, but %s says uid %u: shown as uid %u\n",
-                what, (long long)json_integer_value(said), who, (unsigned)uid, (unsigned)uid);
+        (void)cli_error(0, "warning: %s names uid %lld, but %s says uid %u: shown as uid %u", what,
+                        (long long)json_integer_value(said), who, (unsigned)uid, (unsigned)uid);
     json_object_set_new(doc, "uid", json_integer((json_int_t)uid));
 }
 
@@ -69,9 +65,8 @@ static int report_steps(const char *job_arg)
 
     n = acct_spool_reports(cli.spool_dir, job_arg, reports, &denied, &bad, &reader, &err);
     if (n < 0) {
-        fprintf(stderr, "numaplace: %s\n", err.msg);
         json_decref(reports);
-        return 1;
+        return cli_error(1, "%s", err.msg);
     }
     if (reader.known && !reader.conflict) {
         json_t *report;
@@ -93,20 +88,12 @@ static int report_steps(const char *job_arg)
         }
     }
     json_decref(reports);
-    if (denied && !n) {
-        fprintf(stderr,
-                "numaplace: job %s is not yours: its reports are readable by its owner "
-                "and root only\n",
-                job_arg);
-        return 1;
-    }
-    if (!n && !bad) {
-        fprintf(stderr,
-                "numaplace: no report for job %s in %s (it may still run: see "
-                "`numaplace status`)\n",
-                job_arg, cli.spool_dir);
-        return 1;
-    }
+    if (denied && !n)
+        return cli_error(
+            1, "job %s is not yours: its reports are readable by its owner and root only", job_arg);
+    if (!n && !bad)
+        return cli_error(1, "no report for job %s in %s (it may still run: see `numaplace status`)",
+                         job_arg, cli.spool_dir);
     return bad ? 1 : 0;
 }
 
@@ -124,12 +111,11 @@ static int report_summary(uint32_t job_id, const char *job_arg, const char *plot
     if (rc == 0)
         user_from(summary, uid, "Slurm (sacct)");
     if (rc == 0 && !acct_may_read(uid)) {
-        fprintf(stderr,
-                "numaplace: job %s is not yours: its report is readable by its owner, Slurm "
-                "operators and root only\n",
-                job_arg);
         json_decref(summary);
-        return 1;
+        return cli_error(1,
+                         "job %s is not yours: its report is readable by its owner, Slurm "
+                         "operators and root only",
+                         job_arg);
     }
     if (rc == 0) {
         snprintf(source, sizeof(source), "Slurm accounting (the job's AdminComment)");
@@ -161,16 +147,13 @@ static int report_summary(uint32_t job_id, const char *job_arg, const char *plot
         json_decref(reports);
         if (!summary) {
             if (denied)
-                fprintf(stderr,
-                        "numaplace: job %s is not yours: its reports are readable by its owner "
-                        "and root only\n",
-                        job_arg);
-            else
-                fprintf(stderr,
-                        "numaplace: no report for job %s: %s; and none in this node's spool %s%s\n",
-                        job_arg, acct_err.msg, cli.spool_dir,
-                        n < 0 ? " (unreadable)" : " (it may still run: see `numaplace status`)");
-            return 1;
+                return cli_error(
+                    1, "job %s is not yours: its reports are readable by its owner and root only",
+                    job_arg);
+            return cli_error(1, "no report for job %s: %s; and none in this node's spool %s%s",
+                             job_arg, acct_err.msg, cli.spool_dir,
+                             n < 0 ? " (unreadable)"
+                                   : " (it may still run: see `numaplace status`)");
         }
         snprintf(source, sizeof(source), "this node's spool %s (accounting: %.300s)", cli.spool_dir,
                  acct_err.msg);
@@ -201,18 +184,13 @@ int cmd_report(int argc, char **argv)
     char *end;
     unsigned long id;
 
-    if (!job_arg) {
-        fprintf(stderr, "numaplace: report needs one JOBID or JOBID.STEP\n");
-        return 2;
-    }
+    if (!job_arg)
+        return cli_error(2, "report needs one JOBID or JOBID.STEP");
     id = strtoul(job_arg, &end, 10);
-    if (!id || id > UINT32_MAX || (*end && *end != '.') || !isdigit((unsigned char)job_arg[0])) {
-        fprintf(stderr,
-                "numaplace: report: \"%s\" is not a job id (JOBID or JOBID.STEP, e.g. 42 or "
-                "42.batch)\n",
-                job_arg);
-        return 2;
-    }
+    if (!id || id > UINT32_MAX || (*end && *end != '.') || !isdigit((unsigned char)job_arg[0]))
+        return cli_error(
+            2, "report: \"%s\" is not a job id (JOBID or JOBID.STEP, e.g. 42 or 42.batch)",
+            job_arg);
     /* A step that just ended (srun returned) may have its report on the way to the spool. */
     cli_wait_for_steps_to_end((uint32_t)id, 5.0, true);
     if (cli.opt[CLI_REPORT_STEPS] || *end == '.')
@@ -401,18 +379,15 @@ int cmd_jobs(int argc, char **argv)
             sacct[nargs++] = (char *)selection[k].value;
         }
     sacct[nargs] = NULL;
-    if (cli.as_json && !(list.spill = tmpfile())) {
-        fprintf(stderr, "numaplace: jobs: cannot make a temporary file: %s\n", strerror(errno));
-        return 1;
-    }
+    if (cli.as_json && !(list.spill = tmpfile()))
+        return cli_error(1, "jobs: cannot make a temporary file: %s", strerror(errno));
     rc = acct_run_lines(sacct, list_one, &list, errbuf, sizeof(errbuf), &err);
     if (rc != 0) {
         free_list(&list);
         if (rc > 0)
             np_err_set(&err, -EIO, "sacct failed (exit %d): %s", rc,
                        errbuf[0] ? errbuf : "no message");
-        fprintf(stderr, "numaplace: jobs: %s\n", err.msg);
-        return 1;
+        return cli_error(1, "jobs: %s", err.msg);
     }
     if (list.njobs)
         qsort(list.jobs, list.njobs, sizeof(*list.jobs), by_share);
@@ -450,22 +425,16 @@ int cmd_replay(int argc, char **argv)
     FILE *in;
     int n;
 
-    if (argc != 2) {
-        fprintf(stderr, "numaplace: replay needs one TRACE file\n");
-        return 2;
-    }
+    if (argc != 2)
+        return cli_error(2, "replay needs one TRACE file");
     in = strcmp(argv[1], "-") == 0 ? stdin : fopen(argv[1], "re");
-    if (!in) {
-        fprintf(stderr, "numaplace: cannot read %s: %s\n", argv[1], strerror(errno));
-        return 1;
-    }
+    if (!in)
+        return cli_error(1, "cannot read %s: %s", argv[1], strerror(errno));
     n = np_trace_replay(in, argv[1], print_report, NULL, &err);
     if (in != stdin)
         fclose(in);
-    if (n < 0) {
-        fprintf(stderr, "numaplace: %s\n", err.msg);
-        return 1;
-    }
+    if (n < 0)
+        return cli_error(1, "%s", err.msg);
     if (n == 0)
         fprintf(stderr, "numaplace: %s holds no job\n", argv[1]);
     return 0;

@@ -1,9 +1,6 @@
 /* `numaplace store` (numaplace(1)): the epilog's call, this node's reports as one part of the job's
  * summary in its AdminComment, written against concurrent writers and confirmed; the retry of
  * parts left pending; a large job's parts merged once and stored with one write (store.h). */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include "store.h"
 
 #include <errno.h>
@@ -457,14 +454,11 @@ static int cmd_store_pending(void)
     struct np_log log = {cli_stderr_log, NULL};
     const int waiting = store_pending_pass(cli.spool_dir, 0, 0, 0, &log);
 
-    if (waiting < 0) {
-        fprintf(stderr, "numaplace: store --pending: %s\n", strerror(-waiting));
-        return 1;
-    }
+    if (waiting < 0)
+        return cli_error(1, "store --pending: %s", strerror(-waiting));
     if (waiting > 0)
-        fprintf(stderr, "numaplace: store --pending: %d job(s) still wait for accounting\n",
-                waiting);
-    return waiting > 0 ? 1 : 0;
+        return cli_error(1, "store --pending: %d job(s) still wait for accounting", waiting);
+    return 0;
 }
 
 /* EpilogSlurmctld runs as SlurmUser ("SlurmUser = slurm(64030)" in scontrol's config). */
@@ -497,20 +491,14 @@ static int cmd_store_merge(const char *job)
 
     if (job && cli_job_id("store --merge", job, &id) < 0)
         return 2;
-    if (getuid() != 0 && !is_slurm_user(getuid())) {
-        fprintf(stderr, "numaplace: store --merge writes Slurm accounting: root or SlurmUser only "
-                        "(EpilogSlurmctld)\n");
-        return 1;
-    }
-    if (!dir) {
-        fprintf(stderr, "numaplace: store --merge: NUMAPLACE_PARTS_DIR is not set (an absolute "
-                        "path): no parts to merge\n");
-        return 2;
-    }
-    if (store_merge(dir, id, &limits, &log, &err) < 0) {
-        fprintf(stderr, "numaplace: store --merge: %s\n", err.msg);
-        return 1;
-    }
+    if (getuid() != 0 && !is_slurm_user(getuid()))
+        return cli_error(1, "store --merge writes Slurm accounting: root or SlurmUser only "
+                            "(EpilogSlurmctld)");
+    if (!dir)
+        return cli_error(2, "store --merge: NUMAPLACE_PARTS_DIR is not set (an absolute "
+                            "path): no parts to merge");
+    if (store_merge(dir, id, &limits, &log, &err) < 0)
+        return cli_error(1, "store --merge: %s", err.msg);
     return 0;
 }
 
@@ -526,37 +514,28 @@ int cmd_store(int argc, char **argv)
     size_t left;
 
     if ((pending ? 1 : 0) + (argc > 1 ? 1 : 0) != 1 ||
-        (cli.opt[CLI_STORE_NODES] && (pending || cli.opt[CLI_STORE_MERGE]))) {
-        fprintf(stderr, "numaplace: store: usage: store JOBID [--nodes HOSTLIST], store --pending, "
-                        "store --merge JOBID, or store --merge --pending\n");
-        return 2;
-    }
+        (cli.opt[CLI_STORE_NODES] && (pending || cli.opt[CLI_STORE_MERGE])))
+        return cli_error(2, "store: usage: store JOBID [--nodes HOSTLIST], store --pending, "
+                            "store --merge JOBID, or store --merge --pending");
     if (cli.opt[CLI_STORE_MERGE])
         return cmd_store_merge(pending ? NULL : argv[1]);
     if (pending) {
-        if (getuid() != 0) {
-            fprintf(stderr, "numaplace: store writes Slurm accounting: root only\n");
-            return 1;
-        }
+        if (getuid() != 0)
+            return cli_error(1, "store writes Slurm accounting: root only");
         return cmd_store_pending();
     }
     if (cli_job_id("store", argv[1], &id) < 0)
         return 2;
-    if (getuid() != 0) {
-        fprintf(stderr, "numaplace: store writes Slurm accounting: root only (the epilog)\n");
-        return 1;
-    }
+    if (getuid() != 0)
+        return cli_error(1, "store writes Slurm accounting: root only (the epilog)");
     left = cli_wait_for_steps_to_end(id, 10.0, false);
     if (left) /* a spool that refuses reports (numaplaced holds them): said, not silent */
-        fprintf(stderr,
-                "numaplace: store: job %" PRIu32
-                ": %zu step(s) numaplaced tracks on this node still have "
-                "no report after 10 s (its log says why: a full spool holds them); stored "
-                "without them\n",
-                id, left);
-    if (acct_store(id, cli.spool_dir, nodes, &log, &err) < 0) {
-        fprintf(stderr, "numaplace: store: %s\n", err.msg);
-        return 1;
-    }
+        (void)cli_error(0,
+                        "store: job %" PRIu32
+                        ": %zu step(s) numaplaced tracks on this node still have no report after "
+                        "10 s (its log says why: a full spool holds them); stored without them",
+                        id, left);
+    if (acct_store(id, cli.spool_dir, nodes, &log, &err) < 0)
+        return cli_error(1, "store: %s", err.msg);
     return 0;
 }

@@ -1,10 +1,8 @@
 /* numaplace - the user's and administrator's view of numaplaced (numaplace(1)): the commands,
  * their options and usage are the tables of options.c. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,10 +53,8 @@ static void cli_use_machine_profile(struct np_sens_model *model)
             model->remote_penalty = penalty;
         np_profile_free(profile);
     } else if (err.code != -ENOENT) {
-        fprintf(stderr,
-                "numaplace: machine profile not used (predictions are the reference "
-                "machine's): %s\n",
-                err.msg);
+        (void)cli_error(0, "machine profile not used (predictions are the reference machine's): %s",
+                        err.msg);
     }
 }
 
@@ -82,6 +78,18 @@ void cli_stderr_log(enum np_log_level level, const char *msg, void *arg)
 {
     (void)arg;
     fprintf(stderr, "numaplace: %s: %s\n", np_log_level_name(level), msg);
+}
+
+int cli_error(int rc, const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("numaplace: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return rc;
 }
 
 /* The commands, in the order the unknown-command message lists them. */
@@ -146,15 +154,11 @@ static int run_command(const struct command *command, int argc, char **argv)
     struct np_err err = {0};
     int first;
 
-    if (!table) { /* a command without a table is a bug the usage would hide */
-        fprintf(stderr, "numaplace: %s has no option table\n", command->name);
-        return 2;
-    }
+    if (!table) /* a command without a table is a bug the usage would hide */
+        return cli_error(2, "%s has no option table", command->name);
     first = cli_options_parse(table, false, argc, argv, values, &err);
-    if (first < 0) {
-        fprintf(stderr, "numaplace: %s: %s\n", command->name, err.msg);
-        return 2;
-    }
+    if (first < 0)
+        return cli_error(2, "%s: %s", command->name, err.msg);
     cli.opt = values;
     argv[first - 1] = argv[0];
     return command->run(argc - first + 1, argv + first - 1);

@@ -1,7 +1,4 @@
 /* Slurm's commands (sacct, scontrol, sacctmgr) run without a shell, their output read. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

@@ -6,9 +6,6 @@
  * slurmdb_job_modify() over scontrol or sacctmgr (a completing job is refused; 22.05's sacctmgr
  * lowercases the value): docs/accounting.md, "How the store talks to Slurm".
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include "accounting.h"
 #include "parse.h"
 

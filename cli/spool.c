@@ -1,7 +1,4 @@
 /* A job's reports in this node's spool (accounting.h). */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>

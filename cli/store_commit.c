@@ -1,7 +1,4 @@
 /* One part's read-merge-write against concurrent writers, and its confirmation (store.h). */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include "store.h"
 
 #include <errno.h>
@@ -14,7 +11,6 @@
 #include "numaplace/summary.h"
 
 #include "accounting.h"
-#include "cli.h"
 
 /* sacct runs before slurmdbd counts as unreachable. */
 #define SACCT_TRIES 3

@@ -1,7 +1,4 @@
 /* Parts on disk (store.h): this node's waiting for accounting, large jobs' for their one merge. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include "store.h"
 
 #include <ctype.h>

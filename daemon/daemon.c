@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -42,16 +41,13 @@ int np_daemon_write_pid_file(struct np_daemon *d)
     if (!d->cfg.pid_file[0])
         return 0;
     np_daemon_dirname(d->cfg.pid_file, dir, sizeof(dir));
-    if ((rc = np_daemon_mkdir_p(dir, 0755)) < 0) {
-        NPD_LOG(d, ERROR, "cannot create %s: %s", dir, strerror(-rc));
-        return rc;
-    }
+    if ((rc = np_daemon_mkdir_p(dir, 0755)) < 0)
+        return NPD_LOG_RC(d, ERROR, rc, "cannot create %s: %s", dir, strerror(-rc));
     d->pid_fd = open(d->cfg.pid_file, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (d->pid_fd < 0 || flock(d->pid_fd, LOCK_EX | LOCK_NB) < 0) {
         rc = -errno;
-        NPD_LOG(d, ERROR, "pid file %s: %s%s", d->cfg.pid_file, strerror(errno),
-                errno == EWOULDBLOCK ? " (another numaplaced holds it)" : "");
-        return rc;
+        return NPD_LOG_RC(d, ERROR, rc, "pid file %s: %s%s", d->cfg.pid_file, strerror(errno),
+                          errno == EWOULDBLOCK ? " (another numaplaced holds it)" : "");
     }
     snprintf(text, sizeof(text), "%d\n", (int)getpid());
     if (ftruncate(d->pid_fd, 0) < 0 || write(d->pid_fd, text, strlen(text)) < 0)

@@ -249,6 +249,8 @@ struct np_daemon {
 };
 
 #define NPD_LOG(d, level, ...) np_logf(&(d)->log, NP_LOG_##level, __VA_ARGS__)
+/** NPD_LOG, then @p rc as the expression's value: `return NPD_LOG_RC(d, ERROR, rc, ...);` */
+#define NPD_LOG_RC(d, level, rc, ...) (NPD_LOG(d, level, __VA_ARGS__), (rc))
 
 /* ---- daemon.c: small helpers every part may use ---- */
 

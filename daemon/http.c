@@ -356,11 +356,9 @@ int http_start(struct np_daemon *d)
     if (!mc->listen[0] || d->http)
         return 0;
     rc = start_on(d, mc, &d->http);
-    if (rc < 0) {
-        NPD_LOG(d, ERROR, "metrics: cannot listen on %s: %s; metrics off", mc->listen,
-                strerror(-rc));
-        return rc;
-    }
+    if (rc < 0)
+        return NPD_LOG_RC(d, ERROR, rc, "metrics: cannot listen on %s: %s; metrics off", mc->listen,
+                          strerror(-rc));
     NPD_LOG(d, INFO,
             "metrics: serving http://%s/metrics to root and %u user(s) of metrics_users on this "
             "host, and to %u network(s) of metrics_allow",

@@ -20,9 +20,8 @@ bool job_keep_perf_for_task(struct np_daemon *d, struct np_daemon_job *j)
     np_sampler_drop_perf(&j->sampler, why);
     snprintf(j->meta.backends, sizeof(j->meta.backends), "proc");
     snprintf(j->meta.backends_reason, sizeof(j->meta.backends_reason), "%s", why);
-    NPD_LOG(d, WARNING, "job %u.%s: runs on /proc alone from now on (%s)", j->meta.job_id,
-            np_step_name(j->meta.step_id), why);
-    return false;
+    return NPD_LOG_RC(d, WARNING, false, "job %u.%s: runs on /proc alone from now on (%s)",
+                      j->meta.job_id, np_step_name(j->meta.step_id), why);
 }
 
 struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t step_id, uid_t uid,

@@ -98,15 +98,11 @@ int config_load(struct np_daemon *d, bool initial)
         rc = 0; /* no file at the default path: defaults and flags */
     /* Any bad value refuses the whole file: a reload that took the good keys and put the bad
      * one back at its default would change the running configuration without saying so. */
-    if (rc < 0) {
-        NPD_LOG(d, ERROR, "%s", err.msg);
-        return rc;
-    }
+    if (rc < 0)
+        return NPD_LOG_RC(d, ERROR, rc, "%s", err.msg);
     for (unsigned i = 0; i < d->noverrides; i++)
-        if (np_helper_config_set(&cfg, d->overrides[i][0], d->overrides[i][1], &err) < 0) {
-            NPD_LOG(d, ERROR, "--%s: %s", d->overrides[i][0], err.msg);
-            return -EINVAL;
-        }
+        if (np_helper_config_set(&cfg, d->overrides[i][0], d->overrides[i][1], &err) < 0)
+            return NPD_LOG_RC(d, ERROR, -EINVAL, "--%s: %s", d->overrides[i][0], err.msg);
     if (!initial &&
         (strcmp(cfg.socket, d->cfg.socket) != 0 || strcmp(cfg.pid_file, d->cfg.pid_file) != 0 ||
          strcmp(cfg.proc_root, d->cfg.proc_root) != 0)) {
@@ -131,10 +127,8 @@ int config_reload(struct np_daemon *d)
     int rc;
 
     NPD_LOG(d, INFO, "SIGHUP: reloading %s", d->config_path);
-    if ((rc = config_load(d, false)) < 0) {
-        NPD_LOG(d, ERROR, "reload failed; the previous configuration stays");
-        return rc;
-    }
+    if ((rc = config_load(d, false)) < 0)
+        return NPD_LOG_RC(d, ERROR, rc, "reload failed; the previous configuration stays");
     log_open(d);
     np_daemon_mkdir_p(d->cfg.spool_dir, 0755);
     np_daemon_mkdir_p(d->cfg.state_dir, 0700);
@@ -147,7 +141,6 @@ int config_reload(struct np_daemon *d)
         job_note_helper_cpus(d, registry_at(&d->registry, i));
     migration_start(d);
     http_reload(d, &old_metrics);
-    NPD_LOG(d, INFO, "reloaded: interval %u ms, backends %s", d->cfg.interval_ms,
-            d->perf_mask ? "perf,proc" : "proc");
-    return 0;
+    return NPD_LOG_RC(d, INFO, 0, "reloaded: interval %u ms, backends %s", d->cfg.interval_ms,
+                      d->perf_mask ? "perf,proc" : "proc");
 }

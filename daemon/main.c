@@ -1,7 +1,6 @@
 /* numaplaced, the per-node daemon (numaplaced(8)): main turns the command line into
  * configuration overrides, sets the daemon up, runs its loop and tears it down (daemon.h). */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -106,18 +105,15 @@ static int set_up(struct np_daemon *d)
                 "not running as root: other users' processes cannot be read or counted");
     const int fds_rc = loop_open_fds(d);
     if ((rc = np_daemon_mkdir_p(d->cfg.spool_dir, 0755)) < 0 ||
-        (rc = np_daemon_mkdir_p(d->cfg.state_dir, 0700)) < 0) {
-        NPD_LOG(d, ERROR, "cannot create the spool or state directory: %s", strerror(-rc));
-        return 1;
-    }
+        (rc = np_daemon_mkdir_p(d->cfg.state_dir, 0700)) < 0)
+        return NPD_LOG_RC(d, ERROR, 1, "cannot create the spool or state directory: %s",
+                          strerror(-rc));
     if (np_daemon_write_pid_file(d) < 0 || server_open(d) < 0 || fds_rc < 0)
         return 1;
     sweep_temporaries(d, d->cfg.spool_dir);
     sweep_temporaries(d, d->cfg.state_dir);
-    if (np_node_counters_init(&d->counters, 4096) < 0) {
-        NPD_LOG(d, ERROR, "out of memory");
-        return 1;
-    }
+    if (np_node_counters_init(&d->counters, 4096) < 0)
+        return NPD_LOG_RC(d, ERROR, 1, "out of memory");
     sampling_pin_housekeeping(d);
     fd_budget_start(d);
     if (accept_shed_init() < 0)
@@ -138,9 +134,8 @@ static int set_up(struct np_daemon *d)
                 "event loop",
                 strerror(-rc));
     loop_set_timer(d);
-    NPD_LOG(d, INFO, "listening on %s; spool %s; interval %u ms", d->cfg.socket, d->cfg.spool_dir,
-            d->cfg.interval_ms);
-    return 0;
+    return NPD_LOG_RC(d, INFO, 0, "listening on %s; spool %s; interval %u ms", d->cfg.socket,
+                      d->cfg.spool_dir, d->cfg.interval_ms);
 }
 
 static void tear_down(struct np_daemon *d)

@@ -13,7 +13,6 @@
 
 #include "numaplace/auto.h"
 #include "numaplace/penalty.h"
-#include "numaplace/procfs.h"
 #include "numaplace/profile.h"
 #include "safe_file.h"
 #include "writer.h"
@@ -404,11 +403,10 @@ int history_restore(struct np_daemon *d)
     a->history_seq = 0;
     if (rc == -ENOENT)
         return 0;
-    if (rc < 0) {
-        NPD_LOG(d, ERROR, "--numa-policy=auto's history %s/%s refused (%s); starting without it",
-                d->cfg.state_dir, NPD_HISTORY_FILE, err.msg);
-        return rc;
-    }
+    if (rc < 0)
+        return NPD_LOG_RC(d, ERROR, rc,
+                          "--numa-policy=auto's history %s/%s refused (%s); starting without it",
+                          d->cfg.state_dir, NPD_HISTORY_FILE, err.msg);
     doc = json_loadb(text, len, 0, &jerr);
     free(text);
     if (!doc || json_unpack_ex(doc, &jerr, JSON_STRICT, "{s:s, s:I, s:o}", "schema", &schema, "seq",

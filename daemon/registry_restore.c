@@ -21,14 +21,13 @@ static bool still_the_task(struct np_daemon *d, const struct np_daemon_job *j, p
         return false; /* gone */
     if (status.uid != j->meta.uid ||
         (json_is_integer(saved_start) &&
-         (uint64_t)json_integer_value(saved_start) != st.starttime_ticks)) {
-        NPD_LOG(d, WARNING,
-                "job %u.%s: pid %d is no longer its task (uid %u, started at tick %llu); not "
-                "adopted",
-                j->meta.job_id, np_step_name(j->meta.step_id), (int)pid, (unsigned)status.uid,
-                (unsigned long long)st.starttime_ticks);
-        return false;
-    }
+         (uint64_t)json_integer_value(saved_start) != st.starttime_ticks))
+        return NPD_LOG_RC(
+            d, WARNING, false,
+            "job %u.%s: pid %d is no longer its task (uid %u, started at tick %llu); not "
+            "adopted",
+            j->meta.job_id, np_step_name(j->meta.step_id), (int)pid, (unsigned)status.uid,
+            (unsigned long long)st.starttime_ticks);
     return true;
 }
 
@@ -52,10 +51,9 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
                        "job", &job_id, "step", &step_id, "uid", &uid, "start", &start, "cpus",
                        &cpus, "policy", &policy, "sensitivity", &sensitivity, "class", &class_name,
                        "class_source", &class_source, "unlabelled", &unlabelled, "pids", &pids,
-                       "starts", &starts, "tasks", &tasks, "report", &report) < 0) {
-        NPD_LOG(d, ERROR, "registry %s: step %zu skipped: %s", path, index, jerr.text);
-        return -1;
-    }
+                       "starts", &starts, "tasks", &tasks, "report", &report) < 0)
+        return NPD_LOG_RC(d, ERROR, -1, "registry %s: step %zu skipped: %s", path, index,
+                          jerr.text);
     j = job_new(d, (uint32_t)job_id, (uint32_t)step_id, (uid_t)uid, cpus, policy, sensitivity,
                 &err);
     if (!j)

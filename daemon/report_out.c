@@ -273,11 +273,9 @@ bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complet
         j->meta.tasks = j->tasks;
         j->final_report = np_report_new(&j->meta, &j->stats, complete);
     }
-    if (!j->final_report) {
-        NPD_LOG(d, ERROR, "job %u.%s: out of memory building its report", j->meta.job_id,
-                np_step_name(j->meta.step_id));
-        return false;
-    }
+    if (!j->final_report)
+        return NPD_LOG_RC(d, ERROR, false, "job %u.%s: out of memory building its report",
+                          j->meta.job_id, np_step_name(j->meta.step_id));
     snprintf(name, sizeof(name), "%u.%s.%s.json", j->meta.job_id, np_step_name(j->meta.step_id),
              d->host);
     /* A crash between writing a step's report and saving the registry brings the step back as
@@ -285,11 +283,9 @@ bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complet
     if (!complete) {
         char path[2048];
         snprintf(path, sizeof(path), "%s/%s", d->cfg.spool_dir, name);
-        if (access(path, F_OK) == 0) {
-            NPD_LOG(d, INFO, "job %u.%s: its report %s is already written; kept", j->meta.job_id,
-                    np_step_name(j->meta.step_id), path);
-            return false;
-        }
+        if (access(path, F_OK) == 0)
+            return NPD_LOG_RC(d, INFO, false, "job %u.%s: its report %s is already written; kept",
+                              j->meta.job_id, np_step_name(j->meta.step_id), path);
     }
     text = json_dumps(j->final_report, JSON_INDENT(2) | NP_JSON_REALS);
     if (text) {
@@ -323,11 +319,9 @@ int trace_open(struct np_daemon *d)
     d->trace = fopen(d->cfg.record, "ae");
     if (!d->trace) {
         const int e = errno;
-        NPD_LOG(d, ERROR, "cannot open the trace %s: %s", d->cfg.record, strerror(e));
-        return -e;
+        return NPD_LOG_RC(d, ERROR, -e, "cannot open the trace %s: %s", d->cfg.record, strerror(e));
     }
-    NPD_LOG(d, INFO, "recording every sample to %s", d->cfg.record);
-    return 0;
+    return NPD_LOG_RC(d, INFO, 0, "recording every sample to %s", d->cfg.record);
 }
 
 void trace_line(struct np_daemon *d, json_t *line)

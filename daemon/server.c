@@ -2,7 +2,6 @@
 #include "daemon.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -20,15 +19,13 @@ int server_open(struct np_daemon *d)
     int rc;
 
     np_daemon_dirname(d->cfg.socket, dir, sizeof(dir));
-    if ((rc = np_daemon_mkdir_p(dir, 0755)) < 0) {
-        NPD_LOG(d, ERROR, "cannot create %s: %s", dir, strerror(-rc));
-        return rc;
-    }
+    if ((rc = np_daemon_mkdir_p(dir, 0755)) < 0)
+        return NPD_LOG_RC(d, ERROR, rc, "cannot create %s: %s", dir, strerror(-rc));
     if (np_proto_call(d->cfg.socket, "{\"v\":1,\"op\":\"ping\"}\n", 500, &reply, &err) == 0) {
         json_decref(reply);
-        NPD_LOG(d, ERROR, "another numaplaced answers on %s; not starting a second one",
-                d->cfg.socket);
-        return -EADDRINUSE;
+        return NPD_LOG_RC(d, ERROR, -EADDRINUSE,
+                          "another numaplaced answers on %s; not starting a second one",
+                          d->cfg.socket);
     }
     unlink(d->cfg.socket);
     snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", d->cfg.socket);
@@ -36,8 +33,7 @@ int server_open(struct np_daemon *d)
     if (d->listen_fd < 0 || bind(d->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
         chmod(d->cfg.socket, 0666) < 0 || listen(d->listen_fd, 128) < 0) {
         rc = -errno;
-        NPD_LOG(d, ERROR, "cannot listen on %s: %s", d->cfg.socket, strerror(errno));
-        return rc;
+        return NPD_LOG_RC(d, ERROR, rc, "cannot listen on %s: %s", d->cfg.socket, strerror(errno));
     }
     return 0;
 }

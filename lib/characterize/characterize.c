@@ -9,9 +9,6 @@
  * affinity is never changed; buffers are bound with numa_alloc_onnode (mbind) or interleaved with
  * numa_alloc_interleaved_subset, and touched by the thread that uses them before the clock starts.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include "numaplace/profile.h"
 
 #include <errno.h>

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <grp.h>
-#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <numa.h>
 #include <numaif.h>
-#include <stdio.h>
 #include <string.h>
 
 /* Mode flags get_mempolicy may report (linux/mempolicy.h; numaif.h lacks them). */

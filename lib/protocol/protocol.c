@@ -4,7 +4,6 @@
 #include "numaplace/names.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stddef.h>

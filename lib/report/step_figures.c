@@ -4,7 +4,6 @@
 #include "numaplace/report.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>

@@ -10,7 +10,6 @@
  */
 #include "numaplace/migration.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>

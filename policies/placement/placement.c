@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 int np_placement_init(struct np_placement *placement)
