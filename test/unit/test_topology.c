@@ -396,13 +396,11 @@ static const char *cpus_only(const char *description)
     static char text[512];
     size_t used = 0;
 
-    bool cut = false;
-
-    for (const char *c = description; *c && used + 1 < sizeof(text); c++) {
-        cut = *c == '/' ? true : *c == ' ' ? false : cut;
-        if (!cut)
+    for (const char *c = description; *c && used + 1 < sizeof(text); c++)
+        if (*c == '/')
+            c += strcspn(c, " ") - 1; /* on to the next node's space, or the end */
+        else
             text[used++] = *c;
-    }
     text[used] = '\0';
     return text;
 }
