@@ -1,7 +1,10 @@
 /* NUMA topology on hwloc (see numaplace/topology.h). */
 #include "numaplace/topology.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,37 +26,175 @@ static int compare_os_index(const void *a, const void *b)
     return (x->os_index > y->os_index) - (x->os_index < y->os_index);
 }
 
-/*
- * hwloc gives every NUMA node the cpuset of the object it hangs under, so a memory-only node
- * (HBM, CXL, NVDIMM) looks local to CPUs it has none of. It is CPU-less when hwloc typed its
- * memory (subtype other than DRAM), when it is a later memory child of an object whose first
- * plain node owns the CPUs, or when it hangs off the whole machine while other nodes have
- * narrower locality (a CXL expander).
- */
-static bool is_cpuless(hwloc_topology_t t, hwloc_obj_t obj)
-{
-    hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(t);
+/* Each kind: its name, the hwloc subtypes meaning it, its rank when only kinds order tiers. */
+static const struct {
+    const char *name, *subtypes[3];
+    unsigned rank;
+} kinds[] = {
+    [NP_MEMORY_DRAM] = {"dram", {"DRAM"}, 1},
+    [NP_MEMORY_HBM] = {"hbm", {"HBM", "SPM", "MCDRAM"}, 0},
+    [NP_MEMORY_CXL] = {"cxl", {"CXL-DRAM"}, 2},
+    [NP_MEMORY_NVM] = {"nvm", {"NVM", "CXL-NVM"}, 3},
+    [NP_MEMORY_GPU] = {"gpu", {"GPUMemory"}, 4},
+};
+_Static_assert(sizeof(kinds) / sizeof(kinds[0]) == NP_MEMORY_KIND_COUNT, "every kind one entry");
 
-    if (!obj->cpuset || hwloc_bitmap_iszero(obj->cpuset))
-        return true;
-    if (obj->subtype && strcmp(obj->subtype, "DRAM") != 0)
-        return true;
-    for (hwloc_obj_t sib = obj->prev_sibling; sib; sib = sib->prev_sibling)
-        if (sib->type == HWLOC_OBJ_NUMANODE && !sib->subtype)
-            return true;
-    if (hwloc_bitmap_isequal(obj->cpuset, all)) {
-        const int n = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
-        for (int i = 0; i < n; i++) {
-            hwloc_obj_t other = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, (unsigned)i);
-            if (other != obj && other->cpuset && !hwloc_bitmap_isequal(other->cpuset, all))
-                return true;
+static const char *const tier_sources[NP_TIER_SOURCE_COUNT] = {"kernel", "hwloc", "subtype",
+                                                               "distance"};
+
+const char *np_memory_kind_name(enum np_memory_kind kind)
+{
+    return (unsigned)kind < NP_MEMORY_KIND_COUNT ? kinds[kind].name : "unknown";
+}
+
+const char *np_tier_source_name(enum np_tier_source source)
+{
+    return (unsigned)source < NP_TIER_SOURCE_COUNT ? tier_sources[source] : "unknown";
+}
+
+static enum np_memory_kind kind_of(const char *subtype)
+{
+    for (unsigned k = 0; subtype && k < NP_MEMORY_KIND_COUNT; k++)
+        for (unsigned s = 0; s < 3 && kinds[k].subtypes[s]; s++)
+            if (strcmp(subtype, kinds[k].subtypes[s]) == 0)
+                return (enum np_memory_kind)k;
+    return NP_MEMORY_DRAM;
+}
+
+static int add_range(void *set, unsigned first, unsigned last)
+{
+    return hwloc_bitmap_set_range(set, first, (int)last) < 0 ? -ENOMEM : 0;
+}
+
+/* A Slurm list ("0-3,8"), read as every list from outside is (numaplace/cpulist.h). */
+static int parse_list(const char *list, hwloc_bitmap_t set, struct np_err *err)
+{
+    hwloc_bitmap_zero(set);
+    return np_cpu_list_parse(list, "core list", add_range, set, err);
+}
+
+/* A list the kernel wrote (a node's cpulist, a tier's nodelist) into @p set; false if unread. */
+static bool read_list(const char *path, hwloc_bitmap_t set)
+{
+    char *line = NULL;
+    size_t len = 0;
+    FILE *f = fopen(path, "re");
+    bool ok = f && getline(&line, &len, f) >= 0;
+
+    if (ok) {
+        line[strcspn(line, "\n")] = '\0';
+        ok = parse_list(line, set, NULL) == 0;
+    }
+    if (f)
+        fclose(f);
+    free(line);
+    return ok;
+}
+
+/*
+ * hwloc gives a memory-only node (HBM, CXL, NVDIMM, GPU) the cpuset of the object it hangs
+ * under, so that cpuset is not its CPUs: the kernel's nodeN/cpulist under @p root is. Without a
+ * root (XML, synthetic) or that file, a CPU is the narrowest node's whose cpuset covers it, the
+ * lowest OS index among equals: a node beside a narrower one, or hanging under the same object
+ * after a lower one, gets none (docs/placement.md).
+ */
+static void find_cpus(hwloc_topology_t t, hwloc_obj_t obj, const char *root, hwloc_bitmap_t cpus)
+{
+    const int n = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE),
+              w = hwloc_bitmap_weight(obj->cpuset);
+    char path[4096];
+
+    snprintf(path, sizeof(path), "%s/sys/devices/system/node/node%u/cpulist", root ? root : "",
+             obj->os_index);
+    if (root && read_list(path, cpus))
+        return;
+    hwloc_bitmap_copy(cpus, obj->cpuset);
+    for (int i = 0; i < n; i++) {
+        hwloc_obj_t o = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, (unsigned)i);
+        const int ow = hwloc_bitmap_weight(o->cpuset);
+        if (o != obj && (ow < w || (ow == w && o->os_index < obj->os_index)))
+            hwloc_bitmap_andnot(cpus, cpus, o->cpuset);
+    }
+}
+
+/* The kernel's tier of each node (memory_tierN's N), UINT_MAX for a node in none. */
+static void kernel_tiers(const struct np_topology *topo, const char *root, unsigned *key)
+{
+    char path[4096];
+    DIR *dir;
+    struct dirent *e;
+    unsigned n;
+    hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+
+    snprintf(path, sizeof(path), "%s/sys/devices/virtual/memory_tiering", root);
+    dir = nodes ? opendir(path) : NULL;
+    while (dir && (e = readdir(dir)))
+        if (sscanf(e->d_name, "memory_tier%u", &n) == 1) {
+            snprintf(path, sizeof(path), "%s/sys/devices/virtual/memory_tiering/%s/nodelist", root,
+                     e->d_name);
+            if (!read_list(path, nodes))
+                continue;
+            for (unsigned i = 0; i < topo->count; i++)
+                if (hwloc_bitmap_isset(nodes, topo->nodes[i].os_index) && n < key[i])
+                    key[i] = n;
+        }
+    if (dir)
+        closedir(dir);
+    hwloc_bitmap_free(nodes);
+}
+
+/*
+ * Each node's tier from the first source that ranks every node with memory: the kernel's
+ * memory tiers (live only), hwloc's MemoryTier (kept in tier by build_nodes), the kinds when
+ * they differ, else the distance from the nearest node with CPUs. The tiers are the ranks of the
+ * distinct values, 0 the smallest.
+ */
+static int rank_tiers(struct np_topology *topo, const char *root, struct np_err *err)
+{
+    unsigned *key = topo->count ? malloc(topo->count * sizeof(*key)) : NULL; /* never 0 */
+    enum np_tier_source src = NP_TIER_KERNEL;
+
+    if (!key)
+        return np_err_set(err, -ENOMEM, "out of memory ranking the memory tiers");
+    for (;; src++) {
+        bool all = true, any = false, typed = false;
+        for (unsigned i = 0; i < topo->count; i++) {
+            const struct np_numa_node *node = &topo->nodes[i];
+            key[i] = src == NP_TIER_HWLOC     ? node->tier
+                     : src == NP_TIER_SUBTYPE ? kinds[node->kind].rank
+                                              : UINT_MAX;
+            typed |= node->kind != NP_MEMORY_DRAM;
+            for (unsigned c = 0; src == NP_TIER_DISTANCE && c < topo->count; c++) {
+                const int d = np_topology_distance(topo, topo->nodes[c].os_index, node->os_index);
+                if (!topo->nodes[c].cpuless && d >= 0 && (unsigned)d < key[i])
+                    key[i] = (unsigned)d;
+            }
+        }
+        if (src == NP_TIER_KERNEL && root)
+            kernel_tiers(topo, root, key);
+        for (unsigned i = 0; i < topo->count; i++) {
+            all &= key[i] != UINT_MAX || topo->nodes[i].memory_bytes == 0;
+            any |= key[i] != UINT_MAX;
+        }
+        if (src == NP_TIER_DISTANCE || (all && any && (src != NP_TIER_SUBTYPE || typed)))
+            break;
+    }
+    for (unsigned i = 0; i < topo->count; i++) {
+        topo->nodes[i].tier = 0;
+        topo->nodes[i].tier_source = src;
+        for (unsigned j = 0; j < topo->count; j++) {
+            bool first = key[j] < key[i]; /* a smaller value, counted at its first node */
+            for (unsigned k = 0; first && k < j; k++)
+                first = key[k] != key[j];
+            topo->nodes[i].tier += first;
         }
     }
-    return false;
+    free(key);
+    return 0;
 }
 
 /* Build the node table once, so every later query is a read of plain memory. */
-static int build_nodes(struct np_topology *topo, struct np_err *err)
+static int build_nodes(struct np_topology *topo, const char *root, struct np_err *err)
 {
     const int depth = HWLOC_TYPE_DEPTH_NUMANODE;
     const int n = hwloc_get_nbobjs_by_depth(topo->hwloc, depth);
@@ -74,17 +215,20 @@ static int build_nodes(struct np_topology *topo, struct np_err *err)
     for (int i = 0; i < n; i++) {
         hwloc_obj_t obj = hwloc_get_obj_by_depth(topo->hwloc, depth, (unsigned)i);
         struct np_numa_node *node = &topo->nodes[i];
+        const char *tier = hwloc_obj_get_info_by_name(obj, "MemoryTier");
 
         topo->node_cpus[i] = hwloc_bitmap_alloc();
         if (!topo->node_cpus[i])
             return np_err_set(err, -ENOMEM, "out of memory building the node table");
+        find_cpus(topo->hwloc, obj, root, topo->node_cpus[i]);
         /* Online CPUs only: offline ones cannot run a task. */
-        if (!is_cpuless(topo->hwloc, obj))
-            hwloc_bitmap_and(topo->node_cpus[i], obj->cpuset, topo->online);
+        hwloc_bitmap_and(topo->node_cpus[i], topo->node_cpus[i], topo->online);
         node->os_index = obj->os_index;
         node->memory_bytes = obj->attr ? obj->attr->numanode.local_memory : 0;
         node->cpuless = hwloc_bitmap_iszero(topo->node_cpus[i]);
         node->subtype = obj->subtype;
+        node->kind = kind_of(obj->subtype);
+        node->tier = tier ? (unsigned)strtoul(tier, NULL, 10) : UINT_MAX;
         topo->count++;
     }
     /* Keep each node paired with its cpuset while sorting by OS index. */
@@ -96,7 +240,7 @@ static int build_nodes(struct np_topology *topo, struct np_err *err)
         if (topo->nodes[i].os_index == topo->nodes[i - 1].os_index)
             return np_err_set(err, -EINVAL, "topology has NUMA node %u twice",
                               topo->nodes[i].os_index);
-    return 0;
+    return rank_tiers(topo, root, err);
 }
 
 static void load_distances(struct np_topology *topo)
@@ -167,6 +311,7 @@ int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind
                      struct np_err *err)
 {
     struct np_topology *topo;
+    const char *root = NULL; /* where the kernel's /sys is, for a live topology */
     int rc = 0;
 
     *out = NULL;
@@ -175,9 +320,12 @@ int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind
         free(topo);
         return np_err_set(err, -ENOMEM, "cannot initialise hwloc");
     }
-    /* Memory-side caches and I/O objects are not needed: keep discovery as cheap as possible. */
+    /* Memory-side caches and I/O objects are not needed: keep discovery as cheap as possible. An
+     * XML's nodes may hang under L3s, though, which are all that tells their CPUs apart there. */
     hwloc_topology_set_io_types_filter(topo->hwloc, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_cache_types_filter(topo->hwloc, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_cache_types_filter(topo->hwloc, kind == NP_TOPOLOGY_XML
+                                                           ? HWLOC_TYPE_FILTER_KEEP_STRUCTURE
+                                                           : HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_icache_types_filter(topo->hwloc, HWLOC_TYPE_FILTER_KEEP_NONE);
 
     /*
@@ -220,6 +368,7 @@ int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind
          * its Linux backend reads HWLOC_FSROOT when the load instantiates it. This library never
          * changes the environment, so the caller (a single-threaded tool or test) sets it.
          */
+        root = "";
         if (arg && *arg && strcmp(arg, "/") != 0) {
             const char *fsroot = getenv("HWLOC_FSROOT");
 
@@ -249,6 +398,7 @@ int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind
                                 arg);
                 goto fail;
             }
+            root = arg;
             goto loaded;
         }
         break;
@@ -266,10 +416,10 @@ int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind
         goto fail;
     }
 loaded:
-    rc = build_nodes(topo, err);
+    load_distances(topo); /* before the nodes: tiers may come from the distances */
+    rc = build_nodes(topo, root, err);
     if (rc < 0)
         goto fail;
-    load_distances(topo);
     *out = topo;
     return 0;
 fail:
@@ -350,7 +500,8 @@ int np_topology_cpus_to_nodes(const struct np_topology *topo, hwloc_const_cpuset
         return -EINVAL;
     hwloc_bitmap_zero(nodes);
     for (unsigned i = 0; i < topo->count; i++)
-        if (!topo->nodes[i].cpuless && hwloc_bitmap_intersects(topo->nodes[i].cpus, cpus)) {
+        if (topo->nodes[i].kind != NP_MEMORY_GPU &&
+            hwloc_bitmap_intersects(topo->nodes[i].cpus, cpus)) {
             hwloc_bitmap_set(nodes, topo->nodes[i].os_index);
             count++;
         }
@@ -365,24 +516,13 @@ int np_topology_memory_nodes(const struct np_topology *topo, bool include_cpules
     hwloc_bitmap_zero(nodes);
     for (unsigned i = 0; i < topo->count; i++) {
         const struct np_numa_node *node = &topo->nodes[i];
-        if (node->memory_bytes == 0 || (node->cpuless && !include_cpuless))
+        if (node->memory_bytes == 0 || node->kind == NP_MEMORY_GPU ||
+            (node->cpuless && !include_cpuless))
             continue;
         hwloc_bitmap_set(nodes, node->os_index);
         count++;
     }
     return count;
-}
-
-static int add_range(void *set, unsigned first, unsigned last)
-{
-    return hwloc_bitmap_set_range(set, first, (int)last) < 0 ? -ENOMEM : 0;
-}
-
-/* A Slurm list ("0-3,8"), read as every list from outside is (numaplace/cpulist.h). */
-static int parse_list(const char *list, hwloc_bitmap_t set, struct np_err *err)
-{
-    hwloc_bitmap_zero(set);
-    return np_cpu_list_parse(list, "core list", add_range, set, err);
 }
 
 int np_topology_cores_to_cpus(const struct np_topology *topo, const char *core_list,

@@ -82,6 +82,30 @@ static const struct {
      "interleave-all over node 2"}, /* only the CPU-less node allowed, and opted in */
     {"cpuless", NP_POLICY_INTERLEAVE_ALL, "0", NULL, "2", false, true, NP_MODE_DEFAULT, "",
      "interleave-all wants nodes 0-1 but the cpuset allows 2"},
+    /* tiered memory: the HBM node 2 owns CPUs 4-5, so it is theirs and a CPU node; node 3 is
+     * memory-only */
+    {"tiered", NP_POLICY_LOCAL, "4-5", NULL, NULL, false, true, NP_MODE_PREFERRED, "2",
+     "local: preferred node 2 (CPUs 4-5)"},
+    {"tiered", NP_POLICY_INTERLEAVE_ALL, "0", NULL, NULL, false, true, NP_MODE_INTERLEAVE, "0-2",
+     "interleave-all over nodes 0-2"},
+    {"tiered", NP_POLICY_INTERLEAVE_ALL, "0", NULL, NULL, true, true, NP_MODE_INTERLEAVE, "0-3",
+     "CPU-less ones included"},
+    {"hbm-only", NP_POLICY_LOCAL_STRICT, "2-3", NULL, NULL, false, true, NP_MODE_BIND, "1",
+     "bound to node 1"},
+    /* two levels: local is the cluster's own node, never the package's node 2 */
+    {"two-level", NP_POLICY_LOCAL, "0", NULL, NULL, true, true, NP_MODE_PREFERRED, "0",
+     "preferred node 0"},
+    {"two-level", NP_POLICY_INTERLEAVE, "0", "0-3", NULL, true, true, NP_MODE_INTERLEAVE, "0-1",
+     "interleave over nodes 0-1"},
+    /* GPU memory: never chosen, CPU-less nodes opted in or not */
+    {"gpu", NP_POLICY_INTERLEAVE_ALL, "0", NULL, NULL, true, true, NP_MODE_INTERLEAVE, "0",
+     "interleave-all over node 0"},
+    {"gpu", NP_POLICY_INTERLEAVE_ALL, "0", NULL, "1", true, true, NP_MODE_DEFAULT, "",
+     "interleave-all wants node 0 but the cpuset allows 1"},
+    {"gpu", NP_POLICY_LOCAL, "0-3", NULL, NULL, true, true, NP_MODE_PREFERRED, "0",
+     "preferred node 0"},
+    {"gpu", NP_POLICY_AUTO, "0-3", "0-3", NULL, true, true, NP_MODE_PREFERRED, "0",
+     "preferred node 0"},
     /* other machines */
     {"snc", NP_POLICY_LOCAL, "6-9", NULL, NULL, false, true, NP_MODE_PREFERRED_MANY, "0-1",
      "preferred nodes 0-1"},

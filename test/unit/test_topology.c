@@ -370,6 +370,190 @@ START_TEST(test_fsroot)
 }
 END_TEST
 
+/*
+ * Each node as "OS:CPUS/KIND/TIER" (with @p kinds; else "OS:CPUS/TIER"), space-separated, in
+ * OS-index order ("2:/dram/1": no CPUs). Static buffer: use it at once.
+ */
+static const char *describe(const struct np_topology *topo, bool kinds)
+{
+    static char text[512];
+    size_t used = 0;
+
+    text[0] = '\0';
+    for (unsigned i = 0; i < np_topology_node_count(topo); i++) {
+        const struct np_numa_node *n = np_topology_node(topo, i);
+        used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%u:%s%s%s/%u", i ? " " : "",
+                                 n->os_index, np_test_list(n->cpus), kinds ? "/" : "",
+                                 kinds ? np_memory_kind_name(n->kind) : "", n->tier);
+        ck_assert_uint_eq(n->cpuless, hwloc_bitmap_iszero(n->cpus));
+    }
+    return text;
+}
+
+/* "OS:CPUS" of each node in a description, the rest of each cut. Static buffer. */
+static const char *cpus_only(const char *description)
+{
+    static char text[512];
+    size_t used = 0;
+
+    for (const char *c = description; *c && used + 1 < sizeof(text); c++)
+        if (*c == '/')
+            c += strcspn(c, " ") - 1; /* on to the next node's space, or the end */
+        else
+            text[used++] = *c;
+    text[used] = '\0';
+    return text;
+}
+
+/* A live topology from a captured root: HWLOC_FSROOT names it for the load only. */
+static struct np_topology *load_root(const char *root)
+{
+    struct np_topology *topo = NULL;
+    struct np_err err = {0};
+
+    setenv("HWLOC_FSROOT", root, 1);
+    ck_assert_msg(np_topology_load(&topo, NP_TOPOLOGY_LIVE, root, &err) == 0, "%s", err.msg);
+    unsetenv("HWLOC_FSROOT");
+    return topo;
+}
+
+/*
+ * Tiered machines as their kernels listed them: each node's CPUs (nodeN/cpulist) and tier
+ * (memory_tierN/nodelist, ranked). Live from the captured tree; the kinds only where hwloc typed
+ * the memory, so not in the trees hwloc 2.9 reads (it types nothing there).
+ */
+static const struct {
+    const char *root; /* test/fixtures/data/topology/NAME/ or test/fixtures/roots/NAME */
+    bool captured;    /* roots/: captured in the QEMU guest (test/vm/capture_tiers.sh) */
+    const char *nodes;
+} live_tier_cases[] = {
+    /* the HBM node 2 owns CPUs 4-5 and is the kernel's fastest tier; node 3 has no CPUs */
+    {"tiered", false, "0:0-1/1 1:2-3/1 2:4-5/0 3:/1"},
+    {"hbm-only", false, "0:0-1/0 1:2-3/0"},
+    /* node 2 hangs under the package beside the clusters' nodes: local to no CPU */
+    {"two-level", false, "0:0-1/0 1:2-3/0 2:/0 3:4-5/0"},
+    {"cxl", false, "0:0-1/0 1:2-3/0 2:/1"},
+    {"gpu", false, "0:0-3/0 1:/0"},
+    /* a 6.12 guest: memory_tier1 2-3, memory_tier4 0-1 */
+    {"qemu-hbm-6.12", true, "0:0-1/1 1:2-3/1 2:/0 3:/0"},
+    /* memory_tier4 0-1, memory_tier54 2 */
+    {"qemu-cxl-6.12", true, "0:0-1/0 1:2-3/0 2:/1"},
+    /* 6.1 leaves the CPU-less node in the DRAM tier: memory_tier4 0-2 */
+    {"qemu-cxl-6.1", true, "0:0-1/0 1:2-3/0 2:/0"},
+};
+
+START_TEST(test_live_tiers)
+{
+    char rel[64];
+    const char *root;
+    struct np_topology *topo;
+
+    snprintf(rel, sizeof(rel), "topology/%s", live_tier_cases[_i].root);
+    root = live_tier_cases[_i].captured ? np_test_root(live_tier_cases[_i].root)
+                                        : np_test_fixture(rel);
+    topo = load_root(root);
+    ck_assert_str_eq(describe(topo, false), live_tier_cases[_i].nodes);
+    for (unsigned i = 0; i < np_topology_node_count(topo); i++)
+        ck_assert_str_eq(np_tier_source_name(np_topology_node(topo, i)->tier_source), "kernel");
+    np_topology_free(topo);
+}
+END_TEST
+
+/*
+ * The same machines from hwloc's XML export (no /sys): the narrowest-node rule gives each node
+ * the CPUs its kernel listed, and the subtypes or MemoryTier the export carries give the tiers.
+ * Where an export carries neither, the distance ranks them (the 6.12 guest's: its kernel put
+ * the HBM nodes first, which SLIT distances cannot tell).
+ */
+static const struct {
+    const char *xml, *nodes;
+    enum np_tier_source source;
+} xml_tier_cases[] = {
+    {"topology/tiered.xml", "0:0-1/dram/1 1:2-3/dram/1 2:4-5/hbm/0 3:/dram/1", NP_TIER_SUBTYPE},
+    {"topology/hbm-only.xml", "0:0-1/hbm/0 1:2-3/hbm/0", NP_TIER_SUBTYPE},
+    {"topology/two-level.xml", "0:0-1/dram/0 1:2-3/dram/0 2:/dram/0 3:4-5/dram/0", NP_TIER_HWLOC},
+    {"topology/cxl.xml", "0:0-1/dram/0 1:2-3/dram/0 2:/cxl/1", NP_TIER_SUBTYPE},
+    {"topology/gpu.xml", "0:0-3/dram/0 1:/gpu/1", NP_TIER_SUBTYPE},
+    {"topology/cpuless.xml", "0:0-7/dram/0 1:8-15/dram/0 2:/cxl/1", NP_TIER_SUBTYPE},
+    {"topology/sandman.xml", "0:0-15/dram/0 1:16-31/dram/0 2:32-47/dram/0 3:48-63/dram/0",
+     NP_TIER_DISTANCE},
+    {"../roots/qemu-hbm-6.12/topology.xml", "0:0-1/dram/0 1:2-3/dram/0 2:/dram/1 3:/dram/1",
+     NP_TIER_DISTANCE},
+    {"../roots/qemu-cxl-6.12/topology.xml", "0:0-1/dram/0 1:2-3/dram/0 2:/dram/1",
+     NP_TIER_DISTANCE},
+};
+
+START_TEST(test_xml_tiers)
+{
+    struct np_topology *topo = NULL;
+    struct np_err err = {0};
+    const char *xml = np_test_fixture(xml_tier_cases[_i].xml);
+    enum np_tier_source source;
+    char cpus[512];
+
+    ck_assert_msg(np_topology_load(&topo, NP_TOPOLOGY_XML, xml, &err) == 0, "%s", err.msg);
+    snprintf(cpus, sizeof(cpus), "%s", cpus_only(describe(topo, true)));
+    ck_assert_str_eq(cpus, cpus_only(xml_tier_cases[_i].nodes));
+    source = np_topology_node(topo, 0)->tier_source;
+    /* hwloc 2.10 and later may type and rank an export's nodes itself (MemoryTier, from the
+     * bandwidths an export of a real machine carries): then only the CPUs are this rule's. */
+    if (source == NP_TIER_HWLOC && xml_tier_cases[_i].source != NP_TIER_HWLOC &&
+        hwloc_get_api_version() >= 0x20a00) {
+        fprintf(stderr, "SKIPPED the tiers of %s: this hwloc ranked them itself\n", xml);
+    } else {
+        ck_assert_str_eq(describe(topo, true), xml_tier_cases[_i].nodes);
+        ck_assert_int_eq(source, xml_tier_cases[_i].source);
+    }
+    np_topology_free(topo);
+}
+END_TEST
+
+/* What the CPUs of the two-level and tiered machines are local to, live and from XML alike. */
+static const struct {
+    const char *fixture, *cpus, *nodes;
+} tier_local_cases[] = {
+    {"two-level", "0", "0"}, /* the cluster's own node, not the package's node 2 */
+    {"two-level", "0-3", "0-1"}, {"two-level", "4", "3"},
+    {"tiered", "4-5", "2"},   /* the HBM node that owns CPUs */
+    {"tiered", "0-5", "0-2"}, /* never the memory-only node 3 */
+    {"gpu", "0-3", "0"},
+};
+
+START_TEST(test_tier_local)
+{
+    char rel[64];
+    hwloc_bitmap_t cpus = np_test_set(tier_local_cases[_i].cpus), nodes = hwloc_bitmap_alloc();
+    struct np_topology *topo;
+
+    snprintf(rel, sizeof(rel), "topology/%s", tier_local_cases[_i].fixture);
+    topo = load_root(np_test_fixture(rel));
+    np_topology_cpus_to_nodes(topo, cpus, nodes);
+    ck_assert_str_eq(np_test_list(nodes), tier_local_cases[_i].nodes);
+    np_topology_free(topo);
+    topo = load(tier_local_cases[_i].fixture);
+    np_topology_cpus_to_nodes(topo, cpus, nodes);
+    ck_assert_str_eq(np_test_list(nodes), tier_local_cases[_i].nodes);
+    np_topology_free(topo);
+    hwloc_bitmap_free(cpus);
+    hwloc_bitmap_free(nodes);
+}
+END_TEST
+
+/* GPU memory is never among the memory nodes, CPU-less ones included or not. */
+START_TEST(test_gpu_memory_left_out)
+{
+    struct np_topology *topo = load("gpu");
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+
+    ck_assert_int_eq(np_topology_memory_nodes(topo, true, set), 1);
+    ck_assert_str_eq(np_test_list(set), "0");
+    ck_assert_str_eq(np_memory_kind_name(NP_MEMORY_KIND_COUNT), "unknown");
+    ck_assert_str_eq(np_tier_source_name(NP_TIER_SOURCE_COUNT), "unknown");
+    hwloc_bitmap_free(set);
+    np_topology_free(topo);
+}
+END_TEST
+
 /* Roots that are not Linux trees fail, naming the root, instead of describing this machine. */
 static const struct {
     const char *make; /* "missing", "empty", "file", "bare" (an empty sys/devices/system/cpu) */
@@ -461,6 +645,12 @@ int main(void)
     tcase_add_test(tc, test_environment_untouched);
     tcase_add_loop_test(tc, test_fsroot_errors, 0,
                         sizeof(fsroot_error_cases) / sizeof(fsroot_error_cases[0]));
+    tcase_add_loop_test(tc, test_live_tiers, 0,
+                        sizeof(live_tier_cases) / sizeof(live_tier_cases[0]));
+    tcase_add_loop_test(tc, test_xml_tiers, 0, sizeof(xml_tier_cases) / sizeof(xml_tier_cases[0]));
+    tcase_add_loop_test(tc, test_tier_local, 0,
+                        sizeof(tier_local_cases) / sizeof(tier_local_cases[0]));
+    tcase_add_test(tc, test_gpu_memory_left_out);
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

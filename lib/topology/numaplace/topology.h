@@ -32,14 +32,44 @@ enum np_topology_source_kind {
 
 struct np_topology;
 
+/** What a node's memory is, from hwloc's subtype; one it does not type is DRAM. */
+enum np_memory_kind {
+    NP_MEMORY_DRAM,
+    NP_MEMORY_HBM, /**< also SPM (memory the firmware set apart) and KNL's MCDRAM */
+    NP_MEMORY_CXL, /**< CXL-DRAM */
+    NP_MEMORY_NVM, /**< NVM and CXL-NVM */
+    NP_MEMORY_GPU, /**< a GPU's memory: no policy chooses it unless it asks for it by kind */
+    NP_MEMORY_KIND_COUNT
+};
+
+/** Where the tiers of a topology come from, the first one that ranks every node with memory. */
+enum np_tier_source {
+    NP_TIER_KERNEL,   /**< the kernel's memory_tiering/memory_tierN (live topologies) */
+    NP_TIER_HWLOC,    /**< hwloc's MemoryTier info (hwloc >= 2.10) */
+    NP_TIER_SUBTYPE,  /**< the kinds: hbm, dram, cxl, nvm, gpu (when not all are DRAM) */
+    NP_TIER_DISTANCE, /**< the distance from the nearest node with CPUs (one tier without) */
+    NP_TIER_SOURCE_COUNT
+};
+
 /** One NUMA node. Borrowed from its topology. */
 struct np_numa_node {
-    unsigned os_index;         /**< node number as the kernel knows it */
-    hwloc_const_cpuset_t cpus; /**< online CPUs local to the node; empty for a CPU-less node */
-    uint64_t memory_bytes;     /**< local memory; 0 for a memory-less node */
-    bool cpuless;              /**< memory without CPUs (HBM, CXL, NVDIMM): opt-in only */
-    const char *subtype;       /**< hwloc's memory subtype ("HBM", "NVM", ...) or NULL */
+    unsigned os_index; /**< node number as the kernel knows it */
+    /** online CPUs of the node, as the kernel's nodeN/cpulist lists them; empty for a CPU-less
+     *  node. A topology without /sys (XML, synthetic) gives each CPU to the narrowest node whose
+     *  hwloc cpuset covers it, the lowest OS index among equals (docs/placement.md). */
+    hwloc_const_cpuset_t cpus;
+    uint64_t memory_bytes;           /**< local memory; 0 for a memory-less node */
+    bool cpuless;                    /**< memory without CPUs (HBM, CXL, NVDIMM): opt-in only */
+    const char *subtype;             /**< hwloc's memory subtype ("HBM", "NVM", ...) or NULL */
+    enum np_memory_kind kind;        /**< from subtype */
+    unsigned tier;                   /**< 0 = fastest; the tiers of a topology are 0..n-1 */
+    enum np_tier_source tier_source; /**< where tier comes from, one for the whole topology */
 };
+
+/** "dram", "hbm", "cxl", "nvm", "gpu"; "unknown" past the end. Borrowed, static. */
+NP_API const char *np_memory_kind_name(enum np_memory_kind kind);
+/** "kernel", "hwloc", "subtype", "distance"; "unknown" past the end. Borrowed, static. */
+NP_API const char *np_tier_source_name(enum np_tier_source source);
 
 /**
  * Load a topology.
@@ -93,7 +123,8 @@ NP_API int np_affinity_set(pid_t pid, hwloc_const_bitmap_t cpus);
 NP_API hwloc_const_cpuset_t np_topology_cpus(const struct np_topology *topo);
 
 /**
- * The NUMA nodes local to the CPUs in @p cpus (CPU-less nodes are never local to a CPU).
+ * The NUMA nodes local to the CPUs in @p cpus: those whose cpus hold one of them (CPU-less nodes
+ * are never local to a CPU, GPU memory never chosen).
  * @param nodes  caller-allocated bitmap, overwritten with OS node indexes
  * @return the number of nodes (0 when @p cpus holds no known CPU), or a negative errno
  */
@@ -102,7 +133,7 @@ NP_API int np_topology_cpus_to_nodes(const struct np_topology *topo, hwloc_const
 
 /**
  * Nodes that have memory. With @p include_cpuless false, CPU-less memory nodes are left out
- * (the default for every policy: HBM/CXL memory is opt-in).
+ * (the default for every policy: HBM/CXL memory is opt-in). GPU memory is never among them.
  * @param nodes caller-allocated bitmap, overwritten
  * @return the number of nodes
  */

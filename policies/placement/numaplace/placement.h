@@ -50,8 +50,8 @@ NP_API void np_placement_fini(struct np_placement *placement);
  * policy wants and the allowed nodes do not meet, the result is NP_MODE_DEFAULT with the
  * reason saying so. CPU-less memory nodes are never local to a CPU, so local, local-strict and
  * interleave (the nodes of the CPUs) never use them; include_cpuless adds them to
- * interleave-all only. Nodes without memory are never chosen. Policy auto is first resolved
- * by np_auto_choose; the reason then starts with its line.
+ * interleave-all only. Nodes without memory, or of GPU memory, are never chosen. Policy auto is
+ * first resolved by np_auto_choose; the reason then starts with its line.
  * @return 0, or -EINVAL (NULL arguments), -ENOMEM
  */
 NP_API int np_place(const struct np_topology *topo, const struct np_place_input *input,
