@@ -127,7 +127,6 @@ struct np_registry {
     unsigned long journal_lines;   /**< lines appended since start */
     unsigned long lines_at_submit; /**< journal_lines when the save in flight was serialised */
     size_t bytes_at_submit;        /**< journal_bytes then: the lines the snapshot holds */
-    int journal_fd; /**< registry.journal, open for appends until it is replaced; else -1 */
 };
 
 /** A connected client of the socket. */
@@ -336,10 +335,6 @@ void registry_init(struct np_registry *r);
 
 /** Free every job and the index; accepts an empty registry. */
 void registry_fini(struct np_registry *r);
-
-/** registry.journal is renamed over, unlinked or moved (a reload's new state_dir): the next
- *  append opens it afresh. */
-void registry_journal_close(struct np_registry *r);
 
 /** The step, or NULL. Borrowed. */
 struct np_daemon_job *registry_find(const struct np_registry *r, uint32_t job_id, uint32_t step_id);

@@ -132,7 +132,6 @@ int config_reload(struct np_daemon *d)
     log_open(d);
     np_daemon_mkdir_p(d->cfg.spool_dir, 0755);
     np_daemon_mkdir_p(d->cfg.state_dir, 0700);
-    registry_journal_close(&d->registry); /* state_dir may have moved */
     trace_open(d);
     sampling_probe_perf(d);
     uncore_bw_reload(d, perf_before);

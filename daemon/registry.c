@@ -136,14 +136,6 @@ static unsigned lower_bound(const struct np_registry *r, uint32_t job_id, uint32
 void registry_init(struct np_registry *r)
 {
     memset(r, 0, sizeof(*r));
-    r->journal_fd = -1;
-}
-
-void registry_journal_close(struct np_registry *r)
-{
-    if (r->journal_fd >= 0)
-        close(r->journal_fd);
-    r->journal_fd = -1;
 }
 
 void registry_fini(struct np_registry *r)
@@ -151,9 +143,7 @@ void registry_fini(struct np_registry *r)
     for (unsigned i = 0; i < r->count; i++)
         job_free(r->jobs[i]);
     free(r->jobs);
-    registry_journal_close(r);
     memset(r, 0, sizeof(*r));
-    r->journal_fd = -1;
 }
 
 struct np_daemon_job *registry_find(const struct np_registry *r, uint32_t job_id, uint32_t step_id)
@@ -257,7 +247,7 @@ static void journal_append(struct np_daemon *d, json_t *line)
 {
     struct np_err err = {0};
     char *body, *text = NULL;
-    int dirfd, fd = d->registry.journal_fd;
+    int dirfd, fd = -1;
 
     /* A step's entry is a few hundred bytes: the estimate need not be exact. */
     compact_if_due(d, 512);
@@ -269,21 +259,22 @@ static void journal_append(struct np_daemon *d, json_t *line)
     if (body && asprintf(&text, "\n%s", body) < 0)
         text = NULL;
     free(body);
-    /* Kept open from one append to the next (a step's launch journals a line a task). */
-    if (text && fd < 0 && (dirfd = safe_dir_open(d->cfg.state_dir, &err)) >= 0) {
-        fd = d->registry.journal_fd =
-            openat(dirfd, REGISTRY_JOURNAL_NAME,
-                   O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    dirfd = text ? safe_dir_open(d->cfg.state_dir, &err) : -ENOMEM;
+
+    if (dirfd >= 0) {
+        fd = openat(dirfd, REGISTRY_JOURNAL_NAME,
+                    O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         close(dirfd);
     }
     d->registry.journal_lines++; /* tried: a save in flight must not drop the journal */
-    if (fd >= 0 && text) {
+    if (fd >= 0) {
         /* One write of a whole line: a kill -9 leaves it whole or absent. No fsync: a power loss
          * loses at most the requests since the last tick's snapshot, which is flushed. A failed
          * write is not logged here: the tick's snapshot fails too and says so, once a minute. */
         const ssize_t n = write(fd, text, strlen(text) + 1);
         if (n > 0)
             d->registry.journal_bytes += (size_t)n;
+        close(fd);
     }
     free(text);
     json_decref(line);
@@ -357,7 +348,6 @@ static void journal_keep_tail(struct np_daemon *d, size_t held)
     if (in >= 0)
         out = np_file_temp_at(dirfd, REGISTRY_JOURNAL_NAME, 0600, tmp, sizeof(tmp));
     ok = out >= 0 && copy_from(in, held, out, &kept);
-    registry_journal_close(&d->registry);
     if (out >= 0 && close(out) == 0 && ok &&
         renameat(dirfd, tmp, dirfd, REGISTRY_JOURNAL_NAME) == 0)
         d->registry.journal_bytes = kept;
@@ -392,7 +382,6 @@ static void save_outcome(struct np_daemon *d, int rc, const struct np_err *err, 
      * appended while the writer had it follow it too: only they are kept. */
     if (journal_in_it) {
         const int dirfd = safe_dir_open(d->cfg.state_dir, NULL);
-        registry_journal_close(r);
         if (dirfd >= 0) {
             unlinkat(dirfd, REGISTRY_JOURNAL_NAME, 0);
             close(dirfd);

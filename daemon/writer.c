@@ -12,8 +12,6 @@
 
 #include "safe_file.h"
 
-enum { WRITER_NICE = 10 };
-
 /* A first-in first-out list. */
 struct job_list {
     struct writer_job *first, *last;
@@ -87,12 +85,7 @@ struct writer_job *writer_job_new(const char *dir, const char *name, char *data,
 static void *writer_main(void *arg)
 {
     struct writer *w = arg;
-    /* Reports and snapshots can wait; the steps launching beside them cannot. Linux's nice value
-     * is the calling thread's, so this one alone yields (nice, not SCHED_IDLE: a node busy with
-     * jobs must still get its reports written). Raising it is always allowed. */
-    const int niced = nice(WRITER_NICE);
 
-    (void)niced;
     pthread_mutex_lock(&w->lock);
     for (;;) {
         struct writer_job *job = list_pop(&w->queued);
