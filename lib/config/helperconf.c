@@ -401,6 +401,7 @@ static int set_metrics(struct np_helper_config *cfg, const char *key, const char
 {
     struct np_metrics_config *mc = &cfg->metrics;
     struct np_metrics_config next = *mc;
+    bool users = strcmp(key, "metrics_users") == 0;
     char bad[128] = "";
     int rc;
 
@@ -411,35 +412,26 @@ static int set_metrics(struct np_helper_config *cfg, const char *key, const char
             *mc = next;
         return rc;
     }
-    if (strcmp(key, "metrics_users") == 0) {
-        next.nuids = 0;
-        rc = each_item(value, bad, sizeof(bad), add_user, &next);
-        if (rc == -E2BIG)
-            return np_err_set(err, -EINVAL, "metrics_users: at most %d users",
-                              NP_METRICS_MAX_USERS);
-        if (rc < 0)
-            return np_err_set(err, -EINVAL,
-                              "metrics_users=\"%s\": %s\"%s\"; accepted: user names of this node "
-                              "or uids, comma-separated (root may always read)",
-                              value, rc == -ENOENT ? "no such user " : "bad uid ", bad);
-        *mc = next;
-        return 0;
-    }
-    if (strcmp(key, "metrics_allow") == 0) {
-        next.nnets = 0;
-        rc = each_item(value, bad, sizeof(bad), add_net, &next);
-        if (rc == -E2BIG)
-            return np_err_set(err, -EINVAL, "metrics_allow: at most %d networks",
-                              NP_METRICS_MAX_NETS);
-        if (rc < 0)
-            return np_err_set(err, -EINVAL,
-                              "metrics_allow=\"%s\": \"%s\" is not a network; accepted: CIDRs "
-                              "like 10.1.0.0/16 or fd00::/8 (or one address), comma-separated",
-                              value, bad);
-        *mc = next;
-        return 0;
-    }
-    return np_err_set(err, -EINVAL, "\"%s\" is not a metrics key", key);
+    if (!users && strcmp(key, "metrics_allow") != 0)
+        return np_err_set(err, -EINVAL, "\"%s\" is not a metrics key", key);
+    *(users ? &next.nuids : &next.nnets) = 0; /* the list is replaced, not added to */
+    rc = each_item(value, bad, sizeof(bad), users ? add_user : add_net, &next);
+    if (rc == -E2BIG)
+        return np_err_set(err, -EINVAL, "%s: at most %d %s", key,
+                          users ? NP_METRICS_MAX_USERS : NP_METRICS_MAX_NETS,
+                          users ? "users" : "networks");
+    if (rc < 0 && users)
+        return np_err_set(err, -EINVAL,
+                          "metrics_users=\"%s\": %s\"%s\"; accepted: user names of this node "
+                          "or uids, comma-separated (root may always read)",
+                          value, rc == -ENOENT ? "no such user " : "bad uid ", bad);
+    if (rc < 0)
+        return np_err_set(err, -EINVAL,
+                          "metrics_allow=\"%s\": \"%s\" is not a network; accepted: CIDRs "
+                          "like 10.1.0.0/16 or fd00::/8 (or one address), comma-separated",
+                          value, bad);
+    *mc = next;
+    return 0;
 }
 
 /* How a key's value is read: into the field at its offset, or by its own setter. */

@@ -5,8 +5,10 @@
 
 #include "summary_priv.h"
 
-int np_summary_step_predict(const json_t *st, const struct np_sens_model *model, double *slowdown,
-                            struct np_err *err)
+/* A step's predicted remote-memory slowdown from its cpi and llc_mpki. @return 0, or -ENODATA
+ * with @p err "unavailable: ..." naming why (counters unavailable, an older summary, no model) */
+static int step_predict(const json_t *st, const struct np_sens_model *model, double *slowdown,
+                        struct np_err *err)
 {
     struct np_sens_inputs in = {NAN, NAN, NAN, NAN, NULL};
 
@@ -42,7 +44,7 @@ void np_summary_predict(const json_t *s, const struct np_sens_model *model,
             if (jnum(st, "duration_s", 0) < NP_ADVICE_SENSITIVITY_MIN_S)
                 continue;
             any_step = true;
-            if (np_summary_step_predict(st, model, &x, &err) < 0) {
+            if (step_predict(st, model, &x, &err) < 0) {
                 if (!out->why[0])
                     snprintf(out->why, sizeof(out->why), "%s", err.msg);
                 continue;
@@ -242,7 +244,7 @@ static void judge_steps(struct rules *r, const char *name, const json_t *n,
         const bool high = sens && strcmp(sens, "high") == 0;
         double x;
         if (jnum(st, "duration_s", 0) < NP_ADVICE_SENSITIVITY_MIN_S ||
-            np_summary_step_predict(st, model, &x, NULL) < 0)
+            step_predict(st, model, &x, NULL) < 0)
             continue;
         if (np_sensitivity_is_sensitive(model, x) && !high)
             hit(&r->sensitive, "%s step %s: %.1fx, LLC MPKI %.1f, CPI %.2f", name,

@@ -287,12 +287,18 @@ elif [ -z "$guest_script" ] || [ ! -e "$top/$guest_script" ]; then
   say "!!!! NOT RUN on $suite: no guest suite for $arch (${guest_script:-none}) !!!!"
 elif ! command -v "$guest_qemu" >/dev/null; then
   say "!!!! NOT RUN on $suite: the guest ($guest_qemu is not installed) !!!!"
-elif env "${guest_env[@]}" bash "$top/$guest_script"; then
-  say "PASS the guest suite $guest_script with the $suite root"
-  passed=$((passed + 1))
 else
-  say "FAIL the guest suite $guest_script with the $suite root"
-  failed=$((failed + 1))
+  # Its output kept too: a guest that failed outside a case says why only in its last lines.
+  guest_rc=0
+  env "${guest_env[@]}" bash "$top/$guest_script" 2>&1 | tee "$work/guest.log" || guest_rc=${PIPESTATUS[0]}
+  if [ "$guest_rc" = 0 ]; then
+    say "PASS the guest suite $guest_script with the $suite root"
+    passed=$((passed + 1))
+  else
+    say "FAIL the guest suite $guest_script with the $suite root (exit $guest_rc); its last lines:"
+    grep -v '^  ok ' "$work/guest.log" | tail -8 | sed 's/^/    /'
+    failed=$((failed + 1))
+  fi
 fi
 if [ -n "$slow_pid" ]; then
   wait "$slow_pid" || true

@@ -182,15 +182,6 @@ NP_API json_t *np_summary_advice(const json_t *summary);
  *  when @p model (borrowed, may be NULL: those rules stay silent) is given. */
 NP_API json_t *np_summary_advice_with(const json_t *summary, const struct np_sens_model *model);
 
-/**
- * A step's (`nodes.NAME.steps[]`, borrowed) predicted remote-memory slowdown from its cpi and
- * llc_mpki (docs/sensitivity.md).
- * @return 0 with *@p slowdown, or -ENODATA with @p err "unavailable: ..." naming why (the
- *         step's counters_unavailable, a summary from before steps carried counters, no model)
- */
-NP_API int np_summary_step_predict(const json_t *step, const struct np_sens_model *model,
-                                   double *slowdown, struct np_err *err);
-
 /** A job's predicted sensitivity: its most sensitive step that ran long enough. */
 struct np_summary_prediction {
     bool available;
