@@ -322,6 +322,7 @@ static int task_init(spank_t sp, const struct numaplace_step_settings *settings)
         in.mems_allowed = allowed;
     in.include_cpuless = plugin->site->include_cpuless;
     in.have_preferred_many = have_preferred_many;
+    in.fast_tier_refused = plugin->site->fast_tier_high_only && sens != NP_SENSITIVITY_HIGH;
 
     if (in.policy == NP_POLICY_AUTO) {
         auto_facts(&facts, sens, downgraded);

@@ -15,7 +15,7 @@
 #include "numaplace/siteconf.h"
 
 /* Bumped whenever this file changes: a module from another build is refused, not misread. */
-#define NUMAPLACE_TASK_ABI        2
+#define NUMAPLACE_TASK_ABI        3
 #define NUMAPLACE_TASK_MODULE     "numaplace_task.so"
 #define NUMAPLACE_TASK_OPS_SYMBOL "numaplace_task_ops"
 

@@ -133,8 +133,8 @@ static int replace_string(char **slot, const char *value)
 
 #define KEYS                                                                                       \
     "default_policy, allowed_policies, default_sensitivity, high_users, high_groups, "             \
-    "high_unauthorized, topology_xml, cpuless_nodes, on_error, verbose, helper_socket, "           \
-    "helper_timeout_ms"
+    "high_unauthorized, topology_xml, cpuless_nodes, fast_tier, on_error, verbose, "               \
+    "helper_socket, helper_timeout_ms"
 
 /* Apply one key=value. Returns 0, -ENOMEM, or -EINVAL having logged why. */
 static int apply_one(struct np_site_config *cfg, const char *arg, const struct np_log *log)
@@ -211,6 +211,11 @@ static int apply_one(struct np_site_config *cfg, const char *arg, const struct n
     } else if (strcmp(key, "cpuless_nodes") == 0) {
         if (parse_bool(value, "include", "exclude", &cfg->include_cpuless) < 0) {
             accepted = "include, exclude";
+            goto bad_value;
+        }
+    } else if (strcmp(key, "fast_tier") == 0) {
+        if (parse_bool(value, "high", "all", &cfg->fast_tier_high_only) < 0) {
+            accepted = "all, high";
             goto bad_value;
         }
     } else if (strcmp(key, "on_error") == 0) {

@@ -124,6 +124,8 @@ static const char *const policy_names[NP_POLICY_COUNT] = {
     [NP_POLICY_INTERLEAVE] = "interleave",
     [NP_POLICY_INTERLEAVE_ALL] = "interleave-all",
     [NP_POLICY_AUTO] = "auto",
+    [NP_POLICY_FAST_TIER] = "fast-tier",
+    [NP_POLICY_FAST_TIER_STRICT] = "fast-tier-strict",
 };
 
 static const char *const policy_help[NP_POLICY_COUNT] = {
@@ -136,6 +138,10 @@ static const char *const policy_help[NP_POLICY_COUNT] = {
     [NP_POLICY_INTERLEAVE_ALL] = "interleave pages over every memory node the job may use",
     [NP_POLICY_AUTO] = ("choose one of the above per task from its sensitivity, its CPUs' nodes "
                         "and the nodes' memory traffic"),
+    [NP_POLICY_FAST_TIER] = ("prefer the fast memory (HBM) nearest the task's CPUs; other nodes "
+                             "when it is full; local where the node has none"),
+    [NP_POLICY_FAST_TIER_STRICT] = ("bind memory to the fast memory nearest the task's CPUs; "
+                                    "local-strict where the node has none"),
 };
 
 static const struct np_name_table policies = {"NUMA policy", policy_names, NP_POLICY_COUNT, NULL};

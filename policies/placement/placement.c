@@ -106,6 +106,100 @@ static int place_auto(const struct np_topology *topo, const struct np_place_inpu
     return 0;
 }
 
+/* Faster than the task's own nodes (of best tier @p tier): typed HBM, or in a faster tier. */
+static bool is_fast(const struct np_numa_node *node, unsigned tier, hwloc_const_nodeset_t allowed)
+{
+    return node->memory_bytes && node->kind != NP_MEMORY_GPU &&
+           (node->kind == NP_MEMORY_HBM || node->tier < tier) &&
+           (!allowed || hwloc_bitmap_isset(allowed, node->os_index));
+}
+
+/* For each of @p local, the fast nodes @p allowed at the smallest distance from it, into @p out. */
+static void nearest_fast_nodes(const struct np_topology *topo, hwloc_const_nodeset_t local,
+                               hwloc_const_nodeset_t allowed, hwloc_nodeset_t out)
+{
+    const unsigned count = np_topology_node_count(topo);
+    unsigned tier = UINT32_MAX;
+    int l;
+
+    hwloc_bitmap_zero(out);
+    hwloc_bitmap_foreach_begin(l, local)
+    {
+        const unsigned t = np_topology_node_by_os_index(topo, (unsigned)l)->tier;
+        tier = t < tier ? t : tier;
+    }
+    hwloc_bitmap_foreach_end();
+    hwloc_bitmap_foreach_begin(l, local)
+    {
+        int best = INT32_MAX;
+        for (int pass = 0; pass < 2; pass++)
+            for (unsigned i = 0; i < count; i++) {
+                const struct np_numa_node *node = np_topology_node(topo, i);
+                /* No distances (-ENOENT): every fast node is as near as the others. */
+                const int d = np_topology_distance(topo, (unsigned)l, node->os_index);
+                if (!is_fast(node, tier, allowed))
+                    continue;
+                if (pass == 0 && d < best)
+                    best = d;
+                else if (pass == 1 && d == best)
+                    hwloc_bitmap_set(out, node->os_index);
+            }
+    }
+    hwloc_bitmap_foreach_end();
+}
+
+/* fast-tier, fast-tier-strict: the nearest fast nodes, or local (local-strict) without them. */
+static int place_fast_tier(const struct np_topology *topo, const struct np_place_input *in,
+                           struct np_placement *out)
+{
+    const bool strict = in->policy == NP_POLICY_FAST_TIER_STRICT;
+    const char *name = np_policy_name(in->policy);
+    struct np_place_input local = *in;
+    hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+    char cpus[96], from[96], fast[96], placed[sizeof(out->reason)];
+    int rc = 0, from_count;
+
+    if (!nodes)
+        return -ENOMEM;
+    if (in->task_cpus)
+        np_topology_cpus_to_nodes(topo, in->task_cpus, nodes);
+    list(from, sizeof(from), nodes);
+    from_count = hwloc_bitmap_weight(nodes);
+    nearest_fast_nodes(topo, nodes, in->mems_allowed, out->nodes);
+    if (!hwloc_bitmap_iszero(out->nodes) && !strict && !in->have_preferred_many &&
+        hwloc_bitmap_weight(out->nodes) > 1) {
+        /* One node only: the fast node nearest the node that holds most of the CPUs. */
+        hwloc_bitmap_only(nodes, busiest_node(topo, nodes, in->task_cpus));
+        nearest_fast_nodes(topo, nodes, in->mems_allowed, out->nodes);
+        hwloc_bitmap_only(out->nodes, (unsigned)hwloc_bitmap_first(out->nodes));
+    }
+    hwloc_bitmap_free(nodes);
+    list(cpus, sizeof(cpus), in->task_cpus ? in->task_cpus : out->nodes);
+    list(fast, sizeof(fast), out->nodes);
+    if (in->fast_tier_refused || hwloc_bitmap_iszero(out->nodes)) {
+        local.policy = strict ? NP_POLICY_LOCAL_STRICT : NP_POLICY_LOCAL;
+        if ((rc = np_place(topo, &local, out)) < 0)
+            return rc;
+        snprintf(placed, sizeof(placed), "%s", out->reason);
+        snprintf(out->reason, sizeof(out->reason), "%s: %s: %s instead; %.300s", name,
+                 in->fast_tier_refused
+                     ? "the site keeps the fast tier for high jobs (fast_tier=high)"
+                     : "no faster memory than the task's node(s) it may use",
+                 np_policy_name(local.policy), placed);
+        out->policy = in->policy;
+        return 0;
+    }
+    out->mode = strict                                ? NP_MODE_BIND
+                : hwloc_bitmap_weight(out->nodes) > 1 ? NP_MODE_PREFERRED_MANY
+                                                      : NP_MODE_PREFERRED;
+    snprintf(out->reason, sizeof(out->reason),
+             "%s: %s node%s %s, the fast memory nearest node%s %s of CPUs %s%s", name,
+             strict ? "bound to" : "preferred", hwloc_bitmap_weight(out->nodes) > 1 ? "s" : "",
+             fast, from_count > 1 ? "s" : "", from, cpus,
+             strict ? "" : "; other nodes when it is full");
+    return 0;
+}
+
 int np_place(const struct np_topology *topo, const struct np_place_input *in,
              struct np_placement *out)
 {
@@ -123,6 +217,8 @@ int np_place(const struct np_topology *topo, const struct np_place_input *in,
     memset(&out->auto_choice, 0, sizeof(out->auto_choice));
     if (in->policy == NP_POLICY_AUTO)
         return place_auto(topo, in, out);
+    if (in->policy == NP_POLICY_FAST_TIER || in->policy == NP_POLICY_FAST_TIER_STRICT)
+        return place_fast_tier(topo, in, out);
     name = np_policy_name(in->policy);
     if (in->policy == NP_POLICY_NONE) {
         snprintf(out->reason, sizeof(out->reason),
@@ -154,6 +250,8 @@ int np_place(const struct np_topology *topo, const struct np_place_input *in,
         break;
     case NP_POLICY_NONE:
     case NP_POLICY_AUTO:
+    case NP_POLICY_FAST_TIER:
+    case NP_POLICY_FAST_TIER_STRICT:
         break;
     }
     /* Nodes without memory cannot take pages. */
@@ -224,6 +322,8 @@ int np_place(const struct np_topology *topo, const struct np_place_input *in,
         break;
     case NP_POLICY_NONE:
     case NP_POLICY_AUTO:
+    case NP_POLICY_FAST_TIER:
+    case NP_POLICY_FAST_TIER_STRICT:
         break;
     }
 done:

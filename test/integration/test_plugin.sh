@@ -134,7 +134,15 @@ np_end_case
 np_case "--numa-policy=help lists the choices and exits 0"
 np_run srun -n1 --numa-policy=help true
 np_expect_rc 0
-for p in none local local-strict interleave interleave-all auto; do np_expect_match "^  $p +"; done
+for p in none local local-strict interleave interleave-all auto fast-tier fast-tier-strict; do np_expect_match "^  $p +"; done
+np_end_case
+
+# This node has one kind of memory: fast-tier finds nothing faster and is local, saying why.
+np_case "srun --numa-policy=verbose,fast-tier on a node without faster memory: local, with the reason"
+np_run srun -n1 --numa-policy=verbose,fast-tier "$NP_PROBE"
+np_expect_rc 0
+np_expect_match "^numaplace: task 0 on [^ ]+: policy=fast-tier mode=preferred nodes=[0-9]+ .*\(fast-tier: no faster memory than the task's node\(s\) it may use: local instead; local: preferred node"
+np_expect_match "env_policy=local .*env_reason=fast-tier: no faster memory"
 np_end_case
 
 # No numaplaced answers here (the default socket has no helper behind it): auto's static choice,

@@ -7,7 +7,7 @@
 #include "numaplace/mempolicy.h"
 
 static const struct {
-    const char *fixture;
+    const char *fixture; /* topology/NAME.xml, or "root:NAME": test/fixtures/roots/NAME read live */
     enum np_policy policy;
     const char *task, *step, *allowed; /* lists; NULL step/allowed = not given */
     bool include_cpuless, preferred_many;
@@ -106,6 +106,45 @@ static const struct {
      "preferred node 0"},
     {"gpu", NP_POLICY_AUTO, "0-3", "0-3", NULL, true, true, NP_MODE_PREFERRED, "0",
      "preferred node 0"},
+    /* fast-tier: for each node of the CPUs the nearest faster memory; local where there is none
+     * (or none allowed). flat: Xeon Max's flat mode, HBM nodes 2 and 3 beside DDR nodes 0, 1 */
+    {"flat", NP_POLICY_FAST_TIER, "0-1", NULL, NULL, false, true, NP_MODE_PREFERRED, "2",
+     "fast-tier: preferred node 2, the fast memory nearest node 0 of CPUs 0-1; other nodes"},
+    {"flat", NP_POLICY_FAST_TIER, "1-2", NULL, NULL, false, true, NP_MODE_PREFERRED_MANY, "2-3",
+     "preferred nodes 2-3, the fast memory nearest nodes 0-1 of CPUs 1-2"},
+    {"flat", NP_POLICY_FAST_TIER, "1-3", NULL, NULL, false, false, NP_MODE_PREFERRED, "3",
+     "preferred node 3"}, /* no PREFERRED_MANY: nearest the node holding most of the CPUs */
+    {"flat", NP_POLICY_FAST_TIER_STRICT, "0-3", NULL, NULL, false, true, NP_MODE_BIND, "2-3",
+     "fast-tier-strict: bound to nodes 2-3"},
+    {"flat", NP_POLICY_FAST_TIER_STRICT, "0-1", NULL, "0-1,3", false, true, NP_MODE_BIND, "3",
+     "bound to node 3"}, /* the near HBM not allowed: the allowed one */
+    {"flat", NP_POLICY_FAST_TIER, "0-1", NULL, "0-1", false, true, NP_MODE_PREFERRED, "0",
+     "fast-tier: no faster memory than the task's node(s) it may use: local instead; local: "
+     "preferred node 0"},
+    {"flat", NP_POLICY_FAST_TIER_STRICT, "2", NULL, "1", false, true, NP_MODE_BIND, "1",
+     "local-strict instead; local-strict: bound to node 1"},
+    {"flat", NP_POLICY_FAST_TIER, NULL, NULL, NULL, false, true, NP_MODE_DEFAULT, "",
+     "local instead; local: no memory node matches CPUs none"},
+    {"tiered", NP_POLICY_FAST_TIER, "0-1", NULL, NULL, false, true, NP_MODE_PREFERRED, "2",
+     "preferred node 2, the fast memory nearest node 0"}, /* the HBM node with CPUs */
+    {"tiered", NP_POLICY_FAST_TIER, "4-5", NULL, NULL, false, true, NP_MODE_PREFERRED, "2",
+     "nearest node 2 of CPUs 4-5"},
+    {"hbm-only", NP_POLICY_FAST_TIER_STRICT, "0", NULL, NULL, false, true, NP_MODE_BIND, "0",
+     "fast-tier-strict: bound to node 0"}, /* every node is HBM: its own */
+    {"cxl", NP_POLICY_FAST_TIER, "2-3", NULL, NULL, true, true, NP_MODE_PREFERRED, "1",
+     "no faster memory"}, /* CXL is slower, never fast */
+    {"gpu", NP_POLICY_FAST_TIER_STRICT, "0-3", NULL, NULL, true, true, NP_MODE_BIND, "0",
+     "local-strict instead"}, /* GPU memory is never chosen */
+    {"two-level", NP_POLICY_FAST_TIER, "0", NULL, NULL, true, true, NP_MODE_PREFERRED, "0",
+     "no faster memory"},
+    /* live: a 6.12 guest's kernel tiers (HMAT) put its memory-only nodes 2-3 first */
+    {"root:qemu-hbm-6.12", NP_POLICY_FAST_TIER, "0-1", NULL, NULL, false, true, NP_MODE_PREFERRED,
+     "2", "preferred node 2, the fast memory nearest node 0"},
+    {"root:qemu-hbm-6.12", NP_POLICY_FAST_TIER, "0-3", NULL, NULL, false, true,
+     NP_MODE_PREFERRED_MANY, "2-3", "preferred nodes 2-3"},
+    /* live, kernel 6.1: a CPU-less node in the DRAM tier, and hwloc 2.9 types nothing */
+    {"root:qemu-cxl-6.1", NP_POLICY_FAST_TIER, "0-1", NULL, NULL, false, true, NP_MODE_PREFERRED,
+     "0", "no faster memory"},
     /* other machines */
     {"snc", NP_POLICY_LOCAL, "6-9", NULL, NULL, false, true, NP_MODE_PREFERRED_MANY, "0-1",
      "preferred nodes 0-1"},
@@ -145,7 +184,14 @@ START_TEST(test_place)
     };
 
     snprintf(rel, sizeof(rel), "topology/%s.xml", cases[_i].fixture);
-    ck_assert_int_eq(np_topology_load(&topo, NP_TOPOLOGY_XML, np_test_fixture(rel), NULL), 0);
+    if (strncmp(cases[_i].fixture, "root:", 5) == 0) {
+        const char *root = np_test_root(cases[_i].fixture + 5);
+        setenv("HWLOC_FSROOT", root, 1);
+        ck_assert_int_eq(np_topology_load(&topo, NP_TOPOLOGY_LIVE, root, NULL), 0);
+        unsetenv("HWLOC_FSROOT");
+    } else {
+        ck_assert_int_eq(np_topology_load(&topo, NP_TOPOLOGY_XML, np_test_fixture(rel), NULL), 0);
+    }
     ck_assert_int_eq(np_placement_init(&out), 0);
     ck_assert_int_eq(np_place(topo, &in, &out), 0);
     ck_assert_msg(out.mode == cases[_i].mode, "mode %s, expected %s (%s)", np_mode_name(out.mode),
@@ -159,6 +205,38 @@ START_TEST(test_place)
     hwloc_bitmap_free(task);
     hwloc_bitmap_free(step);
     hwloc_bitmap_free(allowed);
+    np_topology_free(topo);
+}
+END_TEST
+
+/* fast_tier=high: a job that is not high gets local (local-strict), the reason says why. */
+START_TEST(test_fast_tier_refused)
+{
+    struct np_topology *topo = NULL;
+    struct np_placement out;
+    hwloc_bitmap_t task = np_test_set("0-1");
+    struct np_place_input in = {.policy = NP_POLICY_FAST_TIER_STRICT,
+                                .task_cpus = task,
+                                .have_preferred_many = true,
+                                .fast_tier_refused = true};
+
+    ck_assert_int_eq(
+        np_topology_load(&topo, NP_TOPOLOGY_XML, np_test_fixture("topology/flat.xml"), NULL), 0);
+    ck_assert_int_eq(np_placement_init(&out), 0);
+    ck_assert_int_eq(np_place(topo, &in, &out), 0);
+    ck_assert_int_eq(out.mode, NP_MODE_BIND);
+    ck_assert_str_eq(np_test_list(out.nodes), "0");
+    ck_assert_int_eq(out.policy, NP_POLICY_FAST_TIER_STRICT);
+    ck_assert_int_eq(out.chosen, NP_POLICY_LOCAL_STRICT);
+    ck_assert_pstr_eq(out.reason, "fast-tier-strict: the site keeps the fast tier for high jobs "
+                                  "(fast_tier=high): local-strict instead; local-strict: bound to "
+                                  "node 0 (CPUs 0-1)");
+    in.fast_tier_refused = false; /* the same job, allowed: the HBM node */
+    ck_assert_int_eq(np_place(topo, &in, &out), 0);
+    ck_assert_str_eq(np_test_list(out.nodes), "2");
+    ck_assert_int_eq(out.chosen, NP_POLICY_FAST_TIER_STRICT);
+    np_placement_fini(&out);
+    hwloc_bitmap_free(task);
     np_topology_free(topo);
 }
 END_TEST
@@ -194,6 +272,8 @@ static const struct {
     {"local-strict", 0, NP_POLICY_LOCAL_STRICT},
     {"interleave", 0, NP_POLICY_INTERLEAVE},
     {"interleave-all", 0, NP_POLICY_INTERLEAVE_ALL},
+    {"fast-tier", 0, NP_POLICY_FAST_TIER},
+    {"fast-tier-strict", 0, NP_POLICY_FAST_TIER_STRICT},
     {"Local", -EINVAL, 0},
     {"interleaf", -EINVAL, 0},
     {"", -EINVAL, 0},
@@ -359,6 +439,7 @@ int main(void)
 
     tcase_add_loop_test(tc, test_place, 0, sizeof(cases) / sizeof(cases[0]));
     tcase_add_test(tc, test_place_errors);
+    tcase_add_test(tc, test_fast_tier_refused);
     tcase_add_loop_test(tc, test_policy_names, 0, sizeof(name_cases) / sizeof(name_cases[0]));
     tcase_add_loop_test(tc, test_apply_on_this_kernel, 0,
                         sizeof(apply_cases) / sizeof(apply_cases[0]));

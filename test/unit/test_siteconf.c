@@ -47,8 +47,9 @@ START_TEST(test_policy_request)
         snprintf(named, sizeof(named), "invalid --numa-policy value '%s'",
                  request_cases[_i].text ? request_cases[_i].text : "");
         ck_assert_msg(strstr(err.msg, named), "'%s' lacks '%s'", err.msg, named);
-        ck_assert_ptr_nonnull(strstr(err.msg, "[verbose,]none|local|local-strict|interleave|"
-                                              "interleave-all|auto, verbose, or help"));
+        ck_assert_ptr_nonnull(
+            strstr(err.msg, "[verbose,]none|local|local-strict|interleave|"
+                            "interleave-all|auto|fast-tier|fast-tier-strict, verbose, or help"));
     }
 }
 END_TEST
@@ -103,7 +104,7 @@ static const struct {
     {{"default_policy=local"},
      0,
      NULL,
-     "none,local,local-strict,interleave,interleave-all,auto",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
      NP_POLICY_LOCAL},
     {{"allowed_policies=local,none", "default_policy=local"},
      0,
@@ -114,12 +115,12 @@ static const struct {
      1,
      "invalid plugstack argument 'default_policy=interleaf': accepted values are none, local, "
      "local-strict, interleave, interleave-all",
-     "none,local,local-strict,interleave,interleave-all,auto",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
      NP_POLICY_NONE},
     {{"allowed_policies=local,,none"},
      1,
      "(comma-separated)",
-     "none,local,local-strict,interleave,interleave-all,auto",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
      NP_POLICY_NONE},
     {{"allowed_policies=local", "default_policy=interleave"},
      1,
@@ -130,52 +131,57 @@ static const struct {
      1,
      "unknown plugstack argument 'colour=blue'; accepted keys are "
      "default_policy, allowed_policies",
-     "none,local,local-strict,interleave,interleave-all,auto",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
      NP_POLICY_NONE},
     {{"verbose"},
      1,
      "plugstack argument 'verbose' is not key=value",
-     "none,local,local-strict,interleave,interleave-all,auto",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
      NP_POLICY_NONE},
     {{"=local"},
      1,
      "is not key=value",
-     "none,local,local-strict,interleave,interleave-all,auto",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
      NP_POLICY_NONE},
     {{"high_unauthorized=deny"},
      1,
      "accepted values are downgrade, refuse",
-     "none,local,local-strict,interleave,interleave-all,auto",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
      NP_POLICY_NONE},
     {{"topology_xml=relative.xml"},
      1,
      "an absolute path",
-     "none,local,local-strict,interleave,interleave-all,auto",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
      NP_POLICY_NONE},
     {{"helper_timeout_ms=0"},
      1,
      "from 1 to 5000",
-     "none,local,local-strict,interleave,interleave-all,auto",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
      NP_POLICY_NONE},
     {{"helper_timeout_ms=10x"},
      1,
      "from 1 to 5000",
-     "none,local,local-strict,interleave,interleave-all,auto",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
      NP_POLICY_NONE},
     {{"cpuless_nodes=maybe", "on_error=panic", "verbose=1"},
      3,
      "accepted values are ignore, fail",
-     "none,local,local-strict,interleave,interleave-all,auto",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
+     NP_POLICY_NONE},
+    {{"fast_tier=everyone"},
+     1,
+     "invalid plugstack argument 'fast_tier=everyone': accepted values are all, high",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
      NP_POLICY_NONE},
     {{"default_sensitivity=medium"},
      1,
      "accepted values are high, low",
-     "none,local,local-strict,interleave,interleave-all,auto",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
      NP_POLICY_NONE},
     {{"high_users="},
      1,
      "a comma-separated list of names",
-     "none,local,local-strict,interleave,interleave-all,auto",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
      NP_POLICY_NONE},
 };
 
@@ -215,6 +221,7 @@ START_TEST(test_every_key)
                     "high_unauthorized=refuse",
                     "topology_xml=/etc/numaplace/topo.xml",
                     "cpuless_nodes=include",
+                    "fast_tier=high",
                     "on_error=fail",
                     "verbose=yes",
                     "helper_socket=/tmp/np.sock",
@@ -224,7 +231,8 @@ START_TEST(test_every_key)
     ck_assert_int_eq(np_site_config_init(&cfg), 0);
     ck_assert_str_eq(cfg.helper_socket, "/run/numaplace/numaplaced.sock");
     ck_assert_uint_eq(cfg.helper_timeout_ms, 100);
-    ck_assert_int_eq(np_site_config_parse(&cfg, 12, argv, NULL), 0);
+    ck_assert(!cfg.fast_tier_high_only);
+    ck_assert_int_eq(np_site_config_parse(&cfg, 13, argv, NULL), 0);
     ck_assert_int_eq(cfg.default_policy, NP_POLICY_INTERLEAVE);
     ck_assert_int_eq(cfg.default_sensitivity, NP_SENSITIVITY_HIGH);
     ck_assert_str_eq(cfg.high_users[0], "carol"); /* a repeated key: the last one counts */
@@ -233,6 +241,7 @@ START_TEST(test_every_key)
     ck_assert_int_eq(cfg.high_unauthorized, NP_HIGH_REFUSE);
     ck_assert_str_eq(cfg.topology_xml, "/etc/numaplace/topo.xml");
     ck_assert(cfg.include_cpuless);
+    ck_assert(cfg.fast_tier_high_only);
     ck_assert(cfg.fail_on_error);
     ck_assert(cfg.verbose);
     ck_assert_str_eq(cfg.helper_socket, "/tmp/np.sock");

@@ -40,8 +40,9 @@ struct np_site_config {
     enum np_high_unauthorized high_unauthorized; /**< high_unauthorized=downgrade|refuse */
     char *topology_xml;                          /**< topology_xml=PATH or NULL (live discovery) */
     bool include_cpuless;                        /**< cpuless_nodes=include|exclude (exclude) */
-    bool fail_on_error;                          /**< on_error=ignore|fail (ignore) */
-    bool verbose;                                /**< verbose=yes|no: verbose for every job (no) */
+    bool fast_tier_high_only;   /**< fast_tier=all|high: who fast-tier places on it (all) */
+    bool fail_on_error;         /**< on_error=ignore|fail (ignore) */
+    bool verbose;               /**< verbose=yes|no: verbose for every job (no) */
     char *helper_socket;        /**< helper_socket=PATH|none (numaplaced's default) */
     unsigned helper_timeout_ms; /**< helper_timeout_ms=N (100) */
     /** An argument was rejected: a misspelt high_users= or a bad list must not let everyone

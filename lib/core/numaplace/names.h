@@ -81,8 +81,10 @@ enum np_policy {
     NP_POLICY_INTERLEAVE_ALL, /**< "interleave-all": over every memory node the cpuset allows */
     /** "auto": one of the four above per task, chosen at launch (numaplace/auto.h) */
     NP_POLICY_AUTO,
+    NP_POLICY_FAST_TIER, /**< "fast-tier": prefer the nearest faster memory (HBM), fall back */
+    NP_POLICY_FAST_TIER_STRICT, /**< "fast-tier-strict": bind to the nearest faster memory */
 };
-#define NP_POLICY_COUNT 6
+#define NP_POLICY_COUNT 8
 
 /** Canonical name of a policy ("local", ...). Borrowed, static. */
 NP_API const char *np_policy_name(enum np_policy policy);

@@ -24,6 +24,7 @@ struct np_place_input {
     hwloc_const_nodeset_t mems_allowed; /**< cpuset.mems of the task; NULL = every node */
     bool include_cpuless;               /**< CPU-less nodes in interleave-all (site opt-in) */
     bool have_preferred_many;           /**< the kernel supports MPOL_PREFERRED_MANY */
+    bool fast_tier_refused; /**< the site keeps the fast tier from this job: fast-tier is local */
     /** policy auto: what np_auto_choose is given (task_nodes and allowed_nodes are filled here
      *  from the CPUs and mems_allowed); NULL = nothing known but the shape */
     const struct np_auto_input *auto_input;
@@ -51,7 +52,10 @@ NP_API void np_placement_fini(struct np_placement *placement);
  * reason saying so. CPU-less memory nodes are never local to a CPU, so local, local-strict and
  * interleave (the nodes of the CPUs) never use them; include_cpuless adds them to
  * interleave-all only. Nodes without memory, or of GPU memory, are never chosen. Policy auto is
- * first resolved by np_auto_choose; the reason then starts with its line.
+ * first resolved by np_auto_choose; the reason then starts with its line. fast-tier and its
+ * strict form take, for each node of the task's CPUs, the nearest allowed nodes of faster memory
+ * (typed HBM, or in a faster tier than the task's nodes); with none (or fast_tier_refused) they
+ * are local and local-strict, the reason saying why.
  * @return 0, or -EINVAL (NULL arguments), -ENOMEM
  */
 NP_API int np_place(const struct np_topology *topo, const struct np_place_input *input,
