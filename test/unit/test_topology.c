@@ -430,6 +430,8 @@ static const struct {
     /* the HBM node 2 owns CPUs 4-5 and is the kernel's fastest tier; node 3 has no CPUs */
     {"tiered", false, "0:0-1/1 1:2-3/1 2:4-5/0 3:/1"},
     {"hbm-only", false, "0:0-1/0 1:2-3/0"},
+    /* flat mode on 6.1: the HBM nodes 2-3 have no CPUs and sit in the DRAM tier */
+    {"flat", false, "0:0-1/0 1:2-3/0 2:/0 3:/0"},
     /* node 2 hangs under the package beside the clusters' nodes: local to no CPU */
     {"two-level", false, "0:0-1/0 1:2-3/0 2:/0 3:4-5/0"},
     {"cxl", false, "0:0-1/0 1:2-3/0 2:/1"},
@@ -471,6 +473,7 @@ static const struct {
 } xml_tier_cases[] = {
     {"topology/tiered.xml", "0:0-1/dram/1 1:2-3/dram/1 2:4-5/hbm/0 3:/dram/1", NP_TIER_SUBTYPE},
     {"topology/hbm-only.xml", "0:0-1/hbm/0 1:2-3/hbm/0", NP_TIER_SUBTYPE},
+    {"topology/flat.xml", "0:0-1/dram/1 1:2-3/dram/1 2:/hbm/0 3:/hbm/0", NP_TIER_SUBTYPE},
     {"topology/two-level.xml", "0:0-1/dram/0 1:2-3/dram/0 2:/dram/0 3:4-5/dram/0", NP_TIER_HWLOC},
     {"topology/cxl.xml", "0:0-1/dram/0 1:2-3/dram/0 2:/cxl/1", NP_TIER_SUBTYPE},
     {"topology/gpu.xml", "0:0-3/dram/0 1:/gpu/1", NP_TIER_SUBTYPE},
