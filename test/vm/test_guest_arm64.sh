@@ -28,7 +28,7 @@ for part in $parts; do
 done
 t0=$SECONDS
 # shellcheck disable=SC2016 # expanded inside the guest
-"$here/run" --arch arm64 --layout 2node --timeout 1100 -- env NUMAPLACE_BUILD="$build" PARTS="$parts" UNIT="${NUMAPLACE_GUEST_UNIT:-^unit\.test_perf\$}" bash -c '
+"$here/run" --arch arm64 --layout 2node --timeout 1800 -- env NUMAPLACE_BUILD="$build" PARTS="$parts" UNIT="${NUMAPLACE_GUEST_UNIT:-^unit\.test_perf\$}" bash -c '
   status=0
   echo "---- guest up after $(cut -d" " -f1 /proc/uptime) s of its own clock"
   for part in $PARTS; do
