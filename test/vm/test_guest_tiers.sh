@@ -15,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$work/wi_exec" "$here/wi_exec.c" ||
   { echo "test_guest_tiers: cannot build wi_exec.c" >&2; exit 1; }
 status=0
-for boot in "tiered trixie 400" "hbm trixie 300" "tiered bookworm 300"; do
+for boot in "tiered trixie 400" "hbm trixie 400" "tiered bookworm 300"; do
   read -r layout kernel limit <<<"$boot"
   echo "---- $layout layout, $kernel's kernel"
   t0=$SECONDS

@@ -87,6 +87,40 @@ for socket in 0 1; do
     "$([ "$(pages_on "$near" "$out")" -ge 95 ] && echo yes || echo "no ($(head -3 <<<"$out"))")"
 done
 
+# ---- numaplace's fast-tier: the nearest faster memory, the socket's DDR behind it -----------------
+# np_place_exec places itself as the plugin places a task (the live topology read by hwloc and
+# numaplace, the same decision and the same kernel calls), then execs the probe.
+place=$NUMAPLACE_BUILD/test/np_place_exec
+mode_nodes() { sed -n 's/^rank=.* mode=\([^ ]*\) nodes=\([^ ]*\) .*/\1 \2/p' <<<"$1"; }
+if [ -n "$fast" ] && [ "$release" != 6.1 ]; then
+  # The kernel ranks the HBM nodes above DRAM from their HMAT figures (above): they are fast.
+  for socket in 0 1; do
+    near=$((socket + 2)) # the layout's HBM beside each socket
+    out=$(taskset -c "${first_cpu[$socket]}" "$place" fast-tier "$probe" --touch 16 2>&1)
+    check "fast-tier from node $socket: preferred on its HBM node $near" "preferred $near" "$(mode_nodes "$out")"
+    check "fast-tier from node $socket: >= 95% of 16 MiB on node $near" yes \
+      "$([ "$(pages_on "$near" "$out")" -ge 95 ] && echo yes || echo "no ($(head -2 <<<"$out"))")"
+  done
+  out=$(taskset -c 0-3 "$place" fast-tier "$probe" --touch 4 2>&1)
+  check "fast-tier from both sockets: preferred-many over both HBM nodes" "preferred-many 2-3" "$(mode_nodes "$out")"
+  out=$(taskset -c 0 "$place" fast-tier-strict "$probe" --touch 16 2>&1)
+  check "fast-tier-strict from node 0: bound to node 2" "bind 2" "$(mode_nodes "$out")"
+  # More than the HBM node has free: it fills, and the rest comes from the socket's DDR (node 2's
+  # nearest node after itself), not from the other socket. 48 MiB over: at least 24 on node 0.
+  free=$(awk '/MemFree/ { print int($4 / 1024) }' /sys/devices/system/node/node2/meminfo)
+  mib=$((free + 48))
+  out=$(taskset -c 0 "$place" fast-tier "$probe" --touch "$mib" 2>&1)
+  on2=$(pages_on 2 "$out") on0=$(pages_on 0 "$out")
+  check "fast-tier from node 0, $mib MiB with $free MiB free on node 2: node 2 full, the rest on node 0" yes \
+    "$([ $((on2 + on0)) -ge 95 ] && [ $((on0 * mib / 100)) -ge 24 ] && [ $((on2 * mib / 100)) -ge $((free / 2)) ] && echo yes || echo "no (node 2 $on2%, node 0 $on0%: $(head -2 <<<"$out"))")"
+else
+  # No memory faster than DRAM that the kernel or hwloc 2.9 can tell: fast-tier is local.
+  out=$(taskset -c 0 "$place" fast-tier "$probe" --touch 4 2>&1)
+  check "fast-tier with no faster memory ($layout, $release): local, preferred node 0" "preferred 0" "$(mode_nodes "$out")"
+  check "fast-tier with no faster memory: the reason says local instead" yes \
+    "$(grep -q 'fast-tier: no faster memory than the task.s node(s) it may use: local instead' <<<"$out" && echo yes || echo "no ($out)")"
+fi
+
 # ---- weighted interleave ---------------------------------------------------------------------------
 wdir=/sys/kernel/mm/mempolicy/weighted_interleave
 if [ "$release" = 6.1 ]; then
