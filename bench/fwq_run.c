@@ -214,7 +214,7 @@ static void report(struct fwq_run *run)
         for (int i = 0; i < run->ncpu; i++)
             for (size_t q = 0; q < r->slots * run->quanta; q++) {
                 size_t at = (size_t)i * per_cpu + q;
-                flat[n++] = r->durations[at] - fastest[i] + fastest[0];
+                flat[n++] = fwq_rebase(r->durations[at], fastest[i], fastest[0]);
                 if (r->masks[at] & bit) {
                     daemon_quanta[c]++;
                     daemon_over[c] += r->durations[at] - fastest[i] > fwq_threshold_ns[0];

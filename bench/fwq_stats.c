@@ -55,6 +55,13 @@ int fwq_detour_stats(const uint32_t *durations_ns, size_t n, uint32_t fastest_ns
     return 0;
 }
 
+uint32_t fwq_rebase(uint32_t duration_ns, uint32_t own_fastest_ns, uint32_t common_fastest_ns)
+{
+    const uint64_t rebased = (uint64_t)duration_ns - own_fastest_ns + common_fastest_ns;
+
+    return rebased > UINT32_MAX ? UINT32_MAX : (uint32_t)rebased;
+}
+
 static const char *const source_names[FWQ_SRC_COUNT] = {
     [FWQ_SRC_NUMAPLACED] = "numaplaced",
     [FWQ_SRC_NUMAD] = "numad",

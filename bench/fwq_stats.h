@@ -36,6 +36,14 @@ struct fwq_detour_stats {
 int fwq_detour_stats(const uint32_t *durations_ns, size_t n, uint32_t fastest_ns, uint32_t *scratch,
                      struct fwq_detour_stats *out);
 
+/**
+ * A quantum of @p duration_ns on a CPU whose fastest quantum took @p own_fastest_ns, expressed
+ * against @p common_fastest_ns (the detour kept, so all CPUs share one minimum), at most
+ * UINT32_MAX: a quantum recorded at that cap (over 4.29 s, a starved CPU) must stay at the cap,
+ * not wrap to a short one.
+ */
+uint32_t fwq_rebase(uint32_t duration_ns, uint32_t own_fastest_ns, uint32_t common_fastest_ns);
+
 /** Where a detour's time went: what ran on the CPU instead of the FWQ thread. */
 enum fwq_source {
     FWQ_SRC_NUMAPLACED,

@@ -75,6 +75,18 @@ static const struct detour_case detour_cases[] = {
     {"below fastest", 4, 500, 600, {{0, 0}}, -EINVAL, 0, 0, 0, 0, {0, 0, 0}},
 };
 
+/* Quanta against another CPU's minimum: the detour kept, a capped quantum kept at the cap (seen
+ * wrapping under a starved guest: a 4.29 s quantum became a short one, below the minimum). */
+START_TEST(test_rebase)
+{
+    ck_assert_uint_eq(fwq_rebase(60000, 49410, 49450), 60040);
+    ck_assert_uint_eq(fwq_rebase(60000, 49450, 49410), 59960);
+    ck_assert_uint_eq(fwq_rebase(UINT32_MAX, 49410, 49450), UINT32_MAX);
+    ck_assert_uint_eq(fwq_rebase(UINT32_MAX - 10, 49410, 49450), UINT32_MAX);
+    ck_assert_uint_eq(fwq_rebase(UINT32_MAX, 49450, 49410), UINT32_MAX - 40);
+}
+END_TEST
+
 START_TEST(test_detour_stats)
 {
     const struct detour_case *tc = &detour_cases[_i];
@@ -318,6 +330,7 @@ int main(void)
 
     tcase_add_loop_test(tc, test_rotation, 0, (int)N(rotation_sizes));
     tcase_add_loop_test(tc, test_detour_stats, 0, (int)N(detour_cases));
+    tcase_add_test(tc, test_rebase);
     tcase_add_loop_test(tc, test_source_of, 0, (int)N(source_cases));
     tcase_add_test(tc, test_source_names);
     tcase_add_test(tc, test_switch_layout);
