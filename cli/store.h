@@ -115,11 +115,8 @@ void store_pending_release(int dirfd, uint32_t job_id, int fd, bool stored);
  *  stores may be writing now), counted in @p log. @return how many, or -errno */
 int store_pending_sweep(int dirfd, const struct np_log *log);
 
-/** The jobs named in directory @p dirfd, oldest job id first, at most @p max in @p jobs: entries
- *  JOBID@p suffix (".json": the pending files; "": the parts directory's job directories).
- *  @return how many, or -errno */
-int store_list_jobs(int dirfd, const char *suffix, uint32_t *jobs, size_t max);
-/** store_list_jobs of the pending files. @return how many, or -errno with @p err */
+/** The pending files' jobs, oldest job id first, at most @p max. @return how many, or -errno
+ *  with @p err */
 int store_pending_list(int dirfd, uint32_t *jobs, size_t max, struct np_err *err);
 
 /*
@@ -180,7 +177,7 @@ void store_parts_release(const char *dir, uint32_t job_id, struct store_parts_jo
 /** How many part files job @p job_id has in @p dir (0 when none yet), or -errno. */
 int store_parts_count(const char *dir, uint32_t job_id);
 
-/** store_list_jobs of @p dir's job directories. @return how many, or -errno with @p err */
+/** @p dir's job directories' jobs, as store_pending_list. */
 int store_parts_list(const char *dir, uint32_t *jobs, size_t max, struct np_err *err);
 
 /* store_commit.c: one part stored against concurrent writers, and what it cost. */

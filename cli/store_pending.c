@@ -52,7 +52,9 @@ static int compare_jobs(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int store_list_jobs(int dirfd, const char *suffix, uint32_t *jobs, size_t max)
+/* The jobs named in directory @p dirfd, oldest job id first, at most @p max in @p jobs: entries
+ * JOBID@p suffix (".json": the pending files; "": the parts directory's job directories). */
+static int store_list_jobs(int dirfd, const char *suffix, uint32_t *jobs, size_t max)
 {
     const int fd = dup(dirfd);
     DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;

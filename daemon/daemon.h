@@ -595,10 +595,6 @@ bool job_keep_perf_for_task(struct np_daemon *d, struct np_daemon_job *j);
  *  spool refuses it (held), the step stays, j->finishing, its entry with the report journaled. */
 void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete);
 
-/** Out of the registry (journaled) and freed, with no report: a step whose tasks ended before
- *  any was counted. */
-void job_forget(struct np_daemon *d, struct np_daemon_job *j);
-
 /** Its report is durable or held: answer the step_end client on j->reply_tag, if any, and,
  *  unless held, drop it from the registry and free it. */
 void job_report_done(struct np_daemon *d, struct np_daemon_job *j);

@@ -99,7 +99,8 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
     return j;
 }
 
-void job_forget(struct np_daemon *d, struct np_daemon_job *j)
+/* Out of the registry (journaled) and freed, with no report. */
+static void job_forget(struct np_daemon *d, struct np_daemon_job *j)
 {
     registry_remove(&d->registry, j);
     registry_note_end(d, j->meta.job_id, j->meta.step_id);

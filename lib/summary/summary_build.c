@@ -59,7 +59,9 @@ json_t *jfind(const json_t *arr, const char *key, const char *value)
     return NULL;
 }
 
-int jstrs_append_new(json_t *arr, const json_t *names)
+/* Append each string of @p names that @p arr does not hold yet, once, in their order, in
+ * O(n log n) (a job's node list can name tens of thousands). 0 or -ENOMEM. */
+static int jstrs_append_new(json_t *arr, const json_t *names)
 {
     struct np_strs have = {0};
     const char **add;

@@ -129,9 +129,6 @@ static inline int jadd(json_t *o, const char *key, json_int_t by)
 int jmap_add(json_t *dst, const json_t *src);
 /* Add @p str to the sorted array of strings @p arr (nothing when present). 0 or -ENOMEM. */
 int jstrs_add_sorted(json_t *arr, const char *str);
-/* Append each string of @p names that @p arr does not hold yet, once, in their order, in
- * O(n log n) (a job's node list can name tens of thousands). 0 or -ENOMEM. */
-int jstrs_append_new(json_t *arr, const json_t *names);
 /* The class a job (or its fold) takes from one more node's @p node: high wins, unknown gives way.
  */
 const char *np_class_of(const char *have, const char *node);
