@@ -129,21 +129,21 @@ int main(int argc, char **argv)
     }
     usleep(200000); /* let them touch their memory */
 
-    t0 = np_daemon_thread_cpu_s();
+    t0 = np_clock_s(CLOCK_THREAD_CPUTIME_ID);
     sampling_tick(d);
-    first_tick = np_daemon_thread_cpu_s() - t0;
+    first_tick = np_clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
     for (int i = 0; i < 21; i++) {
-        t0 = np_daemon_thread_cpu_s();
+        t0 = np_clock_s(CLOCK_THREAD_CPUTIME_ID);
         sampling_tick(d);
-        v[i] = np_daemon_thread_cpu_s() - t0;
+        v[i] = np_clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
     }
     tick = median(v, 21);
 
     for (int i = 0; i < scrapes; i++) {
-        t0 = np_daemon_thread_cpu_s();
+        t0 = np_clock_s(CLOCK_THREAD_CPUTIME_ID);
         if (metrics_render(d, &page) < 0)
             return 1;
-        v[i] = np_daemon_thread_cpu_s() - t0;
+        v[i] = np_clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
         page_len = page.len;
         if (i == scrapes - 1 && getenv("METRICS_COST_PAGE")) {
             FILE *f = fopen(getenv("METRICS_COST_PAGE"), "w");
@@ -161,7 +161,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "metrics_cost: cannot serve on %s\n", listen);
         return 1;
     }
-    cpu0 = np_daemon_thread_cpu_s();
+    cpu0 = np_clock_s(CLOCK_THREAD_CPUTIME_ID);
     wall0 = np_monotonic_s();
     cl = fork();
     if (cl == 0)
@@ -171,7 +171,7 @@ int main(int argc, char **argv)
         poll(&pfd, 1, http_timeout_ms(d, 10));
         http_run(d);
     }
-    scrape_cpu = (np_daemon_thread_cpu_s() - cpu0) / scrapes;
+    scrape_cpu = (np_clock_s(CLOCK_THREAD_CPUTIME_ID) - cpu0) / scrapes;
     scrape_wall = (np_monotonic_s() - wall0) / scrapes;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "metrics_cost: the client failed (%d)\n", status);

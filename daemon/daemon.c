@@ -55,20 +55,6 @@ int np_daemon_write_pid_file(struct np_daemon *d)
     return 0;
 }
 
-double np_daemon_thread_cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-double np_daemon_epoch_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* accept_shed: the spare descriptor (daemon.h) */
 static int spare = -1;
 static unsigned long shed;

@@ -262,11 +262,6 @@ void np_daemon_dirname(const char *path, char *out, size_t size);
 /** Take the pid file's lock and write our pid (nothing when pid_file is empty). @return 0/-errno */
 int np_daemon_write_pid_file(struct np_daemon *d);
 
-/** This thread's CPU time, seconds (what numaplaced spends on a job). */
-double np_daemon_thread_cpu_s(void);
-
-double np_daemon_epoch_s(void); /* the wall clock */
-
 /* accept(2) that never spins at the descriptor limit (EMFILE, ENFILE), where a listener stays
  * readable and a poll loop would wake forever: a spare descriptor, one for the process (the
  * loop's thread alone accepts), is closed to take the connection, closed at once, and reopened. */

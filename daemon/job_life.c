@@ -65,7 +65,7 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
     j->meta.job_id = job_id;
     j->meta.step_id = step_id;
     j->meta.uid = uid;
-    j->meta.start_epoch = np_daemon_epoch_s();
+    j->meta.start_epoch = np_clock_s(CLOCK_REALTIME);
     j->meta.interval_s = cfg->interval_ms / 1000.0;
     snprintf(j->meta.node, sizeof(j->meta.node), "%s", d->host);
     snprintf(j->meta.cpus, sizeof(j->meta.cpus), "%s", cpus);

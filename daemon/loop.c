@@ -48,11 +48,11 @@ void sampling_tick(struct np_daemon *d)
         hint_tick(d);
         return;
     }
-    cpu0 = np_daemon_thread_cpu_s();
+    cpu0 = np_clock_s(CLOCK_THREAD_CPUTIME_ID);
     read_node_counters(d);
     uncore_bw_tick(d);
     hint_tick(d);
-    d->totals.sampling_cpu_s += np_daemon_thread_cpu_s() - cpu0;
+    d->totals.sampling_cpu_s += np_clock_s(CLOCK_THREAD_CPUTIME_ID) - cpu0;
     for (unsigned i = 0; i < d->registry.count;) {
         struct np_daemon_job *j = registry_at(&d->registry, i);
         if (j->finishing) { /* ended: its report is with the writer */

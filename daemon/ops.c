@@ -61,7 +61,7 @@ static bool exec_came_first(const char *proc_root, pid_t pid, pid_t parent)
 json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struct np_task_reg *r)
 {
     struct np_err err = {0};
-    const double cpu0 = np_daemon_thread_cpu_s();
+    const double cpu0 = np_clock_s(CLOCK_THREAD_CPUTIME_ID);
     struct np_daemon_job *j;
     json_t *task, *reply;
     bool first = false;
@@ -109,7 +109,7 @@ json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struc
             json_object_set_new(task, gone ? "ended_before_read" : "counters_late", json_true());
         json_array_append_new(j->tasks, task);
     }
-    j->stats.helper_cpu_s += np_daemon_thread_cpu_s() - cpu0;
+    j->stats.helper_cpu_s += np_clock_s(CLOCK_THREAD_CPUTIME_ID) - cpu0;
     /* The step's first task: its whole entry; a later one: that task's alone (a step of n tasks
      * journals n small lines, not n copies of a growing step). */
     if (first || !task)

@@ -269,7 +269,7 @@ bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complet
 
     /* Built once: a step restored with its final report (registry.c) is written from that. */
     if (!j->final_report) {
-        j->meta.end_epoch = np_daemon_epoch_s();
+        j->meta.end_epoch = np_clock_s(CLOCK_REALTIME);
         j->meta.tasks = j->tasks;
         j->final_report = np_report_new(&j->meta, &j->stats, complete);
     }

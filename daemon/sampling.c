@@ -316,7 +316,7 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
 {
     uint64_t traffic_before;
     const struct np_helper_config *cfg = &d->cfg;
-    const double cpu0 = np_daemon_thread_cpu_s();
+    const double cpu0 = np_clock_s(CLOCK_THREAD_CPUTIME_ID);
     const double half = cfg->interval_ms / 2.0;
     const bool large = j->stats.last.rss_bytes >= cfg->numa_maps_large_bytes;
     const bool pages_due =
@@ -367,7 +367,8 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
         trace_line(d, line);
     }
     {
-        const double spent = np_daemon_thread_cpu_s() - cpu0; /* one clock read: a system call */
+        /* one clock read: a system call */
+        const double spent = np_clock_s(CLOCK_THREAD_CPUTIME_ID) - cpu0;
         j->stats.helper_cpu_s += spent;
         d->totals.sampling_cpu_s += spent;
     }

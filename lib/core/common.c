@@ -66,12 +66,17 @@ const char *np_log_level_name(enum np_log_level level)
     return "unknown";
 }
 
-double np_monotonic_s(void)
+double np_clock_s(clockid_t clock)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double np_monotonic_s(void)
+{
+    return np_clock_s(CLOCK_MONOTONIC);
 }
 
 void np_sleep_s(double seconds)

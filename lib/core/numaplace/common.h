@@ -19,6 +19,7 @@
 #define NUMAPLACE_COMMON_H
 
 #include <stddef.h>
+#include <time.h>
 
 #if defined(__GNUC__)
 #define NP_API               __attribute__((visibility("default")))
@@ -71,6 +72,10 @@ NP_API void np_logf(const struct np_log *log, enum np_log_level level, const cha
 
 /** Name of a level ("error", "warning", "info", "debug"). Borrowed. */
 NP_API const char *np_log_level_name(enum np_log_level level);
+
+/** clock_gettime(@p clock) in seconds: CLOCK_THREAD_CPUTIME_ID for what numaplaced spends on a
+ *  job, CLOCK_REALTIME for the wall clock. */
+NP_API double np_clock_s(clockid_t clock);
 
 /** CLOCK_MONOTONIC in seconds: deadlines and durations. */
 NP_API double np_monotonic_s(void);
