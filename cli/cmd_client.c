@@ -360,23 +360,17 @@ static int parse_script_line(char **words, unsigned nwords, const char *path, un
 
     out->lineno = lineno;
     out->delay_s = nwords >= 4 ? strtod(words[0], &end) : -1;
-    if (!end || *end || !(out->delay_s >= 0 && out->delay_s <= NP_SCENARIO_MAX_DELAY_S)) {
-        fprintf(stderr,
-                "numaplace: %s:%u: expected \"DELAY_S FROM TO PAGES [ORDER]\" with DELAY_S "
-                "from 0 to %.0f\n",
-                path, lineno, NP_SCENARIO_MAX_DELAY_S);
-        return -1;
-    }
+    if (!end || *end || !(out->delay_s >= 0 && out->delay_s <= NP_SCENARIO_MAX_DELAY_S))
+        return cli_error(-1,
+                         "%s:%u: expected \"DELAY_S FROM TO PAGES [ORDER]\" with DELAY_S from 0 "
+                         "to %.0f",
+                         path, lineno, NP_SCENARIO_MAX_DELAY_S);
     for (unsigned i = 0; i < 3; i++)
-        if (!word_count(words[i + 1], counts[i].max, counts[i].out)) {
-            fprintf(stderr, "numaplace: %s:%u: %s \"%s\" is not a number from 0 to %llu\n", path,
-                    lineno, counts[i].name, words[i + 1], counts[i].max);
-            return -1;
-        }
-    if (nwords >= 5 && np_order_find(words[4], &ops, &err) != 0) {
-        fprintf(stderr, "numaplace: %s:%u: ORDER: %s\n", path, lineno, err.msg);
-        return -1;
-    }
+        if (!word_count(words[i + 1], counts[i].max, counts[i].out))
+            return cli_error(-1, "%s:%u: %s \"%s\" is not a number from 0 to %llu", path, lineno,
+                             counts[i].name, words[i + 1], counts[i].max);
+    if (nwords >= 5 && np_order_find(words[4], &ops, &err) != 0)
+        return cli_error(-1, "%s:%u: ORDER: %s", path, lineno, err.msg);
     out->from = (unsigned)from;
     out->to = (unsigned)to;
     out->order = ops ? ops->name : NULL;
