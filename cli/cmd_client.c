@@ -358,7 +358,7 @@ static int parse_script_line(char **words, unsigned nwords, const char *path, un
     } counts[] = {{"FROM", 4095, &from}, {"TO", 4095, &to}, {"PAGES", INT64_MAX, &out->pages}};
     char *end = NULL;
 
-    out->lineno = lineno;
+    *out = (struct script_line){.lineno = lineno};
     out->delay_s = nwords >= 4 ? strtod(words[0], &end) : -1;
     if (!end || *end || !(out->delay_s >= 0 && out->delay_s <= NP_SCENARIO_MAX_DELAY_S))
         return cli_error(-1,
