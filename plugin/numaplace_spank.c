@@ -68,7 +68,7 @@ static bool local_side(void)
 
 static void print_help(void)
 {
-    char allowed[128];
+    char allowed[256];
 
     printf("numaplace: --numa-policy=[verbose,]POLICY, where POLICY is one of\n");
     for (unsigned p = 0; p < NP_POLICY_COUNT; p++)
@@ -101,7 +101,7 @@ static int policy_option(int val, const char *value, int remote)
         return 0;
     }
     if (request.policy_given && !np_site_config_allows(&site, request.policy)) {
-        char allowed[128];
+        char allowed[256];
         slurm_error("numaplace: --numa-policy=%s is not allowed on this cluster; allowed: %s",
                     np_policy_name(request.policy),
                     np_site_config_allowed_names(&site, allowed, sizeof(allowed)));

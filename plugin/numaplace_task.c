@@ -28,6 +28,10 @@ static struct np_topology *topology;
 static char topology_error[NP_ERR_MSG_MAX];
 static hwloc_bitmap_t step_cpus; /* the step's CPUs on this host, NULL when unknown */
 static bool have_preferred_many; /* the kernel takes MPOL_PREFERRED_MANY */
+/* weighted-interleave's steps only: the kernel has it, and its weight of each node */
+static bool have_weighted_interleave;
+static unsigned char *interleave_weights;
+static unsigned interleave_weights_count;
 static struct np_step_helper helper = {.advise_fd = -1};
 /* verbose=yes: slurmstepd's time in the plugin's hooks, logged at the step's end */
 static uint64_t spent_advise_us, spent_topology_us, spent_register_us;
@@ -71,6 +75,16 @@ static int load_step_topology(spank_t sp)
     }
     /* libnuma's probe sets and restores a policy: once per step, not once per task. */
     have_preferred_many = np_kernel_has_preferred_many();
+    if (step_policy() == NP_POLICY_WEIGHTED_INTERLEAVE) {
+        for (unsigned i = 0; i < np_topology_node_count(topology); i++) {
+            const unsigned n = np_topology_node(topology, i)->os_index + 1;
+            interleave_weights_count = n > interleave_weights_count ? n : interleave_weights_count;
+        }
+        interleave_weights = calloc(interleave_weights_count, 1);
+        have_weighted_interleave =
+            interleave_weights &&
+            np_interleave_weights(interleave_weights, interleave_weights_count) == 0;
+    }
     step_cpus = hwloc_bitmap_alloc();
     if (step_cpus && (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores ||
                       np_topology_cores_to_cpus(topology, cores, step_cpus, &err) < 0)) {
@@ -323,6 +337,9 @@ static int task_init(spank_t sp, const struct numaplace_step_settings *settings)
     in.include_cpuless = plugin->site->include_cpuless;
     in.have_preferred_many = have_preferred_many;
     in.fast_tier_refused = plugin->site->fast_tier_high_only && sens != NP_SENSITIVITY_HIGH;
+    in.have_weighted_interleave = have_weighted_interleave;
+    in.interleave_weights = have_weighted_interleave ? interleave_weights : NULL;
+    in.interleave_weights_count = interleave_weights_count;
 
     if (in.policy == NP_POLICY_AUTO) {
         auto_facts(&facts, sens, downgraded);
@@ -390,6 +407,10 @@ static void task_exit(spank_t sp, const struct numaplace_step_settings *settings
     topology = NULL;
     hwloc_bitmap_free(step_cpus);
     step_cpus = NULL;
+    free(interleave_weights);
+    interleave_weights = NULL;
+    interleave_weights_count = 0;
+    have_weighted_interleave = false;
     borrow(NULL);
 }
 

@@ -416,10 +416,10 @@ static int set_metrics(struct np_helper_config *cfg, const char *key, const char
         return np_err_set(err, -EINVAL, "\"%s\" is not a metrics key", key);
     *(users ? &next.nuids : &next.nnets) = 0; /* the list is replaced, not added to */
     rc = each_item(value, bad, sizeof(bad), users ? add_user : add_net, &next);
+    if (rc == -E2BIG && users)
+        return np_err_set(err, -EINVAL, "metrics_users: at most %d users", NP_METRICS_MAX_USERS);
     if (rc == -E2BIG)
-        return np_err_set(err, -EINVAL, "%s: at most %d %s", key,
-                          users ? NP_METRICS_MAX_USERS : NP_METRICS_MAX_NETS,
-                          users ? "users" : "networks");
+        return np_err_set(err, -EINVAL, "metrics_allow: at most %d networks", NP_METRICS_MAX_NETS);
     if (rc < 0 && users)
         return np_err_set(err, -EINVAL,
                           "metrics_users=\"%s\": %s\"%s\"; accepted: user names of this node "

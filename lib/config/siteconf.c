@@ -273,7 +273,7 @@ int np_site_config_parse(struct np_site_config *cfg, int argc, char *const argv[
     }
     /* The default must be something users are allowed to ask for. */
     if (!np_site_config_allows(cfg, cfg->default_policy)) {
-        char names[128];
+        char names[256];
         np_logf(log, NP_LOG_ERROR,
                 "numaplace: default_policy=%s is not in allowed_policies=%s; using 'none' as "
                 "the default and allowing it",

@@ -126,6 +126,7 @@ static const char *const policy_names[NP_POLICY_COUNT] = {
     [NP_POLICY_AUTO] = "auto",
     [NP_POLICY_FAST_TIER] = "fast-tier",
     [NP_POLICY_FAST_TIER_STRICT] = "fast-tier-strict",
+    [NP_POLICY_WEIGHTED_INTERLEAVE] = "weighted-interleave",
 };
 
 static const char *const policy_help[NP_POLICY_COUNT] = {
@@ -142,6 +143,8 @@ static const char *const policy_help[NP_POLICY_COUNT] = {
                              "when it is full; local where the node has none"),
     [NP_POLICY_FAST_TIER_STRICT] = ("bind memory to the fast memory nearest the task's CPUs; "
                                     "local-strict where the node has none"),
+    [NP_POLICY_WEIGHTED_INTERLEAVE] = ("interleave over the step's nodes and the nearest memory of "
+                                       "another tier (CXL) by the kernel's weights"),
 };
 
 static const struct np_name_table policies = {"NUMA policy", policy_names, NP_POLICY_COUNT, NULL};
@@ -152,6 +155,7 @@ static const char *const mode_names[] = {
     [NP_MODE_PREFERRED_MANY] = "preferred-many",
     [NP_MODE_BIND] = "bind",
     [NP_MODE_INTERLEAVE] = "interleave",
+    [NP_MODE_WEIGHTED_INTERLEAVE] = "weighted-interleave",
 };
 
 static const struct np_name_table modes = {"memory policy mode", mode_names,

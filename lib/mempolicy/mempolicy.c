@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <numa.h>
 #include <numaif.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Mode flags get_mempolicy may report (linux/mempolicy.h; numaif.h lacks them). */
 #ifndef MPOL_F_STATIC_NODES
@@ -13,6 +15,11 @@
 #ifndef MPOL_F_RELATIVE_NODES
 #define MPOL_F_RELATIVE_NODES (1 << 14)
 #endif
+
+#ifndef MPOL_WEIGHTED_INTERLEAVE
+#define MPOL_WEIGHTED_INTERLEAVE 6 /* Linux 6.9; Debian 12's numaif.h lacks it */
+#endif
+#define WEIGHTS_DIR "/sys/kernel/mm/mempolicy/weighted_interleave"
 
 /* The kernel's nodemask: an array of longs covering node 0 .. max. */
 #define MASK_WORDS 16ul /* 1024 nodes */
@@ -52,6 +59,8 @@ static int kernel_mode(enum np_mode mode)
         return MPOL_BIND;
     case NP_MODE_INTERLEAVE:
         return MPOL_INTERLEAVE;
+    case NP_MODE_WEIGHTED_INTERLEAVE:
+        return MPOL_WEIGHTED_INTERLEAVE;
     case NP_MODE_DEFAULT:
         break;
     }
@@ -76,11 +85,17 @@ int np_placement_apply(const struct np_placement *placement, struct np_err *err)
         const int saved = errno;
 
         /* Not retried as MPOL_PREFERRED behind the caller's back: it decides (and says so). */
-        if (placement->mode == NP_MODE_PREFERRED_MANY && saved == EINVAL)
+        if ((placement->mode == NP_MODE_PREFERRED_MANY ||
+             placement->mode == NP_MODE_WEIGHTED_INTERLEAVE) &&
+            saved == EINVAL)
             return np_err_set(err, -EINVAL,
-                              "set_mempolicy(preferred-many, nodes %s): %s (this kernel may lack "
-                              "MPOL_PREFERRED_MANY, Linux >= 5.15; place again without it)",
-                              nodes_text, strerror(saved));
+                              "set_mempolicy(%s, nodes %s): %s (this kernel may lack %s, Linux "
+                              ">= %s; place again without it)",
+                              np_mode_name(placement->mode), nodes_text, strerror(saved),
+                              placement->mode == NP_MODE_PREFERRED_MANY
+                                  ? "MPOL_PREFERRED_MANY"
+                                  : "MPOL_WEIGHTED_INTERLEAVE",
+                              placement->mode == NP_MODE_PREFERRED_MANY ? "5.15" : "6.9");
         return np_err_set(err, -saved, "set_mempolicy(%s, nodes %s): %s",
                           np_mode_name(placement->mode), nodes_text, strerror(saved));
     }
@@ -109,6 +124,9 @@ int np_mempolicy_get(enum np_mode *mode, hwloc_nodeset_t nodes, struct np_err *e
     case MPOL_INTERLEAVE:
         *mode = NP_MODE_INTERLEAVE;
         break;
+    case MPOL_WEIGHTED_INTERLEAVE:
+        *mode = NP_MODE_WEIGHTED_INTERLEAVE;
+        break;
     default:
         *mode = NP_MODE_DEFAULT;
         break;
@@ -130,4 +148,24 @@ int np_mems_allowed(hwloc_nodeset_t nodes, struct np_err *err)
 bool np_kernel_has_preferred_many(void)
 {
     return numa_available() >= 0 && numa_has_preferred_many() > 0;
+}
+
+int np_interleave_weights(unsigned char *weights, unsigned count)
+{
+    char path[sizeof(WEIGHTS_DIR) + 24];
+
+    if (access(WEIGHTS_DIR, F_OK) < 0)
+        return -errno;
+    for (unsigned n = 0; n < count; n++) {
+        FILE *f;
+        unsigned w = 1;
+        snprintf(path, sizeof(path), WEIGHTS_DIR "/node%u", n);
+        if ((f = fopen(path, "r")) != NULL) {
+            if (fscanf(f, "%u", &w) != 1 || w < 1 || w > 255)
+                w = 1; /* as the kernel takes a node it has no weight for */
+            fclose(f);
+        }
+        weights[n] = (unsigned char)w;
+    }
+    return 0;
 }

@@ -107,16 +107,22 @@ static int place_auto(const struct np_topology *topo, const struct np_place_inpu
 }
 
 /* Faster than the task's own nodes (of best tier @p tier): typed HBM, or in a faster tier. */
-static bool is_fast(const struct np_numa_node *node, unsigned tier, hwloc_const_nodeset_t allowed)
+static bool is_fast(const struct np_numa_node *node, unsigned tier)
 {
-    return node->memory_bytes && node->kind != NP_MEMORY_GPU &&
-           (node->kind == NP_MEMORY_HBM || node->tier < tier) &&
-           (!allowed || hwloc_bitmap_isset(allowed, node->os_index));
+    return node->kind == NP_MEMORY_HBM || node->tier < tier;
 }
 
-/* For each of @p local, the fast nodes @p allowed at the smallest distance from it, into @p out. */
-static void nearest_fast_nodes(const struct np_topology *topo, hwloc_const_nodeset_t local,
-                               hwloc_const_nodeset_t allowed, hwloc_nodeset_t out)
+/* Memory without CPUs in another tier than the step's own nodes (CXL, HBM beside DDR). */
+static bool is_other_tier(const struct np_numa_node *node, unsigned tier)
+{
+    return node->cpuless && node->tier != tier;
+}
+
+/* For each of @p local, the nodes that @p pick, with memory (not a GPU's) and @p allowed, at the
+ * smallest distance from it, into @p out; pick is given the best tier of @p local. */
+static void nearest_nodes(const struct np_topology *topo, hwloc_const_nodeset_t local,
+                          hwloc_const_nodeset_t allowed,
+                          bool (*pick)(const struct np_numa_node *, unsigned), hwloc_nodeset_t out)
 {
     const unsigned count = np_topology_node_count(topo);
     unsigned tier = UINT32_MAX;
@@ -135,15 +141,37 @@ static void nearest_fast_nodes(const struct np_topology *topo, hwloc_const_nodes
         for (int pass = 0; pass < 2; pass++)
             for (unsigned i = 0; i < count; i++) {
                 const struct np_numa_node *node = np_topology_node(topo, i);
-                /* No distances (-ENOENT): every fast node is as near as the others. */
+                /* No distances (-ENOENT): every such node is as near as the others. */
                 const int d = np_topology_distance(topo, (unsigned)l, node->os_index);
-                if (!is_fast(node, tier, allowed))
+                if (!node->memory_bytes || node->kind == NP_MEMORY_GPU || !pick(node, tier) ||
+                    (allowed && !hwloc_bitmap_isset(allowed, node->os_index)))
                     continue;
                 if (pass == 0 && d < best)
                     best = d;
                 else if (pass == 1 && d == best)
                     hwloc_bitmap_set(out, node->os_index);
             }
+    }
+    hwloc_bitmap_foreach_end();
+}
+
+/* "0:3 2:1": the kernel's weight for each of @p nodes, or why there are none. */
+static void weights_text(const struct np_place_input *in, hwloc_const_nodeset_t nodes, char *buf,
+                         size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "the kernel's weights");
+    int n;
+
+    if (!in->interleave_weights) {
+        snprintf(buf, len, "weights unknown");
+        return;
+    }
+    hwloc_bitmap_foreach_begin(n, nodes)
+    {
+        if (used < len)
+            used += (size_t)snprintf(
+                buf + used, len - used, " %d:%u", n,
+                (unsigned)n < in->interleave_weights_count ? in->interleave_weights[n] : 1u);
     }
     hwloc_bitmap_foreach_end();
 }
@@ -156,29 +184,29 @@ static int place_fast_tier(const struct np_topology *topo, const struct np_place
     const char *name = np_policy_name(in->policy);
     struct np_place_input local = *in;
     hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
-    char cpus[96], from[96], fast[96], placed[sizeof(out->reason)];
-    int rc = 0, from_count;
+    char cpus[96], from[96], fast[96];
+    int from_count;
 
     if (!nodes)
         return -ENOMEM;
+    local.policy = strict ? NP_POLICY_LOCAL_STRICT : NP_POLICY_LOCAL;
     if (in->task_cpus)
         np_topology_cpus_to_nodes(topo, in->task_cpus, nodes);
     list(from, sizeof(from), nodes);
     from_count = hwloc_bitmap_weight(nodes);
-    nearest_fast_nodes(topo, nodes, in->mems_allowed, out->nodes);
+    nearest_nodes(topo, nodes, in->mems_allowed, is_fast, out->nodes);
     if (!hwloc_bitmap_iszero(out->nodes) && !strict && !in->have_preferred_many &&
         hwloc_bitmap_weight(out->nodes) > 1) {
         /* One node only: the fast node nearest the node that holds most of the CPUs. */
         hwloc_bitmap_only(nodes, busiest_node(topo, nodes, in->task_cpus));
-        nearest_fast_nodes(topo, nodes, in->mems_allowed, out->nodes);
+        nearest_nodes(topo, nodes, in->mems_allowed, is_fast, out->nodes);
         hwloc_bitmap_only(out->nodes, (unsigned)hwloc_bitmap_first(out->nodes));
     }
     hwloc_bitmap_free(nodes);
-    list(cpus, sizeof(cpus), in->task_cpus ? in->task_cpus : out->nodes);
-    list(fast, sizeof(fast), out->nodes);
     if (in->fast_tier_refused || hwloc_bitmap_iszero(out->nodes)) {
-        local.policy = strict ? NP_POLICY_LOCAL_STRICT : NP_POLICY_LOCAL;
-        if ((rc = np_place(topo, &local, out)) < 0)
+        char placed[sizeof(out->reason)];
+        const int rc = np_place(topo, &local, out);
+        if (rc < 0)
             return rc;
         snprintf(placed, sizeof(placed), "%s", out->reason);
         snprintf(out->reason, sizeof(out->reason), "%s: %s: %s instead; %.300s", name,
@@ -189,6 +217,8 @@ static int place_fast_tier(const struct np_topology *topo, const struct np_place
         out->policy = in->policy;
         return 0;
     }
+    list(cpus, sizeof(cpus), in->task_cpus);
+    list(fast, sizeof(fast), out->nodes);
     out->mode = strict                                ? NP_MODE_BIND
                 : hwloc_bitmap_weight(out->nodes) > 1 ? NP_MODE_PREFERRED_MANY
                                                       : NP_MODE_PREFERRED;
@@ -204,7 +234,7 @@ int np_place(const struct np_topology *topo, const struct np_place_input *in,
              struct np_placement *out)
 {
     hwloc_bitmap_t wanted, allowed;
-    char cpus_text[96], wanted_text[96], allowed_text[96], nodes_text[96];
+    char cpus_text[96], wanted_text[96], allowed_text[96], nodes_text[96], weights[160];
     const char *name;
 
     if (!topo || !in || !out || !out->nodes)
@@ -247,6 +277,11 @@ int np_place(const struct np_topology *topo, const struct np_place_input *in,
         break;
     case NP_POLICY_INTERLEAVE_ALL:
         np_topology_memory_nodes(topo, in->include_cpuless, wanted);
+        break;
+    case NP_POLICY_WEIGHTED_INTERLEAVE:
+        np_topology_cpus_to_nodes(topo, in->step_cpus ? in->step_cpus : in->task_cpus, wanted);
+        nearest_nodes(topo, wanted, in->mems_allowed, is_other_tier, allowed);
+        hwloc_bitmap_or(wanted, wanted, allowed);
         break;
     case NP_POLICY_NONE:
     case NP_POLICY_AUTO:
@@ -312,6 +347,17 @@ int np_place(const struct np_topology *topo, const struct np_place_input *in,
                  hwloc_bitmap_weight(out->nodes) > 1 ? "the nodes of the " : "a single node: the ",
                  in->step_cpus ? "step's" : "task's (step unknown)",
                  hwloc_bitmap_weight(out->nodes) > 1 ? "" : " are all on it");
+        break;
+    case NP_POLICY_WEIGHTED_INTERLEAVE:
+        out->mode = in->have_weighted_interleave ? NP_MODE_WEIGHTED_INTERLEAVE : NP_MODE_INTERLEAVE;
+        weights_text(in, out->nodes, weights, sizeof(weights));
+        snprintf(out->reason, sizeof(out->reason),
+                 "weighted-interleave over node%s %s (the step's nodes and the nearest memory of "
+                 "another tier), %s",
+                 hwloc_bitmap_weight(out->nodes) > 1 ? "s" : "", nodes_text,
+                 in->have_weighted_interleave
+                     ? weights
+                     : "this kernel has no weighted interleave (Linux 6.9+): plain interleave");
         break;
     case NP_POLICY_INTERLEAVE_ALL:
         out->mode = NP_MODE_INTERLEAVE;

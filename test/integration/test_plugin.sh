@@ -134,7 +134,7 @@ np_end_case
 np_case "--numa-policy=help lists the choices and exits 0"
 np_run srun -n1 --numa-policy=help true
 np_expect_rc 0
-for p in none local local-strict interleave interleave-all auto fast-tier fast-tier-strict; do np_expect_match "^  $p +"; done
+for p in none local local-strict interleave interleave-all auto fast-tier fast-tier-strict weighted-interleave; do np_expect_match "^  $p +"; done
 np_end_case
 
 # This node has one kind of memory: fast-tier finds nothing faster and is local, saying why.
@@ -143,6 +143,18 @@ np_run srun -n1 --numa-policy=verbose,fast-tier "$NP_PROBE"
 np_expect_rc 0
 np_expect_match "^numaplace: task 0 on [^ ]+: policy=fast-tier mode=preferred nodes=[0-9]+ .*\(fast-tier: no faster memory than the task's node\(s\) it may use: local instead; local: preferred node"
 np_expect_match "env_policy=local .*env_reason=fast-tier: no faster memory"
+np_end_case
+
+# Debian 12's 6.1 has no weighted interleave (6.9): plain interleave, saying so.
+np_case "srun --numa-policy=verbose,weighted-interleave on a kernel without it: plain interleave, with the reason"
+np_run srun -n1 --numa-policy=verbose,weighted-interleave "$NP_PROBE"
+np_expect_rc 0
+if [ -d /sys/kernel/mm/mempolicy/weighted_interleave ]; then
+  np_expect_match "^numaplace: task 0 on [^ ]+: policy=weighted-interleave mode=weighted-interleave .*the kernel's weights"
+else
+  np_expect_match "^numaplace: task 0 on [^ ]+: policy=weighted-interleave mode=interleave .*this kernel has no weighted interleave \(Linux 6.9\+\): plain interleave"
+  np_expect_match "mode=interleave .*env_policy=weighted-interleave "
+fi
 np_end_case
 
 # No numaplaced answers here (the default socket has no helper behind it): auto's static choice,

@@ -19,6 +19,7 @@ int main(int argc, char **argv)
     struct np_err err = {0};
     hwloc_bitmap_t cpus = hwloc_bitmap_alloc(), allowed = hwloc_bitmap_alloc();
     char nodes[128] = "-";
+    unsigned char weights[64];
 
     if (argc < 3 || np_policy_from_name(argv[1], &in.policy, &err) < 0) {
         fprintf(stderr, "usage: np_place_exec POLICY COMMAND [ARG...]%s%s\n",
@@ -34,6 +35,10 @@ int main(int argc, char **argv)
     in.task_cpus = in.step_cpus = cpus;
     in.mems_allowed = allowed;
     in.have_preferred_many = np_kernel_has_preferred_many();
+    for (unsigned i = 0; i < np_topology_node_count(topo) && i < sizeof(weights); i++)
+        in.interleave_weights_count = np_topology_node(topo, i)->os_index + 1;
+    in.have_weighted_interleave = np_interleave_weights(weights, in.interleave_weights_count) == 0;
+    in.interleave_weights = in.have_weighted_interleave ? weights : NULL;
     if (np_place(topo, &in, &out) < 0 || np_placement_apply(&out, &err) < 0) {
         fprintf(stderr, "np_place_exec: %s\n", err.msg[0] ? err.msg : "placement failed");
         return 1;

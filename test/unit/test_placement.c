@@ -137,6 +137,19 @@ static const struct {
      "local-strict instead"}, /* GPU memory is never chosen */
     {"two-level", NP_POLICY_FAST_TIER, "0", NULL, NULL, true, true, NP_MODE_PREFERRED, "0",
      "no faster memory"},
+    /* weighted-interleave: the step's nodes and, for each, the nearest CPU-less node of another
+     * tier; plain interleave where the kernel lacks it (these cases) */
+    {"cxl", NP_POLICY_WEIGHTED_INTERLEAVE, "0", "0-3", NULL, false, true, NP_MODE_INTERLEAVE, "0-2",
+     "weighted-interleave over nodes 0-2 (the step's nodes and the nearest memory of another "
+     "tier), this kernel has no weighted interleave (Linux 6.9+): plain interleave"},
+    {"cxl", NP_POLICY_WEIGHTED_INTERLEAVE, "0", "0-3", "0-1", false, true, NP_MODE_INTERLEAVE,
+     "0-1", "over nodes 0-1"}, /* the expander not allowed */
+    {"flat", NP_POLICY_WEIGHTED_INTERLEAVE, "0", "0-1", NULL, false, true, NP_MODE_INTERLEAVE,
+     "0,2", "over nodes 0,2"}, /* HBM beside DDR is another tier too */
+    {"tiered", NP_POLICY_WEIGHTED_INTERLEAVE, "0", "0-1", NULL, false, true, NP_MODE_INTERLEAVE,
+     "0", "over node 0"}, /* node 3 is in node 0's tier, node 2 has CPUs */
+    {"gpu", NP_POLICY_WEIGHTED_INTERLEAVE, "0", "0-3", NULL, true, true, NP_MODE_INTERLEAVE, "0",
+     "over node 0"}, /* never GPU memory */
     /* live: a 6.12 guest's kernel tiers (HMAT) put its memory-only nodes 2-3 first */
     {"root:qemu-hbm-6.12", NP_POLICY_FAST_TIER, "0-1", NULL, NULL, false, true, NP_MODE_PREFERRED,
      "2", "preferred node 2, the fast memory nearest node 0"},
@@ -274,6 +287,7 @@ static const struct {
     {"interleave-all", 0, NP_POLICY_INTERLEAVE_ALL},
     {"fast-tier", 0, NP_POLICY_FAST_TIER},
     {"fast-tier-strict", 0, NP_POLICY_FAST_TIER_STRICT},
+    {"weighted-interleave", 0, NP_POLICY_WEIGHTED_INTERLEAVE},
     {"Local", -EINVAL, 0},
     {"interleaf", -EINVAL, 0},
     {"", -EINVAL, 0},
@@ -355,6 +369,73 @@ START_TEST(test_apply_preferred_many)
     }
     np_placement_fini(&pl);
     hwloc_bitmap_free(nodes);
+}
+END_TEST
+
+/* MPOL_WEIGHTED_INTERLEAVE where the kernel has it (its weights in sysfs); a clear -EINVAL
+ * where not (Debian 12's 6.1). */
+START_TEST(test_apply_weighted_interleave)
+{
+    struct np_placement pl;
+    hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+    enum np_mode mode = NP_MODE_DEFAULT;
+    struct np_err err = {0};
+    unsigned char weight = 0;
+    int rc;
+
+    if (np_test_numa_syscalls_missing("test_apply_weighted_interleave"))
+        return;
+    ck_assert_int_eq(np_placement_init(&pl), 0);
+    pl.mode = NP_MODE_WEIGHTED_INTERLEAVE;
+    hwloc_bitmap_only(pl.nodes, 0);
+    rc = np_placement_apply(&pl, &err);
+    ck_assert_int_eq(np_mempolicy_get(&mode, nodes, NULL), 0);
+    if (np_interleave_weights(&weight, 1) == 0) {
+        ck_assert_msg(rc == 0, "%s", err.msg);
+        ck_assert_str_eq(np_mode_name(mode), "weighted-interleave");
+        ck_assert_uint_ge(weight, 1);
+    } else {
+        ck_assert_int_eq(rc, -EINVAL);
+        ck_assert_pstr_eq(err.msg, "set_mempolicy(weighted-interleave, nodes 0): Invalid argument "
+                                   "(this kernel may lack MPOL_WEIGHTED_INTERLEAVE, Linux >= 6.9; "
+                                   "place again without it)");
+        ck_assert_str_eq(np_mode_name(mode), "default");
+    }
+    ck_assert_int_eq(np_placement_apply(&(struct np_placement){.mode = NP_MODE_DEFAULT}, &err), 0);
+    np_placement_fini(&pl);
+    hwloc_bitmap_free(nodes);
+}
+END_TEST
+
+/* weighted-interleave names the kernel's weights where it has them, else says plain interleave. */
+START_TEST(test_weighted_interleave_weights)
+{
+    static const unsigned char weights[] = {3, 3, 1};
+    struct np_topology *topo = NULL;
+    struct np_placement out;
+    hwloc_bitmap_t step = np_test_set("0-3");
+    struct np_place_input in = {.policy = NP_POLICY_WEIGHTED_INTERLEAVE,
+                                .task_cpus = step,
+                                .step_cpus = step,
+                                .have_weighted_interleave = true,
+                                .interleave_weights = weights,
+                                .interleave_weights_count = 2}; /* node 2 beyond: weight 1 */
+
+    ck_assert_int_eq(
+        np_topology_load(&topo, NP_TOPOLOGY_XML, np_test_fixture("topology/cxl.xml"), NULL), 0);
+    ck_assert_int_eq(np_placement_init(&out), 0);
+    ck_assert_int_eq(np_place(topo, &in, &out), 0);
+    ck_assert_int_eq(out.mode, NP_MODE_WEIGHTED_INTERLEAVE);
+    ck_assert_str_eq(np_test_list(out.nodes), "0-2");
+    ck_assert_pstr_eq(out.reason, "weighted-interleave over nodes 0-2 (the step's nodes and the "
+                                  "nearest memory of another tier), the kernel's weights 0:3 1:3 "
+                                  "2:1");
+    in.interleave_weights = NULL;
+    ck_assert_int_eq(np_place(topo, &in, &out), 0);
+    ck_assert_ptr_nonnull(strstr(out.reason, "tier), weights unknown"));
+    np_placement_fini(&out);
+    hwloc_bitmap_free(step);
+    np_topology_free(topo);
 }
 END_TEST
 
@@ -440,10 +521,12 @@ int main(void)
     tcase_add_loop_test(tc, test_place, 0, sizeof(cases) / sizeof(cases[0]));
     tcase_add_test(tc, test_place_errors);
     tcase_add_test(tc, test_fast_tier_refused);
+    tcase_add_test(tc, test_weighted_interleave_weights);
     tcase_add_loop_test(tc, test_policy_names, 0, sizeof(name_cases) / sizeof(name_cases[0]));
     tcase_add_loop_test(tc, test_apply_on_this_kernel, 0,
                         sizeof(apply_cases) / sizeof(apply_cases[0]));
     tcase_add_test(tc, test_apply_preferred_many);
+    tcase_add_test(tc, test_apply_weighted_interleave);
     tcase_add_loop_test(tc, test_live_place_and_apply, 0,
                         sizeof(live_cases) / sizeof(live_cases[0]));
     tcase_add_test(tc, test_apply_refused_node);

@@ -47,9 +47,9 @@ START_TEST(test_policy_request)
         snprintf(named, sizeof(named), "invalid --numa-policy value '%s'",
                  request_cases[_i].text ? request_cases[_i].text : "");
         ck_assert_msg(strstr(err.msg, named), "'%s' lacks '%s'", err.msg, named);
-        ck_assert_ptr_nonnull(
-            strstr(err.msg, "[verbose,]none|local|local-strict|interleave|"
-                            "interleave-all|auto|fast-tier|fast-tier-strict, verbose, or help"));
+        ck_assert_ptr_nonnull(strstr(err.msg, "[verbose,]none|local|local-strict|interleave|"
+                                              "interleave-all|auto|fast-tier|fast-tier-strict|"
+                                              "weighted-interleave, verbose, or help"));
     }
 }
 END_TEST
@@ -104,7 +104,8 @@ static const struct {
     {{"default_policy=local"},
      0,
      NULL,
-     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict,weighted-"
+     "interleave",
      NP_POLICY_LOCAL},
     {{"allowed_policies=local,none", "default_policy=local"},
      0,
@@ -115,12 +116,14 @@ static const struct {
      1,
      "invalid plugstack argument 'default_policy=interleaf': accepted values are none, local, "
      "local-strict, interleave, interleave-all",
-     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict,weighted-"
+     "interleave",
      NP_POLICY_NONE},
     {{"allowed_policies=local,,none"},
      1,
      "(comma-separated)",
-     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict,weighted-"
+     "interleave",
      NP_POLICY_NONE},
     {{"allowed_policies=local", "default_policy=interleave"},
      1,
@@ -131,57 +134,68 @@ static const struct {
      1,
      "unknown plugstack argument 'colour=blue'; accepted keys are "
      "default_policy, allowed_policies",
-     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict,weighted-"
+     "interleave",
      NP_POLICY_NONE},
     {{"verbose"},
      1,
      "plugstack argument 'verbose' is not key=value",
-     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict,weighted-"
+     "interleave",
      NP_POLICY_NONE},
     {{"=local"},
      1,
      "is not key=value",
-     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict,weighted-"
+     "interleave",
      NP_POLICY_NONE},
     {{"high_unauthorized=deny"},
      1,
      "accepted values are downgrade, refuse",
-     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict,weighted-"
+     "interleave",
      NP_POLICY_NONE},
     {{"topology_xml=relative.xml"},
      1,
      "an absolute path",
-     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict,weighted-"
+     "interleave",
      NP_POLICY_NONE},
     {{"helper_timeout_ms=0"},
      1,
      "from 1 to 5000",
-     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict,weighted-"
+     "interleave",
      NP_POLICY_NONE},
     {{"helper_timeout_ms=10x"},
      1,
      "from 1 to 5000",
-     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict,weighted-"
+     "interleave",
      NP_POLICY_NONE},
     {{"cpuless_nodes=maybe", "on_error=panic", "verbose=1"},
      3,
      "accepted values are ignore, fail",
-     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict,weighted-"
+     "interleave",
      NP_POLICY_NONE},
     {{"fast_tier=everyone"},
      1,
      "invalid plugstack argument 'fast_tier=everyone': accepted values are all, high",
-     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict,weighted-"
+     "interleave",
      NP_POLICY_NONE},
     {{"default_sensitivity=medium"},
      1,
      "accepted values are high, low",
-     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict,weighted-"
+     "interleave",
      NP_POLICY_NONE},
     {{"high_users="},
      1,
      "a comma-separated list of names",
-     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict",
+     "none,local,local-strict,interleave,interleave-all,auto,fast-tier,fast-tier-strict,weighted-"
+     "interleave",
      NP_POLICY_NONE},
 };
 

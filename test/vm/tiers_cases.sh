@@ -128,6 +128,12 @@ if [ "$release" = 6.1 ]; then
   out=$("$wi_exec" 0,2 "$probe" --touch 4 2>&1)
   rc=$?
   check "weighted interleave: set_mempolicy(6) refused with EINVAL" "3 errno=22" "$rc $(grep -o 'errno=[0-9]*' <<<"$out")"
+  # numaplace's weighted-interleave falls back to plain interleave, saying why; 6.1 keeps the
+  # memory-only node in the DRAM tier, so the step's own node is all there is.
+  out=$(taskset -c 0 "$place" weighted-interleave "$probe" --touch 4 2>&1)
+  check "numaplace weighted-interleave on 6.1: plain interleave over node 0" "interleave 0" "$(mode_nodes "$out")"
+  check "numaplace weighted-interleave on 6.1: the reason says so" yes \
+    "$(grep -q 'this kernel has no weighted interleave (Linux 6.9+): plain interleave' <<<"$out" && echo yes || echo "no ($out)")"
 elif [ -n "$slow" ]; then
   dram_node=${dram%% *}
   pair="$dram_node,$slow"
@@ -162,6 +168,16 @@ elif [ -n "$slow" ]; then
   [ -z "$thp_was" ] || echo never >"$thp"
   weighted_split 3 1 64
   weighted_split 1 1 32
+  # numaplace's weighted-interleave: the step's node 0 and the expander, the nearest node of
+  # another tier, by the kernel's weights (3:1 here); the split as above.
+  echo 3 >"$wdir/node$dram_node" && echo 1 >"$wdir/node$slow"
+  out=$(taskset -c 0 "$place" weighted-interleave "$probe" --touch 64 2>&1)
+  check "numaplace weighted-interleave from node 0: mode 6 over {$pair}" "mode-6 $pair" "$(mode_nodes "$out")"
+  check "numaplace weighted-interleave: the reason names the kernel's weights" yes \
+    "$(grep -q "the kernel's weights $dram_node:3 $slow:1" <<<"$out" && echo yes || echo "no ($out)")"
+  got=$(sed -n 's/^rank=.* pages=\([^ ]*\).*/\1/p' <<<"$out" | tr ',' '\n' | awk -F: -v n="$dram_node" '$1 == n { print $2 }')
+  check "numaplace weighted-interleave 3:1: 12288 of 16384 pages on node $dram_node (+/- 1%)" yes \
+    "$([ -n "$got" ] && [ $((got > 12288 ? got - 12288 : 12288 - got)) -le 163 ] && echo yes || echo "no (${got:-none})")"
   [ -z "$thp_was" ] || echo "$thp_was" >"$thp"
   # A weight is a byte from 1 to 255: the kernel refuses more.
   check "weighted interleave: a weight of 256 refused" no "$(yes_if sh -c "echo 256 >$wdir/node$dram_node" 2>/dev/null)"

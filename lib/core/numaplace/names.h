@@ -83,8 +83,11 @@ enum np_policy {
     NP_POLICY_AUTO,
     NP_POLICY_FAST_TIER, /**< "fast-tier": prefer the nearest faster memory (HBM), fall back */
     NP_POLICY_FAST_TIER_STRICT, /**< "fast-tier-strict": bind to the nearest faster memory */
+    /** "weighted-interleave": the step's nodes and the nearest memory of another tier, by the
+     *  kernel's weights */
+    NP_POLICY_WEIGHTED_INTERLEAVE,
 };
-#define NP_POLICY_COUNT 8
+#define NP_POLICY_COUNT 9
 
 /** Canonical name of a policy ("local", ...). Borrowed, static. */
 NP_API const char *np_policy_name(enum np_policy policy);
@@ -110,9 +113,12 @@ enum np_mode {
     NP_MODE_PREFERRED_MANY, /**< MPOL_PREFERRED_MANY (Linux >= 5.15): several, falls back */
     NP_MODE_BIND,           /**< MPOL_BIND: only these nodes */
     NP_MODE_INTERLEAVE,     /**< MPOL_INTERLEAVE: round-robin over these nodes */
+    /** MPOL_WEIGHTED_INTERLEAVE (Linux >= 6.9): by the weights in sysfs */
+    NP_MODE_WEIGHTED_INTERLEAVE,
 };
 
-/** Name of a mode ("default", "preferred", "preferred-many", "bind", "interleave"). */
+/** Name of a mode ("default", "preferred", "preferred-many", "bind", "interleave",
+ *  "weighted-interleave"). */
 NP_API const char *np_mode_name(enum np_mode mode);
 
 /** Parse a mode name. @return 0 or -EINVAL (@p err lists the accepted names) */

@@ -33,6 +33,13 @@ NP_API int np_mempolicy_get(enum np_mode *mode, hwloc_nodeset_t nodes, struct np
  */
 NP_API int np_mems_allowed(hwloc_nodeset_t nodes, struct np_err *err);
 
+/**
+ * The kernel's weighted-interleave weights of nodes 0 .. @p count - 1
+ * (/sys/kernel/mm/mempolicy/weighted_interleave/nodeN, 1-255; 1 where a node has none).
+ * @return 0, or -ENOENT when the kernel has no weighted interleave (before Linux 6.9)
+ */
+NP_API int np_interleave_weights(unsigned char *weights, unsigned count);
+
 /** Whether the running kernel accepts MPOL_PREFERRED_MANY. */
 NP_API bool np_kernel_has_preferred_many(void);
 

@@ -25,6 +25,11 @@ struct np_place_input {
     bool include_cpuless;               /**< CPU-less nodes in interleave-all (site opt-in) */
     bool have_preferred_many;           /**< the kernel supports MPOL_PREFERRED_MANY */
     bool fast_tier_refused; /**< the site keeps the fast tier from this job: fast-tier is local */
+    bool have_weighted_interleave; /**< the kernel has MPOL_WEIGHTED_INTERLEAVE (Linux 6.9) */
+    /** the kernel's weighted-interleave weight of each node by OS index (for the reason: the
+     *  kernel applies its own), NULL = unknown; beyond the count, 1 */
+    const unsigned char *interleave_weights;
+    unsigned interleave_weights_count;
     /** policy auto: what np_auto_choose is given (task_nodes and allowed_nodes are filled here
      *  from the CPUs and mems_allowed); NULL = nothing known but the shape */
     const struct np_auto_input *auto_input;
