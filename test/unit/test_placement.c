@@ -155,9 +155,11 @@ static const struct {
      "2", "preferred node 2, the fast memory nearest node 0"},
     {"root:qemu-hbm-6.12", NP_POLICY_FAST_TIER, "0-3", NULL, NULL, false, true,
      NP_MODE_PREFERRED_MANY, "2-3", "preferred nodes 2-3"},
-    /* live, kernel 6.1: a CPU-less node in the DRAM tier, and hwloc 2.9 types nothing */
+    /* live, kernel 6.1: a CPU-less node in the DRAM tier. hwloc 2.9 types nothing (no faster
+     * memory: local); 2.10 and later may type the DRAM nodes HBM from the tree's HMAT bandwidths
+     * (node 0 is then its own fast memory): node 0 either way */
     {"root:qemu-cxl-6.1", NP_POLICY_FAST_TIER, "0-1", NULL, NULL, false, true, NP_MODE_PREFERRED,
-     "0", "no faster memory"},
+     "0", "preferred node 0"},
     /* other machines */
     {"snc", NP_POLICY_LOCAL, "6-9", NULL, NULL, false, true, NP_MODE_PREFERRED_MANY, "0-1",
      "preferred nodes 0-1"},
