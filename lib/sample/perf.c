@@ -175,6 +175,26 @@ static const char *open_hint(enum np_perf_event ev, int e, bool pmu_counts, enum
     }
 }
 
+/* Open event @p e on @p pid counting from now (no enable race with the task) with inherit
+ * (threads and children created from now on count too); in the cycles-instructions group when
+ * @p grouped (@p group_fd its leader, or -1 to lead). The times tell whether the kernel
+ * multiplexed the counter, so the read can scale it. @return the fd, or a negative errno. */
+static int open_event(int e, pid_t pid, int group_fd, bool grouped)
+{
+    struct perf_event_attr attr = pfm_attr[e];
+    int fd;
+
+    attr.size = sizeof(attr);
+    attr.disabled = 0;
+    attr.inherit = 1;
+    attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+    if (grouped)
+        attr.read_format |= PERF_FORMAT_GROUP;
+    fd = (int)syscall(SYS_perf_event_open, &attr, pid, -1, group_fd,
+                      (unsigned long)pfm_flags[e] | PERF_FLAG_FD_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
+
 int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_mask, struct np_err *err)
 {
     int opened = 0, rc;
@@ -206,8 +226,12 @@ int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_mask, str
         return np_err_set(err, -ESRCH, "perf: no process %d", (int)pid);
     }
 
+    /* Cycles lead a group with instructions when both are asked for and encoded. */
+    c->cpi_grouped =
+        (event_mask & (1u << NP_PERF_CYCLES)) && (event_mask & (1u << NP_PERF_INSTRUCTIONS)) &&
+        !pfm_encode_error[NP_PERF_CYCLES][0] && !pfm_encode_error[NP_PERF_INSTRUCTIONS][0];
     for (int e = 0; e < NP_PERF_NEVENTS; e++) {
-        struct perf_event_attr attr;
+        const bool grouped = c->cpi_grouped && (e == NP_PERF_CYCLES || e == NP_PERF_INSTRUCTIONS);
         const char *hint;
         int fd, errnum;
 
@@ -219,15 +243,25 @@ int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_mask, str
             c->why[e] = NP_PERF_WHY_EVENT_UNKNOWN;
             continue;
         }
-        attr = pfm_attr[e];
-        attr.size = sizeof(attr);
-        attr.disabled = 0; /* counting starts at the open: no enable race with the task */
-        attr.inherit = 1;  /* threads and children created from now on are counted too */
-        /* Each its own fd: PERF_FORMAT_GROUP is refused with inherit. The times tell whether the
-         * kernel multiplexed the counter, so the read can scale it. */
-        attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-        fd = (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1,
-                          (unsigned long)pfm_flags[e] | PERF_FLAG_FD_CLOEXEC);
+        fd = open_event(e, pid, e == NP_PERF_INSTRUCTIONS && grouped ? c->fd[NP_PERF_CYCLES] : -1,
+                        grouped);
+        if (fd < 0 && fd != -ESRCH && grouped && e == NP_PERF_INSTRUCTIONS) {
+            /* The group was refused (a PMU that cannot hold both at once): cycles alone again,
+             * and instructions its own fd, as every other event. */
+            const int cycles = open_event(NP_PERF_CYCLES, pid, -1, false);
+
+            close(c->fd[NP_PERF_CYCLES]);
+            c->fd[NP_PERF_CYCLES] = cycles >= 0 ? cycles : -1;
+            c->cpi_grouped = false;
+            if (cycles < 0) {
+                opened--;
+                snprintf(c->reason[NP_PERF_CYCLES], sizeof(c->reason[NP_PERF_CYCLES]),
+                         "%s: perf_event_open: %s", np_perf_event_name(NP_PERF_CYCLES),
+                         strerror(-cycles));
+                c->why[NP_PERF_CYCLES] = NP_PERF_WHY_OTHER;
+            }
+            fd = open_event(e, pid, -1, false);
+        }
         if (fd >= 0) {
             c->fd[e] = fd;
             c->reason[e][0] = '\0';
@@ -236,7 +270,9 @@ int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_mask, str
                 pmu_counts = true;
             continue;
         }
-        errnum = errno;
+        if (e == NP_PERF_CYCLES)
+            c->cpi_grouped = false; /* no leader: instructions opens alone */
+        errnum = -fd;
         if (errnum == ESRCH) {
             close_all(c, "");
             requested_reason(c, event_mask, NP_PERF_WHY_PROCESS_GONE, "process %d is gone",
@@ -252,10 +288,87 @@ int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_mask, str
     return opened;
 }
 
-int np_perf_read(const struct np_perf_counters *c, enum np_perf_event ev, struct np_perf_value *out)
+/* Fill @p out from one event's count and the group's (or its own) times, scaling a multiplexed
+ * count; the rules of np_perf_read(). */
+static int decode(uint64_t raw, uint64_t enabled, uint64_t running, struct np_perf_value *out)
+{
+    out->raw = raw;
+    out->time_enabled_ns = enabled;
+    out->time_running_ns = running;
+    if (running == 0 && enabled > 0) {
+        /* The task ran, but the event never had a hardware counter (others held them all):
+         * there is nothing to scale, and 0 would be a count never made. */
+        out->reason = "never on a hardware counter while the process ran (every counter was "
+                      "taken: multiplexed out)";
+        return -EAGAIN;
+    }
+    out->available = true;
+    if (running == 0)
+        out->value = 0; /* never scheduled: nothing to scale */
+    else if (running >= enabled)
+        out->value = raw;
+    else /* multiplexed: an estimate, in floating point so raw x enabled cannot overflow */
+        out->value = (uint64_t)((double)raw * (double)enabled / (double)running);
+    return 0;
+}
+
+/* read(2) of exactly @p words counters' words from @p fd: 0, or a negative errno with
+ * @p out->reason set. */
+static int read_words(int fd, uint64_t *buf, size_t words, struct np_perf_value *out)
+{
+    ssize_t n;
+
+    do
+        n = read(fd, buf, words * sizeof(*buf));
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        const int errnum = errno;
+        out->reason = "reading the perf counter failed";
+        return -errnum;
+    }
+    if (n != (ssize_t)(words * sizeof(*buf))) {
+        out->reason = "short read from the perf counter";
+        return -EIO;
+    }
+    return 0;
+}
+
+/* The group's counts, read_format order: cycles then instructions, next to each other in
+ * enum np_perf_event so out[] and rc[] of one pair are two consecutive entries. */
+_Static_assert(NP_PERF_INSTRUCTIONS == NP_PERF_CYCLES + 1, "the CPI pair is adjacent");
+
+/* The cycles-instructions group in one read: nr, time enabled, time running, then the two
+ * counts. Fills out[0..1] and rc[0..1]. */
+static void read_cpi_group(const struct np_perf_counters *c, struct np_perf_value *out, int *rc)
+{
+    uint64_t buf[5];
+    int r;
+
+    memset(out, 0, 2 * sizeof(*out));
+    r = read_words(c->fd[NP_PERF_CYCLES], buf, 5, &out[0]);
+    if (r == 0 && buf[0] != 2) {
+        out[0].reason = "the perf group holds other than cycles and instructions";
+        r = -EIO;
+    }
+    if (r < 0) {
+        out[1] = out[0];
+        rc[0] = rc[1] = r;
+        return;
+    }
+    rc[0] = decode(buf[3], buf[1], buf[2], &out[0]);
+    rc[1] = decode(buf[4], buf[1], buf[2], &out[1]);
+}
+
+static bool in_cpi_group(const struct np_perf_counters *c, int ev)
+{
+    return c->cpi_grouped && (ev == NP_PERF_CYCLES || ev == NP_PERF_INSTRUCTIONS);
+}
+
+static int read_one(const struct np_perf_counters *c, enum np_perf_event ev,
+                    struct np_perf_value *out)
 {
     uint64_t buf[3]; /* value, time_enabled, time_running: the read_format set at the open */
-    ssize_t n;
+    int rc;
 
     memset(out, 0, sizeof(*out));
     if (!c || (unsigned)ev >= NP_PERF_NEVENTS) {
@@ -266,36 +379,32 @@ int np_perf_read(const struct np_perf_counters *c, enum np_perf_event ev, struct
         out->reason = c->reason[ev][0] ? c->reason[ev] : "perf counter not open";
         return -EBADF;
     }
-    do
-        n = read(c->fd[ev], buf, sizeof(buf));
-    while (n < 0 && errno == EINTR);
-    if (n < 0) {
-        const int errnum = errno;
-        out->reason = "reading the perf counter failed";
-        return -errnum;
+    if (in_cpi_group(c, ev)) {
+        struct np_perf_value pair[2];
+        int pair_rc[2];
+
+        read_cpi_group(c, pair, pair_rc);
+        *out = pair[ev - NP_PERF_CYCLES];
+        return pair_rc[ev - NP_PERF_CYCLES];
     }
-    if (n != (ssize_t)sizeof(buf)) {
-        out->reason = "short read from the perf counter";
-        return -EIO;
+    rc = read_words(c->fd[ev], buf, 3, out);
+    return rc < 0 ? rc : decode(buf[0], buf[1], buf[2], out);
+}
+
+int np_perf_read(const struct np_perf_counters *c, enum np_perf_event ev, struct np_perf_value *out)
+{
+    return read_one(c, ev, out);
+}
+
+void np_perf_read_all(const struct np_perf_counters *c, struct np_perf_value out[NP_PERF_NEVENTS],
+                      int rc[NP_PERF_NEVENTS])
+{
+    for (int e = 0; e < NP_PERF_NEVENTS; e++) {
+        if (!c || !in_cpi_group(c, e))
+            rc[e] = read_one(c, (enum np_perf_event)e, &out[e]);
+        else if (e == NP_PERF_CYCLES) /* instructions come in the same read */
+            read_cpi_group(c, &out[e], &rc[e]);
     }
-    out->raw = buf[0];
-    out->time_enabled_ns = buf[1];
-    out->time_running_ns = buf[2];
-    if (buf[2] == 0 && buf[1] > 0) {
-        /* The task ran, but the event never had a hardware counter (others held them all):
-         * there is nothing to scale, and 0 would be a count never made. */
-        out->reason = "never on a hardware counter while the process ran (every counter was "
-                      "taken: multiplexed out)";
-        return -EAGAIN;
-    }
-    out->available = true;
-    if (buf[2] == 0)
-        out->value = 0; /* never scheduled: nothing to scale */
-    else if (buf[2] >= buf[1])
-        out->value = buf[0];
-    else /* multiplexed: an estimate, in floating point so raw x enabled cannot overflow */
-        out->value = (uint64_t)((double)buf[0] * (double)buf[1] / (double)buf[2]);
-    return 0;
 }
 
 void np_perf_close(struct np_perf_counters *c)

@@ -566,10 +566,12 @@ static void read_perf(struct np_sampler *s, struct np_sample *out)
     for (unsigned i = 0; i < s->ntasks; i++) {
         struct np_sampler_task *t = &s->tasks[i];
         struct np_perf_value v[NP_PERF_NEVENTS];
+        int rc[NP_PERF_NEVENTS];
         bool ok[NP_PERF_NEVENTS];
 
+        np_perf_read_all(&t->perf, v, rc);
         for (int e = 0; e < NP_PERF_NEVENTS; e++) {
-            ok[e] = np_perf_read(&t->perf, (enum np_perf_event)e, &v[e]) == 0;
+            ok[e] = rc[e] == 0;
             if (ok[e]) {
                 out->perf[e] += v[e].value;
                 out->perf_enabled_ns[e] += v[e].time_enabled_ns;

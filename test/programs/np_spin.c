@@ -6,15 +6,16 @@
  *                                     itself from its first line, kernel and user mode, as
  *                                     numaplaced counts) and prints one JSON line
  *                                     {"pid", "cycles", "instructions"} when done
- *   np_spin --hog K --until PATH      holds K hardware counters on every online CPU (one cycles
- *                                     event and K-1 instructions events, CPU-wide and pinned, so
- *                                     the kernel gives them counters before any other event)
- *                                     until PATH exists; prints "hogging K counters on M CPUs"
- *                                     once they are all on, then exits 0
+ *   np_spin --hog K --pid PID --until PATH
+ *                                     holds one group of K hardware counters (a cycles leader and
+ *                                     K-1 instructions events) on process PID until PATH exists;
+ *                                     prints "hogging K counters on PID" once it is open, then
+ *                                     exits 0
  *
- * The hog leaves other processes' events fewer counters than they ask for, so the kernel
- * multiplexes them: what a test of multiplexing needs, on any PMU, without knowing the events of
- * the process it watches.
+ * The hog's group sits in the same task's list as the events numaplaced opened on it, at the
+ * same (flexible) priority: when both cannot be on the PMU at once, the kernel rotates them every
+ * tick, so each counts part of the time. What a test of multiplexing needs, even for events that
+ * are one group (a CPU-wide or pinned hog would be scheduled first and starve a group for good).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -31,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int open_counter(uint64_t config, pid_t pid, int cpu, int pinned)
+static int open_counter(uint64_t config, pid_t pid, int group_fd)
 {
     struct perf_event_attr attr;
 
@@ -39,8 +40,7 @@ static int open_counter(uint64_t config, pid_t pid, int cpu, int pinned)
     attr.size = sizeof(attr);
     attr.type = PERF_TYPE_HARDWARE;
     attr.config = config;
-    attr.pinned = (unsigned)pinned;
-    return (int)syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    return (int)syscall(SYS_perf_event_open, &attr, pid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 }
 
 static uint64_t read_counter(int fd)
@@ -60,8 +60,8 @@ static int spin(unsigned long long n, int self_count)
     unsigned long long acc = 0;
 
     if (self_count) {
-        cycles = open_counter(PERF_COUNT_HW_CPU_CYCLES, 0, -1, 0);
-        instructions = open_counter(PERF_COUNT_HW_INSTRUCTIONS, 0, -1, 0);
+        cycles = open_counter(PERF_COUNT_HW_CPU_CYCLES, 0, -1);
+        instructions = open_counter(PERF_COUNT_HW_INSTRUCTIONS, 0, -1);
         if (cycles < 0 || instructions < 0) {
             fprintf(stderr, "np_spin: perf_event_open on itself: %s\n", strerror(errno));
             return 1;
@@ -76,23 +76,24 @@ static int spin(unsigned long long n, int self_count)
     return acc == 1 ? 2 : 0; /* never 2: keeps acc alive */
 }
 
-static int hog(int k, const char *until)
+static int hog(int k, pid_t pid, const char *until)
 {
-    const long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
     const struct timespec poll = {0, 50 * 1000 * 1000};
     struct stat st;
+    int leader = -1;
 
-    for (long cpu = 0; cpu < ncpus; cpu++)
-        for (int i = 0; i < k; i++) {
-            const int fd = open_counter(
-                i == 0 ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_HW_INSTRUCTIONS, -1, (int)cpu, 1);
-            if (fd < 0) {
-                fprintf(stderr, "np_spin: counter %d on CPU %ld: perf_event_open: %s\n", i, cpu,
-                        strerror(errno));
-                return 1;
-            }
+    for (int i = 0; i < k; i++) {
+        const int fd = open_counter(i == 0 ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_HW_INSTRUCTIONS,
+                                    pid, leader);
+        if (fd < 0) {
+            fprintf(stderr, "np_spin: counter %d on process %d: perf_event_open: %s\n", i, (int)pid,
+                    strerror(errno));
+            return 1;
         }
-    printf("hogging %d counters on %ld CPUs\n", k, ncpus);
+        if (i == 0)
+            leader = fd;
+    }
+    printf("hogging %d counters on %d\n", k, (int)pid);
     fflush(stdout);
     while (stat(until, &st) != 0)
         nanosleep(&poll, NULL);
@@ -105,8 +106,10 @@ int main(int argc, char **argv)
         const unsigned long long n = strtoull(argv[2], NULL, 10);
         return spin(n, argc >= 4 && strcmp(argv[3], "--self-count") == 0);
     }
-    if (argc == 5 && strcmp(argv[1], "--hog") == 0 && strcmp(argv[3], "--until") == 0)
-        return hog(atoi(argv[2]), argv[4]);
-    fprintf(stderr, "usage: np_spin --loop N [--self-count] | np_spin --hog K --until PATH\n");
+    if (argc == 7 && strcmp(argv[1], "--hog") == 0 && strcmp(argv[3], "--pid") == 0 &&
+        strcmp(argv[5], "--until") == 0)
+        return hog(atoi(argv[2]), (pid_t)atoi(argv[4]), argv[6]);
+    fprintf(stderr,
+            "usage: np_spin --loop N [--self-count] | np_spin --hog K --pid PID --until PATH\n");
     return 2;
 }

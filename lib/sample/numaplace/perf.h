@@ -2,9 +2,11 @@
  * numaplace/perf.h - perf_event counters on one process, its threads and its children.
  *
  * Events are named as libpfm4 names them and encoded by libpfm4 (never by hand), so the same
- * names work on every PMU libpfm4 knows. Each event is its own fd opened with inherit=1:
- * threads and children created after the open count too, and PERF_FORMAT_GROUP cannot be
- * combined with inherit on the kernels we run on.
+ * names work on every PMU libpfm4 knows. Every event is opened with inherit=1: threads and
+ * children created after the open count too. Cycles and instructions form one group, read in
+ * one call (PERF_FORMAT_GROUP), so a CPI over a short interval compares counts of the same
+ * instant and both are multiplexed together; the other events are each their own fd, and a
+ * kernel or PMU that refuses the group gets the pair as two fds.
  *
  * A missing counter is a normal state, not an error: virtual machines often expose no
  * hardware PMU, and perf_event_paranoid may forbid counting. Each event that cannot be opened
@@ -82,6 +84,7 @@ struct np_perf_counters {
     int fd[NP_PERF_NEVENTS];                          /**< -1 when not open */
     char reason[NP_PERF_NEVENTS][NP_PERF_REASON_MAX]; /**< why not open; "" when open */
     enum np_perf_why why[NP_PERF_NEVENTS];            /**< the same as a code */
+    bool cpi_grouped; /**< cycles leads a group with instructions: read both in one call */
 };
 
 /**
@@ -130,6 +133,13 @@ struct np_perf_value {
  */
 NP_API int np_perf_read(const struct np_perf_counters *c, enum np_perf_event ev,
                         struct np_perf_value *out);
+
+/**
+ * Read every event of @p c as np_perf_read() does, grouped events in one call (so cycles and
+ * instructions come from the same instant). @p rc[e] is np_perf_read()'s return for event e.
+ */
+NP_API void np_perf_read_all(const struct np_perf_counters *c,
+                             struct np_perf_value out[NP_PERF_NEVENTS], int rc[NP_PERF_NEVENTS]);
 
 /** Close every open fd of @p c and set it to -1 (its reason becomes "closed"). NULL is fine. */
 NP_API void np_perf_close(struct np_perf_counters *c);
