@@ -242,7 +242,9 @@ static void print_migration(json_t *result)
     }
 }
 
-static int migrate_once(unsigned from, unsigned to, uint64_t pages, const char *order, bool dry_run)
+/* One request: to node @p to, or (@p tier "down" or "up", @p to NP_PROTO_NO_NODE) one tier away. */
+static int migrate_once(unsigned from, unsigned to, const char *tier, uint64_t pages,
+                        const char *order, bool dry_run)
 {
     struct np_proto_request req = {
         .op = NP_OP_MIGRATE,
@@ -250,6 +252,7 @@ static int migrate_once(unsigned from, unsigned to, uint64_t pages, const char *
     json_t *reply = NULL;
 
     snprintf(req.migrate.order, sizeof(req.migrate.order), "%s", order ? order : "");
+    snprintf(req.migrate.tier, sizeof(req.migrate.tier), "%s", tier ? tier : "");
     if (cli_call(&req, &reply) < 0)
         return 1;
     print_migration(json_object_get(reply, "result"));
@@ -331,7 +334,7 @@ static int run_scenario(FILE *f, const char *path, const char *order, bool dry_r
         printf("[%s requests[%zu]] ", s.name, i);
         say_late(late);
         fflush(stdout);
-        failed |= migrate_once(r->from, r->to, r->pages, order, dry_run);
+        failed |= migrate_once(r->from, r->to, NULL, r->pages, order, dry_run);
     }
     np_scenario_fini(&s);
     return failed;
@@ -442,7 +445,7 @@ static int run_lines(FILE *f, const char *path, unsigned lineno, const char *ord
         printf("[%s:%u] ", path, lines[i].lineno);
         say_late(late);
         fflush(stdout);
-        failed |= migrate_once(lines[i].from, lines[i].to, lines[i].pages,
+        failed |= migrate_once(lines[i].from, lines[i].to, NULL, lines[i].pages,
                                lines[i].order ? lines[i].order : order, dry_run);
     }
     free(lines);
@@ -498,6 +501,7 @@ int cmd_migrate(int argc, char **argv)
     const char *order = cli.opt[CLI_MIGRATE_ORDER], *script = cli.opt[CLI_MIGRATE_SCRIPT];
     const char *from_arg = cli.opt[CLI_MIGRATE_FROM], *to_arg = cli.opt[CLI_MIGRATE_TO];
     const char *pages_arg = cli.opt[CLI_MIGRATE_PAGES], *clock_arg = cli.opt[CLI_MIGRATE_CLOCK];
+    const char *tier = cli.opt[CLI_MIGRATE_TIER];
     const bool dry_run = cli.opt[CLI_MIGRATE_DRY_RUN] != NULL;
     struct np_err err = {0};
 
@@ -517,11 +521,18 @@ int cmd_migrate(int argc, char **argv)
         return cli_error(2, "migrate: --clock \"%s\": accepted: after-reply, fixed", clock_arg);
     if (clock_arg && !script)
         return cli_error(2, "migrate: --clock paces a --script; give --script FILE");
+    if (tier && strcmp(tier, "down") != 0 && strcmp(tier, "up") != 0)
+        return cli_error(2, "migrate: --tier \"%s\": accepted: down, up", tier);
+    if (tier && (to_arg || script))
+        return cli_error(2, "migrate: --tier names the destination: give it instead of --to, "
+                            "without --script");
     if (script)
         return run_script(script, order, dry_run, clock_arg && strcmp(clock_arg, "fixed") == 0);
-    if (from == ~0ull || to == ~0ull || pages == ~0ull)
-        return cli_error(2, "migrate needs --from S --to D --pages N (or --script FILE)");
-    return migrate_once((unsigned)from, (unsigned)to, pages, order, dry_run);
+    if (from == ~0ull || (to == ~0ull && !tier) || pages == ~0ull)
+        return cli_error(2, "migrate needs --from S --to D --pages N (or --from S --tier down|up "
+                            "--pages N, or --script FILE)");
+    return migrate_once((unsigned)from, tier ? NP_PROTO_NO_NODE : (unsigned)to, tier, pages, order,
+                        dry_run);
 }
 
 int cmd_ping(int argc, char **argv)

@@ -34,6 +34,7 @@ static const struct cli_option migrate_opts[] = {
     [CLI_MIGRATE_SCRIPT] = {"--script", "FILE"},
     [CLI_MIGRATE_DRY_RUN] = {"--dry-run", NULL},
     [CLI_MIGRATE_CLOCK] = {"--clock", "after-reply|fixed"},
+    [CLI_MIGRATE_TIER] = {"--tier", "down|up"},
 };
 static const struct cli_option scenario_opts[] = {
     [CLI_SCENARIO_JOBS] = {"--jobs", NULL},
@@ -54,7 +55,7 @@ static const struct cli_option characterize_opts[] = {
 _Static_assert(COUNT(global_opts) == CLI_GLOBAL_HELP + 1, "global options and their enum");
 _Static_assert(COUNT(report_opts) == CLI_REPORT_NODE + 1, "report options and their enum");
 _Static_assert(COUNT(jobs_opts) == CLI_JOBS_UNTIL + 1, "jobs options and their enum");
-_Static_assert(COUNT(migrate_opts) == CLI_MIGRATE_CLOCK + 1, "migrate options and their enum");
+_Static_assert(COUNT(migrate_opts) == CLI_MIGRATE_TIER + 1, "migrate options and their enum");
 _Static_assert(COUNT(scenario_opts) == CLI_SCENARIO_RUNS + 1, "scenario options and their enum");
 _Static_assert(COUNT(store_opts) == CLI_STORE_MERGE + 1, "store options and their enum");
 _Static_assert(COUNT(characterize_opts) == CLI_CHAR_PRINT + 1, "characterize options and enum");
@@ -80,6 +81,8 @@ const struct cli_command_options cli_command_options[] = {
     {"migrate", "", 0,
      "--from S --to D --pages N: move at least N pages from node S to\n"
      "node D, taking low jobs in ORDER (@orders@);\n"
+     "--tier down|up instead of --to: to the nearest node one memory tier\n"
+     "slower or faster (with room above numaplaced's free floor);\n"
      "--script FILE: timed requests, each DELAY_S seconds after the\n"
      "previous answer: a scenario file's requests, or lines of\n"
      "\"DELAY_S FROM TO PAGES [ORDER]\" ('#' comments)",

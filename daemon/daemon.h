@@ -161,12 +161,15 @@ struct np_migration_state {
 };
 
 #define NPD_MAX_ORDERS 16 /* above the number of migration orders (np_order_at) */
+#define NPD_MAX_TIERS  8  /* tiers counted apart on the metrics page */
 
 /** Daemon-wide counters since start (the Prometheus page, metrics.c). */
 struct np_daemon_totals {
     uint64_t pages_moved[NP_TRIGGER_COUNT][NPD_MAX_ORDERS]; /**< by trigger and order index */
     uint64_t requests[NP_TRIGGER_COUNT][NP_OUTCOME_COUNT];  /**< by enum np_request_outcome */
     uint64_t failed_pages[NP_MOVE_FAIL_COUNT];              /**< by enum np_move_failure */
+    /** Pages moved from one tier to another, by the tiers (0 fastest; the last holds the rest) */
+    uint64_t tier_pages[NPD_MAX_TIERS][NPD_MAX_TIERS];
     double sampling_cpu_s; /**< CPU time spent sampling steps and the node */
     uint64_t samples;      /**< step samples taken */
     /** Memory traffic each node served, summed over the intervals: its controllers' counts

@@ -109,6 +109,21 @@ static void render_migration(const struct np_daemon *d, struct metrics_text *t)
             metrics_label_code(t, false, "order", np_order_at((size_t)o)->name);
             metrics_value_u64(t, true, tot->pages_moved[tr][o] * page);
         }
+    metrics_family(t, "numaplace_tier_moved_bytes_total", "counter",
+                   "Memory numaplaced moved from one memory tier to another (0 the fastest), in "
+                   "bytes; a pair appears once memory has moved between them.");
+    for (int from = 0; from < NPD_MAX_TIERS; from++)
+        for (int to = 0; to < NPD_MAX_TIERS; to++) {
+            char from_tier[4], to_tier[4];
+            if (!tot->tier_pages[from][to])
+                continue;
+            snprintf(from_tier, sizeof(from_tier), "%d", from);
+            snprintf(to_tier, sizeof(to_tier), "%d", to);
+            metrics_series(t, "numaplace_tier_moved_bytes_total");
+            metrics_label(t, true, "from_tier", from_tier);
+            metrics_label(t, false, "to_tier", to_tier);
+            metrics_value_u64(t, true, tot->tier_pages[from][to] * page);
+        }
     metrics_family(t, "numaplace_migration_requests_total", "counter",
                    "Migration requests finished, by trigger and outcome.");
     for (int tr = 0; tr < NP_TRIGGER_COUNT; tr++)

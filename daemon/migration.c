@@ -30,12 +30,22 @@ void migration_start(struct np_daemon *d)
     }
     NPD_LOG(d, INFO,
             "migration: on, order %s, rate %u MB/s%s, free floor %llu MiB, shared pages %s, "
-            "triggers:%s%s%s%s",
+            "triggers:%s%s%s%s%s%s",
             cfg->migration_order, cfg->migration_rate_mb_s,
             cfg->migration_rate_mb_s ? "" : " (no limit)", (unsigned long long)cfg->free_floor_mb,
             cfg->move_shared_pages ? "moved (move_shared_pages=yes)" : "left in place",
             cfg->trigger_homecoming ? " homecoming" : "", cfg->trigger_pressure ? " pressure" : "",
-            cfg->trigger_bandwidth ? " bandwidth" : "", cfg->migration_dry_run ? " (dry run)" : "");
+            cfg->trigger_bandwidth ? " bandwidth" : "", cfg->trigger_demotion ? " demotion" : "",
+            cfg->trigger_promotion ? " promotion" : "", cfg->migration_dry_run ? " (dry run)" : "");
+    {
+        char why[160];
+        /* Once, here; each interval the tier triggers stand aside and say so in status. */
+        if (np_kernel_tiering(cfg->proc_root, why, sizeof(why)))
+            NPD_LOG(d, WARNING,
+                    "migration: %s; numaplaced's demotion and promotion stand aside while it does "
+                    "(docs/migration.md)",
+                    why);
+    }
     if (np_numa_balancing_enabled(cfg->proc_root, NULL, &err) == 1)
         NPD_LOG(d, WARNING,
                 "migration: the kernel's automatic NUMA balancing is on "
@@ -64,6 +74,24 @@ void migration_stop(struct np_daemon *d)
     }
     migrator_stop(m);
     d->migration.migrator = NULL;
+}
+
+/* Whether a task of the step was placed by fast-tier or fast-tier-strict (its "applied"). */
+static bool job_wants_fast_tier(const struct np_daemon_job *j)
+{
+    size_t i;
+    json_t *t;
+
+    json_array_foreach(j->tasks, i, t)
+    {
+        const char *name = NULL;
+        enum np_policy policy;
+        if (json_unpack(t, "{s:s}", "policy", &name) == 0 &&
+            np_policy_from_name(name, &policy, NULL) == 0 &&
+            (policy == NP_POLICY_FAST_TIER || policy == NP_POLICY_FAST_TIER_STRICT))
+            return true;
+    }
+    return false;
 }
 
 /* One step as the engine sees it; false when it has no processes to move. */
@@ -96,6 +124,7 @@ static bool fill_job_view(const struct np_daemon *d, const struct np_daemon_job 
     v->job_class = j->job_class;
     v->cpu_nodes = st->local_nodes;
     v->homecoming_paused = now < j->homecoming_quiet_until;
+    v->wants_fast_tier = job_wants_fast_tier(j);
     for (unsigned n = 0; n < view->nnodes; n++)
         v->pages_on_node[n] = st->pages_end[n] / page;
     /* The job's whole traffic; np_node_traffic spreads it over the nodes holding its pages
@@ -141,6 +170,7 @@ struct np_node_view *migration_build_view(const struct np_daemon *d)
             view->nnodes = os + 1;
         np_node_meminfo(d->cfg.proc_root, os, d->meminfo_files ? &d->meminfo_files[os] : NULL,
                         &view->total_bytes[os], &view->free_bytes[os], NULL);
+        view->tier[os] = topo ? np_topology_node(topo, n)->tier : 0;
         for (unsigned m = 0; m < count; m++) {
             const unsigned os_to = topo ? np_topology_node(topo, m)->os_index : m;
             const int dist = topo ? np_topology_distance(topo, n, m) : 0;
@@ -152,6 +182,7 @@ struct np_node_view *migration_build_view(const struct np_daemon *d)
         if (fill_job_view(d, registry_at(&d->registry, i), view, page, np_monotonic_s(),
                           &view->jobs[view->njobs]))
             view->njobs++;
+    np_kernel_tiering(d->cfg.proc_root, view->kernel_tiering, sizeof(view->kernel_tiering));
     np_node_traffic(view);
     uncore_bw_apply(d, view); /* the controllers' own figures where they count */
     return view;
@@ -269,6 +300,10 @@ static json_t *migration_result_json(const struct migrator_done *done)
                   (json_int_t)r->planned, "moved_pages", (json_int_t)r->moved,
                   "capped_by_floor_pages", (json_int_t)r->capped_by_floor, "stopped", r->stopped,
                   "jobs", jobs, "summary", r->summary));
+    if (r->src_tier != r->dst_tier) /* a move between tiers says which, as the report does */
+        json_object_update_new(
+            json_object_get(obj, "result"),
+            json_pack("{s:i, s:i}", "from_tier", (int)r->src_tier, "to_tier", (int)r->dst_tier));
     return obj;
 }
 
@@ -293,6 +328,9 @@ static void book_totals(struct np_daemon_totals *t, const struct migrator_done *
     order = migration_order_index(r->order);
     if (order >= 0)
         t->pages_moved[trigger][order] += r->moved;
+    if (r->src_tier != r->dst_tier)
+        t->tier_pages[r->src_tier < NPD_MAX_TIERS ? r->src_tier : NPD_MAX_TIERS - 1]
+                     [r->dst_tier < NPD_MAX_TIERS ? r->dst_tier : NPD_MAX_TIERS - 1] += r->moved;
     for (size_t i = 0; i < r->noutcomes; i++)
         for (int f = 0; f < NP_MOVE_FAIL_COUNT; f++)
             t->failed_pages[f] += r->outcomes[i].moved.pages_failed[f];
@@ -318,8 +356,10 @@ void migration_book(struct np_daemon *d, const struct migrator_done *done, doubl
             j->last_pages_mono = -1e9; /* read its pages again at the next sample */
     }
     /* A trigger whose request moved nothing would ask again at once: it waits 30 s. A
-     * homecoming waits per job, so one stuck high job does not hold back the others. */
-    if (r->moved == 0 && r->request.trigger == NP_TRIGGER_HOMECOMING) {
+     * homecoming or promotion waits per job, so one stuck high job does not hold back the
+     * others. */
+    if (r->moved == 0 && (r->request.trigger == NP_TRIGGER_HOMECOMING ||
+                          r->request.trigger == NP_TRIGGER_PROMOTION)) {
         struct np_daemon_job *j = r->request.target_job >= 0
                                       ? job_of_view(d, done->view, (size_t)r->request.target_job)
                                       : NULL;
@@ -360,6 +400,8 @@ void migration_run_triggers(struct np_daemon *d)
     tc.enabled[NP_TRIGGER_PRESSURE] = d->cfg.trigger_pressure;
     tc.enabled[NP_TRIGGER_BANDWIDTH] = d->cfg.trigger_bandwidth;
     tc.enabled[NP_TRIGGER_HOMECOMING] = d->cfg.trigger_homecoming;
+    tc.enabled[NP_TRIGGER_DEMOTION] = d->cfg.trigger_demotion;
+    tc.enabled[NP_TRIGGER_PROMOTION] = d->cfg.trigger_promotion;
     tc.free_floor_bytes = d->cfg.free_floor_mb << 20;
     tc.bandwidth_threshold = d->cfg.bandwidth_threshold_mb_s * 1e6;
     tc.bandwidth_intervals = d->cfg.bandwidth_intervals;

@@ -393,6 +393,22 @@ json_t *op_migrate(struct np_daemon *d, const struct np_peer *peer, uint64_t *pe
     if (!order)
         return np_proto_reply_error("order \"%s\": accepted: %s", req->migrate.order,
                                     np_order_names());
+    if (req->migrate.tier[0] && migration_node_exists(d, r.src)) {
+        /* One tier down or up: the nearest node of that tier with room above the floor. */
+        const bool down = strcmp(req->migrate.tier, "down") == 0;
+        struct np_node_view *view = migration_build_view(d);
+        const int dst =
+            view ? np_tier_neighbour(view, r.src, down, d->cfg.free_floor_mb << 20) : -1;
+        const unsigned tier = view ? np_view_tier(view, r.src) : 0;
+
+        migrator_view_free(view);
+        if (dst < 0)
+            return np_proto_reply_error("node %u (tier %u): no node one tier %s has memory free "
+                                        "above the floor (free_floor_mb=%llu)",
+                                        r.src, tier, req->migrate.tier,
+                                        (unsigned long long)d->cfg.free_floor_mb);
+        r.dst = (unsigned)dst;
+    }
     if (!migration_node_exists(d, r.src) || !migration_node_exists(d, r.dst) || r.src == r.dst) {
         char nodes[256];
         migration_node_list(d, nodes, sizeof(nodes));
@@ -400,7 +416,8 @@ json_t *op_migrate(struct np_daemon *d, const struct np_peer *peer, uint64_t *pe
                                     "this machine (%s)",
                                     r.src, r.dst, nodes);
     }
-    snprintf(r.reason, sizeof(r.reason), "administrator (uid %u)%s", (unsigned)peer->uid,
+    snprintf(r.reason, sizeof(r.reason), "administrator (uid %u)%s%s%s", (unsigned)peer->uid,
+             req->migrate.tier[0] ? ", one tier " : "", req->migrate.tier,
              req->migrate.dry_run ? ", dry run" : "");
     warn_if_saturated(d, &r);
     *pending = ++d->migration.next_tag;

@@ -479,6 +479,8 @@ typedef int key_setter(struct np_helper_config *cfg, const char *key, const char
     X(trigger_homecoming, KEY_SWITCH, trigger_homecoming, 0, 0, NULL, "on")                        \
     X(trigger_pressure, KEY_SWITCH, trigger_pressure, 0, 0, NULL, "on")                            \
     X(trigger_bandwidth, KEY_SWITCH, trigger_bandwidth, 0, 0, NULL, "on")                          \
+    X(trigger_demotion, KEY_SWITCH, trigger_demotion, 0, 0, NULL, "on")                            \
+    X(trigger_promotion, KEY_SWITCH, trigger_promotion, 0, 0, NULL, "on")                          \
     X(bandwidth_threshold_mb_s, KEY_UINT, bandwidth_threshold_mb_s, 1, 100000000, NULL, "10000")   \
     X(bandwidth_intervals, KEY_UINT, bandwidth_intervals, 1, 3600, NULL, "5")                      \
     X(admin_group, KEY_SETTER, admin_group, 0, 0, set_admin_group, NULL)                           \

@@ -685,6 +685,8 @@ int np_engine_run_request(const struct np_node_view *view, const struct np_engin
 
     memset(result, 0, sizeof(*result));
     result->request = *request;
+    result->src_tier = np_view_tier(view, request->src);
+    result->dst_tier = np_view_tier(view, request->dst);
     result->dry_run = config->dry_run;
     result->order = request->target_job >= 0 ? "job" : order->name;
     if (request->src >= view->nnodes || request->dst >= view->nnodes ||

@@ -40,7 +40,9 @@ enum field_kind {
 };
 #define OPTIONAL 1u /* absent is no error: the member keeps its zero */
 #define INVERTED 2u /* a bool member holding the wire value's negation (absent means true) */
-#define SPARSE   4u /* sent only when it is not what its absence means ("", the bool's default) */
+#define SPARSE                                                                                     \
+    4u /* sent only when it is not what its absence means ("", the bool's default,                 \
+          NP_PROTO_NO_NODE for a 32-bit integer) */
 
 struct field {
     const char *key;
@@ -97,7 +99,8 @@ static const struct field set_class_fields[] = {
 };
 static const struct field migrate_fields[] = {
     REQ("from", FIELD_UINT, migrate.from, 4095, 0),
-    REQ("to", FIELD_UINT, migrate.to, 4095, 0),
+    REQ("to", FIELD_UINT, migrate.to, 4095, OPTIONAL | SPARSE),
+    REQ("tier", FIELD_STRING, migrate.tier, 0, OPTIONAL | SPARSE),
     REQ("pages", FIELD_UINT, migrate.pages, INT64_MAX, 0),
     REQ("dry_run", FIELD_BOOL, migrate.dry_run, 0, OPTIONAL),
     REQ("order", FIELD_STRING, migrate.order, 0, OPTIONAL | SPARSE),
@@ -187,6 +190,8 @@ static int encode_field(json_t *obj, const struct field *f, const void *base)
             memcpy(&u64, member, sizeof(u64));
         else
             memcpy(&u32, member, sizeof(u32));
+        if (f->flags & SPARSE && f->size == sizeof(u32) && u32 == NP_PROTO_NO_NODE)
+            return 0;
         v = json_integer((json_int_t)(f->size == sizeof(u64) ? u64 : u32));
         break;
     }
@@ -382,6 +387,7 @@ int np_proto_decode(const char *buf, size_t len, struct np_proto_request *out, s
     }
     out->op = (enum np_proto_op)i;
     out->reg.task_id = out->op == NP_OP_REGISTER ? -1 : 0;
+    out->migrate.to = out->op == NP_OP_MIGRATE ? NP_PROTO_NO_NODE : 0;
     for (size_t k = 0; rc == 0 && k < op_fields[i].n; k++)
         rc = decode_field(obj, &op_fields[i].fields[k], out, err);
     if (rc < 0)
@@ -390,6 +396,14 @@ int np_proto_decode(const char *buf, size_t len, struct np_proto_request *out, s
         rc = check_register(&out->reg, err);
     else if (out->op == NP_OP_APPLIED)
         rc = check_applied(obj, &out->applied, err);
+    else if (out->op == NP_OP_MIGRATE &&
+             (out->migrate.to == NP_PROTO_NO_NODE) == !out->migrate.tier[0])
+        rc = np_err_set(err, -EINVAL,
+                        "migrate needs \"to\" (a node) or \"tier\" (down, up), one of them");
+    else if (out->op == NP_OP_MIGRATE && out->migrate.tier[0] &&
+             strcmp(out->migrate.tier, "down") != 0 && strcmp(out->migrate.tier, "up") != 0)
+        rc = np_err_set(err, -EINVAL, "request field \"tier\" is \"%s\"; accepted: down, up",
+                        out->migrate.tier);
     else if (out->op == NP_OP_SET_CLASS &&
              np_class_from_name(out->job_class, &(enum np_class){0}, NULL) < 0)
         rc = np_err_set(err, -EINVAL, "request field \"class\" is \"%s\"; accepted: %s",

@@ -262,6 +262,9 @@ int np_step_figures_book_migration(struct np_step_figures *js, const struct np_r
                   "order", r->order ? r->order : "?", "reason", req->reason, "planned_pages",
                   (json_int_t)o->planned, "moved_pages", (json_int_t)o->moved.pages_moved,
                   "dry_run", r->dry_run, "used_proxy", r->used_proxy, "stopped", o->moved.stopped);
+    if (entry && r->src_tier != r->dst_tier) /* a demotion or promotion: the tiers it crossed */
+        json_object_update_new(entry, json_pack("{s:i, s:i}", "from_tier", (int)r->src_tier,
+                                                "to_tier", (int)r->dst_tier));
     if (!js->migration_requests) {
         json_decref(entry);
         return -ENOMEM;

@@ -590,6 +590,32 @@ int np_numa_balancing_enabled(const char *root, struct np_kept_file *kept, struc
     return value != 0;
 }
 
+bool np_kernel_tiering(const char *root, char *why, size_t why_len)
+{
+    static const char demotion[] = "/sys/kernel/mm/numa/demotion_enabled",
+                      balancing[] = "/proc/sys/kernel/numa_balancing";
+    char path[4096];
+    unsigned mode = 0;
+    FILE *f;
+
+    why[0] = '\0';
+    snprintf(path, sizeof(path), "%s%s", root && *root ? root : "", demotion);
+    if ((f = fopen(path, "re")) != NULL) {
+        char word[16] = "";
+        if (fscanf(f, "%15s", word) == 1 && strcmp(word, "true") == 0)
+            snprintf(why, why_len, "the kernel demotes pages itself (%s is true)", demotion);
+        fclose(f);
+    }
+    snprintf(path, sizeof(path), "%s%s", root && *root ? root : "", balancing);
+    if (!why[0] && (f = fopen(path, "re")) != NULL) {
+        if (fscanf(f, "%u", &mode) == 1 && (mode & 2u))
+            snprintf(why, why_len, "NUMA balancing promotes pages itself (%s is %u: tiering mode)",
+                     balancing, mode);
+        fclose(f);
+    }
+    return why[0] != '\0';
+}
+
 int np_node_meminfo(const char *root, unsigned node, struct np_kept_file *kept,
                     uint64_t *total_bytes, uint64_t *free_bytes, struct np_err *err)
 {

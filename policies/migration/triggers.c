@@ -7,6 +7,16 @@
  * bandwidth:       a memory node's measured traffic stayed above the threshold for K intervals:
  *                  half the low jobs' pages there go to the nearest unsaturated node (SLIT, then
  *                  least traffic); without measured bandwidth it says it is inactive and why.
+ * demotion:        a node a high job needs (its CPUs' node, or under fast-tier the nearest of the
+ *                  fastest tier), with a slower tier below it, fell below the floor while the job
+ *                  has pages on a slower tier or asked for the fast one: low jobs' pages go one
+ *                  tier down.
+ * promotion:       a high job's pages on a tier slower than its own go up to the nearest node of
+ *                  its tier with room above the floor.
+ * Homecoming and memory-pressure stay within a tier (a machine of one tier is all tier 0), and
+ * no trigger sends a low job's pages up a tier: on a tiered node the fast memory is the high
+ * jobs'. While the kernel tiers memory itself (view->kernel_tiering) demotion and promotion
+ * stand aside, saying why.
  */
 #include "numaplace/migration.h"
 
@@ -18,6 +28,107 @@
 static uint64_t page_bytes(void)
 {
     return (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+unsigned np_view_tier(const struct np_node_view *view, unsigned node)
+{
+    return node < NP_MAX_NODES ? view->tier[node] : 0;
+}
+
+/* The nodes with memory in @p tier, as a mask. */
+static uint64_t tier_nodes(const struct np_node_view *view, unsigned tier)
+{
+    uint64_t mask = 0;
+
+    for (unsigned n = 0; n < view->nnodes && n < NP_MAX_NODES; n++)
+        if (view->total_bytes[n] && view->tier[n] == tier)
+            mask |= 1ull << n;
+    return mask;
+}
+
+/* The nearest tier below (@p down) or above @p tier that holds memory, or -1. */
+static int next_tier(const struct np_node_view *view, unsigned tier, bool down)
+{
+    int best = -1;
+
+    for (unsigned n = 0; n < view->nnodes && n < NP_MAX_NODES; n++) {
+        const unsigned t = view->tier[n];
+        if (view->total_bytes[n] && (down ? t > tier : t < tier) &&
+            (best < 0 || (down ? t < (unsigned)best : t > (unsigned)best)))
+            best = (int)t;
+    }
+    return best;
+}
+
+/* The nodes faster than @p tier, which a low job's pages never go to. */
+static uint64_t faster_nodes(const struct np_node_view *view, unsigned tier)
+{
+    uint64_t mask = 0;
+
+    for (int t = next_tier(view, tier, false); t >= 0; t = next_tier(view, (unsigned)t, false))
+        mask |= tier_nodes(view, (unsigned)t);
+    return mask;
+}
+
+/* The tier a high job's pages belong on: the fastest under fast-tier, else the fastest of its
+ * CPUs' nodes. -1 when its CPUs' nodes are unknown. */
+static int target_tier(const struct np_node_view *view, const struct np_job_view *job)
+{
+    int best = -1;
+
+    if (!job->cpu_nodes)
+        return -1;
+    for (unsigned n = 0; n < view->nnodes && n < NP_MAX_NODES; n++)
+        if (view->total_bytes[n] && (job->wants_fast_tier || (job->cpu_nodes >> n & 1u)) &&
+            (best < 0 || view->tier[n] < (unsigned)best))
+            best = (int)view->tier[n];
+    return best;
+}
+
+/* The nodes of @p tier nearest the job's CPUs (by SLIT from any of its CPUs' nodes; all of the
+ * tier when distances are unknown). */
+static uint64_t nearest_of_tier(const struct np_node_view *view, const struct np_job_view *job,
+                                unsigned tier)
+{
+    const uint64_t nodes = tier_nodes(view, tier);
+    unsigned best = 256;
+    uint64_t mask = 0;
+
+    for (unsigned n = 0; n < view->nnodes && n < NP_MAX_NODES; n++) {
+        unsigned d = 255;
+        if (!(nodes >> n & 1u))
+            continue;
+        for (unsigned c = 0; c < view->nnodes && c < NP_MAX_NODES; c++)
+            if ((job->cpu_nodes >> c & 1u) && view->distance[c][n] && view->distance[c][n] < d)
+                d = view->distance[c][n];
+        if (d < best)
+            best = d, mask = 0;
+        if (d == best)
+            mask |= 1ull << n;
+    }
+    return mask;
+}
+
+/* The pages @p job has on tiers slower than @p tier. */
+static uint64_t pages_below(const struct np_node_view *view, const struct np_job_view *job,
+                            unsigned tier)
+{
+    uint64_t pages = 0;
+
+    for (unsigned n = 0; n < view->nnodes && n < NP_MAX_NODES; n++)
+        if (view->tier[n] > tier)
+            pages += job->pages_on_node[n];
+    return pages;
+}
+
+int np_tier_neighbour(const struct np_node_view *view, unsigned from, bool down,
+                      uint64_t min_free_bytes)
+{
+    const int tier = from < NP_MAX_NODES ? next_tier(view, view->tier[from], down) : -1;
+
+    return tier < 0 ? -1
+                    : np_pick_destination(view, from, ~tier_nodes(view, (unsigned)tier),
+                                          min_free_bytes, 0);
 }
 
 static int propose_homecoming(const struct np_node_view *view,
@@ -37,7 +148,9 @@ static int propose_homecoming(const struct np_node_view *view,
         if (job->job_class != NP_CLASS_HIGH || home < 0 || job->homecoming_paused)
             continue;
         for (unsigned node = 0; node < view->nnodes && n < max; node++) {
-            if ((job->cpu_nodes >> node & 1u) || job->pages_on_node[node] < NP_HOMECOMING_MIN_PAGES)
+            if ((job->cpu_nodes >> node & 1u) ||
+                job->pages_on_node[node] < NP_HOMECOMING_MIN_PAGES ||
+                view->tier[node] != view->tier[home]) /* another tier: promotion's, or kept */
                 continue;
             out[n] = (struct np_request){.src = node,
                                          .dst = (unsigned)home,
@@ -88,16 +201,21 @@ static int propose_pressure(const struct np_node_view *view, const struct np_tri
         uint64_t need;
         int dst;
 
+        uint64_t other_tiers;
+
         if (!(high_homes >> node & 1u) || (done >> node & 1u))
             continue;
-        if (view->free_bytes[node] >= config->free_floor_bytes)
+        /* With a slower tier below, making room is demotion's. */
+        if (view->free_bytes[node] >= config->free_floor_bytes ||
+            next_tier(view, view->tier[node], true) >= 0)
             continue;
         need = config->free_floor_bytes - view->free_bytes[node];
+        other_tiers = ~tier_nodes(view, view->tier[node]);
         /* Never move pressure onto another high job's home. */
-        dst = pick_destination(view, node, config->free_floor_bytes, need, high_homes,
+        dst = pick_destination(view, node, config->free_floor_bytes, need, high_homes | other_tiers,
                                config->bandwidth_threshold);
         if (dst < 0)
-            dst = pick_destination(view, node, config->free_floor_bytes, need, 0,
+            dst = pick_destination(view, node, config->free_floor_bytes, need, other_tiers,
                                    config->bandwidth_threshold);
         if (dst < 0)
             continue;
@@ -147,8 +265,8 @@ static int propose_bandwidth(const struct np_node_view *view,
             if (view->jobs[j].job_class == NP_CLASS_LOW)
                 low_pages += view->jobs[j].pages_on_node[node];
         /* Nearest by SLIT, then least traffic; never a saturated controller. */
-        dst = np_pick_destination(view, node, 0, config->free_floor_bytes,
-                                  config->bandwidth_threshold);
+        dst = np_pick_destination(view, node, faster_nodes(view, view->tier[node]),
+                                  config->free_floor_bytes, config->bandwidth_threshold);
         if (low_pages == 0 || dst < 0)
             continue;
         out[n] = (struct np_request){.src = node,
@@ -168,12 +286,124 @@ static int propose_bandwidth(const struct np_node_view *view,
     return (int)n;
 }
 
+/* Whether high @p job needs @p node's memory now: the node is of its tier and nearest its CPUs,
+ * and the job asked for the fast tier or already has pages on a slower one. */
+static bool needs_node(const struct np_node_view *view, const struct np_job_view *job,
+                       unsigned node)
+{
+    const int tier = target_tier(view, job);
+
+    return job->job_class == NP_CLASS_HIGH && tier >= 0 && view->tier[node] == (unsigned)tier &&
+           (nearest_of_tier(view, job, (unsigned)tier) >> node & 1u) &&
+           (job->wants_fast_tier ||
+            pages_below(view, job, (unsigned)tier) >= NP_HOMECOMING_MIN_PAGES);
+}
+
+static int propose_demotion(const struct np_node_view *view, const struct np_trigger_config *config,
+                            void *state, struct np_request *out, size_t max, char *why,
+                            size_t why_len)
+{
+    size_t n = 0;
+
+    (void)state;
+    if (view->kernel_tiering[0]) {
+        snprintf(why, why_len, "%s", view->kernel_tiering);
+        return 0;
+    }
+    for (unsigned node = 0; node < view->nnodes && n < max; node++) {
+        const int down = next_tier(view, view->tier[node], true);
+        const struct np_job_view *high = NULL;
+        uint64_t need;
+        int dst;
+
+        if (down < 0 || !view->total_bytes[node] ||
+            view->free_bytes[node] >= config->free_floor_bytes)
+            continue;
+        for (size_t j = 0; j < view->njobs && !high; j++)
+            if (needs_node(view, &view->jobs[j], node))
+                high = &view->jobs[j];
+        if (!high)
+            continue;
+        need = config->free_floor_bytes - view->free_bytes[node];
+        dst = pick_destination(view, node, config->free_floor_bytes, need,
+                               ~tier_nodes(view, (unsigned)down), config->bandwidth_threshold);
+        if (dst < 0)
+            continue;
+        out[n] = (struct np_request){.src = node,
+                                     .dst = (unsigned)dst,
+                                     .pages = (need + page_bytes() - 1) / page_bytes(),
+                                     .trigger = NP_TRIGGER_DEMOTION,
+                                     .target_job = -1};
+        snprintf(out[n].reason, sizeof(out[n].reason),
+                 "node %u (tier %u) has %" PRIu64 " MiB free, below the %" PRIu64
+                 " MiB floor, and high job %" PRIu32 ".%s needs it: low jobs' pages go to tier %d",
+                 node, view->tier[node], view->free_bytes[node] >> 20,
+                 config->free_floor_bytes >> 20, high->job_id, np_step_name(high->step_id), down);
+        n++;
+    }
+    return (int)n;
+}
+
+static int propose_promotion(const struct np_node_view *view,
+                             const struct np_trigger_config *config, void *state,
+                             struct np_request *out, size_t max, char *why, size_t why_len)
+{
+    const uint64_t page = page_bytes();
+    size_t n = 0;
+
+    (void)state;
+    if (view->kernel_tiering[0]) {
+        snprintf(why, why_len, "%s", view->kernel_tiering);
+        return 0;
+    }
+    for (size_t j = 0; j < view->njobs && n < max; j++) {
+        const struct np_job_view *job = &view->jobs[j];
+        const int tier = target_tier(view, job);
+        uint64_t near;
+
+        if (job->job_class != NP_CLASS_HIGH || tier < 0 || job->homecoming_paused)
+            continue;
+        near = nearest_of_tier(view, job, (unsigned)tier);
+        for (unsigned node = 0; node < view->nnodes && n < max; node++) {
+            uint64_t room, pages = job->pages_on_node[node];
+            int dst;
+
+            if (view->tier[node] <= (unsigned)tier || pages < NP_HOMECOMING_MIN_PAGES)
+                continue;
+            dst = np_pick_destination(view, node, ~near, config->free_floor_bytes,
+                                      config->bandwidth_threshold);
+            if (dst < 0)
+                continue;
+            /* Up to the floor: what goes up never makes demotion's room again. */
+            room = (view->free_bytes[dst] - config->free_floor_bytes) / page;
+            if (pages > room)
+                pages = room;
+            if (pages < NP_HOMECOMING_MIN_PAGES)
+                continue;
+            out[n] = (struct np_request){.src = node,
+                                         .dst = (unsigned)dst,
+                                         .pages = pages,
+                                         .trigger = NP_TRIGGER_PROMOTION,
+                                         .target_job = (long)j};
+            snprintf(out[n].reason, sizeof(out[n].reason),
+                     "high job %" PRIu32 ".%s has %" PRIu64
+                     " pages on node %u (tier %u), below its tier %d; node %d has room",
+                     job->job_id, np_step_name(job->step_id), job->pages_on_node[node], node,
+                     view->tier[node], tier, dst);
+            n++;
+        }
+    }
+    return (int)n;
+}
+
 /* In the order the daemon runs them; "admin" proposes nothing, named here as every trigger is. */
 static const struct np_trigger_ops triggers[] = {
     {"admin", NP_TRIGGER_ADMIN, NULL},
     {"homecoming", NP_TRIGGER_HOMECOMING, propose_homecoming},
     {"memory-pressure", NP_TRIGGER_PRESSURE, propose_pressure},
     {"bandwidth", NP_TRIGGER_BANDWIDTH, propose_bandwidth},
+    {"demotion", NP_TRIGGER_DEMOTION, propose_demotion},
+    {"promotion", NP_TRIGGER_PROMOTION, propose_promotion},
 };
 #define NTRIGGERS (sizeof(triggers) / sizeof(triggers[0]))
 _Static_assert(NTRIGGERS == NP_TRIGGER_COUNT, "every trigger kind has one entry");

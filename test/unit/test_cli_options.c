@@ -33,7 +33,7 @@ static const struct {
      NULL,
      false,
      "unexpected \"--form\" (accepted: --from S, --to D, --pages N, --order ORDER, --script "
-     "FILE, --dry-run, --clock after-reply|fixed)"},
+     "FILE, --dry-run, --clock after-reply|fixed, --tier down|up)"},
     {{"-x", NULL}, -EINVAL, NULL, NULL, false, "unexpected \"-x\""},
     {{"stray", NULL}, -EINVAL, NULL, NULL, false, "unexpected \"stray\""},
     {{"--", "--from", NULL}, -EINVAL, NULL, NULL, false, "unexpected \"--from\""}, /* an operand */

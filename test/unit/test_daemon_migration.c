@@ -340,6 +340,40 @@ START_TEST(view_carries_the_prediction)
 }
 END_TEST
 
+/* On a captured tiered guest (HBM nodes 2-3 in the kernel's fast tier): the view carries each
+ * node's tier, a step placed by fast-tier wants the fast tier, and the kernel tiers nothing. */
+START_TEST(view_carries_tiers_and_fast_tier_steps)
+{
+    const char *root = np_test_root("qemu-hbm-6.12");
+    struct np_node_view *view;
+    struct np_err err = {0};
+
+    memcpy(t.d->cfg.proc_root, root, strlen(root) + 1);
+    setenv("HWLOC_FSROOT", root, 1); /* a single-threaded test: hwloc reads the captured tree */
+    ck_assert_int_eq(np_topology_load(&t.d->topology, NP_TOPOLOGY_LIVE, root, &err), 0);
+    unsetenv("HWLOC_FSROOT");
+    job2->sampler.pids = malloc(sizeof(pid_t));
+    job2->sampler.starttimes = calloc(1, sizeof(uint64_t));
+    ck_assert_ptr_nonnull(job2->sampler.pids);
+    ck_assert_ptr_nonnull(job2->sampler.starttimes);
+    job2->sampler.pids[0] = getpid();
+    job2->sampler.npids = 1;
+    ck_assert_int_eq(
+        json_array_append_new(job2->tasks, json_pack("{s:i, s:s}", "pid", (int)getpid(), "policy",
+                                                     _i ? "fast-tier" : "local")),
+        0);
+    view = migration_build_view(t.d);
+    ck_assert_ptr_nonnull(view);
+    ck_assert_uint_eq(view->nnodes, 4);
+    for (unsigned n = 0; n < 4; n++)
+        ck_assert_uint_eq(view->tier[n], n < 2 ? 1 : 0);
+    ck_assert_uint_eq(view->njobs, 1);
+    ck_assert(view->jobs[0].wants_fast_tier == (_i == 1));
+    ck_assert_str_eq(view->kernel_tiering, ""); /* demotion off, NUMA balancing mode 1 */
+    migrator_view_free(view);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("daemon_migration");
@@ -356,6 +390,7 @@ int main(void)
     tcase_add_test(tc, queue_is_bounded);
     tcase_add_loop_test(tc, view_carries_the_prediction, 0,
                         sizeof(prediction_cases) / sizeof(prediction_cases[0]));
+    tcase_add_loop_test(tc, view_carries_tiers_and_fast_tier_steps, 0, 2);
     suite_add_tcase(s, tc);
     tc = tcase_create("idle");
     tcase_add_test(tc, controllers_are_read_with_no_job);

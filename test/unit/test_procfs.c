@@ -395,6 +395,53 @@ START_TEST(test_thread_walk_is_capped)
 }
 END_TEST
 
+/* The kernel's own tiering, from a root of our own: demotion_enabled, then NUMA balancing's
+ * mode bit 2; missing files are off. */
+static const struct {
+    const char *demotion, *balancing; /* NULL: no such file */
+    const char *why;                  /* "" when off */
+} tiering_cases[] = {
+    {NULL, NULL, ""},
+    {"false\n", "1\n", ""},
+    {"true\n", "0\n",
+     "the kernel demotes pages itself (/sys/kernel/mm/numa/demotion_enabled is true)"},
+    {"false\n", "2\n",
+     "NUMA balancing promotes pages itself (/proc/sys/kernel/numa_balancing is 2: tiering mode)"},
+    {NULL, "3\n", "tiering mode"},
+};
+
+static void write_under(const char *root, const char *dir, const char *file, const char *text)
+{
+    char path[4096], cmd[8192];
+    FILE *f;
+
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s%s'", root, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(path, sizeof(path), "%s%s/%s", root, dir, file);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+START_TEST(test_kernel_tiering)
+{
+    char root[] = "/tmp/np-tiering.XXXXXX", why[160] = "x", cmd[128];
+
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    if (tiering_cases[_i].demotion)
+        write_under(root, "/sys/kernel/mm/numa", "demotion_enabled", tiering_cases[_i].demotion);
+    if (tiering_cases[_i].balancing)
+        write_under(root, "/proc/sys/kernel", "numa_balancing", tiering_cases[_i].balancing);
+    ck_assert(np_kernel_tiering(root, why, sizeof(why)) == (tiering_cases[_i].why[0] != '\0'));
+    ck_assert_msg(strstr(why, tiering_cases[_i].why) &&
+                      (why[0] != '\0') == (tiering_cases[_i].why[0] != '\0'),
+                  "case %d: \"%s\"", _i, why);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_numa_balancing)
 {
     struct np_err err = {0};
@@ -451,6 +498,8 @@ int main(void)
     tcase_add_loop_test(tc, test_thread_walk_is_capped, 0,
                         (int)(sizeof(thread_counts) / sizeof(thread_counts[0])));
     tcase_add_test(tc, test_numa_balancing);
+    tcase_add_loop_test(tc, test_kernel_tiering, 0,
+                        sizeof(tiering_cases) / sizeof(tiering_cases[0]));
     tcase_add_test(tc, test_node_meminfo);
     suite_add_tcase(s, tc);
     return np_test_run(s);

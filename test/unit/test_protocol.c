@@ -109,6 +109,12 @@ static const struct {
      "\"dry_run\" must be true or false"},
     {"{\"v\":1,\"op\":\"migrate\",\"from\":0,\"to\":5000,\"pages\":5}", -EINVAL,
      "\"to\" must be an integer from 0 to 4095"},
+    {"{\"v\":1,\"op\":\"migrate\",\"from\":0,\"pages\":5}", -EINVAL,
+     "needs \"to\" (a node) or \"tier\" (down, up), one of them"},
+    {"{\"v\":1,\"op\":\"migrate\",\"from\":0,\"to\":1,\"tier\":\"down\",\"pages\":5}", -EINVAL,
+     "needs \"to\" (a node) or \"tier\" (down, up), one of them"},
+    {"{\"v\":1,\"op\":\"migrate\",\"from\":0,\"tier\":\"left\",\"pages\":5}", -EINVAL,
+     "\"tier\" is \"left\"; accepted: down, up"},
 };
 
 START_TEST(test_decode_bad)
@@ -175,6 +181,7 @@ static const char *const rewire_cases[] = {
     /* fuzz_proto_request: a step without a job was dropped by the encoder */
     "{\"v\":1,\"op\":\"status\",\"step\":5}",
     "{\"v\":1,\"op\":\"migrate\",\"from\":2,\"to\":1,\"pages\":16384,\"dry_run\":true}",
+    "{\"v\":1,\"op\":\"migrate\",\"from\":2,\"pages\":16384,\"tier\":\"down\"}",
     "{\"v\":1,\"op\":\"step_end\",\"job\":42,\"step\":0,\"wait_report\":false}",
     "{\"v\":1,\"op\":\"step_end\",\"job\":42,\"step\":0,\"wait_report\":true}",
 };
@@ -274,6 +281,17 @@ START_TEST(test_round_trip)
     ck_assert_uint_eq(out.migrate.pages, 8192);
     ck_assert(out.migrate.dry_run);
     ck_assert_str_eq(out.migrate.order, "worst-plus");
+    ck_assert_str_eq(out.migrate.tier, "");
+
+    /* --tier: no "to" on the wire, NP_PROTO_NO_NODE after the decode */
+    in.migrate.to = NP_PROTO_NO_NODE;
+    snprintf(in.migrate.tier, sizeof(in.migrate.tier), "up");
+    line = np_proto_encode(&in);
+    ck_assert_ptr_null(strstr(line, "\"to\""));
+    ck_assert_int_eq(np_proto_decode(line, strlen(line), &out, &err), 0);
+    free(line);
+    ck_assert_uint_eq(out.migrate.to, NP_PROTO_NO_NODE);
+    ck_assert_str_eq(out.migrate.tier, "up");
 
     /* step_end: the plugin answers at the step's end; absent (older plugins) waits */
     in = (struct np_proto_request){.op = NP_OP_STEP_END, .job_id = 42, .answer_at_end = true};

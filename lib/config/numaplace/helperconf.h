@@ -89,6 +89,8 @@ struct np_helper_config {
     bool trigger_homecoming;           /**< trigger_homecoming: high jobs' pages brought home */
     bool trigger_pressure;             /**< trigger_pressure: room made on a high job's node */
     bool trigger_bandwidth;            /**< trigger_bandwidth: saturated nodes relieved */
+    bool trigger_demotion;             /**< trigger_demotion: low jobs' pages down a tier */
+    bool trigger_promotion;            /**< trigger_promotion: high jobs' pages up a tier */
     unsigned bandwidth_threshold_mb_s; /**< bandwidth_threshold_mb_s: a node is saturated above */
     unsigned bandwidth_intervals;      /**< bandwidth_intervals: ... for this many intervals */
     char admin_group[64];              /**< admin_group: may set-class and migrate besides root */

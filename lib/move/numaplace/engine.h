@@ -161,6 +161,7 @@ struct np_request_result {
     uint64_t capped_by_floor; /**< pages dropped so D stays above its free floor */
     bool stopped;             /**< config->should_stop ended it early */
     bool dry_run;             /**< config->dry_run: "moved" counts what would move */
+    unsigned src_tier, dst_tier;     /**< the view's tiers of S and D (equal within a tier) */
     struct np_job_outcome *outcomes; /**< owned */
     size_t noutcomes;
     char summary[640]; /**< one line: what, how far it got, why */

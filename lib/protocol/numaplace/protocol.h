@@ -19,6 +19,8 @@
 #include "numaplace/common.h"
 
 #define NP_PROTO_VERSION 1
+/** migrate's "to" when absent (the request names a tier instead). */
+#define NP_PROTO_NO_NODE UINT32_MAX
 #define NP_PROTO_MAX_MSG 65536
 /** A reply may be larger (status of thousands of steps): it is read whole up to this. */
 #define NP_PROTO_MAX_REPLY (256u << 20)
@@ -87,8 +89,10 @@ struct np_proto_request {
     bool answer_at_end;
     char job_class[8]; /**< NP_OP_SET_CLASS: "high" or "low" */
     struct {
-        unsigned from, to;
+        unsigned from;
+        unsigned to; /**< NP_PROTO_NO_NODE when @c tier names the destination instead */
         uint64_t pages;
+        char tier[8];   /**< "down" or "up": to the nearest node one tier away; "" = @c to */
         char order[32]; /**< "" = the helper's configured order */
         bool dry_run;
     } migrate; /**< NP_OP_MIGRATE */

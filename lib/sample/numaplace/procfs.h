@@ -181,6 +181,14 @@ NP_API int np_numa_balancing_enabled(const char *root, struct np_kept_file *kept
                                      struct np_err *err);
 
 /**
+ * Whether the kernel moves pages between memory tiers itself: demotion on
+ * (/sys/kernel/mm/numa/demotion_enabled is "true") or NUMA balancing in its tiering mode
+ * (/proc/sys/kernel/numa_balancing has bit 2 set), under @p root. A missing file is off.
+ * @return true with @p why (a sentence naming the file) filled, or false with @p why ""
+ */
+NP_API bool np_kernel_tiering(const char *root, char *why, size_t why_len);
+
+/**
  * A NUMA node's memory from /sys/devices/system/node/node<N>/meminfo under @p root.
  * @return 0, -ENOENT (no such node) or -errno / -EINVAL with @p err
  */

@@ -38,6 +38,9 @@ struct np_job_view {
     double bandwidth;                     /**< bytes/s: measured, or the proxy */
     bool bandwidth_is_proxy;              /**< no memory counter: see np_bandwidth_proxy */
     bool homecoming_paused; /**< its last homecoming moved nothing: left alone for a while */
+    /** Placed by fast-tier or fast-tier-strict: its pages belong on the fastest tier, not only
+     *  on its CPUs' nodes (the tier triggers read it). */
+    bool wants_fast_tier;
     /** The predicted slowdown with all its memory on a near node (numaplace/sensitivity.h,
      *  scaled to this machine where profiled); read only when @c has_prediction. */
     double predicted_remote;
@@ -69,6 +72,12 @@ struct np_node_view {
     double node_bandwidth[NP_MAX_NODES];
     enum np_bandwidth_source node_bandwidth_source[NP_MAX_NODES]; /**< per node */
     bool node_bandwidth_available; /**< some node's source is measured */
+    /** Each node's memory tier, 0 the fastest (numaplace/topology.h); all 0 on a machine of one
+     *  tier. Demotion and promotion move between tiers; the other triggers stay within one. */
+    unsigned tier[NP_MAX_NODES];
+    /** Why demotion and promotion stand aside, or "": the kernel's own demotion or NUMA
+     *  balancing's tiering mode is on, and numaplaced does not fight it page for page. */
+    char kernel_tiering[160];
     struct np_job_view *jobs;
     size_t njobs;
 };
@@ -106,6 +115,9 @@ enum np_trigger_kind {
     NP_TRIGGER_PRESSURE,   /**< a high job's local node fell below the free-memory floor */
     NP_TRIGGER_BANDWIDTH,  /**< a node's bandwidth stayed above the threshold */
     NP_TRIGGER_HOMECOMING, /**< a high job's pages off its CPUs' nodes are brought home */
+    NP_TRIGGER_DEMOTION,   /**< a fast node a high job needs is below the floor: low jobs' pages
+                                go one tier down */
+    NP_TRIGGER_PROMOTION,  /**< a high job's pages on a slower tier go up where room came back */
     NP_TRIGGER_COUNT
 };
 NP_API const char *np_trigger_name(enum np_trigger_kind t);
@@ -118,9 +130,18 @@ struct np_request {
     unsigned src, dst;
     uint64_t pages;
     enum np_trigger_kind trigger;
-    long target_job; /**< -1: low jobs chosen by the order; else this job only (homecoming) */
+    long target_job; /**< -1: low jobs chosen by the order; else this job only (homecoming,
+                          promotion) */
     char reason[160];
 };
+
+/** The tier of @p node in @p view (0 when out of range). */
+NP_API unsigned np_view_tier(const struct np_node_view *view, unsigned node);
+/** The nearest node of the tier next to @p from's, one down (@p down) or one up, with the most
+ *  room among the nearest: the destination of `numaplace migrate --tier`. -1 when there is no
+ *  such tier or none of its nodes has more than @p min_free_bytes free. */
+NP_API int np_tier_neighbour(const struct np_node_view *view, unsigned from, bool down,
+                             uint64_t min_free_bytes);
 
 /** What the triggers are allowed and told (from numaplaced's configuration). */
 struct np_trigger_config {
