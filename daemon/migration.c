@@ -76,19 +76,27 @@ void migration_stop(struct np_daemon *d)
     d->migration.migrator = NULL;
 }
 
-/* Whether a task of the step was placed by fast-tier or fast-tier-strict (its "applied"). */
+static bool is_fast_tier_policy(const char *name)
+{
+    enum np_policy policy;
+
+    return name && np_policy_from_name(name, &policy, NULL) == 0 &&
+           (policy == NP_POLICY_FAST_TIER || policy == NP_POLICY_FAST_TIER_STRICT);
+}
+
+/* Whether the step asked for fast-tier or fast-tier-strict, or a task of it was placed so (its
+ * "applied"). */
 static bool job_wants_fast_tier(const struct np_daemon_job *j)
 {
     size_t i;
     json_t *t;
 
+    if (is_fast_tier_policy(j->meta.policy_requested))
+        return true;
     json_array_foreach(j->tasks, i, t)
     {
         const char *name = NULL;
-        enum np_policy policy;
-        if (json_unpack(t, "{s:s}", "policy", &name) == 0 &&
-            np_policy_from_name(name, &policy, NULL) == 0 &&
-            (policy == NP_POLICY_FAST_TIER || policy == NP_POLICY_FAST_TIER_STRICT))
+        if (json_unpack(t, "{s:s}", "policy", &name) == 0 && is_fast_tier_policy(name))
             return true;
     }
     return false;

@@ -152,6 +152,8 @@ START_TEST(view_spreads_bandwidth_over_memory_nodes)
 
     sandman_job2_on_nodes_1_and_2();
     job2->stats.bw_last[0] = 4e9; /* the misses, counted on the CPUs' node */
+    if (_i == 2) /* asked for at registration, before any task said what it applied */
+        snprintf(job2->meta.policy_requested, sizeof(job2->meta.policy_requested), "fast-tier");
     view = migration_build_view(t.d);
     ck_assert_ptr_nonnull(view);
     ck_assert_uint_eq(view->nnodes, 4);
@@ -362,13 +364,15 @@ START_TEST(view_carries_tiers_and_fast_tier_steps)
         json_array_append_new(job2->tasks, json_pack("{s:i, s:s}", "pid", (int)getpid(), "policy",
                                                      _i ? "fast-tier" : "local")),
         0);
+    if (_i == 2) /* asked for at registration, before any task said what it applied */
+        snprintf(job2->meta.policy_requested, sizeof(job2->meta.policy_requested), "fast-tier");
     view = migration_build_view(t.d);
     ck_assert_ptr_nonnull(view);
     ck_assert_uint_eq(view->nnodes, 4);
     for (unsigned n = 0; n < 4; n++)
         ck_assert_uint_eq(view->tier[n], n < 2 ? 1 : 0);
     ck_assert_uint_eq(view->njobs, 1);
-    ck_assert(view->jobs[0].wants_fast_tier == (_i == 1));
+    ck_assert(view->jobs[0].wants_fast_tier == (_i >= 1));
     ck_assert_str_eq(view->kernel_tiering, ""); /* demotion off, NUMA balancing mode 1 */
     migrator_view_free(view);
 }
@@ -390,7 +394,7 @@ int main(void)
     tcase_add_test(tc, queue_is_bounded);
     tcase_add_loop_test(tc, view_carries_the_prediction, 0,
                         sizeof(prediction_cases) / sizeof(prediction_cases[0]));
-    tcase_add_loop_test(tc, view_carries_tiers_and_fast_tier_steps, 0, 2);
+    tcase_add_loop_test(tc, view_carries_tiers_and_fast_tier_steps, 0, 3);
     suite_add_tcase(s, tc);
     tc = tcase_create("idle");
     tcase_add_test(tc, controllers_are_read_with_no_job);

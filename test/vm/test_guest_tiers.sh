@@ -15,12 +15,16 @@ trap 'rm -rf "$work"' EXIT
 ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$work/wi_exec" "$here/wi_exec.c" ||
   { echo "test_guest_tiers: cannot build wi_exec.c" >&2; exit 1; }
 status=0
-for boot in "tiered trixie 400" "hbm trixie 400" "tiered bookworm 300"; do
+# The hbm boot also moves memory between its tiers (tier_migration_cases.sh: numaplaced's
+# demotion and promotion, numaplace migrate --tier).
+for boot in "tiered trixie 400" "hbm trixie 700" "tiered bookworm 300"; do
   read -r layout kernel limit <<<"$boot"
   echo "---- $layout layout, $kernel's kernel"
   t0=$SECONDS
+  cases="bash test/vm/tiers_cases.sh $layout $kernel"
+  [ "$layout" != hbm ] || cases+="; r=\$?; bash test/vm/tier_migration_cases.sh || r=1; exit \$r"
   "$here/run" --layout "$layout" --kernel "$kernel" --timeout "$limit" -- \
-    env NUMAPLACE_BUILD="$build" WI_EXEC="$work/wi_exec" bash test/vm/tiers_cases.sh "$layout" "$kernel" || status=1
+    env NUMAPLACE_BUILD="$build" WI_EXEC="$work/wi_exec" bash -c "$cases" || status=1
   echo "---- $layout layout, $kernel's kernel: $((SECONDS - t0)) s"
 done
 exit $status
