@@ -52,6 +52,19 @@ static void render_node_memory(const struct np_daemon *d, struct metrics_text *t
                 metrics_value_u64(t, true, pass ? free_b[i] : total[i]);
             }
     }
+    /* Joined on node, it gives any per-node series by tier (a step's memory, the free memory). */
+    metrics_family(t, "numaplace_node_memory_tier", "gauge",
+                   "Each NUMA node's memory tier (0 the fastest; one tier: all 0) and its kind.");
+    for (unsigned i = 0; d->topology && i < count; i++) {
+        const struct np_numa_node *n = np_topology_node_by_os_index(d->topology, os[i]);
+        if (!n)
+            continue;
+        snprintf(node, sizeof(node), "%u", os[i]);
+        metrics_series(t, "numaplace_node_memory_tier");
+        metrics_label(t, true, "node", node);
+        metrics_label_code(t, false, "kind", np_memory_kind_name(n->kind));
+        metrics_value_u64(t, true, n->tier);
+    }
 }
 
 /* Per memory node, the traffic it served since numaplaced started: its controllers' counts where

@@ -271,6 +271,11 @@ bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complet
     if (!j->final_report) {
         j->meta.end_epoch = np_clock_s(CLOCK_REALTIME);
         j->meta.tasks = j->tasks;
+        for (unsigned n = 0; d->topology && n < np_topology_node_count(d->topology); n++) {
+            const struct np_numa_node *node = np_topology_node(d->topology, n);
+            if (node->os_index < NP_SAMPLE_MAX_NODES)
+                j->meta.node_tier[node->os_index] = node->tier;
+        }
         j->final_report = np_report_new(&j->meta, &j->stats, complete);
     }
     if (!j->final_report)

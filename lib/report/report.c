@@ -356,6 +356,30 @@ static json_t *migrations_json(const struct np_job_meta *meta, const struct np_s
         js->migration_requests ? json_deep_copy(js->migration_requests) : json_array());
 }
 
+/* pages.by_tier: the last reading's bytes by memory tier, on a node of more than one tier. */
+static void add_pages_by_tier(json_t *report, const struct np_job_meta *meta,
+                              const struct np_step_figures *js)
+{
+    json_t *pages = json_object_get(report, "pages"), *by_tier;
+    bool tiered = false;
+
+    for (unsigned n = 0; n < NP_SAMPLE_MAX_NODES; n++)
+        tiered |= meta->node_tier[n] != 0;
+    if (!tiered || !json_object_get(pages, "end_bytes") || !(by_tier = json_object()))
+        return;
+    for (unsigned n = 0; n < NP_SAMPLE_MAX_NODES; n++) {
+        char key[12];
+        json_t *v;
+        if (!js->pages_end[n])
+            continue;
+        snprintf(key, sizeof(key), "%u", meta->node_tier[n]);
+        v = json_object_get(by_tier, key);
+        json_object_set_new(by_tier, key,
+                            json_integer(json_integer_value(v) + (json_int_t)js->pages_end[n]));
+    }
+    json_object_set_new(pages, "by_tier", by_tier);
+}
+
 json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figures *js,
                       bool complete)
 {
@@ -364,7 +388,7 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figur
     /* Where numaplaced's own noise can land on this step: its CPUs that are the step's. */
     const bool helper_cpus = meta->helper_cpus[0];
     char start[32], end[32];
-    json_t *cpi = cpi_figure(js);
+    json_t *cpi = cpi_figure(js), *report;
 
     iso_time(meta->start_epoch, start, sizeof(start));
     iso_time(meta->end_epoch, end, sizeof(end));
@@ -373,7 +397,7 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figur
                             json_string("counted on an emulated CPU: the emulator's definition of "
                                         "a cycle, not a measurement of a machine; a sensitivity "
                                         "prediction from it is not meaningful"));
-    return json_pack(
+    report = json_pack(
         "{s:s, s:I, s:I, s:s, s:s, s:I, s:s, s:s, s:f, s:b, s:{s:s, s:o}, s:s, s:s*, s:s*, s:o*, "
         "s:s, s:s*, s:o*, s:{s:f, s:i, s:s, s:s*, s:s*}, s:o*, s:o, s:o, s:o, s:o, s:o, s:o, "
         "s:o*, s:o*, s:o, s:o, s:o, s:{s:f, s:s, s:s*, s:s*}}",
@@ -429,6 +453,9 @@ json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figur
         "numaplaced: CLOCK_THREAD_CPUTIME_ID around this job's work", "cpus",
         helper_cpus ? meta->helper_cpus : NULL, "shared_cpus",
         helper_cpus ? meta->shared_cpus : NULL);
+    if (report)
+        add_pages_by_tier(report, meta, js);
+    return report;
 }
 
 int np_report_check(json_t *report, struct np_err *err)

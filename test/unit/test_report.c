@@ -548,6 +548,40 @@ START_TEST(test_local_share)
 }
 END_TEST
 
+/* pages.by_tier: on a node of tiers, the last reading's bytes summed by tier; absent on one. */
+START_TEST(test_pages_by_tier)
+{
+    struct np_step_figures js;
+    struct np_job_meta meta = {.job_id = 7, .interval_s = 1};
+    struct np_sample s;
+    json_t *r, *by_tier;
+
+    np_step_figures_init(&js);
+    np_sample_init(&s);
+    s.t = 1;
+    s.have_pages = true;
+    s.node_bytes[0] = 100; /* DRAM, tier 1 */
+    s.node_bytes[1] = 50;  /* DRAM, tier 1 */
+    s.node_bytes[2] = 30;  /* HBM, tier 0 */
+    ck_assert_int_eq(np_step_figures_add(&js, &s), 0);
+    if (_i) {
+        meta.node_tier[0] = meta.node_tier[1] = 1;
+        meta.node_tier[3] = 2; /* a tier with no pages of the step: not listed */
+    }
+    r = np_report_new(&meta, &js, true);
+    by_tier = json_object_get(json_object_get(r, "pages"), "by_tier");
+    if (!_i) {
+        ck_assert_ptr_null(by_tier);
+    } else {
+        ck_assert_uint_eq(json_object_size(by_tier), 2);
+        ck_assert_int_eq(json_integer_value(json_object_get(by_tier, "0")), 30);
+        ck_assert_int_eq(json_integer_value(json_object_get(by_tier, "1")), 150);
+    }
+    json_decref(r);
+    np_step_figures_fini(&js);
+}
+END_TEST
+
 /* A step's effective CPUs and their nodes through the trace: on the job line, and on the sample
  * where they changed after it; a replay's report says what the helper's said. A trace without
  * them (older) keeps the job line's local_nodes. */
@@ -765,6 +799,7 @@ int main(void)
                         sizeof(auto_reports) / sizeof(auto_reports[0]));
     tcase_add_loop_test(tc, test_local_share, 0,
                         (int)(sizeof(local_cases) / sizeof(local_cases[0])));
+    tcase_add_loop_test(tc, test_pages_by_tier, 0, 2);
     tcase_add_test(tc, test_timeline_bounded);
     tcase_add_loop_test(tc, test_trace_effective_cpus, 0,
                         (int)(sizeof(cpus_traces) / sizeof(cpus_traces[0])));

@@ -61,6 +61,9 @@ struct np_job_meta {
     char emulated_cpu[256];
     uint64_t local_nodes;      /**< bit n: its effective CPUs are on NUMA node n (0 = unknown) */
     uint64_t registered_nodes; /**< bit n: its registered cpus are on node n (0 = unknown) */
+    /** The node's memory tier by NUMA node (0 the fastest), where it has more than one: the
+     *  report then adds pages.by_tier. All 0 (one tier, or not known): no by_tier. */
+    unsigned node_tier[NP_SAMPLE_MAX_NODES];
     json_t *tasks; /**< borrowed, may be NULL: [{task, pid, policy, mode, nodes, cpus}] */
 };
 
