@@ -409,6 +409,11 @@ json_t *op_migrate(struct np_daemon *d, const struct np_peer *peer, uint64_t *pe
                                         (unsigned long long)d->cfg.free_floor_mb);
         r.dst = (unsigned)dst;
     }
+    if (req->migrate.tier[0] && !migration_node_exists(d, r.src)) {
+        char nodes[256];
+        migration_node_list(d, nodes, sizeof(nodes));
+        return np_proto_reply_error("node %u: not a NUMA node of this machine (%s)", r.src, nodes);
+    }
     if (!migration_node_exists(d, r.src) || !migration_node_exists(d, r.dst) || r.src == r.dst) {
         char nodes[256];
         migration_node_list(d, nodes, sizeof(nodes));

@@ -390,6 +390,18 @@ START_TEST(migrate_queues_for_the_worker)
     migration_collect(t.d);
     ck_assert(!migrator_busy(t.d->migration.migrator));
     ck_assert_ptr_nonnull(strstr(t.log.text, "administrator (uid 0), dry run"));
+    /* --tier on a machine of one tier: nowhere to go, said; on no such node: said */
+    req.migrate.to = NP_PROTO_NO_NODE;
+    snprintf(req.migrate.tier, sizeof(req.migrate.tier), "down");
+    reply = op_migrate(t.d, &root, &pending, &req);
+    ck_assert_ptr_nonnull(
+        strstr(np_test_reply_error(reply), "node 0 (tier 0): no node one tier down has memory"));
+    json_decref(reply);
+    req.migrate.from = 9;
+    reply = op_migrate(t.d, &root, &pending, &req);
+    ck_assert_ptr_nonnull(strstr(np_test_reply_error(reply),
+                                 "node 9: not a NUMA node of this machine (nodes 0,1,2,3)"));
+    json_decref(reply);
     migration_stop(t.d);
 }
 END_TEST
