@@ -120,6 +120,17 @@ START_TEST(homecoming_pauses_its_job_in_the_view)
 }
 END_TEST
 
+/* The view is of jobs with processes: job 2's is this one. */
+static void give_job2_this_process(void)
+{
+    job2->sampler.pids = malloc(sizeof(pid_t));
+    job2->sampler.starttimes = calloc(1, sizeof(uint64_t));
+    ck_assert_ptr_nonnull(job2->sampler.pids);
+    ck_assert_ptr_nonnull(job2->sampler.starttimes);
+    job2->sampler.pids[0] = getpid();
+    job2->sampler.npids = 1;
+}
+
 /* Sandman's topology, and job 2 (this process) on node 0 with 4 GB/s of LLC misses and its pages
  * 3:1 on nodes 1 and 2. */
 static void sandman_job2_on_nodes_1_and_2(void)
@@ -130,12 +141,7 @@ static void sandman_job2_on_nodes_1_and_2(void)
     ck_assert_int_eq(np_topology_load(&t.d->topology, NP_TOPOLOGY_XML,
                                       np_test_fixture("topology/sandman.xml"), &err),
                      0);
-    job2->sampler.pids = malloc(sizeof(pid_t));
-    job2->sampler.starttimes = calloc(1, sizeof(uint64_t));
-    ck_assert_ptr_nonnull(job2->sampler.pids);
-    ck_assert_ptr_nonnull(job2->sampler.starttimes);
-    job2->sampler.pids[0] = getpid();
-    job2->sampler.npids = 1;
+    give_job2_this_process();
     job2->stats.local_nodes = 1u << 0;
     job2->stats.bw_intervals = 1;
     job2->stats.bw_last_total = 4e9;
@@ -354,12 +360,7 @@ START_TEST(view_carries_tiers_and_fast_tier_steps)
     setenv("HWLOC_FSROOT", root, 1); /* a single-threaded test: hwloc reads the captured tree */
     ck_assert_int_eq(np_topology_load(&t.d->topology, NP_TOPOLOGY_LIVE, root, &err), 0);
     unsetenv("HWLOC_FSROOT");
-    job2->sampler.pids = malloc(sizeof(pid_t));
-    job2->sampler.starttimes = calloc(1, sizeof(uint64_t));
-    ck_assert_ptr_nonnull(job2->sampler.pids);
-    ck_assert_ptr_nonnull(job2->sampler.starttimes);
-    job2->sampler.pids[0] = getpid();
-    job2->sampler.npids = 1;
+    give_job2_this_process();
     ck_assert_int_eq(
         json_array_append_new(job2->tasks, json_pack("{s:i, s:s}", "pid", (int)getpid(), "policy",
                                                      _i ? "fast-tier" : "local")),
