@@ -9,6 +9,8 @@
  *            [--json]
  *            [SCENARIO.json...]
  *   order_cv [--model CSV] --mixes N         random mixes
+ *   order_cv [--model CSV] --tiered SEEDS    random mixes demoted on a tiered machine
+ *                                            (order_cv_tiers.c)
  *
  * Defaults: data/sandman-spec2017.csv, data/spec2017-footprints.csv,
  * data/scenarios/thesis-set-1..5; 20 noise seeds, sigmas 0.07 and 0.105 (order_cv_noise.c says
@@ -182,12 +184,14 @@ static int shuffle_predictions(double *value, bool *has, size_t n, uint64_t seed
     return rc;
 }
 
-static int predict(struct np_sim_job *jobs, size_t n, const struct np_model *table,
-                   enum calibration cal)
+int order_cv_predict_jobs(struct np_sim_job *jobs, size_t n, const struct np_model *table,
+                          enum calibration cal)
 {
-    const struct np_model_row *mix[NJOBS];
+    const struct np_model_row *mix[NJOBS] = {NULL};
     struct np_sens_model m;
 
+    if (n > NJOBS)
+        return -1;
     for (size_t i = 0; i < n; i++)
         mix[i] = jobs[i].row;
     if (calibrate(&m, table, mix, n, cal) < 0)
@@ -314,7 +318,7 @@ static int run_mixes(const struct np_model *model, int mixes)
                         struct np_sim_job jobs[NJOBS];
                         memcpy(jobs, base, sizeof(jobs));
                         if (cols[c].ops->uses_prediction &&
-                            predict(jobs, NJOBS, model, cols[c].cal) < 0)
+                            order_cv_predict_jobs(jobs, NJOBS, model, cols[c].cal) < 0)
                             return 1;
                         tally[mode][c].unpredicted += (unsigned)carry_out(
                             jobs, NJOBS, cols[c].ops, (uint64_t)k + 1, 0, 1, want, (enum mode)mode);
@@ -594,13 +598,15 @@ int main(int argc, char **argv)
     int mixes = 0, rc;
     struct noise_options noise = {NOISE_SEEDS, 1, NOISE_SIGMA_FOOTPRINT, NOISE_SIGMA_COLOCATION,
                                   false};
-    bool noise_only = false;
+    bool noise_only = false, tiered = false;
 
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--mixes") && i + 1 < argc) {
+        if ((!strcmp(argv[i], "--mixes") || !strcmp(argv[i], "--tiered")) && i + 1 < argc) {
+            tiered = !strcmp(argv[i], "--tiered");
             mixes = atoi(argv[++i]);
-            if (mixes <= 0) {
-                fprintf(stderr, "order_cv: --mixes '%s': accepted: a positive count\n", argv[i]);
+            if (mixes <= 0 || mixes > 10000) {
+                fprintf(stderr, "order_cv: %s '%s': accepted: a count from 1 to 10000\n",
+                        argv[i - 1], argv[i]);
                 return 2;
             }
         } else if (!strcmp(argv[i], "--seeds") && i + 1 < argc) {
@@ -658,7 +664,7 @@ int main(int argc, char **argv)
                 "order_cv: '%s': accepted: --model CSV, --footprints CSV, --footprint-scale X, "
                 "--seeds N, --sigma-footprint S, --sigma-colocation S, --workers N, --noise-only, "
                 "--cv, --json, "
-                "--mixes N, up to %d SCENARIO.json\n",
+                "--mixes N, --tiered SEEDS, up to %d SCENARIO.json\n",
                 argv[i], MAX_SETS);
             return 2;
         }
@@ -681,7 +687,7 @@ int main(int argc, char **argv)
         rc = run_sets(&model, &footprints, set_paths, nsets, &noise, noise_only);
         np_footprints_free(&footprints);
     } else {
-        rc = run_mixes(&model, mixes);
+        rc = tiered ? order_cv_tiers(&model, mixes) : run_mixes(&model, mixes);
     }
     np_model_free(&model);
     return rc;

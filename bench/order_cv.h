@@ -59,6 +59,13 @@ int order_cv_load_sets(struct set *sets, size_t nsets, const char *const *paths,
                        unsigned flags);
 void order_cv_free_sets(struct set *sets, size_t nsets);
 
+/* The jobs get the predictions of @p cal (shuffled: one fixed permutation). */
+struct np_sim_job;
+int order_cv_predict_jobs(struct np_sim_job *jobs, size_t n, const struct np_model *table,
+                          enum calibration cal);
+/* The orders demoting random mixes on a tiered machine, @p seeds draws (order_cv_tiers.c). */
+int order_cv_tiers(const struct np_model *table, int seeds);
+
 /* The noise draw (order_cv_noise.c). */
 struct noise_options {
     int seeds, workers;

@@ -19,8 +19,8 @@ void np_contention_params_sandman(struct np_contention_params *p)
     /* bench/contention_fit on the characterization and static-mix runs (docs/replay.md) */
     p->mc_capacity_mbps = 195679;
     p->link_capacity_mbps = 3266;
-    p->remote_latency = 1.374;
-    p->max_utilisation = 0.95;
+    p->remote_latency = NP_NEAR_LATENCY;
+    p->max_utilisation = NP_MAX_UTILISATION;
     p->llc_gain = 5.239;
     p->llc_half_mbps = 64966;
     p->omp_exponent = 0.617;
@@ -74,14 +74,20 @@ static double job_demand(const struct np_contention_job *j, double s, double llc
     return j->fixed_demand ? j->bw_mbps : j->bw_mbps * llc / s;
 }
 
-static void add_demand(struct state *st, const struct np_contention_job *j, double demand,
-                       unsigned nnodes)
+/* A pair given its own latency (a tier's node on the CPUs' socket) is not over the link. */
+static bool over_link(const struct np_contention_params *p, unsigned cpu_node, unsigned n)
+{
+    return n != cpu_node && !(p->latency[cpu_node][n] > 0);
+}
+
+static void add_demand(const struct np_contention_params *p, struct state *st,
+                       const struct np_contention_job *j, double demand, unsigned nnodes)
 {
     st->pressure[j->cpu_node] += demand;
     for (unsigned n = 0; n < nnodes; n++) {
         const double d = demand * j->share[n];
         st->mc[n] += d;
-        if (n != j->cpu_node)
+        if (over_link(p, j->cpu_node, n))
             st->link[j->cpu_node < n ? j->cpu_node : n][j->cpu_node < n ? n : j->cpu_node] += d;
     }
 }
@@ -101,8 +107,11 @@ static double slowdown_of(const struct np_contention_params *p, const struct sta
         if (j->share[n] <= 0)
             continue;
         total += j->share[n];
-        l = queue(p, st->mc[n], p->mc_capacity_mbps);
-        if (n != j->cpu_node) {
+        l = queue(p, st->mc[n],
+                  p->node_capacity_mbps[n] > 0 ? p->node_capacity_mbps[n] : p->mc_capacity_mbps);
+        if (p->latency[j->cpu_node][n] > 0)
+            l *= p->latency[j->cpu_node][n];
+        else if (n != j->cpu_node) {
             const unsigned a = j->cpu_node < n ? j->cpu_node : n,
                            b = j->cpu_node < n ? n : j->cpu_node;
             l *= p->remote_latency * distance_scale(p, j->cpu_node, n) *
@@ -178,7 +187,7 @@ int np_contention_solve(const struct np_contention_params *p, unsigned nnodes,
             /* a co-runner with no threads is a demand only; a job runs at least one */
             st.threads[jobs[i].cpu_node] +=
                 jobs[i].threads || jobs[i].fixed_demand ? jobs[i].threads : 1;
-            add_demand(&st, &jobs[i], job_demand(&jobs[i], slowdown[i], llc[i]), nnodes);
+            add_demand(p, &st, &jobs[i], job_demand(&jobs[i], slowdown[i], llc[i]), nnodes);
         }
         for (size_t i = 0; i < njobs; i++) {
             const double own = job_demand(&jobs[i], slowdown[i], llc[i]);
@@ -208,7 +217,10 @@ double np_contention_memory_share(const struct np_contention_params *p,
     if (!(row->remote > 1) || !isfinite(row->bw_mbps))
         return 0;
     j.share[1] = 1.0;
-    memset(near.distance, 0, sizeof(near.distance)); /* node 1 counts as near */
+    /* node 1 counts as a near socket */
+    memset(near.distance, 0, sizeof(near.distance));
+    memset(near.latency, 0, sizeof(near.latency));
+    memset(near.node_capacity_mbps, 0, sizeof(near.node_capacity_mbps));
     j.memory_share = 1.0;
     if (np_contention_solve(&near, 2, &j, 1, NULL, &s, NULL) < 0 || s <= row->remote)
         return 1.0;

@@ -26,7 +26,9 @@ static struct np_contention_params quiet(void)
     return p;
 }
 
-enum knob { NONE, MC_1000, LINK_1000, LLC_1, FAR };
+/* TIER_*: node 1 a tier's node of its own latency (no link between), TIER_CAP of its own capacity
+ */
+enum knob { NONE, MC_1000, LINK_1000, LLC_1, FAR, TIER_3X, TIER_LINK, TIER_CAP };
 
 static const struct {
     const char *what;
@@ -49,6 +51,12 @@ static const struct {
     {"own demand over a 1000 link: S = 2.5", LINK_1000, 1, 0, false, 500, 1.0, 0.0, 0, 2.5},
     {"co-runner at the LLC's half point: 1 + 1 x 1/2", LLC_1, 1, 0, false, 0, 1.0, 1.0, 500, 1.5},
     {"hog saturating: capped at 1 / (1 - 0.95)", MC_1000, 1, 0, false, 0, 1.0, 1.0, 5000, 20.0},
+    {"a tier's node at 3x, not 2x by SLIT: 0.5 + 0.5 x 3", TIER_3X, 1, 0, false, 0, 0.5, 0.0, 0,
+     2.0},
+    /* the 1000 link would give 2.5 (case above); a tier's node on the socket is not behind it */
+    {"own demand to a tier's node: no link", TIER_LINK, 1, 0, false, 500, 1.0, 0.0, 0, 2.0},
+    /* node 0's controller is unbounded; node 1's own 1000 queues as MC_1000 does */
+    {"a tier's own capacity: S = 1.5", TIER_CAP, 1, 0, false, 500, 1.0, 0.0, 0, 1.5},
 };
 
 START_TEST(test_job_slowdown)
@@ -77,6 +85,16 @@ START_TEST(test_job_slowdown)
         p.llc_gain = 1.0;
     if (cases[_i].knob == FAR)
         p.distance[0][1] = p.distance[1][0] = 30;
+    if (cases[_i].knob == TIER_3X)
+        p.latency[0][1] = 3.0f;
+    if (cases[_i].knob == TIER_LINK) {
+        p.link_capacity_mbps = 1000;
+        p.latency[0][1] = 2.0f;
+    }
+    if (cases[_i].knob == TIER_CAP) {
+        p.latency[0][1] = 1.0f;
+        p.node_capacity_mbps[1] = 1000;
+    }
     j.share[0] = share[0];
     j.share[1] = share[1];
     hog.share[0] = 1.0;

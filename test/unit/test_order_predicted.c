@@ -171,6 +171,62 @@ START_TEST(test_effect_per_page)
 }
 END_TEST
 
+/* A tiered node: DDR node 0 with the CPUs, HBM node 1 and a CXL-like node 2 without, each pair's
+ * latency ratio and each node's capacity known (a machine profile's, HMAT's). A job on node 0's
+ * CPUs, predicted 2.0x on a near socket, its 100 pages on @c src; the effect of one page to
+ * @c dst, written out from the contention model's law with NP_NEAR_LATENCY = 1.374. */
+#define UNIT (NP_NEAR_LATENCY - 1.0)
+static const struct {
+    const char *what;
+    unsigned src, dst;
+    double ddr_busy; /* node 0's measured traffic over its capacity; -1: not measured */
+    double expected;
+} tier_cases[] = {
+    /* HBM 1.15x: its latency alone; DDR unloaded gains (0.15 / UNIT of excess back) */
+    {"HBM to idle DDR gains", 1, 0, -1, -(0.15 / UNIT) / 100 / (1.0 + 0.15 / UNIT)},
+    {"HBM to DDR, traffic 0", 1, 0, 0, -(0.15 / UNIT) / 100 / (1.0 + 0.15 / UNIT)},
+    /* DDR at 90% of its capacity: queueing 10x makes its pages cost 9 / UNIT; SLIT would call
+     * the move home a gain */
+    {"HBM to busy DDR loses", 1, 0, 0.9, (9.0 / UNIT - 0.15 / UNIT) / 100 / (1.0 + 0.15 / UNIT)},
+    /* CXL 2.1x: 1.1 / UNIT = 2.94 near sockets' worth, where SLIT 17 would say 7/11 */
+    {"DDR to CXL", 0, 2, -1, (1.1 / UNIT) / 100},
+    {"CXL to HBM", 2, 1, -1, (0.15 / UNIT - 1.1 / UNIT) / 100 / (1.0 + 1.1 / UNIT)},
+};
+
+START_TEST(test_tier_effect)
+{
+    struct np_node_view view;
+    struct np_job_view jv;
+    double got;
+
+    memset(&view, 0, sizeof(view));
+    memset(&jv, 0, sizeof(jv));
+    view.nnodes = 3;
+    view.jobs = &jv;
+    view.njobs = 1;
+    for (unsigned a = 0; a < 3; a++)
+        for (unsigned b = 0; b < 3; b++)
+            view.distance[a][b] = a == b ? 10 : 17; /* SLIT says both far nodes are alike */
+    view.latency_ratio[0][1] = 1.15f;
+    view.latency_ratio[0][2] = 2.1f;
+    view.capacity[0] = 100e9;
+    view.capacity[1] = 400e9;
+    view.capacity[2] = 30e9;
+    if (tier_cases[_i].ddr_busy >= 0) {
+        view.node_bandwidth[0] = tier_cases[_i].ddr_busy * view.capacity[0];
+        view.node_bandwidth_source[0] = NP_BW_SOURCE_UNCORE;
+    }
+    jv.cpu_nodes = 1u << 0;
+    jv.pages_on_node[tier_cases[_i].src] = 100;
+    jv.has_prediction = true;
+    jv.predicted_remote = 2.0;
+    got = np_predicted_effect_per_page(&view, &jv, tier_cases[_i].src, tier_cases[_i].dst);
+    /* the ratios are floats: 1e-6 relative */
+    ck_assert_msg(fabs(got - tier_cases[_i].expected) < 1e-6 * fabs(tier_cases[_i].expected),
+                  "%s: %.9g, expected %.9g", tier_cases[_i].what, got, tier_cases[_i].expected);
+}
+END_TEST
+
 START_TEST(test_shipped_and_candidates)
 {
     const struct np_order_ops *ops = NULL;
@@ -202,6 +258,7 @@ int main(void)
     tcase_add_loop_test(tc, test_predicted_order, 0, sizeof(cases) / sizeof(cases[0]));
     tcase_add_loop_test(tc, test_effect_per_page, 0,
                         sizeof(effect_cases) / sizeof(effect_cases[0]));
+    tcase_add_loop_test(tc, test_tier_effect, 0, sizeof(tier_cases) / sizeof(tier_cases[0]));
     tcase_add_test(tc, test_shipped_and_candidates);
     suite_add_tcase(s, tc);
     return np_test_run(s);

@@ -75,6 +75,11 @@ struct np_node_view {
     /** Each node's memory tier, 0 the fastest (numaplace/topology.h); all 0 on a machine of one
      *  tier. Demotion and promotion move between tiers; the other triggers stay within one. */
     unsigned tier[NP_MAX_NODES];
+    /** Unloaded access time from CPU node c to memory node n over c's own memory's (1 = local),
+     *  from the machine profile or the firmware's HMAT; 0 = unknown, where SLIT counts. */
+    float latency_ratio[NP_MAX_NODES][NP_MAX_NODES];
+    /** Bytes/s node n's memory can serve (profile or HMAT read bandwidth); 0 = unknown. */
+    double capacity[NP_MAX_NODES];
     /** Why demotion and promotion stand aside, or "": the kernel's own demotion or NUMA
      *  balancing's tiering mode is on, and numaplaced does not fight it page for page. */
     char kernel_tiering[160];
@@ -196,12 +201,26 @@ struct np_candidate {
     bool predicted;
 };
 
+/** The unloaded latency of a near socket's memory over local on the machine the sensitivity table
+ *  was measured on, as the contention model fits it (numaplace/contention.h, docs/replay.md): the
+ *  unit a measured latency ratio is read in. */
+#define NP_NEAR_LATENCY 1.374
+/** The queueing factor's cap, as the contention model's: 1 / (1 - 0.95) at most. */
+#define NP_MAX_UTILISATION 0.95
+
+/** Node @p n's queueing factor 1 / (1 - traffic / capacity), the traffic measured and capped at
+ *  NP_MAX_UTILISATION; 1 when either figure is unknown. */
+NP_API double np_view_queueing(const struct np_node_view *view, unsigned n);
+
 /**
  * What moving one page of @p job from @p src to @p dst does to ln(its slowdown), its slowdown
  * taken as 1 + (predicted_remote - 1) x the page-weighted mean remote excess seen from its CPUs'
- * nodes: a node at SLIT distance d counts (d - 10) / (the CPU node's nearest other distance - 10)
- * (0 local, 1 near, 20/11 far on the thesis's machine; 1 when distances are unknown). The log is
- * the thesis's scale (its figure is a geometric mean of job times).
+ * nodes. A pair with a measured latency ratio L (latency_ratio) counts by the contention model's
+ * law, (L x queueing - 1) / (NP_NEAR_LATENCY - 1), the queueing factor where the node's capacity
+ * and traffic are known (so a loaded local or fast-tier node counts too); else a node at SLIT
+ * distance d counts (d - 10) / (the CPU node's nearest other distance - 10) (0 local, 1 near,
+ * 20/11 far on the thesis's machine; 1 when distances are unknown). The log is the thesis's
+ * scale (its figure is a geometric mean of job times).
  * @return the effect, or NAN when the job has no prediction, no pages or no CPU node
  */
 NP_API double np_predicted_effect_per_page(const struct np_node_view *view,

@@ -10,7 +10,8 @@
  * - latency(n) = 1 for the CPUs' node, remote x (distance / 21) for another (the table's near
  *   node was at 21), times the queueing factor 1 / (1 - u) of node n's memory controller at
  *   u = demand / mc_capacity, and for a remote node of the link between the sockets too
- *   (u = its traffic / link_capacity); u is capped at max_utilisation.
+ *   (u = its traffic / link_capacity); u is capped at max_utilisation. On a tiered machine a
+ *   pair's own latency and a node's own capacity replace the rule and mc_capacity.
  * - llc = 1 + llc_gain x P / (P + llc_half): misses grow with the bandwidth P the other jobs on
  *   the CPUs' node draw (the thesis measured 520.omnetpp_r's misses tripling next to 10 memory
  *   hogs on its node, unchanged next to them on another).
@@ -53,6 +54,11 @@ struct np_contention_params {
     bool hot_moves_first;      /**< a partial move takes hot pages first (else last) */
     unsigned cpus_per_node;
     uint8_t distance[NP_MAX_NODES][NP_MAX_NODES]; /**< SLIT; 0 = unknown (counted as near, 21) */
+    /** A tiered machine's own figures, 0 where the rules above hold: the unloaded latency from
+     *  CPU node a to memory node b over a's own memory (such a pair is not over a link: a tier's
+     *  node hangs on the CPUs' socket), and node b's controller capacity (MB/s). */
+    float latency[NP_MAX_NODES][NP_MAX_NODES];
+    double node_capacity_mbps[NP_MAX_NODES];
 };
 
 /** Sandman (4 nodes x 16 CPUs), the parameters fit by bench/contention_fit (docs/replay.md). */
