@@ -542,6 +542,39 @@ START_TEST(test_tier_local)
 }
 END_TEST
 
+/* HMAT's figures as hwloc keeps them (the guests' captured exports): each node's nearest
+ * initiators only, so a pair HMAT does not list is unknown, never a guess. */
+static const struct {
+    const char *xml;
+    unsigned cpu, mem;
+    double ratio, bandwidth; /* bandwidth: of @c mem, MB/s */
+} memattr_cases[] = {
+    {"../roots/qemu-hbm-6.12/topology.xml", 0, 2, 1.2, 81920}, /* HBM 120 ns against 100 */
+    {"../roots/qemu-hbm-6.12/topology.xml", 1, 3, 1.2, 81920},
+    {"../roots/qemu-hbm-6.12/topology.xml", 0, 0, 1.0, 20480},
+    {"../roots/qemu-hbm-6.12/topology.xml", 0, 3, 0, 81920},  /* node 3's initiator is socket 1 */
+    {"../roots/qemu-hbm-6.12/topology.xml", 0, 1, 0, 20480},  /* the other socket: not listed */
+    {"../roots/qemu-cxl-6.12/topology.xml", 0, 2, 3.0, 5120}, /* CXL-like 300 ns, 5 GB/s */
+    {"topology/sandman.xml", 0, 1, 0, 0},                     /* no HMAT at all */
+};
+
+START_TEST(test_memattrs)
+{
+    struct np_topology *topo = NULL;
+    struct np_err err = {0};
+
+    ck_assert_msg(
+        np_topology_load(&topo, NP_TOPOLOGY_XML, np_test_fixture(memattr_cases[_i].xml), &err) == 0,
+        "%s", err.msg);
+    ck_assert_double_eq_tol(
+        np_topology_latency_ratio(topo, memattr_cases[_i].cpu, memattr_cases[_i].mem),
+        memattr_cases[_i].ratio, 1e-12);
+    ck_assert_double_eq(np_topology_bandwidth_mbps(topo, memattr_cases[_i].mem),
+                        memattr_cases[_i].bandwidth);
+    np_topology_free(topo);
+}
+END_TEST
+
 /* GPU memory is never among the memory nodes, CPU-less ones included or not. */
 START_TEST(test_gpu_memory_left_out)
 {
@@ -654,6 +687,7 @@ int main(void)
     tcase_add_loop_test(tc, test_tier_local, 0,
                         sizeof(tier_local_cases) / sizeof(tier_local_cases[0]));
     tcase_add_test(tc, test_gpu_memory_left_out);
+    tcase_add_loop_test(tc, test_memattrs, 0, sizeof(memattr_cases) / sizeof(memattr_cases[0]));
     suite_add_tcase(s, tc);
     return np_test_run(s);
 }

@@ -105,6 +105,16 @@ NP_API const struct np_numa_node *np_topology_node_by_os_index(const struct np_t
  */
 NP_API int np_topology_distance(const struct np_topology *topo, unsigned from, unsigned to);
 
+/** The unloaded latency from node @p cpu_os's CPUs to node @p mem_os over their own node's, from
+ *  hwloc's memory attributes (the firmware's HMAT, live on Linux 5.2+, or an XML's); 0 when hwloc
+ *  lacks either figure (HMAT lists only a node's nearest initiators). */
+NP_API double np_topology_latency_ratio(const struct np_topology *topo, unsigned cpu_os,
+                                        unsigned mem_os);
+
+/** Node @p os's bandwidth (MB/s) from its best initiator, as hwloc's memory attributes hold it;
+ *  0 when unknown. */
+NP_API double np_topology_bandwidth_mbps(const struct np_topology *topo, unsigned os);
+
 /**
  * The CPU affinity of thread @p pid (0: the caller) into @p cpus, read with a set sized for the
  * kernel's CPU count however large (a fixed-size CPU set holds 1,024 and the kernel refuses it on a
