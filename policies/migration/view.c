@@ -153,30 +153,9 @@ int np_pick_destination(const struct np_node_view *view, unsigned from, uint64_t
     return best;
 }
 
-/* How much slower node @p n's memory is from CPU node @p c than c's own, in near-node units (0
- * local, 1 the nearest other node). Where the view has the pair's measured latency ratio (machine
- * profile, HMAT) it is the contention model's law, (latency x queueing - 1) / (near latency - 1),
- * the queueing factor 1 / (1 - traffic / capacity) applying where both are known: a tier's node
- * costs what its figures say, not what SLIT says. Elsewhere SLIT: (d - 10) / (the nearest other
- * distance - 10); 1 for any other node when distances are unknown. */
-static double excess_from(const struct np_node_view *view, unsigned c, unsigned n)
-{
-    const double latency = c == n ? 1.0 : view->latency_ratio[c][n];
-    unsigned near = 0;
-
-    if (latency > 0 && (c != n || view->capacity[n] > 0))
-        return (latency * np_view_queueing(view, n) - 1.0) / (NP_NEAR_LATENCY - 1.0);
-    if (c == n)
-        return 0.0;
-    for (unsigned m = 0; m < view->nnodes && m < NP_MAX_NODES; m++)
-        if (m != c && view->distance[c][m] > 10 && (near == 0 || view->distance[c][m] < near))
-            near = view->distance[c][m];
-    if (near == 0 || view->distance[c][n] <= 10)
-        return 1.0;
-    return (double)(view->distance[c][n] - 10) / (double)(near - 10);
-}
-
-double np_view_queueing(const struct np_node_view *view, unsigned n)
+/* Node @p n's queueing factor 1 / (1 - traffic / capacity), the traffic measured and capped as
+ * the contention model caps it; 1 when either figure is unknown. */
+static double queueing(const struct np_node_view *view, unsigned n)
 {
     const double capacity = n < NP_MAX_NODES ? view->capacity[n] : 0;
     double u;
@@ -185,6 +164,28 @@ double np_view_queueing(const struct np_node_view *view, unsigned n)
         return 1.0;
     u = fmin(view->node_bandwidth[n] / capacity, NP_MAX_UTILISATION);
     return u > 0 ? 1.0 / (1.0 - u) : 1.0;
+}
+
+/* How much slower node @p n's memory is from CPU node @p c than c's own, in near-node units (0
+ * local, 1 the nearest other node). With the pair's latency ratio (machine profile, HMAT) it is
+ * the contention model's law, (latency x queueing - 1) / (near latency - 1): a tier's node costs
+ * what its figures say. Else SLIT: (d - 10) / (the nearest other distance - 10); 1 for any other
+ * node when distances are unknown. */
+static double excess_from(const struct np_node_view *view, unsigned c, unsigned n)
+{
+    const double latency = c == n ? 1.0 : view->latency_ratio[c][n];
+    unsigned near = 0;
+
+    if (latency > 0 && (c != n || view->capacity[n] > 0))
+        return (latency * queueing(view, n) - 1.0) / (NP_NEAR_LATENCY - 1.0);
+    if (c == n)
+        return 0.0;
+    for (unsigned m = 0; m < view->nnodes && m < NP_MAX_NODES; m++)
+        if (m != c && view->distance[c][m] > 10 && (near == 0 || view->distance[c][m] < near))
+            near = view->distance[c][m];
+    if (near == 0 || view->distance[c][n] <= 10)
+        return 1.0;
+    return (double)(view->distance[c][n] - 10) / (double)(near - 10);
 }
 
 /* The mean over the job's CPU nodes; NAN when it has none on this view. */

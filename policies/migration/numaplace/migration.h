@@ -208,10 +208,6 @@ struct np_candidate {
 /** The queueing factor's cap, as the contention model's: 1 / (1 - 0.95) at most. */
 #define NP_MAX_UTILISATION 0.95
 
-/** Node @p n's queueing factor 1 / (1 - traffic / capacity), the traffic measured and capped at
- *  NP_MAX_UTILISATION; 1 when either figure is unknown. */
-NP_API double np_view_queueing(const struct np_node_view *view, unsigned n);
-
 /**
  * What moving one page of @p job from @p src to @p dst does to ln(its slowdown), its slowdown
  * taken as 1 + (predicted_remote - 1) x the page-weighted mean remote excess seen from its CPUs'
