@@ -1,5 +1,5 @@
-/* cli/cli.h - what the parts of the `numaplace` command (numaplace(1)) share: the global options
- * and one entry point per command (main.c dispatches; accounting.h is the Slurm side). */
+/* cli/cli.h - what the parts of `numaplace` (numaplace(1)) share: the global options and one
+ * entry point per command. */
 #ifndef NUMAPLACE_CLI_H
 #define NUMAPLACE_CLI_H
 
@@ -37,10 +37,9 @@ int cmd_migrate(int argc, char **argv);
 int cli_job_id(const char *command, const char *text, uint32_t *id);
 /** One request to numaplaced; the error goes to stderr. @return 0 or -errno */
 int cli_call(const struct np_proto_request *req, json_t **reply);
-/** Wait (at most @p max_s, polled more slowly as it lasts: a report usually lands within
- *  milliseconds) until numaplaced tracks no step of @p job_id (@p ending_only: none listed
- *  "ending", its report on its way; a step whose end numaplaced missed it notices within two
- *  intervals). @return the steps still listed (0: none, or numaplaced does not answer) */
+/** Wait at most @p max_s (polled ever more slowly: a report usually lands within milliseconds)
+ *  until numaplaced tracks no step of @p job_id (@p ending_only: none "ending", its report on its
+ *  way). @return the steps still listed (0: none, or numaplaced does not answer) */
 size_t cli_wait_for_steps_to_end(uint32_t job_id, double max_s, bool ending_only);
 
 /* cmd_report.c (report, jobs, replay), cmd_store.c, cmd_client.c (scenario), cmd_characterize.c */
@@ -55,8 +54,6 @@ int cmd_characterize(int argc, char **argv);
  *  once on stderr: the prediction is then unavailable, never guessed). Borrowed, static. */
 const struct np_sens_model *cli_sensitivity(void);
 
-/** A struct np_log sink writing "numaplace: level: msg" to stderr. */
-void cli_stderr_log(enum np_log_level level, const char *msg, void *arg);
 /** Print "numaplace: ", the message and "\n" on stderr. @return @p rc (for `return cli_error`) */
 int cli_error(int rc, const char *fmt, ...) NP_PRINTF(2, 3);
 

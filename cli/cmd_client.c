@@ -30,24 +30,31 @@ int cli_job_id(const char *command, const char *text, uint32_t *id)
     return 0;
 }
 
+/* One request to numaplaced, answered within @p timeout_ms. @return 0 or -errno with @p err */
+static int call(const struct np_proto_request *req, unsigned timeout_ms, json_t **reply,
+                struct np_err *err)
+{
+    char *line = np_proto_encode(req);
+    const int rc = line ? np_proto_call(cli.socket_path, line, timeout_ms, reply, err)
+                        : np_err_set(err, -ENOMEM, "out of memory");
+
+    free(line);
+    return rc;
+}
+
 int cli_call(const struct np_proto_request *req, json_t **reply)
 {
     struct np_err err = {0};
-    char *line = np_proto_encode(req);
-    int rc;
+    const int rc = call(req, cli.timeout_ms, reply, &err);
 
-    if (!line)
-        return cli_error(-ENOMEM, "out of memory");
-    rc = np_proto_call(cli.socket_path, line, cli.timeout_ms, reply, &err);
-    free(line);
     if (rc < 0)
         fprintf(stderr, "numaplace: %s\n", err.msg);
     return rc;
 }
 
-static const char *str(json_t *obj, const char *key)
+/* A string member as the status shows it: "-" when absent or empty. */
+static const char *dash(const char *s)
 {
-    const char *s = json_string_value(json_object_get(obj, key));
     return s && *s ? s : "-";
 }
 
@@ -73,15 +80,19 @@ static void print_memory_nodes(json_t *nodes)
     printf("memory traffic by node:");
     json_array_foreach(nodes, i, node)
     {
-        json_t *bw = json_object_get(node, "bytes_per_s");
-        printf("%s node%lld ", i ? "," : "",
-               (long long)json_integer_value(json_object_get(node, "node")));
+        json_int_t id = 0;
+        const char *source = NULL, *why = NULL;
+        json_t *bw = NULL, *proxy = NULL;
+
+        json_unpack(node, "{s?I s?s s?o s?o s?s}", "node", &id, "source", &source, "bytes_per_s",
+                    &bw, "proxy_rank", &proxy, "unavailable", &why);
+        printf("%s node%lld ", i ? "," : "", (long long)id);
         if (json_is_number(bw))
-            printf("%.1f MB/s (%s)", json_number_value(bw) / 1e6, str(node, "source"));
-        else if (json_object_get(node, "proxy_rank"))
+            printf("%.1f MB/s (%s)", json_number_value(bw) / 1e6, dash(source));
+        else if (proxy)
             printf("proxy (ranks jobs, no MB/s)");
         else
-            printf("unavailable (%s)", str(node, "unavailable"));
+            printf("unavailable (%s)", dash(why));
     }
     putchar('\n');
 }
@@ -89,7 +100,10 @@ static void print_memory_nodes(json_t *nodes)
 int cmd_status(int argc, char **argv)
 {
     struct np_proto_request req = {.op = NP_OP_STATUS};
-    json_t *reply = NULL, *jobs, *job, *helper;
+    json_t *reply = NULL, *jobs = NULL, *nodes = NULL, *job;
+    const char *node = NULL, *backends = NULL, *controllers = NULL;
+    json_int_t pid = 0, interval_ms = 0;
+    double uptime_s = 0, cpu_s = 0;
     size_t i;
 
     if (argc > 1 && cli_job_id("status", argv[1], &req.job_id) < 0)
@@ -102,36 +116,38 @@ int cmd_status(int argc, char **argv)
         json_decref(reply);
         return 0;
     }
-    helper = json_object_get(reply, "helper");
-    jobs = json_object_get(reply, "jobs");
+    json_unpack(reply, "{s?{s?s s?I s?F s?F s?I s?s s?s} s?o s?o}", "helper", "node", &node, "pid",
+                &pid, "uptime_s", &uptime_s, "cpu_time_s", &cpu_s, "interval_ms", &interval_ms,
+                "backends", &backends, "memory_controllers", &controllers, "jobs", &jobs,
+                "memory_nodes", &nodes);
     printf("numaplaced on %s: pid %lld, up %.0f s, %.3f s CPU used, interval %lld ms, backends "
            "%s, %zu job step(s) shown\n",
-           str(helper, "node"), (long long)json_integer_value(json_object_get(helper, "pid")),
-           json_number_value(json_object_get(helper, "uptime_s")),
-           json_number_value(json_object_get(helper, "cpu_time_s")),
-           (long long)json_integer_value(json_object_get(helper, "interval_ms")),
-           str(helper, "backends"), json_array_size(jobs));
-    if (json_string_value(json_object_get(helper, "memory_controllers")))
-        printf("memory controllers: %s\n", str(helper, "memory_controllers"));
-    print_memory_nodes(json_object_get(reply, "memory_nodes"));
+           dash(node), (long long)pid, uptime_s, cpu_s, (long long)interval_ms, dash(backends),
+           json_array_size(jobs));
+    if (controllers)
+        printf("memory controllers: %s\n", dash(controllers));
+    print_memory_nodes(nodes);
     if (json_array_size(jobs))
         printf("%-10s %-11s %-6s %-5s %-16s %-8s %-5s %-7s %-7s %-11s %s\n", "JOBID", "STEP", "UID",
                "CLASS", "POLICY", "CPUS", "PROCS", "SAMPLES", "CORES", "CPI", "PAGES PER NODE");
     json_array_foreach(jobs, i, job)
     {
-        json_t *latest = json_object_get(job, "latest");
-        json_t *pages = json_object_get(latest, "pages");
-        const char *key;
-        json_t *v;
+        json_int_t id = 0, uid = 0, processes = 0, samples = 0;
+        const char *step = NULL, *job_class = NULL, *policy = NULL, *cpus = NULL, *cut = NULL;
+        const char *job_backends = NULL, *reason = NULL, *key;
+        json_t *cpu_use = NULL, *cpi = NULL, *pages = NULL, *v;
+        int ending = 0;
 
-        printf("%-10lld %-11s %-6lld %-5s %-16s %-8s %-5lld %-7lld ",
-               (long long)json_integer_value(json_object_get(job, "job")), str(job, "step_name"),
-               (long long)json_integer_value(json_object_get(job, "uid")), str(job, "class"),
-               str(job, "policy"), str(job, "cpus"),
-               (long long)json_integer_value(json_object_get(latest, "processes")),
-               (long long)json_integer_value(json_object_get(latest, "samples")));
-        print_figure_short(json_object_get(latest, "cpu_use"), 2, 7);
-        print_figure_short(json_object_get(latest, "cpi"), 3, 11);
+        json_unpack(job, "{s?I s?s s?I s?s s?s s?s s?{s?I s?I s?o s?o s?o} s?s s?b s?s s?s}", "job",
+                    &id, "step_name", &step, "uid", &uid, "class", &job_class, "policy", &policy,
+                    "cpus", &cpus, "latest", "processes", &processes, "samples", &samples,
+                    "cpu_use", &cpu_use, "cpi", &cpi, "pages", &pages, "processes_cut", &cut,
+                    "ending", &ending, "backends", &job_backends, "backends_reason", &reason);
+        printf("%-10lld %-11s %-6lld %-5s %-16s %-8s %-5lld %-7lld ", (long long)id, dash(step),
+               (long long)uid, dash(job_class), dash(policy), dash(cpus), (long long)processes,
+               (long long)samples);
+        print_figure_short(cpu_use, 2, 7);
+        print_figure_short(cpi, 3, 11);
         if (json_object_get(pages, "unavailable"))
             printf("unavailable");
         json_object_foreach(json_object_get(pages, "node_bytes"), key, v)
@@ -139,55 +155,49 @@ int cmd_status(int argc, char **argv)
             printf("node%s=%.1fMiB ", key, (double)json_integer_value(v) / 1048576.0);
         }
         putchar('\n');
-        if (json_string_value(json_object_get(job, "processes_cut"))) /* figures are partial */
-            printf("%-10s processes left out: %s\n", "", str(job, "processes_cut"));
-        if (json_is_true(json_object_get(job, "ending"))) /* its report is being written */
+        if (cut) /* the figures are partial */
+            printf("%-10s processes left out: %s\n", "", dash(cut));
+        if (ending) /* its report is being written */
             printf("%-10s ended; its report is on its way to the spool\n", "");
-        if (json_string_value(json_object_get(job, "backends_reason"))) /* no perf counters */
-            printf("%-10s backends %s: %s\n", "", str(job, "backends"),
-                   str(job, "backends_reason"));
+        if (reason) /* no perf counters */
+            printf("%-10s backends %s: %s\n", "", dash(job_backends), dash(reason));
     }
     json_decref(reply);
     return 0;
 }
 
-/* Steps of @p job_id numaplaced lists (@p ending_only: "ending"); 0 when it does not answer. */
+/* Steps of @p job_id numaplaced lists within 1 s (@p ending_only: "ending"); 0: no answer. */
 static size_t steps_listed(uint32_t job_id, bool ending_only)
 {
     struct np_proto_request req = {.op = NP_OP_STATUS, .job_id = job_id};
     struct np_err err = {0};
-    char *line = np_proto_encode(&req);
     json_t *reply = NULL;
     size_t n = 0;
 
-    if (line && np_proto_call(cli.socket_path, line, cli.timeout_ms, &reply, &err) == 0) {
-        json_t *steps = json_object_get(reply, "jobs"), *step;
+    if (call(&req, 1000, &reply, &err) == 0) {
+        json_t *step;
         size_t i;
-        json_array_foreach(steps, i, step)
+        json_array_foreach(json_object_get(reply, "jobs"), i, step)
         {
             n += !ending_only || json_is_true(json_object_get(step, "ending"));
         }
     }
-    free(line);
     json_decref(reply);
     return n;
 }
 
 size_t cli_wait_for_steps_to_end(uint32_t job_id, double max_s, bool ending_only)
 {
-    const unsigned saved_timeout = cli.timeout_ms;
     const double start = np_monotonic_s();
     useconds_t pause_us = 5000;
     size_t left;
 
-    cli.timeout_ms = 1000;
     while ((left = steps_listed(job_id, ending_only)) > 0) {
         if (np_monotonic_s() - start >= max_s)
             break;
         usleep(pause_us);
         pause_us = pause_us < 250000 / 2 ? pause_us * 2 : 250000;
     }
-    cli.timeout_ms = saved_timeout;
     return left;
 }
 
@@ -221,20 +231,22 @@ static void print_migration(json_t *result)
         putchar('\n');
         return;
     }
-    printf("%s\n", json_string_value(json_object_get(result, "summary")));
+    printf("%s\n", dash(json_string_value(json_object_get(result, "summary"))));
     json_array_foreach(json_object_get(result, "jobs"), i, job)
     {
-        const char *key;
-        json_t *v;
-        printf("  job %lld.%s (%s): planned %lld, moved %lld pages in %.3f s%s",
-               (long long)json_integer_value(json_object_get(job, "job")),
-               np_step_name((uint32_t)json_integer_value(json_object_get(job, "step"))),
-               json_string_value(json_object_get(job, "class")),
-               (long long)json_integer_value(json_object_get(job, "planned_pages")),
-               (long long)json_integer_value(json_object_get(job, "moved_pages")),
-               json_number_value(json_object_get(job, "moving_s")),
-               json_is_true(json_object_get(job, "process_gone")) ? ", a process exited" : "");
-        json_object_foreach(json_object_get(job, "failed_pages"), key, v)
+        json_int_t id = 0, step = 0, planned = 0, moved = 0;
+        const char *job_class = NULL, *key;
+        json_t *failed = NULL, *v;
+        double moving_s = 0;
+        int gone = 0;
+
+        json_unpack(job, "{s?I s?I s?s s?I s?I s?F s?b s?o}", "job", &id, "step", &step, "class",
+                    &job_class, "planned_pages", &planned, "moved_pages", &moved, "moving_s",
+                    &moving_s, "process_gone", &gone, "failed_pages", &failed);
+        printf("  job %lld.%s (%s): planned %lld, moved %lld pages in %.3f s%s", (long long)id,
+               np_step_name((uint32_t)step), dash(job_class), (long long)planned, (long long)moved,
+               moving_s, gone ? ", a process exited" : "");
+        json_object_foreach(failed, key, v)
         {
             printf(", %lld %s", (long long)json_integer_value(v), key);
         }
@@ -280,9 +292,8 @@ static int parse_count(const char *what, const char *text, unsigned long long ma
     return cli_error(-1, "migrate: %s \"%s\" is not a number from 0 to %llu", what, text, max);
 }
 
-/* When a script's requests go out: each delay after the previous answer (as the thesis's manager
- * did), or with --clock fixed at the sum of the delays so far from the start, whatever the moves
- * took, so every run of a comparison asks at the same moments (a late one goes at once). */
+/* When a script's requests go out: each delay after the previous answer, or (--clock fixed) at the
+ * sum of the delays from the start, so every run of a comparison asks at the same moments. */
 struct pacing {
     bool fixed;
     double due;   /* s after start: when the next request is due */
@@ -387,7 +398,10 @@ static long read_script_lines(FILE *f, const char *path, unsigned lineno,
     char line[512];
     size_t n = 0;
 
-    *lines = NULL;
+    /* One allocation of the bound: 10,000 lines of 40 bytes. */
+    *lines = calloc(NP_SCENARIO_MAX_REQUESTS, sizeof(**lines));
+    if (!*lines)
+        return cli_error(-1, "out of memory");
     while (fgets(line, sizeof(line), f)) {
         char *words[5] = {NULL}, *save = NULL, *hash = strchr(line, '#');
         unsigned nwords = 0;
@@ -405,17 +419,9 @@ static long read_script_lines(FILE *f, const char *path, unsigned lineno,
         if (nwords == 0)
             continue;
         if (n == NP_SCENARIO_MAX_REQUESTS) {
-            fprintf(stderr, "numaplace: %s:%u: more than %d requests\n", path, lineno,
-                    NP_SCENARIO_MAX_REQUESTS);
+            (void)cli_error(0, "%s:%u: more than %d requests", path, lineno,
+                            NP_SCENARIO_MAX_REQUESTS);
             goto fail;
-        }
-        if (n % 64 == 0) {
-            struct script_line *grown = realloc(*lines, (n + 64) * sizeof(**lines));
-            if (!grown) {
-                fprintf(stderr, "numaplace: out of memory\n");
-                goto fail;
-            }
-            *lines = grown;
         }
         if (parse_script_line(words, nwords, path, lineno, &(*lines)[n]) < 0)
             goto fail;
@@ -452,8 +458,7 @@ static int run_lines(FILE *f, const char *path, unsigned lineno, const char *ord
     return failed;
 }
 
-/* @p path for reading if it is a regular file (np_open_regular: a FIFO would wait for a writer
- * for ever); "-" is standard input, a pipe too. */
+/* @p path for reading if it is a regular file: a FIFO would wait for a writer for ever. */
 static FILE *open_script(const char *path)
 {
     struct np_err err = {0};
@@ -550,35 +555,18 @@ int cmd_ping(int argc, char **argv)
     return 0;
 }
 
-/* numaplace scenario [--jobs | --runs] FILE: check a scenario file (docs/scenarios.md), the one
- * migrate --script runs, and show it; --jobs and --runs print plain lines for the runner script,
- * so no shell parses JSON. */
-/* What the command prints: the summary, or one of the line lists. */
-static const struct {
-    const char *option; /* NULL: the summary, without an option */
-    int (*print)(FILE *out, const struct np_scenario *s);
-} views[] = {
-    {NULL, np_scenario_print_summary},
-    {"--jobs", np_scenario_print_jobs}, /* CLI_SCENARIO_JOBS + 1 */
-    {"--runs", np_scenario_print_runs}, /* CLI_SCENARIO_RUNS + 1 */
-};
-#define NVIEWS (sizeof(views) / sizeof(views[0]))
-
+/* `scenario FILE`: check a scenario file (docs/scenarios.md) and show its summary, or (--jobs,
+ * --runs) plain lines for the runner script, so no shell parses JSON. */
 int cmd_scenario(int argc, char **argv)
 {
-    size_t view = 0;
+    const bool jobs = cli.opt[CLI_SCENARIO_JOBS] != NULL, runs = cli.opt[CLI_SCENARIO_RUNS] != NULL;
     const char *path = argc > 1 ? argv[1] : NULL;
     struct np_scenario s;
     struct np_err err = {0};
     int rc;
 
-    for (size_t v = 1; v < NVIEWS; v++) /* views[v] is option v - 1 of the table */
-        if (cli.opt[v - 1]) {
-            if (view)
-                return cli_error(2, "scenario: %s and %s: one view at a time", views[view].option,
-                                 views[v].option);
-            view = v;
-        }
+    if (jobs && runs)
+        return cli_error(2, "scenario: --jobs and --runs: one view at a time");
     if (!path)
         return cli_error(2, "scenario needs a FILE (a scenario file, or - for stdin)");
     if (cli.as_json)
@@ -587,7 +575,9 @@ int cmd_scenario(int argc, char **argv)
                                 : np_scenario_load(path, &s, &err);
     if (rc != 0)
         return cli_error(1, "scenario: %s", err.msg);
-    rc = views[view].print(stdout, &s);
+    rc = jobs   ? np_scenario_print_jobs(stdout, &s)
+         : runs ? np_scenario_print_runs(stdout, &s)
+                : np_scenario_print_summary(stdout, &s);
     np_scenario_fini(&s);
     if (rc == 0 && fflush(stdout) != 0)
         rc = -1;

@@ -1,6 +1,5 @@
-/* `numaplace report` (the job's summary, or this node's per-step reports), `numaplace jobs`
- * (finished jobs with a summary in accounting, worst local share first) and `numaplace replay`
- * (numaplace(1)). */
+/* `numaplace report` (the job's summary, or this node's per-step reports), `numaplace jobs` (the
+ * finished jobs with a summary, worst local share first) and `numaplace replay` (numaplace(1)). */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -30,8 +29,7 @@ static int print_report(json_t *report, void *arg)
     return 0;
 }
 
-/* The job's uid is what Slurm or numaplaced says, never a file: @p uid replaces the "uid" of
- * @p doc (a report or a summary), a disagreement shown. */
+/* @p uid (Slurm's or numaplaced's word, never a file's) as @p doc's "uid", a change said. */
 static void uid_from(json_t *doc, uid_t uid, const char *who, const char *what)
 {
     const json_t *said = json_object_get(doc, "uid");
@@ -108,16 +106,15 @@ static int report_summary(uint32_t job_id, const char *job_arg, const char *plot
     char source[NP_ERR_MSG_MAX + 1200]; /* the spool's path and what accounting said */
 
     rc = acct_load_summary(job_id, &summary, &uid, &acct_err);
-    if (rc == 0)
-        user_from(summary, uid, "Slurm (sacct)");
-    if (rc == 0 && !acct_may_read(uid)) {
-        json_decref(summary);
-        return cli_error(1,
-                         "job %s is not yours: its report is readable by its owner, Slurm "
-                         "operators and root only",
-                         job_arg);
-    }
     if (rc == 0) {
+        user_from(summary, uid, "Slurm (sacct)");
+        if (!acct_may_read(uid)) {
+            json_decref(summary);
+            return cli_error(1,
+                             "job %s is not yours: its report is readable by its owner, Slurm "
+                             "operators and root only",
+                             job_arg);
+        }
         snprintf(source, sizeof(source), "Slurm accounting (the job's AdminComment)");
     } else {
         /* Not in accounting (yet, or the site stores none): this node's spool serves. */
@@ -166,14 +163,10 @@ static int report_summary(uint32_t job_id, const char *job_arg, const char *plot
         printf("source: %s\n", source);
     }
     rc = 0;
-    if (plot) {
-        if (np_summary_plot(summary, plot_node, plot, &err) < 0) {
-            fprintf(stderr, "numaplace: --plot %s: %s\n", plot, err.msg);
-            rc = 1;
-        } else if (!cli.as_json) {
-            printf("plot: %s\n", plot);
-        }
-    }
+    if (plot && np_summary_plot(summary, plot_node, plot, &err) < 0)
+        rc = cli_error(1, "--plot %s: %s", plot, err.msg);
+    else if (plot && !cli.as_json)
+        printf("plot: %s\n", plot);
     json_decref(summary);
     return rc;
 }
@@ -199,9 +192,8 @@ int cmd_report(int argc, char **argv)
                           cli.opt[CLI_REPORT_NODE]);
 }
 
-/* What is kept of a listed job until the list is sorted: its printed line, or for --json where
- * its stored text is in a temporary file; never its decoded summary (holding every summary at
- * once made the memory grow with the number of jobs). */
+/* A listed job until the list is sorted: its line, or for --json where its stored text is in a
+ * temporary file; never its decoded summary (memory would grow with the number of jobs). */
 struct listed_job {
     double share;
     char *line;   /* owned: the text line (NULL with --json) */
@@ -233,10 +225,7 @@ static char *job_line(const struct cli_jobs_row *row, const json_t *s, double lo
     char share[16], rules[128] = "", policies[64] = "", predicted[24], *line = NULL;
     struct np_summary_prediction p;
 
-    if (isnan(local))
-        snprintf(share, sizeof(share), "unavailable");
-    else
-        snprintf(share, sizeof(share), "%.0f%%", 100 * local);
+    snprintf(share, sizeof(share), "%.0f%%", 100 * local);
     for (size_t k = 0; k < json_array_size(advice); k++) {
         const char *rule = json_string_value(json_object_get(json_array_get(advice, k), "rule"));
         if (strlen(rules) + strlen(rule) + 2 < sizeof(rules))
@@ -249,15 +238,12 @@ static char *job_line(const struct cli_jobs_row *row, const json_t *s, double lo
                  k ? "," : "",
                  json_string_value(json_array_get(json_object_get(s, "policy_requested"), k)));
     np_summary_predict(s, model, &p);
-    if (p.available)
-        snprintf(predicted, sizeof(predicted), "%.1fx %s", p.slowdown,
-                 p.sensitive ? "high" : "low");
-    else
-        snprintf(predicted, sizeof(predicted), "unavailable");
+    snprintf(predicted, sizeof(predicted), "%.1fx %s", p.slowdown, p.sensitive ? "high" : "low");
     *why = p.available ? NULL : strdup(p.why);
     if (asprintf(&line, "%-10.31s %-10.63s %-11.31s %-5zu %-16s %-5s %-13s %-12s %s", row->id,
                  row->user, row->state, np_summary_node_count(s), policies[0] ? policies : "-",
-                 sens ? sens : "-", predicted, share, rules) < 0)
+                 sens ? sens : "-", p.available ? predicted : "unavailable",
+                 isnan(local) ? "unavailable" : share, rules) < 0)
         return NULL;
     return line;
 }
@@ -268,7 +254,8 @@ static int list_one(char *text, void *arg)
     struct job_list *list = arg;
     struct cli_jobs_row row;
     json_t *summary = NULL;
-    struct listed_job job;
+    struct listed_job job = {0};
+    bool kept;
 
     if (cli_parse_jobs_line(text, &row) != 0 ||
         cli_decode_admin_comment(row.comment, 0, &summary, NULL) < 0)
@@ -279,30 +266,28 @@ static int list_one(char *text, void *arg)
     }
     if (!np_summary_worst_local_share(summary, &job.share))
         job.share = NAN;
-    job.line = job.why = NULL;
     if (list->spill) {
         job.offset = ftell(list->spill);
         job.bytes = strlen(row.comment);
-        if (job.offset < 0 || fwrite(row.comment, 1, job.bytes, list->spill) != job.bytes) {
-            json_decref(summary);
-            return 0;
-        }
-    } else if (!(job.line = job_line(&row, summary, job.share, &job.why))) {
-        free(job.why);
-        json_decref(summary);
-        return 0;
+        kept = job.offset >= 0 && fwrite(row.comment, 1, job.bytes, list->spill) == job.bytes;
+    } else {
+        job.line = job_line(&row, summary, job.share, &job.why);
+        kept = job.line != NULL;
     }
     json_decref(summary);
-    if (list->njobs == list->cap) {
+    if (kept && list->njobs == list->cap) {
         const size_t cap = list->cap ? list->cap * 2 : 64;
         struct listed_job *grown = realloc(list->jobs, cap * sizeof(*grown));
-        if (!grown) {
-            free(job.line);
-            free(job.why);
-            return 0;
+        if (grown) {
+            list->jobs = grown;
+            list->cap = cap;
         }
-        list->jobs = grown;
-        list->cap = cap;
+        kept = grown != NULL;
+    }
+    if (!kept) {
+        free(job.line);
+        free(job.why);
+        return 0;
     }
     list->jobs[list->njobs++] = job;
     return 0;
@@ -352,18 +337,13 @@ static void print_unavailable(const struct job_list *list)
     }
 }
 
-/* `numaplace jobs [--user U] [--since T] [--until T]`: finished jobs with a numaplace summary,
- * worst placed first, as text or (--json) a JSON array. No --user: every user the caller may see;
- * --since and --until in sacct's -S and -E forms (sacct's defaults: midnight, now). */
+/* `numaplace jobs [--user U] [--since T] [--until T]`: finished jobs with a summary, worst placed
+ * first; no --user: every user the caller may see; --since and --until as sacct's -S and -E. */
 int cmd_jobs(int argc, char **argv)
 {
     char *sacct[16] = {"sacct", "-X", "-n", "-P", "-o", "JobID,User,State,AdminComment"};
-    const struct {
-        char *flag;
-        const char *value;
-    } selection[] = {{"-u", cli.opt[CLI_JOBS_USER]},
-                     {"-S", cli.opt[CLI_JOBS_SINCE]},
-                     {"-E", cli.opt[CLI_JOBS_UNTIL]}};
+    static char *const flag[] = {
+        [CLI_JOBS_USER] = "-u", [CLI_JOBS_SINCE] = "-S", [CLI_JOBS_UNTIL] = "-E"};
     char errbuf[256];
     struct job_list list = {0};
     struct np_err err = {0};
@@ -371,12 +351,12 @@ int cmd_jobs(int argc, char **argv)
 
     (void)argc;
     (void)argv;
-    if (!selection[0].value)
+    if (!cli.opt[CLI_JOBS_USER])
         sacct[nargs++] = "-a"; /* every user: sacct itself limits what a user may see */
-    for (size_t k = 0; k < sizeof(selection) / sizeof(selection[0]); k++)
-        if (selection[k].value) {
-            sacct[nargs++] = selection[k].flag;
-            sacct[nargs++] = (char *)selection[k].value;
+    for (size_t k = 0; k < sizeof(flag) / sizeof(flag[0]); k++)
+        if (cli.opt[k]) {
+            sacct[nargs++] = flag[k];
+            sacct[nargs++] = (char *)cli.opt[k];
         }
     sacct[nargs] = NULL;
     if (cli.as_json && !(list.spill = tmpfile()))

@@ -1,6 +1,5 @@
-/* `numaplace store` (numaplace(1)): the epilog's call, this node's reports as one part of the job's
- * summary in its AdminComment, written against concurrent writers and confirmed; the retry of
- * parts left pending; a large job's parts merged once and stored with one write (store.h). */
+/* `numaplace store` (numaplace(1), store.h): the epilog's call, this node's reports as one part of
+ * the job's AdminComment; the retry of parts left pending; a large job's parts merged once. */
 #include "store.h"
 
 #include <errno.h>
@@ -30,6 +29,7 @@ static int retry_one(int dirfd, uint32_t job_id, const struct store_limits *limi
     struct stat st;
     json_t *part = NULL;
     bool drop = false;
+    char line[256];
     int fd, rc;
 
     fd = store_pending_take(dirfd, job_id, &err);
@@ -45,34 +45,31 @@ static int retry_one(int dirfd, uint32_t job_id, const struct store_limits *limi
         drop = rc == -EEXIST || rc == -E2BIG || rc == -EINVAL || rc == -EFBIG;
     }
     json_decref(part);
-    if (rc == 0 && costs.deposited) {
+    store_costs_format(&costs, line, sizeof(line));
+    if (rc == 0 && costs.deposited)
         np_logf(log, NP_LOG_INFO,
                 "job %" PRIu32 ": this node's waiting part left in %s for the job's one merge",
                 job_id, store_parts_dir());
-    } else if (rc == 0) {
-        char line[256];
-        store_costs_format(&costs, line, sizeof(line));
+    else if (rc == 0)
         np_logf(log, NP_LOG_INFO,
                 "job %" PRIu32 ": this node's waiting part stored in AdminComment (%ld bytes; %s)",
                 job_id, costs.stored_bytes, line);
-    } else if (drop) {
+    else if (drop)
         np_logf(log, NP_LOG_WARNING,
                 "job %" PRIu32 ": this node's waiting part dropped: %s (its reports stay in the "
                 "spool)",
                 job_id, err.msg);
-    } else {
+    else
         np_logf(log, NP_LOG_WARNING, "job %" PRIu32 ": this node's part still waits: %s", job_id,
                 err.msg);
-    }
     store_pending_release(dirfd, job_id, fd, rc == 0 || drop);
     return rc == 0 || drop ? 0 : rc == -EIO ? -EIO : 1;
 }
 
-/* Store the parts waiting in <@p spool>/pending but job @p except (0: none), oldest first, at
- * most @p max_jobs (0: all), each only while @p until (np_monotonic_s; 0: no end) leaves it
- * STORE_PENDING_MIN_S, bounded to end by then; stopping where slurmdbd is unreachable. One that
- * can never be stored (another tool's AdminComment, too large, corrupt) or waited over
- * STORE_PENDING_MAX_AGE_S is dropped, logged. @return the number of parts still waiting */
+/* Store the parts waiting in <@p spool>/pending but job @p except (0: none), oldest first, at most
+ * @p max_jobs (0: all), each while @p until (np_monotonic_s; 0: none) leaves STORE_PENDING_MIN_S,
+ * stopping where slurmdbd is unreachable; one never storable or too old is dropped, logged.
+ * @return the number of parts still waiting */
 static int store_pending_pass(const char *spool, uint32_t except, int max_jobs, double until,
                               const struct np_log *log)
 {
@@ -197,8 +194,7 @@ static int merge_job(const char *dir, uint32_t job_id, const struct store_limits
     if (expanded)
         np_summary_expect_nodes(merged, expanded, NULL);
     rc = store_commit(job_id, merged, limits, &costs, log, err);
-    /* Another tool's AdminComment, or too many nodes for it even trimmed: never storable, and
-     * each node's spool keeps its reports. */
+    /* Never storable (another tool's AdminComment, too many nodes): the spools keep the reports. */
     if (rc == -EEXIST || rc == -E2BIG)
         np_logf(log, NP_LOG_WARNING, "job %" PRIu32 ": its %d parts dropped: %s", job_id,
                 found.parts, err->msg);
@@ -216,10 +212,9 @@ static int merge_job(const char *dir, uint32_t job_id, const struct store_limits
     return rc;
 }
 
-/* `store --merge JOBID` (EpilogSlurmctld): once every node of the large job @p job_id left its
- * part in @p parts_dir (or STORE_EPILOG_PARTS_S passed), merge them, store the summary with one
- * write and remove the parts; a job on fewer nodes is left to its nodes. @p job_id 0: every job
- * waiting in @p parts_dir, each once. @return 0, or -errno with @p err (the parts stay) */
+/* `store --merge JOBID` (EpilogSlurmctld): once every node of the large job left its part in
+ * @p parts_dir (or STORE_EPILOG_PARTS_S passed), merge and store them with one write (a smaller
+ * job is its nodes'); @p job_id 0: each job waiting there. @return 0, or -errno (parts stay) */
 static int store_merge(const char *parts_dir, uint32_t job_id, const struct store_limits *limits,
                        const struct np_log *log, struct np_err *err)
 {
@@ -303,8 +298,7 @@ struct store_identity {
     char node[256]; /* Slurm's name for it (SLURMD_NODENAME): the key of this node's part */
 };
 
-/* The epilog's environment (SLURM_JOB_ID, SLURM_JOB_UID, SLURM_JOB_USER, SLURMD_NODENAME), else
- * sacct and the node's own name (an administrator running `numaplace store` by hand). */
+/* From the epilog's environment, else (an administrator's store) sacct and the node's own name. */
 static int store_identity(uint32_t job_id, struct store_identity *who, struct np_err *err)
 {
     const char *env_job = getenv("SLURM_JOB_ID"), *env_uid = getenv("SLURM_JOB_UID");
@@ -393,9 +387,8 @@ static char *job_nodes(uint32_t job_id, const char *nodes, const struct np_log *
     return expanded;
 }
 
-/* This node's reports of @p job_id in @p spool, as one part, into the job's AdminComment
- * (store_commit); @p nodes: the job's hostlist, or NULL (job_nodes). Messages go to @p log (the
- * epilog's syslog). @return 0, or -errno with @p err */
+/* This node's reports of @p job_id in @p spool, as one part, into the job's AdminComment; @p nodes:
+ * the job's hostlist, or NULL (job_nodes). @return 0, or -errno with @p err */
 static int acct_store(uint32_t job_id, const char *spool, const char *nodes,
                       const struct np_log *log, struct np_err *err)
 {
@@ -448,12 +441,23 @@ out:
     return rc;
 }
 
+/* The store's messages, "numaplace: level: msg" on stderr: the epilog passes them to syslog. */
+static void log_to_stderr(enum np_log_level level, const char *msg, void *arg)
+{
+    (void)arg;
+    fprintf(stderr, "numaplace: %s: %s\n", np_log_level_name(level), msg);
+}
+
+static const struct np_log stderr_log = {log_to_stderr, NULL};
+
 /* `numaplace store --pending`: the parts this node could not store yet (a timer's call). */
 static int cmd_store_pending(void)
 {
-    struct np_log log = {cli_stderr_log, NULL};
-    const int waiting = store_pending_pass(cli.spool_dir, 0, 0, 0, &log);
+    int waiting;
 
+    if (getuid() != 0)
+        return cli_error(1, "store writes Slurm accounting: root only");
+    waiting = store_pending_pass(cli.spool_dir, 0, 0, 0, &stderr_log);
     if (waiting < 0)
         return cli_error(1, "store --pending: %s", strerror(-waiting));
     if (waiting > 0)
@@ -484,7 +488,6 @@ static int cmd_store_merge(const char *job)
     const struct store_limits limits = {.record_wait_s = job ? STORE_EPILOG_RECORD_S : 120,
                                         .total_s = job ? STORE_EPILOG_WRITE_S : 120,
                                         .merged = true};
-    struct np_log log = {cli_stderr_log, NULL};
     struct np_err err = {0};
     const char *dir = store_parts_dir();
     uint32_t id = 0;
@@ -497,7 +500,7 @@ static int cmd_store_merge(const char *job)
     if (!dir)
         return cli_error(2, "store --merge: NUMAPLACE_PARTS_DIR is not set (an absolute "
                             "path): no parts to merge");
-    if (store_merge(dir, id, &limits, &log, &err) < 0)
+    if (store_merge(dir, id, &limits, &stderr_log, &err) < 0)
         return cli_error(1, "store --merge: %s", err.msg);
     return 0;
 }
@@ -505,7 +508,6 @@ static int cmd_store_merge(const char *job)
 /* `numaplace store JOBID`: the epilog's call (etc/numaplace-epilog). */
 int cmd_store(int argc, char **argv)
 {
-    struct np_log log = {cli_stderr_log, NULL};
     struct np_err err = {0};
     const char *nodes =
         cli.opt[CLI_STORE_NODES] ? cli.opt[CLI_STORE_NODES] : getenv("SLURM_JOB_NODELIST");
@@ -519,11 +521,8 @@ int cmd_store(int argc, char **argv)
                             "store --merge JOBID, or store --merge --pending");
     if (cli.opt[CLI_STORE_MERGE])
         return cmd_store_merge(pending ? NULL : argv[1]);
-    if (pending) {
-        if (getuid() != 0)
-            return cli_error(1, "store writes Slurm accounting: root only");
+    if (pending)
         return cmd_store_pending();
-    }
     if (cli_job_id("store", argv[1], &id) < 0)
         return 2;
     if (getuid() != 0)
@@ -535,7 +534,7 @@ int cmd_store(int argc, char **argv)
                         ": %zu step(s) numaplaced tracks on this node still have no report after "
                         "10 s (its log says why: a full spool holds them); stored without them",
                         id, left);
-    if (acct_store(id, cli.spool_dir, nodes, &log, &err) < 0)
+    if (acct_store(id, cli.spool_dir, nodes, &stderr_log, &err) < 0)
         return cli_error(1, "store: %s", err.msg);
     return 0;
 }

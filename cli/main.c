@@ -1,5 +1,4 @@
-/* numaplace - the user's and administrator's view of numaplaced (numaplace(1)): the commands,
- * their options and usage are the tables of options.c. */
+/* numaplace - the user's and administrator's view of numaplaced (numaplace(1)). */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -74,12 +73,6 @@ const struct np_sens_model *cli_sensitivity(void)
     return state > 0 ? &model : NULL;
 }
 
-void cli_stderr_log(enum np_log_level level, const char *msg, void *arg)
-{
-    (void)arg;
-    fprintf(stderr, "numaplace: %s: %s\n", np_log_level_name(level), msg);
-}
-
 int cli_error(int rc, const char *fmt, ...)
 {
     va_list ap;
@@ -92,7 +85,7 @@ int cli_error(int rc, const char *fmt, ...)
     return rc;
 }
 
-/* The commands, in the order the unknown-command message lists them. */
+/* Each command's entry point; its options and usage are its table in options.c. */
 static const struct command {
     const char *name;
     int (*run)(int argc, char **argv);
@@ -105,9 +98,8 @@ static const struct command {
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-/* Everything the command prints passes through np_safe_text_stream: reports, summaries, status
- * and error messages carry text that users and their tasks chose (job names, users, reasons, what
- * a task said it applied), and root reads them on a terminal. */
+/* Everything the command prints passes through np_safe_text_stream: it carries text users and
+ * their tasks chose (job names, reasons), and root reads it on a terminal. */
 static FILE *plain_out, *plain_err, *guarded_out, *guarded_err;
 
 /* At exit: close (flush, free) the guarded streams, the plain ones back for what libc writes. */

@@ -114,8 +114,7 @@ const struct cli_command_options *cli_command_find(const char *name)
     return NULL;
 }
 
-/* The table's options into @p out: the synopsis "[--from S] [--dry-run]" (@p synopsis), or the
- * accepted list "--from S, --dry-run" ("no options" when there are none). */
+/* The synopsis "[--from S] [--dry-run]" (@p synopsis), or the accepted "--from S, --dry-run". */
 static void option_list(const struct cli_command_options *cmd, bool synopsis, char *out,
                         size_t size)
 {

@@ -1,8 +1,5 @@
-/*
- * cli/options.h - each command's options as a table: parsed from it with getopt_long (both
- * `--opt VALUE` and `--opt=VALUE`; `--` ends the options), and every printed list of them (the
- * usage, the accepted options in a refusal) generated from it, so they never disagree.
- */
+/* cli/options.h - each command's options as a table: getopt_long parses them from it, and every
+ * printed list of them (the usage, a refusal's accepted options) is made from it. */
 #ifndef NUMAPLACE_CLI_OPTIONS_H
 #define NUMAPLACE_CLI_OPTIONS_H
 

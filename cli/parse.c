@@ -33,21 +33,13 @@ int cli_parse_sacct_job(char *out, uid_t *uid, bool *full, const char **comment)
 
 int cli_parse_jobs_line(char *line, struct cli_jobs_row *row)
 {
-    char *field[4] = {line, NULL, NULL, NULL};
+    char *user = strchr(line, '|'), *state = user ? strchr(user + 1, '|') : NULL;
+    char *comment = state ? strchr(state + 1, '|') : NULL;
 
-    for (int f = 1; f < 4; f++) {
-        char *bar = field[f - 1] ? strchr(field[f - 1], '|') : NULL;
-        if (bar) {
-            *bar = '\0';
-            field[f] = bar + 1;
-        }
-    }
-    if (!field[3])
+    if (!comment)
         return -EINVAL;
-    row->id = field[0];
-    row->user = field[1];
-    row->state = field[2];
-    row->comment = field[3];
+    *user = *state = *comment = '\0';
+    *row = (struct cli_jobs_row){line, user + 1, state + 1, comment + 1};
     return 0;
 }
 
@@ -173,7 +165,6 @@ int cli_load_report(const char *path, size_t max, const struct cli_report_trust 
         rc = check_writer(path, &st, trust, err);
     if (rc == 0 && origin) {
         origin->owner = st.st_uid;
-        origin->mode = st.st_mode & 07777;
         origin->has_reader = acl_reader(fd, &origin->reader);
     }
     if (rc < 0) {

@@ -1,8 +1,5 @@
-/*
- * cli/parse.h - what the command reads of Slurm's output and the spool without running anything:
- * sacct lines, scontrol's configuration, spool files, a job's AdminComment. A library of its own
- * (np_cli_parse), so test/unit/test_cli_accounting.c tests it without Slurm.
- */
+/* cli/parse.h - Slurm's output and the spool read without running anything (sacct lines,
+ * scontrol's configuration, spool files, AdminComment): np_cli_parse, tested without Slurm. */
 #ifndef NUMAPLACE_CLI_PARSE_H
 #define NUMAPLACE_CLI_PARSE_H
 
@@ -36,9 +33,8 @@ bool cli_spool_name_matches(const char *name, const char *job_arg);
 
 /** A report in the spool is at most this big (one step's report is a few kB to a few hundred). */
 #define CLI_REPORT_MAX_BYTES (8u << 20)
-/** Reports of one job read from one spool at most: its user chooses the step count (MaxStepCount,
- *  40,000 by default) and root's store holds what it reads; 1,024 are at most ~32 MB decoded, and
- *  a summary keeps far fewer steps anyway. */
+/** Reports of one job read from one spool at most: its user chooses the step count (40,000 by
+ *  default); 1,024 are at most ~32 MB decoded, and a summary keeps far fewer steps anyway. */
 #define CLI_SPOOL_MAX_REPORTS 1024
 
 /** Who root trusts to have written a report: numaplaced, i.e. root or @p helper_uid (the owner of
@@ -47,21 +43,18 @@ struct cli_report_trust {
     uid_t helper_uid;
 };
 
-/** Where a loaded report came from: its file's owner and mode, and the reader numaplaced named
- *  in its ACL (the job's user; has_reader false when the file has no such entry). */
+/** A loaded report's file owner, and the reader (the job's user) numaplaced named in its ACL. */
 struct cli_report_origin {
     uid_t owner, reader;
-    mode_t mode;
     bool has_reader;
 };
 
 /**
  * Load the spool report at @p path: a regular file (no symlink followed: users' files are in the
- * spool), at most @p max bytes, JSON. With @p trust (NULL: any file), only a file numaplaced
- * wrote: owned by root or trust->helper_uid, not writable by group or others (an ACL granting
- * write shows in the group bits). @p origin (may be NULL): its owner and its ACL's reader.
- * @return 0 with @p out (new), or -ELOOP (a symlink), -EINVAL (not a regular file), -EPERM (not
- *         numaplaced's), -EFBIG, -EBADMSG (not JSON), -errno; with @p err naming file and why
+ * spool), at most @p max bytes, JSON. With @p trust (NULL: any file), only one numaplaced wrote:
+ * owned by root or trust->helper_uid, not writable by group or others (nor by an ACL entry).
+ * @p origin (may be NULL): its owner and its ACL's reader. @return 0 with @p out (new), or -ELOOP,
+ * -EINVAL (not a regular file), -EPERM (not numaplaced's), -EFBIG, -EBADMSG, -errno; with @p err
  */
 int cli_load_report(const char *path, size_t max, const struct cli_report_trust *trust,
                     json_t **out, struct cli_report_origin *origin, struct np_err *err);

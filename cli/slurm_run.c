@@ -18,26 +18,16 @@
 /* Start argv[0], its stdout and stderr on pipes *@p out_fd, *@p err_fd. @return its pid, -errno */
 static pid_t spawn_piped(char *const argv[], int *out_fd, int *err_fd, struct np_err *err)
 {
-    int out_pipe[2], err_pipe[2];
-    pid_t pid;
+    int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+    pid_t pid = -1;
 
     *out_fd = *err_fd = -1;
-    if (pipe2(out_pipe, O_CLOEXEC) < 0)
-        return np_err_set(err, -errno, "pipe: %s", strerror(errno));
-    if (pipe2(err_pipe, O_CLOEXEC) < 0) {
-        const int e = errno;
-        close(out_pipe[0]);
-        close(out_pipe[1]);
-        return np_err_set(err, -e, "pipe: %s", strerror(e));
-    }
-    pid = fork();
-    if (pid < 0) {
-        const int e = errno;
-        close(out_pipe[0]);
-        close(out_pipe[1]);
-        close(err_pipe[0]);
-        close(err_pipe[1]);
-        return np_err_set(err, -e, "fork: %s", strerror(e));
+    if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+        const int e = errno, fds[] = {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]};
+        for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+        return np_err_set(err, -e, "%s: %s", err_pipe[0] < 0 ? "pipe" : "fork", strerror(e));
     }
     if (pid == 0) {
         dup2(out_pipe[1], STDOUT_FILENO);
@@ -130,14 +120,11 @@ int acct_sacct_job(uint32_t job_id, uid_t *uid, char **comment, bool *full, stru
     *comment = NULL;
     snprintf(id, sizeof(id), "%" PRIu32, job_id);
     rc = acct_run(argv, &out, errbuf, sizeof(errbuf), err);
-    if (rc < 0) {
-        free(out);
-        return rc;
-    }
     if (rc != 0) {
         free(out);
-        return np_err_set(err, -EIO, "sacct -j %s failed (exit %d): %s", id, rc,
-                          errbuf[0] ? errbuf : "no message");
+        return rc < 0 ? rc
+                      : np_err_set(err, -EIO, "sacct -j %s failed (exit %d): %s", id, rc,
+                                   errbuf[0] ? errbuf : "no message");
     }
     if (cli_parse_sacct_job(out, uid, full, &text) != 0) {
         free(out);
@@ -202,8 +189,8 @@ int acct_run_lines(char *const argv[], int (*on_line)(char *line, void *arg), vo
         free(line);
         return (int)pid;
     }
-    /* One line at a time: the output of a month of jobs is never held whole. Both pipes at once:
-     * a chatty stderr must not block the child while we wait on stdout. */
+    /* A line at a time (a month of jobs is never held whole), both pipes at once (a chatty stderr
+     * must not block the child). */
     while (out_fd >= 0 || err_fd >= 0) {
         struct pollfd pfd[2] = {{.fd = out_fd, .events = POLLIN}, {.fd = err_fd, .events = POLLIN}};
         char chunk[4096];

@@ -1,10 +1,8 @@
 /*
- * The calls numaplace makes into libslurm, walled into this one file: store a job's AdminComment
- * in slurmdbd, read a job's fields from slurmctld, and Slurm's own hostlists. Only what Slurm's
- * public headers declare, in one form from 22.05 to 26.05 (test/unit/slurm_public_api.sh checks).
- * Why slurm_load_job() over `scontrol show job` (a job name can plant fields) and
- * slurmdb_job_modify() over scontrol or sacctmgr (a completing job is refused; 22.05's sacctmgr
- * lowercases the value): docs/accounting.md, "How the store talks to Slurm".
+ * The calls numaplace makes into libslurm, walled into this one file: a job's AdminComment stored
+ * in slurmdbd, its fields read from slurmctld, Slurm's hostlists. Only what Slurm's public headers
+ * declare from 22.05 to 26.05 (test/unit/slurm_public_api.sh checks); why libslurm and not
+ * scontrol or sacctmgr: docs/accounting.md, "How the store talks to Slurm".
  */
 #include "accounting.h"
 #include "parse.h"
@@ -39,10 +37,8 @@ static char *cluster_name(void)
     return name;
 }
 
-/* libslurm set up once per process and never torn down: Slurm 24.11 crashes (SIGSEGV) in a
- * slurmdb_connection_get() after slurm_fini() and slurm_init() again, and a process writes more
- * than once (a store whose part another node's write dropped writes again; `store --pending`
- * writes one job after another). 22.05 did not mind. */
+/* libslurm set up once per process, never torn down: a process may write more than once, and
+ * Slurm 24.11 crashes in slurmdb_connection_get() after slurm_fini() and slurm_init() again. */
 static void slurm_init_once(void)
 {
     static bool done;
@@ -53,9 +49,8 @@ static void slurm_init_once(void)
     }
 }
 
-/* A job record that changes nothing but what the caller sets: slurmdbd's modify writes a text
- * field only when it is not NULL and derived_ec only when it is not NO_VAL (the record sacctmgr
- * sends has these values; its constructor is not in Slurm's public headers). Only members every
+/* A job record that changes nothing but what the caller sets, as sacctmgr's (whose constructor is
+ * not public): slurmdbd's modify skips NULL text fields and NO_VAL derived_ec. Only members every
  * release from 22.05 to 26.05 has (26.05 dropped lft, which the modify never read). */
 static void job_rec_unchanged(slurmdb_job_rec_t *job)
 {
@@ -80,11 +75,10 @@ int acct_set_admin_comment(uint32_t job_id, const char *value, struct np_err *er
 
     slurm_init_once();
     cluster = cluster_name();
-    if (!cluster) {
+    if (!cluster)
         return np_err_set(err, -ENOENT,
                           "cannot tell the job's cluster (no SLURM_CLUSTER_NAME, and slurmctld's "
                           "configuration did not say)");
-    }
     db = slurmdb_connection_get(&conn_flags);
     if (!db) {
         rc = np_err_set(err, -EIO, "no connection to slurmdbd: %s", slurm_strerror(errno));
@@ -165,9 +159,9 @@ int acct_controller_job(uint32_t job_id, struct acct_controller_job *job, struct
     for (uint32_t i = 0; i < msg->record_count && !rec; i++)
         if (msg->job_array[i].job_id == job_id)
             rec = &msg->job_array[i];
-    if (!rec)
+    if (!rec) {
         rc = np_err_set(err, -ENOENT, "slurmctld does not show job %" PRIu32, job_id);
-    if (rec) {
+    } else {
         job->admin_comment = strdup(rec->admin_comment ? rec->admin_comment : "");
         job->nodes = rec->nodes && rec->nodes[0] ? strdup(rec->nodes) : NULL;
         job->num_nodes = rec->num_nodes;

@@ -2,14 +2,12 @@
  * store.h - how `numaplace store` gets a node's part of a job summary into the job's one
  * AdminComment while every node of the job does the same, and keeps the parts not stored yet.
  *
- * slurmdbd offers no compare-and-swap on AdminComment: a read-merge-write based on a read made
- * before another node's write drops that node's part. So each node writes optimistically, then
- * reads the stored summary at least SETTLE seconds after its write and again SETTLE later: its
- * part is confirmed when both reads show it and are identical. Every writer reads again instead
- * of writing when its read is SETTLE/2 old, so a write lands at most SETTLE after its read (a
- * slower one is logged): no write after the second read can be based on a read older than the
- * first, and nothing later drops the part. A part missing at either read is written again, after
- * a jittered back-off. docs/accounting.md has the argument, the costs and the limits.
+ * slurmdbd has no compare-and-swap: a read-merge-write on a read older than another node's write
+ * drops that node's part. So each node writes, then reads the summary SETTLE seconds later and
+ * again SETTLE after that: its part is confirmed when both reads show it and are identical. A
+ * writer whose read is SETTLE/2 old reads again instead, so a write lands within SETTLE of its
+ * read and nothing after the second read can drop the part. A part missing at either read is
+ * written again after a jittered back-off. docs/accounting.md has the argument and the limits.
  */
 #ifndef NUMAPLACE_STORE_H
 #define NUMAPLACE_STORE_H
@@ -50,27 +48,23 @@ struct store_costs {
 /** A waiting part is tried only with this much time left before the pass's end. */
 #define STORE_PENDING_MIN_S 15.0
 
-/** The epilog's store (etc/numaplace-epilog) waits at most STORE_EPILOG_RECORD_S for the job's
- *  record, STORE_EPILOG_WRITE_S for its writes, and ends by STORE_EPILOG_S, earlier parts too. */
+/** The epilog's store waits STORE_EPILOG_RECORD_S at most for the job's record,
+ *  STORE_EPILOG_WRITE_S for its writes, and ends by STORE_EPILOG_S, earlier parts too. */
 #define STORE_EPILOG_RECORD_S 30.0
 #define STORE_EPILOG_WRITE_S  60.0
 #define STORE_EPILOG_S        120.0
-/** EpilogSlurmctld's merge (store --merge JOBID) also ends by STORE_EPILOG_S: the record as the
- *  node's, the nodes' parts until STORE_EPILOG_PARTS_S after its start (each node leaves its
- *  part once it too sees the record), then STORE_EPILOG_WRITE_S for the write. */
+/** EpilogSlurmctld's merge (store --merge JOBID) also ends by STORE_EPILOG_S: it waits for the
+ *  nodes' parts until STORE_EPILOG_PARTS_S after its start, then STORE_EPILOG_WRITE_S to write. */
 #define STORE_EPILOG_PARTS_S (STORE_EPILOG_S - STORE_EPILOG_WRITE_S)
 
 /** After this a part no longer waits (logged when dropped). */
 #define STORE_PENDING_MAX_AGE_S (7L * 24 * 3600)
 
 /*
- * This node's parts not in Slurm accounting yet. Before a node writes its part to the job's
- * AdminComment it saves it as <spool>/pending/JOBID.json, removed once the part is stored and
- * read back. Whatever stops the store (slurmdbd down, a reboot, too many concurrent writers)
- * leaves the file for the next `numaplace store` on the node (any job's epilog) or `numaplace
- * store --pending` (a timer). The directory is root's, mode 0700; files are written atomically
- * (daemon/safe_file.c), at most STORE_PENDING_MAX_FILES of STORE_PENDING_MAX_BYTES each. One
- * process at a time works on a job's file (flock).
+ * This node's parts not in accounting yet: saved as <spool>/pending/JOBID.json before the write,
+ * removed once stored and confirmed. What stops a store (slurmdbd down, a reboot) leaves the file
+ * for the node's next `numaplace store` or `store --pending` (a timer). The directory is root's,
+ * 0700; files are written atomically, one process at a time on each (flock).
  */
 #define STORE_PENDING_DIR "pending"
 /** Past it the oldest job's part is dropped (and said so): at one job's part per node. */
@@ -88,18 +82,16 @@ int store_pending_open(const char *spool, bool create, struct np_err *err);
 int store_pending_save(int dirfd, uint32_t job_id, const json_t *part, const struct np_log *log,
                        struct np_err *err);
 
-/** Take job @p job_id's file for this process (flock, not waiting). @return an fd for
- *  store_pending_load and store_pending_release; -EBUSY when another process has it, -ENOENT
- *  when there is none (or it was just stored), with @p err */
+/** Take job @p job_id's file (flock, not waiting). @return an fd for store_pending_load and
+ *  store_pending_release; -EBUSY (another process has it), -ENOENT (none, or just stored), with
+ *  @p err */
 int store_pending_take(int dirfd, uint32_t job_id, struct np_err *err);
 
 /**
- * Save @p part (borrowed: this node's newest part of job @p job_id) and take its file, as a store
- * of the job does before it writes to slurmdbd. The part is saved even while another process
- * holds an older file of the job (`store --pending`, an earlier store): that one keeps its old
- * file and stores it; the newer part is never dropped for it (the merge keeps the newer part).
- * @return the taken fd; -EBUSY when another process took the new file first (it stores it);
- *         another -errno (the part could not be saved) with @p err
+ * Save @p part (borrowed: this node's newest part of job @p job_id) and take its file, before the
+ * write to slurmdbd. A process holding an older file of the job keeps it; the newer part is saved
+ * beside it, never dropped. @return the taken fd; -EBUSY when another process took the new file
+ * first (it stores it); another -errno (not saved) with @p err
  */
 int store_pending_hold(int dirfd, uint32_t job_id, const json_t *part, const struct np_log *log,
                        struct np_err *err);
@@ -107,31 +99,25 @@ int store_pending_hold(int dirfd, uint32_t job_id, const json_t *part, const str
 /** The part in a taken file (@p part new). @return 0, or -errno with @p err (-EBADMSG: corrupt) */
 int store_pending_load(int fd, json_t **part, struct np_err *err);
 
-/** Let go of a taken file; with @p stored, remove it first (durably) so no other process takes
- *  it again, unless the name holds a newer file by then (saved by another store of the job). */
+/** Let go of a taken file; with @p stored, remove it first (durably), unless the name holds a
+ *  newer file by then (saved by another store of the job). */
 void store_pending_release(int dirfd, uint32_t job_id, int fd, bool stored);
 
 /** Remove the temporary files a store killed mid-write left (safe_dirfd_sweep_shared: other
  *  stores may be writing now), counted in @p log. @return how many, or -errno */
 int store_pending_sweep(int dirfd, const struct np_log *log);
 
-/** The pending files' jobs, oldest job id first, at most @p max. @return how many, or -errno
- *  with @p err */
+/** The pending files' jobs, oldest first, at most @p max. @return how many, -errno with @p err */
 int store_pending_list(int dirfd, uint32_t *jobs, size_t max, struct np_err *err);
 
 /*
- * The single merger for large jobs (docs/accounting.md). Past NUMAPLACE_STORE_MAX_NODES nodes a
- * job's nodes no longer each read, merge and write its AdminComment: every node's epilog leaves
- * its part in the site's parts directory (NUMAPLACE_PARTS_DIR, shared by the nodes and the
- * controller host) as <dir>/JOBID/NODE.json, and one `numaplace store --merge JOBID`
- * (EpilogSlurmctld) merges the parts once and writes once. The parts stay until the merged
- * summary is confirmed: a merge that fails (slurmdbd down) or is killed leaves them for `numaplace
- * store --merge --pending`, which also merges a part that came after the merge.
- *
- * Trust: the directory must be root's and not writable by group or others (daemon/safe_file.c);
- * a part is read only when root wrote it (a regular file of root's, or of the merger's own user,
- * not writable by group or others), at most STORE_PENDING_MAX_BYTES, of this job and naming only
- * the node its file names.
+ * The single merger for large jobs (docs/accounting.md). Past NUMAPLACE_STORE_MAX_NODES nodes each
+ * node's epilog leaves its part in the site's shared parts directory (NUMAPLACE_PARTS_DIR) as
+ * <dir>/JOBID/NODE.json, and one `store --merge JOBID` (EpilogSlurmctld) merges and writes once.
+ * The parts stay until the summary is confirmed, for `store --merge --pending` after a failure
+ * (which also merges a part that came late). The directory must be root's, not writable by group
+ * or others; a part is read only when root (or the merger's user) wrote it, at most
+ * STORE_PENDING_MAX_BYTES, of this job and naming only its file's node.
  */
 /** The site's parts directory (NUMAPLACE_PARTS_DIR), NULL when the single merger is off. */
 const char *store_parts_dir(void);

@@ -143,10 +143,8 @@ static int too_many_nodes(uint32_t job_id, struct np_err *err)
     snprintf(id, sizeof(id), "%" PRIu32, job_id);
     for (int tries = 0; tries < SACCT_TRIES; tries++) {
         const int rc = acct_run(argv, &out, NULL, 0, NULL);
-        if (rc == 0)
-            n = strtol(out, NULL, 10);
+        n = rc == 0 ? strtol(out, NULL, 10) : 0;
         free(out);
-        out = NULL;
         if (rc == 0)
             break;
         np_sleep_s(1 + jitter(1));
@@ -155,22 +153,27 @@ static int too_many_nodes(uint32_t job_id, struct np_err *err)
         return 0;
     return np_err_set(err, -EFBIG,
                       "%ld nodes, over the %ld whose nodes each store their part in the one "
-                      "AdminComment (NUMAPLACE_STORE_MAX_NODES)",
-                      n, max);
+                      "AdminComment (NUMAPLACE_STORE_MAX_NODES)%s",
+                      n, max,
+                      store_parts_dir() ? ""
+                                        : ", and no parts directory for one merge "
+                                          "(NUMAPLACE_PARTS_DIR): this node's reports stay in "
+                                          "its spool");
 }
 
-/* One read-merge-write. @p text: what was read. 1: the read was too old to write on. */
+/* One read-merge-write. 1: the read was too old to write on. */
 static int write_merged(uint32_t job_id, const json_t *part, double settle,
-                        struct store_costs *costs, char **text, struct np_err *err)
+                        struct store_costs *costs, struct np_err *err)
 {
     const double t_read = np_monotonic_s();
     json_t *merged = NULL;
-    char *stored = NULL;
+    char *text = NULL, *stored = NULL;
     double t0;
     long len;
     int rc;
 
-    rc = read_stored(job_id, text, &merged, costs, err);
+    rc = read_stored(job_id, &text, &merged, costs, err);
+    free(text);
     if (rc < 0)
         return rc;
     t0 = np_monotonic_s();
@@ -233,9 +236,8 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
         if (other)
             return another_tool(job_id, err);
     }
-    /* A large job by slurmctld's count: left for its merge at once, no sacct at all (thousands of
-     * nodes polling slurmdbd for the record would load it; the count may shrink as nodes finish
-     * their epilogs, and then the record's count below decides). */
+    /* A large job by slurmctld's count goes to its merge without polling slurmdbd (thousands of
+     * nodes would load it); the count shrinks as nodes end, and then the record's decides. */
     if (!limits->merged && store_parts_dir() && controller_nodes > store_max_nodes())
         return deposit(job_id, part, costs, start, err);
     rc = store_wait_for_record(job_id, limits->record_wait_s, err);
@@ -245,23 +247,14 @@ int store_commit(uint32_t job_id, const json_t *part, const struct store_limits 
     rc = limits->merged ? 0 : too_many_nodes(job_id, err);
     if (rc == -EFBIG && store_parts_dir()) /* one merge stores the job's parts */
         return deposit(job_id, part, costs, start, err);
-    if (rc == -EFBIG && err) {
-        char why[sizeof(err->msg)];
-        snprintf(why, sizeof(why), "%s", err->msg);
-        np_err_set(err, rc,
-                   "%s, and no parts directory for one merge (NUMAPLACE_PARTS_DIR): this node's "
-                   "reports stay in its spool",
-                   why);
-    }
     if (rc < 0)
         return rc;
     until = np_monotonic_s() + limits->total_s;
     while (np_monotonic_s() < until) {
-        char *read_text = NULL, *previous = NULL;
+        char *previous = NULL;
         bool lost = false;
 
-        rc = write_merged(job_id, part, settle, costs, &read_text, err);
-        free(read_text);
+        rc = write_merged(job_id, part, settle, costs, err);
         if (rc < 0)
             return rc;
         if (rc == 1) {

@@ -52,22 +52,28 @@ static int compare_jobs(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The jobs named in directory @p dirfd, oldest job id first, at most @p max in @p jobs: entries
- * JOBID@p suffix (".json": the pending files; "": the parts directory's job directories). */
-static int store_list_jobs(int dirfd, const char *suffix, uint32_t *jobs, size_t max)
+/* Directory @p dirfd listed from its start, on a descriptor of its own; NULL with errno. */
+static DIR *listing_of(int dirfd)
 {
     const int fd = dup(dirfd);
     DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+
+    if (dir)
+        rewinddir(dir);
+    else if (fd >= 0)
+        close(fd);
+    return dir;
+}
+
+/* The jobs of @p dirfd's entries JOBID@p suffix, oldest first, at most @p max in @p jobs. */
+static int store_list_jobs(int dirfd, const char *suffix, uint32_t *jobs, size_t max)
+{
+    DIR *dir = listing_of(dirfd);
     const struct dirent *entry;
     size_t n = 0;
 
-    if (!dir) {
-        const int e = errno;
-        if (fd >= 0)
-            close(fd);
-        return -e;
-    }
-    rewinddir(dir);
+    if (!dir)
+        return -errno;
     while ((entry = readdir(dir)) != NULL && n < max) {
         const uint32_t id = job_of(entry->d_name, suffix);
         if (id)
@@ -323,6 +329,7 @@ static json_t *load_part(int fd, const char *name, uint32_t job_id, uid_t uid, c
     struct stat st;
     json_error_t jerr;
     json_t *part = NULL;
+    json_int_t part_job = 0, part_uid = 0;
     char *text = NULL;
     const char *node;
     ssize_t n;
@@ -342,15 +349,15 @@ static json_t *load_part(int fd, const char *name, uint32_t job_id, uid_t uid, c
         part = json_loadb(text, (size_t)n, 0, &jerr);
     free(text);
     node = part ? only_node(part) : NULL;
+    if (part)
+        json_unpack(part, "{s?I s?I}", "job_id", &part_job, "uid", &part_uid);
     if (!part || np_summary_check(part, NULL) < 0 || !node) {
         snprintf(why, len, "not one node's summary part");
-    } else if (json_integer_value(json_object_get(part, "job_id")) != (json_int_t)job_id ||
-               json_integer_value(json_object_get(part, "uid")) != (json_int_t)uid) {
-        snprintf(
-            why, len,
-            "another job's or user's part (job %lld, uid %lld; the merge's: %" PRIu32 ", %lld)",
-            (long long)json_integer_value(json_object_get(part, "job_id")),
-            (long long)json_integer_value(json_object_get(part, "uid")), job_id, (long long)uid);
+    } else if (part_job != (json_int_t)job_id || part_uid != (json_int_t)uid) {
+        snprintf(why, len,
+                 "another job's or user's part (job %lld, uid %lld; the merge's: %" PRIu32
+                 ", %lld)",
+                 (long long)part_job, (long long)part_uid, job_id, (long long)uid);
     } else if (strncmp(name, node, strlen(node)) != 0 ||
                strcmp(name + strlen(node), ".json") != 0) {
         snprintf(why, len, "its part names node %s", node);
@@ -379,18 +386,12 @@ static int add_part(struct store_parts_job *job, const char *name, ino_t ino)
 static int merge_files(struct store_parts_job *job, uint32_t job_id, uid_t uid, json_t *merged,
                        struct store_parts_found *found, const struct np_log *log)
 {
-    const int dup_fd = dup(job->dirfd);
-    DIR *listing = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    DIR *listing = listing_of(job->dirfd);
     const struct dirent *e;
     int rc = 0;
 
-    if (!listing) {
-        rc = -errno;
-        if (dup_fd >= 0)
-            close(dup_fd);
-        return rc;
-    }
-    rewinddir(listing);
+    if (!listing)
+        return -errno;
     while (rc == 0 && (e = readdir(listing)) != NULL) {
         const size_t len = strlen(e->d_name);
         char why[NP_ERR_MSG_MAX] = "";
@@ -449,20 +450,17 @@ int store_parts_merge(const char *dir, uint32_t job_id, uid_t uid, struct store_
     rc = acc ? merge_files(job, job_id, uid, acc, found, log) : -ENOMEM;
     if (rc == 0 && np_summary_recompute(acc) < 0) /* once, after the last part */
         rc = -ENOMEM;
-    if (rc == 0)
-        *merged = acc;
-    else
-        json_decref(acc);
     if (rc == 0 && found->parts == 0)
         rc = np_err_set(err, -ENOENT, "job %" PRIu32 ": no part to merge in %s", job_id, dir);
     else if (rc < 0)
         np_err_set(err, rc, "job %" PRIu32 ": merging its parts: %s", job_id, strerror(-rc));
     if (rc < 0) {
-        json_decref(*merged);
-        *merged = NULL;
+        json_decref(acc);
         store_parts_release(dir, job_id, job, false);
+        return rc;
     }
-    return rc;
+    *merged = acc;
+    return 0;
 }
 
 void store_parts_release(const char *dir, uint32_t job_id, struct store_parts_job *job, bool stored)
@@ -500,11 +498,10 @@ int store_parts_count(const char *dir, uint32_t job_id)
 
     if (fd < 0)
         return fd == -ENOENT ? 0 : fd;
-    if (!(listing = fdopendir(fd))) {
-        n = -errno;
-        close(fd);
-        return n;
-    }
+    listing = listing_of(fd);
+    close(fd); /* the listing has its own */
+    if (!listing)
+        return -errno;
     while ((e = readdir(listing)) != NULL) {
         const size_t len = strlen(e->d_name);
         n += e->d_name[0] != '.' && len > 5 && strcmp(e->d_name + len - 5, ".json") == 0;

@@ -18,26 +18,21 @@ static int peer_groups(int fd, gid_t **out)
 {
     gid_t few[64];
     socklen_t len = sizeof(few);
-    gid_t *many = NULL;
+    const bool fits = getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, few, &len) == 0;
 
     *out = NULL;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, few, &len) == 0) {
-        if (len && !(*out = malloc(len)))
-            return -ENOMEM;
-        if (len)
-            memcpy(*out, few, len);
-        return (int)(len / sizeof(gid_t));
-    }
-    if (errno != ERANGE)
+    if (!fits && errno != ERANGE)
         return -errno;
-    if (!(many = malloc(len))) /* len: what the kernel needs */
+    if (len && !(*out = malloc(len))) /* len: what the kernel needs */
         return -ENOMEM;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, many, &len) < 0) {
+    if (fits && len)
+        memcpy(*out, few, len);
+    else if (!fits && getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, *out, &len) < 0) {
         const int rc = -errno; /* ERANGE again: the peer gained groups? never from a socket */
-        free(many);
+        free(*out);
+        *out = NULL;
         return rc;
     }
-    *out = many;
     return (int)(len / sizeof(gid_t));
 }
 

@@ -35,8 +35,7 @@ int auto_class_file_is_safe(const char *what, const char *path, struct np_err *e
     return 0;
 }
 
-/* Predictions for this machine when `numaplace characterize` wrote its profile (the default
- * path); without one they stay the reference machine's, and the log says which. */
+/* Predictions scaled to this machine's profile (numaplace characterize), else the reference's. */
 static void use_machine_profile(struct np_daemon *d, const char *user)
 {
     const char *path = d->cfg.machine_profile[0] ? d->cfg.machine_profile : NP_PROFILE_DEFAULT_PATH;
@@ -138,13 +137,9 @@ void auto_class_consider(struct np_daemon *d, struct np_daemon_job *j, const str
     if (!d->cfg.class_default_auto || !j->unlabelled ||
         strncmp(j->meta.class_source, "default", 7) != 0)
         return;
-    if (!d->sens_loaded) {
-        snprintf(source, sizeof(source), "default (auto unavailable: %.150s)", d->sens_why);
-        job_set_class_source(j, source);
-        return;
-    }
-    if ((missing = missing_counter(s)) != NULL) {
-        snprintf(source, sizeof(source), "default (auto unavailable: %.150s)", missing);
+    if (!d->sens_loaded || (missing = missing_counter(s)) != NULL) {
+        snprintf(source, sizeof(source), "default (auto unavailable: %.150s)",
+                 d->sens_loaded ? missing : d->sens_why);
         job_set_class_source(j, source);
         return;
     }

@@ -1,5 +1,4 @@
-/* The small helpers numaplaced's parts share, and its log sink (set-up and tear-down:
- * lifecycle.c). */
+/* The small helpers numaplaced's parts share, and its log sink (daemon.h). */
 #include "daemon.h"
 
 #include <errno.h>

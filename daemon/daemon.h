@@ -1,11 +1,9 @@
 /*
- * daemon.h - numaplaced's context: everything the daemon knows is in one struct np_daemon, passed
- * to every part, so each can be driven by a unit test without a socket, Slurm or root; then each
- * part's functions, bottom to top (a part uses those above it; lifecycle.c starts and stops them).
- * What stands apart from the context keeps its own header (auth.h, migrator.h, writer.h ...), as
- * does the protocol's surface (ops.h). Data flows one way: registrations create jobs; each
- * interval the node counters and every job's sampler fill samples, which fold into the job's
- * stats; a step's end turns them into a report in the spool.
+ * daemon.h - numaplaced's context: one struct np_daemon passed to every part, so a unit test
+ * drives each without a socket, Slurm or root; then the parts' functions, bottom to top
+ * (lifecycle.c starts and stops them). What stands apart has its own header (auth.h, ops.h ...).
+ * Registrations create jobs, each interval's samples fold into their stats, a step's end turns
+ * them into a report in the spool.
  */
 #ifndef NUMAPLACED_DAEMON_H
 #define NUMAPLACED_DAEMON_H
@@ -75,9 +73,7 @@ struct np_daemon_job {
     bool restored;  /**< adopted after a restart: its counters before it are lost */
     bool finishing; /**< its report is with the writer: still in the registry until it is durable */
     bool report_held; /**< the spool refused its report: held (report_hold_add), listed ending */
-    /** owned: its report once built, kept (and in registry.json and the journal) until it is
-     *  durable: a restart meanwhile writes this one, not an empty one */
-    json_t *final_report;
+    json_t *final_report;    /**< owned: its report, kept (and journaled) until it is durable */
     char *final_report_text; /**< owned: its compact text, for registry.json (dumped once) */
     uint64_t reply_tag;      /**< the step_end client waiting for that, else 0 */
     char job_name[128];      /**< SLURM_JOB_NAME from advise (--numa-policy=auto), else "" */
@@ -172,8 +168,7 @@ struct np_daemon_totals {
     uint64_t tier_pages[NPD_MAX_TIERS][NPD_MAX_TIERS];
     double sampling_cpu_s; /**< CPU time spent sampling steps and the node */
     uint64_t samples;      /**< step samples taken */
-    /** Memory traffic each node served, summed over the intervals: its controllers' counts
-     *  (uncore_bw_tick), and its steps' LLC misses x 64 B spread by their pages (sampling.c). */
+    /** Traffic each node served: its controllers' counts, its steps' misses x 64 B (sampling.c) */
     uint64_t uncore_bytes[NP_MAX_NODES];
     double misses_bytes[NP_MAX_NODES];
     uint64_t reports_held;         /**< reports the spool refused, held in memory */
@@ -203,9 +198,8 @@ struct np_daemon {
                                              (NP_MAX_NODES; sampling.c), NULL: read afresh */
     unsigned ncpus;
     unsigned perf_mask;
-    /** The probe's counters on numaplaced itself, kept open: while an event of each kind exists
-     *  the kernel keeps its perf hooks on, so a step's first counters do not rewrite kernel
-     *  code and interrupt every CPU (static keys), a cost its launch paid (sampling.c). */
+    /** The probe's counters on itself, kept open: the kernel's perf hooks stay on, so a step's
+     *  first counters do not patch kernel code and interrupt every CPU (static keys). */
     struct np_perf_counters perf_held;
     char perf_off_reason[NP_REASON_MAX];
     char hw_off_reason[NP_REASON_MAX]; /**< why hw_counters is false, else "" */
@@ -228,8 +222,7 @@ struct np_daemon {
     struct np_report_hold report_hold;
     struct writer *writer; /**< reports and registry.json off the loop (writer.h); NULL: written
                                 on the loop thread (start-up, stop, the unit suites) */
-    /** A step's report is durable or held: job_report_done (set by np_daemon_init). Called from
-     *  report_out.c, which is below the step's life and does not know it. */
+    /** job_report_done, for report_out.c, which is below the step's life and does not know it */
     void (*report_durable)(struct np_daemon *d, struct np_daemon_job *j);
     struct np_daemon_totals totals;
     struct np_fd_budget fd_budget; /**< /proc files the samplers may keep open (sampling.c) */
@@ -244,9 +237,7 @@ struct np_daemon {
     double started_mono;
     enum np_perf_why hw_off_why; /**< why hw_counters is false, as a code (the metrics page) */
     bool hw_counters;            /**< cycles, instructions and LLC misses count here (sampling.c) */
-    /** what says this node's CPU is an emulator's (numaplace/procfs.h), else "": its counters
-     *  count the emulator's definitions, which the reports say */
-    char emulated_cpu[256];
+    char emulated_cpu[256];      /**< why the CPU is an emulator's (the reports say so), else "" */
     bool stop;
 };
 
@@ -265,16 +256,13 @@ void np_daemon_dirname(const char *path, char *out, size_t size);
 /** Take the pid file's lock and write our pid (nothing when pid_file is empty). @return 0/-errno */
 int np_daemon_write_pid_file(struct np_daemon *d);
 
-/* accept(2) that never spins at the descriptor limit (EMFILE, ENFILE), where a listener stays
- * readable and a poll loop would wake forever: a spare descriptor, one for the process (the
- * loop's thread alone accepts), is closed to take the connection, closed at once, and reopened. */
+/* accept(2) that never spins at the descriptor limit, where a listener stays readable: one spare
+ * descriptor is closed to take the connection, which is closed at once, and reopened. */
 
 /** Open the spare (numaplaced's start, while descriptors are free). 0 or -errno. */
 int accept_shed_init(void);
 
-/** accept4 of @p listen_fd (@p addr, @p len, @p flags as accept4's). At the descriptor limit the
- *  waiting connection is shed through the spare: -1 with errno EMFILE, and the listener is no
- *  longer readable for it. Other failures: -1 with accept4's errno. */
+/** accept4; at the descriptor limit the waiting connection is shed: -1 with errno EMFILE. */
 int accept_shed(int listen_fd, struct sockaddr *addr, socklen_t *len, int flags);
 
 /** Connections shed since start (for the log). */
@@ -282,8 +270,7 @@ unsigned long accept_shed_count(void);
 
 /* The log sink: the library never logs, it hands messages to this. */
 
-/** @p msg with control characters written as \\xNN into @p out (cut, never overflowed): whatever
- *  a user put in it (a request's op, a job name ...), it cannot forge a log line. */
+/** @p msg with control characters as \\xNN into @p out: a user's text cannot forge a log line. */
 void log_escape(const char *msg, char *out, size_t size);
 
 /** The np_log_fn of the daemon; @p arg is its struct np_daemon. Safe from the worker thread. */
@@ -295,9 +282,7 @@ int log_open(struct np_daemon *d);
 /** Close a log file (syslog and stderr need nothing). */
 void log_close(struct np_daemon *d);
 
-/* ---- registry.c: one tracked step, the object (its class, its tasks, its CPUs), and the
- * steps, keyed by (job_id, step_id), with their copy in registry.json (schema
- * numaplace.state/1) so they survive a restart ---- */
+/* ---- registry.c: one step, and the steps by (job_id, step_id), kept in registry.json ---- */
 
 /** Free a job that is not (or no longer) in the registry. Accepts NULL. */
 void job_free(struct np_daemon_job *j);
@@ -311,13 +296,10 @@ void job_set_class(struct np_daemon_job *j, enum np_class cls);
 /** What decided its class (class_source): "label", "default", "admin", "auto: ..." */
 void job_set_class_source(struct np_daemon_job *j, const char *source);
 
-/** Follow the sampler's effective CPUs (the registered ones narrowed to the tasks' affinity) into
- *  meta.effective_cpus and local_nodes (which the migration view and local share read); meta.cpus
- *  and registered_nodes keep what was registered. @return whether they changed */
+/** Follow the tasks' affinity into meta.effective_cpus and local_nodes. @return if they changed */
 bool job_follow_effective_cpus(const struct np_daemon *d, struct np_daemon_job *j);
 
-/** numaplaced's CPUs and those of them that are @p j's (meta.helper_cpus, meta.shared_cpus; once
- *  shared, a CPU stays listed). Nothing when either set is unknown. */
+/** numaplaced's CPUs, and those @p j shares, into meta.helper_cpus and meta.shared_cpus. */
 void job_note_helper_cpus(const struct np_daemon *d, struct np_daemon_job *j);
 
 /** Bit n: some CPU of @p cpus is on NUMA node n (nothing when the node map is unknown). */
@@ -343,8 +325,7 @@ int registry_insert(struct np_registry *r, struct np_daemon_job *job);
 /** Take @p job out (not freed: the caller owns it again). @return 0 or -ENOENT */
 int registry_remove(struct np_registry *r, const struct np_daemon_job *job);
 
-/** The i-th step in (job_id, step_id) order; i < r->count. Removing it shifts the later ones
- *  down one, so a loop that removes the current step does not advance. Borrowed. */
+/** The i-th step in (job_id, step_id) order; removing it shifts the later ones down. Borrowed. */
 static inline struct np_daemon_job *registry_at(const struct np_registry *r, unsigned i)
 {
     return r->jobs[i];
@@ -353,20 +334,15 @@ static inline struct np_daemon_job *registry_at(const struct np_registry *r, uns
 /** Write every step to registry.json (atomically; failures logged): at stop, and registry_flush. */
 void registry_save(struct np_daemon *d);
 
-/** Something a restart needs changed in @p j (registered, a task added, a class): a line with its
- *  entry is appended to registry.journal at once (a kill -9 right after the reply loses nothing;
- *  not flushed: a power loss loses the requests since the last tick), and registry.json is
- *  rewritten at the next tick, not per request. Past REGISTRY_JOURNAL_MIN_BYTES and twice
- *  registry.json's size, registry.json is written at once and the journal starts again, so the
- *  writes stay proportional to what the requests change. */
+/** Something a restart needs changed in @p j: its entry is appended to registry.journal at once
+ *  (a kill -9 after the reply loses nothing), registry.json rewritten at the next tick, or at
+ *  once past REGISTRY_JOURNAL_MIN_BYTES and twice its size (the journal then starts again). */
 void registry_note(struct np_daemon *d, const struct np_daemon_job *j);
 
-/** As registry_note, for one task's entry of @p j (@p task, borrowed, in j->tasks) alone: a step
- *  of many tasks journals each task's once, not the whole step per task. */
+/** As registry_note, for one task's entry (@p task, borrowed, in j->tasks) alone. */
 void registry_note_task(struct np_daemon *d, const struct np_daemon_job *j, json_t *task);
 
-/** As registry_note_task, for a task just registered (its pid sampled): with the pid's start
- *  time, so a step registered task by task journals linearly in its tasks, not quadratically. */
+/** As registry_note_task, for a task just registered: with its pid's start time. */
 void registry_note_task_added(struct np_daemon *d, const struct np_daemon_job *j, json_t *task);
 
 /** The step ended (its report is written): a journal line, as registry_note. */
@@ -375,65 +351,51 @@ void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id);
 /** Once per interval tick: registry_save when marked dirty, else nothing. */
 void registry_flush(struct np_daemon *d);
 
-/* ---- registry_restore.c: the steps back after a restart (above the registry and the step's
- * life: it creates the steps that still run and finishes those that ended meanwhile) ---- */
+/* ---- registry_restore.c: the steps back after a restart (above the step's life) ---- */
 
-/** Read registry.json back with the journal's later lines: steps whose processes still run are
- *  tracked again, those that ended meanwhile get an incomplete report. A file unreadable or not
- *  numaplace.state/1 is logged and the registry starts empty; a bad entry is logged, skipped. */
+/** registry.json with the journal's later lines: running steps are tracked again, those that
+ *  ended meanwhile get an incomplete report. A bad file starts empty, a bad entry is skipped. */
 void registry_restore(struct np_daemon *d);
 
-/* ---- auto_class.c: class_default=auto (docs/sensitivity.md): a step without a label is classed
- * by its predicted sensitivity, through class_map, once it has NPD_AUTO_CLASS_SAMPLES samples
- * with counters. A label, the site's refusal of one, or set-class wins (class_source says) ---- */
+/* ---- auto_class.c: class_default=auto (docs/sensitivity.md): an unlabelled step is classed by
+ * its predicted sensitivity once it has NPD_AUTO_CLASS_SAMPLES samples with counters ---- */
 
 /* Its start-up (loading input, allocating) is not what it runs like: at 1 s, half a minute. */
 #define NPD_AUTO_CLASS_SAMPLES 30
 
-/** Load sensitivity_table when class_default=auto or the migration order ranks by prediction, or
- *  log why it cannot be (a table a user could write is refused: root reads it). */
+/** Load sensitivity_table when class_default=auto or the order ranks by prediction, or say why. */
 void auto_class_load(struct np_daemon *d);
 
 /** After each sample of @p j: count it when it has the counters, and class the step when due. */
 void auto_class_consider(struct np_daemon *d, struct np_daemon_job *j, const struct np_sample *s);
 
-/** The predicted remote slowdown of a job whose last sample is @p s, with the inputs used.
- *  @return 0, or -ENODATA with @p err "unavailable: why" (no model, a counter missing) */
+/** @p s's predicted remote slowdown, with its inputs. @return 0, or -ENODATA with @p err */
 int auto_class_predict(const struct np_daemon *d, const struct np_sample *s,
                        struct np_sens_inputs *in, double *slowdown, struct np_err *err);
 
-/** Root reads only files no other user could have written (numaplaced(8) SECURITY): a regular
- *  file, not a symlink, root's (or numaplaced's), not group- or world-writable; @p what names it
- *  in the message. @return 0 or -errno with @p err */
+/** Root reads only a regular file of root's (or numaplaced's) no one else may write, no symlink
+ *  (numaplaced(8) SECURITY); @p what names it. @return 0 or -errno with @p err */
 int auto_class_file_is_safe(const char *what, const char *path, struct np_err *err);
 
-/* ---- sampling.c: what numaplaced learns about the node at start, and about each step each
- * interval; where it runs: the housekeeping CPUs, never those the kernel keeps quiet ---- */
+/* ---- sampling.c: the node at start, each step each interval, on the housekeeping CPUs ---- */
 
-/** The kernel's quiet CPUs under @p root ("" = /): /sys/devices/system/cpu/nohz_full into @p nohz,
- *  .../isolated (isolcpus) into @p isolated; a missing or empty file, or "(null)", means none.
- *  @return 0, or -EINVAL when a file holds no CPU list (the set stays empty) */
+/** nohz_full and isolated CPUs under @p root ("" = /). @return 0, or -EINVAL: not a CPU list */
 int housekeeping_quiet_cpus(const char *root, hwloc_bitmap_t nohz, hwloc_bitmap_t isolated);
 
-/** numaplaced's CPUs into @p out: @p wanted (empty: @p started, the affinity it was started with)
- *  without @p quiet; if none is left, @p started without @p quiet; if still none, @p started.
+/** @p wanted (empty: @p started) without @p quiet, else @p started without it, else @p started.
  *  @return 0, 1 when @p wanted gave way to @p started, 2 when nothing outside @p quiet was left */
 int housekeeping_choose(hwloc_const_bitmap_t wanted, hwloc_const_bitmap_t started,
                         hwloc_const_bitmap_t quiet, hwloc_bitmap_t out);
 
-/** The CPUs slurmd runs on, into @p out: where Slurm enforces specialized CPUs (CpuSpecList,
- *  CoreSpecCount; task/cgroup with ConstrainCores, without SlurmdOffSpec) it confines slurmd to
- *  them, so the node knows them without slurmctld. From the Cpus_allowed_list of each process
- *  named slurmd under @p root ("" = /) whose parent is not one (slurmd's own forks).
+/** The CPUs slurmd runs on (Slurm confines it to the specialized CPUs, CpuSpecList or
+ *  CoreSpecCount), from each slurmd's Cpus_allowed_list under @p root, its forks left out.
  *  @return 1, 0 when no slurmd runs, -EINVAL when they disagree or one is unreadable (empty) */
 int housekeeping_slurmd_cpus(const char *root, hwloc_bitmap_t out);
 
-/** Keep the helper off the jobs' CPUs: housekeeping_cpus, or with "auto" the CPUs Slurm
- *  confines this node's slurmd to (housekeeping_slurmd_cpus). Says where it runs. */
+/** Pin to housekeeping_cpus ("auto": housekeeping_slurmd_cpus), and say where it runs. */
 void sampling_pin_housekeeping(struct np_daemon *d);
 
-/** Which NUMA node each CPU belongs to (d->topology, d->cpu_node). Failure is logged: then
- *  bandwidth cannot be attributed to nodes. */
+/** Which NUMA node each CPU belongs to (d->topology, d->cpu_node); a failure is logged. */
 void sampling_load_topology(struct np_daemon *d);
 
 /** Close the nodes' kept meminfo files (d->meminfo_files) and free them; NULL is fine. */
@@ -442,8 +404,7 @@ void sampling_close_meminfo(struct np_daemon *d);
 /** Which perf events count on this node (d->perf_mask), and why not when none does. */
 void sampling_probe_perf(struct np_daemon *d);
 
-/** Add @p bytes of @p j's traffic (an interval's LLC misses x 64 B) to totals.misses_bytes of the
- *  nodes holding its pages, spread as np_node_traffic does; nothing before its pages are read. */
+/** @p bytes of @p j's traffic into totals.misses_bytes, spread over the nodes of its pages. */
 void sampling_count_node_traffic(struct np_daemon *d, const struct np_daemon_job *j,
                                  uint64_t bytes);
 
@@ -451,15 +412,12 @@ void sampling_count_node_traffic(struct np_daemon *d, const struct np_daemon_job
 void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double now,
                          bool node_counters_read, bool final);
 
-/* ---- sampling.c, uncore_bw: each memory node's traffic from its controllers' own counters,
- * where the kernel and libpfm4 have them (Intel IMC): source "uncore", in place of the estimate
- * from the jobs' misses (np_node_traffic); elsewhere it says why not, once ---- */
+/* ---- sampling.c, uncore_bw: each node's traffic from its memory controllers' counters ---- */
 
 /** Detect, encode and open the counters (perf on, as root); logs what it found. */
 void uncore_bw_start(struct np_daemon *d);
 
-/** After SIGHUP: counters counting stay open (reopening would leave an interval without a rate);
- *  a change of `perf` (@p perf_before: its value before), or none open, starts afresh. */
+/** After SIGHUP: open counters stay (no interval without a rate) unless `perf` changed. */
 void uncore_bw_reload(struct np_daemon *d, bool perf_before);
 
 /** Read them once per interval, adding each node's bytes to totals.uncore_bytes. */
@@ -471,10 +429,7 @@ bool uncore_bw_counts_node(const struct np_daemon *d, unsigned node);
 /** Replace @p view's per-node traffic by the counters' where they have a rate. */
 void uncore_bw_apply(const struct np_daemon *d, struct np_node_view *view);
 
-void uncore_bw_stop(struct np_daemon *d);
-
-/* ---- migration.c: the node view the engine works on, the worker's queue (migrator.h), the
- * triggers with their back-off, and what moved booked into the jobs' reports ---- */
+/* ---- migration.c: the engine's node view, the worker's queue, the triggers, the booking ---- */
 
 /** Start the worker when migration is on and it is not running yet; says how it is set up. */
 void migration_start(struct np_daemon *d);
@@ -485,9 +440,7 @@ void migration_stop(struct np_daemon *d);
 /** The node as the engine sees it, a deep copy the worker may own. New (migrator_view_free). */
 struct np_node_view *migration_build_view(const struct np_daemon *d);
 
-/** Each memory node's traffic now (np_node_traffic), for status: [{"node", "source", and
- *  "bytes_per_s" where measured, "proxy_rank" for a proxy, else "unavailable": why}]. New; NULL
- *  when out of memory. */
+/** Each memory node's traffic now, for status: its source, and its rate or why none. New. */
 json_t *migration_node_traffic_json(const struct np_daemon *d);
 
 /** Queue one request. @return 0 or -EBUSY (the queue is full) */
@@ -500,9 +453,7 @@ void migration_submit_next(struct np_daemon *d);
 /** The worker finished: book the result, answer the client that asked, submit the next. */
 void migration_collect(struct np_daemon *d);
 
-/** Book a finished request at @p now into each job still tracked (and, unless a dry run, its
- *  pages read again at the next sample). One that moved nothing backs its trigger off for
- *  NPD_TRIGGER_BACKOFF_S: a homecoming per job, the others as a whole, an administrator never. */
+/** Book a finished request into each job still tracked; one that moved nothing backs off. */
 void migration_book(struct np_daemon *d, const struct migrator_done *done, double now);
 
 /** Index of the order called @p name in np_order_at's table, or -1. */
@@ -521,36 +472,26 @@ bool migration_node_exists(const struct np_daemon *d, unsigned os);
 void migration_node_list(const struct np_daemon *d, char *out, size_t size);
 
 /* ---- report_out.c: a step's report to the spool, samples to the trace ----
- * A report the spool will not take (full, read-only, removed, unsafe) is held in memory, in the
- * order the steps ended, its step still in the registry, finishing (listed "ending", so `store`
- * and `report` wait), the report in registry.json and the journal (a restart writes it). Retries
- * go to the writer, oldest first, one at a time. The first refusal is logged, then a reminder
- * every NPD_HOLD_REMIND_S; one that cannot be held (the hold full), or still held at stop that
- * registry.json could not keep, is logged as lost. */
+ * A report the spool refuses is held in memory, its step still in the registry (listed "ending",
+ * the report with it), retried oldest first; the refusal is logged every NPD_HOLD_REMIND_S. */
 
-/** Hold the report @p name (@p len bytes of @p text, stolen) of step @p j (borrowed: it stays in
- *  the registry until written); @p why: the write's error. @return true: held (j->report_held);
- *  false: lost (logged), the step may be forgotten */
+/** Hold the report @p name (@p len bytes of @p text, stolen) of @p j (borrowed); @p why: the
+ *  write's error. @return true: held (j->report_held); false: lost (logged) */
 bool report_hold_add(struct np_daemon *d, struct np_daemon_job *j, const char *name, char *text,
                      size_t len, const char *why);
 
-/** Each interval: the oldest held report again, on the writer's thread when there is one, else
- *  here, oldest first until one is refused. Nothing held, or a retry under way: nothing. */
+/** Each interval: the oldest held report again (on the writer's thread when there is one). */
 void report_hold_retry(struct np_daemon *d);
 
-/** At stop, once the writer has stopped and registry.json is saved: every report still held is
- *  logged, as kept in registry.json for the next start, or as lost when that save failed. */
+/** At stop, after registry.json's save: each report still held logged as kept in it, or lost. */
 void report_hold_flush(struct np_daemon *d);
 
 /** Free what is held without a word (np_daemon_fini). */
 void report_hold_fini(struct np_daemon *d);
 
-/** Write the step's report to <spool_dir>/<job>.<step>.<host>.json, numaplaced's, mode 0600, the
- *  job's user in a read ACL entry (root trusts it in the epilog; a spool without ACLs keeps it
- *  root-only, logged once). Built once into j->final_report (meta.end_epoch set) unless restored
- *  with one. Failures are logged; a refused report is held. @return false: done (written or
- *  lost: the step may be forgotten); true: held, or queued to d->writer, whose completion runs
- *  d->report_durable(d, j) on the loop */
+/** Write the step's report, built once into j->final_report, to <spool>/<job>.<step>.<host>.json,
+ *  mode 0600, its user in a read ACL entry. @return false: written or lost (the step may be
+ *  forgotten); true: held, or queued to d->writer (then d->report_durable runs on the loop) */
 bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complete);
 
 /** (Re)open the trace cfg.record names (none when empty). @return 0 or -errno (logged) */
@@ -559,8 +500,7 @@ int trace_open(struct np_daemon *d);
 /** Append one trace line (stolen; NULL is ignored) when a trace is open. */
 void trace_line(struct np_daemon *d, json_t *line);
 
-/* ---- clients.c: replies, now or once what a client waits for is done (a migration, a report);
- * below every part that answers ---- */
+/* ---- clients.c: replies, now or once what a client waits for is done ---- */
 
 /** Close @p c and drop what it was sent or was sending; its slot is free again. */
 void client_close(struct np_daemon_client *c);
@@ -574,33 +514,24 @@ void client_write(struct np_daemon_client *c);
 /** Answer the client waiting on @p tag with @p reply (stolen; freed when nobody waits). */
 void client_answer_tag(struct np_daemon *d, uint64_t tag, json_t *reply);
 
-/* ---- job_life.c: a step created at its first registration, finished into a report, forgotten
- * once that is durable; above the parts it drives, which call back through the context ---- */
+/* ---- job_life.c: a step created, finished into a report, forgotten once that is durable ---- */
 
-/** A new step in the registry (borrowed), its class from @p sensitivity and the class_* keys,
- *  its sampler on @p cpus. @return NULL with @p err (-ENOSPC: max_jobs; -EINVAL: bad @p cpus;
- *  -ENOMEM) */
+/** A new step in the registry (borrowed); NULL with @p err (-ENOSPC: max_jobs, -EINVAL ...). */
 struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t step_id, uid_t uid,
                               const char *cpus, const char *policy, const char *sensitivity,
                               struct np_err *err);
 
-/** May @p j open perf counters for one more task within the descriptor budget (or has none)?
- *  When not, the whole step goes to /proc alone, and says so (backends_reason, the log). */
+/** May @p j's next task open perf counters in the descriptor budget? Else it goes to /proc. */
 bool job_keep_perf_for_task(struct np_daemon *d, struct np_daemon_job *j);
 
-/** The step ended (@p complete) or cannot be followed: its final sample, its report, its trace's
- *  end, then out of the registry (journaled) and freed. While the writer has the report, or the
- *  spool refuses it (held), the step stays, j->finishing, its entry with the report journaled. */
+/** The step ended (@p complete) or cannot be followed: its final sample, report and trace end,
+ *  then forgotten; while its report is with the writer or held, it stays, j->finishing. */
 void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete);
 
-/** Its report is durable or held: answer the step_end client on j->reply_tag, if any, and,
- *  unless held, drop it from the registry and free it. */
+/** Its report is durable or held: answer its step_end client; unless held, forget the step. */
 void job_report_done(struct np_daemon *d, struct np_daemon_job *j);
 
-/* ---- placement_hint.c: the hint --numa-policy=auto gets before the tasks start (op "advise",
- * docs/auto.md): each node's traffic against its capacity from the machine profile (without
- * one, no node is loaded, and the reply says why), and this user's earlier runs of the job
- * name (its history, below) ---- */
+/* ---- placement_hint.c: op "advise" (docs/auto.md): node load, and the job name's history ---- */
 
 /** Read the machine profile's capacities and the loaded threshold (start and SIGHUP). */
 void hint_load(struct np_daemon *d);
@@ -618,49 +549,37 @@ void hint_claim_name(struct np_daemon *d, struct np_daemon_job *j);
 /** At a step's end: remember its sensitivity under its user and name, when both are known. */
 void hint_remember(struct np_daemon *d, const struct np_daemon_job *j);
 
-/* ---- placement_hint.c, the history: what --numa-policy=auto learnt of each (user, job name)
- * here: how many runs ended labelled (or predicted) high and low (docs/auto.md). NPD_HISTORY_MAX
- * entries shared among the users (one past their share replaces their own entry used longest
- * ago, else one of the user holding the most), and history.json in state_dir: written whole after
- * every change through safe_file, read back once at start, only from a regular file of
- * numaplaced's own that no one else may write, of at most NPD_HISTORY_FILE_MAX bytes ---- */
+/* ---- placement_hint.c, the history: how many runs of each (user, job name) ended high and low.
+ * NPD_HISTORY_MAX entries shared among the users, in state_dir's history.json, rewritten after
+ * each change, read once at start only from a file of numaplaced's no one else may write ---- */
 
 #define NPD_HISTORY_SCHEMA "numaplace-history/1"
 #define NPD_HISTORY_FILE   "history.json"
-/*
- * The longest history.json: NPD_HISTORY_MAX entries of the longest figures and names, a name's
- * every byte escaped. Names are printable (np_proto_printable: advise refuses others, a restore
- * drops them), so the worst escape is two bytes (\" or \\; UTF-8 is written as it is). An entry
- * {"uid":U,"name":"N","high":H,"low":L,"last":S}, and its comma: 42 bytes of keys and
- * punctuation, uid, high and low of at most 10 digits, last of at most 20 (a json_int_t). Around
- * them {"schema":"numaplace-history/1","seq":S,"entries":[]}: 52 bytes and seq's 20.
- */
+/* The longest history.json: each entry {"uid":U,"name":"N","high":H,"low":L,"last":S}, is 42
+ * bytes with its comma, 10 digits for U, H and L, 20 for S, a printable name's bytes escaped as
+ * two at worst; around them {"schema":"numaplace-history/1","seq":S,"entries":[]}: 52 and 20. */
 #define NPD_HISTORY_NAME_MAX  127 /* bytes, as advise's "name" */
 #define NPD_HISTORY_ENTRY_MAX (42 + 3 * 10 + 20 + 2 * NPD_HISTORY_NAME_MAX)
 #define NPD_HISTORY_FILE_MAX  (52 + 20 + NPD_HISTORY_MAX * NPD_HISTORY_ENTRY_MAX) /* 88,648 */
-/* What the reader accepts: more than is ever written (a longer text is not, and says why), so an
- * older numaplaced's file still reads. */
+/* What the reader accepts: more than is ever written, so an older numaplaced's file still reads */
 #define NPD_HISTORY_READ_MAX 131072 /* 128 KiB */
 _Static_assert(NPD_HISTORY_FILE_MAX <= NPD_HISTORY_READ_MAX, "the reader refuses what is written");
 
 /** The entry for (@p uid, @p name), or -1. */
 int history_find(const struct np_hint_state *a, uid_t uid, const char *name);
 
-/** Count a run of (@p uid, @p name) that ended @p high or low, and save; a name empty, too long
- *  or not printable is not kept. */
+/** Count a run of (@p uid, @p name) that ended @p high or low, and save (a bad name: nothing). */
 void history_note(struct np_daemon *d, uid_t uid, const char *name, bool high);
 
 /** Write history.json now (on the writer's thread when there is one). */
 void history_save(struct np_daemon *d);
 
-/** At start: read history.json back, or start empty saying why (missing: silently). @return the
- *  entries restored, or -errno (refused or unreadable; logged) */
+/** At start: history.json back, or empty (said unless missing). @return entries, or -errno */
 int history_restore(struct np_daemon *d);
 
 /* ---- server.c: the socket, its clients (who, from SO_PEERCRED; how long) and requests ---- */
 
-/** Listen on cfg.socket (mode 0666: who may do what is decided per request); a live numaplaced
- *  there wins, a stale socket file is replaced. @return 0 or -errno (logged) */
+/** Listen on cfg.socket (mode 0666: rights are per request), unless a numaplaced answers there. */
 int server_open(struct np_daemon *d);
 
 /** Close every client and the socket, and remove the socket file. */
@@ -669,8 +588,7 @@ void server_close(struct np_daemon *d);
 /** Take every waiting connection (up to NPD_MAX_CLIENTS at once). */
 void server_accept(struct np_daemon *d);
 
-/** May a client of @p uid have a slot now? Root: any free one; others: not the NPD_ROOT_RESERVED
- *  slots kept for root, and at most NPD_MAX_PER_USER at once. */
+/** May a client of @p uid have a slot (root any free one, others their share outside root's)? */
 bool server_admit(const struct np_daemon *d, uid_t uid);
 
 /** Read what @p c sent; a whole line is handled and answered (a migration later). */
@@ -679,12 +597,8 @@ void server_read(struct np_daemon *d, struct np_daemon_client *c);
 /** Close idle clients: those silent for NPD_CLIENT_TIMEOUT_S and not waiting on a migration. */
 void server_expire_idle(struct np_daemon *d, double now);
 
-/* ---- http.c: GET /metrics over libmicrohttpd, without a thread: its epoll fd is in the poll
- * loop, which calls http_run() when it is readable and at least every http_timeout_ms(), so the
- * page is rendered in the loop's thread (no locks, no copies) and nothing waits on a client
- * (non-blocking sockets, bounded in number and time). Peers are judged when accepted (peer.h):
- * one that may not read the page is answered 403 and closed, one that may holds at most its
- * share of the slots, and root on this host always finds one free ---- */
+/* ---- http.c: GET /metrics over libmicrohttpd in the loop's thread (no locks, nothing waits on a
+ * client); peers are judged when accepted (peer.h), and root on this host finds a slot ---- */
 
 #define NPD_HTTP_MAX_CONNECTIONS 16 /* scrapers at once; more are answered 503 */
 #define NPD_HTTP_ROOT_RESERVED   4  /* of them, only root on this host may take */
@@ -692,15 +606,14 @@ void server_expire_idle(struct np_daemon *d, double now);
 #define NPD_HTTP_TIMEOUT_S       5  /* a connection idle this long is closed */
 #define NPD_HTTP_LIFETIME_S      10 /* and any connection this old (a slow client included) */
 
-/** Start serving d->cfg.metrics (unless metrics_listen is empty); says where. @return 0 or
- *  -errno (logged; metrics stay off) */
+/** Serve d->cfg.metrics (unless metrics_listen is empty). @return 0 or -errno (logged) */
 int http_start(struct np_daemon *d);
 
 /** Stop serving (accepts a daemon that serves nothing). */
 void http_stop(struct np_daemon *d);
 
-/** At a reload: move to a new metrics_listen (the old one stays, and cfg says so, when it cannot
- *  be bound), or start when not serving. Users and networks apply at the next request. */
+/** At a reload: move to a new metrics_listen (the old one stays when it cannot be bound); users
+ *  and networks apply at the next request. */
 void http_reload(struct np_daemon *d, const struct np_metrics_config *old);
 
 /** The fd to poll for input, or -1. */
@@ -715,35 +628,79 @@ void http_run(struct np_daemon *d);
 /** Change the connections' lifetime (NPD_HTTP_LIFETIME_S; the suites shorten it). */
 void http_set_lifetime(struct np_daemon *d, double seconds);
 
+/* ---- fd_budget.c: a descriptor reserve no step may take, so a report or a registry save always
+ * finds one; above it, a budget for the steps' perf counters and kept /proc files ----
+ * The reserve: what can be open at once on top of what is open when a step registers: every
+ * client slot (64); every scraper and one answered 503 (17); the writer's report (directory,
+ * temporary) and registry.json (directory, temporary, journal), a trace and the held-report
+ * retry (NPD_FD_SAVES, 7 at most); slurmd's /proc scan (3), the migrator (2), the name service
+ * (4), hwloc at a reload (2), syslog (1) and a sampler's passing read (1) (NPD_FD_TRANSIENT); the
+ * node's kept files: /proc/stat, interrupts, softirqs, balancing, vmstat and a meminfo for each
+ * of eleven nodes (NPD_FD_NODE_FILES); and what that misses (NPD_FD_MARGIN). Listeners, signalfd,
+ * timerfd and eventfds are open at start: in the count, not the reserve. 145 in all. */
+#define NPD_FD_SAVES      8
+#define NPD_FD_TRANSIENT  16
+#define NPD_FD_NODE_FILES 16
+#define NPD_FD_MARGIN     24
+#define NPD_FD_RESERVE                                                                             \
+    (NPD_MAX_CLIENTS + NPD_HTTP_MAX_CONNECTIONS + 1 + NPD_FD_SAVES + NPD_FD_TRANSIENT +            \
+     NPD_FD_NODE_FILES + NPD_FD_MARGIN)
+
+enum fd_verdict { FD_OK, FD_NO_PERF, FD_REFUSE };
+
+/** The budget's figures at one moment. */
+struct fd_use {
+    long open;      /**< descriptors open now (fd_count_open) */
+    long reserve;   /**< of NPD_FD_RESERVE, what is not open already (fd_reserve_left) */
+    long limit;     /**< RLIMIT_NOFILE (0: unknown, nothing is checked) */
+    long kept_left; /**< kept /proc files the samplers may still open (d->fd_budget.left) */
+};
+
+/** May a task whose perf counters take @p perf_need descriptors have them (FD_OK), /proc alone
+ *  (FD_NO_PERF: they would eat into the reserve), or nothing (FD_REFUSE: the reserve)? Pure. */
+enum fd_verdict fd_verdict(const struct fd_use *u, long perf_need);
+
+/** Entries of the directory @p path that do not start with '.', or -errno. */
+long fd_count_entries(const char *path);
+
+/** Entries of @p fd_dir ("/proc/self/fd": every open descriptor) but its own, or -errno. */
+long fd_count_open(const char *fd_dir);
+
+/** NPD_FD_RESERVE less what of it is open now (clients, kept node files): none counts twice. */
+long fd_reserve_left(const struct np_daemon *d);
+
+/** Descriptors the perf counters of one task take with @p perf_mask: one per event. */
+long fd_perf_need(unsigned perf_mask);
+
+/** fd_verdict now for a task needing @p perf_need; @p why names the budget unless FD_OK. */
+enum fd_verdict fd_check(const struct np_daemon *d, long perf_need, char *why, size_t why_size);
+
+/** Raise the limit to the hard one (this process polls; select's 1024 does not apply) and give
+ *  the samplers a quarter of what is above the reserve to keep /proc files open. */
+void fd_budget_start(struct np_daemon *d);
+
 /* ---- lifecycle.c, the configuration: the file, then the command line's --KEY=VALUE flags ---- */
 
-/** Load d->config_path over the defaults (none at the default path is fine), then d->overrides.
- *  At a reload (@p initial false) socket, pid_file and proc_root keep their running values (they
- *  take effect at restart). @return 0, or -errno with the reason logged (d->cfg unchanged) */
+/** d->config_path over the defaults, then d->overrides; a reload keeps socket, pid_file and
+ *  proc_root. @return 0, or -errno with the reason logged (d->cfg unchanged) */
 int config_load(struct np_daemon *d, bool initial);
 
-/** SIGHUP: load again and apply what can change while running (log, dirs, trace, perf,
- *  housekeeping CPUs, migration, metrics); a failed load keeps the running configuration. The
- *  loop re-arms its timer on success (the interval may change). @return 0 or -errno (logged) */
+/** SIGHUP: load again, apply what can change; a failed load keeps the running one. 0/-errno */
 int config_reload(struct np_daemon *d);
 
-/* ---- loop.c: a poll over the signalfd, the sampling timerfd, the socket and its clients, the
- * migration worker, the metrics endpoint and the writer (the only disk flushes are its) ---- */
+/* ---- loop.c: one poll over signals, timer, socket, worker, metrics and the writer ---- */
 
-/** The first whole multiple of @p interval_ms since the epoch after @p now (CLOCK_REALTIME):
- *  when the sampling timer next fires, the same on every node whose clock agrees. */
+/** The next whole multiple of @p interval_ms since the epoch: the same on every node. */
 struct timespec loop_next_deadline(struct timespec now, unsigned interval_ms);
 
 /** SIGHUP/SIGTERM/SIGINT into a signalfd, SIGPIPE ignored, the timerfd. @return 0 or -errno */
 int loop_open_fds(struct np_daemon *d);
 
-/** Arm the timerfd at every cfg.interval_ms on the wall clock (loop_next_deadline), re-armed
- *  when the clock is set (TFD_TIMER_CANCEL_ON_SET). */
+/** Arm the timerfd at every cfg.interval_ms on the wall clock (loop_next_deadline). */
 void loop_set_timer(struct np_daemon *d);
 
-/** The clients of @p pfd[from..n) with a request to read, into @p order, oldest connection first
- *  (since): a task's registration, on a socket connected before its fork, is read before its own
- *  later `applied` in the same round, whatever the slots. @return how many */
+/** The clients of @p pfd[from..n) to read, into @p order, oldest connection first: a task's
+ *  registration is read before its own `applied`. @return how many */
 int loop_read_order(struct np_daemon_client *const *owner, const struct pollfd *pfd, int from,
                     int n, int *order);
 
@@ -758,12 +715,10 @@ void sampling_tick(struct np_daemon *d);
 /** Everything off: fds -1, the log sink pointed at @p d, default configuration. Cannot fail. */
 void np_daemon_init(struct np_daemon *d);
 
-/** Free and close what @p d holds (jobs, clients, socket, pid file, trace, node data,
- *  overrides); the log stays open. Does not save the registry. */
+/** Free and close what @p d holds but the log; the registry is not saved. */
 void np_daemon_fini(struct np_daemon *d);
 
-/** Write what the writer still has, run its completions and end it (later writes are made on the
- *  loop thread). */
+/** Write what the writer has, run its completions and end it (later writes: on the loop). */
 void np_daemon_stop_writer(struct np_daemon *d);
 
 #endif /* NUMAPLACED_DAEMON_H */

@@ -1,5 +1,4 @@
 /* The descriptor reserve and the steps' budget above it (daemon.h). */
-#include "fd_budget.h"
 #include "daemon.h"
 
 #include <dirent.h>
@@ -12,16 +11,15 @@ enum fd_verdict fd_verdict(const struct fd_use *u, long perf_need)
         return FD_OK;
     if (u->open + u->reserve >= u->limit)
         return FD_REFUSE;
-    /* The kept files the samplers may still open count as taken: they would come later, out
-     * of the same descriptors. */
+    /* The kept files the samplers may still open count as taken: later, from the same pool. */
     if (perf_need > 0 && u->open + u->reserve + u->kept_left + perf_need > u->limit)
         return FD_NO_PERF;
     return FD_OK;
 }
 
-long fd_count_open(const char *fd_dir)
+long fd_count_entries(const char *path)
 {
-    DIR *dir = opendir(fd_dir);
+    DIR *dir = opendir(path);
     long n = 0;
 
     if (!dir)
@@ -30,7 +28,14 @@ long fd_count_open(const char *fd_dir)
         if (e->d_name[0] != '.')
             n++;
     closedir(dir);
-    return n > 0 ? n - 1 : 0; /* the directory's own descriptor, closed now */
+    return n;
+}
+
+long fd_count_open(const char *fd_dir)
+{
+    const long n = fd_count_entries(fd_dir);
+
+    return n > 0 ? n - 1 : n; /* the directory's own descriptor, closed now */
 }
 
 long fd_reserve_left(const struct np_daemon *d)

@@ -16,8 +16,7 @@
 
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-/* One open connection: MHD's idle timeout alone would let a client that sends a byte now and
- * then hold its slot for hours, so each also has a lifetime. */
+/* One open connection, with a lifetime: MHD's idle timeout alone lets a trickle hold it. */
 struct http_conn {
     int fd; /* -1: a free slot */
     double started;
@@ -25,9 +24,8 @@ struct http_conn {
     struct peer_holder holder;
 };
 
-/* The endpoint accepts itself (MHD has no listening socket): who connects is known before a
- * slot is given, so a peer that may not read the page never holds one, and one that may holds
- * only its share (peer_slot_admit). epoll_fd watches the listening socket and MHD's own. */
+/* The endpoint accepts itself (MHD has no listening socket): a peer is judged before it takes a
+ * slot (peer_slot_admit). epoll_fd watches the listening socket and MHD's own. */
 struct http_server {
     struct MHD_Daemon *mhd;
     int listen_fd, epoll_fd;
@@ -67,20 +65,28 @@ static void log_refusal(struct np_daemon *d, const struct peer_address *a, const
     d->metrics_refused_logged = now;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *text)
+/* Queue @p r (NULL: out of memory) of content type @p type. */
+static enum MHD_Result respond(struct MHD_Connection *conn, unsigned status, struct MHD_Response *r,
+                               const char *type)
 {
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
     enum MHD_Result rc;
 
     if (!r)
         return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET");
     rc = MHD_queue_response(conn, status, r);
     MHD_destroy_response(r);
     return rc;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *text)
+{
+    return respond(
+        conn, status,
+        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT),
+        "text/plain; charset=utf-8");
 }
 
 /* Who is at the other end of @p fd, and may they read the page? */
@@ -121,21 +127,15 @@ static enum MHD_Result serve_page(struct np_daemon *d, struct MHD_Connection *co
 {
     struct metrics_text page;
     struct MHD_Response *r;
-    enum MHD_Result rc;
     const double t0 = np_monotonic_s();
 
     if (metrics_render(d, &page) < 0)
         return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
     d->metrics_render_s = np_monotonic_s() - t0;
     r = MHD_create_response_from_buffer(page.len, page.buf, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
+    if (!r)
         free(page.buf);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
-    rc = MHD_queue_response(conn, MHD_HTTP_OK, r);
-    MHD_destroy_response(r);
-    return rc;
+    return respond(conn, MHD_HTTP_OK, r, CONTENT_TYPE);
 }
 
 static enum MHD_Result on_request(void *arg, struct MHD_Connection *conn, const char *url,
@@ -228,17 +228,13 @@ static void accept_peers(struct np_daemon *d, struct http_server *s)
             refuse(fd, MHD_HTTP_FORBIDDEN, "forbidden: see numaplaced(8), METRICS\n");
             continue;
         }
-        if (!peer_slot_admit(held, held_now(s, held), NPD_HTTP_MAX_CONNECTIONS,
-                             NPD_HTTP_ROOT_RESERVED, NPD_HTTP_MAX_PER_PEER, &who)) {
-            log_refusal(d, &who.addr, "its share of the connections is taken");
-            refuse(fd, MHD_HTTP_SERVICE_UNAVAILABLE, "busy: too many connections of yours\n");
-            continue;
-        }
         for (int i = 0; i < NPD_HTTP_MAX_CONNECTIONS && !slot; i++)
             if (s->conns[i].fd < 0)
                 slot = &s->conns[i];
-        if (!slot) { /* peer_slot_admit saw a free one: cannot happen */
-            close(fd);
+        if (!slot || !peer_slot_admit(held, held_now(s, held), NPD_HTTP_MAX_CONNECTIONS,
+                                      NPD_HTTP_ROOT_RESERVED, NPD_HTTP_MAX_PER_PEER, &who)) {
+            log_refusal(d, &who.addr, "its share of the connections is taken");
+            refuse(fd, MHD_HTTP_SERVICE_UNAVAILABLE, "busy: too many connections of yours\n");
             continue;
         }
         *slot = (struct http_conn){fd, np_monotonic_s(), false, who};
@@ -248,8 +244,7 @@ static void accept_peers(struct np_daemon *d, struct http_server *s)
     }
 }
 
-/* A connection past its lifetime is shut down, not closed: MHD sees the end on its next read
- * and closes it itself, so the fd is never closed under it. */
+/* A connection past its lifetime is shut down, not closed: MHD closes it on its next read. */
 static void cut_old_connections(struct http_server *s, double now)
 {
     for (int i = 0; i < NPD_HTTP_MAX_CONNECTIONS; i++)
@@ -389,9 +384,8 @@ void http_reload(struct np_daemon *d, const struct np_metrics_config *old)
     }
     if (strcmp(old->listen, d->cfg.metrics.listen) == 0)
         return;
-    /* Bind the new address first: when it fails, the running endpoint stays as it was. The same
-     * port on an overlapping address (127.0.0.1 to 0.0.0.0) is taken by the old endpoint itself:
-     * then the old one goes first and comes back if the new one still cannot be bound. */
+    /* Bind the new address first; the same port on an overlapping address (127.0.0.1 to
+     * 0.0.0.0) is the old endpoint's: then it goes first, and comes back if the new one fails. */
     rc = start_on(d, &d->cfg.metrics, &next);
     if (rc == -EADDRINUSE && old->port == d->cfg.metrics.port) {
         http_stop(d);

@@ -1,6 +1,5 @@
 /* A step's life in the registry: registered, finished into a report, forgotten (daemon.h). */
 #include "daemon.h"
-#include "fd_budget.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -32,7 +31,7 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
     struct np_daemon_job *j;
     char fd_why[256];
     enum fd_verdict verdict;
-    bool high;
+    bool high, labelled;
     int rc;
 
     /* Steps whose report is held have ended: a full spool does not refuse new steps. */
@@ -71,13 +70,12 @@ struct np_daemon_job *job_new(struct np_daemon *d, uint32_t job_id, uint32_t ste
     snprintf(j->meta.cpus, sizeof(j->meta.cpus), "%s", cpus);
     snprintf(j->meta.policy_requested, sizeof(j->meta.policy_requested), "%s", policy);
     snprintf(j->meta.sensitivity, sizeof(j->meta.sensitivity), "%s", sensitivity);
-    high = strcmp(sensitivity, "high") == 0  ? cfg->class_high_is_high
-           : strcmp(sensitivity, "low") == 0 ? cfg->class_low_is_high
-                                             : cfg->class_default_high;
+    labelled = strcmp(sensitivity, "high") == 0 || strcmp(sensitivity, "low") == 0;
+    high = !labelled               ? cfg->class_default_high
+           : sensitivity[0] == 'h' ? cfg->class_high_is_high
+                                   : cfg->class_low_is_high;
     job_set_class(j, high ? NP_CLASS_HIGH : NP_CLASS_LOW);
-    job_set_class_source(j, strcmp(sensitivity, "high") == 0 || strcmp(sensitivity, "low") == 0
-                                ? "label"
-                                : "default");
+    job_set_class_source(j, labelled ? "label" : "default");
     j->stats.migration_enabled = cfg->migration;
     j->meta.registered_nodes = job_cpu_nodes_mask(d, j->sampler.cpus);
     j->meta.local_nodes = j->stats.local_nodes = j->meta.registered_nodes;
@@ -122,8 +120,7 @@ void job_finish(struct np_daemon *d, struct np_daemon_job *j, bool complete)
     if (j->traced)
         trace_line(d, np_trace_end_line(j->meta.job_id, j->meta.step_id, j->meta.end_epoch));
     /* Until its report is on disk, its entry with the report is journaled before step_end is
-     * answered: a kill -9 meanwhile brings it back and the restart writes that report (a line
-     * cut short brings back the entry before: "ended while the helper was down"). */
+     * answered: after a kill -9 meanwhile, the restart writes that report. */
     if (j->finishing)
         registry_note(d, j);
     else

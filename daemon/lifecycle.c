@@ -1,5 +1,4 @@
-/* numaplaced's context set up and torn down, its configuration loaded and reloaded: it starts
- * and stops every part (daemon.h). */
+/* numaplaced's context set up and torn down, its configuration loaded and reloaded (daemon.h). */
 #include "daemon.h"
 
 #include <math.h>
@@ -22,7 +21,6 @@ void np_daemon_init(struct np_daemon *d)
     d->listen_fd = d->timer_fd = d->signal_fd = d->pid_fd = -1;
     for (int i = 0; i < NPD_MAX_CLIENTS; i++)
         d->clients[i].fd = -1;
-    registry_init(&d->registry);
     np_perf_counters_init(&d->perf_held);
     d->started_cpus = hwloc_bitmap_alloc(); /* NULL (out of memory): numaplaced is not pinned */
     d->helper_cpus = hwloc_bitmap_alloc();
@@ -50,7 +48,7 @@ void np_daemon_fini(struct np_daemon *d)
 {
     np_daemon_stop_writer(d); /* its completions need the registry and the clients */
     registry_fini(&d->registry);
-    uncore_bw_stop(d);
+    np_uncore_close(&d->uncore);
     report_hold_fini(d);
     server_close(d);
     http_stop(d);
@@ -123,7 +121,6 @@ int config_reload(struct np_daemon *d)
 {
     const struct np_metrics_config old_metrics = d->cfg.metrics;
     const bool perf_before = d->cfg.perf;
-
     int rc;
 
     NPD_LOG(d, INFO, "SIGHUP: reloading %s", d->config_path);

@@ -12,8 +12,7 @@
 #include "writer.h"
 
 /* /proc/interrupts costs more than all else node-wide and a report uses only a job's first and
- * last reading (its final sample, or the one that finds its processes gone, reads it): read it
- * every interval only for the trace, else when a job has no reading yet. */
+ * last reading: read it every interval only for the trace, else when a job has none yet. */
 static bool irq_wanted(struct np_daemon *d)
 {
     if (d->trace)
@@ -40,8 +39,7 @@ void sampling_tick(struct np_daemon *d)
     double cpu0;
 
     if (d->registry.count == 0) {
-        /* still every interval: status and metrics show the node's traffic now, not a rate
-         * from when the last job ran (nor, at the next job, one averaged over the idle hours) */
+        /* still every interval: status and metrics show the node's traffic now, not an old rate */
         uncore_bw_tick(d);
         if (d->cfg.auto_load == NP_AUTO_LOAD_CPU_BUSY) /* the CPU-busy proxy reads it */
             np_node_counters_read_cpu(&d->counters, d->cfg.proc_root);

@@ -1,5 +1,4 @@
-/* numaplaced, the per-node daemon (numaplaced(8)): main turns the command line into
- * configuration overrides, sets the daemon up, runs its loop and tears it down (daemon.h). */
+/* numaplaced(8): the command line into overrides, then set up, the loop, and tear down. */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -7,7 +6,6 @@
 #include <systemd/sd-daemon.h>
 
 #include "daemon.h"
-#include "fd_budget.h"
 #include "safe_file.h"
 #include "writer.h"
 
@@ -78,8 +76,7 @@ static int parse_args(struct np_daemon *d, int argc, char **argv, bool *check_on
     return 0;
 }
 
-/* A kill -9 between a temporary file's creation and its rename left it behind. Only once the pid
- * file's lock is ours: no other numaplaced writes here. */
+/* A kill -9 between a temporary's creation and its rename left it; the pid file's lock is ours */
 static void sweep_temporaries(struct np_daemon *d, const char *dir)
 {
     struct np_err err = {0};
@@ -126,8 +123,7 @@ static int set_up(struct np_daemon *d)
     http_start(d); /* a failure is logged and leaves metrics off: placement matters more */
     registry_restore(d);
     history_restore(d);
-    /* After the restore (written here, before any request): from now on reports and
-     * registry.json are flushed on the writer's thread, never on the loop's. */
+    /* After the restore (written here, before any request): from now on, on the writer's thread */
     if ((rc = writer_start(&d->writer)) < 0)
         NPD_LOG(d, WARNING,
                 "cannot start the writer thread (%s): reports are written on the "

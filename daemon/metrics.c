@@ -1,8 +1,6 @@
-/* numaplaced's Prometheus page (see metrics_text.h): the node's families, numaplaced's own
- * process_* ones, then each running step's. */
+/* numaplaced's Prometheus page (metrics_text.h): the node's, process_* and the steps' families */
 #include "metrics_text.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,9 +65,8 @@ static void render_node_memory(const struct np_daemon *d, struct metrics_text *t
     }
 }
 
-/* Per memory node, the traffic it served since numaplaced started: its controllers' counts where
- * they count it (source uncore), else its steps' LLC misses x 64 B spread by where their pages
- * are (source misses), which needs the hardware counters; absent when neither counts. */
+/* Per memory node, the traffic it served: its controllers' counts (source uncore), else its
+ * steps' LLC misses x 64 B by where their pages are (source misses); absent when neither. */
 static void render_node_traffic(const struct np_daemon *d, struct metrics_text *t,
                                 const unsigned *os, unsigned count)
 {
@@ -196,9 +193,7 @@ static void render_helper(const struct np_daemon *d, struct metrics_text *t)
                        tot->scrapes_refused);
 }
 
-/* ---- the standard process_* families, from numaplaced's own /proc files under proc_root:
- * libmicrohttpd has none, and Prometheus users query these names for any exporter. A file that
- * cannot be read leaves its series out. ---- */
+/* ---- the standard process_* families, from numaplaced's /proc files; unreadable: left out ---- */
 
 static const char *root_of(const struct np_daemon *d)
 {
@@ -225,24 +220,6 @@ static int read_keyed(const struct np_daemon *d, const char *path, const char *k
     return rc;
 }
 
-static long open_fds(const struct np_daemon *d)
-{
-    char path[2048];
-    DIR *dir;
-    const struct dirent *e;
-    long n = 0;
-
-    snprintf(path, sizeof(path), "%s/proc/%d/fd", root_of(d), (int)getpid());
-    dir = opendir(path);
-    if (!dir)
-        return -1;
-    while ((e = readdir(dir)) != NULL)
-        if (e->d_name[0] != '.')
-            n++;
-    closedir(dir);
-    return n;
-}
-
 static void render_process(const struct np_daemon *d, struct metrics_text *t)
 {
     const double tick = (double)sysconf(_SC_CLK_TCK);
@@ -250,8 +227,8 @@ static void render_process(const struct np_daemon *d, struct metrics_text *t)
     struct np_proc_stat st;
     struct np_proc_status status = {0};
     unsigned long long btime, max_fds;
-    char path[64];
-    const long fds = open_fds(d);
+    char path[2048];
+    long fds;
     const bool have_stat = np_proc_stat_read(root_of(d), pid, &st, NULL) == 0 && tick > 0;
 
     if (have_stat)
@@ -267,7 +244,8 @@ static void render_process(const struct np_daemon *d, struct metrics_text *t)
     if (np_proc_status_read(root_of(d), pid, &status, NULL) == 0 && status.vm_rss_kb)
         metrics_single_u64(t, "process_resident_memory_bytes", "gauge",
                            "numaplaced's resident memory, in bytes.", status.vm_rss_kb * 1024);
-    if (fds >= 0)
+    snprintf(path, sizeof(path), "%s/proc/%d/fd", root_of(d), (int)pid);
+    if ((fds = fd_count_entries(path)) >= 0) /* the listing's own descriptor among them */
         metrics_single_u64(t, "process_open_fds", "gauge", "File descriptors numaplaced has open.",
                            (uint64_t)fds);
     snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
@@ -277,12 +255,9 @@ static void render_process(const struct np_daemon *d, struct metrics_text *t)
                            max_fds);
 }
 
-/* ---- the per-step families, for as many steps as metrics_step_series allows. Each step's
- * series carry its jobid and step; its user is on numaplace_step_info only, which PromQL joins
- * on those two labels. ---- */
+/* ---- the per-step families: jobid and step label each; the user is on numaplace_step_info ---- */
 
-/* Never looked up here: the name a thread found since the step registered (user_names.h), its
- * uid's number until then. */
+/* Never looked up here: the name a thread found (user_names.h), the uid's number until then. */
 static void resolve_user(struct np_daemon_job *j)
 {
     if (j->user_known)
@@ -305,9 +280,8 @@ static void step_labels(struct metrics_text *t, const char *name, const struct n
     metrics_label(t, false, "step", np_step_name(j->meta.step_id));
 }
 
-/* The running steps that get series, in the registry's order (jobid, step): all, none
- * (metrics_step_series = off) or the first metrics_step_series, into @p shown (room for every
- * step); the rest counted in @p left. @return how many are shown */
+/* The running steps that get series (all, none, or the first metrics_step_series) into @p shown,
+ * the rest counted in @p left. @return how many are shown */
 static unsigned shown_steps(const struct np_daemon *d, struct np_daemon_job **shown, unsigned *left)
 {
     const struct np_metrics_config *mc = &d->cfg.metrics;
@@ -376,8 +350,7 @@ static void render_info(struct metrics_text *t, struct np_daemon_job *const *js,
     }
 }
 
-/* Counters where the step's hardware counters count; absent where they do not (the reason is
- * numaplace_counters_info's). */
+/* Counters where the step's hardware counters count (why not: numaplace_counters_info). */
 static void render_counters(struct metrics_text *t, struct np_daemon_job *const *js, unsigned shown)
 {
     static const struct {

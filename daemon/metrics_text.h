@@ -1,14 +1,6 @@
-/*
- * metrics_text.h - numaplaced's Prometheus page (text exposition format 0.0.4): the node's memory
- * and memory traffic, migration, sampling and delivery counters, numaplaced's own process
- * figures, and each running step's figures, rendered from struct np_daemon in the loop's thread.
- * Rates are Prometheus's to compute (rate() over the counters); sizes are bytes. Serving it is
- * http.c's job; names and labels are the contract in numaplaced(8) (METRICS) and
- * docs/prometheus.md.
- *
- * The page (metrics.c) is written into a growing buffer: one family's HELP and TYPE, then its
- * series, each opened, labelled and closed by its value (metrics_text.c).
- */
+/* metrics_text.h - numaplaced's Prometheus page (text format 0.0.4; the contract in numaplaced(8),
+ * METRICS), rendered in the loop's thread (metrics.c) into a growing buffer (metrics_text.c): a
+ * family's HELP and TYPE, then its series, each opened, labelled and closed by its value. */
 #ifndef NUMAPLACED_METRICS_TEXT_H
 #define NUMAPLACED_METRICS_TEXT_H
 
@@ -40,8 +32,7 @@ void metrics_label(struct metrics_text *t, bool first, const char *key, const ch
  *  snake_case ('-' and ' ' become '_'); a value with anything but [a-z0-9_-] is "other". */
 void metrics_label_code(struct metrics_text *t, bool first, const char *key, const char *value);
 
-/** Close a series with its value (@p labelled: braces to close). NaN and infinities as the
- *  format spells them. */
+/** Close a series with its value (@p labelled: braces to close); NaN and Inf as spelled. */
 void metrics_value_u64(struct metrics_text *t, bool labelled, uint64_t v);
 void metrics_value_f(struct metrics_text *t, bool labelled, double v);
 
@@ -53,9 +44,8 @@ void metrics_single_f(struct metrics_text *t, const char *name, const char *type
 
 struct np_daemon;
 
-/** Render the page (metrics.c) into @p text (free text->buf). Steps whose user name is not
- *  known yet have it asked for (user_names.h), never waited on. @return 0 or -ENOMEM (nothing
- *  owned then) */
+/** Render the page into @p text (free text->buf); user names not known yet are asked for, never
+ *  waited on. @return 0 or -ENOMEM (nothing owned then) */
 int metrics_render(struct np_daemon *d, struct metrics_text *text);
 
 #endif /* NUMAPLACED_METRICS_TEXT_H */

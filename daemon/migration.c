@@ -16,6 +16,7 @@ void migration_start(struct np_daemon *d)
 {
     const struct np_helper_config *cfg = &d->cfg;
     struct np_err err = {0};
+    char why[160];
     int rc;
 
     if (!cfg->migration || d->migration.migrator) {
@@ -37,15 +38,12 @@ void migration_start(struct np_daemon *d)
             cfg->trigger_homecoming ? " homecoming" : "", cfg->trigger_pressure ? " pressure" : "",
             cfg->trigger_bandwidth ? " bandwidth" : "", cfg->trigger_demotion ? " demotion" : "",
             cfg->trigger_promotion ? " promotion" : "", cfg->migration_dry_run ? " (dry run)" : "");
-    {
-        char why[160];
-        /* Once, here; each interval the tier triggers stand aside and say so in status. */
-        if (np_kernel_tiering(cfg->proc_root, why, sizeof(why)))
-            NPD_LOG(d, WARNING,
-                    "migration: %s; numaplaced's demotion and promotion stand aside while it does "
-                    "(docs/migration.md)",
-                    why);
-    }
+    /* Once, here; each interval the tier triggers stand aside and say so in status. */
+    if (np_kernel_tiering(cfg->proc_root, why, sizeof(why)))
+        NPD_LOG(d, WARNING,
+                "migration: %s; numaplaced's demotion and promotion stand aside while it does "
+                "(docs/migration.md)",
+                why);
     if (np_numa_balancing_enabled(cfg->proc_root, NULL, &err) == 1)
         NPD_LOG(d, WARNING,
                 "migration: the kernel's automatic NUMA balancing is on "
@@ -63,8 +61,7 @@ void migration_stop(struct np_daemon *d)
     struct migrator *m = d->migration.migrator;
 
     if (m && migrator_busy(m)) {
-        /* What the running request moved until now still goes into its jobs' reports, and the
-         * client waiting on it still gets its answer. */
+        /* What it moved until now still goes into the reports; its client still gets an answer */
         struct pollfd done = {.fd = migrator_fd(m), .events = POLLIN};
         NPD_LOG(d, INFO, "stopping: the migration in progress ends after its current batch");
         migrator_cancel(m);
@@ -84,8 +81,7 @@ static bool is_fast_tier_policy(const char *name)
            (policy == NP_POLICY_FAST_TIER || policy == NP_POLICY_FAST_TIER_STRICT);
 }
 
-/* Whether the step asked for fast-tier or fast-tier-strict, or a task of it was placed so (its
- * "applied"). */
+/* Whether the step asked for fast-tier (or -strict), or a task of it was placed so. */
 static bool job_wants_fast_tier(const struct np_daemon_job *j)
 {
     size_t i;
@@ -108,6 +104,8 @@ static bool fill_job_view(const struct np_daemon *d, const struct np_daemon_job 
                           struct np_job_view *v)
 {
     const struct np_step_figures *st = &j->stats;
+    struct np_sens_inputs in;
+    double slowdown;
     pid_t *pids;
     uint64_t *starts;
 
@@ -148,14 +146,9 @@ static bool fill_job_view(const struct np_daemon *d, const struct np_daemon_job 
         v->bandwidth = np_bandwidth_proxy(cores > 0 ? cores : 0, l->rss_bytes);
         v->bandwidth_is_proxy = true;
     }
-    {
-        /* The sensitivity model's, where it is loaded and the step has counters; else none and
-         * an order by prediction falls back (numaplace/migration.h). */
-        struct np_sens_inputs in;
-        double slowdown;
-        v->has_prediction = auto_class_predict(d, &st->last, &in, &slowdown, NULL) == 0;
-        v->predicted_remote = v->has_prediction ? slowdown : 0.0;
-    }
+    /* The model's, when loaded and the step has counters; else an order by it falls back. */
+    v->has_prediction = auto_class_predict(d, &st->last, &in, &slowdown, NULL) == 0;
+    v->predicted_remote = v->has_prediction ? slowdown : 0.0;
     return true;
 }
 
@@ -179,11 +172,16 @@ struct np_node_view *migration_build_view(const struct np_daemon *d)
         np_node_meminfo(d->cfg.proc_root, os, d->meminfo_files ? &d->meminfo_files[os] : NULL,
                         &view->total_bytes[os], &view->free_bytes[os], NULL);
         view->tier[os] = topo ? np_topology_node(topo, n)->tier : 0;
+        /* HMAT's figures where the firmware gives them: predicted reads a tier by them */
+        view->capacity[os] = topo ? 1e6 * np_topology_bandwidth_mbps(topo, os) : 0;
         for (unsigned m = 0; m < count; m++) {
             const unsigned os_to = topo ? np_topology_node(topo, m)->os_index : m;
             const int dist = topo ? np_topology_distance(topo, n, m) : 0;
-            if (os_to < NP_MAX_NODES)
-                view->distance[os][os_to] = (uint8_t)(dist > 0 && dist < 256 ? dist : 0);
+            if (os_to >= NP_MAX_NODES)
+                continue;
+            view->distance[os][os_to] = (uint8_t)(dist > 0 && dist < 256 ? dist : 0);
+            if (topo && os_to != os)
+                view->latency_ratio[os][os_to] = (float)np_topology_latency_ratio(topo, os, os_to);
         }
     }
     for (unsigned i = 0; i < d->registry.count; i++)
@@ -247,7 +245,6 @@ int migration_enqueue(struct np_daemon *d, const struct np_request *req,
 void migration_submit_next(struct np_daemon *d)
 {
     struct np_migration_state *ms = &d->migration;
-    struct np_engine_config cfg = {0};
     struct np_queued_request q;
     struct np_node_view *view;
 
@@ -260,11 +257,11 @@ void migration_submit_next(struct np_daemon *d)
         NPD_LOG(d, ERROR, "migration: out of memory building the node view");
         return;
     }
-    cfg.order = q.order;
-    cfg.seed = (uint64_t)time(NULL);
-    cfg.free_floor_bytes = d->cfg.free_floor_mb << 20;
-    cfg.dry_run = q.dry_run || d->cfg.migration_dry_run;
-    cfg.move_shared = d->cfg.move_shared_pages;
+    const struct np_engine_config cfg = {.order = q.order,
+                                         .seed = (uint64_t)time(NULL),
+                                         .free_floor_bytes = d->cfg.free_floor_mb << 20,
+                                         .dry_run = q.dry_run || d->cfg.migration_dry_run,
+                                         .move_shared = d->cfg.move_shared_pages};
     migrator_set_rate(ms->migrator, d->cfg.migration_rate_mb_s * 1e6);
     if (migrator_submit(ms->migrator, view, &cfg, &q.request, q.tag) < 0) {
         migrator_view_free(view);
@@ -363,9 +360,8 @@ void migration_book(struct np_daemon *d, const struct migrator_done *done, doubl
         if (!r->dry_run)
             j->last_pages_mono = -1e9; /* read its pages again at the next sample */
     }
-    /* A trigger whose request moved nothing would ask again at once: it waits 30 s. A
-     * homecoming or promotion waits per job, so one stuck high job does not hold back the
-     * others. */
+    /* A trigger whose request moved nothing would ask again at once: it waits 30 s; a homecoming
+     * or promotion per job, so one stuck high job does not hold back the others. */
     if (r->moved == 0 && (r->request.trigger == NP_TRIGGER_HOMECOMING ||
                           r->request.trigger == NP_TRIGGER_PROMOTION)) {
         struct np_daemon_job *j = r->request.target_job >= 0

@@ -1,8 +1,5 @@
-/*
- * migrator.h - the migration worker: a thread that carries out one request at a time with the
- * engine, so a rate-limited move of gigabytes never holds up the socket or the sampling. The loop
- * submits a request with its own copy of the node view, polls the fd, collects the result.
- */
+/* migrator.h - the migration worker: a thread running one request at a time, so a rate-limited
+ * move never holds up the loop, which submits a request with its own view and collects it. */
 #ifndef NUMAPLACED_MIGRATOR_H
 #define NUMAPLACED_MIGRATOR_H
 
@@ -35,8 +32,7 @@ bool migrator_busy(const struct migrator *m);
 /** Change the rate limit (bytes/s, 0 = none); takes effect at the next request. */
 void migrator_set_rate(struct migrator *m, double bytes_per_s);
 
-/** Hand one request to the worker, @p view (from migrator_view_new) stolen. @return 0, -EBUSY
- *  (one is running: keep it queued) */
+/** Hand one request to the worker, @p view stolen. @return 0, -EBUSY (one is running) */
 int migrator_submit(struct migrator *m, struct np_node_view *view,
                     const struct np_engine_config *config, const struct np_request *request,
                     uint64_t tag);
@@ -46,9 +42,8 @@ int migrator_collect(struct migrator *m, struct migrator_done *done);
 
 void migrator_done_fini(struct migrator_done *done);
 
-/** Stopping: end the running request after its current batch (a rate-limited move would hold a
- *  stopping numaplaced for minutes), its result marked stopped; any later one ends at once.
- *  Accepts NULL. */
+/** Stopping: end the running request after its current batch, its result marked stopped; any
+ *  later one ends at once. Accepts NULL. */
 void migrator_cancel(struct migrator *m);
 
 /** Cancel the running request, wait for the worker and free everything (an uncollected result

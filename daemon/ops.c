@@ -42,9 +42,8 @@ json_t *handlers_dispatch(struct np_daemon *d, const struct np_peer *peer, uint6
     return np_proto_reply_error("unhandled op");
 }
 
-/* Whether task @p pid runs another program than @p parent (slurmstepd, before the task's exec),
- * known when both are readable: nobody waits for register's answer, so the task may have started
- * its program before its counters opened. */
+/* Whether task @p pid runs another program than @p parent (slurmstepd): nobody waits for
+ * register's answer, so the task may have started its program before its counters opened. */
 static bool exec_came_first(const char *proc_root, pid_t pid, pid_t parent)
 {
     char path[PATH_MAX], image[2][PATH_MAX];
@@ -110,8 +109,7 @@ json_t *op_register(struct np_daemon *d, const struct np_peer *peer, const struc
         json_array_append_new(j->tasks, task);
     }
     j->stats.helper_cpu_s += np_clock_s(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-    /* The step's first task: its whole entry; a later one: that task's alone (a step of n tasks
-     * journals n small lines, not n copies of a growing step). */
+    /* The step's first task: its whole entry; a later one: that task's alone (n small lines). */
     if (first || !task)
         registry_note(d, j);
     else
@@ -149,8 +147,7 @@ json_t *op_applied(struct np_daemon *d, const struct np_peer *peer, const struct
     if (a->auto_facts.given) /* the facts auto's choice rested on, for readers */
         json_object_set_new(t, "auto", np_proto_applied_auto_json(&a->auto_facts));
     json_object_set_new(t, "cpus", json_string(a->cpus));
-    /* Its binding is set by now (task/affinity, before the plugin's task_init): read the tasks'
-     * affinity at the next interval, not a detail interval later (sampling.c). */
+    /* Its binding is set by now (task/affinity): read the tasks' affinity at the next interval */
     j->last_detail_mono = -1e9;
     registry_note_task(d, j, t); /* this task's entry, not the whole step's */
     return np_proto_reply_ok();
@@ -189,15 +186,13 @@ json_t *op_step_end(struct np_daemon *d, const struct np_peer *peer, uint64_t *p
             j->reply_tag = 0;
         return np_proto_reply_ok();
     }
-    /* The epilog reads the report right after the reply: it comes once the report is durable
-     * (job_report_done); the loop serves other clients meanwhile. */
+    /* The epilog reads the report right after the reply: it comes once that is durable. */
     *pending = d->migration.next_tag;
     return NULL;
 }
 
-/* Whether any task the step registered is still there (in the daemon's /proc root). slurmstepd
- * reaps its tasks and tells srun before it tells numaplaced (its spank_exit comes last): a step
- * whose tasks are all gone has ended, whether or not its step_end has come yet. */
+/* Whether any task the step registered is still there: slurmstepd tells numaplaced last, so a
+ * step whose tasks are all gone has ended, whether or not its step_end has come yet. */
 static bool tasks_left(const struct np_daemon *d, const struct np_daemon_job *j)
 {
     json_t *task;
@@ -214,35 +209,33 @@ static bool tasks_left(const struct np_daemon *d, const struct np_daemon_job *j)
     return false;
 }
 
+/* For json_pack's "s*": an empty text is no member. */
+static const char *unless_empty(const char *s)
+{
+    return s[0] ? s : NULL;
+}
+
 static json_t *job_status(const struct np_daemon *d, const struct np_daemon_job *j)
 {
-    json_t *obj =
-        json_pack("{s:I, s:I, s:s, s:I, s:s, s:s, s:s, s:f, s:O, s:o}", "job",
-                  (json_int_t)j->meta.job_id, "step", (json_int_t)j->meta.step_id, "step_name",
-                  np_step_name(j->meta.step_id), "uid", (json_int_t)j->meta.uid, "class",
-                  np_class_name(j->job_class), "policy", j->meta.policy_requested, "cpus",
-                  j->meta.cpus, "running_s", np_monotonic_s() - j->registered_mono, "tasks",
-                  j->tasks, "latest", np_step_figures_latest(&j->stats));
-    if (obj)
-        json_object_set_new(obj, "helper_cpu_s", json_real(j->stats.helper_cpu_s));
-    if (obj && j->meta.effective_cpus[0]) /* where its tasks may run (their affinity) */
-        json_object_set_new(obj, "effective_cpus", json_string(j->meta.effective_cpus));
-    if (obj && j->meta.local_nodes)
-        json_object_set_new(obj, "local_nodes", np_node_list_json(j->meta.local_nodes));
-    if (obj && j->meta.registered_nodes)
-        json_object_set_new(obj, "registered_nodes", np_node_list_json(j->meta.registered_nodes));
-    if (obj && j->stats.last.processes_cut) /* the latest sample saw only part of the step */
-        json_object_set_new(obj, "processes_cut", json_string(j->stats.last.proc_reason));
-    if (obj && j->meta.backends[0])
-        json_object_set_new(obj, "backends", json_string(j->meta.backends));
-    if (obj && j->meta.backends_reason[0]) /* why /proc alone (the descriptor budget) */
-        json_object_set_new(obj, "backends_reason", json_string(j->meta.backends_reason));
+    const struct np_job_meta *m = &j->meta;
     /* ended, its report not yet written (docs/protocol.md): `numaplace report` waits for it */
-    if (obj && (j->finishing || j->ended || !tasks_left(d, j)))
-        json_object_set_new(obj, "ending", json_true());
-    if (obj && j->meta.class_source[0]) /* what decided the class (docs/sensitivity.md) */
-        json_object_set_new(obj, "class_source", json_string(j->meta.class_source));
-    return obj;
+    const bool ending = j->finishing || j->ended || !tasks_left(d, j);
+
+    /* processes_cut: the latest sample saw only part of it; backends_reason: why /proc alone */
+    return json_pack(
+        "{s:I, s:I, s:s, s:I, s:s, s:s, s:s, s:f, s:O, s:o, s:f, s:s*, s:o*, s:o*, s:s*, s:s*, "
+        "s:s*, s:o*, s:s*}",
+        "job", (json_int_t)m->job_id, "step", (json_int_t)m->step_id, "step_name",
+        np_step_name(m->step_id), "uid", (json_int_t)m->uid, "class", np_class_name(j->job_class),
+        "policy", m->policy_requested, "cpus", m->cpus, "running_s",
+        np_monotonic_s() - j->registered_mono, "tasks", j->tasks, "latest",
+        np_step_figures_latest(&j->stats), "helper_cpu_s", j->stats.helper_cpu_s, "effective_cpus",
+        unless_empty(m->effective_cpus), "local_nodes",
+        m->local_nodes ? np_node_list_json(m->local_nodes) : NULL, "registered_nodes",
+        m->registered_nodes ? np_node_list_json(m->registered_nodes) : NULL, "processes_cut",
+        j->stats.last.processes_cut ? j->stats.last.proc_reason : NULL, "backends",
+        unless_empty(m->backends), "backends_reason", unless_empty(m->backends_reason), "ending",
+        ending ? json_true() : NULL, "class_source", unless_empty(m->class_source));
 }
 
 /* @p steps: the steps the asker may count (every one for root and admin_group, else theirs). */
@@ -262,8 +255,7 @@ static json_t *helper_status(const struct np_daemon *d, unsigned steps)
 }
 
 /* The node's memory traffic for one who may not know of other users' steps: only what the
- * memory controllers count, which is there with or without steps; an estimate from the steps'
- * own figures would say that someone's step runs. */
+ * controllers count; an estimate from the steps' own figures would say that someone's runs. */
 static json_t *node_traffic_for_a_user(json_t *nodes)
 {
     json_t *o;
@@ -272,19 +264,16 @@ static json_t *node_traffic_for_a_user(json_t *nodes)
     json_array_foreach(nodes, i, o)
     {
         const char *source = json_string_value(json_object_get(o, "source"));
-        json_t *node = json_incref(json_object_get(o, "node"));
+        json_t *node;
 
-        if (source && strcmp(source, np_bandwidth_source_name(NP_BW_SOURCE_UNCORE)) == 0) {
-            json_decref(node);
+        if (source && strcmp(source, np_bandwidth_source_name(NP_BW_SOURCE_UNCORE)) == 0)
             continue;
-        }
+        node = json_incref(json_object_get(o, "node"));
         json_object_clear(o);
-        json_object_set_new(o, "node", node);
-        json_object_set_new(o, "source",
-                            json_string(np_bandwidth_source_name(NP_BW_SOURCE_UNAVAILABLE)));
-        json_object_set_new(o, "unavailable",
-                            json_string("estimated from every user's steps: shown to root and "
-                                        "admin_group only"));
+        json_object_update_new(
+            o, json_pack("{s:o, s:s, s:s}", "node", node, "source",
+                         np_bandwidth_source_name(NP_BW_SOURCE_UNAVAILABLE), "unavailable",
+                         "estimated from every user's steps: shown to root and admin_group only"));
     }
     return nodes;
 }
@@ -307,8 +296,7 @@ json_t *op_status(struct np_daemon *d, const struct np_peer *peer, uint32_t job_
     }
     if (job_id && json_array_size(jobs) == 0) {
         json_decref(jobs);
-        /* Another user's job and no job at all get the same answer: whether someone else's
-         * job runs here is not the asker's business. */
+        /* Another user's job and no job get the same answer: that is not the asker's business. */
         return peer->uid == 0
                    ? np_proto_reply_error("job %u is not tracked on this node", job_id)
                    : np_proto_reply_error("no job %u of yours is tracked on this node", job_id);
@@ -354,8 +342,7 @@ json_t *op_set_class(struct np_daemon *d, const struct np_peer *peer, uint32_t j
     return reply;
 }
 
-/* An administrator's destination is kept, but the reply's reason and the log say when its
- * memory controller is saturated (a trigger never picks one). */
+/* An administrator's destination is kept, but the reason and the log say when it is saturated */
 static void warn_if_saturated(struct np_daemon *d, struct np_request *r)
 {
     const double threshold = d->cfg.bandwidth_threshold_mb_s * 1e6;
@@ -385,6 +372,7 @@ json_t *op_migrate(struct np_daemon *d, const struct np_peer *peer, uint64_t *pe
                            .target_job = -1};
 
     json_t *refused = auth_refuse_unless_admin(peer, d->cfg.admin_group, "request migrations");
+    char nodes[256];
 
     if (refused)
         return refused;
@@ -409,18 +397,13 @@ json_t *op_migrate(struct np_daemon *d, const struct np_peer *peer, uint64_t *pe
                                         (unsigned long long)d->cfg.free_floor_mb);
         r.dst = (unsigned)dst;
     }
-    if (req->migrate.tier[0] && !migration_node_exists(d, r.src)) {
-        char nodes[256];
-        migration_node_list(d, nodes, sizeof(nodes));
+    migration_node_list(d, nodes, sizeof(nodes));
+    if (req->migrate.tier[0] && !migration_node_exists(d, r.src))
         return np_proto_reply_error("node %u: not a NUMA node of this machine (%s)", r.src, nodes);
-    }
-    if (!migration_node_exists(d, r.src) || !migration_node_exists(d, r.dst) || r.src == r.dst) {
-        char nodes[256];
-        migration_node_list(d, nodes, sizeof(nodes));
+    if (!migration_node_exists(d, r.src) || !migration_node_exists(d, r.dst) || r.src == r.dst)
         return np_proto_reply_error("nodes %u -> %u: they must be two different NUMA nodes of "
                                     "this machine (%s)",
                                     r.src, r.dst, nodes);
-    }
     snprintf(r.reason, sizeof(r.reason), "administrator (uid %u)%s%s%s", (unsigned)peer->uid,
              req->migrate.tier[0] ? ", one tier " : "", req->migrate.tier,
              req->migrate.dry_run ? ", dry run" : "");

@@ -1,8 +1,5 @@
-/*
- * ops.h - one function per protocol op (docs/protocol.md), in ops.c. Each takes the peer's
- * credentials and the decoded request and returns the reply (new reference), so tests call them
- * with a made-up peer and no socket.
- */
+/* ops.h - one function per protocol op (docs/protocol.md): the peer's credentials and the decoded
+ * request in, the reply (new reference) out, so tests need no socket. */
 #ifndef NUMAPLACED_OPS_H
 #define NUMAPLACED_OPS_H
 
@@ -16,8 +13,7 @@ json_t *op_applied(struct np_daemon *d, const struct np_peer *peer,
                    const struct np_task_applied *a);
 
 /** step_end (root only): the step's report is written and it is forgotten. With a writer: NULL,
- *  *@p pending set, the reply once the report is durable; with @p answer_at_end, the reply after
- *  the final sample (status shows the step "ending" until its report is written). */
+ *  *@p pending set, the reply once it is durable (@p answer_at_end: after the final sample). */
 json_t *op_step_end(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                     uint32_t job_id, uint32_t step_id, bool answer_at_end);
 
@@ -32,9 +28,8 @@ json_t *op_set_class(struct np_daemon *d, const struct np_peer *peer, uint32_t j
 json_t *op_migrate(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                    const struct np_proto_request *req);
 
-/** Decode one request line and run its op (ping is answered here). A migrate queued, or a
- *  step_end whose report is with the writer, sets *@p pending (the client's tag) and returns
- *  NULL: the reply comes later (client_answer_tag). */
+/** Decode one request line and run its op. NULL with *@p pending set: the reply comes later
+ *  (client_answer_tag), a migrate queued or a step_end whose report is with the writer. */
 json_t *handlers_dispatch(struct np_daemon *d, const struct np_peer *peer, uint64_t *pending,
                           const char *buf, size_t len);
 

@@ -134,12 +134,7 @@ int peer_uid(const struct peer_address *local, const struct peer_address *remote
     msg.req.sdiag_protocol = IPPROTO_TCP;
     msg.req.idiag_states = ~0u;
     fill_id(&msg.req.id, local, remote);
-    if (send(fd, &msg, sizeof(msg), 0) < 0) {
-        rc = -errno;
-        close(fd);
-        return rc;
-    }
-    n = recv(fd, reply, sizeof(reply), 0);
+    n = send(fd, &msg, sizeof(msg), 0) < 0 ? -1 : recv(fd, reply, sizeof(reply), 0);
     if (n < 0)
         rc = -errno;
     for (struct nlmsghdr *h = reply; n > 0 && NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {

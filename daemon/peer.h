@@ -1,10 +1,6 @@
-/*
- * peer.h - who may read the metrics page, which names every job's user and id on the node (status
- * shows a user only their own): a peer on this host, by loopback or the host's own addresses, only
- * as root or a user of metrics_users (its uid the kernel's, by NETLINK_SOCK_DIAG); other hosts
- * from the networks of metrics_allow. A network never lets a local peer in: any local user could
- * otherwise read the page through 127.0.0.1 or the node's own address.
- */
+/* peer.h - who may read the metrics page, which names every job's user: a local peer as root or
+ * a user of metrics_users (its uid by NETLINK_SOCK_DIAG), other hosts by metrics_allow's networks,
+ * which never let a local peer in (any local user could come through 127.0.0.1). */
 #ifndef NUMAPLACED_PEER_H
 #define NUMAPLACED_PEER_H
 
@@ -29,9 +25,8 @@ struct peer_address peer_address_of(const struct sockaddr *sa);
 /** 127.0.0.0/8 or ::1. */
 bool peer_is_loopback(const struct peer_address *a);
 
-/** May this peer read the page? One whose socket was found here (@p local_uid_known): when @p uid
- *  is root's or in mc->uids. A loopback peer not found: never. Another host: when its address is
- *  in one of mc->nets. Pure: no lookup, no log; @p why: on refusal, why (for the log). */
+/** May this peer read the page? A local one (@p local_uid_known) by @p uid, a loopback one not
+ *  found never, another host by mc->nets. Pure; @p why: on refusal, why (for the log). */
 bool peer_allowed(const struct peer_address *remote, bool local_uid_known, uid_t uid,
                   const struct np_metrics_config *mc, char *why, size_t why_size);
 
@@ -43,14 +38,12 @@ struct peer_holder {
 };
 
 /** May @p who take one more of @p max slots, @p held[0..nheld) taken? Root here: any free one;
- *  others only outside the @p reserved for root and while holding fewer than @p per_peer (a local
- *  user by uid, another host by address), so half-sent requests keep no one out. Pure. */
+ *  others outside the @p reserved for root, fewer than @p per_peer (by uid or address). Pure. */
 bool peer_slot_admit(const struct peer_holder *held, unsigned nheld, unsigned max,
                      unsigned reserved, unsigned per_peer, const struct peer_holder *who);
 
-/** The uid owning the TCP socket at the other end of @p local <- @p remote (both on this host),
- *  by the kernel's exact 4-tuple lookup (inet_diag). @return 0, or -errno (-ENOENT: no such
- *  socket here; -ESTALE: only its TIME_WAIT remains) */
+/** The uid owning the TCP socket at the other end of @p local <- @p remote, by inet_diag.
+ *  @return 0, or -errno (-ENOENT: no such socket here; -ESTALE: only its TIME_WAIT remains) */
 int peer_uid(const struct peer_address *local, const struct peer_address *remote, uid_t *uid);
 
 #endif /* NUMAPLACED_PEER_H */

@@ -1,6 +1,5 @@
 /* --numa-policy=auto's placement hint (the reply to advise): node traffic against capacity, and
- * the job's history of (user, job name) sensitivities, kept across restarts (daemon.h,
- * docs/auto.md). */
+ * the history of (user, job name) sensitivities, kept across restarts (docs/auto.md). */
 #include "daemon.h"
 
 #include <errno.h>
@@ -89,8 +88,7 @@ static json_t *history_json(const struct np_hint_state *a, uid_t uid, const char
 
     if (i < 0 || a->history[i].high + a->history[i].low == 0)
         return NULL;
-    /* The majority of the runs; a tie counts as high (interleaving a sensitive job on a loaded
-     * node costs less than leaving it there). */
+    /* The majority of the runs; a tie counts as high (interleaving a sensitive job costs less) */
     return json_pack("{s:s, s:i}", "sensitivity",
                      a->history[i].high >= a->history[i].low ? "high" : "low", "runs",
                      (int)(a->history[i].high + a->history[i].low));
@@ -130,13 +128,11 @@ json_t *op_advise(struct np_daemon *d, const struct np_peer *peer, uint32_t job_
                 o, "utilisation",
                 json_real(fmin(view->node_bandwidth[n] / (a->capacity_mbps[n] * 1e6), 1000.0)));
         else if (o && !measured && d->cfg.auto_load == NP_AUTO_LOAD_CPU_BUSY &&
-                 isfinite(a->node_busy[n])) { /* the proxy the site chose, named as one */
-            json_t *busy = json_pack("{s:s, s:f, s:b}", "load_from", NP_PROTO_LOAD_CPU_BUSY,
-                                     "utilisation", a->node_busy[n], "loaded",
-                                     a->threshold > 0 && a->node_busy[n] > a->threshold);
-            json_object_update(o, busy);
-            json_decref(busy);
-        }
+                 isfinite(a->node_busy[n])) /* the proxy the site chose, named as one */
+            json_object_update_new(o,
+                                   json_pack("{s:s, s:f, s:b}", "load_from", NP_PROTO_LOAD_CPU_BUSY,
+                                             "utilisation", a->node_busy[n], "loaded",
+                                             a->threshold > 0 && a->node_busy[n] > a->threshold));
         json_array_append_new(nodes, o);
     }
     migrator_view_free(view);
@@ -189,9 +185,8 @@ int history_find(const struct np_hint_state *a, uid_t uid, const char *name)
     return -1;
 }
 
-/* The entry (uid, name) replaces when every one is used. The entries are shared among the
- * users: one past their share (NPD_HISTORY_MAX over the users holding entries, @p uid among
- * them) replaces their own entry used longest ago; one within it, the entry used longest ago of
+/* The entry (uid, name) replaces when every one is used: a user past their share (NPD_HISTORY_MAX
+ * over the users holding entries) their own used longest ago, else the one used longest ago of
  * the user holding the most, so one user's many names never push out another's few. */
 static int history_victim(const struct np_hint_state *a, uid_t uid)
 {

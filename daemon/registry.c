@@ -1,5 +1,4 @@
-/* The steps (daemon.h): each one, the object, and their registry, a sorted index with binary
- * search, and registry.json (read back by registry_restore.c). */
+/* The steps (daemon.h): each one, their sorted index, and registry.json with its journal. */
 #include "daemon.h"
 
 #include <errno.h>
@@ -187,7 +186,8 @@ int registry_remove(struct np_registry *r, const struct np_daemon_job *job)
     return 0;
 }
 
-static json_t *job_entry_fields(const struct np_daemon_job *j)
+/* The step's entry in registry.json and the journal, without its report. */
+static json_t *job_entry(const struct np_daemon_job *j)
 {
     json_t *pids = json_array(), *starts = json_array();
 
@@ -215,21 +215,9 @@ static json_t *job_entry_fields(const struct np_daemon_job *j)
     return entry;
 }
 
-static json_t *job_entry(const struct np_daemon_job *j)
-{
-    json_t *entry = job_entry_fields(j);
+/* The journal: a step's entry, a task's or an end a line, tagged with the generation it follows */
 
-    /* Ended, its report not durable yet (with the writer, or held): a restart writes this one. */
-    if (entry && j->final_report)
-        json_object_set(entry, "report", j->final_report);
-    return entry;
-}
-
-/* The journal's lines since the last snapshot: one step's entry, or its end, each tagged with the
- * snapshot generation it follows (a line of an older generation is already in the snapshot). */
-
-/* The journal would pass its bound with @p more bytes: fold it into registry.json first. Not
- * while saves fail (a full disk): the tick retries those, once per interval. */
+/* The journal would pass its bound with @p more bytes: fold it into registry.json first. */
 static void compact_if_due(struct np_daemon *d, size_t more)
 {
     const struct np_registry *r = &d->registry;
@@ -254,8 +242,7 @@ static void journal_append(struct np_daemon *d, json_t *line)
     if (line)
         json_object_set_new(line, "gen", json_integer((json_int_t)d->registry.generation));
     body = line ? json_dumps(line, JSON_COMPACT | NP_JSON_REALS) : NULL;
-    /* Each line starts with its newline: a line cut short (a full disk) is ended by the next
-     * one's, which then reads whole; empty lines are skipped. */
+    /* Each line starts with its newline: one cut short (a full disk) is ended by the next's. */
     if (body && asprintf(&text, "\n%s", body) < 0)
         text = NULL;
     free(body);
@@ -269,8 +256,7 @@ static void journal_append(struct np_daemon *d, json_t *line)
     d->registry.journal_lines++; /* tried: a save in flight must not drop the journal */
     if (fd >= 0) {
         /* One write of a whole line: a kill -9 leaves it whole or absent. No fsync: a power loss
-         * loses at most the requests since the last tick's snapshot, which is flushed. A failed
-         * write is not logged here: the tick's snapshot fails too and says so, once a minute. */
+         * loses the requests since the last tick's snapshot, which also says when writes fail. */
         const ssize_t n = write(fd, text, strlen(text) + 1);
         if (n > 0)
             d->registry.journal_bytes += (size_t)n;
@@ -283,7 +269,12 @@ static void journal_append(struct np_daemon *d, json_t *line)
 
 void registry_note(struct np_daemon *d, const struct np_daemon_job *j)
 {
-    journal_append(d, json_pack("{s:o}", "entry", job_entry(j)));
+    json_t *entry = job_entry(j);
+
+    /* Ended, its report not durable yet (with the writer, or held): a restart writes this one. */
+    if (entry && j->final_report)
+        json_object_set(entry, "report", j->final_report);
+    journal_append(d, json_pack("{s:o}", "entry", entry));
 }
 
 void registry_note_task(struct np_daemon *d, const struct np_daemon_job *j, json_t *task)
@@ -314,10 +305,9 @@ void registry_note_end(struct np_daemon *d, uint32_t job_id, uint32_t step_id)
     journal_append(d, json_pack("{s:[I, I]}", "end", (json_int_t)job_id, (json_int_t)step_id));
 }
 
-/* The journal without its first @p held bytes (what the snapshot just written holds): under
- * steady requests every save has lines appended meanwhile, and the journal would only grow. On
- * the loop, as appends are; a copy renamed over it (a kill -9 leaves the old one whole, its older
- * lines skipped at a restart by generation), not flushed, as appends are not. */
+/* The journal without its first @p held bytes (what the snapshot just written holds), or under
+ * steady requests it would only grow: a copy renamed over it (a kill -9 leaves the old one whole,
+ * its older lines skipped by generation), on the loop and not flushed, as appends are. */
 static bool copy_from(int in, size_t at, int out, size_t *copied)
 {
     char buf[8192];
@@ -414,9 +404,8 @@ static void registry_written(void *ctx, struct writer_job *w)
                  d->registry.journal_lines == d->registry.lines_at_submit);
 }
 
-/* registry.json's text: every step's entry, finishing ones too, a finished step's report spliced
- * in from its compact text, dumped once (held reports would otherwise be serialised again at
- * every save). @return new, or NULL (out of memory) */
+/* registry.json's text: every step's entry, a finished step's report spliced in from its compact
+ * text, dumped once rather than at every save. @return new, or NULL (out of memory) */
 static char *snapshot_text(const struct np_registry *r, uint64_t generation)
 {
     char *text = NULL;
@@ -430,7 +419,7 @@ static char *snapshot_text(const struct np_registry *r, uint64_t generation)
             (unsigned long long)generation);
     for (unsigned i = 0; ok && i < r->count; i++) {
         struct np_daemon_job *j = registry_at(r, i);
-        json_t *fields = job_entry_fields(j);
+        json_t *fields = job_entry(j);
         char *entry = fields ? json_dumps(fields, JSON_COMPACT | NP_JSON_REALS) : NULL;
 
         json_decref(fields);
@@ -462,13 +451,11 @@ void registry_save(struct np_daemon *d)
         r->dirty = true; /* one at a time: the next tick writes what changed since */
         return;
     }
-    /* A new generation for every attempt, whatever its outcome: a save whose rename landed but
-     * whose directory flush failed leaves registry.json at this generation, and the journal's
-     * next lines must follow it, not the one before. */
+    /* A new generation for every attempt: a save whose rename landed but whose directory flush
+     * failed leaves registry.json at it, and the journal's next lines must follow it. */
     text = snapshot_text(r, ++r->generation);
     r->dirty = false;
-    /* Serialised here; flushed (before it replaces the old one: a power loss never leaves it
-     * empty) on the writer's thread when there is one, so the loop goes on answering. */
+    /* Serialised here, flushed on the writer's thread when there is one: the loop answers on. */
     w = text ? writer_job_new(d->cfg.state_dir, "registry.json", text, strlen(text), (uid_t)-1,
                               0600, registry_written, NULL)
              : NULL;

@@ -38,7 +38,7 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
     json_int_t job_id, step_id, uid;
     double start = 0;
     const char *cpus = "", *policy = "", *sensitivity = "low", *class_name = NULL,
-               *class_source = NULL;
+               *class_source = NULL, *job_name;
     int unlabelled = 0;
     json_t *pids = NULL, *starts = NULL, *tasks = NULL, *report = NULL, *pid;
     struct np_err err = {0};
@@ -60,13 +60,10 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
         return -1;
     j->meta.start_epoch = start;
     j->restored = true;
-    {
-        /* What advise said the job is named, as advise accepts it; a numaplaced before it kept
-         * none. */
-        const char *job_name = json_string_value(json_object_get(entry, "job_name"));
-        if (job_name && strlen(job_name) < sizeof(j->job_name) && np_proto_printable(job_name))
-            snprintf(j->job_name, sizeof(j->job_name), "%s", job_name);
-    }
+    /* What advise said the job is named, as advise accepts it; a numaplaced before it kept none. */
+    job_name = json_string_value(json_object_get(entry, "job_name"));
+    if (job_name && strlen(job_name) < sizeof(j->job_name) && np_proto_printable(job_name))
+        snprintf(j->job_name, sizeof(j->job_name), "%s", job_name);
     /* a class an administrator set survives the restart */
     if (np_class_from_name(class_name, &j->job_class, NULL) == 0)
         job_set_class(j, j->job_class);
@@ -82,8 +79,7 @@ static int restore_entry(struct np_daemon *d, const char *path, size_t index, js
         j->tasks = json_incref(tasks);
     }
     if (json_is_object(report)) {
-        /* It ended before the stop and its report was not durable yet (the early step_end
-         * answer, or a spool that refused it): that report, its final figures, is written now. */
+        /* It ended before the stop, its report not durable yet: that report is written now. */
         j->final_report = json_incref(report);
         j->ended = true;
         NPD_LOG(d, INFO,

@@ -209,8 +209,7 @@ void report_hold_fini(struct np_daemon *d)
     memset(&d->report_hold, 0, sizeof(d->report_hold));
 }
 
-/* What became of the report @p name of @p j: logged; a refusal holds it (*@p text taken).
- * @return whether it is held */
+/* What became of @p j's report @p name, logged; a refusal holds it (*@p text taken): true. */
 static bool report_outcome(struct np_daemon *d, struct np_daemon_job *j, const char *name,
                            char **text, size_t len, int rc, const struct np_err *err)
 {

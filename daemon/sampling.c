@@ -1,5 +1,4 @@
-/* The node at start (topology, perf, housekeeping CPUs, the memory controllers' counters), the
- * steps each interval (daemon.h). */
+/* The node at start (topology, perf, housekeeping CPUs, uncore), the steps each interval. */
 #include "daemon.h"
 
 #include <dirent.h>
@@ -326,14 +325,14 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
         final || (now - j->last_detail_mono) * 1000.0 >= cfg->detail_interval_ms - half;
     struct np_sample s;
     bool cpus_changed = false;
+    double spent;
 
     if (!j->meta.helper_cpus[0])
         job_note_helper_cpus(d, j); /* the first sample: the step's CPUs are known by now */
     np_sampler_sample(&j->sampler, now, node_counters_read ? &d->counters : NULL, pages_due,
                       detail_due, &s);
     if (node_counters_read && !d->counters.irq_read && s.processes == 0) {
-        /* Its processes are gone: this may be its last sample, which its report's interrupt
-         * figures are taken from. */
+        /* Its processes are gone: maybe its last sample, whose interrupt figures the report has */
         np_node_counters_read_irq(&d->counters, d->cfg.proc_root);
         np_sampler_node_figures(&j->sampler, &d->counters, &s);
     }
@@ -366,12 +365,9 @@ void sampling_sample_job(struct np_daemon *d, struct np_daemon_job *j, double no
             np_trace_sample_cpus(line, &j->meta);
         trace_line(d, line);
     }
-    {
-        /* one clock read: a system call */
-        const double spent = np_clock_s(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-        j->stats.helper_cpu_s += spent;
-        d->totals.sampling_cpu_s += spent;
-    }
+    spent = np_clock_s(CLOCK_THREAD_CPUTIME_ID) - cpu0; /* one clock read: a system call */
+    j->stats.helper_cpu_s += spent;
+    d->totals.sampling_cpu_s += spent;
     d->totals.samples++;
 }
 
@@ -386,7 +382,7 @@ void uncore_bw_start(struct np_daemon *d)
     uint64_t rd, wr;
     int n;
 
-    uncore_bw_stop(d);
+    np_uncore_close(&d->uncore); /* a reload opens them afresh */
     if (!d->cfg.perf) {
         snprintf(d->uncore.why, sizeof(d->uncore.why), "unavailable: perf backend turned off");
         return;
@@ -413,9 +409,8 @@ void uncore_bw_start(struct np_daemon *d)
 
 void uncore_bw_reload(struct np_daemon *d, bool perf_before)
 {
-    if (d->cfg.perf == perf_before && d->uncore.nboxes > 0)
-        return;
-    uncore_bw_start(d);
+    if (d->cfg.perf != perf_before || d->uncore.nboxes == 0)
+        uncore_bw_start(d);
 }
 
 /* The node whose traffic box @p b counts, or -1. With sub-NUMA clustering the socket's traffic
@@ -476,9 +471,4 @@ void uncore_bw_apply(const struct np_daemon *d, struct np_node_view *view)
             view->node_bandwidth_source[n] = NP_BW_SOURCE_UNCORE;
             view->node_bandwidth_available = true;
         }
-}
-
-void uncore_bw_stop(struct np_daemon *d)
-{
-    np_uncore_close(&d->uncore);
 }

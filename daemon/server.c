@@ -59,8 +59,7 @@ bool server_admit(const struct np_daemon *d, uid_t uid)
             free_slots++;
         else if (d->clients[i].cred.uid == uid)
             by_uid++;
-    /* Root (slurmstepd registering a step) gets any free slot; anyone else only outside the
-     * slots kept for root and within a share of their own, so one user locks out no one. */
+    /* Root (slurmstepd) gets any free slot; others their share outside root's: none locks out */
     if (uid == 0)
         return free_slots > 0;
     return free_slots > NPD_ROOT_RESERVED && by_uid < NPD_MAX_PER_USER;
@@ -116,16 +115,11 @@ void server_accept(struct np_daemon *d)
             close(fd);
             continue;
         }
-        if (!server_admit(d, cred.uid)) {
-            log_refusal(d, cred.uid);
-            auth_peer_release(&cred);
-            close(fd);
-            continue;
-        }
         for (int i = 0; i < NPD_MAX_CLIENTS && !c; i++)
             if (d->clients[i].fd < 0)
                 c = &d->clients[i];
-        if (!c) { /* server_admit saw a free slot: cannot happen */
+        if (!c || !server_admit(d, cred.uid)) { /* no free slot is never admitted */
+            log_refusal(d, cred.uid);
             auth_peer_release(&cred);
             close(fd);
             continue;
@@ -137,8 +131,7 @@ void server_accept(struct np_daemon *d)
 void server_read(struct np_daemon *d, struct np_daemon_client *c)
 {
     char sink[256];
-    /* One request per connection: a client waiting for its answer (a migration, a step_end's
-     * report) that sends more has it dropped; its request must not be handled twice. */
+    /* One request per connection: more from a client waiting for its answer is dropped. */
     ssize_t n = c->pending ? recv(c->fd, sink, sizeof(sink), 0)
                            : recv(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len, 0);
     const char *nl;
@@ -161,8 +154,7 @@ void server_read(struct np_daemon *d, struct np_daemon_client *c)
     reply = handlers_dispatch(d, &c->cred, &c->pending, c->buf, (size_t)(nl - c->buf) + 1);
     if (reply)
         client_reply(c, reply);
-    /* else: a migration the worker will answer, or a step_end answered once its report is on
-     * disk; the client waits, with no timeout */
+    /* else: a migration, or a step_end answered once its report is on disk; no timeout */
 }
 
 void server_expire_idle(struct np_daemon *d, double now)

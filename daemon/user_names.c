@@ -54,8 +54,7 @@ static int nss_user_name(uid_t uid, char *buf, size_t len)
     return 0;
 }
 
-/* getgrnam_r and getpwnam_r with a buffer grown until the entry fits (a group of many members
- * needs more than a page). */
+/* getgrnam_r with a buffer grown until the entry fits (a large group needs more than a page). */
 static int nss_group_members(const char *group, gid_t *gid, uid_t **members)
 {
     size_t size = 16384;
@@ -220,9 +219,8 @@ static void *look_up_group(void *arg)
     return NULL;
 }
 
-/* With the lock held: a lookup of @p group for the caller to start unlocked (new), or NULL when
- * one is under way, the answer is fresh, or "" asks for none. @p anew: whatever the answer's age,
- * and over one under way (maybe started before the group changed). */
+/* With the lock held: a lookup of @p group to start unlocked (new), or NULL (one under way, a
+ * fresh answer, or ""). @p anew: whatever the answer's age, and over one under way. */
 static struct group_lookup *group_lookup_due(const char *group, bool anew)
 {
     struct group_lookup *l;

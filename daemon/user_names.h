@@ -1,10 +1,5 @@
-/*
- * user_names.h - what the name service says, looked up off the loop (LDAP or NIS may take seconds
- * and the loop must never wait): user names for the metrics page, asked for at registration and
- * taken by a scrape as known by then (the uid's number until it is); and admin_group's gid and
- * members, asked for at start and each reload, against which set-class and migrate check a peer,
- * asking afresh once the answer is NPD_ADMIN_GROUP_REFRESH_S old.
- */
+/* user_names.h - the name service, asked off the loop (LDAP may take seconds): user names for the
+ * metrics page, and admin_group's gid and members, against which set-class and migrate check. */
 #ifndef NUMAPLACED_USER_NAMES_H
 #define NUMAPLACED_USER_NAMES_H
 
@@ -25,14 +20,12 @@ bool user_name_get(uid_t uid, char *buf, size_t len);
  * a user taken out of the group loses the rights within about this long, or at once on SIGHUP. */
 #define NPD_ADMIN_GROUP_REFRESH_S 60.0
 
-/** Look @p group's gid and members up again on a thread of its own ("" forgets the answer); the
- *  answer there is serves until the new one comes. Never blocks. */
+/** Look @p group's gid and members up again on a thread ("" forgets them). Never blocks. */
 void admin_group_want(const char *group);
 
-/** Is a peer of @p uid and @p gid with the @p ngroups supplementary @p groups (its process's) in
- *  @p group by the latest answer: by its gid or groups, or listed (getent group)? Never blocks:
- *  an old answer serves while a new one is looked up. @return 1, 0 (or no such group), -EAGAIN:
- *  no answer yet */
+/** Is a peer of @p uid, @p gid and supplementary @p groups in @p group by the latest answer (its
+ *  gid, its groups, or listed)? Never blocks. @return 1, 0 (or no such group), -EAGAIN: no answer
+ *  yet */
 int admin_group_has(const char *group, uid_t uid, gid_t gid, const gid_t *groups, unsigned ngroups);
 
 /** The name service as the lookups see it; tests put a slow or failing one in its place. */

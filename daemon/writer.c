@@ -71,14 +71,10 @@ struct writer_job *writer_job_new(const char *dir, const char *name, char *data,
         free(data);
         return NULL;
     }
+    *job = (struct writer_job){
+        .data = data, .len = len, .reader = reader, .mode = mode, .done = done, .arg = arg};
     memcpy(job->dir, dir, strlen(dir) + 1);
     memcpy(job->name, name, strlen(name) + 1);
-    job->data = data;
-    job->len = len;
-    job->reader = reader;
-    job->mode = mode;
-    job->done = done;
-    job->arg = arg;
     return job;
 }
 

@@ -1,9 +1,5 @@
-/*
- * writer.h - numaplaced's durable writes off the loop thread (a registration must not wait for a
- * report's fsync): one thread writes the queued jobs in order with safe_write; the loop polls
- * writer_fd and runs their completions on its own thread, in submission order. The thread sees
- * only bytes and a path, nothing of the daemon's.
- */
+/* writer.h - durable writes off the loop (a registration must not wait for an fsync), in order on
+ * a thread that sees only bytes and a path; the loop polls writer_fd and runs the completions. */
 #ifndef NUMAPLACED_WRITER_H
 #define NUMAPLACED_WRITER_H
 
@@ -30,8 +26,7 @@ struct writer_job {
     struct np_err err; /**< why, when rc < 0 */
 };
 
-/** A job for @p name in @p dir, @p data (@p len bytes) stolen. @return NULL (@p data freed): out
- *  of memory, or a name too long */
+/** A job for @p name in @p dir, @p data stolen. @return NULL (@p data freed) on failure */
 struct writer_job *writer_job_new(const char *dir, const char *name, char *data, size_t len,
                                   uid_t reader, mode_t mode,
                                   void (*done)(void *ctx, struct writer_job *job), void *arg);
@@ -45,19 +40,16 @@ int writer_fd(const struct writer *w);
 /** Queue @p job (stolen). Never blocks on the disk. */
 void writer_submit(struct writer *w, struct writer_job *job);
 
-/** Queue @p job (stolen) on @p w; with none (start-up, stop, the unit suites) write it here and
- *  run its completion at once, with @p ctx. */
+/** Queue @p job (stolen) on @p w; with none, write it and run its completion here, with @p ctx. */
 void writer_run(struct writer *w, struct writer_job *job, void *ctx);
 
 /** Jobs queued or being written, not yet collected. */
 unsigned writer_pending(struct writer *w);
 
-/** On the loop thread: every done job's completion, in submission order; frees them. @return
- *  how many */
+/** On the loop thread: every done job's completion, in order; frees them. @return how many */
 unsigned writer_collect(struct writer *w, void *ctx);
 
-/** Write everything queued, then end the thread (the completions are still to be collected).
- *  Idempotent. */
+/** Write everything queued, then end the thread (completions still to collect). Idempotent. */
 void writer_stop(struct writer *w);
 
 /** writer_stop, then free what is left (uncollected jobs without their completion). NULL ok. */

@@ -31,6 +31,8 @@ while True:
     arrived = time.monotonic()
     time.sleep(2.5 if req.get("pages") == 777 else 0.3)
     result = {"summary": f"fake move {req['from']} -> {req['to']}", "jobs": []}
+    if req.get("pages") == 666:  # a reply without the members numaplaced always sends
+        result = {"jobs": [{"job": 7}]}
     answered = time.monotonic()
     conn.sendall((json.dumps({"v": 1, "ok": True, "result": result}) + "\n").encode())
     conn.close()
@@ -174,4 +176,9 @@ if [ "$rc" != 1 ] || ! grep -q "fifo: not a regular file (- reads standard input
   fail "migrate --script FIFO: exit $rc: $(cat "$dir/err")"
 fi
 [ ! -e "$dir/requests.jsonl" ] || fail "a refused script sent requests"
+
+# --- a reply without a summary or a job's class: "-" in their place (it crashed in puts) ---
+"$numaplace" migrate --from 0 --to 1 --pages 666 >"$dir/out" 2>&1 || fail "migrate: $(cat "$dir/out")"
+grep -qx -- '-' "$dir/out" && grep -q '^  job 7\..* (-): planned 0, moved 0' "$dir/out" ||
+  fail "migrate, reply without members: $(cat "$dir/out")"
 echo "cli_scenario: ok"

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "fd_budget.h"
 #include "np_test.h"
 
 /* A listener on an abstract Unix address and a client connected to it, its connection waiting. */

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "fd_budget.h"
 #include "ops.h"
 #include "np_daemon_test.h"
 

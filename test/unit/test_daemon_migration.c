@@ -375,6 +375,12 @@ START_TEST(view_carries_tiers_and_fast_tier_steps)
     ck_assert_uint_eq(view->njobs, 1);
     ck_assert(view->jobs[0].wants_fast_tier == (_i >= 1));
     ck_assert_str_eq(view->kernel_tiering, ""); /* demotion off, NUMA balancing mode 1 */
+    /* HMAT as the guest's firmware gave it: HBM 120 ns and 80 GB/s beside DRAM's 100 and 20 */
+    ck_assert_float_eq_tol(view->latency_ratio[0][2], 1.2f, 1e-6f);
+    ck_assert_float_eq_tol(view->latency_ratio[1][3], 1.2f, 1e-6f);
+    ck_assert_float_eq(view->latency_ratio[0][1], 0.0f); /* not in HMAT: SLIT counts */
+    ck_assert_double_eq(view->capacity[0], 20480e6);
+    ck_assert_double_eq(view->capacity[2], 81920e6);
     migrator_view_free(view);
 }
 END_TEST
