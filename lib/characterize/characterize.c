@@ -61,15 +61,9 @@ static void *alloc_on(uint64_t nodes, size_t bytes)
 {
     struct bitmask *mask;
     void *buf;
-    unsigned only = 0, count = 0;
 
-    for (unsigned n = 0; n < 64; n++)
-        if (nodes & (UINT64_C(1) << n)) {
-            only = n;
-            count++;
-        }
-    if (count == 1)
-        return numa_alloc_onnode(bytes, (int)only);
+    if (__builtin_popcountll(nodes) == 1)
+        return numa_alloc_onnode(bytes, __builtin_ctzll(nodes));
     mask = numa_bitmask_alloc((unsigned)numa_max_possible_node() + 1);
     if (!mask)
         return NULL;

@@ -368,18 +368,11 @@ double np_profile_scale_for_pair(const struct np_profile *p, unsigned cpu_node, 
  * Memory Latency Checker prints them ---- */
 enum column { LATENCY, BANDWIDTH, PENALTY, DISTANCE };
 
-static bool is_row(const struct np_profile *p, unsigned node)
+/* Whether some pair has @p node as its CPU node (a row) or, with @p column, its memory node. */
+static bool has_pair(const struct np_profile *p, unsigned node, bool column)
 {
     for (size_t i = 0; i < p->pair_count; i++)
-        if (p->pairs[i].cpu_node == node)
-            return true;
-    return false;
-}
-
-static bool is_column(const struct np_profile *p, unsigned node)
-{
-    for (size_t i = 0; i < p->pair_count; i++)
-        if (p->pairs[i].mem_node == node)
+        if ((column ? p->pairs[i].mem_node : p->pairs[i].cpu_node) == node)
             return true;
     return false;
 }
@@ -388,37 +381,32 @@ static void cell(FILE *out, const struct np_profile_pair *pair, enum column what
 {
     double v = NAN;
 
-    if (pair && what == DISTANCE) {
-        if (pair->distance > 0)
-            fprintf(out, " %9d", pair->distance);
-        else
-            fprintf(out, " %9s", "-");
-        return;
-    }
     if (pair)
-        v = what == LATENCY     ? pair->latency_ns
-            : what == BANDWIDTH ? pair->bandwidth_mb_s
-                                : pair->remote_penalty;
+        v = what == LATENCY      ? pair->latency_ns
+            : what == BANDWIDTH  ? pair->bandwidth_mb_s
+            : what == PENALTY    ? pair->remote_penalty
+            : pair->distance > 0 ? pair->distance
+                                 : NAN; /* no SLIT */
     if (!isfinite(v))
         fprintf(out, " %9s", "-");
     else
-        fprintf(out, what == PENALTY ? " %9.2f" : " %9.1f", v);
+        fprintf(out, what == PENALTY ? " %9.2f" : what == DISTANCE ? " %9.0f" : " %9.1f", v);
 }
 
 static void matrix(FILE *out, const struct np_profile *p, const char *title, enum column what)
 {
     fprintf(out, "%s\n  cpu\\mem", title);
     for (unsigned c = 0; c < p->node_count; c++)
-        if (is_column(p, p->nodes[c].os_index))
+        if (has_pair(p, p->nodes[c].os_index, true))
             fprintf(out, " %9u", p->nodes[c].os_index);
     fputc('\n', out);
     for (unsigned r = 0; r < p->node_count; r++) {
         unsigned row = p->nodes[r].os_index;
-        if (!is_row(p, row))
+        if (!has_pair(p, row, false))
             continue;
         fprintf(out, "  %7u", row);
         for (unsigned c = 0; c < p->node_count; c++)
-            if (is_column(p, p->nodes[c].os_index))
+            if (has_pair(p, p->nodes[c].os_index, true))
                 cell(out, np_profile_pair(p, row, p->nodes[c].os_index), what);
         fputc('\n', out);
     }

@@ -59,15 +59,22 @@ static int set_path(char *dst, size_t size, const char *key, const char *value, 
     return 0;
 }
 
+/* Digits only, no sign or blank, and no overflow. */
+static bool parse_decimal(const char *text, unsigned long long *out)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtoull(text, &end, 10);
+    return isdigit((unsigned char)text[0]) && !*end && !errno;
+}
+
 static int set_uint(uint64_t *out, const char *key, const char *value, uint64_t min, uint64_t max,
                     struct np_err *err)
 {
-    char *end;
     unsigned long long v;
 
-    errno = 0;
-    v = strtoull(value, &end, 10);
-    if (!isdigit((unsigned char)value[0]) || *end || errno || v < min || v > max)
+    if (!parse_decimal(value, &v) || v < min || v > max)
         return np_err_set(err, -EINVAL, "%s=\"%s\": an integer from %llu to %llu is required", key,
                           value, (unsigned long long)min, (unsigned long long)max);
     *out = v;
@@ -213,10 +220,10 @@ static int set_housekeeping_cpus(struct np_helper_config *cfg, const char *key, 
 /* numaplaced's Prometheus endpoint settings. */
 static int parse_listen(struct np_metrics_config *mc, const char *value, struct np_err *err)
 {
+    const bool v6 = value[0] == '['; /* [IPv6]:PORT */
     char host[64];
     const char *colon;
-    char *end;
-    unsigned long port;
+    unsigned long long port;
     size_t hlen;
 
     if (!*value) {
@@ -227,22 +234,13 @@ static int parse_listen(struct np_metrics_config *mc, const char *value, struct 
     if (!colon || colon == value || strlen(value) >= sizeof(mc->listen))
         goto bad;
     hlen = (size_t)(colon - value);
-    if (value[0] == '[') {
-        if (hlen < 3 || value[hlen - 1] != ']')
-            goto bad;
-        snprintf(host, sizeof(host), "%.*s", (int)(hlen - 2), value + 1);
-        if (inet_pton(AF_INET6, host, mc->addr) != 1)
-            goto bad;
-        mc->family = AF_INET6;
-    } else {
-        snprintf(host, sizeof(host), "%.*s", (int)hlen, value);
-        if (inet_pton(AF_INET, host, mc->addr) != 1)
-            goto bad;
-        mc->family = AF_INET;
-    }
-    errno = 0;
-    port = strtoul(colon + 1, &end, 10);
-    if (!isdigit((unsigned char)colon[1]) || *end || errno || port < 1 || port > 65535)
+    if (v6 && (hlen < 3 || value[hlen - 1] != ']'))
+        goto bad;
+    snprintf(host, sizeof(host), "%.*s", (int)(v6 ? hlen - 2 : hlen), v6 ? value + 1 : value);
+    mc->family = v6 ? AF_INET6 : AF_INET;
+    if (inet_pton(mc->family, host, mc->addr) != 1)
+        goto bad;
+    if (!parse_decimal(colon + 1, &port) || port < 1 || port > 65535)
         goto bad;
     mc->port = (uint16_t)port;
     snprintf(mc->listen, sizeof(mc->listen), "%s", value);
@@ -261,11 +259,8 @@ static int parse_uid(const char *item, uid_t *out)
     struct passwd pw, *found = NULL;
 
     if (isdigit((unsigned char)item[0])) {
-        char *end;
-        unsigned long v;
-        errno = 0;
-        v = strtoul(item, &end, 10);
-        if (*end || errno || v >= (uid_t)-1)
+        unsigned long long v;
+        if (!parse_decimal(item, &v) || v >= (uid_t)-1)
             return -EINVAL;
         *out = (uid_t)v;
         return 0;
@@ -274,6 +269,18 @@ static int parse_uid(const char *item, uid_t *out)
         return -ENOENT;
     *out = found->pw_uid;
     return 0;
+}
+
+static char *trim(char *s)
+{
+    char *end;
+
+    while (isspace((unsigned char)*s))
+        s++;
+    end = s + strlen(s);
+    while (end > s && isspace((unsigned char)end[-1]))
+        *--end = '\0';
+    return s;
 }
 
 /* Calls @p fn on each comma-separated, trimmed, non-empty item; stops at its first error. */
@@ -287,14 +294,9 @@ static int each_item(const char *value, char *bad, size_t bad_size,
         return -EINVAL;
     }
     snprintf(copy, sizeof(copy), "%s", value);
-    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        char *end;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        const char *item = trim(tok);
         int rc;
-        while (isspace((unsigned char)*item))
-            item++;
-        end = item + strlen(item);
-        while (end > item && isspace((unsigned char)end[-1]))
-            *--end = '\0';
         if (!*item)
             continue;
         if ((rc = fn(item, arg)) < 0) {
@@ -330,10 +332,10 @@ static int add_net(const char *item, void *arg)
 
 int np_cidr_parse(const char *text, struct np_cidr *out)
 {
-    char host[64], *end;
+    char host[64];
     const char *slash = strchr(text, '/');
     const size_t hlen = slash ? (size_t)(slash - text) : strlen(text);
-    unsigned long prefix;
+    unsigned long long max, prefix;
 
     if (hlen == 0 || hlen >= sizeof(host))
         return -EINVAL;
@@ -345,14 +347,9 @@ int np_cidr_parse(const char *text, struct np_cidr *out)
         out->family = AF_INET6;
     else
         return -EINVAL;
-    prefix = out->family == AF_INET ? 32 : 128;
-    if (slash) {
-        errno = 0;
-        const unsigned long max = prefix;
-        prefix = strtoul(slash + 1, &end, 10);
-        if (!isdigit((unsigned char)slash[1]) || *end || errno || prefix > max)
-            return -EINVAL;
-    }
+    prefix = max = out->family == AF_INET ? 32 : 128;
+    if (slash && (!parse_decimal(slash + 1, &prefix) || prefix > max))
+        return -EINVAL;
     out->prefix = (unsigned)prefix;
     return 0;
 }
@@ -370,18 +367,14 @@ bool np_cidr_contains(const struct np_cidr *net, int family, const unsigned char
 
 static int parse_step_series(struct np_metrics_config *mc, const char *value, struct np_err *err)
 {
-    char *end;
-    unsigned long n;
+    unsigned long long n;
 
     if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
         mc->step_series_off = value[1] == 'f';
         mc->step_series_max = 0;
         return 0;
     }
-    errno = 0;
-    n = strtoul(value, &end, 10);
-    if (!isdigit((unsigned char)value[0]) || *end || errno || n < 1 ||
-        n > NP_METRICS_MAX_STEP_SERIES)
+    if (!parse_decimal(value, &n) || n < 1 || n > NP_METRICS_MAX_STEP_SERIES)
         return np_err_set(err, -EINVAL,
                           "metrics_step_series=\"%s\": accepted: on (every step), off (no per-step "
                           "series), or the most steps with series, from 1 to %d",
@@ -391,11 +384,9 @@ static int parse_step_series(struct np_metrics_config *mc, const char *value, st
     return 0;
 }
 
-/* Set one metrics key. metrics_listen: "" or HOST:PORT with an IPv4 address or [IPv6];
- * metrics_users: "" or user names or uids, comma-separated (names must exist on this node);
- * metrics_allow: "" or CIDRs (a.b.c.d/n, ipv6/n; no /n = one address); metrics_step_series: on,
- * off, or a number of steps from 1 to NP_METRICS_MAX_STEP_SERIES. @return 0, or -EINVAL with @p err
- * naming the key, the value and what is accepted */
+/* Set one metrics key (numaplaced(8), METRICS; each parser's error says what it accepts): a list
+ * replaces the last. @return 0, or -EINVAL with @p err naming the key, the value and what is
+ * accepted */
 static int set_metrics(struct np_helper_config *cfg, const char *key, const char *value,
                        struct np_err *err)
 {
@@ -561,18 +552,6 @@ int np_helper_config_set(struct np_helper_config *cfg, const char *key, const ch
             return set_key(cfg, &helper_keys[i], value, err);
     return np_err_set(err, -EINVAL, "unknown key \"%s\"; accepted: %s", key,
                       np_helper_config_keys());
-}
-
-static char *trim(char *s)
-{
-    char *end;
-
-    while (isspace((unsigned char)*s))
-        s++;
-    end = s + strlen(s);
-    while (end > s && isspace((unsigned char)end[-1]))
-        *--end = '\0';
-    return s;
 }
 
 /* Longer lines are refused whole: a line cut in two would have its tail read as a setting. */

@@ -53,17 +53,9 @@ void np_logf(const struct np_log *log, enum np_log_level level, const char *fmt,
 
 const char *np_log_level_name(enum np_log_level level)
 {
-    switch (level) {
-    case NP_LOG_ERROR:
-        return "error";
-    case NP_LOG_WARNING:
-        return "warning";
-    case NP_LOG_INFO:
-        return "info";
-    case NP_LOG_DEBUG:
-        return "debug";
-    }
-    return "unknown";
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+
+    return (unsigned)level <= NP_LOG_DEBUG ? names[level] : "unknown";
 }
 
 double np_clock_s(clockid_t clock)

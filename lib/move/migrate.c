@@ -43,7 +43,8 @@ uint64_t np_rate_limiter_take(struct np_rate_limiter *rl, uint64_t bytes)
         return 0;
     for (;;) {
         const uint64_t now = np_now_ns();
-        double deficit;
+        uint64_t before;
+        double wait_ns;
 
         rl->tokens += (double)(now - rl->last_ns) * rl->bytes_per_s / 1e9;
         rl->last_ns = now;
@@ -54,15 +55,12 @@ uint64_t np_rate_limiter_take(struct np_rate_limiter *rl, uint64_t bytes)
             rl->tokens -= (double)bytes;
             return slept;
         }
-        deficit = (double)bytes - rl->tokens;
-        {
-            const double wait_ns = deficit / rl->bytes_per_s * 1e9;
-            struct timespec ts = {.tv_sec = (time_t)(wait_ns / 1e9),
-                                  .tv_nsec = (long)((uint64_t)wait_ns % 1000000000ull)};
-            const uint64_t before = np_now_ns();
-            nanosleep(&ts, NULL);
-            slept += np_now_ns() - before;
-        }
+        wait_ns = ((double)bytes - rl->tokens) / rl->bytes_per_s * 1e9;
+        before = np_now_ns();
+        nanosleep(&(struct timespec){.tv_sec = (time_t)(wait_ns / 1e9),
+                                     .tv_nsec = (long)((uint64_t)wait_ns % 1000000000ull)},
+                  NULL);
+        slept += np_now_ns() - before;
     }
 }
 
@@ -450,19 +448,13 @@ static int count_on_node(pid_t pid, unsigned src, const struct np_move_options *
 }
 
 /*
- * migrate_pages(2) of @p pid from the nodes in @p from to those in @p to (@p maxnode bits).
- * Unless @p move_shared, the call runs with CAP_SYS_NICE out of the calling thread's effective
- * set, so the kernel treats it as MPOL_MF_MOVE (pages mapped by other processes stay) instead
- * of MPOL_MF_MOVE_ALL; it is back in the set before this returns.
+ * migrate_pages(2) of @p pid from the nodes in @p from to those in @p to (@p maxnode bits). The
+ * kernel moves shared pages too when the caller is capable(CAP_SYS_NICE) (MPOL_MF_MOVE_ALL,
+ * mm/mempolicy.c), so unless @p move_shared the call runs with CAP_SYS_NICE out of this thread's
+ * effective set (capset(2) is per thread: the daemon's other threads never see it), put back
+ * before this returns. Root still moves another user's process (CAP_SYS_PTRACE).
  * @return what migrate_pages returns (pages that failed, or -1 with errno); -1 with errno from
  *         capset when the capability could not be dropped (nothing was moved then)
- *
- * The kernel's migrate_pages moves every page of the process, shared ones included, when the
- * caller is capable(CAP_SYS_NICE) (MPOL_MF_MOVE_ALL), and only the pages the process alone maps
- * otherwise (MPOL_MF_MOVE, mm/mempolicy.c). Root keeps the right to move another user's
- * process without it (CAP_SYS_PTRACE answers the kernel's ptrace_may_access check). Capabilities
- * are per thread: capset(2) changes the calling thread only, so the daemon's other threads
- * never see the change.
  */
 static long migrate_own_pages(pid_t pid, unsigned long maxnode, const unsigned long *from,
                               const unsigned long *to, bool move_shared)
@@ -498,12 +490,10 @@ static long migrate_own_pages(pid_t pid, unsigned long maxnode, const unsigned l
 }
 
 /*
- * All the process has on S with one migrate_pages call: the kernel walks the page tables
- * itself, fast even over huge sparse mappings that a walk address by address would crawl
- * through. Shared pages stay unless options->move_shared (migrate_own_pages). The call only
- * says how many pages failed, not which or why, and skips shared pages without a word: one
- * page-by-page pass over what is still on S then moves what it can and counts the rest by
- * cause. That pass walks only the mappings still holding pages on S (mostly the shared ones).
+ * The whole path (numaplace/engine.h): the kernel walks the page tables itself, fast even over
+ * huge sparse mappings. migrate_pages says only how many pages failed and skips shared ones
+ * without a word, so the page-by-page pass after it, over the mappings still holding pages on S,
+ * counts the rest by cause.
  */
 static int move_whole(struct partial_move *m, struct np_err *err)
 {

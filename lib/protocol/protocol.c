@@ -342,7 +342,7 @@ int np_proto_decode(const char *buf, size_t len, struct np_proto_request *out, s
     json_error_t jerr;
     json_t *obj, *v;
     const char *op;
-    size_t i;
+    unsigned i;
     int rc = 0;
 
     memset(out, 0, sizeof(*out));
@@ -379,9 +379,7 @@ int np_proto_decode(const char *buf, size_t len, struct np_proto_request *out, s
         rc = np_err_set(err, -EINVAL, "request has no \"op\"; accepted: %s", OP_LIST);
         goto out;
     }
-    for (i = 0; i < N_OPS && strcmp(op, op_names[i]) != 0; i++)
-        ;
-    if (i == N_OPS) {
+    if (np_name_parse(&ops, op, &i, NULL) < 0) {
         rc = np_err_set(err, -EINVAL, "unknown op \"%.64s\"; accepted: %s", op, OP_LIST);
         goto out;
     }
@@ -586,15 +584,16 @@ static int send_by(int fd, const char *socket_path, const char *line,
     return 0;
 }
 
-static void deadline_in(unsigned timeout_ms, struct timespec *deadline)
+static struct timespec deadline_in(unsigned timeout_ms)
 {
-    clock_gettime(CLOCK_MONOTONIC, deadline);
-    deadline->tv_sec += timeout_ms / 1000;
-    deadline->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline->tv_nsec >= 1000000000L) {
-        deadline->tv_sec++;
-        deadline->tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline;
+    long ns;
+
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    ns = deadline.tv_nsec + (long)(timeout_ms % 1000) * 1000000L;
+    deadline.tv_sec += timeout_ms / 1000 + ns / 1000000000L;
+    deadline.tv_nsec = ns % 1000000000L;
+    return deadline;
 }
 
 /* Read the reply on @p fd before @p deadline and check it (np_proto_reply_check). */
@@ -662,14 +661,16 @@ out:
     return rc;
 }
 
-/* Connect, send @p line and, with @p reply, read the answer, all before one deadline. */
-static int call(const char *socket_path, const char *line, unsigned timeout_ms, json_t **reply,
-                struct np_err *err)
+/* Connect, send @p line and, with @p reply (np_proto_send passes none), read the answer, all
+ * before one deadline. */
+int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms, json_t **reply,
+                  struct np_err *err)
 {
-    struct timespec deadline;
+    const struct timespec deadline = deadline_in(timeout_ms);
     int fd, rc;
 
-    deadline_in(timeout_ms, &deadline);
+    if (reply)
+        *reply = NULL;
     fd = connect_by(socket_path, timeout_ms, &deadline, err);
     if (fd < 0)
         return fd;
@@ -680,39 +681,29 @@ static int call(const char *socket_path, const char *line, unsigned timeout_ms, 
     return rc;
 }
 
-int np_proto_call(const char *socket_path, const char *line, unsigned timeout_ms, json_t **reply,
-                  struct np_err *err)
-{
-    *reply = NULL;
-    return call(socket_path, line, timeout_ms, reply, err);
-}
-
 int np_proto_send(const char *socket_path, const char *line, unsigned timeout_ms,
                   struct np_err *err)
 {
-    return call(socket_path, line, timeout_ms, NULL, err);
+    return np_proto_call(socket_path, line, timeout_ms, NULL, err);
 }
 
 int np_proto_connect(const char *socket_path, unsigned timeout_ms, struct np_err *err)
 {
-    struct timespec deadline;
+    const struct timespec deadline = deadline_in(timeout_ms);
 
-    deadline_in(timeout_ms, &deadline);
     return connect_by(socket_path, timeout_ms, &deadline, err);
 }
 
 int np_proto_send_on(int fd, const char *line, unsigned timeout_ms, struct np_err *err)
 {
-    struct timespec deadline;
+    const struct timespec deadline = deadline_in(timeout_ms);
 
-    deadline_in(timeout_ms, &deadline);
     return send_by(fd, NULL, line, &deadline, err);
 }
 
 int np_proto_receive(int fd, unsigned timeout_ms, json_t **reply, struct np_err *err)
 {
-    struct timespec deadline;
+    const struct timespec deadline = deadline_in(timeout_ms);
 
-    deadline_in(timeout_ms, &deadline);
     return receive_by(fd, NULL, timeout_ms, &deadline, reply, err);
 }

@@ -89,6 +89,15 @@ static json_t *cpi_figure(const struct np_step_figures *js)
     return obj;
 }
 
+/* obj["n"] = @p v (stolen): a member per NUMA node. */
+static void set_node(json_t *obj, int n, json_t *v)
+{
+    char key[12];
+
+    snprintf(key, sizeof(key), "%d", n);
+    json_object_set_new(obj, key, v);
+}
+
 /* The traffic by the node whose memory served it, with its source; unavailable without pages. */
 static json_t *by_memory_node(const struct np_step_figures *js)
 {
@@ -100,13 +109,10 @@ static json_t *by_memory_node(const struct np_step_figures *js)
                          "unavailable");
     nodes = json_object();
     for (int n = 0; nodes && n < NP_SAMPLE_MAX_NODES; n++)
-        if (js->bw_mem_sum[n] > 0) {
-            char key[8];
-            snprintf(key, sizeof(key), "%d", n);
-            json_object_set_new(
-                nodes, key,
+        if (js->bw_mem_sum[n] > 0)
+            set_node(
+                nodes, n,
                 json_pack("{s:f}", "mean_bytes_per_s", js->bw_mem_sum[n] / js->bw_mem_intervals));
-        }
     return json_pack("{s:o, s:i, s:s}", "per_node", nodes, "intervals", (int)js->bw_mem_intervals,
                      "source", SRC_BANDWIDTH_MEMORY);
 }
@@ -125,14 +131,10 @@ static json_t *bandwidth_figure(const struct np_step_figures *js)
     }
     per_node = json_object();
     for (int n = 0; per_node && n < NP_SAMPLE_MAX_NODES; n++)
-        if (js->bw_peak[n] > 0) {
-            char key[8];
-            snprintf(key, sizeof(key), "%d", n);
-            json_object_set_new(per_node, key,
-                                json_pack("{s:f, s:f}", "mean_bytes_per_s",
-                                          js->bw_sum[n] / js->bw_intervals, "peak_bytes_per_s",
-                                          js->bw_peak[n]));
-        }
+        if (js->bw_peak[n] > 0)
+            set_node(per_node, n,
+                     json_pack("{s:f, s:f}", "mean_bytes_per_s", js->bw_sum[n] / js->bw_intervals,
+                               "peak_bytes_per_s", js->bw_peak[n]));
     obj = json_pack("{s:o, s:f, s:f, s:i, s:s}", "per_node", per_node, "mean_bytes_per_s",
                     js->bw_total_sum / js->bw_intervals, "peak_bytes_per_s", js->bw_total_peak,
                     "intervals", (int)js->bw_intervals, "source", SRC_BANDWIDTH);
@@ -148,7 +150,6 @@ static json_t *perf_counts(const struct np_step_figures *js)
     for (int e = 0; obj && e < NP_PERF_NEVENTS; e++) {
         const char *src = np_perf_event_name((enum np_perf_event)e);
         char source[96];
-
         json_t *fig;
 
         snprintf(source, sizeof(source), "perf: %s, tasks and children%s", src,
@@ -170,62 +171,49 @@ static json_t *perf_counts(const struct np_step_figures *js)
     return obj;
 }
 
+/* @p count interrupts on the job's CPUs over @p span seconds. */
+static json_t *on_cpus(uint64_t count, double span)
+{
+    return json_pack("{s:I, s:f, s:s}", "count", (json_int_t)count, "per_s", (double)count / span,
+                     "source", SRC_IRQ);
+}
+
 static json_t *os_interference(const struct np_step_figures *js)
 {
     const struct np_sample *l = &js->last_proc;
-    const double irq_span = js->irq_t[1] - js->irq_t[0];
-    const double busy_span = js->busy_t[1] - js->busy_t[0];
-    json_t *obj = json_object();
+    const double cpu_s = l->utime_s + l->stime_s, irq_span = js->irq_t[1] - js->irq_t[0];
+    const double busy = js->busy_s[1] - js->busy_s[0], own = js->own_s[1] - js->own_s[0];
+    const uint64_t cs = js->involuntary_cs[1] >= js->involuntary_cs[0]
+                            ? js->involuntary_cs[1] - js->involuntary_cs[0]
+                            : 0;
+    const bool irq = js->irq_samples >= 2 && irq_span > 0;
     const char *proc_why = js->last.proc_reason[0] ? js->last.proc_reason : "no /proc sample";
+    const char *irq_why = js->last.irq_reason[0] ? js->last.irq_reason : "fewer than two samples";
 
-    if (!obj)
-        return NULL;
-    if (js->proc_samples && l->utime_s + l->stime_s > 0)
-        json_object_set_new(obj, "kernel_time_share",
-                            figure(l->stime_s / (l->utime_s + l->stime_s), "fraction",
-                                   "proc: stime / (utime + stime) of the job's processes"));
-    else
-        json_object_set_new(obj, "kernel_time_share",
-                            missing(js->proc_samples ? "no CPU time used yet" : proc_why,
-                                    "proc: stime / (utime + stime)"));
-    if (js->cs_samples >= 2 && js->cs_t[1] > js->cs_t[0])
-        json_object_set_new(obj, "involuntary_cs_per_s",
-                            figure((double)(js->involuntary_cs[1] >= js->involuntary_cs[0]
-                                                ? js->involuntary_cs[1] - js->involuntary_cs[0]
-                                                : 0) /
-                                       (js->cs_t[1] - js->cs_t[0]),
-                                   "1/s", SRC_PROC_CS));
-    else
-        json_object_set_new(obj, "involuntary_cs_per_s",
-                            missing(js->proc_samples ? "fewer than two readings of the context "
-                                                       "switches (read every detail interval)"
-                                                     : proc_why,
-                                    SRC_PROC_CS));
-    if (js->irq_samples >= 2 && irq_span > 0) {
-        uint64_t irq = js->interrupts[1] - js->interrupts[0];
-        uint64_t soft = js->softirqs[1] - js->softirqs[0];
-        json_object_set_new(obj, "interrupts_on_cpus",
-                            json_pack("{s:I, s:f, s:s}", "count", (json_int_t)irq, "per_s",
-                                      (double)irq / irq_span, "source", SRC_IRQ));
-        json_object_set_new(obj, "softirqs_on_cpus",
-                            json_pack("{s:I, s:f, s:s}", "count", (json_int_t)soft, "per_s",
-                                      (double)soft / irq_span, "source", SRC_IRQ));
-    } else {
-        const char *why = js->last.irq_reason[0] ? js->last.irq_reason : "fewer than two samples";
-        json_object_set_new(obj, "interrupts_on_cpus", missing(why, SRC_IRQ));
-        json_object_set_new(obj, "softirqs_on_cpus", missing(why, SRC_IRQ));
-    }
-    if (js->busy_samples >= 2 && busy_span > 0) {
-        double busy = js->busy_s[1] - js->busy_s[0], own = js->own_s[1] - js->own_s[0];
-        json_object_set_new(obj, "other_cpu_time_s",
-                            figure(busy > own ? busy - own : 0, "s", SRC_OTHER_CPU));
-    } else {
-        json_object_set_new(obj, "other_cpu_time_s",
-                            missing(js->last.cpu_busy_reason[0] ? js->last.cpu_busy_reason
-                                                                : "fewer than two samples",
-                                    SRC_OTHER_CPU));
-    }
-    return obj;
+    return json_pack(
+        "{s:o, s:o, s:o, s:o, s:o}", "kernel_time_share",
+        js->proc_samples && cpu_s > 0
+            ? figure(l->stime_s / cpu_s, "fraction",
+                     "proc: stime / (utime + stime) of the job's processes")
+            : missing(js->proc_samples ? "no CPU time used yet" : proc_why,
+                      "proc: stime / (utime + stime)"),
+        "involuntary_cs_per_s",
+        js->cs_samples >= 2 && js->cs_t[1] > js->cs_t[0]
+            ? figure((double)cs / (js->cs_t[1] - js->cs_t[0]), "1/s", SRC_PROC_CS)
+            : missing(js->proc_samples ? "fewer than two readings of the context switches (read "
+                                         "every detail interval)"
+                                       : proc_why,
+                      SRC_PROC_CS),
+        "interrupts_on_cpus",
+        irq ? on_cpus(js->interrupts[1] - js->interrupts[0], irq_span) : missing(irq_why, SRC_IRQ),
+        "softirqs_on_cpus",
+        irq ? on_cpus(js->softirqs[1] - js->softirqs[0], irq_span) : missing(irq_why, SRC_IRQ),
+        "other_cpu_time_s",
+        js->busy_samples >= 2 && js->busy_t[1] - js->busy_t[0] > 0
+            ? figure(busy > own ? busy - own : 0, "s", SRC_OTHER_CPU)
+            : missing(js->last.cpu_busy_reason[0] ? js->last.cpu_busy_reason
+                                                  : "fewer than two samples",
+                      SRC_OTHER_CPU));
 }
 
 #define SRC_LOCAL_SHARE                                                                            \
@@ -275,12 +263,10 @@ static json_t *timeline_json(const struct np_step_figures *js)
                 seen |= 1ull << n;
     for (int n = 0; nodes && n < NP_TIMELINE_MAX_NODES; n++)
         if (seen >> n & 1) {
-            char key[8];
             json_t *arr = json_array();
-            snprintf(key, sizeof(key), "%d", n);
             for (size_t i = 0; arr && i < js->ntimeline; i++)
                 json_array_append_new(arr, json_integer((json_int_t)js->timeline[i].node_bytes[n]));
-            json_object_set_new(nodes, key, arr);
+            set_node(nodes, n, arr);
         }
     for (size_t i = 0; i < js->ntimeline; i++) {
         const struct np_step_figures_point *p = &js->timeline[i];
@@ -573,9 +559,12 @@ static struct replay_job *find_job(struct replay_job *jobs, json_t *line)
     return NULL;
 }
 
-static void copy_str(char *dst, size_t size, json_t *v)
+/* String @p key of @p line into @p dst ("" when it is none). */
+static void copy_str(char *dst, size_t size, const json_t *line, const char *key)
 {
-    snprintf(dst, size, "%s", json_string_value(v) ? json_string_value(v) : "");
+    const char *v = json_string_value(json_object_get(line, key));
+
+    snprintf(dst, size, "%s", v ? v : "");
 }
 
 /* [n, ...] as a node mask (bits past 63 and non-numbers left out). */
@@ -599,8 +588,7 @@ static uint64_t node_mask(json_t *list)
 static void apply_cpus(struct replay_job *j, json_t *line)
 {
     if (json_is_string(json_object_get(line, "effective_cpus")))
-        copy_str(j->meta.effective_cpus, sizeof(j->meta.effective_cpus),
-                 json_object_get(line, "effective_cpus"));
+        copy_str(j->meta.effective_cpus, sizeof(j->meta.effective_cpus), line, "effective_cpus");
     if (json_is_array(json_object_get(line, "local_nodes")))
         j->meta.local_nodes = j->stats.local_nodes =
             node_mask(json_object_get(line, "local_nodes"));
@@ -671,16 +659,13 @@ int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *arg, str
                     j->meta.uid = (uid_t)json_integer_value(json_object_get(obj, "uid"));
                     j->meta.start_epoch = json_number_value(json_object_get(obj, "start"));
                     j->meta.interval_s = json_number_value(json_object_get(obj, "interval_s"));
-                    copy_str(j->meta.node, sizeof(j->meta.node), json_object_get(obj, "node"));
-                    copy_str(j->meta.policy_requested, sizeof(j->meta.policy_requested),
-                             json_object_get(obj, "policy"));
-                    copy_str(j->meta.sensitivity, sizeof(j->meta.sensitivity),
-                             json_object_get(obj, "sensitivity"));
-                    copy_str(j->meta.cpus, sizeof(j->meta.cpus), json_object_get(obj, "cpus"));
-                    copy_str(j->meta.helper_cpus, sizeof(j->meta.helper_cpus),
-                             json_object_get(obj, "helper_cpus"));
-                    copy_str(j->meta.shared_cpus, sizeof(j->meta.shared_cpus),
-                             json_object_get(obj, "shared_cpus"));
+                    copy_str(j->meta.node, sizeof(j->meta.node), obj, "node");
+                    copy_str(j->meta.policy_requested, sizeof(j->meta.policy_requested), obj,
+                             "policy");
+                    copy_str(j->meta.sensitivity, sizeof(j->meta.sensitivity), obj, "sensitivity");
+                    copy_str(j->meta.cpus, sizeof(j->meta.cpus), obj, "cpus");
+                    copy_str(j->meta.helper_cpus, sizeof(j->meta.helper_cpus), obj, "helper_cpus");
+                    copy_str(j->meta.shared_cpus, sizeof(j->meta.shared_cpus), obj, "shared_cpus");
                     snprintf(j->meta.backends, sizeof(j->meta.backends), "replay of %s",
                              json_string_value(json_object_get(obj, "backends"))
                                  ? json_string_value(json_object_get(obj, "backends"))

@@ -22,13 +22,9 @@ void np_step_figures_fini(struct np_step_figures *js)
     if (!js)
         return;
     free(js->cpi);
-    js->cpi = NULL;
     json_decref(js->migration_requests);
-    js->migration_requests = NULL;
-    js->ncpi = js->cpi_cap = 0;
     free(js->timeline);
-    js->timeline = NULL;
-    js->ntimeline = 0;
+    np_step_figures_init(js);
 }
 
 void np_step_figures_event(struct np_step_figures *js, double t, const char *label)
@@ -132,20 +128,19 @@ int np_step_figures_add(struct np_step_figures *js, const struct np_sample *s)
 
     if (js->samples && s->t < js->last.t)
         return -EINVAL;
-    if (js->samples == 0)
-        js->first = *s;
     dt = js->samples ? s->t - p->t : 0;
     if (js->samples && dt > 0) {
         const int cyc = NP_PERF_CYCLES, ins = NP_PERF_INSTRUCTIONS;
-        if (s->have_perf[cyc] && s->have_perf[ins] && p->have_perf[cyc] && p->have_perf[ins] &&
-            s->perf[ins] > p->perf[ins] && s->perf[cyc] >= p->perf[cyc]) {
+        const bool counted =
+            s->have_perf[cyc] && s->have_perf[ins] && p->have_perf[cyc] && p->have_perf[ins];
+        if (counted && s->perf[ins] > p->perf[ins] && s->perf[cyc] >= p->perf[cyc]) {
             interval_cpi =
                 (double)(s->perf[cyc] - p->perf[cyc]) / (double)(s->perf[ins] - p->perf[ins]);
             if (push_cpi(js, interval_cpi) < 0)
                 return -ENOMEM;
         }
         /* A sum over the live tasks drops when one goes: such an interval adds nothing. */
-        if (s->have_perf[cyc] && s->have_perf[ins] && p->have_perf[cyc] && p->have_perf[ins]) {
+        if (counted) {
             js->cycles_total += s->perf[cyc] > p->perf[cyc] ? s->perf[cyc] - p->perf[cyc] : 0;
             js->instructions_total += s->perf[ins] > p->perf[ins] ? s->perf[ins] - p->perf[ins] : 0;
             js->counted_intervals++;
@@ -196,8 +191,7 @@ int np_step_figures_add(struct np_step_figures *js, const struct np_sample *s)
         snprintf(js->cut_reason, sizeof(js->cut_reason), "%s", s->proc_reason);
     }
     if (s->have_proc && s->processes > 0) {
-        if (js->proc_samples++ == 0)
-            js->first_proc = *s;
+        js->proc_samples++;
         js->last_proc = *s;
     }
     /* The first reading of each counter stays in [0]; the latest goes to [1]. */

@@ -69,24 +69,20 @@ void np_node_counters_read_cpu(struct np_node_counters *nc, const char *root)
     struct np_err err = {0};
     const int cpus =
         np_proc_cpu_ticks(root, &nc->stat_file, nc->busy_ticks, nc->all_ticks, nc->max_cpus, &err);
+    int balancing;
 
     nc->have_busy = cpus >= 0;
     nc->cpus_read = cpus > 0 ? (unsigned)cpus : 0;
     np_strf(nc->busy_reason, sizeof(nc->busy_reason), "%s", nc->have_busy ? "" : err.msg);
     err.msg[0] = '\0';
-    switch (np_numa_balancing_enabled(root, &nc->balancing_file, &err)) {
-    case 1:
-        nc->balancing = true;
+    balancing = np_numa_balancing_enabled(root, &nc->balancing_file, &err);
+    nc->balancing = balancing == 1;
+    if (nc->balancing)
         nc->balancing_reason[0] = '\0';
-        break;
-    case 0:
-        nc->balancing = false;
+    else if (balancing == 0)
         snprintf(nc->balancing_reason, sizeof(nc->balancing_reason),
                  "the kernel's NUMA balancing is off (/proc/sys/kernel/numa_balancing = 0)");
-        break;
-    default:
-        nc->balancing = false;
+    else
         snprintf(nc->balancing_reason, sizeof(nc->balancing_reason),
                  "no NUMA balancing in this kernel (%.400s)", err.msg);
-    }
 }

@@ -100,11 +100,8 @@ static void close_all(struct np_perf_counters *c, const char *why)
 }
 
 /* Give every requested event the same reason, for the calls that fail as a whole. */
-static void requested_reason(struct np_perf_counters *c, unsigned mask, enum np_perf_why why,
-                             const char *fmt, ...) NP_PRINTF(4, 5);
-
-static void requested_reason(struct np_perf_counters *c, unsigned mask, enum np_perf_why why,
-                             const char *fmt, ...)
+static NP_PRINTF(4, 5) void requested_reason(struct np_perf_counters *c, unsigned mask,
+                                             enum np_perf_why why, const char *fmt, ...)
 {
     for (int e = 0; e < NP_PERF_NEVENTS; e++) {
         va_list ap;
@@ -292,7 +289,6 @@ int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_mask, str
  * count; the rules of np_perf_read(). */
 static int decode(uint64_t raw, uint64_t enabled, uint64_t running, struct np_perf_value *out)
 {
-    out->raw = raw;
     out->time_enabled_ns = enabled;
     out->time_running_ns = running;
     if (running == 0 && enabled > 0) {
@@ -364,8 +360,7 @@ static bool in_cpi_group(const struct np_perf_counters *c, int ev)
     return c->cpi_grouped && (ev == NP_PERF_CYCLES || ev == NP_PERF_INSTRUCTIONS);
 }
 
-static int read_one(const struct np_perf_counters *c, enum np_perf_event ev,
-                    struct np_perf_value *out)
+int np_perf_read(const struct np_perf_counters *c, enum np_perf_event ev, struct np_perf_value *out)
 {
     uint64_t buf[3]; /* value, time_enabled, time_running: the read_format set at the open */
     int rc;
@@ -391,17 +386,12 @@ static int read_one(const struct np_perf_counters *c, enum np_perf_event ev,
     return rc < 0 ? rc : decode(buf[0], buf[1], buf[2], out);
 }
 
-int np_perf_read(const struct np_perf_counters *c, enum np_perf_event ev, struct np_perf_value *out)
-{
-    return read_one(c, ev, out);
-}
-
 void np_perf_read_all(const struct np_perf_counters *c, struct np_perf_value out[NP_PERF_NEVENTS],
                       int rc[NP_PERF_NEVENTS])
 {
     for (int e = 0; e < NP_PERF_NEVENTS; e++) {
         if (!c || !in_cpi_group(c, e))
-            rc[e] = read_one(c, (enum np_perf_event)e, &out[e]);
+            rc[e] = np_perf_read(c, (enum np_perf_event)e, &out[e]);
         else if (e == NP_PERF_CYCLES) /* instructions come in the same read */
             read_cpi_group(c, &out[e], &rc[e]);
     }

@@ -305,6 +305,7 @@ int np_proc_cpu_counters(const char *root, const char *file, struct np_kept_file
     char *line = NULL;
     size_t cap = 0;
     int columns[1024], ncols = 0, top = 0;
+    bool empty;
     FILE *f;
 
     memset(per_cpu, 0, max_cpus * sizeof(*per_cpu));
@@ -312,13 +313,9 @@ int np_proc_cpu_counters(const char *root, const char *file, struct np_kept_file
     f = kept_file_open(kept, path);
     if (!f)
         return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
-    if (getline(&line, &cap, f) < 0) {
-        free(line);
-        fclose(f);
-        return np_err_set(err, -EINVAL, "%s is empty", path);
-    }
-    for (char *save = NULL, *tok = strtok_r(line, " \t\n", &save); tok && ncols < 1024;
-         tok = strtok_r(NULL, " \t\n", &save)) {
+    empty = getline(&line, &cap, f) < 0;
+    for (char *save = NULL, *tok = empty ? NULL : strtok_r(line, " \t\n", &save);
+         tok && ncols < 1024; tok = strtok_r(NULL, " \t\n", &save)) {
         int cpu;
         if (sscanf(tok, "CPU%d", &cpu) == 1 && cpu >= 0)
             columns[ncols++] = cpu;
@@ -326,7 +323,8 @@ int np_proc_cpu_counters(const char *root, const char *file, struct np_kept_file
     if (ncols == 0) {
         free(line);
         fclose(f);
-        return np_err_set(err, -EINVAL, "%s: no CPU columns in its header", path);
+        return np_err_set(err, -EINVAL, empty ? "%s is empty" : "%s: no CPU columns in its header",
+                          path);
     }
     while (getline(&line, &cap, f) >= 0) {
         char *p = strchr(line, ':');
@@ -693,12 +691,9 @@ int np_numa_maps_parse_line(char *line, struct np_numa_mapping *out)
             out->page_kb = (unsigned long)value;
         } else if (strncmp(tok, "file=", 5) == 0) {
             out->path = unescape(tok + 5);
-        } else if (strncmp(tok, "anon=", 5) == 0) {
+        } else if (strncmp(tok, "anon=", 5) == 0 || strcmp(tok, "heap") == 0 ||
+                   strcmp(tok, "stack") == 0) {
             out->anon = true;
-        } else if (strcmp(tok, "heap") == 0) {
-            out->heap = out->anon = true;
-        } else if (strcmp(tok, "stack") == 0) {
-            out->stack = out->anon = true;
         } else if (strcmp(tok, "huge") == 0) {
             out->hugetlb = true;
         }
@@ -714,16 +709,11 @@ int np_numa_maps_each(const char *root, pid_t pid, np_numa_maps_fn *fn, void *ar
     char *line = NULL;
     size_t cap = 0;
     unsigned bad = 0;
-    FILE *f;
     int rc = 0;
+    FILE *f = open_proc(root, pid, "numa_maps", path, sizeof(path), &rc, err);
 
-    snprintf(path, sizeof(path), "%s/proc/%d/numa_maps", root && *root ? root : "", (int)pid);
-    f = fopen(path, "re");
-    if (!f) {
-        if (errno == ENOENT || errno == ESRCH)
-            return np_err_set(err, -ESRCH, "no process %d (%s)", (int)pid, path);
-        return np_err_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
-    }
+    if (!f)
+        return rc;
     while (rc == 0 && getline(&line, &cap, f) >= 0) {
         struct np_numa_mapping m;
         if (np_numa_maps_parse_line(line, &m) < 0) {

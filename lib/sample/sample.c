@@ -46,17 +46,16 @@ json_t *np_sample_to_json(const struct np_sample *s)
 
     if (!obj)
         return NULL;
-    if (s->have_proc) {
-        json_t *proc = json_pack("{s:f, s:f, s:I, s:I, s:I}", "utime_s", s->utime_s, "stime_s",
-                                 s->stime_s, "minflt", (json_int_t)s->minflt, "majflt",
-                                 (json_int_t)s->majflt, "rss_bytes", (json_int_t)s->rss_bytes);
-        if (proc && s->have_cs) {
-            json_object_set_new(proc, "voluntary_cs", json_integer((json_int_t)s->voluntary_cs));
-            json_object_set_new(proc, "involuntary_cs",
-                                json_integer((json_int_t)s->involuntary_cs));
-        }
-        json_object_set_new(obj, "proc", proc);
-    } else if (s->proc_reason[0])
+    if (s->have_proc) /* the context switches only when read (have_cs) */
+        json_object_set_new(
+            obj, "proc",
+            json_pack("{s:f, s:f, s:I, s:I, s:I, s:o*, s:o*}", "utime_s", s->utime_s, "stime_s",
+                      s->stime_s, "minflt", (json_int_t)s->minflt, "majflt", (json_int_t)s->majflt,
+                      "rss_bytes", (json_int_t)s->rss_bytes, "voluntary_cs",
+                      s->have_cs ? json_integer((json_int_t)s->voluntary_cs) : NULL,
+                      "involuntary_cs",
+                      s->have_cs ? json_integer((json_int_t)s->involuntary_cs) : NULL));
+    else if (s->proc_reason[0])
         json_object_set_new(obj, "proc", unavailable(s->proc_reason));
     if (s->have_pages)
         json_object_set_new(obj, "pages",

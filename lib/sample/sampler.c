@@ -11,7 +11,6 @@
 static uint64_t vmstat_value(const char *text, const char *name, bool *found)
 {
     const size_t len = strlen(name);
-
     const char *p = text;
 
     while (p && *p) {
@@ -224,36 +223,31 @@ static struct np_proc_entry *cache_stat(struct np_proc_cache *c, pid_t pid, stru
 /* The readers below go through the entry of a pid read in this interval (cache_stat);
  * another pid is read afresh, as without a cache. */
 
-/* The children of @p pid, as np_proc_children (@p threads_cut may be NULL): with @p threads == 1
- * through the kept main-thread file (opened and kept if the budget allows). */
+/* The children of @p pid, as np_proc_children: with @p threads == 1 through the kept
+ * main-thread file (opened and kept if the budget allows). */
 static int cache_children(struct np_proc_cache *c, pid_t pid, long threads, pid_t *out,
                           unsigned max, bool *threads_cut, struct np_err *err)
 {
     struct np_proc_entry *e = find(c, pid);
     unsigned found = 0;
 
-    if (threads_cut)
-        *threads_cut = false;
+    *threads_cut = false;
     if (!e) /* not read in this interval: nothing kept to read through */
         return np_proc_children(c->root, pid, threads, out, max, threads_cut, err);
-    if (threads == 1 && e->children_fd < 0) {
+    if (threads == 1 && e->children_fd < 0 && c->budget && c->budget->left > 0) {
         char path[1200];
         int fd;
         snprintf(path, sizeof(path), "%s/proc/%d/task/%d/children", c->root, (int)e->pid,
                  (int)e->pid);
-        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-            const int rc = np_proc_children_read_fd(fd, out, max, &found);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
             keep(c, &e->children_fd, fd);
-            if (rc == 0)
-                return (int)found;
-            close_kept(c, &e->children_fd);
-        }
-    } else if (threads == 1) {
+    }
+    if (threads == 1 && e->children_fd >= 0) {
         if (np_proc_children_read_fd(e->children_fd, out, max, &found) == 0)
             return (int)found;
         close_kept(c, &e->children_fd);
     }
-    /* Several threads, or the main thread's file unreadable: walk the threads as before. */
+    /* Several threads, not kept, or the kept file unreadable: walk the threads as before. */
     return np_proc_children(c->root, e->pid, threads, out, max, threads_cut, err);
 }
 
@@ -370,9 +364,7 @@ int np_sampler_init(struct np_sampler *s, const char *root, unsigned perf_mask,
     else if (cpus && *cpus && hwloc_bitmap_list_sscanf(s->cpus, cpus) < 0)
         rc = np_err_set(err, -EINVAL, "job CPU list \"%s\" is not a CPU list like 0-3,8", cpus);
     if (rc < 0) {
-        hwloc_bitmap_free(s->cpus);
-        hwloc_bitmap_free(s->effective_cpus);
-        s->cpus = s->effective_cpus = NULL;
+        np_sampler_fini(s);
         return rc;
     }
     /* an empty cache; it keeps no descriptor until np_sampler_set_fd_budget gives it some */
@@ -454,21 +446,6 @@ hwloc_const_bitmap_t np_sampler_effective_cpus(const struct np_sampler *s)
 {
     return s->effective_cpus && !hwloc_bitmap_iszero(s->effective_cpus) ? s->effective_cpus
                                                                         : s->cpus;
-}
-
-/**
- * Narrow the effective CPUs to @p cpus ∩ @p allowed (the union of the processes' affinity; NULL
- * or empty: unknown), or back to @p cpus when that is unknown or empty. Called by
- * np_sampler_sample at each detail interval.
- */
-static void np_sampler_narrow_cpus(struct np_sampler *s, hwloc_const_bitmap_t allowed)
-{
-    /* Empty means "the registered CPUs": the affinity is unknown, or binds the processes
-     * outside what was registered (a step's tasks never run there; trust the registration). */
-    if (allowed && !hwloc_bitmap_iszero(allowed))
-        hwloc_bitmap_and(s->effective_cpus, s->cpus, allowed);
-    else
-        hwloc_bitmap_zero(s->effective_cpus);
 }
 
 /* One process found this interval: what pass 1 read, for the passes after it. */
@@ -762,8 +739,13 @@ int np_sampler_sample(struct np_sampler *s, double now, const struct np_node_cou
         if (read_pages)
             add_pages(s, &procs[i], &epoch, out);
     }
-    if (detail_due && tail > 0)
-        np_sampler_narrow_cpus(s, u.unknown ? NULL : u.allowed);
+    /* The registered CPUs narrowed to the processes' affinity. Empty means "the registered
+     * CPUs": the affinity is unknown, or binds the processes outside what was registered (a
+     * step's tasks never run there; trust the registration). */
+    if (detail_due && tail > 0 && !u.unknown && u.allowed && !hwloc_bitmap_iszero(u.allowed))
+        hwloc_bitmap_and(s->effective_cpus, s->cpus, u.allowed);
+    else if (detail_due && tail > 0)
+        hwloc_bitmap_zero(s->effective_cpus);
     hwloc_bitmap_free(u.allowed);
     hwloc_bitmap_free(u.one);
     cache_sweep(&s->cache);

@@ -239,21 +239,19 @@ static void frame(struct plot_pen *pen, const struct panel *p, const char *unit,
     plot_text(pen, PLOT_LEFT, p->top - 5, 12, 0, p->label);
     if (!scaled)
         return;
-    {
-        const double step = plot_nice_step(p->ymax, p->height > 120 ? 5 : 2);
-        for (int k = 0; k * step <= p->ymax * 1.0001; k++) {
-            const double v = k * step, y = y_of(p, v);
-            char tick[48];
-            if (v > 0) {
-                cairo_set_source_rgba(cr, 0, 0, 0, 0.1);
-                cairo_move_to(cr, PLOT_LEFT, y);
-                cairo_line_to(cr, PLOT_X1, y);
-                cairo_stroke(cr);
-            }
-            cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
-            snprintf(tick, sizeof(tick), "%g%s%s", v, unit[0] ? " " : "", unit);
-            plot_text(pen, PLOT_LEFT - 6, y + 4, 10, 1, tick);
+    const double step = plot_nice_step(p->ymax, p->height > 120 ? 5 : 2);
+    for (int k = 0; k * step <= p->ymax * 1.0001; k++) {
+        const double v = k * step, y = y_of(p, v);
+        char tick[48];
+        if (v > 0) {
+            cairo_set_source_rgba(cr, 0, 0, 0, 0.1);
+            cairo_move_to(cr, PLOT_LEFT, y);
+            cairo_line_to(cr, PLOT_X1, y);
+            cairo_stroke(cr);
         }
+        cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+        snprintf(tick, sizeof(tick), "%g%s%s", v, unit[0] ? " " : "", unit);
+        plot_text(pen, PLOT_LEFT - 6, y + 4, 10, 1, tick);
     }
 }
 
@@ -399,23 +397,20 @@ static double legend(struct plot_pen *pen, const struct np_timeline *tl, double 
     ranges(other, no, list, sizeof(list));
     snprintf(line, sizeof(line), "other %zu: %s", no, list);
     y += 14 * plot_wrapped(pen, x, y, width, 11, 3, line) + 6;
-    {
-        const struct np_timeline_point *last = &tl->points[tl->npoints - 1];
-        bool taken[NP_PLOT_MAX_NODES] = {false};
-        plot_text(pen, PLOT_X1 + 12, y, 11, 0, "most memory at the end:");
-        y += 16;
-        for (int k = 0; k < 3; k++, y += 16) { /* the three largest, by selection */
-            unsigned best = 0;
-            for (unsigned n = 1; n < tl->nnodes; n++)
-                if (taken[best] ||
-                    (!taken[n] && last->bytes_on_node[n] > last->bytes_on_node[best]))
-                    best = n;
-            taken[best] = true;
-            swatch(pen, y, node_colour(tl, best));
-            snprintf(line, sizeof(line), "node %u: %.4g MiB", best,
-                     (double)last->bytes_on_node[best] / (1 << 20));
-            plot_text(pen, x, y, 10, 0, line);
-        }
+    const struct np_timeline_point *last = &tl->points[tl->npoints - 1];
+    bool taken[NP_PLOT_MAX_NODES] = {false};
+    plot_text(pen, PLOT_X1 + 12, y, 11, 0, "most memory at the end:");
+    y += 16;
+    for (int k = 0; k < 3; k++, y += 16) { /* the three largest, by selection */
+        unsigned best = 0;
+        for (unsigned n = 1; n < tl->nnodes; n++)
+            if (taken[best] || (!taken[n] && last->bytes_on_node[n] > last->bytes_on_node[best]))
+                best = n;
+        taken[best] = true;
+        swatch(pen, y, node_colour(tl, best));
+        snprintf(line, sizeof(line), "node %u: %.4g MiB", best,
+                 (double)last->bytes_on_node[best] / (1 << 20));
+        plot_text(pen, x, y, 10, 0, line);
     }
     return y;
 }

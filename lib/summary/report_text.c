@@ -121,6 +121,16 @@ static void print_figure(FILE *out, const char *label, json_t *fig, double scale
     }
 }
 
+/* "  <label> unavailable (why)" when @p fig is unavailable: whether it was. */
+static bool print_unavailable(FILE *out, const char *label, const json_t *fig)
+{
+    const char *why = jstr(fig, "unavailable");
+
+    if (why)
+        fprintf(out, "  %-22s unavailable (%s)\n", label, why);
+    return why != NULL;
+}
+
 static void print_nodes(FILE *out, const char *label, json_t *map)
 {
     const char *key;
@@ -177,18 +187,14 @@ int np_report_print(FILE *out, json_t *r)
     }
     if (np_auto_hindsight(r, &h) == 1)
         fprintf(out, "  %-22s %s\n", "auto hindsight", h.why);
-    if ((why = jstr(cpi, "unavailable")))
-        fprintf(out, "  %-22s unavailable (%s)\n", "CPI", why);
-    else
+    if (!print_unavailable(out, "CPI", cpi))
         fprintf(out, "  %-22s mean %.3f, median %.3f, p95 %.3f\n", "CPI", jnum(cpi, "mean", 0),
                 jnum(cpi, "median", 0), jnum(cpi, "p95", 0));
     if ((why = jstr(cpi, "multiplexed")))
         fprintf(out, "  %-22s %s\n", "", why);
     if ((why = jstr(cpi, "note")))
         fprintf(out, "  %-22s %s\n", "", why);
-    if ((why = jstr(bw, "unavailable"))) {
-        fprintf(out, "  %-22s unavailable (%s)\n", "bandwidth", why);
-    } else {
+    if (!print_unavailable(out, "bandwidth", bw)) {
         fprintf(out, "  %-22s mean %.1f MB/s, peak %.1f MB/s\n", "bandwidth",
                 jnum(bw, "mean_bytes_per_s", 0) / 1e6, jnum(bw, "peak_bytes_per_s", 0) / 1e6);
         json_object_foreach(json_object_get(bw, "per_node"), key, fig)
@@ -197,9 +203,7 @@ int np_report_print(FILE *out, json_t *r)
                     jnum(fig, "mean_bytes_per_s", 0) / 1e6, jnum(fig, "peak_bytes_per_s", 0) / 1e6);
         }
     }
-    if ((why = jstr(cpu, "unavailable")))
-        fprintf(out, "  %-22s unavailable (%s)\n", "CPU time", why);
-    else
+    if (!print_unavailable(out, "CPU time", cpu))
         fprintf(out, "  %-22s user %.2f s, system %.2f s\n", "CPU time", jnum(cpu, "user_s", 0),
                 jnum(cpu, "system_s", 0));
     json_object_foreach(perf, key, fig)
@@ -208,9 +212,7 @@ int np_report_print(FILE *out, json_t *r)
         snprintf(label, sizeof(label), "perf %s", key);
         print_figure(out, label, fig, 1, strcmp(key, "task_clock_ns") == 0 ? "ns" : "");
     }
-    if ((why = jstr(pages, "unavailable"))) {
-        fprintf(out, "  %-22s unavailable (%s)\n", "pages per node", why);
-    } else {
+    if (!print_unavailable(out, "pages per node", pages)) {
         fprintf(out, "  %-22s (%lld readings)\n", "pages per node",
                 (long long)jint(pages, "samples"));
         print_nodes(out, "start", json_object_get(pages, "start_bytes"));
@@ -229,18 +231,14 @@ int np_report_print(FILE *out, json_t *r)
     fprintf(out, "  OS interference\n");
     print_figure(out, "  kernel time share", json_object_get(os, "kernel_time_share"), 100, "%");
     print_figure(out, "  involuntary cs", json_object_get(os, "involuntary_cs_per_s"), 1, "/s");
-    if ((why = jwhy(os, "interrupts_on_cpus")))
-        fprintf(out, "    %-20s unavailable (%s)\n", "interrupts, softirqs", why);
-    else
+    fig = json_object_get(os, "interrupts_on_cpus");
+    if (!print_unavailable(out, "  interrupts, softirqs", fig))
         fprintf(out, "    %-20s %lld interrupts, %lld softirqs on its CPUs\n",
-                "interrupts, softirqs",
-                (long long)jint(json_object_get(os, "interrupts_on_cpus"), "count"),
+                "interrupts, softirqs", (long long)jint(fig, "count"),
                 (long long)jint(json_object_get(os, "softirqs_on_cpus"), "count"));
     print_figure(out, "  other CPU time", json_object_get(os, "other_cpu_time_s"), 1, "s");
     fig = json_object_get(r, "numa_balancing");
-    if ((why = jstr(fig, "unavailable")))
-        fprintf(out, "  %-22s unavailable (%s)\n", "kernel NUMA balancing", why);
-    else if (fig)
+    if (!print_unavailable(out, "kernel NUMA balancing", fig) && fig)
         fprintf(out, "  %-22s %lld pages migrated, %lld NUMA faults\n", "kernel NUMA balancing",
                 (long long)jint(fig, "pages_migrated"), (long long)jint(fig, "faults"));
     fig = json_object_get(r, "helper");

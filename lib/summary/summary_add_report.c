@@ -52,20 +52,6 @@ static int map_fold(json_t *dst, const json_t *src, bool max)
     return 0;
 }
 
-/* The numeric members of @p src, as written. */
-static json_t *map_copy(const json_t *src)
-{
-    json_t *m = json_object(), *v;
-    const char *key;
-
-    json_object_foreach((json_t *)src, key, v)
-    {
-        if (m && json_is_number(v) && json_object_set_new(m, key, json_deep_copy(v)) != 0)
-            json_decref(m), m = NULL;
-    }
-    return m;
-}
-
 /* A figure's first step: one step, and where the figure came from when the report says. */
 static int first_step(json_t *cur, const char *source)
 {
@@ -193,8 +179,9 @@ static int add_pages(json_t *node, const json_t *pages, double w, bool latest)
         if (!peak || json_object_get(peak, "unavailable"))
             rc |= json_object_set_new(node, "pages_peak_bytes", peak = json_object());
         rc |= map_fold(peak, json_object_get(pages, "peak_bytes"), true);
+        /* its members are numbers (check_report) */
         if (json_is_object(end_bytes) && (latest || !end || json_object_get(end, "unavailable")))
-            rc |= json_object_set_new(node, "pages_end_bytes", map_copy(end_bytes));
+            rc |= json_object_set_new(node, "pages_end_bytes", json_deep_copy(end_bytes));
         if (json_is_number(total))
             bytes = json_number_value(total);
         if (!local) {
@@ -373,8 +360,8 @@ static int new_step(json_t *node, const json_t *r, const char *step, const char 
 /* One report (already checked) into its node. */
 static int add_step(json_t *node, const json_t *r, const char *step)
 {
-    const char *requested = jstr(json_object_get(r, "policy"), "requested");
-    const char *sens = jstr(r, "sensitivity"), *start = jstr(r, "start");
+    const char *requested = jstr_or(json_object_get(r, "policy"), "requested", "unknown");
+    const char *sens = jstr_or(r, "sensitivity", "unknown"), *start = jstr(r, "start");
     const char *end = jstr(r, "end"), *nstart = jstr(node, "start"), *nend = jstr(node, "end");
     const double dur = jnum(r, "duration_s", 0), w = dur > MIN_WEIGHT_S ? dur : MIN_WEIGHT_S;
     const bool latest = np_iso_ok(end) && (!np_iso_ok(nend) || strcmp(end, nend) >= 0);
@@ -382,8 +369,6 @@ static int add_step(json_t *node, const json_t *r, const char *step)
     json_t *st = NULL, *pols;
     int rc;
 
-    requested = requested ? requested : "unknown";
-    sens = sens ? sens : "unknown";
     if ((rc = new_step(node, r, step, requested, sens, &st)) != 0)
         return rc;
     rc |= jadd(node, "step_count", 1);

@@ -106,9 +106,8 @@ static const char *hits_text(struct hits *h)
     return h->text;
 }
 
-/* One {rule, text} more; an entry that cannot be added leaves @p a short (np_summary_advice_with
- * then fails). */
-static NP_PRINTF(3, 4) void advise(json_t *a, const char *rule, const char *fmt, ...)
+/* One {rule, text} more. 0 or -ENOMEM. */
+static NP_PRINTF(3, 4) int advise(json_t *a, const char *rule, const char *fmt, ...)
 {
     char text[2048];
     va_list ap;
@@ -116,8 +115,8 @@ static NP_PRINTF(3, 4) void advise(json_t *a, const char *rule, const char *fmt,
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    if (json_array_append_new(a, json_pack("{s:s, s:s}", "rule", rule, "text", text)) != 0)
-        json_array_append_new(a, json_null()); /* marks the failure */
+    return json_array_append_new(a, json_pack("{s:s, s:s}", "rule", rule, "text", text)) ? -ENOMEM
+                                                                                         : 0;
 }
 
 /* Every requested policy on the node is local or local-strict. */
@@ -301,7 +300,7 @@ static int judge_node(struct rules *r, const char *name, const json_t *n)
     return 0;
 }
 
-static void migrated(json_t *a, struct rules *r)
+static int migrated(json_t *a, struct rules *r)
 {
     char human[32], trig[256] = "";
     const char *key;
@@ -318,9 +317,9 @@ static void migrated(json_t *a, struct rules *r)
             break;
         o += (size_t)w;
     }
-    advise(a, "migrated",
-           "numaplace moved %s of the job's pages between NUMA nodes (%s), triggered by %s.", human,
-           hits_text(&r->moved_on), trig[0] ? trig : "triggers not recorded");
+    return advise(a, "migrated",
+                  "numaplace moved %s of the job's pages between NUMA nodes (%s), triggered by %s.",
+                  human, hits_text(&r->moved_on), trig[0] ? trig : "triggers not recorded");
 }
 
 json_t *np_summary_advice(const json_t *summary)
@@ -333,7 +332,7 @@ json_t *np_summary_advice_with(const json_t *s, const struct np_sens_model *mode
     struct rules r;
     json_t *a = json_array();
     const char **names = NULL;
-    size_t n = 0, entries = 0;
+    size_t n = 0;
     int rc = 0;
     const double threshold = model ? model->threshold : 0; /* the rules fire only with one */
 
@@ -351,29 +350,28 @@ json_t *np_summary_advice_with(const json_t *s, const struct np_sens_model *mode
     for (size_t k = 0; !rc && k < sizeof(node_rules) / sizeof(node_rules[0]); k++) {
         struct hits *h = (struct hits *)((char *)&r + node_rules[k].hits);
         if (h->n)
-            advise(a, node_rules[k].rule, "%s%s%s", node_rules[k].before, hits_text(h),
-                   node_rules[k].after);
+            rc = advise(a, node_rules[k].rule, "%s%s%s", node_rules[k].before, hits_text(h),
+                        node_rules[k].after);
     }
     if (!rc && r.sensitive.n)
-        advise(a, "predicted-sensitive",
-               "This job behaved like a placement-sensitive code (predicted slowdown with remote "
-               "memory: %s; sensitive from %.2fx); label it --numa-sensitivity=high.",
-               hits_text(&r.sensitive), threshold);
+        rc = advise(
+            a, "predicted-sensitive",
+            "This job behaved like a placement-sensitive code (predicted slowdown with remote "
+            "memory: %s; sensitive from %.2fx); label it --numa-sensitivity=high.",
+            hits_text(&r.sensitive), threshold);
     if (!rc && r.insensitive.n)
-        advise(
+        rc = advise(
             a, "predicted-insensitive",
             "This job is labelled --numa-sensitivity=high but showed no sensitivity to placement "
             "(predicted slowdown with remote memory: %s; sensitive from %.2fx); "
             "--numa-sensitivity=low would let its memory move when a node needs room.",
             hits_text(&r.insensitive), threshold);
     if (!rc && r.moved > 0)
-        migrated(a, &r);
+        rc = migrated(a, &r);
     json_decref(r.triggers);
     if (!rc && json_array_size(a) == 0)
-        advise(a, "none", "nothing stood out");
-    for (size_t i = 0; !rc && i < json_array_size(a); i++)
-        entries += json_is_object(json_array_get(a, i));
-    if (rc || entries != json_array_size(a)) {
+        rc = advise(a, "none", "nothing stood out");
+    if (rc) {
         json_decref(a);
         return NULL;
     }

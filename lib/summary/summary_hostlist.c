@@ -208,14 +208,6 @@ bool np_strs_sorted_has(const struct np_strs *names, const char *name)
     return name && names->n && bsearch(&name, names->v, names->n, sizeof(*names->v), np_cmp_str);
 }
 
-static bool np_strs_has(const struct np_strs *s, const char *str)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->v[i], str) == 0)
-            return true;
-    return false;
-}
-
 static int strs_insert(struct np_strs *s, size_t at, const char *str)
 {
     char **v = realloc(s->v, (s->n + 1) * sizeof(*v)), *c;
@@ -308,12 +300,14 @@ int np_strs_add_sorted(struct np_strs *s, const char *str)
 {
     size_t i;
 
-    if (!str || np_strs_has(s, str))
-        return 0;
-    for (i = 0; i < s->n; i++)
-        if (strcmp(s->v[i], str) > 0)
+    for (i = 0; str && i < s->n; i++) {
+        const int c = strcmp(s->v[i], str);
+        if (c == 0)
+            return 0;
+        if (c > 0)
             break;
-    return strs_insert(s, i, str);
+    }
+    return str ? strs_insert(s, i, str) : 0;
 }
 
 void np_strs_free(struct np_strs *s)

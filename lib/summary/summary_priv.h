@@ -166,6 +166,9 @@ int np_timeline_check(const json_t *tl, const char *what, struct np_err *err);
  * (free()), NULL on out-of-memory. */
 const char **np_sorted_keys(const json_t *obj, size_t *n);
 
+/* Whether @p names, sorted as np_hostlist_expand sorts, holds @p name (summary_hostlist.c). */
+bool np_strs_sorted_has(const struct np_strs *names, const char *name);
+
 /* The names folded into `nodes_folded`, expanded and sorted, to ask whether a node is in the fold
  * (summary_build.c). Empty when the summary is not folded; free sorted with np_strs_free. */
 struct np_fold_names {

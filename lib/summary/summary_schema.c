@@ -4,15 +4,15 @@
  * types cannot say. Nothing is copied: the summary stays the caller's json_t. */
 #include "summary_priv.h"
 
+const char *const np_dist_names[NP_DIST_N] = {
+    "local_share", "cpi",        "bandwidth_bytes_per_s", "kernel_time_share",
+    "duration_s",  "step_count", "pages_moved_bytes"};
+
 /* An object's members, "name:type" separated by spaces, "!name" required. A type is s (a string),
  * i (an integer), n (a number), b (true or false), N (an array of numbers), Z (numbers or null),
  * S (an array of strings), m (an object of numbers), B (bytes per NUMA node, or an unavailable
  * figure), {X (an object of schema X), [X (an array of them), or <T (an object of type T by
  * name). */
-const char *const np_dist_names[NP_DIST_N] = {
-    "local_share", "cpi",        "bandwidth_bytes_per_s", "kernel_time_share",
-    "duration_s",  "step_count", "pages_moved_bytes"};
-
 struct schema {
     const char *name, *members;
 };

@@ -1,6 +1,9 @@
 /* A job summary as text, like seff (docs/summary-schema.md, "Text"). */
 #include "summary_priv.h"
 
+/* Width of the local-memory bar: `[##########----------]`. */
+#define BAR_WIDTH 20
+
 /* `<sep><label> <figure>`: the one figure printer with the summary's style. */
 static void print_fig(FILE *out, const char *sep, const char *label, const json_t *fig,
                       double scale, const char *unit)
@@ -77,11 +80,11 @@ static void print_local_share(FILE *out, const char *name, int width, const json
     size_t i;
 
     if (jfig(ls, "value", &v)) {
-        char bar[NP_SUMMARY_BAR_WIDTH + 1];
-        const int fill = (int)lround(v * NP_SUMMARY_BAR_WIDTH);
-        for (int b = 0; b < NP_SUMMARY_BAR_WIDTH; b++)
+        char bar[BAR_WIDTH + 1];
+        const int fill = (int)lround(v * BAR_WIDTH);
+        for (int b = 0; b < BAR_WIDTH; b++)
             bar[b] = b < fill ? '#' : '-';
-        bar[NP_SUMMARY_BAR_WIDTH] = '\0';
+        bar[BAR_WIDTH] = '\0';
         fprintf(out, "%-*s  local memory [%s] %3.0f%%", width, name, bar, v * 100);
         if (steps && steps < count)
             fprintf(out, " (%lld of %lld steps)", steps, count);

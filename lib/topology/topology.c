@@ -94,9 +94,7 @@ static bool read_list(const char *path, hwloc_bitmap_t set)
 /*
  * hwloc gives a memory-only node (HBM, CXL, NVDIMM, GPU) the cpuset of the object it hangs
  * under, so that cpuset is not its CPUs: the kernel's nodeN/cpulist under @p root is. Without a
- * root (XML, synthetic) or that file, a CPU is the narrowest node's whose cpuset covers it, the
- * lowest OS index among equals: a node beside a narrower one, or hanging under the same object
- * after a lower one, gets none (docs/placement.md).
+ * root or that file, the narrowest covering node's (struct np_numa_node, docs/placement.md).
  */
 static void find_cpus(hwloc_topology_t t, hwloc_obj_t obj, const char *root, hwloc_bitmap_t cpus)
 {
@@ -199,12 +197,8 @@ static int build_nodes(struct np_topology *topo, const char *root, struct np_err
     const int depth = HWLOC_TYPE_DEPTH_NUMANODE;
     const int n = hwloc_get_nbobjs_by_depth(topo->hwloc, depth);
 
-    /*
-     * The topology cpuset is every online CPU (offline ones only appear in complete_cpuset).
-     * Loaded with INCLUDE_DISALLOWED, it is not narrowed to the caller's cgroup: a node whose
-     * CPUs the cgroup excludes keeps them (and stays a CPU node), and core numbers stay the
-     * machine's, as Slurm counts them.
-     */
+    /* Every online CPU (offline ones are only in complete_cpuset), not narrowed to the caller's
+     * cgroup (INCLUDE_DISALLOWED): a node keeps the CPUs it excludes, and stays a CPU node. */
     topo->online = hwloc_bitmap_dup(hwloc_topology_get_topology_cpuset(topo->hwloc));
     if (n <= 0)
         return np_err_set(err, -EINVAL, "topology has no NUMA node");
@@ -328,11 +322,7 @@ int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind
                                                            : HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_icache_types_filter(topo->hwloc, HWLOC_TYPE_FILTER_KEEP_NONE);
 
-    /*
-     * The whole machine, not only what the caller's cgroup allows: slurmstepd runs inside the
-     * step's cpuset, yet Slurm's core numbers and the nodes' CPUs are the machine's. What a task
-     * may use comes in separately (its affinity, cpuset.mems).
-     */
+    /* The whole machine, not only what the caller's cgroup allows (numaplace/topology.h). */
     hwloc_topology_set_flags(topo->hwloc, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
 
     switch (kind) {
@@ -363,17 +353,13 @@ int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind
         }
         break;
     case NP_TOPOLOGY_LIVE:
-        /*
-         * hwloc 2.x has no API for a filesystem root (1.x's hwloc_topology_set_fsroot is gone):
-         * its Linux backend reads HWLOC_FSROOT when the load instantiates it. This library never
-         * changes the environment, so the caller (a single-threaded tool or test) sets it.
-         */
+        /* hwloc 2.x reads a filesystem root only from HWLOC_FSROOT, which the caller sets (this
+         * library never changes the environment: enum np_topology_source_kind). */
         root = "";
         if (arg && *arg && strcmp(arg, "/") != 0) {
             const char *fsroot = getenv("HWLOC_FSROOT");
 
-            rc = check_fsroot(arg, err);
-            if (rc < 0)
+            if ((rc = check_fsroot(arg, err)) < 0)
                 goto fail;
             if (!fsroot || strcmp(fsroot, arg) != 0) {
                 rc = np_err_set(err, -EINVAL,
@@ -384,8 +370,7 @@ int np_topology_load(struct np_topology **out, enum np_topology_source_kind kind
                                 fsroot ? "'" : "");
                 goto fail;
             }
-            rc = hwloc_topology_load(topo->hwloc);
-            if (rc < 0) {
+            if (hwloc_topology_load(topo->hwloc) < 0) {
                 rc = np_err_set(err, -EIO, "cannot discover the topology under '%s': %s", arg,
                                 strerror(errno));
                 goto fail;

@@ -127,9 +127,8 @@ NP_API int np_mode_from_name(const char *text, enum np_mode *out, struct np_err 
 /** Every mode name, ", "-separated. Borrowed, static. */
 NP_API const char *np_mode_names(void);
 
-/* Slurm's job step ids as Slurm prints them. Shared by every layer that names
- * a step in a message or a file (the mover's log lines, reports, spool file names). */
-/* Slurm's special step ids (slurm.h's SLURM_BATCH_SCRIPT and friends), without slurm.h. */
+/* Slurm's job step ids as Slurm prints them, for every layer that names a step (log lines,
+ * reports, spool file names); the special ids are slurm.h's SLURM_BATCH_SCRIPT and friends. */
 #define NP_STEP_BATCH       0xfffffffbu
 #define NP_STEP_EXTERN      0xfffffffcu
 #define NP_STEP_INTERACTIVE 0xfffffffau

@@ -27,12 +27,11 @@
  *   one page-by-page pass over what stayed moves what it can and says why the rest stayed.
  * Without options->move_shared, a page another process maps too (shared memory, shared files
  * and libraries, copy-on-write pages after fork) never moves: move_pages gets MPOL_MF_MOVE,
- * which refuses it (EACCES: counted as `shared`), and migrate_pages runs without CAP_SYS_NICE
- * in the calling thread's effective set, which makes the kernel skip it too (as root, with the
- * capability, migrate_pages moves shared pages: MPOL_MF_MOVE_ALL). Both ways share one token-bucket
- * rate limiter, so migration never steals the bandwidth it is meant to save. Pages the kernel
- * refuses (busy, pinned, no room on D) are counted by cause; a process that exits mid-move, or
- * whose pid has gone to another process, ends its part of the move cleanly. */
+ * which refuses it (EACCES: counted as `shared`), and migrate_pages runs without CAP_SYS_NICE,
+ * so the kernel skips it too (not MPOL_MF_MOVE_ALL). Both ways share one token-bucket rate limiter,
+ * so migration never steals the bandwidth it is meant to save. Pages the kernel refuses (busy,
+ * pinned, no room on D) are counted by cause; a process that exits mid-move, or whose pid has gone
+ * to another process, ends its part of the move cleanly. */
 /** A token bucket over bytes. rate 0 = unlimited. Not thread-safe: one per mover thread. */
 struct np_rate_limiter {
     double bytes_per_s;
@@ -113,10 +112,8 @@ struct np_move_options {
 };
 
 /**
- * Move up to @p max_pages base pages of process @p pid from node @p src to node @p dst, by the
- * path np_move_path_choose gives: move_pages moves exactly the pages found on S until the
- * budget is met (UINT64_MAX: all of them); migrate_pages moves all of them. Shared pages stay
- * unless options->move_shared.
+ * Move up to @p max_pages base pages (UINT64_MAX: all) of process @p pid from node @p src to node
+ * @p dst, by the path np_move_path_choose gives (the mover, above).
  * @param rl      shared rate limiter, or NULL for none
  * @param result  zeroed and filled in, also on partial failure
  * @return 0 (including a process that exited: see result->process_gone), or a negative errno

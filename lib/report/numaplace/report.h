@@ -84,10 +84,10 @@ struct np_step_figures_point {
 /** One job's accumulated figures. Initialise with np_step_figures_init, free with _fini. */
 struct np_step_figures {
     unsigned samples;
-    struct np_sample first, prev, last;
-    /* /proc figures vanish with the processes: keep the first and last samples that had them */
+    struct np_sample prev, last;
+    /* /proc figures vanish with the processes: keep the last sample that had them */
     unsigned proc_samples;
-    struct np_sample first_proc, last_proc;
+    struct np_sample last_proc;
     /* interrupts and busy time of the job's CPUs: first and last readings */
     unsigned irq_samples, busy_samples, cs_samples;
     double cs_t[2];
@@ -146,7 +146,7 @@ struct np_step_figures {
 /** @return 0 (cannot fail; returns int for symmetry) */
 NP_API int np_step_figures_init(struct np_step_figures *js);
 
-/** Free what @p js holds; accepts NULL. */
+/** Free what @p js holds, leaving it as np_step_figures_init does; accepts NULL. */
 NP_API void np_step_figures_fini(struct np_step_figures *js);
 
 /**
@@ -210,9 +210,6 @@ NP_API int np_trace_replay(FILE *in, const char *name, np_report_fn *fn, void *a
                            struct np_err *err);
 
 /* ---- migrations booked into a job's figures ---- */
-
-struct np_request_result;
-struct np_job_outcome;
 
 /**
  * Book what one migration request did to one job: the request joins the report's

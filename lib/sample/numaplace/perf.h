@@ -115,10 +115,10 @@ NP_API int np_perf_open(struct np_perf_counters *c, pid_t pid, unsigned event_ma
 /** One reading of one event. */
 struct np_perf_value {
     bool available;
-    /** raw scaled by time_enabled/time_running when the kernel multiplexed the counter (an
-     * estimate then); equal to raw otherwise, 0 if the process never ran */
+    /** the count scaled by time_enabled/time_running when the kernel multiplexed the counter
+     * (an estimate then); the count itself otherwise, 0 if the process never ran */
     uint64_t value;
-    uint64_t raw, time_enabled_ns, time_running_ns;
+    uint64_t time_enabled_ns, time_running_ns;
     /** when !available: why; borrowed from @p c (or static storage), else NULL */
     const char *reason;
 };
@@ -144,13 +144,12 @@ NP_API void np_perf_read_all(const struct np_perf_counters *c,
 /** Close every open fd of @p c and set it to -1 (its reason becomes "closed"). NULL is fine. */
 NP_API void np_perf_close(struct np_perf_counters *c);
 
-/* The memory controllers' own counters through libpfm4's uncore PMUs: one
- * table of the PMUs and their read/write CAS events, per generation, as libpfm4 names them.
- *
- * The table and the encoding come from libpfm4; the reader (np_uncore_open) finds the kernel's
- * PMUs under sysfs (uncore_imc_<N>, one CPU per socket in its cpumask) and counts system-wide.
- * Debian 12's libpfm4 (4.13) has Intel IMC PMUs only: no AMD UMC or DF PMU exists in it, so on
- * AMD the source is "unavailable". Everything the table returns is borrowed and static. */
+/* The memory controllers' own counters through libpfm4's uncore PMUs: one table of the PMUs and
+ * their read/write CAS events, per generation, named and encoded by libpfm4. The reader
+ * (np_uncore_open) finds the kernel's PMUs under sysfs (uncore_imc_<N>, one CPU per socket in its
+ * cpumask) and counts system-wide. Debian 12's libpfm4 (4.13) has Intel IMC PMUs only, no AMD UMC
+ * or DF PMU, so on AMD the source is "unavailable". Everything the table returns is borrowed and
+ * static. */
 /** One memory-controller PMU (socket or channel 0 of its family) and its CAS events. */
 struct np_uncore_pmu {
     const char *pmu;         /**< libpfm4's PMU name, e.g. "snbep_unc_imc0" */

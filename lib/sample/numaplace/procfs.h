@@ -201,8 +201,7 @@ NP_API int np_node_meminfo(const char *root, unsigned node, struct np_kept_file 
  * [kernelpagesize_kB=K] [file=<path>] [heap] [stack] [huge] ...". Counts are in pages of the
  * mapping's own size (kernelpagesize_kB: 4 for base pages, 2048 or 1048576 for hugetlbfs);
  * transparent huge pages are counted in base pages. Reading streams line by line, so memory use
- * is bounded whatever the size of the process. Every reader takes a filesystem root (NULL or ""
- * = "/"), so tests read captured trees. */
+ * is bounded whatever the size of the process. */
 #define NP_NUMA_MAPS_MAX_NODES 64
 
 /** One mapping. The path is borrowed from the reader's line buffer: copy it to keep it. */
@@ -211,7 +210,7 @@ struct np_numa_mapping {
     char policy[48];                        /**< "default", "interleave:0-3", ... */
     uint64_t pages[NP_NUMA_MAPS_MAX_NODES]; /**< per node, in pages of page_kb */
     unsigned long page_kb;                  /**< kernelpagesize_kB (base page if absent) */
-    bool anon, heap, stack, hugetlb;
+    bool anon, hugetlb;
     const char *path; /**< file=... with the kernel's octal escapes (\040) undone, or NULL */
 };
 
@@ -245,17 +244,12 @@ struct np_numa_usage {
 NP_API int np_numa_maps_usage(const char *root, pid_t pid, struct np_numa_usage *out,
                               struct np_err *err);
 
-/* Is this CPU an emulator's software model?
- *
- * Its hardware counters then count what the emulator defines (QEMU with precise icount: every
- * instruction 2^shift cycles), not what a machine did: a CPI is the emulator's, and a prediction
- * from it means nothing about the code. A virtual machine on a real CPU (KVM) is not emulated:
- * its counters are the hardware's. */
 /**
- * Say whether the CPU is emulated, and why: on arm64 /proc/cpuinfo's "CPU implementer" 0x00,
- * the code Arm reserves for software models (QEMU's emulated CPUs use it); on x86 the CPUID
- * hypervisor signature "TCGTCGTCGTCG" (QEMU's emulator; KVM says "KVMKVMKVM").
- * @param root filesystem root for /proc (NULL or "" = "/"), so tests read captured files
+ * Whether the CPU is an emulator's software model, whose hardware counters count what the
+ * emulator defines (QEMU with precise icount: every instruction 2^shift cycles), so a CPI from
+ * them predicts nothing (a virtual machine on a real CPU, KVM, is not emulated). Said by arm64's
+ * /proc/cpuinfo "CPU implementer" 0x00 (Arm's code for software models, which QEMU uses) or x86's
+ * CPUID hypervisor signature "TCGTCGTCGTCG" (QEMU's emulator; KVM says "KVMKVMKVM").
  * @param why  when emulated, what says so (for reports and logs); "" otherwise
  * @return true when emulated; false when not, or when nothing could be read
  */

@@ -1,14 +1,9 @@
 /*
- * numaplace/summary.h - one job's per-node reports merged into one summary (schema:
- * docs/summary-schema.md), its plain-language advice, a seff-like text form, the stored form that
- * fits Slurm's AdminComment (its codec), and its timeline plot; the node lists a job of tens of
- * thousands of nodes makes long (string sets and Slurm hostlists); the one printer of a report's
- * figures; and `numaplace report`'s text with its hindsight on --numa-policy=auto.
- *
- * Flow at the end of a job (each node's epilog): np_summary_new, np_summary_expect_nodes with the
- * job's allocated nodes, np_summary_add_report for each of the node's reports, then
- * np_summary_merge into what is already stored (np_stored_decode of the AdminComment) and
- * np_summary_fit to store the result again.
+ * numaplace/summary.h - one job's per-node reports merged into one summary, its plain-language
+ * advice, a seff-like text form, the stored form that fits Slurm's AdminComment and its timeline
+ * plot (docs/summary-schema.md, which shows the flow at the end of a job); the node lists a job of
+ * tens of thousands of nodes makes long (string sets and Slurm hostlists); the one printer of a
+ * report's figures; and `numaplace report`'s text with its hindsight on --numa-policy=auto.
  *
  * A summary is a plain jansson object: callers may read it freely, and should change it only
  * through these functions. Figures keep the report's form: `{"value", "unit", "source"}` or
@@ -35,12 +30,8 @@
  *  does not link. */
 typedef char *(*np_hostlist_fn)(const char *const *names, size_t n);
 
-/**
- * The longest stored summary (the "NPS1:..." string, in bytes) to put in a job's AdminComment.
- * slurmdbd keeps admin_comment in a MySQL TEXT column, which holds at most 65,535 bytes; longer
- * comments are cut or refused. 60,000 leaves about 5.5 kB for another tool's note next to ours
- * and for the quoting of `sacctmgr`/`scontrol` around the value. Pass it to np_summary_fit.
- */
+/** The longest stored summary ("NPS1:...", bytes) np_summary_fit should put in AdminComment:
+ *  slurmdbd's TEXT column holds 65,535; the rest is room for another tool's note and quoting. */
 #define NP_SUMMARY_STORED_MAX 60000
 
 /* Advice thresholds (docs/summary-schema.md explains each). */
@@ -61,9 +52,6 @@ typedef char *(*np_hostlist_fn)(const char *const *names, size_t n);
 /** The worst nodes (lowest local share) a fold keeps whole in `nodes`: the advice names up to 4. */
 #define NP_FOLD_KEEP_WORST 8
 
-/** Width of the local-memory bar in np_summary_print: `[##########----------]`. */
-#define NP_SUMMARY_BAR_WIDTH 20
-
 /* ---- node lists (a struct np_strs owns its strings; np_strs_free accepts NULL, leaves it
  * zeroed) ---- */
 
@@ -74,11 +62,9 @@ struct np_strs {
 
 /** Append @p str (copied). 0 or -ENOMEM. */
 NP_API int np_strs_append(struct np_strs *s, const char *str);
-/**
- * Append each of @p names[0..n) (copied) that @p s does not hold yet, once, in their order: what
- * a lookup before each np_strs_append does, in O((s->n + n) log(s->n + n)) (a job's node list
- * can name tens of thousands). @p s is unchanged on failure. 0 or -ENOMEM.
- */
+/** Append each of @p names[0..n) (copied) that @p s does not hold yet, once, in their order, in
+ *  O((s->n + n) log(s->n + n)): a job's node list can name tens of thousands. @p s is unchanged
+ *  on failure. 0 or -ENOMEM. */
 NP_API int np_strs_append_new(struct np_strs *s, const char *const *names, size_t n);
 /** Add @p str to a sorted set (nothing when present). 0 or -ENOMEM. */
 NP_API int np_strs_add_sorted(struct np_strs *s, const char *str);
@@ -96,8 +82,6 @@ NP_API int np_hostlist_compress(const struct np_strs *names, char **out);
  */
 NP_API int np_hostlist_expand(const char *list, size_t max, struct np_strs *out,
                               struct np_err *err);
-/** Whether @p names, sorted as np_hostlist_expand sorts, holds @p name. */
-NP_API bool np_strs_sorted_has(const struct np_strs *names, const char *name);
 
 /**
  * An empty summary of job @p job_id (no nodes, no reports).
@@ -149,12 +133,9 @@ NP_API int np_summary_expect_nodes(json_t *summary, const char *hostlist, struct
 
 /**
  * Merge @p other (borrowed; its parts are copied) into @p into, both summaries of the same job:
- * each node in @p other replaces the same node in @p into (other wins) unless @p into's part of
- * it is newer (more steps, or as many and a longer duration_s: a node's reports only accumulate,
- * and a part retried from the pending directory may be older than the one stored since),
- * `skipped` and `trimmed` are united, and totals and missing_nodes are recomputed. Into a summary
- * whose nodes were folded, a node not folded joins whole; a part of a folded node is not taken in
- * and the node is named in `nodes_folded.not_updated` (docs/summary-schema.md, "Folded nodes").
+ * each node in @p other replaces the same node in @p into unless @p into's part of it is newer,
+ * `skipped` and `trimmed` are united, and totals and missing_nodes are recomputed
+ * (docs/summary-schema.md, "Building and merging"; into a folded summary: "Folded nodes").
  * @return 0, or -EINVAL (not summaries, different jobs or uids, both folded) / -EPROTO / -ENOMEM
  *         with @p err
  */
@@ -170,10 +151,8 @@ NP_API int np_summary_recompute(json_t *summary);
 /**
  * Plain-language advice from the summary's figures (borrowed): an array of
  * `{"rule": id, "text": one sentence}`, one entry per rule that fires (naming its nodes), in the
- * order remote-memory, high-but-remote, interleave-may-help, local-is-good, os-noise, no-counters,
- * migrated; `[{"rule": "none", "text": "nothing stood out"}]` when none does. Rules and
- * thresholds: the NP_ADVICE_* macros above and docs/summary-schema.md. A rule whose figures were
- * trimmed or are unavailable does not fire (no-counters reports the unavailable ones).
+ * order of docs/summary-schema.md ("Advice", with the NP_ADVICE_* thresholds above);
+ * `[{"rule": "none", "text": "nothing stood out"}]` when none does.
  * @return a new reference, NULL for something that is not a summary or on out-of-memory
  */
 NP_API json_t *np_summary_advice(const json_t *summary);
@@ -205,10 +184,8 @@ NP_API size_t np_summary_node_count(const json_t *summary);
 NP_API bool np_summary_worst_local_share(const json_t *summary, double *share);
 
 /**
- * Print @p summary (borrowed) as text, like seff: the job, user, nodes, policies, class, one
- * block per node with a local-memory bar (`node1  local memory [##########----------]  52%`), CPI,
- * bandwidth, migrations and OS interference (or `unavailable (why)`), the advice, and notes on
- * missing, skipped and trimmed parts.
+ * Print @p summary (borrowed) as text, like seff: the job, a block per node with its local-memory
+ * bar, the advice, notes on missing, skipped and trimmed parts (docs/summary-schema.md, "Text").
  * @return 0, -EINVAL (not a summary, NULL @p out) or -EIO (write error)
  */
 NP_API int np_summary_print(FILE *out, const json_t *summary);
@@ -224,16 +201,9 @@ NP_API int np_summary_print_hostlist(FILE *out, const json_t *summary,
 
 #define NP_STORED_PREFIX "NPS1:"
 
-/*
- * What a stored summary may decode to (docs/summary-schema.md, "Decoding limits"). Its stored
- * text is at most 65,535 bytes (slurmdbd's TEXT column; numaplace writes at most 60,000), so
- * about 45 kB of zlib. A summary's JSON compresses 2.6-3.6x (measured on the suite's summaries;
- * a many-node one with repeated keys perhaps 10x): at most ~450 kB. Its values average 20-25
- * bytes; its deepest path (nodes.N.timeline.events[i].t) is 6 levels; its longest arrays are a
- * job's node names (`missing_nodes`) and a node's `steps`. A comment past any of these is not a
- * summary numaplace wrote and is refused as corrupt before jansson builds it, so decoding costs a
- * small multiple of the decoded size (values x about 50 bytes: at most ~13x).
- */
+/* What a stored summary may decode to: past any of these it is no summary numaplace wrote, and is
+ * refused as corrupt before jansson builds it (docs/summary-schema.md, "Decoding limits", says
+ * why each). */
 #define NP_STORED_MAX_JSON_BYTES      (1u << 20) /* twice the ~450 kB an honest one can reach */
 #define NP_STORED_MAX_VALUES          131072     /* 1 MiB at 8 bytes a value */
 #define NP_STORED_MIN_BYTES_PER_VALUE 4          /* "0," is 2: only a crafted text packs them */
@@ -260,27 +230,18 @@ NP_API int np_stored_decode(const char *text, json_t **out, struct np_err *err);
 /**
  * The stored form of @p summary (np_stored_encode, "NPS1:..."), at most @p max_bytes long (use
  * NP_SUMMARY_STORED_MAX for AdminComment). When it is longer, detail is dropped from @p summary
- * itself, in this order, each drop recorded in `trimmed` ({what, stored_bytes_before}) and the
- * summary re-encoded until it fits: "timeline" (each node's), "steps" (per-step arrays),
- * "numa-node-pages" (per-NUMA-node byte maps), "os-interference-details" (all but the kernel time
- * share), "sources" (the `source` of every figure), "node-details" (everything per node but the
- * local share, step count, duration, bytes moved, start/end, policy and class), and last
- * "nodes-folded": past 8 nodes, per-node figures become distributions in `nodes_folded`, the 8
- * lowest-local-share nodes stay whole (docs/summary-schema.md, "Folded nodes"). Nothing is ever
- * dropped from the ids, totals, missing_nodes, skipped or trimmed, and what is stored decodes
- * (np_stored_decode's limits).
+ * itself in the order of docs/summary-schema.md ("Stored form"; its last step "Folded nodes"),
+ * each drop recorded in `trimmed`, until it fits. The ids, totals, missing_nodes, skipped and
+ * trimmed are never dropped, and what is stored decodes (np_stored_decode's limits).
  * @param stored receives a new string (free with free()); NULL on failure
  * @return its length; -E2BIG when even the minimal summary does not fit (@p summary is left
  *         trimmed or folded); -EINVAL / -ENOMEM; each with @p err
  */
 NP_API long np_summary_fit(json_t *summary, size_t max_bytes, char **stored, struct np_err *err);
 
-/* ---- a job's timeline as a picture (PNG or SVG, drawn with cairo): four panels over the step's
- * run time, memory per NUMA node (stacked; many nodes coloured and labelled as local or not), the
- * local share, memory bandwidth and CPI, each with its scale, under one time axis (elapsed time
- * ticks, the wall-clock time at its ends). A figure that was not measured is not drawn: its panel
- * says "unavailable" and why, wrapped inside the panel. Migrations are marked across all panels
- * and labelled where their labels do not overlap. ---- */
+/* ---- a job's timeline as a picture (PNG or SVG, drawn with cairo): memory per NUMA node, the
+ * local share, bandwidth and CPI under one time axis, migrations marked across them; a figure not
+ * measured says "unavailable" and why in its panel (docs/summary-schema.md, "Plot") ---- */
 
 #define NP_PLOT_MAX_NODES 64
 
