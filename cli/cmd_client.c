@@ -135,14 +135,15 @@ int cmd_status(int argc, char **argv)
         json_int_t id = 0, uid = 0, processes = 0, samples = 0;
         const char *step = NULL, *job_class = NULL, *policy = NULL, *cpus = NULL, *cut = NULL;
         const char *job_backends = NULL, *reason = NULL, *key;
-        json_t *cpu_use = NULL, *cpi = NULL, *pages = NULL, *v;
+        json_t *cpu_use = NULL, *cpi = NULL, *pages = NULL, *by_tier = NULL, *v;
         int ending = 0;
 
-        json_unpack(job, "{s?I s?s s?I s?s s?s s?s s?{s?I s?I s?o s?o s?o} s?s s?b s?s s?s}", "job",
-                    &id, "step_name", &step, "uid", &uid, "class", &job_class, "policy", &policy,
-                    "cpus", &cpus, "latest", "processes", &processes, "samples", &samples,
+        json_unpack(job, "{s?I s?s s?I s?s s?s s?s s?{s?I s?I s?o s?o s?o} s?s s?b s?s s?s s?o}",
+                    "job", &id, "step_name", &step, "uid", &uid, "class", &job_class, "policy",
+                    &policy, "cpus", &cpus, "latest", "processes", &processes, "samples", &samples,
                     "cpu_use", &cpu_use, "cpi", &cpi, "pages", &pages, "processes_cut", &cut,
-                    "ending", &ending, "backends", &job_backends, "backends_reason", &reason);
+                    "ending", &ending, "backends", &job_backends, "backends_reason", &reason,
+                    "pages_by_tier", &by_tier);
         printf("%-10lld %-11s %-6lld %-5s %-16s %-8s %-5lld %-7lld ", (long long)id, dash(step),
                (long long)uid, dash(job_class), dash(policy), dash(cpus), (long long)processes,
                (long long)samples);
@@ -153,6 +154,10 @@ int cmd_status(int argc, char **argv)
         json_object_foreach(json_object_get(pages, "node_bytes"), key, v)
         {
             printf("node%s=%.1fMiB ", key, (double)json_integer_value(v) / 1048576.0);
+        }
+        json_object_foreach(by_tier, key, v) /* a tiered node: 0 the fastest */
+        {
+            printf("tier%s=%.1fMiB ", key, (double)json_integer_value(v) / 1048576.0);
         }
         putchar('\n');
         if (cut) /* the figures are partial */

@@ -489,6 +489,10 @@ void report_hold_flush(struct np_daemon *d);
 /** Free what is held without a word (np_daemon_fini). */
 void report_hold_fini(struct np_daemon *d);
 
+/** Each NUMA node's memory tier from d->topology into @p tier[NP_SAMPLE_MAX_NODES] (0 where the
+ *  topology is unknown): the report's and status's pages by tier. */
+void report_node_tiers(const struct np_daemon *d, unsigned *tier);
+
 /** Write the step's report, built once into j->final_report, to <spool>/<job>.<step>.<host>.json,
  *  mode 0600, its user in a read ACL entry. @return false: written or lost (the step may be
  *  forgotten); true: held, or queued to d->writer (then d->report_durable runs on the loop) */

@@ -218,13 +218,15 @@ static const char *unless_empty(const char *s)
 static json_t *job_status(const struct np_daemon *d, const struct np_daemon_job *j)
 {
     const struct np_job_meta *m = &j->meta;
+    unsigned tier[NP_SAMPLE_MAX_NODES];
     /* ended, its report not yet written (docs/protocol.md): `numaplace report` waits for it */
     const bool ending = j->finishing || j->ended || !tasks_left(d, j);
 
+    report_node_tiers(d, tier);
     /* processes_cut: the latest sample saw only part of it; backends_reason: why /proc alone */
     return json_pack(
         "{s:I, s:I, s:s, s:I, s:s, s:s, s:s, s:f, s:O, s:o, s:f, s:s*, s:o*, s:o*, s:s*, s:s*, "
-        "s:s*, s:o*, s:s*}",
+        "s:s*, s:o*, s:s*, s:o*}",
         "job", (json_int_t)m->job_id, "step", (json_int_t)m->step_id, "step_name",
         np_step_name(m->step_id), "uid", (json_int_t)m->uid, "class", np_class_name(j->job_class),
         "policy", m->policy_requested, "cpus", m->cpus, "running_s",
@@ -235,7 +237,8 @@ static json_t *job_status(const struct np_daemon *d, const struct np_daemon_job 
         m->registered_nodes ? np_node_list_json(m->registered_nodes) : NULL, "processes_cut",
         j->stats.last.processes_cut ? j->stats.last.proc_reason : NULL, "backends",
         unless_empty(m->backends), "backends_reason", unless_empty(m->backends_reason), "ending",
-        ending ? json_true() : NULL, "class_source", unless_empty(m->class_source));
+        ending ? json_true() : NULL, "class_source", unless_empty(m->class_source), "pages_by_tier",
+        np_bytes_by_tier(j->stats.pages_end, tier));
 }
 
 /* @p steps: the steps the asker may count (every one for root and admin_group, else theirs). */

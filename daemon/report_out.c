@@ -257,6 +257,16 @@ static void report_written(void *ctx, struct writer_job *w)
     d->report_durable(d, j); /* or held: its step_end is answered either way */
 }
 
+void report_node_tiers(const struct np_daemon *d, unsigned *tier)
+{
+    memset(tier, 0, NP_SAMPLE_MAX_NODES * sizeof(*tier));
+    for (unsigned n = 0; d->topology && n < np_topology_node_count(d->topology); n++) {
+        const struct np_numa_node *node = np_topology_node(d->topology, n);
+        if (node->os_index < NP_SAMPLE_MAX_NODES)
+            tier[node->os_index] = node->tier;
+    }
+}
+
 bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complete)
 {
     char name[256];
@@ -270,11 +280,7 @@ bool report_out_write(struct np_daemon *d, struct np_daemon_job *j, bool complet
     if (!j->final_report) {
         j->meta.end_epoch = np_clock_s(CLOCK_REALTIME);
         j->meta.tasks = j->tasks;
-        for (unsigned n = 0; d->topology && n < np_topology_node_count(d->topology); n++) {
-            const struct np_numa_node *node = np_topology_node(d->topology, n);
-            if (node->os_index < NP_SAMPLE_MAX_NODES)
-                j->meta.node_tier[node->os_index] = node->tier;
-        }
+        report_node_tiers(d, j->meta.node_tier);
         j->final_report = np_report_new(&j->meta, &j->stats, complete);
     }
     if (!j->final_report)

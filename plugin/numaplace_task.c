@@ -1,12 +1,8 @@
 /*
- * numaplace_task.so - the numaplace plugin's step side, which only slurmstepd loads
- * (numaplace_task.h says why). Per step, in slurmstepd: init_post_opt (root) starts numaplaced's
- * calls (step_helper.h), user_init loads the topology and reads the advice, which every task
- * inherits across fork; exit ends the step. In each task, after Slurm's CPU and memory binding and
- * before exec, task_init reads the task's real CPUs, decides, applies set_mempolicy, exports what
- * it applied and tells numaplaced what it applied, without waiting for an answer. Own trouble (no
- * topology, a refused system call) is logged and the task keeps the kernel default, unless the site
- * set on_error=fail.
+ * numaplace_task.so - the plugin's step side, loaded by slurmstepd only (numaplace_task.h). The
+ * topology and advice are found once per step in slurmstepd and inherited across fork; each task,
+ * after Slurm's binding and before exec, decides, applies, exports and tells numaplaced. Own
+ * trouble is logged and the task keeps the kernel default, unless the site set on_error=fail.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,9 +110,8 @@ static int task_user_init(spank_t sp, const struct numaplace_step_settings *sett
     return rc;
 }
 
-/* In slurmstepd, once per step, as root and before any task forks: --numa-policy=auto's placement
- * hint, which every task inherits. Not in user_init: slurmstepd runs that under the job's euid, and
- * numaplaced answers advise to root only (its peer credentials are the effective ids). */
+/* As root, before any task forks: not in user_init, which runs under the job's euid, and
+ * numaplaced answers advise to root only. */
 static int task_init_post_opt(spank_t sp, const struct numaplace_step_settings *settings)
 {
     const uint64_t start = now_us();
@@ -175,11 +170,8 @@ static int claim_allowed(spank_t sp, enum np_sensitivity asked, uid_t *uid)
     return np_site_config_may_claim_high(plugin->site, *uid, gid);
 }
 
-/*
- * Decide the task's class. Returns 1 when the site wants the task refused: the class is then
- * already downgraded to low, so the task is safe even where Slurm ignores the refusal (it only
- * honours errors from plugins marked `required` in plugstack.conf).
- */
+/* Decide the task's class. 1: refuse the task; the class is low anyway, as Slurm ignores errors
+ * of plugins not marked `required`. */
 static int resolve_sensitivity(spank_t sp, enum np_sensitivity *out, bool *downgraded)
 {
     uid_t uid = 0;
@@ -188,14 +180,14 @@ static int resolve_sensitivity(spank_t sp, enum np_sensitivity *out, bool *downg
     *out = asked_sensitivity();
     if (claim_allowed(sp, *out, &uid) != 0) /* unknown ids: as asked */
         return 0;
+    *out = NP_SENSITIVITY_LOW;
+    *downgraded = true;
     if (plugin->site->high_unauthorized == NP_HIGH_REFUSE) {
         fprintf(stderr,
                 "numaplace: refusing this job: user %u may not claim --numa-sensitivity=high on "
                 "this cluster (plugstack high_users/high_groups, high_unauthorized=refuse)\n",
                 (unsigned)uid);
         slurm_error("numaplace: refused uid %u claiming --numa-sensitivity=high", (unsigned)uid);
-        *out = NP_SENSITIVITY_LOW;
-        *downgraded = true;
         return 1;
     }
     fprintf(stderr,
@@ -204,8 +196,6 @@ static int resolve_sensitivity(spank_t sp, enum np_sensitivity *out, bool *downg
             (unsigned)uid);
     slurm_info("numaplace: uid %u claimed --numa-sensitivity=high, downgraded to low",
                (unsigned)uid);
-    *out = NP_SENSITIVITY_LOW;
-    *downgraded = true;
     return 0;
 }
 

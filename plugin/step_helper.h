@@ -1,14 +1,9 @@
 /*
- * A step's calls to numaplaced (docs/protocol.md), made by numaplace_task.so:
- *   advise (--numa-policy=auto): sent in init_post_opt (slurmstepd, root), its answer read in
- *     user_init, so numaplaced answers while Slurm sets the step up;
- *   register ahead: one socket per task of a small step, connected in init_post_opt; slurmstepd
- *     sends each registration after the task's fork, before Slurm lets the task run, and reads
- *     the answers at the step's end: no launch waits for them (a larger step: a call per task);
- *   applied (each task, before exec, not awaited) and step_end (slurmstepd at the step's end).
- * Every call has a short bounded timeout; once one call of a step has timed out, the step's later
- * calls are not made, so a numaplaced that accepts but never answers costs a launch one timeout
- * and one log line, and never fails it.
+ * A step's calls to numaplaced (docs/protocol.md), made by numaplace_task.so: advise is sent in
+ * init_post_opt and read in user_init, so numaplaced answers while Slurm sets the step up;
+ * registrations of a small step go on sockets connected ahead and are read at the step's end, so
+ * no launch waits for them. Once a call of a step times out its later calls are skipped: a hung
+ * numaplaced costs a launch one timeout and one log line, never its failure.
  */
 #ifndef NUMAPLACE_PLUGIN_STEP_HELPER_H
 #define NUMAPLACE_PLUGIN_STEP_HELPER_H
@@ -22,9 +17,8 @@
 #include "numaplace/protocol.h"
 #include "numaplace/siteconf.h"
 
-/* Tasks of a step registered on sockets connected before the fork (register ahead): at most
- * this many, so that a step holds few of numaplaced's client slots (64 for the node) while it
- * starts; a larger step registers each task with a call from slurmstepd. */
+/* At most this many tasks register ahead, so a step holds few of numaplaced's 64 client slots;
+ * a larger step registers each task with a call. */
 #define NP_REGISTER_AHEAD_MAX 8
 
 struct np_step_shared; /* what slurmstepd and its tasks see alike (step_helper.c) */
@@ -37,8 +31,7 @@ struct np_step_helper {
     atomic_bool timed_out_here;        /* a call from this process timed out */
     bool warned;                       /* slurmstepd's one log line per step */
     bool registered;                   /* numaplaced took at least one task of this step */
-    /* register ahead: one socket per local task; ahead_count is 0 when the tasks register with
-     * calls */
+    /* register ahead: one socket per local task; ahead_count 0: calls instead */
     int ahead_fd[NP_REGISTER_AHEAD_MAX];
     bool ahead_sent[NP_REGISTER_AHEAD_MAX]; /* task i's registration is on ahead_fd[i] */
     unsigned ahead_count;

@@ -342,28 +342,36 @@ static json_t *migrations_json(const struct np_job_meta *meta, const struct np_s
         js->migration_requests ? json_deep_copy(js->migration_requests) : json_array());
 }
 
+json_t *np_bytes_by_tier(const uint64_t *bytes, const unsigned *node_tier)
+{
+    json_t *by_tier;
+    bool tiered = false;
+
+    for (unsigned n = 0; n < NP_SAMPLE_MAX_NODES; n++)
+        tiered |= node_tier[n] != 0;
+    if (!tiered || !(by_tier = json_object()))
+        return NULL;
+    for (unsigned n = 0; n < NP_SAMPLE_MAX_NODES; n++) {
+        char key[12];
+        if (!bytes[n])
+            continue;
+        snprintf(key, sizeof(key), "%u", node_tier[n]);
+        json_object_set_new(
+            by_tier, key,
+            json_integer(json_integer_value(json_object_get(by_tier, key)) + (json_int_t)bytes[n]));
+    }
+    return by_tier;
+}
+
 /* pages.by_tier: the last reading's bytes by memory tier, on a node of more than one tier. */
 static void add_pages_by_tier(json_t *report, const struct np_job_meta *meta,
                               const struct np_step_figures *js)
 {
     json_t *pages = json_object_get(report, "pages"), *by_tier;
-    bool tiered = false;
 
-    for (unsigned n = 0; n < NP_SAMPLE_MAX_NODES; n++)
-        tiered |= meta->node_tier[n] != 0;
-    if (!tiered || !json_object_get(pages, "end_bytes") || !(by_tier = json_object()))
-        return;
-    for (unsigned n = 0; n < NP_SAMPLE_MAX_NODES; n++) {
-        char key[12];
-        json_t *v;
-        if (!js->pages_end[n])
-            continue;
-        snprintf(key, sizeof(key), "%u", meta->node_tier[n]);
-        v = json_object_get(by_tier, key);
-        json_object_set_new(by_tier, key,
-                            json_integer(json_integer_value(v) + (json_int_t)js->pages_end[n]));
-    }
-    json_object_set_new(pages, "by_tier", by_tier);
+    if (json_object_get(pages, "end_bytes") &&
+        (by_tier = np_bytes_by_tier(js->pages_end, meta->node_tier)))
+        json_object_set_new(pages, "by_tier", by_tier);
 }
 
 json_t *np_report_new(const struct np_job_meta *meta, const struct np_step_figures *js,

@@ -30,6 +30,16 @@ static uint64_t page_bytes(void)
     return (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
+static void set_request(struct np_request *out, unsigned src, int dst, uint64_t pages,
+                        enum np_trigger_kind trigger, long target_job)
+{
+    *out = (struct np_request){.src = src,
+                               .dst = (unsigned)dst,
+                               .pages = pages,
+                               .trigger = trigger,
+                               .target_job = target_job};
+}
+
 unsigned np_view_tier(const struct np_node_view *view, unsigned node)
 {
     return node < NP_MAX_NODES ? view->tier[node] : 0;
@@ -152,11 +162,8 @@ static int propose_homecoming(const struct np_node_view *view,
                 job->pages_on_node[node] < NP_HOMECOMING_MIN_PAGES ||
                 view->tier[node] != view->tier[home]) /* another tier: promotion's, or kept */
                 continue;
-            out[n] = (struct np_request){.src = node,
-                                         .dst = (unsigned)home,
-                                         .pages = job->pages_on_node[node],
-                                         .trigger = NP_TRIGGER_HOMECOMING,
-                                         .target_job = (long)j};
+            set_request(&out[n], node, home, job->pages_on_node[node], NP_TRIGGER_HOMECOMING,
+                        (long)j);
             snprintf(out[n].reason, sizeof(out[n].reason),
                      "high job %" PRIu32 ".%s has %" PRIu64 " pages on node %u, away from its CPUs",
                      job->job_id, np_step_name(job->step_id), job->pages_on_node[node], node);
@@ -219,11 +226,8 @@ static int propose_pressure(const struct np_node_view *view, const struct np_tri
                                    config->bandwidth_threshold);
         if (dst < 0)
             continue;
-        out[n] = (struct np_request){.src = node,
-                                     .dst = (unsigned)dst,
-                                     .pages = (need + page_bytes() - 1) / page_bytes(),
-                                     .trigger = NP_TRIGGER_PRESSURE,
-                                     .target_job = -1};
+        set_request(&out[n], node, dst, (need + page_bytes() - 1) / page_bytes(),
+                    NP_TRIGGER_PRESSURE, -1);
         snprintf(out[n].reason, sizeof(out[n].reason),
                  "node %u holds a high job and has %" PRIu64 " MiB free, below the %" PRIu64
                  " MiB floor",
@@ -269,11 +273,7 @@ static int propose_bandwidth(const struct np_node_view *view,
                                   config->free_floor_bytes, config->bandwidth_threshold);
         if (low_pages == 0 || dst < 0)
             continue;
-        out[n] = (struct np_request){.src = node,
-                                     .dst = (unsigned)dst,
-                                     .pages = low_pages / 2,
-                                     .trigger = NP_TRIGGER_BANDWIDTH,
-                                     .target_job = -1};
+        set_request(&out[n], node, dst, low_pages / 2, NP_TRIGGER_BANDWIDTH, -1);
         snprintf(out[n].reason, sizeof(out[n].reason),
                  "memory node %u serves %.0f MB/s (%s), above %.0f MB/s for %u intervals; "
                  "node %d is the nearest unsaturated",
@@ -329,11 +329,8 @@ static int propose_demotion(const struct np_node_view *view, const struct np_tri
                                ~tier_nodes(view, (unsigned)down), config->bandwidth_threshold);
         if (dst < 0)
             continue;
-        out[n] = (struct np_request){.src = node,
-                                     .dst = (unsigned)dst,
-                                     .pages = (need + page_bytes() - 1) / page_bytes(),
-                                     .trigger = NP_TRIGGER_DEMOTION,
-                                     .target_job = -1};
+        set_request(&out[n], node, dst, (need + page_bytes() - 1) / page_bytes(),
+                    NP_TRIGGER_DEMOTION, -1);
         snprintf(out[n].reason, sizeof(out[n].reason),
                  "node %u (tier %u) has %" PRIu64 " MiB free, below the %" PRIu64
                  " MiB floor, and high job %" PRIu32 ".%s needs it: low jobs' pages go to tier %d",
@@ -380,11 +377,7 @@ static int propose_promotion(const struct np_node_view *view,
                 pages = room;
             if (pages < NP_HOMECOMING_MIN_PAGES)
                 continue;
-            out[n] = (struct np_request){.src = node,
-                                         .dst = (unsigned)dst,
-                                         .pages = pages,
-                                         .trigger = NP_TRIGGER_PROMOTION,
-                                         .target_job = (long)j};
+            set_request(&out[n], node, dst, pages, NP_TRIGGER_PROMOTION, (long)j);
             snprintf(out[n].reason, sizeof(out[n].reason),
                      "high job %" PRIu32 ".%s has %" PRIu64
                      " pages on node %u (tier %u), below its tier %d; node %d has room",

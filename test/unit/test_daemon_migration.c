@@ -10,6 +10,7 @@
 
 #include "daemon.h"
 #include "np_daemon_test.h"
+#include "ops.h"
 
 #define NOW 1000.0
 
@@ -382,6 +383,25 @@ START_TEST(view_carries_tiers_and_fast_tier_steps)
     ck_assert_double_eq(view->capacity[0], 20480e6);
     ck_assert_double_eq(view->capacity[2], 81920e6);
     migrator_view_free(view);
+    if (_i == 0) { /* status shows the step's pages per tier beside its pages per node */
+        const struct np_peer root_peer = np_test_peer(1, 0, 0);
+        json_t *reply, *by_tier = NULL, *entry;
+        size_t k;
+        job2->stats.pages_end[0] = 4096;
+        job2->stats.pages_end[1] = 1024;
+        job2->stats.pages_end[2] = 8192;
+        reply = op_status(t.d, &root_peer, 0);
+        json_array_foreach(json_object_get(reply, "jobs"), k, entry)
+        {
+            if (json_integer_value(json_object_get(entry, "job")) == job2->meta.job_id)
+                by_tier = json_object_get(entry, "pages_by_tier");
+        }
+        ck_assert_ptr_nonnull(by_tier);
+        ck_assert_int_eq(json_integer_value(json_object_get(by_tier, "0")), 8192); /* HBM */
+        ck_assert_int_eq(json_integer_value(json_object_get(by_tier, "1")), 5120); /* DRAM */
+        ck_assert_uint_eq(json_object_size(by_tier), 2);
+        json_decref(reply);
+    }
 }
 END_TEST
 

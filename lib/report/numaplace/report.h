@@ -67,6 +67,10 @@ struct np_job_meta {
     json_t *tasks; /**< borrowed, may be NULL: [{task, pid, policy, mode, nodes, cpus}] */
 };
 
+/** @p bytes (per NUMA node) summed by @p node_tier: {"0": bytes, ...}, or NULL on a node of one
+ *  tier (every @p node_tier 0) or out of memory. New reference. */
+NP_API json_t *np_bytes_by_tier(const uint64_t *bytes, const unsigned *node_tier);
+
 /** Points a report's timeline keeps at most: older points are thinned, never the span. */
 #define NP_TIMELINE_MAX_POINTS 128
 /** NUMA nodes a timeline point records (the plot's limit). */

@@ -1,13 +1,10 @@
 /*
  * numaplace/migration.h - what the migration policies see and decide.
  *
- * The daemon (or the simulator) fills a `struct np_node_view`; triggers turn it into requests
- * ("move at least N pages from node S to node D"); the planner takes a request's candidates in an
- * order's sequence and says how many pages each gives. Carrying a plan out is the engine's job
- * (numaplace/engine.h), one layer up: nothing here moves memory, logs or knows of reports. Orders
- * and triggers are static ops tables (orders.c, triggers.c), the one source of their names
- * (numaplace/names.h). A migration order decides whose pages move; a placement policy
- * (numaplace/names.h) where a task's memory starts.
+ * Triggers turn a `struct np_node_view` (filled by the daemon or the simulator) into requests
+ * ("move at least N pages from S to D"); the planner takes a request's candidates in an order's
+ * sequence. Carrying a plan out is the engine's (numaplace/engine.h): nothing here moves memory
+ * or logs. Orders and triggers are static ops tables (orders.c, triggers.c).
  */
 #ifndef NUMAPLACE_MIGRATION_H
 #define NUMAPLACE_MIGRATION_H
@@ -29,8 +26,8 @@ struct np_job_view {
     enum np_class job_class;
     uint64_t cpu_nodes; /**< bit i: the job has CPUs on node i */
     const pid_t *pids;  /**< the job's processes (thread group leaders) */
-    /** Each pid's start time (clock ticks after boot), or NULL: the mover checks it and @c uid
-     *  before each batch, so a pid reused during a long move is never touched. */
+    /** Each pid's start time (clock ticks after boot), or NULL: with @c uid, checked before each
+     *  batch so a reused pid is never touched. */
     const uint64_t *starttimes;
     uid_t uid; /**< the job's user */
     size_t npids;
@@ -38,17 +35,15 @@ struct np_job_view {
     double bandwidth;                     /**< bytes/s: measured, or the proxy */
     bool bandwidth_is_proxy;              /**< no memory counter: see np_bandwidth_proxy */
     bool homecoming_paused; /**< its last homecoming moved nothing: left alone for a while */
-    /** Placed by fast-tier or fast-tier-strict: its pages belong on the fastest tier, not only
-     *  on its CPUs' nodes (the tier triggers read it). */
-    bool wants_fast_tier;
-    /** The predicted slowdown with all its memory on a near node (numaplace/sensitivity.h,
-     *  scaled to this machine where profiled); read only when @c has_prediction. */
+    bool wants_fast_tier; /**< placed by fast-tier(-strict): its pages belong on the fastest tier */
+    /** Predicted slowdown with all its memory on a near node (numaplace/sensitivity.h); read only
+     *  when @c has_prediction. */
     double predicted_remote;
     bool has_prediction;
 };
 
-/** Where a memory node's traffic figure comes from, weakest first: a figure is only as good as
- *  the weakest job's bandwidth in it. Names from np_bandwidth_source_name. */
+/** Where a memory node's traffic figure comes from, weakest first (a figure is as good as its
+ *  weakest job's). Names from np_bandwidth_source_name. */
 enum np_bandwidth_source {
     NP_BW_SOURCE_UNAVAILABLE = 0, /**< "unavailable": no job to spread, nothing known */
     NP_BW_SOURCE_PROXY,  /**< "proxy": some job's figure is np_bandwidth_proxy (ranks only) */
@@ -56,7 +51,7 @@ enum np_bandwidth_source {
     NP_BW_SOURCE_UNCORE, /**< "uncore": the memory controller's own counters */
     NP_BW_SOURCE_COUNT
 };
-/** "unavailable", "proxy", "misses", "uncore". Borrowed, static. */
+/** Borrowed, static. */
 NP_API const char *np_bandwidth_source_name(enum np_bandwidth_source s);
 /** True for a figure in real bytes/s (misses, uncore): only those are compared to a threshold. */
 NP_API bool np_bandwidth_source_measured(enum np_bandwidth_source s);
@@ -67,37 +62,29 @@ struct np_node_view {
     uint64_t free_bytes[NP_MAX_NODES];
     uint64_t total_bytes[NP_MAX_NODES];
     uint8_t distance[NP_MAX_NODES][NP_MAX_NODES]; /**< SLIT; 0 = unknown */
-    /** Bytes/s each NUMA node's memory serves (not what its CPUs issue), from np_node_traffic;
-     *  real bytes/s only where the source is measured (np_bandwidth_source_measured). */
+    /** Bytes/s each node's memory serves (not what its CPUs issue), from np_node_traffic. */
     double node_bandwidth[NP_MAX_NODES];
-    enum np_bandwidth_source node_bandwidth_source[NP_MAX_NODES]; /**< per node */
+    enum np_bandwidth_source node_bandwidth_source[NP_MAX_NODES];
     bool node_bandwidth_available; /**< some node's source is measured */
-    /** Each node's memory tier, 0 the fastest (numaplace/topology.h); all 0 on a machine of one
-     *  tier. Demotion and promotion move between tiers; the other triggers stay within one. */
+    /** Each node's memory tier, 0 the fastest (all 0 on a machine of one tier). */
     unsigned tier[NP_MAX_NODES];
-    /** Unloaded access time from CPU node c to memory node n over c's own memory's (1 = local),
-     *  from the machine profile or the firmware's HMAT; 0 = unknown, where SLIT counts. */
+    /** Unloaded access time from CPU node c to memory node n over c's own (1 = local), from the
+     *  machine profile or HMAT; 0 = unknown, where SLIT counts. */
     float latency_ratio[NP_MAX_NODES][NP_MAX_NODES];
-    /** Bytes/s node n's memory can serve (profile or HMAT read bandwidth); 0 = unknown. */
-    double capacity[NP_MAX_NODES];
-    /** Why demotion and promotion stand aside, or "": the kernel's own demotion or NUMA
-     *  balancing's tiering mode is on, and numaplaced does not fight it page for page. */
+    double capacity[NP_MAX_NODES]; /**< bytes/s node n's memory can serve; 0 = unknown */
+    /** Why demotion and promotion stand aside (the kernel tiers memory itself), or "". */
     char kernel_tiering[160];
     struct np_job_view *jobs;
     size_t njobs;
 };
 
-/** The stand-in for memory bandwidth where no counter exists: cores busy (task-clock or /proc CPU
- *  time) times resident bytes, as "bytes/s". It only ranks jobs (a busy, large job probably
- *  streams more); every log line and report that uses it says "proxy". */
+/** Memory bandwidth where no counter exists: cores busy x resident bytes, as "bytes/s". It only
+ *  ranks jobs; whatever uses it says "proxy". */
 NP_API double np_bandwidth_proxy(double cpu_cores_busy, uint64_t resident_bytes);
 
-/**
- * The traffic each memory node n serves: the sum over jobs of bandwidth x (pages on n / pages),
- * with its source (the weakest among the jobs with pages there; a node without any serves 0 from
- * the view's best source; unavailable when no job can be spread). Fills node_bandwidth,
- * node_bandwidth_source and node_bandwidth_available; a job without pages read is skipped.
- */
+/** Fill node_bandwidth (per node: sum over jobs of bandwidth x its share of pages there),
+ *  node_bandwidth_source (the weakest of those jobs'; a node without any gets the view's best)
+ *  and node_bandwidth_available. A job without pages read is skipped. */
 NP_API void np_node_traffic(struct np_node_view *view);
 
 /** True when @p node's traffic is measured and above @p threshold bytes/s (0: never). */
@@ -114,14 +101,12 @@ NP_API int np_job_home_node(const struct np_node_view *view, const struct np_job
 
 /* ---- requests and the triggers that make them ---- */
 
-/** Where a request came from. */
 enum np_trigger_kind {
     NP_TRIGGER_ADMIN = 0,  /**< `numaplace migrate`, or a timed script of requests */
     NP_TRIGGER_PRESSURE,   /**< a high job's local node fell below the free-memory floor */
     NP_TRIGGER_BANDWIDTH,  /**< a node's bandwidth stayed above the threshold */
     NP_TRIGGER_HOMECOMING, /**< a high job's pages off its CPUs' nodes are brought home */
-    NP_TRIGGER_DEMOTION,   /**< a fast node a high job needs is below the floor: low jobs' pages
-                                go one tier down */
+    NP_TRIGGER_DEMOTION,   /**< low jobs' pages go a tier down from a fast node a high job needs */
     NP_TRIGGER_PROMOTION,  /**< a high job's pages on a slower tier go up where room came back */
     NP_TRIGGER_COUNT
 };
@@ -135,16 +120,14 @@ struct np_request {
     unsigned src, dst;
     uint64_t pages;
     enum np_trigger_kind trigger;
-    long target_job; /**< -1: low jobs chosen by the order; else this job only (homecoming,
-                          promotion) */
+    long target_job; /**< -1: low jobs chosen by the order; else this job only */
     char reason[160];
 };
 
 /** The tier of @p node in @p view (0 when out of range). */
 NP_API unsigned np_view_tier(const struct np_node_view *view, unsigned node);
-/** The nearest node of the tier next to @p from's, one down (@p down) or one up, with the most
- *  room among the nearest: the destination of `numaplace migrate --tier`. -1 when there is no
- *  such tier or none of its nodes has more than @p min_free_bytes free. */
+/** For `numaplace migrate --tier`: the nearest node, most room first, of the tier one down
+ *  (@p down) or up from @p from's with more than @p min_free_bytes free; -1 when none. */
 NP_API int np_tier_neighbour(const struct np_node_view *view, unsigned from, bool down,
                              uint64_t min_free_bytes);
 
@@ -158,13 +141,12 @@ struct np_trigger_config {
 
 #define NP_TRIGGER_STATE_SIZE 512
 
-/** A trigger: looks at the view and proposes requests (triggers.c). */
 struct np_trigger_ops {
     const char *name;
     enum np_trigger_kind kind;
-    /** Propose up to @p max requests into @p out; @p state is its memory between calls
+    /** Propose up to @p max requests into @p out; @p state persists between calls
      *  (NP_TRIGGER_STATE_SIZE bytes, zeroed by the caller). @return how many, or -errno; 0 with
-     *  @p inactive_why when it cannot work here (no bandwidth counters). */
+     *  @p inactive_why when it cannot work here. */
     int (*propose)(const struct np_node_view *view, const struct np_trigger_config *config,
                    void *state, struct np_request *out, size_t max, char *inactive_why,
                    size_t why_len);
@@ -196,41 +178,33 @@ struct np_candidate {
     double bandwidth;         /**< bytes/s, measured or the documented proxy */
     bool bandwidth_is_proxy;  /**< true when no memory counter was available */
     uint64_t pages_on_src;    /**< base pages the job has on S */
-    /** np_predicted_effect_per_page (negative: it gains); read only when @c predicted */
-    double effect_per_page;
+    double effect_per_page;   /**< np_predicted_effect_per_page; read only when @c predicted */
     bool predicted;
 };
 
-/** The unloaded latency of a near socket's memory over local on the machine the sensitivity table
- *  was measured on, as the contention model fits it (numaplace/contention.h, docs/replay.md): the
+/** The contention model's unloaded near-socket latency over local (numaplace/contention.h): the
  *  unit a measured latency ratio is read in. */
 #define NP_NEAR_LATENCY 1.374
 /** The queueing factor's cap, as the contention model's: 1 / (1 - 0.95) at most. */
 #define NP_MAX_UTILISATION 0.95
 
 /**
- * What moving one page of @p job from @p src to @p dst does to ln(its slowdown), its slowdown
- * taken as 1 + (predicted_remote - 1) x the page-weighted mean remote excess seen from its CPUs'
- * nodes. A pair with a measured latency ratio L (latency_ratio) counts by the contention model's
- * law, (L x queueing - 1) / (NP_NEAR_LATENCY - 1), the queueing factor where the node's capacity
- * and traffic are known (so a loaded local or fast-tier node counts too); else a node at SLIT
- * distance d counts (d - 10) / (the CPU node's nearest other distance - 10) (0 local, 1 near,
- * 20/11 far on the thesis's machine; 1 when distances are unknown). The log is the thesis's
- * scale (its figure is a geometric mean of job times).
+ * What moving one page of @p job from @p src to @p dst does to ln(its slowdown), the slowdown
+ * taken as 1 + (predicted_remote - 1) x the page-weighted mean remote excess from its CPUs' nodes.
+ * With a measured latency ratio L the excess is (L x queueing - 1) / (NP_NEAR_LATENCY - 1), else
+ * (SLIT d - 10) / (the CPU node's nearest other distance - 10), 1 when distances are unknown.
  * @return the effect, or NAN when the job has no prediction, no pages or no CPU node
  */
 NP_API double np_predicted_effect_per_page(const struct np_node_view *view,
                                            const struct np_job_view *job, unsigned src,
                                            unsigned dst);
 
-/** An order: name plus one function, registered in one static table (orders.c). */
 struct np_order_ops {
     const char *name; /**< "best-plus", "best", "random", "worst", "worst-plus", "predicted" */
     const char *description; /**< one line for help and logs */
     /** Sort @p cands in place into the order jobs are taken. @p seed drives "random" only. */
     void (*sort)(struct np_candidate *cands, size_t count, uint64_t seed);
-    /** It ranks by the candidates' predicted effect (and says when some have none). */
-    bool uses_prediction;
+    bool uses_prediction; /**< it ranks by the candidates' predicted effect */
 };
 
 /** The order called @p name, or NULL. Borrowed, static. */
@@ -243,8 +217,8 @@ NP_API const struct np_order_ops *np_order_at(size_t i);
 NP_API const struct np_order_ops *np_order_default(void);
 /** "best-plus, best, random, worst, worst-plus, predicted": for help and errors. Borrowed. */
 NP_API const char *np_order_names(void);
-/** The @p i-th order under evaluation (bench/order_cv), not shipped: no configuration, request
- *  or name list accepts it (docs/migration.md). NULL past the end. Borrowed, static. */
+/** The @p i-th order under evaluation (bench/order_cv), not shipped: nothing configurable accepts
+ *  it. NULL past the end. Borrowed, static. */
 NP_API const struct np_order_ops *np_order_candidate_at(size_t i);
 
 /* ---- the planner: one for the engine and the simulator ---- */
@@ -255,13 +229,9 @@ struct np_plan_step {
     uint64_t pages;
 };
 
-/** How a plan covers a request's pages. */
 enum np_plan_cover {
-    /** numaplace: the last job taken gives only what is still missing (exactly N pages). */
-    NP_PLAN_EXACT = 0,
-    /** The thesis's manager: every job taken gives its whole share of S (N a lower bound, up to
-     *  one share over); it stops once N is reached. For replaying the thesis. */
-    NP_PLAN_WHOLE_SHARES,
+    NP_PLAN_EXACT = 0,    /**< numaplace: the last job gives only what is missing (N pages) */
+    NP_PLAN_WHOLE_SHARES, /**< the thesis's: each job taken gives its whole share (N at least) */
 };
 
 /** Take sorted candidates into @p steps (@p count entries at least; @p nsteps used) until

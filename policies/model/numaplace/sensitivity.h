@@ -1,17 +1,12 @@
 /*
- * numaplace/sensitivity.h - a job's slowdown with remote memory predicted from its counters.
- *
- * The measured table (numaplace/model.h) gives, per benchmark run, its local run's counters and
- * its slowdown with all memory on a near node. The model is a least-squares line in logs over the
- * features chosen (by default LLC MPKI and CPI, the per-instruction rates numaplaced measures):
+ * numaplace/sensitivity.h - a job's slowdown with remote memory predicted from its counters: a
+ * least-squares line in logs fitted on the measured table (numaplace/model.h), by default
  *
  *     ln(remote slowdown) = c0 + c1 ln(llc_mpki + 0.01) + c2 ln(cpi)
  *
- * "Sensitive" means a predicted slowdown at or above the threshold whose out-of-fold class best
- * agrees with the measured class (balanced), by leave-one-program-out cross-validation on the
- * same table (np_sensitivity_cv_threshold); figures and why these features: docs/sensitivity.md.
- * Sensitivity is not priority: the prediction advises, or fills a class where the site asked
- * (class_default=auto, through its class_map). Nothing here logs or reads anything but its table.
+ * "Sensitive": a prediction at or above the threshold chosen by leave-one-program-out
+ * cross-validation (np_sensitivity_cv_threshold; docs/sensitivity.md). Sensitivity is not
+ * priority: it advises, or fills a class where the site asked (class_default=auto). No I/O.
  */
 #ifndef NUMAPLACE_SENSITIVITY_H
 #define NUMAPLACE_SENSITIVITY_H
@@ -50,14 +45,13 @@ struct np_sens_model {
     double coef[1 + NP_SENS_NFEATURES]; /**< intercept, then one per feature in bit order */
     double threshold;                   /**< predicted slowdown >= this: sensitive */
     size_t rows;                        /**< table rows it was fitted on */
-    /** This machine's near-node remote penalty (`numaplace characterize`'s profile), predictions
-     *  scaled to it (numaplace/penalty.h); 0: the reference machine's. */
+    /** This machine's near-node penalty (numaplace/penalty.h) predictions are scaled to; 0: the
+     *  reference machine's. */
     double remote_penalty;
 };
 
-/** Whether two benchmark names are one program: SPEC's rate and speed twins ("519.lbm_r",
- *  "619.lbm_s") share the name between the number and the suffix. A cross-validation fold holds
- *  a whole program, never predicted by a fit that saw its twin. */
+/** Whether two benchmark names are one program (SPEC's twins "519.lbm_r", "619.lbm_s"): a
+ *  cross-validation fold holds a whole program. */
 NP_API bool np_sensitivity_same_code(const char *a, const char *b);
 
 /** Fit @p features on the rows of @p table that have them, but the program of @p without (NULL:
@@ -87,9 +81,9 @@ struct np_sens_cv {
     double agree_label; /**< share of labelled rows whose predicted class is the label */
 };
 
-/** Cross-validate: for each program (a benchmark's inputs and its twin), fit without its rows
- *  and predict them, into @p predicted (NULL, or table->count entries; NaN: a feature missing).
- *  @return 0, or the negative errno of a failed fit with @p err */
+/** For each program, fit without its rows and predict them into @p predicted (NULL, or
+ *  table->count entries; NaN: a feature missing). @return 0, or a failed fit's -errno with @p err
+ */
 NP_API int np_sensitivity_cv(const struct np_model *table, unsigned features, double threshold,
                              double *predicted, struct np_sens_cv *out, struct np_err *err);
 
@@ -120,10 +114,9 @@ struct np_sens_nested {
     struct np_sens_score mpki_cut; /**< one cut on LLC MPKI, chosen on the inner rows */
 };
 
-/** Nested leave-one-program-out cross-validation: for each program the threshold is chosen
- *  (np_sensitivity_cv_threshold) and the model fitted on the other programs alone, and its rows
- *  scored at that threshold (the measured class too); the baselines get the same inner rows and
- *  threshold, so no choice sees the rows it is scored on. @return 0, or as np_sensitivity_cv */
+/** Per program, choose the threshold and fit on the other programs alone, then score its rows;
+ *  the baselines get the same inner rows, so no choice sees the rows it is scored on. @return 0,
+ *  or as np_sensitivity_cv */
 NP_API int np_sensitivity_cv_nested(const struct np_model *table, unsigned features,
                                     struct np_sens_nested *out, struct np_err *err);
 

@@ -1,10 +1,8 @@
 /*
  * numaplace/auto.h - --numa-policy=auto: which of local, interleave and interleave-all a task
- * starts with, from its sensitivity, its CPUs' nodes and the nodes' memory traffic (docs/auto.md).
- *
- * A decision only: the plugin fills the input from what it knows and from numaplaced's advice
- * (one "advise" call per step, docs/protocol.md); np_place resolves auto through np_auto_choose
- * and then places the chosen policy as if the user had named it. Nothing here reads the machine.
+ * starts with, from its sensitivity, its CPUs' nodes and the nodes' traffic (docs/auto.md). A
+ * decision only: the plugin fills the input, with numaplaced's advice; nothing here reads the
+ * machine.
  */
 #ifndef NUMAPLACE_AUTO_H
 #define NUMAPLACE_AUTO_H
@@ -75,13 +73,9 @@ struct np_auto_choice {
  */
 NP_API int np_auto_choose(const struct np_auto_input *in, struct np_auto_choice *out);
 
-/**
- * The utilisation above which a node counts as loaded: where, in the calibrated contention
- * model's queueing (a controller at utilisation u serves at 1 / (1 - u) of its unloaded
- * latency), a job interleaved over a loaded node and an idle near node (half its accesses at
- * 1 / (1 - u), half at @p remote_latency) gains over staying local: 1 / (1 - u) > remote_latency,
- * u > 1 - 1 / remote_latency. NAN for a latency below 1 or not finite.
- */
+/** The utilisation above which interleaving with an idle near node beats staying local in the
+ *  contention model's queueing, 1 / (1 - u) > @p remote_latency: u > 1 - 1 / remote_latency. NAN
+ *  for a latency below 1 or not finite. */
 NP_API double np_auto_threshold(double remote_latency);
 
 /** Whether a node with @p traffic_bytes_per_s of @p capacity_bytes_per_s is loaded at

@@ -1,8 +1,6 @@
 /*
- * numaplace/placement.h - from a task's CPUs and a requested policy to a memory policy.
- *
- * A decision only (policies/ do no I/O): numaplace/mempolicy.h applies it with the kernel's
- * calls, so the decision is unit-tested on topologies we do not have.
+ * numaplace/placement.h - from a task's CPUs and a requested policy to a memory policy. A decision
+ * only: numaplace/mempolicy.h applies it, so it is tested on topologies we do not have.
  */
 #ifndef NUMAPLACE_PLACEMENT_H
 #define NUMAPLACE_PLACEMENT_H

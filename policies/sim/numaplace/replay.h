@@ -1,14 +1,10 @@
 /*
  * numaplace/replay.h - the thesis's experiment sets replayed over time in the model.
  *
- * Each job does its alone, local work (the table's total_time_s) at a rate 1/slowdown, from where
- * its pages are now (model.h's curve; farther nodes scaled by SLIT, numaplace/penalty.h). The
- * set's requests fire over time, each carried out by the daemon's own planner and the order given
- * (so a new order is scored the same way), in one of two ways (enum np_replay_way). A finished
- * job frees its pages. Deterministic: the same set, config, order and seed give the same times
- * on every machine. Co-location enters as the thesis's measured constant factor per job (corun),
- * unless the config names a contention model (numaplace/contention.h), which also tracks each
- * job's hot pages. A footprint is constant or grows along a curve, new pages on its start node.
+ * Each job does its alone, local work at a rate 1/slowdown from where its pages are now (model.h;
+ * farther nodes scaled by SLIT). Requests fire over time and go through the daemon's own planner
+ * and the given order, so a new order is scored the same way. Co-location is the thesis's factor
+ * per job (corun) unless the config names a contention model. Deterministic on every machine.
  */
 #ifndef NUMAPLACE_REPLAY_H
 #define NUMAPLACE_REPLAY_H
@@ -29,11 +25,10 @@
 
 /** How a request is carried out. Names from np_replay_way_name. */
 enum np_replay_way {
-    /** "thesis": every chosen job's whole share of S moves (NP_PLAN_WHOLE_SHARES), at once; a
-     *  request's delay counts from the previous request's issue; no free floor. */
+    /** "thesis": NP_PLAN_WHOLE_SHARES at once, no free floor; delays count from the previous
+     *  request's issue. */
     NP_REPLAY_THESIS = 0,
-    /** "numaplace": the last job gives only what is missing (NP_PLAN_EXACT), the destination
-     *  keeps its free floor, pages move at the rate limit over time; a request's delay counts
+    /** "numaplace": NP_PLAN_EXACT, the free floor kept, moves at the rate limit; delays count
      *  from the previous request's answer. */
     NP_REPLAY_NUMAPLACE,
     NP_REPLAY_WAY_COUNT
@@ -44,9 +39,8 @@ NP_API const char *np_replay_way_name(enum np_replay_way way);
 /** np_replay_growth holds at most this many points. */
 #define NP_REPLAY_GROWTH_POINTS 8
 
-/** How a footprint grows: at progress[i] (share of its work done, ascending in [0, 1]) the job
- *  holds share[i] (in (0, 1]) of its pages, linear between points, flat beyond the ends, never
- *  shrinking (a share below an earlier one holds the earlier). */
+/** At progress[i] (share of work done, ascending in [0, 1]) the job holds share[i] (in (0, 1])
+ *  of its pages: linear between points, flat beyond, never shrinking. */
 struct np_replay_growth {
     unsigned n; /**< 1 to NP_REPLAY_GROWTH_POINTS */
     double progress[NP_REPLAY_GROWTH_POINTS], share[NP_REPLAY_GROWTH_POINTS];
@@ -62,22 +56,16 @@ struct np_replay_job {
     unsigned node;
     unsigned memory_node; /**< a scenario's jobs: @p node (numactl -N k -m k) */
     uint64_t pages;       /**< footprint in base pages (its peak when it grows) */
-    /** Borrowed; NULL: @p pages from the start. Else it starts at its curve's first share and
-     *  grows with its work, new pages on @p memory_node (numactl -m) while it has room. */
+    /** Borrowed; NULL: @p pages from the start. Else new pages go on @p memory_node while it
+     *  has room. */
     const struct np_replay_growth *growth;
     enum np_class job_class;
-    /** Co-location: its slowdown times this (the thesis's for its mix); 0 = none. */
-    double corun;
-    /** What the orders are told (np_job_view), calibrated by the caller (bench/order_cv); read
-     *  only when @c has_prediction. */
-    double predicted_remote;
+    double corun;            /**< co-location: its slowdown times this; 0 = none */
+    double predicted_remote; /**< told the orders (np_job_view); read only when @c has_prediction */
     bool has_prediction;
-    /** Runnable threads (0 counts as 1), OpenMP or not: for the contention model only. */
-    unsigned threads;
+    unsigned threads; /**< runnable threads (0 counts as 1), for the contention model only */
     bool multi_threaded;
-    /** Its speed divided by this for its whole run (0 counts as 1): a draw of the measurements'
-     *  co-location noise (bench/order_cv's --sigma-colocation). */
-    double noise;
+    double noise; /**< its speed divided by this (0 counts as 1): co-location noise drawn */
 };
 
 /** "Move at least @p pages from @p from to @p to", @p delay_s after the previous one. */
@@ -104,21 +92,17 @@ struct np_replay_config {
     uint64_t free_floor_pages; /**< numaplace: a destination keeps this much free */
     double rate_bytes_s;       /**< numaplace: the move rate limit; 0 = instant */
     uint8_t distance[NP_MAX_NODES][NP_MAX_NODES]; /**< SLIT; 0 = unknown (counted as near) */
-    /** Borrowed; NULL: each job's slowdown is the table's curve times its corun. Else the running
-     *  jobs' slowdowns are solved together every step (no corun factor). */
+    /** Borrowed; NULL: the table's curve times corun. Else solved together every step. */
     const struct np_contention_params *contention;
-    /** The thesis's manager loop (thesis way only; 0: requests fire at their delays). Each pass
-     *  sleeps poll_s, works pass_work_s on an idle CPU and carries out its request synchronously
-     *  at mover_rate_bytes_s (0: at once); unbound, they get cpus_per_node / (threads on the
-     *  least loaded node + 1) of a CPU when every node is oversubscribed. A request fires at a
-     *  pass's start once delay_s passed since the last; a moved job stalls while its pages copy. */
+    /** The thesis's manager loop (thesis way; 0: requests fire at their delays): each pass
+     *  sleeps poll_s, works pass_work_s (slower when every node is oversubscribed) and moves at
+     *  mover_rate_bytes_s (0: at once), the moved job stalled meanwhile. */
     double poll_s, pass_work_s, mover_rate_bytes_s;
     unsigned cpus_per_node; /**< for the loop's CPU share; 0 = 16 */
 };
 
-/** The thesis's manager loop (docs/replay.md): a 5-s sleep per pass; 1.67 s of work per pass on
- *  an idle CPU (the static mix-B run, 8 jobs on one node, logged 3,315 passes in 22,124 s); moves
- *  at 290 MB/s (bench_migrate's raw migrate_pages rate: the thesis timed no move). */
+/** The thesis's manager loop (docs/replay.md): 5 s sleep, 1.67 s of work per pass (mix B's
+ *  log), moves at bench_migrate's 290 MB/s (the thesis timed none). */
 #define NP_REPLAY_LOOP_POLL_S      5.0
 #define NP_REPLAY_LOOP_PASS_WORK_S 1.67
 #define NP_REPLAY_LOOP_MOVER_BPS   290e6
@@ -127,9 +111,7 @@ struct np_replay_config {
 NP_API void np_replay_config_thesis_loop(struct np_replay_config *config,
                                          const struct np_contention_params *contention);
 
-/** The thesis's machine and numaplace's defaults: Sandman's SLIT for 4 nodes (more nodes:
- *  unknown, so near), 64,500 MiB per node, a 1 s step, numaplaced.conf's free_floor_mb = 256 and
- *  migration_rate_mb_s = 200. */
+/** Sandman (SLIT for 4 nodes, 64,500 MiB each), a 1 s step and numaplaced.conf's defaults. */
 NP_API void np_replay_config_sandman(struct np_replay_config *config, enum np_replay_way way);
 
 /** What one replay gave. Free with np_replay_result_fini. */
@@ -145,7 +127,7 @@ struct np_replay_result {
     size_t requests_overshot; /**< thesis way: planned more than asked (whole shares) */
     double moving_s;          /**< numaplace way: time the mover was busy */
     double first_end_s;       /**< when the first job ended */
-    /** Sum and count of the gaps between requests before the first job ended (the logs' spacing) */
+    /** Gaps between requests before the first job ended: sum and count */
     double spacing_sum_s;
     size_t spacing_n;
 };
