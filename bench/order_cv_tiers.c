@@ -58,7 +58,8 @@ static void machine_params(const struct tier_machine *m, struct np_contention_pa
                                 : same_socket ? CXL_SLIT_OWN
                                               : CXL_SLIT_OTHER;
         }
-    /* a CPU node reaches the other socket's expander over the link: both costs */
+    /* the other socket's expander: its latency times the near socket's (the model gives a pair
+     * of its own latency no link queueing: a simplification, numaplace/contention.h) */
     for (unsigned c = 0; c < 2; c++)
         for (unsigned n = 2; n < TNODES; n++)
             p->latency[c][n] = (float)(m->latency * (c == n % 2 ? 1.0 : NP_NEAR_LATENCY));

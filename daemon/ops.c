@@ -209,10 +209,11 @@ static bool tasks_left(const struct np_daemon *d, const struct np_daemon_job *j)
     return false;
 }
 
-/* For json_pack's "s*": an empty text is no member. */
-static const char *unless_empty(const char *s)
+/* For json_pack's "o*": an empty text, or one cut inside a UTF-8 sequence, is no member (the
+ * step's other members stay). */
+static json_t *text_member(const char *s)
 {
-    return s[0] ? s : NULL;
+    return s[0] ? json_string(s) : NULL;
 }
 
 static json_t *job_status(const struct np_daemon *d, const struct np_daemon_job *j)
@@ -225,19 +226,19 @@ static json_t *job_status(const struct np_daemon *d, const struct np_daemon_job 
     report_node_tiers(d, tier);
     /* processes_cut: the latest sample saw only part of it; backends_reason: why /proc alone */
     return json_pack(
-        "{s:I, s:I, s:s, s:I, s:s, s:s, s:s, s:f, s:O, s:o, s:f, s:s*, s:o*, s:o*, s:s*, s:s*, "
-        "s:s*, s:o*, s:s*, s:o*}",
+        "{s:I, s:I, s:s, s:I, s:s, s:s, s:s, s:f, s:O, s:o, s:f, s:o*, s:o*, s:o*, s:o*, s:o*, "
+        "s:o*, s:o*, s:o*, s:o*}",
         "job", (json_int_t)m->job_id, "step", (json_int_t)m->step_id, "step_name",
         np_step_name(m->step_id), "uid", (json_int_t)m->uid, "class", np_class_name(j->job_class),
         "policy", m->policy_requested, "cpus", m->cpus, "running_s",
         np_monotonic_s() - j->registered_mono, "tasks", j->tasks, "latest",
         np_step_figures_latest(&j->stats), "helper_cpu_s", j->stats.helper_cpu_s, "effective_cpus",
-        unless_empty(m->effective_cpus), "local_nodes",
+        text_member(m->effective_cpus), "local_nodes",
         m->local_nodes ? np_node_list_json(m->local_nodes) : NULL, "registered_nodes",
         m->registered_nodes ? np_node_list_json(m->registered_nodes) : NULL, "processes_cut",
-        j->stats.last.processes_cut ? j->stats.last.proc_reason : NULL, "backends",
-        unless_empty(m->backends), "backends_reason", unless_empty(m->backends_reason), "ending",
-        ending ? json_true() : NULL, "class_source", unless_empty(m->class_source), "pages_by_tier",
+        j->stats.last.processes_cut ? text_member(j->stats.last.proc_reason) : NULL, "backends",
+        text_member(m->backends), "backends_reason", text_member(m->backends_reason), "ending",
+        ending ? json_true() : NULL, "class_source", text_member(m->class_source), "pages_by_tier",
         np_bytes_by_tier(j->stats.pages_end, tier));
 }
 

@@ -191,7 +191,7 @@ static json_t *os_interference(const struct np_step_figures *js)
     const char *irq_why = js->last.irq_reason[0] ? js->last.irq_reason : "fewer than two samples";
 
     return json_pack(
-        "{s:o, s:o, s:o, s:o, s:o}", "kernel_time_share",
+        "{s:o*, s:o*, s:o*, s:o*, s:o*}", "kernel_time_share",
         js->proc_samples && cpu_s > 0
             ? figure(l->stime_s / cpu_s, "fraction",
                      "proc: stime / (utime + stime) of the job's processes")

@@ -52,5 +52,5 @@ double np_topology_bandwidth_mbps(const struct np_topology *topo, unsigned os)
     if (!node ||
         hwloc_memattr_get_best_initiator(t, HWLOC_MEMATTR_ID_BANDWIDTH, node, 0, &best, &value) < 0)
         return 0;
-    return (double)value;
+    return (double)value * 1.048576; /* hwloc's MiB/s */
 }

@@ -160,24 +160,19 @@ static double queueing(const struct np_node_view *view, unsigned n)
     const double capacity = n < NP_MAX_NODES ? view->capacity[n] : 0;
     double u;
 
-    if (!(capacity > 0) || !np_bandwidth_source_measured(view->node_bandwidth_source[n]))
+    if (!(capacity > 0) || !np_bandwidth_source_measured(view->node_bandwidth_source[n]) ||
+        !isfinite(view->node_bandwidth[n]))
         return 1.0;
     u = fmin(view->node_bandwidth[n] / capacity, NP_MAX_UTILISATION);
     return u > 0 ? 1.0 / (1.0 - u) : 1.0;
 }
 
-/* How much slower node @p n's memory is from CPU node @p c than c's own, in near-node units (0
- * local, 1 the nearest other node). With the pair's latency ratio (machine profile, HMAT) it is
- * the contention model's law, (latency x queueing - 1) / (near latency - 1): a tier's node costs
- * what its figures say. Else SLIT: (d - 10) / (the nearest other distance - 10); 1 for any other
- * node when distances are unknown. */
-static double excess_from(const struct np_node_view *view, unsigned c, unsigned n)
+/* Node @p n from CPU node @p c by SLIT, in near-node units: (d - 10) / (the nearest other
+ * distance - 10); 0 local, 1 for any other node when distances are unknown. */
+static double slit_excess(const struct np_node_view *view, unsigned c, unsigned n)
 {
-    const double latency = c == n ? 1.0 : view->latency_ratio[c][n];
     unsigned near = 0;
 
-    if (latency > 0 && (c != n || view->capacity[n] > 0))
-        return (latency * queueing(view, n) - 1.0) / (NP_NEAR_LATENCY - 1.0);
     if (c == n)
         return 0.0;
     for (unsigned m = 0; m < view->nnodes && m < NP_MAX_NODES; m++)
@@ -186,6 +181,23 @@ static double excess_from(const struct np_node_view *view, unsigned c, unsigned 
     if (near == 0 || view->distance[c][n] <= 10)
         return 1.0;
     return (double)(view->distance[c][n] - 10) / (double)(near - 10);
+}
+
+/* How much slower node @p n's memory is from CPU node @p c than c's own unloaded, in near-node
+ * units: the contention model's law, (latency x queueing - 1) / (near latency - 1), the latency
+ * the pair's own ratio (machine profile, HMAT) or else SLIT's read as near sockets. With no
+ * queueing and no ratio it is SLIT's figure exactly. */
+static double excess_from(const struct np_node_view *view, unsigned c, unsigned n)
+{
+    const double q = queueing(view, n), unit = NP_NEAR_LATENCY - 1.0;
+    const double ratio =
+        c == n || c >= NP_MAX_NODES || n >= NP_MAX_NODES ? 0 : view->latency_ratio[c][n];
+
+    if (ratio > 0)
+        return (ratio * q - 1.0) / unit;
+    if (q == 1.0)
+        return slit_excess(view, c, n);
+    return ((1.0 + unit * slit_excess(view, c, n)) * q - 1.0) / unit;
 }
 
 /* The mean over the job's CPU nodes; NAN when it has none on this view. */

@@ -227,6 +227,48 @@ START_TEST(test_tier_effect)
 }
 END_TEST
 
+/* Two sockets (SLIT 21), HMAT's capacities but no pair's latency (HMAT lists a node's nearest
+ * initiators only): the queueing applies to the remote node read through SLIT as to the local
+ * one, so bringing pages home to a node as busy as theirs is still a gain; a traffic figure that
+ * is not a number queues nothing. A job on node 0's CPUs, predicted 2.0x, 100 pages on node 1. */
+static const struct {
+    const char *what;
+    double busy0, busy1; /* each node's traffic over its capacity */
+    double expected;
+} queue_cases[] = {
+    {"both half busy: home still gains", 0.5, 0.5, -2.0 / 100 / (1.0 + (1.0 + 2 * UNIT) / UNIT)},
+    {"traffic not a number: unloaded", NAN, 0, -1.0 / 100 / 2.0},
+};
+
+START_TEST(test_queueing_rules)
+{
+    struct np_node_view view;
+    struct np_job_view jv;
+    double got;
+
+    memset(&view, 0, sizeof(view));
+    memset(&jv, 0, sizeof(jv));
+    view.nnodes = 2;
+    view.jobs = &jv;
+    view.njobs = 1;
+    for (unsigned a = 0; a < 2; a++)
+        for (unsigned b = 0; b < 2; b++) {
+            view.distance[a][b] = a == b ? 10 : 21;
+            view.capacity[a] = 100e9;
+            view.node_bandwidth_source[a] = NP_BW_SOURCE_MISSES;
+        }
+    view.node_bandwidth[0] = queue_cases[_i].busy0 * 100e9;
+    view.node_bandwidth[1] = queue_cases[_i].busy1 * 100e9;
+    jv.cpu_nodes = 1u << 0;
+    jv.pages_on_node[1] = 100;
+    jv.has_prediction = true;
+    jv.predicted_remote = 2.0;
+    got = np_predicted_effect_per_page(&view, &jv, 1, 0);
+    ck_assert_msg(fabs(got - queue_cases[_i].expected) < 1e-9 * fabs(queue_cases[_i].expected),
+                  "%s: %.9g, expected %.9g", queue_cases[_i].what, got, queue_cases[_i].expected);
+}
+END_TEST
+
 START_TEST(test_shipped_and_candidates)
 {
     const struct np_order_ops *ops = NULL;
@@ -259,6 +301,7 @@ int main(void)
     tcase_add_loop_test(tc, test_effect_per_page, 0,
                         sizeof(effect_cases) / sizeof(effect_cases[0]));
     tcase_add_loop_test(tc, test_tier_effect, 0, sizeof(tier_cases) / sizeof(tier_cases[0]));
+    tcase_add_loop_test(tc, test_queueing_rules, 0, sizeof(queue_cases) / sizeof(queue_cases[0]));
     tcase_add_test(tc, test_shipped_and_candidates);
     suite_add_tcase(s, tc);
     return np_test_run(s);

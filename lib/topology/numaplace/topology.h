@@ -111,8 +111,8 @@ NP_API int np_topology_distance(const struct np_topology *topo, unsigned from, u
 NP_API double np_topology_latency_ratio(const struct np_topology *topo, unsigned cpu_os,
                                         unsigned mem_os);
 
-/** Node @p os's bandwidth (MB/s) from its best initiator, as hwloc's memory attributes hold it;
- *  0 when unknown. */
+/** Node @p os's bandwidth in MB/s (10^6 bytes/s; hwloc keeps MiB/s) from its best initiator, as
+ *  hwloc's memory attributes hold it; 0 when unknown. */
 NP_API double np_topology_bandwidth_mbps(const struct np_topology *topo, unsigned os);
 
 /**

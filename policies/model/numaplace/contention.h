@@ -48,7 +48,8 @@ struct np_contention_params {
     unsigned cpus_per_node;
     uint8_t distance[NP_MAX_NODES][NP_MAX_NODES]; /**< SLIT; 0 = unknown (counted as near, 21) */
     /** A tiered machine's own figures, 0 where the rules above hold: latency[a][b] over a's own
-     *  memory (not over a link), node b's controller capacity (MB/s). */
+     *  memory, the whole path's (no link queueing is added to such a pair: a simplification),
+     *  and node b's controller capacity (MB/s). */
     float latency[NP_MAX_NODES][NP_MAX_NODES];
     double node_capacity_mbps[NP_MAX_NODES];
 };
