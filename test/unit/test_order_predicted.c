@@ -193,20 +193,32 @@ static const struct {
     {"CXL to HBM", 2, 1, -1, (0.15 / UNIT - 1.1 / UNIT) / 100 / (1.0 + 1.1 / UNIT)},
 };
 
+/* A view of @p nnodes nodes at SLIT @p apart from each other, one job on node 0's CPUs predicted
+ * 2.0x on a near socket, its 100 pages on @p src. */
+static void one_job_view(struct np_node_view *view, struct np_job_view *jv, unsigned nnodes,
+                         uint8_t apart, unsigned src)
+{
+    memset(view, 0, sizeof(*view));
+    memset(jv, 0, sizeof(*jv));
+    view->nnodes = nnodes;
+    view->jobs = jv;
+    view->njobs = 1;
+    for (unsigned a = 0; a < nnodes; a++)
+        for (unsigned b = 0; b < nnodes; b++)
+            view->distance[a][b] = a == b ? 10 : apart;
+    jv->cpu_nodes = 1u << 0;
+    jv->pages_on_node[src] = 100;
+    jv->has_prediction = true;
+    jv->predicted_remote = 2.0;
+}
+
 START_TEST(test_tier_effect)
 {
     struct np_node_view view;
     struct np_job_view jv;
     double got;
 
-    memset(&view, 0, sizeof(view));
-    memset(&jv, 0, sizeof(jv));
-    view.nnodes = 3;
-    view.jobs = &jv;
-    view.njobs = 1;
-    for (unsigned a = 0; a < 3; a++)
-        for (unsigned b = 0; b < 3; b++)
-            view.distance[a][b] = a == b ? 10 : 17; /* SLIT says both far nodes are alike */
+    one_job_view(&view, &jv, 3, 17, tier_cases[_i].src); /* SLIT: both far nodes alike */
     view.latency_ratio[0][1] = 1.15f;
     view.latency_ratio[0][2] = 2.1f;
     view.capacity[0] = 100e9;
@@ -216,10 +228,6 @@ START_TEST(test_tier_effect)
         view.node_bandwidth[0] = tier_cases[_i].ddr_busy * view.capacity[0];
         view.node_bandwidth_source[0] = NP_BW_SOURCE_UNCORE;
     }
-    jv.cpu_nodes = 1u << 0;
-    jv.pages_on_node[tier_cases[_i].src] = 100;
-    jv.has_prediction = true;
-    jv.predicted_remote = 2.0;
     got = np_predicted_effect_per_page(&view, &jv, tier_cases[_i].src, tier_cases[_i].dst);
     /* the ratios are floats: 1e-6 relative */
     ck_assert_msg(fabs(got - tier_cases[_i].expected) < 1e-6 * fabs(tier_cases[_i].expected),
@@ -246,23 +254,13 @@ START_TEST(test_queueing_rules)
     struct np_job_view jv;
     double got;
 
-    memset(&view, 0, sizeof(view));
-    memset(&jv, 0, sizeof(jv));
-    view.nnodes = 2;
-    view.jobs = &jv;
-    view.njobs = 1;
-    for (unsigned a = 0; a < 2; a++)
-        for (unsigned b = 0; b < 2; b++) {
-            view.distance[a][b] = a == b ? 10 : 21;
-            view.capacity[a] = 100e9;
-            view.node_bandwidth_source[a] = NP_BW_SOURCE_MISSES;
-        }
+    one_job_view(&view, &jv, 2, 21, 1);
+    for (unsigned a = 0; a < 2; a++) {
+        view.capacity[a] = 100e9;
+        view.node_bandwidth_source[a] = NP_BW_SOURCE_MISSES;
+    }
     view.node_bandwidth[0] = queue_cases[_i].busy0 * 100e9;
     view.node_bandwidth[1] = queue_cases[_i].busy1 * 100e9;
-    jv.cpu_nodes = 1u << 0;
-    jv.pages_on_node[1] = 100;
-    jv.has_prediction = true;
-    jv.predicted_remote = 2.0;
     got = np_predicted_effect_per_page(&view, &jv, 1, 0);
     ck_assert_msg(fabs(got - queue_cases[_i].expected) < 1e-9 * fabs(queue_cases[_i].expected),
                   "%s: %.9g, expected %.9g", queue_cases[_i].what, got, queue_cases[_i].expected);
