@@ -73,9 +73,13 @@ declare -A plugstack=(
   [monitored]="$(np_helper_plugstack default_policy=local topology_xml="$work/topology.xml")"
   # the same with numaplaced answering advise (and registering the tasks, as a site runs it)
   [advised]="$(np_helper_plugstack default_policy=auto topology_xml="$work/topology.xml")"
+  # the tier policies as site defaults, beside xml's local (NUMAPLACE_BENCH_MODES only: on a
+  # machine without a fast tier they take their documented fallback, which is what is timed)
+  [fast_tier]="optional $NP_PLUGIN default_policy=fast-tier topology_xml=$work/topology.xml"
+  [weighted]="optional $NP_PLUGIN default_policy=weighted-interleave topology_xml=$work/topology.xml"
 )
 modes=(without empty with xml verbose auto monitored advised)
-accepted="${modes[*]:1}"
+accepted="${modes[*]:1} fast_tier weighted"
 if [ -n "${NUMAPLACE_BENCH_MODES:-}" ]; then
   modes=(without)
   for mode in $NUMAPLACE_BENCH_MODES; do
@@ -155,6 +159,8 @@ for n in 2 1; do
       auto) label="topology_xml, default_policy=auto, no numaplaced (fallback)" ;;
       monitored) label="topology_xml, default_policy=local, numaplaced registering the tasks" ;;
       advised) label="topology_xml, default_policy=auto, numaplaced registering and answering" ;;
+      fast_tier) label="topology_xml, default_policy=fast-tier" ;;
+      weighted) label="topology_xml, default_policy=weighted-interleave" ;;
       other.*) label="the same as ${mode#other.}, $other" ;;
     esac
     spread=$(sort -n "$work/$mode.$n" | awk '{ v[NR] = $1 } END { printf "%.1f-%.1f", v[int((NR + 3) / 4)] / 1000, v[int((3 * NR + 3) / 4)] / 1000 }')
