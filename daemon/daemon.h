@@ -192,7 +192,12 @@ struct np_daemon {
     bool use_syslog;
     /* the node */
     char host[64];
-    struct np_topology *topology;       /**< NULL when it could not be loaded */
+    struct np_topology *topology; /**< NULL when it could not be loaded */
+    /** HMAT's figures for the migration view, read once (migration_read_tier_figures): each
+     *  pair's latency ratio (owned, NP_MAX_NODES rows; NULL: none read) and each node's
+     *  capacity in bytes/s. */
+    float (*tier_latency)[NP_MAX_NODES];
+    double tier_capacity[NP_MAX_NODES];
     int *cpu_node;                      /**< NUMA node of each CPU number, -1 unknown */
     struct np_kept_file *meminfo_files; /**< owned: each node's meminfo kept open, by node number
                                              (NP_MAX_NODES; sampling.c), NULL: read afresh */
@@ -436,6 +441,10 @@ void migration_start(struct np_daemon *d);
 
 /** Stopping: end the running request after its batch, book and answer it, stop the worker. */
 void migration_stop(struct np_daemon *d);
+
+/** Read the topology's HMAT figures into d->tier_latency and d->tier_capacity (after each
+ *  topology load: they never change while it stays). */
+void migration_read_tier_figures(struct np_daemon *d);
 
 /** The node as the engine sees it, a deep copy the worker may own. New (migrator_view_free). */
 struct np_node_view *migration_build_view(const struct np_daemon *d);

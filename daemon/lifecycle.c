@@ -70,6 +70,8 @@ void np_daemon_fini(struct np_daemon *d)
     sampling_close_meminfo(d);
     np_topology_free(d->topology);
     d->topology = NULL;
+    free(d->tier_latency);
+    d->tier_latency = NULL;
     hwloc_bitmap_free(d->started_cpus);
     hwloc_bitmap_free(d->helper_cpus);
     d->started_cpus = d->helper_cpus = NULL;

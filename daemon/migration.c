@@ -152,6 +152,27 @@ static bool fill_job_view(const struct np_daemon *d, const struct np_daemon_job 
     return true;
 }
 
+void migration_read_tier_figures(struct np_daemon *d)
+{
+    const struct np_topology *topo = d->topology;
+    const unsigned count = topo ? np_topology_node_count(topo) : 0;
+
+    free(d->tier_latency);
+    d->tier_latency = count ? calloc(NP_MAX_NODES, sizeof(*d->tier_latency)) : NULL;
+    memset(d->tier_capacity, 0, sizeof(d->tier_capacity));
+    for (unsigned n = 0; n < count; n++) {
+        const unsigned os = np_topology_node(topo, n)->os_index;
+        if (os >= NP_MAX_NODES)
+            continue;
+        d->tier_capacity[os] = 1e6 * np_topology_bandwidth_mbps(topo, os);
+        for (unsigned m = 0; d->tier_latency && m < count; m++) {
+            const unsigned to = np_topology_node(topo, m)->os_index;
+            if (to < NP_MAX_NODES && to != os)
+                d->tier_latency[os][to] = (float)np_topology_latency_ratio(topo, os, to);
+        }
+    }
+}
+
 struct np_node_view *migration_build_view(const struct np_daemon *d)
 {
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -173,15 +194,14 @@ struct np_node_view *migration_build_view(const struct np_daemon *d)
                         &view->total_bytes[os], &view->free_bytes[os], NULL);
         view->tier[os] = topo ? np_topology_node(topo, n)->tier : 0;
         /* HMAT's figures where the firmware gives them: predicted reads a tier by them */
-        view->capacity[os] = topo ? 1e6 * np_topology_bandwidth_mbps(topo, os) : 0;
+        view->capacity[os] = d->tier_capacity[os];
+        if (d->tier_latency)
+            memcpy(view->latency_ratio[os], d->tier_latency[os], sizeof(view->latency_ratio[os]));
         for (unsigned m = 0; m < count; m++) {
             const unsigned os_to = topo ? np_topology_node(topo, m)->os_index : m;
             const int dist = topo ? np_topology_distance(topo, n, m) : 0;
-            if (os_to >= NP_MAX_NODES)
-                continue;
-            view->distance[os][os_to] = (uint8_t)(dist > 0 && dist < 256 ? dist : 0);
-            if (topo && os_to != os)
-                view->latency_ratio[os][os_to] = (float)np_topology_latency_ratio(topo, os, os_to);
+            if (os_to < NP_MAX_NODES)
+                view->distance[os][os_to] = (uint8_t)(dist > 0 && dist < 256 ? dist : 0);
         }
     }
     for (unsigned i = 0; i < d->registry.count; i++)
