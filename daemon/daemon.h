@@ -442,8 +442,8 @@ void migration_start(struct np_daemon *d);
 /** Stopping: end the running request after its batch, book and answer it, stop the worker. */
 void migration_stop(struct np_daemon *d);
 
-/** Read the topology's HMAT figures into d->tier_latency and d->tier_capacity (after each
- *  topology load: they never change while it stays). */
+/** Read the topology's HMAT figures into d->tier_latency and d->tier_capacity, once after the
+ *  topology loads (they never change while it stays). */
 void migration_read_tier_figures(struct np_daemon *d);
 
 /** The node as the engine sees it, a deep copy the worker may own. New (migrator_view_free). */

@@ -116,6 +116,7 @@ static int set_up(struct np_daemon *d)
     if (accept_shed_init() < 0)
         NPD_LOG(d, WARNING, "no spare descriptor: at the limit a waiting client is not shed");
     sampling_load_topology(d);
+    migration_read_tier_figures(d);
     sampling_probe_perf(d);
     uncore_bw_start(d);
     trace_open(d);

@@ -220,7 +220,6 @@ void sampling_load_topology(struct np_daemon *d)
         NPD_LOG(d, WARNING, "topology: %s; bandwidth cannot be attributed to nodes", err.msg);
         return;
     }
-    migration_read_tier_figures(d);
     free(d->cpu_node);
     d->cpu_node = malloc(d->ncpus * sizeof(int));
     if (!d->cpu_node)

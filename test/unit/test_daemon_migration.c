@@ -361,7 +361,7 @@ START_TEST(view_carries_tiers_and_fast_tier_steps)
     setenv("HWLOC_FSROOT", root, 1); /* a single-threaded test: hwloc reads the captured tree */
     ck_assert_int_eq(np_topology_load(&t.d->topology, NP_TOPOLOGY_LIVE, root, &err), 0);
     unsetenv("HWLOC_FSROOT");
-    migration_read_tier_figures(t.d); /* as sampling_load_topology does after each load */
+    migration_read_tier_figures(t.d); /* as main does after the topology loads */
     give_job2_this_process();
     ck_assert_int_eq(
         json_array_append_new(job2->tasks, json_pack("{s:i, s:s}", "pid", (int)getpid(), "policy",
